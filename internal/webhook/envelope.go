@@ -1,0 +1,33 @@
+package webhook
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Envelope is the body of every message on the events queue. It names the
+// event and carries no payload: the payload is stored once in the inbox, so
+// the message stays small and a replay needs only the key.
+type Envelope struct {
+	Key  Key    `json:"key"`
+	Type string `json:"type,omitempty"`
+}
+
+// Marshal returns the envelope as the JSON message body.
+func (e Envelope) Marshal() string {
+	b, _ := json.Marshal(e) // a struct of strings cannot fail to marshal
+	return string(b)
+}
+
+// ParseEnvelope decodes a message body. A body that is not an envelope with
+// a well-formed key is ErrMalformed: no retry can fix it.
+func ParseEnvelope(body string) (Envelope, error) {
+	var e Envelope
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		return Envelope{}, fmt.Errorf("%w: envelope: %v", ErrMalformed, err)
+	}
+	if _, err := ParseKey(string(e.Key)); err != nil {
+		return Envelope{}, fmt.Errorf("envelope: %w", err)
+	}
+	return e, nil
+}

@@ -1,0 +1,72 @@
+package webhook
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MaxEventIDLen is the longest event ID hookinbox accepts, in bytes.
+const MaxEventIDLen = 255
+
+// Event is a webhook delivery whose signature has been verified. Only the
+// fields hookinbox needs to route and deduplicate are parsed; Raw keeps the
+// exact bytes the provider signed.
+type Event struct {
+	Provider string    // "stripe"
+	ID       string    // the provider's event ID, e.g. "evt_1Nabc"
+	Type     string    // e.g. "checkout.session.completed"
+	Created  time.Time // when the provider created the event
+	Livemode bool      // false for test-mode events
+	Raw      []byte    // the verified body, byte for byte
+}
+
+// Key returns the event's inbox key, "<provider>#<event id>".
+func (e Event) Key() Key { return NewKey(e.Provider, e.ID) }
+
+// Key identifies one event in the inbox: "<provider>#<event id>", readable
+// so an operator can find "stripe#evt_123" in the console.
+type Key string
+
+// NewKey returns the key of the event id from provider.
+func NewKey(provider, id string) Key { return Key(provider + "#" + id) }
+
+// ParseKey checks that s is a well-formed key and returns it.
+func ParseKey(s string) (Key, error) {
+	provider, id, ok := strings.Cut(s, "#")
+	if !ok || provider == "" {
+		return "", fmt.Errorf("%w: key %q is not <provider>#<event id>", ErrMalformed, s)
+	}
+	if err := ValidateEventID(id); err != nil {
+		return "", err
+	}
+	return Key(s), nil
+}
+
+// Provider returns the provider part of the key.
+func (k Key) Provider() string { p, _, _ := strings.Cut(string(k), "#"); return p }
+
+// EventID returns the provider's event ID part of the key.
+func (k Key) EventID() string { _, id, _ := strings.Cut(string(k), "#"); return id }
+
+// String returns the key as stored.
+func (k Key) String() string { return string(k) }
+
+// ValidateEventID reports, as ErrMalformed, an event ID that cannot be a
+// provider's: empty, longer than MaxEventIDLen bytes, or holding characters
+// other than ASCII letters, digits, '_' and '-'.
+func ValidateEventID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: no event id", ErrMalformed)
+	case len(id) > MaxEventIDLen:
+		return fmt.Errorf("%w: event id is %d bytes, more than %d", ErrMalformed, len(id), MaxEventIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return fmt.Errorf("%w: event id has character %q at byte %d", ErrMalformed, c, i)
+		}
+	}
+	return nil
+}
