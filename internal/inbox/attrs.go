@@ -1,0 +1,110 @@
+package inbox
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// The status item's attributes. Times an operator reads are RFC 3339
+// strings; times the store compares are epoch milliseconds; expires_at is
+// epoch seconds because DynamoDB's TTL wants that.
+func marshal(it Item) map[string]types.AttributeValue {
+	m := map[string]types.AttributeValue{
+		"pk":             str(string(it.Key)),
+		"sk":             str(SortEvent),
+		"status":         str(string(it.Status)),
+		"provider":       str(it.Provider),
+		"event_type":     str(it.EventType),
+		"livemode":       &types.AttributeValueMemberBOOL{Value: it.Livemode},
+		"created":        num(it.Created.Unix()),
+		"received_at":    str(formatTime(it.ReceivedAt)),
+		"enqueued_at":    millis(it.EnqueuedAt),
+		"payload_sha256": str(it.PayloadSHA256),
+		"expires_at":     num(it.ExpiresAt.Unix()),
+		"attempts":       num(int64(it.Attempts)),
+	}
+	if !it.Status.Final() {
+		m["pending"] = str(pendingShard(it.Key))
+	}
+	return m
+}
+
+func unmarshal(m map[string]types.AttributeValue) (Item, error) {
+	var it Item
+	var err error
+	getS := func(name string) string {
+		if v, ok := m[name].(*types.AttributeValueMemberS); ok {
+			return v.Value
+		}
+		return ""
+	}
+	getN := func(name string) int64 {
+		v, ok := m[name].(*types.AttributeValueMemberN)
+		if !ok {
+			return 0
+		}
+		n, perr := strconv.ParseInt(v.Value, 10, 64)
+		if perr != nil && err == nil {
+			err = fmt.Errorf("attribute %s: %w", name, perr)
+		}
+		return n
+	}
+	getT := func(name string) time.Time {
+		s := getS(name)
+		if s == "" {
+			return time.Time{}
+		}
+		t, perr := time.Parse(time.RFC3339Nano, s)
+		if perr != nil && err == nil {
+			err = fmt.Errorf("attribute %s: %w", name, perr)
+		}
+		return t
+	}
+	fromMillis := func(name string) time.Time {
+		if _, ok := m[name]; !ok {
+			return time.Time{}
+		}
+		return time.UnixMilli(getN(name)).UTC()
+	}
+	it.Key = webhook.Key(getS("pk"))
+	it.Status = Status(getS("status"))
+	it.Provider = getS("provider")
+	it.EventType = getS("event_type")
+	if b, ok := m["livemode"].(*types.AttributeValueMemberBOOL); ok {
+		it.Livemode = b.Value
+	}
+	it.Created = time.Unix(getN("created"), 0).UTC()
+	it.ReceivedAt = getT("received_at")
+	it.EnqueuedAt = fromMillis("enqueued_at")
+	it.PayloadSHA256 = getS("payload_sha256")
+	it.ExpiresAt = time.Unix(getN("expires_at"), 0).UTC()
+	it.LeaseOwner = getS("lease_owner")
+	it.LeaseUntil = fromMillis("lease_until")
+	it.Attempts = int(getN("attempts"))
+	it.LastError = getS("last_error")
+	it.ProcessedAt = getT("processed_at")
+	it.Outcome = getS("outcome")
+	if err != nil {
+		return Item{}, fmt.Errorf("inbox item %s: %w", it.Key, err)
+	}
+	return it, nil
+}
+
+func itemKey(key webhook.Key, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": str(string(key)), "sk": str(sk)}
+}
+
+func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+func num(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func millis(t time.Time) types.AttributeValue { return num(t.UnixMilli()) }
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -1,0 +1,18 @@
+// Package inbox is hookinbox's claim and lease store: one small status item
+// per event, plus the raw payload stored once beside it.
+//
+// Every state change is one conditional write, so the database decides:
+// two receivers racing on the same event get one claim, two processors
+// racing on one claim get one lease, and a worker that lost its lease can
+// never overwrite the new owner's result. Nothing reads before it writes;
+// reads happen only after a condition failed, to say why.
+//
+// Store is implemented by DynamoDB (NewDynamoDB) and by an in-memory fake
+// (NewMemory) for fast unit tests; one conformance suite (inboxtest) runs
+// on both so they cannot drift. Both are safe for concurrent use.
+//
+// The status item lives at (pk = "<provider>#<event id>", sk = "event");
+// the payload at (pk, sk = "payload"); other packages may keep per-event
+// items in the same partition under other sort keys (the effect ledger
+// uses "effect#<name>").
+package inbox

@@ -1,0 +1,332 @@
+package inbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// Sort keys of the items of one event.
+const (
+	SortEvent   = "event"
+	SortPayload = "payload"
+)
+
+// PendingIndex is the sparse global secondary index over unfinished items:
+// partition key "pending" (a shard number, removed when the event is
+// finished), sort key "enqueued_at" (epoch milliseconds).
+const PendingIndex = "pending"
+
+// dynamoDBAPI lists the DynamoDB calls the store makes.
+type dynamoDBAPI interface {
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// DynamoDB is the Store on a DynamoDB table with string keys pk and sk.
+type DynamoDB struct {
+	db    dynamoDBAPI
+	table string
+}
+
+// NewDynamoDB returns the store on table, using a ready client.
+func NewDynamoDB(db dynamoDBAPI, table string) *DynamoDB {
+	return &DynamoDB{db: db, table: table}
+}
+
+var _ Store = (*DynamoDB)(nil)
+
+// Claim implements Store with one PutItem conditioned on attribute_not_exists(pk).
+func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
+	it := c.NewItem()
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                           &s.table,
+		Item:                                marshal(it),
+		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err != nil {
+		return s.whyNot(ctx, it.Key, "claim", err, ErrAlreadyClaimed)
+	}
+	return it, nil
+}
+
+// PutPayload implements Store.
+func (s *DynamoDB) PutPayload(ctx context.Context, key webhook.Key, raw []byte, expires time.Time) error {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table,
+		Item: map[string]types.AttributeValue{
+			"pk":         str(string(key)),
+			"sk":         str(SortPayload),
+			"payload":    &types.AttributeValueMemberB{Value: raw},
+			"expires_at": num(expires.Unix()),
+		},
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if err != nil && !isConditionFailed(err) {
+		return fmt.Errorf("put payload %s: %w", key, err)
+	}
+	return nil
+}
+
+// Payload implements Store.
+func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      &s.table,
+		Key:            itemKey(key, SortPayload),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("payload %s: %w", key, err)
+	}
+	b, ok := out.Item["payload"].(*types.AttributeValueMemberB)
+	if !ok {
+		return nil, fmt.Errorf("payload %s: %w", key, ErrNotFound)
+	}
+	return b.Value, nil
+}
+
+// Release implements Store.
+func (s *DynamoDB) Release(ctx context.Context, it Item) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:           &s.table,
+		Key:                 itemKey(it.Key, SortEvent),
+		ConditionExpression: aws.String("#s = :received AND received_at = :ra"),
+		ExpressionAttributeNames: map[string]string{
+			"#s": "status",
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":received": str(string(Received)),
+			":ra":       str(formatTime(it.ReceivedAt)),
+		},
+	})
+	if isConditionFailed(err) {
+		return fmt.Errorf("release %s: %w", it.Key, ErrClaimChanged)
+	}
+	if err != nil {
+		return fmt.Errorf("release %s: %w", it.Key, err)
+	}
+	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: itemKey(it.Key, SortPayload)})
+	if err != nil {
+		return fmt.Errorf("release payload %s: %w", it.Key, err)
+	}
+	return nil
+}
+
+// Get implements Store.
+func (s *DynamoDB) Get(ctx context.Context, key webhook.Key) (Item, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      &s.table,
+		Key:            itemKey(key, SortEvent),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return Item{}, fmt.Errorf("get %s: %w", key, err)
+	}
+	if out.Item == nil {
+		return Item{}, fmt.Errorf("get %s: %w", key, ErrNotFound)
+	}
+	return unmarshal(out.Item)
+}
+
+// MarkEnqueued implements Store with one conditional UpdateItem.
+func (s *DynamoDB) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...Status) (Item, error) {
+	names := map[string]string{"#s": "status"}
+	values := map[string]types.AttributeValue{
+		":cutoff": millis(cutoff),
+		":now":    millis(now),
+	}
+	in := ""
+	for i, st := range enqueueable(statuses) {
+		p := ":st" + strconv.Itoa(i)
+		values[p] = str(string(st))
+		if in != "" {
+			in += ", "
+		}
+		in += p
+	}
+	return s.update(ctx, key, "mark enqueued", ErrNotDue, &dynamodb.UpdateItemInput{
+		ConditionExpression:       aws.String("attribute_exists(pk) AND #s IN (" + in + ") AND enqueued_at <= :cutoff"),
+		UpdateExpression:          aws.String("SET enqueued_at = :now"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	})
+}
+
+// Lease implements Store with one conditional UpdateItem.
+func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now time.Time, d time.Duration) (Item, error) {
+	it, err := s.update(ctx, key, "lease", nil, &dynamodb.UpdateItemInput{
+		ConditionExpression: aws.String("attribute_exists(pk) AND (#s IN (:received, :failed) OR (#s = :processing AND lease_until < :now))"),
+		UpdateExpression:    aws.String("SET #s = :processing, lease_owner = :owner, lease_until = :until ADD attempts :one"),
+		ExpressionAttributeNames: map[string]string{
+			"#s": "status",
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":received":   str(string(Received)),
+			":failed":     str(string(Failed)),
+			":processing": str(string(Processing)),
+			":now":        millis(now),
+			":owner":      str(owner),
+			":until":      millis(now.Add(d)),
+			":one":        num(1),
+		},
+	})
+	if err != nil && errors.Is(err, errRefused) {
+		return it, fmt.Errorf("lease %s: %w", key, leaseRefusal(it, now))
+	}
+	return it, err
+}
+
+// Finish implements Store with one UpdateItem conditioned on the lease owner.
+func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r Result) (Item, error) {
+	set := "SET #s = :status, outcome = :outcome"
+	values := map[string]types.AttributeValue{
+		":processing": str(string(Processing)),
+		":owner":      str(owner),
+		":status":     str(string(r.Status)),
+		":outcome":    str(r.Outcome),
+		":at":         str(formatTime(r.At)),
+	}
+	remove := " REMOVE lease_owner, lease_until"
+	if r.Error != "" {
+		set += ", last_error = :err"
+		values[":err"] = str(r.Error)
+	}
+	if r.Status.Final() {
+		set += ", processed_at = :at"
+		remove += ", pending"
+	} else {
+		set += ", enqueued_at = :ms"
+		values[":ms"] = millis(r.At)
+		delete(values, ":at")
+	}
+	return s.update(ctx, key, "finish", ErrLeaseLost, &dynamodb.UpdateItemInput{
+		ConditionExpression:       aws.String("#s = :processing AND lease_owner = :owner"),
+		UpdateExpression:          aws.String(set + remove),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: values,
+	})
+}
+
+// Requeue implements Store with one conditional UpdateItem.
+func (s *DynamoDB) Requeue(ctx context.Context, key webhook.Key, now time.Time) (Item, error) {
+	it, err := s.update(ctx, key, "requeue", nil, &dynamodb.UpdateItemInput{
+		ConditionExpression: aws.String("attribute_exists(pk) AND #s <> :done AND (#s <> :processing OR lease_until < :now)"),
+		UpdateExpression:    aws.String("SET #s = :failed, enqueued_at = :now, pending = :shard REMOVE lease_owner, lease_until, processed_at, outcome"),
+		ExpressionAttributeNames: map[string]string{
+			"#s": "status",
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":done":       str(string(Done)),
+			":processing": str(string(Processing)),
+			":failed":     str(string(Failed)),
+			":now":        millis(now),
+			":shard":      str(pendingShard(key)),
+		},
+	})
+	if err != nil && errors.Is(err, errRefused) {
+		why := ErrFinished
+		if it.Status == Processing {
+			why = ErrLeaseHeld
+		}
+		return it, fmt.Errorf("requeue %s: %w", key, why)
+	}
+	return it, err
+}
+
+// Pending implements Store with one Query per shard of the sparse index.
+func (s *DynamoDB) Pending(ctx context.Context, cutoff time.Time, limit int) ([]Item, error) {
+	var out []Item
+	for shard := 0; shard < PendingShards; shard++ {
+		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName:              &s.table,
+			IndexName:              aws.String(PendingIndex),
+			KeyConditionExpression: aws.String("pending = :shard AND enqueued_at < :cutoff"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":shard":  str(strconv.Itoa(shard)),
+				":cutoff": millis(cutoff),
+			},
+		})
+		for p.HasMorePages() && (limit <= 0 || len(out) < limit) {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return out, fmt.Errorf("pending shard %d: %w", shard, err)
+			}
+			for _, av := range page.Items {
+				it, err := unmarshal(av)
+				if err != nil {
+					return out, err
+				}
+				out = append(out, it)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].EnqueuedAt.Before(out[j].EnqueuedAt) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// errRefused marks a condition failure that the caller explains itself.
+var errRefused = errors.New("condition refused")
+
+// update runs one conditional UpdateItem on the status item and returns the
+// new item. When the condition fails it returns the stored item and refused
+// wrapped with op (or errRefused when refused is nil).
+func (s *DynamoDB) update(ctx context.Context, key webhook.Key, op string, refused error, in *dynamodb.UpdateItemInput) (Item, error) {
+	in.TableName = &s.table
+	in.Key = itemKey(key, SortEvent)
+	in.ReturnValues = types.ReturnValueAllNew
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	out, err := s.db.UpdateItem(ctx, in)
+	if err != nil {
+		if refused == nil {
+			refused = errRefused
+		}
+		return s.whyNot(ctx, key, op, err, refused)
+	}
+	return unmarshal(out.Attributes)
+}
+
+// whyNot turns a failed conditional write into the stored item and refused,
+// or ErrNotFound when there is no item. DynamoDB returns the old item with
+// the error; emulators that don't (dynalite) cost one consistent GetItem.
+func (s *DynamoDB) whyNot(ctx context.Context, key webhook.Key, op string, err, refused error) (Item, error) {
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		return Item{}, fmt.Errorf("%s %s: %w", op, key, err)
+	}
+	if ccf.Item != nil {
+		it, uerr := unmarshal(ccf.Item)
+		if uerr != nil {
+			return Item{}, uerr
+		}
+		return it, fmt.Errorf("%s %s: %w", op, key, refused)
+	}
+	it, gerr := s.Get(ctx, key)
+	if errors.Is(gerr, ErrNotFound) {
+		return Item{}, fmt.Errorf("%s %s: %w", op, key, ErrNotFound)
+	}
+	if gerr != nil {
+		return Item{}, fmt.Errorf("%s %s: condition failed, then %w", op, key, gerr)
+	}
+	return it, fmt.Errorf("%s %s: %w", op, key, refused)
+}
+
+func isConditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}

@@ -1,0 +1,360 @@
+// Package inboxtest is the conformance suite every inbox.Store must pass.
+// It runs on the in-memory fake and on DynamoDB (dynalite), so the fake
+// used by fast unit tests cannot drift from the real store.
+package inboxtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// t0 is the suite's clock origin; every time is an offset from it.
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
+
+// Event returns a verified-looking event with the given id.
+func Event(id string) webhook.Event {
+	return webhook.Event{
+		Provider: "stripe",
+		ID:       id,
+		Type:     "checkout.session.completed",
+		Created:  t0.Add(-time.Minute),
+		Raw:      []byte(`{"id":"` + id + `","type":"checkout.session.completed"}`),
+	}
+}
+
+// Run runs the suite. newStore returns an empty store for each subtest.
+func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
+	ctx := context.Background()
+	claim := func(t *testing.T, s inbox.Store, id string) inbox.Item {
+		t.Helper()
+		it, err := s.Claim(ctx, inbox.Claim{Event: Event(id), At: t0, TTL: inbox.DefaultTTL})
+		if err != nil {
+			t.Fatalf("Claim(%s): %v", id, err)
+		}
+		return it
+	}
+	lease := func(t *testing.T, s inbox.Store, key webhook.Key, owner string, at time.Time) inbox.Item {
+		t.Helper()
+		it, err := s.Lease(ctx, key, owner, at, time.Minute)
+		if err != nil {
+			t.Fatalf("Lease(%s, %s): %v", key, owner, err)
+		}
+		return it
+	}
+
+	t.Run("ClaimWritesReceivedItem", func(t *testing.T) {
+		s := newStore(t)
+		ev := Event("evt_claim")
+		got := claim(t, s, ev.ID)
+		want := inbox.Item{
+			Key:           "stripe#evt_claim",
+			Status:        inbox.Received,
+			Provider:      "stripe",
+			EventType:     "checkout.session.completed",
+			Created:       ev.Created.Truncate(time.Second),
+			ReceivedAt:    t0,
+			EnqueuedAt:    t0.Truncate(time.Millisecond),
+			PayloadSHA256: inbox.PayloadSHA256(ev.Raw),
+			ExpiresAt:     t0.Add(inbox.DefaultTTL).Truncate(time.Second),
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Claim item (-want +got):\n%s", diff)
+		}
+		stored, err := s.Get(ctx, ev.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, stored); diff != "" {
+			t.Errorf("stored item (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("DuplicateClaimReturnsStoredItem", func(t *testing.T) {
+		s := newStore(t)
+		first := claim(t, s, "evt_dup")
+		later := Event("evt_dup")
+		later.Raw = []byte(`{"id":"evt_dup","changed":true}`)
+		got, err := s.Claim(ctx, inbox.Claim{Event: later, At: t0.Add(time.Hour), TTL: inbox.DefaultTTL})
+		if !errors.Is(err, inbox.ErrAlreadyClaimed) {
+			t.Fatalf("second Claim error = %v, want ErrAlreadyClaimed", err)
+		}
+		if diff := cmp.Diff(first, got); diff != "" {
+			t.Errorf("duplicate Claim returned (-first +got):\n%s", diff)
+		}
+	})
+
+	t.Run("ConcurrentClaimsOneWins", func(t *testing.T) {
+		s := newStore(t)
+		const n = 20
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				_, err := s.Claim(ctx, inbox.Claim{Event: Event("evt_race"), At: t0.Add(time.Duration(i)), TTL: time.Hour})
+				errs <- err
+			}(i)
+		}
+		wg.Wait()
+		close(errs)
+		won, dup := 0, 0
+		for err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case errors.Is(err, inbox.ErrAlreadyClaimed):
+				dup++
+			default:
+				t.Errorf("Claim: %v", err)
+			}
+		}
+		if won != 1 || dup != n-1 {
+			t.Errorf("claims won = %d, duplicates = %d; want 1 and %d", won, dup, n-1)
+		}
+	})
+
+	t.Run("PayloadStoredOnce", func(t *testing.T) {
+		s := newStore(t)
+		key := webhook.Key("stripe#evt_pay")
+		if _, err := s.Payload(ctx, key); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Payload before put: err = %v, want ErrNotFound", err)
+		}
+		for _, body := range []string{`{"n":1}`, `{"n":2}`} {
+			if err := s.PutPayload(ctx, key, []byte(body), t0.Add(time.Hour)); err != nil {
+				t.Fatalf("PutPayload: %v", err)
+			}
+		}
+		got, err := s.Payload(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != `{"n":1}` {
+			t.Errorf("Payload = %s, want the first one stored", got)
+		}
+	})
+
+	t.Run("ReleaseDeletesOnlyOwnClaim", func(t *testing.T) {
+		s := newStore(t)
+		it := claim(t, s, "evt_rel")
+		if err := s.PutPayload(ctx, it.Key, []byte("{}"), it.ExpiresAt); err != nil {
+			t.Fatal(err)
+		}
+		other := it
+		other.ReceivedAt = it.ReceivedAt.Add(time.Nanosecond)
+		if err := s.Release(ctx, other); !errors.Is(err, inbox.ErrClaimChanged) {
+			t.Errorf("Release of another claim: err = %v, want ErrClaimChanged", err)
+		}
+		if err := s.Release(ctx, it); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		if _, err := s.Get(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Get after Release: err = %v, want ErrNotFound", err)
+		}
+		if _, err := s.Payload(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Payload after Release: err = %v, want ErrNotFound", err)
+		}
+		// A claim the processor already took is never released.
+		it = claim(t, s, "evt_rel2")
+		lease(t, s, it.Key, "w1", t0)
+		if err := s.Release(ctx, it); !errors.Is(err, inbox.ErrClaimChanged) {
+			t.Errorf("Release of a leased claim: err = %v, want ErrClaimChanged", err)
+		}
+	})
+
+	t.Run("MarkEnqueuedOncePerGrace", func(t *testing.T) {
+		s := newStore(t)
+		it := claim(t, s, "evt_mark")
+		grace := 2 * time.Minute
+		now := t0.Add(time.Minute)
+		if _, err := s.MarkEnqueued(ctx, it.Key, now.Add(-grace), now); !errors.Is(err, inbox.ErrNotDue) {
+			t.Errorf("within grace: err = %v, want ErrNotDue", err)
+		}
+		now = t0.Add(3 * time.Minute)
+		got, err := s.MarkEnqueued(ctx, it.Key, now.Add(-grace), now)
+		if err != nil {
+			t.Fatalf("after grace: %v", err)
+		}
+		if !got.EnqueuedAt.Equal(now.Truncate(time.Millisecond)) {
+			t.Errorf("EnqueuedAt = %v, want %v", got.EnqueuedAt, now)
+		}
+		if _, err := s.MarkEnqueued(ctx, it.Key, now.Add(-grace), now); !errors.Is(err, inbox.ErrNotDue) {
+			t.Errorf("second mark in the same grace period: err = %v, want ErrNotDue", err)
+		}
+		if _, err := s.MarkEnqueued(ctx, "stripe#evt_none", now, now); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("missing item: err = %v, want ErrNotFound", err)
+		}
+		lease(t, s, it.Key, "w1", now)
+		later := now.Add(time.Hour)
+		if _, err := s.MarkEnqueued(ctx, it.Key, later, later); !errors.Is(err, inbox.ErrNotDue) {
+			t.Errorf("PROCESSING item: err = %v, want ErrNotDue", err)
+		}
+		if _, err := s.MarkEnqueued(ctx, it.Key, later, later, inbox.Processing); err != nil {
+			t.Errorf("PROCESSING item with Processing allowed: %v", err)
+		}
+	})
+
+	t.Run("LeaseLifecycle", func(t *testing.T) {
+		s := newStore(t)
+		it := claim(t, s, "evt_lease")
+		got := lease(t, s, it.Key, "w1", t0)
+		if got.Status != inbox.Processing || got.LeaseOwner != "w1" || got.Attempts != 1 {
+			t.Errorf("after Lease: status %s owner %q attempts %d; want PROCESSING w1 1", got.Status, got.LeaseOwner, got.Attempts)
+		}
+		if !got.LeaseUntil.Equal(t0.Add(time.Minute).Truncate(time.Millisecond)) {
+			t.Errorf("LeaseUntil = %v, want %v", got.LeaseUntil, t0.Add(time.Minute))
+		}
+		if _, err := s.Lease(ctx, it.Key, "w2", t0.Add(time.Second), time.Minute); !errors.Is(err, inbox.ErrLeaseHeld) {
+			t.Errorf("Lease while held: err = %v, want ErrLeaseHeld", err)
+		}
+		// The lease is abandoned: w2 takes it over after lease_until.
+		got = lease(t, s, it.Key, "w2", t0.Add(2*time.Minute))
+		if got.LeaseOwner != "w2" || got.Attempts != 2 {
+			t.Errorf("takeover: owner %q attempts %d; want w2 2", got.LeaseOwner, got.Attempts)
+		}
+		if _, err := s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Done, At: t0}); !errors.Is(err, inbox.ErrLeaseLost) {
+			t.Errorf("Finish by the old owner: err = %v, want ErrLeaseLost", err)
+		}
+		done, err := s.Finish(ctx, it.Key, "w2", inbox.Result{Status: inbox.Done, Outcome: "3 effects", At: t0.Add(3 * time.Minute)})
+		if err != nil {
+			t.Fatalf("Finish: %v", err)
+		}
+		if done.Status != inbox.Done || done.Outcome != "3 effects" || done.LeaseOwner != "" || !done.ProcessedAt.Equal(t0.Add(3*time.Minute)) {
+			t.Errorf("after Finish: %+v", done)
+		}
+		if _, err := s.Lease(ctx, it.Key, "w3", t0.Add(time.Hour), time.Minute); !errors.Is(err, inbox.ErrFinished) {
+			t.Errorf("Lease of DONE: err = %v, want ErrFinished", err)
+		}
+		if _, err := s.Lease(ctx, "stripe#evt_nope", "w1", t0, time.Minute); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Lease of missing: err = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("FailedIsLeasedAgainDeadIsNot", func(t *testing.T) {
+		s := newStore(t)
+		it := claim(t, s, "evt_fail")
+		lease(t, s, it.Key, "w1", t0)
+		got, err := s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Failed, Error: "ses: throttled", At: t0.Add(time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != inbox.Failed || got.LastError != "ses: throttled" {
+			t.Errorf("after FAILED: status %s last_error %q", got.Status, got.LastError)
+		}
+		lease(t, s, it.Key, "w2", t0.Add(2*time.Second))
+		got, err = s.Finish(ctx, it.Key, "w2", inbox.Result{Status: inbox.Dead, Error: "unknown price", At: t0.Add(3 * time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != inbox.Dead || got.LastError != "unknown price" || got.Attempts != 2 {
+			t.Errorf("after DEAD: %+v", got)
+		}
+		if _, err := s.Lease(ctx, it.Key, "w3", t0.Add(time.Hour), time.Minute); !errors.Is(err, inbox.ErrFinished) {
+			t.Errorf("Lease of DEAD: err = %v, want ErrFinished", err)
+		}
+	})
+
+	t.Run("ConcurrentLeasesOneWins", func(t *testing.T) {
+		s := newStore(t)
+		it := claim(t, s, "evt_lrace")
+		const n = 10
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var owners []string
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				owner := fmt.Sprintf("w%d", i)
+				_, err := s.Lease(ctx, it.Key, owner, t0, time.Minute)
+				if err == nil {
+					mu.Lock()
+					owners = append(owners, owner)
+					mu.Unlock()
+				} else if !errors.Is(err, inbox.ErrLeaseHeld) {
+					t.Errorf("Lease: %v", err)
+				}
+			}(i)
+		}
+		wg.Wait()
+		if len(owners) != 1 {
+			t.Fatalf("leases granted to %v, want exactly one", owners)
+		}
+		got, err := s.Get(ctx, it.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.LeaseOwner != owners[0] || got.Attempts != 1 {
+			t.Errorf("stored owner %q attempts %d; want %q 1", got.LeaseOwner, got.Attempts, owners[0])
+		}
+	})
+
+	t.Run("RequeueKeepsHistory", func(t *testing.T) {
+		s := newStore(t)
+		it := claim(t, s, "evt_rq")
+		lease(t, s, it.Key, "w1", t0)
+		if _, err := s.Requeue(ctx, it.Key, t0.Add(time.Second)); !errors.Is(err, inbox.ErrLeaseHeld) {
+			t.Errorf("Requeue under live lease: err = %v, want ErrLeaseHeld", err)
+		}
+		if _, err := s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Dead, Error: "mapping gap", At: t0.Add(time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Requeue(ctx, it.Key, t0.Add(time.Hour))
+		if err != nil {
+			t.Fatalf("Requeue of DEAD: %v", err)
+		}
+		if got.Status != inbox.Failed || got.Attempts != 1 || got.LastError != "mapping gap" || !got.ProcessedAt.IsZero() {
+			t.Errorf("after Requeue: %+v", got)
+		}
+		lease(t, s, it.Key, "w2", t0.Add(time.Hour))
+		if _, err := s.Finish(ctx, it.Key, "w2", inbox.Result{Status: inbox.Done, At: t0.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Requeue(ctx, it.Key, t0.Add(2*time.Hour)); !errors.Is(err, inbox.ErrFinished) {
+			t.Errorf("Requeue of DONE: err = %v, want ErrFinished", err)
+		}
+		if _, err := s.Requeue(ctx, "stripe#evt_none", t0); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Requeue of missing: err = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("PendingListsUnfinishedOlderThanCutoff", func(t *testing.T) {
+		s := newStore(t)
+		for i, id := range []string{"evt_p1", "evt_p2", "evt_p3", "evt_p4"} {
+			at := t0.Add(time.Duration(i) * time.Minute)
+			if _, err := s.Claim(ctx, inbox.Claim{Event: Event(id), At: at, TTL: time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// evt_p2 finishes; evt_p4 is newer than the cutoff.
+		lease(t, s, "stripe#evt_p2", "w", t0.Add(time.Minute))
+		if _, err := s.Finish(ctx, "stripe#evt_p2", "w", inbox.Result{Status: inbox.Done, At: t0.Add(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Pending(ctx, t0.Add(3*time.Minute), 0)
+		if err != nil {
+			t.Fatalf("Pending: %v", err)
+		}
+		var keys []webhook.Key
+		for _, it := range got {
+			keys = append(keys, it.Key)
+		}
+		want := []webhook.Key{"stripe#evt_p1", "stripe#evt_p3"}
+		if diff := cmp.Diff(want, keys); diff != "" {
+			t.Errorf("Pending keys (-want +got):\n%s", diff)
+		}
+		got, err = s.Pending(ctx, t0.Add(3*time.Minute), 1)
+		if err != nil || len(got) != 1 {
+			t.Errorf("Pending with limit 1: %d items, err %v", len(got), err)
+		}
+	})
+}

@@ -1,0 +1,135 @@
+package inbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"hash/fnv"
+	"strconv"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// Status is where an event is in its life.
+type Status string
+
+// The statuses. RECEIVED → PROCESSING → DONE, or FAILED (will retry),
+// DEAD (parked in the DLQ, needs a person), IGNORED (no handler).
+const (
+	Received   Status = "RECEIVED"
+	Processing Status = "PROCESSING"
+	Done       Status = "DONE"
+	Failed     Status = "FAILED"
+	Dead       Status = "DEAD"
+	Ignored    Status = "IGNORED"
+)
+
+// Final reports whether no processor will touch an event in this status again
+// unless a person replays it.
+func (s Status) Final() bool { return s == Done || s == Dead || s == Ignored }
+
+// Conditions callers branch on, checked with errors.Is.
+var (
+	// ErrAlreadyClaimed: the event was claimed before; this is a duplicate delivery.
+	ErrAlreadyClaimed = errors.New("inbox: event already claimed")
+	// ErrNotFound: no item for the key.
+	ErrNotFound = errors.New("inbox: no such event")
+	// ErrNotDue: the claim is not RECEIVED, or was enqueued within the grace period.
+	ErrNotDue = errors.New("inbox: claim not due for re-enqueue")
+	// ErrLeaseHeld: another worker holds a live lease on the event.
+	ErrLeaseHeld = errors.New("inbox: lease held by another worker")
+	// ErrFinished: the event is DONE, IGNORED or DEAD; there is nothing to do.
+	ErrFinished = errors.New("inbox: event already finished")
+	// ErrLeaseLost: the caller no longer holds the lease (it expired and was taken over).
+	ErrLeaseLost = errors.New("inbox: lease lost")
+	// ErrClaimChanged: the claim is no longer the one the caller made, so it was not released.
+	ErrClaimChanged = errors.New("inbox: claim changed")
+)
+
+// PendingShards is how many index partitions unfinished items spread over,
+// so the sparse "pending" index never has one hot partition key.
+const PendingShards = 8
+
+// Item is the status item of one event. It is kept small on purpose: an
+// UpdateItem is billed on the larger of the old and new item.
+type Item struct {
+	Key           webhook.Key
+	Status        Status
+	Provider      string
+	EventType     string
+	Livemode      bool
+	Created       time.Time // the provider's creation time of the event
+	ReceivedAt    time.Time // when the claim was made; identifies the claim
+	EnqueuedAt    time.Time // last time a message was sent for the event
+	PayloadSHA256 string    // hex sha256 of the raw body
+	ExpiresAt     time.Time // TTL
+
+	LeaseOwner string
+	LeaseUntil time.Time
+	Attempts   int
+	LastError  string
+
+	ProcessedAt time.Time
+	Outcome     string
+}
+
+// Claim is what the receiver knows of a verified event when it claims it.
+type Claim struct {
+	Event webhook.Event
+	At    time.Time     // now
+	TTL   time.Duration // how long the item lives; longer than any provider's retry window
+}
+
+// NewItem returns the status item a claim writes.
+func (c Claim) NewItem() Item {
+	return normalize(Item{
+		Key:           c.Event.Key(),
+		Status:        Received,
+		Provider:      c.Event.Provider,
+		EventType:     c.Event.Type,
+		Livemode:      c.Event.Livemode,
+		Created:       c.Event.Created,
+		ReceivedAt:    c.At,
+		EnqueuedAt:    c.At,
+		PayloadSHA256: PayloadSHA256(c.Event.Raw),
+		ExpiresAt:     c.At.Add(c.TTL),
+	})
+}
+
+// normalize returns it with its times in UTC at the precision the table
+// stores them: seconds for created and expires_at, milliseconds for the
+// times the store compares, nanoseconds for received_at and processed_at.
+func normalize(it Item) Item {
+	it.Created = it.Created.UTC().Truncate(time.Second)
+	it.ExpiresAt = it.ExpiresAt.UTC().Truncate(time.Second)
+	it.ReceivedAt = utc(it.ReceivedAt)
+	it.ProcessedAt = utc(it.ProcessedAt)
+	it.EnqueuedAt = utc(it.EnqueuedAt).Truncate(time.Millisecond)
+	it.LeaseUntil = utc(it.LeaseUntil).Truncate(time.Millisecond)
+	return it
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}
+
+// PayloadSHA256 returns the hex sha256 of raw, as stored in payload_sha256.
+func PayloadSHA256(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// pendingShard returns the index partition an unfinished event belongs to.
+func pendingShard(key webhook.Key) string {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return strconv.Itoa(int(h.Sum32() % PendingShards))
+}
+
+// DefaultTTL keeps items 35 days: longer than Stripe's 3-day retry window and
+// the 30 days of its event list, which the reconciler reads.
+const DefaultTTL = 35 * 24 * time.Hour

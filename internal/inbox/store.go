@@ -1,0 +1,56 @@
+package inbox
+
+import (
+	"context"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// Store is the contract both implementations keep, written down once so the
+// conformance suite in inboxtest can hold them to it. Consumers declare the
+// smaller interfaces they need.
+type Store interface {
+	// Claim writes the status item for a new event, in RECEIVED, only if no
+	// item exists for its key. A duplicate returns ErrAlreadyClaimed together
+	// with the stored item, so the caller can tell what state it is in.
+	Claim(ctx context.Context, c Claim) (Item, error)
+	// PutPayload stores the raw payload once; a payload already stored is kept
+	// and is not an error.
+	PutPayload(ctx context.Context, key webhook.Key, raw []byte, expires time.Time) error
+	// Payload returns the stored raw payload, or ErrNotFound.
+	Payload(ctx context.Context, key webhook.Key) ([]byte, error)
+	// Release deletes the claim it (and its payload) if it is still the claim
+	// made at it.ReceivedAt and still RECEIVED; otherwise ErrClaimChanged.
+	Release(ctx context.Context, it Item) error
+	// Get returns the status item, or ErrNotFound.
+	Get(ctx context.Context, key webhook.Key) (Item, error)
+	// MarkEnqueued records that a message is being sent again for an event in
+	// one of the statuses (RECEIVED when none are given) whose last message
+	// went out at or before cutoff. Otherwise ErrNotDue (or ErrNotFound).
+	MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...Status) (Item, error)
+	// Lease moves an event from RECEIVED or FAILED, or from PROCESSING whose
+	// lease ended before now, to PROCESSING owned by owner until now+d, and
+	// counts the attempt. A final event gives ErrFinished; a live lease held
+	// by someone else gives ErrLeaseHeld.
+	Lease(ctx context.Context, key webhook.Key, owner string, now time.Time, d time.Duration) (Item, error)
+	// Finish writes the outcome of a lease, only if owner still holds it;
+	// otherwise ErrLeaseLost.
+	Finish(ctx context.Context, key webhook.Key, owner string, r Result) (Item, error)
+	// Requeue puts an event that is not DONE and not under a live lease back
+	// to FAILED, keeping its attempts and last error, so a processor takes it
+	// again. A DONE event gives ErrFinished.
+	Requeue(ctx context.Context, key webhook.Key, now time.Time) (Item, error)
+	// Pending returns up to limit unfinished events (RECEIVED, PROCESSING,
+	// FAILED) whose last activity was before cutoff, oldest first per shard,
+	// without scanning the table.
+	Pending(ctx context.Context, cutoff time.Time, limit int) ([]Item, error)
+}
+
+// Result is how a lease ended.
+type Result struct {
+	Status  Status // DONE, FAILED, DEAD or IGNORED
+	Outcome string // short, PII-free summary of what happened
+	Error   string // the reason, for FAILED and DEAD
+	At      time.Time
+}

@@ -1,0 +1,81 @@
+package receiver_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+)
+
+// benchRequests returns n signed deliveries of distinct 2 KB events
+// (payment_intent.succeeded padded with metadata to 2048 bytes).
+func benchRequests(b *testing.B, n int) []events.APIGatewayV2HTTPRequest {
+	b.Helper()
+	reqs := make([]events.APIGatewayV2HTTPRequest, n)
+	for i := range reqs {
+		body := verifytest.StripeEvent("payment_intent.succeeded", fmt.Sprintf("evt_bench%09d", i), now.Add(-time.Second), verifytest.WithSize(2048))
+		reqs[i] = request(body, verifytest.SignStripe(body, now, secret))
+	}
+	if l := len(reqs[0].Body); l < 1900 || l > 2200 {
+		b.Fatalf("bench event is %d bytes, want about 2 KB", l)
+	}
+	return reqs
+}
+
+// BenchmarkReceiverNewEvent is the receiver's hot path for a new event:
+// verify, claim, store the payload, enqueue, answer — on the in-memory store
+// and a fake queue, so it measures hookinbox's own work.
+func BenchmarkReceiverNewEvent(b *testing.B) {
+	reqs := benchRequests(b, b.N)
+	h := receiver.New(receiver.Config{Now: fixed}, stripeVerifiers(fixed), inbox.NewMemory(), &fakeQueue{}, nil)
+	ctx := context.Background()
+	b.SetBytes(int64(len(reqs[0].Body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		resp, _ := h.Handle(ctx, reqs[i])
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d: %s", resp.StatusCode, resp.Body)
+		}
+	}
+}
+
+// BenchmarkReceiverDuplicate is the path of a repeated delivery.
+func BenchmarkReceiverDuplicate(b *testing.B) {
+	reqs := benchRequests(b, 1)
+	h := receiver.New(receiver.Config{Now: fixed}, stripeVerifiers(fixed), inbox.NewMemory(), &fakeQueue{}, nil)
+	ctx := context.Background()
+	h.Handle(ctx, reqs[0])
+	b.SetBytes(int64(len(reqs[0].Body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		resp, _ := h.Handle(ctx, reqs[0])
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
+
+// BenchmarkStripeConstructEvent is the baseline: stripe-go's own
+// webhook.ConstructEvent (verify and fully unmarshal) on the same payload.
+func BenchmarkStripeConstructEvent(b *testing.B) {
+	reqs := benchRequests(b, 1)
+	body := []byte(reqs[0].Body)
+	header := verifytest.SignStripe(body, time.Now(), secret)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := stripewebhook.ConstructEvent(body, header, secret); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

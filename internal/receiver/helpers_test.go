@@ -1,0 +1,160 @@
+package receiver_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+const (
+	secret    = "whsec_test_current"
+	oldSecret = "whsec_test_previous"
+)
+
+// now is the clock every test handler runs on.
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// stripeVerifiers returns the production Stripe verifier on the test clock,
+// accepting two secrets as during a rotation.
+func stripeVerifiers(clock func() time.Time) map[string]receiver.Verifier {
+	s := &verify.Stripe{Secrets: []string{secret, oldSecret}, Now: clock}
+	return map[string]receiver.Verifier{"stripe": receiver.StripeVerifier(s)}
+}
+
+// request returns an API Gateway v2 request for POST /webhooks/stripe.
+func request(body []byte, header string) events.APIGatewayV2HTTPRequest {
+	req := events.APIGatewayV2HTTPRequest{
+		RouteKey:       "POST /webhooks/{provider}",
+		RawPath:        "/webhooks/stripe",
+		Headers:        map[string]string{"content-type": "application/json"},
+		PathParameters: map[string]string{"provider": "stripe"},
+		Body:           string(body),
+	}
+	req.RequestContext.HTTP.Method = "POST"
+	req.RequestContext.HTTP.Path = "/webhooks/stripe"
+	if header != "" {
+		req.Headers["stripe-signature"] = header
+	}
+	return req
+}
+
+// signed returns a request carrying a Stripe event signed now with secret.
+func signed(typ, id string) events.APIGatewayV2HTTPRequest {
+	body := verifytest.StripeEvent(typ, id, now.Add(-time.Second))
+	return request(body, verifytest.SignStripe(body, now, secret))
+}
+
+// base64Request returns req with its body base64-encoded, as API Gateway
+// passes binary bodies.
+func base64Request(req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+	req.Body = base64.StdEncoding.EncodeToString([]byte(req.Body))
+	req.IsBase64Encoded = true
+	return req
+}
+
+// answer decodes a response body's "status" or "error".
+func answer(t *testing.T, resp events.APIGatewayV2HTTPResponse) string {
+	t.Helper()
+	var body struct{ Status, Error string }
+	if err := json.Unmarshal([]byte(resp.Body), &body); err != nil {
+		t.Fatalf("response body %q is not JSON: %v", resp.Body, err)
+	}
+	return body.Status + body.Error
+}
+
+// fakeQueue records what was sent and can be told to fail.
+type fakeQueue struct {
+	mu   sync.Mutex
+	sent []webhook.Envelope
+	fail bool
+}
+
+func (q *fakeQueue) Send(_ context.Context, env webhook.Envelope) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.fail {
+		return errors.New("sqs: ServiceUnavailable")
+	}
+	q.sent = append(q.sent, env)
+	return nil
+}
+
+func (q *fakeQueue) Sent() []webhook.Envelope {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]webhook.Envelope(nil), q.sent...)
+}
+
+// hostileCase is a request that must be refused with status and change nothing.
+type hostileCase struct {
+	name   string
+	req    events.APIGatewayV2HTTPRequest
+	status int
+}
+
+// hostileRequests returns the refusals every receiver must give, with the
+// status each must get. maxBody is the handler's body limit.
+func hostileRequests(maxBody int) []hostileCase {
+	at := now.Add(-time.Second)
+	body := verifytest.StripeEvent("checkout.session.completed", "evt_hostile", at)
+	good := verifytest.SignStripe(body, now, secret)
+	withBody := func(b []byte, header string) events.APIGatewayV2HTTPRequest { return request(b, header) }
+	signedBody := func(b []byte) events.APIGatewayV2HTTPRequest { return request(b, verifytest.SignStripe(b, now, secret)) }
+	v1 := good[strings.Index(good, "v1="):]
+	tampered := append([]byte(nil), body...)
+	tampered[len(tampered)/2] ^= 0x01 // one bit of one byte
+	huge := verifytest.StripeEvent("checkout.session.completed", "evt_huge", at, verifytest.WithSize(maxBody+100))
+	get := request(body, good)
+	get.RequestContext.HTTP.Method = "GET"
+	put := request(body, good)
+	put.RequestContext.HTTP.Method = "PUT"
+	unknown := request(body, good)
+	unknown.PathParameters["provider"] = "paypal"
+	lyingBase64 := request(body, good)
+	lyingBase64.IsBase64Encoded = true
+	notFlagged := base64Request(request(body, good))
+	notFlagged.IsBase64Encoded = false
+	return []hostileCase{
+		{"no signature header", withBody(body, ""), 401},
+		{"empty signature header", withBody(body, " "), 401},
+		{"v0 signature only", withBody(body, strings.Replace(good, "v1=", "v0=", 1)), 401},
+		{"no timestamp", withBody(body, v1), 401},
+		{"garbage header", withBody(body, "garbage;;=="), 401},
+		{"wrong secret", withBody(body, verifytest.SignStripe(body, now, "whsec_attacker")), 401},
+		{"tampered body", withBody(tampered, good), 401},
+		{"signature of another body", withBody(verifytest.StripeEvent("checkout.session.completed", "evt_other", at), good), 401},
+		{"stale timestamp", withBody(body, verifytest.SignStripe(body, now.Add(-301*time.Second), secret)), 401},
+		{"future timestamp", withBody(body, verifytest.SignStripe(body, now.Add(301*time.Second), secret)), 401},
+		{"base64 flag lying", lyingBase64, 400},
+		{"base64 body not flagged", notFlagged, 401},
+		{"huge body", signedBody(huge), 413},
+		{"huge base64 body", base64Request(signedBody(huge)), 413},
+		{"signed but not JSON", signedBody([]byte("not json at all")), 400},
+		{"signed JSON array", signedBody([]byte(`[1,2,3]`)), 400},
+		{"signed event without id", signedBody([]byte(`{"object":"event","type":"checkout.session.completed","created":1}`)), 400},
+		{"signed event with empty id", signedBody([]byte(`{"id":"","object":"event","type":"x","created":1}`)), 400},
+		{"absurd id: 300 bytes", signedBody([]byte(`{"id":"evt_` + strings.Repeat("a", 300) + `","object":"event","type":"x","created":1}`)), 400},
+		{"absurd id: path traversal", signedBody([]byte(`{"id":"../../etc/passwd","object":"event","type":"x","created":1}`)), 400},
+		{"absurd id: key separator", signedBody([]byte(`{"id":"evt_1#evt_2","object":"event","type":"x","created":1}`)), 400},
+		{"unknown provider", unknown, 404},
+		{"GET", get, 405},
+		{"PUT", put, 405},
+	}
+}
+
+// signHeaderAt signs body at t with the current secret.
+func signHeaderAt(body string, t time.Time) string {
+	return verifytest.SignStripe([]byte(body), t, secret)
+}

@@ -1,0 +1,254 @@
+// Package receiver is the webhook front door: it verifies a delivery over
+// its raw bytes, claims it once in the inbox, hands it to the events queue
+// and answers fast. It does nothing else (DESIGN rule 3).
+//
+// Guarantees: nothing unverified is written or sent; a claim is made before
+// its message is sent, and released again (answering 500 so the provider
+// retries) when the send fails; a duplicate is answered 200 without a second
+// message, unless its claim has sat in RECEIVED longer than the grace period,
+// in which case it is re-enqueued once per grace period. A Handler is safe
+// for concurrent use.
+package receiver
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// Config tunes a Handler. The zero value of each field means its default.
+type Config struct {
+	MaxBodyBytes int64            // largest body accepted; default 256 KiB
+	Grace        time.Duration    // how long a RECEIVED claim may wait for its message before a duplicate re-enqueues it; default 2 min
+	TTL          time.Duration    // how long inbox items live; default inbox.DefaultTTL
+	Now          func() time.Time // the clock; default time.Now
+}
+
+// Defaults.
+const (
+	DefaultMaxBodyBytes = 256 << 10
+	DefaultGrace        = 2 * time.Minute
+)
+
+func (c Config) withDefaults() Config {
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Grace <= 0 {
+		c.Grace = DefaultGrace
+	}
+	if c.TTL <= 0 {
+		c.TTL = inbox.DefaultTTL
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Verifier checks one provider's signature over the raw body and returns
+// the event it carries. Header names are lower case, as API Gateway gives them.
+type Verifier interface {
+	Verify(headers map[string]string, body []byte) (webhook.Event, error)
+}
+
+// VerifierFunc adapts a function to Verifier.
+type VerifierFunc func(headers map[string]string, body []byte) (webhook.Event, error)
+
+// Verify calls f.
+func (f VerifierFunc) Verify(headers map[string]string, body []byte) (webhook.Event, error) {
+	return f(headers, body)
+}
+
+// claimStore lists the inbox calls the receiver makes.
+type claimStore interface {
+	Claim(ctx context.Context, c inbox.Claim) (inbox.Item, error)
+	PutPayload(ctx context.Context, key webhook.Key, raw []byte, expires time.Time) error
+	Release(ctx context.Context, it inbox.Item) error
+	MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
+}
+
+// sender lists the queue call the receiver makes.
+type sender interface {
+	Send(ctx context.Context, env webhook.Envelope) error
+}
+
+// Handler answers API Gateway HTTP API (payload v2) requests on
+// POST /webhooks/{provider}.
+type Handler struct {
+	cfg       Config
+	verifiers map[string]Verifier
+	store     claimStore
+	queue     sender
+	log       *slog.Logger
+}
+
+// New returns a Handler. verifiers maps a provider name ("stripe") to its Verifier.
+func New(cfg Config, verifiers map[string]Verifier, store claimStore, queue sender, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{cfg: cfg.withDefaults(), verifiers: verifiers, store: store, queue: queue, log: log}
+}
+
+// Outcomes of a delivery, as answered in {"status": ...}.
+const (
+	Accepted  = "accepted"
+	Duplicate = "duplicate"
+)
+
+// Handle answers one delivery. It returns an error only for a response it
+// could not build; every failure is an HTTP answer.
+func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	provider := req.PathParameters["provider"]
+	log := h.log.With("provider", provider)
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		log = log.With("request_id", lc.AwsRequestID)
+	}
+	outcome, ev, err := h.receive(ctx, provider, req)
+	if err != nil {
+		status, public := statusOf(err)
+		attrs := []any{"status", status, "reason", err.Error()}
+		if ev.ID != "" {
+			attrs = append(attrs, "key", ev.Key().String(), "type", ev.Type)
+		}
+		if status >= 500 {
+			log.ErrorContext(ctx, "webhook not accepted", attrs...)
+		} else {
+			log.WarnContext(ctx, "webhook rejected", attrs...)
+		}
+		return errorResponse(status, public), nil
+	}
+	log.InfoContext(ctx, "webhook "+outcome, "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
+	return jsonResponse(http.StatusOK, `{"status":"`+outcome+`"}`), nil
+}
+
+// receive does the work of Handle: verify, claim, enqueue.
+func (h *Handler) receive(ctx context.Context, provider string, req events.APIGatewayV2HTTPRequest) (string, webhook.Event, error) {
+	if m := req.RequestContext.HTTP.Method; m != "" && m != http.MethodPost {
+		return "", webhook.Event{}, fmt.Errorf("%w: %s", webhook.ErrMethodNotAllowed, m)
+	}
+	v, ok := h.verifiers[provider]
+	if !ok {
+		return "", webhook.Event{}, fmt.Errorf("%w: %q", webhook.ErrUnknownProvider, provider)
+	}
+	body, err := h.rawBody(req)
+	if err != nil {
+		return "", webhook.Event{}, err
+	}
+	ev, err := v.Verify(lowerKeys(req.Headers), body)
+	if err != nil {
+		return "", webhook.Event{}, fmt.Errorf("verify: %w", err)
+	}
+	outcome, err := h.claim(ctx, ev)
+	return outcome, ev, err
+}
+
+// claim makes the claim and sends the message, or handles the duplicate.
+func (h *Handler) claim(ctx context.Context, ev webhook.Event) (string, error) {
+	now := h.cfg.Now()
+	env := webhook.Envelope{Key: ev.Key(), Type: ev.Type}
+	it, err := h.store.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: h.cfg.TTL})
+	if errors.Is(err, inbox.ErrAlreadyClaimed) {
+		return Duplicate, h.duplicate(ctx, ev, it, now)
+	}
+	if err != nil {
+		return "", err
+	}
+	err = h.store.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt)
+	if err == nil {
+		err = h.queue.Send(ctx, env)
+	}
+	if err != nil {
+		if rerr := h.store.Release(ctx, it); rerr != nil {
+			// The claim stays in RECEIVED; the next delivery after the grace
+			// period, or the reconciler, sends its message.
+			return "", fmt.Errorf("%w; releasing the claim: %v", err, rerr)
+		}
+		return "", err
+	}
+	return Accepted, nil
+}
+
+// duplicate handles a delivery of an event already claimed: it logs a body
+// that differs from the first, and re-enqueues a claim that has waited in
+// RECEIVED longer than the grace period (a crash between claim and send).
+func (h *Handler) duplicate(ctx context.Context, ev webhook.Event, it inbox.Item, now time.Time) error {
+	if sum := inbox.PayloadSHA256(ev.Raw); sum != it.PayloadSHA256 {
+		h.log.WarnContext(ctx, "duplicate delivery with a different body",
+			"key", ev.Key().String(), "type", ev.Type, "payload_mismatch", 1,
+			"stored_sha256", it.PayloadSHA256, "this_sha256", sum)
+	}
+	if it.Status != inbox.Received || now.Sub(it.EnqueuedAt) < h.cfg.Grace {
+		return nil
+	}
+	it, err := h.store.MarkEnqueued(ctx, it.Key, now.Add(-h.cfg.Grace), now)
+	if errors.Is(err, inbox.ErrNotDue) {
+		return nil // another delivery or the processor got there first
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.store.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt); err != nil {
+		return err
+	}
+	if err := h.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type}); err != nil {
+		return err
+	}
+	h.log.WarnContext(ctx, "re-enqueued a claim that waited past the grace period",
+		"key", ev.Key().String(), "type", ev.Type, "received_at", it.ReceivedAt)
+	return nil
+}
+
+// rawBody returns the bytes the provider sent, within the size limit.
+func (h *Handler) rawBody(req events.APIGatewayV2HTTPRequest) ([]byte, error) {
+	max := h.cfg.MaxBodyBytes
+	if !req.IsBase64Encoded {
+		if int64(len(req.Body)) > max {
+			return nil, fmt.Errorf("%w: %d bytes, limit %d", webhook.ErrTooLarge, len(req.Body), max)
+		}
+		return []byte(req.Body), nil
+	}
+	if int64(base64.StdEncoding.DecodedLen(len(req.Body))) > max+2 {
+		return nil, fmt.Errorf("%w: about %d bytes, limit %d", webhook.ErrTooLarge, base64.StdEncoding.DecodedLen(len(req.Body)), max)
+	}
+	body, err := base64.StdEncoding.DecodeString(req.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: body flagged base64 but not base64: %v", webhook.ErrMalformed, err)
+	}
+	if int64(len(body)) > max {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", webhook.ErrTooLarge, len(body), max)
+	}
+	return body, nil
+}
+
+func lowerKeys(h map[string]string) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		out[strings.ToLower(k)] = v
+	}
+	return out
+}
+
+// stripeVerifier is the part of verify.Stripe the receiver uses.
+type stripeVerifier interface {
+	Verify(signatureHeader string, body []byte) (webhook.Event, error)
+}
+
+// StripeVerifier adapts a Stripe verifier to the Stripe-Signature header.
+func StripeVerifier(s stripeVerifier) Verifier {
+	return VerifierFunc(func(headers map[string]string, body []byte) (webhook.Event, error) {
+		return s.Verify(headers["stripe-signature"], body)
+	})
+}

@@ -1,0 +1,180 @@
+package receiver_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// newHandler returns a handler on the memory store and a fake queue.
+func newHandler(t *testing.T, clock func() time.Time) (*receiver.Handler, *inbox.Memory, *fakeQueue) {
+	t.Helper()
+	store, q := inbox.NewMemory(), &fakeQueue{}
+	h := receiver.New(receiver.Config{Now: clock}, stripeVerifiers(clock), store, q, nil)
+	return h, store, q
+}
+
+func fixed() time.Time { return now }
+
+func TestNewEventIsClaimedAndEnqueuedOnce(t *testing.T) {
+	h, store, q := newHandler(t, fixed)
+	ctx := context.Background()
+	req := signed("checkout.session.completed", "evt_new")
+	for i, want := range []string{"accepted", "duplicate", "duplicate"} {
+		resp, err := h.Handle(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK || answer(t, resp) != want {
+			t.Errorf("delivery %d: %d %s, want 200 %s", i+1, resp.StatusCode, resp.Body, want)
+		}
+	}
+	want := []webhook.Envelope{{Key: "stripe#evt_new", Type: "checkout.session.completed"}}
+	if diff := cmp.Diff(want, q.Sent()); diff != "" {
+		t.Errorf("messages sent (-want +got):\n%s", diff)
+	}
+	it, err := store.Get(ctx, "stripe#evt_new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.Status != inbox.Received || it.EventType != "checkout.session.completed" || it.PayloadSHA256 != inbox.PayloadSHA256([]byte(req.Body)) {
+		t.Errorf("claim = %+v", it)
+	}
+	payload, err := store.Payload(ctx, "stripe#evt_new")
+	if err != nil || string(payload) != req.Body {
+		t.Errorf("stored payload = %q, %v; want the raw body", payload, err)
+	}
+}
+
+func TestBase64BodyIsVerifiedOverDecodedBytes(t *testing.T) {
+	h, _, q := newHandler(t, fixed)
+	resp, _ := h.Handle(context.Background(), base64Request(signed("checkout.session.completed", "evt_b64")))
+	if resp.StatusCode != http.StatusOK || answer(t, resp) != "accepted" {
+		t.Fatalf("base64 delivery: %d %s", resp.StatusCode, resp.Body)
+	}
+	if len(q.Sent()) != 1 {
+		t.Errorf("sent %d messages, want 1", len(q.Sent()))
+	}
+}
+
+func TestSendFailureReleasesClaimAndAnswers500(t *testing.T) {
+	h, store, q := newHandler(t, fixed)
+	ctx := context.Background()
+	q.fail = true
+	req := signed("checkout.session.completed", "evt_sqsdown")
+	resp, _ := h.Handle(ctx, req)
+	if resp.StatusCode != http.StatusInternalServerError || answer(t, resp) != "internal error" {
+		t.Fatalf("SQS down: %d %s, want 500 internal error", resp.StatusCode, resp.Body)
+	}
+	if _, err := store.Get(ctx, "stripe#evt_sqsdown"); !errors.Is(err, inbox.ErrNotFound) {
+		t.Errorf("claim after failed send: err = %v, want released (ErrNotFound)", err)
+	}
+	// The provider retries once SQS is back: accepted, one message.
+	q.fail = false
+	resp, _ = h.Handle(ctx, req)
+	if answer(t, resp) != "accepted" || len(q.Sent()) != 1 {
+		t.Errorf("retry: %s, %d messages; want accepted and 1", resp.Body, len(q.Sent()))
+	}
+}
+
+func TestStuckClaimIsReenqueuedOncePerGrace(t *testing.T) {
+	clock := now
+	h, store, q := newHandler(t, func() time.Time { return clock })
+	ctx := context.Background()
+	// A crash between claim and send: the claim exists, no message does.
+	ev := webhook.Event{Provider: "stripe", ID: "evt_stuck", Type: "checkout.session.completed", Raw: []byte("{}")}
+	if _, err := store.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		after    time.Duration
+		wantSent int
+	}{
+		{time.Minute, 0},                 // within grace: a plain duplicate
+		{2*time.Minute + time.Second, 1}, // past grace: re-enqueued
+		{3 * time.Minute, 1},             // within the next grace period: not again
+		{5 * time.Minute, 2},             // past it: once more
+	}
+	for _, s := range steps {
+		clock = now.Add(s.after)
+		req := signed("checkout.session.completed", "evt_stuck")
+		req.Headers["stripe-signature"] = signHeaderAt(req.Body, clock)
+		resp, _ := h.Handle(ctx, req)
+		if answer(t, resp) != "duplicate" {
+			t.Errorf("after %v: %s, want duplicate", s.after, resp.Body)
+		}
+		if got := len(q.Sent()); got != s.wantSent {
+			t.Errorf("after %v: %d messages sent, want %d", s.after, got, s.wantSent)
+		}
+	}
+	if p, err := store.Payload(ctx, "stripe#evt_stuck"); err != nil || len(p) == 0 {
+		t.Errorf("re-enqueue did not store the payload: %v", err)
+	}
+}
+
+func TestConcurrentDeliveriesClaimOnce(t *testing.T) {
+	h, _, q := newHandler(t, fixed)
+	req := signed("checkout.session.completed", "evt_concurrent")
+	const n = 50
+	var wg sync.WaitGroup
+	answers := make(chan string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, _ := h.Handle(context.Background(), req)
+			answers <- answer(t, resp)
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	counts := map[string]int{}
+	for a := range answers {
+		counts[a]++
+	}
+	if diff := cmp.Diff(map[string]int{"accepted": 1, "duplicate": n - 1}, counts); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	if len(q.Sent()) != 1 {
+		t.Errorf("sent %d messages, want 1", len(q.Sent()))
+	}
+}
+
+func TestHostileRequestsChangeNothing(t *testing.T) {
+	for _, tc := range hostileRequests(receiver.DefaultMaxBodyBytes) {
+		t.Run(tc.name, func(t *testing.T) {
+			h, store, q := newHandler(t, fixed)
+			resp, err := h.Handle(context.Background(), tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tc.status {
+				t.Errorf("status = %d (%s), want %d", resp.StatusCode, resp.Body, tc.status)
+			}
+			if n := len(q.Sent()); n != 0 {
+				t.Errorf("sent %d messages, want none", n)
+			}
+			if items, _ := store.Pending(context.Background(), now.Add(time.Hour), 0); len(items) != 0 {
+				t.Errorf("wrote %d inbox items, want none", len(items))
+			}
+		})
+	}
+}
+
+func TestInternalErrorTextNeverReachesCaller(t *testing.T) {
+	h, _, q := newHandler(t, fixed)
+	q.fail = true
+	resp, _ := h.Handle(context.Background(), signed("checkout.session.completed", "evt_leak"))
+	if resp.Body != `{"error":"internal error"}` {
+		t.Errorf("body = %s, want only the public message", resp.Body)
+	}
+}

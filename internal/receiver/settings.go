@@ -1,0 +1,37 @@
+package receiver
+
+import (
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/envconfig"
+)
+
+// Settings is the receiver function's environment, as template.yaml sets it.
+type Settings struct {
+	Table           string        // INBOX_TABLE
+	QueueURL        string        // EVENTS_QUEUE_URL
+	StripeSecrets   []string      // STRIPE_WEBHOOK_SECRET, comma-separated; used as is when set
+	StripeSecretARN string        // STRIPE_WEBHOOK_SECRET_ARN, read when STRIPE_WEBHOOK_SECRET is empty
+	Tolerance       time.Duration // STRIPE_TOLERANCE, default 300s
+	MaxBodyBytes    int64         // MAX_BODY_BYTES, default 262144
+	Grace           time.Duration // REENQUEUE_GRACE, default 2m
+}
+
+// LoadSettings reads the settings through getenv, reporting every missing
+// or invalid key in one error.
+func LoadSettings(getenv func(string) string) (Settings, error) {
+	r := envconfig.New(getenv)
+	s := Settings{
+		Table:           r.Required("INBOX_TABLE"),
+		QueueURL:        r.Required("EVENTS_QUEUE_URL"),
+		StripeSecrets:   r.List("STRIPE_WEBHOOK_SECRET"),
+		StripeSecretARN: r.String("STRIPE_WEBHOOK_SECRET_ARN", ""),
+		Tolerance:       r.Duration("STRIPE_TOLERANCE", 300*time.Second),
+		MaxBodyBytes:    r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes),
+		Grace:           r.Duration("REENQUEUE_GRACE", DefaultGrace),
+	}
+	if len(s.StripeSecrets) == 0 && s.StripeSecretARN == "" {
+		r.Problem("set STRIPE_WEBHOOK_SECRET (comma-separated signing secrets) or STRIPE_WEBHOOK_SECRET_ARN (a Secrets Manager secret holding them)")
+	}
+	return s, r.Err()
+}

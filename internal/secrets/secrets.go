@@ -1,0 +1,50 @@
+// Package secrets fetches hookinbox's secrets from AWS Secrets Manager.
+//
+// A secret's SecretString holds one value, or several separated by commas
+// (several webhook signing secrets during a rotation). Values are never
+// logged or put in errors.
+package secrets
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+)
+
+// secretsAPI lists the Secrets Manager call this package makes.
+type secretsAPI interface {
+	GetSecretValue(context.Context, *secretsmanager.GetSecretValueInput, ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+}
+
+// List returns the comma-separated values of the secret named by arn.
+func List(ctx context.Context, client secretsAPI, arn string) ([]string, error) {
+	out, err := client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &arn})
+	if err != nil {
+		return nil, fmt.Errorf("get secret %s: %w", arn, err)
+	}
+	if out.SecretString == nil {
+		return nil, fmt.Errorf("secret %s has no SecretString", arn)
+	}
+	var vals []string
+	for _, v := range strings.Split(*out.SecretString, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return nil, fmt.Errorf("secret %s is empty", arn)
+	}
+	return vals, nil
+}
+
+// Resolve returns direct when it is not empty, otherwise the values of the
+// secret arn: the rule every function uses for a setting that may come
+// inline (local runs) or from Secrets Manager (AWS).
+func Resolve(ctx context.Context, client secretsAPI, direct []string, arn string) ([]string, error) {
+	if len(direct) > 0 {
+		return direct, nil
+	}
+	return List(ctx, client, arn)
+}

@@ -1,0 +1,72 @@
+package secrets
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/google/go-cmp/cmp"
+)
+
+type fakeSM struct {
+	value *string
+	err   error
+	asked []string
+}
+
+func (f *fakeSM) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	f.asked = append(f.asked, *in.SecretId)
+	return &secretsmanager.GetSecretValueOutput{SecretString: f.value}, f.err
+}
+
+func TestList(t *testing.T) {
+	tests := []struct {
+		name    string
+		value   *string
+		err     error
+		want    []string
+		wantErr string
+	}{
+		{name: "one", value: aws.String("whsec_a"), want: []string{"whsec_a"}},
+		{name: "rotation", value: aws.String(" whsec_new , whsec_old,"), want: []string{"whsec_new", "whsec_old"}},
+		{name: "empty", value: aws.String(" , "), wantErr: "is empty"},
+		{name: "binary only", value: nil, wantErr: "no SecretString"},
+		{name: "api error", err: errors.New("AccessDenied"), wantErr: "AccessDenied"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sm := &fakeSM{value: tt.value, err: tt.err}
+			got, err := List(context.Background(), sm, "arn:aws:secretsmanager:x")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				if tt.value != nil && strings.Contains(err.Error(), *tt.value) && strings.TrimSpace(*tt.value) != "," {
+					t.Errorf("error leaks the secret value: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("List (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestResolvePrefersDirect(t *testing.T) {
+	sm := &fakeSM{value: aws.String("from-sm")}
+	got, err := Resolve(context.Background(), sm, []string{"inline"}, "arn")
+	if err != nil || len(got) != 1 || got[0] != "inline" || len(sm.asked) != 0 {
+		t.Errorf("Resolve with direct = %v, %v, asked %v; want [inline] without asking", got, err, sm.asked)
+	}
+	got, err = Resolve(context.Background(), sm, nil, "arn")
+	if err != nil || len(got) != 1 || got[0] != "from-sm" {
+		t.Errorf("Resolve without direct = %v, %v; want [from-sm]", got, err)
+	}
+}

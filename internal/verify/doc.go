@@ -1,0 +1,22 @@
+// Package verify authenticates webhook deliveries: one file per provider,
+// each turning a signature header and the exact raw body into a
+// webhook.Event, or into an error that wraps one of the webhook error kinds.
+//
+// Guarantees, for every provider:
+//
+//   - Nothing is parsed before it is verified. The signature is checked over
+//     the raw bytes as received; the body is decoded only after it matched,
+//     so an unsigned garbage body is unauthenticated (401), never
+//     malformed (400).
+//   - Signatures are compared in constant time with hmac.Equal.
+//   - Several secrets are accepted at once, so a secret can be rotated
+//     without dropping deliveries, and a header may carry several
+//     signatures (Stripe sends one per active secret while rolling).
+//   - The signed timestamp must be within a tolerance of now, in the past
+//     and in the future, and "now" comes from an injected clock.
+//   - Errors carry context a person can act on (which check failed, how old
+//     the timestamp was) but never a secret, a signature or payload content.
+//   - Verifiers hold no mutable state and are safe for concurrent use.
+//
+// Package verifytest builds signed requests for tests in every package.
+package verify

@@ -1,0 +1,730 @@
+package verify_test
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
+)
+
+const (
+	secret      = "whsec_test_hookinbox_current_0123456789"
+	oldSecret   = "whsec_test_hookinbox_previous_987654321"
+	otherSecret = "whsec_test_someone_elses_endpoint_00000"
+)
+
+var now = time.Date(2023, 11, 20, 13, 17, 41, 0, time.UTC)
+
+// sign returns the v1 signature of body at t under secret, hex-encoded, the
+// way stripe-go computes it.
+func sign(t time.Time, body []byte, secret string) string {
+	return hex.EncodeToString(stripewebhook.ComputeSignature(t, body, secret))
+}
+
+func TestStripeVerify(t *testing.T) {
+	body := verifytest.StripeEvent("checkout.session.completed", "evt_1OEa2nLkdIwHu7ixQnXZgA6E", now.Add(-2*time.Second),
+		verifytest.WithEmail("jenny.rosen@example.com"))
+	tampered := bytes.Clone(body)
+	tampered[len(tampered)/2] ^= 0x01
+	otherVersion := verifytest.StripeEvent("customer.subscription.updated", "evt_1OEbK4LkdIwHu7ixZ7mTqV2c", now,
+		verifytest.WithAPIVersion("2019-02-19"))
+	longID := []byte(`{"id":"evt_` + strings.Repeat("a", 296) + `","object":"event","type":"charge.succeeded"}`)
+	unsignedGarbage := []byte("\x00\xffnot json at all")
+	signed := func(b []byte, at time.Time) string { return verifytest.SignStripe(b, at, secret) }
+
+	tests := []struct {
+		name      string
+		secrets   []string
+		tolerance time.Duration
+		header    string
+		body      []byte
+		wantErr   error // the verify sentinel; nil for success
+		wantKind  error // the webhook kind it must also match
+		wantID    string
+		wantType  string
+	}{
+		{
+			name:     "valid single secret",
+			header:   signed(body, now),
+			body:     body,
+			wantID:   "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
+			wantType: "checkout.session.completed",
+		},
+		{
+			name:     "valid with the second of two secrets (rotation)",
+			secrets:  []string{oldSecret, secret},
+			header:   verifytest.SignStripe(body, now, secret),
+			body:     body,
+			wantID:   "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
+			wantType: "checkout.session.completed",
+		},
+		{
+			name:     "valid with the first of two secrets (rotation)",
+			secrets:  []string{oldSecret, secret},
+			header:   verifytest.SignStripe(body, now, oldSecret),
+			body:     body,
+			wantID:   "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
+			wantType: "checkout.session.completed",
+		},
+		{
+			name:     "two v1 signatures, only the second matches",
+			header:   verifytest.SignStripe(body, now, otherSecret, secret),
+			body:     body,
+			wantID:   "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
+			wantType: "checkout.session.completed",
+		},
+		{
+			name:     "v1 and v0 signatures, spaces around parts",
+			header:   fmt.Sprintf("t=%d, v1=%s, v0=%s", now.Unix(), sign(now, body, secret), sign(now, body, "v0")),
+			body:     body,
+			wantID:   "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
+			wantType: "checkout.session.completed",
+		},
+		{
+			name:     "unparsable v1 signatures are skipped",
+			header:   fmt.Sprintf("t=%d,v1=zz,v1=abcd,v1=%s", now.Unix(), sign(now, body, secret)),
+			body:     body,
+			wantID:   "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
+			wantType: "checkout.session.completed",
+		},
+		{
+			name:     "v0 only is no signature",
+			header:   fmt.Sprintf("t=%d,v0=%s", now.Unix(), sign(now, body, secret)),
+			body:     body,
+			wantErr:  verify.ErrNoSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "no header",
+			header:   "",
+			body:     body,
+			wantErr:  verify.ErrNoSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "empty header (blank)",
+			header:   " \t ",
+			body:     body,
+			wantErr:  verify.ErrNoSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "header of commas only",
+			header:   ",,,",
+			body:     body,
+			wantErr:  verify.ErrNoSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "header t= only",
+			header:   fmt.Sprintf("t=%d", now.Unix()),
+			body:     body,
+			wantErr:  verify.ErrNoSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "header without t= but a signature stripe-go would check against year 1",
+			header:   "v1=" + sign(time.Time{}, body, secret),
+			body:     body,
+			wantErr:  verify.ErrNoSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "header with two t=",
+			header:   fmt.Sprintf("t=%d,t=%d,v1=%s", now.Unix(), now.Unix(), sign(now, body, secret)),
+			body:     body,
+			wantErr:  verify.ErrNoSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "header with non-numeric t=",
+			header:   fmt.Sprintf("t=yesterday,v1=%s", sign(now, body, secret)),
+			body:     body,
+			wantErr:  verify.ErrNoSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "header of garbage",
+			header:   "garbage;not a stripe header",
+			body:     body,
+			wantErr:  verify.ErrNoSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "header of binary garbage",
+			header:   "t=\x00\xff,v1=\x01",
+			body:     body,
+			wantErr:  verify.ErrNoSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "wrong secret",
+			header:   verifytest.SignStripe(body, now, otherSecret),
+			body:     body,
+			wantErr:  verify.ErrBadSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "signed with one secret prefix of ours",
+			header:   verifytest.SignStripe(body, now, secret[:len(secret)-1]),
+			body:     body,
+			wantErr:  verify.ErrBadSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "tampered body (one bit of one byte)",
+			header:   signed(body, now),
+			body:     tampered,
+			wantErr:  verify.ErrBadSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "body with a trailing newline added",
+			header:   signed(body, now),
+			body:     append(bytes.Clone(body), '\n'),
+			wantErr:  verify.ErrBadSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "timestamp changed in a valid header",
+			header:   strings.Replace(signed(body, now), fmt.Sprint(now.Unix()), fmt.Sprint(now.Unix()-1), 1),
+			body:     body,
+			wantErr:  verify.ErrBadSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "stale (tolerance + 1s old)",
+			header:   signed(body, now.Add(-stripewebhook.DefaultTolerance-time.Second)),
+			body:     body,
+			wantErr:  verify.ErrStale,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "future (tolerance + 1s ahead)",
+			header:   signed(body, now.Add(stripewebhook.DefaultTolerance+time.Second)),
+			body:     body,
+			wantErr:  verify.ErrFuture,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "exactly tolerance old is accepted",
+			header:   signed(body, now.Add(-stripewebhook.DefaultTolerance)),
+			body:     body,
+			wantID:   "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
+			wantType: "checkout.session.completed",
+		},
+		{
+			name:     "exactly tolerance ahead is accepted",
+			header:   signed(body, now.Add(stripewebhook.DefaultTolerance)),
+			body:     body,
+			wantID:   "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
+			wantType: "checkout.session.completed",
+		},
+		{
+			name:     "stale and wrongly signed is a bad signature (signature first)",
+			header:   verifytest.SignStripe(body, now.Add(-time.Hour), otherSecret),
+			body:     body,
+			wantErr:  verify.ErrBadSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "t= far in the future does not overflow",
+			header:   fmt.Sprintf("t=%d,v1=%s", int64(1)<<62, sign(time.Unix(1<<62, 0), body, secret)),
+			body:     body,
+			wantErr:  verify.ErrFuture,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "t= far in the past does not overflow",
+			header:   fmt.Sprintf("t=%d,v1=%s", -(int64(1) << 62), sign(time.Unix(-(1<<62), 0), body, secret)),
+			body:     body,
+			wantErr:  verify.ErrStale,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:      "custom tolerance: 11s old with 10s tolerance is stale",
+			tolerance: 10 * time.Second,
+			header:    signed(body, now.Add(-11*time.Second)),
+			body:      body,
+			wantErr:   verify.ErrStale,
+			wantKind:  webhook.ErrUnauthenticated,
+		},
+		{
+			name:      "custom tolerance: 11s ahead with 10s tolerance is future",
+			tolerance: 10 * time.Second,
+			header:    signed(body, now.Add(11*time.Second)),
+			body:      body,
+			wantErr:   verify.ErrFuture,
+			wantKind:  webhook.ErrUnauthenticated,
+		},
+		{
+			name:      "custom tolerance: 10s old with 10s tolerance is accepted",
+			tolerance: 10 * time.Second,
+			header:    signed(body, now.Add(-10*time.Second)),
+			body:      body,
+			wantID:    "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
+			wantType:  "checkout.session.completed",
+		},
+		{
+			name:      "custom tolerance: 1h old with 2h tolerance is accepted",
+			tolerance: 2 * time.Hour,
+			header:    signed(body, now.Add(-time.Hour)),
+			body:      body,
+			wantID:    "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
+			wantType:  "checkout.session.completed",
+		},
+		{
+			name:     "api_version other than stripe-go's is accepted",
+			header:   signed(otherVersion, now),
+			body:     otherVersion,
+			wantID:   "evt_1OEbK4LkdIwHu7ixZ7mTqV2c",
+			wantType: "customer.subscription.updated",
+		},
+		{
+			name:     "minimal event without object",
+			header:   signed([]byte(`{"id":"evt_1","type":"ping"}`), now),
+			body:     []byte(`{"id":"evt_1","type":"ping"}`),
+			wantID:   "evt_1",
+			wantType: "ping",
+		},
+		{
+			name:     "unsigned garbage body is unauthenticated, not malformed",
+			header:   "",
+			body:     unsignedGarbage,
+			wantErr:  verify.ErrNoSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "wrongly signed garbage body is unauthenticated, not malformed",
+			header:   verifytest.SignStripe(unsignedGarbage, now, otherSecret),
+			body:     unsignedGarbage,
+			wantErr:  verify.ErrBadSignature,
+			wantKind: webhook.ErrUnauthenticated,
+		},
+		{
+			name:     "signed non-JSON",
+			header:   signed(unsignedGarbage, now),
+			body:     unsignedGarbage,
+			wantErr:  verify.ErrNotJSON,
+			wantKind: webhook.ErrMalformed,
+		},
+		{
+			name:     "signed empty body",
+			header:   signed(nil, now),
+			body:     nil,
+			wantErr:  verify.ErrNotJSON,
+			wantKind: webhook.ErrMalformed,
+		},
+		{
+			name:     "signed JSON null",
+			header:   signed([]byte("null"), now),
+			body:     []byte("null"),
+			wantErr:  verify.ErrNotJSON,
+			wantKind: webhook.ErrMalformed,
+		},
+		{
+			name:     "signed JSON array",
+			header:   signed([]byte(`[{"id":"evt_1","type":"ping"}]`), now),
+			body:     []byte(`[{"id":"evt_1","type":"ping"}]`),
+			wantErr:  verify.ErrNotJSON,
+			wantKind: webhook.ErrMalformed,
+		},
+		{
+			name:     "signed truncated JSON",
+			header:   signed(body[:len(body)-1], now),
+			body:     body[:len(body)-1],
+			wantErr:  verify.ErrNotJSON,
+			wantKind: webhook.ErrMalformed,
+		},
+		{
+			name:     "signed JSON without id",
+			header:   signed([]byte(`{"object":"event","type":"ping"}`), now),
+			body:     []byte(`{"object":"event","type":"ping"}`),
+			wantErr:  verify.ErrNoEventID,
+			wantKind: webhook.ErrMalformed,
+		},
+		{
+			name:     "signed JSON with an id of 300 bytes",
+			header:   signed(longID, now),
+			body:     longID,
+			wantErr:  verify.ErrBadEventID,
+			wantKind: webhook.ErrMalformed,
+		},
+		{
+			name:     "signed JSON with an id holding ../",
+			header:   signed([]byte(`{"id":"evt_../../etc","object":"event","type":"ping"}`), now),
+			body:     []byte(`{"id":"evt_../../etc","object":"event","type":"ping"}`),
+			wantErr:  verify.ErrBadEventID,
+			wantKind: webhook.ErrMalformed,
+		},
+		{
+			name:     "signed JSON with a numeric id",
+			header:   signed([]byte(`{"id":42,"object":"event","type":"ping"}`), now),
+			body:     []byte(`{"id":42,"object":"event","type":"ping"}`),
+			wantErr:  verify.ErrBadEventID,
+			wantKind: webhook.ErrMalformed,
+		},
+		{
+			name:     "signed JSON without type",
+			header:   signed([]byte(`{"id":"evt_1","object":"event"}`), now),
+			body:     []byte(`{"id":"evt_1","object":"event"}`),
+			wantErr:  verify.ErrNotEvent,
+			wantKind: webhook.ErrMalformed,
+		},
+		{
+			name:     "signed JSON of another object",
+			header:   signed([]byte(`{"id":"cus_1","object":"customer","type":"x"}`), now),
+			body:     []byte(`{"id":"cus_1","object":"customer","type":"x"}`),
+			wantErr:  verify.ErrNotEvent,
+			wantKind: webhook.ErrMalformed,
+		},
+		{
+			name:     "signed JSON with a string created",
+			header:   signed([]byte(`{"id":"evt_1","type":"ping","created":"today"}`), now),
+			body:     []byte(`{"id":"evt_1","type":"ping","created":"today"}`),
+			wantErr:  verify.ErrNotEvent,
+			wantKind: webhook.ErrMalformed,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			secrets := tc.secrets
+			if secrets == nil {
+				secrets = []string{secret}
+			}
+			v := &verify.Stripe{Secrets: secrets, Tolerance: tc.tolerance, Now: func() time.Time { return now }}
+			got, err := v.Verify(tc.header, tc.body)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("Verify() error = %v, want %v", err, tc.wantErr)
+				}
+				if !errors.Is(err, tc.wantKind) {
+					t.Fatalf("Verify() error = %v, want kind %v", err, tc.wantKind)
+				}
+				checkErrorText(t, err, tc.header, tc.body)
+				if got.ID != "" || got.Raw != nil {
+					t.Errorf("Verify() returned event %q with error", got.ID)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Verify() error = %v, want nil", err)
+			}
+			if got, want := got.Provider, "stripe"; got != want {
+				t.Errorf("Provider = %q, want %q", got, want)
+			}
+			if got, want := got.ID, tc.wantID; got != want {
+				t.Errorf("ID = %q, want %q", got, want)
+			}
+			if got, want := got.Type, tc.wantType; got != want {
+				t.Errorf("Type = %q, want %q", got, want)
+			}
+			if !bytes.Equal(got.Raw, tc.body) {
+				t.Errorf("Raw differs from the signed body")
+			}
+		})
+	}
+}
+
+// checkErrorText fails if err's text leaks a secret, a signature or the
+// body.
+func checkErrorText(t *testing.T, err error, header string, body []byte) {
+	t.Helper()
+	msg := err.Error()
+	for _, s := range []string{secret, oldSecret, otherSecret} {
+		if strings.Contains(msg, s) {
+			t.Errorf("error %q holds a secret", msg)
+		}
+	}
+	for part := range strings.SplitSeq(header, ",") {
+		if _, sig, ok := strings.Cut(part, "v1="); ok && len(sig) >= 8 && strings.Contains(msg, sig) {
+			t.Errorf("error %q holds a signature", msg)
+		}
+	}
+	for _, leak := range []string{"jenny", "../", "aaaaaaaa", "today", "customer\""} {
+		if bytes.Contains(body, []byte(leak)) && strings.Contains(msg, leak) {
+			t.Errorf("error %q holds payload content %q", msg, leak)
+		}
+	}
+}
+
+func TestStripeVerifyEvent(t *testing.T) {
+	created := now.Add(-3 * time.Second)
+	tests := []struct {
+		name string
+		body []byte
+		want webhook.Event
+	}{
+		{
+			name: "test mode",
+			body: verifytest.StripeEvent("invoice.paid", "evt_1", created),
+			want: webhook.Event{Provider: "stripe", ID: "evt_1", Type: "invoice.paid", Created: created},
+		},
+		{
+			name: "live mode",
+			body: verifytest.StripeEvent("invoice.paid", "evt_2", created, verifytest.WithLivemode(true)),
+			want: webhook.Event{Provider: "stripe", ID: "evt_2", Type: "invoice.paid", Created: created, Livemode: true},
+		},
+		{
+			name: "no created",
+			body: []byte(`{"id":"evt_3","type":"ping"}`),
+			want: webhook.Event{Provider: "stripe", ID: "evt_3", Type: "ping"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &verify.Stripe{Secrets: []string{secret}, Now: func() time.Time { return now }}
+			got, err := v.Verify(verifytest.SignStripe(tc.body, now, secret), tc.body)
+			if err != nil {
+				t.Fatalf("Verify() error = %v", err)
+			}
+			tc.want.Raw = tc.body
+			if got.Provider != tc.want.Provider || got.ID != tc.want.ID || got.Type != tc.want.Type ||
+				!got.Created.Equal(tc.want.Created) || got.Livemode != tc.want.Livemode || !bytes.Equal(got.Raw, tc.want.Raw) {
+				t.Errorf("Verify() = %+v,\nwant %+v", got, tc.want)
+			}
+			if got, want := got.Key(), webhook.NewKey("stripe", tc.want.ID); got != want {
+				t.Errorf("Key() = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestStripeVerifyFixtures(t *testing.T) {
+	tests := []struct {
+		file     string
+		wantID   string
+		wantType string
+		created  int64
+	}{
+		{"checkout.session.completed.json", "evt_1OEa2nLkdIwHu7ixQnXZgA6E", "checkout.session.completed", 1700486261},
+		{"customer.subscription.updated.json", "evt_1OEbK4LkdIwHu7ixZ7mTqV2c", "customer.subscription.updated", 1700491156},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			body, err := os.ReadFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Delivered two seconds after the event was created.
+			at := time.Unix(tc.created+2, 0)
+			v := &verify.Stripe{Secrets: []string{secret}, Now: func() time.Time { return at }}
+			got, err := v.Verify(verifytest.SignStripe(body, at, secret), body)
+			if err != nil {
+				t.Fatalf("Verify() error = %v", err)
+			}
+			if got.ID != tc.wantID || got.Type != tc.wantType || got.Created.Unix() != tc.created || got.Livemode {
+				t.Errorf("Verify() = {ID:%q Type:%q Created:%d Livemode:%t}, want {ID:%q Type:%q Created:%d Livemode:false}",
+					got.ID, got.Type, got.Created.Unix(), got.Livemode, tc.wantID, tc.wantType, tc.created)
+			}
+		})
+	}
+}
+
+// TestStripeVerifyStripeGoHeaders checks that headers stripe-go's own test
+// helper generates are accepted, and that stripe-go's ConstructEvent
+// rejects an event we accept only because of its api_version.
+func TestStripeVerifyStripeGoHeaders(t *testing.T) {
+	body := verifytest.StripeEvent("customer.subscription.deleted", "evt_9", now)
+	p := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{Payload: body, Secret: secret, Timestamp: now})
+	v := &verify.Stripe{Secrets: []string{oldSecret, secret}, Now: func() time.Time { return now }}
+	if _, err := v.Verify(p.Header, p.Payload); err != nil {
+		t.Errorf("Verify(stripe-go header) error = %v", err)
+	}
+
+	real := time.Now()
+	old := verifytest.StripeEvent("customer.subscription.deleted", "evt_10", real, verifytest.WithAPIVersion("2019-02-19"))
+	header := verifytest.SignStripe(old, real, secret)
+	if _, err := stripewebhook.ConstructEvent(old, header, secret); err == nil {
+		t.Errorf("stripe-go ConstructEvent accepted api_version 2019-02-19; the reason Verify avoids it is gone")
+	}
+	if _, err := (&verify.Stripe{Secrets: []string{secret}}).Verify(header, old); err != nil {
+		t.Errorf("Verify(api_version 2019-02-19, real clock) error = %v", err)
+	}
+}
+
+func TestStripeVerifyConfig(t *testing.T) {
+	body := []byte(`{"id":"evt_1","type":"ping"}`)
+	tests := []struct {
+		name   string
+		v      verify.Stripe
+		header string
+	}{
+		{"no secrets", verify.Stripe{}, verifytest.SignStripe(body, now, secret)},
+		{"empty secret signs nothing", verify.Stripe{Secrets: []string{""}}, verifytest.SignStripe(body, now, "")},
+		{"an empty secret among good ones", verify.Stripe{Secrets: []string{secret, " "}}, verifytest.SignStripe(body, now, " ")},
+		{"negative tolerance", verify.Stripe{Secrets: []string{secret}, Tolerance: -time.Second}, verifytest.SignStripe(body, now, secret)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.v.Now = func() time.Time { return now }
+			if err := tc.v.Validate(); err == nil {
+				t.Errorf("Validate() = nil, want an error")
+			}
+			_, err := tc.v.Verify(tc.header, body)
+			if err == nil {
+				t.Fatalf("Verify() = nil error, want a configuration error")
+			}
+			// A configuration error is ours to fix: it must map to a 5xx,
+			// so it wraps neither client kind.
+			if errors.Is(err, webhook.ErrUnauthenticated) || errors.Is(err, webhook.ErrMalformed) {
+				t.Errorf("Verify() error = %v, want one that wraps no webhook kind", err)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q holds a secret", err)
+			}
+		})
+	}
+	good := verify.Stripe{Secrets: []string{oldSecret, secret}, Tolerance: time.Minute}
+	if err := good.Validate(); err != nil {
+		t.Errorf("Validate() = %v, want nil", err)
+	}
+}
+
+func TestStripeVerifyDefaultClock(t *testing.T) {
+	body := verifytest.StripeEvent("invoice.paid", "evt_1", time.Now())
+	v := &verify.Stripe{Secrets: []string{secret}}
+	if _, err := v.Verify(verifytest.SignStripe(body, time.Now(), secret), body); err != nil {
+		t.Errorf("Verify(signed now) error = %v", err)
+	}
+	_, err := v.Verify(verifytest.SignStripe(body, time.Now().Add(-time.Hour), secret), body)
+	if !errors.Is(err, verify.ErrStale) {
+		t.Errorf("Verify(signed an hour ago) error = %v, want %v", err, verify.ErrStale)
+	}
+}
+
+func TestStripeVerifyConcurrent(t *testing.T) {
+	v := &verify.Stripe{Secrets: []string{oldSecret, secret}, Now: func() time.Time { return now }}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			id := fmt.Sprintf("evt_%d", i)
+			body := verifytest.StripeEvent("invoice.paid", id, now)
+			for range 50 {
+				got, err := v.Verify(verifytest.SignStripe(body, now, secret), body)
+				if err != nil || got.ID != id {
+					t.Errorf("Verify() = %q, %v; want %q, nil", got.ID, err, id)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestParseSecrets(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"empty", "", nil},
+		{"blank", "  ", nil},
+		{"one", "whsec_a", []string{"whsec_a"}},
+		{"two", "whsec_a,whsec_b", []string{"whsec_a", "whsec_b"}},
+		{"spaces and empties", " whsec_a , ,, whsec_b ,", []string{"whsec_a", "whsec_b"}},
+		{"commas only", ",,,", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := verify.ParseSecrets(tc.in)
+			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tc.want) {
+				t.Errorf("ParseSecrets(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzStripeVerify checks that Verify never panics, classifies every
+// failure as unauthenticated or malformed, and accepts only a body that was
+// signed with the secret at the header's time: the fuzzer cannot forge an
+// HMAC, so an accepted (header, body) must carry a v1 signature that an
+// independent HMAC computation reproduces.
+//
+// A second property signs whatever body the fuzzer makes: a correctly
+// signed body must never be reported unauthenticated.
+func FuzzStripeVerify(f *testing.F) {
+	body := verifytest.StripeEvent("checkout.session.completed", "evt_1", now)
+	f.Add(verifytest.SignStripe(body, now, secret), body)
+	f.Add(verifytest.SignStripe(body, now, otherSecret, secret), body)
+	f.Add(verifytest.SignStripe(body, now.Add(-time.Hour), secret), body)
+	f.Add(fmt.Sprintf("t=%d,v0=%s", now.Unix(), sign(now, body, secret)), body)
+	f.Add("", []byte(`{"id":"evt_1","type":"ping"}`))
+	f.Add("t=1,v1=00", []byte("null"))
+	f.Add(verifytest.SignStripe([]byte(`{"id":"evt_1","type":"ping"}`), now, secret), []byte(`{"id":"evt_1","type":"ping"}`))
+	f.Add(verifytest.SignStripe([]byte(`{"id":"../x","type":"ping"}`), now, secret), []byte(`{"id":"../x","type":"ping"}`))
+
+	v := &verify.Stripe{Secrets: []string{oldSecret, secret}, Now: func() time.Time { return now }}
+	f.Fuzz(func(t *testing.T, header string, body []byte) {
+		got, err := v.Verify(header, body)
+		if err != nil {
+			if !errors.Is(err, webhook.ErrUnauthenticated) && !errors.Is(err, webhook.ErrMalformed) {
+				t.Fatalf("Verify() error = %v, wraps no webhook kind", err)
+			}
+		} else {
+			if !signedBy(header, body, oldSecret, secret) {
+				t.Fatalf("Verify() accepted a body no configured secret signed; header %q", header)
+			}
+			if !bytes.Equal(got.Raw, body) || webhook.ValidateEventID(got.ID) != nil || got.Type == "" {
+				t.Fatalf("Verify() = %+v: Raw differs, bad ID or no type", got)
+			}
+		}
+
+		// Sign the fuzzer's body ourselves: it must get past authentication.
+		_, err = v.Verify(verifytest.SignStripe(body, now, secret), body)
+		if errors.Is(err, webhook.ErrUnauthenticated) {
+			t.Fatalf("Verify(correctly signed) error = %v", err)
+		}
+		if err != nil && !errors.Is(err, webhook.ErrMalformed) {
+			t.Fatalf("Verify(correctly signed) error = %v, wraps no webhook kind", err)
+		}
+	})
+}
+
+// signedBy reports whether header carries, for its t= value, a v1 HMAC of
+// body under one of secrets, computed here independently of the verifier.
+func signedBy(header string, body []byte, secrets ...string) bool {
+	var ts string
+	var sigs []string
+	for part := range strings.SplitSeq(header, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch k {
+		case "t":
+			// The verifier reads t= as a number and signs its decimal
+			// form, so "+17..." or "017..." stand for "17...".
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return false
+			}
+			ts = strconv.FormatInt(n, 10)
+		case "v1":
+			sigs = append(sigs, v)
+		}
+	}
+	for _, s := range secrets {
+		mac := hmac.New(sha256.New, []byte(s))
+		mac.Write([]byte(ts + "."))
+		mac.Write(body)
+		want := hex.EncodeToString(mac.Sum(nil))
+		for _, sig := range sigs {
+			if strings.EqualFold(sig, want) {
+				return true
+			}
+		}
+	}
+	return false
+}
