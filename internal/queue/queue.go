@@ -8,6 +8,8 @@ package queue
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -23,6 +25,7 @@ const AttrEventType = "event_type"
 // sqsAPI lists the SQS calls a Queue makes.
 type sqsAPI interface {
 	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
 }
 
 // Queue sends envelopes to one SQS queue.
@@ -58,4 +61,58 @@ func Attributes(env webhook.Envelope) map[string]types.MessageAttributeValue {
 	return map[string]types.MessageAttributeValue{
 		AttrEventType: {DataType: aws.String("String"), StringValue: aws.String(env.Type)},
 	}
+}
+
+// Attributes a parked message carries, so an operator sees why it is in the
+// DLQ without looking anything up.
+const (
+	AttrReason   = "error_reason"
+	AttrAttempts = "attempts"
+	AttrParkedAt = "parked_at"
+)
+
+// Park sends a message body to this queue (the DLQ) with the reason it was
+// parked: env.Marshal() for an event, or the original body of a message that
+// could not be read. reason must not hold payload data; it is truncated to
+// 1 KiB.
+func (q *Queue) Park(ctx context.Context, body string, env webhook.Envelope, reason string, attempts int, at time.Time) error {
+	if len(reason) > 1024 {
+		reason = reason[:1024]
+	}
+	attrs := Attributes(env)
+	if attrs == nil {
+		attrs = map[string]types.MessageAttributeValue{}
+	}
+	attrs[AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(reason)}
+	attrs[AttrAttempts] = types.MessageAttributeValue{DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(attempts))}
+	attrs[AttrParkedAt] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(at.UTC().Format(time.RFC3339))}
+	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl:          &q.url,
+		MessageBody:       &body,
+		MessageAttributes: attrs,
+	})
+	if err != nil {
+		return fmt.Errorf("park %s: %w", env.Key, err)
+	}
+	return nil
+}
+
+// MaxVisibility is SQS's longest visibility timeout.
+const MaxVisibility = 12 * time.Hour
+
+// Delay hides the received message for d before SQS delivers it again: the
+// backoff of a transient failure.
+func (q *Queue) Delay(ctx context.Context, receiptHandle string, d time.Duration) error {
+	if d > MaxVisibility {
+		d = MaxVisibility
+	}
+	_, err := q.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl:          &q.url,
+		ReceiptHandle:     &receiptHandle,
+		VisibilityTimeout: int32(d / time.Second),
+	})
+	if err != nil {
+		return fmt.Errorf("delay message: %w", err)
+	}
+	return nil
 }

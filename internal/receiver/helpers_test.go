@@ -111,7 +111,9 @@ func hostileRequests(maxBody int) []hostileCase {
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_hostile", at)
 	good := verifytest.SignStripe(body, now, secret)
 	withBody := func(b []byte, header string) events.APIGatewayV2HTTPRequest { return request(b, header) }
-	signedBody := func(b []byte) events.APIGatewayV2HTTPRequest { return request(b, verifytest.SignStripe(b, now, secret)) }
+	signedBody := func(b []byte) events.APIGatewayV2HTTPRequest {
+		return request(b, verifytest.SignStripe(b, now, secret))
+	}
 	v1 := good[strings.Index(good, "v1="):]
 	tampered := append([]byte(nil), body...)
 	tampered[len(tampered)/2] ^= 0x01 // one bit of one byte
