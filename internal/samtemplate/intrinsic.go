@@ -1,0 +1,218 @@
+package samtemplate
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Ref is !Ref Name (or {Ref: Name}): a parameter, a pseudo parameter such as
+// AWS::Region, or a resource's physical ID.
+type Ref struct{ Name string }
+
+// GetAtt is !GetAtt Resource.Attribute (or the list form, or Fn::GetAtt). An
+// attribute with dots (Endpoint.Address) keeps everything after the first dot.
+type GetAtt struct{ Resource, Attribute string }
+
+// Sub is !Sub Format or !Sub [Format, Vars] (or Fn::Sub). Vars is nil for the
+// one-argument form.
+type Sub struct {
+	Format string
+	Vars   map[string]any
+}
+
+// Fn is any other intrinsic function: Name is the name without "Fn::" (If,
+// Join, Select, Equals, Not, And, Or, Split, Base64, FindInMap, ...), or
+// "Condition" for a condition reference; Args are its parsed arguments.
+type Fn struct {
+	Name string
+	Args any
+}
+
+// knownFns lists the function names a short tag or Fn:: key may carry; an
+// unknown one is an error so that a typo fails at parse time.
+var knownFns = map[string]bool{
+	"Ref": true, "Condition": true, "GetAtt": true, "Sub": true,
+	"And": true, "Base64": true, "Cidr": true, "Equals": true, "FindInMap": true,
+	"ForEach": true, "GetAZs": true, "If": true, "ImportValue": true, "Join": true,
+	"Length": true, "Not": true, "Or": true, "Select": true, "Split": true,
+	"ToJsonString": true, "Transform": true,
+}
+
+// convert turns a YAML node into plain Go values and intrinsic types.
+func convert(n *yaml.Node) (any, error) {
+	var v any
+	switch n.Kind {
+	case yaml.AliasNode:
+		return convert(n.Alias)
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return convert(n.Content[0])
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, vn := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: mapping key is not a scalar", k.Line)
+			}
+			if _, dup := m[k.Value]; dup {
+				return nil, fmt.Errorf("line %d: duplicate key %q", k.Line, k.Value)
+			}
+			val, err := convert(vn)
+			if err != nil {
+				return nil, err
+			}
+			m[k.Value] = val
+		}
+		fn, ok, err := longForm(m, n.Line)
+		switch {
+		case err != nil:
+			return nil, err
+		case ok:
+			v = fn
+		default:
+			v = m
+		}
+	case yaml.SequenceNode:
+		l := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			val, err := convert(c)
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, val)
+		}
+		v = l
+	case yaml.ScalarNode:
+		switch tag := n.ShortTag(); {
+		case tag == "!!null":
+			v = nil
+		case tag == "!!bool" || tag == "!!int" || tag == "!!float":
+			if err := n.Decode(&v); err != nil {
+				return nil, fmt.Errorf("line %d: %w", n.Line, err)
+			}
+		default: // !!str, !!timestamp, !!binary and custom tags keep their text
+			v = n.Value
+		}
+	default:
+		return nil, fmt.Errorf("line %d: unexpected YAML node kind %v", n.Line, n.Kind)
+	}
+
+	tag := n.Tag
+	if tag == "" || strings.HasPrefix(tag, "!!") || !strings.HasPrefix(tag, "!") {
+		return v, nil
+	}
+	name := strings.TrimPrefix(tag, "!")
+	if !knownFns[name] {
+		return nil, fmt.Errorf("line %d: unknown tag %s", n.Line, tag)
+	}
+	fn, err := intrinsic(name, v)
+	if err != nil {
+		return nil, fmt.Errorf("line %d: %s: %w", n.Line, tag, err)
+	}
+	return fn, nil
+}
+
+// longForm recognises a one-key mapping {Ref: x}, {"Fn::Name": args} or
+// {Condition: name} and returns the intrinsic it stands for.
+func longForm(m map[string]any, line int) (any, bool, error) {
+	if len(m) != 1 {
+		return nil, false, nil
+	}
+	for k, args := range m {
+		var name string
+		switch {
+		case k == "Ref":
+			name = k
+		case k == "Condition":
+			// A one-key {Condition: name} inside And/Or/Not; anything else
+			// named Condition (an IAM statement's) is a mapping.
+			if _, ok := args.(string); !ok {
+				return nil, false, nil
+			}
+			name = k
+		case strings.HasPrefix(k, "Fn::"):
+			name = strings.TrimPrefix(k, "Fn::")
+			if !knownFns[name] {
+				return nil, false, fmt.Errorf("line %d: unknown function %s", line, k)
+			}
+		default:
+			return nil, false, nil
+		}
+		fn, err := intrinsic(name, args)
+		if err != nil {
+			return nil, false, fmt.Errorf("line %d: %s: %w", line, k, err)
+		}
+		return fn, true, nil
+	}
+	return nil, false, nil
+}
+
+// intrinsic builds the typed value for function name with parsed args.
+func intrinsic(name string, args any) (any, error) {
+	switch name {
+	case "Ref":
+		s, ok := args.(string)
+		if !ok || s == "" {
+			return nil, fmt.Errorf("want a name, got %s", describe(args))
+		}
+		return Ref{Name: s}, nil
+	case "GetAtt":
+		return parseGetAtt(args)
+	case "Sub":
+		return parseSub(args)
+	case "Condition":
+		if s, ok := args.(string); !ok || s == "" {
+			return nil, fmt.Errorf("want a condition name, got %s", describe(args))
+		}
+	}
+	return Fn{Name: name, Args: args}, nil
+}
+
+func parseGetAtt(args any) (GetAtt, error) {
+	var res, attr string
+	switch a := args.(type) {
+	case string:
+		res, attr, _ = strings.Cut(a, ".")
+	case []any:
+		if len(a) != 2 {
+			return GetAtt{}, fmt.Errorf("want [Resource, Attribute], got %d items", len(a))
+		}
+		r, ok1 := a[0].(string)
+		at, ok2 := a[1].(string)
+		if !ok1 || !ok2 {
+			return GetAtt{}, fmt.Errorf("want [Resource, Attribute] as strings")
+		}
+		res, attr = r, at
+	default:
+		return GetAtt{}, fmt.Errorf("want Resource.Attribute, got %s", describe(args))
+	}
+	if res == "" || attr == "" {
+		return GetAtt{}, fmt.Errorf("want Resource.Attribute, got %s", describe(args))
+	}
+	return GetAtt{Resource: res, Attribute: attr}, nil
+}
+
+func parseSub(args any) (Sub, error) {
+	switch a := args.(type) {
+	case string:
+		return Sub{Format: a}, nil
+	case []any:
+		if len(a) != 2 {
+			return Sub{}, fmt.Errorf("want [Format, {Vars}], got %d items", len(a))
+		}
+		f, ok := a[0].(string)
+		if !ok {
+			return Sub{}, fmt.Errorf("format is %s, want a string", describe(a[0]))
+		}
+		vars, ok := a[1].(map[string]any)
+		if !ok {
+			return Sub{}, fmt.Errorf("variables are %s, want a mapping", describe(a[1]))
+		}
+		return Sub{Format: f, Vars: vars}, nil
+	}
+	return Sub{}, fmt.Errorf("want a format string, got %s", describe(args))
+}

@@ -1,0 +1,517 @@
+package samtemplate
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// Context says what the names in a template stand for in one deployment.
+// Empty fields take the defaults "hookinbox", "us-east-1", "123456789012",
+// "aws" and "amazonaws.com".
+type Context struct {
+	StackName, Region, AccountID, Partition, URLSuffix string
+
+	// Params overrides parameter values; a parameter not in Params takes its
+	// Default.
+	Params map[string]string
+
+	// Lookup returns the physical value of a template resource: attr "" for
+	// !Ref (table name, queue URL, function name, API ID), "Arn" and so on
+	// for !GetAtt. A template that refers to no resource needs no Lookup.
+	Lookup func(logicalID, attr string) (string, error)
+}
+
+func (c Context) withDefaults() Context {
+	def := func(s *string, d string) {
+		if *s == "" {
+			*s = d
+		}
+	}
+	def(&c.StackName, "hookinbox")
+	def(&c.Region, "us-east-1")
+	def(&c.AccountID, "123456789012")
+	def(&c.Partition, "aws")
+	def(&c.URLSuffix, "amazonaws.com")
+	return c
+}
+
+// Resolve returns v with every intrinsic evaluated in c. Maps and lists are
+// copied; an element or key whose value is !Ref AWS::NoValue is dropped.
+// Numbers and booleans stay as they are, except inside !Sub and !Join, which
+// format them. Conditions are evaluated for !If. v is typically a value taken
+// from t, such as a resource's Properties or an output's Value.
+func (t *Template) Resolve(v any, c Context) (any, error) {
+	r := &resolver{t: t, c: c.withDefaults(), conds: map[string]bool{}, visiting: map[string]bool{}}
+	out, err := r.resolve(v, "")
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := out.(noValue); ok {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// ResolveString resolves v and requires a string; numbers and booleans are
+// formatted.
+func (t *Template) ResolveString(v any, c Context) (string, error) {
+	out, err := t.Resolve(v, c)
+	if err != nil {
+		return "", err
+	}
+	s, err := scalarString(out)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", describe(v), err)
+	}
+	return s, nil
+}
+
+// noValue is what !Ref AWS::NoValue resolves to before its key or list
+// element is removed.
+type noValue struct{}
+
+type resolver struct {
+	t        *Template
+	c        Context
+	conds    map[string]bool
+	visiting map[string]bool
+}
+
+func join(path, elem string) string {
+	if path == "" {
+		return elem
+	}
+	if strings.HasPrefix(elem, "[") {
+		return path + elem
+	}
+	return path + "." + elem
+}
+
+func at(path string) string {
+	if path == "" {
+		return ""
+	}
+	return path + ": "
+}
+
+func (r *resolver) resolve(v any, path string) (any, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			re, err := r.resolve(e, join(path, k))
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := re.(noValue); !ok {
+				out[k] = re
+			}
+		}
+		return out, nil
+	case []any:
+		out := make([]any, 0, len(v))
+		for i, e := range v {
+			re, err := r.resolve(e, join(path, "["+strconv.Itoa(i)+"]"))
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := re.(noValue); !ok {
+				out = append(out, re)
+			}
+		}
+		return out, nil
+	case Ref:
+		out, err := r.ref(v.Name)
+		if err != nil {
+			return nil, fmt.Errorf("%s!Ref %s: %w", at(path), v.Name, err)
+		}
+		return out, nil
+	case GetAtt:
+		out, err := r.getAtt(v.Resource, v.Attribute)
+		if err != nil {
+			return nil, fmt.Errorf("%s!GetAtt %s.%s: %w", at(path), v.Resource, v.Attribute, err)
+		}
+		return out, nil
+	case Sub:
+		return r.sub(v, path)
+	case Fn:
+		return r.fn(v, path)
+	}
+	return v, nil
+}
+
+// ref evaluates !Ref name: a pseudo parameter, a parameter or a resource.
+func (r *resolver) ref(name string) (any, error) {
+	c := r.c
+	switch name {
+	case "AWS::StackName":
+		return c.StackName, nil
+	case "AWS::Region":
+		return c.Region, nil
+	case "AWS::AccountId":
+		return c.AccountID, nil
+	case "AWS::Partition":
+		return c.Partition, nil
+	case "AWS::URLSuffix":
+		return c.URLSuffix, nil
+	case "AWS::StackId":
+		return fmt.Sprintf("arn:%s:cloudformation:%s:%s:stack/%s/00000000-0000-0000-0000-000000000000",
+			c.Partition, c.Region, c.AccountID, c.StackName), nil
+	case "AWS::NotificationARNs":
+		return []any{}, nil
+	case "AWS::NoValue":
+		return noValue{}, nil
+	}
+	if p, ok := r.t.Parameters[name]; ok {
+		val, ok := c.Params[name]
+		if !ok {
+			if !p.HasDefault {
+				return nil, fmt.Errorf("parameter has no Default and no value in Context.Params")
+			}
+			val = p.Default
+		}
+		if p.Type == "CommaDelimitedList" || strings.HasPrefix(p.Type, "List<") {
+			var l []any
+			for _, s := range strings.Split(val, ",") {
+				l = append(l, strings.TrimSpace(s))
+			}
+			return l, nil
+		}
+		return val, nil
+	}
+	if _, ok := r.t.Resources[name]; ok {
+		return r.lookup(name, "")
+	}
+	return nil, fmt.Errorf("no parameter or resource of that name")
+}
+
+func (r *resolver) getAtt(res, attr string) (any, error) {
+	if _, ok := r.t.Resources[res]; !ok {
+		return nil, fmt.Errorf("no resource %s", res)
+	}
+	return r.lookup(res, attr)
+}
+
+func (r *resolver) lookup(id, attr string) (string, error) {
+	if r.c.Lookup == nil {
+		return "", fmt.Errorf("resource %s needs Context.Lookup", id)
+	}
+	s, err := r.c.Lookup(id, attr)
+	if err != nil {
+		return "", fmt.Errorf("lookup: %w", err)
+	}
+	return s, nil
+}
+
+// sub evaluates !Sub: ${Name} is a variable, parameter, pseudo parameter or
+// resource; ${Resource.Attr} is a GetAtt; ${!Text} is the literal ${Text}.
+func (r *resolver) sub(s Sub, path string) (any, error) {
+	vars := map[string]string{}
+	for k, v := range s.Vars {
+		rv, err := r.resolve(v, join(path, "Fn::Sub."+k))
+		if err != nil {
+			return nil, err
+		}
+		str, err := scalarString(rv)
+		if err != nil {
+			return nil, fmt.Errorf("%s!Sub variable %s: %w", at(path), k, err)
+		}
+		vars[k] = str
+	}
+
+	var b strings.Builder
+	rest := s.Format
+	for {
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String(), nil
+		}
+		b.WriteString(rest[:i])
+		rest = rest[i+2:]
+		j := strings.IndexByte(rest, '}')
+		if j < 0 {
+			return nil, fmt.Errorf("%s!Sub %q: unclosed ${", at(path), s.Format)
+		}
+		name := rest[:j]
+		rest = rest[j+1:]
+		if lit, ok := strings.CutPrefix(name, "!"); ok {
+			b.WriteString("${" + lit + "}")
+			continue
+		}
+		name = strings.TrimSpace(name)
+		if v, ok := vars[name]; ok {
+			b.WriteString(v)
+			continue
+		}
+		var (
+			v   any
+			err error
+		)
+		if res, attr, dotted := strings.Cut(name, "."); dotted && !strings.HasPrefix(name, "AWS::") {
+			v, err = r.getAtt(res, attr)
+		} else {
+			v, err = r.ref(name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s!Sub ${%s}: %w", at(path), name, err)
+		}
+		str, err := scalarString(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s!Sub ${%s}: %w", at(path), name, err)
+		}
+		b.WriteString(str)
+	}
+}
+
+// fn evaluates the other intrinsic functions.
+func (r *resolver) fn(f Fn, path string) (any, error) {
+	p := join(path, "Fn::"+f.Name)
+	errorf := func(format string, a ...any) error {
+		return fmt.Errorf("%s"+format, append([]any{at(p)}, a...)...)
+	}
+	args, _ := f.Args.([]any)
+	argN := func(n int) error {
+		if len(args) != n {
+			return errorf("want a list of %d arguments, got %s", n, describe(f.Args))
+		}
+		return nil
+	}
+
+	switch f.Name {
+	case "Condition":
+		name, _ := f.Args.(string)
+		return r.condition(name)
+
+	case "If":
+		if err := argN(3); err != nil {
+			return nil, err
+		}
+		name, ok := args[0].(string)
+		if !ok {
+			return nil, errorf("condition name is %s, want a string", describe(args[0]))
+		}
+		ok, err := r.condition(name)
+		if err != nil {
+			return nil, errorf("%w", err)
+		}
+		if ok {
+			return r.resolve(args[1], join(p, "[1]"))
+		}
+		return r.resolve(args[2], join(p, "[2]"))
+
+	case "Equals":
+		if err := argN(2); err != nil {
+			return nil, err
+		}
+		a, err := r.resolve(args[0], join(p, "[0]"))
+		if err != nil {
+			return nil, err
+		}
+		b, err := r.resolve(args[1], join(p, "[1]"))
+		if err != nil {
+			return nil, err
+		}
+		as, errA := scalarString(a)
+		bs, errB := scalarString(b)
+		if errA == nil && errB == nil {
+			return as == bs, nil
+		}
+		return reflect.DeepEqual(a, b), nil
+
+	case "Not", "And", "Or":
+		if f.Name == "Not" {
+			if err := argN(1); err != nil {
+				return nil, err
+			}
+		} else if len(args) < 2 || len(args) > 10 {
+			return nil, errorf("want a list of 2 to 10 conditions, got %s", describe(f.Args))
+		}
+		result := f.Name == "And"
+		for i, a := range args {
+			v, err := r.resolve(a, join(p, "["+strconv.Itoa(i)+"]"))
+			if err != nil {
+				return nil, err
+			}
+			b, ok := v.(bool)
+			if !ok {
+				return nil, errorf("argument %d is %s, want a condition", i, describe(v))
+			}
+			switch f.Name {
+			case "Not":
+				return !b, nil
+			case "And":
+				result = result && b
+			case "Or":
+				result = result || b
+			}
+		}
+		return result, nil
+
+	case "Join":
+		if err := argN(2); err != nil {
+			return nil, err
+		}
+		delim, ok := args[0].(string)
+		if !ok {
+			return nil, errorf("delimiter is %s, want a string", describe(args[0]))
+		}
+		list, err := r.list(args[1], join(p, "[1]"))
+		if err != nil {
+			return nil, err
+		}
+		parts := make([]string, len(list))
+		for i, e := range list {
+			if parts[i], err = scalarString(e); err != nil {
+				return nil, errorf("element %d: %w", i, err)
+			}
+		}
+		return strings.Join(parts, delim), nil
+
+	case "Select":
+		if err := argN(2); err != nil {
+			return nil, err
+		}
+		iv, err := r.resolve(args[0], join(p, "[0]"))
+		if err != nil {
+			return nil, err
+		}
+		is, err := scalarString(iv)
+		if err != nil {
+			return nil, errorf("index: %w", err)
+		}
+		i, err := strconv.Atoi(is)
+		if err != nil {
+			return nil, errorf("index %q is not an integer", is)
+		}
+		list, err := r.list(args[1], join(p, "[1]"))
+		if err != nil {
+			return nil, err
+		}
+		if i < 0 || i >= len(list) {
+			return nil, errorf("index %d out of range for %d elements", i, len(list))
+		}
+		return list[i], nil
+
+	case "Split":
+		if err := argN(2); err != nil {
+			return nil, err
+		}
+		delim, ok := args[0].(string)
+		if !ok || delim == "" {
+			return nil, errorf("delimiter is %s, want a non-empty string", describe(args[0]))
+		}
+		sv, err := r.resolve(args[1], join(p, "[1]"))
+		if err != nil {
+			return nil, err
+		}
+		s, err := scalarString(sv)
+		if err != nil {
+			return nil, errorf("source: %w", err)
+		}
+		var out []any
+		for _, part := range strings.Split(s, delim) {
+			out = append(out, part)
+		}
+		return out, nil
+
+	case "Base64":
+		v, err := r.resolve(f.Args, p)
+		if err != nil {
+			return nil, err
+		}
+		s, err := scalarString(v)
+		if err != nil {
+			return nil, errorf("%w", err)
+		}
+		return base64.StdEncoding.EncodeToString([]byte(s)), nil
+
+	case "FindInMap":
+		if len(args) != 3 && len(args) != 4 {
+			return nil, errorf("want [MapName, TopLevelKey, SecondLevelKey], got %s", describe(f.Args))
+		}
+		keys := make([]string, 3)
+		for i := range keys {
+			v, err := r.resolve(args[i], join(p, "["+strconv.Itoa(i)+"]"))
+			if err != nil {
+				return nil, err
+			}
+			if keys[i], err = scalarString(v); err != nil {
+				return nil, errorf("key %d: %w", i, err)
+			}
+		}
+		var cur any = r.t.Mappings
+		for _, k := range keys {
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return nil, errorf("no mapping entry %s", strings.Join(keys, "."))
+			}
+			if cur, ok = m[k]; !ok {
+				return nil, errorf("no mapping entry %s", strings.Join(keys, "."))
+			}
+		}
+		return r.resolve(cur, p)
+
+	case "Length":
+		list, err := r.list(f.Args, p)
+		if err != nil {
+			return nil, err
+		}
+		return len(list), nil
+
+	case "ToJsonString":
+		v, err := r.resolve(f.Args, p)
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, errorf("%w", err)
+		}
+		return string(b), nil
+	}
+	return nil, errorf("cannot be evaluated without AWS")
+}
+
+// list resolves v and requires a list.
+func (r *resolver) list(v any, path string) ([]any, error) {
+	rv, err := r.resolve(v, path)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := rv.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%sis %s, want a list", at(path), describe(rv))
+	}
+	return l, nil
+}
+
+// condition evaluates the named entry of the Conditions section once.
+func (r *resolver) condition(name string) (bool, error) {
+	if b, ok := r.conds[name]; ok {
+		return b, nil
+	}
+	def, ok := r.t.Conditions[name]
+	if !ok {
+		return false, fmt.Errorf("no condition %s", name)
+	}
+	if r.visiting[name] {
+		return false, fmt.Errorf("condition %s refers to itself", name)
+	}
+	r.visiting[name] = true
+	defer delete(r.visiting, name)
+	v, err := r.resolve(def, "Conditions."+name)
+	if err != nil {
+		return false, err
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("condition %s is %s, want true or false", name, describe(v))
+	}
+	r.conds[name] = b
+	return b, nil
+}
