@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify"
@@ -159,4 +160,13 @@ func hostileRequests(maxBody int) []hostileCase {
 // signHeaderAt signs body at t with the current secret.
 func signHeaderAt(body string, t time.Time) string {
 	return verifytest.SignStripe([]byte(body), t, secret)
+}
+
+// attrString reads a DynamoDB string attribute.
+func attrString(av types.AttributeValue, out *string) bool {
+	s, ok := av.(*types.AttributeValueMemberS)
+	if ok {
+		*out = s.Value
+	}
+	return ok
 }

@@ -91,6 +91,10 @@ func deployment(t *testing.T, tpl *Template, c Context) Context {
 			case "Arn":
 				return fmt.Sprintf("arn:%s:lambda:%s:%s:function:%s", d.Partition, d.Region, d.AccountID, n), nil
 			}
+		case "AWS::SNS::Topic":
+			if attr == "" || attr == "TopicArn" {
+				return fmt.Sprintf("arn:%s:sns:%s:%s:%s-%s-AbCdEf012345", d.Partition, d.Region, d.AccountID, d.StackName, id), nil
+			}
 		}
 		return "", fmt.Errorf("fake deployment: no physical value for %s (%s) attribute %q", id, r.Type, attr)
 	}
@@ -396,7 +400,7 @@ func TestTemplateEventsDLQ(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]any{"redrivePermission": "byQueue", "sourceQueueArnList": []any{queueARN}}
+			want := map[string]any{"redrivePermission": "byQueue", "sourceQueueArns": []any{queueARN}}
 			if diff := cmp.Diff(got, want); diff != "" {
 				broken(t, inv, "RedriveAllowPolicy must name EventsQueue's ARN (-got +want):\n%s", diff)
 			}

@@ -1,0 +1,28 @@
+// Package effects makes each business effect of a webhook event happen once
+// although the event itself is delivered at least once and out of order.
+//
+// It offers three tools, one for each kind of effect (DESIGN.md rule 4):
+//
+//   - The effect ledger (Ledger, MemoryLedger, Runner): each named effect of
+//     an event is recorded when it finishes, so a retry after a partial
+//     failure skips what is recorded and runs only the rest. Effects that
+//     call outside systems receive an idempotency key derived from the event
+//     key and the effect name (IdempotencyKey), so the window between an
+//     effect finishing and its record being written is closed by the outside
+//     system where it supports such keys.
+//   - "Apply only if newer" (PutIfNewer, Version): absolute state written
+//     with a version condition, so the final record is a pure function of the
+//     set of events whatever their arrival order.
+//   - "Delta as a per-event record" (AddDelta, Balance): an increment or
+//     decrement stored as one record per event, summed on read, never plain
+//     arithmetic on a counter.
+//
+// Guarantees: every write is one conditional PutItem; nothing reads and then
+// writes. The ledger gives "at most once as far as the ledger records": an
+// effect whose function succeeded but whose record could not be written runs
+// again on the next attempt, with the same idempotency key. All types are
+// safe for concurrent use.
+//
+// The DynamoDB helpers assume a table whose key is pk (string, partition) and
+// sk (string, sort).
+package effects

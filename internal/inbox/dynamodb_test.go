@@ -1,0 +1,19 @@
+package inbox_test
+
+import (
+	"testing"
+
+	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
+)
+
+// TestDynamoDBConformance runs the suite on dynalite, on the table exactly
+// as template.yaml declares it (keys and the pending index).
+func TestDynamoDBConformance(t *testing.T) {
+	emu := devstack.ForTest(t)
+	inboxtest.Run(t, func(t *testing.T) inbox.Store {
+		st := devstack.NewTestStack(t)
+		return inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	})
+}

@@ -1,0 +1,46 @@
+package processor
+
+import (
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/envconfig"
+)
+
+// DefaultStripeAPIURL is Stripe's API base URL.
+const DefaultStripeAPIURL = "https://api.stripe.com"
+
+// Settings is the processor function's environment, as template.yaml sets it.
+type Settings struct {
+	Table           string        // INBOX_TABLE
+	QueueURL        string        // EVENTS_QUEUE_URL
+	DLQURL          string        // EVENTS_DLQ_URL
+	ShopTable       string        // SHOP_TABLE
+	MailFrom        string        // MAIL_FROM
+	StripeAPIKey    []string      // STRIPE_API_KEY; used as is when set
+	StripeAPIKeyARN string        // STRIPE_API_KEY_ARN, read when STRIPE_API_KEY is empty
+	StripeAPIURL    string        // STRIPE_API_URL, default Stripe's
+	LeaseFor        time.Duration // LEASE_DURATION, default 15m
+	MaxReceiveCount int           // MAX_RECEIVE_COUNT, default 5: the queue's redrive setting
+}
+
+// LoadSettings reads the settings through getenv, reporting every missing
+// or invalid key in one error.
+func LoadSettings(getenv func(string) string) (Settings, error) {
+	r := envconfig.New(getenv)
+	s := Settings{
+		Table:           r.Required("INBOX_TABLE"),
+		QueueURL:        r.Required("EVENTS_QUEUE_URL"),
+		DLQURL:          r.Required("EVENTS_DLQ_URL"),
+		ShopTable:       r.Required("SHOP_TABLE"),
+		MailFrom:        r.Required("MAIL_FROM"),
+		StripeAPIKey:    r.List("STRIPE_API_KEY"),
+		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
+		StripeAPIURL:    r.String("STRIPE_API_URL", DefaultStripeAPIURL),
+		LeaseFor:        r.Duration("LEASE_DURATION", 15*time.Minute),
+		MaxReceiveCount: int(r.Int("MAX_RECEIVE_COUNT", 5)),
+	}
+	if len(s.StripeAPIKey) == 0 && s.StripeAPIKeyARN == "" {
+		r.Problem("set STRIPE_API_KEY or STRIPE_API_KEY_ARN (a Secrets Manager secret holding the Stripe secret key)")
+	}
+	return s, r.Err()
+}

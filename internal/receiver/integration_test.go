@@ -1,0 +1,163 @@
+package receiver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// realStack is a receiver on dynalite and local-aws-sqs, with the table and
+// queues made from template.yaml.
+type realStack struct {
+	h     *receiver.Handler
+	db    *dynamodb.Client
+	sqs   *sqs.Client
+	table string
+	queue string
+}
+
+func newRealStack(t *testing.T, sqsURL func(string) string) *realStack {
+	t.Helper()
+	emu := devstack.ForTest(t)
+	st := devstack.NewTestStack(t)
+	s := &realStack{db: emu.DynamoDB(), sqs: emu.SQS(), table: st.Tables["InboxTable"], queue: st.Queues["EventsQueue"].URL}
+	url := s.queue
+	if sqsURL != nil {
+		url = sqsURL(url)
+	}
+	s.h = receiver.New(receiver.Config{Now: fixed}, stripeVerifiers(fixed),
+		inbox.NewDynamoDB(s.db, s.table), queue.New(s.sqs, url), nil)
+	return s
+}
+
+// items returns every item in the inbox table, as "pk sk" strings.
+func (s *realStack) items(t *testing.T) []string {
+	t.Helper()
+	out, err := s.db.Scan(context.Background(), &dynamodb.ScanInput{TableName: &s.table, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range out.Items {
+		var pk, sk string
+		_ = attrString(it["pk"], &pk)
+		_ = attrString(it["sk"], &sk)
+		got = append(got, pk+" "+sk)
+	}
+	return got
+}
+
+// messages drains the events queue and returns the envelopes on it.
+func (s *realStack) messages(t *testing.T) []webhook.Envelope {
+	t.Helper()
+	var got []webhook.Envelope
+	for {
+		out, err := s.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+			QueueUrl: &s.queue, MaxNumberOfMessages: 10, VisibilityTimeout: 60, WaitTimeSeconds: 0,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Messages) == 0 {
+			return got
+		}
+		for _, m := range out.Messages {
+			var env webhook.Envelope
+			if err := json.Unmarshal([]byte(*m.Body), &env); err != nil {
+				t.Fatalf("message body %q: %v", *m.Body, err)
+			}
+			got = append(got, env)
+		}
+	}
+}
+
+func TestIntegrationNewThenDuplicate(t *testing.T) {
+	s := newRealStack(t, nil)
+	ctx := context.Background()
+	req := signed("checkout.session.completed", "evt_int_1")
+	for i, want := range []string{"accepted", "duplicate"} {
+		resp, _ := s.h.Handle(ctx, req)
+		if resp.StatusCode != http.StatusOK || answer(t, resp) != want {
+			t.Fatalf("delivery %d: %d %s, want 200 %s", i+1, resp.StatusCode, resp.Body, want)
+		}
+	}
+	if diff := cmp.Diff([]string{"stripe#evt_int_1 event", "stripe#evt_int_1 payload"}, s.items(t)); diff != "" {
+		t.Errorf("inbox items (-want +got):\n%s", diff)
+	}
+	want := []webhook.Envelope{{Key: "stripe#evt_int_1", Type: "checkout.session.completed"}}
+	if diff := cmp.Diff(want, s.messages(t)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+}
+
+func TestIntegrationConcurrentDeliveries(t *testing.T) {
+	s := newRealStack(t, nil)
+	req := signed("checkout.session.completed", "evt_int_50")
+	const n = 50
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[string]int{}
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, _ := s.h.Handle(context.Background(), req)
+			mu.Lock()
+			counts[answer(t, resp)]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if diff := cmp.Diff(map[string]int{"accepted": 1, "duplicate": n - 1}, counts); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	if got := len(s.messages(t)); got != 1 {
+		t.Errorf("%d messages on the queue, want 1", got)
+	}
+	if got := len(s.items(t)); got != 2 {
+		t.Errorf("%d inbox items, want 2 (status and payload)", got)
+	}
+}
+
+func TestIntegrationSQSFailureReleasesClaim(t *testing.T) {
+	// A queue URL that does not exist: SendMessage fails as it would with SQS down.
+	s := newRealStack(t, func(u string) string { return u + "-missing" })
+	resp, _ := s.h.Handle(context.Background(), signed("checkout.session.completed", "evt_int_down"))
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("status %d %s, want 500", resp.StatusCode, resp.Body)
+	}
+	if got := s.items(t); len(got) != 0 {
+		t.Errorf("inbox items after a failed send: %v, want none (claim released)", got)
+	}
+}
+
+func TestIntegrationHostileRequests(t *testing.T) {
+	s := newRealStack(t, nil)
+	for _, tc := range hostileRequests(receiver.DefaultMaxBodyBytes) {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, _ := s.h.Handle(context.Background(), tc.req)
+			if resp.StatusCode != tc.status {
+				t.Errorf("status = %d (%s), want %d", resp.StatusCode, resp.Body, tc.status)
+			}
+		})
+	}
+	if got := s.items(t); len(got) != 0 {
+		t.Errorf("hostile requests wrote %v, want nothing", got)
+	}
+	if got := s.messages(t); len(got) != 0 {
+		t.Errorf("hostile requests sent %v, want nothing", got)
+	}
+}

@@ -1,0 +1,75 @@
+package shop
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// checkoutCompleted grants access, sends the welcome email and creates the
+// invoice, in that order. The whole mapping is checked before the first
+// effect, so an event the shop cannot map causes none.
+func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
+	var cs checkoutSession
+	if err := parseObject(ev, "checkout.session", &cs); err != nil {
+		return err
+	}
+	v, err := version(ev)
+	if err != nil {
+		return err
+	}
+	customer, to := string(cs.Customer), cs.email()
+	switch {
+	case cs.ID == "":
+		return webhook.Permanent(fmt.Errorf("%s %s: checkout session has no id", ev.Type, ev.Key()))
+	case customer == "":
+		// A guest checkout (customer_creation "if_required") has no customer
+		// to grant access to or invoice.
+		return webhook.Permanent(fmt.Errorf("%s %s: checkout session %s has no customer", ev.Type, ev.Key(), cs.ID))
+	case to == "":
+		return webhook.Permanent(fmt.Errorf("%s %s: checkout session %s has no customer email", ev.Type, ev.Key(), cs.ID))
+	}
+	key := ev.Key()
+
+	err = fx.Do(ctx, effectGrantAccess, func(ctx context.Context, _ string) error {
+		_, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, entitlementItem(entitlement{
+			Customer: customer, Active: true, Source: sourceCheckout, SessionID: cs.ID,
+		}), v)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+
+	err = effects.DoResult(ctx, fx, effectWelcomeEmail, func(ctx context.Context, ik string) (string, error) {
+		msgID, err := s.sendWelcome(ctx, to, ik)
+		if err != nil {
+			return "", err
+		}
+		if _, err := effects.PutOnce(ctx, s.db, s.cfg.Table, emailItem(Email{Event: key, To: to, Template: templateWelcome})); err != nil {
+			return "", err
+		}
+		return msgID, nil
+	})
+	if err != nil {
+		return err
+	}
+
+	return effects.DoResult(ctx, fx, effectCreateInvoice, func(ctx context.Context, ik string) (string, error) {
+		id, err := s.billing.CreateInvoice(ctx, InvoiceRequest{
+			Customer:       customer,
+			Description:    "Order " + cs.ID,
+			IdempotencyKey: ik,
+			Metadata:       map[string]string{"hookinbox_event": string(key), "checkout_session": cs.ID},
+		})
+		if err != nil {
+			return "", err
+		}
+		if _, err := effects.PutOnce(ctx, s.db, s.cfg.Table, invoiceItem(Invoice{Event: key, InvoiceID: id, Customer: customer})); err != nil {
+			return "", err
+		}
+		return id, nil
+	})
+}

@@ -1,0 +1,86 @@
+package shop
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// The parts of Stripe objects the shop reads. The structs are tolerant on
+// purpose: they decode only the fields the shop needs, so a field that
+// changes shape in another API version cannot break them.
+
+type stripeEnvelope struct {
+	Data struct {
+		Object json.RawMessage `json:"object"`
+	} `json:"data"`
+}
+
+type checkoutSession struct {
+	ID              string     `json:"id"`
+	Object          string     `json:"object"`
+	Customer        expandable `json:"customer"`
+	CustomerDetails *struct {
+		Email string `json:"email"`
+	} `json:"customer_details"`
+	CustomerEmail string `json:"customer_email"`
+}
+
+type subscription struct {
+	ID       string     `json:"id"`
+	Object   string     `json:"object"`
+	Customer expandable `json:"customer"`
+	Status   string     `json:"status"`
+}
+
+// expandable is a Stripe reference that is either an ID or, when expanded,
+// an object with an id.
+type expandable string
+
+func (e *expandable) UnmarshalJSON(b []byte) error {
+	var id string
+	if err := json.Unmarshal(b, &id); err == nil {
+		*e = expandable(id)
+		return nil
+	}
+	var obj struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return fmt.Errorf("neither an ID nor an object with an id: %s", b)
+	}
+	*e = expandable(obj.ID)
+	return nil
+}
+
+// parseObject decodes the event's data.object into v and checks that it is
+// of the Stripe object type want. Any failure is permanent: no retry makes a
+// payload parse.
+func parseObject(ev webhook.Event, want string, v interface{ objectType() string }) error {
+	var env stripeEnvelope
+	if err := json.Unmarshal(ev.Raw, &env); err != nil {
+		return webhook.Permanent(fmt.Errorf("%s %s: parse event: %w", ev.Type, ev.Key(), err))
+	}
+	if len(env.Data.Object) == 0 || string(env.Data.Object) == "null" {
+		return webhook.Permanent(fmt.Errorf("%s %s: no data.object", ev.Type, ev.Key()))
+	}
+	if err := json.Unmarshal(env.Data.Object, v); err != nil {
+		return webhook.Permanent(fmt.Errorf("%s %s: parse data.object: %w", ev.Type, ev.Key(), err))
+	}
+	if got := v.objectType(); got != want {
+		return webhook.Permanent(fmt.Errorf("%s %s: data.object is a %q, want %q", ev.Type, ev.Key(), got, want))
+	}
+	return nil
+}
+
+func (s *checkoutSession) objectType() string { return s.Object }
+func (s *subscription) objectType() string    { return s.Object }
+
+// email returns the address the customer gave at checkout.
+func (s *checkoutSession) email() string {
+	if s.CustomerDetails != nil && s.CustomerDetails.Email != "" {
+		return s.CustomerDetails.Email
+	}
+	return s.CustomerEmail
+}

@@ -1,0 +1,344 @@
+package shop
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+var t0 = time.Date(2024, 5, 29, 12, 0, 0, 0, time.UTC)
+
+// harnesses are the two ways the scenarios run: fast, against fakes, and
+// against DynamoDB plus SES and Stripe API servers.
+var harnesses = []struct {
+	name string
+	new  func(t *testing.T) *harness
+}{
+	{"Fakes", newFakeHarness},
+	{"DynamoDB", newDynamoHarness},
+}
+
+func TestCheckout(t *testing.T) {
+	for _, h := range harnesses {
+		t.Run(h.name, func(t *testing.T) {
+			t.Run("Once", func(t *testing.T) { testCheckoutOnce(t, h.new(t)) })
+			t.Run("Twice", func(t *testing.T) { testCheckoutTwice(t, h.new(t)) })
+			t.Run("InvoiceFailsThenRetry", func(t *testing.T) { testInvoiceFailsThenRetry(t, h.new(t)) })
+			t.Run("Rejected", func(t *testing.T) { testCheckoutRejected(t, h.new) })
+		})
+	}
+}
+
+func testCheckoutOnce(t *testing.T, h *harness) {
+	ev := checkoutEvent("evt_1Checkout0000000000001", t0)
+	handle(t, h, ev)
+	st := state(t, h)
+	want := State{
+		Entitlements: []Entitlement{{
+			Customer: "cus_Shop000000001", Active: true, Source: "checkout", SessionID: sessionID(t, ev),
+			Version: effects.Version{At: t0.Unix(), EventID: ev.ID},
+		}},
+		Subscriptions: []Subscription{},
+		Emails:        []Email{{Event: ev.Key(), To: "jenny.rosen@example.com", Template: "welcome"}},
+		Invoices:      []Invoice{{Event: ev.Key(), InvoiceID: invoicesCreated(h.invoiceCalls())[0], Customer: "cus_Shop000000001"}},
+	}
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("State (-want +got):\n%s", diff)
+	}
+	wantMail := []sentMail{{To: "jenny.rosen@example.com", IdempotencyTag: TagValue(effects.IdempotencyKey(ev.Key(), "welcome-email"))}}
+	if diff := cmp.Diff(wantMail, h.mails()); diff != "" {
+		t.Errorf("mails (-want +got):\n%s", diff)
+	}
+	calls := h.invoiceCalls()
+	if len(calls) != 1 {
+		t.Fatalf("%d invoice calls, want 1", len(calls))
+	}
+	if got, want := calls[0].IdempotencyKey, effects.IdempotencyKey(ev.Key(), "create-invoice"); got != want {
+		t.Errorf("invoice Idempotency-Key = %q, want %q", got, want)
+	}
+	if got, want := calls[0].Event, string(ev.Key()); got != want {
+		t.Errorf("invoice metadata hookinbox_event = %q, want %q", got, want)
+	}
+}
+
+func testCheckoutTwice(t *testing.T, h *harness) {
+	ev := checkoutEvent("evt_1Checkout0000000000002", t0)
+	handle(t, h, ev)
+	handle(t, h, ev)
+	if got := len(h.mails()); got != 1 {
+		t.Errorf("sent %d emails, want 1", got)
+	}
+	if got := h.invoiceCalls(); len(got) != 1 {
+		t.Errorf("invoice calls = %v, want 1", got)
+	}
+	st := state(t, h)
+	if len(st.Entitlements) != 1 || len(st.Emails) != 1 || len(st.Invoices) != 1 {
+		t.Errorf("State = %+v, want 1 entitlement, 1 email, 1 invoice", st)
+	}
+}
+
+func testInvoiceFailsThenRetry(t *testing.T, h *harness) {
+	ev := checkoutEvent("evt_1Checkout0000000000003", t0)
+	h.failNextInvoice(500)
+	err := h.shop.Handle(context.Background(), ev, h.ledger.For(ev.Key()))
+	if err == nil || webhook.IsPermanent(err) {
+		t.Fatalf("Handle with Stripe failing 500: err = %v, want a transient error", err)
+	}
+	handle(t, h, ev) // the retry
+	if got := len(h.mails()); got != 1 {
+		t.Errorf("sent %d emails, want 1: the retry must skip the recorded email", got)
+	}
+	calls := h.invoiceCalls()
+	want := effects.IdempotencyKey(ev.Key(), "create-invoice")
+	if len(calls) != 2 || calls[0].IdempotencyKey != want || calls[1].IdempotencyKey != want {
+		t.Errorf("invoice calls = %+v, want 2 with Idempotency-Key %q", calls, want)
+	}
+	if got := invoicesCreated(calls); len(got) != 1 {
+		t.Errorf("invoices created = %v, want 1", got)
+	}
+	if st := state(t, h); len(st.Invoices) != 1 || len(st.Entitlements) != 1 {
+		t.Errorf("State = %+v, want 1 entitlement and 1 invoice", st)
+	}
+}
+
+func testCheckoutRejected(t *testing.T, newHarness func(t *testing.T) *harness) {
+	guest := fixture(t, "checkout.session.completed.guest.json", "checkout.session.completed")
+	noEmail := checkoutEvent("evt_1Checkout0000000000004", t0)
+	noEmail.Raw = verifytest.StripeEvent(noEmail.Type, noEmail.ID, t0, verifytest.WithCustomer("cus_Shop000000001"), verifytest.WithEmail(" "))
+	noEmail.Raw = []byte(replaceOnce(t, string(noEmail.Raw), `"email": " "`, `"email": null`))
+	malformed := checkoutEvent("evt_1Checkout0000000000005", t0)
+	malformed.Raw = malformed.Raw[:len(malformed.Raw)/2]
+	notASession := subscriptionEvent(typeSubscriptionCreated, "evt_1Checkout0000000000006", t0, "active")
+	notASession.Type = typeCheckoutCompleted
+	noCreated := checkoutEvent("evt_1Checkout0000000000007", t0)
+	noCreated.Created = time.Time{}
+
+	tests := []struct {
+		name string
+		ev   webhook.Event
+		fail int // injected Stripe failure
+	}{
+		{"NoCustomer", guest, 0},
+		{"NoEmail", noEmail, 0},
+		{"Malformed", malformed, 0},
+		{"NotACheckoutSession", notASession, 0},
+		{"NoCreatedTime", noCreated, 0},
+		{"Stripe400", checkoutEvent("evt_1Checkout0000000000008", t0), 400},
+		{"Stripe401", checkoutEvent("evt_1Checkout0000000000009", t0), 401},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			if tt.fail != 0 {
+				h.failNextInvoice(tt.fail)
+			}
+			err := h.shop.Handle(context.Background(), tt.ev, h.ledger.For(tt.ev.Key()))
+			if !webhook.IsPermanent(err) {
+				t.Fatalf("Handle: err = %v, want permanent", err)
+			}
+			t.Logf("Handle: %v", err)
+			if tt.fail == 0 {
+				// A mapping gap is found before the first effect.
+				if st := state(t, h); len(st.Entitlements)+len(st.Emails)+len(st.Invoices) != 0 || len(h.mails()) != 0 {
+					t.Errorf("effects ran for an unmappable event: %+v, mails %v", st, h.mails())
+				}
+			}
+		})
+	}
+}
+
+func TestSubscriptionOrder(t *testing.T) {
+	created := subscriptionEvent(typeSubscriptionCreated, "evt_1Sub00000000000000000001", t0, "active")
+	updated := subscriptionEvent(typeSubscriptionUpdated, "evt_1Sub00000000000000000002", t0.Add(time.Minute), "past_due")
+	deleted := subscriptionEvent(typeSubscriptionDeleted, "evt_1Sub00000000000000000003", t0.Add(2*time.Minute), "canceled")
+	want := State{
+		Entitlements: []Entitlement{{
+			Customer: "cus_Shop000000001", Active: false, Source: "subscription", SubscriptionID: "sub_Shop000000001",
+			Version: effects.Version{At: deleted.Created.Unix(), EventID: deleted.ID},
+		}},
+		Subscriptions: []Subscription{{
+			ID: "sub_Shop000000001", Status: "canceled", Customer: "cus_Shop000000001",
+			Version: effects.Version{At: deleted.Created.Unix(), EventID: deleted.ID},
+		}},
+		Emails:   []Email{},
+		Invoices: []Invoice{},
+	}
+	orders := []struct {
+		name   string
+		events []webhook.Event
+	}{
+		{"InOrder", []webhook.Event{created, updated, deleted}},
+		{"Reversed", []webhook.Event{deleted, updated, created}},
+		{"DeletedFirst", []webhook.Event{deleted, created, updated}},
+		{"Redelivered", []webhook.Event{updated, deleted, created, updated, deleted}},
+	}
+	for _, h := range harnesses {
+		t.Run(h.name, func(t *testing.T) {
+			for _, o := range orders {
+				t.Run(o.name, func(t *testing.T) {
+					hh := h.new(t)
+					for _, ev := range o.events {
+						handle(t, hh, ev)
+					}
+					if diff := cmp.Diff(want, state(t, hh)); diff != "" {
+						t.Errorf("State (-want +got):\n%s", diff)
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestSubscriptionAccess(t *testing.T) {
+	tests := []struct {
+		typ, status string
+		want        bool
+	}{
+		{typeSubscriptionCreated, "active", true},
+		{typeSubscriptionCreated, "trialing", true},
+		{typeSubscriptionUpdated, "past_due", true},
+		{typeSubscriptionCreated, "incomplete", false},
+		{typeSubscriptionUpdated, "unpaid", false},
+		{typeSubscriptionUpdated, "paused", false},
+		{typeSubscriptionUpdated, "canceled", false},
+		{typeSubscriptionDeleted, "active", false}, // deleted always ends access
+	}
+	for _, tt := range tests {
+		t.Run(tt.typ+"/"+tt.status, func(t *testing.T) {
+			h := newFakeHarness(t)
+			handle(t, h, subscriptionEvent(tt.typ, "evt_1Access000000000000001", t0, tt.status))
+			st := state(t, h)
+			if len(st.Entitlements) != 1 || st.Entitlements[0].Active != tt.want {
+				t.Errorf("entitlements = %+v, want one with active %t", st.Entitlements, tt.want)
+			}
+		})
+	}
+}
+
+// A checkout and the subscription it starts: the newest event decides the
+// entitlement, in any order.
+func TestCheckoutThenSubscriptionDeleted(t *testing.T) {
+	checkout := checkoutEvent("evt_1Mixed000000000000000001", t0)
+	deleted := subscriptionEvent(typeSubscriptionDeleted, "evt_1Mixed000000000000000002", t0.Add(time.Hour), "canceled")
+	for _, order := range [][]webhook.Event{{checkout, deleted}, {deleted, checkout}} {
+		h := newFakeHarness(t)
+		for _, ev := range order {
+			handle(t, h, ev)
+		}
+		st := state(t, h)
+		if len(st.Entitlements) != 1 || st.Entitlements[0].Active || st.Entitlements[0].Version.EventID != deleted.ID {
+			t.Errorf("order %s, %s: entitlements = %+v, want inactive from %s", order[0].ID, order[1].ID, st.Entitlements, deleted.ID)
+		}
+	}
+}
+
+func TestHandleNoHandler(t *testing.T) {
+	other := checkoutEvent("evt_1Other0000000000000001", t0)
+	other.Provider = "github"
+	tests := []struct {
+		name string
+		ev   webhook.Event
+	}{
+		{"UnknownType", webhook.Event{Provider: "stripe", ID: "evt_1Unknown00000000000001", Type: "invoice.paid", Created: t0,
+			Raw: verifytest.StripeEvent("invoice.paid", "evt_1Unknown00000000000001", t0)}},
+		{"OtherProvider", other},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newFakeHarness(t)
+			err := h.shop.Handle(context.Background(), tt.ev, h.ledger.For(tt.ev.Key()))
+			if !errors.Is(err, webhook.ErrNoHandler) || webhook.IsPermanent(err) {
+				t.Errorf("err = %v, want ErrNoHandler", err)
+			}
+		})
+	}
+}
+
+func TestCheckoutExpandedCustomer(t *testing.T) {
+	h := newFakeHarness(t)
+	handle(t, h, fixture(t, "checkout.session.completed.expanded.json", "checkout.session.completed"))
+	st := state(t, h)
+	if len(st.Entitlements) != 1 || st.Entitlements[0].Customer != "cus_Expanded0001" {
+		t.Errorf("entitlements = %+v, want one for cus_Expanded0001", st.Entitlements)
+	}
+}
+
+func TestMailFailure(t *testing.T) {
+	h := newFakeHarness(t)
+	mail := &fakeMailer{fail: errBoom}
+	h.shop.mail = mail
+	ev := checkoutEvent("evt_1MailFail0000000000001", t0)
+	if err := h.shop.Handle(context.Background(), ev, h.ledger.For(ev.Key())); !errors.Is(err, errBoom) || webhook.IsPermanent(err) {
+		t.Fatalf("err = %v, want transient boom", err)
+	}
+	if calls := h.invoiceCalls(); len(calls) != 0 {
+		t.Errorf("invoice created before the email effect finished: %v", calls)
+	}
+	mail.fail = nil
+	handle(t, h, ev)
+	if st := state(t, h); len(st.Emails) != 1 || len(st.Invoices) != 1 {
+		t.Errorf("after retry State = %+v, want 1 email and 1 invoice", st)
+	}
+}
+
+// handle runs ev through the shop with a fresh Runner, as one processing
+// attempt does, and fails the test on error.
+func handle(t *testing.T, h *harness, ev webhook.Event) {
+	t.Helper()
+	if err := h.shop.Handle(context.Background(), ev, h.ledger.For(ev.Key())); err != nil {
+		t.Fatalf("Handle %s %s: %v", ev.Type, ev.ID, err)
+	}
+}
+
+func state(t *testing.T, h *harness) State {
+	t.Helper()
+	st, err := h.shop.State(context.Background())
+	if err != nil {
+		t.Fatalf("State: %v", err)
+	}
+	return st
+}
+
+func checkoutEvent(id string, at time.Time) webhook.Event {
+	return webhook.Event{Provider: "stripe", ID: id, Type: typeCheckoutCompleted, Created: at,
+		Raw: verifytest.StripeEvent(typeCheckoutCompleted, id, at, verifytest.WithCustomer("cus_Shop000000001"))}
+}
+
+func subscriptionEvent(typ, id string, at time.Time, status string) webhook.Event {
+	return webhook.Event{Provider: "stripe", ID: id, Type: typ, Created: at,
+		Raw: verifytest.StripeEvent(typ, id, at, verifytest.WithCustomer("cus_Shop000000001"), verifytest.WithSubscription("sub_Shop000000001", status))}
+}
+
+// fixture loads a Stripe event from testdata.
+func fixture(t *testing.T, name, typ string) webhook.Event {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head struct {
+		ID      string `json:"id"`
+		Created int64  `json:"created"`
+	}
+	if err := jsonUnmarshal(raw, &head); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return webhook.Event{Provider: "stripe", ID: head.ID, Type: typ, Created: time.Unix(head.Created, 0), Raw: raw}
+}
+
+func sessionID(t *testing.T, ev webhook.Event) string {
+	t.Helper()
+	var cs checkoutSession
+	if err := parseObject(ev, "checkout.session", &cs); err != nil {
+		t.Fatal(err)
+	}
+	return cs.ID
+}

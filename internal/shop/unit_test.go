@@ -1,0 +1,168 @@
+package shop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/smithy-go"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func replaceOnce(t *testing.T, s, old, new string) string {
+	t.Helper()
+	if strings.Count(s, old) != 1 {
+		t.Fatalf("%q occurs %d times, want once", old, strings.Count(s, old))
+	}
+	return strings.Replace(s, old, new, 1)
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want []string // substrings of the error; none for a valid config
+	}{
+		{"Valid", Config{Table: "shop", MailFrom: "shop@example.com"}, nil},
+		{"ValidWithName", Config{Table: "shop", MailFrom: "Shop <shop@example.com>"}, nil},
+		{"Empty", Config{}, []string{"no table", "no mail-from"}},
+		{"BadAddress", Config{Table: "shop", MailFrom: "not an address"}, []string{"mail-from address"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Errorf("Validate = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate = nil, want an error mentioning %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate = %v, want it to mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestTagValue(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"hookinbox:stripe#evt_1AbC-d:welcome-email", "hookinbox.stripe.evt_1AbC-d.welcome-email"},
+		{"a@b.c_d-e", "a@b.c_d-e"},
+		{"sp ace/slash", "sp.ace.slash"},
+	}
+	for _, tt := range tests {
+		if got := TagValue(tt.in); got != tt.want {
+			t.Errorf("TagValue(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestClassifyStripe(t *testing.T) {
+	tests := []struct {
+		name      string
+		status    int
+		permanent bool
+	}{
+		{"BadRequest", http.StatusBadRequest, true},
+		{"Unauthorized", http.StatusUnauthorized, true},
+		{"NotFound", http.StatusNotFound, true},
+		{"Conflict", http.StatusConflict, false},
+		{"TooManyRequests", http.StatusTooManyRequests, false},
+		{"InternalServerError", http.StatusInternalServerError, false},
+		{"ServiceUnavailable", http.StatusServiceUnavailable, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newStripeServer(t)
+			srv.failNext(tt.status)
+			b := NewStripeBilling("sk_test_123", srv.srv.URL, srv.srv.Client())
+			_, err := b.CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", IdempotencyKey: "k"})
+			if err == nil {
+				t.Fatal("CreateInvoice succeeded, want an error")
+			}
+			if got := webhook.IsPermanent(err); got != tt.permanent {
+				t.Errorf("IsPermanent(%v) = %t, want %t", err, got, tt.permanent)
+			}
+			if calls := srv.calls(); len(calls) != 1 {
+				t.Errorf("%d requests, want 1: retries go through the queue", len(calls))
+			}
+		})
+	}
+	t.Run("NetworkError", func(t *testing.T) {
+		srv := newStripeServer(t)
+		url := srv.srv.URL
+		srv.srv.Close()
+		_, err := NewStripeBilling("sk_test_123", url, nil).CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", IdempotencyKey: "k"})
+		if err == nil || webhook.IsPermanent(err) {
+			t.Errorf("err = %v, want transient", err)
+		}
+	})
+}
+
+func TestStripeBillingRequest(t *testing.T) {
+	srv := newStripeServer(t)
+	b := NewStripeBilling("sk_test_123", srv.srv.URL, srv.srv.Client())
+	req := InvoiceRequest{Customer: "cus_1", Description: "Order cs_1", IdempotencyKey: "hookinbox:stripe#evt_1:create-invoice",
+		Metadata: map[string]string{"hookinbox_event": "stripe#evt_1"}}
+	id1, err := b.CreateInvoice(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, err := b.CreateInvoice(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id1 != id2 {
+		t.Errorf("same idempotency key gave invoices %s and %s", id1, id2)
+	}
+	want := []invoiceCall{
+		{IdempotencyKey: req.IdempotencyKey, Customer: "cus_1", Event: "stripe#evt_1", InvoiceID: id1},
+		{IdempotencyKey: req.IdempotencyKey, Customer: "cus_1", Event: "stripe#evt_1", InvoiceID: id1},
+	}
+	if diff := cmp.Diff(want, srv.calls()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+func TestClassifySES(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		permanent bool
+	}{
+		{"MessageRejected", &smithy.GenericAPIError{Code: "MessageRejected", Fault: smithy.FaultClient}, true},
+		{"NotVerified", &smithy.GenericAPIError{Code: "MailFromDomainNotVerifiedException", Fault: smithy.FaultClient}, true},
+		{"Throttled", &smithy.GenericAPIError{Code: "TooManyRequestsException", Fault: smithy.FaultClient}, false},
+		{"ServerFault", &smithy.GenericAPIError{Code: "InternalFailure", Fault: smithy.FaultServer}, false},
+		{"Network", errors.New("connection reset"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := webhook.IsPermanent(classifySES(tt.err)); got != tt.permanent {
+				t.Errorf("IsPermanent = %t, want %t", got, tt.permanent)
+			}
+		})
+	}
+}
+
+func TestStateJSON(t *testing.T) {
+	b, err := json.Marshal(State{Entitlements: []Entitlement{}, Subscriptions: []Subscription{}, Emails: []Email{}, Invoices: []Invoice{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), `{"entitlements":[],"subscriptions":[],"emails":[],"invoices":[]}`; got != want {
+		t.Errorf("JSON = %s, want %s", got, want)
+	}
+}
