@@ -1,0 +1,27 @@
+// Package lambdalocal runs hookinbox's functions the way AWS wires them,
+// without AWS: an SQS event source mapping (batch size, batching window,
+// partial batch responses), an HTTP API that turns requests into API
+// Gateway payload v2 events, and a schedule. Functions are Invokers: the
+// in-process handler (through aws-lambda-go's own JSON handler) or a real
+// bootstrap binary under the Lambda Runtime Interface Emulator.
+//
+// The same handler code runs here, in Lambda and in tests (DESIGN rule 9).
+// Everything here is safe for concurrent use and stops when its context is
+// cancelled.
+package lambdalocal
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+)
+
+// Invoker invokes one function with a JSON payload and returns its JSON
+// result, as the Lambda Invoke API does. *devstack.Function is one.
+type Invoker interface {
+	Invoke(ctx context.Context, payload []byte) ([]byte, error)
+}
+
+// InProcess returns an Invoker for a handler function with any signature
+// lambda.Start accepts, serializing through JSON exactly as Lambda does.
+func InProcess(handler any) Invoker { return lambda.NewHandler(handler) }
