@@ -1,0 +1,51 @@
+package lambdafn
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/secrets"
+	"github.com/hookinbox/hookinbox/internal/shop"
+)
+
+// Processor builds the SQS-triggered processor with the example shop as
+// its business.
+func Processor(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
+	s, err := processor.LoadSettings(getenv)
+	if err != nil {
+		return nil, err
+	}
+	apiKey, err := secrets.Resolve(ctx, secretsmanager.NewFromConfig(cfg), s.StripeAPIKey, s.StripeAPIKeyARN)
+	if err != nil {
+		return nil, err
+	}
+	shopCfg := shop.Config{Table: s.ShopTable, MailFrom: s.MailFrom}
+	if err := shopCfg.Validate(); err != nil {
+		return nil, err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	sq := sqs.NewFromConfig(cfg)
+	billing := shop.NewStripeBilling(apiKey[0], s.StripeAPIURL, &http.Client{Timeout: 20 * time.Second})
+	h := processor.New(
+		processor.Config{LeaseFor: s.LeaseFor, MaxReceiveCount: s.MaxReceiveCount},
+		inbox.NewDynamoDB(db, s.Table),
+		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
+		shop.New(shopCfg, db, sesv2.NewFromConfig(cfg), billing),
+		queue.New(sq, s.QueueURL),
+		queue.New(sq, s.DLQURL),
+		log,
+	)
+	return h.Handle, nil
+}
