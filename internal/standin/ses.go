@@ -19,8 +19,24 @@ type Email struct {
 // and records each message. Point a client at it with AWS_ENDPOINT_URL_SESV2
 // or BaseEndpoint.
 type SES struct {
-	mu   sync.Mutex
-	sent []Email
+	mu      sync.Mutex
+	sent    []Email
+	failFor map[string]int // recipient → status answered instead of sending
+}
+
+// FailFor makes every message to recipient fail with status (500 and 429
+// are transient to a client, 400 permanent) until called with status 0.
+func (s *SES) FailFor(recipient string, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failFor == nil {
+		s.failFor = map[string]int{}
+	}
+	if status == 0 {
+		delete(s.failFor, recipient)
+		return
+	}
+	s.failFor[recipient] = status
 }
 
 // NewSES returns an SES stand-in that has sent nothing.
@@ -56,6 +72,18 @@ func (s *SES) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.Tags[tag.Name] = tag.Value
 	}
 	s.mu.Lock()
+	if status := s.failFor[e.To]; status != 0 {
+		s.mu.Unlock()
+		typ := "InternalFailure"
+		switch {
+		case status == http.StatusTooManyRequests:
+			typ = "TooManyRequestsException"
+		case status < 500:
+			typ = "MessageRejected"
+		}
+		sesError(w, status, typ, "injected failure")
+		return
+	}
 	e.MessageID = fmt.Sprintf("0100018f-standin-%06d", len(s.sent)+1)
 	s.sent = append(s.sent, e)
 	s.mu.Unlock()
