@@ -115,6 +115,9 @@ func deployments(t *testing.T, tpl *Template) map[string]Context {
 				"StripeWebhookSecretArn": secretARN,
 				"StripeTolerance":        "120s",
 				"MaxBodyBytes":           "65536",
+				"StripeApiKeyArn":        apiKeyARN,
+				"MailFrom":               "orders@shop.example.org",
+				"MailFromIdentity":       "shop.example.org",
 			},
 		}),
 	}
