@@ -1,0 +1,83 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+type fakeSQS struct {
+	sent    []*sqs.SendMessageInput
+	changed []*sqs.ChangeMessageVisibilityInput
+	err     error
+}
+
+func (f *fakeSQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	f.sent = append(f.sent, in)
+	return &sqs.SendMessageOutput{}, f.err
+}
+
+func (f *fakeSQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+	f.changed = append(f.changed, in)
+	return &sqs.ChangeMessageVisibilityOutput{}, f.err
+}
+
+func TestSendCarriesEnvelopeAndType(t *testing.T) {
+	f := &fakeSQS{}
+	q := New(f, "http://q/events")
+	env := webhook.Envelope{Key: "stripe#evt_1", Type: "checkout.session.completed"}
+	if err := q.Send(context.Background(), env); err != nil {
+		t.Fatal(err)
+	}
+	in := f.sent[0]
+	if aws.ToString(in.QueueUrl) != "http://q/events" || aws.ToString(in.MessageBody) != env.Marshal() {
+		t.Errorf("sent %s to %s", aws.ToString(in.MessageBody), aws.ToString(in.QueueUrl))
+	}
+	if got := aws.ToString(in.MessageAttributes[AttrEventType].StringValue); got != env.Type {
+		t.Errorf("event_type attribute = %q, want %q", got, env.Type)
+	}
+	f.err = errors.New("throttled")
+	if err := q.Send(context.Background(), env); err == nil || !strings.Contains(err.Error(), "stripe#evt_1") {
+		t.Errorf("Send error = %v, want it to name the key", err)
+	}
+}
+
+func TestParkCarriesReason(t *testing.T) {
+	f := &fakeSQS{}
+	q := New(f, "http://q/dlq")
+	env := webhook.Envelope{Key: "stripe#evt_1", Type: "checkout.session.completed"}
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	if err := q.Park(context.Background(), env.Marshal(), env, strings.Repeat("x", 2000), 3, at); err != nil {
+		t.Fatal(err)
+	}
+	attrs := f.sent[0].MessageAttributes
+	if got := aws.ToString(attrs[AttrReason].StringValue); len(got) != 1024 {
+		t.Errorf("reason is %d bytes, want truncated to 1024", len(got))
+	}
+	if aws.ToString(attrs[AttrAttempts].StringValue) != "3" || aws.ToString(attrs[AttrParkedAt].StringValue) != "2026-11-30T12:00:00Z" {
+		t.Errorf("attempts %q parked_at %q", aws.ToString(attrs[AttrAttempts].StringValue), aws.ToString(attrs[AttrParkedAt].StringValue))
+	}
+	if aws.ToString(attrs[AttrEventType].StringValue) != env.Type {
+		t.Error("parked message lost its event type")
+	}
+}
+
+func TestDelayCapsAtSQSMaximum(t *testing.T) {
+	f := &fakeSQS{}
+	q := New(f, "http://q/events")
+	for _, d := range []time.Duration{90 * time.Second, 48 * time.Hour} {
+		if err := q.Delay(context.Background(), "rh", d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := []int32{f.changed[0].VisibilityTimeout, f.changed[1].VisibilityTimeout}; got[0] != 90 || got[1] != 43200 {
+		t.Errorf("visibility timeouts = %v, want [90 43200]", got)
+	}
+}
