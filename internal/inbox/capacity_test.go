@@ -1,0 +1,116 @@
+package inbox
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// metered asks for ConsumedCapacity on every write and adds it up, by
+// operation, the way DynamoDB bills it (dynalite charges the larger of the
+// old and new item, as DynamoDB does; index writes are not counted).
+type metered struct {
+	dynamoDBAPI
+	mu    sync.Mutex
+	units map[string]float64
+}
+
+func (m *metered) add(op string, cc *types.ConsumedCapacity) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cc != nil && cc.CapacityUnits != nil {
+		m.units[op] += *cc.CapacityUnits
+	}
+}
+
+func (m *metered) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := m.dynamoDBAPI.PutItem(ctx, in, o...)
+	if err == nil {
+		m.add("put "+skOf(in.Item), out.ConsumedCapacity)
+	}
+	return out, err
+}
+
+func (m *metered) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := m.dynamoDBAPI.UpdateItem(ctx, in, o...)
+	if err == nil {
+		m.add("update "+skOf(in.Key), out.ConsumedCapacity)
+	}
+	return out, err
+}
+
+func skOf(item map[string]types.AttributeValue) string {
+	if s, ok := item["sk"].(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return "?"
+}
+
+// TestWriteUnitsStayFlatWithPayloadSize measures what DESIGN.md argues: with
+// the payload in its own item, every state change of an event costs one
+// write unit whatever the payload's size; with the payload inside the status
+// item, each change costs as many units as the payload has kilobytes.
+// Rerun with -v to see the table (docs/performance.md quotes it).
+func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
+	emu := devstack.ForTest(t)
+	st := devstack.NewTestStack(t)
+	ctx := context.Background()
+	table := st.Tables["InboxTable"]
+	now := time.Now()
+	t.Logf("%-8s %-34s %-34s", "payload", "separate item: claim+payload / 2 changes", "in status item: claim / 2 changes")
+	for _, size := range []int{1 << 10, 20 << 10, 100 << 10} {
+		m := &metered{dynamoDBAPI: emu.DynamoDB(), units: map[string]float64{}}
+		s := NewDynamoDB(m, table)
+		ev := webhook.Event{Provider: "stripe", ID: fmt.Sprintf("evt_wcu%d", size), Type: "checkout.session.completed", Raw: []byte(strings.Repeat("x", size))}
+		it, err := s.Claim(ctx, Claim{Event: ev, At: now, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Lease(ctx, it.Key, "w", now, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Finish(ctx, it.Key, "w", Result{Status: Done, At: now}); err != nil {
+			t.Fatal(err)
+		}
+		changes := m.units["update "+SortEvent]
+		if changes != 2 {
+			t.Errorf("%d-byte payload: lease + finish cost %.0f write units, want 2 (one each)", size, changes)
+		}
+
+		// The layout DESIGN.md warns against: the payload inside the status item.
+		e := &metered{dynamoDBAPI: emu.DynamoDB(), units: map[string]float64{}}
+		item := marshal(Claim{Event: webhook.Event{Provider: "stripe", ID: ev.ID + "e", Type: ev.Type}, At: now, TTL: time.Hour}.NewItem())
+		item["payload"] = &types.AttributeValueMemberB{Value: ev.Raw}
+		if _, err := e.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item}); err != nil {
+			t.Fatal(err)
+		}
+		embedded := NewDynamoDB(e, table)
+		if _, err := embedded.Lease(ctx, webhook.NewKey("stripe", ev.ID+"e"), "w", now, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := embedded.Finish(ctx, webhook.NewKey("stripe", ev.ID+"e"), "w", Result{Status: Done, At: now}); err != nil {
+			t.Fatal(err)
+		}
+		embeddedChanges := e.units["update "+SortEvent]
+		if embeddedChanges <= changes && size > 1<<10 {
+			t.Errorf("%d-byte payload: embedded layout cost %.0f units for 2 changes, want more than %.0f", size, embeddedChanges, changes)
+		}
+		t.Logf("%-8s %-34s %-34s", fmt.Sprintf("%d KiB", size>>10),
+			fmt.Sprintf("%.0f + %.0f / %.0f", m.units["put "+SortEvent], m.units["put "+SortPayload], changes),
+			fmt.Sprintf("%.0f / %.0f", e.units["put "+SortEvent], embeddedChanges))
+	}
+}
