@@ -2,12 +2,9 @@ package shop
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"sync"
 	"testing"
@@ -19,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/internal/standin"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
@@ -63,25 +61,27 @@ func newFakeHarness(t *testing.T) *harness {
 }
 
 // newDynamoHarness wires the shop to DynamoDB (the ledger and the shop's
-// table), SES's REST API and Stripe's API, the last two as httptest servers.
+// table), SES's REST API and Stripe's API, the last two as the stand-ins
+// of internal/standin.
 func newDynamoHarness(t *testing.T) *harness {
 	t.Helper()
 	db, shopTable := dynamoForTest(t)
 	_, inboxTable := dynamoForTest(t)
-	ses, stripeAPI := newSESServer(t), newStripeServer(t)
+	ses, stripeAPI := standin.NewSES(), standin.NewStripe()
+	sesSrv, stripeSrv := serveStandin(t, ses), serveStandin(t, stripeAPI)
 	mail := sesv2.New(sesv2.Options{
 		Region:       "us-east-1",
-		BaseEndpoint: aws.String(ses.srv.URL),
+		BaseEndpoint: aws.String(sesSrv.URL),
 		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
 	})
 	cfg := testConfig
 	cfg.Table = shopTable
 	return &harness{
-		shop:            New(cfg, db, mail, NewStripeBilling("sk_test_123", stripeAPI.srv.URL, stripeAPI.srv.Client())),
+		shop:            New(cfg, db, mail, NewStripeBilling("sk_test_123", stripeSrv.URL, stripeSrv.Client())),
 		ledger:          effects.NewLedger(db, inboxTable, 0),
-		mails:           ses.sent,
-		invoiceCalls:    stripeAPI.calls,
-		failNextInvoice: stripeAPI.failNext,
+		mails:           func() []sentMail { return sesMails(ses) },
+		invoiceCalls:    func() []invoiceCall { return stripeCalls(stripeAPI) },
+		failNextInvoice: func(status int) { stripeAPI.FailNext(status) },
 	}
 }
 
@@ -201,124 +201,34 @@ func (b *fakeBilling) calls() []invoiceCall {
 	return append([]invoiceCall(nil), b.log...)
 }
 
-// sesServer answers SES v2's SendEmail (REST-JSON) and records the messages.
-type sesServer struct {
-	srv *httptest.Server
-	mu  sync.Mutex
-	log []sentMail
-}
-
-func newSESServer(t *testing.T) *sesServer {
+// serveStandin serves h, a stand-in from internal/standin, until the test
+// ends.
+func serveStandin(t *testing.T, h http.Handler) *standin.Server {
 	t.Helper()
-	s := &sesServer{}
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/v2/email/outbound-emails" {
-			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
-			return
-		}
-		var in struct {
-			Destination struct{ ToAddresses []string }
-			EmailTags   []struct{ Name, Value string }
-		}
-		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || len(in.Destination.ToAddresses) != 1 {
-			w.Header().Set("X-Amzn-ErrorType", "BadRequestException")
-			w.WriteHeader(http.StatusBadRequest)
-			io.WriteString(w, `{"message":"bad request"}`)
-			return
-		}
-		mail := sentMail{To: in.Destination.ToAddresses[0]}
-		for _, tag := range in.EmailTags {
-			if tag.Name == TagIdempotencyKey {
-				mail.IdempotencyTag = tag.Value
-			}
-		}
-		s.mu.Lock()
-		s.log = append(s.log, mail)
-		n := len(s.log)
-		s.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"MessageId":"0100018f-test-%04d"}`, n)
-	}))
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
-func (s *sesServer) sent() []sentMail {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]sentMail(nil), s.log...)
-}
-
-// stripeServer answers POST /v1/invoices like Stripe: one invoice per
-// Idempotency-Key, the saved answer replayed for a repeated key. An injected
-// failure is not saved, like a failure before the endpoint runs.
-type stripeServer struct {
-	srv     *httptest.Server
-	mu      sync.Mutex
-	log     []invoiceCall
-	byKey   map[string]string // idempotency key → response body
-	failing int
-}
-
-func newStripeServer(t *testing.T) *stripeServer {
-	t.Helper()
-	s := &stripeServer{byKey: map[string]string{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
-func (s *stripeServer) serve(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/invoices" {
-		w.WriteHeader(http.StatusNotFound)
-		io.WriteString(w, `{"error":{"type":"invalid_request_error","message":"Unrecognized request URL"}}`)
-		return
+	srv, err := standin.Serve(h, "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := r.ParseForm(); err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	key := r.Header.Get("Idempotency-Key")
-	call := invoiceCall{IdempotencyKey: key, Customer: r.PostForm.Get("customer"), Event: r.PostForm.Get("metadata[hookinbox_event]")}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if status := s.failing; status != 0 {
-		s.failing = 0
-		s.log = append(s.log, call)
-		typ := "invalid_request_error"
-		if status >= 500 {
-			typ = "api_error"
-		}
-		w.WriteHeader(status)
-		fmt.Fprintf(w, `{"error":{"type":%q,"message":"injected failure"}}`, typ)
-		return
-	}
-	body, ok := s.byKey[key]
-	if !ok || key == "" {
-		id := fmt.Sprintf("in_1Test%06d", len(s.byKey)+1)
-		b, _ := json.Marshal(map[string]any{
-			"id": id, "object": "invoice", "customer": call.Customer, "status": "draft",
-			"auto_advance": r.PostForm.Get("auto_advance") == "true",
-			"description":  r.PostForm.Get("description"),
-			"metadata":     map[string]string{"hookinbox_event": call.Event},
-		})
-		body = string(b)
-		s.byKey[key] = body
-	}
-	var inv struct{ ID string }
-	json.Unmarshal([]byte(body), &inv)
-	call.InvoiceID = inv.ID
-	s.log = append(s.log, call)
-	io.WriteString(w, body)
+	t.Cleanup(srv.Close)
+	return srv
 }
 
-func (s *stripeServer) failNext(status int) { s.mu.Lock(); s.failing = status; s.mu.Unlock() }
+// sesMails maps what the SES stand-in sent to sentMail.
+func sesMails(ses *standin.SES) []sentMail {
+	var mails []sentMail
+	for _, e := range ses.Sent() {
+		mails = append(mails, sentMail{To: e.To, IdempotencyTag: e.Tags[TagIdempotencyKey]})
+	}
+	return mails
+}
 
-func (s *stripeServer) calls() []invoiceCall {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]invoiceCall(nil), s.log...)
+// stripeCalls maps the Stripe stand-in's invoice calls to invoiceCall.
+func stripeCalls(s *standin.Stripe) []invoiceCall {
+	var calls []invoiceCall
+	for _, c := range s.Calls() {
+		calls = append(calls, invoiceCall{IdempotencyKey: c.IdempotencyKey, Customer: c.Customer, Event: c.Event, InvoiceID: c.InvoiceID})
+	}
+	return calls
 }
 
 // invoicesCreated returns the distinct invoice IDs of successful calls.

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/internal/standin"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
@@ -85,9 +86,10 @@ func TestClassifyStripe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newStripeServer(t)
-			srv.failNext(tt.status)
-			b := NewStripeBilling("sk_test_123", srv.srv.URL, srv.srv.Client())
+			stripeAPI := standin.NewStripe()
+			stripeAPI.FailNext(tt.status)
+			srv := serveStandin(t, stripeAPI)
+			b := NewStripeBilling("sk_test_123", srv.URL, srv.Client())
 			_, err := b.CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", IdempotencyKey: "k"})
 			if err == nil {
 				t.Fatal("CreateInvoice succeeded, want an error")
@@ -95,15 +97,15 @@ func TestClassifyStripe(t *testing.T) {
 			if got := webhook.IsPermanent(err); got != tt.permanent {
 				t.Errorf("IsPermanent(%v) = %t, want %t", err, got, tt.permanent)
 			}
-			if calls := srv.calls(); len(calls) != 1 {
+			if calls := stripeAPI.Calls(); len(calls) != 1 {
 				t.Errorf("%d requests, want 1: retries go through the queue", len(calls))
 			}
 		})
 	}
 	t.Run("NetworkError", func(t *testing.T) {
-		srv := newStripeServer(t)
-		url := srv.srv.URL
-		srv.srv.Close()
+		srv := serveStandin(t, standin.NewStripe())
+		url := srv.URL
+		srv.Close()
 		_, err := NewStripeBilling("sk_test_123", url, nil).CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", IdempotencyKey: "k"})
 		if err == nil || webhook.IsPermanent(err) {
 			t.Errorf("err = %v, want transient", err)
@@ -112,8 +114,9 @@ func TestClassifyStripe(t *testing.T) {
 }
 
 func TestStripeBillingRequest(t *testing.T) {
-	srv := newStripeServer(t)
-	b := NewStripeBilling("sk_test_123", srv.srv.URL, srv.srv.Client())
+	stripeAPI := standin.NewStripe()
+	srv := serveStandin(t, stripeAPI)
+	b := NewStripeBilling("sk_test_123", srv.URL, srv.Client())
 	req := InvoiceRequest{Customer: "cus_1", Description: "Order cs_1", IdempotencyKey: "hookinbox:stripe#evt_1:create-invoice",
 		Metadata: map[string]string{"hookinbox_event": "stripe#evt_1"}}
 	id1, err := b.CreateInvoice(context.Background(), req)
@@ -131,7 +134,7 @@ func TestStripeBillingRequest(t *testing.T) {
 		{IdempotencyKey: req.IdempotencyKey, Customer: "cus_1", Event: "stripe#evt_1", InvoiceID: id1},
 		{IdempotencyKey: req.IdempotencyKey, Customer: "cus_1", Event: "stripe#evt_1", InvoiceID: id1},
 	}
-	if diff := cmp.Diff(want, srv.calls()); diff != "" {
+	if diff := cmp.Diff(want, stripeCalls(stripeAPI)); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 }
