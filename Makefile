@@ -38,13 +38,17 @@ local/node_modules: local/package-lock.json
 	npm ci --prefix local --no-audit --no-fund
 	@touch $@
 
-test: local/node_modules
+# test is THE test command (README, .ci/run): the static checks, then every
+# test, integration tests included; they start the emulators themselves.
+test: vet local/node_modules
 	go test -count=1 -timeout 8m ./...
 
+# vet: gofmt, go vet and staticcheck (pinned in go.mod, run with go tool).
 vet:
 	@unformatted="$$(gofmt -l $$(go list -f '{{.Dir}}' ./...))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l reports:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
+	go tool staticcheck ./...
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...

@@ -8,9 +8,11 @@
 //   - Every server it starts listens on 127.0.0.1 only, on a port the server
 //     picked or the caller gave.
 //   - Every child process runs in its own process group and Stop kills the
-//     group and waits for it. The emulators also exit on their own when the
-//     Go process that started them exits, because they watch the stdin pipe
-//     it holds; a Function's runtime exits when its emulator goes away.
+//     group and waits for it. No child outlives the Go process that started
+//     it: the emulators exit when the stdin pipe it holds closes, and on
+//     Linux every child also gets SIGKILL as its parent death signal. A
+//     Function's runtime, which aws-lambda-rie puts in a group of its own, is
+//     killed by Stop and exits by itself when its Runtime API goes away.
 //   - When AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS or AWS_ENDPOINT_URL
 //     is set (LocalStack, for example), Start uses those endpoints and starts
 //     nothing.

@@ -283,11 +283,7 @@ func rieBinary(ctx context.Context, root string) (string, error) {
 		return "", fmt.Errorf("build aws-lambda-rie: %w", err)
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
-	cmd := exec.CommandContext(ctx, gobin, "build", "-o", tmp, riePackage)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, riePackage)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {

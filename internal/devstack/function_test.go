@@ -17,7 +17,7 @@ import (
 func buildEcho(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "bootstrap")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-tags", "lambda.norpc", "-o", out, "./testdata/echo")
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", out, "./testdata/echo")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./testdata/echo: %v\n%s", err, b)

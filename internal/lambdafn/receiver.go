@@ -22,20 +22,39 @@ func Receiver(ctx context.Context, cfg aws.Config, getenv func(string) string, l
 	if err != nil {
 		return nil, err
 	}
-	signing, err := secrets.Resolve(ctx, secretsmanager.NewFromConfig(cfg), s.StripeSecrets, s.StripeSecretARN)
+	stripe, err := stripeVerifier(ctx, cfg, s)
 	if err != nil {
-		return nil, err
-	}
-	stripe := &verify.Stripe{Secrets: signing, Tolerance: s.Tolerance}
-	if err := stripe.Validate(); err != nil {
 		return nil, err
 	}
 	h := receiver.New(
 		receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Grace: s.Grace},
-		map[string]receiver.Verifier{verify.StripeProvider: receiver.StripeVerifier(stripe)},
+		map[string]receiver.Verifier{verify.StripeProvider: stripe},
 		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
 		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 		log,
 	)
 	return h.Handle, nil
+}
+
+// stripeVerifier verifies with the secrets in STRIPE_WEBHOOK_SECRET as
+// they are, or with the Secrets Manager secret STRIPE_WEBHOOK_SECRET_ARN,
+// reloaded when a signature does not match so a rolled secret takes effect
+// in warm functions too.
+func stripeVerifier(ctx context.Context, cfg aws.Config, s receiver.Settings) (receiver.Verifier, error) {
+	if len(s.StripeSecrets) > 0 {
+		v := &verify.Stripe{Secrets: s.StripeSecrets, Tolerance: s.Tolerance}
+		if err := v.Validate(); err != nil {
+			return nil, err
+		}
+		return receiver.StripeVerifier(v), nil
+	}
+	sm := secretsmanager.NewFromConfig(cfg)
+	v := &verify.RotatingStripe{
+		Load:      func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, s.StripeSecretARN) },
+		Tolerance: s.Tolerance,
+	}
+	if err := v.Init(ctx); err != nil {
+		return nil, err
+	}
+	return receiver.RotatingStripeVerifier(v), nil
 }

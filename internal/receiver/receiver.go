@@ -60,15 +60,15 @@ func (c Config) withDefaults() Config {
 // Verifier checks one provider's signature over the raw body and returns
 // the event it carries. Header names are lower case, as API Gateway gives them.
 type Verifier interface {
-	Verify(headers map[string]string, body []byte) (webhook.Event, error)
+	Verify(ctx context.Context, headers map[string]string, body []byte) (webhook.Event, error)
 }
 
 // VerifierFunc adapts a function to Verifier.
-type VerifierFunc func(headers map[string]string, body []byte) (webhook.Event, error)
+type VerifierFunc func(ctx context.Context, headers map[string]string, body []byte) (webhook.Event, error)
 
 // Verify calls f.
-func (f VerifierFunc) Verify(headers map[string]string, body []byte) (webhook.Event, error) {
-	return f(headers, body)
+func (f VerifierFunc) Verify(ctx context.Context, headers map[string]string, body []byte) (webhook.Event, error) {
+	return f(ctx, headers, body)
 }
 
 // claimStore lists the inbox calls the receiver makes.
@@ -147,7 +147,7 @@ func (h *Handler) receive(ctx context.Context, provider string, req events.APIGa
 	if err != nil {
 		return "", webhook.Event{}, err
 	}
-	ev, err := v.Verify(lowerKeys(req.Headers), body)
+	ev, err := v.Verify(ctx, lowerKeys(req.Headers), body)
 	if err != nil {
 		return "", webhook.Event{}, fmt.Errorf("verify: %w", err)
 	}
@@ -248,7 +248,20 @@ type stripeVerifier interface {
 
 // StripeVerifier adapts a Stripe verifier to the Stripe-Signature header.
 func StripeVerifier(s stripeVerifier) Verifier {
-	return VerifierFunc(func(headers map[string]string, body []byte) (webhook.Event, error) {
+	return VerifierFunc(func(_ context.Context, headers map[string]string, body []byte) (webhook.Event, error) {
 		return s.Verify(headers["stripe-signature"], body)
+	})
+}
+
+// rotatingStripeVerifier is the part of verify.RotatingStripe the receiver uses.
+type rotatingStripeVerifier interface {
+	Verify(ctx context.Context, signatureHeader string, body []byte) (webhook.Event, error)
+}
+
+// RotatingStripeVerifier adapts a Stripe verifier whose secrets are
+// reloaded on a mismatch to the Stripe-Signature header.
+func RotatingStripeVerifier(s rotatingStripeVerifier) Verifier {
+	return VerifierFunc(func(ctx context.Context, headers map[string]string, body []byte) (webhook.Event, error) {
+		return s.Verify(ctx, headers["stripe-signature"], body)
 	})
 }

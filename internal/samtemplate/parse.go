@@ -176,7 +176,7 @@ func parseParameter(raw any) (Parameter, error) {
 	if d, ok := m["Default"]; ok {
 		s, err := scalarString(d)
 		if err != nil {
-			return Parameter{}, fmt.Errorf("Default: %w", err)
+			return Parameter{}, fmt.Errorf("property Default: %w", err)
 		}
 		p.Default, p.HasDefault = s, true
 	}
@@ -209,7 +209,7 @@ func parseResource(raw any) (Resource, error) {
 	if c, ok := m["Condition"]; ok {
 		s, ok := c.(string)
 		if !ok {
-			return Resource{}, fmt.Errorf("Condition is %s, want a string", describe(c))
+			return Resource{}, fmt.Errorf("property Condition is %s, want a string", describe(c))
 		}
 		r.Condition = s
 	}
