@@ -405,19 +405,7 @@ func (s *Stack) queueOrder(ids []string) ([]string, error) {
 // strings as they are, numbers and booleans formatted, objects and lists as
 // JSON.
 func attributeString(v any) (string, error) {
-	switch v := v.(type) {
-	case string:
-		return v, nil
-	case bool:
-		return strconv.FormatBool(v), nil
-	case int:
-		return strconv.Itoa(v), nil
-	case int64:
-		return strconv.FormatInt(v, 10), nil
-	case uint64:
-		return strconv.FormatUint(v, 10), nil
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	switch v.(type) {
 	case map[string]any, []any:
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -425,7 +413,11 @@ func attributeString(v any) (string, error) {
 		}
 		return string(b), nil
 	}
-	return "", fmt.Errorf("cannot use %T as a queue attribute", v)
+	s, err := samtemplate.ScalarString(v)
+	if err != nil {
+		return "", fmt.Errorf("queue attribute: %w", err)
+	}
+	return s, nil
 }
 
 // Context returns the template context of this stack: its name, Region and

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/hookinbox/hookinbox/internal/samtemplate"
 )
 
@@ -105,4 +107,15 @@ func UniqueStackName() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("t%s", hex.EncodeToString(b))
+}
+
+// TestTable returns a DynamoDB client for ForTest's emulators and the name
+// of the template's table logicalID in a fresh NewTestStack.
+func TestTable(t testing.TB, logicalID string) (*dynamodb.Client, string) {
+	t.Helper()
+	name, ok := NewTestStack(t).Tables[logicalID]
+	if !ok {
+		t.Fatalf("template.yaml has no table %s", logicalID)
+	}
+	return ForTest(t).DynamoDB(), name
 }

@@ -16,11 +16,9 @@ type testDynamoDB interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 }
 
-// dynamoForTest returns a dynalite client and a new, empty table keyed by
-// pk and sk (strings): the inbox table of a fresh stack made from
+// dynamoForTest returns a dynalite client and the inbox table of a fresh stack made from
 // template.yaml, where the ledger lives in production. It skips under -short.
 func dynamoForTest(t *testing.T) (testDynamoDB, string) {
 	t.Helper()
-	emu := devstack.ForTest(t)
-	return emu.DynamoDB(), devstack.NewTestStack(t).Tables["InboxTable"]
+	return devstack.TestTable(t, "InboxTable")
 }

@@ -59,7 +59,7 @@ func (t *Template) FunctionEnv(logicalID string, c Context) (map[string]string, 
 		if v == nil { // !Ref AWS::NoValue drops the variable
 			continue
 		}
-		s, err := scalarString(v)
+		s, err := ScalarString(v)
 		if err != nil {
 			return nil, fmt.Errorf("function %s: env %s: %w", logicalID, k, err)
 		}

@@ -174,7 +174,7 @@ func parseParameter(raw any) (Parameter, error) {
 	}
 	p.Description, _ = m["Description"].(string)
 	if d, ok := m["Default"]; ok {
-		s, err := scalarString(d)
+		s, err := ScalarString(d)
 		if err != nil {
 			return Parameter{}, fmt.Errorf("property Default: %w", err)
 		}
@@ -216,9 +216,9 @@ func parseResource(raw any) (Resource, error) {
 	return r, nil
 }
 
-// scalarString formats a string, number or boolean as CloudFormation passes
+// ScalarString formats a string, number or boolean as CloudFormation passes
 // it on: numbers in their shortest form, booleans as "true"/"false".
-func scalarString(v any) (string, error) {
+func ScalarString(v any) (string, error) {
 	switch v := v.(type) {
 	case string:
 		return v, nil

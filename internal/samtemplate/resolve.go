@@ -63,7 +63,7 @@ func (t *Template) ResolveString(v any, c Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s, err := scalarString(out)
+	s, err := ScalarString(out)
 	if err != nil {
 		return "", fmt.Errorf("resolve %s: %w", describe(v), err)
 	}
@@ -216,7 +216,7 @@ func (r *resolver) sub(s Sub, path string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		str, err := scalarString(rv)
+		str, err := ScalarString(rv)
 		if err != nil {
 			return nil, fmt.Errorf("%s!Sub variable %s: %w", at(path), k, err)
 		}
@@ -260,7 +260,7 @@ func (r *resolver) sub(s Sub, path string) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s!Sub ${%s}: %w", at(path), name, err)
 		}
-		str, err := scalarString(v)
+		str, err := ScalarString(v)
 		if err != nil {
 			return nil, fmt.Errorf("%s!Sub ${%s}: %w", at(path), name, err)
 		}
@@ -316,8 +316,8 @@ func (r *resolver) fn(f Fn, path string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		as, errA := scalarString(a)
-		bs, errB := scalarString(b)
+		as, errA := ScalarString(a)
+		bs, errB := ScalarString(b)
 		if errA == nil && errB == nil {
 			return as == bs, nil
 		}
@@ -366,7 +366,7 @@ func (r *resolver) fn(f Fn, path string) (any, error) {
 		}
 		parts := make([]string, len(list))
 		for i, e := range list {
-			if parts[i], err = scalarString(e); err != nil {
+			if parts[i], err = ScalarString(e); err != nil {
 				return nil, errorf("element %d: %w", i, err)
 			}
 		}
@@ -380,7 +380,7 @@ func (r *resolver) fn(f Fn, path string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		is, err := scalarString(iv)
+		is, err := ScalarString(iv)
 		if err != nil {
 			return nil, errorf("index: %w", err)
 		}
@@ -409,7 +409,7 @@ func (r *resolver) fn(f Fn, path string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := scalarString(sv)
+		s, err := ScalarString(sv)
 		if err != nil {
 			return nil, errorf("source: %w", err)
 		}
@@ -424,7 +424,7 @@ func (r *resolver) fn(f Fn, path string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := scalarString(v)
+		s, err := ScalarString(v)
 		if err != nil {
 			return nil, errorf("%w", err)
 		}
@@ -440,7 +440,7 @@ func (r *resolver) fn(f Fn, path string) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			if keys[i], err = scalarString(v); err != nil {
+			if keys[i], err = ScalarString(v); err != nil {
 				return nil, errorf("key %d: %w", i, err)
 			}
 		}

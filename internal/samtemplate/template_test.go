@@ -487,29 +487,38 @@ func strings1(v any) ([]string, error) {
 }
 
 func TestTemplateReceiverPolicy(t *testing.T) {
-	const inv = "ReceiverFunction's policies grant only its own calls, each on one resource"
+	checkGrants(t, "ReceiverFunction", func(c Context) []string {
+		table, _ := c.Lookup("InboxTable", "Arn")
+		queue, _ := c.Lookup("EventsQueue", "Arn")
+		want := []string{
+			"dynamodb:DeleteItem on " + table,
+			"dynamodb:GetItem on " + table,
+			"dynamodb:PutItem on " + table,
+			"dynamodb:UpdateItem on " + table,
+			"sqs:SendMessage on " + queue,
+		}
+		if v := c.Params["StripeWebhookSecretArn"]; v != "" {
+			want = append(want, "secretsmanager:GetSecretValue on "+v)
+		}
+		return want
+	})
+}
+
+// checkGrants asserts that function's resolved Policies grant exactly what
+// want returns for each deployment, each on a specific resource.
+func checkGrants(t *testing.T, function string, want func(c Context) []string) {
+	t.Helper()
+	inv := function + "'s policies grant only its own calls, each on one resource"
 	tpl := loadProject(t)
-	props, err := tpl.Function("ReceiverFunction")
+	props, err := tpl.Function(function)
 	if err != nil {
 		broken(t, inv, "%v", err)
 		return
 	}
 	for name, c := range deployments(t, tpl) {
 		t.Run(name, func(t *testing.T) {
-			table, _ := c.Lookup("InboxTable", "Arn")
-			queue, _ := c.Lookup("EventsQueue", "Arn")
-			want := []string{
-				"dynamodb:DeleteItem on " + table,
-				"dynamodb:GetItem on " + table,
-				"dynamodb:PutItem on " + table,
-				"dynamodb:UpdateItem on " + table,
-				"sqs:SendMessage on " + queue,
-			}
-			if c.Params["StripeWebhookSecretArn"] != "" {
-				want = append(want, "secretsmanager:GetSecretValue on "+c.Params["StripeWebhookSecretArn"])
-			}
-			sort.Strings(want)
-
+			w := want(c)
+			sort.Strings(w)
 			policies, err := tpl.Resolve(props["Policies"], c)
 			if err != nil {
 				broken(t, inv, "%v", err)
@@ -520,7 +529,7 @@ func TestTemplateReceiverPolicy(t *testing.T) {
 				broken(t, inv, "%v", err)
 				return
 			}
-			if diff := cmp.Diff(got, want); diff != "" {
+			if diff := cmp.Diff(got, w); diff != "" {
 				broken(t, inv, "grants (-got +want):\n%s", diff)
 			}
 		})

@@ -16,10 +16,8 @@ type testDynamoDB interface {
 	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// dynamoForTest returns a dynalite client and the shop table of a fresh
-// stack made from template.yaml. It skips under -short.
+// dynamoForTest returns a dynalite client and the shop table of a fresh stack made from template.yaml. It skips under -short.
 func dynamoForTest(t *testing.T) (testDynamoDB, string) {
 	t.Helper()
-	emu := devstack.ForTest(t)
-	return emu.DynamoDB(), devstack.NewTestStack(t).Tables["ShopTable"]
+	return devstack.TestTable(t, "ShopTable")
 }
