@@ -167,15 +167,20 @@ func (s *DynamoDB) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, no
 
 // Lease implements Store with one conditional UpdateItem.
 func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now time.Time, d time.Duration) (Item, error) {
+	// A DEAD event is taken too: its message came back from the DLQ (a
+	// native redrive), so a person asked for it. The lease puts it back in
+	// the pending index and clears the parked outcome, as Requeue does.
 	it, err := s.update(ctx, key, "lease", nil, &dynamodb.UpdateItemInput{
-		ConditionExpression: aws.String("attribute_exists(pk) AND (#s IN (:received, :failed) OR (#s = :processing AND lease_until < :now))"),
-		UpdateExpression:    aws.String("SET #s = :processing, lease_owner = :owner, lease_until = :until ADD attempts :one"),
+		ConditionExpression: aws.String("attribute_exists(pk) AND (#s IN (:received, :failed, :dead) OR (#s = :processing AND lease_until < :now))"),
+		UpdateExpression:    aws.String("SET #s = :processing, lease_owner = :owner, lease_until = :until, pending = :shard ADD attempts :one REMOVE processed_at, outcome"),
 		ExpressionAttributeNames: map[string]string{
 			"#s": "status",
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":received":   str(string(Received)),
 			":failed":     str(string(Failed)),
+			":dead":       str(string(Dead)),
+			":shard":      str(pendingShard(key)),
 			":processing": str(string(Processing)),
 			":now":        millis(now),
 			":owner":      str(owner),

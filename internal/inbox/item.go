@@ -39,7 +39,8 @@ var (
 	ErrNotDue = errors.New("inbox: claim not due for re-enqueue")
 	// ErrLeaseHeld: another worker holds a live lease on the event.
 	ErrLeaseHeld = errors.New("inbox: lease held by another worker")
-	// ErrFinished: the event is DONE, IGNORED or DEAD; there is nothing to do.
+	// ErrFinished: the event is DONE or IGNORED (for Requeue: DONE); there
+	// is nothing to do.
 	ErrFinished = errors.New("inbox: event already finished")
 	// ErrLeaseLost: the caller no longer holds the lease (it expired and was taken over).
 	ErrLeaseLost = errors.New("inbox: lease lost")

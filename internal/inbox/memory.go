@@ -115,6 +115,7 @@ func (m *Memory) Lease(_ context.Context, key webhook.Key, owner string, now tim
 	it.LeaseOwner = owner
 	it.LeaseUntil = now.Add(d)
 	it.Attempts++
+	it.ProcessedAt, it.Outcome = time.Time{}, ""
 	it = normalize(it)
 	m.items[key] = it
 	return it, nil
@@ -176,7 +177,7 @@ func (m *Memory) Pending(_ context.Context, cutoff time.Time, limit int) ([]Item
 // leaseRefusal says why it cannot be leased at now, or nil.
 func leaseRefusal(it Item, now time.Time) error {
 	switch {
-	case it.Status.Final():
+	case it.Status == Done || it.Status == Ignored:
 		return ErrFinished
 	case it.Status == Processing && leaseLive(it, now):
 		return ErrLeaseHeld

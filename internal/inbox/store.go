@@ -29,10 +29,12 @@ type Store interface {
 	// one of the statuses (RECEIVED when none are given) whose last message
 	// went out at or before cutoff. Otherwise ErrNotDue (or ErrNotFound).
 	MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...Status) (Item, error)
-	// Lease moves an event from RECEIVED or FAILED, or from PROCESSING whose
-	// lease ended before now, to PROCESSING owned by owner until now+d, and
-	// counts the attempt. A final event gives ErrFinished; a live lease held
-	// by someone else gives ErrLeaseHeld.
+	// Lease moves an event from RECEIVED, FAILED or DEAD, or from
+	// PROCESSING whose lease ended before now, to PROCESSING owned by owner
+	// until now+d, counts the attempt and clears the previous outcome. DONE
+	// or IGNORED gives ErrFinished; a live lease held by someone else gives
+	// ErrLeaseHeld. DEAD is taken because a message for a parked event
+	// means a person sent it back (SQS's DLQ redrive cannot mark it).
 	Lease(ctx context.Context, key webhook.Key, owner string, now time.Time, d time.Duration) (Item, error)
 	// Finish writes the outcome of a lease, only if owner still holds it;
 	// otherwise ErrLeaseLost.

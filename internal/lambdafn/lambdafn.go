@@ -24,8 +24,10 @@ type Builder func(ctx context.Context, cfg aws.Config, getenv func(string) strin
 // Builders maps each AWS::Serverless::Function's logical ID in template.yaml
 // to its builder.
 var Builders = map[string]Builder{
-	"ReceiverFunction":  Receiver,
-	"ProcessorFunction": Processor,
+	"ReceiverFunction":   Receiver,
+	"ProcessorFunction":  Processor,
+	"DlqReplayFunction":  DlqReplay,
+	"ReconcilerFunction": Reconciler,
 }
 
 // Main is a function's whole main: JSON logs on stdout, the default AWS

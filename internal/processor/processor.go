@@ -13,6 +13,13 @@
 //     failure and hidden for an exponential backoff with full jitter; on
 //     the last receive before SQS's maxReceiveCount it is parked instead.
 //
+// A message for an event already DONE or IGNORED is acknowledged without
+// running anything. A message for a DEAD event is processed again: it came
+// back from the DLQ through SQS's own redrive, which cannot mark the
+// message, so a person asked for it (inbox.Store.Lease takes DEAD). A rare
+// late duplicate of the original message is run again too, which is safe:
+// the effect ledger keeps finished effects from repeating.
+//
 // One bad message never fails the batch (partial batch responses). A
 // Handler is safe for concurrent use.
 package processor

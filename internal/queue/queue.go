@@ -1,8 +1,10 @@
-// Package queue sends and moves hookinbox envelopes on SQS.
+// Package queue sends, receives and moves hookinbox envelopes on SQS.
 //
 // Delivery is at least once, as SQS gives it: a message may arrive twice,
 // which is why the processor leases the inbox claim before doing anything.
-// A Queue is safe for concurrent use.
+// Receive, Delete and Release serve the DLQ replay; StartRedrive is SQS's
+// own DLQ redrive (the console's "Start DLQ redrive"). A Queue is safe for
+// concurrent use.
 package queue
 
 import (
@@ -26,6 +28,10 @@ const AttrEventType = "event_type"
 type sqsAPI interface {
 	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+	ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	DeleteMessage(context.Context, *sqs.DeleteMessageInput, ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+	StartMessageMoveTask(context.Context, *sqs.StartMessageMoveTaskInput, ...func(*sqs.Options)) (*sqs.StartMessageMoveTaskOutput, error)
+	ListMessageMoveTasks(context.Context, *sqs.ListMessageMoveTasksInput, ...func(*sqs.Options)) (*sqs.ListMessageMoveTasksOutput, error)
 }
 
 // Queue sends envelopes to one SQS queue.

@@ -14,6 +14,7 @@ import (
 )
 
 type fakeSQS struct {
+	sqsAPI  // the receive and move calls, which these tests do not make
 	sent    []*sqs.SendMessageInput
 	changed []*sqs.ChangeMessageVisibilityInput
 	err     error

@@ -6,14 +6,14 @@
 // its message is sent, and released again (answering 500 so the provider
 // retries) when the send fails; a duplicate is answered 200 without a second
 // message, unless its claim has sat in RECEIVED longer than the grace period,
-// in which case it is re-enqueued once per grace period. A Handler is safe
-// for concurrent use.
+// in which case it is re-enqueued once per grace period. The claim path
+// itself is Intake, which the reconciler shares for events it fetched from
+// the provider's API. A Handler is safe for concurrent use.
 package receiver
 
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -33,6 +33,11 @@ type Config struct {
 	Grace        time.Duration    // how long a RECEIVED claim may wait for its message before a duplicate re-enqueues it; default 2 min
 	TTL          time.Duration    // how long inbox items live; default inbox.DefaultTTL
 	Now          func() time.Time // the clock; default time.Now
+	// FromProviderAPI says the events come from the provider's API (the
+	// reconciler), not from webhook deliveries: the API renders an event
+	// with other bytes than the webhook did, so a duplicate whose body
+	// hash differs is expected and not logged.
+	FromProviderAPI bool
 }
 
 // Defaults.
@@ -89,8 +94,7 @@ type sender interface {
 type Handler struct {
 	cfg       Config
 	verifiers map[string]Verifier
-	store     claimStore
-	queue     sender
+	intake    *Intake
 	log       *slog.Logger
 }
 
@@ -99,7 +103,8 @@ func New(cfg Config, verifiers map[string]Verifier, store claimStore, queue send
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{cfg: cfg.withDefaults(), verifiers: verifiers, store: store, queue: queue, log: log}
+	cfg = cfg.withDefaults()
+	return &Handler{cfg: cfg, verifiers: verifiers, intake: NewIntake(cfg, store, queue, log), log: log}
 }
 
 // Outcomes of a delivery, as answered in {"status": ...}.
@@ -151,64 +156,8 @@ func (h *Handler) receive(ctx context.Context, provider string, req events.APIGa
 	if err != nil {
 		return "", webhook.Event{}, fmt.Errorf("verify: %w", err)
 	}
-	outcome, err := h.claim(ctx, ev)
+	outcome, err := h.intake.Accept(ctx, ev)
 	return outcome, ev, err
-}
-
-// claim makes the claim and sends the message, or handles the duplicate.
-func (h *Handler) claim(ctx context.Context, ev webhook.Event) (string, error) {
-	now := h.cfg.Now()
-	env := webhook.Envelope{Key: ev.Key(), Type: ev.Type}
-	it, err := h.store.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: h.cfg.TTL})
-	if errors.Is(err, inbox.ErrAlreadyClaimed) {
-		return Duplicate, h.duplicate(ctx, ev, it, now)
-	}
-	if err != nil {
-		return "", err
-	}
-	err = h.store.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt)
-	if err == nil {
-		err = h.queue.Send(ctx, env)
-	}
-	if err != nil {
-		if rerr := h.store.Release(ctx, it); rerr != nil {
-			// The claim stays in RECEIVED; the next delivery after the grace
-			// period, or the reconciler, sends its message.
-			return "", fmt.Errorf("%w; releasing the claim: %v", err, rerr)
-		}
-		return "", err
-	}
-	return Accepted, nil
-}
-
-// duplicate handles a delivery of an event already claimed: it logs a body
-// that differs from the first, and re-enqueues a claim that has waited in
-// RECEIVED longer than the grace period (a crash between claim and send).
-func (h *Handler) duplicate(ctx context.Context, ev webhook.Event, it inbox.Item, now time.Time) error {
-	if sum := inbox.PayloadSHA256(ev.Raw); sum != it.PayloadSHA256 {
-		h.log.WarnContext(ctx, "duplicate delivery with a different body",
-			"key", ev.Key().String(), "type", ev.Type, "payload_mismatch", 1,
-			"stored_sha256", it.PayloadSHA256, "this_sha256", sum)
-	}
-	if it.Status != inbox.Received || now.Sub(it.EnqueuedAt) < h.cfg.Grace {
-		return nil
-	}
-	it, err := h.store.MarkEnqueued(ctx, it.Key, now.Add(-h.cfg.Grace), now)
-	if errors.Is(err, inbox.ErrNotDue) {
-		return nil // another delivery or the processor got there first
-	}
-	if err != nil {
-		return err
-	}
-	if err := h.store.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt); err != nil {
-		return err
-	}
-	if err := h.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type}); err != nil {
-		return err
-	}
-	h.log.WarnContext(ctx, "re-enqueued a claim that waited past the grace period",
-		"key", ev.Key().String(), "type", ev.Type, "received_at", it.ReceivedAt)
-	return nil
 }
 
 // rawBody returns the bytes the provider sent, within the size limit.

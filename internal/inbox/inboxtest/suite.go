@@ -239,7 +239,7 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
-	t.Run("FailedIsLeasedAgainDeadIsNot", func(t *testing.T) {
+	t.Run("FailedAndDeadAreLeasedAgain", func(t *testing.T) {
 		s := newStore(t)
 		it := claim(t, s, "evt_fail")
 		lease(t, s, it.Key, "w1", t0)
@@ -258,8 +258,38 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		if got.Status != inbox.Dead || got.LastError != "unknown price" || got.Attempts != 2 {
 			t.Errorf("after DEAD: %+v", got)
 		}
-		if _, err := s.Lease(ctx, it.Key, "w3", t0.Add(time.Hour), time.Minute); !errors.Is(err, inbox.ErrFinished) {
-			t.Errorf("Lease of DEAD: err = %v, want ErrFinished", err)
+		if pending, err := s.Pending(ctx, t0.Add(time.Hour), 0); err != nil || len(pending) != 0 {
+			t.Errorf("Pending with only a DEAD event: %d items, err %v; want none", len(pending), err)
+		}
+		// A message for a DEAD event is a redrive from the DLQ: a person
+		// sent it back, so it is leased again, keeping its history.
+		got = lease(t, s, it.Key, "w3", t0.Add(time.Hour))
+		if got.Status != inbox.Processing || got.Attempts != 3 || got.LastError != "unknown price" ||
+			got.Outcome != "" || !got.ProcessedAt.IsZero() {
+			t.Errorf("Lease of DEAD: %+v", got)
+		}
+		// Leased again, it is unfinished: the pending index has it back.
+		pending, err := s.Pending(ctx, t0.Add(2*time.Hour), 0)
+		if err != nil || len(pending) != 1 || pending[0].Key != it.Key {
+			t.Errorf("Pending after the DEAD event was leased again: %+v, err %v; want it", pending, err)
+		}
+		if _, err := s.Finish(ctx, it.Key, "w3", inbox.Result{Status: inbox.Done, At: t0.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Lease(ctx, it.Key, "w4", t0.Add(2*time.Hour), time.Minute); !errors.Is(err, inbox.ErrFinished) {
+			t.Errorf("Lease of DONE after a redrive: err = %v, want ErrFinished", err)
+		}
+	})
+
+	t.Run("IgnoredIsNotLeasedAgain", func(t *testing.T) {
+		s := newStore(t)
+		it := claim(t, s, "evt_ign")
+		lease(t, s, it.Key, "w1", t0)
+		if _, err := s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Ignored, Outcome: "no handler", At: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Lease(ctx, it.Key, "w2", t0.Add(time.Hour), time.Minute); !errors.Is(err, inbox.ErrFinished) {
+			t.Errorf("Lease of IGNORED: err = %v, want ErrFinished", err)
 		}
 	})
 

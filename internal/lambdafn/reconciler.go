@@ -1,0 +1,46 @@
+package lambdafn
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/internal/secrets"
+)
+
+// Reconciler builds the scheduled reconciler: stuck claims and the Stripe
+// events that never arrived, claimed through the receiver's own Intake.
+func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
+	s, err := reconcile.LoadSettings(getenv)
+	if err != nil {
+		return nil, err
+	}
+	apiKey, err := secrets.Resolve(ctx, secretsmanager.NewFromConfig(cfg), s.StripeAPIKey, s.StripeAPIKeyARN)
+	if err != nil {
+		return nil, err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	store := inbox.NewDynamoDB(db, s.Table)
+	events := queue.New(sqs.NewFromConfig(cfg), s.QueueURL)
+	// Events from the API are re-enqueued by the duplicate path after the
+	// same wait as stuck claims, and their bytes differ from the webhook's.
+	in := receiver.NewIntake(receiver.Config{Grace: s.StuckAfter, FromProviderAPI: true}, store, events, log)
+	h := reconcile.New(
+		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Namespace: s.Namespace},
+		store, events, in,
+		reconcile.NewStripeEvents(apiKey[0], s.StripeAPIURL, &http.Client{Timeout: 30 * time.Second}),
+		reconcile.NewCheckpoints(db, s.Table),
+		log,
+	)
+	return h.Handle, nil
+}

@@ -1,0 +1,150 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// Message is one received message: its body as sent, the string values of
+// its message attributes, and what SQS says about it.
+type Message struct {
+	ID            string
+	Body          string
+	ReceiptHandle string
+	Attributes    map[string]string // message attributes (AttrEventType, AttrReason, ...)
+	ReceiveCount  int               // ApproximateReceiveCount, this receive included
+	SentAt        time.Time         // when it was sent to this queue
+}
+
+// MaxReceive is the most messages one ReceiveMessage returns.
+const MaxReceive = 10
+
+// Receive receives up to max messages (at most MaxReceive), hiding them
+// for visibility, and long-polls up to wait for the first. No messages and
+// no error means the queue had none visible during wait.
+func (q *Queue) Receive(ctx context.Context, max int, visibility, wait time.Duration) ([]Message, error) {
+	if max <= 0 || max > MaxReceive {
+		max = MaxReceive
+	}
+	out, err := q.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl:                    &q.url,
+		MaxNumberOfMessages:         int32(max),
+		VisibilityTimeout:           int32(visibility / time.Second),
+		WaitTimeSeconds:             int32(wait / time.Second),
+		MessageAttributeNames:       []string{"All"},
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		// local-aws-sqs 2.0.2 reads only the older field; AWS reads both.
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}, //lint:ignore SA1019 needed by local-aws-sqs
+	})
+	if err != nil {
+		return nil, fmt.Errorf("receive from %s: %w", q.url, err)
+	}
+	msgs := make([]Message, 0, len(out.Messages))
+	for _, m := range out.Messages {
+		msg := Message{
+			ID:            aws.ToString(m.MessageId),
+			Body:          aws.ToString(m.Body),
+			ReceiptHandle: aws.ToString(m.ReceiptHandle),
+			Attributes:    map[string]string{},
+		}
+		for name, v := range m.MessageAttributes {
+			if v.StringValue != nil {
+				msg.Attributes[name] = *v.StringValue
+			}
+		}
+		msg.ReceiveCount, _ = strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
+		if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
+			msg.SentAt = time.UnixMilli(ms).UTC()
+		}
+		msgs = append(msgs, msg)
+	}
+	return msgs, nil
+}
+
+// Delete deletes a received message.
+func (q *Queue) Delete(ctx context.Context, receiptHandle string) error {
+	_, err := q.client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.url, ReceiptHandle: &receiptHandle})
+	if err != nil {
+		return fmt.Errorf("delete message from %s: %w", q.url, err)
+	}
+	return nil
+}
+
+// Release makes a received message visible again at once, for the next
+// receiver, instead of after its visibility timeout.
+func (q *Queue) Release(ctx context.Context, receiptHandle string) error {
+	_, err := q.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl:          &q.url,
+		ReceiptHandle:     &receiptHandle,
+		VisibilityTimeout: 0,
+	})
+	if err != nil {
+		return fmt.Errorf("release message on %s: %w", q.url, err)
+	}
+	return nil
+}
+
+// Redrive is one of SQS's message move tasks (a DLQ redrive).
+type Redrive struct {
+	Handle  string // the task handle, for cancelling it
+	Status  string // RUNNING, COMPLETED, CANCELLING, CANCELLED or FAILED
+	Moved   int64
+	ToMove  int64
+	Failure string // SQS's FailureReason, when FAILED
+	Started time.Time
+	Source  string // queue ARN
+	Dest    string // queue ARN; empty means each message's source queue
+}
+
+// Finished reports whether the task has stopped moving messages.
+func (r Redrive) Finished() bool {
+	return r.Status == "COMPLETED" || r.Status == "CANCELLED" || r.Status == "FAILED"
+}
+
+// StartRedrive starts SQS's own DLQ redrive from the queue whose ARN is
+// sourceARN (this queue's, usually) to destARN. With destARN empty SQS moves
+// each message back to the queue it was dead-lettered from, which works
+// only for messages SQS moved there itself (maxReceiveCount); messages the
+// processor parked need destARN, the events queue. It returns the task
+// handle; the move runs in the background (Redrives reports it).
+func (q *Queue) StartRedrive(ctx context.Context, sourceARN, destARN string) (string, error) {
+	in := &sqs.StartMessageMoveTaskInput{SourceArn: &sourceARN}
+	if destARN != "" {
+		in.DestinationArn = &destARN
+	}
+	out, err := q.client.StartMessageMoveTask(ctx, in)
+	if err != nil {
+		return "", fmt.Errorf("start redrive from %s: %w", sourceARN, err)
+	}
+	return aws.ToString(out.TaskHandle), nil
+}
+
+// Redrives returns the most recent message move tasks from sourceARN,
+// newest first.
+func (q *Queue) Redrives(ctx context.Context, sourceARN string) ([]Redrive, error) {
+	out, err := q.client.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &sourceARN, MaxResults: aws.Int32(10)})
+	if err != nil {
+		return nil, fmt.Errorf("list redrives from %s: %w", sourceARN, err)
+	}
+	var tasks []Redrive
+	for _, r := range out.Results {
+		st := aws.ToString(r.Status)
+		tasks = append(tasks, Redrive{
+			Handle:  aws.ToString(r.TaskHandle),
+			Status:  st,
+			Moved:   r.ApproximateNumberOfMessagesMoved,
+			ToMove:  aws.ToInt64(r.ApproximateNumberOfMessagesToMove),
+			Failure: aws.ToString(r.FailureReason),
+			Started: time.UnixMilli(r.StartedTimestamp).UTC(),
+			Source:  aws.ToString(r.SourceArn),
+			Dest:    aws.ToString(r.DestinationArn),
+		})
+	}
+	return tasks, nil
+}

@@ -1,0 +1,123 @@
+package queue_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// queues returns the events queue and the DLQ of a new stack made from
+// template.yaml on local-aws-sqs.
+func queues(t *testing.T) (events, dlq *queue.Queue, st *devstack.Stack) {
+	t.Helper()
+	emu := devstack.ForTest(t)
+	st = devstack.NewTestStack(t)
+	c := emu.SQS()
+	return queue.New(c, st.Queues["EventsQueue"].URL), queue.New(c, st.Queues["EventsDLQ"].URL), st
+}
+
+// receiveAll receives until the queue gives nothing, hiding each message for a minute.
+func receiveAll(t *testing.T, q *queue.Queue) []queue.Message {
+	t.Helper()
+	var all []queue.Message
+	for {
+		msgs, err := q.Receive(context.Background(), queue.MaxReceive, time.Minute, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 0 {
+			return all
+		}
+		all = append(all, msgs...)
+	}
+}
+
+func TestParkedMessageCarriesItsReason(t *testing.T) {
+	ctx := context.Background()
+	_, dlq, _ := queues(t)
+	env := webhook.Envelope{Key: "stripe#evt_park", Type: "checkout.session.completed"}
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	if err := dlq.Park(ctx, env.Marshal(), env, "create invoice: no such customer", 3, at); err != nil {
+		t.Fatal(err)
+	}
+	msgs := receiveAll(t, dlq)
+	if len(msgs) != 1 {
+		t.Fatalf("received %d messages, want 1", len(msgs))
+	}
+	m := msgs[0]
+	want := map[string]string{
+		queue.AttrEventType: "checkout.session.completed",
+		queue.AttrReason:    "create invoice: no such customer",
+		queue.AttrAttempts:  "3",
+		queue.AttrParkedAt:  "2026-11-30T12:00:00Z",
+	}
+	if diff := cmp.Diff(want, m.Attributes); diff != "" {
+		t.Errorf("attributes (-want +got):\n%s", diff)
+	}
+	if m.Body != env.Marshal() || m.ReceiveCount != 1 || m.ID == "" || m.SentAt.IsZero() {
+		t.Errorf("message %+v", m)
+	}
+}
+
+func TestReleaseThenDelete(t *testing.T) {
+	ctx := context.Background()
+	events, _, _ := queues(t)
+	if err := events.Send(ctx, webhook.Envelope{Key: "stripe#evt_rel"}); err != nil {
+		t.Fatal(err)
+	}
+	first := receiveAll(t, events)
+	if len(first) != 1 {
+		t.Fatalf("received %d, want 1", len(first))
+	}
+	if len(first[0].Attributes) != 0 {
+		t.Errorf("an envelope without a type has attributes %v", first[0].Attributes)
+	}
+	if err := events.Release(ctx, first[0].ReceiptHandle); err != nil {
+		t.Fatal(err)
+	}
+	again := receiveAll(t, events)
+	if len(again) != 1 || again[0].ID != first[0].ID || again[0].ReceiveCount < 2 {
+		t.Fatalf("after Release: %+v, want the same message, received again", again)
+	}
+	if err := events.Delete(ctx, again[0].ReceiptHandle); err != nil {
+		t.Fatal(err)
+	}
+	if err := events.Release(ctx, again[0].ReceiptHandle); err == nil {
+		t.Error("Release of a deleted message: no error")
+	}
+}
+
+func TestStartRedriveMovesToTheEventsQueue(t *testing.T) {
+	ctx := context.Background()
+	events, dlq, st := queues(t)
+	env := webhook.Envelope{Key: "stripe#evt_redrive", Type: "customer.subscription.updated"}
+	if err := dlq.Park(ctx, env.Marshal(), env, "mapping gap", 1, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	source, dest := st.Queues["EventsDLQ"].ARN, st.Queues["EventsQueue"].ARN
+	handle, err := dlq.StartRedrive(ctx, source, dest)
+	if err != nil || handle == "" {
+		t.Fatalf("StartRedrive: %q, %v", handle, err)
+	}
+	var moved []queue.Message
+	for deadline := time.Now().Add(10 * time.Second); len(moved) == 0 && time.Now().Before(deadline); {
+		msgs, err := events.Receive(ctx, queue.MaxReceive, time.Minute, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved = append(moved, msgs...)
+	}
+	if len(moved) != 1 || moved[0].Body != env.Marshal() || moved[0].Attributes[queue.AttrEventType] != env.Type {
+		t.Fatalf("events queue after the redrive: %+v", moved)
+	}
+	tasks, err := dlq.Redrives(ctx, source)
+	if err != nil || len(tasks) != 1 || tasks[0].Dest != dest {
+		t.Fatalf("Redrives: %+v, %v", tasks, err)
+	}
+}

@@ -1,0 +1,248 @@
+package reconcile_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	// Stripe holds 30 events of the last half hour; only every third
+	// reached the receiver.
+	start := time.Now().Add(-30 * time.Minute)
+	var all, delivered []webhook.Key
+	missed := map[webhook.Key]int{}
+	for i := 0; i < 30; i++ {
+		key, body := checkout(i, start.Add(time.Duration(i)*time.Minute))
+		if err := s.stripe.AddEvent(body); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, key)
+		if i%3 == 0 {
+			s.deliver(t, body)
+			delivered = append(delivered, key)
+		} else {
+			missed[key] = 1
+		}
+	}
+	s.processUntil(t, func() bool { return s.allDone(t, delivered) })
+
+	run := s.reconciler(t, map[string]string{"STRIPE_EVENTS_LOOKBACK": "1h"})
+	sum, err := run(ctx, events.EventBridgeEvent{})
+	if err != nil {
+		t.Fatalf("reconciler: %v\n%+v", err, sum)
+	}
+	if sum.Listed != 30 || sum.Missed != 20 || sum.Reenqueued != 0 {
+		t.Errorf("summary: listed %d, missed %d, re-enqueued %d; want 30, 20, 0", sum.Listed, sum.Missed, sum.Reenqueued)
+	}
+	if diff := cmp.Diff(missed, s.queued(t)); diff != "" {
+		t.Errorf("enqueued by the reconciler (-want +got):\n%s", diff)
+	}
+	s.processUntil(t, func() bool { return s.allDone(t, all) })
+	s.effectsOnce(t, all)
+
+	// The checkpoint is saved a few minutes behind now.
+	cp, ok, err := reconcile.NewCheckpoints(s.db, s.st.Tables["InboxTable"]).Load(ctx, "stripe")
+	if err != nil || !ok || time.Since(cp) < 4*time.Minute || time.Since(cp) > 6*time.Minute {
+		t.Errorf("checkpoint %v (found %v, %v), want about 5 minutes ago", cp, ok, err)
+	}
+	if !sum.Checkpoint.Equal(cp) {
+		t.Errorf("summary checkpoint %v, stored %v", sum.Checkpoint, cp)
+	}
+
+	again, err := run(ctx, events.EventBridgeEvent{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Missed != 0 || again.Reenqueued != 0 || again.Stuck != 0 {
+		t.Errorf("second run: %+v, want nothing enqueued", again)
+	}
+	if got := s.queued(t); len(got) != 0 {
+		t.Errorf("events queue after the second run: %v", got)
+	}
+	s.effectsOnce(t, all)
+}
+
+// flakySender fails the send of one key, once.
+type flakySender struct {
+	inner interface {
+		Send(context.Context, webhook.Envelope) error
+	}
+	mu    sync.Mutex
+	fail  webhook.Key
+	sends map[webhook.Key]int
+}
+
+func (f *flakySender) Send(ctx context.Context, env webhook.Envelope) error {
+	f.mu.Lock()
+	if env.Key == f.fail {
+		f.fail = ""
+		f.mu.Unlock()
+		return errors.New("sqs: throttled")
+	}
+	f.sends[env.Key]++
+	f.mu.Unlock()
+	return f.inner.Send(ctx, env)
+}
+
+func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	now := time.Now().Truncate(time.Second)
+	start := now.Add(-20 * time.Minute)
+	var keys []webhook.Key
+	for i := 0; i < 10; i++ {
+		key, body := checkout(100+i, start.Add(time.Duration(i)*time.Minute))
+		if err := s.stripe.AddEvent(body); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, key)
+	}
+	sender := &flakySender{inner: s.events, fail: keys[6], sends: map[webhook.Key]int{}}
+	cps := reconcile.NewCheckpoints(s.db, s.st.Tables["InboxTable"])
+	source := reconcile.NewStripeEvents(stripeKey, s.stripeURL, nil)
+	source.PageSize = 3 // four pages: auto-pagination
+	h := reconcile.New(
+		reconcile.Config{Lookback: time.Hour, Now: func() time.Time { return now }},
+		s.inbox, sender, receiver.NewIntake(receiver.Config{FromProviderAPI: true}, s.inbox, sender, nil),
+		source, cps, nil)
+
+	sum, err := h.Run(ctx)
+	if err == nil || !strings.Contains(err.Error(), string(keys[6])) {
+		t.Fatalf("first run error = %v, want the failed claim of %s", err, keys[6])
+	}
+	if sum.Missed != 6 {
+		t.Errorf("first run claimed %d, want the 6 before the failure", sum.Missed)
+	}
+	cp, _, _ := cps.Load(ctx, "stripe")
+	if want := start.Add(6 * time.Minute); !cp.Equal(want) {
+		t.Errorf("checkpoint after the failure = %v, want %v (the failed event's created)", cp, want)
+	}
+	if _, err := s.inbox.Get(ctx, keys[6]); !errors.Is(err, inbox.ErrNotFound) {
+		t.Errorf("the failed event's claim: %v, want released (ErrNotFound)", err)
+	}
+
+	sum, err = h.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Missed != 4 || sum.Listed != 4 {
+		t.Errorf("second run listed %d and claimed %d, want 4 and 4 (from the failed event on)", sum.Listed, sum.Missed)
+	}
+	cp, _, _ = cps.Load(ctx, "stripe")
+	if want := now.Add(-5 * time.Minute); !cp.Equal(want) {
+		t.Errorf("checkpoint = %v, want %v (now less the settle time)", cp, want)
+	}
+	for _, k := range keys {
+		if sender.sends[k] != 1 {
+			t.Errorf("%s sent %d times, want 1", k, sender.sends[k])
+		}
+	}
+	// A run that saves an older checkpoint does not move it back.
+	if err := cps.Save(ctx, "stripe", start); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := cps.Load(ctx, "stripe"); !got.Equal(now.Add(-5 * time.Minute)) {
+		t.Errorf("checkpoint moved back to %v", got)
+	}
+}
+
+func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	now := time.Now()
+	claim := func(n int, at time.Time) webhook.Key {
+		t.Helper()
+		key, body := checkout(200+n, at)
+		ev := webhook.Event{Provider: "stripe", ID: key.EventID(), Type: "checkout.session.completed", Created: at, Raw: body}
+		it, err := s.inbox.Claim(ctx, inbox.Claim{Event: ev, At: at, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.inbox.PutPayload(ctx, key, body, it.ExpiresAt); err != nil {
+			t.Fatal(err)
+		}
+		return it.Key
+	}
+	// The receiver died between claim and send, 20 minutes ago.
+	crashed := claim(0, now.Add(-20*time.Minute))
+	// A transient failure 20 minutes ago whose message was lost.
+	failed := claim(1, now.Add(-30*time.Minute))
+	if _, err := s.inbox.Lease(ctx, failed, "w", now.Add(-21*time.Minute), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.inbox.Finish(ctx, failed, "w", inbox.Result{Status: inbox.Failed, Error: "ses: throttled", At: now.Add(-20 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	// A worker died holding a lease that ended 30 minutes ago.
+	abandoned := claim(2, now.Add(-50*time.Minute))
+	if _, err := s.inbox.Lease(ctx, abandoned, "w", now.Add(-45*time.Minute), 15*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// Fresh, and finished: neither is stuck.
+	claim(3, now.Add(-time.Minute))
+
+	run := s.reconciler(t, nil)
+	sum, err := run(ctx, events.EventBridgeEvent{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Stuck != 3 || sum.Reenqueued != 2 || sum.OverdueLeases != 1 || sum.Missed != 0 {
+		t.Errorf("summary %+v; want 3 stuck, 2 re-enqueued, 1 overdue lease", sum)
+	}
+	if diff := cmp.Diff(map[webhook.Key]int{crashed: 1, failed: 1}, s.queued(t)); diff != "" {
+		t.Errorf("re-enqueued (-want +got):\n%s", diff)
+	}
+
+	// The run's log line carries the StuckClaims metric in embedded metric
+	// format, in the namespace the alarm watches.
+	var line struct {
+		AWS struct {
+			CloudWatchMetrics []struct {
+				Namespace  string
+				Dimensions [][]string
+				Metrics    []struct{ Name, Unit string }
+			}
+		} `json:"_aws"`
+		StuckClaims *int
+	}
+	for _, l := range strings.Split(s.logs.String(), "\n") {
+		if strings.Contains(l, `"_aws"`) {
+			if err := json.Unmarshal([]byte(l), &line); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if line.StuckClaims == nil || *line.StuckClaims != 3 || len(line.AWS.CloudWatchMetrics) != 1 ||
+		line.AWS.CloudWatchMetrics[0].Namespace != "hookinbox/"+s.st.Name || line.AWS.CloudWatchMetrics[0].Metrics[0].Name != "StuckClaims" {
+		t.Errorf("metric line %+v in log:\n%s", line, s.logs.String())
+	}
+
+	s.processUntil(t, func() bool { return s.allDone(t, []webhook.Key{crashed, failed}) })
+	s.effectsOnce(t, []webhook.Key{crashed, failed})
+
+	again, err := run(ctx, events.EventBridgeEvent{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Reenqueued != 0 || again.Stuck != 1 || again.OverdueLeases != 1 {
+		t.Errorf("second run %+v; want only the overdue lease", again)
+	}
+	if got := s.queued(t); len(got) != 0 {
+		t.Errorf("events queue after the second run: %v", got)
+	}
+}

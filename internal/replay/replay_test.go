@@ -1,0 +1,324 @@
+package replay_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/replay"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// outcomes returns each line's key (or message ID) → outcome.
+func outcomes(s replay.Summary) map[string]string {
+	got := map[string]string{}
+	for _, l := range s.Events {
+		id := l.Key
+		if id == "" {
+			id = "message"
+		}
+		got[id] = l.Outcome
+	}
+	return got
+}
+
+func TestReplayAllBringsPoisonedEventsToDoneOnce(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	keys := s.poisoned(t, 0, 10)
+	if got := len(peek(t, s.dlq)); got != 10 {
+		t.Fatalf("DLQ holds %d messages, want the 10 poisoned events", got)
+	}
+
+	t.Run("DryRunChangesNothing", func(t *testing.T) {
+		sum, err := s.replay.Handle(ctx, replay.Request{All: true, DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Moved != 10 || sum.Failed != 0 || sum.Skipped != 0 || !sum.DryRun {
+			t.Errorf("dry run summary: %s", sum.Text())
+		}
+		for _, l := range sum.Events {
+			if l.Outcome != replay.WouldReplay || l.Status != "DEAD" || !strings.Contains(l.Reason, "create invoice") {
+				t.Errorf("dry run line %+v, want would replay a DEAD event with the invoice reason", l)
+			}
+		}
+		if !s.allIn(t, keys, inbox.Dead) {
+			t.Errorf("statuses after a dry run: %v, want all DEAD", s.statuses(t, keys))
+		}
+		if got := len(peek(t, s.dlq)); got != 10 {
+			t.Errorf("DLQ after a dry run: %d messages, want 10", got)
+		}
+		if got := peek(t, s.events); len(got) != 0 {
+			t.Errorf("events queue after a dry run: %d messages, want none", len(got))
+		}
+	})
+
+	// The cause is fixed: the Stripe stand-in creates invoices again (its
+	// 10 injected failures are used up). Replay as the Lambda would.
+	sum, err := s.replayFn(ctx, replay.Request{All: true, Max: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Moved != 10 || sum.Dropped+sum.Skipped+sum.Failed != 0 {
+		t.Fatalf("replay summary: %s", sum.Text())
+	}
+	if !s.allIn(t, keys, inbox.Failed) {
+		t.Errorf("statuses after the replay: %v, want FAILED (ready for the processor)", s.statuses(t, keys))
+	}
+	if got := len(peek(t, s.dlq)); got != 0 {
+		t.Errorf("DLQ after the replay: %d messages, want none", got)
+	}
+	s.processUntil(t, func() bool { return s.allIn(t, keys, inbox.Done) })
+	s.effectsOnce(t, keys)
+	for _, k := range keys {
+		it, _ := s.inbox.Get(ctx, k)
+		if it.Attempts != 2 {
+			t.Errorf("%s: %d attempts, want 2 (parked once, replayed once)", k, it.Attempts)
+		}
+	}
+
+	// The summary reads well in the console: JSON with counts and lines.
+	b, _ := json.Marshal(sum)
+	for _, want := range []string{`"moved":10`, `"outcome":"replayed"`, `"key":"stripe#evt_replay00000"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("summary JSON %s lacks %s", b, want)
+		}
+	}
+
+	again, err := s.replay.Handle(ctx, replay.Request{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Moved+again.Dropped+again.Skipped+again.Failed != 0 || len(again.Events) != 0 {
+		t.Errorf("second replay: %s, want nothing to do", again.Text())
+	}
+	if got := peek(t, s.events); len(got) != 0 {
+		t.Errorf("events queue after the second replay: %d messages", len(got))
+	}
+	s.effectsOnce(t, keys)
+}
+
+func TestReplayByKeyOfAnEventInNoQueue(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	keys := s.poisoned(t, 100, 2)
+	// Someone purged the DLQ: the events are DEAD and in no queue.
+	if got := len(drain(t, s.dlq)); got != 2 {
+		t.Fatalf("drained %d DLQ messages, want 2", got)
+	}
+	lost, done := keys[0], keys[1]
+
+	dry, err := s.replay.Handle(ctx, replay.Request{Keys: []string{string(lost)}, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dry.Moved != 1 || dry.Events[0].Outcome != replay.WouldReplay || !s.allIn(t, keys, inbox.Dead) || len(peek(t, s.events)) != 0 {
+		t.Fatalf("dry run by key: %s; statuses %v", dry.Text(), s.statuses(t, keys))
+	}
+
+	sum, err := s.replay.Handle(ctx, replay.Request{Keys: []string{string(lost), string(lost)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{string(lost): replay.Replayed}, outcomes(sum)); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	s.processUntil(t, func() bool { return s.allIn(t, keys[:1], inbox.Done) })
+
+	// The other one is replayed and done too; then asking again for both,
+	// and for an event nobody claimed, changes nothing.
+	if _, err := s.replay.Handle(ctx, replay.Request{Keys: []string{string(done)}}); err != nil {
+		t.Fatal(err)
+	}
+	s.processUntil(t, func() bool { return s.allIn(t, keys, inbox.Done) })
+	s.effectsOnce(t, keys)
+	sum, err = s.replay.Handle(ctx, replay.Request{Keys: []string{string(lost), string(done), "stripe#evt_nobody"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{string(lost): replay.Skipped, string(done): replay.Skipped, "stripe#evt_nobody": replay.Skipped}
+	if diff := cmp.Diff(want, outcomes(sum)); diff != "" {
+		t.Errorf("outcomes of a replay of DONE and unknown events (-want +got):\n%s", diff)
+	}
+	if got := peek(t, s.events); len(got) != 0 {
+		t.Errorf("events queue: %d messages, want none", len(got))
+	}
+}
+
+func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	now := time.Now()
+	claim := func(id, typ string, status inbox.Status) webhook.Key {
+		t.Helper()
+		ev := webhook.Event{Provider: "stripe", ID: id, Type: typ, Created: now, Raw: []byte(`{"id":"` + id + `"}`)}
+		it, err := s.inbox.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.inbox.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.inbox.Lease(ctx, it.Key, "w", now, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.inbox.Finish(ctx, it.Key, "w", inbox.Result{Status: status, Error: "mapping gap", At: now}); err != nil {
+			t.Fatal(err)
+		}
+		env := webhook.Envelope{Key: it.Key, Type: typ}
+		if err := s.dlq.Park(ctx, env.Marshal(), env, "mapping gap", 1, now); err != nil {
+			t.Fatal(err)
+		}
+		return it.Key
+	}
+	const checkoutType, subType = "checkout.session.completed", "customer.subscription.updated"
+	a := claim("evt_filter_a", checkoutType, inbox.Dead)
+	b := claim("evt_filter_b", checkoutType, inbox.Dead)
+	other := claim("evt_filter_sub", subType, inbox.Dead)
+	finished := claim("evt_filter_done", checkoutType, inbox.Done)
+	// A second copy of a's message, and a body the processor could not read.
+	if err := s.dlq.Park(ctx, webhook.Envelope{Key: a, Type: checkoutType}.Marshal(), webhook.Envelope{Key: a, Type: checkoutType}, "again", 2, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.dlq.Park(ctx, "not an envelope", webhook.Envelope{}, "malformed: envelope", 0, now); err != nil {
+		t.Fatal(err)
+	}
+
+	dry, err := s.replay.Handle(ctx, replay.Request{All: true, EventType: checkoutType, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dry.Moved != 2 || dry.Dropped != 2 || dry.Skipped != 1 || dry.Unmatched != 1 || len(peek(t, s.dlq)) != 6 || len(peek(t, s.events)) != 0 {
+		t.Fatalf("dry run: %s", dry.Text())
+	}
+
+	sum, err := s.replay.Handle(ctx, replay.Request{All: true, EventType: checkoutType})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Moved != 2 || sum.Dropped != 2 || sum.Skipped != 1 || sum.Failed != 0 || sum.Unmatched != 1 {
+		t.Errorf("summary: %s", sum.Text())
+	}
+	var unreadable replay.Line
+	for _, l := range sum.Events {
+		if l.Key == "" {
+			unreadable = l
+		}
+	}
+	if unreadable.Outcome != replay.Skipped || unreadable.MessageID == "" || !strings.Contains(unreadable.Note, "not an envelope") || unreadable.Reason != "malformed: envelope" {
+		t.Errorf("unreadable message reported as %+v", unreadable)
+	}
+	sent := map[webhook.Key]int{}
+	for _, m := range peek(t, s.events) {
+		env, err := webhook.ParseEnvelope(m.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent[env.Key]++
+		if m.Attributes[queue.AttrEventType] != checkoutType {
+			t.Errorf("replayed message attributes %v", m.Attributes)
+		}
+	}
+	if diff := cmp.Diff(map[webhook.Key]int{a: 1, b: 1}, sent); diff != "" {
+		t.Errorf("sent to the events queue (-want +got):\n%s", diff)
+	}
+	left := map[string]bool{}
+	for _, m := range peek(t, s.dlq) {
+		left[m.Body] = true
+	}
+	wantLeft := map[string]bool{"not an envelope": true, webhook.Envelope{Key: other, Type: subType}.Marshal(): true}
+	if diff := cmp.Diff(wantLeft, left); diff != "" {
+		t.Errorf("left in the DLQ (-want +got):\n%s", diff)
+	}
+	got := s.statuses(t, []webhook.Key{a, b, other, finished})
+	want := map[webhook.Key]inbox.Status{a: inbox.Failed, b: inbox.Failed, other: inbox.Dead, finished: inbox.Done}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	it, _ := s.inbox.Get(ctx, a)
+	if it.Attempts != 1 || it.LastError != "mapping gap" {
+		t.Errorf("requeued item lost its history: %+v", it)
+	}
+}
+
+func TestNativeRedriveOfADeadEventIsProcessedOnce(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	keys := s.poisoned(t, 200, 3)
+	// The cause is fixed; the operator uses SQS's "Start DLQ redrive" to
+	// the events queue (StartMessageMoveTask), which cannot mark messages.
+	if _, err := s.dlq.StartRedrive(ctx, s.st.Queues["EventsDLQ"].ARN, s.st.Queues["EventsQueue"].ARN); err != nil {
+		t.Fatal(err)
+	}
+	s.processUntil(t, func() bool { return s.allIn(t, keys, inbox.Done) })
+	s.effectsOnce(t, keys)
+	if got := len(peek(t, s.dlq)); got != 0 {
+		t.Errorf("DLQ after the redrive: %d messages", got)
+	}
+	// A copy that arrives once more (SQS delivers at least once) is
+	// acknowledged without running anything.
+	for _, k := range keys {
+		if err := s.events.Send(ctx, webhook.Envelope{Key: k, Type: "checkout.session.completed"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.processUntil(t, func() bool { return len(peek(t, s.events)) == 0 })
+	s.effectsOnce(t, keys)
+}
+
+func TestRequestValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		req  replay.Request
+		want string // in the error; empty for a valid request
+	}{
+		{"all", replay.Request{All: true, Max: 100}, ""},
+		{"keys", replay.Request{Keys: []string{"stripe#evt_123"}}, ""},
+		{"filtered dry run", replay.Request{All: true, EventType: "checkout.session.completed", DryRun: true}, ""},
+		{"nothing", replay.Request{}, "say what to replay"},
+		{"both", replay.Request{All: true, Keys: []string{"stripe#evt_1"}}, "not both"},
+		{"type without all", replay.Request{EventType: "x", Keys: []string{"stripe#evt_1"}}, "eventType"},
+		{"bad key", replay.Request{Keys: []string{"evt_123"}}, `key "evt_123"`},
+		{"negative max", replay.Request{All: true, Max: -1}, "max"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.req.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Validate() = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("Validate() = %v, want an error about %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestEventFilesAreValidRequests keeps functions/dlq-replay/event*.json,
+// the console's test events, in step with Request.
+func TestEventFilesAreValidRequests(t *testing.T) {
+	for _, name := range []string{"event.json", "event-dry-run.json", "event-one.json", "event-type.json"} {
+		t.Run(name, func(t *testing.T) {
+			b, err := readFunctionFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec := json.NewDecoder(strings.NewReader(string(b)))
+			dec.DisallowUnknownFields()
+			var req replay.Request
+			if err := dec.Decode(&req); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if err := req.Validate(); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		})
+	}
+}
