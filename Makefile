@@ -35,6 +35,7 @@ build: $(FUNCTIONS:%=build-%)
 # The emulators (dynalite, local-aws-sqs) are installed from the lock file,
 # again only when the lock file is newer than node_modules.
 local/node_modules: local/package-lock.json
+	@echo "Installing the emulators (dynalite, local-aws-sqs) from local/package-lock.json: npm ci --prefix local"
 	npm ci --prefix local --no-audit --no-fund
 	@touch $@
 
@@ -53,9 +54,15 @@ vet:
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
 
-# make dev ARGS='...' starts the local stack.
+# make dev ARGS='--addr 127.0.0.1:4000 --rie' runs the local stack in the
+# foreground until Ctrl-C (see `bin/hookinbox dev --help`). It installs the
+# emulators from local/'s lock file, builds bin/hookinbox and, for --rie,
+# the pinned aws-lambda-rie (go tool).
 dev: local/node_modules
-	go run ./cmd/hookinbox dev $(ARGS)
+	@echo "Building bin/hookinbox (the first build compiles the AWS SDK; it takes a minute)"
+	go build -o bin/hookinbox ./cmd/hookinbox
+	$(if $(findstring --rie,$(ARGS)),@echo "Building the pinned aws-lambda-rie: go tool -n aws-lambda-rie" && go tool -n aws-lambda-rie >/dev/null)
+	bin/hookinbox dev $(ARGS)
 
 clean:
 	rm -rf bin .aws-sam

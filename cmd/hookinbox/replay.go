@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,9 +45,11 @@ DLQ message is deleted only after its copy was sent, or when its event is
 already DONE. Messages that are not envelopes are reported and left in the
 DLQ. --dry-run reports what would happen and changes nothing.
 
-It talks to AWS with the default configuration (AWS_PROFILE, AWS_REGION),
-or to a local stack through AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_DYNAMODB /
-AWS_ENDPOINT_URL_SQS. The table and queues are found by the names
+While a local stack (hookinbox dev) is running, and no AWS_ENDPOINT_URL*
+variable is set, it replays there, and says so. Otherwise, or with --aws,
+it talks to AWS with the default configuration (AWS_PROFILE, AWS_REGION) or
+to the endpoints in AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_DYNAMODB /
+AWS_ENDPOINT_URL_SQS. There the table and queues are found by the names
 template.yaml gives them: <stack>-inbox, <stack>-events, <stack>-events-dlq.
 
 Examples:
@@ -66,6 +69,8 @@ Examples:
 	table := fs.String("table", "", "the inbox table (default <stack>-inbox)")
 	queueURL := fs.String("queue-url", "", "the events queue URL (default: the URL of <stack>-events)")
 	dlqURL := fs.String("dlq-url", "", "the DLQ URL (default: the URL of <stack>-events-dlq)")
+	useAWS := fs.Bool("aws", false, "use the default AWS configuration even while a local stack is running")
+	stateFile := fs.String("state-file", defaultStateFile(), "state file of the running local stack")
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
@@ -78,8 +83,16 @@ Examples:
 		return usagef("%s", strings.TrimPrefix(err.Error(), "replay request: "))
 	}
 
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
+	var cfg aws.Config
+	if st, lerr := loadState(*stateFile); lerr == nil && !*useAWS && !endpointsInEnv() {
+		if cfg, err = st.awsConfig(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "hookinbox replay: using the local stack (%s); pass --aws for AWS\n", *stateFile)
+		*table = orDefault(*table, st.Tables["InboxTable"])
+		*queueURL = orDefault(*queueURL, st.Queues["EventsQueue"].URL)
+		*dlqURL = orDefault(*dlqURL, st.Queues["EventsDLQ"].URL)
+	} else if cfg, err = config.LoadDefaultConfig(ctx); err != nil {
 		return fmt.Errorf("load the AWS configuration: %w", err)
 	}
 	sq := sqs.NewFromConfig(cfg)
@@ -127,4 +140,22 @@ func queueURLOf(ctx context.Context, sq *sqs.Client, name string) (string, error
 		return "", fmt.Errorf("find queue %s (give --stack, or --queue-url and --dlq-url): %w", name, err)
 	}
 	return aws.ToString(out.QueueUrl), nil
+}
+
+// endpointsInEnv reports whether AWS_ENDPOINT_URL or a per-service
+// endpoint variable this command uses is set.
+func endpointsInEnv() bool {
+	for _, k := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"} {
+		if os.Getenv(k) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func orDefault(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +85,40 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 	var ue *usageError
 	if err := cmdReplay(ctx, []string{"--type", "x"}, &out, &errOut); !errors.As(err, &ue) {
 		t.Errorf("replay --type x: %v, want a usage error", err)
+	}
+}
+
+// TestReplayPrefersTheRunningLocalStack checks that, with a local stack
+// running and no endpoint variables set, replay goes to the local stack
+// rather than to whatever AWS account the default profile names.
+func TestReplayPrefersTheRunningLocalStack(t *testing.T) {
+	emu := devstack.ForTest(t)
+	st := devstack.NewTestStack(t)
+	for _, k := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"} {
+		t.Setenv(k, "")
+	}
+	// Credentials that would fail against AWS: only the local stack answers.
+	t.Setenv("AWS_ACCESS_KEY_ID", "not-a-real-key")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "not-a-real-secret")
+	path := filepath.Join(t.TempDir(), "state.json")
+	state := &devState{
+		PID: os.Getpid(), Region: devstack.Region, StackName: st.Name,
+		Endpoints: map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": emu.DynamoDBURL, "AWS_ENDPOINT_URL_SQS": emu.SQSURL},
+		Env:       emu.EnvMap(),
+		Tables:    st.Tables,
+		Queues: map[string]stateQueue{
+			"EventsQueue": {URL: st.Queues["EventsQueue"].URL},
+			"EventsDLQ":   {URL: st.Queues["EventsDLQ"].URL},
+		},
+	}
+	if err := writeState(path, state); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := cmdReplay(context.Background(), []string{"--all", "--dry-run", "--state-file", path}, &out, &errOut); err != nil {
+		t.Fatalf("replay: %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "using the local stack") {
+		t.Errorf("stderr = %q, want it to say it used the local stack", errOut.String())
 	}
 }

@@ -58,6 +58,7 @@ func TestTemplateRecoveryEnv(t *testing.T) {
 			"EVENTS_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events",
 			"EVENTS_DLQ_URL":   "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events-dlq",
 			"REPLAY_MAX":       "100",
+			"AWS_ENDPOINT_URL": "", // from Globals, for sam local and LocalStack
 		}},
 		{"ReconcilerFunction", map[string]string{
 			"INBOX_TABLE":            "hookinbox-inbox",
@@ -68,6 +69,7 @@ func TestTemplateRecoveryEnv(t *testing.T) {
 			"STUCK_AFTER":            "15m",
 			"STRIPE_EVENTS_LOOKBACK": "",
 			"METRICS_NAMESPACE":      "hookinbox/hookinbox",
+			"AWS_ENDPOINT_URL":       "",
 		}},
 	}
 	for _, tt := range tests {

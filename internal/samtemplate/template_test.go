@@ -258,6 +258,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_WEBHOOK_SECRET_ARN": "",
 			"STRIPE_TOLERANCE":          "300s",
 			"MAX_BODY_BYTES":            "262144",
+			"AWS_ENDPOINT_URL":          "", // from Globals, for sam local and LocalStack
 		}},
 		{"shop-prod", map[string]string{
 			"INBOX_TABLE":               "shop-prod-inbox",
@@ -266,6 +267,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_WEBHOOK_SECRET_ARN": secretARN,
 			"STRIPE_TOLERANCE":          "120s",
 			"MAX_BODY_BYTES":            "65536",
+			"AWS_ENDPOINT_URL":          "",
 		}},
 	}
 	ctxs := deployments(t, tpl)

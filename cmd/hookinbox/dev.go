@@ -1,0 +1,618 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/standin"
+)
+
+// Local defaults. The secrets are not secrets: they only ever sign and
+// authorize requests to this machine's stack and stand-ins.
+const (
+	defaultAddr      = "127.0.0.1:3000"
+	addrEnv          = "HOOKINBOX_ADDR"
+	localSecret      = "whsec_local_hookinbox_dev"
+	localStripeKey   = "sk_test_local_hookinbox_dev"
+	defaultStackName = "hookinbox"
+)
+
+type devFlags struct {
+	addr         string
+	secret       string
+	rie          bool
+	verbose      bool
+	stateFile    string
+	stackName    string
+	template     string
+	dynamoDBPort int
+	sqsPort      int
+	env          envFlag
+}
+
+// envFlag collects repeated -env KEY=VALUE flags.
+type envFlag map[string]string
+
+func (e envFlag) String() string { return "" }
+
+func (e envFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE, got %q", s)
+	}
+	e[k] = v
+	return nil
+}
+
+func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	addrDefault := defaultAddr
+	if a := os.Getenv(addrEnv); a != "" {
+		addrDefault = a
+	}
+	f := devFlags{env: envFlag{}}
+	fs := newFlagSet("dev", "[flags]", `
+Runs the local stack in the foreground until Ctrl-C: dynalite and
+local-aws-sqs on 127.0.0.1 (unless AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_DYNAMODB
+and AWS_ENDPOINT_URL_SQS point elsewhere, e.g. LocalStack), every table and
+queue of template.yaml (named hookinbox-inbox, hookinbox-events, ...), SES and
+Stripe API stand-ins, and every function of the template wired to its events:
+HttpApi routes served on --addr, SQS event sources with the template's batch
+size and window, rate(...) schedules. GET /healthz answers 200 once ready.
+
+Functions run in this process with the same wiring as in Lambda
+(internal/lambdafn), or with --rie as the real bootstrap binaries under the
+Lambda Runtime Interface Emulator.
+
+The stack's endpoints and names go to a state file that send, inspect, state
+and replay read.`)
+	fs.StringVar(&f.addr, "addr", addrDefault, "address of the HTTP API (default from $"+addrEnv+")")
+	fs.StringVar(&f.secret, "secret", localSecret, "Stripe webhook signing secret the receiver accepts")
+	fs.BoolVar(&f.rie, "rie", false, "run the real bootstrap binaries under aws-lambda-rie instead of in-process handlers")
+	fs.BoolVar(&f.verbose, "verbose", false, "print the functions' own logs")
+	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "where to write the stack's endpoints and names (default from $"+stateFileEnv+")")
+	fs.StringVar(&f.stackName, "stack-name", defaultStackName, "stack name that prefixes table and queue names")
+	fs.StringVar(&f.template, "template", "", "SAM template (default template.yaml at the repository root)")
+	fs.IntVar(&f.dynamoDBPort, "dynamodb-port", 0, "port of dynalite on 127.0.0.1 (default: a free one)")
+	fs.IntVar(&f.sqsPort, "sqs-port", 0, "port of local-aws-sqs on 127.0.0.1 (default: a free one)")
+	fs.Var(f.env, "env", "set KEY=VALUE in every function's environment (repeatable)")
+	rest, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("dev takes no arguments, got %q", rest)
+	}
+	if f.secret == "" {
+		return usagef("--secret must not be empty")
+	}
+	d := &devStack{flags: f, stdout: stdout, stderr: stderr}
+	return d.run(ctx)
+}
+
+// devStack is one run of `hookinbox dev`.
+type devStack struct {
+	flags          devFlags
+	stdout, stderr io.Writer
+
+	logMu sync.Mutex
+	ready atomic.Bool
+	api   atomic.Pointer[lambdalocal.HTTPAPI]
+
+	cleanups []func()
+}
+
+// logf prints one timestamped line on stderr.
+func (d *devStack) logf(format string, args ...any) {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	fmt.Fprintf(d.stderr, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// defer_ registers a cleanup, run in reverse order when the stack stops.
+func (d *devStack) defer_(f func()) { d.cleanups = append(d.cleanups, f) }
+
+func (d *devStack) run(ctx context.Context) (err error) {
+	defer func() {
+		for i := len(d.cleanups) - 1; i >= 0; i-- {
+			d.cleanups[i]()
+		}
+		if err != nil && ctx.Err() != nil {
+			// Interrupted while starting: not a failure.
+			d.logf("interrupted while starting (%v)", err)
+			err = nil
+		}
+		if err == nil {
+			d.logf("stopped; nothing left running")
+		}
+	}()
+
+	if other, err := loadState(d.flags.stateFile); err == nil && other.PID != os.Getpid() {
+		return fmt.Errorf("another hookinbox dev (pid %d, %s) uses the state file %s: stop it, or pass --state-file", other.PID, other.BaseURL, d.flags.stateFile)
+	}
+	root, err := findRoot()
+	if err != nil {
+		return err
+	}
+	tplPath := d.flags.template
+	if tplPath == "" {
+		tplPath = filepath.Join(root, "template.yaml")
+	}
+	tpl, err := samtemplate.Load(tplPath)
+	if err != nil {
+		return fmt.Errorf("load template: %w", err)
+	}
+
+	// Listen first: a busy port fails before anything starts, and
+	// /healthz answers 503 while the rest comes up.
+	ln, err := net.Listen("tcp", d.flags.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (pass --addr 127.0.0.1:4000 or set %s to use another port)", d.flags.addr, err, addrEnv)
+	}
+	srv := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	d.defer_(func() {
+		d.ready.Store(false)
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	})
+	baseURL := "http://" + ln.Addr().String()
+
+	// Emulators.
+	if _, err := os.Stat(filepath.Join(root, "local", "node_modules", "dynalite")); err != nil && os.Getenv("AWS_ENDPOINT_URL") == "" && os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+		d.logf("installing the emulators: npm ci --prefix local (first run only; takes a minute)")
+	}
+	d.logf("starting dynalite and local-aws-sqs")
+	emu, err := devstack.Start(ctx, devstack.Options{
+		Root: root, Stderr: d.childLog("emulators"),
+		DynamoDBPort: d.flags.dynamoDBPort, SQSPort: d.flags.sqsPort,
+	})
+	if err != nil {
+		return err
+	}
+	d.defer_(func() {
+		if err := emu.Stop(); err != nil {
+			d.logf("%v", err)
+		}
+	})
+	if emu.External {
+		d.logf("using DynamoDB at %s and SQS at %s from AWS_ENDPOINT_URL*", emu.DynamoDBURL, emu.SQSURL)
+	}
+
+	st, err := emu.CreateStack(ctx, tpl, d.flags.stackName)
+	if err != nil {
+		if emu.External {
+			return fmt.Errorf("%w\n(the tables or queues may exist from an earlier run: delete them, or pass --stack-name another-name)", err)
+		}
+		return err
+	}
+	if emu.External {
+		// Leave the external endpoints as they were found.
+		d.defer_(func() {
+			dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := st.Delete(dctx); err != nil {
+				d.logf("%v", err)
+			}
+		})
+	}
+
+	// Stand-ins for SES and the Stripe API.
+	ses := standin.NewSES()
+	sesSrv, err := standin.Serve(ses, "")
+	if err != nil {
+		return fmt.Errorf("start the SES stand-in: %w", err)
+	}
+	d.defer_(sesSrv.Close)
+	stripe := standin.NewStripe()
+	stripe.Key = localStripeKey
+	stripeSrv, err := standin.Serve(stripe, "")
+	if err != nil {
+		return fmt.Errorf("start the Stripe API stand-in: %w", err)
+	}
+	d.defer_(stripeSrv.Close)
+
+	endpoints := map[string]string{
+		"AWS_ENDPOINT_URL_DYNAMODB": emu.DynamoDBURL,
+		"AWS_ENDPOINT_URL_SQS":      emu.SQSURL,
+		"AWS_ENDPOINT_URL_SESV2":    sesSrv.URL,
+		"STRIPE_API_URL":            stripeSrv.URL,
+	}
+	overrides := map[string]string{
+		"STRIPE_WEBHOOK_SECRET": d.flags.secret,
+		"STRIPE_API_KEY":        localStripeKey,
+		"STRIPE_API_URL":        stripeSrv.URL,
+	}
+	for k, v := range d.flags.env {
+		overrides[k] = v
+	}
+
+	specs, err := functionSpecs(st)
+	if err != nil {
+		return err
+	}
+	for i := range specs {
+		for k, v := range overrides {
+			specs[i].Env[k] = v
+		}
+	}
+
+	invokers, err := d.startFunctions(ctx, root, emu, specs, endpoints)
+	if err != nil {
+		return err
+	}
+
+	// Wire each function to its events.
+	pollCtx, stopPolling := context.WithCancel(context.WithoutCancel(ctx))
+	var pollers sync.WaitGroup
+	d.defer_(func() {
+		stopPolling()
+		pollers.Wait()
+	})
+	api := &lambdalocal.HTTPAPI{Log: d.errorLogger("http api")}
+	sqsClient := emu.SQS()
+	for _, spec := range specs {
+		fn := invokers[spec.LogicalID]
+		for _, t := range spec.Triggers {
+			switch t.Kind {
+			case triggerHTTP:
+				api.Routes = append(api.Routes, lambdalocal.Route{Method: t.Method, Path: t.Path, Function: fn})
+			case triggerSQS:
+				src := &lambdalocal.SQSSource{
+					Client: sqsClient, QueueURL: t.Queue.URL, QueueARN: t.Queue.ARN, Region: devstack.Region,
+					BatchSize: t.BatchSize, Window: t.Window,
+					Function: &batchLogger{d: d, fn: fn, id: spec.LogicalID, queue: t.Queue.Name},
+					Log:      d.errorLogger(spec.LogicalID + " event source"),
+				}
+				pollers.Add(1)
+				go func() { defer pollers.Done(); _ = src.Run(pollCtx) }()
+			case triggerSchedule:
+				sch := &lambdalocal.Schedule{
+					Name: d.flags.stackName + "-" + spec.LogicalID + "-" + t.Name, Interval: t.Interval,
+					Function: &scheduleLogger{d: d, fn: fn, id: spec.LogicalID, expr: t.Expression},
+					Log:      d.errorLogger(spec.LogicalID + " schedule"),
+				}
+				pollers.Add(1)
+				go func() { defer pollers.Done(); _ = sch.Run(pollCtx) }()
+			}
+		}
+		for _, s := range spec.Skipped {
+			d.logf("%s: not emulated: %s", spec.LogicalID, s)
+		}
+	}
+	d.api.Store(api)
+
+	state := d.stateOf(root, baseURL, emu, st, specs, endpoints)
+	if err := writeState(d.flags.stateFile, state); err != nil {
+		return err
+	}
+	d.defer_(func() { removeState(d.flags.stateFile) })
+	d.ready.Store(true)
+	d.printBanner(state, specs)
+
+	select {
+	case <-ctx.Done():
+		d.logf("stopping (signal received)")
+		return nil
+	case err := <-serveErr:
+		return fmt.Errorf("HTTP server: %w", err)
+	}
+}
+
+// startFunctions returns an Invoker for every function: its handler built
+// in-process with lambdafn.Builders, or with --rie its bootstrap running
+// under aws-lambda-rie.
+func (d *devStack) startFunctions(ctx context.Context, root string, emu *devstack.Emulators, specs []functionSpec, endpoints map[string]string) (map[string]lambdalocal.Invoker, error) {
+	invokers := map[string]lambdalocal.Invoker{}
+	if !d.flags.rie {
+		cfg := emu.AWSConfig()
+		cfg.ConfigSources = append(cfg.ConfigSources, endpointSource(endpoints))
+		// The SDK ignores per-service endpoints from ConfigSources when
+		// AWS_ENDPOINT_URL is set in the environment and the service's own
+		// variable is not, so set them here too: SES must reach the
+		// stand-in, not AWS.
+		if os.Getenv("AWS_ENDPOINT_URL") != "" {
+			for k, v := range endpoints {
+				if strings.HasPrefix(k, "AWS_ENDPOINT_URL_") && os.Getenv(k) == "" {
+					os.Setenv(k, v)
+				}
+			}
+		}
+		for _, spec := range specs {
+			build, ok := lambdafn.Builders[spec.LogicalID]
+			if !ok {
+				return nil, fmt.Errorf("function %s of the template has no builder in internal/lambdafn.Builders: add one, or run with --rie to use its bootstrap", spec.LogicalID)
+			}
+			env := spec.Env
+			h, err := build(ctx, cfg, func(k string) string { return env[k] }, d.functionLogger(spec.LogicalID))
+			if err != nil {
+				return nil, fmt.Errorf("function %s: %w", spec.LogicalID, err)
+			}
+			invokers[spec.LogicalID] = lambdalocal.InProcess(h)
+		}
+		return invokers, nil
+	}
+
+	buildDir, err := os.MkdirTemp("", "hookinbox-dev-")
+	if err != nil {
+		return nil, err
+	}
+	d.defer_(func() { os.RemoveAll(buildDir) })
+	d.logf("building %d functions for this host with make build-<LogicalId> (the first build takes a minute)", len(specs))
+	// One after another: with a cold build cache, parallel builds compile
+	// the same packages twice; with a warm one each takes a second.
+	paths := make([]string, len(specs))
+	for i, spec := range specs {
+		begin := time.Now()
+		p, err := devstack.BuildFunction(ctx, spec.LogicalID, filepath.Join(buildDir, spec.LogicalID))
+		if err != nil {
+			return nil, err
+		}
+		paths[i] = p
+		d.logf("built %s in %s", spec.LogicalID, time.Since(begin).Round(100*time.Millisecond))
+	}
+	d.logf("starting the functions under aws-lambda-rie")
+	for i, spec := range specs {
+		env := map[string]string{}
+		for k, v := range emu.EnvMap() {
+			env[k] = v
+		}
+		for k, v := range endpoints {
+			env[k] = v
+		}
+		for k, v := range spec.Env {
+			if v == "" && strings.HasPrefix(k, "AWS_ENDPOINT_URL") {
+				// Declared empty so `sam local --env-vars` can set it;
+				// an empty value must not hide the local endpoints.
+				continue
+			}
+			env[k] = v
+		}
+		env["AWS_LAMBDA_FUNCTION_NAME"] = spec.LogicalID
+		env["AWS_LAMBDA_FUNCTION_TIMEOUT"] = fmt.Sprint(spec.Timeout)
+		env["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = fmt.Sprint(spec.Memory)
+		out := d.childLog(spec.LogicalID)
+		fn, err := devstack.StartFunction(ctx, paths[i], env, devstack.Options{Root: root, Stdout: out, Stderr: out})
+		if err != nil {
+			return nil, fmt.Errorf("function %s: %w", spec.LogicalID, err)
+		}
+		d.defer_(func() {
+			if err := fn.Stop(); err != nil {
+				d.logf("%s: %v", spec.LogicalID, err)
+			}
+		})
+		// The RIE runs one invocation at a time, like one Lambda
+		// execution environment; queue the others.
+		invokers[spec.LogicalID] = &serialInvoker{fn: fn}
+	}
+	return invokers, nil
+}
+
+// ServeHTTP answers /healthz, and sends everything else to the HTTP API
+// once the stack is ready, logging one line per request.
+func (d *devStack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/healthz" {
+		w.Header().Set("Content-Type", "application/json")
+		if d.ready.Load() {
+			_, _ = io.WriteString(w, `{"status":"ready"}`)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `{"status":"starting"}`)
+		return
+	}
+	api := d.api.Load()
+	if !d.ready.Load() || api == nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `{"message":"hookinbox dev is starting"}`)
+		return
+	}
+	d.serveLogged(api, w, r)
+}
+
+func (d *devStack) stateOf(root, baseURL string, emu *devstack.Emulators, st *devstack.Stack, specs []functionSpec, endpoints map[string]string) *devState {
+	mode := "in-process"
+	if d.flags.rie {
+		mode = "rie"
+	}
+	s := &devState{
+		PID: os.Getpid(), StartedAt: time.Now().UTC(), Mode: mode,
+		StackName: st.Name, Region: devstack.Region, Root: root,
+		BaseURL: baseURL, WebhookURL: baseURL + "/webhooks/stripe", HealthURL: baseURL + "/healthz",
+		StripeWebhookSecret: d.flags.secret, StripeAPIKey: localStripeKey,
+		Endpoints: endpoints, Env: emu.EnvMap(),
+		Tables: st.Tables, Queues: map[string]stateQueue{},
+	}
+	s.Env["AWS_ENDPOINT_URL_SESV2"] = endpoints["AWS_ENDPOINT_URL_SESV2"]
+	for id, q := range st.Queues {
+		s.Queues[id] = stateQueue{Name: q.Name, URL: q.URL, ARN: q.ARN}
+	}
+	for _, spec := range specs {
+		f := stateFunction{LogicalID: spec.LogicalID, Env: spec.Env}
+		for _, t := range spec.Triggers {
+			f.Triggers = append(f.Triggers, t.String())
+		}
+		s.Functions = append(s.Functions, f)
+	}
+	return s
+}
+
+func (d *devStack) printBanner(s *devState, specs []functionSpec) {
+	w := d.stdout
+	mode := "in-process handlers (internal/lambdafn); --rie runs the real bootstraps"
+	if d.flags.rie {
+		mode = "bootstrap binaries under aws-lambda-rie"
+	}
+	fmt.Fprintf(w, "\nhookinbox local stack %q is ready: %s\n\n", s.StackName, mode)
+	fmt.Fprintf(w, "  Webhook URL     %s\n", s.WebhookURL)
+	fmt.Fprintf(w, "  Signing secret  %s   (local only)\n", s.StripeWebhookSecret)
+	fmt.Fprintf(w, "  Health          %s\n", s.HealthURL)
+	fmt.Fprintf(w, "  State file      %s\n\n", d.flags.stateFile)
+	fmt.Fprintln(w, "Functions:")
+	for _, spec := range specs {
+		var ts []string
+		for _, t := range spec.Triggers {
+			ts = append(ts, t.String())
+		}
+		if len(ts) == 0 {
+			ts = []string{"no events; invoke it by hand"}
+		}
+		fmt.Fprintf(w, "  %-20s %s\n", spec.LogicalID, strings.Join(ts, "; "))
+	}
+	tables := make([]string, 0, len(s.Tables))
+	for _, n := range s.Tables {
+		tables = append(tables, n)
+	}
+	sort.Strings(tables)
+	queues := make([]string, 0, len(s.Queues))
+	for _, q := range s.Queues {
+		queues = append(queues, q.Name)
+	}
+	sort.Strings(queues)
+	fmt.Fprintf(w, "Tables: %s\nQueues: %s\n\n", strings.Join(tables, ", "), strings.Join(queues, ", "))
+
+	stateArg := ""
+	if d.flags.stateFile != defaultStateFile() {
+		stateArg = " --state-file " + d.flags.stateFile
+	}
+	fmt.Fprintln(w, "In another terminal, send the same event three times, then look at the shop:")
+	fmt.Fprintf(w, "  go run ./cmd/hookinbox send stripe checkout.session.completed --times 3%s\n", stateArg)
+	fmt.Fprintf(w, "  go run ./cmd/hookinbox state%s\n", stateArg)
+	fmt.Fprintf(w, "From elsewhere: --url %s --secret %s\n\n", s.WebhookURL, s.StripeWebhookSecret)
+
+	fmt.Fprintln(w, "Point other tools (AWS CLI, SDKs) at the stack:")
+	keys := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var exports []string
+	for _, k := range keys {
+		exports = append(exports, k+"="+s.Env[k])
+	}
+	fmt.Fprintf(w, "  export %s\n", strings.Join(exports, " "))
+	if n, ok := s.Tables["InboxTable"]; ok {
+		fmt.Fprintf(w, "  aws dynamodb scan --table-name %s\n", n)
+	}
+	fmt.Fprintln(w, "\nOne line per request or batch follows on stderr (--verbose adds the functions' logs). Ctrl-C stops everything.")
+}
+
+// findRoot returns the repository root: the first directory at or above
+// the working directory with go.mod and template.yaml.
+func findRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		_, e1 := os.Stat(filepath.Join(d, "go.mod"))
+		_, e2 := os.Stat(filepath.Join(d, "template.yaml"))
+		if e1 == nil && e2 == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod with template.yaml at or above %s: run hookinbox dev inside the hookinbox repository", wd)
+		}
+	}
+}
+
+// endpointSource gives the AWS SDK a base endpoint per service, as
+// AWS_ENDPOINT_URL_<SERVICE> would, without changing the process
+// environment. It implements the SDK's ServiceBaseEndpointProvider.
+type endpointSource map[string]string
+
+// GetServiceBaseEndpoint returns the endpoint of the service sdkID
+// ("DynamoDB", "SQS", "SESv2").
+func (e endpointSource) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
+	key := "AWS_ENDPOINT_URL_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_"))
+	v, ok := e[key]
+	return v, ok && v != "", nil
+}
+
+// serialInvoker lets one invocation at a time through to fn.
+type serialInvoker struct {
+	mu sync.Mutex
+	fn lambdalocal.Invoker
+}
+
+func (s *serialInvoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fn.Invoke(ctx, payload)
+}
+
+// functionLogger returns the slog logger an in-process function gets: its
+// logs on stderr with --verbose, only its errors otherwise.
+func (d *devStack) functionLogger(id string) *slog.Logger {
+	level := slog.LevelError
+	if d.flags.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(&lineWriter{d: d, prefix: id + ": "}, &slog.HandlerOptions{Level: level}))
+}
+
+// errorLogger logs the local plumbing's own warnings and errors.
+func (d *devStack) errorLogger(what string) *slog.Logger {
+	return slog.New(slog.NewTextHandler(&lineWriter{d: d, prefix: what + ": "}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// childLog is where a child process's output goes: all of it with
+// --verbose, only lines that look like errors otherwise.
+func (d *devStack) childLog(id string) io.Writer {
+	return &lineWriter{d: d, prefix: id + ": ", filter: !d.flags.verbose}
+}
+
+// lineWriter writes each complete line to the dev log under a prefix.
+// With filter set it keeps only lines that carry an error level.
+type lineWriter struct {
+	d      *devStack
+	prefix string
+	filter bool
+	mu     sync.Mutex
+	buf    []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := strings.IndexByte(string(l.buf), '\n')
+		if i < 0 {
+			break
+		}
+		line := strings.TrimRight(string(l.buf[:i]), "\r")
+		l.buf = l.buf[i+1:]
+		if line == "" || (l.filter && !looksLikeError(line)) {
+			continue
+		}
+		l.d.logf("%s%s", l.prefix, line)
+	}
+	return len(p), nil
+}
+
+// looksLikeError reports whether a log line is at error level, in slog's
+// JSON or text form.
+func looksLikeError(line string) bool {
+	return strings.Contains(line, `"level":"ERROR"`) || strings.Contains(line, "level=ERROR") || strings.Contains(line, "panic:")
+}
+
+var _ flag.Value = envFlag(nil)

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookinbox/hookinbox/internal/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// serveLogged serves r with h and logs one line: method, path, status, the
+// receiver's answer and the event it was about.
+func (d *devStack) serveLogged(h http.Handler, w http.ResponseWriter, r *http.Request) {
+	begin := time.Now()
+	body, err := io.ReadAll(io.LimitReader(r.Body, 10<<20+1))
+	if err != nil {
+		http.Error(w, "cannot read body", http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	rec := &recorder{ResponseWriter: w}
+	h.ServeHTTP(rec, r)
+
+	var ev struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(body, &ev)
+	var answer struct {
+		Status  string `json:"status"`
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(rec.body.Bytes(), &answer)
+	what := strings.TrimSpace(answer.Status + answer.Error + answer.Message)
+	about := ""
+	if ev.ID != "" {
+		about = fmt.Sprintf(" %s (%s)", ev.ID, ev.Type)
+	}
+	d.logf("%s %s → %d %s%s %s", r.Method, r.URL.Path, rec.status(), what, about, time.Since(begin).Round(time.Millisecond))
+}
+
+// recorder keeps the status and the start of the body of a response.
+type recorder struct {
+	http.ResponseWriter
+	code int
+	body bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	if r.body.Len() < 1024 {
+		r.body.Write(p[:min(len(p), 1024-r.body.Len())])
+	}
+	return r.ResponseWriter.Write(p)
+}
+
+func (r *recorder) status() int {
+	if r.code == 0 {
+		return http.StatusOK
+	}
+	return r.code
+}
+
+// batchLogger logs one line per SQS batch a function gets.
+type batchLogger struct {
+	d         *devStack
+	fn        lambdalocal.Invoker
+	id, queue string
+}
+
+func (b *batchLogger) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	begin := time.Now()
+	out, err := b.fn.Invoke(ctx, payload)
+	var batch events.SQSEvent
+	_ = json.Unmarshal(payload, &batch)
+	var keys []string
+	for _, m := range batch.Records {
+		if env, perr := webhook.ParseEnvelope(m.Body); perr == nil {
+			keys = append(keys, string(env.Key))
+		} else {
+			keys = append(keys, "message "+m.MessageId)
+		}
+	}
+	took := time.Since(begin).Round(time.Millisecond)
+	if err != nil {
+		b.d.logf("%s ← %s: batch of %d [%s] → function error, the batch stays on the queue: %v %s",
+			b.id, b.queue, len(batch.Records), strings.Join(keys, " "), err, took)
+		return out, err
+	}
+	var resp events.SQSEventResponse
+	_ = json.Unmarshal(out, &resp)
+	retry := len(resp.BatchItemFailures)
+	b.d.logf("%s ← %s: batch of %d [%s] → %d handled, %d to retry %s",
+		b.id, b.queue, len(batch.Records), strings.Join(keys, " "), len(batch.Records)-retry, retry, took)
+	return out, nil
+}
+
+// scheduleLogger logs one line per scheduled invocation.
+type scheduleLogger struct {
+	d        *devStack
+	fn       lambdalocal.Invoker
+	id, expr string
+}
+
+func (s *scheduleLogger) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	begin := time.Now()
+	out, err := s.fn.Invoke(ctx, payload)
+	took := time.Since(begin).Round(time.Millisecond)
+	if err != nil {
+		s.d.logf("%s ← %s → function error: %v %s", s.id, s.expr, err, took)
+		return out, err
+	}
+	summary := strings.TrimSpace(string(out))
+	if len(summary) > 200 {
+		summary = summary[:200] + "…"
+	}
+	s.d.logf("%s ← %s → ok %s %s", s.id, s.expr, summary, took)
+	return out, nil
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/shop"
+)
+
+// TestEndToEnd drives `hookinbox dev --rie` as a user would: it builds the
+// CLI, starts the stack on a free port with its own state file, sends the
+// same signed event three times, checks the shop and the inbox, stops the
+// stack with SIGINT and checks that none of its processes survive.
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test: runs hookinbox dev --rie (emulators, aws-lambda-rie); run without -short")
+	}
+	begin := time.Now()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "hookinbox")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/hookinbox: %v\n%s", err, out)
+	}
+	stateFile := filepath.Join(dir, "state.json")
+	addr := freeAddr(t)
+
+	var logs syncBuffer
+	dev := exec.Command(bin, "dev", "--rie", "--addr", addr, "--state-file", stateFile,
+		"--stack-name", "e2e"+devstack.UniqueStackName()[1:])
+	dev.Stdout, dev.Stderr = &logs, &logs
+	if err := dev.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{}) // closed when dev has exited; then waitErr is set
+	var waitErr error
+	go func() { waitErr = dev.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			_ = dev.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("hookinbox dev output:\n%s", logs.String())
+		}
+	})
+
+	// Ready?
+	// Generous: with a cold build cache, building the functions for the
+	// first time takes most of it on two cores.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := waitHealthy(ctx, "http://"+addr+"/healthz", exited); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stack ready after %v", time.Since(begin).Round(time.Millisecond))
+
+	hookinbox := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, append(args, "--state-file", stateFile)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return string(out), fmt.Errorf("hookinbox %s: %v\n%s%s", strings.Join(args, " "), err, out, &stderr)
+		}
+		return string(out), nil
+	}
+
+	// The same event three times: one accepted, two duplicates.
+	id := "evt_e2e" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	out, err := hookinbox("send", "stripe", "checkout.session.completed", "--times", "3", "--id", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, d := strings.Count(out, "→ accepted"), strings.Count(out, "→ duplicate"); a != 1 || d != 2 {
+		t.Errorf("send --times 3: %d accepted, %d duplicates, want 1 and 2:\n%s", a, d, out)
+	}
+	// A wrong secret is refused and nothing is claimed.
+	if out, err := hookinbox("send", "stripe", "checkout.session.completed", "--secret", "whsec_wrong"); err == nil || !strings.Contains(out, "401") {
+		t.Errorf("send with a wrong secret: %v, want exit 1 and a 401:\n%s", err, out)
+	}
+
+	// The shop: one entitlement, one email, one invoice.
+	var state shop.State
+	for {
+		out, err := hookinbox("state", "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		state = shop.State{}
+		if err := json.Unmarshal([]byte(out), &state); err != nil {
+			t.Fatalf("state --json is not JSON only: %v\n%s", err, out)
+		}
+		if len(state.Invoices) > 0 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(state.Entitlements) != 1 || len(state.Emails) != 1 || len(state.Invoices) != 1 {
+		t.Errorf("shop state: %d entitlements, %d emails, %d invoices; want 1 of each\n%+v",
+			len(state.Entitlements), len(state.Emails), len(state.Invoices), state)
+	}
+
+	// The inbox item is DONE with its three effects.
+	out, err = hookinbox("inspect", "stripe#"+id, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got inspection
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("inspect --json: %v\n%s", err, out)
+	}
+	var names []string
+	for _, r := range got.Effects {
+		names = append(names, r.Effect)
+	}
+	if got.Item.Status != "DONE" || got.Item.Attempts != 1 || strings.Join(names, ",") != "create-invoice,grant-access,welcome-email" {
+		t.Errorf("inspect: status %s, attempts %d, effects %v; want DONE after 1 attempt with create-invoice, grant-access, welcome-email", got.Item.Status, got.Item.Attempts, names)
+	}
+	if out, err := hookinbox("inspect", "stripe#"+id); err != nil || !strings.Contains(out, "Effects done: 3") {
+		t.Errorf("inspect (readable): %v\n%s", err, out)
+	}
+
+	// Stop with SIGINT, as Ctrl-C does; every process of the tree must go.
+	pids := descendants(dev.Process.Pid)
+	if len(pids) < 3 {
+		t.Errorf("process tree of hookinbox dev --rie has %d processes (%v); want node and an aws-lambda-rie per function at least", len(pids), pids)
+	}
+	if err := dev.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+		if waitErr != nil {
+			t.Errorf("hookinbox dev exited with %v after SIGINT, want status 0", waitErr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("hookinbox dev did not exit within 30s of SIGINT")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("process %d (%s) survived hookinbox dev", pid, comm(pid))
+		}
+	}
+	if _, err := os.Stat(stateFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("state file %s left behind (%v)", stateFile, err)
+	}
+	t.Logf("end to end in %v", time.Since(begin).Round(time.Millisecond))
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// waitHealthy polls url until it answers 200, the process exits or ctx ends.
+func waitHealthy(ctx context.Context, url string, exited <-chan struct{}) error {
+	last := "no answer"
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		}
+		select {
+		case <-exited:
+			return errors.New("hookinbox dev exited before it was ready")
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready: %v (last answer: %s)", url, ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// descendants returns every process below pid, read from /proc.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		fields := strings.Fields(string(b[i+1:]))
+		if i < 0 || len(fields) < 2 {
+			continue
+		}
+		p, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		pp, _ := strconv.Atoi(fields[1])
+		children[pp] = append(children[pp], p)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+func comm(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

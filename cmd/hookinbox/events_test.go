@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/standin"
+	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// TestFunctionEventFixtures invokes functions/receiver/event.json and
+// functions/processor/event.json, the events `sam local invoke -e` uses,
+// on the real bootstraps under aws-lambda-rie with the stack's environment.
+func TestFunctionEventFixtures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: builds the functions and runs them under aws-lambda-rie; run without -short")
+	}
+	root := repoRoot(t)
+	emu := devstack.ForTest(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	receiverEvent := readEvent(t, filepath.Join(root, "functions", "receiver", "event.json"))
+	body, _ := receiverEvent["body"].(string)
+	headers, _ := receiverEvent["headers"].(map[string]any)
+	sig, _ := headers["stripe-signature"].(string)
+	// The stored signature is Stripe's, by the local secret env.json sets,
+	// at the time in the header.
+	at, err := signatureTime(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := (&verify.Stripe{Secrets: []string{localSecret}, Now: func() time.Time { return at }}).Verify(sig, []byte(body))
+	if err != nil {
+		t.Fatalf("functions/receiver/event.json: the stored stripe-signature does not verify with %s: %v", localSecret, err)
+	}
+
+	t.Run("receiver", func(t *testing.T) {
+		st := devstack.NewTestStack(t)
+		fn := startFunction(ctx, t, emu, st, "ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": localSecret})
+		// A stored signature goes stale after the tolerance: sign again now.
+		headers["stripe-signature"] = verifytest.SignStripe([]byte(body), time.Now(), localSecret)
+		out, err := fn.Invoke(ctx, mustJSON(t, receiverEvent))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resp events.APIGatewayV2HTTPResponse
+		if err := json.Unmarshal(out, &resp); err != nil {
+			t.Fatalf("response %s: %v", out, err)
+		}
+		if resp.StatusCode != 200 || !strings.Contains(resp.Body, `"accepted"`) {
+			t.Errorf("receiver answered %d %s, want 200 accepted", resp.StatusCode, resp.Body)
+		}
+		it, err := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"]).Get(ctx, ev.Key())
+		if err != nil || it.Status != inbox.Received {
+			t.Errorf("inbox item of %s: %+v, %v; want RECEIVED", ev.Key(), it, err)
+		}
+	})
+
+	t.Run("processor", func(t *testing.T) {
+		st := devstack.NewTestStack(t)
+		processorEvent := readEvent(t, filepath.Join(root, "functions", "processor", "event.json"))
+		var batch events.SQSEvent
+		if err := json.Unmarshal(mustJSON(t, processorEvent), &batch); err != nil || len(batch.Records) != 1 {
+			t.Fatalf("functions/processor/event.json: want one SQS record: %v", err)
+		}
+		env, err := webhook.ParseEnvelope(batch.Records[0].Body)
+		if err != nil || env.Key != ev.Key() {
+			t.Fatalf("processor event.json names %q (%v), want the receiver event's %s", env.Key, err, ev.Key())
+		}
+		// The receiver would have claimed the event and stored its payload.
+		store := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+		it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: time.Now(), TTL: inbox.DefaultTTL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt); err != nil {
+			t.Fatal(err)
+		}
+		ses, stripe := standin.NewSES(), standin.NewStripe()
+		stripe.Key = localStripeKey
+		sesSrv, err := standin.Serve(ses, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(sesSrv.Close)
+		stripeSrv, err := standin.Serve(stripe, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stripeSrv.Close)
+
+		fn := startFunction(ctx, t, emu, st, "ProcessorFunction", map[string]string{
+			"AWS_ENDPOINT_URL_SESV2": sesSrv.URL,
+			"STRIPE_API_URL":         stripeSrv.URL,
+			"STRIPE_API_KEY":         localStripeKey,
+		})
+		out, err := fn.Invoke(ctx, mustJSON(t, processorEvent))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resp events.SQSEventResponse
+		if err := json.Unmarshal(out, &resp); err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Errorf("processor answered %s (%v), want no batch item failures", out, err)
+		}
+		it, err = store.Get(ctx, ev.Key())
+		if err != nil || it.Status != inbox.Done {
+			t.Errorf("inbox item after processing: %+v, %v; want DONE", it, err)
+		}
+		if n, m := len(ses.Sent()), len(stripe.Invoices()); n != 1 || m != 1 {
+			t.Errorf("%d emails and %d invoices, want 1 and 1", n, m)
+		}
+	})
+}
+
+// startFunction builds the function for this host and runs it under the
+// RIE with the stack's environment, the emulators' endpoints and extra.
+func startFunction(ctx context.Context, t *testing.T, emu *devstack.Emulators, st *devstack.Stack, id string, extra map[string]string) *devstack.Function {
+	t.Helper()
+	bootstrap, err := devstack.BuildFunction(ctx, id, filepath.Join(t.TempDir(), id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := st.FunctionEnv(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range emu.EnvMap() {
+		env[k] = v
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	fn, err := devstack.StartFunction(ctx, bootstrap, env, devstack.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fn.Stop() })
+	return fn
+}
+
+func readEvent(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// signatureTime returns the t= of a Stripe-Signature header.
+func signatureTime(header string) (time.Time, error) {
+	for _, part := range strings.Split(header, ",") {
+		if v, ok := strings.CutPrefix(part, "t="); ok {
+			var sec int64
+			if err := json.Unmarshal([]byte(v), &sec); err != nil {
+				return time.Time{}, err
+			}
+			return time.Unix(sec, 0), nil
+		}
+	}
+	return time.Time{}, os.ErrNotExist
+}

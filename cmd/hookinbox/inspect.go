@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// inspection is what inspect prints with --json.
+type inspection struct {
+	Item    itemView         `json:"item"`
+	Effects []effects.Record `json:"effects"`
+	Payload json.RawMessage  `json:"payload,omitempty"`
+}
+
+// itemView is an inbox item with the attribute names of the table.
+type itemView struct {
+	Key           webhook.Key  `json:"pk"`
+	Status        inbox.Status `json:"status"`
+	Provider      string       `json:"provider"`
+	EventType     string       `json:"event_type"`
+	Livemode      bool         `json:"livemode"`
+	Created       *time.Time   `json:"created,omitempty"`
+	ReceivedAt    *time.Time   `json:"received_at,omitempty"`
+	EnqueuedAt    *time.Time   `json:"enqueued_at,omitempty"`
+	PayloadSHA256 string       `json:"payload_sha256"`
+	ExpiresAt     *time.Time   `json:"expires_at,omitempty"`
+	LeaseOwner    string       `json:"lease_owner,omitempty"`
+	LeaseUntil    *time.Time   `json:"lease_until,omitempty"`
+	Attempts      int          `json:"attempts"`
+	LastError     string       `json:"last_error,omitempty"`
+	ProcessedAt   *time.Time   `json:"processed_at,omitempty"`
+	Outcome       string       `json:"outcome,omitempty"`
+}
+
+func viewOf(it inbox.Item) itemView {
+	t := func(x time.Time) *time.Time {
+		if x.IsZero() {
+			return nil
+		}
+		return &x
+	}
+	return itemView{
+		Key: it.Key, Status: it.Status, Provider: it.Provider, EventType: it.EventType, Livemode: it.Livemode,
+		Created: t(it.Created), ReceivedAt: t(it.ReceivedAt), EnqueuedAt: t(it.EnqueuedAt),
+		PayloadSHA256: it.PayloadSHA256, ExpiresAt: t(it.ExpiresAt),
+		LeaseOwner: it.LeaseOwner, LeaseUntil: t(it.LeaseUntil), Attempts: it.Attempts, LastError: it.LastError,
+		ProcessedAt: t(it.ProcessedAt), Outcome: it.Outcome,
+	}
+}
+
+func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("inspect", "<provider>#<event id> [--json] [--payload]", `
+Prints one event's inbox item (status, attempts, lease, outcome) and its
+effect ledger (every effect that finished, with its idempotency key and
+result) from the running local stack. A bare evt_ ID means stripe#evt_...
+
+Example:
+  hookinbox inspect 'stripe#evt_1OEa2nLkdIwHu7ixQnXZgA6E'`)
+	asJSON := fs.Bool("json", false, "print JSON only (item, effects and payload)")
+	withPayload := fs.Bool("payload", false, "print the stored raw payload too")
+	stateFile := fs.String("state-file", defaultStateFile(), "state file of the running stack")
+	rest, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return usagef("want one event key, like stripe#evt_123")
+	}
+	arg := rest[0]
+	if !strings.Contains(arg, "#") {
+		arg = "stripe#" + arg
+	}
+	key, err := webhook.ParseKey(arg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	st, err := loadState(*stateFile)
+	if err != nil {
+		return err
+	}
+	table, err := st.table("InboxTable")
+	if err != nil {
+		return err
+	}
+	db, err := st.dynamoDB()
+	if err != nil {
+		return err
+	}
+	store := inbox.NewDynamoDB(db, table)
+	it, err := store.Get(ctx, key)
+	if errors.Is(err, inbox.ErrNotFound) {
+		return fmt.Errorf("%s is not in the inbox (table %s): was it sent to this stack? `hookinbox send` prints the keys it sends", key, table)
+	}
+	if err != nil {
+		return err
+	}
+	recs, err := effects.NewLedger(db, table, 0).Records(ctx, key)
+	if err != nil {
+		return err
+	}
+	var payload []byte
+	if *asJSON || *withPayload {
+		payload, err = store.Payload(ctx, key)
+		if err != nil && !errors.Is(err, inbox.ErrNotFound) {
+			return err
+		}
+	}
+	if *asJSON {
+		out := inspection{Item: viewOf(it), Effects: recs}
+		if out.Effects == nil {
+			out.Effects = []effects.Record{}
+		}
+		if json.Valid(payload) {
+			out.Payload = payload
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	printInspection(stdout, it, recs)
+	if *withPayload {
+		fmt.Fprintf(stdout, "\nPayload (%d bytes):\n%s\n", len(payload), strings.TrimSpace(string(payload)))
+	}
+	return nil
+}
+
+func printInspection(w io.Writer, it inbox.Item, recs []effects.Record) {
+	ts := func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.Local().Format("2006-01-02 15:04:05.000 MST")
+	}
+	fmt.Fprintf(w, "%s  %s\n\n", it.Key, it.EventType)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "  %-15s %s\n", k, v)
+		}
+	}
+	row("status", string(it.Status))
+	row("outcome", it.Outcome)
+	row("attempts", fmt.Sprint(it.Attempts))
+	row("last error", it.LastError)
+	row("created", ts(it.Created))
+	row("received", ts(it.ReceivedAt))
+	row("enqueued", ts(it.EnqueuedAt))
+	if !it.ProcessedAt.IsZero() {
+		row("processed", ts(it.ProcessedAt))
+	}
+	if it.LeaseOwner != "" {
+		row("lease", fmt.Sprintf("%s until %s", it.LeaseOwner, ts(it.LeaseUntil)))
+	}
+	row("livemode", fmt.Sprint(it.Livemode))
+	row("payload sha256", it.PayloadSHA256)
+	row("expires", ts(it.ExpiresAt))
+	fmt.Fprintf(w, "\nEffects done: %d\n", len(recs))
+	for _, r := range recs {
+		result := r.Result
+		if result == "" {
+			result = "-"
+		}
+		fmt.Fprintf(w, "  %-20s %-28s key %s\n", r.Effect, result, r.IdempotencyKey)
+	}
+}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+)
+
+type sendFlags struct {
+	url, secret, stateFile string
+	times                  int
+	id                     string
+	keepID                 bool
+	customer, email        string
+	subscription, status   string
+	timeout                time.Duration
+}
+
+func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f sendFlags
+	fs := newFlagSet("send", "stripe <event-type | path/to/event.json> [flags]", `
+Sends a webhook delivery to the local stack, signed exactly as Stripe signs
+it (Stripe-Signature: t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">), and prints
+one line per delivery with the answer: accepted, duplicate, or the HTTP
+status and error.
+
+An event type (checkout.session.completed, customer.subscription.created,
+customer.subscription.updated, customer.subscription.deleted, invoice.paid,
+...) builds a realistic event; a path sends that file (see testdata/stripe/).
+Either way the event gets a fresh evt_ ID unless --id is given (or, for a
+file, --keep-id). --times N sends the SAME event, byte for byte, N times.
+
+The URL and secret come from the running stack's state file (written by
+hookinbox dev) unless --url and --secret are given.
+
+Examples:
+  hookinbox send stripe checkout.session.completed --times 3
+  hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due
+  hookinbox send stripe testdata/stripe/invoice.paid.json`)
+	fs.StringVar(&f.url, "url", "", "webhook URL (default: the running stack's, else http://127.0.0.1:3000/webhooks/stripe)")
+	fs.StringVar(&f.secret, "secret", "", "signing secret(s), comma-separated (default: the running stack's, else "+localSecret+")")
+	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "state file of the running stack")
+	fs.IntVar(&f.times, "times", 1, "send the same event this many times")
+	fs.StringVar(&f.id, "id", "", "event ID to use (default: a fresh evt_ ID)")
+	fs.BoolVar(&f.keepID, "keep-id", false, "send a file's event with the ID it has")
+	fs.StringVar(&f.customer, "customer", "", "customer ID, cus_... (built events)")
+	fs.StringVar(&f.email, "email", "", "customer email (built events; default jenny.rosen@example.com)")
+	fs.StringVar(&f.subscription, "subscription", "", "subscription ID, sub_...; on checkout.session.completed makes a subscription checkout (built events)")
+	fs.StringVar(&f.status, "status", "", "subscription status: active, past_due, canceled, ... (built events)")
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each delivery")
+	rest, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 2 {
+		return usagef("want a provider and an event type or file, e.g. send stripe checkout.session.completed")
+	}
+	if rest[0] != "stripe" {
+		return usagef("unknown provider %q: send knows stripe", rest[0])
+	}
+	if f.times < 1 {
+		return usagef("--times must be at least 1")
+	}
+	if f.id != "" && !validEventID(f.id) {
+		return usagef("--id %q: use letters, digits, '_' and '-' (like evt_1Abc)", f.id)
+	}
+	if f.status != "" && f.subscription == "" && !strings.HasPrefix(rest[1], "customer.subscription.") {
+		return usagef("--status needs --subscription, or a customer.subscription.* event")
+	}
+
+	url, secret := f.url, f.secret
+	if url == "" || secret == "" {
+		st, err := loadState(f.stateFile)
+		switch {
+		case err == nil:
+			if url == "" {
+				url = st.WebhookURL
+			}
+			if secret == "" {
+				secret = st.StripeWebhookSecret
+			}
+		case errors.Is(err, errNoStack):
+			if url == "" {
+				addr := defaultAddr
+				if a := os.Getenv(addrEnv); a != "" {
+					addr = a
+				}
+				url = "http://" + addr + "/webhooks/stripe"
+			}
+			if secret == "" {
+				secret = localSecret
+			}
+		default:
+			return err
+		}
+	}
+
+	body, err := stripeBody(rest[1], f)
+	if err != nil {
+		return err
+	}
+	var head struct{ ID, Type string }
+	if err := json.Unmarshal(body, &head); err != nil {
+		return fmt.Errorf("event is not JSON: %w", err)
+	}
+
+	client := &http.Client{Timeout: f.timeout}
+	failed := 0
+	for i := 1; i <= f.times; i++ {
+		answer, ok := deliver(ctx, client, url, body, splitSecrets(secret))
+		if !ok {
+			failed++
+		}
+		fmt.Fprintf(stdout, "%d/%d stripe#%s %s → %s\n", i, f.times, head.ID, head.Type, answer)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d deliveries to %s failed (is hookinbox dev running, with this --secret?)", failed, f.times, url)
+	}
+	return nil
+}
+
+// stripeBody builds the event for an event type, or reads and re-IDs a file.
+func stripeBody(what string, f sendFlags) ([]byte, error) {
+	id := f.id
+	if isFile(what) {
+		body, err := os.ReadFile(what)
+		if err != nil {
+			return nil, err
+		}
+		if f.keepID && id == "" {
+			return body, nil
+		}
+		if id == "" {
+			id = newEventID()
+		}
+		return withEventID(body, id)
+	}
+	if strings.ContainsAny(what, "/\\") || strings.HasSuffix(what, ".json") {
+		return nil, fmt.Errorf("%s: no such file", what)
+	}
+	if !validEventType(what) {
+		return nil, usagef("%q is neither a file nor a Stripe event type like checkout.session.completed", what)
+	}
+	if id == "" {
+		id = newEventID()
+	}
+	var opts []verifytest.Option
+	if f.customer != "" {
+		opts = append(opts, verifytest.WithCustomer(f.customer))
+	}
+	if f.email != "" {
+		opts = append(opts, verifytest.WithEmail(f.email))
+	}
+	if f.subscription != "" || f.status != "" {
+		opts = append(opts, verifytest.WithSubscription(f.subscription, f.status))
+	}
+	return verifytest.StripeEvent(what, id, time.Now(), opts...), nil
+}
+
+// deliver POSTs one signed delivery and describes the answer; ok is false
+// unless the answer is a 2xx.
+func deliver(ctx context.Context, client *http.Client, url string, body []byte, secrets []string) (string, bool) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return "error: " + err.Error(), false
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)")
+	req.Header.Set("Stripe-Signature", verifytest.SignStripe(body, time.Now(), secrets...))
+	resp, err := client.Do(req)
+	if err != nil {
+		return "error: " + err.Error(), false
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	var answer struct {
+		Status  string `json:"status"`
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(raw, &answer)
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	if ok && answer.Status != "" {
+		return answer.Status, true
+	}
+	msg := strings.TrimSpace(answer.Error + answer.Message)
+	if msg == "" {
+		msg = strings.TrimSpace(string(raw))
+	}
+	return strings.TrimSpace(fmt.Sprintf("%s %s", resp.Status, msg)), ok
+}
+
+func splitSecrets(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// withEventID returns body with its event ID replaced by id, keeping every
+// other byte: the ID's JSON string is replaced wherever it occurs (an event
+// ID appears only as the event's own "id").
+func withEventID(body []byte, id string) ([]byte, error) {
+	var head struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(body, &head); err != nil {
+		return nil, fmt.Errorf("event file is not JSON: %w", err)
+	}
+	if head.ID == "" {
+		return nil, errors.New("event file has no id")
+	}
+	oldID, _ := json.Marshal(head.ID)
+	newID, _ := json.Marshal(id)
+	return bytes.ReplaceAll(body, oldID, newID), nil
+}
+
+// newEventID returns a fresh ID shaped like Stripe's: evt_ and 24
+// letters and digits.
+func newEventID() string {
+	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return "evt_" + string(b)
+}
+
+func validEventID(id string) bool {
+	if id == "" || len(id) > 255 {
+		return false
+	}
+	for _, r := range id {
+		if !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// validEventType accepts dotted lower-case names like invoice.paid.
+func validEventType(t string) bool {
+	if !strings.Contains(t, ".") {
+		return false
+	}
+	for _, r := range t {
+		if !(r == '.' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}

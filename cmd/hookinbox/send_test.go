@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
+
+	"github.com/hookinbox/hookinbox/internal/verify"
+)
+
+// delivery is one request the fake endpoint received.
+type delivery struct {
+	signature string
+	body      []byte
+}
+
+// fakeEndpoint answers like the receiver: accepted the first time an event
+// ID arrives, duplicate after, and 401 when verify.Stripe rejects it.
+func fakeEndpoint(t *testing.T, secret string) (*httptest.Server, func() []delivery) {
+	t.Helper()
+	var (
+		mu   sync.Mutex
+		got  []delivery
+		seen = map[string]bool{}
+	)
+	v := &verify.Stripe{Secrets: []string{secret}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, delivery{r.Header.Get("Stripe-Signature"), body})
+		ev, err := v.Verify(r.Header.Get("Stripe-Signature"), body)
+		if err != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"error":"invalid or missing signature"}`)
+			return
+		}
+		status := "accepted"
+		if seen[ev.ID] {
+			status = "duplicate"
+		}
+		seen[ev.ID] = true
+		fmt.Fprintf(w, `{"status":%q}`, status)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []delivery {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]delivery(nil), got...)
+	}
+}
+
+func runSend(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append([]string{"send"}, args...), &stdout, &stderr)
+	return stdout.String() + stderr.String(), code
+}
+
+func TestSendSignsLikeStripe(t *testing.T) {
+	const secret = "whsec_test_send"
+	srv, deliveries := fakeEndpoint(t, secret)
+	out, code := runSend(t, "stripe", "checkout.session.completed", "--times", "3", "--url", srv.URL, "--secret", secret)
+	if code != 0 {
+		t.Fatalf("send exited %d:\n%s", code, out)
+	}
+	wantLines := regexp.MustCompile(`(?m)^1/3 stripe#evt_\w{24} checkout.session.completed → accepted\n2/3 .* → duplicate\n3/3 .* → duplicate\n$`)
+	if !wantLines.MatchString(out) {
+		t.Errorf("output:\n%s\nwant one accepted and two duplicates", out)
+	}
+	got := deliveries()
+	if len(got) != 3 {
+		t.Fatalf("%d deliveries, want 3", len(got))
+	}
+	for i, d := range got {
+		if !bytes.Equal(d.body, got[0].body) {
+			t.Errorf("delivery %d has another body than the first: --times must resend the same event", i+1)
+		}
+		// Check against stripe-go's own signing code.
+		m := regexp.MustCompile(`^t=(\d+),v1=([0-9a-f]{64})$`).FindStringSubmatch(d.signature)
+		if m == nil {
+			t.Fatalf("Stripe-Signature %q is not t=...,v1=...", d.signature)
+		}
+		ts, _ := strconv.ParseInt(m[1], 10, 64)
+		want := fmt.Sprintf("%x", stripewebhook.ComputeSignature(time.Unix(ts, 0), d.body, secret))
+		if m[2] != want {
+			t.Errorf("v1 = %s, stripe-go computes %s", m[2], want)
+		}
+		if _, err := stripewebhook.ConstructEventWithOptions(d.body, d.signature, secret, stripewebhook.ConstructEventOptions{IgnoreAPIVersionMismatch: true}); err != nil {
+			t.Errorf("stripe-go rejects the delivery: %v", err)
+		}
+	}
+}
+
+func TestSendFailures(t *testing.T) {
+	srv, _ := fakeEndpoint(t, "whsec_right")
+	out, code := runSend(t, "stripe", "invoice.paid", "--url", srv.URL, "--secret", "whsec_wrong")
+	if code != 1 {
+		t.Errorf("send with the wrong secret exited %d, want 1:\n%s", code, out)
+	}
+	if !strings.Contains(out, "→ 401 Unauthorized invalid or missing signature") || !strings.Contains(out, "1 of 1 deliveries") {
+		t.Errorf("output does not show the 401 and the failure count:\n%s", out)
+	}
+
+	out, code = runSend(t, "stripe", "invoice.paid", "--url", "http://127.0.0.1:1/webhooks/stripe", "--secret", "x", "--timeout", "2s")
+	if code != 1 || !strings.Contains(out, "is hookinbox dev running") {
+		t.Errorf("send to a closed port exited %d, want 1 with advice:\n%s", code, out)
+	}
+}
+
+func TestSendIDs(t *testing.T) {
+	const secret = "whsec_ids"
+	fixture := filepath.Join(repoRoot(t), "testdata", "stripe", "invoice.paid.json")
+	raw, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head struct{ ID string }
+	_ = json.Unmarshal(raw, &head)
+
+	tests := []struct {
+		name   string
+		args   []string
+		wantID string // "" means a fresh evt_ ID
+	}{
+		{"built event gets a fresh id", []string{"customer.subscription.updated", "--subscription", "sub_1", "--status", "past_due"}, ""},
+		{"built event with --id", []string{"invoice.paid", "--id", "evt_given_1"}, "evt_given_1"},
+		{"file gets a fresh id", []string{fixture}, ""},
+		{"file with --id", []string{fixture, "--id", "evt_given_2"}, "evt_given_2"},
+		{"file with --keep-id", []string{fixture, "--keep-id"}, head.ID},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, deliveries := fakeEndpoint(t, secret)
+			out, code := runSend(t, append([]string{"stripe"}, append(tt.args, "--url", srv.URL, "--secret", secret)...)...)
+			if code != 0 {
+				t.Fatalf("send exited %d:\n%s", code, out)
+			}
+			got := deliveries()
+			var ev struct{ ID, Type string }
+			if err := json.Unmarshal(got[0].body, &ev); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.wantID != "" && ev.ID != tt.wantID:
+				t.Errorf("id = %q, want %q", ev.ID, tt.wantID)
+			case tt.wantID == "" && (ev.ID == head.ID || !regexp.MustCompile(`^evt_\w{24}$`).MatchString(ev.ID)):
+				t.Errorf("id = %q, want a fresh evt_ ID", ev.ID)
+			}
+			if strings.Contains(string(got[0].body), head.ID) && ev.ID != head.ID {
+				t.Errorf("the file's old id is still in the body")
+			}
+		})
+	}
+}
+
+// TestFixtures checks every testdata/stripe event: it is a Stripe event the
+// verifier accepts, named after its type.
+func TestFixtures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "stripe", "*.json"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("want at least 5 fixtures, got %d (%v)", len(files), err)
+	}
+	const secret = "whsec_fixture"
+	v := &verify.Stripe{Secrets: []string{secret}}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			body, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, err := v.Verify(signAt(body, time.Now(), secret), body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.TrimSuffix(filepath.Base(f), ".json"); ev.Type != want {
+				t.Errorf("type = %q, want %q (the file name)", ev.Type, want)
+			}
+		})
+	}
+}
+
+func signAt(body []byte, at time.Time, secret string) string {
+	return fmt.Sprintf("t=%d,v1=%x", at.Unix(), stripewebhook.ComputeSignature(at, body, secret))
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := findRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}

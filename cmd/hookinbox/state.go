@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hookinbox/hookinbox/internal/shop"
+)
+
+func cmdState(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("state", "[--json]", `
+Prints the example shop's state in the running local stack: entitlements,
+subscriptions, emails sent and invoices created, as recorded in its table
+(internal/shop). With --json, only JSON goes to stdout.`)
+	asJSON := fs.Bool("json", false, "print JSON only")
+	stateFile := fs.String("state-file", defaultStateFile(), "state file of the running stack")
+	rest, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("state takes no arguments, got %q", rest)
+	}
+	st, err := loadState(*stateFile)
+	if err != nil {
+		return err
+	}
+	table, err := st.table("ShopTable")
+	if err != nil {
+		return err
+	}
+	db, err := st.dynamoDB()
+	if err != nil {
+		return err
+	}
+	state, err := shop.New(shop.Config{Table: table}, db, nil, nil).State(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(state)
+	}
+	printShopState(stdout, table, state)
+	return nil
+}
+
+func printShopState(w io.Writer, table string, s shop.State) {
+	fmt.Fprintf(w, "Shop state (table %s)\n", table)
+	fmt.Fprintf(w, "\nEntitlements: %d\n", len(s.Entitlements))
+	for _, e := range s.Entitlements {
+		active := "inactive"
+		if e.Active {
+			active = "active"
+		}
+		from := e.SessionID
+		if e.SubscriptionID != "" {
+			from = e.SubscriptionID
+		}
+		fmt.Fprintf(w, "  %-22s %-8s from %s %s (event %s)\n", e.Customer, active, e.Source, from, e.Version.EventID)
+	}
+	fmt.Fprintf(w, "\nSubscriptions: %d\n", len(s.Subscriptions))
+	for _, sub := range s.Subscriptions {
+		fmt.Fprintf(w, "  %-22s %-10s customer %s (event %s)\n", sub.ID, sub.Status, sub.Customer, sub.Version.EventID)
+	}
+	fmt.Fprintf(w, "\nEmails sent: %d\n", len(s.Emails))
+	for _, e := range s.Emails {
+		fmt.Fprintf(w, "  %-8s to %s (event %s)\n", e.Template, e.To, e.Event)
+	}
+	fmt.Fprintf(w, "\nInvoices created: %d\n", len(s.Invoices))
+	for _, i := range s.Invoices {
+		fmt.Fprintf(w, "  %-22s customer %s (event %s)\n", i.InvoiceID, i.Customer, i.Event)
+	}
+	if len(s.Entitlements)+len(s.Subscriptions)+len(s.Emails)+len(s.Invoices) == 0 {
+		fmt.Fprintln(w, "\n"+strings.TrimSpace(`
+Nothing yet. Send an event: hookinbox send stripe checkout.session.completed`))
+	}
+}
