@@ -11,11 +11,16 @@ package lambdafn
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/hookinbox/hookinbox/internal/secrets"
 )
 
 // Builder returns a function's handler (any signature lambda.Start takes).
@@ -47,3 +52,17 @@ func Main(build Builder) {
 	}
 	lambda.Start(h)
 }
+
+// stripeAPIKey returns the Stripe secret key given inline (local runs) or
+// held in the Secrets Manager secret arn: the first value of either.
+func stripeAPIKey(ctx context.Context, cfg aws.Config, inline []string, arn string) (string, error) {
+	keys, err := secrets.Resolve(ctx, secretsmanager.NewFromConfig(cfg), inline, arn)
+	if err != nil {
+		return "", err
+	}
+	return keys[0], nil
+}
+
+// stripeHTTPClient is the HTTP client of every Stripe API call: bounded
+// well inside a function's timeout.
+func stripeHTTPClient() *http.Client { return &http.Client{Timeout: 20 * time.Second} }

@@ -3,12 +3,9 @@ package lambdafn
 import (
 	"context"
 	"log/slog"
-	"net/http"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -16,7 +13,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
-	"github.com/hookinbox/hookinbox/internal/secrets"
 	"github.com/hookinbox/hookinbox/internal/shop"
 )
 
@@ -27,7 +23,7 @@ func Processor(ctx context.Context, cfg aws.Config, getenv func(string) string, 
 	if err != nil {
 		return nil, err
 	}
-	apiKey, err := secrets.Resolve(ctx, secretsmanager.NewFromConfig(cfg), s.StripeAPIKey, s.StripeAPIKeyARN)
+	apiKey, err := stripeAPIKey(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +33,7 @@ func Processor(ctx context.Context, cfg aws.Config, getenv func(string) string, 
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	sq := sqs.NewFromConfig(cfg)
-	billing := shop.NewStripeBilling(apiKey[0], s.StripeAPIURL, &http.Client{Timeout: 20 * time.Second})
+	billing := shop.NewStripeBilling(apiKey, s.StripeAPIURL, stripeHTTPClient())
 	h := processor.New(
 		processor.Config{LeaseFor: s.LeaseFor, MaxReceiveCount: s.MaxReceiveCount},
 		inbox.NewDynamoDB(db, s.Table),

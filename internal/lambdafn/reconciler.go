@@ -3,19 +3,15 @@ package lambdafn
 import (
 	"context"
 	"log/slog"
-	"net/http"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
-	"github.com/hookinbox/hookinbox/internal/secrets"
 )
 
 // Reconciler builds the scheduled reconciler: stuck claims and the Stripe
@@ -25,7 +21,7 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	if err != nil {
 		return nil, err
 	}
-	apiKey, err := secrets.Resolve(ctx, secretsmanager.NewFromConfig(cfg), s.StripeAPIKey, s.StripeAPIKeyARN)
+	apiKey, err := stripeAPIKey(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +34,7 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Namespace: s.Namespace},
 		store, events, in,
-		reconcile.NewStripeEvents(apiKey[0], s.StripeAPIURL, &http.Client{Timeout: 30 * time.Second}),
+		reconcile.NewStripeEvents(apiKey, s.StripeAPIURL, stripeHTTPClient()),
 		reconcile.NewCheckpoints(db, s.Table),
 		log,
 	)
