@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -65,6 +67,24 @@ func TestFunctionEventFixtures(t *testing.T) {
 		it, err := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"]).Get(ctx, ev.Key())
 		if err != nil || it.Status != inbox.Received {
 			t.Errorf("inbox item of %s: %+v, %v; want RECEIVED", ev.Key(), it, err)
+		}
+		// The provider delivers it again: a polite duplicate, no second message.
+		headers["stripe-signature"] = verifytest.SignStripe([]byte(body), time.Now(), localSecret)
+		out, err = fn.Invoke(ctx, mustJSON(t, receiverEvent))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(out, &resp); err != nil || resp.StatusCode != 200 || !strings.Contains(resp.Body, `"duplicate"`) {
+			t.Errorf("second delivery: %s (%v), want 200 duplicate", out, err)
+		}
+		msgs, err := emu.SQS().ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(st.Queues["EventsQueue"].URL), MaxNumberOfMessages: 10, VisibilityTimeout: 60, WaitTimeSeconds: 1,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs.Messages) != 1 {
+			t.Errorf("%d messages on the events queue after two deliveries, want 1", len(msgs.Messages))
 		}
 	})
 
