@@ -13,12 +13,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/shop"
 )
 
@@ -40,7 +40,7 @@ func TestEndToEnd(t *testing.T) {
 	stateFile := filepath.Join(dir, "state.json")
 	addr := freeAddr(t)
 
-	var logs syncBuffer
+	var logs pipelinetest.SyncBuffer
 	dev := exec.Command(bin, "dev", "--rie", "--addr", addr, "--state-file", stateFile,
 		"--stack-name", "e2e"+devstack.UniqueStackName()[1:])
 	dev.Stdout, dev.Stderr = &logs, &logs
@@ -248,22 +248,4 @@ func alive(pid int) bool {
 func comm(pid int) string {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	return strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/webhook"
@@ -20,7 +21,7 @@ import (
 
 func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	ctx := context.Background()
-	s := newStack(t)
+	s := pipelinetest.New(t)
 	// Stripe holds 30 events of the last half hour; only every third
 	// reached the receiver.
 	start := time.Now().Add(-30 * time.Minute)
@@ -28,20 +29,20 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	missed := map[webhook.Key]int{}
 	for i := 0; i < 30; i++ {
 		key, body := checkout(i, start.Add(time.Duration(i)*time.Minute))
-		if err := s.stripe.AddEvent(body); err != nil {
+		if err := s.Stripe.AddEvent(body); err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, key)
 		if i%3 == 0 {
-			s.deliver(t, body)
+			s.Deliver(t, body)
 			delivered = append(delivered, key)
 		} else {
 			missed[key] = 1
 		}
 	}
-	s.processUntil(t, func() bool { return s.allDone(t, delivered) })
+	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, delivered, inbox.Done) })
 
-	run := s.reconciler(t, map[string]string{"STRIPE_EVENTS_LOOKBACK": "1h"})
+	run := reconciler(t, s, map[string]string{"STRIPE_EVENTS_LOOKBACK": "1h"})
 	sum, err := run(ctx, events.EventBridgeEvent{})
 	if err != nil {
 		t.Fatalf("reconciler: %v\n%+v", err, sum)
@@ -49,14 +50,14 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	if sum.Listed != 30 || sum.Missed != 20 || sum.Reenqueued != 0 {
 		t.Errorf("summary: listed %d, missed %d, re-enqueued %d; want 30, 20, 0", sum.Listed, sum.Missed, sum.Reenqueued)
 	}
-	if diff := cmp.Diff(missed, s.queued(t)); diff != "" {
+	if diff := cmp.Diff(missed, queued(t, s)); diff != "" {
 		t.Errorf("enqueued by the reconciler (-want +got):\n%s", diff)
 	}
-	s.processUntil(t, func() bool { return s.allDone(t, all) })
-	s.effectsOnce(t, all)
+	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, all, inbox.Done) })
+	s.EffectsOnce(t, all)
 
 	// The checkpoint is saved a few minutes behind now.
-	cp, ok, err := reconcile.NewCheckpoints(s.db, s.st.Tables["InboxTable"]).Load(ctx, "stripe")
+	cp, ok, err := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"]).Load(ctx, "stripe")
 	if err != nil || !ok || time.Since(cp) < 4*time.Minute || time.Since(cp) > 6*time.Minute {
 		t.Errorf("checkpoint %v (found %v, %v), want about 5 minutes ago", cp, ok, err)
 	}
@@ -71,10 +72,10 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	if again.Missed != 0 || again.Reenqueued != 0 || again.Stuck != 0 {
 		t.Errorf("second run: %+v, want nothing enqueued", again)
 	}
-	if got := s.queued(t); len(got) != 0 {
+	if got := queued(t, s); len(got) != 0 {
 		t.Errorf("events queue after the second run: %v", got)
 	}
-	s.effectsOnce(t, all)
+	s.EffectsOnce(t, all)
 }
 
 // flakySender fails the send of one key, once.
@@ -101,24 +102,24 @@ func (f *flakySender) Send(ctx context.Context, env webhook.Envelope) error {
 
 func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 	ctx := context.Background()
-	s := newStack(t)
+	s := pipelinetest.New(t)
 	now := time.Now().Truncate(time.Second)
 	start := now.Add(-20 * time.Minute)
 	var keys []webhook.Key
 	for i := 0; i < 10; i++ {
 		key, body := checkout(100+i, start.Add(time.Duration(i)*time.Minute))
-		if err := s.stripe.AddEvent(body); err != nil {
+		if err := s.Stripe.AddEvent(body); err != nil {
 			t.Fatal(err)
 		}
 		keys = append(keys, key)
 	}
-	sender := &flakySender{inner: s.events, fail: keys[6], sends: map[webhook.Key]int{}}
-	cps := reconcile.NewCheckpoints(s.db, s.st.Tables["InboxTable"])
-	source := reconcile.NewStripeEvents(stripeKey, s.stripeURL, nil)
+	sender := &flakySender{inner: s.Events, fail: keys[6], sends: map[webhook.Key]int{}}
+	cps := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])
+	source := reconcile.NewStripeEvents(pipelinetest.StripeKey, s.StripeURL, nil)
 	source.PageSize = 3 // four pages: auto-pagination
 	h := reconcile.New(
 		reconcile.Config{Lookback: time.Hour, Now: func() time.Time { return now }},
-		s.inbox, sender, receiver.NewIntake(receiver.Config{FromProviderAPI: true}, s.inbox, sender, nil),
+		s.Inbox, sender, receiver.NewIntake(receiver.Config{FromProviderAPI: true}, s.Inbox, sender, nil),
 		source, cps, nil)
 
 	sum, err := h.Run(ctx)
@@ -132,7 +133,7 @@ func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 	if want := start.Add(6 * time.Minute); !cp.Equal(want) {
 		t.Errorf("checkpoint after the failure = %v, want %v (the failed event's created)", cp, want)
 	}
-	if _, err := s.inbox.Get(ctx, keys[6]); !errors.Is(err, inbox.ErrNotFound) {
+	if _, err := s.Inbox.Get(ctx, keys[6]); !errors.Is(err, inbox.ErrNotFound) {
 		t.Errorf("the failed event's claim: %v, want released (ErrNotFound)", err)
 	}
 
@@ -163,17 +164,17 @@ func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 
 func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 	ctx := context.Background()
-	s := newStack(t)
+	s := pipelinetest.New(t)
 	now := time.Now()
 	claim := func(n int, at time.Time) webhook.Key {
 		t.Helper()
 		key, body := checkout(200+n, at)
 		ev := webhook.Event{Provider: "stripe", ID: key.EventID(), Type: "checkout.session.completed", Created: at, Raw: body}
-		it, err := s.inbox.Claim(ctx, inbox.Claim{Event: ev, At: at, TTL: time.Hour})
+		it, err := s.Inbox.Claim(ctx, inbox.Claim{Event: ev, At: at, TTL: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.inbox.PutPayload(ctx, key, body, it.ExpiresAt); err != nil {
+		if err := s.Inbox.PutPayload(ctx, key, body, it.ExpiresAt); err != nil {
 			t.Fatal(err)
 		}
 		return it.Key
@@ -182,21 +183,21 @@ func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 	crashed := claim(0, now.Add(-20*time.Minute))
 	// A transient failure 20 minutes ago whose message was lost.
 	failed := claim(1, now.Add(-30*time.Minute))
-	if _, err := s.inbox.Lease(ctx, failed, "w", now.Add(-21*time.Minute), time.Minute); err != nil {
+	if _, err := s.Inbox.Lease(ctx, failed, "w", now.Add(-21*time.Minute), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.inbox.Finish(ctx, failed, "w", inbox.Result{Status: inbox.Failed, Error: "ses: throttled", At: now.Add(-20 * time.Minute)}); err != nil {
+	if _, err := s.Inbox.Finish(ctx, failed, "w", inbox.Result{Status: inbox.Failed, Error: "ses: throttled", At: now.Add(-20 * time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	// A worker died holding a lease that ended 30 minutes ago.
 	abandoned := claim(2, now.Add(-50*time.Minute))
-	if _, err := s.inbox.Lease(ctx, abandoned, "w", now.Add(-45*time.Minute), 15*time.Minute); err != nil {
+	if _, err := s.Inbox.Lease(ctx, abandoned, "w", now.Add(-45*time.Minute), 15*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	// Fresh, and finished: neither is stuck.
 	claim(3, now.Add(-time.Minute))
 
-	run := s.reconciler(t, nil)
+	run := reconciler(t, s, nil)
 	sum, err := run(ctx, events.EventBridgeEvent{})
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +205,7 @@ func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 	if sum.Stuck != 3 || sum.Reenqueued != 2 || sum.OverdueLeases != 1 || sum.Missed != 0 {
 		t.Errorf("summary %+v; want 3 stuck, 2 re-enqueued, 1 overdue lease", sum)
 	}
-	if diff := cmp.Diff(map[webhook.Key]int{crashed: 1, failed: 1}, s.queued(t)); diff != "" {
+	if diff := cmp.Diff(map[webhook.Key]int{crashed: 1, failed: 1}, queued(t, s)); diff != "" {
 		t.Errorf("re-enqueued (-want +got):\n%s", diff)
 	}
 
@@ -220,7 +221,7 @@ func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 		} `json:"_aws"`
 		StuckClaims *int
 	}
-	for _, l := range strings.Split(s.logs.String(), "\n") {
+	for _, l := range strings.Split(s.Logs.String(), "\n") {
 		if strings.Contains(l, `"_aws"`) {
 			if err := json.Unmarshal([]byte(l), &line); err != nil {
 				t.Fatal(err)
@@ -228,12 +229,12 @@ func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 		}
 	}
 	if line.StuckClaims == nil || *line.StuckClaims != 3 || len(line.AWS.CloudWatchMetrics) != 1 ||
-		line.AWS.CloudWatchMetrics[0].Namespace != "hookinbox/"+s.st.Name || line.AWS.CloudWatchMetrics[0].Metrics[0].Name != "StuckClaims" {
-		t.Errorf("metric line %+v in log:\n%s", line, s.logs.String())
+		line.AWS.CloudWatchMetrics[0].Namespace != "hookinbox/"+s.Stack.Name || line.AWS.CloudWatchMetrics[0].Metrics[0].Name != "StuckClaims" {
+		t.Errorf("metric line %+v in log:\n%s", line, s.Logs.String())
 	}
 
-	s.processUntil(t, func() bool { return s.allDone(t, []webhook.Key{crashed, failed}) })
-	s.effectsOnce(t, []webhook.Key{crashed, failed})
+	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, []webhook.Key{crashed, failed}, inbox.Done) })
+	s.EffectsOnce(t, []webhook.Key{crashed, failed})
 
 	again, err := run(ctx, events.EventBridgeEvent{})
 	if err != nil {
@@ -242,7 +243,7 @@ func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 	if again.Reenqueued != 0 || again.Stuck != 1 || again.OverdueLeases != 1 {
 		t.Errorf("second run %+v; want only the overdue lease", again)
 	}
-	if got := s.queued(t); len(got) != 0 {
+	if got := queued(t, s); len(got) != 0 {
 		t.Errorf("events queue after the second run: %v", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/internal/webhook"
@@ -32,7 +33,7 @@ func TestReplayAllBringsPoisonedEventsToDoneOnce(t *testing.T) {
 	ctx := context.Background()
 	s := newStack(t)
 	keys := s.poisoned(t, 0, 10)
-	if got := len(peek(t, s.dlq)); got != 10 {
+	if got := len(pipelinetest.Peek(t, s.DLQ)); got != 10 {
 		t.Fatalf("DLQ holds %d messages, want the 10 poisoned events", got)
 	}
 
@@ -49,13 +50,13 @@ func TestReplayAllBringsPoisonedEventsToDoneOnce(t *testing.T) {
 				t.Errorf("dry run line %+v, want would replay a DEAD event with the invoice reason", l)
 			}
 		}
-		if !s.allIn(t, keys, inbox.Dead) {
+		if !s.AllIn(t, keys, inbox.Dead) {
 			t.Errorf("statuses after a dry run: %v, want all DEAD", s.statuses(t, keys))
 		}
-		if got := len(peek(t, s.dlq)); got != 10 {
+		if got := len(pipelinetest.Peek(t, s.DLQ)); got != 10 {
 			t.Errorf("DLQ after a dry run: %d messages, want 10", got)
 		}
-		if got := peek(t, s.events); len(got) != 0 {
+		if got := pipelinetest.Peek(t, s.Events); len(got) != 0 {
 			t.Errorf("events queue after a dry run: %d messages, want none", len(got))
 		}
 	})
@@ -69,16 +70,16 @@ func TestReplayAllBringsPoisonedEventsToDoneOnce(t *testing.T) {
 	if sum.Moved != 10 || sum.Dropped+sum.Skipped+sum.Failed != 0 {
 		t.Fatalf("replay summary: %s", sum.Text())
 	}
-	if !s.allIn(t, keys, inbox.Failed) {
+	if !s.AllIn(t, keys, inbox.Failed) {
 		t.Errorf("statuses after the replay: %v, want FAILED (ready for the processor)", s.statuses(t, keys))
 	}
-	if got := len(peek(t, s.dlq)); got != 0 {
+	if got := len(pipelinetest.Peek(t, s.DLQ)); got != 0 {
 		t.Errorf("DLQ after the replay: %d messages, want none", got)
 	}
-	s.processUntil(t, func() bool { return s.allIn(t, keys, inbox.Done) })
+	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, keys, inbox.Done) })
 	s.effectsOnce(t, keys)
 	for _, k := range keys {
-		it, _ := s.inbox.Get(ctx, k)
+		it, _ := s.Inbox.Get(ctx, k)
 		if it.Attempts != 2 {
 			t.Errorf("%s: %d attempts, want 2 (parked once, replayed once)", k, it.Attempts)
 		}
@@ -99,7 +100,7 @@ func TestReplayAllBringsPoisonedEventsToDoneOnce(t *testing.T) {
 	if again.Moved+again.Dropped+again.Skipped+again.Failed != 0 || len(again.Events) != 0 {
 		t.Errorf("second replay: %s, want nothing to do", again.Text())
 	}
-	if got := peek(t, s.events); len(got) != 0 {
+	if got := pipelinetest.Peek(t, s.Events); len(got) != 0 {
 		t.Errorf("events queue after the second replay: %d messages", len(got))
 	}
 	s.effectsOnce(t, keys)
@@ -110,7 +111,7 @@ func TestReplayByKeyOfAnEventInNoQueue(t *testing.T) {
 	s := newStack(t)
 	keys := s.poisoned(t, 100, 2)
 	// Someone purged the DLQ: the events are DEAD and in no queue.
-	if got := len(drain(t, s.dlq)); got != 2 {
+	if got := len(pipelinetest.Drain(t, s.DLQ)); got != 2 {
 		t.Fatalf("drained %d DLQ messages, want 2", got)
 	}
 	lost, done := keys[0], keys[1]
@@ -119,7 +120,7 @@ func TestReplayByKeyOfAnEventInNoQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dry.Moved != 1 || dry.Events[0].Outcome != replay.WouldReplay || !s.allIn(t, keys, inbox.Dead) || len(peek(t, s.events)) != 0 {
+	if dry.Moved != 1 || dry.Events[0].Outcome != replay.WouldReplay || !s.AllIn(t, keys, inbox.Dead) || len(pipelinetest.Peek(t, s.Events)) != 0 {
 		t.Fatalf("dry run by key: %s; statuses %v", dry.Text(), s.statuses(t, keys))
 	}
 
@@ -130,14 +131,14 @@ func TestReplayByKeyOfAnEventInNoQueue(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{string(lost): replay.Replayed}, outcomes(sum)); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
 	}
-	s.processUntil(t, func() bool { return s.allIn(t, keys[:1], inbox.Done) })
+	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, keys[:1], inbox.Done) })
 
 	// The other one is replayed and done too; then asking again for both,
 	// and for an event nobody claimed, changes nothing.
 	if _, err := s.replay.Handle(ctx, replay.Request{Keys: []string{string(done)}}); err != nil {
 		t.Fatal(err)
 	}
-	s.processUntil(t, func() bool { return s.allIn(t, keys, inbox.Done) })
+	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, keys, inbox.Done) })
 	s.effectsOnce(t, keys)
 	sum, err = s.replay.Handle(ctx, replay.Request{Keys: []string{string(lost), string(done), "stripe#evt_nobody"}})
 	if err != nil {
@@ -147,7 +148,7 @@ func TestReplayByKeyOfAnEventInNoQueue(t *testing.T) {
 	if diff := cmp.Diff(want, outcomes(sum)); diff != "" {
 		t.Errorf("outcomes of a replay of DONE and unknown events (-want +got):\n%s", diff)
 	}
-	if got := peek(t, s.events); len(got) != 0 {
+	if got := pipelinetest.Peek(t, s.Events); len(got) != 0 {
 		t.Errorf("events queue: %d messages, want none", len(got))
 	}
 }
@@ -159,21 +160,21 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 	claim := func(id, typ string, status inbox.Status) webhook.Key {
 		t.Helper()
 		ev := webhook.Event{Provider: "stripe", ID: id, Type: typ, Created: now, Raw: []byte(`{"id":"` + id + `"}`)}
-		it, err := s.inbox.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour})
+		it, err := s.Inbox.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.inbox.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt); err != nil {
+		if err := s.Inbox.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.inbox.Lease(ctx, it.Key, "w", now, time.Minute); err != nil {
+		if _, err := s.Inbox.Lease(ctx, it.Key, "w", now, time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.inbox.Finish(ctx, it.Key, "w", inbox.Result{Status: status, Error: "mapping gap", At: now}); err != nil {
+		if _, err := s.Inbox.Finish(ctx, it.Key, "w", inbox.Result{Status: status, Error: "mapping gap", At: now}); err != nil {
 			t.Fatal(err)
 		}
 		env := webhook.Envelope{Key: it.Key, Type: typ}
-		if err := s.dlq.Park(ctx, env.Marshal(), env, "mapping gap", 1, now); err != nil {
+		if err := s.DLQ.Park(ctx, env.Marshal(), env, "mapping gap", 1, now); err != nil {
 			t.Fatal(err)
 		}
 		return it.Key
@@ -184,10 +185,10 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 	other := claim("evt_filter_sub", subType, inbox.Dead)
 	finished := claim("evt_filter_done", checkoutType, inbox.Done)
 	// A second copy of a's message, and a body the processor could not read.
-	if err := s.dlq.Park(ctx, webhook.Envelope{Key: a, Type: checkoutType}.Marshal(), webhook.Envelope{Key: a, Type: checkoutType}, "again", 2, now); err != nil {
+	if err := s.DLQ.Park(ctx, webhook.Envelope{Key: a, Type: checkoutType}.Marshal(), webhook.Envelope{Key: a, Type: checkoutType}, "again", 2, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.dlq.Park(ctx, "not an envelope", webhook.Envelope{}, "malformed: envelope", 0, now); err != nil {
+	if err := s.DLQ.Park(ctx, "not an envelope", webhook.Envelope{}, "malformed: envelope", 0, now); err != nil {
 		t.Fatal(err)
 	}
 
@@ -195,7 +196,7 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dry.Moved != 2 || dry.Dropped != 2 || dry.Skipped != 1 || dry.Unmatched != 1 || len(peek(t, s.dlq)) != 6 || len(peek(t, s.events)) != 0 {
+	if dry.Moved != 2 || dry.Dropped != 2 || dry.Skipped != 1 || dry.Unmatched != 1 || len(pipelinetest.Peek(t, s.DLQ)) != 6 || len(pipelinetest.Peek(t, s.Events)) != 0 {
 		t.Fatalf("dry run: %s", dry.Text())
 	}
 
@@ -216,7 +217,7 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 		t.Errorf("unreadable message reported as %+v", unreadable)
 	}
 	sent := map[webhook.Key]int{}
-	for _, m := range peek(t, s.events) {
+	for _, m := range pipelinetest.Peek(t, s.Events) {
 		env, err := webhook.ParseEnvelope(m.Body)
 		if err != nil {
 			t.Fatal(err)
@@ -230,7 +231,7 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 		t.Errorf("sent to the events queue (-want +got):\n%s", diff)
 	}
 	left := map[string]bool{}
-	for _, m := range peek(t, s.dlq) {
+	for _, m := range pipelinetest.Peek(t, s.DLQ) {
 		left[m.Body] = true
 	}
 	wantLeft := map[string]bool{"not an envelope": true, webhook.Envelope{Key: other, Type: subType}.Marshal(): true}
@@ -242,7 +243,7 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
-	it, _ := s.inbox.Get(ctx, a)
+	it, _ := s.Inbox.Get(ctx, a)
 	if it.Attempts != 1 || it.LastError != "mapping gap" {
 		t.Errorf("requeued item lost its history: %+v", it)
 	}
@@ -254,22 +255,22 @@ func TestNativeRedriveOfADeadEventIsProcessedOnce(t *testing.T) {
 	keys := s.poisoned(t, 200, 3)
 	// The cause is fixed; the operator uses SQS's "Start DLQ redrive" to
 	// the events queue (StartMessageMoveTask), which cannot mark messages.
-	if _, err := s.dlq.StartRedrive(ctx, s.st.Queues["EventsDLQ"].ARN, s.st.Queues["EventsQueue"].ARN); err != nil {
+	if _, err := s.DLQ.StartRedrive(ctx, s.Stack.Queues["EventsDLQ"].ARN, s.Stack.Queues["EventsQueue"].ARN); err != nil {
 		t.Fatal(err)
 	}
-	s.processUntil(t, func() bool { return s.allIn(t, keys, inbox.Done) })
+	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, keys, inbox.Done) })
 	s.effectsOnce(t, keys)
-	if got := len(peek(t, s.dlq)); got != 0 {
+	if got := len(pipelinetest.Peek(t, s.DLQ)); got != 0 {
 		t.Errorf("DLQ after the redrive: %d messages", got)
 	}
 	// A copy that arrives once more (SQS delivers at least once) is
 	// acknowledged without running anything.
 	for _, k := range keys {
-		if err := s.events.Send(ctx, webhook.Envelope{Key: k, Type: "checkout.session.completed"}); err != nil {
+		if err := s.Events.Send(ctx, webhook.Envelope{Key: k, Type: "checkout.session.completed"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.processUntil(t, func() bool { return len(peek(t, s.events)) == 0 })
+	s.ProcessUntil(t, 20*time.Second, func() bool { return len(pipelinetest.Peek(t, s.Events)) == 0 })
 	s.effectsOnce(t, keys)
 }
 
