@@ -25,8 +25,10 @@ type Config struct {
 	// Lookback is how far back the first run (no checkpoint) lists
 	// events. Default 0: from the first run on.
 	Lookback time.Duration
-	// Settle is how far behind now the checkpoint stays, so an event the
-	// provider lists a little late is still seen. Default 5 min.
+	// Settle is how old an event must be before the reconciler claims it,
+	// and how far behind now the checkpoint stays: a webhook on its way is
+	// not counted as missed, and an event the provider lists a little late
+	// is still seen. Default 5 min.
 	Settle time.Duration
 	// MaxSpan is the most history one run lists; a long outage is caught
 	// up over several runs. Default 6 h.
@@ -230,9 +232,14 @@ func (h *Handler) missed(ctx context.Context, now time.Time, s *Summary) error {
 	}
 	from = from.Truncate(time.Second)
 	s.Checkpoint = from
-	to := now.Truncate(time.Second).Add(time.Second) // the current second included
+	// Events younger than Settle are left to arrive as webhooks first (the
+	// provider's first attempt is immediate); a later run lists them.
+	to := now.Add(-h.cfg.Settle).Truncate(time.Second)
 	if to.Sub(from) > h.cfg.MaxSpan {
 		to = from.Add(h.cfg.MaxSpan)
+	}
+	if !to.After(from) {
+		return nil
 	}
 	evs, err := h.source.List(ctx, from, to)
 	if err != nil {

@@ -22,9 +22,9 @@ import (
 func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	ctx := context.Background()
 	s := pipelinetest.New(t)
-	// Stripe holds 30 events of the last half hour; only every third
-	// reached the receiver.
-	start := time.Now().Add(-30 * time.Minute)
+	// Stripe holds 30 events of the 40 minutes before the 5-minute settle
+	// time; only every third reached the receiver.
+	start := time.Now().Add(-40 * time.Minute)
 	var all, delivered []webhook.Key
 	missed := map[webhook.Key]int{}
 	for i := 0; i < 30; i++ {
@@ -41,6 +41,12 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 		}
 	}
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, delivered, inbox.Done) })
+	// One more, a minute old: its webhook may still be on its way, so the
+	// reconciler leaves it to a later run.
+	fresh, freshBody := checkout(99, time.Now().Add(-time.Minute))
+	if err := s.Stripe.AddEvent(freshBody); err != nil {
+		t.Fatal(err)
+	}
 
 	run := reconciler(t, s, map[string]string{"STRIPE_EVENTS_LOOKBACK": "1h"})
 	sum, err := run(ctx, events.EventBridgeEvent{})
@@ -55,6 +61,9 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	}
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, all, inbox.Done) })
 	s.EffectsOnce(t, all)
+	if _, err := s.Inbox.Get(ctx, fresh); !errors.Is(err, inbox.ErrNotFound) {
+		t.Errorf("an event younger than the settle time was claimed: %v", err)
+	}
 
 	// The checkpoint is saved a few minutes behind now.
 	cp, ok, err := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"]).Load(ctx, "stripe")
