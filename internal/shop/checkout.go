@@ -9,12 +9,20 @@ import (
 )
 
 // checkoutCompleted grants access, sends the welcome email and creates the
-// invoice, in that order. The whole mapping is checked before the first
-// effect, so an event the shop cannot map causes none.
+// invoice, in that order, once the session is paid: on
+// checkout.session.completed when its payment_status is "paid" or
+// "no_payment_required", and on checkout.session.async_payment_succeeded
+// for a delayed payment method (the completed event then says "unpaid" and
+// is done with no effect; Stripe sends the second event only for such a
+// session, so an order is fulfilled once). The whole mapping is checked
+// before the first effect, so an event the shop cannot map causes none.
 func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	var cs checkoutSession
 	if err := parseObject(ev, "checkout.session", &cs); err != nil {
 		return err
+	}
+	if ev.Type == typeCheckoutCompleted && cs.PaymentStatus == "unpaid" {
+		return nil // fulfilled when checkout.session.async_payment_succeeded arrives
 	}
 	v, err := version(ev)
 	if err != nil {

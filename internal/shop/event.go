@@ -25,6 +25,7 @@ type checkoutSession struct {
 		Email string `json:"email"`
 	} `json:"customer_details"`
 	CustomerEmail string `json:"customer_email"`
+	PaymentStatus string `json:"payment_status"`
 }
 
 type subscription struct {

@@ -19,6 +19,7 @@ type dynamoDB interface {
 // Stripe event types the shop handles.
 const (
 	typeCheckoutCompleted   = "checkout.session.completed"
+	typeCheckoutAsyncPaid   = "checkout.session.async_payment_succeeded"
 	typeSubscriptionCreated = "customer.subscription.created"
 	typeSubscriptionUpdated = "customer.subscription.updated"
 	typeSubscriptionDeleted = "customer.subscription.deleted"
@@ -38,7 +39,7 @@ const (
 // endpoint's enabled events. Handle answers every other type with
 // webhook.ErrNoHandler.
 func EventTypes() []string {
-	return []string{typeCheckoutCompleted, typeSubscriptionCreated, typeSubscriptionUpdated, typeSubscriptionDeleted}
+	return []string{typeCheckoutCompleted, typeCheckoutAsyncPaid, typeSubscriptionCreated, typeSubscriptionUpdated, typeSubscriptionDeleted}
 }
 
 // Shop handles Stripe events with effects run through an effects.Runner.
@@ -69,7 +70,7 @@ func (s *Shop) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) 
 		return fmt.Errorf("shop: %s event %s: %w", ev.Provider, ev.Key(), webhook.ErrNoHandler)
 	}
 	switch ev.Type {
-	case typeCheckoutCompleted:
+	case typeCheckoutCompleted, typeCheckoutAsyncPaid:
 		return s.checkoutCompleted(ctx, ev, fx)
 	case typeSubscriptionCreated, typeSubscriptionUpdated, typeSubscriptionDeleted:
 		return s.subscriptionChanged(ctx, ev, fx)

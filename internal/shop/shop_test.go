@@ -33,6 +33,7 @@ func TestCheckout(t *testing.T) {
 			t.Run("Twice", func(t *testing.T) { testCheckoutTwice(t, h.new(t)) })
 			t.Run("InvoiceFailsThenRetry", func(t *testing.T) { testInvoiceFailsThenRetry(t, h.new(t)) })
 			t.Run("Rejected", func(t *testing.T) { testCheckoutRejected(t, h.new) })
+			t.Run("DelayedPayment", func(t *testing.T) { testCheckoutDelayedPayment(t, h.new(t)) })
 		})
 	}
 }
@@ -341,4 +342,32 @@ func sessionID(t *testing.T, ev webhook.Event) string {
 		t.Fatal(err)
 	}
 	return cs.ID
+}
+
+// testCheckoutDelayedPayment: a session paid by a delayed method completes
+// "unpaid" and is fulfilled, once, when its payment succeeds.
+func testCheckoutDelayedPayment(t *testing.T, h *harness) {
+	at := t0
+	completed := webhook.Event{Provider: "stripe", ID: "evt_1Delayed00000000000001", Type: typeCheckoutCompleted, Created: at,
+		Raw: verifytest.StripeEvent(typeCheckoutCompleted, "evt_1Delayed00000000000001", at,
+			verifytest.WithCustomer("cus_Shop000000001"), verifytest.WithPaymentStatus("unpaid"))}
+	handle(t, h, completed)
+	if st := state(t, h); len(st.Entitlements)+len(st.Emails)+len(st.Invoices) != 0 {
+		t.Fatalf("an unpaid checkout was fulfilled: %+v", st)
+	}
+	if len(h.mails()) != 0 || len(h.invoiceCalls()) != 0 {
+		t.Fatalf("an unpaid checkout sent %d emails and %d invoice calls", len(h.mails()), len(h.invoiceCalls()))
+	}
+	paid := webhook.Event{Provider: "stripe", ID: "evt_1Delayed00000000000002", Type: typeCheckoutAsyncPaid, Created: at.Add(time.Hour),
+		Raw: verifytest.StripeEvent(typeCheckoutAsyncPaid, "evt_1Delayed00000000000002", at.Add(time.Hour),
+			verifytest.WithCustomer("cus_Shop000000001"))}
+	handle(t, h, paid)
+	handle(t, h, paid) // delivered twice
+	st := state(t, h)
+	if len(st.Entitlements) != 1 || !st.Entitlements[0].Active || len(st.Emails) != 1 || len(st.Invoices) != 1 {
+		t.Errorf("after the payment succeeded: %+v; want one active entitlement, one email, one invoice", st)
+	}
+	if len(h.mails()) != 1 || len(invoicesCreated(h.invoiceCalls())) != 1 {
+		t.Errorf("%d emails sent, %d invoices created; want 1 each", len(h.mails()), len(invoicesCreated(h.invoiceCalls())))
+	}
 }

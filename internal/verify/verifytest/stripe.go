@@ -34,6 +34,7 @@ type eventOptions struct {
 	livemode     bool
 	metadata     map[string]string
 	size         int
+	payment      string
 }
 
 // WithCustomer sets the customer ID ("cus_...") the object belongs to.
@@ -50,6 +51,11 @@ func WithEmail(addr string) Option { return func(o *eventOptions) { o.email = ad
 func WithSubscription(id, status string) Option {
 	return func(o *eventOptions) { o.subscription, o.status = id, status }
 }
+
+// WithPaymentStatus sets a checkout session's payment_status: "paid"
+// (the default), "unpaid" (a delayed payment method, settled later by
+// checkout.session.async_payment_succeeded) or "no_payment_required".
+func WithPaymentStatus(status string) Option { return func(o *eventOptions) { o.payment = status } }
 
 // WithPrice sets the price ID ("price_...") of a subscription's first item.
 func WithPrice(id string) Option { return func(o *eventOptions) { o.price = id } }
@@ -208,6 +214,15 @@ func (e stripeEvent) object() object {
 	}
 }
 
+// paymentStatus is the session's payment_status: WithPaymentStatus, else
+// "paid".
+func (e stripeEvent) paymentStatus() string {
+	if e.o.payment != "" {
+		return e.o.payment
+	}
+	return "paid"
+}
+
 func (e stripeEvent) checkoutSession() object {
 	created := e.at.Add(-2 * time.Minute).Unix()
 	mode, sub, invoice, paymentIntent, customerCreation := "payment", any(nil), any(nil), any(e.g.id("pi", 24)), any("always")
@@ -265,7 +280,7 @@ func (e stripeEvent) checkoutSession() object {
 		{"payment_method_configuration_details", nil},
 		{"payment_method_options", object{}},
 		{"payment_method_types", []any{"card"}},
-		{"payment_status", "paid"},
+		{"payment_status", e.paymentStatus()},
 		{"phone_number_collection", object{{"enabled", false}}},
 		{"recovered_from", nil},
 		{"setup_intent", nil},
