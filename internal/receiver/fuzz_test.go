@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -46,9 +47,9 @@ func (s *countingStore) Claim(ctx context.Context, c inbox.Claim) (inbox.Item, e
 	return s.Memory.Claim(ctx, c)
 }
 
-func (s *countingStore) PutPayload(ctx context.Context, key webhook.Key, raw []byte, expires time.Time) error {
+func (s *countingStore) PutPayload(ctx context.Context, it inbox.Item, raw []byte) error {
 	s.writes.Add(1)
-	return s.Memory.PutPayload(ctx, key, raw, expires)
+	return s.Memory.PutPayload(ctx, it, raw)
 }
 
 func (s *countingStore) Release(ctx context.Context, it inbox.Item) error {
@@ -131,7 +132,8 @@ func FuzzReceiverHandle(f *testing.F) {
 			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString(sent), true
 		}
 		store, q := &countingStore{Memory: inbox.NewMemory()}, &fakeQueue{}
-		h := receiver.New(receiver.Config{Now: fixed, MaxBodyBytes: fuzzMaxBody}, verifiers, store, q, nil)
+		in := intake.New(intake.Config{Now: fixed}, store, q, nil)
+		h := receiver.New(receiver.Config{MaxBodyBytes: fuzzMaxBody}, verifiers, in, nil)
 
 		resp, err := h.Handle(context.Background(), req)
 		if err != nil {
@@ -160,7 +162,7 @@ func FuzzReceiverHandle(f *testing.F) {
 			t.Fatalf("answered %d to %s /webhooks/%s", resp.StatusCode, method, provider)
 		}
 		fz.CheckAccepted(t, headers, sent)
-		if resp.StatusCode != http.StatusOK || answer.Status != receiver.Accepted {
+		if resp.StatusCode != http.StatusOK || answer.Status != intake.Accepted.String() {
 			t.Fatalf("first delivery answered %d %q, want 200 accepted", resp.StatusCode, resp.Body)
 		}
 		msgs := q.Sent()
