@@ -26,8 +26,12 @@ func Receiver(ctx context.Context, cfg aws.Config, getenv func(string) string, l
 	if err != nil {
 		return nil, err
 	}
+	rec, err := recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
 	h := receiver.New(
-		receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Grace: s.Grace},
+		receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Grace: s.Grace, Metrics: rec},
 		map[string]receiver.Verifier{verify.StripeProvider: stripe},
 		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
 		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
