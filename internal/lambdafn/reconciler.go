@@ -21,7 +21,11 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	if err != nil {
 		return nil, err
 	}
-	apiKey, err := stripeAPIKey(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN)
+	keys, err := rotatingSecret(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	apiKey, err := keys.Values(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +38,7 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Namespace: s.Namespace},
 		store, events, in,
-		reconcile.NewStripeEvents(apiKey, s.StripeAPIURL, stripeHTTPClient()),
+		reconcile.NewStripeEvents(apiKey[0], s.StripeAPIURL, stripeHTTPClient()),
 		reconcile.NewCheckpoints(db, s.Table),
 		log,
 	)

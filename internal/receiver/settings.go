@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/envconfig"
+	"github.com/hookinbox/hookinbox/internal/secrets"
 )
 
 // Settings is the receiver function's environment, as template.yaml sets it.
@@ -15,6 +16,8 @@ type Settings struct {
 	Tolerance       time.Duration // STRIPE_TOLERANCE, default 300s
 	MaxBodyBytes    int64         // MAX_BODY_BYTES, default 262144
 	Grace           time.Duration // REENQUEUE_GRACE, default 2m
+	SecretMaxAge    time.Duration // SECRET_MAX_AGE, default 5m: how long secrets from Secrets Manager are used before a reload
+	SecretReload    time.Duration // SECRET_RELOAD_INTERVAL, default 1m: the least time between two loads of a secret
 }
 
 // LoadSettings reads the settings through getenv, reporting every missing
@@ -29,6 +32,8 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		Tolerance:       r.Duration("STRIPE_TOLERANCE", 300*time.Second),
 		MaxBodyBytes:    r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes),
 		Grace:           r.Duration("REENQUEUE_GRACE", DefaultGrace),
+		SecretMaxAge:    r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
+		SecretReload:    r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
 	}
 	if len(s.StripeSecrets) == 0 && s.StripeSecretARN == "" {
 		r.Problem("set STRIPE_WEBHOOK_SECRET (comma-separated signing secrets) or STRIPE_WEBHOOK_SECRET_ARN (a Secrets Manager secret holding them)")
