@@ -9,36 +9,36 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/queue"
-	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 )
 
 // Reconciler builds the scheduled reconciler: stuck claims and the Stripe
-// events that never arrived, claimed through the receiver's own Intake.
+// events that never arrived, claimed through the receiver's own intake.
 func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 	s, err := reconcile.LoadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
+	// The key is read again when older than secrets.DefaultMaxAge: a run
+	// refused with a rolled key is followed by one with the new key.
 	keys, err := rotatingSecret(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, 0, 0)
 	if err != nil {
 		return nil, err
 	}
-	apiKey, err := keys.Values(ctx)
-	if err != nil {
-		return nil, err
-	}
+	source := reconcile.NewStripeEvents("", s.StripeAPIURL, stripeHTTPClient())
+	source.Keys = keys.Values
 	db := dynamodb.NewFromConfig(cfg)
 	store := inbox.NewDynamoDB(db, s.Table)
 	events := queue.New(sqs.NewFromConfig(cfg), s.QueueURL)
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
-	in := receiver.NewIntake(receiver.Config{Grace: s.StuckAfter, FromProviderAPI: true}, store, events, log)
+	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true}, store, events, log)
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Namespace: s.Namespace},
 		store, events, in,
-		reconcile.NewStripeEvents(apiKey[0], s.StripeAPIURL, stripeHTTPClient()),
+		source,
 		reconcile.NewCheckpoints(db, s.Table),
 		log,
 	)
