@@ -261,6 +261,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"MAX_BODY_BYTES":            "262144",
 			"SECRET_MAX_AGE":            "5m",
 			"AWS_ENDPOINT_URL":          "", // from Globals, for sam local and LocalStack
+			"METRICS_NAMESPACE":         "hookinbox/hookinbox",
 		}},
 		{"shop-prod", map[string]string{
 			"INBOX_TABLE":               "shop-prod-inbox",
@@ -271,6 +272,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"MAX_BODY_BYTES":            "65536",
 			"SECRET_MAX_AGE":            "2m",
 			"AWS_ENDPOINT_URL":          "",
+			"METRICS_NAMESPACE":         "hookinbox/shop-prod",
 		}},
 	}
 	ctxs := deployments(t, tpl)
