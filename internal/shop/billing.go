@@ -143,7 +143,7 @@ func (b *stripeBilling) newInvoice(ctx context.Context, key string, req InvoiceR
 		return "", err
 	}
 	if inv.ID == "" {
-		return "", errors.New("Stripe answered without an invoice id")
+		return "", errors.New("the Stripe API answered without an invoice id")
 	}
 	return inv.ID, nil
 }
