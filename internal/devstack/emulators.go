@@ -106,7 +106,7 @@ func Start(ctx context.Context, opts Options) (*Emulators, error) {
 		return nil, fmt.Errorf("start emulators: %w", err)
 	}
 	if fam == FamilyMoto {
-		return startMoto(ctx, opts)
+		return startMotoFamily(ctx, opts)
 	}
 
 	root, err := repoRoot(opts.Root)
