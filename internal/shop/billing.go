@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"github.com/stripe/stripe-go/v76"
-	"github.com/stripe/stripe-go/v76/client"
+	"github.com/stripe/stripe-go/v76/invoice"
 
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
@@ -45,11 +45,12 @@ func NewStripeBilling(apiKey, apiURL string, httpClient *http.Client) Billing {
 	if apiURL != "" {
 		cfg.URL = stripe.String(apiURL)
 	}
-	b := stripe.GetBackendWithConfig(stripe.APIBackend, cfg)
-	return &stripeBilling{api: client.New(apiKey, &stripe.Backends{API: b, Connect: b, Uploads: b})}
+	// invoice.Client, not client.New: the full API client links every
+	// one of stripe-go's ~150 resource packages into the processor.
+	return &stripeBilling{invoices: invoice.Client{B: stripe.GetBackendWithConfig(stripe.APIBackend, cfg), Key: apiKey}}
 }
 
-type stripeBilling struct{ api *client.API }
+type stripeBilling struct{ invoices invoice.Client }
 
 func (b *stripeBilling) CreateInvoice(ctx context.Context, req InvoiceRequest) (string, error) {
 	params := &stripe.InvoiceParams{
@@ -62,7 +63,7 @@ func (b *stripeBilling) CreateInvoice(ctx context.Context, req InvoiceRequest) (
 		params.AddMetadata(k, v)
 	}
 	params.SetIdempotencyKey(req.IdempotencyKey)
-	inv, err := b.api.Invoices.New(params)
+	inv, err := b.invoices.New(params)
 	if err != nil {
 		return "", fmt.Errorf("create invoice: %w", classifyStripe(err))
 	}

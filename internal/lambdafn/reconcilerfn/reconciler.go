@@ -1,4 +1,6 @@
-package lambdafn
+// Package reconcilerfn builds the scheduled reconciler function from its
+// environment.
+package reconcilerfn
 
 import (
 	"context"
@@ -9,19 +11,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 )
 
-// Reconciler builds the scheduled reconciler: stuck claims and the Stripe
+// Build builds the scheduled reconciler: stuck claims and the Stripe
 // events that never arrived, claimed through the receiver's own Intake.
-func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
+func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 	s, err := reconcile.LoadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
-	apiKey, err := stripeAPIKey(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN)
+	apiKey, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +37,7 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Namespace: s.Namespace},
 		store, events, in,
-		reconcile.NewStripeEvents(apiKey, s.StripeAPIURL, stripeHTTPClient()),
+		reconcile.NewStripeEvents(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
 		reconcile.NewCheckpoints(db, s.Table),
 		log,
 	)

@@ -1,4 +1,6 @@
-package lambdafn
+// Package receiverfn builds the webhook receiver function from its environment:
+// its settings, clients and handler, and nothing the other functions use.
+package receiverfn
 
 import (
 	"context"
@@ -16,8 +18,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
-// Receiver builds the webhook receiver (API Gateway HTTP API, payload v2).
-func Receiver(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
+// Build builds the webhook receiver (API Gateway HTTP API, payload v2).
+func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 	s, err := receiver.LoadSettings(getenv)
 	if err != nil {
 		return nil, err
