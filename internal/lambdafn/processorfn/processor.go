@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -34,11 +35,15 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err := shopCfg.Validate(); err != nil {
 		return nil, err
 	}
+	rec, err := lambdafn.Recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
 	db := dynamodb.NewFromConfig(cfg)
 	sq := sqs.NewFromConfig(cfg)
 	billing := shop.NewStripeBilling(apiKey, s.StripeAPIURL, stripeapi.HTTPClient())
 	h := processor.New(
-		processor.Config{LeaseFor: s.LeaseFor, MaxReceiveCount: s.MaxReceiveCount},
+		processor.Config{LeaseFor: s.LeaseFor, MaxReceiveCount: s.MaxReceiveCount, Metrics: rec},
 		inbox.NewDynamoDB(db, s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
 		shop.New(shopCfg, db, sesv2.NewFromConfig(cfg), billing),

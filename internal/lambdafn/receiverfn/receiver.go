@@ -1,5 +1,6 @@
-// Package receiverfn builds the webhook receiver function from its environment:
-// its settings, clients and handler, and nothing the other functions use.
+// Package receiverfn builds the webhook receiver function from its
+// environment: its settings, clients and handler, and nothing the other
+// functions use.
 package receiverfn
 
 import (
@@ -12,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/secrets"
@@ -28,12 +31,20 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
-	h := receiver.New(
-		receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Grace: s.Grace},
-		map[string]receiver.Verifier{verify.StripeProvider: stripe},
+	rec, err := lambdafn.Recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
+	in := intake.New(
+		intake.Config{Grace: s.Grace, Metrics: rec},
 		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
 		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 		log,
+	)
+	h := receiver.New(
+		receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Metrics: rec},
+		map[string]receiver.Verifier{verify.StripeProvider: stripe},
+		in, log,
 	)
 	return h.Handle, nil
 }

@@ -11,14 +11,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
-	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 )
 
 // Build builds the scheduled reconciler: stuck claims and the Stripe
-// events that never arrived, claimed through the receiver's own Intake.
+// events that never arrived, claimed through the receiver's own intake.
 func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 	s, err := reconcile.LoadSettings(getenv)
 	if err != nil {
@@ -28,14 +29,18 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
+	rec, err := lambdafn.Recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
 	db := dynamodb.NewFromConfig(cfg)
 	store := inbox.NewDynamoDB(db, s.Table)
 	events := queue.New(sqs.NewFromConfig(cfg), s.QueueURL)
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
-	in := receiver.NewIntake(receiver.Config{Grace: s.StuckAfter, FromProviderAPI: true}, store, events, log)
+	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
 	h := reconcile.New(
-		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Namespace: s.Namespace},
+		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec},
 		store, events, in,
 		reconcile.NewStripeEvents(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
 		reconcile.NewCheckpoints(db, s.Table),

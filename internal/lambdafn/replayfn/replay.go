@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 )
@@ -21,9 +22,13 @@ func Build(_ context.Context, cfg aws.Config, getenv func(string) string, log *s
 	if err != nil {
 		return nil, err
 	}
+	rec, err := lambdafn.Recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
 	sq := sqs.NewFromConfig(cfg)
 	h := replay.New(
-		replay.Config{DefaultMax: s.DefaultMax},
+		replay.Config{DefaultMax: s.DefaultMax, Metrics: rec},
 		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
 		queue.New(sq, s.QueueURL),
 		queue.New(sq, s.DLQURL),
