@@ -27,7 +27,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
-	apiKey, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN)
+	apiKey, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, s.SecretMaxAge, s.SecretReload)
 	if err != nil {
 		return nil, err
 	}

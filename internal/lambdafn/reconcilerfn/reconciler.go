@@ -25,10 +25,14 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
-	apiKey, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN)
+	// The key is read again when older than secrets.DefaultMaxAge: a run
+	// refused with a rolled key is followed by one with the new key.
+	keys, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, 0, 0)
 	if err != nil {
 		return nil, err
 	}
+	source := reconcile.NewStripeEvents("", s.StripeAPIURL, stripeapi.HTTPClient())
+	source.Keys = keys.Values
 	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
 		return nil, err
@@ -42,7 +46,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec},
 		store, events, in,
-		reconcile.NewStripeEvents(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
+		source,
 		reconcile.NewCheckpoints(db, s.Table),
 		log,
 	)

@@ -1,7 +1,7 @@
 // Package stripeapi is what the functions that call Stripe's API (the
-// processor's billing, the reconciler's event list) share: the secret key
-// and the HTTP client. It lives apart from lambdafn so that functions that
-// never call Stripe do not link it.
+// processor's billing, the reconciler's event list) share: the secret key,
+// kept fresh, and the HTTP client. It lives apart from lambdafn so that
+// functions that never call Stripe do not link it.
 package stripeapi
 
 import (
@@ -15,14 +15,21 @@ import (
 	"github.com/hookinbox/hookinbox/internal/secrets"
 )
 
-// Key returns the Stripe secret key given inline (local runs) or held in
-// the Secrets Manager secret arn: the first value of either.
-func Key(ctx context.Context, cfg aws.Config, inline []string, arn string) (string, error) {
-	keys, err := secrets.Resolve(ctx, secretsmanager.NewFromConfig(cfg), inline, arn)
-	if err != nil {
-		return "", err
+// Key returns the Stripe secret key given inline (local runs), or the
+// values of the Secrets Manager secret arn, loaded now and kept fresh while
+// the function stays warm: loaded again when older than maxAge, and when a
+// caller finds them refused, at most once per minInterval.
+func Key(ctx context.Context, cfg aws.Config, inline []string, arn string, maxAge, minInterval time.Duration) (*secrets.Rotating, error) {
+	load := func(context.Context) ([]string, error) { return inline, nil }
+	if len(inline) == 0 {
+		sm := secretsmanager.NewFromConfig(cfg)
+		load = func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) }
 	}
-	return keys[0], nil
+	r := &secrets.Rotating{Load: load, MaxAge: maxAge, MinInterval: minInterval}
+	if err := r.Init(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // HTTPClient is the HTTP client of every Stripe API call: bounded well
