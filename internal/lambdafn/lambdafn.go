@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/hookinbox/hookinbox/internal/logs"
 	"github.com/hookinbox/hookinbox/internal/secrets"
 )
 
@@ -35,11 +36,12 @@ var Builders = map[string]Builder{
 	"ReconcilerFunction": Reconciler,
 }
 
-// Main is a function's whole main: JSON logs on stdout, the default AWS
+// Main is a function's whole main: JSON logs on stdout (internal/logs: at
+// Lambda's log level, request ids added, emails scrubbed), the default AWS
 // config (endpoints from AWS_ENDPOINT_URL* when set), the handler from
 // build, lambda.Start. A function that cannot start logs why and exits 1.
 func Main(build Builder) {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	log := logs.New(os.Stdout, logs.Level(os.Getenv))
 	ctx := context.Background()
 	cfg, err := config.LoadDefaultConfig(ctx)
 	var h any
