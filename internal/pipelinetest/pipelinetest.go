@@ -29,7 +29,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/logs"
 	"github.com/hookinbox/hookinbox/internal/metrics"
@@ -127,14 +127,14 @@ func (p *Pipeline) SetEndpoint(service, url string) {
 	p.cfg = p.emu.AWSConfigFor(p.endpoints)
 }
 
-// Build builds the template function logicalID through lambdafn.Builders,
+// Build builds the template function logicalID through catalog.Builders,
 // as its Lambda main would: with the env the stack gives it, the Stripe
 // stand-in's key and URL, then overrides. It returns the handler.
 func (p *Pipeline) Build(t testing.TB, logicalID string, overrides map[string]string) any {
 	t.Helper()
-	build, ok := lambdafn.Builders[logicalID]
+	build, ok := catalog.Builders[logicalID]
 	if !ok {
-		t.Fatalf("lambdafn has no builder for %s", logicalID)
+		t.Fatalf("catalog.Builders has no builder for %s", logicalID)
 	}
 	env, err := p.Stack.FunctionEnv(logicalID)
 	if err != nil {
@@ -156,9 +156,12 @@ func (p *Pipeline) Build(t testing.TB, logicalID string, overrides map[string]st
 
 // Deliver POSTs a Stripe event to the receiver, signed now with
 // SigningSecret, and returns the status it answered ("accepted",
-// "duplicate"). Any answer but 200 fails the test.
+// "duplicate"). Any answer but 200 fails the test. The Stripe stand-in
+// first applies the event to its objects (standin.Stripe.Apply), as
+// Stripe's own state is when it sends an event.
 func (p *Pipeline) Deliver(t testing.TB, body []byte) string {
 	t.Helper()
+	p.Stripe.Apply(body)
 	req := events.APIGatewayV2HTTPRequest{
 		Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), SigningSecret)},
 		PathParameters: map[string]string{"provider": "stripe"},
