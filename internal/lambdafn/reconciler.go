@@ -12,6 +12,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/internal/shop"
 )
 
 // Reconciler builds the scheduled reconciler: stuck claims and the Stripe
@@ -31,10 +32,13 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
 	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true}, store, events, log)
+	// Only the types the business handles are listed: others would be
+	// claimed only to be IGNORED.
+	source := reconcile.NewStripeEvents(apiKey, s.StripeAPIURL, stripeHTTPClient())
+	source.Types = shop.EventTypes()
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Namespace: s.Namespace},
-		store, events, in,
-		reconcile.NewStripeEvents(apiKey, s.StripeAPIURL, stripeHTTPClient()),
+		store, events, in, source,
 		reconcile.NewCheckpoints(db, s.Table),
 		log,
 	)

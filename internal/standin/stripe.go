@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -24,7 +25,8 @@ type InvoiceCall struct {
 //   - POST /v1/invoices: one invoice per Idempotency-Key; a repeated key
 //     gets the saved answer, as Stripe replays it.
 //   - GET /v1/events: the events added with AddEvent, newest first, with
-//     created[gte|gt|lte|lt], limit and starting_after, as Stripe lists them.
+//     created[gte|gt|lte|lt], limit, starting_after and types[] (as
+//     types[] or types[N]), as Stripe lists them.
 //
 // Requests must carry a Bearer key when Key is set.
 type Stripe struct {
@@ -37,6 +39,15 @@ type Stripe struct {
 	events  []json.RawMessage
 	created []int64
 	ids     []string
+	types   []string
+	eventQueries []string // the query of every GET /v1/events
+}
+
+// EventQueries returns the raw query of every GET /v1/events so far.
+func (s *Stripe) EventQueries() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.eventQueries...)
 }
 
 // NewStripe returns a Stripe stand-in with no invoices and no events.
@@ -78,6 +89,7 @@ func (s *Stripe) Invoices() []string {
 func (s *Stripe) AddEvent(body []byte) error {
 	var head struct {
 		ID      string `json:"id"`
+		Type    string `json:"type"`
 		Created int64  `json:"created"`
 	}
 	if err := json.Unmarshal(body, &head); err != nil || head.ID == "" {
@@ -88,6 +100,7 @@ func (s *Stripe) AddEvent(body []byte) error {
 	s.events = append(s.events, append(json.RawMessage(nil), body...))
 	s.created = append(s.created, head.Created)
 	s.ids = append(s.ids, head.ID)
+	s.types = append(s.types, head.Type)
 	return nil
 }
 
@@ -171,8 +184,17 @@ func (s *Stripe) listEvents(w http.ResponseWriter, r *http.Request) {
 	if l, ok := bound("limit"); ok && l > 0 && l <= 100 {
 		limit = int(l)
 	}
+	wanted := map[string]bool{}
+	for k, vs := range q {
+		if k == "types[]" || strings.HasPrefix(k, "types[") && strings.HasSuffix(k, "]") {
+			for _, v := range vs {
+				wanted[v] = true
+			}
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.eventQueries = append(s.eventQueries, r.URL.RawQuery)
 	// Newest first; ties by insertion order reversed, as a stable list.
 	idx := make([]int, len(s.events))
 	for i := range idx {
@@ -184,6 +206,9 @@ func (s *Stripe) listEvents(w http.ResponseWriter, r *http.Request) {
 	more := false
 	for _, i := range idx {
 		c := s.created[i]
+		if len(wanted) > 0 && !wanted[s.types[i]] {
+			continue
+		}
 		if v, ok := bound("created[gte]"); ok && c < v {
 			continue
 		}
