@@ -32,14 +32,14 @@ type InvoiceCall struct {
 type Stripe struct {
 	Key string
 
-	mu      sync.Mutex
-	calls   []InvoiceCall
-	byKey   map[string]string // idempotency key → saved response body
-	failing []int             // statuses for the next calls, injected
-	events  []json.RawMessage
-	created []int64
-	ids     []string
-	types   []string
+	mu           sync.Mutex
+	calls        []InvoiceCall
+	byKey        map[string]string // idempotency key → saved response body
+	failing      []int             // statuses for the next calls, injected
+	events       []json.RawMessage
+	created      []int64
+	ids          []string
+	types        []string
 	eventQueries []string // the query of every GET /v1/events
 }
 
