@@ -26,18 +26,22 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	if err != nil {
 		return nil, err
 	}
+	rec, err := recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
 	db := dynamodb.NewFromConfig(cfg)
 	store := inbox.NewDynamoDB(db, s.Table)
 	events := queue.New(sqs.NewFromConfig(cfg), s.QueueURL)
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
-	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true}, store, events, log)
+	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
 	// Only the types the business handles are listed: others would be
 	// claimed only to be IGNORED.
 	source := reconcile.NewStripeEvents(apiKey, s.StripeAPIURL, stripeHTTPClient())
 	source.Types = shop.EventTypes()
 	h := reconcile.New(
-		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Namespace: s.Namespace},
+		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec},
 		store, events, in, source,
 		reconcile.NewCheckpoints(db, s.Table),
 		log,

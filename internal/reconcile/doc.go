@@ -23,9 +23,10 @@
 //     events are accepted is recorded (a "skipped#<key>" item beside the
 //     checkpoint), logged and counted, and the checkpoint moves past it.
 //
-// Each run logs a CloudWatch embedded-metric-format line (StuckClaims,
-// ReenqueuedClaims, MissedEvents, SkippedEvents) that the alarms watch.
-// Error text is scrubbed of email addresses before it is recorded.
+// Each run records its metrics (internal/metrics: StuckClaims, which the
+// stuck-claims alarm watches, Reconciled, OverdueLeases, ReconcileErrors,
+// Missed, Skipped and CheckpointLag) as CloudWatch embedded-metric-format
+// lines. Error text is scrubbed of email addresses before it is recorded.
 // Re-enqueueing is at least once; the processor's lease and effect ledger
 // make a second message harmless. A Handler is safe for concurrent use,
 // and two runs at once do no harm beyond duplicate messages.

@@ -2,7 +2,6 @@ package reconcile_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/webhook"
@@ -194,8 +194,9 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterMaxTries(t *testing.T) {
 	poison := keys[1]
 	sender := &failingSender{inner: s.Events, fail: map[webhook.Key]bool{poison: true}, sends: map[webhook.Key]int{}}
 	cps := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])
+	metricLines := &pipelinetest.SyncBuffer{}
 	h := reconcile.New(
-		reconcile.Config{Lookback: time.Hour, Namespace: "hookinbox/test", Now: func() time.Time { return now }},
+		reconcile.Config{Lookback: time.Hour, Metrics: metrics.New(metricLines, "hookinbox/test"), Now: func() time.Time { return now }},
 		s.Inbox, sender, intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, sender, nil),
 		reconcile.NewStripeEvents(pipelinetest.StripeKey, s.StripeURL, nil), cps, slog.New(slog.NewJSONHandler(s.Logs, nil)))
 
@@ -248,25 +249,22 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterMaxTries(t *testing.T) {
 	if !strings.Contains(reason, "sqs: refused") || strings.Contains(reason, "@") {
 		t.Errorf("skipped record's reason = %q, want the failure without the address", reason)
 	}
-	// The run's metric line counts it, and an ERROR line names it.
-	var metric struct {
-		SkippedEvents *int
-		AWS           struct {
-			CloudWatchMetrics []struct{ Metrics []struct{ Name string } }
-		} `json:"_aws"`
-	}
-	logs := s.Logs.String()
-	lines := strings.Split(strings.TrimSpace(logs), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &metric); err != nil {
+	// The run's metric line counts it (by provider), and an ERROR line
+	// names it.
+	lines, err := metrics.ReadLines(strings.NewReader(metricLines.String()))
+	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, m := range metric.AWS.CloudWatchMetrics[0].Metrics {
-		names = append(names, m.Name)
+	var skipped []float64
+	for _, l := range lines {
+		if v, ok := l.Values[metrics.Skipped]; ok {
+			skipped = append(skipped, v)
+		}
 	}
-	if metric.SkippedEvents == nil || *metric.SkippedEvents != 1 || !strings.Contains(strings.Join(names, ","), "SkippedEvents") {
-		t.Errorf("last metric line %s; want SkippedEvents 1 published", lines[len(lines)-1])
+	if diff := cmp.Diff([]float64{0, 0, 0, 1}, skipped); diff != "" {
+		t.Errorf("Skipped per run (-want +got):\n%s", diff)
 	}
+	logs := s.Logs.String()
 	if !strings.Contains(logs, `"msg":"skipped an event that could not be accepted"`) || !strings.Contains(logs, string(poison)) {
 		t.Errorf("no ERROR line naming the skipped event in:\n%s", logs)
 	}
