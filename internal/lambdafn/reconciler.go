@@ -22,10 +22,17 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	if err != nil {
 		return nil, err
 	}
-	apiKey, err := stripeAPIKey(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN)
+	// The key is read again when older than secrets.DefaultMaxAge: a run
+	// refused with a rolled key is followed by one with the new key.
+	keys, err := rotatingSecret(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, 0, 0)
 	if err != nil {
 		return nil, err
 	}
+	source := reconcile.NewStripeEvents("", s.StripeAPIURL, stripeHTTPClient())
+	source.Keys = keys.Values
+	// Only the types the business handles are listed: others would be
+	// claimed only to be IGNORED.
+	source.Types = shop.EventTypes()
 	rec, err := recorder(getenv)
 	if err != nil {
 		return nil, err
@@ -36,10 +43,6 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
 	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
-	// Only the types the business handles are listed: others would be
-	// claimed only to be IGNORED.
-	source := reconcile.NewStripeEvents(apiKey, s.StripeAPIURL, stripeHTTPClient())
-	source.Types = shop.EventTypes()
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec},
 		store, events, in, source,

@@ -32,6 +32,11 @@ type StripeEvents struct {
 	// type. Stripe takes at most 20; a longer list is not sent, and
 	// every type is listed.
 	Types []string
+	// Keys, when set, gives the key for each list call instead of the one
+	// NewStripeEvents was given (a *secrets.Rotating's Values), so a key
+	// rolled in Secrets Manager reaches a warm reconciler within the
+	// source's maximum age.
+	Keys func(ctx context.Context) ([]string, error)
 
 	mu   sync.Mutex
 	span time.Duration // the last window that fitted in one page
@@ -159,10 +164,18 @@ func (s *StripeEvents) list(ctx context.Context, from, to time.Time, size int64,
 		params.StartingAfter = stripe.String(startingAfter)
 	}
 	params.Context = ctx
+	key := s.key
+	if s.Keys != nil {
+		keys, err := s.Keys(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("stripe events: api key: %w", err)
+		}
+		key = keys[0]
+	}
 	body := &form.Values{}
 	form.AppendTo(body, params)
 	page := &eventPage{}
-	if err := s.backend.CallRaw(http.MethodGet, "/v1/events", s.key, body, params.GetParams(), page); err != nil {
+	if err := s.backend.CallRaw(http.MethodGet, "/v1/events", key, body, params.GetParams(), page); err != nil {
 		return nil, false, fmt.Errorf("stripe events: %w", err)
 	}
 	return page.Data, page.HasMore, nil
