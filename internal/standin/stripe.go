@@ -111,7 +111,8 @@ func (s *Stripe) SetSubscription(id, customer, status string) {
 // describes, as Stripe's own state is after sending it, without making the
 // event listable: a customer.subscription.* event sets its subscription,
 // unless an event with a later created time set it already (events of the
-// same second apply in call order).
+// same second apply in call order); a completed subscription checkout
+// makes its subscription active unless it is known already.
 func (s *Stripe) Apply(body []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -125,27 +126,37 @@ func (s *Stripe) apply(body []byte) {
 		Created int64  `json:"created"`
 		Data    struct {
 			Object struct {
-				ID       string          `json:"id"`
-				Object   string          `json:"object"`
-				Customer json.RawMessage `json:"customer"`
-				Status   string          `json:"status"`
+				ID           string          `json:"id"`
+				Object       string          `json:"object"`
+				Customer     json.RawMessage `json:"customer"`
+				Status       string          `json:"status"`
+				Mode         string          `json:"mode"`
+				Subscription string          `json:"subscription"`
 			} `json:"object"`
 		} `json:"data"`
 	}
-	if json.Unmarshal(body, &ev) != nil || ev.Data.Object.Object != "subscription" || ev.Data.Object.ID == "" {
+	if json.Unmarshal(body, &ev) != nil {
 		return
 	}
 	o := ev.Data.Object
-	if old, ok := s.subs[o.ID]; ok && old.at > ev.Created {
-		return
-	}
 	var customer string
 	if json.Unmarshal(o.Customer, &customer) != nil {
 		var obj struct{ ID string }
 		_ = json.Unmarshal(o.Customer, &obj)
 		customer = obj.ID
 	}
-	s.subs[o.ID] = stripeSubscription{customer: customer, status: o.Status, at: ev.Created}
+	switch {
+	case o.Object == "subscription" && o.ID != "":
+		if old, ok := s.subs[o.ID]; ok && old.at > ev.Created {
+			return
+		}
+		s.subs[o.ID] = stripeSubscription{customer: customer, status: o.Status, at: ev.Created}
+	case o.Object == "checkout.session" && o.Mode == "subscription" && o.Subscription != "":
+		// A completed subscription checkout started the subscription.
+		if _, ok := s.subs[o.Subscription]; !ok {
+			s.subs[o.Subscription] = stripeSubscription{customer: customer, status: "active", at: ev.Created}
+		}
+	}
 }
 
 // FailNext makes the next len(statuses) invoice calls fail with these
