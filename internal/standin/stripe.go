@@ -30,7 +30,8 @@ type InvoiceCall struct {
 //   - GET /v1/invoices: the invoices created, newest first, with customer,
 //     created[gte|gt|lte|lt], limit and starting_after, as Stripe lists them.
 //   - GET /v1/events: the events added with AddEvent, newest first, with
-//     created[gte|gt|lte|lt], limit and starting_after, as Stripe lists them.
+//     created[gte|gt|lte|lt], limit, starting_after and types[] (as
+//     types[] or types[N]), as Stripe lists them.
 //   - GET /v1/subscriptions/{id}: the subscription as SetSubscription, or
 //     the newest subscription event given to AddEvent or Apply, left it;
 //     404 for one it never heard of.
@@ -50,6 +51,8 @@ type Stripe struct {
 	events   []json.RawMessage
 	created  []int64
 	ids      []string
+	types    []string
+	queries  []string // the query of every GET /v1/events
 	subs     map[string]stripeSubscription
 }
 
@@ -192,6 +195,7 @@ func (s *Stripe) Invoices() []string {
 func (s *Stripe) AddEvent(body []byte) error {
 	var head struct {
 		ID      string `json:"id"`
+		Type    string `json:"type"`
 		Created int64  `json:"created"`
 	}
 	if err := json.Unmarshal(body, &head); err != nil || head.ID == "" {
@@ -203,6 +207,7 @@ func (s *Stripe) AddEvent(body []byte) error {
 	s.events = append(s.events, append(json.RawMessage(nil), body...))
 	s.created = append(s.created, head.Created)
 	s.ids = append(s.ids, head.ID)
+	s.types = append(s.types, head.Type)
 	return nil
 }
 
@@ -315,9 +320,38 @@ func (s *Stripe) getSubscription(w http.ResponseWriter, id string) {
 }
 
 func (s *Stripe) listEvents(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	wanted := map[string]bool{}
+	for k, vs := range q {
+		if k == "types[]" || strings.HasPrefix(k, "types[") && strings.HasSuffix(k, "]") {
+			for _, v := range vs {
+				wanted[v] = true
+			}
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	writeList(w, r.URL.Query(), "/v1/events", s.ids, s.created, s.events)
+	s.queries = append(s.queries, r.URL.RawQuery)
+	if len(wanted) == 0 {
+		writeList(w, q, "/v1/events", s.ids, s.created, s.events)
+		return
+	}
+	var ids []string
+	var created []int64
+	var bodies []json.RawMessage
+	for i, typ := range s.types {
+		if wanted[typ] {
+			ids, created, bodies = append(ids, s.ids[i]), append(created, s.created[i]), append(bodies, s.events[i])
+		}
+	}
+	writeList(w, q, "/v1/events", ids, created, bodies)
+}
+
+// EventQueries returns the raw query of every GET /v1/events so far.
+func (s *Stripe) EventQueries() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.queries...)
 }
 
 // writeList answers a Stripe list request over objects given in creation
