@@ -43,6 +43,11 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (string, error) 
 	now := in.cfg.Now()
 	env := webhook.Envelope{Key: ev.Key(), Type: ev.Type}
 	it, err := in.store.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: in.cfg.TTL})
+	if errors.Is(err, inbox.ErrAlreadyClaimed) && ev.IDOnly && it.Status == inbox.Processing {
+		// The running fetch may have read the state before this
+		// notification's change: have the provider deliver it again.
+		return "", fmt.Errorf("claim %s: %w: its previous notification is being fetched", ev.Key(), webhook.ErrBusy)
+	}
 	if errors.Is(err, inbox.ErrAlreadyClaimed) {
 		return Duplicate, in.duplicate(ctx, ev, it, now)
 	}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -62,18 +63,31 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Verifier checks one provider's signature over the raw body and returns
-// the event it carries. Header names are lower case, as API Gateway gives them.
+// Verifier authenticates one provider's deliveries and returns the events
+// a delivery carries: one, or several (an Adyen batch). Header names in the
+// request are lower case, as API Gateway gives them. verify's providers
+// implement it.
 type Verifier interface {
-	Verify(ctx context.Context, headers map[string]string, body []byte) (webhook.Event, error)
+	Verify(ctx context.Context, r webhook.Request) ([]webhook.Event, error)
 }
 
-// VerifierFunc adapts a function to Verifier.
-type VerifierFunc func(ctx context.Context, headers map[string]string, body []byte) (webhook.Event, error)
+// Provider is what the receiver knows of one provider: data, never a
+// branch on its name (DESIGN rule 11).
+type Provider struct {
+	Verifier Verifier
+	// Method is the HTTP method the provider delivers with; "" is POST.
+	Method string
+	// Accepted is the text/plain body answered once every event of the
+	// delivery is claimed (Adyen's "[accepted]"); "" answers JSON
+	// {"status": "accepted"} or {"status": "duplicate"}.
+	Accepted string
+}
 
-// Verify calls f.
-func (f VerifierFunc) Verify(ctx context.Context, headers map[string]string, body []byte) (webhook.Event, error) {
-	return f(ctx, headers, body)
+func (p Provider) method() string {
+	if p.Method == "" {
+		return http.MethodPost
+	}
+	return p.Method
 }
 
 // claimStore lists the inbox calls the receiver makes.
@@ -90,21 +104,22 @@ type sender interface {
 }
 
 // Handler answers API Gateway HTTP API (payload v2) requests on
-// POST /webhooks/{provider}.
+// /webhooks/{provider}.
 type Handler struct {
 	cfg       Config
-	verifiers map[string]Verifier
+	providers map[string]Provider
 	intake    *Intake
 	log       *slog.Logger
 }
 
-// New returns a Handler. verifiers maps a provider name ("stripe") to its Verifier.
-func New(cfg Config, verifiers map[string]Verifier, store claimStore, queue sender, log *slog.Logger) *Handler {
+// New returns a Handler. providers maps each enabled provider's name
+// ("stripe") to what it needs; any other {provider} answers 404.
+func New(cfg Config, providers map[string]Provider, store claimStore, queue sender, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg = cfg.withDefaults()
-	return &Handler{cfg: cfg, verifiers: verifiers, intake: NewIntake(cfg, store, queue, log), log: log}
+	return &Handler{cfg: cfg, providers: providers, intake: NewIntake(cfg, store, queue, log), log: log}
 }
 
 // Outcomes of a delivery, as answered in {"status": ...}.
@@ -116,48 +131,89 @@ const (
 // Handle answers one delivery. It returns an error only for a response it
 // could not build; every failure is an HTTP answer.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	provider := req.PathParameters["provider"]
-	log := h.log.With("provider", provider)
+	name := req.PathParameters["provider"]
+	if name == "" {
+		// A route with a fixed path (GET /webhooks/gopay) names the
+		// provider in its last segment.
+		name = path.Base(req.RequestContext.HTTP.Path)
+	}
+	log := h.log.With("provider", name)
 	if lc, ok := lambdacontext.FromContext(ctx); ok {
 		log = log.With("request_id", lc.AwsRequestID)
 	}
-	outcome, ev, err := h.receive(ctx, provider, req)
+	p, known := h.providers[name]
+	outcome, evs, err := h.receive(ctx, p, known, name, req)
 	if err != nil {
 		status, public := statusOf(err)
 		attrs := []any{"status", status, "reason", err.Error()}
-		if ev.ID != "" {
-			attrs = append(attrs, "key", ev.Key().String(), "type", ev.Type)
+		if len(evs) > 0 {
+			attrs = append(attrs, "key", evs[0].Key().String(), "type", evs[0].Type, "events", len(evs))
 		}
 		if status >= 500 {
 			log.ErrorContext(ctx, "webhook not accepted", attrs...)
 		} else {
 			log.WarnContext(ctx, "webhook rejected", attrs...)
 		}
-		return errorResponse(status, public), nil
+		resp := errorResponse(status, public)
+		if status == http.StatusMethodNotAllowed {
+			resp.Headers["allow"] = p.method()
+		}
+		return resp, nil
 	}
-	log.InfoContext(ctx, "webhook "+outcome, "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
-	return jsonResponse(http.StatusOK, `{"status":"`+outcome+`"}`), nil
+	for _, ev := range evs {
+		log.InfoContext(ctx, "webhook "+outcome[ev.Key()], "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
+	}
+	if p.Accepted != "" {
+		return events.APIGatewayV2HTTPResponse{
+			StatusCode: http.StatusOK,
+			Headers:    map[string]string{"content-type": "text/plain"},
+			Body:       p.Accepted,
+		}, nil
+	}
+	answer := Duplicate
+	for _, o := range outcome {
+		if o == Accepted {
+			answer = Accepted
+		}
+	}
+	return jsonResponse(http.StatusOK, `{"status":"`+answer+`"}`), nil
 }
 
-// receive does the work of Handle: verify, claim, enqueue.
-func (h *Handler) receive(ctx context.Context, provider string, req events.APIGatewayV2HTTPRequest) (string, webhook.Event, error) {
-	if m := req.RequestContext.HTTP.Method; m != "" && m != http.MethodPost {
-		return "", webhook.Event{}, fmt.Errorf("%w: %s", webhook.ErrMethodNotAllowed, m)
+// receive does the work of Handle: verify, then claim and enqueue every
+// event the delivery carries. Nothing is claimed unless all of them
+// verified (a batch with one forged item is refused whole).
+func (h *Handler) receive(ctx context.Context, p Provider, known bool, name string, req events.APIGatewayV2HTTPRequest) (map[webhook.Key]string, []webhook.Event, error) {
+	if !known {
+		return nil, nil, fmt.Errorf("%w: %q", webhook.ErrUnknownProvider, name)
 	}
-	v, ok := h.verifiers[provider]
-	if !ok {
-		return "", webhook.Event{}, fmt.Errorf("%w: %q", webhook.ErrUnknownProvider, provider)
+	if m := req.RequestContext.HTTP.Method; m != "" && m != p.method() {
+		return nil, nil, fmt.Errorf("%w: %s", webhook.ErrMethodNotAllowed, m)
 	}
 	body, err := h.rawBody(req)
 	if err != nil {
-		return "", webhook.Event{}, err
+		return nil, nil, err
 	}
-	ev, err := v.Verify(ctx, lowerKeys(req.Headers), body)
+	evs, err := p.Verifier.Verify(ctx, webhook.Request{
+		Method: req.RequestContext.HTTP.Method,
+		Header: lowerKeys(req.Headers),
+		Query:  req.QueryStringParameters,
+		Body:   body,
+	})
 	if err != nil {
-		return "", webhook.Event{}, fmt.Errorf("verify: %w", err)
+		return nil, nil, fmt.Errorf("verify: %w", err)
 	}
-	outcome, err := h.intake.Accept(ctx, ev)
-	return outcome, ev, err
+	if len(evs) == 0 {
+		return nil, nil, fmt.Errorf("verify: %w: the delivery carries no event", webhook.ErrMalformed)
+	}
+	outcome := make(map[webhook.Key]string, len(evs))
+	for _, ev := range evs {
+		o, err := h.intake.Accept(ctx, ev)
+		if err != nil {
+			return nil, evs, err
+		}
+		outcome[ev.Key()] = o
+	}
+	return outcome, evs, nil
 }
 
 // rawBody returns the bytes the provider sent, within the size limit.
@@ -188,29 +244,4 @@ func lowerKeys(h map[string]string) map[string]string {
 		out[strings.ToLower(k)] = v
 	}
 	return out
-}
-
-// stripeVerifier is the part of verify.Stripe the receiver uses.
-type stripeVerifier interface {
-	Verify(signatureHeader string, body []byte) (webhook.Event, error)
-}
-
-// StripeVerifier adapts a Stripe verifier to the Stripe-Signature header.
-func StripeVerifier(s stripeVerifier) Verifier {
-	return VerifierFunc(func(_ context.Context, headers map[string]string, body []byte) (webhook.Event, error) {
-		return s.Verify(headers["stripe-signature"], body)
-	})
-}
-
-// rotatingStripeVerifier is the part of verify.RotatingStripe the receiver uses.
-type rotatingStripeVerifier interface {
-	Verify(ctx context.Context, signatureHeader string, body []byte) (webhook.Event, error)
-}
-
-// RotatingStripeVerifier adapts a Stripe verifier whose secrets are
-// reloaded on a mismatch to the Stripe-Signature header.
-func RotatingStripeVerifier(s rotatingStripeVerifier) Verifier {
-	return VerifierFunc(func(ctx context.Context, headers map[string]string, body []byte) (webhook.Event, error) {
-		return s.Verify(ctx, headers["stripe-signature"], body)
-	})
 }

@@ -1,37 +1,55 @@
 package receiver
 
 import (
+	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/envconfig"
+	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 // Settings is the receiver function's environment, as template.yaml sets it.
 type Settings struct {
-	Table           string        // INBOX_TABLE
-	QueueURL        string        // EVENTS_QUEUE_URL
-	StripeSecrets   []string      // STRIPE_WEBHOOK_SECRET, comma-separated; used as is when set
-	StripeSecretARN string        // STRIPE_WEBHOOK_SECRET_ARN, read when STRIPE_WEBHOOK_SECRET is empty
-	Tolerance       time.Duration // STRIPE_TOLERANCE, default 300s
-	MaxBodyBytes    int64         // MAX_BODY_BYTES, default 262144
-	Grace           time.Duration // REENQUEUE_GRACE, default 2m
+	Table    string // INBOX_TABLE
+	QueueURL string // EVENTS_QUEUE_URL
+	// Secrets holds, for each enabled provider (see verify.Specs), its
+	// secrets given inline or the ARN of the Secrets Manager secret
+	// holding them. A provider whose variables are both empty is disabled.
+	Secrets      map[string]ProviderSecrets
+	Tolerance    time.Duration // STRIPE_TOLERANCE, default 300s
+	MaxBodyBytes int64         // MAX_BODY_BYTES, default 262144
+	Grace        time.Duration // REENQUEUE_GRACE, default 2m
+}
+
+// ProviderSecrets is where one provider's secrets come from.
+type ProviderSecrets struct {
+	Inline []string // <SecretEnv>, comma-separated; used as is when set (local runs)
+	ARN    string   // <SecretEnv>_ARN, read when Inline is empty
 }
 
 // LoadSettings reads the settings through getenv, reporting every missing
-// or invalid key in one error.
+// or invalid key in one error. At least one provider must be enabled.
 func LoadSettings(getenv func(string) string) (Settings, error) {
 	r := envconfig.New(getenv)
 	s := Settings{
-		Table:           r.Required("INBOX_TABLE"),
-		QueueURL:        r.Required("EVENTS_QUEUE_URL"),
-		StripeSecrets:   r.List("STRIPE_WEBHOOK_SECRET"),
-		StripeSecretARN: r.String("STRIPE_WEBHOOK_SECRET_ARN", ""),
-		Tolerance:       r.Duration("STRIPE_TOLERANCE", 300*time.Second),
-		MaxBodyBytes:    r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes),
-		Grace:           r.Duration("REENQUEUE_GRACE", DefaultGrace),
+		Table:        r.Required("INBOX_TABLE"),
+		QueueURL:     r.Required("EVENTS_QUEUE_URL"),
+		Secrets:      map[string]ProviderSecrets{},
+		Tolerance:    r.Duration("STRIPE_TOLERANCE", 300*time.Second),
+		MaxBodyBytes: r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes),
+		Grace:        r.Duration("REENQUEUE_GRACE", DefaultGrace),
 	}
-	if len(s.StripeSecrets) == 0 && s.StripeSecretARN == "" {
-		r.Problem("set STRIPE_WEBHOOK_SECRET (comma-separated signing secrets) or STRIPE_WEBHOOK_SECRET_ARN (a Secrets Manager secret holding them)")
+	var names []string
+	for _, spec := range verify.Specs {
+		ps := ProviderSecrets{Inline: r.List(spec.SecretEnv), ARN: r.String(spec.SecretEnv+"_ARN", "")}
+		if len(ps.Inline) > 0 || ps.ARN != "" {
+			s.Secrets[spec.Name] = ps
+		}
+		names = append(names, spec.SecretEnv)
+	}
+	if len(s.Secrets) == 0 {
+		r.Problem("no provider is enabled: set one of %s (comma-separated secrets) or its _ARN (a Secrets Manager secret holding them)",
+			strings.Join(names, ", "))
 	}
 	return s, r.Err()
 }
