@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -164,7 +165,7 @@ func TestProvidersAcceptedOnceForgedRefused(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.provider, func(t *testing.T) {
 			store, q := inbox.NewMemory(), &fakeQueue{}
-			h := receiver.New(receiver.Config{Now: fixed}, allProviders(t, fixed), store, q, nil)
+			h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 			ctx := context.Background()
 			for name, hc := range tc.hostile {
 				resp, _ := h.Handle(ctx, hc.req)
@@ -211,7 +212,7 @@ func keyStrings(keys []webhook.Key) []string {
 // or one whose secret is not set, answers 404.
 func TestUnknownOrDisabledProviderIs404(t *testing.T) {
 	store, q := inbox.NewMemory(), &fakeQueue{}
-	h := receiver.New(receiver.Config{Now: fixed}, stripeVerifiers(fixed), store, q, nil)
+	h := receiver.New(receiver.Config{}, stripeVerifiers(fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 	for _, p := range []string{"github", "adyen", "paypal", ""} {
 		resp, _ := h.Handle(context.Background(), providerRequest(p, "POST", nil, []byte(`{}`)))
 		if resp.StatusCode != http.StatusNotFound {
@@ -229,7 +230,7 @@ func TestUnknownOrDisabledProviderIs404(t *testing.T) {
 // enqueued again, so the new state is fetched.
 func TestGoPayOnePendingFetchPerID(t *testing.T) {
 	store, q := inbox.NewMemory(), &fakeQueue{}
-	h := receiver.New(receiver.Config{Now: fixed}, allProviders(t, fixed), store, q, nil)
+	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 	ctx := context.Background()
 	status := func(want int, wantBody string) {
 		t.Helper()

@@ -7,8 +7,8 @@
 // retries) when the send fails; a duplicate is answered 200 without a second
 // message, unless its claim has sat in RECEIVED longer than the grace period,
 // in which case it is re-enqueued once per grace period. The claim path
-// itself is Intake, which the reconciler shares for events it fetched from
-// the provider's API. A Handler is safe for concurrent use.
+// itself is package intake, which the reconciler shares for events it
+// fetched from the provider's API. A Handler is safe for concurrent use.
 package receiver
 
 import (
@@ -19,46 +19,25 @@ import (
 	"net/http"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
 // Config tunes a Handler. The zero value of each field means its default.
 type Config struct {
-	MaxBodyBytes int64            // largest body accepted; default 256 KiB
-	Grace        time.Duration    // how long a RECEIVED claim may wait for its message before a duplicate re-enqueues it; default 2 min
-	TTL          time.Duration    // how long inbox items live; default inbox.DefaultTTL
-	Now          func() time.Time // the clock; default time.Now
-	// FromProviderAPI says the events come from the provider's API (the
-	// reconciler), not from webhook deliveries: the API renders an event
-	// with other bytes than the webhook did, so a duplicate whose body
-	// hash differs is expected and not logged.
-	FromProviderAPI bool
+	MaxBodyBytes int64 // largest body accepted; default 256 KiB, at most inbox.MaxPayloadBytes
 }
 
-// Defaults.
-const (
-	DefaultMaxBodyBytes = 256 << 10
-	DefaultGrace        = 2 * time.Minute
-)
+// DefaultMaxBodyBytes is Config.MaxBodyBytes's default.
+const DefaultMaxBodyBytes = 256 << 10
 
 func (c Config) withDefaults() Config {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.Grace <= 0 {
-		c.Grace = DefaultGrace
-	}
-	if c.TTL <= 0 {
-		c.TTL = inbox.DefaultTTL
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	return c
 }
@@ -90,17 +69,9 @@ func (p Provider) method() string {
 	return p.Method
 }
 
-// claimStore lists the inbox calls the receiver makes.
-type claimStore interface {
-	Claim(ctx context.Context, c inbox.Claim) (inbox.Item, error)
-	PutPayload(ctx context.Context, key webhook.Key, raw []byte, expires time.Time) error
-	Release(ctx context.Context, it inbox.Item) error
-	MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
-}
-
-// sender lists the queue call the receiver makes.
-type sender interface {
-	Send(ctx context.Context, env webhook.Envelope) error
+// accepter claims and enqueues a verified event; *intake.Intake is the one.
+type accepter interface {
+	Accept(ctx context.Context, ev webhook.Event) (intake.Outcome, error)
 }
 
 // Handler answers API Gateway HTTP API (payload v2) requests on
@@ -108,25 +79,19 @@ type sender interface {
 type Handler struct {
 	cfg       Config
 	providers map[string]Provider
-	intake    *Intake
+	intake    accepter
 	log       *slog.Logger
 }
 
 // New returns a Handler. providers maps each enabled provider's name
-// ("stripe") to what it needs; any other {provider} answers 404.
-func New(cfg Config, providers map[string]Provider, store claimStore, queue sender, log *slog.Logger) *Handler {
+// ("stripe") to what it needs, and any other {provider} answers 404; in
+// claims what they verify.
+func New(cfg Config, providers map[string]Provider, in accepter, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cfg = cfg.withDefaults()
-	return &Handler{cfg: cfg, providers: providers, intake: NewIntake(cfg, store, queue, log), log: log}
+	return &Handler{cfg: cfg.withDefaults(), providers: providers, intake: in, log: log}
 }
-
-// Outcomes of a delivery, as answered in {"status": ...}.
-const (
-	Accepted  = "accepted"
-	Duplicate = "duplicate"
-)
 
 // Handle answers one delivery. It returns an error only for a response it
 // could not build; every failure is an HTTP answer.
@@ -161,7 +126,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return resp, nil
 	}
 	for _, ev := range evs {
-		log.InfoContext(ctx, "webhook "+outcome[ev.Key()], "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
+		log.InfoContext(ctx, "webhook "+outcome[ev.Key()].String(), "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
 	}
 	if p.Accepted != "" {
 		return events.APIGatewayV2HTTPResponse{
@@ -170,19 +135,19 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 			Body:       p.Accepted,
 		}, nil
 	}
-	answer := Duplicate
+	answer := intake.Duplicate
 	for _, o := range outcome {
-		if o == Accepted {
-			answer = Accepted
+		if o == intake.Accepted {
+			answer = intake.Accepted
 		}
 	}
-	return jsonResponse(http.StatusOK, `{"status":"`+answer+`"}`), nil
+	return jsonResponse(http.StatusOK, `{"status":"`+answer.String()+`"}`), nil
 }
 
 // receive does the work of Handle: verify, then claim and enqueue every
 // event the delivery carries. Nothing is claimed unless all of them
 // verified (a batch with one forged item is refused whole).
-func (h *Handler) receive(ctx context.Context, p Provider, known bool, name string, req events.APIGatewayV2HTTPRequest) (map[webhook.Key]string, []webhook.Event, error) {
+func (h *Handler) receive(ctx context.Context, p Provider, known bool, name string, req events.APIGatewayV2HTTPRequest) (map[webhook.Key]intake.Outcome, []webhook.Event, error) {
 	if !known {
 		return nil, nil, fmt.Errorf("%w: %q", webhook.ErrUnknownProvider, name)
 	}
@@ -205,7 +170,7 @@ func (h *Handler) receive(ctx context.Context, p Provider, known bool, name stri
 	if len(evs) == 0 {
 		return nil, nil, fmt.Errorf("verify: %w: the delivery carries no event", webhook.ErrMalformed)
 	}
-	outcome := make(map[webhook.Key]string, len(evs))
+	outcome := make(map[webhook.Key]intake.Outcome, len(evs))
 	for _, ev := range evs {
 		o, err := h.intake.Accept(ctx, ev)
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/envconfig"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
@@ -17,7 +19,7 @@ type Settings struct {
 	// holding them. A provider whose variables are both empty is disabled.
 	Secrets      map[string]ProviderSecrets
 	Tolerance    time.Duration // STRIPE_TOLERANCE, default 300s
-	MaxBodyBytes int64         // MAX_BODY_BYTES, default 262144
+	MaxBodyBytes int64         // MAX_BODY_BYTES, default 262144, at most inbox.MaxPayloadBytes
 	Grace        time.Duration // REENQUEUE_GRACE, default 2m
 }
 
@@ -37,7 +39,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		Secrets:      map[string]ProviderSecrets{},
 		Tolerance:    r.Duration("STRIPE_TOLERANCE", 300*time.Second),
 		MaxBodyBytes: r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes),
-		Grace:        r.Duration("REENQUEUE_GRACE", DefaultGrace),
+		Grace:        r.Duration("REENQUEUE_GRACE", intake.DefaultGrace),
 	}
 	var names []string
 	for _, spec := range verify.Specs {
@@ -50,6 +52,9 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	if len(s.Secrets) == 0 {
 		r.Problem("no provider is enabled: set one of %s (comma-separated secrets) or its _ARN (a Secrets Manager secret holding them)",
 			strings.Join(names, ", "))
+	}
+	if s.MaxBodyBytes > inbox.MaxPayloadBytes {
+		r.Problem("MAX_BODY_BYTES=%d is more than the %d bytes a payload item can hold (DynamoDB's 400 KB item limit)", s.MaxBodyBytes, inbox.MaxPayloadBytes)
 	}
 	return s, r.Err()
 }
