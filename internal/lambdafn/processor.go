@@ -31,11 +31,15 @@ func Processor(ctx context.Context, cfg aws.Config, getenv func(string) string, 
 	if err := shopCfg.Validate(); err != nil {
 		return nil, err
 	}
+	rec, err := recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
 	db := dynamodb.NewFromConfig(cfg)
 	sq := sqs.NewFromConfig(cfg)
 	billing := shop.NewStripeBilling(apiKey, s.StripeAPIURL, stripeHTTPClient())
 	h := processor.New(
-		processor.Config{LeaseFor: s.LeaseFor, MaxReceiveCount: s.MaxReceiveCount},
+		processor.Config{LeaseFor: s.LeaseFor, MaxReceiveCount: s.MaxReceiveCount, Metrics: rec},
 		inbox.NewDynamoDB(db, s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
 		shop.New(shopCfg, db, sesv2.NewFromConfig(cfg), billing),

@@ -29,13 +29,17 @@ func Receiver(ctx context.Context, cfg aws.Config, getenv func(string) string, l
 	if err != nil {
 		return nil, err
 	}
+	rec, err := recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
 	in := intake.New(
-		intake.Config{Grace: s.Grace},
+		intake.Config{Grace: s.Grace, Metrics: rec},
 		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
 		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 		log,
 	)
-	h := receiver.New(receiver.Config{MaxBodyBytes: s.MaxBodyBytes}, providers, in, log)
+	h := receiver.New(receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Metrics: rec}, providers, in, log)
 	return h.Handle, nil
 }
 

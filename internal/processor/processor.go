@@ -40,6 +40,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
@@ -61,6 +62,9 @@ type Config struct {
 	Now         func() time.Time
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
+	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
+	// EffectDuration and EndToEndAge; nil records nothing.
+	Metrics *metrics.Recorder
 }
 
 func (c Config) withDefaults() Config {
@@ -170,7 +174,11 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 	if err != nil {
 		// Not ours to interpret; park it as it is, for a person.
 		log.Error("unreadable message parked", "reason", err.Error())
-		return h.park(ctx, log, msg.Body, webhook.Envelope{}, err, 0) != nil
+		if perr := h.park(ctx, log, msg.Body, webhook.Envelope{}, err, 0); perr != nil {
+			return true
+		}
+		h.cfg.Metrics.Emit(metrics.Dims{}, metrics.Counted(metrics.Parked, 1))
+		return false
 	}
 	log = log.With("key", env.Key.String(), "type", env.Type)
 	owner := h.instance + "/" + msg.MessageId
@@ -190,6 +198,10 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 		log.Error("lease failed; retry", "reason", err.Error())
 		return true
 	}
+	if it.TakenFrom != "" {
+		log.Warn("took over a lease that ran out", "from", it.TakenFrom, "attempts", it.Attempts)
+		h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.LeaseTakeovers, 1))
+	}
 	err = h.run(ctx, env.Key, it)
 	return h.finish(ctx, log, msg, env, owner, it, err)
 }
@@ -208,7 +220,7 @@ func (h *Handler) run(ctx context.Context, key webhook.Key, it inbox.Item) error
 		Livemode: it.Livemode,
 		Raw:      raw,
 	}
-	return h.business.Handle(ctx, ev, h.ledger.For(key))
+	return h.business.Handle(ctx, ev, timedRunner{h.ledger.For(key), h.cfg.Metrics})
 }
 
 // finish classifies err, once, and writes the outcome.
@@ -237,6 +249,7 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		log.Error("could not record the outcome", "status", string(res.Status), "reason", ferr.Error())
 		return true
 	}
+	h.count(env, it, res)
 	if res.Status != inbox.Failed {
 		log.Info("event "+string(res.Status), "attempts", it.Attempts, "reason", res.Error)
 		return false
@@ -247,6 +260,25 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		log.Warn("could not set the backoff; SQS's visibility timeout applies", "reason", derr.Error())
 	}
 	return true
+}
+
+// count records the outcome of one attempt.
+func (h *Handler) count(env webhook.Envelope, it inbox.Item, res inbox.Result) {
+	d := metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}
+	switch res.Status {
+	case inbox.Done:
+		if it.Created.IsZero() {
+			h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Processed, 1))
+			break
+		}
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Processed, 1), metrics.Secs(metrics.EndToEndAge, res.At.Sub(it.Created)))
+	case inbox.Ignored:
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Ignored, 1))
+	case inbox.Dead:
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Parked, 1))
+	case inbox.Failed:
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Failed, 1))
+	}
 }
 
 // park sends the event to the DLQ with err as the reason.

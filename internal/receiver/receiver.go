@@ -24,12 +24,17 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
 // Config tunes a Handler. The zero value of each field means its default.
 type Config struct {
 	MaxBodyBytes int64 // largest body accepted; default 256 KiB, at most inbox.MaxPayloadBytes
+	// Metrics records Received, Duplicate, VerifyFailed and IntakeErrors;
+	// nil records nothing.
+	Metrics *metrics.Recorder
 }
 
 // DefaultMaxBodyBytes is Config.MaxBodyBytes's default.
@@ -108,6 +113,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	}
 	p, known := h.providers[name]
 	outcome, evs, err := h.receive(ctx, p, known, name, req)
+	h.count(name, known, outcome, evs, err)
 	if err != nil {
 		status, public := statusOf(err)
 		attrs := []any{"status", status, "reason", err.Error()}
@@ -142,6 +148,35 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		}
 	}
 	return jsonResponse(http.StatusOK, `{"status":"`+answer.String()+`"}`), nil
+}
+
+// count records the delivery's metrics, per event. A provider dimension
+// is written only for a registered provider, and an event type only for a
+// verified event: an unverified request cannot mint metrics.
+func (h *Handler) count(provider string, known bool, outcome map[webhook.Key]intake.Outcome, evs []webhook.Event, err error) {
+	if !known {
+		provider = ""
+	}
+	if err == nil {
+		for _, ev := range evs {
+			d := metrics.Dims{Provider: provider, EventType: ev.Type}
+			if outcome[ev.Key()] == intake.Duplicate {
+				h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Received, 1), metrics.Counted(metrics.Duplicate, 1))
+			} else {
+				h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Received, 1))
+			}
+		}
+		return
+	}
+	if reason := verify.Reason(err); reason != "" && len(evs) == 0 {
+		h.cfg.Metrics.Emit(metrics.Dims{Provider: provider, Reason: reason}, metrics.Counted(metrics.VerifyFailed, 1))
+		return
+	}
+	d := metrics.Dims{Provider: provider}
+	if len(evs) > 0 {
+		d.EventType = evs[0].Type
+	}
+	h.cfg.Metrics.Emit(d, metrics.Counted(metrics.IntakeErrors, 1))
 }
 
 // receive does the work of Handle: verify, then claim and enqueue every

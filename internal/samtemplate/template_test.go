@@ -286,6 +286,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_TOLERANCE":          "300s",
 			"MAX_BODY_BYTES":            "262144",
 			"AWS_ENDPOINT_URL":          "", // from Globals, for sam local and LocalStack
+			"METRICS_NAMESPACE":         "hookinbox/hookinbox",
 		}},
 		{"shop-prod", map[string]string{
 			"INBOX_TABLE":               "shop-prod-inbox",
@@ -295,6 +296,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_TOLERANCE":          "120s",
 			"MAX_BODY_BYTES":            "65536",
 			"AWS_ENDPOINT_URL":          "",
+			"METRICS_NAMESPACE":         "hookinbox/shop-prod",
 		}},
 	}
 	// The other providers are disabled in both deployments.
