@@ -45,8 +45,9 @@ func Receiver(ctx context.Context, cfg aws.Config, getenv func(string) string, l
 
 // receiverProviders builds the enabled providers from verify.Specs: each
 // verifies with the secrets in its variable as they are, or with its
-// Secrets Manager secret, reloaded when a signature does not match so a
-// rolled secret takes effect in warm functions too. An unsigned provider
+// Secrets Manager secret, reloaded when older than SECRET_MAX_AGE (so a
+// revoked secret stops verifying) and when a signature does not match (so
+// a rolled secret takes effect), in warm functions too. An unsigned provider
 // (GoPay) needs no secret here: its secret is the processor's.
 func receiverProviders(ctx context.Context, cfg aws.Config, s receiver.Settings) (map[string]receiver.Provider, error) {
 	opts := verify.Options{StripeTolerance: s.Tolerance}
@@ -70,8 +71,10 @@ func receiverProviders(ctx context.Context, cfg aws.Config, s receiver.Settings)
 			}
 			arn, spec := ps.ARN, spec
 			r := &verify.Rotating{
-				Load: func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) },
-				New:  func(secrets []string) (verify.Verifier, error) { return spec.New(secrets, opts) },
+				Load:           func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) },
+				New:            func(secrets []string) (verify.Verifier, error) { return spec.New(secrets, opts) },
+				MaxAge:         s.SecretMaxAge,
+				ReloadInterval: s.SecretReload,
 			}
 			v, err = r, r.Init(ctx)
 		}

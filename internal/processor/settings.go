@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/envconfig"
+	"github.com/hookinbox/hookinbox/internal/secrets"
 )
 
 // DefaultStripeAPIURL is Stripe's API base URL.
@@ -19,6 +20,8 @@ type Settings struct {
 	StripeAPIKey    []string      // STRIPE_API_KEY; used as is when set
 	StripeAPIKeyARN string        // STRIPE_API_KEY_ARN, read when STRIPE_API_KEY is empty
 	StripeAPIURL    string        // STRIPE_API_URL, default Stripe's
+	SecretMaxAge    time.Duration // SECRET_MAX_AGE, default 5m: how long a key from Secrets Manager is used before a reload
+	SecretReload    time.Duration // SECRET_RELOAD_INTERVAL, default 1m: the least time between two loads of a secret
 	LeaseFor        time.Duration // LEASE_DURATION, default 15m
 	MaxReceiveCount int           // MAX_RECEIVE_COUNT, default 5: the queue's redrive setting
 }
@@ -36,6 +39,8 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		StripeAPIKey:    r.List("STRIPE_API_KEY"),
 		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
 		StripeAPIURL:    r.String("STRIPE_API_URL", DefaultStripeAPIURL),
+		SecretMaxAge:    r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
+		SecretReload:    r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
 		LeaseFor:        r.Duration("LEASE_DURATION", 15*time.Minute),
 		MaxReceiveCount: int(r.Int("MAX_RECEIVE_COUNT", 5)),
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/envconfig"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/secrets"
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
@@ -21,6 +22,8 @@ type Settings struct {
 	Tolerance    time.Duration // STRIPE_TOLERANCE, default 300s
 	MaxBodyBytes int64         // MAX_BODY_BYTES, default 262144, at most inbox.MaxPayloadBytes
 	Grace        time.Duration // REENQUEUE_GRACE, default 2m
+	SecretMaxAge time.Duration // SECRET_MAX_AGE, default 5m: how long secrets from Secrets Manager are used before a reload
+	SecretReload time.Duration // SECRET_RELOAD_INTERVAL, default 1m: the least time between two loads of a secret
 }
 
 // ProviderSecrets is where one provider's secrets come from.
@@ -40,6 +43,8 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		Tolerance:    r.Duration("STRIPE_TOLERANCE", 300*time.Second),
 		MaxBodyBytes: r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes),
 		Grace:        r.Duration("REENQUEUE_GRACE", intake.DefaultGrace),
+		SecretMaxAge: r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
+		SecretReload: r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
 	}
 	var names []string
 	for _, spec := range verify.Specs {

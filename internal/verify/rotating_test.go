@@ -11,15 +11,17 @@ import (
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
-// rotatingStripe is the Rotating verifier the receiver builds for Stripe
-// from a Secrets Manager secret, on the clock.
-func rotatingStripe(load func(context.Context) ([]string, error), clock func() time.Time) *verify.Rotating {
+// withStripe makes r verify Stripe deliveries, as the receiver builds it
+// for a Secrets Manager secret, on r's clock.
+func withStripe(r *verify.Rotating) *verify.Rotating {
 	spec, _ := verify.Lookup(verify.StripeProvider)
-	return &verify.Rotating{
-		Load: load,
-		New:  func(s []string) (verify.Verifier, error) { return spec.New(s, verify.Options{Now: clock}) },
-		Now:  clock,
-	}
+	r.New = func(s []string) (verify.Verifier, error) { return spec.New(s, verify.Options{Now: r.Now}) }
+	return r
+}
+
+// rotatingStripe is withStripe on a Rotating with load and clock.
+func rotatingStripe(load func(context.Context) ([]string, error), clock func() time.Time) *verify.Rotating {
+	return withStripe(&verify.Rotating{Load: load, Now: clock})
 }
 
 // stripeRequest is a delivery of body with the Stripe-Signature header.
@@ -32,7 +34,10 @@ func TestRotatingReloadsOnMismatch(t *testing.T) {
 	clock := now
 	stored := []string{"whsec_old"}
 	loads := 0
-	r := rotatingStripe(func(context.Context) ([]string, error) { loads++; return stored, nil }, func() time.Time { return clock })
+	r := withStripe(&verify.Rotating{
+		Load: func(context.Context) ([]string, error) { loads++; return stored, nil },
+		Now:  func() time.Time { return clock },
+	})
 	ctx := context.Background()
 	if err := r.Init(ctx); err != nil {
 		t.Fatal(err)
@@ -68,18 +73,21 @@ func TestRotatingKeepsSecretsWhenReloadFails(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := now
 	fail := false
-	r := rotatingStripe(func(context.Context) ([]string, error) {
-		if fail {
-			return nil, errors.New("AccessDenied")
-		}
-		return []string{"whsec_a"}, nil
-	}, func() time.Time { return clock })
+	r := withStripe(&verify.Rotating{
+		Load: func(context.Context) ([]string, error) {
+			if fail {
+				return nil, errors.New("AccessDenied")
+			}
+			return []string{"whsec_a"}, nil
+		},
+		Now: func() time.Time { return clock },
+	})
 	ctx := context.Background()
 	if err := r.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
 	fail = true
-	clock = clock.Add(time.Hour)
+	clock = clock.Add(verify.DefaultReloadInterval) // within the max age
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_keep", clock)
 	if _, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, "whsec_b"), body)); !errors.Is(err, verify.ErrBadSignature) {
 		t.Errorf("mismatch with a failing reload: err = %v, want ErrBadSignature", err)
@@ -89,8 +97,85 @@ func TestRotatingKeepsSecretsWhenReloadFails(t *testing.T) {
 	}
 }
 
+// A secret removed from Secrets Manager keeps matching the loaded secrets,
+// so no mismatch reload happens: the maximum age ends it.
+func TestRotatingRevokedSecretStopsWithinMaxAge(t *testing.T) {
+	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	stored := []string{"whsec_new", "whsec_old"}
+	r := withStripe(&verify.Rotating{
+		Load: func(context.Context) ([]string, error) { return stored, nil },
+		Now:  func() time.Time { return clock },
+	})
+	ctx := context.Background()
+	if err := r.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	verifyWith := func(secret string) error {
+		body := verifytest.StripeEvent("checkout.session.completed", "evt_revoke", clock)
+		_, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, secret), body))
+		return err
+	}
+	stored = []string{"whsec_new"} // the old secret is revoked
+	clock = clock.Add(verify.DefaultMaxAge - time.Second)
+	if err := verifyWith("whsec_old"); err != nil {
+		t.Fatalf("old secret within the max age: %v", err)
+	}
+	clock = clock.Add(time.Second)
+	if err := verifyWith("whsec_old"); !errors.Is(err, verify.ErrBadSignature) {
+		t.Errorf("revoked secret at the max age: err = %v, want ErrBadSignature", err)
+	}
+	if err := verifyWith("whsec_new"); err != nil {
+		t.Errorf("current secret: %v", err)
+	}
+}
+
+// Past the max age, secrets that cannot be loaded again are not used: a
+// 5xx (Stripe retries) rather than a revoked secret that keeps working.
+func TestRotatingFailsClosedWhenStale(t *testing.T) {
+	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var fail error
+	loads := 0
+	r := withStripe(&verify.Rotating{
+		Load: func(context.Context) ([]string, error) {
+			loads++
+			return []string{"whsec_a"}, fail
+		},
+		MaxAge: 10 * time.Minute,
+		Now:    func() time.Time { return clock },
+	})
+	ctx := context.Background()
+	if err := r.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	body := verifytest.StripeEvent("checkout.session.completed", "evt_stale", clock)
+	verifyNow := func() error {
+		_, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, "whsec_a"), body))
+		return err
+	}
+	fail = errors.New("AccessDeniedException")
+	clock = clock.Add(9 * time.Minute)
+	if err := verifyNow(); err != nil || loads != 1 {
+		t.Fatalf("within the configured max age: %v after %d loads, want nil after 1", err, loads)
+	}
+	clock = clock.Add(time.Minute)
+	for range 3 {
+		err := verifyNow()
+		if !errors.Is(err, verify.ErrSecretsStale) || errors.Is(err, webhook.ErrUnauthenticated) {
+			t.Errorf("stale secrets: err = %v, want ErrSecretsStale and no webhook kind", err)
+		}
+	}
+	if loads != 2 {
+		t.Errorf("loads = %d, want 2: a failed load waits the reload interval", loads)
+	}
+	fail = nil
+	clock = clock.Add(verify.DefaultReloadInterval)
+	if err := verifyNow(); err != nil || loads != 3 {
+		t.Errorf("after Secrets Manager recovered: %v after %d loads, want nil after 3", err, loads)
+	}
+}
+
 func TestRotatingInitFails(t *testing.T) {
-	r := rotatingStripe(func(context.Context) ([]string, error) { return []string{" "}, nil }, nil)
+	r := withStripe(&verify.Rotating{Load: func(context.Context) ([]string, error) { return []string{" "}, nil }})
 	if err := r.Init(context.Background()); err == nil {
 		t.Error("Init accepted an empty secret")
 	}
