@@ -49,9 +49,10 @@ func (q *Queue) URL() string { return q.url }
 // Send sends one envelope.
 func (q *Queue) Send(ctx context.Context, env webhook.Envelope) error {
 	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl:          &q.url,
-		MessageBody:       aws.String(env.Marshal()),
-		MessageAttributes: Attributes(env),
+		QueueUrl:                &q.url,
+		MessageBody:             aws.String(env.Marshal()),
+		MessageAttributes:       Attributes(env),
+		MessageSystemAttributes: traceAttributes(ctx),
 	})
 	if err != nil {
 		return fmt.Errorf("send %s: %w", env.Key, err)
@@ -93,9 +94,10 @@ func (q *Queue) Park(ctx context.Context, body string, env webhook.Envelope, rea
 	attrs[AttrAttempts] = types.MessageAttributeValue{DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(attempts))}
 	attrs[AttrParkedAt] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(at.UTC().Format(time.RFC3339))}
 	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl:          &q.url,
-		MessageBody:       &body,
-		MessageAttributes: attrs,
+		QueueUrl:                &q.url,
+		MessageBody:             &body,
+		MessageAttributes:       attrs,
+		MessageSystemAttributes: traceAttributes(ctx),
 	})
 	if err != nil {
 		return fmt.Errorf("park %s: %w", env.Key, err)
