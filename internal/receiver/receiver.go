@@ -21,7 +21,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/metrics"
@@ -107,10 +106,8 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		// provider in its last segment.
 		name = path.Base(req.RequestContext.HTTP.Path)
 	}
+	// The request id comes with ctx (internal/logs adds it to the line).
 	log := h.log.With("provider", name)
-	if lc, ok := lambdacontext.FromContext(ctx); ok {
-		log = log.With("request_id", lc.AwsRequestID)
-	}
 	p, known := h.providers[name]
 	outcome, evs, err := h.receive(ctx, p, known, name, req)
 	h.count(name, known, outcome, evs, err)
