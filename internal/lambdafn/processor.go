@@ -35,7 +35,12 @@ func Processor(ctx context.Context, cfg aws.Config, getenv func(string) string, 
 	sq := sqs.NewFromConfig(cfg)
 	billing := shop.NewStripeBilling(apiKey, s.StripeAPIURL, stripeHTTPClient())
 	h := processor.New(
-		processor.Config{LeaseFor: s.LeaseFor, MaxReceiveCount: s.MaxReceiveCount},
+		processor.Config{
+			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
+			Fetchers: map[string]processor.Fetcher{
+				"stripe": processor.StripeEvents(apiKey, s.StripeAPIURL, stripeHTTPClient()),
+			},
+		},
 		inbox.NewDynamoDB(db, s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
 		shop.New(shopCfg, db, sesv2.NewFromConfig(cfg), billing),

@@ -19,7 +19,9 @@ type Settings struct {
 	StripeAPIKey    []string      // STRIPE_API_KEY; used as is when set
 	StripeAPIKeyARN string        // STRIPE_API_KEY_ARN, read when STRIPE_API_KEY is empty
 	StripeAPIURL    string        // STRIPE_API_URL, default Stripe's
-	LeaseFor        time.Duration // LEASE_DURATION, default 15m
+	LeaseFor        time.Duration // LEASE_DURATION, default 45s: the function timeout plus a margin
+	Budget          time.Duration // MESSAGE_BUDGET, default 10s: the least time left to start a message
+	Reserve         time.Duration // OUTCOME_RESERVE, default 2s: kept after the effects to write the outcome
 	MaxReceiveCount int           // MAX_RECEIVE_COUNT, default 5: the queue's redrive setting
 }
 
@@ -36,8 +38,13 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		StripeAPIKey:    r.List("STRIPE_API_KEY"),
 		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
 		StripeAPIURL:    r.String("STRIPE_API_URL", DefaultStripeAPIURL),
-		LeaseFor:        r.Duration("LEASE_DURATION", 15*time.Minute),
+		LeaseFor:        r.Duration("LEASE_DURATION", DefaultLeaseFor),
+		Budget:          r.Duration("MESSAGE_BUDGET", DefaultBudget),
+		Reserve:         r.Duration("OUTCOME_RESERVE", DefaultReserve),
 		MaxReceiveCount: int(r.Int("MAX_RECEIVE_COUNT", 5)),
+	}
+	if s.Reserve <= 0 || s.Reserve >= s.Budget || s.Budget >= s.LeaseFor {
+		r.Problem("want 0 < OUTCOME_RESERVE (%v) < MESSAGE_BUDGET (%v) < LEASE_DURATION (%v)", s.Reserve, s.Budget, s.LeaseFor)
 	}
 	if len(s.StripeAPIKey) == 0 && s.StripeAPIKeyARN == "" {
 		r.Problem("set STRIPE_API_KEY or STRIPE_API_KEY_ARN (a Secrets Manager secret holding the Stripe secret key)")

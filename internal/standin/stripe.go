@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -25,6 +26,9 @@ type InvoiceCall struct {
 //     gets the saved answer, as Stripe replays it.
 //   - GET /v1/events: the events added with AddEvent, newest first, with
 //     created[gte|gt|lte|lt], limit and starting_after, as Stripe lists them.
+//   - GET /v1/events/{id}: one of those events, or 404 resource_missing.
+//
+// HoldInvoices makes invoice calls hang, as a slow Stripe does.
 //
 // Requests must carry a Bearer key when Key is set.
 type Stripe struct {
@@ -37,6 +41,7 @@ type Stripe struct {
 	events  []json.RawMessage
 	created []int64
 	ids     []string
+	hold    *invoiceHold // set by HoldInvoices
 }
 
 // NewStripe returns a Stripe stand-in with no invoices and no events.
@@ -103,6 +108,8 @@ func (s *Stripe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.createInvoice(w, r)
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/events":
 		s.listEvents(w, r)
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/events/"):
+		s.getEvent(w, strings.TrimPrefix(r.URL.Path, "/v1/events/"))
 	default:
 		stripeError(w, http.StatusNotFound, "invalid_request_error", "Unrecognized request URL ("+r.Method+": "+r.URL.Path+")")
 	}
@@ -115,6 +122,14 @@ func (s *Stripe) createInvoice(w http.ResponseWriter, r *http.Request) {
 	}
 	key := r.Header.Get("Idempotency-Key")
 	call := InvoiceCall{IdempotencyKey: key, Customer: r.PostForm.Get("customer"), Event: r.PostForm.Get("metadata[hookinbox_event]")}
+	if !s.wait(r, call.Event) {
+		// The caller went away while held: nothing was created.
+		call.Status = statusClientClosed
+		s.mu.Lock()
+		s.calls = append(s.calls, call)
+		s.mu.Unlock()
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.failing) > 0 {
