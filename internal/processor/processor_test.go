@@ -28,7 +28,7 @@ type business struct {
 	failing  map[string]error
 	panics   map[string]string // event ID → panic value, raised inside its first effect
 	hang     map[string]bool   // event ID → its first effect blocks until ctx ends
-	inEffect chan struct{} // closed-over signal for the concurrency test
+	inEffect chan struct{}     // closed-over signal for the concurrency test
 	release  chan struct{}
 }
 
