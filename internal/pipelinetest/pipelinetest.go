@@ -50,6 +50,7 @@ type Pipeline struct {
 	SQS       *sqs.Client
 	DynamoDB  *dynamodb.Client
 	SES       *standin.SES
+	SESURL    string // the SES stand-in's endpoint (AWS_ENDPOINT_URL_SESV2)
 	Stripe    *standin.Stripe
 	StripeURL string // the Stripe stand-in's base URL (STRIPE_API_URL)
 	Inbox     *inbox.DynamoDB
@@ -81,9 +82,9 @@ func New(t testing.TB) *Pipeline {
 		SES: standin.NewSES(), Stripe: standin.NewStripe(), Logs: &SyncBuffer{},
 	}
 	p.Stripe.Key = StripeKey
-	sesURL := serve(t, p.SES)
+	p.SESURL = serve(t, p.SES)
 	p.StripeURL = serve(t, p.Stripe)
-	p.cfg = emu.AWSConfigFor(devstack.ServiceEndpoints{"SESv2": sesURL})
+	p.cfg = emu.AWSConfigFor(devstack.ServiceEndpoints{"SESv2": p.SESURL})
 
 	p.Receive = p.Build(t, "ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": SigningSecret}).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
 	p.Process = p.Build(t, "ProcessorFunction", nil).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
