@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/samtemplate"
@@ -268,6 +269,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	})
 	api := &lambdalocal.HTTPAPI{Log: d.errorLogger("http api")}
 	sqsClient := emu.SQS()
+	inboxItem := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"]).Get
 	for _, spec := range specs {
 		fn := invokers[spec.LogicalID]
 		for _, t := range spec.Triggers {
@@ -278,7 +280,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 				src := &lambdalocal.SQSSource{
 					Client: sqsClient, QueueURL: t.Queue.URL, QueueARN: t.Queue.ARN, Region: devstack.Region,
 					BatchSize: t.BatchSize, Window: t.Window,
-					Function: &batchLogger{d: d, fn: fn, id: spec.LogicalID, queue: t.Queue.Name},
+					Function: &batchLogger{d: d, fn: fn, id: spec.LogicalID, queue: t.Queue.Name, status: inboxItem},
 					Log:      d.errorLogger(spec.LogicalID + " event source"),
 				}
 				pollers.Add(1)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
@@ -79,11 +80,15 @@ func (r *recorder) status() int {
 	return r.code
 }
 
-// batchLogger logs one line per SQS batch a function gets.
+// batchLogger logs one line per SQS batch a function gets, naming each
+// event's outcome as the inbox records it after the batch.
 type batchLogger struct {
 	d         *devStack
 	fn        lambdalocal.Invoker
 	id, queue string
+	// status returns an event's inbox item after the batch; nil for
+	// functions whose messages are not inbox events.
+	status func(ctx context.Context, key webhook.Key) (inbox.Item, error)
 }
 
 func (b *batchLogger) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
@@ -91,26 +96,68 @@ func (b *batchLogger) Invoke(ctx context.Context, payload []byte) ([]byte, error
 	out, err := b.fn.Invoke(ctx, payload)
 	var batch events.SQSEvent
 	_ = json.Unmarshal(payload, &batch)
-	var keys []string
-	for _, m := range batch.Records {
-		if env, perr := webhook.ParseEnvelope(m.Body); perr == nil {
-			keys = append(keys, string(env.Key))
-		} else {
-			keys = append(keys, "message "+m.MessageId)
-		}
-	}
 	took := time.Since(begin).Round(time.Millisecond)
 	if err != nil {
+		var keys []string
+		for _, m := range batch.Records {
+			keys = append(keys, messageLabel(m))
+		}
 		b.d.logf("%s ← %s: batch of %d [%s] → function error, the batch stays on the queue: %v %s",
 			b.id, b.queue, len(batch.Records), strings.Join(keys, " "), err, took)
 		return out, err
 	}
 	var resp events.SQSEventResponse
 	_ = json.Unmarshal(out, &resp)
-	retry := len(resp.BatchItemFailures)
-	b.d.logf("%s ← %s: batch of %d [%s] → %d handled, %d to retry %s",
-		b.id, b.queue, len(batch.Records), strings.Join(keys, " "), len(batch.Records)-retry, retry, took)
+	retried := make(map[string]bool, len(resp.BatchItemFailures))
+	for _, f := range resp.BatchItemFailures {
+		retried[f.ItemIdentifier] = true
+	}
+	outcomes := make([]string, 0, len(batch.Records))
+	for _, m := range batch.Records {
+		outcomes = append(outcomes, messageLabel(m)+" "+b.outcome(ctx, m, retried[m.MessageId]))
+	}
+	b.d.logf("%s ← %s: batch of %d → %s %s", b.id, b.queue, len(batch.Records), strings.Join(outcomes, ", "), took)
 	return out, nil
+}
+
+// messageLabel names a message by its event key, or by its message ID.
+func messageLabel(m events.SQSMessage) string {
+	if env, err := webhook.ParseEnvelope(m.Body); err == nil {
+		return string(env.Key)
+	}
+	return "message " + m.MessageId
+}
+
+// outcome says what became of one message's event: done, ignored, failed
+// and retrying, parked, or still waiting for another worker.
+func (b *batchLogger) outcome(ctx context.Context, m events.SQSMessage, retry bool) string {
+	env, err := webhook.ParseEnvelope(m.Body)
+	if b.status == nil || err != nil {
+		if retry {
+			return "to retry"
+		}
+		return "handled"
+	}
+	it, err := b.status(ctx, env.Key)
+	switch {
+	case err != nil:
+		if retry {
+			return "to retry"
+		}
+		return "handled (" + err.Error() + ")"
+	case it.Status == inbox.Done:
+		return "done"
+	case it.Status == inbox.Ignored:
+		return "ignored (no handler)"
+	case it.Status == inbox.Dead:
+		return "PARKED in the DLQ: " + it.LastError
+	case it.Status == inbox.Failed:
+		return fmt.Sprintf("FAILED, retrying (attempt %d): %s", it.Attempts, it.LastError)
+	case retry:
+		return strings.ToLower(string(it.Status)) + ", to retry"
+	default:
+		return strings.ToLower(string(it.Status))
+	}
 }
 
 // scheduleLogger logs one line per scheduled invocation.

@@ -92,6 +92,10 @@ func TestEndToEnd(t *testing.T) {
 	if a, d := strings.Count(out, "→ accepted"), strings.Count(out, "→ duplicate"); a != 1 || d != 2 {
 		t.Errorf("send --times 3: %d accepted, %d duplicates, want 1 and 2:\n%s", a, d, out)
 	}
+	// send prints the inspect command to paste (the README's walkthrough).
+	if want := "see it: hookinbox inspect 'stripe#" + id + "'\n"; !strings.HasSuffix(out, want) {
+		t.Errorf("send output does not end with %q:\n%s", want, out)
+	}
 	// A wrong secret is refused and nothing is claimed.
 	if out, err := hookinbox("send", "stripe", "checkout.session.completed", "--secret", "whsec_wrong"); err == nil || !strings.Contains(out, "401") {
 		t.Errorf("send with a wrong secret: %v, want exit 1 and a 401:\n%s", err, out)
@@ -112,6 +116,10 @@ func TestEndToEnd(t *testing.T) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	// The dev log names the outcome with the key.
+	if logLine := "stripe#" + id + " done"; !waitFor(ctx, func() bool { return strings.Contains(logs.String(), logLine) }) {
+		t.Errorf("the dev log has no %q line", logLine)
 	}
 	if len(state.Entitlements) != 1 || len(state.Emails) != 1 || len(state.Invoices) != 1 {
 		t.Errorf("shop state: %d entitlements, %d emails, %d invoices; want 1 of each\n%+v",
@@ -248,4 +256,16 @@ func alive(pid int) bool {
 func comm(pid int) string {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	return strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
+}
+
+// waitFor polls cond until it holds or ctx ends, and reports whether it held.
+func waitFor(ctx context.Context, cond func() bool) bool {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return cond()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return true
 }

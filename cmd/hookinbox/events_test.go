@@ -105,7 +105,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := store.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt); err != nil {
+		if err := store.PutPayload(ctx, it, ev.Raw); err != nil {
 			t.Fatal(err)
 		}
 		ses, stripe := standin.NewSES(), standin.NewStripe()

@@ -34,7 +34,7 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt); err != nil {
+	if err := store.PutPayload(ctx, it, ev.Raw); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := store.Lease(ctx, it.Key, "w", now, time.Minute); err != nil {

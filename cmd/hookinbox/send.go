@@ -129,6 +129,7 @@ Examples:
 	if failed > 0 {
 		return fmt.Errorf("%d of %d deliveries to %s failed (is hookinbox dev running, with this --secret?)", failed, f.times, url)
 	}
+	fmt.Fprintf(stdout, "see it: hookinbox inspect 'stripe#%s'\n", head.ID)
 	return nil
 }
 

@@ -78,9 +78,9 @@ func TestSendSignsLikeStripe(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("send exited %d:\n%s", code, out)
 	}
-	wantLines := regexp.MustCompile(`(?m)^1/3 stripe#evt_\w{24} checkout.session.completed → accepted\n2/3 .* → duplicate\n3/3 .* → duplicate\n$`)
-	if !wantLines.MatchString(out) {
-		t.Errorf("output:\n%s\nwant one accepted and two duplicates", out)
+	wantLines := regexp.MustCompile(`(?m)^1/3 stripe#(evt_\w{24}) checkout.session.completed → accepted\n2/3 stripe#evt_\w{24} .* → duplicate\n3/3 .* → duplicate\nsee it: hookinbox inspect 'stripe#(evt_\w{24})'\n$`)
+	if m := wantLines.FindStringSubmatch(out); m == nil || m[1] != m[2] {
+		t.Errorf("output:\n%s\nwant one accepted, two duplicates and the inspect command of that event", out)
 	}
 	got := deliveries()
 	if len(got) != 3 {

@@ -77,7 +77,7 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt); err != nil {
+		if err := s.PutPayload(ctx, it, ev.Raw); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Lease(ctx, it.Key, "w", now, time.Minute); err != nil {
@@ -110,7 +110,7 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 			t.Errorf("%d-byte payload: embedded layout cost %.0f units for 2 changes, want more than %.0f", size, embeddedChanges, changes)
 		}
 		t.Logf("%-8s %-34s %-34s", fmt.Sprintf("%d KiB", size>>10),
-			fmt.Sprintf("%.0f + %.0f / %.0f", m.units["put "+SortEvent], m.units["put "+SortPayload], changes),
+			fmt.Sprintf("%.0f + %.0f / %.0f", m.units["put "+SortEvent], m.units["update "+SortPayload], changes),
 			fmt.Sprintf("%.0f / %.0f", e.units["put "+SortEvent], embeddedChanges))
 	}
 }

@@ -63,20 +63,22 @@ func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
 	return it, nil
 }
 
-// PutPayload implements Store.
-func (s *DynamoDB) PutPayload(ctx context.Context, key webhook.Key, raw []byte, expires time.Time) error {
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table,
-		Item: map[string]types.AttributeValue{
-			"pk":         str(string(key)),
-			"sk":         str(SortPayload),
-			"payload":    &types.AttributeValueMemberB{Value: raw},
-			"expires_at": num(expires.Unix()),
+// PutPayload implements Store with one UpdateItem, which creates the
+// payload item when it is missing: the bytes are set only if none are
+// stored (if_not_exists), the claim token and expiry always.
+func (s *DynamoDB) PutPayload(ctx context.Context, it Item, raw []byte) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        &s.table,
+		Key:              itemKey(it.Key, SortPayload),
+		UpdateExpression: aws.String("SET payload = if_not_exists(payload, :raw), received_at = :ra, expires_at = :exp"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":raw": &types.AttributeValueMemberB{Value: raw},
+			":ra":  str(formatTime(it.ReceivedAt)),
+			":exp": num(it.ExpiresAt.Unix()),
 		},
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
 	})
-	if err != nil && !isConditionFailed(err) {
-		return fmt.Errorf("put payload %s: %w", key, err)
+	if err != nil {
+		return fmt.Errorf("put payload %s: %w", it.Key, err)
 	}
 	return nil
 }
@@ -118,8 +120,15 @@ func (s *DynamoDB) Release(ctx context.Context, it Item) error {
 	if err != nil {
 		return fmt.Errorf("release %s: %w", it.Key, err)
 	}
-	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: itemKey(it.Key, SortPayload)})
-	if err != nil {
+	// The payload goes only if it is still this claim's: a delivery or a
+	// newer claim that stored it since then has handed it to itself.
+	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 &s.table,
+		Key:                       itemKey(it.Key, SortPayload),
+		ConditionExpression:       aws.String("received_at = :ra"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":ra": str(formatTime(it.ReceivedAt))},
+	})
+	if err != nil && !isConditionFailed(err) {
 		return fmt.Errorf("release payload %s: %w", it.Key, err)
 	}
 	return nil

@@ -134,3 +134,11 @@ func pendingShard(key webhook.Key) string {
 // DefaultTTL keeps items 35 days: longer than Stripe's 3-day retry window and
 // the 30 days of its event list, which the reconciler reads.
 const DefaultTTL = 35 * 24 * time.Hour
+
+// MaxPayloadBytes is the largest raw payload the payload item holds:
+// DynamoDB refuses items over 400 KB (409,600 bytes, attribute names
+// included), and the payload item's other attributes (pk with the longest
+// key, sk, received_at, expires_at and the names) take well under 1 KiB.
+// 384 KiB leaves 16 KiB of room; the receiver's MAX_BODY_BYTES may not be
+// larger (TestLargestPayloadFitsTheItem stores one on dynalite).
+const MaxPayloadBytes = 384 << 10

@@ -15,12 +15,18 @@ import (
 type Memory struct {
 	mu       sync.Mutex
 	items    map[webhook.Key]Item
-	payloads map[webhook.Key][]byte
+	payloads map[webhook.Key]payload
+}
+
+// payload is a stored payload and the claim it belongs to.
+type payload struct {
+	raw        []byte
+	receivedAt time.Time
 }
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{items: map[webhook.Key]Item{}, payloads: map[webhook.Key][]byte{}}
+	return &Memory{items: map[webhook.Key]Item{}, payloads: map[webhook.Key]payload{}}
 }
 
 var _ Store = (*Memory)(nil)
@@ -39,12 +45,15 @@ func (m *Memory) Claim(_ context.Context, c Claim) (Item, error) {
 }
 
 // PutPayload implements Store.
-func (m *Memory) PutPayload(_ context.Context, key webhook.Key, raw []byte, _ time.Time) error {
+func (m *Memory) PutPayload(_ context.Context, it Item, raw []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.payloads[key]; !ok {
-		m.payloads[key] = append([]byte(nil), raw...)
+	p, ok := m.payloads[it.Key]
+	if !ok {
+		p.raw = append([]byte(nil), raw...)
 	}
+	p.receivedAt = utc(it.ReceivedAt)
+	m.payloads[it.Key] = p
 	return nil
 }
 
@@ -56,7 +65,7 @@ func (m *Memory) Payload(_ context.Context, key webhook.Key) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("payload %s: %w", key, ErrNotFound)
 	}
-	return append([]byte(nil), p...), nil
+	return append([]byte(nil), p.raw...), nil
 }
 
 // Release implements Store.
@@ -68,7 +77,9 @@ func (m *Memory) Release(_ context.Context, it Item) error {
 		return fmt.Errorf("release %s: %w", it.Key, ErrClaimChanged)
 	}
 	delete(m.items, it.Key)
-	delete(m.payloads, it.Key)
+	if p, ok := m.payloads[it.Key]; ok && p.receivedAt.Equal(it.ReceivedAt) {
+		delete(m.payloads, it.Key)
+	}
 	return nil
 }
 

@@ -15,13 +15,20 @@ type Store interface {
 	// item exists for its key. A duplicate returns ErrAlreadyClaimed together
 	// with the stored item, so the caller can tell what state it is in.
 	Claim(ctx context.Context, c Claim) (Item, error)
-	// PutPayload stores the raw payload once; a payload already stored is kept
-	// and is not an error.
-	PutPayload(ctx context.Context, key webhook.Key, raw []byte, expires time.Time) error
+	// PutPayload stores raw as the payload of the claim it (its Key,
+	// ReceivedAt and ExpiresAt), in one write that needs no claim to exist
+	// yet, so it can run together with Claim. A payload already stored
+	// keeps its bytes (the first stored wins) and is handed to this claim:
+	// it carries it.ReceivedAt from then on, so the Release of an older
+	// claim cannot delete it.
+	PutPayload(ctx context.Context, it Item, raw []byte) error
 	// Payload returns the stored raw payload, or ErrNotFound.
 	Payload(ctx context.Context, key webhook.Key) ([]byte, error)
-	// Release deletes the claim it (and its payload) if it is still the claim
-	// made at it.ReceivedAt and still RECEIVED; otherwise ErrClaimChanged.
+	// Release deletes the claim it if it is still the claim made at
+	// it.ReceivedAt and still RECEIVED; otherwise ErrClaimChanged. It then
+	// deletes the payload only if the payload still belongs to that claim
+	// (carries it.ReceivedAt): one a newer claim or a later delivery
+	// stored is kept.
 	Release(ctx context.Context, it Item) error
 	// Get returns the status item, or ErrNotFound.
 	Get(ctx context.Context, key webhook.Key) (Item, error)

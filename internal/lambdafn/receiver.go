@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/secrets"
@@ -26,12 +27,16 @@ func Receiver(ctx context.Context, cfg aws.Config, getenv func(string) string, l
 	if err != nil {
 		return nil, err
 	}
-	h := receiver.New(
-		receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Grace: s.Grace},
-		map[string]receiver.Verifier{verify.StripeProvider: stripe},
+	in := intake.New(
+		intake.Config{Grace: s.Grace},
 		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
 		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 		log,
+	)
+	h := receiver.New(
+		receiver.Config{MaxBodyBytes: s.MaxBodyBytes},
+		map[string]receiver.Verifier{verify.StripeProvider: stripe},
+		in, log,
 	)
 	return h.Handle, nil
 }

@@ -9,13 +9,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/queue"
-	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 )
 
 // Reconciler builds the scheduled reconciler: stuck claims and the Stripe
-// events that never arrived, claimed through the receiver's own Intake.
+// events that never arrived, claimed through the receiver's own intake.
 func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 	s, err := reconcile.LoadSettings(getenv)
 	if err != nil {
@@ -30,7 +30,7 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	events := queue.New(sqs.NewFromConfig(cfg), s.QueueURL)
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
-	in := receiver.NewIntake(receiver.Config{Grace: s.StuckAfter, FromProviderAPI: true}, store, events, log)
+	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true}, store, events, log)
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Namespace: s.Namespace},
 		store, events, in,

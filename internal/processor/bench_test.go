@@ -42,7 +42,7 @@ func BenchmarkProcessOneMessage(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := store.PutPayload(ctx, it.Key, raw, it.ExpiresAt); err != nil {
+		if err := store.PutPayload(ctx, it, raw); err != nil {
 			b.Fatal(err)
 		}
 		msgs[i] = events.SQSEvent{Records: []events.SQSMessage{message(ev.ID, webhook.Envelope{Key: it.Key, Type: ev.Type}.Marshal(), 1)}}

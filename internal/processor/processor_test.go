@@ -156,7 +156,7 @@ func (f *fixture) claim(t *testing.T, id, typ string) events.SQSMessage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.PutPayload(context.Background(), it.Key, ev.Raw, it.ExpiresAt); err != nil {
+	if err := f.store.PutPayload(context.Background(), it, ev.Raw); err != nil {
 		t.Fatal(err)
 	}
 	return message(id, webhook.Envelope{Key: ev.Key(), Type: typ}.Marshal(), 1)

@@ -10,7 +10,6 @@ import (
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
@@ -34,7 +33,7 @@ func benchRequests(b *testing.B, n int) []events.APIGatewayV2HTTPRequest {
 // and a fake queue, so it measures hookinbox's own work.
 func BenchmarkReceiverNewEvent(b *testing.B) {
 	reqs := benchRequests(b, b.N)
-	h := receiver.New(receiver.Config{Now: fixed}, stripeVerifiers(fixed), inbox.NewMemory(), &fakeQueue{}, nil)
+	h := handlerOn(fixed, inbox.NewMemory(), &fakeQueue{})
 	ctx := context.Background()
 	b.SetBytes(int64(len(reqs[0].Body)))
 	b.ReportAllocs()
@@ -50,7 +49,7 @@ func BenchmarkReceiverNewEvent(b *testing.B) {
 // BenchmarkReceiverDuplicate is the path of a repeated delivery.
 func BenchmarkReceiverDuplicate(b *testing.B) {
 	reqs := benchRequests(b, 1)
-	h := receiver.New(receiver.Config{Now: fixed}, stripeVerifiers(fixed), inbox.NewMemory(), &fakeQueue{}, nil)
+	h := handlerOn(fixed, inbox.NewMemory(), &fakeQueue{})
 	ctx := context.Background()
 	h.Handle(ctx, reqs[0])
 	b.SetBytes(int64(len(reqs[0].Body)))

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -33,6 +35,26 @@ func stripeVerifiers(clock func() time.Time) map[string]receiver.Verifier {
 	s := &verify.Stripe{Secrets: []string{secret, oldSecret}, Now: clock}
 	return map[string]receiver.Verifier{"stripe": receiver.StripeVerifier(s)}
 }
+
+// handlerOn returns a receiver with the default limits on the test clock,
+// claiming through a real intake on store and q.
+func handlerOn(clock func() time.Time, store intakeStore, q intakeQueue) *receiver.Handler {
+	in := intake.New(intake.Config{Now: clock}, store, q, nil)
+	return receiver.New(receiver.Config{}, stripeVerifiers(clock), in, nil)
+}
+
+// intakeStore and intakeQueue are what intake.New takes.
+type (
+	intakeStore interface {
+		Claim(ctx context.Context, c inbox.Claim) (inbox.Item, error)
+		PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
+		Release(ctx context.Context, it inbox.Item) error
+		MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
+	}
+	intakeQueue interface {
+		Send(ctx context.Context, env webhook.Envelope) error
+	}
+)
 
 // request returns an API Gateway v2 request for POST /webhooks/stripe.
 func request(body []byte, header string) events.APIGatewayV2HTTPRequest {

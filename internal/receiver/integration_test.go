@@ -38,8 +38,7 @@ func newRealStack(t *testing.T, sqsURL func(string) string) *realStack {
 	if sqsURL != nil {
 		url = sqsURL(url)
 	}
-	s.h = receiver.New(receiver.Config{Now: fixed}, stripeVerifiers(fixed),
-		inbox.NewDynamoDB(s.db, s.table), queue.New(s.sqs, url), nil)
+	s.h = handlerOn(fixed, inbox.NewDynamoDB(s.db, s.table), queue.New(s.sqs, url))
 	return s
 }
 

@@ -7,8 +7,8 @@
 // retries) when the send fails; a duplicate is answered 200 without a second
 // message, unless its claim has sat in RECEIVED longer than the grace period,
 // in which case it is re-enqueued once per grace period. The claim path
-// itself is Intake, which the reconciler shares for events it fetched from
-// the provider's API. A Handler is safe for concurrent use.
+// itself is package intake, which the reconciler shares for events it
+// fetched from the provider's API. A Handler is safe for concurrent use.
 package receiver
 
 import (
@@ -18,46 +18,25 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
 // Config tunes a Handler. The zero value of each field means its default.
 type Config struct {
-	MaxBodyBytes int64            // largest body accepted; default 256 KiB
-	Grace        time.Duration    // how long a RECEIVED claim may wait for its message before a duplicate re-enqueues it; default 2 min
-	TTL          time.Duration    // how long inbox items live; default inbox.DefaultTTL
-	Now          func() time.Time // the clock; default time.Now
-	// FromProviderAPI says the events come from the provider's API (the
-	// reconciler), not from webhook deliveries: the API renders an event
-	// with other bytes than the webhook did, so a duplicate whose body
-	// hash differs is expected and not logged.
-	FromProviderAPI bool
+	MaxBodyBytes int64 // largest body accepted; default 256 KiB, at most inbox.MaxPayloadBytes
 }
 
-// Defaults.
-const (
-	DefaultMaxBodyBytes = 256 << 10
-	DefaultGrace        = 2 * time.Minute
-)
+// DefaultMaxBodyBytes is Config.MaxBodyBytes's default.
+const DefaultMaxBodyBytes = 256 << 10
 
 func (c Config) withDefaults() Config {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.Grace <= 0 {
-		c.Grace = DefaultGrace
-	}
-	if c.TTL <= 0 {
-		c.TTL = inbox.DefaultTTL
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	return c
 }
@@ -76,17 +55,9 @@ func (f VerifierFunc) Verify(ctx context.Context, headers map[string]string, bod
 	return f(ctx, headers, body)
 }
 
-// claimStore lists the inbox calls the receiver makes.
-type claimStore interface {
-	Claim(ctx context.Context, c inbox.Claim) (inbox.Item, error)
-	PutPayload(ctx context.Context, key webhook.Key, raw []byte, expires time.Time) error
-	Release(ctx context.Context, it inbox.Item) error
-	MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
-}
-
-// sender lists the queue call the receiver makes.
-type sender interface {
-	Send(ctx context.Context, env webhook.Envelope) error
+// accepter claims and enqueues a verified event; *intake.Intake is the one.
+type accepter interface {
+	Accept(ctx context.Context, ev webhook.Event) (intake.Outcome, error)
 }
 
 // Handler answers API Gateway HTTP API (payload v2) requests on
@@ -94,24 +65,18 @@ type sender interface {
 type Handler struct {
 	cfg       Config
 	verifiers map[string]Verifier
-	intake    *Intake
+	intake    accepter
 	log       *slog.Logger
 }
 
-// New returns a Handler. verifiers maps a provider name ("stripe") to its Verifier.
-func New(cfg Config, verifiers map[string]Verifier, store claimStore, queue sender, log *slog.Logger) *Handler {
+// New returns a Handler. verifiers maps a provider name ("stripe") to its
+// Verifier; in claims what they verify.
+func New(cfg Config, verifiers map[string]Verifier, in accepter, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cfg = cfg.withDefaults()
-	return &Handler{cfg: cfg, verifiers: verifiers, intake: NewIntake(cfg, store, queue, log), log: log}
+	return &Handler{cfg: cfg.withDefaults(), verifiers: verifiers, intake: in, log: log}
 }
-
-// Outcomes of a delivery, as answered in {"status": ...}.
-const (
-	Accepted  = "accepted"
-	Duplicate = "duplicate"
-)
 
 // Handle answers one delivery. It returns an error only for a response it
 // could not build; every failure is an HTTP answer.
@@ -135,26 +100,26 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		}
 		return errorResponse(status, public), nil
 	}
-	log.InfoContext(ctx, "webhook "+outcome, "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
-	return jsonResponse(http.StatusOK, `{"status":"`+outcome+`"}`), nil
+	log.InfoContext(ctx, "webhook "+outcome.String(), "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
+	return jsonResponse(http.StatusOK, `{"status":"`+outcome.String()+`"}`), nil
 }
 
 // receive does the work of Handle: verify, claim, enqueue.
-func (h *Handler) receive(ctx context.Context, provider string, req events.APIGatewayV2HTTPRequest) (string, webhook.Event, error) {
+func (h *Handler) receive(ctx context.Context, provider string, req events.APIGatewayV2HTTPRequest) (intake.Outcome, webhook.Event, error) {
 	if m := req.RequestContext.HTTP.Method; m != "" && m != http.MethodPost {
-		return "", webhook.Event{}, fmt.Errorf("%w: %s", webhook.ErrMethodNotAllowed, m)
+		return 0, webhook.Event{}, fmt.Errorf("%w: %s", webhook.ErrMethodNotAllowed, m)
 	}
 	v, ok := h.verifiers[provider]
 	if !ok {
-		return "", webhook.Event{}, fmt.Errorf("%w: %q", webhook.ErrUnknownProvider, provider)
+		return 0, webhook.Event{}, fmt.Errorf("%w: %q", webhook.ErrUnknownProvider, provider)
 	}
 	body, err := h.rawBody(req)
 	if err != nil {
-		return "", webhook.Event{}, err
+		return 0, webhook.Event{}, err
 	}
 	ev, err := v.Verify(ctx, lowerKeys(req.Headers), body)
 	if err != nil {
-		return "", webhook.Event{}, fmt.Errorf("verify: %w", err)
+		return 0, webhook.Event{}, fmt.Errorf("verify: %w", err)
 	}
 	outcome, err := h.intake.Accept(ctx, ev)
 	return outcome, ev, err

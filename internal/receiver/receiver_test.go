@@ -19,7 +19,7 @@ import (
 func newHandler(t *testing.T, clock func() time.Time) (*receiver.Handler, *inbox.Memory, *fakeQueue) {
 	t.Helper()
 	store, q := inbox.NewMemory(), &fakeQueue{}
-	h := receiver.New(receiver.Config{Now: clock}, stripeVerifiers(clock), store, q, nil)
+	h := handlerOn(clock, store, q)
 	return h, store, q
 }
 

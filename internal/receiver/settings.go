@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/envconfig"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 )
 
 // Settings is the receiver function's environment, as template.yaml sets it.
@@ -13,7 +15,7 @@ type Settings struct {
 	StripeSecrets   []string      // STRIPE_WEBHOOK_SECRET, comma-separated; used as is when set
 	StripeSecretARN string        // STRIPE_WEBHOOK_SECRET_ARN, read when STRIPE_WEBHOOK_SECRET is empty
 	Tolerance       time.Duration // STRIPE_TOLERANCE, default 300s
-	MaxBodyBytes    int64         // MAX_BODY_BYTES, default 262144
+	MaxBodyBytes    int64         // MAX_BODY_BYTES, default 262144, at most inbox.MaxPayloadBytes
 	Grace           time.Duration // REENQUEUE_GRACE, default 2m
 }
 
@@ -28,10 +30,13 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		StripeSecretARN: r.String("STRIPE_WEBHOOK_SECRET_ARN", ""),
 		Tolerance:       r.Duration("STRIPE_TOLERANCE", 300*time.Second),
 		MaxBodyBytes:    r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes),
-		Grace:           r.Duration("REENQUEUE_GRACE", DefaultGrace),
+		Grace:           r.Duration("REENQUEUE_GRACE", intake.DefaultGrace),
 	}
 	if len(s.StripeSecrets) == 0 && s.StripeSecretARN == "" {
 		r.Problem("set STRIPE_WEBHOOK_SECRET (comma-separated signing secrets) or STRIPE_WEBHOOK_SECRET_ARN (a Secrets Manager secret holding them)")
+	}
+	if s.MaxBodyBytes > inbox.MaxPayloadBytes {
+		r.Problem("MAX_BODY_BYTES=%d is more than the %d bytes a payload item can hold (DynamoDB's 400 KB item limit)", s.MaxBodyBytes, inbox.MaxPayloadBytes)
 	}
 	return s, r.Err()
 }

@@ -11,7 +11,7 @@
 //     too; their messages are in the DLQ.
 //   - Missed events: the provider's event list (Stripe's /v1/events) since
 //     a checkpoint is claimed and enqueued through the receiver's own path
-//     (receiver.Intake), so an event that never arrived as a webhook is
+//     (package intake), so an event that never arrived as a webhook is
 //     processed, and one that did is a duplicate the inbox refuses. The
 //     checkpoint, kept in the inbox table, advances only past events
 //     handled: a failure leaves it before the event that failed.

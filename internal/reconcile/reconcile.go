@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
@@ -78,9 +78,9 @@ type sender interface {
 	Send(ctx context.Context, env webhook.Envelope) error
 }
 
-// intake claims and enqueues an event; receiver.Intake is the one.
-type intake interface {
-	Accept(ctx context.Context, ev webhook.Event) (string, error)
+// accepter claims and enqueues an event; *intake.Intake is the one.
+type accepter interface {
+	Accept(ctx context.Context, ev webhook.Event) (intake.Outcome, error)
 }
 
 // eventSource lists a provider's events created in [from, to), oldest
@@ -102,7 +102,7 @@ type Handler struct {
 	cfg         Config
 	store       pendingStore
 	events      sender
-	intake      intake
+	intake      accepter
 	source      eventSource
 	checkpoints checkpointStore
 	log         *slog.Logger
@@ -110,7 +110,7 @@ type Handler struct {
 
 // New returns a Handler. source, intake and checkpoints may be nil
 // together: the run then only re-enqueues stuck claims.
-func New(cfg Config, store pendingStore, events sender, in intake, source eventSource, checkpoints checkpointStore, log *slog.Logger) *Handler {
+func New(cfg Config, store pendingStore, events sender, in accepter, source eventSource, checkpoints checkpointStore, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -263,7 +263,7 @@ func (h *Handler) missed(ctx context.Context, now time.Time, s *Summary) error {
 			s.Events = append(s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Failed, Note: err.Error()})
 			break
 		}
-		if outcome == receiver.Accepted {
+		if outcome == intake.Accepted {
 			s.Missed++
 			s.Events = append(s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Claimed,
 				Note: "created " + ev.Created.Format(time.RFC3339) + "; never arrived as a webhook"})

@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
-	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
@@ -128,7 +128,7 @@ func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 	source.PageSize = 3 // four pages: auto-pagination
 	h := reconcile.New(
 		reconcile.Config{Lookback: time.Hour, Now: func() time.Time { return now }},
-		s.Inbox, sender, receiver.NewIntake(receiver.Config{FromProviderAPI: true}, s.Inbox, sender, nil),
+		s.Inbox, sender, intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, sender, nil),
 		source, cps, nil)
 
 	sum, err := h.Run(ctx)
@@ -183,7 +183,7 @@ func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Inbox.PutPayload(ctx, key, body, it.ExpiresAt); err != nil {
+		if err := s.Inbox.PutPayload(ctx, it, body); err != nil {
 			t.Fatal(err)
 		}
 		return it.Key

@@ -164,7 +164,7 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Inbox.PutPayload(ctx, it.Key, ev.Raw, it.ExpiresAt); err != nil {
+		if err := s.Inbox.PutPayload(ctx, it, ev.Raw); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Inbox.Lease(ctx, it.Key, "w", now, time.Minute); err != nil {

@@ -129,8 +129,9 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		if _, err := s.Payload(ctx, key); !errors.Is(err, inbox.ErrNotFound) {
 			t.Errorf("Payload before put: err = %v, want ErrNotFound", err)
 		}
-		for _, body := range []string{`{"n":1}`, `{"n":2}`} {
-			if err := s.PutPayload(ctx, key, []byte(body), t0.Add(time.Hour)); err != nil {
+		for i, body := range []string{`{"n":1}`, `{"n":2}`} {
+			it := inbox.Claim{Event: Event("evt_pay"), At: t0.Add(time.Duration(i) * time.Second), TTL: time.Hour}.NewItem()
+			if err := s.PutPayload(ctx, it, []byte(body)); err != nil {
 				t.Fatalf("PutPayload: %v", err)
 			}
 		}
@@ -143,10 +144,44 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
+	t.Run("PayloadWithoutClaimAndClaimWithoutPayload", func(t *testing.T) {
+		// The receiver writes the claim and the payload at the same time,
+		// so either may land first, or alone.
+		s := newStore(t)
+		ev := Event("evt_order")
+		c := inbox.Claim{Event: ev, At: t0, TTL: time.Hour}
+		if err := s.PutPayload(ctx, c.NewItem(), ev.Raw); err != nil {
+			t.Fatalf("PutPayload before its claim: %v", err)
+		}
+		if _, err := s.Get(ctx, ev.Key()); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("a payload alone made a status item: err = %v", err)
+		}
+		if _, err := s.Claim(ctx, c); err != nil {
+			t.Fatalf("Claim after its payload: %v", err)
+		}
+		// A claim whose payload write failed (and whose release failed
+		// too): a later delivery of the event stores the payload.
+		lost := Event("evt_lost")
+		it := claim(t, s, lost.ID)
+		if _, err := s.Payload(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
+			t.Fatalf("Payload of a claim without one: err = %v, want ErrNotFound", err)
+		}
+		dup := inbox.Claim{Event: lost, At: t0.Add(time.Minute), TTL: time.Hour}
+		if _, err := s.Claim(ctx, dup); !errors.Is(err, inbox.ErrAlreadyClaimed) {
+			t.Fatalf("later delivery: err = %v, want ErrAlreadyClaimed", err)
+		}
+		if err := s.PutPayload(ctx, dup.NewItem(), lost.Raw); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Payload(ctx, it.Key); err != nil || string(got) != string(lost.Raw) {
+			t.Errorf("Payload after the later delivery = %q, %v; want the event's bytes", got, err)
+		}
+	})
+
 	t.Run("ReleaseDeletesOnlyOwnClaim", func(t *testing.T) {
 		s := newStore(t)
 		it := claim(t, s, "evt_rel")
-		if err := s.PutPayload(ctx, it.Key, []byte("{}"), it.ExpiresAt); err != nil {
+		if err := s.PutPayload(ctx, it, []byte("{}")); err != nil {
 			t.Fatal(err)
 		}
 		other := it
@@ -168,6 +203,40 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		lease(t, s, it.Key, "w1", t0)
 		if err := s.Release(ctx, it); !errors.Is(err, inbox.ErrClaimChanged) {
 			t.Errorf("Release of a leased claim: err = %v, want ErrClaimChanged", err)
+		}
+	})
+
+	t.Run("ReleaseKeepsAPayloadANewerClaimHolds", func(t *testing.T) {
+		s := newStore(t)
+		ev := Event("evt_relnew")
+		old := claim(t, s, ev.ID)
+		if err := s.PutPayload(ctx, old, ev.Raw); err != nil {
+			t.Fatal(err)
+		}
+		// The old claim's send failed; while it is being released a new
+		// delivery's payload write, running with its claim, lands first.
+		newer := inbox.Claim{Event: ev, At: t0.Add(time.Second), TTL: time.Hour}
+		if err := s.PutPayload(ctx, newer.NewItem(), ev.Raw); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Release(ctx, old); err != nil {
+			t.Fatalf("Release of the old claim: %v", err)
+		}
+		if _, err := s.Get(ctx, ev.Key()); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("old claim after Release: err = %v, want ErrNotFound", err)
+		}
+		if _, err := s.Claim(ctx, newer); err != nil {
+			t.Fatalf("the newer claim: %v", err)
+		}
+		if got, err := s.Payload(ctx, ev.Key()); err != nil || string(got) != string(ev.Raw) {
+			t.Errorf("the newer claim's payload = %q, %v; want it kept", got, err)
+		}
+		// A repeated Release of the old claim changes nothing either.
+		if err := s.Release(ctx, old); !errors.Is(err, inbox.ErrClaimChanged) {
+			t.Errorf("second Release of the old claim: err = %v, want ErrClaimChanged", err)
+		}
+		if _, err := s.Payload(ctx, ev.Key()); err != nil {
+			t.Errorf("the newer claim's payload after a stale Release: %v", err)
 		}
 	})
 

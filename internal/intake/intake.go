@@ -1,0 +1,174 @@
+package intake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// Outcome is what Accept did with an event.
+type Outcome int
+
+// The outcomes. The zero Outcome is none: Accept returns it only with an
+// error.
+const (
+	// Accepted: the event was new; it is claimed, stored and enqueued.
+	Accepted Outcome = iota + 1
+	// Duplicate: the event was claimed before; no second message was sent
+	// unless its claim had waited past the grace period.
+	Duplicate
+)
+
+// String returns the outcome as the receiver answers it: "accepted" or
+// "duplicate".
+func (o Outcome) String() string {
+	switch o {
+	case Accepted:
+		return "accepted"
+	case Duplicate:
+		return "duplicate"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Config tunes an Intake. The zero value of each field means its default.
+type Config struct {
+	// Grace is how long a RECEIVED claim may wait for its message before
+	// a duplicate re-enqueues it; default 2 min.
+	Grace time.Duration
+	// TTL is how long inbox items live; default inbox.DefaultTTL.
+	TTL time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// FromProviderAPI says the events come from the provider's API (the
+	// reconciler), not from webhook deliveries: the API renders an event
+	// with other bytes than the webhook did, so a duplicate whose body
+	// hash differs is expected and not logged.
+	FromProviderAPI bool
+}
+
+// DefaultGrace is Config.Grace's default.
+const DefaultGrace = 2 * time.Minute
+
+func (c Config) withDefaults() Config {
+	if c.Grace <= 0 {
+		c.Grace = DefaultGrace
+	}
+	if c.TTL <= 0 {
+		c.TTL = inbox.DefaultTTL
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// claimStore lists the inbox calls an Intake makes.
+type claimStore interface {
+	Claim(ctx context.Context, c inbox.Claim) (inbox.Item, error)
+	PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
+	Release(ctx context.Context, it inbox.Item) error
+	MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
+}
+
+// sender lists the queue call an Intake makes.
+type sender interface {
+	Send(ctx context.Context, env webhook.Envelope) error
+}
+
+// Intake claims, stores and enqueues verified events.
+type Intake struct {
+	cfg   Config
+	store claimStore
+	queue sender
+	log   *slog.Logger
+}
+
+// New returns an Intake on a ready inbox store and events queue.
+func New(cfg Config, store claimStore, queue sender, log *slog.Logger) *Intake {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Intake{cfg: cfg.withDefaults(), store: store, queue: queue, log: log}
+}
+
+// Accept makes the claim and stores the payload together, then sends the
+// message, answering Accepted; or handles a duplicate, answering
+// Duplicate. An error means the event may not be enqueued and the caller
+// must try again later (the receiver answers 5xx, the reconciler keeps
+// its checkpoint before it).
+func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error) {
+	now := in.cfg.Now()
+	c := inbox.Claim{Event: ev, At: now, TTL: in.cfg.TTL}
+	// The payload write runs beside the claim, marked with the claim's
+	// time, so a new event costs one round trip less than claim-then-put.
+	// A duplicate's write keeps the stored bytes and only stores them when
+	// they are missing (a claim whose own payload write was lost).
+	stored := make(chan error, 1)
+	go func() { stored <- in.store.PutPayload(ctx, c.NewItem(), ev.Raw) }()
+	it, err := in.store.Claim(ctx, c)
+	perr := <-stored
+	if errors.Is(err, inbox.ErrAlreadyClaimed) {
+		if err := in.duplicate(ctx, ev, it, now, perr); err != nil {
+			return 0, err
+		}
+		return Duplicate, nil
+	}
+	if err != nil {
+		// Any payload stored is harmless: it carries no claim, and a
+		// later claim adopts it.
+		return 0, err
+	}
+	err = perr
+	if err == nil {
+		err = in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type})
+	}
+	if err != nil {
+		if rerr := in.store.Release(ctx, it); rerr != nil {
+			// The claim stays in RECEIVED; the next delivery stores the
+			// payload and, after the grace period, sends its message; so
+			// does the reconciler.
+			return 0, fmt.Errorf("%w; releasing the claim: %v", err, rerr)
+		}
+		return 0, err
+	}
+	return Accepted, nil
+}
+
+// duplicate handles an event already claimed: it logs a body that differs
+// from the first, reports a failed payload write for an event that may
+// still need its payload, and re-enqueues a claim that has waited in
+// RECEIVED longer than the grace period (a crash between claim and send).
+func (in *Intake) duplicate(ctx context.Context, ev webhook.Event, it inbox.Item, now time.Time, perr error) error {
+	if sum := inbox.PayloadSHA256(ev.Raw); sum != it.PayloadSHA256 && !in.cfg.FromProviderAPI {
+		in.log.WarnContext(ctx, "duplicate delivery with a different body",
+			"key", ev.Key().String(), "type", ev.Type, "payload_mismatch", 1,
+			"stored_sha256", it.PayloadSHA256, "this_sha256", sum)
+	}
+	if perr != nil && it.Status != inbox.Done && it.Status != inbox.Ignored {
+		// The stored claim may lack its payload (its own write failed),
+		// and a DEAD event needs it for replay: ask for the event again.
+		return fmt.Errorf("store the payload of unfinished %s: %w", it.Key, perr)
+	}
+	if it.Status != inbox.Received || now.Sub(it.EnqueuedAt) < in.cfg.Grace {
+		return nil
+	}
+	it, err := in.store.MarkEnqueued(ctx, it.Key, now.Add(-in.cfg.Grace), now)
+	if errors.Is(err, inbox.ErrNotDue) {
+		return nil // another delivery or the processor got there first
+	}
+	if err != nil {
+		return err
+	}
+	if err := in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type}); err != nil {
+		return err
+	}
+	in.log.WarnContext(ctx, "re-enqueued a claim that waited past the grace period",
+		"key", ev.Key().String(), "type", ev.Type, "received_at", it.ReceivedAt)
+	return nil
+}

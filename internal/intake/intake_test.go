@@ -1,0 +1,272 @@
+package intake_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func event(id string) webhook.Event {
+	return webhook.Event{
+		Provider: "stripe", ID: id, Type: "checkout.session.completed",
+		Created: now.Add(-time.Second), Raw: []byte(`{"id":"` + id + `","object":"event"}`),
+	}
+}
+
+// store is the inbox under test with faults a test can switch on: each
+// function field, when set, runs instead of the real call.
+type store struct {
+	inbox.Store
+	putPayload func(ctx context.Context, it inbox.Item, raw []byte) error
+	release    func(ctx context.Context, it inbox.Item) error
+	claim      func(ctx context.Context, c inbox.Claim) (inbox.Item, error)
+}
+
+func (s *store) PutPayload(ctx context.Context, it inbox.Item, raw []byte) error {
+	if s.putPayload != nil {
+		return s.putPayload(ctx, it, raw)
+	}
+	return s.Store.PutPayload(ctx, it, raw)
+}
+
+func (s *store) Release(ctx context.Context, it inbox.Item) error {
+	if s.release != nil {
+		return s.release(ctx, it)
+	}
+	return s.Store.Release(ctx, it)
+}
+
+func (s *store) Claim(ctx context.Context, c inbox.Claim) (inbox.Item, error) {
+	if s.claim != nil {
+		return s.claim(ctx, c)
+	}
+	return s.Store.Claim(ctx, c)
+}
+
+// recorder records every envelope sent, and what the inbox held for it
+// at the moment it was sent.
+type recorder struct {
+	store inbox.Store
+	mu    sync.Mutex
+	sent  []webhook.Envelope
+	// seen is, per send, whether the claim and the payload were stored.
+	seen []string
+	fail bool
+	next interface {
+		Send(context.Context, webhook.Envelope) error
+	}
+}
+
+func (r *recorder) Send(ctx context.Context, env webhook.Envelope) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail {
+		return errors.New("sqs: ServiceUnavailable")
+	}
+	state := "claim+payload"
+	if _, err := r.store.Get(ctx, env.Key); err != nil {
+		state = "no claim"
+	} else if _, err := r.store.Payload(ctx, env.Key); err != nil {
+		state = "no payload"
+	}
+	r.seen = append(r.seen, state)
+	r.sent = append(r.sent, env)
+	if r.next != nil {
+		return r.next.Send(ctx, env)
+	}
+	return nil
+}
+
+// backends runs fn on the memory store and on dynalite with the real
+// events queue on local-aws-sqs.
+func backends(t *testing.T, fn func(t *testing.T, s inbox.Store, q *recorder)) {
+	t.Run("memory", func(t *testing.T) {
+		s := inbox.NewMemory()
+		fn(t, s, &recorder{store: s})
+	})
+	t.Run("dynalite", func(t *testing.T) {
+		emu := devstack.ForTest(t)
+		st := devstack.NewTestStack(t)
+		s := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+		fn(t, s, &recorder{store: s, next: queue.New(emu.SQS(), st.Queues["EventsQueue"].URL)})
+	})
+}
+
+func TestOutcomeNames(t *testing.T) {
+	for o, want := range map[intake.Outcome]string{intake.Accepted: "accepted", intake.Duplicate: "duplicate", 0: "Outcome(0)"} {
+		if got := o.String(); got != want {
+			t.Errorf("Outcome(%d).String() = %q, want %q", int(o), got, want)
+		}
+	}
+}
+
+func TestNewEventIsSentOnlyAfterClaimAndPayload(t *testing.T) {
+	backends(t, func(t *testing.T, s inbox.Store, q *recorder) {
+		ctx := context.Background()
+		in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, q, nil)
+		ev := event("evt_order")
+		for i, want := range []intake.Outcome{intake.Accepted, intake.Duplicate} {
+			got, err := in.Accept(ctx, ev)
+			if err != nil || got != want {
+				t.Fatalf("Accept %d = %v, %v; want %v", i+1, got, err, want)
+			}
+		}
+		if diff := cmp.Diff([]string{"claim+payload"}, q.seen); diff != "" {
+			t.Errorf("inbox state at each send (-want +got):\n%s", diff)
+		}
+		if p, err := s.Payload(ctx, ev.Key()); err != nil || string(p) != string(ev.Raw) {
+			t.Errorf("payload = %q, %v", p, err)
+		}
+	})
+}
+
+func TestClaimAndPayloadAreWrittenTogether(t *testing.T) {
+	// The claim waits until the payload write has started: with a claim
+	// then a payload write in sequence this would never finish.
+	mem := inbox.NewMemory()
+	started := make(chan struct{})
+	s := &store{Store: mem}
+	s.putPayload = func(ctx context.Context, it inbox.Item, raw []byte) error {
+		close(started)
+		return mem.PutPayload(ctx, it, raw)
+	}
+	s.claim = func(ctx context.Context, c inbox.Claim) (inbox.Item, error) {
+		select {
+		case <-started:
+		case <-ctx.Done():
+			return inbox.Item{}, ctx.Err()
+		}
+		return mem.Claim(ctx, c)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	in := intake.New(intake.Config{}, s, &recorder{store: mem}, nil)
+	if got, err := in.Accept(ctx, event("evt_together")); err != nil || got != intake.Accepted {
+		t.Fatalf("Accept = %v, %v; want accepted (the claim waited for a payload write that never began)", got, err)
+	}
+}
+
+func TestLostPayloadIsStoredByTheNextDelivery(t *testing.T) {
+	// The finding: claim ok, payload write fails, release fails. The next
+	// delivery within the grace period is a duplicate and used to leave
+	// the claim without a payload for ever.
+	backends(t, func(t *testing.T, real inbox.Store, q *recorder) {
+		ctx := context.Background()
+		clock := now
+		s := &store{Store: real}
+		s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("dynamodb: throttled") }
+		s.release = func(context.Context, inbox.Item) error { return errors.New("dynamodb: throttled") }
+		in := intake.New(intake.Config{Now: func() time.Time { return clock }}, s, q, nil)
+		ev := event("evt_lostpayload")
+		if _, err := in.Accept(ctx, ev); err == nil {
+			t.Fatal("Accept with the payload write failing: no error, want one (the provider must retry)")
+		}
+		if _, err := real.Get(ctx, ev.Key()); err != nil {
+			t.Fatalf("claim after a failed release: %v, want it left in RECEIVED", err)
+		}
+		if _, err := real.Payload(ctx, ev.Key()); !errors.Is(err, inbox.ErrNotFound) {
+			t.Fatalf("payload: %v, want none yet", err)
+		}
+		s.putPayload, s.release = nil, nil
+
+		clock = now.Add(30 * time.Second) // within the grace period
+		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Duplicate {
+			t.Fatalf("retry = %v, %v; want duplicate", got, err)
+		}
+		if p, err := real.Payload(ctx, ev.Key()); err != nil || string(p) != string(ev.Raw) {
+			t.Errorf("payload after the retry = %q, %v; want the event's bytes", p, err)
+		}
+		if len(q.sent) != 0 {
+			t.Errorf("sent %v within the grace period, want nothing", q.sent)
+		}
+		clock = now.Add(intake.DefaultGrace + time.Second) // past it: re-enqueued
+		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Duplicate {
+			t.Fatalf("retry past grace = %v, %v; want duplicate", got, err)
+		}
+		if diff := cmp.Diff([]string{"claim+payload"}, q.seen); diff != "" {
+			t.Errorf("inbox state at each send (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestFailedPayloadOrSendReleasesEverything(t *testing.T) {
+	backends(t, func(t *testing.T, real inbox.Store, q *recorder) {
+		ctx := context.Background()
+		s := &store{Store: real}
+		in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, q, nil)
+
+		s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("dynamodb: throttled") }
+		ev := event("evt_nopayload")
+		if _, err := in.Accept(ctx, ev); err == nil {
+			t.Error("payload write failed: no error")
+		}
+		if _, err := real.Get(ctx, ev.Key()); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("claim after a failed payload write: %v, want released", err)
+		}
+		s.putPayload = nil
+
+		q.fail = true
+		ev = event("evt_nosend")
+		if _, err := in.Accept(ctx, ev); err == nil {
+			t.Error("send failed: no error")
+		}
+		for what, err := range map[string]error{"claim": getErr(ctx, real, ev.Key()), "payload": payloadErr(ctx, real, ev.Key())} {
+			if !errors.Is(err, inbox.ErrNotFound) {
+				t.Errorf("%s after a failed send: %v, want deleted", what, err)
+			}
+		}
+		q.fail = false
+		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Accepted {
+			t.Errorf("the provider's retry = %v, %v; want accepted", got, err)
+		}
+		if len(q.sent) != 1 {
+			t.Errorf("sent %v, want one message", q.sent)
+		}
+	})
+}
+
+func TestDuplicatePayloadFailureMattersOnlyWhileUnfinished(t *testing.T) {
+	ctx := context.Background()
+	mem := inbox.NewMemory()
+	s := &store{Store: mem}
+	in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, &recorder{store: mem}, nil)
+	ev := event("evt_dupfail")
+	if _, err := in.Accept(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("dynamodb: throttled") }
+	if _, err := in.Accept(ctx, ev); err == nil {
+		t.Error("duplicate of a RECEIVED event whose payload write failed: no error, want one so the provider retries")
+	}
+	if _, err := mem.Lease(ctx, ev.Key(), "w", now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.Finish(ctx, ev.Key(), "w", inbox.Result{Status: inbox.Done, At: now}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := in.Accept(ctx, ev); err != nil || got != intake.Duplicate {
+		t.Errorf("duplicate of a DONE event whose payload write failed = %v, %v; want duplicate", got, err)
+	}
+}
+
+func getErr(ctx context.Context, s inbox.Store, key webhook.Key) error {
+	_, err := s.Get(ctx, key)
+	return err
+}
+
+func payloadErr(ctx context.Context, s inbox.Store, key webhook.Key) error {
+	_, err := s.Payload(ctx, key)
+	return err
+}
