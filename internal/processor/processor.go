@@ -175,7 +175,7 @@ type leaseStore interface {
 	Finish(ctx context.Context, key webhook.Key, owner string, r inbox.Result) (inbox.Item, error)
 	Get(ctx context.Context, key webhook.Key) (inbox.Item, error)
 	Payload(ctx context.Context, key webhook.Key) ([]byte, error)
-	PutPayload(ctx context.Context, key webhook.Key, raw []byte, expires time.Time) error
+	PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
 }
 
 // ledger hands out the effect runner of one event.
@@ -436,11 +436,7 @@ func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key
 		return nil, fmt.Errorf("no payload stored; fetch %s from the provider's API: %w", key, err)
 	}
 	log.Warn("no payload stored; fetched the event from the provider's API")
-	expires := it.ExpiresAt
-	if expires.IsZero() {
-		expires = h.cfg.Now().Add(inbox.DefaultTTL)
-	}
-	if err := h.store.PutPayload(ctx, key, raw, expires); err != nil {
+	if err := h.store.PutPayload(ctx, it, raw); err != nil {
 		log.Warn("could not store the fetched payload; the next attempt fetches it again", "reason", err.Error())
 	}
 	return raw, nil
