@@ -26,7 +26,7 @@ build-ReceiverFunction build-ProcessorFunction build-DlqReplayFunction build-Rec
 	CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap $(pkg)
 
 .DEFAULT_GOAL := test
-.PHONY: build test vet lint-template bench dev clean $(FUNCTIONS:%=build-%)
+.PHONY: build test vet lint-template fuzz bench dev clean $(FUNCTIONS:%=build-%)
 
 # build builds every function into bin/<LogicalId>/bootstrap. Each target
 # gets its own ARTIFACTS_DIR unless one is given.
@@ -58,6 +58,20 @@ vet:
 lint-template:
 	@command -v cfn-lint >/dev/null || { echo "cfn-lint is not installed: pip install cfn-lint (make test needs it; CI machines have it)"; exit 1; }
 	cfn-lint --include-checks I -- template.yaml
+
+# fuzz runs every fuzz target (func Fuzz... in a _test.go file) for
+# FUZZTIME each, one after the other. make test runs only their seed
+# corpora (every go test does), which is deterministic; a finding is written
+# to <package>/testdata/fuzz/<Fuzz...>/ by go test: fix it and commit the
+# file as a regression case.
+FUZZTIME ?= 30s
+fuzz:
+	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$dir/*_test.go); do \
+	    echo "go test -run '^$$' -fuzz '^$$fn\$$' -fuzztime $(FUZZTIME) $$dir"; \
+	    go test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$dir; \
+	  done; \
+	done
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...

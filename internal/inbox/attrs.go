@@ -84,6 +84,9 @@ func unmarshal(m map[string]types.AttributeValue) (Item, error) {
 	it.PayloadSHA256 = getS("payload_sha256")
 	it.ExpiresAt = time.Unix(getN("expires_at"), 0).UTC()
 	it.LeaseOwner = getS("lease_owner")
+	if from := getS("taken_from"); from != noOwner {
+		it.TakenFrom = from
+	}
 	it.LeaseUntil = fromMillis("lease_until")
 	it.Attempts = int(getN("attempts"))
 	it.LastError = getS("last_error")
@@ -94,6 +97,9 @@ func unmarshal(m map[string]types.AttributeValue) (Item, error) {
 	}
 	return it, nil
 }
+
+// noOwner is taken_from of a lease that took over nobody's.
+const noOwner = "-"
 
 func itemKey(key webhook.Key, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": str(string(key)), "sk": str(sk)}

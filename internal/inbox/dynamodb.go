@@ -181,7 +181,9 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 	// the pending index and clears the parked outcome, as Requeue does.
 	it, err := s.update(ctx, key, "lease", nil, &dynamodb.UpdateItemInput{
 		ConditionExpression: aws.String("attribute_exists(pk) AND (#s IN (:received, :failed, :dead) OR (#s = :processing AND lease_until < :now))"),
-		UpdateExpression:    aws.String("SET #s = :processing, lease_owner = :owner, lease_until = :until, pending = :shard ADD attempts :one REMOVE processed_at, outcome"),
+		// taken_from keeps the owner whose lease ran out ("-" when there
+		// was none): the processor counts lease takeovers from it.
+		UpdateExpression: aws.String("SET #s = :processing, taken_from = if_not_exists(lease_owner, :nobody), lease_owner = :owner, lease_until = :until, pending = :shard ADD attempts :one REMOVE processed_at, outcome"),
 		ExpressionAttributeNames: map[string]string{
 			"#s": "status",
 		},
@@ -195,6 +197,7 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 			":owner":      str(owner),
 			":until":      millis(now.Add(d)),
 			":one":        num(1),
+			":nobody":     str(noOwner),
 		},
 	})
 	if err != nil && errors.Is(err, errRefused) {

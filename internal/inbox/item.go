@@ -67,6 +67,7 @@ type Item struct {
 	ExpiresAt     time.Time // TTL
 
 	LeaseOwner string
+	TakenFrom  string // the owner whose expired lease the last Lease took over; "" if none
 	LeaseUntil time.Time
 	Attempts   int
 	LastError  string

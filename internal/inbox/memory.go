@@ -123,6 +123,7 @@ func (m *Memory) Lease(_ context.Context, key webhook.Key, owner string, now tim
 		return it, fmt.Errorf("lease %s: %w", key, err)
 	}
 	it.Status = Processing
+	it.TakenFrom = it.LeaseOwner
 	it.LeaseOwner = owner
 	it.LeaseUntil = now.Add(d)
 	it.Attempts++

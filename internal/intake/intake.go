@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
@@ -50,6 +51,8 @@ type Config struct {
 	// with other bytes than the webhook did, so a duplicate whose body
 	// hash differs is expected and not logged.
 	FromProviderAPI bool
+	// Metrics records Enqueued for every message sent; nil records nothing.
+	Metrics *metrics.Recorder
 }
 
 // DefaultGrace is Config.Grace's default.
@@ -137,6 +140,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		}
 		return 0, err
 	}
+	in.enqueued(ev)
 	return Accepted, nil
 }
 
@@ -168,7 +172,13 @@ func (in *Intake) duplicate(ctx context.Context, ev webhook.Event, it inbox.Item
 	if err := in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type}); err != nil {
 		return err
 	}
+	in.enqueued(ev)
 	in.log.WarnContext(ctx, "re-enqueued a claim that waited past the grace period",
 		"key", ev.Key().String(), "type", ev.Type, "received_at", it.ReceivedAt)
 	return nil
+}
+
+// enqueued counts a message sent for ev.
+func (in *Intake) enqueued(ev webhook.Event) {
+	in.cfg.Metrics.Emit(metrics.Dims{Provider: ev.Provider, EventType: ev.Type}, metrics.Counted(metrics.Enqueued, 1))
 }

@@ -31,12 +31,17 @@ func Processor(ctx context.Context, cfg aws.Config, getenv func(string) string, 
 	if err := shopCfg.Validate(); err != nil {
 		return nil, err
 	}
+	rec, err := recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
 	db := dynamodb.NewFromConfig(cfg)
 	sq := sqs.NewFromConfig(cfg)
 	billing := shop.NewStripeBilling(apiKey, s.StripeAPIURL, stripeHTTPClient())
 	h := processor.New(
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
+			Metrics: rec,
 			Fetchers: map[string]processor.Fetcher{
 				"stripe": processor.StripeEvents(apiKey, s.StripeAPIURL, stripeHTTPClient()),
 			},

@@ -27,14 +27,18 @@ func Receiver(ctx context.Context, cfg aws.Config, getenv func(string) string, l
 	if err != nil {
 		return nil, err
 	}
+	rec, err := recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
 	in := intake.New(
-		intake.Config{Grace: s.Grace},
+		intake.Config{Grace: s.Grace, Metrics: rec},
 		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
 		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 		log,
 	)
 	h := receiver.New(
-		receiver.Config{MaxBodyBytes: s.MaxBodyBytes},
+		receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Metrics: rec},
 		map[string]receiver.Verifier{verify.StripeProvider: stripe},
 		in, log,
 	)

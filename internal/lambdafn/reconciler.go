@@ -25,14 +25,18 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	if err != nil {
 		return nil, err
 	}
+	rec, err := recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
 	db := dynamodb.NewFromConfig(cfg)
 	store := inbox.NewDynamoDB(db, s.Table)
 	events := queue.New(sqs.NewFromConfig(cfg), s.QueueURL)
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
-	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true}, store, events, log)
+	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
 	h := reconcile.New(
-		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Namespace: s.Namespace},
+		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec},
 		store, events, in,
 		reconcile.NewStripeEvents(apiKey, s.StripeAPIURL, stripeHTTPClient()),
 		reconcile.NewCheckpoints(db, s.Table),

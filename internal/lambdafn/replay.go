@@ -20,9 +20,13 @@ func DlqReplay(_ context.Context, cfg aws.Config, getenv func(string) string, lo
 	if err != nil {
 		return nil, err
 	}
+	rec, err := recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
 	sq := sqs.NewFromConfig(cfg)
 	h := replay.New(
-		replay.Config{DefaultMax: s.DefaultMax},
+		replay.Config{DefaultMax: s.DefaultMax, Metrics: rec},
 		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
 		queue.New(sq, s.QueueURL),
 		queue.New(sq, s.DLQURL),

@@ -13,8 +13,12 @@ package pipelinetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -27,6 +31,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/internal/standin"
@@ -67,7 +72,8 @@ type Pipeline struct {
 	// Logs holds the JSON log of every function Build made.
 	Logs *SyncBuffer
 
-	cfg aws.Config
+	cfg         aws.Config
+	metricsFile string // every function's METRICS_FILE: see Metrics
 }
 
 // New starts (or finds) the emulators, creates a fresh stack from
@@ -80,6 +86,7 @@ func New(t testing.TB) *Pipeline {
 	p := &Pipeline{
 		Stack: st, SQS: emu.SQS(), DynamoDB: emu.DynamoDB(),
 		SES: standin.NewSES(), Stripe: standin.NewStripe(), Logs: &SyncBuffer{},
+		metricsFile: filepath.Join(t.TempDir(), "metrics.jsonl"),
 	}
 	p.Stripe.Key = StripeKey
 	p.SESURL = serve(t, p.SES)
@@ -124,6 +131,7 @@ func (p *Pipeline) Build(t testing.TB, logicalID string, overrides map[string]st
 		t.Fatal(err)
 	}
 	env["STRIPE_API_KEY"], env["STRIPE_API_URL"] = StripeKey, p.StripeURL
+	env["METRICS_FILE"] = p.metricsFile
 	for k, v := range overrides {
 		env[k] = v
 	}
@@ -153,6 +161,25 @@ func (p *Pipeline) Deliver(t testing.TB, body []byte) string {
 	var out struct{ Status string }
 	_ = json.Unmarshal([]byte(resp.Body), &out)
 	return out.Status
+}
+
+// Metrics returns every embedded-metric-format line the functions Build
+// made have written so far (their METRICS_FILE).
+func (p *Pipeline) Metrics(t testing.TB) []metrics.Line {
+	t.Helper()
+	f, err := os.Open(p.metricsFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := metrics.ReadLines(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
 }
 
 // ProcessUntil feeds the events queue to the processor through Source until

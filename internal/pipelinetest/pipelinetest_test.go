@@ -7,8 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
@@ -41,6 +45,57 @@ func TestCheckoutDeliveredTwiceIsProcessedOnce(t *testing.T) {
 	}
 	if p.AllIn(t, []webhook.Key{"stripe#evt_nobody"}, inbox.Done) {
 		t.Error("AllIn of an unclaimed key = true, want false")
+	}
+
+	// A delivery signed with another secret (a rotated-away secret).
+	req := events.APIGatewayV2HTTPRequest{
+		Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), "whsec_someone_else")},
+		PathParameters: map[string]string{"provider": "stripe"},
+		Body:           string(body),
+	}
+	req.RequestContext.HTTP.Method = "POST"
+	if resp, err := p.Receive(context.Background(), req); err != nil || resp.StatusCode != 401 {
+		t.Fatalf("wrong secret: %d %v, want 401", resp.StatusCode, err)
+	}
+
+	// The metrics every function wrote, as CloudWatch would read them.
+	lines := p.Metrics(t)
+	typ := map[string]string{metrics.DimProvider: "stripe", metrics.DimEventType: "checkout.session.completed"}
+	for _, want := range []struct {
+		name string
+		dims map[string]string
+		sum  float64
+	}{
+		{metrics.Received, typ, 2},
+		{metrics.Duplicate, typ, 1},
+		{metrics.Enqueued, typ, 1},
+		{metrics.Processed, typ, 1},
+		{metrics.Received, nil, 2},
+		{metrics.VerifyFailed, map[string]string{metrics.DimProvider: "stripe", metrics.DimReason: "bad-signature"}, 1},
+		{metrics.EffectDuration, map[string]string{metrics.DimEffect: "grant-access"}, -1},
+		{metrics.EffectDuration, map[string]string{metrics.DimEffect: "welcome-email"}, -1},
+		{metrics.EffectDuration, map[string]string{metrics.DimEffect: "create-invoice"}, -1},
+		{metrics.EndToEndAge, typ, -1},
+		{metrics.Parked, nil, 0},
+		{metrics.Failed, nil, 0},
+	} {
+		got := metrics.Sum(lines, want.name, want.dims, time.Time{})
+		if want.sum >= 0 && got != want.sum || want.sum < 0 && got <= 0 {
+			t.Errorf("%s %v = %v, want %v (-1: some)", want.name, want.dims, got, want.sum)
+		}
+	}
+	for _, l := range lines {
+		if l.Namespace != "hookinbox/"+p.Stack.Name {
+			t.Errorf("namespace %q, want the stack's", l.Namespace)
+		}
+		for name, unit := range l.Units {
+			if metrics.Names[name] != unit {
+				t.Errorf("%s in %s, want %s", name, unit, metrics.Names[name])
+			}
+		}
+		if _, ok := l.Values[metrics.EndToEndAge]; ok && (l.Values[metrics.EndToEndAge] < 60 || l.Values[metrics.EndToEndAge] > 600) {
+			t.Errorf("EndToEndAge %v s for an event created a minute ago", l.Values[metrics.EndToEndAge])
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/internal/webhook"
@@ -96,6 +98,13 @@ func TestPipelineBatchWithOnePoisonMessage(t *testing.T) {
 			t.Errorf("%s: status %s, want %s", k, it.Status, want)
 		}
 	}
+	lines := p.Metrics(t)
+	if got := metrics.Sum(lines, metrics.Processed, nil, time.Time{}); got != 4 {
+		t.Errorf("Processed = %v, want 4", got)
+	}
+	if got := metrics.Sum(lines, metrics.Failed, map[string]string{metrics.DimEventType: "checkout.session.completed"}, time.Time{}); got != 1 {
+		t.Errorf("Failed = %v, want 1", got)
+	}
 }
 
 func TestPipelinePermanentErrorParkedInOneAttempt(t *testing.T) {
@@ -177,6 +186,12 @@ func TestPipelineAbandonedLeaseTakenOver(t *testing.T) {
 	}
 	if _, err := p.Inbox.Finish(context.Background(), k, "dead-worker", inbox.Result{Status: inbox.Failed, Error: "late", At: time.Now()}); err == nil {
 		t.Error("the dead worker overwrote the new owner's result")
+	}
+	if got := metrics.Sum(p.Metrics(t), metrics.LeaseTakeovers, map[string]string{metrics.DimProvider: "stripe"}, time.Time{}); got != 1 {
+		t.Errorf("LeaseTakeovers = %v, want 1", got)
+	}
+	if !strings.Contains(p.Logs.String(), `"from":"dead-worker"`) {
+		t.Errorf("no log line names the worker whose lease was taken over")
 	}
 }
 

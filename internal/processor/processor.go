@@ -61,6 +61,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
@@ -114,6 +115,9 @@ type Config struct {
 	Now      func() time.Time
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
+	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
+	// EffectDuration and EndToEndAge; nil records nothing.
+	Metrics *metrics.Recorder
 }
 
 // Fetcher returns the raw event eventID as its provider's API serves it
@@ -296,7 +300,11 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 	if err != nil {
 		// Not ours to interpret; park it as it is, for a person.
 		log.Error("unreadable message parked", "reason", err.Error())
-		return h.park(ctx, log, msg.Body, webhook.Envelope{}, err, 0) != nil
+		if perr := h.park(ctx, log, msg.Body, webhook.Envelope{}, err, 0); perr != nil {
+			return true
+		}
+		h.cfg.Metrics.Emit(metrics.Dims{}, metrics.Counted(metrics.Parked, 1))
+		return false
 	}
 	log = log.With("key", env.Key.String(), "type", env.Type)
 	// The effects end Reserve before the invocation's deadline, so the
@@ -340,6 +348,10 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 		case err != nil:
 			log.Error("lease failed; retry", "reason", err.Error())
 			return true
+		}
+		if it.TakenFrom != "" {
+			log.Warn("took over a lease that ran out", "from", it.TakenFrom, "attempts", it.Attempts)
+			h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.LeaseTakeovers, 1))
 		}
 		err = h.run(work, log, env.Key, it)
 		return h.finish(ctx, log, msg, env, owner, it, err)
@@ -414,7 +426,7 @@ func (h *Handler) run(ctx context.Context, log *slog.Logger, key webhook.Key, it
 			err = fmt.Errorf("business code panicked: %v", r)
 		}
 	}()
-	return h.business.Handle(ctx, ev, h.ledger.For(key))
+	return h.business.Handle(ctx, ev, timedRunner{h.ledger.For(key), h.cfg.Metrics})
 }
 
 // payload returns the event's stored payload or, when none is stored, the
@@ -468,6 +480,7 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		log.Error("could not record the outcome", "status", string(res.Status), "reason", ferr.Error())
 		return true
 	}
+	h.count(env, it, res)
 	if res.Status != inbox.Failed {
 		log.Info("event "+string(res.Status), "attempts", it.Attempts, "reason", res.Error)
 		return false
@@ -478,6 +491,25 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		log.Warn("could not set the backoff; SQS's visibility timeout applies", "reason", derr.Error())
 	}
 	return true
+}
+
+// count records the outcome of one attempt.
+func (h *Handler) count(env webhook.Envelope, it inbox.Item, res inbox.Result) {
+	d := metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}
+	switch res.Status {
+	case inbox.Done:
+		if it.Created.IsZero() {
+			h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Processed, 1))
+			break
+		}
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Processed, 1), metrics.Secs(metrics.EndToEndAge, res.At.Sub(it.Created)))
+	case inbox.Ignored:
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Ignored, 1))
+	case inbox.Dead:
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Parked, 1))
+	case inbox.Failed:
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Failed, 1))
+	}
 }
 
 // park sends the event to the DLQ with err as the reason.

@@ -23,12 +23,17 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
 // Config tunes a Handler. The zero value of each field means its default.
 type Config struct {
 	MaxBodyBytes int64 // largest body accepted; default 256 KiB, at most inbox.MaxPayloadBytes
+	// Metrics records Received, Duplicate, VerifyFailed and IntakeErrors;
+	// nil records nothing.
+	Metrics *metrics.Recorder
 }
 
 // DefaultMaxBodyBytes is Config.MaxBodyBytes's default.
@@ -87,6 +92,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		log = log.With("request_id", lc.AwsRequestID)
 	}
 	outcome, ev, err := h.receive(ctx, provider, req)
+	h.count(provider, outcome, ev, err)
 	if err != nil {
 		status, public := statusOf(err)
 		attrs := []any{"status", status, "reason", err.Error()}
@@ -102,6 +108,29 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	}
 	log.InfoContext(ctx, "webhook "+outcome.String(), "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
 	return jsonResponse(http.StatusOK, `{"status":"`+outcome.String()+`"}`), nil
+}
+
+// count records the delivery's metrics. A provider dimension is written
+// only for a registered provider, and an event type only for a verified
+// event: an unverified request cannot mint metrics.
+func (h *Handler) count(provider string, outcome intake.Outcome, ev webhook.Event, err error) {
+	if _, ok := h.verifiers[provider]; !ok {
+		provider = ""
+	}
+	if err == nil {
+		d := metrics.Dims{Provider: provider, EventType: ev.Type}
+		if outcome == intake.Duplicate {
+			h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Received, 1), metrics.Counted(metrics.Duplicate, 1))
+		} else {
+			h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Received, 1))
+		}
+		return
+	}
+	if reason := verify.Reason(err); reason != "" && ev.ID == "" {
+		h.cfg.Metrics.Emit(metrics.Dims{Provider: provider, Reason: reason}, metrics.Counted(metrics.VerifyFailed, 1))
+		return
+	}
+	h.cfg.Metrics.Emit(metrics.Dims{Provider: provider, EventType: ev.Type}, metrics.Counted(metrics.IntakeErrors, 1))
 }
 
 // receive does the work of Handle: verify, claim, enqueue.

@@ -16,8 +16,9 @@
 //     checkpoint, kept in the inbox table, advances only past events
 //     handled: a failure leaves it before the event that failed.
 //
-// Each run logs a CloudWatch embedded-metric-format line (StuckClaims,
-// ReenqueuedClaims, MissedEvents) that the stuck-claims alarm watches.
+// Each run records its metrics (internal/metrics: StuckClaims, which the
+// stuck-claims alarm watches, Reconciled, OverdueLeases, ReconcileErrors,
+// Missed and CheckpointLag) as CloudWatch embedded-metric-format lines.
 // Re-enqueueing is at least once; the processor's lease and effect ledger
 // make a second message harmless. A Handler is safe for concurrent use,
 // and two runs at once do no harm beyond duplicate messages.

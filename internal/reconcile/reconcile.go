@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
@@ -36,10 +37,11 @@ type Config struct {
 	// Margin: a run stops handling events when its context's deadline is
 	// closer, and saves the checkpoint. Default 15 s.
 	Margin time.Duration
-	// Namespace is the CloudWatch namespace of the run's metrics; empty
-	// logs no metrics.
-	Namespace string
-	Now       func() time.Time
+	// Metrics records each run's StuckClaims, Reconciled, OverdueLeases,
+	// ReconcileErrors, and per provider Missed and CheckpointLag; nil
+	// records nothing.
+	Metrics *metrics.Recorder
+	Now     func() time.Time
 }
 
 func (c Config) withDefaults() Config {
@@ -284,48 +286,28 @@ func (h *Handler) missed(ctx context.Context, now time.Time, s *Summary) error {
 	return runErr
 }
 
-// report logs the run, with its metrics in CloudWatch's embedded metric
-// format when a namespace is set: the log line's "_aws" member makes
-// CloudWatch Logs publish StuckClaims, ReenqueuedClaims and MissedEvents.
+// report logs the run and records its metrics: StuckClaims (which the
+// stuck-claims alarm watches, so it is recorded every run, zero included),
+// Reconciled, OverdueLeases and ReconcileErrors without dimensions, and
+// the provider's Missed and CheckpointLag.
 func (h *Handler) report(ctx context.Context, s Summary) {
-	attrs := []any{
-		"StuckClaims", s.Stuck, "ReenqueuedClaims", s.Reenqueued, "MissedEvents", s.Missed,
-		"overdue_leases", s.OverdueLeases, "listed", s.Listed, "checkpoint", s.Checkpoint, "errors", len(s.Errors),
+	h.cfg.Metrics.Emit(metrics.Dims{},
+		metrics.Counted(metrics.StuckClaims, s.Stuck), metrics.Counted(metrics.Reconciled, s.Reenqueued),
+		metrics.Counted(metrics.OverdueLeases, s.OverdueLeases), metrics.Counted(metrics.ReconcileErrors, len(s.Errors)))
+	if h.source != nil {
+		ms := []metrics.Metric{metrics.Counted(metrics.Missed, s.Missed)}
+		if !s.Checkpoint.IsZero() {
+			ms = append(ms, metrics.Secs(metrics.CheckpointLag, h.cfg.Now().Sub(s.Checkpoint)))
+		}
+		h.cfg.Metrics.Emit(metrics.Dims{Provider: h.source.Provider()}, ms...)
 	}
-	if h.cfg.Namespace != "" {
-		attrs = append(attrs, "_aws", emf(h.cfg.Namespace, h.cfg.Now(), "StuckClaims", "ReenqueuedClaims", "MissedEvents"))
+	attrs := []any{
+		"stuck_claims", s.Stuck, "reenqueued", s.Reenqueued, "missed", s.Missed,
+		"overdue_leases", s.OverdueLeases, "listed", s.Listed, "checkpoint", s.Checkpoint, "errors", len(s.Errors),
 	}
 	level := slog.LevelInfo
 	if len(s.Errors) > 0 {
 		level = slog.LevelError
 	}
 	h.log.Log(ctx, level, "reconciler run", attrs...)
-}
-
-// emfMetric and emfDirective are the "_aws" member of an embedded metric
-// format log line.
-type emfMetric struct {
-	Name string `json:"Name"`
-	Unit string `json:"Unit"`
-}
-
-type emfDirective struct {
-	Namespace  string      `json:"Namespace"`
-	Dimensions [][]string  `json:"Dimensions"`
-	Metrics    []emfMetric `json:"Metrics"`
-}
-
-type emfMetadata struct {
-	Timestamp         int64          `json:"Timestamp"`
-	CloudWatchMetrics []emfDirective `json:"CloudWatchMetrics"`
-}
-
-// emf returns the "_aws" member publishing the named top-level members as
-// counts, without dimensions (the alarm names none).
-func emf(namespace string, at time.Time, names ...string) emfMetadata {
-	d := emfDirective{Namespace: namespace, Dimensions: [][]string{{}}}
-	for _, n := range names {
-		d.Metrics = append(d.Metrics, emfMetric{Name: n, Unit: "Count"})
-	}
-	return emfMetadata{Timestamp: at.UnixMilli(), CloudWatchMetrics: []emfDirective{d}}
 }

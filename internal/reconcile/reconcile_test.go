@@ -2,7 +2,6 @@ package reconcile_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/webhook"
@@ -218,28 +218,22 @@ func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 		t.Errorf("re-enqueued (-want +got):\n%s", diff)
 	}
 
-	// The run's log line carries the StuckClaims metric in embedded metric
-	// format, in the namespace the alarm watches.
-	var line struct {
-		AWS struct {
-			CloudWatchMetrics []struct {
-				Namespace  string
-				Dimensions [][]string
-				Metrics    []struct{ Name, Unit string }
-			}
-		} `json:"_aws"`
-		StuckClaims *int
-	}
-	for _, l := range strings.Split(s.Logs.String(), "\n") {
-		if strings.Contains(l, `"_aws"`) {
-			if err := json.Unmarshal([]byte(l), &line); err != nil {
-				t.Fatal(err)
-			}
+	// The run records StuckClaims without dimensions, in the namespace
+	// the alarm watches, and what it re-enqueued.
+	var runs int
+	for _, l := range s.Metrics(t) {
+		if _, ok := l.Values[metrics.StuckClaims]; !ok {
+			continue
+		}
+		runs++
+		if l.Namespace != "hookinbox/"+s.Stack.Name || len(l.Dimensions) != 1 || len(l.Dimensions[0]) != 0 ||
+			l.Values[metrics.StuckClaims] != 3 || l.Values[metrics.Reconciled] != 2 || l.Values[metrics.OverdueLeases] != 1 ||
+			l.Units[metrics.StuckClaims] != metrics.Count {
+			t.Errorf("metric line %+v", l)
 		}
 	}
-	if line.StuckClaims == nil || *line.StuckClaims != 3 || len(line.AWS.CloudWatchMetrics) != 1 ||
-		line.AWS.CloudWatchMetrics[0].Namespace != "hookinbox/"+s.Stack.Name || line.AWS.CloudWatchMetrics[0].Metrics[0].Name != "StuckClaims" {
-		t.Errorf("metric line %+v in log:\n%s", line, s.Logs.String())
+	if runs != 1 {
+		t.Errorf("%d StuckClaims lines after one run, want 1", runs)
 	}
 
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, []webhook.Key{crashed, failed}, inbox.Done) })

@@ -22,7 +22,6 @@ type Settings struct {
 	StripeAPIURL    string        // STRIPE_API_URL, default Stripe's
 	StuckAfter      time.Duration // STUCK_AFTER, default 15m
 	Lookback        time.Duration // STRIPE_EVENTS_LOOKBACK, default none: the first run starts from now
-	Namespace       string        // METRICS_NAMESPACE, default "hookinbox"
 }
 
 // LoadSettings reads the settings through getenv, reporting every missing
@@ -37,7 +36,6 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		StripeAPIURL:    r.String("STRIPE_API_URL", DefaultStripeAPIURL),
 		StuckAfter:      r.Duration("STUCK_AFTER", 15*time.Minute),
 		Lookback:        r.Duration("STRIPE_EVENTS_LOOKBACK", 0),
-		Namespace:       r.String("METRICS_NAMESPACE", "hookinbox"),
 	}
 	if len(s.StripeAPIKey) == 0 && s.StripeAPIKeyARN == "" {
 		r.Problem("set STRIPE_API_KEY or STRIPE_API_KEY_ARN (a Secrets Manager secret holding the Stripe secret key; it needs read access to events)")

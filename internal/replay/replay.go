@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
@@ -165,6 +166,8 @@ type Config struct {
 	// Default 10 s.
 	Margin time.Duration
 	Now    func() time.Time
+	// Metrics records Replayed, by provider; nil records nothing.
+	Metrics *metrics.Recorder
 }
 
 func (c Config) withDefaults() Config {
@@ -230,6 +233,19 @@ func New(cfg Config, store inboxStore, events sender, dlq deadLetters, log *slog
 	return &Handler{cfg: cfg.withDefaults(), store: store, events: events, dlq: dlq, log: log}
 }
 
+// count records the events replayed, one line per provider.
+func (h *Handler) count(s Summary) {
+	replayed := map[string]int{}
+	for _, l := range s.Events {
+		if l.Outcome == Replayed {
+			replayed[webhook.Key(l.Key).Provider()]++
+		}
+	}
+	for provider, n := range replayed {
+		h.cfg.Metrics.Emit(metrics.Dims{Provider: provider}, metrics.Counted(metrics.Replayed, n))
+	}
+}
+
 // Handle runs one replay and returns its summary. It returns an error only
 // for a request it cannot run; what happened to each event, failures
 // included, is in the summary.
@@ -243,6 +259,7 @@ func (h *Handler) Handle(ctx context.Context, req Request) (Summary, error) {
 	} else {
 		s = h.byKey(ctx, req)
 	}
+	h.count(s)
 	h.log.InfoContext(ctx, "replay finished", "source", s.Source, "dry_run", s.DryRun,
 		"moved", s.Moved, "dropped", s.Dropped, "skipped", s.Skipped, "failed", s.Failed,
 		"unmatched", s.Unmatched, "stopped", s.Stopped)

@@ -54,11 +54,12 @@ func TestTemplateRecoveryEnv(t *testing.T) {
 		want     map[string]string
 	}{
 		{"DlqReplayFunction", map[string]string{
-			"INBOX_TABLE":      "hookinbox-inbox",
-			"EVENTS_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events",
-			"EVENTS_DLQ_URL":   "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events-dlq",
-			"REPLAY_MAX":       "100",
-			"AWS_ENDPOINT_URL": "", // from Globals, for sam local and LocalStack
+			"INBOX_TABLE":       "hookinbox-inbox",
+			"EVENTS_QUEUE_URL":  "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events",
+			"EVENTS_DLQ_URL":    "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events-dlq",
+			"REPLAY_MAX":        "100",
+			"AWS_ENDPOINT_URL":  "", // from Globals, for sam local and LocalStack
+			"METRICS_NAMESPACE": "hookinbox/hookinbox",
 		}},
 		{"ReconcilerFunction", map[string]string{
 			"INBOX_TABLE":            "hookinbox-inbox",

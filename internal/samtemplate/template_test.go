@@ -259,6 +259,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_TOLERANCE":          "300s",
 			"MAX_BODY_BYTES":            "262144",
 			"AWS_ENDPOINT_URL":          "", // from Globals, for sam local and LocalStack
+			"METRICS_NAMESPACE":         "hookinbox/hookinbox",
 		}},
 		{"shop-prod", map[string]string{
 			"INBOX_TABLE":               "shop-prod-inbox",
@@ -268,6 +269,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_TOLERANCE":          "120s",
 			"MAX_BODY_BYTES":            "65536",
 			"AWS_ENDPOINT_URL":          "",
+			"METRICS_NAMESPACE":         "hookinbox/shop-prod",
 		}},
 	}
 	ctxs := deployments(t, tpl)

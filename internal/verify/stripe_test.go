@@ -2,14 +2,11 @@ package verify_test
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -647,84 +644,4 @@ func TestParseSecrets(t *testing.T) {
 			}
 		})
 	}
-}
-
-// FuzzStripeVerify checks that Verify never panics, classifies every
-// failure as unauthenticated or malformed, and accepts only a body that was
-// signed with the secret at the header's time: the fuzzer cannot forge an
-// HMAC, so an accepted (header, body) must carry a v1 signature that an
-// independent HMAC computation reproduces.
-//
-// A second property signs whatever body the fuzzer makes: a correctly
-// signed body must never be reported unauthenticated.
-func FuzzStripeVerify(f *testing.F) {
-	body := verifytest.StripeEvent("checkout.session.completed", "evt_1", now)
-	f.Add(verifytest.SignStripe(body, now, secret), body)
-	f.Add(verifytest.SignStripe(body, now, otherSecret, secret), body)
-	f.Add(verifytest.SignStripe(body, now.Add(-time.Hour), secret), body)
-	f.Add(fmt.Sprintf("t=%d,v0=%s", now.Unix(), sign(now, body, secret)), body)
-	f.Add("", []byte(`{"id":"evt_1","type":"ping"}`))
-	f.Add("t=1,v1=00", []byte("null"))
-	f.Add(verifytest.SignStripe([]byte(`{"id":"evt_1","type":"ping"}`), now, secret), []byte(`{"id":"evt_1","type":"ping"}`))
-	f.Add(verifytest.SignStripe([]byte(`{"id":"../x","type":"ping"}`), now, secret), []byte(`{"id":"../x","type":"ping"}`))
-
-	v := &verify.Stripe{Secrets: []string{oldSecret, secret}, Now: func() time.Time { return now }}
-	f.Fuzz(func(t *testing.T, header string, body []byte) {
-		got, err := v.Verify(header, body)
-		if err != nil {
-			if !errors.Is(err, webhook.ErrUnauthenticated) && !errors.Is(err, webhook.ErrMalformed) {
-				t.Fatalf("Verify() error = %v, wraps no webhook kind", err)
-			}
-		} else {
-			if !signedBy(header, body, oldSecret, secret) {
-				t.Fatalf("Verify() accepted a body no configured secret signed; header %q", header)
-			}
-			if !bytes.Equal(got.Raw, body) || webhook.ValidateEventID(got.ID) != nil || got.Type == "" {
-				t.Fatalf("Verify() = %+v: Raw differs, bad ID or no type", got)
-			}
-		}
-
-		// Sign the fuzzer's body ourselves: it must get past authentication.
-		_, err = v.Verify(verifytest.SignStripe(body, now, secret), body)
-		if errors.Is(err, webhook.ErrUnauthenticated) {
-			t.Fatalf("Verify(correctly signed) error = %v", err)
-		}
-		if err != nil && !errors.Is(err, webhook.ErrMalformed) {
-			t.Fatalf("Verify(correctly signed) error = %v, wraps no webhook kind", err)
-		}
-	})
-}
-
-// signedBy reports whether header carries, for its t= value, a v1 HMAC of
-// body under one of secrets, computed here independently of the verifier.
-func signedBy(header string, body []byte, secrets ...string) bool {
-	var ts string
-	var sigs []string
-	for part := range strings.SplitSeq(header, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
-		switch k {
-		case "t":
-			// The verifier reads t= as a number and signs its decimal
-			// form, so "+17..." or "017..." stand for "17...".
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return false
-			}
-			ts = strconv.FormatInt(n, 10)
-		case "v1":
-			sigs = append(sigs, v)
-		}
-	}
-	for _, s := range secrets {
-		mac := hmac.New(sha256.New, []byte(s))
-		mac.Write([]byte(ts + "."))
-		mac.Write(body)
-		want := hex.EncodeToString(mac.Sum(nil))
-		for _, sig := range sigs {
-			if strings.EqualFold(sig, want) {
-				return true
-			}
-		}
-	}
-	return false
 }

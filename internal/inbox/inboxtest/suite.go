@@ -276,7 +276,7 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		s := newStore(t)
 		it := claim(t, s, "evt_lease")
 		got := lease(t, s, it.Key, "w1", t0)
-		if got.Status != inbox.Processing || got.LeaseOwner != "w1" || got.Attempts != 1 {
+		if got.Status != inbox.Processing || got.LeaseOwner != "w1" || got.Attempts != 1 || got.TakenFrom != "" {
 			t.Errorf("after Lease: status %s owner %q attempts %d; want PROCESSING w1 1", got.Status, got.LeaseOwner, got.Attempts)
 		}
 		if !got.LeaseUntil.Equal(t0.Add(time.Minute).Truncate(time.Millisecond)) {
@@ -287,8 +287,8 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 		// The lease is abandoned: w2 takes it over after lease_until.
 		got = lease(t, s, it.Key, "w2", t0.Add(2*time.Minute))
-		if got.LeaseOwner != "w2" || got.Attempts != 2 {
-			t.Errorf("takeover: owner %q attempts %d; want w2 2", got.LeaseOwner, got.Attempts)
+		if got.LeaseOwner != "w2" || got.Attempts != 2 || got.TakenFrom != "w1" {
+			t.Errorf("takeover: owner %q attempts %d taken from %q; want w2 2 w1", got.LeaseOwner, got.Attempts, got.TakenFrom)
 		}
 		if _, err := s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Done, At: t0}); !errors.Is(err, inbox.ErrLeaseLost) {
 			t.Errorf("Finish by the old owner: err = %v, want ErrLeaseLost", err)
@@ -319,7 +319,9 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		if got.Status != inbox.Failed || got.LastError != "ses: throttled" {
 			t.Errorf("after FAILED: status %s last_error %q", got.Status, got.LastError)
 		}
-		lease(t, s, it.Key, "w2", t0.Add(2*time.Second))
+		if got := lease(t, s, it.Key, "w2", t0.Add(2*time.Second)); got.TakenFrom != "" {
+			t.Errorf("lease after FAILED taken from %q; a finished attempt leaves no lease to take over", got.TakenFrom)
+		}
 		got, err = s.Finish(ctx, it.Key, "w2", inbox.Result{Status: inbox.Dead, Error: "unknown price", At: t0.Add(3 * time.Second)})
 		if err != nil {
 			t.Fatal(err)

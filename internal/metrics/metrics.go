@@ -1,0 +1,269 @@
+// Package metrics writes hookinbox's metrics as CloudWatch embedded metric
+// format (EMF) lines: one JSON object per line whose "_aws" member tells
+// CloudWatch Logs which of the line's members are metrics, in what unit and
+// under which dimensions. In Lambda the line goes to stdout, which Lambda
+// ships to CloudWatch Logs, so publishing a metric costs no API call and
+// cannot fail the work it measures.
+//
+// A Recorder renders each line into one reused buffer under a mutex and
+// hands it to its writer in one Write, so lines never interleave and the
+// hot path allocates nothing but what the writer does. A nil *Recorder
+// records nothing. A Recorder is safe for concurrent use.
+package metrics
+
+import (
+	"io"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Unit is a CloudWatch unit.
+type Unit string
+
+// The units hookinbox publishes in.
+const (
+	Count        Unit = "Count"
+	Milliseconds Unit = "Milliseconds"
+	Seconds      Unit = "Seconds"
+)
+
+// Metric names. The template's alarms and dashboard name them, and the
+// template test checks that every metric they name is one of these.
+const (
+	// Receiver.
+	Received     = "Received"     // verified deliveries, duplicates included
+	Duplicate    = "Duplicate"    // verified deliveries of an event already claimed
+	VerifyFailed = "VerifyFailed" // requests refused before a claim, by Reason
+	IntakeErrors = "IntakeErrors" // verified deliveries answered 5xx (claim or send failed)
+	Enqueued     = "Enqueued"     // messages sent to the events queue by the intake (receiver and reconciler)
+
+	// Processor.
+	Processed      = "Processed"      // events that reached DONE
+	Ignored        = "Ignored"        // events with no handler (IGNORED)
+	Failed         = "Failed"         // attempts that failed transiently and will be retried
+	Parked         = "Parked"         // events parked in the DLQ (DEAD)
+	LeaseTakeovers = "LeaseTakeovers" // leases taken from a worker whose lease had run out
+	EffectDuration = "EffectDuration" // one effect's run, by Effect (milliseconds)
+	EndToEndAge    = "EndToEndAge"    // from the provider's creation of the event to DONE (seconds)
+
+	// Replay.
+	Replayed = "Replayed" // events sent back to the processor
+
+	// Reconciler.
+	StuckClaims     = "StuckClaims"     // claims stuck in RECEIVED or FAILED, plus overdue leases, per run
+	Reconciled      = "Reconciled"      // stuck claims re-enqueued
+	OverdueLeases   = "OverdueLeases"   // PROCESSING long after the lease ended
+	Missed          = "Missed"          // provider events that never arrived as webhooks, claimed now
+	ReconcileErrors = "ReconcileErrors" // failures in a run (each also fails the invocation)
+	CheckpointLag   = "CheckpointLag"   // how far the provider checkpoint is behind now (seconds)
+)
+
+// Names lists every metric name above with its unit.
+var Names = map[string]Unit{
+	Received: Count, Duplicate: Count, VerifyFailed: Count, IntakeErrors: Count, Enqueued: Count,
+	Processed: Count, Ignored: Count, Failed: Count, Parked: Count, LeaseTakeovers: Count,
+	EffectDuration: Milliseconds, EndToEndAge: Seconds,
+	Replayed:    Count,
+	StuckClaims: Count, Reconciled: Count, OverdueLeases: Count, Missed: Count, ReconcileErrors: Count,
+	CheckpointLag: Seconds,
+}
+
+// Dimension names.
+const (
+	DimProvider  = "Provider"
+	DimEventType = "EventType"
+	DimReason    = "Reason"
+	DimEffect    = "Effect"
+)
+
+// Dims are the dimension values of one line; an empty field is no
+// dimension. Every line publishes its metrics without dimensions (what the
+// alarms watch), by Reason alone and by Effect alone when set, and by all
+// the set fields together (Provider, EventType, Reason, Effect in that
+// order). Values come from verified events or from fixed sets, never from
+// an unverified request: every value is a custom metric that costs money.
+type Dims struct {
+	Provider  string
+	EventType string
+	Reason    string
+	Effect    string
+}
+
+// Metric is one value of a line.
+type Metric struct {
+	Name  string
+	Unit  Unit
+	Value float64
+}
+
+// Counted returns a Count metric.
+func Counted(name string, n int) Metric { return Metric{Name: name, Unit: Count, Value: float64(n)} }
+
+// Millis returns a duration metric in milliseconds.
+func Millis(name string, d time.Duration) Metric {
+	return Metric{Name: name, Unit: Milliseconds, Value: float64(d) / float64(time.Millisecond)}
+}
+
+// Secs returns a duration metric in seconds.
+func Secs(name string, d time.Duration) Metric {
+	return Metric{Name: name, Unit: Seconds, Value: d.Seconds()}
+}
+
+// MaxDimLen is the longest dimension value written, in bytes; longer
+// values are cut (CloudWatch allows 1024).
+const MaxDimLen = 128
+
+// Recorder writes EMF lines.
+type Recorder struct {
+	w         io.Writer
+	namespace string
+	now       func() time.Time
+	mu        sync.Mutex
+	buf       []byte
+}
+
+// New returns a Recorder that writes lines to w under the CloudWatch
+// namespace.
+func New(w io.Writer, namespace string) *Recorder {
+	return &Recorder{w: w, namespace: namespace, now: time.Now, buf: make([]byte, 0, 512)}
+}
+
+// WithClock returns r with its clock replaced, for tests.
+func (r *Recorder) WithClock(now func() time.Time) *Recorder {
+	r.now = now
+	return r
+}
+
+// Emit writes one line carrying ms under the dimensions d. Metrics whose
+// value is not a finite number are left out. A write error is dropped:
+// a metric never fails the work it measures.
+func (r *Recorder) Emit(d Dims, ms ...Metric) {
+	if r == nil || len(ms) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b := r.buf[:0]
+	b = append(b, `{"_aws":{"Timestamp":`...)
+	b = strconv.AppendInt(b, r.now().UnixMilli(), 10)
+	b = append(b, `,"CloudWatchMetrics":[{"Namespace":`...)
+	b = appendString(b, r.namespace)
+	b = append(b, `,"Dimensions":[[]`...)
+	b = appendSets(b, d)
+	b = append(b, `],"Metrics":[`...)
+	n := 0
+	for _, m := range ms {
+		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"Name":`...)
+		b = appendString(b, m.Name)
+		b = append(b, `,"Unit":`...)
+		b = appendString(b, string(m.Unit))
+		b = append(b, '}')
+		n++
+	}
+	b = append(b, "]}]}"...)
+	b = appendDim(b, DimProvider, d.Provider)
+	b = appendDim(b, DimEventType, d.EventType)
+	b = appendDim(b, DimReason, d.Reason)
+	b = appendDim(b, DimEffect, d.Effect)
+	for _, m := range ms {
+		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
+			continue
+		}
+		b = append(b, ',')
+		b = appendString(b, m.Name)
+		b = append(b, ':')
+		b = strconv.AppendFloat(b, m.Value, 'f', -1, 64)
+	}
+	b = append(b, "}\n"...)
+	r.buf = b
+	if n > 0 {
+		_, _ = r.w.Write(b)
+	}
+}
+
+// appendSets appends the dimension sets beyond the empty one.
+func appendSets(b []byte, d Dims) []byte {
+	var all [4]string
+	n := 0
+	for _, kv := range [4][2]string{{DimProvider, d.Provider}, {DimEventType, d.EventType}, {DimReason, d.Reason}, {DimEffect, d.Effect}} {
+		if kv[1] != "" {
+			all[n] = kv[0]
+			n++
+		}
+	}
+	single := func(b []byte, name string) []byte {
+		b = append(b, `,["`...)
+		b = append(b, name...)
+		return append(b, `"]`...)
+	}
+	if d.Reason != "" && n > 1 {
+		b = single(b, DimReason)
+	}
+	if d.Effect != "" && n > 1 {
+		b = single(b, DimEffect)
+	}
+	if n > 0 {
+		b = append(b, ",["...)
+		for i := range n {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = append(b, all[i]...)
+			b = append(b, '"')
+		}
+		b = append(b, ']')
+	}
+	return b
+}
+
+func appendDim(b []byte, name, value string) []byte {
+	if value == "" {
+		return b
+	}
+	if len(value) > MaxDimLen {
+		value = value[:MaxDimLen]
+		for !utf8.ValidString(value) {
+			value = value[:len(value)-1]
+		}
+	}
+	b = append(b, ",\""...)
+	b = append(b, name...)
+	b = append(b, "\":"...)
+	return appendString(b, value)
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, `\ufffd`...)
+				continue
+			}
+			b = append(b, s[i:i+size]...)
+			i += size - 1
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,181 @@
+package metrics
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var at = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func record(t *testing.T, d Dims, ms ...Metric) Line {
+	t.Helper()
+	var buf bytes.Buffer
+	New(&buf, "hookinbox/shop-prod").WithClock(func() time.Time { return at }).Emit(d, ms...)
+	if !strings.HasSuffix(buf.String(), "\n") || strings.Count(buf.String(), "\n") != 1 {
+		t.Fatalf("want one line, got %q", buf.String())
+	}
+	l, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatalf("%v in %s", err, buf.String())
+	}
+	return l
+}
+
+func TestEmitLines(t *testing.T) {
+	tests := []struct {
+		name   string
+		dims   Dims
+		ms     []Metric
+		sets   [][]string
+		units  map[string]Unit
+		values map[string]float64
+		dimmed map[string]string
+	}{
+		{
+			name:   "no dimensions",
+			ms:     []Metric{Counted(StuckClaims, 3), Counted(Reconciled, 2)},
+			sets:   [][]string{{}},
+			units:  map[string]Unit{StuckClaims: Count, Reconciled: Count},
+			values: map[string]float64{StuckClaims: 3, Reconciled: 2},
+			dimmed: map[string]string{},
+		},
+		{
+			name:   "provider and event type",
+			dims:   Dims{Provider: "stripe", EventType: "checkout.session.completed"},
+			ms:     []Metric{Counted(Processed, 1), Secs(EndToEndAge, 1500*time.Millisecond)},
+			sets:   [][]string{{}, {DimProvider, DimEventType}},
+			units:  map[string]Unit{Processed: Count, EndToEndAge: Seconds},
+			values: map[string]float64{Processed: 1, EndToEndAge: 1.5},
+			dimmed: map[string]string{DimProvider: "stripe", DimEventType: "checkout.session.completed"},
+		},
+		{
+			name:   "verification failure by reason",
+			dims:   Dims{Provider: "stripe", Reason: "bad-signature"},
+			ms:     []Metric{Counted(VerifyFailed, 1)},
+			sets:   [][]string{{}, {DimReason}, {DimProvider, DimReason}},
+			units:  map[string]Unit{VerifyFailed: Count},
+			values: map[string]float64{VerifyFailed: 1},
+			dimmed: map[string]string{DimProvider: "stripe", DimReason: "bad-signature"},
+		},
+		{
+			name:   "reason alone",
+			dims:   Dims{Reason: "unknown-provider"},
+			ms:     []Metric{Counted(VerifyFailed, 1)},
+			sets:   [][]string{{}, {DimReason}},
+			units:  map[string]Unit{VerifyFailed: Count},
+			values: map[string]float64{VerifyFailed: 1},
+			dimmed: map[string]string{DimReason: "unknown-provider"},
+		},
+		{
+			name:   "effect duration",
+			dims:   Dims{Effect: "create-invoice"},
+			ms:     []Metric{Millis(EffectDuration, 2500*time.Microsecond)},
+			sets:   [][]string{{}, {DimEffect}},
+			units:  map[string]Unit{EffectDuration: Milliseconds},
+			values: map[string]float64{EffectDuration: 2.5},
+			dimmed: map[string]string{DimEffect: "create-invoice"},
+		},
+		{
+			name:   "values that need escaping, and a non-number left out",
+			dims:   Dims{Provider: "stripe", EventType: "odd\"type\\\n\xff"},
+			ms:     []Metric{Counted(Received, 1), {Name: EndToEndAge, Unit: Seconds, Value: math.NaN()}},
+			sets:   [][]string{{}, {DimProvider, DimEventType}},
+			units:  map[string]Unit{Received: Count},
+			values: map[string]float64{Received: 1},
+			dimmed: map[string]string{DimProvider: "stripe", DimEventType: "odd\"type\\\n\ufffd"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := record(t, tt.dims, tt.ms...)
+			if l.Namespace != "hookinbox/shop-prod" || !l.Time.Equal(at) {
+				t.Errorf("namespace %q time %v", l.Namespace, l.Time)
+			}
+			if diff := cmp.Diff(tt.sets, l.Dimensions); diff != "" {
+				t.Errorf("dimension sets (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.units, l.Units); diff != "" {
+				t.Errorf("units (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.values, l.Values); diff != "" {
+				t.Errorf("values (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.dimmed, l.Dims); diff != "" {
+				t.Errorf("dimensions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEmitCutsLongDimensionValues(t *testing.T) {
+	l := record(t, Dims{Provider: "stripe", EventType: strings.Repeat("é", 100)}, Counted(Received, 1))
+	if got := len(l.Dims[DimEventType]); got > MaxDimLen || got < MaxDimLen-1 {
+		t.Errorf("event type cut to %d bytes, want about %d", got, MaxDimLen)
+	}
+}
+
+func TestNilRecorderAndNoMetricsWriteNothing(t *testing.T) {
+	var r *Recorder
+	r.Emit(Dims{}, Counted(Received, 1))
+	var buf bytes.Buffer
+	New(&buf, "ns").Emit(Dims{Provider: "stripe"})
+	New(&buf, "ns").Emit(Dims{}, Metric{Name: Received, Unit: Count, Value: math.Inf(1)})
+	if buf.Len() != 0 {
+		t.Errorf("wrote %q", buf.String())
+	}
+}
+
+func TestEveryNameHasItsUnit(t *testing.T) {
+	for name, unit := range Names {
+		if unit != Count && unit != Milliseconds && unit != Seconds {
+			t.Errorf("%s: unit %q", name, unit)
+		}
+	}
+}
+
+func TestParseRefusesWhatCloudWatchWould(t *testing.T) {
+	tests := map[string]string{
+		"not JSON":          `metric Received 1`,
+		"no directive":      `{"_aws":{"Timestamp":1}}`,
+		"metric not member": `{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"n","Dimensions":[[]],"Metrics":[{"Name":"Received","Unit":"Count"}]}]}}`,
+		"metric a string":   `{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"n","Dimensions":[[]],"Metrics":[{"Name":"Received","Unit":"Count"}]}]},"Received":"1"}`,
+		"dimension missing": `{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"n","Dimensions":[["Provider"]],"Metrics":[{"Name":"Received","Unit":"Count"}]}]},"Received":1}`,
+		"no namespace":      `{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Dimensions":[[]],"Metrics":[]}]}}`,
+	}
+	for name, line := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Parse([]byte(line)); err == nil {
+				t.Errorf("parsed %s", line)
+			}
+		})
+	}
+	if _, err := Parse([]byte(`{"level":"INFO","msg":"hi"}`)); !errors.Is(err, ErrNotEMF) {
+		t.Errorf("plain log line: %v, want ErrNotEMF", err)
+	}
+}
+
+func TestEmitAllocatesNothing(t *testing.T) {
+	r := New(io.Discard, "hookinbox/shop-prod")
+	d := Dims{Provider: "stripe", EventType: "checkout.session.completed"}
+	r.Emit(d, Counted(Received, 1), Counted(Enqueued, 1)) // grow the buffer once
+	allocs := testing.AllocsPerRun(100, func() { r.Emit(d, Counted(Received, 1), Counted(Enqueued, 1)) })
+	if allocs != 0 {
+		t.Errorf("Emit allocates %.0f times per line, want 0", allocs)
+	}
+}
+
+func BenchmarkEmit(b *testing.B) {
+	r := New(io.Discard, "hookinbox/shop-prod")
+	d := Dims{Provider: "stripe", EventType: "checkout.session.completed"}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Emit(d, Counted(Received, 1), Counted(Enqueued, 1))
+	}
+}

@@ -1,0 +1,184 @@
+package receiver_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// fuzzMaxBody is the body limit of the fuzzed handler: small, so the
+// fuzzer reaches the 413 path.
+const fuzzMaxBody = 8 << 10
+
+// fuzzProviders are the providers the fuzzed handler serves, each with
+// its verifier's fuzz description (verifytest.VerifierFuzz). A provider
+// added to the receiver gets its entry here too.
+func fuzzProviders() map[string]verifytest.VerifierFuzz {
+	s := &verify.Stripe{Secrets: []string{secret, oldSecret}, Now: fixed}
+	return map[string]verifytest.VerifierFuzz{
+		"stripe": verifytest.StripeFuzz(s.Verify, now, secret, oldSecret),
+	}
+}
+
+// countingStore is the memory inbox, counting every write the receiver
+// makes (all four of its calls write).
+type countingStore struct {
+	*inbox.Memory
+	writes atomic.Int32
+}
+
+func (s *countingStore) Claim(ctx context.Context, c inbox.Claim) (inbox.Item, error) {
+	s.writes.Add(1)
+	return s.Memory.Claim(ctx, c)
+}
+
+func (s *countingStore) PutPayload(ctx context.Context, it inbox.Item, raw []byte) error {
+	s.writes.Add(1)
+	return s.Memory.PutPayload(ctx, it, raw)
+}
+
+func (s *countingStore) Release(ctx context.Context, it inbox.Item) error {
+	s.writes.Add(1)
+	return s.Memory.Release(ctx, it)
+}
+
+func (s *countingStore) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, at time.Time, statuses ...inbox.Status) (inbox.Item, error) {
+	s.writes.Add(1)
+	return s.Memory.MarkEnqueued(ctx, key, cutoff, at, statuses...)
+}
+
+// FuzzReceiverHandle fuzzes the receiver's entry point, Handle, on the
+// memory inbox and a fake queue: a fresh handler per input, so every
+// answer is a first delivery's. The property:
+//
+//   - no panic, no error from Handle, a JSON answer with a content type;
+//   - a 2xx only for a POST to a known provider whose headers carry a
+//     genuine signature of the exact (decoded) body, and then exactly one
+//     claim in RECEIVED holding that body and exactly one message for it;
+//   - anything else is a 4xx (never a 500: the fakes do not fail) with
+//     nothing written to the inbox and nothing sent.
+//
+// The input is the path's provider, the method, header lines ("name:
+// value"), the body, a verifytest mode (as given, signed, signed then
+// tampered), the byte a tamper changes, and whether API Gateway passes the
+// body base64-encoded.
+func FuzzReceiverHandle(f *testing.F) {
+	paths, err := filepath.Glob("../../testdata/stripe/*.json")
+	if err != nil || len(paths) == 0 {
+		f.Fatalf("no Stripe payloads in testdata: %v", err)
+	}
+	bodies := [][]byte{
+		nil,
+		[]byte("not json"),
+		[]byte(`{"id":"evt_1#evt_2","object":"event","type":"x"}`),
+		[]byte(`{"id":"evt_ok","object":"event","type":"x"}`),
+		verifytest.StripeEvent("charge.refunded", "evt_big", now, verifytest.WithSize(fuzzMaxBody+10)),
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		bodies = append(bodies, b)
+	}
+	stripe := fuzzProviders()["stripe"]
+	for i, body := range bodies {
+		pos := uint16(i * 131)
+		f.Add("stripe", "POST", "", body, verifytest.Signed, pos, false)
+		f.Add("stripe", "POST", "", body, verifytest.Signed, pos, true)
+		f.Add("stripe", "", "", body, verifytest.Tampered, pos, false)
+		f.Add("stripe", "POST", verifytest.HeaderLines(stripe.Sign(body)), body, verifytest.AsGiven, pos, false)
+		f.Add("stripe", "GET", "", body, verifytest.Signed, pos, false)
+		f.Add("paypal", "POST", "", body, verifytest.Signed, pos, false)
+	}
+
+	providers := fuzzProviders()
+	verifiers := map[string]receiver.Verifier{}
+	for name, fz := range providers {
+		verifiers[name] = receiver.VerifierFunc(func(_ context.Context, headers map[string]string, body []byte) (webhook.Event, error) {
+			return fz.Verify(headers, body)
+		})
+	}
+	f.Fuzz(func(t *testing.T, provider, method, lines string, body []byte, mode uint8, pos uint16, b64 bool) {
+		fz, known := providers[provider]
+		if !known {
+			fz = stripe // sign as Stripe would: the path, not the signature, is wrong
+		}
+		headers, sent := fz.Request(lines, body, mode, pos)
+		req := events.APIGatewayV2HTTPRequest{
+			RouteKey:       "POST /webhooks/{provider}",
+			RawPath:        "/webhooks/" + provider,
+			Headers:        headers,
+			PathParameters: map[string]string{"provider": provider},
+			Body:           string(sent),
+		}
+		req.RequestContext.HTTP.Method = method
+		if b64 {
+			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString(sent), true
+		}
+		store, q := &countingStore{Memory: inbox.NewMemory()}, &fakeQueue{}
+		in := intake.New(intake.Config{Now: fixed}, store, q, nil)
+		h := receiver.New(receiver.Config{MaxBodyBytes: fuzzMaxBody}, verifiers, in, nil)
+
+		resp, err := h.Handle(context.Background(), req)
+		if err != nil {
+			t.Fatalf("Handle error: %v", err)
+		}
+		var answer struct{ Status, Error string }
+		if err := json.Unmarshal([]byte(resp.Body), &answer); err != nil || resp.Headers["content-type"] != "application/json" {
+			t.Fatalf("answer %d %q is not a JSON answer (%v)", resp.StatusCode, resp.Body, err)
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			switch resp.StatusCode {
+			case http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge:
+			default:
+				t.Fatalf("refusal status %d (%s), want a documented 4xx", resp.StatusCode, resp.Body)
+			}
+			if n := store.writes.Load(); n != 0 {
+				t.Fatalf("answered %d but made %d inbox writes", resp.StatusCode, n)
+			}
+			if sent := q.Sent(); len(sent) != 0 {
+				t.Fatalf("answered %d but sent %v", resp.StatusCode, sent)
+			}
+			return
+		}
+
+		if !known || (method != "" && method != http.MethodPost) {
+			t.Fatalf("answered %d to %s /webhooks/%s", resp.StatusCode, method, provider)
+		}
+		fz.CheckAccepted(t, headers, sent)
+		if resp.StatusCode != http.StatusOK || answer.Status != intake.Accepted.String() {
+			t.Fatalf("first delivery answered %d %q, want 200 accepted", resp.StatusCode, resp.Body)
+		}
+		msgs := q.Sent()
+		if len(msgs) != 1 {
+			t.Fatalf("accepted with %d messages sent, want 1", len(msgs))
+		}
+		ctx := context.Background()
+		it, err := store.Get(ctx, msgs[0].Key)
+		if err != nil || it.Status != inbox.Received {
+			t.Fatalf("claim of %s = %+v, %v; want RECEIVED", msgs[0].Key, it, err)
+		}
+		if raw, err := store.Payload(ctx, msgs[0].Key); err != nil || string(raw) != string(sent) {
+			t.Fatalf("stored payload of %s is not the signed body (%v)", msgs[0].Key, err)
+		}
+		if msgs[0].Key.Provider() != provider {
+			t.Fatalf("message key %s is not under provider %q", msgs[0].Key, provider)
+		}
+	})
+}

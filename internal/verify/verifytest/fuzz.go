@@ -1,0 +1,222 @@
+package verifytest
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/webhook"
+)
+
+// Fuzz input modes: how VerifierFuzz.Request turns a fuzz input into the
+// request a verifier sees.
+const (
+	// AsGiven sends the input's header lines and body as they are: the
+	// fuzzer's own attempt at a request.
+	AsGiven uint8 = iota
+	// Signed sends a genuine sender's headers for the body, then the
+	// input's header lines on top (a line may replace a genuine header).
+	Signed
+	// Tampered signs the body genuinely, then changes one of its bytes.
+	Tampered
+	modes
+)
+
+// VerifierFuzz is one provider's part in the fuzz property that every
+// verifier and the receiver are held to:
+//
+//   - no input panics;
+//   - a request is accepted only when Genuine, computed here without the
+//     verifier's code, says its headers carry a valid signature of its
+//     exact body, and the event accepted carries that body byte for byte,
+//     the provider's name and an ID that webhook.ValidateEventID accepts;
+//   - a refusal is a sender's error (webhook.ErrUnauthenticated or
+//     webhook.ErrMalformed, a 4xx), never ours;
+//   - a request signed genuinely and left alone is never refused as
+//     unauthenticated, and a body changed after signing is always refused.
+//
+// A provider's fuzz target is then a few lines (see FuzzStripeVerify in
+// package verify): build a VerifierFuzz on a fixed clock, Seed it with real
+// payloads, and f.Fuzz(fz.Check). The receiver's fuzz target uses Request
+// to build its HTTP requests from the same inputs.
+type VerifierFuzz struct {
+	// Provider is the name the verifier puts on its events ("stripe").
+	Provider string
+	// Verify runs the verifier under test on headers (lower-case names)
+	// and the raw body.
+	Verify func(headers map[string]string, body []byte) (webhook.Event, error)
+	// Sign returns the headers a genuine sender attaches to body.
+	Sign func(body []byte) map[string]string
+	// Genuine reports whether headers carry a valid, timely signature of
+	// body, computed independently of the verifier.
+	Genuine func(headers map[string]string, body []byte) bool
+}
+
+// Seed adds, for each body, the inputs the fuzzer starts from: the body
+// genuinely signed, signed and tampered, sent with its genuine headers
+// spelled as lines, and sent with none.
+func (fz VerifierFuzz) Seed(f *testing.F, bodies ...[]byte) {
+	f.Helper()
+	for i, body := range bodies {
+		pos := uint16(i*7919 + len(body)/2)
+		f.Add("", body, Signed, pos)
+		f.Add("", body, Tampered, pos)
+		f.Add(HeaderLines(fz.Sign(body)), body, AsGiven, pos)
+		f.Add("", body, AsGiven, pos)
+	}
+}
+
+// Request turns a fuzz input into the headers and body a verifier sees,
+// as mode says (see AsGiven, Signed, Tampered; other values fold onto
+// them). pos picks the byte Tampered changes.
+func (fz VerifierFuzz) Request(lines string, body []byte, mode uint8, pos uint16) (map[string]string, []byte) {
+	switch mode % modes {
+	case Signed:
+		headers := fz.Sign(body)
+		for k, v := range ParseHeaderLines(lines) {
+			headers[k] = v
+		}
+		return headers, body
+	case Tampered:
+		headers := fz.Sign(body)
+		if len(body) == 0 {
+			return headers, []byte{byte(pos)}
+		}
+		tampered := bytes.Clone(body)
+		tampered[int(pos)%len(tampered)] ^= byte(pos>>8) | 1
+		return headers, tampered
+	default:
+		return ParseHeaderLines(lines), body
+	}
+}
+
+// Check is the fuzz function: it builds the request from the input, runs
+// the verifier and fails t on any break of the property above.
+func (fz VerifierFuzz) Check(t *testing.T, lines string, body []byte, mode uint8, pos uint16) {
+	headers, sent := fz.Request(lines, body, mode, pos)
+	ev, err := fz.Verify(headers, sent)
+	if err == nil {
+		fz.CheckAccepted(t, headers, sent)
+		if ev.Provider != fz.Provider {
+			t.Errorf("event provider = %q, want %q", ev.Provider, fz.Provider)
+		}
+		if err := webhook.ValidateEventID(ev.ID); err != nil {
+			t.Errorf("accepted event ID: %v", err)
+		}
+		if !bytes.Equal(ev.Raw, sent) {
+			t.Errorf("event Raw is not the signed body")
+		}
+	}
+	if err != nil && !errors.Is(err, webhook.ErrUnauthenticated) && !errors.Is(err, webhook.ErrMalformed) {
+		t.Fatalf("refusal %v is neither unauthenticated nor malformed: the sender would get a 500", err)
+	}
+	switch mode % modes {
+	case Signed:
+		if lines == "" && errors.Is(err, webhook.ErrUnauthenticated) {
+			t.Fatalf("a genuinely signed request was refused as unauthenticated: %v", err)
+		}
+	case Tampered:
+		if err == nil {
+			t.Fatalf("a body changed after signing was accepted as %s", ev.Key())
+		}
+	}
+}
+
+// CheckAccepted fails t unless headers are Genuine for body: call it for
+// every request that was accepted. The receiver's fuzz target calls it
+// when its handler answered 2xx.
+func (fz VerifierFuzz) CheckAccepted(t *testing.T, headers map[string]string, body []byte) {
+	t.Helper()
+	if !fz.Genuine(headers, body) {
+		t.Fatalf("accepted a request that is not genuinely signed: headers %q", headers)
+	}
+}
+
+// HeaderLines spells headers as the fuzz input's lines: "name: value",
+// one per line, in no particular order.
+func HeaderLines(headers map[string]string) string {
+	var b strings.Builder
+	for k, v := range headers {
+		b.WriteString(k + ": " + v + "\n")
+	}
+	return b.String()
+}
+
+// ParseHeaderLines reads "name: value" lines (names lower-cased, the value
+// trimmed); a line without a colon is a header with an empty value.
+func ParseHeaderLines(lines string) map[string]string {
+	headers := map[string]string{}
+	for line := range strings.SplitSeq(lines, "\n") {
+		if line == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(line, ":")
+		headers[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+	}
+	return headers
+}
+
+// StripeFuzz is the VerifierFuzz of a Stripe verifier whose clock reads
+// now and whose accepted secrets are secrets, with Stripe's 300 s
+// tolerance; verify is its Verify.
+func StripeFuzz(verify func(header string, body []byte) (webhook.Event, error), now time.Time, secrets ...string) VerifierFuzz {
+	const tolerance = 300 * time.Second
+	return VerifierFuzz{
+		Provider: "stripe",
+		Verify: func(headers map[string]string, body []byte) (webhook.Event, error) {
+			return verify(headers["stripe-signature"], body)
+		},
+		Sign: func(body []byte) map[string]string {
+			return map[string]string{"stripe-signature": SignStripe(body, now, secrets[0])}
+		},
+		Genuine: func(headers map[string]string, body []byte) bool {
+			return StripeGenuine(headers["stripe-signature"], body, now, tolerance, secrets...)
+		},
+	}
+}
+
+// StripeGenuine reports whether a Stripe-Signature header value carries,
+// among its comma-separated parts, a t= within tolerance of now and a v1=
+// that is the HMAC-SHA256 of "<t>.<body>" under one of secrets. It is the
+// fuzzers' oracle: as lenient as a header can be, so a verifier that
+// accepts what it refuses is accepting something unsigned.
+func StripeGenuine(header string, body []byte, now time.Time, tolerance time.Duration, secrets ...string) bool {
+	var stamps []string
+	var sigs [][]byte
+	for part := range strings.SplitSeq(header, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch k {
+		case "t":
+			// Stripe signs "<unix seconds>.<body>"; "t=0042" names second 42.
+			sec, err := strconv.ParseInt(v, 10, 64)
+			at := time.Unix(sec, 0)
+			if err == nil && !at.Before(now.Add(-tolerance)) && !at.After(now.Add(tolerance)) {
+				stamps = append(stamps, strconv.FormatInt(sec, 10))
+			}
+		case "v1":
+			if sig, err := hex.DecodeString(v); err == nil {
+				sigs = append(sigs, sig)
+			}
+		}
+	}
+	for _, t := range stamps {
+		for _, secret := range secrets {
+			mac := hmac.New(sha256.New, []byte(secret))
+			mac.Write([]byte(t + "."))
+			mac.Write(body)
+			want := mac.Sum(nil)
+			for _, sig := range sigs {
+				if hmac.Equal(sig, want) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,76 @@
+package verifytest_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
+)
+
+// TestStripeGenuine checks the fuzzers' oracle against stripe-go's own
+// ValidatePayloadWithTolerance on the same headers.
+func TestStripeGenuine(t *testing.T) {
+	body := verifytest.StripeEvent("invoice.paid", "evt_oracle", at)
+	tampered := append([]byte(nil), body...)
+	tampered[10] ^= 1
+	sig := verifytest.SignStripe(body, at, secret)
+	_, v1, _ := strings.Cut(sig, ",")
+	tests := []struct {
+		name   string
+		header string
+		body   []byte
+	}{
+		{"genuine", sig, body},
+		{"genuine with the old secret", verifytest.SignStripe(body, at, oldSecret), body},
+		{"one of two signatures", verifytest.SignStripe(body, at, "whsec_other", secret), body},
+		{"leading zero in t", fmt.Sprintf("t=0%d,%s", at.Unix(), v1), body},
+		{"tampered body", sig, tampered},
+		{"wrong secret", verifytest.SignStripe(body, at, "whsec_other"), body},
+		{"stale", verifytest.SignStripe(body, at.Add(-301*time.Second), secret), body},
+		{"future", verifytest.SignStripe(body, at.Add(301*time.Second), secret), body},
+		{"inside the tolerance", verifytest.SignStripe(body, at.Add(-299*time.Second), secret), body},
+		{"no signature", fmt.Sprintf("t=%d", at.Unix()), body},
+		{"empty", "", body},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := verifytest.StripeGenuine(tc.header, tc.body, at, 300*time.Second, secret, oldSecret)
+			want := false
+			for _, s := range []string{secret, oldSecret} {
+				// stripe-go checks the tolerance against its own clock, so
+				// the tolerance is moved to where "at" is.
+				tol := time.Since(at) + 300*time.Second
+				if err := stripewebhook.ValidatePayloadWithTolerance(tc.body, tc.header, s, tol); err == nil {
+					want = want || !tooNew(tc.header, at)
+				}
+			}
+			if got != want {
+				t.Errorf("StripeGenuine = %v, stripe-go says %v", got, want)
+			}
+		})
+	}
+}
+
+// tooNew reports a header whose t= is more than 300 s after at, which
+// stripe-go, checking only the past, would accept.
+func tooNew(header string, at time.Time) bool {
+	var sec int64
+	if _, err := fmt.Sscanf(header, "t=%d", &sec); err != nil {
+		return false
+	}
+	return time.Unix(sec, 0).After(at.Add(300 * time.Second))
+}
+
+func TestHeaderLinesRoundTrip(t *testing.T) {
+	in := map[string]string{"stripe-signature": "t=1,v1=ab", "x-other": "a: b"}
+	got := verifytest.ParseHeaderLines(verifytest.HeaderLines(in))
+	if fmt.Sprint(got) != fmt.Sprint(in) {
+		t.Errorf("ParseHeaderLines(HeaderLines(%v)) = %v", in, got)
+	}
+	if got := verifytest.ParseHeaderLines("Stripe-Signature :  x \nbare\n"); got["stripe-signature"] != "x" || got["bare"] != "" || len(got) != 2 {
+		t.Errorf("ParseHeaderLines = %q", got)
+	}
+}
