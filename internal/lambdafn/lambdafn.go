@@ -53,14 +53,21 @@ func Main(build Builder) {
 	lambda.Start(h)
 }
 
-// stripeAPIKey returns the Stripe secret key given inline (local runs) or
-// held in the Secrets Manager secret arn: the first value of either.
-func stripeAPIKey(ctx context.Context, cfg aws.Config, inline []string, arn string) (string, error) {
-	keys, err := secrets.Resolve(ctx, secretsmanager.NewFromConfig(cfg), inline, arn)
-	if err != nil {
-		return "", err
+// rotatingSecret returns the values given inline (local runs), or those of
+// the Secrets Manager secret arn, loaded now and kept fresh while the
+// function stays warm: loaded again when older than maxAge, and when a
+// caller finds them refused, at most once per minInterval.
+func rotatingSecret(ctx context.Context, cfg aws.Config, inline []string, arn string, maxAge, minInterval time.Duration) (*secrets.Rotating, error) {
+	load := func(context.Context) ([]string, error) { return inline, nil }
+	if len(inline) == 0 {
+		sm := secretsmanager.NewFromConfig(cfg)
+		load = func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) }
 	}
-	return keys[0], nil
+	r := &secrets.Rotating{Load: load, MaxAge: maxAge, MinInterval: minInterval}
+	if err := r.Init(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // stripeHTTPClient is the HTTP client of every Stripe API call: bounded

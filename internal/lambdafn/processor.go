@@ -23,7 +23,7 @@ func Processor(ctx context.Context, cfg aws.Config, getenv func(string) string, 
 	if err != nil {
 		return nil, err
 	}
-	apiKey, err := stripeAPIKey(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN)
+	apiKey, err := rotatingSecret(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, s.SecretMaxAge, s.SecretReload)
 	if err != nil {
 		return nil, err
 	}

@@ -47,8 +47,9 @@ func Receiver(ctx context.Context, cfg aws.Config, getenv func(string) string, l
 
 // stripeVerifier verifies with the secrets in STRIPE_WEBHOOK_SECRET as
 // they are, or with the Secrets Manager secret STRIPE_WEBHOOK_SECRET_ARN,
-// reloaded when a signature does not match so a rolled secret takes effect
-// in warm functions too.
+// reloaded when older than SECRET_MAX_AGE (so a revoked secret stops
+// verifying) and when a signature does not match (so a rolled secret takes
+// effect), in warm functions too.
 func stripeVerifier(ctx context.Context, cfg aws.Config, s receiver.Settings) (receiver.Verifier, error) {
 	if len(s.StripeSecrets) > 0 {
 		v := &verify.Stripe{Secrets: s.StripeSecrets, Tolerance: s.Tolerance}
@@ -59,8 +60,10 @@ func stripeVerifier(ctx context.Context, cfg aws.Config, s receiver.Settings) (r
 	}
 	sm := secretsmanager.NewFromConfig(cfg)
 	v := &verify.RotatingStripe{
-		Load:      func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, s.StripeSecretARN) },
-		Tolerance: s.Tolerance,
+		Load:           func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, s.StripeSecretARN) },
+		MaxAge:         s.SecretMaxAge,
+		ReloadInterval: s.SecretReload,
+		Tolerance:      s.Tolerance,
 	}
 	if err := v.Init(ctx); err != nil {
 		return nil, err

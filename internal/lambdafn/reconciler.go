@@ -21,10 +21,14 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	if err != nil {
 		return nil, err
 	}
-	apiKey, err := stripeAPIKey(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN)
+	// The key is read again when older than secrets.DefaultMaxAge: a run
+	// refused with a rolled key is followed by one with the new key.
+	keys, err := rotatingSecret(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, 0, 0)
 	if err != nil {
 		return nil, err
 	}
+	source := reconcile.NewStripeEvents("", s.StripeAPIURL, stripeHTTPClient())
+	source.Keys = keys.Values
 	rec, err := recorder(getenv)
 	if err != nil {
 		return nil, err
@@ -38,7 +42,7 @@ func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string,
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec},
 		store, events, in,
-		reconcile.NewStripeEvents(apiKey, s.StripeAPIURL, stripeHTTPClient()),
+		source,
 		reconcile.NewCheckpoints(db, s.Table),
 		log,
 	)

@@ -73,6 +73,8 @@ type Pipeline struct {
 	Logs *SyncBuffer
 
 	cfg         aws.Config
+	emu         *devstack.Emulators
+	endpoints   devstack.ServiceEndpoints
 	metricsFile string // every function's METRICS_FILE: see Metrics
 }
 
@@ -91,7 +93,8 @@ func New(t testing.TB) *Pipeline {
 	p.Stripe.Key = StripeKey
 	p.SESURL = serve(t, p.SES)
 	p.StripeURL = serve(t, p.Stripe)
-	p.cfg = emu.AWSConfigFor(devstack.ServiceEndpoints{"SESv2": p.SESURL})
+	p.emu, p.endpoints = emu, devstack.ServiceEndpoints{"SESv2": p.SESURL}
+	p.cfg = emu.AWSConfigFor(p.endpoints)
 
 	p.Receive = p.Build(t, "ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": SigningSecret}).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
 	p.Process = p.Build(t, "ProcessorFunction", nil).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
@@ -115,6 +118,13 @@ func serve(t testing.TB, h http.Handler) string {
 	}
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// SetEndpoint points the AWS SDK clients of functions built from now on at
+// url for service, an SDK service ID such as "Secrets Manager" (moto).
+func (p *Pipeline) SetEndpoint(service, url string) {
+	p.endpoints[service] = url
+	p.cfg = p.emu.AWSConfigFor(p.endpoints)
 }
 
 // Build builds the template function logicalID through lambdafn.Builders,

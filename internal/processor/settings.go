@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/envconfig"
+	"github.com/hookinbox/hookinbox/internal/secrets"
 )
 
 // DefaultStripeAPIURL is Stripe's API base URL.
@@ -19,6 +20,8 @@ type Settings struct {
 	StripeAPIKey    []string      // STRIPE_API_KEY; used as is when set
 	StripeAPIKeyARN string        // STRIPE_API_KEY_ARN, read when STRIPE_API_KEY is empty
 	StripeAPIURL    string        // STRIPE_API_URL, default Stripe's
+	SecretMaxAge    time.Duration // SECRET_MAX_AGE, default 5m: how long a key from Secrets Manager is used before a reload
+	SecretReload    time.Duration // SECRET_RELOAD_INTERVAL, default 1m: the least time between two loads of a secret
 	LeaseFor        time.Duration // LEASE_DURATION, default 45s: the function timeout plus a margin
 	Budget          time.Duration // MESSAGE_BUDGET, default 10s: the least time left to start a message
 	Reserve         time.Duration // OUTCOME_RESERVE, default 2s: kept after the effects to write the outcome
@@ -38,6 +41,8 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		StripeAPIKey:    r.List("STRIPE_API_KEY"),
 		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
 		StripeAPIURL:    r.String("STRIPE_API_URL", DefaultStripeAPIURL),
+		SecretMaxAge:    r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
+		SecretReload:    r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
 		LeaseFor:        r.Duration("LEASE_DURATION", DefaultLeaseFor),
 		Budget:          r.Duration("MESSAGE_BUDGET", DefaultBudget),
 		Reserve:         r.Duration("OUTCOME_RESERVE", DefaultReserve),

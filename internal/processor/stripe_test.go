@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/secrets"
 	"github.com/hookinbox/hookinbox/internal/standin"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/internal/webhook"
@@ -22,7 +23,7 @@ func TestStripeEventsFetchesOneEvent(t *testing.T) {
 	}
 	srv := httptest.NewServer(stripe)
 	defer srv.Close()
-	fetch := processor.StripeEvents("sk_test_fetch", srv.URL, srv.Client())
+	fetch := processor.StripeEvents(secrets.Static("sk_test_fetch"), srv.URL, srv.Client())
 
 	got, err := fetch(context.Background(), "evt_fetch1")
 	if err != nil || string(got) != string(body) {
@@ -32,7 +33,7 @@ func TestStripeEventsFetchesOneEvent(t *testing.T) {
 	if err == nil || !webhook.IsPermanent(err) || !strings.Contains(err.Error(), "evt_unknown") {
 		t.Errorf("fetch of an unknown event: %v, want a permanent error naming it", err)
 	}
-	wrongKey := processor.StripeEvents("sk_test_wrong", srv.URL, srv.Client())
+	wrongKey := processor.StripeEvents(secrets.Static("sk_test_wrong"), srv.URL, srv.Client())
 	if _, err := wrongKey(context.Background(), "evt_fetch1"); err == nil || webhook.IsPermanent(err) {
 		t.Errorf("fetch with a rejected key: %v, want a transient error (the key may be rotating)", err)
 	}

@@ -26,6 +26,11 @@ type StripeEvents struct {
 	key     string
 	// PageSize is the limit of each page; default 100, Stripe's most.
 	PageSize int64
+	// Keys, when set, gives the key for each List instead of the one
+	// NewStripeEvents was given (a *secrets.Rotating's Values), so a key
+	// rolled in Secrets Manager reaches a warm reconciler within the
+	// source's maximum age.
+	Keys func(ctx context.Context) ([]string, error)
 }
 
 // NewStripeEvents lists events through the Stripe API at apiURL (Stripe's
@@ -88,9 +93,17 @@ func (s *StripeEvents) List(ctx context.Context, from, to time.Time) ([]webhook.
 	}
 	params.Limit = stripe.Int64(size)
 	params.Context = ctx
+	key := s.key
+	if s.Keys != nil {
+		keys, err := s.Keys(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("stripe events: api key: %w", err)
+		}
+		key = keys[0]
+	}
 	it := stripe.GetIter(params, func(p *stripe.Params, b *form.Values) ([]interface{}, stripe.ListContainer, error) {
 		page := &eventPage{}
-		err := s.backend.CallRaw(http.MethodGet, "/v1/events", s.key, b, p, page)
+		err := s.backend.CallRaw(http.MethodGet, "/v1/events", key, b, p, page)
 		items := make([]interface{}, len(page.Data))
 		for i, e := range page.Data {
 			items[i] = e

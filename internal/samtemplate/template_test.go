@@ -115,6 +115,7 @@ func deployments(t *testing.T, tpl *Template) map[string]Context {
 				"StripeWebhookSecretArn": secretARN,
 				"StripeTolerance":        "120s",
 				"MaxBodyBytes":           "65536",
+				"SecretMaxAge":           "2m",
 				"StripeApiKeyArn":        apiKeyARN,
 				"MailFrom":               "orders@shop.example.org",
 				"MailFromIdentity":       "shop.example.org",
@@ -258,6 +259,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_WEBHOOK_SECRET_ARN": "",
 			"STRIPE_TOLERANCE":          "300s",
 			"MAX_BODY_BYTES":            "262144",
+			"SECRET_MAX_AGE":            "5m",
 			"AWS_ENDPOINT_URL":          "", // from Globals, for sam local and LocalStack
 			"METRICS_NAMESPACE":         "hookinbox/hookinbox",
 		}},
@@ -268,6 +270,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_WEBHOOK_SECRET_ARN": secretARN,
 			"STRIPE_TOLERANCE":          "120s",
 			"MAX_BODY_BYTES":            "65536",
+			"SECRET_MAX_AGE":            "2m",
 			"AWS_ENDPOINT_URL":          "",
 			"METRICS_NAMESPACE":         "hookinbox/shop-prod",
 		}},

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/stripe/stripe-go/v76"
-	"github.com/stripe/stripe-go/v76/client"
+	"github.com/stripe/stripe-go/v76/invoice"
 
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
@@ -15,27 +16,50 @@ import (
 // Billing creates invoices. Implementations mark errors that no retry can
 // fix with webhook.Permanent.
 type Billing interface {
-	// CreateInvoice creates the invoice, at most once per
-	// req.IdempotencyKey, and returns its ID.
+	// CreateInvoice creates the invoice for req.Event, at most once, and
+	// returns its ID: an invoice that already carries req.Event is
+	// returned instead of a second one.
 	CreateInvoice(ctx context.Context, req InvoiceRequest) (invoiceID string, err error)
 }
+
+// MetadataEvent is the invoice metadata key that names the event an
+// invoice was created for ("stripe#evt_..."). It is the invoice's identity
+// beyond the 24 hours Stripe keeps an Idempotency-Key.
+const MetadataEvent = "hookinbox_event"
 
 // InvoiceRequest is an invoice to create.
 type InvoiceRequest struct {
 	Customer       string            // Stripe customer ID, "cus_..."
 	Description    string            // shown on the invoice
-	Metadata       map[string]string // stored on the invoice
+	Event          webhook.Key       // stored as metadata[hookinbox_event]; one invoice per event
+	Since          time.Time         // the invoice cannot be older (the event's creation); zero: no bound
+	Metadata       map[string]string // more metadata stored on the invoice
 	IdempotencyKey string            // sent as Stripe's Idempotency-Key header
 }
 
+// keySource is the part of secrets.Rotating the Stripe client uses.
+type keySource interface {
+	Values(ctx context.Context) ([]string, error)
+	Refresh(ctx context.Context, used []string) (vals []string, changed bool, err error)
+}
+
 // NewStripeBilling returns Billing through the Stripe API at apiURL (Stripe's
-// own when empty; stripe-mock or a test server otherwise) with apiKey, over
-// httpClient (stripe-go's default when nil). The client makes no retries of
-// its own and logs nothing: retries go through the queue, and errors are
-// returned. Invoices are created as drafts (auto_advance false): the
-// checkout already took the payment, so Stripe must not finalize and charge
-// them.
-func NewStripeBilling(apiKey, apiURL string, httpClient *http.Client) Billing {
+// own when empty; stripe-mock or a test server otherwise) with the first
+// value of keys (a *secrets.Rotating: the key is read for every call, so a
+// key reloaded from Secrets Manager reaches the client without a cold
+// start), over httpClient (stripe-go's default when nil).
+//
+// When Stripe refuses the key (401, 403) the client asks keys to refresh
+// (at most one load a minute) and, given a new key, makes the call again
+// once; otherwise the refusal is returned as a transient error, so the
+// event is retried with backoff rather than parked while a key is being
+// rolled.
+//
+// The client makes no retries of its own and logs nothing: retries go
+// through the queue, and errors are returned. Invoices are created as
+// drafts (auto_advance false): the checkout already took the payment, so
+// Stripe must not finalize and charge them.
+func NewStripeBilling(keys keySource, apiURL string, httpClient *http.Client) Billing {
 	cfg := &stripe.BackendConfig{
 		HTTPClient:        httpClient,
 		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
@@ -45,13 +69,64 @@ func NewStripeBilling(apiKey, apiURL string, httpClient *http.Client) Billing {
 	if apiURL != "" {
 		cfg.URL = stripe.String(apiURL)
 	}
-	b := stripe.GetBackendWithConfig(stripe.APIBackend, cfg)
-	return &stripeBilling{api: client.New(apiKey, &stripe.Backends{API: b, Connect: b, Uploads: b})}
+	return &stripeBilling{backend: stripe.GetBackendWithConfig(stripe.APIBackend, cfg), keys: keys}
 }
 
-type stripeBilling struct{ api *client.API }
+type stripeBilling struct {
+	backend stripe.Backend
+	keys    keySource
+}
 
+// CreateInvoice first looks for an invoice of req.Customer, created since
+// req.Since, whose metadata names req.Event, and returns it when there is
+// one; otherwise it creates the invoice with req.IdempotencyKey. The
+// Idempotency-Key alone covers 24 hours (Stripe forgets keys after that); the
+// lookup covers a replay days later. It uses the list API, not search:
+// Stripe's search index lags writes by up to a minute (an hour during
+// incidents) and is not offered in every country, while the list is
+// read-after-write consistent, and the customer and the created bound keep
+// it to a page or two.
 func (b *stripeBilling) CreateInvoice(ctx context.Context, req InvoiceRequest) (string, error) {
+	if req.Event == "" {
+		return "", webhook.Permanent(errors.New("create invoice: no event to tie it to"))
+	}
+	var id string
+	err := b.withKey(ctx, func(key string) error {
+		var err error
+		if id, err = b.findInvoice(ctx, key, req); err != nil || id != "" {
+			return err
+		}
+		id, err = b.newInvoice(ctx, key, req)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("create invoice: %w", classifyStripe(err))
+	}
+	return id, nil
+}
+
+// findInvoice returns the ID of req.Customer's invoice created since
+// req.Since for req.Event, or "".
+func (b *stripeBilling) findInvoice(ctx context.Context, key string, req InvoiceRequest) (string, error) {
+	params := &stripe.InvoiceListParams{Customer: stripe.String(req.Customer)}
+	if !req.Since.IsZero() {
+		params.CreatedRange = &stripe.RangeQueryParams{GreaterThanOrEqual: req.Since.Unix()}
+	}
+	params.Limit = stripe.Int64(100)
+	params.Context = ctx
+	it := (&invoice.Client{B: b.backend, Key: key}).List(params)
+	for it.Next() {
+		if inv := it.Invoice(); inv.Metadata[MetadataEvent] == string(req.Event) {
+			return inv.ID, nil
+		}
+	}
+	if err := it.Err(); err != nil {
+		return "", fmt.Errorf("look for an invoice of %s: %w", req.Event, err)
+	}
+	return "", nil
+}
+
+func (b *stripeBilling) newInvoice(ctx context.Context, key string, req InvoiceRequest) (string, error) {
 	params := &stripe.InvoiceParams{
 		Customer:    stripe.String(req.Customer),
 		Description: stripe.String(req.Description),
@@ -61,28 +136,60 @@ func (b *stripeBilling) CreateInvoice(ctx context.Context, req InvoiceRequest) (
 	for k, v := range req.Metadata {
 		params.AddMetadata(k, v)
 	}
+	params.AddMetadata(MetadataEvent, string(req.Event))
 	params.SetIdempotencyKey(req.IdempotencyKey)
-	inv, err := b.api.Invoices.New(params)
+	inv, err := (&invoice.Client{B: b.backend, Key: key}).New(params)
 	if err != nil {
-		return "", fmt.Errorf("create invoice: %w", classifyStripe(err))
+		return "", err
 	}
 	if inv.ID == "" {
-		return "", errors.New("create invoice: Stripe answered without an invoice id")
+		return "", errors.New("the Stripe API answered without an invoice id")
 	}
 	return inv.ID, nil
 }
 
+// withKey runs call with the current key and, when Stripe refuses it and a
+// new key can be had, once more with the new key. A refusal never created
+// anything, so the second call is safe.
+func (b *stripeBilling) withKey(ctx context.Context, call func(key string) error) error {
+	keys, err := b.keys.Values(ctx)
+	if err != nil {
+		return fmt.Errorf("stripe api key: %w", err)
+	}
+	err = call(keys[0])
+	if !isAuthError(err) {
+		return err
+	}
+	fresh, changed, rerr := b.keys.Refresh(ctx, keys)
+	switch {
+	case rerr != nil:
+		return fmt.Errorf("%w (reloading the key failed: %v)", err, rerr)
+	case !changed:
+		return err
+	}
+	return call(fresh[0])
+}
+
+// isAuthError reports whether Stripe refused the key: 401 (unknown,
+// expired or rolled key) or 403 (a restricted key without the permission).
+func isAuthError(err error) bool {
+	var se *stripe.Error
+	return errors.As(err, &se) && (se.HTTPStatusCode == http.StatusUnauthorized || se.HTTPStatusCode == http.StatusForbidden)
+}
+
 // classifyStripe marks Stripe's 4xx answers permanent (a bad request, an
-// unknown customer, a wrong key: retrying sends the same request), except
-// 409 (a concurrent request with the same idempotency key) and 429 (rate
-// limited). 5xx answers and network errors stay transient.
+// unknown customer: retrying sends the same request), except 401 and 403
+// (the key: a person rolls or fixes it in Secrets Manager and the retry
+// picks it up), 409 (a concurrent request with the same idempotency key)
+// and 429 (rate limited). 5xx answers and network errors stay transient.
 func classifyStripe(err error) error {
 	var se *stripe.Error
 	if !errors.As(err, &se) {
 		return err
 	}
 	switch code := se.HTTPStatusCode; {
-	case code == http.StatusConflict, code == http.StatusTooManyRequests:
+	case code == http.StatusUnauthorized, code == http.StatusForbidden,
+		code == http.StatusConflict, code == http.StatusTooManyRequests:
 		return err
 	case code >= 400 && code < 500:
 		return webhook.Permanent(err)

@@ -69,8 +69,10 @@ func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effec
 		id, err := s.billing.CreateInvoice(ctx, InvoiceRequest{
 			Customer:       customer,
 			Description:    "Order " + cs.ID,
+			Event:          key,
+			Since:          ev.Created,
 			IdempotencyKey: ik,
-			Metadata:       map[string]string{"hookinbox_event": string(key), "checkout_session": cs.ID},
+			Metadata:       map[string]string{"checkout_session": cs.ID},
 		})
 		if err != nil {
 			return "", err

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/internal/secrets"
 	"github.com/hookinbox/hookinbox/internal/standin"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
@@ -34,6 +35,8 @@ type harness struct {
 	// failNextInvoice makes the next invoice request fail as Stripe does
 	// with HTTP status.
 	failNextInvoice func(status int)
+	// stripe is the Stripe API stand-in; nil with fakes.
+	stripe *standin.Stripe
 }
 
 type sentMail struct {
@@ -77,11 +80,12 @@ func newDynamoHarness(t *testing.T) *harness {
 	cfg := testConfig
 	cfg.Table = shopTable
 	return &harness{
-		shop:            New(cfg, db, mail, NewStripeBilling("sk_test_123", stripeSrv.URL, stripeSrv.Client())),
+		shop:            New(cfg, db, mail, NewStripeBilling(secrets.Static("sk_test_123"), stripeSrv.URL, stripeSrv.Client())),
 		ledger:          effects.NewLedger(db, inboxTable, 0),
 		mails:           func() []sentMail { return sesMails(ses) },
 		invoiceCalls:    func() []invoiceCall { return stripeCalls(stripeAPI) },
 		failNextInvoice: func(status int) { stripeAPI.FailNext(status) },
+		stripe:          stripeAPI,
 	}
 }
 
@@ -173,13 +177,17 @@ func newFakeBilling() *fakeBilling { return &fakeBilling{byKey: map[string]strin
 func (b *fakeBilling) CreateInvoice(_ context.Context, req InvoiceRequest) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	call := invoiceCall{IdempotencyKey: req.IdempotencyKey, Customer: req.Customer, Event: req.Metadata["hookinbox_event"]}
+	call := invoiceCall{IdempotencyKey: req.IdempotencyKey, Customer: req.Customer, Event: string(req.Event)}
 	if status := b.failing; status != 0 {
 		b.failing = 0
 		b.log = append(b.log, call)
 		err := fmt.Errorf("stripe answered %d", status)
-		if status < 500 && status != http.StatusConflict && status != http.StatusTooManyRequests {
-			err = webhook.Permanent(err)
+		switch status {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusConflict, http.StatusTooManyRequests:
+		default:
+			if status < 500 {
+				err = webhook.Permanent(err)
+			}
 		}
 		return "", err
 	}

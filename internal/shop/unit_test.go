@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/internal/secrets"
 	"github.com/hookinbox/hookinbox/internal/standin"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
@@ -77,7 +79,8 @@ func TestClassifyStripe(t *testing.T) {
 		permanent bool
 	}{
 		{"BadRequest", http.StatusBadRequest, true},
-		{"Unauthorized", http.StatusUnauthorized, true},
+		{"Unauthorized", http.StatusUnauthorized, false}, // a rolled key: reloaded, retried
+		{"Forbidden", http.StatusForbidden, false},
 		{"NotFound", http.StatusNotFound, true},
 		{"Conflict", http.StatusConflict, false},
 		{"TooManyRequests", http.StatusTooManyRequests, false},
@@ -89,8 +92,8 @@ func TestClassifyStripe(t *testing.T) {
 			stripeAPI := standin.NewStripe()
 			stripeAPI.FailNext(tt.status)
 			srv := serveStandin(t, stripeAPI)
-			b := NewStripeBilling("sk_test_123", srv.URL, srv.Client())
-			_, err := b.CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", IdempotencyKey: "k"})
+			b := NewStripeBilling(secrets.Static("sk_test_123"), srv.URL, srv.Client())
+			_, err := b.CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Event: "stripe#evt_1", IdempotencyKey: "k"})
 			if err == nil {
 				t.Fatal("CreateInvoice succeeded, want an error")
 			}
@@ -106,7 +109,7 @@ func TestClassifyStripe(t *testing.T) {
 		srv := serveStandin(t, standin.NewStripe())
 		url := srv.URL
 		srv.Close()
-		_, err := NewStripeBilling("sk_test_123", url, nil).CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", IdempotencyKey: "k"})
+		_, err := NewStripeBilling(secrets.Static("sk_test_123"), url, nil).CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Event: "stripe#evt_1", IdempotencyKey: "k"})
 		if err == nil || webhook.IsPermanent(err) {
 			t.Errorf("err = %v, want transient", err)
 		}
@@ -116,9 +119,9 @@ func TestClassifyStripe(t *testing.T) {
 func TestStripeBillingRequest(t *testing.T) {
 	stripeAPI := standin.NewStripe()
 	srv := serveStandin(t, stripeAPI)
-	b := NewStripeBilling("sk_test_123", srv.URL, srv.Client())
+	b := NewStripeBilling(secrets.Static("sk_test_123"), srv.URL, srv.Client())
 	req := InvoiceRequest{Customer: "cus_1", Description: "Order cs_1", IdempotencyKey: "hookinbox:stripe#evt_1:create-invoice",
-		Metadata: map[string]string{"hookinbox_event": "stripe#evt_1"}}
+		Event: "stripe#evt_1"}
 	id1, err := b.CreateInvoice(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -128,14 +131,43 @@ func TestStripeBillingRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	if id1 != id2 {
-		t.Errorf("same idempotency key gave invoices %s and %s", id1, id2)
+		t.Errorf("the same event gave invoices %s and %s", id1, id2)
 	}
+	// The second call found the invoice by its metadata: one POST.
 	want := []invoiceCall{
-		{IdempotencyKey: req.IdempotencyKey, Customer: "cus_1", Event: "stripe#evt_1", InvoiceID: id1},
 		{IdempotencyKey: req.IdempotencyKey, Customer: "cus_1", Event: "stripe#evt_1", InvoiceID: id1},
 	}
 	if diff := cmp.Diff(want, stripeCalls(stripeAPI)); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+// A refused key is reloaded once and the call made again with the new
+// key; a key that does not change is a transient error.
+func TestStripeBillingReloadsRefusedKey(t *testing.T) {
+	stripeAPI := standin.NewStripe()
+	stripeAPI.Key = "sk_test_new"
+	srv := serveStandin(t, stripeAPI)
+	stored := "sk_test_old"
+	keys := &secrets.Rotating{
+		Load:        func(context.Context) ([]string, error) { return []string{stored}, nil },
+		MinInterval: time.Nanosecond,
+	}
+	b := NewStripeBilling(keys, srv.URL, srv.Client())
+	req := InvoiceRequest{Customer: "cus_1", Event: "stripe#evt_1", IdempotencyKey: "k1"}
+	_, err := b.CreateInvoice(context.Background(), req)
+	if err == nil || webhook.IsPermanent(err) {
+		t.Fatalf("with a refused key that Secrets Manager still holds: err = %v, want transient", err)
+	}
+	stored = "sk_test_new"
+	if _, err := b.CreateInvoice(context.Background(), req); err != nil {
+		t.Fatalf("after the key was put in Secrets Manager: %v", err)
+	}
+	if got := stripeAPI.Refused(); got != 2 {
+		t.Errorf("refused %d requests, want 2 (one per call: an unchanged key is not tried again)", got)
+	}
+	if got := stripeAPI.Invoices(); len(got) != 1 {
+		t.Errorf("invoices = %v, want 1", got)
 	}
 }
 

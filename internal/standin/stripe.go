@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // InvoiceCall is one POST /v1/invoices the Stripe stand-in answered.
@@ -23,29 +25,129 @@ type InvoiceCall struct {
 // Stripe answers the parts of the Stripe API hookinbox uses:
 //
 //   - POST /v1/invoices: one invoice per Idempotency-Key; a repeated key
-//     gets the saved answer, as Stripe replays it.
+//     gets the saved answer, as Stripe replays it, until
+//     ForgetIdempotencyKeys (Stripe forgets keys after 24 hours).
+//   - GET /v1/invoices: the invoices created, newest first, with customer,
+//     created[gte|gt|lte|lt], limit and starting_after, as Stripe lists them.
 //   - GET /v1/events: the events added with AddEvent, newest first, with
 //     created[gte|gt|lte|lt], limit and starting_after, as Stripe lists them.
 //   - GET /v1/events/{id}: one of those events, or 404 resource_missing.
+//   - GET /v1/subscriptions/{id}: the subscription as SetSubscription, or
+//     the newest subscription event given to AddEvent or Apply, left it;
+//     404 for one it never heard of.
 //
 // HoldInvoices makes invoice calls hang, as a slow Stripe does.
 //
-// Requests must carry a Bearer key when Key is set.
+// Requests must carry a Bearer key when Key (or SetKey) is set; a request
+// with another key gets 401, as Stripe answers a rolled key.
 type Stripe struct {
+	// Key is the API key accepted; set it before serving, or use SetKey.
 	Key string
 
-	mu      sync.Mutex
-	calls   []InvoiceCall
-	byKey   map[string]string // idempotency key → saved response body
-	failing []int             // statuses for the next calls, injected
-	events  []json.RawMessage
-	created []int64
-	ids     []string
-	hold    *invoiceHold // set by HoldInvoices
+	mu       sync.Mutex
+	calls    []InvoiceCall
+	byKey    map[string]string // idempotency key → saved response body
+	invoices []stripeInvoice   // in creation order
+	failing  []int             // statuses for the next calls, injected
+	refused  int               // requests answered 401
+	events   []json.RawMessage
+	created  []int64
+	ids      []string
+	subs     map[string]stripeSubscription
+	hold     *invoiceHold // set by HoldInvoices
+}
+
+// stripeInvoice is an invoice the stand-in created.
+type stripeInvoice struct {
+	id, customer string
+	created      int64
+	body         json.RawMessage
+}
+
+// stripeSubscription is a subscription's state and the created time of
+// the event that set it (0 when set by SetSubscription).
+type stripeSubscription struct {
+	customer, status string
+	at               int64
 }
 
 // NewStripe returns a Stripe stand-in with no invoices and no events.
-func NewStripe() *Stripe { return &Stripe{byKey: map[string]string{}} }
+func NewStripe() *Stripe {
+	return &Stripe{byKey: map[string]string{}, subs: map[string]stripeSubscription{}}
+}
+
+// SetKey replaces the API key accepted, as rolling a key in the Stripe
+// dashboard does; requests with the old key get 401.
+func (s *Stripe) SetKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Key = key
+}
+
+// Refused returns how many requests were answered 401 for their key.
+func (s *Stripe) Refused() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
+
+// ForgetIdempotencyKeys forgets every saved Idempotency-Key, as Stripe
+// does 24 hours after a key was first used: a request with an old key then
+// creates a new invoice. The invoices stay listable.
+func (s *Stripe) ForgetIdempotencyKeys() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byKey = map[string]string{}
+}
+
+// SetSubscription sets the subscription's current state, as GET
+// /v1/subscriptions/{id} answers it, whatever events say.
+func (s *Stripe) SetSubscription(id, customer, status string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subs[id] = stripeSubscription{customer: customer, status: status}
+}
+
+// Apply updates the objects a Stripe event (its JSON as delivered)
+// describes, as Stripe's own state is after sending it, without making the
+// event listable: a customer.subscription.* event sets its subscription,
+// unless an event with a later created time set it already (events of the
+// same second apply in call order).
+func (s *Stripe) Apply(body []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.apply(body)
+}
+
+// apply is Apply; s.mu is held.
+func (s *Stripe) apply(body []byte) {
+	var ev struct {
+		Type    string `json:"type"`
+		Created int64  `json:"created"`
+		Data    struct {
+			Object struct {
+				ID       string          `json:"id"`
+				Object   string          `json:"object"`
+				Customer json.RawMessage `json:"customer"`
+				Status   string          `json:"status"`
+			} `json:"object"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &ev) != nil || ev.Data.Object.Object != "subscription" || ev.Data.Object.ID == "" {
+		return
+	}
+	o := ev.Data.Object
+	if old, ok := s.subs[o.ID]; ok && old.at > ev.Created {
+		return
+	}
+	var customer string
+	if json.Unmarshal(o.Customer, &customer) != nil {
+		var obj struct{ ID string }
+		_ = json.Unmarshal(o.Customer, &obj)
+		customer = obj.ID
+	}
+	s.subs[o.ID] = stripeSubscription{customer: customer, status: o.Status, at: ev.Created}
+}
 
 // FailNext makes the next len(statuses) invoice calls fail with these
 // statuses, before anything is created (so nothing is saved for their keys).
@@ -90,6 +192,7 @@ func (s *Stripe) AddEvent(body []byte) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.apply(body)
 	s.events = append(s.events, append(json.RawMessage(nil), body...))
 	s.created = append(s.created, head.Created)
 	s.ids = append(s.ids, head.ID)
@@ -99,17 +202,26 @@ func (s *Stripe) AddEvent(body []byte) error {
 // ServeHTTP implements http.Handler.
 func (s *Stripe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	if s.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.Key {
+	s.mu.Lock()
+	key := s.Key
+	if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
+		s.refused++
+		s.mu.Unlock()
 		stripeError(w, http.StatusUnauthorized, "invalid_request_error", "Invalid API Key provided")
 		return
 	}
+	s.mu.Unlock()
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/invoices":
 		s.createInvoice(w, r)
+	case r.Method == http.MethodGet && r.URL.Path == "/v1/invoices":
+		s.listInvoices(w, r)
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/events":
 		s.listEvents(w, r)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/events/"):
 		s.getEvent(w, strings.TrimPrefix(r.URL.Path, "/v1/events/"))
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/subscriptions/"):
+		s.getSubscription(w, strings.TrimPrefix(r.URL.Path, "/v1/subscriptions/"))
 	default:
 		stripeError(w, http.StatusNotFound, "invalid_request_error", "Unrecognized request URL ("+r.Method+": "+r.URL.Path+")")
 	}
@@ -151,18 +263,24 @@ func (s *Stripe) createInvoice(w http.ResponseWriter, r *http.Request) {
 	}
 	body, ok := s.byKey[key]
 	if !ok || key == "" {
-		id := fmt.Sprintf("in_1Standin%06d", len(s.byKey)+1)
+		id := fmt.Sprintf("in_1Standin%06d", len(s.invoices)+1)
+		metadata := map[string]string{}
+		for k, v := range r.PostForm {
+			if name, ok := strings.CutPrefix(k, "metadata["); ok && strings.HasSuffix(name, "]") && len(v) > 0 {
+				metadata[strings.TrimSuffix(name, "]")] = v[0]
+			}
+		}
+		created := time.Now().Unix()
 		b, _ := json.Marshal(map[string]any{
-			"id": id, "object": "invoice", "customer": call.Customer, "status": "draft",
+			"id": id, "object": "invoice", "customer": call.Customer, "status": "draft", "created": created,
 			"auto_advance": r.PostForm.Get("auto_advance") == "true",
 			"description":  r.PostForm.Get("description"),
-			"metadata":     map[string]string{"hookinbox_event": call.Event},
+			"metadata":     metadata,
 		})
 		body = string(b)
+		s.invoices = append(s.invoices, stripeInvoice{id: id, customer: call.Customer, created: created, body: b})
 		if key != "" {
 			s.byKey[key] = body
-		} else {
-			s.byKey["\x00"+id] = body
 		}
 	}
 	var inv struct{ ID string }
@@ -172,8 +290,44 @@ func (s *Stripe) createInvoice(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, body)
 }
 
-func (s *Stripe) listEvents(w http.ResponseWriter, r *http.Request) {
+func (s *Stripe) listInvoices(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	var created []int64
+	var bodies []json.RawMessage
+	for _, inv := range s.invoices {
+		if c := q.Get("customer"); c == "" || c == inv.customer {
+			ids, created, bodies = append(ids, inv.id), append(created, inv.created), append(bodies, inv.body)
+		}
+	}
+	writeList(w, q, "/v1/invoices", ids, created, bodies)
+}
+
+func (s *Stripe) getSubscription(w http.ResponseWriter, id string) {
+	s.mu.Lock()
+	sub, ok := s.subs[id]
+	s.mu.Unlock()
+	if !ok {
+		stripeError(w, http.StatusNotFound, "invalid_request_error", "No such subscription: '"+id+"'")
+		return
+	}
+	b, _ := json.Marshal(map[string]any{"id": id, "object": "subscription", "customer": sub.customer, "status": sub.status})
+	_, _ = w.Write(b)
+}
+
+func (s *Stripe) listEvents(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	writeList(w, r.URL.Query(), "/v1/events", s.ids, s.created, s.events)
+}
+
+// writeList answers a Stripe list request over objects given in creation
+// order (ids, their created times and bodies): newest first, ties by
+// creation order reversed, with created[gte|gt|lte|lt], limit and
+// starting_after.
+func writeList(w http.ResponseWriter, q url.Values, path string, ids []string, createdAt []int64, bodies []json.RawMessage) {
 	bound := func(name string) (int64, bool) {
 		v := q.Get(name)
 		if v == "" {
@@ -186,19 +340,17 @@ func (s *Stripe) listEvents(w http.ResponseWriter, r *http.Request) {
 	if l, ok := bound("limit"); ok && l > 0 && l <= 100 {
 		limit = int(l)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	// Newest first; ties by insertion order reversed, as a stable list.
-	idx := make([]int, len(s.events))
+	idx := make([]int, len(bodies))
 	for i := range idx {
 		idx[i] = len(idx) - 1 - i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return s.created[idx[a]] > s.created[idx[b]] })
+	sort.SliceStable(idx, func(a, b int) bool { return createdAt[idx[a]] > createdAt[idx[b]] })
 	var page []json.RawMessage
 	started := q.Get("starting_after") == ""
 	more := false
 	for _, i := range idx {
-		c := s.created[i]
+		c := createdAt[i]
 		if v, ok := bound("created[gte]"); ok && c < v {
 			continue
 		}
@@ -212,19 +364,19 @@ func (s *Stripe) listEvents(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if !started {
-			started = s.ids[i] == q.Get("starting_after")
+			started = ids[i] == q.Get("starting_after")
 			continue
 		}
 		if len(page) == limit {
 			more = true
 			break
 		}
-		page = append(page, s.events[i])
+		page = append(page, bodies[i])
 	}
 	if page == nil {
 		page = []json.RawMessage{}
 	}
-	b, _ := json.Marshal(map[string]any{"object": "list", "url": "/v1/events", "has_more": more, "data": page})
+	b, _ := json.Marshal(map[string]any{"object": "list", "url": path, "has_more": more, "data": page})
 	_, _ = w.Write(b)
 }
 

@@ -3,34 +3,59 @@ package verify
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
-// DefaultReloadInterval is how often RotatingStripe may reload its secrets.
-const DefaultReloadInterval = time.Minute
+// Defaults of RotatingStripe.
+const (
+	// DefaultReloadInterval is how often RotatingStripe may reload its
+	// secrets on a mismatch.
+	DefaultReloadInterval = time.Minute
+	// DefaultMaxAge is how long RotatingStripe uses loaded secrets before
+	// it loads them again.
+	DefaultMaxAge = 5 * time.Minute
+)
+
+// ErrSecretsStale is returned by RotatingStripe.Verify when its secrets are
+// older than MaxAge and cannot be loaded again. It wraps no webhook kind:
+// the delivery gets a 5xx and the provider retries.
+var ErrSecretsStale = errors.New("signing secrets are past their maximum age and could not be reloaded")
 
 // RotatingStripe is a Stripe verifier whose secrets live elsewhere (Secrets
-// Manager) and may change while the function stays warm. When no signature
-// matches, and the secrets were loaded at least ReloadInterval ago, it
-// reloads them once and verifies again: a secret rolled in Secrets Manager
-// takes effect on the next delivery signed with it, without a cold start,
-// and a flood of bad signatures costs at most one load per interval.
+// Manager) and may change while the function stays warm. It loads them
+// again in two cases:
+//
+//   - when they are older than MaxAge, before verifying: a secret revoked
+//     in Secrets Manager stops verifying in warm functions within MaxAge.
+//     If that load fails the old secrets are not used (ErrSecretsStale),
+//     so a revoked secret cannot outlive MaxAge while Secrets Manager is
+//     unreachable; the next load is tried after ReloadInterval.
+//   - when no signature matches, and the last load was at least
+//     ReloadInterval ago, once, then it verifies again: a secret rolled in
+//     Secrets Manager takes effect on the next delivery signed with it,
+//     without a cold start, and a flood of bad signatures costs at most one
+//     load per interval. A failed load here keeps the old secrets.
+//
 // Safe for concurrent use.
 type RotatingStripe struct {
 	// Load returns the secrets currently accepted.
 	Load func(ctx context.Context) ([]string, error)
 	// ReloadInterval is the least time between two loads; default 1 min.
 	ReloadInterval time.Duration
+	// MaxAge is how long loaded secrets are used; default 5 min.
+	MaxAge time.Duration
 	// Tolerance and Now are as in Stripe.
 	Tolerance time.Duration
 	Now       func() time.Time
 
 	mu       sync.Mutex
 	current  *Stripe
-	loadedAt time.Time
+	loadedAt time.Time // when the last load was tried
+	freshAt  time.Time // when current was loaded
 }
 
 // Init loads the secrets for the first time; a function calls it at start,
@@ -41,13 +66,12 @@ func (r *RotatingStripe) Init(ctx context.Context) error {
 	return r.reload(ctx)
 }
 
-// Verify is Stripe.Verify, reloading the secrets once when no signature matches.
+// Verify is Stripe.Verify with secrets at most MaxAge old, reloading them
+// once when no signature matches.
 func (r *RotatingStripe) Verify(ctx context.Context, signatureHeader string, body []byte) (webhook.Event, error) {
-	r.mu.Lock()
-	s := r.current
-	r.mu.Unlock()
-	if s == nil {
-		return webhook.Event{}, errors.New("stripe verifier: secrets not loaded")
+	s, err := r.fresh(ctx)
+	if err != nil {
+		return webhook.Event{}, err
 	}
 	ev, err := s.Verify(signatureHeader, body)
 	if !errors.Is(err, ErrBadSignature) {
@@ -69,6 +93,25 @@ func (r *RotatingStripe) Verify(ctx context.Context, signatureHeader string, bod
 	return ev, err
 }
 
+// fresh returns the current verifier, loading the secrets again first when
+// they are older than MaxAge.
+func (r *RotatingStripe) fresh(ctx context.Context) (*Stripe, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	if r.current != nil && now.Sub(r.freshAt) < r.maxAge() {
+		return r.current, nil
+	}
+	if r.current != nil && r.loadedAt.After(r.freshAt) && now.Sub(r.loadedAt) < r.interval() {
+		// The last load failed; the next waits the interval.
+		return nil, fmt.Errorf("stripe verifier: %w (last load %s ago)", ErrSecretsStale, now.Sub(r.loadedAt).Round(time.Second))
+	}
+	if err := r.reload(ctx); err != nil {
+		return nil, fmt.Errorf("stripe verifier: %w: %w", ErrSecretsStale, err)
+	}
+	return r.current, nil
+}
+
 // reload loads the secrets; r.mu is held.
 func (r *RotatingStripe) reload(ctx context.Context) error {
 	secrets, err := r.Load(ctx)
@@ -80,7 +123,7 @@ func (r *RotatingStripe) reload(ctx context.Context) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	r.current = s
+	r.current, r.freshAt = s, r.loadedAt
 	return nil
 }
 
@@ -89,6 +132,13 @@ func (r *RotatingStripe) now() time.Time {
 		return r.Now()
 	}
 	return time.Now()
+}
+
+func (r *RotatingStripe) maxAge() time.Duration {
+	if r.MaxAge > 0 {
+		return r.MaxAge
+	}
+	return DefaultMaxAge
 }
 
 func (r *RotatingStripe) interval() time.Duration {

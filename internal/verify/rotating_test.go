@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
 func TestRotatingStripeReloadsOnMismatch(t *testing.T) {
@@ -68,13 +69,90 @@ func TestRotatingStripeKeepsSecretsWhenReloadFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	fail = true
-	clock = clock.Add(time.Hour)
+	clock = clock.Add(verify.DefaultReloadInterval) // within the max age
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_keep", clock)
 	if _, err := r.Verify(ctx, verifytest.SignStripe(body, clock, "whsec_b"), body); !errors.Is(err, verify.ErrBadSignature) {
 		t.Errorf("mismatch with a failing reload: err = %v, want ErrBadSignature", err)
 	}
 	if _, err := r.Verify(ctx, verifytest.SignStripe(body, clock, "whsec_a"), body); err != nil {
 		t.Errorf("the loaded secret stopped working after a failed reload: %v", err)
+	}
+}
+
+// A secret removed from Secrets Manager keeps matching the loaded secrets,
+// so no mismatch reload happens: the maximum age ends it.
+func TestRotatingStripeRevokedSecretStopsWithinMaxAge(t *testing.T) {
+	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	stored := []string{"whsec_new", "whsec_old"}
+	r := &verify.RotatingStripe{
+		Load: func(context.Context) ([]string, error) { return stored, nil },
+		Now:  func() time.Time { return clock },
+	}
+	ctx := context.Background()
+	if err := r.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	verifyWith := func(secret string) error {
+		body := verifytest.StripeEvent("checkout.session.completed", "evt_revoke", clock)
+		_, err := r.Verify(ctx, verifytest.SignStripe(body, clock, secret), body)
+		return err
+	}
+	stored = []string{"whsec_new"} // the old secret is revoked
+	clock = clock.Add(verify.DefaultMaxAge - time.Second)
+	if err := verifyWith("whsec_old"); err != nil {
+		t.Fatalf("old secret within the max age: %v", err)
+	}
+	clock = clock.Add(time.Second)
+	if err := verifyWith("whsec_old"); !errors.Is(err, verify.ErrBadSignature) {
+		t.Errorf("revoked secret at the max age: err = %v, want ErrBadSignature", err)
+	}
+	if err := verifyWith("whsec_new"); err != nil {
+		t.Errorf("current secret: %v", err)
+	}
+}
+
+// Past the max age, secrets that cannot be loaded again are not used: a
+// 5xx (Stripe retries) rather than a revoked secret that keeps working.
+func TestRotatingStripeFailsClosedWhenStale(t *testing.T) {
+	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var fail error
+	loads := 0
+	r := &verify.RotatingStripe{
+		Load: func(context.Context) ([]string, error) {
+			loads++
+			return []string{"whsec_a"}, fail
+		},
+		MaxAge: 10 * time.Minute,
+		Now:    func() time.Time { return clock },
+	}
+	ctx := context.Background()
+	if err := r.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	body := verifytest.StripeEvent("checkout.session.completed", "evt_stale", clock)
+	verifyNow := func() error {
+		_, err := r.Verify(ctx, verifytest.SignStripe(body, clock, "whsec_a"), body)
+		return err
+	}
+	fail = errors.New("AccessDeniedException")
+	clock = clock.Add(9 * time.Minute)
+	if err := verifyNow(); err != nil || loads != 1 {
+		t.Fatalf("within the configured max age: %v after %d loads, want nil after 1", err, loads)
+	}
+	clock = clock.Add(time.Minute)
+	for range 3 {
+		err := verifyNow()
+		if !errors.Is(err, verify.ErrSecretsStale) || errors.Is(err, webhook.ErrUnauthenticated) {
+			t.Errorf("stale secrets: err = %v, want ErrSecretsStale and no webhook kind", err)
+		}
+	}
+	if loads != 2 {
+		t.Errorf("loads = %d, want 2: a failed load waits the reload interval", loads)
+	}
+	fail = nil
+	clock = clock.Add(verify.DefaultReloadInterval)
+	if err := verifyNow(); err != nil || loads != 3 {
+		t.Errorf("after Secrets Manager recovered: %v after %d loads, want nil after 3", err, loads)
 	}
 }
 

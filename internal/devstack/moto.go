@@ -1,0 +1,111 @@
+package devstack
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+)
+
+// Moto is a running moto_server, the second family of AWS emulators (pip
+// package moto[server]; it speaks Secrets Manager, DynamoDB, SQS, SNS and
+// CloudWatch among others), on 127.0.0.1.
+type Moto struct {
+	// URL is the endpoint of every service, such as http://127.0.0.1:41236.
+	URL string
+
+	proc *child
+}
+
+// StartMoto starts moto_server on a free 127.0.0.1 port, with
+// MOTO_ACCOUNT_ID set to AccountID so the ARNs it makes match the ones
+// CreateStack builds, and returns once it answers HTTP. ctx bounds the
+// start only; it runs until Stop or until this process exits.
+func StartMoto(ctx context.Context, opts Options) (*Moto, error) {
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		return nil, fmt.Errorf("start moto_server: not found in PATH (pip install 'moto[server]'): %w", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("start moto_server: %w", err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, startTimeout)
+		defer cancel()
+	}
+	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+	cmd.Env = append(os.Environ(), "MOTO_ACCOUNT_ID="+AccountID)
+	proc, err := startChild(cmd, opts.Stdout, opts.Stderr)
+	if err != nil {
+		return nil, fmt.Errorf("start moto_server: %w", err)
+	}
+	m := &Moto{URL: fmt.Sprintf("http://127.0.0.1:%d", port), proc: proc}
+	if err := waitHTTP(ctx, m.URL, proc); err != nil {
+		_ = m.Stop()
+		return nil, fmt.Errorf("start moto_server: %w", err)
+	}
+	return m, nil
+}
+
+// Stop stops moto_server and waits for it to exit. It is idempotent.
+func (m *Moto) Stop() error {
+	if m == nil || m.proc == nil {
+		return nil
+	}
+	if err := m.proc.stop(3 * time.Second); err != nil {
+		return fmt.Errorf("stop moto_server: %w", err)
+	}
+	return nil
+}
+
+// SecretsManager returns a Secrets Manager client for moto, configured as
+// Emulators.AWSConfig configures clients (region, credentials, retries).
+func (m *Moto) SecretsManager() *secretsmanager.Client {
+	return secretsmanager.NewFromConfig((&Emulators{}).AWSConfig(), func(o *secretsmanager.Options) {
+		o.BaseEndpoint = aws.String(m.URL)
+	})
+}
+
+var sharedMoto struct {
+	sync.Mutex
+	moto *Moto
+	err  error
+}
+
+// MotoForTest returns a moto_server shared by every test in the test
+// binary, started by the first call; it stops when the binary exits (its
+// parent death signal) or at StopSharedMoto. With -short it skips the test;
+// if moto_server cannot start it fails the test with what to do.
+func MotoForTest(t testing.TB) *Moto {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs moto_server; run without -short")
+	}
+	sharedMoto.Lock()
+	defer sharedMoto.Unlock()
+	if sharedMoto.moto == nil && sharedMoto.err == nil {
+		sharedMoto.moto, sharedMoto.err = StartMoto(context.Background(), Options{})
+	}
+	if sharedMoto.err != nil {
+		t.Fatalf("%v\n(moto_server comes from pip: pip install 'moto[server]')", sharedMoto.err)
+	}
+	return sharedMoto.moto
+}
+
+// StopSharedMoto stops the moto_server MotoForTest started, if any.
+func StopSharedMoto() error {
+	sharedMoto.Lock()
+	defer sharedMoto.Unlock()
+	m := sharedMoto.moto
+	sharedMoto.moto, sharedMoto.err = nil, nil
+	return m.Stop()
+}
