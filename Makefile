@@ -17,20 +17,28 @@ ARTIFACTS_DIR ?= $(CURDIR)/bin/$(name)
 # target below (internal/samtemplate/template_test.go checks it).
 FUNCTIONS := ReceiverFunction ProcessorFunction DlqReplayFunction ReconcilerFunction
 
-build-ReceiverFunction:   pkg := ./functions/receiver
-build-ProcessorFunction:  pkg := ./functions/processor
-build-DlqReplayFunction:  pkg := ./functions/dlq-replay
-build-ReconcilerFunction: pkg := ./functions/reconciler
+pkg_ReceiverFunction   := ./functions/receiver
+pkg_ProcessorFunction  := ./functions/processor
+pkg_DlqReplayFunction  := ./functions/dlq-replay
+pkg_ReconcilerFunction := ./functions/reconciler
 
 build-ReceiverFunction build-ProcessorFunction build-DlqReplayFunction build-ReconcilerFunction:
-	CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap $(pkg)
+	CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap $(pkg_$(name))
 
 .DEFAULT_GOAL := test
-.PHONY: build test vet lint-template fuzz bench dev clean $(FUNCTIONS:%=build-%)
+.PHONY: build sizes test vet lint-template fuzz bench dev clean $(FUNCTIONS:%=build-%)
 
 # build builds every function into bin/<LogicalId>/bootstrap. Each target
 # gets its own ARTIFACTS_DIR unless one is given.
 build: $(FUNCTIONS:%=build-%)
+
+# sizes builds every function as `sam build` does (linux/arm64) and prints
+# its bootstrap's size and the packages it links. The receiver's budget is
+# checked by internal/lambdafn/catalog's tests.
+sizes: build
+	@printf '%-20s %-24s %12s %9s\n' function package bytes packages
+	@$(foreach f,$(FUNCTIONS),printf '%-20s %-24s %12s %9s\n' $(f) $(pkg_$(f)) \
+		"$$(wc -c < bin/$(f)/bootstrap)" "$$(go list -deps $(pkg_$(f)) | wc -l)";)
 
 # The emulators (dynalite, local-aws-sqs) are installed from the lock file,
 # again only when the lock file is newer than node_modules.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/standin"
@@ -319,7 +319,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 }
 
 // startFunctions returns an Invoker for every function: its handler built
-// in-process with lambdafn.Builders, or with --rie its bootstrap running
+// in-process with catalog.Builders, or with --rie its bootstrap running
 // under aws-lambda-rie.
 func (d *devStack) startFunctions(ctx context.Context, root string, emu *devstack.Emulators, specs []functionSpec, endpoints map[string]string) (map[string]lambdalocal.Invoker, error) {
 	invokers := map[string]lambdalocal.Invoker{}
@@ -338,9 +338,9 @@ func (d *devStack) startFunctions(ctx context.Context, root string, emu *devstac
 			}
 		}
 		for _, spec := range specs {
-			build, ok := lambdafn.Builders[spec.LogicalID]
+			build, ok := catalog.Builders[spec.LogicalID]
 			if !ok {
-				return nil, fmt.Errorf("function %s of the template has no builder in internal/lambdafn.Builders: add one, or run with --rie to use its bootstrap", spec.LogicalID)
+				return nil, fmt.Errorf("function %s of the template has no builder in internal/lambdafn/catalog.Builders: add one, or run with --rie to use its bootstrap", spec.LogicalID)
 			}
 			env := spec.Env
 			h, err := build(ctx, cfg, func(k string) string { return env[k] }, d.functionLogger(spec.LogicalID))
@@ -459,7 +459,7 @@ func (d *devStack) stateOf(root, baseURL string, emu *devstack.Emulators, st *de
 
 func (d *devStack) printBanner(s *devState, specs []functionSpec) {
 	w := d.stdout
-	mode := "in-process handlers (internal/lambdafn); --rie runs the real bootstraps"
+	mode := "in-process handlers (internal/lambdafn/catalog); --rie runs the real bootstraps"
 	if d.flags.rie {
 		mode = "bootstrap binaries under aws-lambda-rie"
 	}

@@ -1,8 +1,11 @@
 // Command processor is the SQS-triggered Lambda that runs each event's
-// business effects once. Its wiring lives in internal/lambdafn, so
-// `hookinbox dev` and the tests run exactly the same handler.
+// business effects once. Its wiring lives in internal/lambdafn/processorfn,
+// so `hookinbox dev` and the tests run exactly the same handler.
 package main
 
-import "github.com/hookinbox/hookinbox/internal/lambdafn"
+import (
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/processorfn"
+)
 
-func main() { lambdafn.Main(lambdafn.Processor) }
+func main() { lambdafn.Main(processorfn.Build) }

@@ -1,8 +1,11 @@
 // Command receiver is the webhook receiver Lambda (API Gateway HTTP API,
-// payload v2). Its wiring lives in internal/lambdafn, so `hookinbox dev`
-// and the tests run exactly the same handler.
+// payload v2). Its wiring lives in internal/lambdafn/receiverfn, so
+// `hookinbox dev` and the tests run exactly the same handler.
 package main
 
-import "github.com/hookinbox/hookinbox/internal/lambdafn"
+import (
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/receiverfn"
+)
 
-func main() { lambdafn.Main(lambdafn.Receiver) }
+func main() { lambdafn.Main(receiverfn.Build) }

@@ -1,8 +1,13 @@
-// Package lambdafn builds each hookinbox Lambda function's handler from its
-// environment and an AWS config: settings → clients → handler. The thin
-// mains in functions/ call Main with one of these builders, and
-// `hookinbox dev` calls the same builders in-process, so the same wiring
-// runs in Lambda, in the local stack and in tests (DESIGN rule 9).
+// Package lambdafn is what every hookinbox Lambda function's wiring shares:
+// the Builder signature, Main, and the AWS configuration a function reads
+// from its Lambda environment.
+//
+// Each function's builder lives in its own package beside this one
+// (receiverfn, processorfn, replayfn, reconcilerfn), so each bootstrap
+// links only what its function uses; catalog maps the template's logical
+// IDs to all four for `hookinbox dev` and the tests, which run the same
+// builders in-process (DESIGN rule 9). This package links no handler and
+// no service client.
 //
 // A builder never reads os.Getenv, loads AWS config or exits: it is given
 // getenv and cfg, and returns an error naming every missing setting.
@@ -10,38 +15,26 @@ package lambdafn
 
 import (
 	"context"
+	"errors"
 	"log/slog"
-	"net/http"
 	"os"
-	"time"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-
-	"github.com/hookinbox/hookinbox/internal/secrets"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
 // Builder returns a function's handler (any signature lambda.Start takes).
 type Builder func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error)
 
-// Builders maps each AWS::Serverless::Function's logical ID in template.yaml
-// to its builder.
-var Builders = map[string]Builder{
-	"ReceiverFunction":   Receiver,
-	"ProcessorFunction":  Processor,
-	"DlqReplayFunction":  DlqReplay,
-	"ReconcilerFunction": Reconciler,
-}
-
-// Main is a function's whole main: JSON logs on stdout, the default AWS
-// config (endpoints from AWS_ENDPOINT_URL* when set), the handler from
-// build, lambda.Start. A function that cannot start logs why and exits 1.
+// Main is a function's whole main: JSON logs on stdout, the AWS config of
+// the Lambda environment (AWSConfig), the handler from build, lambda.Start.
+// A function that cannot start logs why and exits 1.
 func Main(build Builder) {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := AWSConfig(os.Getenv)
 	var h any
 	if err == nil {
 		h, err = build(ctx, cfg, os.Getenv, log)
@@ -53,23 +46,71 @@ func Main(build Builder) {
 	lambda.Start(h)
 }
 
-// rotatingSecret returns the values given inline (local runs), or those of
-// the Secrets Manager secret arn, loaded now and kept fresh while the
-// function stays warm: loaded again when older than maxAge, and when a
-// caller finds them refused, at most once per minInterval.
-func rotatingSecret(ctx context.Context, cfg aws.Config, inline []string, arn string, maxAge, minInterval time.Duration) (*secrets.Rotating, error) {
-	load := func(context.Context) ([]string, error) { return inline, nil }
-	if len(inline) == 0 {
-		sm := secretsmanager.NewFromConfig(cfg)
-		load = func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) }
+// AWSConfig returns the AWS configuration a Lambda function runs with,
+// read from the variables Lambda sets: AWS_REGION (or AWS_DEFAULT_REGION)
+// and the execution role's AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+// AWS_SESSION_TOKEN. Endpoints come from AWS_ENDPOINT_URL and
+// AWS_ENDPOINT_URL_<SERVICE> (unless AWS_IGNORE_CONFIGURED_ENDPOINT_URLS
+// is true), as with the SDK's config.LoadDefaultConfig, so the same
+// bootstrap runs against AWS, the local emulators or LocalStack.
+//
+// It is config.LoadDefaultConfig cut down to what a function uses: that
+// loader also links the shared-config-file, SSO, STS, IMDS and
+// credential-process providers (about 40 packages and 1 MB of every
+// bootstrap) that a Lambda function never needs. It reports every missing
+// variable in one error.
+func AWSConfig(getenv func(string) string) (aws.Config, error) {
+	region := getenv("AWS_REGION")
+	if region == "" {
+		region = getenv("AWS_DEFAULT_REGION")
 	}
-	r := &secrets.Rotating{Load: load, MaxAge: maxAge, MinInterval: minInterval}
-	if err := r.Init(ctx); err != nil {
-		return nil, err
+	id, secret := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
+	var missing []string
+	if region == "" {
+		missing = append(missing, "AWS_REGION")
 	}
-	return r, nil
+	if id == "" {
+		missing = append(missing, "AWS_ACCESS_KEY_ID")
+	}
+	if secret == "" {
+		missing = append(missing, "AWS_SECRET_ACCESS_KEY")
+	}
+	if len(missing) > 0 {
+		return aws.Config{}, errors.New("AWS configuration: missing " + strings.Join(missing, ", ") + " (Lambda sets them)")
+	}
+	cfg := aws.Config{
+		Region:        region,
+		Credentials:   aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, getenv("AWS_SESSION_TOKEN"))),
+		ConfigSources: []any{envEndpoints(getenv)},
+	}
+	if u := getenv("AWS_ENDPOINT_URL"); u != "" && !envEndpoints(getenv).ignored() {
+		cfg.BaseEndpoint = aws.String(u)
+	}
+	return cfg, nil
 }
 
-// stripeHTTPClient is the HTTP client of every Stripe API call: bounded
-// well inside a function's timeout.
-func stripeHTTPClient() *http.Client { return &http.Client{Timeout: 20 * time.Second} }
+// envEndpoints answers the SDK clients' questions about configured
+// endpoints from the environment, as the SDK's own EnvConfig does.
+type envEndpoints func(string) string
+
+func (e envEndpoints) ignored() bool {
+	return strings.EqualFold(e("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"), "true")
+}
+
+// GetIgnoreConfiguredEndpoints implements the SDK's endpoint-source
+// interface: AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true turns every
+// configured endpoint off.
+func (e envEndpoints) GetIgnoreConfiguredEndpoints(context.Context) (bool, bool, error) {
+	if e("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS") == "" {
+		return false, false, nil
+	}
+	return e.ignored(), true, nil
+}
+
+// GetServiceBaseEndpoint implements the SDK's endpoint-source interface:
+// AWS_ENDPOINT_URL_<SERVICE>, the SDK ID upper-cased with spaces as
+// underscores ("Secrets Manager" → AWS_ENDPOINT_URL_SECRETS_MANAGER).
+func (e envEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
+	u := e("AWS_ENDPOINT_URL_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_")))
+	return u, u != "", nil
+}

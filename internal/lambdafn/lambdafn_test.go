@@ -2,57 +2,96 @@ package lambdafn
 
 import (
 	"context"
-	"log/slog"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/hookinbox/hookinbox/internal/samtemplate"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
-// TestEveryTemplateFunctionHasABuilder keeps Builders and template.yaml in step.
-func TestEveryTemplateFunctionHasABuilder(t *testing.T) {
-	tpl, err := samtemplate.Load(filepath.Join("..", "..", "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
+func TestAWSConfigMissing(t *testing.T) {
+	_, err := AWSConfig(func(string) string { return "" })
+	if err == nil {
+		t.Fatal("AWSConfig with an empty environment returned no error")
 	}
-	var inTemplate, built []string
-	inTemplate = tpl.ByType(samtemplate.FunctionType)
-	for id := range Builders {
-		built = append(built, id)
-	}
-	sort.Strings(built)
-	if diff := cmp.Diff(inTemplate, built); diff != "" {
-		t.Errorf("functions in template.yaml (-) vs lambdafn.Builders (+):\n%s", diff)
+	for _, k := range []string{"AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
+		if !strings.Contains(err.Error(), k) {
+			t.Errorf("error %q does not name %s", err, k)
+		}
 	}
 }
 
-// TestBuildersReportEveryMissingSetting checks that a function started with
-// an empty environment names every missing key in one error.
-func TestBuildersReportEveryMissingSetting(t *testing.T) {
-	want := map[string][]string{
-		"ReceiverFunction":   {"INBOX_TABLE", "EVENTS_QUEUE_URL", "STRIPE_WEBHOOK_SECRET"},
-		"ProcessorFunction":  {"INBOX_TABLE", "EVENTS_QUEUE_URL", "EVENTS_DLQ_URL", "SHOP_TABLE", "MAIL_FROM", "STRIPE_API_KEY"},
-		"DlqReplayFunction":  {"INBOX_TABLE", "EVENTS_QUEUE_URL", "EVENTS_DLQ_URL"},
-		"ReconcilerFunction": {"INBOX_TABLE", "EVENTS_QUEUE_URL", "STRIPE_API_KEY"},
+// TestAWSConfigFromLambdaEnvironment checks the region, the credentials
+// and the endpoints each SDK client ends up with, for the variables
+// Lambda, the local stack and LocalStack set.
+func TestAWSConfigFromLambdaEnvironment(t *testing.T) {
+	base := map[string]string{
+		"AWS_DEFAULT_REGION":    "eu-west-1",
+		"AWS_ACCESS_KEY_ID":     "AKIDEXAMPLE",
+		"AWS_SECRET_ACCESS_KEY": "secret",
+		"AWS_SESSION_TOKEN":     "token",
 	}
-	if len(want) != len(Builders) {
-		t.Fatalf("the test covers %d functions, Builders has %d", len(want), len(Builders))
+	tests := []struct {
+		name                  string
+		env                   map[string]string
+		wantDynamoDB, wantSQS string // "" is the SDK's own endpoint
+		wantSecretsManager    string
+	}{
+		{name: "AWS", env: map[string]string{}},
+		{
+			name:         "per service",
+			env:          map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:1", "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:2"},
+			wantDynamoDB: "http://127.0.0.1:1", wantSQS: "http://127.0.0.1:2",
+		},
+		{
+			name:         "LocalStack",
+			env:          map[string]string{"AWS_ENDPOINT_URL": "http://localhost:4566", "AWS_ENDPOINT_URL_SECRETS_MANAGER": "http://127.0.0.1:3"},
+			wantDynamoDB: "http://localhost:4566", wantSQS: "http://localhost:4566", wantSecretsManager: "http://127.0.0.1:3",
+		},
+		{
+			name: "ignored",
+			env:  map[string]string{"AWS_ENDPOINT_URL": "http://localhost:4566", "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:2", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true"},
+		},
 	}
-	for id, keys := range want {
-		t.Run(id, func(t *testing.T) {
-			_, err := Builders[id](context.Background(), aws.Config{}, func(string) string { return "" }, slog.New(slog.DiscardHandler))
-			if err == nil {
-				t.Fatal("built with an empty environment")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{}
+			for k, v := range base {
+				env[k] = v
 			}
-			for _, k := range keys {
-				if !strings.Contains(err.Error(), k) {
-					t.Errorf("error %q does not name %s", err, k)
+			for k, v := range tc.env {
+				env[k] = v
+				// The SDK's clients look at these two in the process
+				// environment themselves, as they do in Lambda.
+				if k == "AWS_ENDPOINT_URL" || strings.HasPrefix(k, "AWS_ENDPOINT_URL_") {
+					t.Setenv(k, v)
 				}
+			}
+			cfg, err := AWSConfig(func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Region != "eu-west-1" {
+				t.Errorf("Region = %q, want eu-west-1", cfg.Region)
+			}
+			creds, err := cfg.Credentials.Retrieve(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if creds.AccessKeyID != "AKIDEXAMPLE" || creds.SecretAccessKey != "secret" || creds.SessionToken != "token" {
+				t.Errorf("credentials = %+v", creds)
+			}
+			endpoint := func(p *string) string { return aws.ToString(p) }
+			if got := endpoint(dynamodb.NewFromConfig(cfg).Options().BaseEndpoint); got != tc.wantDynamoDB {
+				t.Errorf("DynamoDB endpoint = %q, want %q", got, tc.wantDynamoDB)
+			}
+			if got := endpoint(sqs.NewFromConfig(cfg).Options().BaseEndpoint); got != tc.wantSQS {
+				t.Errorf("SQS endpoint = %q, want %q", got, tc.wantSQS)
+			}
+			if got := endpoint(secretsmanager.NewFromConfig(cfg).Options().BaseEndpoint); got != tc.wantSecretsManager {
+				t.Errorf("Secrets Manager endpoint = %q, want %q", got, tc.wantSecretsManager)
 			}
 		})
 	}

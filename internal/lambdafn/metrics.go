@@ -12,11 +12,11 @@ import (
 // METRICS_NAMESPACE is unset; the template sets hookinbox/<stack name>.
 const DefaultMetricsNamespace = "hookinbox"
 
-// recorder returns the function's metrics recorder: embedded-metric-format
+// Recorder returns the function's metrics recorder: embedded-metric-format
 // lines on stdout (where Lambda ships them to CloudWatch Logs) under
 // METRICS_NAMESPACE, or appended to the file METRICS_FILE when set (the
 // local stack, whose `hookinbox status` reads them back).
-func recorder(getenv func(string) string) (*metrics.Recorder, error) {
+func Recorder(getenv func(string) string) (*metrics.Recorder, error) {
 	ns := getenv("METRICS_NAMESPACE")
 	if ns == "" {
 		ns = DefaultMetricsNamespace

@@ -29,7 +29,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -127,14 +127,14 @@ func (p *Pipeline) SetEndpoint(service, url string) {
 	p.cfg = p.emu.AWSConfigFor(p.endpoints)
 }
 
-// Build builds the template function logicalID through lambdafn.Builders,
+// Build builds the template function logicalID through catalog.Builders,
 // as its Lambda main would: with the env the stack gives it, the Stripe
 // stand-in's key and URL, then overrides. It returns the handler.
 func (p *Pipeline) Build(t testing.TB, logicalID string, overrides map[string]string) any {
 	t.Helper()
-	build, ok := lambdafn.Builders[logicalID]
+	build, ok := catalog.Builders[logicalID]
 	if !ok {
-		t.Fatalf("lambdafn has no builder for %s", logicalID)
+		t.Fatalf("catalog.Builders has no builder for %s", logicalID)
 	}
 	env, err := p.Stack.FunctionEnv(logicalID)
 	if err != nil {

@@ -139,3 +139,32 @@ func TestSyncBufferConcurrentWriters(t *testing.T) {
 		t.Errorf("%d lines, want 800", got)
 	}
 }
+
+func TestOneEventIsOneTrace(t *testing.T) {
+	p := pipelinetest.New(t)
+	const trace = "Root=1-6751f0a1-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=1"
+	//lint:ignore SA1029 the string key is aws-lambda-go's: the invocation's trace header
+	ctx := context.WithValue(context.Background(), "x-amzn-trace-id", trace)
+	key, body := pipelinetest.Checkout("trace", 1, time.Now().Add(-time.Minute))
+	req := events.APIGatewayV2HTTPRequest{
+		Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), pipelinetest.SigningSecret)},
+		PathParameters: map[string]string{"provider": "stripe"},
+		Body:           string(body),
+	}
+	req.RequestContext.HTTP.Method = "POST"
+	if resp, err := p.Receive(ctx, req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("receiver answered %d, %v", resp.StatusCode, err)
+	}
+	p.ProcessUntil(t, 20*time.Second, func() bool { return p.AllFinal(t, []webhook.Key{key}) })
+	// The receiver's trace travelled in the message's AWSTraceHeader: the
+	// processor's lines about the event name it.
+	var traced int
+	for _, line := range strings.Split(p.Logs.String(), "\n") {
+		if strings.Contains(line, `"key":"`+string(key)+`"`) && strings.Contains(line, `"trace_id":"1-6751f0a1-0123456789abcdef01234567"`) {
+			traced++
+		}
+	}
+	if traced == 0 {
+		t.Errorf("no processor log line about %s carries the receiver's trace:\n%s", key, p.Logs.String())
+	}
+}

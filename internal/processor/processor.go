@@ -62,6 +62,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
@@ -296,6 +297,12 @@ func (h *Handler) notStarted(ctx context.Context, msg events.SQSMessage) (retry 
 // message processes one message and reports whether SQS should deliver it again.
 func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry bool) {
 	log := h.log.With("message_id", msg.MessageId, "receive_count", msg.Attributes["ApproximateReceiveCount"])
+	// The event's trace came with the message: what this message sends
+	// (a park in the DLQ) carries it on, and its log lines name it.
+	if trace := msg.Attributes[queue.AttrTrace]; trace != "" {
+		ctx = queue.WithTrace(ctx, trace)
+		log = log.With("trace_id", queue.TraceRoot(trace))
+	}
 	env, err := webhook.ParseEnvelope(msg.Body)
 	if err != nil {
 		// Not ours to interpret; park it as it is, for a person.

@@ -64,10 +64,11 @@ func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Dura
 	}
 	secs := int32((d + time.Second - 1) / time.Second)
 	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl:          &q.url,
-		MessageBody:       aws.String(env.Marshal()),
-		MessageAttributes: Attributes(env),
-		DelaySeconds:      max(secs, 0),
+		QueueUrl:                &q.url,
+		MessageBody:             aws.String(env.Marshal()),
+		MessageAttributes:       Attributes(env),
+		MessageSystemAttributes: traceAttributes(ctx),
+		DelaySeconds:            max(secs, 0),
 	})
 	if err != nil {
 		return fmt.Errorf("send %s: %w", env.Key, err)
@@ -109,9 +110,10 @@ func (q *Queue) Park(ctx context.Context, body string, env webhook.Envelope, rea
 	attrs[AttrAttempts] = types.MessageAttributeValue{DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(attempts))}
 	attrs[AttrParkedAt] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(at.UTC().Format(time.RFC3339))}
 	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl:          &q.url,
-		MessageBody:       &body,
-		MessageAttributes: attrs,
+		QueueUrl:                &q.url,
+		MessageBody:             &body,
+		MessageAttributes:       attrs,
+		MessageSystemAttributes: traceAttributes(ctx),
 	})
 	if err != nil {
 		return fmt.Errorf("park %s: %w", env.Key, err)

@@ -20,6 +20,7 @@ type Message struct {
 	Attributes    map[string]string // message attributes (AttrEventType, AttrReason, ...)
 	ReceiveCount  int               // ApproximateReceiveCount, this receive included
 	SentAt        time.Time         // when it was sent to this queue
+	Trace         string            // the AWSTraceHeader it carries: the event's X-Ray trace
 }
 
 // MaxReceive is the most messages one ReceiveMessage returns.
@@ -58,6 +59,7 @@ func (q *Queue) Receive(ctx context.Context, max int, visibility, wait time.Dura
 				msg.Attributes[name] = *v.StringValue
 			}
 		}
+		msg.Trace = m.Attributes[AttrTrace]
 		msg.ReceiveCount, _ = strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
 		if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
 			msg.SentAt = time.UnixMilli(ms).UTC()

@@ -365,6 +365,7 @@ scan:
 // and whether it counts towards the max.
 func (h *Handler) message(ctx context.Context, m queue.Message, req Request, replayed map[webhook.Key]string) (line *Line, keep, counts bool) {
 	reason := m.Attributes[queue.AttrReason]
+	ctx = queue.WithTrace(ctx, m.Trace) // the replayed event stays in its trace
 	env, err := webhook.ParseEnvelope(m.Body)
 	if err != nil {
 		// The processor parks what it cannot read as it is. Only a person

@@ -45,6 +45,10 @@ type Parameter struct {
 	Default     string
 	HasDefault  bool
 	Description string
+	// AllowedValues, MinValue and MaxValue constrain the value; empty
+	// when the template sets none.
+	AllowedValues      []string
+	MinValue, MaxValue string
 }
 
 // Resource is one entry of the Resources section.
@@ -179,6 +183,31 @@ func parseParameter(raw any) (Parameter, error) {
 			return Parameter{}, fmt.Errorf("property Default: %w", err)
 		}
 		p.Default, p.HasDefault = s, true
+	}
+	for _, bound := range []struct {
+		key string
+		to  *string
+	}{{"MinValue", &p.MinValue}, {"MaxValue", &p.MaxValue}} {
+		if v, ok := m[bound.key]; ok {
+			s, err := ScalarString(v)
+			if err != nil {
+				return Parameter{}, fmt.Errorf("property %s: %w", bound.key, err)
+			}
+			*bound.to = s
+		}
+	}
+	if v, ok := m["AllowedValues"]; ok {
+		list, ok := v.([]any)
+		if !ok {
+			return Parameter{}, fmt.Errorf("property AllowedValues is %s, want a list", describe(v))
+		}
+		for _, e := range list {
+			s, err := ScalarString(e)
+			if err != nil {
+				return Parameter{}, fmt.Errorf("property AllowedValues: %w", err)
+			}
+			p.AllowedValues = append(p.AllowedValues, s)
+		}
 	}
 	return p, nil
 }

@@ -91,6 +91,10 @@ func deployment(t *testing.T, tpl *Template, c Context) Context {
 			case "Arn":
 				return fmt.Sprintf("arn:%s:lambda:%s:%s:function:%s", d.Partition, d.Region, d.AccountID, n), nil
 			}
+		case "AWS::CloudWatch::Alarm":
+			if attr == "Arn" {
+				return fmt.Sprintf("arn:%s:cloudwatch:%s:%s:alarm:%s-%s-AbCdEf012345", d.Partition, d.Region, d.AccountID, d.StackName, id), nil
+			}
 		case "AWS::SNS::Topic":
 			if attr == "" || attr == "TopicArn" {
 				return fmt.Sprintf("arn:%s:sns:%s:%s:%s-%s-AbCdEf012345", d.Partition, d.Region, d.AccountID, d.StackName, id), nil

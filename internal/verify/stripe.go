@@ -13,11 +13,14 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/webhook"
-	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 )
 
 // StripeProvider is the Provider of every event Stripe.Verify returns.
 const StripeProvider = "stripe"
+
+// DefaultStripeTolerance is the tolerance of a Stripe with none set:
+// 300s, as stripe-go's webhook.DefaultTolerance.
+const DefaultStripeTolerance = 300 * time.Second
 
 // Stripe verifies Stripe webhook deliveries. Its fields are read, never
 // written, so one Stripe is safe for concurrent use; do not change them
@@ -30,8 +33,8 @@ type Stripe struct {
 
 	// Tolerance is how far the signed timestamp may be from now, in the
 	// past (a replay) and in the future (a skewed clock). A timestamp
-	// exactly Tolerance away is accepted. Zero means 300s, stripe-go's
-	// webhook.DefaultTolerance; negative is a configuration error.
+	// exactly Tolerance away is accepted. Zero means
+	// DefaultStripeTolerance; negative is a configuration error.
 	Tolerance time.Duration
 
 	// Now is the clock; nil means time.Now.
@@ -169,7 +172,7 @@ func parseStripeHeader(header string) (stripeHeader, error) {
 // under some secret. Every comparison is constant-time.
 func (s *Stripe) matches(h stripeHeader, body []byte) bool {
 	for _, secret := range s.Secrets {
-		want := stripewebhook.ComputeSignature(h.timestamp, body, secret)
+		want := stripeSignature(h.timestamp, body, secret)
 		for _, sig := range h.signatures {
 			if hmac.Equal(sig, want) {
 				return true
@@ -179,13 +182,26 @@ func (s *Stripe) matches(h stripeHeader, body []byte) bool {
 	return false
 }
 
+// stripeSignature is Stripe's v1 signature: HMAC-SHA256 under the secret
+// of "<unix seconds>.<body>". It is stripe-go's webhook.ComputeSignature
+// (the tests check them against each other), written here so that the
+// receiver does not link stripe-go's API client, which that package
+// imports.
+func stripeSignature(t time.Time, body []byte, secret string) []byte {
+	mac := hmac.New(sha256.New, []byte(secret))
+	var prefix [24]byte
+	mac.Write(append(strconv.AppendInt(prefix[:0], t.Unix(), 10), '.'))
+	mac.Write(body)
+	return mac.Sum(nil)
+}
+
 // checkTimestamp rejects a signed timestamp more than the tolerance away
 // from now, either way. Comparing times rather than durations cannot
 // overflow, whatever t= says.
 func (s *Stripe) checkTimestamp(signed time.Time) error {
 	tolerance := s.Tolerance
 	if tolerance == 0 {
-		tolerance = stripewebhook.DefaultTolerance
+		tolerance = DefaultStripeTolerance
 	}
 	now := time.Now()
 	if s.Now != nil {

@@ -645,3 +645,11 @@ func TestParseSecrets(t *testing.T) {
 		})
 	}
 }
+
+// TestStripeDefaultsAreStripeGos keeps the defaults hookinbox copies from
+// stripe-go (so that the receiver does not link it) equal to stripe-go's.
+func TestStripeDefaultsAreStripeGos(t *testing.T) {
+	if got, want := verify.DefaultStripeTolerance, stripewebhook.DefaultTolerance; got != want {
+		t.Errorf("DefaultStripeTolerance = %s, stripe-go's DefaultTolerance = %s", got, want)
+	}
+}

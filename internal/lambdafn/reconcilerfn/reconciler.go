@@ -1,4 +1,6 @@
-package lambdafn
+// Package reconcilerfn builds the scheduled reconciler function from its
+// environment.
+package reconcilerfn
 
 import (
 	"context"
@@ -10,26 +12,28 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 )
 
-// Reconciler builds the scheduled reconciler: stuck claims and the Stripe
+// Build builds the scheduled reconciler: stuck claims and the Stripe
 // events that never arrived, claimed through the receiver's own intake.
-func Reconciler(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
+func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 	s, err := reconcile.LoadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
 	// The key is read again when older than secrets.DefaultMaxAge: a run
 	// refused with a rolled key is followed by one with the new key.
-	keys, err := rotatingSecret(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, 0, 0)
+	keys, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, 0, 0)
 	if err != nil {
 		return nil, err
 	}
-	source := reconcile.NewStripeEvents("", s.StripeAPIURL, stripeHTTPClient())
+	source := reconcile.NewStripeEvents("", s.StripeAPIURL, stripeapi.HTTPClient())
 	source.Keys = keys.Values
-	rec, err := recorder(getenv)
+	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
 		return nil, err
 	}

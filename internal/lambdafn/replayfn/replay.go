@@ -1,4 +1,5 @@
-package lambdafn
+// Package replayfn builds the dlq-replay function from its environment.
+package replayfn
 
 import (
 	"context"
@@ -9,18 +10,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 )
 
-// DlqReplay builds the replay function, invoked by hand (the console's Test
+// Build builds the replay function, invoked by hand (the console's Test
 // button, aws lambda invoke) with a replay.Request.
-func DlqReplay(_ context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
+func Build(_ context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 	s, err := replay.LoadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := recorder(getenv)
+	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
 		return nil, err
 	}

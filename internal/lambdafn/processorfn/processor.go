@@ -1,4 +1,6 @@
-package lambdafn
+// Package processorfn builds the processor function from its environment:
+// its settings, clients, the example shop and the handler.
+package processorfn
 
 import (
 	"context"
@@ -11,19 +13,21 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
 )
 
-// Processor builds the SQS-triggered processor with the example shop as
+// Build builds the SQS-triggered processor with the example shop as
 // its business.
-func Processor(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
+func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 	s, err := processor.LoadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
-	apiKey, err := rotatingSecret(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, s.SecretMaxAge, s.SecretReload)
+	apiKey, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, s.SecretMaxAge, s.SecretReload)
 	if err != nil {
 		return nil, err
 	}
@@ -31,19 +35,19 @@ func Processor(ctx context.Context, cfg aws.Config, getenv func(string) string, 
 	if err := shopCfg.Validate(); err != nil {
 		return nil, err
 	}
-	rec, err := recorder(getenv)
+	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
 		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	sq := sqs.NewFromConfig(cfg)
-	billing := shop.NewStripeBilling(apiKey, s.StripeAPIURL, stripeHTTPClient())
+	billing := shop.NewStripeBilling(apiKey, s.StripeAPIURL, stripeapi.HTTPClient())
 	h := processor.New(
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			Metrics: rec,
 			Fetchers: map[string]processor.Fetcher{
-				"stripe": processor.StripeEvents(apiKey, s.StripeAPIURL, stripeHTTPClient()),
+				"stripe": processor.StripeEvents(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
 			},
 		},
 		inbox.NewDynamoDB(db, s.Table),

@@ -1,4 +1,7 @@
-package lambdafn
+// Package receiverfn builds the webhook receiver function from its
+// environment: its settings, clients and handler, and nothing the other
+// functions use.
+package receiverfn
 
 import (
 	"context"
@@ -11,14 +14,15 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/secrets"
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
-// Receiver builds the webhook receiver (API Gateway HTTP API, payload v2).
-func Receiver(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
+// Build builds the webhook receiver (API Gateway HTTP API, payload v2).
+func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 	s, err := receiver.LoadSettings(getenv)
 	if err != nil {
 		return nil, err
@@ -27,7 +31,7 @@ func Receiver(ctx context.Context, cfg aws.Config, getenv func(string) string, l
 	if err != nil {
 		return nil, err
 	}
-	rec, err := recorder(getenv)
+	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,30 @@
+// Package catalog maps each AWS::Serverless::Function of template.yaml to
+// its builder. It links every function, so only what runs them all imports
+// it: `hookinbox dev` and the tests. A function's bootstrap imports its own
+// builder package instead and links nothing of the others.
+package catalog
+
+import (
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/processorfn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/receiverfn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/reconcilerfn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/replayfn"
+)
+
+// Builders maps each function's logical ID in template.yaml to its builder.
+var Builders = map[string]lambdafn.Builder{
+	"ReceiverFunction":   receiverfn.Build,
+	"ProcessorFunction":  processorfn.Build,
+	"DlqReplayFunction":  replayfn.Build,
+	"ReconcilerFunction": reconcilerfn.Build,
+}
+
+// Packages maps each function's logical ID to the package of its
+// bootstrap, as the Makefile's build-<LogicalId> target builds it.
+var Packages = map[string]string{
+	"ReceiverFunction":   "./functions/receiver",
+	"ProcessorFunction":  "./functions/processor",
+	"DlqReplayFunction":  "./functions/dlq-replay",
+	"ReconcilerFunction": "./functions/reconciler",
+}
