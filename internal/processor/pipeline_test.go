@@ -154,8 +154,7 @@ func TestPipelineSubscriptionsInReverseOrder(t *testing.T) {
 }
 
 func TestPipelineSameMessageTwiceAtOnce(t *testing.T) {
-	// Two leases racing on one item: moto applies conditional writes
-	// without isolation, so both may win there.
+	// Two copies race for one lease: moto lets both conditional writes win.
 	devstack.SkipOnMoto(t, devstack.ForTest(t), devstack.MotoRacyConditions)
 	p := pipelinetest.New(t)
 	k, body := pipelinetest.Checkout("pipe", 7, time.Now().Add(-time.Minute))
