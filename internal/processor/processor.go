@@ -66,6 +66,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/redact"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
@@ -313,7 +314,7 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 	env, err := webhook.ParseEnvelope(msg.Body)
 	if err != nil {
 		// Not ours to interpret; park it as it is, for a person.
-		log.Error("unreadable message parked", "reason", err.Error())
+		log.Error("unreadable message parked", "reason", redact.Error(err))
 		if perr := h.park(ctx, log, msg.Body, webhook.Envelope{}, err, 0); perr != nil {
 			return true
 		}
@@ -477,6 +478,7 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 	receives, _ := strconv.Atoi(msg.Attributes["ApproximateReceiveCount"])
 	exhausted := receives >= h.cfg.MaxReceiveCount && it.Attempts >= h.cfg.MaxReceiveCount
 	var res inbox.Result
+	reason := redact.Error(err) // what is recorded: last_error, the DLQ reason, the log line
 	switch {
 	case err == nil:
 		res = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: now}
@@ -484,12 +486,12 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		res = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + env.Type, At: now}
 	case webhook.IsPermanent(err) || exhausted:
 		if perr := h.park(ctx, log, env.Marshal(), env, err, it.Attempts); perr != nil {
-			res = inbox.Result{Status: inbox.Failed, Error: err.Error(), At: now}
+			res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
 			break
 		}
-		res = inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: err.Error(), At: now}
+		res = inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: reason, At: now}
 	default:
-		res = inbox.Result{Status: inbox.Failed, Error: err.Error(), At: now}
+		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
 	}
 	if _, ferr := h.store.Finish(ctx, env.Key, owner, res); ferr != nil {
 		// Lease lost: a new owner runs the event; the ledger keeps it from
@@ -528,7 +530,7 @@ func (h *Handler) count(env webhook.Envelope, it inbox.Item, res inbox.Result) {
 
 // park sends the event to the DLQ with err as the reason.
 func (h *Handler) park(ctx context.Context, log *slog.Logger, body string, env webhook.Envelope, err error, attempts int) error {
-	if perr := h.dlq.Park(ctx, body, env, err.Error(), attempts, h.cfg.Now()); perr != nil {
+	if perr := h.dlq.Park(ctx, body, env, redact.Error(err), attempts, h.cfg.Now()); perr != nil {
 		log.Error("could not park in the DLQ; retry", "reason", perr.Error())
 		return perr
 	}
