@@ -281,7 +281,7 @@ func (h *Handler) guarded(ctx context.Context, msg events.SQSMessage) (retry boo
 	defer func() {
 		if r := recover(); r != nil {
 			h.log.Error("processing a message panicked; retry", "message_id", msg.MessageId,
-				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				"panic", redact.Emails(fmt.Sprint(r)), "stack", string(debug.Stack()))
 			retry = true
 		}
 	}()
@@ -437,7 +437,7 @@ func (h *Handler) run(ctx context.Context, log *slog.Logger, key webhook.Key, it
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			log.Error("business code panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			log.Error("business code panicked", "panic", redact.Emails(fmt.Sprint(r)), "stack", string(debug.Stack()))
 			err = fmt.Errorf("business code panicked: %v", r)
 		}
 	}()
