@@ -3,8 +3,8 @@ package processor_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
