@@ -163,6 +163,7 @@ func TestRequestsAndCapacityPerEvent(t *testing.T) {
 	}
 
 	t.Log("\n" + costTable(rows))
+	t.Log("\n" + dollarTable(rows))
 	checkStateChangesFlat(t, rows)
 	for _, scenario := range []string{"new", "new, no handler"} {
 		var sqsRequests int
@@ -243,4 +244,73 @@ func (b *batchRecorder) makeVisible(t *testing.T, client *sqs.Client, queueURL s
 			t.Fatal(err)
 		}
 	}
+}
+
+// AWS list prices, us-east-1, on-demand (docs/performance.md says where
+// each comes from and when it was read).
+const (
+	lambdaRequest  = 0.20 / 1e6   // per invocation
+	lambdaGBSecond = 0.0000133334 // arm64, first tier
+	httpAPIRequest = 1.00 / 1e6   // HTTP API, first 300 million a month, per 512 KB
+	writeUnit      = 0.625 / 1e6  // DynamoDB on-demand write request unit
+	readUnit       = 0.125 / 1e6  // DynamoDB on-demand read request unit
+	sqsRequest     = 0.40 / 1e6   // SQS standard, per 64 KB chunk
+	memoryGB       = 256.0 / 1024 // template.yaml Globals MemorySize
+	receiverSecs   = 0.020        // assumed billed duration of one delivery
+	processorSecs  = 0.030        // assumed billed duration per message
+	logBytes       = 1500         // assumed log + metric bytes per event
+	logGB          = 0.50 / (1 << 30)
+)
+
+// dollarTable prices every event kind per million events from the counted
+// requests, at batches of one (quiet traffic) and of ten (busy traffic).
+func dollarTable(rows []costRow) string {
+	type key struct {
+		size     int
+		scenario string
+	}
+	var order []key
+	sums := map[key]map[string]pipelinetest.Cost{}
+	bytes := map[key]int{}
+	for _, r := range rows {
+		k := key{r.size, r.scenario}
+		if sums[k] == nil {
+			sums[k] = map[string]pipelinetest.Cost{}
+			order = append(order, k)
+		}
+		sums[k][r.part] = sums[k][r.part].Add(r.cost)
+		bytes[k] = r.bytes
+	}
+	var b strings.Builder
+	b.WriteString("| payload | event | DynamoDB WRU | RRU | SQS requests (batch 1) | $ per million, batch 1 | $ per million, batch 10 |\n")
+	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, k := range order {
+		parts := sums[k]
+		var all pipelinetest.Cost
+		for _, c := range parts {
+			all = all.Add(c)
+		}
+		esm := float64(parts["event source"].SQSRequests)
+		invocations := 0.0 // processor invocations, at batch 1
+		for _, r := range rows {
+			if r.size == k.size && r.scenario == k.scenario && r.part == "processor" {
+				invocations++
+			}
+		}
+		deliveries := 0.0
+		for _, r := range rows {
+			if r.size == k.size && r.scenario == k.scenario && r.part == "receiver" {
+				deliveries++
+			}
+		}
+		fixed := deliveries*(httpAPIRequest+lambdaRequest+memoryGB*receiverSecs*lambdaGBSecond) +
+			invocations*memoryGB*processorSecs*lambdaGBSecond +
+			all.WCU*writeUnit + all.RCU*readUnit +
+			(float64(all.SQSRequests)-esm)*sqsRequest + logBytes*logGB
+		batch1 := fixed + invocations*lambdaRequest + esm*sqsRequest
+		batch10 := fixed + invocations*lambdaRequest/10 + esm*sqsRequest/10
+		fmt.Fprintf(&b, "| %d B | %s | %g | %g | %d | %.2f | %.2f |\n",
+			bytes[k], k.scenario, all.WCU, all.RCU, all.SQSRequests, batch1*1e6, batch10*1e6)
+	}
+	return b.String()
 }
