@@ -114,6 +114,9 @@ type devStack struct {
 	logMu sync.Mutex
 	ready atomic.Bool
 	api   atomic.Pointer[lambdalocal.HTTPAPI]
+	// stripe is the Stripe API stand-in; every Stripe webhook POSTed is
+	// applied to it first (see serveLogged).
+	stripe atomic.Pointer[standin.Stripe]
 
 	cleanups []func()
 }
@@ -224,6 +227,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	d.defer_(sesSrv.Close)
 	stripe := standin.NewStripe()
 	stripe.Key = localStripeKey
+	d.stripe.Store(stripe)
 	stripeSrv, err := standin.Serve(stripe, "")
 	if err != nil {
 		return fmt.Errorf("start the Stripe API stand-in: %w", err)

@@ -27,6 +27,11 @@ func (d *devStack) serveLogged(h http.Handler, w http.ResponseWriter, r *http.Re
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if stripe := d.stripe.Load(); stripe != nil && r.Method == http.MethodPost && r.URL.Path == "/webhooks/stripe" {
+		// The stand-in plays the Stripe that sent the event: its objects
+		// (subscriptions) are as the event says before anyone reads them.
+		stripe.Apply(body)
+	}
 	rec := &recorder{ResponseWriter: w}
 	h.ServeHTTP(rec, r)
 

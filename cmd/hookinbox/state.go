@@ -12,9 +12,11 @@ import (
 
 func cmdState(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("state", "[--json]", `
-Prints the example shop's state in the running local stack: entitlements,
-subscriptions, emails sent and invoices created, as recorded in its table
-(internal/shop). With --json, only JSON goes to stdout.`)
+Prints the example shop's state in the running local stack: each holder's
+access (the union of their entitlements), the entitlements (one per
+purchase or subscription), subscriptions, emails sent and invoices created,
+as recorded in its table (internal/shop). With --json, only JSON goes to
+stdout.`)
 	asJSON := fs.Bool("json", false, "print JSON only")
 	stateFile := fs.String("state-file", defaultStateFile(), "state file of the running stack")
 	rest, err := parseFlags(fs, args, stdout)
@@ -51,21 +53,25 @@ subscriptions, emails sent and invoices created, as recorded in its table
 
 func printShopState(w io.Writer, table string, s shop.State) {
 	fmt.Fprintf(w, "Shop state (table %s)\n", table)
-	fmt.Fprintf(w, "\nEntitlements: %d\n", len(s.Entitlements))
+	fmt.Fprintf(w, "\nAccess: %d\n", len(s.Access))
+	for _, a := range s.Access {
+		if a.Active {
+			fmt.Fprintf(w, "  %-30s active   from %s\n", a.Holder, strings.Join(a.Sources, ", "))
+		} else {
+			fmt.Fprintf(w, "  %-30s inactive\n", a.Holder)
+		}
+	}
+	fmt.Fprintf(w, "\nEntitlements (one per purchase or subscription): %d\n", len(s.Entitlements))
 	for _, e := range s.Entitlements {
 		active := "inactive"
 		if e.Active {
 			active = "active"
 		}
-		from := e.SessionID
-		if e.SubscriptionID != "" {
-			from = e.SubscriptionID
-		}
-		fmt.Fprintf(w, "  %-22s %-8s from %s %s (event %s)\n", e.Customer, active, e.Source, from, e.Version.EventID)
+		fmt.Fprintf(w, "  %-30s %-8s %s %s (event %s)\n", e.Holder, active, e.Source, e.SourceID, e.Version.EventID)
 	}
 	fmt.Fprintf(w, "\nSubscriptions: %d\n", len(s.Subscriptions))
 	for _, sub := range s.Subscriptions {
-		fmt.Fprintf(w, "  %-22s %-10s customer %s (event %s)\n", sub.ID, sub.Status, sub.Customer, sub.Version.EventID)
+		fmt.Fprintf(w, "  %-22s %-10s customer %s (read from Stripe for event %s)\n", sub.ID, sub.Status, sub.Customer, sub.Version.EventID)
 	}
 	fmt.Fprintf(w, "\nEmails sent: %d\n", len(s.Emails))
 	for _, e := range s.Emails {

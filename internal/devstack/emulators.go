@@ -52,6 +52,10 @@ type Options struct {
 	// Root is the repository root holding go.mod and local/. Empty means
 	// walking up from the working directory to the first go.mod.
 	Root string
+
+	// Family is the emulators to run: FamilyDynalite or FamilyMoto.
+	// Empty means what HOOKINBOX_EMULATORS says, else FamilyDynalite.
+	Family string
 }
 
 // Emulators are running local AWS-compatible servers, or endpoints found in
@@ -65,11 +69,18 @@ type Emulators struct {
 	// Start started nothing.
 	External bool
 
+	// Family is the emulators running: FamilyDynalite or FamilyMoto
+	// (empty when External).
+	Family string
+
 	proc  *child   // nil when External
 	stdin *os.File // write end of the node process's stdin
 }
 
-// Start starts local/emulators.js under node, finding the repository root by
+// Start starts the emulators of opts.Family (or of HOOKINBOX_EMULATORS):
+// for FamilyMoto, moto_server (see startMoto); by default, as follows.
+//
+// It starts local/emulators.js under node, finding the repository root by
 // walking up to go.mod and running `npm ci --prefix local` first if
 // local/node_modules is missing (under a file lock, so parallel test binaries
 // do not race). If AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS or
@@ -85,6 +96,17 @@ func Start(ctx context.Context, opts Options) (*Emulators, error) {
 			return nil, err
 		}
 		return e, nil
+	}
+
+	fam, err := family(opts.Family)
+	if opts.Family == "" {
+		fam, err = FamilyFromEnv()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start emulators: %w", err)
+	}
+	if fam == FamilyMoto {
+		return startMotoFamily(ctx, opts)
 	}
 
 	root, err := repoRoot(opts.Root)
@@ -130,7 +152,7 @@ func Start(ctx context.Context, opts Options) (*Emulators, error) {
 		stdoutR.Close()
 		return nil, fmt.Errorf("start emulators: %w", err)
 	}
-	e := &Emulators{proc: proc, stdin: stdinW}
+	e := &Emulators{Family: FamilyDynalite, proc: proc, stdin: stdinW}
 
 	// Read the one JSON line, then pass the rest of stdout on.
 	type endpoints struct {
@@ -254,8 +276,10 @@ func (e *Emulators) Stop() error {
 		return nil
 	}
 	// Closing stdin alone makes node exit; the signal is for a node that is
-	// stuck.
-	_ = e.stdin.Close()
+	// stuck. moto_server has no stdin pipe: the signal stops it.
+	if e.stdin != nil {
+		_ = e.stdin.Close()
+	}
 	if err := e.proc.stop(3 * time.Second); err != nil {
 		return fmt.Errorf("stop emulators: %w", err)
 	}

@@ -119,3 +119,25 @@ func TestTable(t testing.TB, logicalID string) (*dynamodb.Client, string) {
 	}
 	return ForTest(t).DynamoDB(), name
 }
+
+// Quirks of moto_server that make a test meaningless on it (see
+// TestMotoQuirks and docs/reliability.md, "Emulator quirks"); SkipOnMoto
+// takes one of them.
+const (
+	// MotoRacyConditions: concurrent conditional writes on one item are
+	// not serialised, so two racing claims or leases can both succeed.
+	MotoRacyConditions = "moto does not serialise concurrent conditional writes on one item"
+	// MotoFlatCapacity: every write consumes 1 unit whatever its size.
+	MotoFlatCapacity = "moto reports 1 write unit whatever the item's size"
+	// MotoNoMessageMove: StartMessageMoveTask answers 500.
+	MotoNoMessageMove = "moto does not implement StartMessageMoveTask (DLQ redrive)"
+)
+
+// SkipOnMoto skips t when e is moto_server, naming the quirk that makes
+// the test meaningless there; on the other family it does nothing.
+func SkipOnMoto(t testing.TB, e *Emulators, quirk string) {
+	t.Helper()
+	if e.Family == FamilyMoto {
+		t.Skipf("skipped on moto: %s (docs/reliability.md, Emulator quirks)", quirk)
+	}
+}

@@ -64,6 +64,7 @@ func skOf(item map[string]types.AttributeValue) string {
 // Rerun with -v to see the table (docs/performance.md quotes it).
 func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 	emu := devstack.ForTest(t)
+	devstack.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
 	st := devstack.NewTestStack(t)
 	ctx := context.Background()
 	table := st.Tables["InboxTable"]

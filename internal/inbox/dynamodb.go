@@ -263,37 +263,63 @@ func (s *DynamoDB) Requeue(ctx context.Context, key webhook.Key, now time.Time) 
 	return it, err
 }
 
-// Pending implements Store with one Query per shard of the sparse index.
+// Pending implements Store with PendingShard on each shard in turn.
 func (s *DynamoDB) Pending(ctx context.Context, cutoff time.Time, limit int) ([]Item, error) {
+	return pendingAll(ctx, s, cutoff, limit)
+}
+
+// PendingShard implements Store with one Query of the sparse index, paged
+// until limit.
+func (s *DynamoDB) PendingShard(ctx context.Context, shard int, cutoff time.Time, limit int) ([]Item, error) {
+	if shard < 0 || shard >= PendingShards {
+		return nil, fmt.Errorf("pending shard %d: not in [0, %d)", shard, PendingShards)
+	}
+	in := &dynamodb.QueryInput{
+		TableName:              &s.table,
+		IndexName:              aws.String(PendingIndex),
+		KeyConditionExpression: aws.String("pending = :shard AND enqueued_at < :cutoff"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":shard":  str(strconv.Itoa(shard)),
+			":cutoff": millis(cutoff),
+		},
+	}
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(min(limit, 1000)))
+	}
 	var out []Item
-	for shard := 0; shard < PendingShards; shard++ {
-		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-			TableName:              &s.table,
-			IndexName:              aws.String(PendingIndex),
-			KeyConditionExpression: aws.String("pending = :shard AND enqueued_at < :cutoff"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":shard":  str(strconv.Itoa(shard)),
-				":cutoff": millis(cutoff),
-			},
-		})
-		for p.HasMorePages() && (limit <= 0 || len(out) < limit) {
-			page, err := p.NextPage(ctx)
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() && (limit <= 0 || len(out) < limit) {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return out, fmt.Errorf("pending shard %d: %w", shard, err)
+		}
+		for _, av := range page.Items {
+			it, err := unmarshal(av)
 			if err != nil {
-				return out, fmt.Errorf("pending shard %d: %w", shard, err)
+				return out, err
 			}
-			for _, av := range page.Items {
-				it, err := unmarshal(av)
-				if err != nil {
-					return out, err
-				}
-				out = append(out, it)
-			}
+			out = append(out, it)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].EnqueuedAt.Before(out[j].EnqueuedAt) })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
+	return out, nil
+}
+
+// pendingAll is Pending over PendingShard.
+func pendingAll(ctx context.Context, s interface {
+	PendingShard(context.Context, int, time.Time, int) ([]Item, error)
+}, cutoff time.Time, limit int) ([]Item, error) {
+	var out []Item
+	for shard := 0; shard < PendingShards && (limit <= 0 || len(out) < limit); shard++ {
+		items, err := s.PendingShard(ctx, shard, cutoff, limit-len(out))
+		out = append(out, items...)
+		if err != nil {
+			return out, err
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].EnqueuedAt.Before(out[j].EnqueuedAt) })
 	return out, nil
 }
 

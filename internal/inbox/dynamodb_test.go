@@ -1,6 +1,7 @@
 package inbox_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hookinbox/hookinbox/internal/devstack"
@@ -13,6 +14,9 @@ import (
 func TestDynamoDBConformance(t *testing.T) {
 	emu := devstack.ForTest(t)
 	inboxtest.Run(t, func(t *testing.T) inbox.Store {
+		if strings.Contains(t.Name(), "/Concurrent") {
+			devstack.SkipOnMoto(t, emu, devstack.MotoRacyConditions)
+		}
 		st := devstack.NewTestStack(t)
 		return inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
 	})

@@ -125,12 +125,16 @@ func PayloadSHA256(raw []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// pendingShard returns the index partition an unfinished event belongs to.
-func pendingShard(key webhook.Key) string {
+// ShardOf returns the shard of the pending index an unfinished event
+// belongs to, in [0, PendingShards).
+func ShardOf(key webhook.Key) int {
 	h := fnv.New32a()
 	h.Write([]byte(key))
-	return strconv.Itoa(int(h.Sum32() % PendingShards))
+	return int(h.Sum32() % PendingShards)
 }
+
+// pendingShard returns ShardOf(key) as the index stores it.
+func pendingShard(key webhook.Key) string { return strconv.Itoa(ShardOf(key)) }
 
 // DefaultTTL keeps items 35 days: longer than Stripe's 3-day retry window and
 // the 30 days of its event list, which the reconciler reads.

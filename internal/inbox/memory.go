@@ -170,12 +170,20 @@ func (m *Memory) Requeue(_ context.Context, key webhook.Key, now time.Time) (Ite
 }
 
 // Pending implements Store.
-func (m *Memory) Pending(_ context.Context, cutoff time.Time, limit int) ([]Item, error) {
+func (m *Memory) Pending(ctx context.Context, cutoff time.Time, limit int) ([]Item, error) {
+	return pendingAll(ctx, m, cutoff, limit)
+}
+
+// PendingShard implements Store.
+func (m *Memory) PendingShard(_ context.Context, shard int, cutoff time.Time, limit int) ([]Item, error) {
+	if shard < 0 || shard >= PendingShards {
+		return nil, fmt.Errorf("pending shard %d: not in [0, %d)", shard, PendingShards)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Item
 	for _, it := range m.items {
-		if !it.Status.Final() && it.EnqueuedAt.UnixMilli() < cutoff.UnixMilli() {
+		if !it.Status.Final() && ShardOf(it.Key) == shard && it.EnqueuedAt.UnixMilli() < cutoff.UnixMilli() {
 			out = append(out, it)
 		}
 	}

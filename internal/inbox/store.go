@@ -51,9 +51,15 @@ type Store interface {
 	// again. A DONE event gives ErrFinished.
 	Requeue(ctx context.Context, key webhook.Key, now time.Time) (Item, error)
 	// Pending returns up to limit unfinished events (RECEIVED, PROCESSING,
-	// FAILED) whose last activity was before cutoff, oldest first per shard,
-	// without scanning the table.
+	// FAILED) whose last activity was before cutoff, oldest first, without
+	// scanning the table. With a limit it reads the shards in order and
+	// stops when the limit is reached, so it suits small listings; the
+	// reconciler reads shard by shard with PendingShard.
 	Pending(ctx context.Context, cutoff time.Time, limit int) ([]Item, error)
+	// PendingShard returns up to limit (0: all) unfinished events of one
+	// shard of the pending index (0 ≤ shard < PendingShards) whose last
+	// activity was before cutoff, oldest first.
+	PendingShard(ctx context.Context, shard int, cutoff time.Time, limit int) ([]Item, error)
 }
 
 // Result is how a lease ended.

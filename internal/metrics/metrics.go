@@ -57,6 +57,7 @@ const (
 	Reconciled      = "Reconciled"      // stuck claims re-enqueued
 	OverdueLeases   = "OverdueLeases"   // PROCESSING long after the lease ended
 	Missed          = "Missed"          // provider events that never arrived as webhooks, claimed now
+	Skipped         = "Skipped"         // provider events given up on after failing in MaxTries runs, recorded
 	ReconcileErrors = "ReconcileErrors" // failures in a run (each also fails the invocation)
 	CheckpointLag   = "CheckpointLag"   // how far the provider checkpoint is behind now (seconds)
 )
@@ -67,7 +68,7 @@ var Names = map[string]Unit{
 	Processed: Count, Ignored: Count, Failed: Count, Parked: Count, LeaseTakeovers: Count,
 	EffectDuration: Milliseconds, EndToEndAge: Seconds,
 	Replayed:    Count,
-	StuckClaims: Count, Reconciled: Count, OverdueLeases: Count, Missed: Count, ReconcileErrors: Count,
+	StuckClaims: Count, Reconciled: Count, OverdueLeases: Count, Missed: Count, Skipped: Count, ReconcileErrors: Count,
 	CheckpointLag: Seconds,
 }
 

@@ -165,9 +165,12 @@ func (p *Pipeline) Build(t testing.TB, logicalID string, overrides map[string]st
 
 // Deliver POSTs a Stripe event to the receiver, signed now with
 // SigningSecret, and returns the status it answered ("accepted",
-// "duplicate"). Any answer but 200 fails the test.
+// "duplicate"). Any answer but 200 fails the test. The Stripe stand-in
+// first applies the event to its objects (standin.Stripe.Apply), as
+// Stripe's own state is when it sends an event.
 func (p *Pipeline) Deliver(t testing.TB, body []byte) string {
 	t.Helper()
+	p.Stripe.Apply(body)
 	req := events.APIGatewayV2HTTPRequest{
 		Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), SigningSecret)},
 		PathParameters: map[string]string{"provider": "stripe"},

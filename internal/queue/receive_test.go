@@ -95,6 +95,7 @@ func TestReleaseThenDelete(t *testing.T) {
 
 func TestStartRedriveMovesToTheEventsQueue(t *testing.T) {
 	ctx := context.Background()
+	devstack.SkipOnMoto(t, devstack.ForTest(t), devstack.MotoNoMessageMove)
 	events, dlq, st := queues(t)
 	env := webhook.Envelope{Key: "stripe#evt_redrive", Type: "customer.subscription.updated"}
 	if err := dlq.Park(ctx, env.Marshal(), env, "mapping gap", 1, time.Now()); err != nil {

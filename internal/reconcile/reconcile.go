@@ -12,6 +12,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/redact"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
@@ -21,7 +22,9 @@ type Config struct {
 	// it is re-enqueued. Default 15 min, above the processor's longest
 	// backoff, so a FAILED event waiting for its retry is not disturbed.
 	StuckAfter time.Duration
-	// Limit is how many pending claims one run looks at. Default 500.
+	// Limit is how many pending claims one run looks at, split evenly
+	// over the shards of the pending index (a per-shard budget), so one
+	// busy shard cannot starve the others. Default 512 (64 a shard).
 	Limit int
 	// Lookback is how far back the first run (no checkpoint) lists
 	// events. Default 0: from the first run on.
@@ -34,12 +37,16 @@ type Config struct {
 	// MaxSpan is the most history one run lists; a long outage is caught
 	// up over several runs. Default 6 h.
 	MaxSpan time.Duration
-	// Margin: a run stops handling events when its context's deadline is
-	// closer, and saves the checkpoint. Default 15 s.
+	// Margin: a run stops handling claims and events when its context's
+	// deadline is closer, and saves the checkpoint. Default 15 s.
 	Margin time.Duration
+	// MaxTries is how many runs may fail on the same listed event, while
+	// later events are accepted, before it is recorded and skipped so the
+	// checkpoint moves on. Default 3.
+	MaxTries int
 	// Metrics records each run's StuckClaims, Reconciled, OverdueLeases,
-	// ReconcileErrors, and per provider Missed and CheckpointLag; nil
-	// records nothing.
+	// ReconcileErrors, and per provider Missed, Skipped and CheckpointLag;
+	// nil records nothing.
 	Metrics *metrics.Recorder
 	Now     func() time.Time
 }
@@ -49,7 +56,10 @@ func (c Config) withDefaults() Config {
 		c.StuckAfter = 15 * time.Minute
 	}
 	if c.Limit <= 0 {
-		c.Limit = 500
+		c.Limit = 512
+	}
+	if c.MaxTries <= 0 {
+		c.MaxTries = 3
 	}
 	if c.Lookback < 0 {
 		c.Lookback = 0
@@ -71,7 +81,7 @@ func (c Config) withDefaults() Config {
 
 // pendingStore lists the inbox calls for stuck claims.
 type pendingStore interface {
-	Pending(ctx context.Context, cutoff time.Time, limit int) ([]inbox.Item, error)
+	PendingShard(ctx context.Context, shard int, cutoff time.Time, limit int) ([]inbox.Item, error)
 	MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
 }
 
@@ -85,18 +95,20 @@ type accepter interface {
 	Accept(ctx context.Context, ev webhook.Event) (intake.Outcome, error)
 }
 
-// eventSource lists a provider's events created in [from, to), oldest
-// first; StripeEvents is one.
+// eventSource lists a provider's events about a page at a time: Next
+// returns those created in [from, upTo), oldest first, for some upTo in
+// (from, to]. StripeEvents is one.
 type eventSource interface {
 	Provider() string
-	List(ctx context.Context, from, to time.Time) ([]webhook.Event, error)
+	Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error)
 }
 
 // checkpointStore keeps, per provider, the time before which every event
-// has been handled.
+// has been handled, and the events skipped.
 type checkpointStore interface {
-	Load(ctx context.Context, provider string) (time.Time, bool, error)
-	Save(ctx context.Context, provider string, t time.Time) error
+	Load(ctx context.Context, provider string) (Checkpoint, bool, error)
+	Save(ctx context.Context, provider string, cp Checkpoint) error
+	Skip(ctx context.Context, provider string, ev webhook.Event, reason string) error
 }
 
 // Handler is one reconciler.
@@ -129,19 +141,22 @@ type Line struct {
 
 // Outcomes in Line.Outcome.
 const (
-	Reenqueued = "re-enqueued"   // a stuck claim got a new message
-	Overdue    = "lease overdue" // PROCESSING long after its lease ended: see the DLQ
-	Claimed    = "claimed"       // an event that never arrived, now claimed and enqueued
-	Failed     = "failed"        // see Note; the next run tries again
+	Reenqueued = "re-enqueued" // a stuck claim, or a lease long overdue, got a new message
+	Claimed    = "claimed"     // an event that never arrived, now claimed and enqueued
+	Failed     = "failed"      // see Note; the next run tries again
+	Skipped    = "skipped"     // failed in MaxTries runs; recorded, and the checkpoint moved past it
 )
 
 // Summary is what one run did.
 type Summary struct {
+	StartShard    int       `json:"startShard"`    // the pending-index shard read first this run
 	Stuck         int       `json:"stuckClaims"`   // RECEIVED/FAILED past StuckAfter, plus overdue leases
 	Reenqueued    int       `json:"reenqueued"`    // of those, re-enqueued now
 	OverdueLeases int       `json:"overdueLeases"` // PROCESSING whose lease ended more than StuckAfter ago
 	Listed        int       `json:"listed"`        // provider events listed
+	Pages         int       `json:"pages"`         // list windows read, each followed by a checkpoint save
 	Missed        int       `json:"missed"`        // of those, never claimed before: claimed and enqueued now
+	Skipped       int       `json:"skipped"`       // events given up on after MaxTries runs, recorded
 	Checkpoint    time.Time `json:"checkpoint"`    // events created before it are all handled
 	Errors        []string  `json:"errors,omitempty"`
 	Events        []Line    `json:"events"`
@@ -173,137 +188,262 @@ func (h *Handler) Run(ctx context.Context) (Summary, error) {
 	return s, errors.Join(errs...)
 }
 
+// late reports whether the run should stop: its context's deadline is
+// closer than the margin.
+func (h *Handler) late(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ok && dl.Sub(h.cfg.Now()) < h.cfg.Margin
+}
+
 // stuck re-enqueues claims in RECEIVED or FAILED whose last message went
-// out before now-StuckAfter, and counts leases long overdue.
+// out before now-StuckAfter, and PROCESSING events whose lease ended
+// before then (a worker died; their message may be in the DLQ). It reads
+// each shard of the pending index up to a per-shard budget, starting at a
+// shard that rotates from run to run, so neither a busy shard nor a run
+// cut short by its deadline starves the others.
 func (h *Handler) stuck(ctx context.Context, now time.Time, s *Summary) error {
 	cutoff := now.Add(-h.cfg.StuckAfter)
-	items, err := h.store.Pending(ctx, cutoff, h.cfg.Limit)
-	if err != nil {
-		return fmt.Errorf("find stuck claims: %w", err)
-	}
+	budget := (h.cfg.Limit + inbox.PendingShards - 1) / inbox.PendingShards
+	s.StartShard = StartShard(now)
 	var errs []error
-	for _, it := range items {
-		switch it.Status {
-		case inbox.Received, inbox.Failed:
-		case inbox.Processing:
-			if it.LeaseUntil.Before(cutoff) {
-				s.Stuck++
-				s.OverdueLeases++
-				s.Events = append(s.Events, Line{Key: it.Key.String(), Type: it.EventType, Outcome: Overdue,
-					Note: "lease ended " + it.LeaseUntil.Format(time.RFC3339) + "; its message is in the DLQ: replay it"})
-			}
-			continue
-		default:
-			continue
+	for i := 0; i < inbox.PendingShards; i++ {
+		if h.late(ctx) {
+			errs = append(errs, errors.New("stuck claims: stopped before every shard was read: the function is about to time out; the next run starts at another shard"))
+			break
 		}
-		s.Stuck++
-		// The guard: only one re-enqueue per StuckAfter, and only while
-		// the claim is still RECEIVED or FAILED.
-		_, err := h.store.MarkEnqueued(ctx, it.Key, cutoff, now, inbox.Received, inbox.Failed)
-		if errors.Is(err, inbox.ErrNotDue) || errors.Is(err, inbox.ErrNotFound) {
-			s.Stuck-- // moved on since it was listed
-			continue
-		}
-		if err == nil {
-			err = h.events.Send(ctx, webhook.Envelope{Key: it.Key, Type: it.EventType})
-		}
+		shard := (s.StartShard + i) % inbox.PendingShards
+		items, err := h.store.PendingShard(ctx, shard, cutoff, budget)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("re-enqueue %s: %w", it.Key, err))
-			s.Events = append(s.Events, Line{Key: it.Key.String(), Type: it.EventType, Outcome: Failed, Note: err.Error()})
+			errs = append(errs, fmt.Errorf("find stuck claims: %w", err))
 			continue
 		}
-		s.Reenqueued++
-		s.Events = append(s.Events, Line{Key: it.Key.String(), Type: it.EventType, Outcome: Reenqueued,
-			Note: fmt.Sprintf("%s since %s, %d attempts", it.Status, it.EnqueuedAt.Format(time.RFC3339), it.Attempts)})
-		h.log.WarnContext(ctx, "re-enqueued a stuck claim", "key", it.Key.String(), "type", it.EventType,
-			"status", string(it.Status), "enqueued_at", it.EnqueuedAt, "attempts", it.Attempts)
+		for _, it := range items {
+			if h.late(ctx) {
+				break
+			}
+			if err := h.reenqueue(ctx, it, cutoff, now, s); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// missed lists the provider's events since the checkpoint and hands each
-// to the intake; the checkpoint then moves past what was handled.
+// StartShard is the pending-index shard a run at now reads first: it
+// moves on every minute, so runs on any schedule that is not a multiple
+// of PendingShards minutes take every shard first in turn.
+func StartShard(now time.Time) int {
+	return int((now.Unix() / 60) % inbox.PendingShards)
+}
+
+// reenqueue sends a new message for one pending item if it is stuck.
+func (h *Handler) reenqueue(ctx context.Context, it inbox.Item, cutoff, now time.Time, s *Summary) error {
+	note := fmt.Sprintf("%s since %s, %d attempts", it.Status, it.EnqueuedAt.Format(time.RFC3339), it.Attempts)
+	switch it.Status {
+	case inbox.Received, inbox.Failed:
+	case inbox.Processing:
+		if !it.LeaseUntil.Before(cutoff) {
+			return nil // a live lease, or one that ended lately: its message comes back by itself
+		}
+		note = "lease ended " + it.LeaseUntil.Format(time.RFC3339) + "; its worker died and its message may be in the DLQ"
+	default:
+		return nil
+	}
+	// The guard: only one re-enqueue per StuckAfter, and only while the
+	// event is still in the status it was listed in.
+	_, err := h.store.MarkEnqueued(ctx, it.Key, cutoff, now, it.Status)
+	if errors.Is(err, inbox.ErrNotDue) || errors.Is(err, inbox.ErrNotFound) {
+		return nil // moved on since it was listed
+	}
+	s.Stuck++
+	if it.Status == inbox.Processing {
+		s.OverdueLeases++
+	}
+	if err == nil {
+		err = h.events.Send(ctx, webhook.Envelope{Key: it.Key, Type: it.EventType})
+	}
+	if err != nil {
+		s.Events = append(s.Events, Line{Key: it.Key.String(), Type: it.EventType, Outcome: Failed, Note: err.Error()})
+		return fmt.Errorf("re-enqueue %s: %w", it.Key, err)
+	}
+	s.Reenqueued++
+	s.Events = append(s.Events, Line{Key: it.Key.String(), Type: it.EventType, Outcome: Reenqueued, Note: note})
+	h.log.WarnContext(ctx, "re-enqueued a stuck claim", "key", it.Key.String(), "type", it.EventType,
+		"status", string(it.Status), "enqueued_at", it.EnqueuedAt, "lease_until", it.LeaseUntil, "attempts", it.Attempts)
+	return nil
+}
+
+// missed lists the provider's events since the checkpoint, a page at a
+// time, hands each to the intake and saves the checkpoint after each
+// page, until the window is done or the deadline is near.
+//
+// The first event that fails holds the checkpoint back; the run goes on
+// after it, so a failure of that one event can be told from a failure of
+// the path itself (a second failure stops the run). An event that has
+// failed in MaxTries runs while later events were accepted is recorded
+// and skipped, so the checkpoint moves past it.
 func (h *Handler) missed(ctx context.Context, now time.Time, s *Summary) error {
 	provider := h.source.Provider()
-	from, ok, err := h.checkpoints.Load(ctx, provider)
+	cp, ok, err := h.checkpoints.Load(ctx, provider)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		from = now.Add(-h.cfg.Lookback)
+		cp = Checkpoint{At: now.Add(-h.cfg.Lookback)}
 	}
-	from = from.Truncate(time.Second)
+	from := cp.At.Truncate(time.Second)
 	s.Checkpoint = from
 	// Events younger than Settle are left to arrive as webhooks first (the
-	// provider's first attempt is immediate); a later run lists them.
+	// provider's first attempt is immediate); a later run lists them. They
+	// are listed again next time too, in case the provider lists some of
+	// them late; the inbox refuses repeats.
 	to := now.Add(-h.cfg.Settle).Truncate(time.Second)
 	if to.Sub(from) > h.cfg.MaxSpan {
 		to = from.Add(h.cfg.MaxSpan)
 	}
-	if !to.After(from) {
-		return nil
-	}
-	evs, err := h.source.List(ctx, from, to)
-	if err != nil {
-		return fmt.Errorf("list %s events since %s: %w", provider, from.Format(time.RFC3339), err)
-	}
-	s.Listed = len(evs)
-	next, runErr := to, error(nil)
-	for _, ev := range evs {
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < h.cfg.Margin {
-			next = ev.Created
-			runErr = fmt.Errorf("stopped at %s (created %s): the function is about to time out; the next run goes on from there",
-				ev.Key(), ev.Created.Format(time.RFC3339))
+	p := &pass{h: h, provider: provider, was: cp, s: s}
+	for from.Before(to) && !p.stop {
+		if h.late(ctx) {
+			p.halt(from, fmt.Errorf("stopped at %s: the function is about to time out; the next run goes on from there", from.Format(time.RFC3339)))
 			break
 		}
-		outcome, err := h.intake.Accept(ctx, ev)
+		evs, upTo, err := h.source.Next(ctx, from, to)
 		if err != nil {
-			// The checkpoint stays before this event, so the next run
-			// lists it again.
-			next = ev.Created
-			runErr = fmt.Errorf("claim %s: %w", ev.Key(), err)
-			s.Events = append(s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Failed, Note: err.Error()})
+			p.halt(from, fmt.Errorf("list %s events since %s: %w", provider, from.Format(time.RFC3339), err))
 			break
+		}
+		s.Listed += len(evs)
+		s.Pages++
+		p.page(ctx, evs, upTo)
+		if err := h.checkpoints.Save(ctx, provider, p.checkpoint()); err != nil {
+			return errors.Join(p.err, err)
+		}
+		s.Checkpoint = p.checkpoint().At
+		from = upTo
+	}
+	if p.stop && p.failed == "" {
+		// Stopped before anything failed: save where it stopped.
+		if err := h.checkpoints.Save(ctx, provider, p.checkpoint()); err != nil {
+			return errors.Join(p.err, err)
+		}
+		s.Checkpoint = p.checkpoint().At
+	}
+	return p.err
+}
+
+// pass is one run through a provider's event list.
+type pass struct {
+	h        *Handler
+	provider string
+	was      Checkpoint // as the run found it
+	s        *Summary
+
+	done          time.Time   // every event before it is handled, or skipped
+	failed        webhook.Key // the first event that failed, if any
+	failedAt      time.Time
+	laterAccepted bool // an event after the failed one was accepted
+	stop          bool
+	err           error
+}
+
+// page hands one page of events to the intake, oldest first; upTo is
+// where the page ends.
+func (p *pass) page(ctx context.Context, evs []webhook.Event, upTo time.Time) {
+	for _, ev := range evs {
+		if p.h.late(ctx) {
+			p.halt(ev.Created, fmt.Errorf("stopped at %s (created %s): the function is about to time out; the next run goes on from there",
+				ev.Key(), ev.Created.Format(time.RFC3339)))
+			return
+		}
+		outcome, err := p.h.intake.Accept(ctx, ev)
+		if err != nil {
+			reason := redact.Error(err)
+			if p.failed != "" {
+				p.stop = true // a second failure: the path itself is failing
+				return
+			}
+			if p.was.Blocked == ev.Key() && p.was.Tries+1 >= p.h.cfg.MaxTries {
+				p.h.skip(ctx, p.provider, ev, reason, p.s)
+				continue
+			}
+			p.failed, p.failedAt = ev.Key(), ev.Created
+			p.err = fmt.Errorf("claim %s: %s", ev.Key(), reason)
+			p.s.Events = append(p.s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Failed, Note: reason})
+			continue
+		}
+		if p.failed != "" {
+			p.laterAccepted = true
 		}
 		if outcome == intake.Accepted {
-			s.Missed++
-			s.Events = append(s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Claimed,
+			p.s.Missed++
+			p.s.Events = append(p.s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Claimed,
 				Note: "created " + ev.Created.Format(time.RFC3339) + "; never arrived as a webhook"})
-			h.log.WarnContext(ctx, "claimed an event that never arrived as a webhook", "key", ev.Key().String(), "type", ev.Type, "created", ev.Created)
+			p.h.log.WarnContext(ctx, "claimed an event that never arrived as a webhook", "key", ev.Key().String(), "type", ev.Type, "created", ev.Created)
 		}
 	}
-	// Events of the last few minutes are listed again next time, in case
-	// the provider lists some of them late; the inbox refuses repeats.
-	if settled := now.Add(-h.cfg.Settle).Truncate(time.Second); next.After(settled) {
-		next = settled
+	p.done = upTo
+}
+
+// halt stops the run before the event created at, with err.
+func (p *pass) halt(at time.Time, err error) {
+	p.stop = true
+	if p.failed == "" {
+		p.done, p.err = at, err
 	}
-	if next.After(from) {
-		if err := h.checkpoints.Save(ctx, provider, next); err != nil {
-			return errors.Join(runErr, err)
+}
+
+// checkpoint returns the checkpoint to save: before the first failed
+// event, which counts a try only when a later event got through.
+func (p *pass) checkpoint() Checkpoint {
+	if p.failed == "" {
+		at := p.done
+		if at.Before(p.was.At) {
+			at = p.was.At
 		}
-		s.Checkpoint = next
+		return Checkpoint{At: at}
 	}
-	return runErr
+	tries := 0
+	if p.was.Blocked == p.failed {
+		tries = p.was.Tries
+	}
+	if p.laterAccepted {
+		tries++
+	}
+	return Checkpoint{At: p.failedAt, Blocked: p.failed, Tries: tries}
+}
+
+// skip records an event that cannot be accepted and lets the checkpoint
+// move past it.
+func (h *Handler) skip(ctx context.Context, provider string, ev webhook.Event, reason string, s *Summary) {
+	s.Skipped++
+	note := fmt.Sprintf("failed in %d runs, last: %s", h.cfg.MaxTries, reason)
+	if err := h.checkpoints.Skip(ctx, provider, ev, note); err != nil {
+		note += "; recording it failed: " + redact.Error(err)
+	}
+	s.Events = append(s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Skipped, Note: note})
+	h.log.ErrorContext(ctx, "skipped an event that could not be accepted", "key", ev.Key().String(), "type", ev.Type,
+		"created", ev.Created, "tries", h.cfg.MaxTries, "reason", reason, "SkippedEvents", 1)
 }
 
 // report logs the run and records its metrics: StuckClaims (which the
 // stuck-claims alarm watches, so it is recorded every run, zero included),
 // Reconciled, OverdueLeases and ReconcileErrors without dimensions, and
-// the provider's Missed and CheckpointLag.
+// the provider's Missed, Skipped and CheckpointLag.
 func (h *Handler) report(ctx context.Context, s Summary) {
 	h.cfg.Metrics.Emit(metrics.Dims{},
 		metrics.Counted(metrics.StuckClaims, s.Stuck), metrics.Counted(metrics.Reconciled, s.Reenqueued),
 		metrics.Counted(metrics.OverdueLeases, s.OverdueLeases), metrics.Counted(metrics.ReconcileErrors, len(s.Errors)))
 	if h.source != nil {
-		ms := []metrics.Metric{metrics.Counted(metrics.Missed, s.Missed)}
+		ms := []metrics.Metric{metrics.Counted(metrics.Missed, s.Missed), metrics.Counted(metrics.Skipped, s.Skipped)}
 		if !s.Checkpoint.IsZero() {
 			ms = append(ms, metrics.Secs(metrics.CheckpointLag, h.cfg.Now().Sub(s.Checkpoint)))
 		}
 		h.cfg.Metrics.Emit(metrics.Dims{Provider: h.source.Provider()}, ms...)
 	}
 	attrs := []any{
-		"stuck_claims", s.Stuck, "reenqueued", s.Reenqueued, "missed", s.Missed,
-		"overdue_leases", s.OverdueLeases, "listed", s.Listed, "checkpoint", s.Checkpoint, "errors", len(s.Errors),
+		"stuck_claims", s.Stuck, "reenqueued", s.Reenqueued, "missed", s.Missed, "skipped", s.Skipped,
+		"overdue_leases", s.OverdueLeases, "start_shard", s.StartShard, "listed", s.Listed, "pages", s.Pages,
+		"checkpoint", s.Checkpoint, "errors", len(s.Errors),
 	}
 	level := slog.LevelInfo
 	if len(s.Errors) > 0 {

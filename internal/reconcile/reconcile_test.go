@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,13 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 		}
 	}
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, delivered, inbox.Done) })
+	// One of a type the shop does not handle, never delivered.
+	other := webhook.NewKey("stripe", "evt_recon_refund")
+	refund := fmt.Sprintf(`{"id":%q,"object":"event","type":"charge.refunded","created":%d,"livemode":false,"data":{"object":{"id":"ch_1"}}}`,
+		other.EventID(), start.Add(90*time.Second).Unix())
+	if err := s.Stripe.AddEvent([]byte(refund)); err != nil {
+		t.Fatal(err)
+	}
 	// One more, a minute old: its webhook may still be on its way, so the
 	// reconciler leaves it to a later run.
 	fresh, freshBody := checkout(99, time.Now().Add(-time.Minute))
@@ -67,11 +75,21 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 
 	// The checkpoint is saved a few minutes behind now.
 	cp, ok, err := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"]).Load(ctx, "stripe")
-	if err != nil || !ok || time.Since(cp) < 4*time.Minute || time.Since(cp) > 6*time.Minute {
+	if err != nil || !ok || time.Since(cp.At) < 4*time.Minute || time.Since(cp.At) > 6*time.Minute {
 		t.Errorf("checkpoint %v (found %v, %v), want about 5 minutes ago", cp, ok, err)
 	}
-	if !sum.Checkpoint.Equal(cp) {
+	if !sum.Checkpoint.Equal(cp.At) {
 		t.Errorf("summary checkpoint %v, stored %v", sum.Checkpoint, cp)
+	}
+	// Only the types the shop handles were asked for: the refund event
+	// was never listed, so never claimed.
+	if _, err := s.Inbox.Get(ctx, other); !errors.Is(err, inbox.ErrNotFound) {
+		t.Errorf("an event of a type the shop does not handle was claimed: %v", err)
+	}
+	for _, q := range s.Stripe.EventQueries() {
+		if !strings.Contains(q, "types") || !strings.Contains(q, "checkout.session.completed") {
+			t.Errorf("events listed without the shop's types: %s", q)
+		}
 	}
 
 	again, err := run(ctx, events.EventBridgeEvent{})
@@ -135,12 +153,14 @@ func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), string(keys[6])) {
 		t.Fatalf("first run error = %v, want the failed claim of %s", err, keys[6])
 	}
-	if sum.Missed != 6 {
-		t.Errorf("first run claimed %d, want the 6 before the failure", sum.Missed)
+	// The run goes on past the one failure (the path works), but the
+	// checkpoint stays before it.
+	if sum.Missed != 9 {
+		t.Errorf("first run claimed %d, want the 9 that did not fail", sum.Missed)
 	}
 	cp, _, _ := cps.Load(ctx, "stripe")
-	if want := start.Add(6 * time.Minute); !cp.Equal(want) {
-		t.Errorf("checkpoint after the failure = %v, want %v (the failed event's created)", cp, want)
+	if want := (reconcile.Checkpoint{At: start.Add(6 * time.Minute), Blocked: keys[6], Tries: 1}); !cp.At.Equal(want.At) || cp.Blocked != want.Blocked || cp.Tries != want.Tries {
+		t.Errorf("checkpoint after the failure = %+v, want %+v (the failed event's created)", cp, want)
 	}
 	if _, err := s.Inbox.Get(ctx, keys[6]); !errors.Is(err, inbox.ErrNotFound) {
 		t.Errorf("the failed event's claim: %v, want released (ErrNotFound)", err)
@@ -150,12 +170,12 @@ func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Missed != 4 || sum.Listed != 4 {
-		t.Errorf("second run listed %d and claimed %d, want 4 and 4 (from the failed event on)", sum.Listed, sum.Missed)
+	if sum.Missed != 1 || sum.Listed != 4 {
+		t.Errorf("second run listed %d and claimed %d, want 4 and 1 (from the failed event on)", sum.Listed, sum.Missed)
 	}
 	cp, _, _ = cps.Load(ctx, "stripe")
-	if want := now.Add(-5 * time.Minute); !cp.Equal(want) {
-		t.Errorf("checkpoint = %v, want %v (now less the settle time)", cp, want)
+	if want := now.Add(-5 * time.Minute); !cp.At.Equal(want) || cp.Blocked != "" {
+		t.Errorf("checkpoint = %+v, want %v and nothing blocked (now less the settle time)", cp, want)
 	}
 	for _, k := range keys {
 		if sender.sends[k] != 1 {
@@ -163,10 +183,10 @@ func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 		}
 	}
 	// A run that saves an older checkpoint does not move it back.
-	if err := cps.Save(ctx, "stripe", start); err != nil {
+	if err := cps.Save(ctx, "stripe", reconcile.Checkpoint{At: start}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, _ := cps.Load(ctx, "stripe"); !got.Equal(now.Add(-5 * time.Minute)) {
+	if got, _, _ := cps.Load(ctx, "stripe"); !got.At.Equal(now.Add(-5 * time.Minute)) {
 		t.Errorf("checkpoint moved back to %v", got)
 	}
 }
@@ -211,10 +231,10 @@ func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Stuck != 3 || sum.Reenqueued != 2 || sum.OverdueLeases != 1 || sum.Missed != 0 {
-		t.Errorf("summary %+v; want 3 stuck, 2 re-enqueued, 1 overdue lease", sum)
+	if sum.Stuck != 3 || sum.Reenqueued != 3 || sum.OverdueLeases != 1 || sum.Missed != 0 {
+		t.Errorf("summary %+v; want 3 stuck, 3 re-enqueued, 1 of them an overdue lease", sum)
 	}
-	if diff := cmp.Diff(map[webhook.Key]int{crashed: 1, failed: 1}, queued(t, s)); diff != "" {
+	if diff := cmp.Diff(map[webhook.Key]int{crashed: 1, failed: 1, abandoned: 1}, queued(t, s)); diff != "" {
 		t.Errorf("re-enqueued (-want +got):\n%s", diff)
 	}
 
@@ -227,7 +247,7 @@ func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 		}
 		runs++
 		if l.Namespace != "hookinbox/"+s.Stack.Name || len(l.Dimensions) != 1 || len(l.Dimensions[0]) != 0 ||
-			l.Values[metrics.StuckClaims] != 3 || l.Values[metrics.Reconciled] != 2 || l.Values[metrics.OverdueLeases] != 1 ||
+			l.Values[metrics.StuckClaims] != 3 || l.Values[metrics.Reconciled] != 3 || l.Values[metrics.OverdueLeases] != 1 ||
 			l.Units[metrics.StuckClaims] != metrics.Count {
 			t.Errorf("metric line %+v", l)
 		}
@@ -236,15 +256,16 @@ func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 		t.Errorf("%d StuckClaims lines after one run, want 1", runs)
 	}
 
-	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, []webhook.Key{crashed, failed}, inbox.Done) })
-	s.EffectsOnce(t, []webhook.Key{crashed, failed})
+	// The abandoned lease's event is taken over and finished too.
+	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, []webhook.Key{crashed, failed, abandoned}, inbox.Done) })
+	s.EffectsOnce(t, []webhook.Key{crashed, failed, abandoned})
 
 	again, err := run(ctx, events.EventBridgeEvent{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Reenqueued != 0 || again.Stuck != 1 || again.OverdueLeases != 1 {
-		t.Errorf("second run %+v; want only the overdue lease", again)
+	if again.Reenqueued != 0 || again.Stuck != 0 || again.OverdueLeases != 0 {
+		t.Errorf("second run %+v; want nothing stuck", again)
 	}
 	if got := queued(t, s); len(got) != 0 {
 		t.Errorf("events queue after the second run: %v", got)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/stripe/stripe-go/v76"
@@ -15,7 +16,8 @@ import (
 )
 
 // StripeEvents lists Stripe events with stripe-go: GET /v1/events with a
-// created range, every page (auto-pagination).
+// created range and the event types the business handles, about one page
+// at a time, oldest first.
 //
 // There is no signature to verify here, unlike a webhook delivery: these
 // events come from Stripe's API over TLS, fetched with our own secret key,
@@ -26,12 +28,22 @@ type StripeEvents struct {
 	key     string
 	// PageSize is the limit of each page; default 100, Stripe's most.
 	PageSize int64
-	// Keys, when set, gives the key for each List instead of the one
+	// Types are the event types to list (types[]); empty lists every
+	// type. Stripe takes at most 20; a longer list is not sent, and
+	// every type is listed.
+	Types []string
+	// Keys, when set, gives the key for each list call instead of the one
 	// NewStripeEvents was given (a *secrets.Rotating's Values), so a key
 	// rolled in Secrets Manager reaches a warm reconciler within the
 	// source's maximum age.
 	Keys func(ctx context.Context) ([]string, error)
+
+	mu   sync.Mutex
+	span time.Duration // the last window that fitted in one page
 }
+
+// MaxTypes is the most event types one Stripe list request may name.
+const MaxTypes = 20
 
 // NewStripeEvents lists events through the Stripe API at apiURL (Stripe's
 // own when empty) with apiKey, over httpClient (stripe-go's default when
@@ -81,38 +93,99 @@ type eventPage struct {
 	Data []*listedEvent `json:"data"`
 }
 
-// List returns the events created in [from, to), oldest first (Stripe
-// lists newest first). Events hookinbox cannot key are left out.
-func (s *StripeEvents) List(ctx context.Context, from, to time.Time) ([]webhook.Event, error) {
-	params := &stripe.EventListParams{
-		CreatedRange: &stripe.RangeQueryParams{GreaterThanOrEqual: from.Unix(), LesserThan: to.Unix()},
-	}
+// Next returns the events created in [from, upTo), oldest first, for an
+// upTo ≤ to chosen so that they fit in about one page: Stripe lists
+// newest first, so a window with more events than a page is narrowed
+// (halved, or to what the page's oldest event suggests) until one fits,
+// and the window that fitted is remembered for the next call. Only when
+// one second holds more than a page are several pages of that second
+// read. Events hookinbox cannot key are left out.
+func (s *StripeEvents) Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error) {
 	size := s.PageSize
 	if size <= 0 || size > 100 {
 		size = 100
 	}
+	s.mu.Lock()
+	span := s.span
+	s.mu.Unlock()
+	if span <= 0 || span > to.Sub(from) {
+		span = to.Sub(from)
+	}
+	// Each narrowing at least halves the window: at most ~log2(span in
+	// seconds) list calls before one fits.
+	for {
+		end := from.Add(span)
+		if end.After(to) {
+			end = to
+		}
+		page, more, err := s.list(ctx, from, end, size, "")
+		if err != nil {
+			return nil, from, err
+		}
+		if !more {
+			if int64(len(page)) < size/2 {
+				span *= 2 // sparse: try a wider window next time
+			}
+			s.mu.Lock()
+			s.span = span
+			s.mu.Unlock()
+			return s.events(page), end, nil
+		}
+		if end.Sub(from) <= time.Second {
+			// More than a page in one second: read that second whole.
+			all := page
+			for more && len(page) > 0 {
+				page, more, err = s.list(ctx, from, end, size, all[len(all)-1].ID)
+				if err != nil {
+					return nil, from, err
+				}
+				all = append(all, page...)
+			}
+			return s.events(all), end, nil
+		}
+		// The page holds the newest events of [from, end); a window as
+		// long as the time it covers is likely to fit.
+		covered := end.Sub(time.Unix(page[len(page)-1].Created, 0))
+		span = max(min(end.Sub(from)/2, covered).Truncate(time.Second), time.Second)
+	}
+}
+
+// list reads one page of the events created in [from, to), newest first,
+// after the event id startingAfter (none when empty).
+func (s *StripeEvents) list(ctx context.Context, from, to time.Time, size int64, startingAfter string) ([]*listedEvent, bool, error) {
+	params := &stripe.EventListParams{
+		CreatedRange: &stripe.RangeQueryParams{GreaterThanOrEqual: from.Unix(), LesserThan: to.Unix()},
+	}
+	if len(s.Types) > 0 && len(s.Types) <= MaxTypes {
+		params.Types = stripe.StringSlice(s.Types)
+	}
 	params.Limit = stripe.Int64(size)
+	if startingAfter != "" {
+		params.StartingAfter = stripe.String(startingAfter)
+	}
 	params.Context = ctx
 	key := s.key
 	if s.Keys != nil {
 		keys, err := s.Keys(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("stripe events: api key: %w", err)
+			return nil, false, fmt.Errorf("stripe events: api key: %w", err)
 		}
 		key = keys[0]
 	}
-	it := stripe.GetIter(params, func(p *stripe.Params, b *form.Values) ([]interface{}, stripe.ListContainer, error) {
-		page := &eventPage{}
-		err := s.backend.CallRaw(http.MethodGet, "/v1/events", key, b, p, page)
-		items := make([]interface{}, len(page.Data))
-		for i, e := range page.Data {
-			items[i] = e
-		}
-		return items, page, err
-	})
-	var out []webhook.Event
-	for it.Next() {
-		e := it.Current().(*listedEvent)
+	body := &form.Values{}
+	form.AppendTo(body, params)
+	page := &eventPage{}
+	if err := s.backend.CallRaw(http.MethodGet, "/v1/events", key, body, params.GetParams(), page); err != nil {
+		return nil, false, fmt.Errorf("stripe events: %w", err)
+	}
+	return page.Data, page.HasMore, nil
+}
+
+// events returns the listed events hookinbox can key, oldest first (by
+// creation time, then id).
+func (s *StripeEvents) events(listed []*listedEvent) []webhook.Event {
+	out := make([]webhook.Event, 0, len(listed))
+	for _, e := range listed {
 		if webhook.ValidateEventID(e.ID) != nil || e.Type == "" || (e.Object != "" && e.Object != "event") {
 			continue // not something Stripe sends; nothing to claim
 		}
@@ -125,14 +198,11 @@ func (s *StripeEvents) List(ctx context.Context, from, to time.Time) ([]webhook.
 			Raw:      e.raw,
 		})
 	}
-	if err := it.Err(); err != nil {
-		return nil, fmt.Errorf("stripe events: %w", err)
-	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].Created.Equal(out[j].Created) {
 			return out[i].Created.Before(out[j].Created)
 		}
 		return out[i].ID < out[j].ID
 	})
-	return out, nil
+	return out
 }

@@ -9,17 +9,28 @@ import (
 
 	"github.com/stripe/stripe-go/v76"
 	"github.com/stripe/stripe-go/v76/invoice"
+	stripesub "github.com/stripe/stripe-go/v76/subscription"
 
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
-// Billing creates invoices. Implementations mark errors that no retry can
-// fix with webhook.Permanent.
+// Billing is the shop's view of Stripe Billing: it creates invoices and
+// reads subscriptions. Implementations mark errors that no retry can fix
+// with webhook.Permanent.
 type Billing interface {
 	// CreateInvoice creates the invoice for req.Event, at most once, and
 	// returns its ID: an invoice that already carries req.Event is
 	// returned instead of a second one.
 	CreateInvoice(ctx context.Context, req InvoiceRequest) (invoiceID string, err error)
+	// Subscription returns the subscription's current state.
+	Subscription(ctx context.Context, id string) (SubscriptionState, error)
+}
+
+// SubscriptionState is a subscription as Stripe holds it now.
+type SubscriptionState struct {
+	ID       string // "sub_..."
+	Customer string // "cus_..."
+	Status   string // Stripe's status: active, past_due, canceled, ...
 }
 
 // MetadataEvent is the invoice metadata key that names the event an
@@ -146,6 +157,31 @@ func (b *stripeBilling) newInvoice(ctx context.Context, key string, req InvoiceR
 		return "", errors.New("the Stripe API answered without an invoice id")
 	}
 	return inv.ID, nil
+}
+
+// Subscription reads GET /v1/subscriptions/{id}. Stripe keeps canceled
+// subscriptions, so a 404 means the key cannot see it (another account or
+// mode): permanent.
+func (b *stripeBilling) Subscription(ctx context.Context, id string) (SubscriptionState, error) {
+	var sub *stripe.Subscription
+	err := b.withKey(ctx, func(key string) error {
+		params := &stripe.SubscriptionParams{}
+		params.Context = ctx
+		var err error
+		sub, err = (&stripesub.Client{B: b.backend, Key: key}).Get(id, params)
+		return err
+	})
+	if err != nil {
+		return SubscriptionState{}, fmt.Errorf("get subscription %s: %w", id, classifyStripe(err))
+	}
+	st := SubscriptionState{ID: sub.ID, Status: string(sub.Status)}
+	if sub.Customer != nil {
+		st.Customer = sub.Customer.ID
+	}
+	if st.ID != id || st.Status == "" {
+		return SubscriptionState{}, fmt.Errorf("get subscription %s: the API answered %q with status %q", id, st.ID, st.Status)
+	}
+	return st, nil
 }
 
 // withKey runs call with the current key and, when Stripe refuses it and a

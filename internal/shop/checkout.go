@@ -16,6 +16,17 @@ import (
 // is done with no effect; Stripe sends the second event only for such a
 // session, so an order is fulfilled once). The whole mapping is checked
 // before the first effect, so an event the shop cannot map causes none.
+//
+// The access comes from the session's own source: a one-time purchase
+// (mode "payment") is an entitlement of its own, keyed by the session; a
+// subscription checkout (mode "subscription") grants what the subscription
+// gives, read from Stripe as its own events do (see subscriptionChanged),
+// so cancelling it later ends that access and nothing else.
+//
+// A guest checkout (no customer: customer_creation "if_required") is
+// fulfilled too: its access is held by the email address given at
+// checkout, and it gets no invoice from the shop, since a Stripe invoice
+// needs a customer (Checkout's own invoice_creation covers guests).
 func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	var cs checkoutSession
 	if err := parseObject(ev, "checkout.session", &cs); err != nil {
@@ -28,23 +39,26 @@ func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effec
 	if err != nil {
 		return err
 	}
-	customer, to := string(cs.Customer), cs.email()
+	customer, to, subID := string(cs.Customer), cs.email(), string(cs.Subscription)
 	switch {
 	case cs.ID == "":
 		return webhook.Permanent(fmt.Errorf("%s %s: checkout session has no id", ev.Type, ev.Key()))
-	case customer == "":
-		// A guest checkout (customer_creation "if_required") has no customer
-		// to grant access to or invoice.
-		return webhook.Permanent(fmt.Errorf("%s %s: checkout session %s has no customer", ev.Type, ev.Key(), cs.ID))
 	case to == "":
 		return webhook.Permanent(fmt.Errorf("%s %s: checkout session %s has no customer email", ev.Type, ev.Key(), cs.ID))
+	case cs.Mode == "subscription" && subID == "":
+		return webhook.Permanent(fmt.Errorf("%s %s: subscription checkout session %s has no subscription", ev.Type, ev.Key(), cs.ID))
 	}
 	key := ev.Key()
 
 	err = fx.Do(ctx, effectGrantAccess, func(ctx context.Context, _ string) error {
-		_, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, entitlementItem(entitlement{
-			Customer: customer, Active: true, Source: sourceCheckout, SessionID: cs.ID,
-		}), v)
+		if cs.Mode == "subscription" {
+			return s.syncSubscription(ctx, ev, subID)
+		}
+		e := Entitlement{Holder: customer, Customer: customer, Source: sourcePurchase, SourceID: cs.ID, Active: true}
+		if customer == "" {
+			e.Holder, e.Email = guestHolder(to), to
+		}
+		_, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, entitlementItem(e), v)
 		return err
 	})
 	if err != nil {
@@ -61,7 +75,7 @@ func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effec
 		}
 		return msgID, nil
 	})
-	if err != nil {
+	if err != nil || customer == "" {
 		return err
 	}
 

@@ -1,19 +1,35 @@
 // Package shop is the example business behind hookinbox: what a user
 // replaces with their own effects. It reacts to Stripe events:
 //
-//   - checkout.session.completed grants the customer access, sends a welcome
-//     email through SES and creates a Stripe invoice;
+//   - checkout.session.completed (once paid; for a delayed payment method
+//     checkout.session.async_payment_succeeded) grants access, sends a
+//     welcome email through SES and creates a Stripe invoice. A guest
+//     checkout (no customer) is fulfilled for the email address given at
+//     checkout, without an invoice: a Stripe invoice needs a customer.
 //   - customer.subscription.created, .updated and .deleted keep a
-//     subscription record and make the customer's access follow it.
+//     subscription record and the access it gives, as read from Stripe's
+//     API (see subscriptionChanged for why the event's own copy is not
+//     enough).
+//
+// Access is kept per source: each one-time purchase and each subscription
+// has an entitlement of its own, and a holder (a customer, or a guest's
+// email address) has access while any of them is active (Shop.Access).
+// Ending one subscription never takes away what another one, or a
+// purchase, gave. A new source of access (another provider's order, say)
+// is one more kind of entitlement item under the same holder.
 //
 // Every effect runs through an effects.Runner, so a retry after a partial
 // failure repeats only what did not finish, and every effect is idempotent at
-// its own level: records are written "only if newer" with the event's
-// version (effects.PutIfNewer) or once per event (effects.PutOnce), and calls
-// to Stripe carry an idempotency key. The business records are a pure
-// function of the set of events handled, whatever their order and however
-// often each was delivered: they hold no wall-clock times, random IDs or
-// attempt counts.
+// its own level: records are written "only if newer" (effects.PutIfNewer)
+// or once per event (effects.PutOnce), and calls to Stripe carry an
+// idempotency key. An invoice is also looked up by the event key in its
+// metadata before it is created, since Stripe forgets idempotency keys
+// after 24 hours and a replay can come later than that.
+//
+// Purchases, emails and invoices are a pure function of the set of events
+// handled, whatever their order and however often each was delivered.
+// Subscriptions are Stripe's state as last read: their version is the time
+// of the read, and any read after the last change gives the current status.
 //
 // The one effect that can repeat is the welcome email: SES takes no
 // idempotency key, so if the process dies between a successful SendEmail and

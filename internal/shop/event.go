@@ -24,8 +24,10 @@ type checkoutSession struct {
 	CustomerDetails *struct {
 		Email string `json:"email"`
 	} `json:"customer_details"`
-	CustomerEmail string `json:"customer_email"`
-	PaymentStatus string `json:"payment_status"`
+	CustomerEmail string     `json:"customer_email"`
+	PaymentStatus string     `json:"payment_status"`
+	Mode          string     `json:"mode"`         // "payment", "subscription" or "setup"
+	Subscription  expandable `json:"subscription"` // mode "subscription" only
 }
 
 type subscription struct {

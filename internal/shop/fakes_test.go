@@ -37,6 +37,8 @@ type harness struct {
 	failNextInvoice func(status int)
 	// stripe is the Stripe API stand-in; nil with fakes.
 	stripe *standin.Stripe
+	// setSubscription sets a subscription's current state in Stripe.
+	setSubscription func(id, customer, status string)
 }
 
 type sentMail struct {
@@ -60,6 +62,7 @@ func newFakeHarness(t *testing.T) *harness {
 		mails:           mail.sent,
 		invoiceCalls:    billing.calls,
 		failNextInvoice: billing.failNext,
+		setSubscription: billing.setSubscription,
 	}
 }
 
@@ -86,6 +89,7 @@ func newDynamoHarness(t *testing.T) *harness {
 		invoiceCalls:    func() []invoiceCall { return stripeCalls(stripeAPI) },
 		failNextInvoice: func(status int) { stripeAPI.FailNext(status) },
 		stripe:          stripeAPI,
+		setSubscription: stripeAPI.SetSubscription,
 	}
 }
 
@@ -122,6 +126,23 @@ func (f *fakeDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func
 	}
 	f.items[k] = item
 	return &dynamodb.PutItemOutput{}, nil
+}
+
+// Query answers "pk = :pk", the only key condition the shop queries with.
+func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if aws.ToString(in.KeyConditionExpression) != "pk = :pk" {
+		return nil, fmt.Errorf("fakeDB: unsupported key condition %q", aws.ToString(in.KeyConditionExpression))
+	}
+	pk := in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS).Value
+	out := &dynamodb.QueryOutput{}
+	for k, it := range f.items {
+		if k[0] == pk {
+			out.Items = append(out.Items, it)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeDB) Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
@@ -170,9 +191,28 @@ type fakeBilling struct {
 	byKey   map[string]string
 	log     []invoiceCall
 	failing int
+	subs    map[string]SubscriptionState
 }
 
-func newFakeBilling() *fakeBilling { return &fakeBilling{byKey: map[string]string{}} }
+func newFakeBilling() *fakeBilling {
+	return &fakeBilling{byKey: map[string]string{}, subs: map[string]SubscriptionState{}}
+}
+
+func (b *fakeBilling) Subscription(_ context.Context, id string) (SubscriptionState, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	sub, ok := b.subs[id]
+	if !ok {
+		return SubscriptionState{}, webhook.Permanent(fmt.Errorf("no such subscription: %s", id))
+	}
+	return sub, nil
+}
+
+func (b *fakeBilling) setSubscription(id, customer, status string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.subs[id] = SubscriptionState{ID: id, Customer: customer, Status: status}
+}
 
 func (b *fakeBilling) CreateInvoice(_ context.Context, req InvoiceRequest) (string, error) {
 	b.mu.Lock()

@@ -3,6 +3,7 @@ package shop
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -10,10 +11,12 @@ import (
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
-// The DynamoDB methods the shop calls; *dynamodb.Client has them.
+// The DynamoDB methods the shop calls; *dynamodb.Client has them. Handle
+// writes only (PutItem); State scans and Access queries.
 type dynamoDB interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
 // Stripe event types the shop handles.
@@ -32,7 +35,6 @@ const (
 	effectWelcomeEmail      = "welcome-email"
 	effectCreateInvoice     = "create-invoice"
 	effectApplySubscription = "apply-subscription"
-	effectSyncAccess        = "sync-access"
 )
 
 // EventTypes returns the Stripe event types Handle acts on, for the webhook
@@ -49,6 +51,7 @@ type Shop struct {
 	db      dynamoDB
 	mail    Mailer
 	billing Billing
+	now     func() time.Time // the clock of subscription reads
 }
 
 // New returns a shop that keeps its records in cfg.Table through db
@@ -56,7 +59,7 @@ type Shop struct {
 // *sesv2.Client) and invoices through billing (see NewStripeBilling). Call
 // cfg.Validate first; New does not.
 func New(cfg Config, db dynamoDB, mail Mailer, billing Billing) *Shop {
-	return &Shop{cfg: cfg, db: db, mail: mail, billing: billing}
+	return &Shop{cfg: cfg, db: db, mail: mail, billing: billing, now: time.Now}
 }
 
 // Handle applies the event's effects, each through fx so that a retry

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,9 +45,11 @@ func testCheckoutOnce(t *testing.T, h *harness) {
 	ev := checkoutEvent("evt_1Checkout0000000000001", t0)
 	handle(t, h, ev)
 	st := state(t, h)
+	cs := sessionID(t, ev)
 	want := State{
+		Access: []Access{{Holder: "cus_Shop000000001", Active: true, Sources: []string{"purchase#" + cs}}},
 		Entitlements: []Entitlement{{
-			Customer: "cus_Shop000000001", Active: true, Source: "checkout", SessionID: sessionID(t, ev),
+			Holder: "cus_Shop000000001", Customer: "cus_Shop000000001", Source: "purchase", SourceID: cs, Active: true,
 			Version: effects.Version{At: t0.Unix(), EventID: ev.ID},
 		}},
 		Subscriptions: []Subscription{},
@@ -170,7 +173,6 @@ func (b answerLost) CreateInvoice(ctx context.Context, req InvoiceRequest) (stri
 }
 
 func testCheckoutRejected(t *testing.T, newHarness func(t *testing.T) *harness) {
-	guest := fixture(t, "checkout.session.completed.guest.json", "checkout.session.completed")
 	noEmail := checkoutEvent("evt_1Checkout0000000000004", t0)
 	noEmail.Raw = verifytest.StripeEvent(noEmail.Type, noEmail.ID, t0, verifytest.WithCustomer("cus_Shop000000001"), verifytest.WithEmail(" "))
 	noEmail.Raw = []byte(replaceOnce(t, string(noEmail.Raw), `"email": " "`, `"email": null`))
@@ -186,7 +188,6 @@ func testCheckoutRejected(t *testing.T, newHarness func(t *testing.T) *harness) 
 		ev   webhook.Event
 		fail int // injected Stripe failure
 	}{
-		{"NoCustomer", guest, 0},
 		{"NoEmail", noEmail, 0},
 		{"Malformed", malformed, 0},
 		{"NotACheckoutSession", notASession, 0},
@@ -214,22 +215,23 @@ func testCheckoutRejected(t *testing.T, newHarness func(t *testing.T) *harness) 
 	}
 }
 
+// subscriptionHarness is a harness whose Stripe holds sub_Shop000000001 of
+// cus_Shop000000001 in status, as it is after the events a test delivers.
+func subscriptionHarness(t *testing.T, newHarness func(*testing.T) *harness, status string) *harness {
+	t.Helper()
+	h := newHarness(t)
+	h.setSubscription("sub_Shop000000001", "cus_Shop000000001", status)
+	// Reads in one test never share a millisecond, so their versions
+	// order them as their times do.
+	var tick int64
+	h.shop.now = func() time.Time { tick++; return t0.Add(time.Duration(tick) * time.Millisecond) }
+	return h
+}
+
 func TestSubscriptionOrder(t *testing.T) {
 	created := subscriptionEvent(typeSubscriptionCreated, "evt_1Sub00000000000000000001", t0, "active")
 	updated := subscriptionEvent(typeSubscriptionUpdated, "evt_1Sub00000000000000000002", t0.Add(time.Minute), "past_due")
 	deleted := subscriptionEvent(typeSubscriptionDeleted, "evt_1Sub00000000000000000003", t0.Add(2*time.Minute), "canceled")
-	want := State{
-		Entitlements: []Entitlement{{
-			Customer: "cus_Shop000000001", Active: false, Source: "subscription", SubscriptionID: "sub_Shop000000001",
-			Version: effects.Version{At: deleted.Created.Unix(), EventID: deleted.ID},
-		}},
-		Subscriptions: []Subscription{{
-			ID: "sub_Shop000000001", Status: "canceled", Customer: "cus_Shop000000001",
-			Version: effects.Version{At: deleted.Created.Unix(), EventID: deleted.ID},
-		}},
-		Emails:   []Email{},
-		Invoices: []Invoice{},
-	}
 	orders := []struct {
 		name   string
 		events []webhook.Event
@@ -243,14 +245,42 @@ func TestSubscriptionOrder(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) {
 			for _, o := range orders {
 				t.Run(o.name, func(t *testing.T) {
-					hh := h.new(t)
+					hh := subscriptionHarness(t, h.new, "canceled")
 					for _, ev := range o.events {
 						handle(t, hh, ev)
 					}
-					if diff := cmp.Diff(want, state(t, hh)); diff != "" {
-						t.Errorf("State (-want +got):\n%s", diff)
+					st := state(t, hh)
+					if len(st.Subscriptions) != 1 || st.Subscriptions[0].Status != "canceled" {
+						t.Errorf("subscriptions = %+v, want sub_Shop000000001 canceled", st.Subscriptions)
+					}
+					want := []Access{{Holder: "cus_Shop000000001", Sources: []string{}}}
+					if diff := cmp.Diff(want, st.Access); diff != "" {
+						t.Errorf("access (-want +got):\n%s", diff)
 					}
 				})
+			}
+		})
+	}
+}
+
+// Two events about one subscription in the same second: the one whose ID
+// sorts last carries the older status. The record ends in the status
+// Stripe holds, in either delivery order.
+func TestSubscriptionSameSecond(t *testing.T) {
+	older := subscriptionEvent(typeSubscriptionUpdated, "evt_1SameSecondZZZZZZZZZZZZ", t0, "active")
+	newer := subscriptionEvent(typeSubscriptionDeleted, "evt_1SameSecondAAAAAAAAAAAA", t0, "canceled")
+	for _, h := range harnesses {
+		t.Run(h.name, func(t *testing.T) {
+			for _, order := range [][]webhook.Event{{older, newer}, {newer, older}} {
+				hh := subscriptionHarness(t, h.new, "canceled")
+				for _, ev := range order {
+					handle(t, hh, ev)
+				}
+				st := state(t, hh)
+				if len(st.Subscriptions) != 1 || st.Subscriptions[0].Status != "canceled" || st.Access[0].Active {
+					t.Errorf("order %s, %s: subscriptions %+v, access %+v; want canceled, no access",
+						order[0].ID, order[1].ID, st.Subscriptions, st.Access)
+				}
 			}
 		})
 	}
@@ -268,33 +298,144 @@ func TestSubscriptionAccess(t *testing.T) {
 		{typeSubscriptionUpdated, "unpaid", false},
 		{typeSubscriptionUpdated, "paused", false},
 		{typeSubscriptionUpdated, "canceled", false},
-		{typeSubscriptionDeleted, "active", false}, // deleted always ends access
+		{typeSubscriptionDeleted, "canceled", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ+"/"+tt.status, func(t *testing.T) {
-			h := newFakeHarness(t)
+			h := subscriptionHarness(t, newFakeHarness, tt.status)
 			handle(t, h, subscriptionEvent(tt.typ, "evt_1Access000000000000001", t0, tt.status))
 			st := state(t, h)
 			if len(st.Entitlements) != 1 || st.Entitlements[0].Active != tt.want {
 				t.Errorf("entitlements = %+v, want one with active %t", st.Entitlements, tt.want)
 			}
+			got, err := h.shop.Access(context.Background(), "cus_Shop000000001")
+			if err != nil || got != tt.want {
+				t.Errorf("Access = %t, %v; want %t", got, err, tt.want)
+			}
 		})
 	}
 }
 
-// A checkout and the subscription it starts: the newest event decides the
-// entitlement, in any order.
+// A customer with two subscriptions and a one-time purchase keeps access
+// until every one of them has ended: cancelling one subscription takes
+// away only what it gave.
+func TestAccessIsTheUnionOfSources(t *testing.T) {
+	const cus = "cus_Shop000000001"
+	subEvent := func(typ, id, sub, status string, at time.Time) webhook.Event {
+		return webhook.Event{Provider: "stripe", ID: id, Type: typ, Created: at,
+			Raw: verifytest.StripeEvent(typ, id, at, verifytest.WithCustomer(cus), verifytest.WithSubscription(sub, status))}
+	}
+	for _, hn := range harnesses {
+		t.Run(hn.name, func(t *testing.T) {
+			h := subscriptionHarness(t, hn.new, "active")
+			h.setSubscription("sub_Shop00000000A", cus, "active")
+			h.setSubscription("sub_Shop00000000B", cus, "active")
+			access := func() bool {
+				t.Helper()
+				got, err := h.shop.Access(context.Background(), cus)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			handle(t, h, subEvent(typeSubscriptionCreated, "evt_1Union000000000000001", "sub_Shop00000000A", "active", t0))
+			handle(t, h, subEvent(typeSubscriptionCreated, "evt_1Union000000000000002", "sub_Shop00000000B", "active", t0))
+			purchase := checkoutEvent("evt_1Union000000000000003", t0)
+			handle(t, h, purchase)
+
+			h.setSubscription("sub_Shop00000000A", cus, "canceled")
+			handle(t, h, subEvent(typeSubscriptionDeleted, "evt_1Union000000000000004", "sub_Shop00000000A", "canceled", t0.Add(time.Hour)))
+			if !access() {
+				t.Fatal("cancelling subscription A took away the access of B and of the purchase")
+			}
+			h.setSubscription("sub_Shop00000000B", cus, "canceled")
+			handle(t, h, subEvent(typeSubscriptionDeleted, "evt_1Union000000000000005", "sub_Shop00000000B", "canceled", t0.Add(2*time.Hour)))
+			if !access() {
+				t.Fatal("cancelling both subscriptions took away the access of the purchase")
+			}
+			st := state(t, h)
+			want := []Access{{Holder: cus, Active: true, Sources: []string{"purchase#" + sessionID(t, purchase)}}}
+			if diff := cmp.Diff(want, st.Access); diff != "" {
+				t.Errorf("access (-want +got):\n%s", diff)
+			}
+			if len(st.Entitlements) != 3 {
+				t.Errorf("entitlements = %+v, want 3 (A, B, the purchase)", st.Entitlements)
+			}
+		})
+	}
+}
+
+// A subscription checkout grants what the subscription gives, not a
+// purchase of its own: cancelling the subscription ends the access.
+func TestSubscriptionCheckout(t *testing.T) {
+	for _, hn := range harnesses {
+		t.Run(hn.name, func(t *testing.T) {
+			h := subscriptionHarness(t, hn.new, "active")
+			ev := webhook.Event{Provider: "stripe", ID: "evt_1SubCheckout00000000001", Type: typeCheckoutCompleted, Created: t0,
+				Raw: verifytest.StripeEvent(typeCheckoutCompleted, "evt_1SubCheckout00000000001", t0,
+					verifytest.WithCustomer("cus_Shop000000001"), verifytest.WithSubscription("sub_Shop000000001", ""))}
+			handle(t, h, ev)
+			st := state(t, h)
+			want := []Access{{Holder: "cus_Shop000000001", Active: true, Sources: []string{"subscription#sub_Shop000000001"}}}
+			if diff := cmp.Diff(want, st.Access); diff != "" {
+				t.Errorf("access after the checkout (-want +got):\n%s", diff)
+			}
+			h.setSubscription("sub_Shop000000001", "cus_Shop000000001", "canceled")
+			handle(t, h, subscriptionEvent(typeSubscriptionDeleted, "evt_1SubCheckout00000000002", t0.Add(time.Hour), "canceled"))
+			if got, _ := h.shop.Access(context.Background(), "cus_Shop000000001"); got {
+				t.Error("access outlived the cancelled subscription its checkout started")
+			}
+		})
+	}
+}
+
+// A guest checkout (no customer) is fulfilled for the address given at
+// checkout: access and the welcome email, no invoice (Stripe invoices
+// need a customer).
+func TestGuestCheckout(t *testing.T) {
+	for _, hn := range harnesses {
+		t.Run(hn.name, func(t *testing.T) {
+			h := hn.new(t)
+			ev := fixture(t, "checkout.session.completed.guest.json", "checkout.session.completed")
+			handle(t, h, ev)
+			handle(t, h, ev)
+			var cs checkoutSession
+			if err := parseObject(ev, "checkout.session", &cs); err != nil {
+				t.Fatal(err)
+			}
+			holder := "email:" + strings.ToLower(cs.email())
+			st := state(t, h)
+			want := []Entitlement{{Holder: holder, Email: cs.email(), Source: "purchase", SourceID: cs.ID, Active: true,
+				Version: effects.Version{At: ev.Created.Unix(), EventID: ev.ID}}}
+			if diff := cmp.Diff(want, st.Entitlements); diff != "" {
+				t.Errorf("entitlements (-want +got):\n%s", diff)
+			}
+			if got, err := h.shop.Access(context.Background(), holder); !got || err != nil {
+				t.Errorf("Access(%s) = %t, %v; want true", holder, got, err)
+			}
+			if len(h.mails()) != 1 || h.mails()[0].To != cs.email() || len(st.Emails) != 1 {
+				t.Errorf("mails = %+v, recorded %+v; want one welcome email to the guest", h.mails(), st.Emails)
+			}
+			if len(h.invoiceCalls()) != 0 || len(st.Invoices) != 0 {
+				t.Errorf("invoice calls %+v for a guest, want none", h.invoiceCalls())
+			}
+		})
+	}
+}
+
+// A one-time purchase and a later cancelled subscription: the purchase's
+// access stays, in any order.
 func TestCheckoutThenSubscriptionDeleted(t *testing.T) {
 	checkout := checkoutEvent("evt_1Mixed000000000000000001", t0)
 	deleted := subscriptionEvent(typeSubscriptionDeleted, "evt_1Mixed000000000000000002", t0.Add(time.Hour), "canceled")
 	for _, order := range [][]webhook.Event{{checkout, deleted}, {deleted, checkout}} {
-		h := newFakeHarness(t)
+		h := subscriptionHarness(t, newFakeHarness, "canceled")
 		for _, ev := range order {
 			handle(t, h, ev)
 		}
 		st := state(t, h)
-		if len(st.Entitlements) != 1 || st.Entitlements[0].Active || st.Entitlements[0].Version.EventID != deleted.ID {
-			t.Errorf("order %s, %s: entitlements = %+v, want inactive from %s", order[0].ID, order[1].ID, st.Entitlements, deleted.ID)
+		if len(st.Access) != 1 || !st.Access[0].Active || len(st.Access[0].Sources) != 1 || !strings.HasPrefix(st.Access[0].Sources[0], "purchase#") {
+			t.Errorf("order %s, %s: access = %+v, want active from the purchase only", order[0].ID, order[1].ID, st.Access)
 		}
 	}
 }

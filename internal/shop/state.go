@@ -15,45 +15,66 @@ import (
 
 // The shop's items, keyed by pk and sk:
 //
-//	customer#<customer id>      entitlement   customer, active, source, session_id | subscription_id, version_at, version_event
-//	subscription#<sub id>       subscription  id, status, customer, version_at, version_event
-//	email#<event key>           email         event, to, template
-//	invoice#<event key>         invoice       event, invoice_id, customer
+//	access#<holder>             purchase#<session id>       entitlement: holder, customer | email, source, source_id, active, version_at, version_event
+//	access#<holder>             subscription#<sub id>       entitlement, as above
+//	subscription#<sub id>       subscription                id, status, customer, version_at, version_event
+//	email#<event key>           email                       event, to, template
+//	invoice#<event key>         invoice                     event, invoice_id, customer
+//
+// A holder is who has access: a Stripe customer ID, or for a guest
+// checkout (no customer) "email:" and the address given at checkout. Each
+// source of access (a one-time purchase, a subscription) has its own
+// entitlement item, written "only if newer" by the events about that
+// source alone; the holder has access while any of them is active (see
+// Shop.Access), so ending one source never takes away what another gave.
 const (
-	skEntitlement  = "entitlement"
-	skSubscription = "subscription"
+	pkAccess       = "access#"
 	skEmail        = "email"
 	skInvoice      = "invoice"
+	skSubscription = "subscription"
 )
 
 // Entitlement sources and email templates.
 const (
-	sourceCheckout     = "checkout"
+	sourcePurchase     = "purchase"
 	sourceSubscription = "subscription"
 	templateWelcome    = "welcome"
 )
 
 // State is everything the shop has recorded, for the demo CLI and tests.
-// Each list is sorted by its first field.
+// Each list is sorted by its first field (entitlements by holder, then
+// source and source ID).
 type State struct {
+	// Access is each holder's access: the union of their entitlements.
+	Access        []Access       `json:"access"`
 	Entitlements  []Entitlement  `json:"entitlements"`
 	Subscriptions []Subscription `json:"subscriptions"`
 	Emails        []Email        `json:"emails"`
 	Invoices      []Invoice      `json:"invoices"`
 }
 
-// Entitlement is a customer's access, as the newest event about it left it.
-type Entitlement struct {
-	Customer       string          `json:"customer"`
-	Active         bool            `json:"active"`
-	Source         string          `json:"source"` // "checkout" or "subscription"
-	SessionID      string          `json:"session_id,omitempty"`
-	SubscriptionID string          `json:"subscription_id,omitempty"`
-	Version        effects.Version `json:"version"`
+// Access is whether a holder has access, and from which sources.
+type Access struct {
+	Holder  string   `json:"holder"`
+	Active  bool     `json:"active"`
+	Sources []string `json:"sources"` // the active ones, as "<source>#<source id>"
 }
 
-// Subscription is a Stripe subscription, as the newest event about it left
-// it. Status is Stripe's status string.
+// Entitlement is the access one source (a purchase, a subscription) gives
+// its holder, as the newest event about that source left it.
+type Entitlement struct {
+	Holder   string          `json:"holder"`             // customer ID, or "email:<address>" for a guest
+	Customer string          `json:"customer,omitempty"` // the Stripe customer, when there is one
+	Email    string          `json:"email,omitempty"`    // a guest's address
+	Source   string          `json:"source"`             // "purchase" or "subscription"
+	SourceID string          `json:"source_id"`          // the checkout session or subscription ID
+	Active   bool            `json:"active"`
+	Version  effects.Version `json:"version"`
+}
+
+// Subscription is a Stripe subscription as it was last read from Stripe's
+// API. Status is Stripe's status string; Version.At is the time of that
+// read (Unix milliseconds) and Version.EventID the event that caused it.
 type Subscription struct {
 	ID       string          `json:"id"`
 	Status   string          `json:"status"`
@@ -75,25 +96,26 @@ type Invoice struct {
 	Customer  string      `json:"customer"`
 }
 
-// entitlement is an Entitlement without its version, which PutIfNewer adds.
-type entitlement struct {
-	Customer, Source, SessionID, SubscriptionID string
-	Active                                      bool
+// guestHolder is the holder of a guest checkout's access (see the item
+// list above); a customer's holder is the customer ID.
+func guestHolder(email string) string {
+	return "email:" + strings.ToLower(strings.TrimSpace(email))
 }
 
-func entitlementItem(e entitlement) map[string]types.AttributeValue {
+func entitlementItem(e Entitlement) map[string]types.AttributeValue {
 	item := map[string]types.AttributeValue{
-		"pk":       str("customer#" + e.Customer),
-		"sk":       str(skEntitlement),
-		"customer": str(e.Customer),
-		"active":   &types.AttributeValueMemberBOOL{Value: e.Active},
-		"source":   str(e.Source),
+		"pk":        str(pkAccess + e.Holder),
+		"sk":        str(e.Source + "#" + e.SourceID),
+		"holder":    str(e.Holder),
+		"source":    str(e.Source),
+		"source_id": str(e.SourceID),
+		"active":    &types.AttributeValueMemberBOOL{Value: e.Active},
 	}
-	if e.SessionID != "" {
-		item["session_id"] = str(e.SessionID)
+	if e.Customer != "" {
+		item["customer"] = str(e.Customer)
 	}
-	if e.SubscriptionID != "" {
-		item["subscription_id"] = str(e.SubscriptionID)
+	if e.Email != "" {
+		item["email"] = str(e.Email)
 	}
 	return item
 }
@@ -131,7 +153,7 @@ func invoiceItem(i Invoice) map[string]types.AttributeValue {
 // State reads every record of the shop with a consistent, paginated Scan.
 // It is meant for the demo CLI and tests, not for a large table.
 func (s *Shop) State(ctx context.Context) (State, error) {
-	st := State{Entitlements: []Entitlement{}, Subscriptions: []Subscription{}, Emails: []Email{}, Invoices: []Invoice{}}
+	st := State{Access: []Access{}, Entitlements: []Entitlement{}, Subscriptions: []Subscription{}, Emails: []Email{}, Invoices: []Invoice{}}
 	in := &dynamodb.ScanInput{TableName: &s.cfg.Table, ConsistentRead: ptr(true)}
 	for {
 		out, err := s.db.Scan(ctx, in)
@@ -146,11 +168,51 @@ func (s *Shop) State(ctx context.Context) (State, error) {
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
-	sort.Slice(st.Entitlements, func(i, j int) bool { return st.Entitlements[i].Customer < st.Entitlements[j].Customer })
+	sort.Slice(st.Entitlements, func(i, j int) bool {
+		a, b := st.Entitlements[i], st.Entitlements[j]
+		return a.Holder+"\x00"+a.Source+"\x00"+a.SourceID < b.Holder+"\x00"+b.Source+"\x00"+b.SourceID
+	})
+	for _, e := range st.Entitlements {
+		if n := len(st.Access); n == 0 || st.Access[n-1].Holder != e.Holder {
+			st.Access = append(st.Access, Access{Holder: e.Holder, Sources: []string{}})
+		}
+		if e.Active {
+			a := &st.Access[len(st.Access)-1]
+			a.Active, a.Sources = true, append(a.Sources, e.Source+"#"+e.SourceID)
+		}
+	}
 	sort.Slice(st.Subscriptions, func(i, j int) bool { return st.Subscriptions[i].ID < st.Subscriptions[j].ID })
 	sort.Slice(st.Emails, func(i, j int) bool { return st.Emails[i].Event < st.Emails[j].Event })
 	sort.Slice(st.Invoices, func(i, j int) bool { return st.Invoices[i].Event < st.Invoices[j].Event })
 	return st, nil
+}
+
+// Access reports whether holder (a Stripe customer ID, or "email:<address>"
+// for a guest) has access: whether any of their entitlements is active. It
+// reads them with one consistent Query.
+func (s *Shop) Access(ctx context.Context, holder string) (bool, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 &s.cfg.Table,
+		KeyConditionExpression:    ptr("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pkAccess + holder)},
+		ProjectionExpression:      ptr("active"),
+		ConsistentRead:            ptr(true),
+	}
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return false, fmt.Errorf("access of %s: %w", holder, err)
+		}
+		for _, it := range out.Items {
+			if a, ok := it["active"].(*types.AttributeValueMemberBOOL); ok && a.Value {
+				return true, nil
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return false, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
 }
 
 // add files one item under its kind; items of other kinds are skipped.
@@ -158,15 +220,16 @@ func (st *State) add(it map[string]types.AttributeValue) {
 	pk, sk := getS(it, "pk"), getS(it, "sk")
 	v, _ := effects.VersionOf(it)
 	switch {
-	case sk == skEntitlement && strings.HasPrefix(pk, "customer#"):
+	case strings.HasPrefix(pk, pkAccess):
 		active, _ := it["active"].(*types.AttributeValueMemberBOOL)
 		st.Entitlements = append(st.Entitlements, Entitlement{
-			Customer:       getS(it, "customer"),
-			Active:         active != nil && active.Value,
-			Source:         getS(it, "source"),
-			SessionID:      getS(it, "session_id"),
-			SubscriptionID: getS(it, "subscription_id"),
-			Version:        v,
+			Holder:   getS(it, "holder"),
+			Customer: getS(it, "customer"),
+			Email:    getS(it, "email"),
+			Source:   getS(it, "source"),
+			SourceID: getS(it, "source_id"),
+			Active:   active != nil && active.Value,
+			Version:  v,
 		})
 	case sk == skSubscription && strings.HasPrefix(pk, "subscription#"):
 		st.Subscriptions = append(st.Subscriptions, Subscription{

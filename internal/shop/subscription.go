@@ -8,46 +8,56 @@ import (
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
-// subscriptionChanged records the subscription's state and makes the
-// customer's access follow it, both "only if newer", so deliveries in any
-// order end with the state of the newest event.
+// subscriptionChanged records the subscription as Stripe holds it now, and
+// the access it gives its customer.
+//
+// The event says that the subscription changed, not reliably how it ended:
+// Stripe's created time has one-second resolution and events of the same
+// second carry no order (an update and a cancellation in one second can be
+// delivered, and ordered by ID, either way). So the subscription is read
+// from Stripe's API (GET /v1/subscriptions/{id}) and written with the time
+// of that read as its version: every read after the last change returns
+// the current status, and a newer read always wins, so whatever the order
+// and timing of the events the record ends in Stripe's actual current
+// status. A status precedence (canceled beats active, ...) was the
+// alternative; it needs no call, but it guesses, and a subscription that
+// really went past_due → active in one second would end wrong.
 func (s *Shop) subscriptionChanged(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	var sub subscription
 	if err := parseObject(ev, "subscription", &sub); err != nil {
 		return err
 	}
-	v, err := version(ev)
-	if err != nil {
-		return err
-	}
-	customer := string(sub.Customer)
-	switch {
-	case sub.ID == "":
+	if sub.ID == "" {
 		return webhook.Permanent(fmt.Errorf("%s %s: subscription has no id", ev.Type, ev.Key()))
-	case customer == "":
-		return webhook.Permanent(fmt.Errorf("%s %s: subscription %s has no customer", ev.Type, ev.Key(), sub.ID))
-	case sub.Status == "":
-		return webhook.Permanent(fmt.Errorf("%s %s: subscription %s has no status", ev.Type, ev.Key(), sub.ID))
 	}
-
-	err = fx.Do(ctx, effectApplySubscription, func(ctx context.Context, _ string) error {
-		_, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, subscriptionItem(Subscription{
-			ID: sub.ID, Status: sub.Status, Customer: customer,
-		}), v)
-		return err
+	return fx.Do(ctx, effectApplySubscription, func(ctx context.Context, _ string) error {
+		return s.syncSubscription(ctx, ev, sub.ID)
 	})
+}
+
+// syncSubscription reads subscription id from Stripe and writes its record
+// and its customer's entitlement from it, both "only if newer" than what
+// an earlier read wrote (version: the read's time in Unix milliseconds,
+// then the event ID).
+func (s *Shop) syncSubscription(ctx context.Context, ev webhook.Event, id string) error {
+	sub, err := s.billing.Subscription(ctx, id)
 	if err != nil {
 		return err
 	}
-	return fx.Do(ctx, effectSyncAccess, func(ctx context.Context, _ string) error {
-		_, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, entitlementItem(entitlement{
-			Customer:       customer,
-			Active:         ev.Type != typeSubscriptionDeleted && grantsAccess(sub.Status),
-			Source:         sourceSubscription,
-			SubscriptionID: sub.ID,
-		}), v)
+	if sub.Customer == "" {
+		return webhook.Permanent(fmt.Errorf("%s %s: subscription %s has no customer", ev.Type, ev.Key(), id))
+	}
+	v := effects.Version{At: s.now().UnixMilli(), EventID: ev.ID}
+	if _, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, subscriptionItem(Subscription{
+		ID: id, Status: sub.Status, Customer: sub.Customer,
+	}), v); err != nil {
 		return err
-	})
+	}
+	_, err = effects.PutIfNewer(ctx, s.db, s.cfg.Table, entitlementItem(Entitlement{
+		Holder: sub.Customer, Customer: sub.Customer,
+		Source: sourceSubscription, SourceID: id, Active: grantsAccess(sub.Status),
+	}), v)
+	return err
 }
 
 // grantsAccess reports whether a subscription in Stripe status gives its

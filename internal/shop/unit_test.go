@@ -193,11 +193,11 @@ func TestClassifySES(t *testing.T) {
 }
 
 func TestStateJSON(t *testing.T) {
-	b, err := json.Marshal(State{Entitlements: []Entitlement{}, Subscriptions: []Subscription{}, Emails: []Email{}, Invoices: []Invoice{}})
+	b, err := json.Marshal(State{Access: []Access{}, Entitlements: []Entitlement{}, Subscriptions: []Subscription{}, Emails: []Email{}, Invoices: []Invoice{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(b), `{"entitlements":[],"subscriptions":[],"emails":[],"invoices":[]}`; got != want {
+	if got, want := string(b), `{"access":[],"entitlements":[],"subscriptions":[],"emails":[],"invoices":[]}`; got != want {
 		t.Errorf("JSON = %s, want %s", got, want)
 	}
 }

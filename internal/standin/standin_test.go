@@ -2,7 +2,9 @@ package standin
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -79,5 +81,85 @@ func TestStripeInvoicesReplayIdempotencyKeys(t *testing.T) {
 	}
 	if got := s.Invoices(); len(got) != 2 {
 		t.Errorf("invoices = %v, want 2 (one per idempotency key)", got)
+	}
+}
+
+func TestStripeSubscriptionsFollowEvents(t *testing.T) {
+	s := NewStripe()
+	srv, err := Serve(s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	get := func(id string) (int, string) {
+		resp, err := http.Get(srv.URL + "/v1/subscriptions/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var sub struct{ Status, Customer string }
+		_ = json.NewDecoder(resp.Body).Decode(&sub)
+		return resp.StatusCode, sub.Status + "/" + sub.Customer
+	}
+	event := func(created int64, status string) []byte {
+		return []byte(`{"id":"evt_1","object":"event","type":"customer.subscription.updated","created":` + strconv.FormatInt(created, 10) +
+			`,"data":{"object":{"id":"sub_1","object":"subscription","customer":"cus_1","status":"` + status + `"}}}`)
+	}
+	if code, _ := get("sub_1"); code != http.StatusNotFound {
+		t.Errorf("unknown subscription: %d, want 404", code)
+	}
+	s.Apply(event(200, "canceled"))
+	s.Apply(event(100, "active")) // older, delivered later
+	if code, got := get("sub_1"); code != 200 || got != "canceled/cus_1" {
+		t.Errorf("after two events: %d %s, want 200 canceled/cus_1", code, got)
+	}
+	s.SetSubscription("sub_1", "cus_1", "past_due")
+	if _, got := get("sub_1"); got != "past_due/cus_1" {
+		t.Errorf("after SetSubscription: %s, want past_due/cus_1", got)
+	}
+}
+
+func TestStripeListsInvoicesAndForgetsKeys(t *testing.T) {
+	s := NewStripe()
+	srv, err := Serve(s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	post := func(key, customer string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/invoices", strings.NewReader("customer="+customer+"&metadata[hookinbox_event]=stripe%23evt_"+key))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	post("k1", "cus_1")
+	post("k2", "cus_2")
+	post("k1", "cus_1") // replayed
+	s.ForgetIdempotencyKeys()
+	post("k1", "cus_1") // a new invoice: the key is forgotten
+	resp, err := http.Get(srv.URL + "/v1/invoices?customer=cus_1&limit=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		HasMore bool `json:"has_more"`
+		Data    []struct {
+			ID       string
+			Metadata map[string]string
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) != 1 || !page.HasMore || page.Data[0].Metadata["hookinbox_event"] != "stripe#evt_k1" {
+		t.Errorf("first page of cus_1's invoices = %+v, want one with metadata and has_more", page)
+	}
+	if got := s.Invoices(); len(got) != 3 {
+		t.Errorf("invoices = %v, want 3", got)
 	}
 }

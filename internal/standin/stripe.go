@@ -30,7 +30,8 @@ type InvoiceCall struct {
 //   - GET /v1/invoices: the invoices created, newest first, with customer,
 //     created[gte|gt|lte|lt], limit and starting_after, as Stripe lists them.
 //   - GET /v1/events: the events added with AddEvent, newest first, with
-//     created[gte|gt|lte|lt], limit and starting_after, as Stripe lists them.
+//     created[gte|gt|lte|lt], limit, starting_after and types[] (as
+//     types[] or types[N]), as Stripe lists them.
 //   - GET /v1/subscriptions/{id}: the subscription as SetSubscription, or
 //     the newest subscription event given to AddEvent or Apply, left it;
 //     404 for one it never heard of.
@@ -50,6 +51,8 @@ type Stripe struct {
 	events   []json.RawMessage
 	created  []int64
 	ids      []string
+	types    []string
+	queries  []string // the query of every GET /v1/events
 	subs     map[string]stripeSubscription
 }
 
@@ -108,7 +111,8 @@ func (s *Stripe) SetSubscription(id, customer, status string) {
 // describes, as Stripe's own state is after sending it, without making the
 // event listable: a customer.subscription.* event sets its subscription,
 // unless an event with a later created time set it already (events of the
-// same second apply in call order).
+// same second apply in call order); a completed subscription checkout
+// makes its subscription active unless it is known already.
 func (s *Stripe) Apply(body []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -122,27 +126,37 @@ func (s *Stripe) apply(body []byte) {
 		Created int64  `json:"created"`
 		Data    struct {
 			Object struct {
-				ID       string          `json:"id"`
-				Object   string          `json:"object"`
-				Customer json.RawMessage `json:"customer"`
-				Status   string          `json:"status"`
+				ID           string          `json:"id"`
+				Object       string          `json:"object"`
+				Customer     json.RawMessage `json:"customer"`
+				Status       string          `json:"status"`
+				Mode         string          `json:"mode"`
+				Subscription string          `json:"subscription"`
 			} `json:"object"`
 		} `json:"data"`
 	}
-	if json.Unmarshal(body, &ev) != nil || ev.Data.Object.Object != "subscription" || ev.Data.Object.ID == "" {
+	if json.Unmarshal(body, &ev) != nil {
 		return
 	}
 	o := ev.Data.Object
-	if old, ok := s.subs[o.ID]; ok && old.at > ev.Created {
-		return
-	}
 	var customer string
 	if json.Unmarshal(o.Customer, &customer) != nil {
 		var obj struct{ ID string }
 		_ = json.Unmarshal(o.Customer, &obj)
 		customer = obj.ID
 	}
-	s.subs[o.ID] = stripeSubscription{customer: customer, status: o.Status, at: ev.Created}
+	switch {
+	case o.Object == "subscription" && o.ID != "":
+		if old, ok := s.subs[o.ID]; ok && old.at > ev.Created {
+			return
+		}
+		s.subs[o.ID] = stripeSubscription{customer: customer, status: o.Status, at: ev.Created}
+	case o.Object == "checkout.session" && o.Mode == "subscription" && o.Subscription != "":
+		// A completed subscription checkout started the subscription.
+		if _, ok := s.subs[o.Subscription]; !ok {
+			s.subs[o.Subscription] = stripeSubscription{customer: customer, status: "active", at: ev.Created}
+		}
+	}
 }
 
 // FailNext makes the next len(statuses) invoice calls fail with these
@@ -181,6 +195,7 @@ func (s *Stripe) Invoices() []string {
 func (s *Stripe) AddEvent(body []byte) error {
 	var head struct {
 		ID      string `json:"id"`
+		Type    string `json:"type"`
 		Created int64  `json:"created"`
 	}
 	if err := json.Unmarshal(body, &head); err != nil || head.ID == "" {
@@ -192,6 +207,7 @@ func (s *Stripe) AddEvent(body []byte) error {
 	s.events = append(s.events, append(json.RawMessage(nil), body...))
 	s.created = append(s.created, head.Created)
 	s.ids = append(s.ids, head.ID)
+	s.types = append(s.types, head.Type)
 	return nil
 }
 
@@ -304,9 +320,38 @@ func (s *Stripe) getSubscription(w http.ResponseWriter, id string) {
 }
 
 func (s *Stripe) listEvents(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	wanted := map[string]bool{}
+	for k, vs := range q {
+		if k == "types[]" || strings.HasPrefix(k, "types[") && strings.HasSuffix(k, "]") {
+			for _, v := range vs {
+				wanted[v] = true
+			}
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	writeList(w, r.URL.Query(), "/v1/events", s.ids, s.created, s.events)
+	s.queries = append(s.queries, r.URL.RawQuery)
+	if len(wanted) == 0 {
+		writeList(w, q, "/v1/events", s.ids, s.created, s.events)
+		return
+	}
+	var ids []string
+	var created []int64
+	var bodies []json.RawMessage
+	for i, typ := range s.types {
+		if wanted[typ] {
+			ids, created, bodies = append(ids, s.ids[i]), append(created, s.created[i]), append(bodies, s.events[i])
+		}
+	}
+	writeList(w, q, "/v1/events", ids, created, bodies)
+}
+
+// EventQueries returns the raw query of every GET /v1/events so far.
+func (s *Stripe) EventQueries() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.queries...)
 }
 
 // writeList answers a Stripe list request over objects given in creation

@@ -458,4 +458,45 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 			t.Errorf("Pending with limit 1: %d items, err %v", len(got), err)
 		}
 	})
+
+	t.Run("PendingShardListsOneShardOldestFirst", func(t *testing.T) {
+		s := newStore(t)
+		want := map[int][]webhook.Key{}
+		for i := 0; i < 24; i++ {
+			ev := Event(fmt.Sprintf("evt_shard%02d", i))
+			// Later ids are claimed earlier, so oldest first is not id order.
+			if _, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0.Add(-time.Duration(i) * time.Second), TTL: time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+			shard := inbox.ShardOf(ev.Key())
+			want[shard] = append([]webhook.Key{ev.Key()}, want[shard]...)
+		}
+		total := 0
+		for shard := 0; shard < inbox.PendingShards; shard++ {
+			got, err := s.PendingShard(ctx, shard, t0.Add(time.Minute), 0)
+			if err != nil {
+				t.Fatalf("PendingShard(%d): %v", shard, err)
+			}
+			var keys []webhook.Key
+			for _, it := range got {
+				keys = append(keys, it.Key)
+			}
+			if diff := cmp.Diff(want[shard], keys); diff != "" {
+				t.Errorf("shard %d (-want +got):\n%s", shard, diff)
+			}
+			total += len(keys)
+			if len(want[shard]) > 1 {
+				got, err := s.PendingShard(ctx, shard, t0.Add(time.Minute), 1)
+				if err != nil || len(got) != 1 || got[0].Key != want[shard][0] {
+					t.Errorf("shard %d with limit 1: %+v, %v; want its oldest", shard, got, err)
+				}
+			}
+		}
+		if total != 24 {
+			t.Errorf("%d events over all shards, want 24", total)
+		}
+		if _, err := s.PendingShard(ctx, inbox.PendingShards, t0, 0); err == nil {
+			t.Error("PendingShard of a shard out of range: no error")
+		}
+	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/internal/shop"
 )
 
 // Build builds the scheduled reconciler: stuck claims and the Stripe
@@ -33,6 +34,9 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	}
 	source := reconcile.NewStripeEvents("", s.StripeAPIURL, stripeapi.HTTPClient())
 	source.Keys = keys.Values
+	// Only the types the business handles are listed: others would be
+	// claimed only to be IGNORED.
+	source.Types = shop.EventTypes()
 	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
 		return nil, err
@@ -45,8 +49,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec},
-		store, events, in,
-		source,
+		store, events, in, source,
 		reconcile.NewCheckpoints(db, s.Table),
 		log,
 	)

@@ -1,0 +1,50 @@
+package devstack
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+// Families of emulators Start runs. Neither is trusted alone: make test
+// runs the conformance suites and pipeline tests on both, and
+// docs/reliability.md lists each one's quirks.
+const (
+	// FamilyDynalite is dynalite (DynamoDB) and local-aws-sqs (SQS), the
+	// Node packages pinned in local/: the default.
+	FamilyDynalite = "dynalite"
+	// FamilyMoto is moto_server (pip install "moto[server]"), one server
+	// for DynamoDB and SQS, started with MOTO_ACCOUNT_ID set to AccountID
+	// so its ARNs match the ones the stack builds.
+	FamilyMoto = "moto"
+)
+
+// FamilyEnv is the environment variable that selects the family when
+// Options.Family is empty: HOOKINBOX_EMULATORS=moto.
+const FamilyEnv = "HOOKINBOX_EMULATORS"
+
+// FamilyFromEnv returns the family FamilyEnv names, FamilyDynalite when it
+// is unset, or an error naming the accepted values.
+func FamilyFromEnv() (string, error) {
+	return family(os.Getenv(FamilyEnv))
+}
+
+func family(name string) (string, error) {
+	switch name {
+	case "", FamilyDynalite:
+		return FamilyDynalite, nil
+	case FamilyMoto:
+		return FamilyMoto, nil
+	}
+	return "", fmt.Errorf("%s=%q: want %q (dynalite and local-aws-sqs, the default) or %q (moto_server)", FamilyEnv, name, FamilyDynalite, FamilyMoto)
+}
+
+// startMotoFamily starts moto_server (StartMoto) as the Emulators of
+// FamilyMoto: one server for DynamoDB and SQS.
+func startMotoFamily(ctx context.Context, opts Options) (*Emulators, error) {
+	m, err := StartMoto(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w (or unset %s to use dynalite and local-aws-sqs)", err, FamilyEnv)
+	}
+	return &Emulators{DynamoDBURL: m.URL, SQSURL: m.URL, Family: FamilyMoto, proc: m.proc}, nil
+}
