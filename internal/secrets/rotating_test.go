@@ -70,3 +70,32 @@ func TestRotating(t *testing.T) {
 		t.Errorf("recovered: %v after %d loads, want [k3] after 5", got, loads)
 	}
 }
+
+// A max age below MinInterval reloads at every use: MinInterval throttles
+// only loads after a failure or a refusal, never a due age reload.
+func TestRotatingMaxAgeBelowMinInterval(t *testing.T) {
+	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	loads := 0
+	r := &Rotating{
+		Load:   func(context.Context) ([]string, error) { loads++; return []string{"k"}, nil },
+		MaxAge: time.Second,
+		Now:    func() time.Time { return clock },
+	}
+	for i := range 3 {
+		clock = clock.Add(time.Second)
+		if _, err := r.Values(context.Background()); err != nil || loads != i+1 {
+			t.Fatalf("use %d: %v after %d loads, want nil after %d", i+1, err, loads, i+1)
+		}
+	}
+}
+
+func TestStatic(t *testing.T) {
+	r := Static("a", "b")
+	got, err := r.Values(context.Background())
+	if err != nil || !cmp.Equal(got, []string{"a", "b"}) {
+		t.Errorf("Values = %v, %v; want [a b]", got, err)
+	}
+	if _, changed, err := r.Refresh(context.Background(), got); changed || err != nil {
+		t.Errorf("Refresh = changed %t, %v; want unchanged", changed, err)
+	}
+}

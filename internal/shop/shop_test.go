@@ -403,7 +403,10 @@ func TestGuestCheckout(t *testing.T) {
 			if err := parseObject(ev, "checkout.session", &cs); err != nil {
 				t.Fatal(err)
 			}
-			holder := "email:" + strings.ToLower(cs.email())
+			holder := GuestHolder(" " + strings.ToUpper(cs.email()) + " ")
+			if !strings.HasPrefix(holder, "guest:") || strings.Contains(holder, "@") {
+				t.Errorf("GuestHolder = %q, want guest: and a hash, not the address", holder)
+			}
 			st := state(t, h)
 			want := []Entitlement{{Holder: holder, Email: cs.email(), Source: "purchase", SourceID: cs.ID, Active: true,
 				Version: effects.Version{At: ev.Created.Unix(), EventID: ev.ID}}}

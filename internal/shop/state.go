@@ -2,6 +2,8 @@ package shop
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -22,7 +24,7 @@ import (
 //	invoice#<event key>         invoice                     event, invoice_id, customer
 //
 // A holder is who has access: a Stripe customer ID, or for a guest
-// checkout (no customer) "email:" and the address given at checkout. Each
+// checkout (no customer) GuestHolder of the address given at checkout. Each
 // source of access (a one-time purchase, a subscription) has its own
 // entitlement item, written "only if newer" by the events about that
 // source alone; the holder has access while any of them is active (see
@@ -63,7 +65,7 @@ type Access struct {
 // Entitlement is the access one source (a purchase, a subscription) gives
 // its holder, as the newest event about that source left it.
 type Entitlement struct {
-	Holder   string          `json:"holder"`             // customer ID, or "email:<address>" for a guest
+	Holder   string          `json:"holder"`             // customer ID, or GuestHolder(email) for a guest
 	Customer string          `json:"customer,omitempty"` // the Stripe customer, when there is one
 	Email    string          `json:"email,omitempty"`    // a guest's address
 	Source   string          `json:"source"`             // "purchase" or "subscription"
@@ -96,10 +98,15 @@ type Invoice struct {
 	Customer  string      `json:"customer"`
 }
 
-// guestHolder is the holder of a guest checkout's access (see the item
-// list above); a customer's holder is the customer ID.
-func guestHolder(email string) string {
-	return "email:" + strings.ToLower(strings.TrimSpace(email))
+// GuestHolder returns the holder of the access a guest checkout (one with
+// no Stripe customer) gave to email, for Access: "guest:" and the hex
+// SHA-256 of the address, trimmed and lower-cased. The address itself
+// stays out of the table's keys, so it never reaches an error message or
+// a key-level log; the entitlement item keeps it as an attribute. A
+// customer's holder is the customer ID.
+func GuestHolder(email string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
+	return "guest:" + hex.EncodeToString(sum[:])
 }
 
 func entitlementItem(e Entitlement) map[string]types.AttributeValue {
@@ -187,8 +194,8 @@ func (s *Shop) State(ctx context.Context) (State, error) {
 	return st, nil
 }
 
-// Access reports whether holder (a Stripe customer ID, or "email:<address>"
-// for a guest) has access: whether any of their entitlements is active. It
+// Access reports whether holder (a Stripe customer ID, or GuestHolder of a
+// guest's address) has access: whether any of their entitlements is active. It
 // reads them with one consistent Query.
 func (s *Shop) Access(ctx context.Context, holder string) (bool, error) {
 	in := &dynamodb.QueryInput{

@@ -162,3 +162,26 @@ func TestRotatingStripeInitFails(t *testing.T) {
 		t.Error("Init accepted an empty secret")
 	}
 }
+
+// A max age below the reload interval reloads at every use: the interval
+// throttles only loads after a failure or a mismatch.
+func TestRotatingStripeMaxAgeBelowInterval(t *testing.T) {
+	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	loads := 0
+	r := &verify.RotatingStripe{
+		Load:   func(context.Context) ([]string, error) { loads++; return []string{"whsec_a"}, nil },
+		MaxAge: time.Second,
+		Now:    func() time.Time { return clock },
+	}
+	ctx := context.Background()
+	if err := r.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		clock = clock.Add(time.Second)
+		body := verifytest.StripeEvent("checkout.session.completed", "evt_age", clock)
+		if _, err := r.Verify(ctx, verifytest.SignStripe(body, clock, "whsec_a"), body); err != nil || loads != i+2 {
+			t.Fatalf("use %d: %v after %d loads, want nil after %d", i+1, err, loads, i+2)
+		}
+	}
+}
