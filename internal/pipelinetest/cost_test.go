@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
@@ -45,6 +46,7 @@ type costRow struct {
 // requests end to end (send, and Lambda's receive and delete of a batch
 // of one).
 func TestRequestsAndCapacityPerEvent(t *testing.T) {
+	devstack.SkipOnMoto(t, devstack.ForTest(t), devstack.MotoFlatCapacity)
 	p := pipelinetest.New(t)
 	ctx := context.Background()
 	batches := &batchRecorder{inner: p.Source.Function}
