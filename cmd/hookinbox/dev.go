@@ -20,6 +20,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/logs"
 	"github.com/hookinbox/hookinbox/internal/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/standin"
 )
@@ -572,7 +573,7 @@ func (d *devStack) functionLogger(id string) *slog.Logger {
 	if d.flags.verbose {
 		level = slog.LevelDebug
 	}
-	return slog.New(slog.NewTextHandler(&lineWriter{d: d, prefix: id + ": "}, &slog.HandlerOptions{Level: level}))
+	return slog.New(logs.Wrap(slog.NewTextHandler(&lineWriter{d: d, prefix: id + ": "}, &slog.HandlerOptions{Level: level})))
 }
 
 // errorLogger logs the local plumbing's own warnings and errors.

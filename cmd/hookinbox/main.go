@@ -5,6 +5,7 @@
 //	hookinbox inspect stripe#evt_123                     an inbox item and its effect ledger
 //	hookinbox state                                      the example shop's state
 //	hookinbox replay ...                                 replay parked or finished events
+//	hookinbox chaos --events events.jsonl                the duplicate-proof test
 //
 // `hookinbox dev` writes a state file with its endpoints and resource names,
 // so the other subcommands find the running stack without flags. Exit status
@@ -42,6 +43,7 @@ func init() {
 		{"inspect", "show an event's inbox item and effect ledger", cmdInspect},
 		{"state", "show the example shop's state (entitlements, emails, invoices)", cmdState},
 		{"replay", "replay events from the DLQ or the inbox", cmdReplay},
+		{"chaos", "deliver a corpus twice, shuffled, and compare with one clean delivery", cmdChaos},
 		{"help", "show help for a command", cmdHelp},
 	}
 }

@@ -23,16 +23,19 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/hookinbox/hookinbox/internal/logs"
 )
 
 // Builder returns a function's handler (any signature lambda.Start takes).
 type Builder func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error)
 
-// Main is a function's whole main: JSON logs on stdout, the AWS config of
+// Main is a function's whole main: JSON logs on stdout (internal/logs: at
+// Lambda's log level, request ids added, emails scrubbed), the AWS config of
 // the Lambda environment (AWSConfig), the handler from build, lambda.Start.
 // A function that cannot start logs why and exits 1.
 func Main(build Builder) {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	log := logs.New(os.Stdout, logs.Level(os.Getenv))
 	ctx := context.Background()
 	cfg, err := AWSConfig(os.Getenv)
 	var h any

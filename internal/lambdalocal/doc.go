@@ -12,8 +12,11 @@ package lambdalocal
 
 import (
 	"context"
+	"crypto/rand"
+	"fmt"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 )
 
 // Invoker invokes one function with a JSON payload and returns its JSON
@@ -23,5 +26,15 @@ type Invoker interface {
 }
 
 // InProcess returns an Invoker for a handler function with any signature
-// lambda.Start accepts, serializing through JSON exactly as Lambda does.
-func InProcess(handler any) Invoker { return lambda.NewHandler(handler) }
+// lambda.Start accepts, serializing through JSON exactly as Lambda does,
+// each invocation with a fresh request id in its context, as Lambda gives.
+func InProcess(handler any) Invoker { return inProcess{lambda.NewHandler(handler)} }
+
+type inProcess struct{ h lambda.Handler }
+
+func (p inProcess) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	var id [16]byte
+	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
+	lc := &lambdacontext.LambdaContext{AwsRequestID: fmt.Sprintf("%x-%x-%x-%x-%x", id[0:4], id[4:6], id[6:8], id[8:10], id[10:])}
+	return p.h.Invoke(lambdacontext.NewContext(ctx, lc), payload)
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/logs"
 	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
@@ -155,7 +156,8 @@ func (p *Pipeline) Build(t testing.TB, logicalID string, overrides map[string]st
 	for k, v := range overrides {
 		env[k] = v
 	}
-	log := slog.New(slog.NewJSONHandler(p.Logs, nil))
+	// Every level, through the scrubber the Lambda mains use.
+	log := logs.New(p.Logs, slog.LevelDebug)
 	h, err := build(context.Background(), p.cfg, func(k string) string { return env[k] }, log)
 	if err != nil {
 		t.Fatalf("build %s: %v", logicalID, err)

@@ -2,12 +2,15 @@ package pipelinetest_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/metrics"
@@ -166,5 +169,70 @@ func TestOneEventIsOneTrace(t *testing.T) {
 	}
 	if traced == 0 {
 		t.Errorf("no processor log line about %s carries the receiver's trace:\n%s", key, p.Logs.String())
+	}
+}
+
+func TestLogsNameTheEventAndNoPerson(t *testing.T) {
+	p := pipelinetest.New(t)
+	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-receiver-1"})
+	key, body := pipelinetest.Checkout("logs", 1, time.Now().Add(-time.Minute), verifytest.WithEmail("jenny.rosen@example.com"))
+	deliver := func(secret string) int {
+		req := events.APIGatewayV2HTTPRequest{
+			Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), secret)},
+			PathParameters: map[string]string{"provider": "stripe"},
+			Body:           string(body),
+		}
+		req.RequestContext.HTTP.Method = "POST"
+		resp, err := p.Receive(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode
+	}
+	if got := deliver("whsec_wrong"); got != 401 {
+		t.Fatalf("wrong secret answered %d", got)
+	}
+	if got := deliver(pipelinetest.SigningSecret); got != 200 {
+		t.Fatalf("delivery answered %d", got)
+	}
+	// The welcome email fails once (a FAILED attempt and its retry log too).
+	p.SES.FailFor("jenny.rosen@example.com", 500)
+	if _, err := p.Source.PollOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.SES.FailFor("jenny.rosen@example.com", 0)
+	if err := p.Events.Send(context.Background(), webhook.Envelope{Key: key, Type: "checkout.session.completed"}); err != nil {
+		t.Fatal(err)
+	}
+	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, []webhook.Key{key}, inbox.Done) })
+
+	logged := p.Logs.String()
+	for _, personal := range []string{"jenny.rosen", "example.com", "Jenny", "Rosen", "cs_test"} {
+		if strings.Contains(logged, personal) {
+			t.Errorf("the log holds %q:\n%s", personal, logged)
+		}
+	}
+	var withKey, failedAttempts int
+	for _, line := range strings.Split(strings.TrimSpace(logged), "\n") {
+		var l map[string]any
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if l["key"] == nil {
+			continue
+		}
+		withKey++
+		if l["key"] != string(key) || l["provider"] != "stripe" || l["type"] != "checkout.session.completed" || l["request_id"] == nil {
+			t.Errorf("line names the event without its key, provider, type or request id: %s", line)
+		}
+		if strings.Contains(fmt.Sprint(l["msg"]), "FAILED") {
+			failedAttempts++
+		}
+	}
+	if withKey < 3 || failedAttempts != 1 {
+		t.Errorf("%d lines name the event, %d a failed attempt; want the receiver's and the processor's, one failure:\n%s", withKey, failedAttempts, logged)
+	}
+	if !strings.Contains(logged, `"request_id":"req-receiver-1"`) {
+		t.Errorf("the receiver's lines carry no request id:\n%s", logged)
 	}
 }

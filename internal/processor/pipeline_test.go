@@ -154,8 +154,7 @@ func TestPipelineSubscriptionsInReverseOrder(t *testing.T) {
 }
 
 func TestPipelineSameMessageTwiceAtOnce(t *testing.T) {
-	// Both copies race for the lease and the ledger: meaningful only where
-	// conditional writes on one item are serialised, as on DynamoDB.
+	// Two copies race for one lease: moto lets both conditional writes win.
 	devstack.SkipOnMoto(t, devstack.ForTest(t), devstack.MotoRacyConditions)
 	p := pipelinetest.New(t)
 	k, body := pipelinetest.Checkout("pipe", 7, time.Now().Add(-time.Minute))

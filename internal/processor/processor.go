@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/hookinbox/hookinbox/internal/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -171,6 +172,9 @@ func (h *Handler) Handle(ctx context.Context, batch events.SQSEvent) (events.SQS
 // message processes one message and reports whether SQS should deliver it again.
 func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry bool) {
 	log := h.log.With("message_id", msg.MessageId, "receive_count", msg.Attributes["ApproximateReceiveCount"])
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		log = log.With("request_id", lc.AwsRequestID)
+	}
 	// The event's trace came with the message: what this message sends
 	// (a park in the DLQ) carries it on, and its log lines name it.
 	if trace := msg.Attributes[queue.AttrTrace]; trace != "" {

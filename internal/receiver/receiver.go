@@ -20,7 +20,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/metrics"
@@ -87,10 +86,8 @@ func New(cfg Config, verifiers map[string]Verifier, in accepter, log *slog.Logge
 // could not build; every failure is an HTTP answer.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	provider := req.PathParameters["provider"]
+	// The request id comes with ctx (internal/logs adds it to the line).
 	log := h.log.With("provider", provider)
-	if lc, ok := lambdacontext.FromContext(ctx); ok {
-		log = log.With("request_id", lc.AwsRequestID)
-	}
 	outcome, ev, err := h.receive(ctx, provider, req)
 	h.count(provider, outcome, ev, err)
 	if err != nil {

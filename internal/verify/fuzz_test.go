@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
@@ -54,12 +55,12 @@ func fuzzBodies(f *testing.F) [][]byte {
 	)
 }
 
-// FuzzStripeVerify holds verify.Stripe to verifytest.VerifierFuzz's
+// FuzzStripeVerify holds verify.Stripe to verifyfuzz.VerifierFuzz's
 // property: no panic, nothing accepted that is not genuinely signed, every
 // refusal a 4xx kind. make fuzz runs it for FUZZTIME.
 func FuzzStripeVerify(f *testing.F) {
 	s := &verify.Stripe{Secrets: []string{secret, oldSecret}, Now: func() time.Time { return now }}
-	fz := verifytest.StripeFuzz(s.Verify, now, secret, oldSecret)
+	fz := verifyfuzz.StripeFuzz(s.Verify, now, secret, oldSecret)
 	fz.Seed(f, fuzzBodies(f)...)
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_1", now)
 	for _, header := range []string{
@@ -71,7 +72,7 @@ func FuzzStripeVerify(f *testing.F) {
 		fmt.Sprintf("t=0%d,v1=%s", now.Unix(), sign(now, body, secret)), // a leading zero names the same second
 		"t=1,v1=00",
 	} {
-		f.Add("stripe-signature: "+header, body, verifytest.AsGiven, uint16(0))
+		f.Add("stripe-signature: "+header, body, verifyfuzz.AsGiven, uint16(0))
 	}
 	f.Fuzz(fz.Check)
 }
@@ -90,7 +91,7 @@ func FuzzRotatingStripeVerify(f *testing.F) {
 	verifyFn := func(header string, body []byte) (webhook.Event, error) {
 		return r.Verify(context.Background(), header, body)
 	}
-	fz := verifytest.StripeFuzz(verifyFn, now, secret, oldSecret)
+	fz := verifyfuzz.StripeFuzz(verifyFn, now, secret, oldSecret)
 	fz.Seed(f, fuzzBodies(f)...)
 	f.Fuzz(fz.Check)
 }
