@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -339,4 +340,22 @@ func envList(env map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// KillRuntime sends SIGKILL to the function's runtime process (the
+// bootstrap and whatever it started), as an out-of-memory kill or a crash
+// does, and returns the process IDs it killed; none is an error. The RIE
+// keeps running: the invocation in flight fails, and the RIE starts the
+// bootstrap again for the next one, as Lambda starts a new environment.
+func (f *Function) KillRuntime() ([]int, error) {
+	var killed []int
+	for _, pid := range childPIDs(f.proc.pid()) {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+			killed = append(killed, pid)
+		}
+	}
+	if len(killed) == 0 {
+		return nil, errors.New("kill runtime: the function has no runtime process (not invoked yet, or already gone)")
+	}
+	return killed, nil
 }
