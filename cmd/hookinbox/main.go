@@ -5,6 +5,7 @@
 //	hookinbox inspect stripe#evt_123                     an inbox item and its effect ledger
 //	hookinbox state                                      the example shop's state
 //	hookinbox replay ...                                 replay parked or finished events
+//	hookinbox status [--json] [--aws]                    queues, DLQ, stuck claims, reconciler, counts
 //
 // `hookinbox dev` writes a state file with its endpoints and resource names,
 // so the other subcommands find the running stack without flags. Exit status
@@ -42,6 +43,7 @@ func init() {
 		{"inspect", "show an event's inbox item and effect ledger", cmdInspect},
 		{"state", "show the example shop's state (entitlements, emails, invoices)", cmdState},
 		{"replay", "replay events from the DLQ or the inbox", cmdReplay},
+		{"status", "one screen for the operator: queues, DLQ, stuck claims, reconciler, last hour's counts", cmdStatus},
 		{"help", "show help for a command", cmdHelp},
 	}
 }
