@@ -26,7 +26,7 @@ build-ReceiverFunction build-ProcessorFunction build-DlqReplayFunction build-Rec
 	CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap $(pkg_$(name))
 
 .DEFAULT_GOAL := test
-.PHONY: build sizes test test-moto vet lint-template fuzz bench dev clean $(FUNCTIONS:%=build-%)
+.PHONY: build sizes test test-moto vet lint-template fuzz chaos bench dev clean $(FUNCTIONS:%=build-%)
 
 # build builds every function into bin/<LogicalId>/bootstrap. Each target
 # gets its own ARTIFACTS_DIR unless one is given.
@@ -95,6 +95,17 @@ fuzz:
 	    go test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$dir; \
 	  done; \
 	done
+
+# chaos is the duplicate-proof test on the committed corpus: 1,000 events
+# (testdata/chaos/events.jsonl, made by `hookinbox chaos --generate 1000
+# --seed 20261130`), each delivered twice in shuffled order by 16 senders,
+# compared with one in-order delivery. make test runs 60 of them
+# (TestChaosSmallCorpusMatchesTheReference). CHAOS_ARGS adds flags, e.g.
+# CHAOS_ARGS='--delay-jitter 2s --seed 7'.
+CHAOS_EVENTS ?= testdata/chaos/events.jsonl
+chaos: local/node_modules
+	go build -o bin/hookinbox ./cmd/hookinbox
+	bin/hookinbox chaos --events $(CHAOS_EVENTS) --dup 2 --concurrency 16 $(CHAOS_ARGS)
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...

@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
@@ -26,12 +27,12 @@ import (
 const fuzzMaxBody = 8 << 10
 
 // fuzzProviders are the providers the fuzzed handler serves, each with
-// its verifier's fuzz description (verifytest.VerifierFuzz). A provider
+// its verifier's fuzz description (verifyfuzz.VerifierFuzz). A provider
 // added to the receiver gets its entry here too.
-func fuzzProviders() map[string]verifytest.VerifierFuzz {
+func fuzzProviders() map[string]verifyfuzz.VerifierFuzz {
 	s := &verify.Stripe{Secrets: []string{secret, oldSecret}, Now: fixed}
-	return map[string]verifytest.VerifierFuzz{
-		"stripe": verifytest.StripeFuzz(s.Verify, now, secret, oldSecret),
+	return map[string]verifyfuzz.VerifierFuzz{
+		"stripe": verifyfuzz.StripeFuzz(s.Verify, now, secret, oldSecret),
 	}
 }
 
@@ -99,20 +100,24 @@ func FuzzReceiverHandle(f *testing.F) {
 	stripe := fuzzProviders()["stripe"]
 	for i, body := range bodies {
 		pos := uint16(i * 131)
-		f.Add("stripe", "POST", "", body, verifytest.Signed, pos, false)
-		f.Add("stripe", "POST", "", body, verifytest.Signed, pos, true)
-		f.Add("stripe", "", "", body, verifytest.Tampered, pos, false)
-		f.Add("stripe", "POST", verifytest.HeaderLines(stripe.Sign(body)), body, verifytest.AsGiven, pos, false)
-		f.Add("stripe", "GET", "", body, verifytest.Signed, pos, false)
-		f.Add("paypal", "POST", "", body, verifytest.Signed, pos, false)
+		f.Add("stripe", "POST", "", body, verifyfuzz.Signed, pos, false)
+		f.Add("stripe", "POST", "", body, verifyfuzz.Signed, pos, true)
+		f.Add("stripe", "", "", body, verifyfuzz.Tampered, pos, false)
+		f.Add("stripe", "POST", verifyfuzz.HeaderLines(stripe.Sign(body)), body, verifyfuzz.AsGiven, pos, false)
+		f.Add("stripe", "GET", "", body, verifyfuzz.Signed, pos, false)
+		f.Add("paypal", "POST", "", body, verifyfuzz.Signed, pos, false)
 	}
 
 	providers := fuzzProviders()
-	verifiers := map[string]receiver.Verifier{}
+	verifiers := map[string]receiver.Provider{}
 	for name, fz := range providers {
-		verifiers[name] = receiver.VerifierFunc(func(_ context.Context, headers map[string]string, body []byte) (webhook.Event, error) {
-			return fz.Verify(headers, body)
-		})
+		verifiers[name] = receiver.Provider{Verifier: fuzzVerifier(func(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+			ev, err := fz.Verify(r.Header, r.Body)
+			if err != nil {
+				return nil, err
+			}
+			return []webhook.Event{ev}, nil
+		})}
 	}
 	f.Fuzz(func(t *testing.T, provider, method, lines string, body []byte, mode uint8, pos uint16, b64 bool) {
 		fz, known := providers[provider]
@@ -181,4 +186,11 @@ func FuzzReceiverHandle(f *testing.F) {
 			t.Fatalf("message key %s is not under provider %q", msgs[0].Key, provider)
 		}
 	})
+}
+
+// fuzzVerifier adapts a function to receiver.Verifier.
+type fuzzVerifier func(ctx context.Context, r webhook.Request) ([]webhook.Event, error)
+
+func (f fuzzVerifier) Verify(ctx context.Context, r webhook.Request) ([]webhook.Event, error) {
+	return f(ctx, r)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
@@ -54,12 +55,12 @@ func fuzzBodies(f *testing.F) [][]byte {
 	)
 }
 
-// FuzzStripeVerify holds verify.Stripe to verifytest.VerifierFuzz's
+// FuzzStripeVerify holds verify.Stripe to verifyfuzz.VerifierFuzz's
 // property: no panic, nothing accepted that is not genuinely signed, every
 // refusal a 4xx kind. make fuzz runs it for FUZZTIME.
 func FuzzStripeVerify(f *testing.F) {
 	s := &verify.Stripe{Secrets: []string{secret, oldSecret}, Now: func() time.Time { return now }}
-	fz := verifytest.StripeFuzz(s.Verify, now, secret, oldSecret)
+	fz := verifyfuzz.StripeFuzz(s.Verify, now, secret, oldSecret)
 	fz.Seed(f, fuzzBodies(f)...)
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_1", now)
 	for _, header := range []string{
@@ -71,7 +72,7 @@ func FuzzStripeVerify(f *testing.F) {
 		fmt.Sprintf("t=0%d,v1=%s", now.Unix(), sign(now, body, secret)), // a leading zero names the same second
 		"t=1,v1=00",
 	} {
-		f.Add("stripe-signature: "+header, body, verifytest.AsGiven, uint16(0))
+		f.Add("stripe-signature: "+header, body, verifyfuzz.AsGiven, uint16(0))
 	}
 	f.Fuzz(fz.Check)
 }
@@ -80,17 +81,19 @@ func FuzzStripeVerify(f *testing.F) {
 // receiver function runs: secrets loaded (here from a fixed list) and
 // reloaded on a mismatch.
 func FuzzRotatingStripeVerify(f *testing.F) {
-	r := &verify.RotatingStripe{
-		Load: func(context.Context) ([]string, error) { return []string{secret, oldSecret}, nil },
-		Now:  func() time.Time { return now },
-	}
+	r := rotatingStripe(func(context.Context) ([]string, error) { return []string{secret, oldSecret}, nil },
+		func() time.Time { return now })
 	if err := r.Init(context.Background()); err != nil {
 		f.Fatal(err)
 	}
 	verifyFn := func(header string, body []byte) (webhook.Event, error) {
-		return r.Verify(context.Background(), header, body)
+		evs, err := r.Verify(context.Background(), stripeRequest(header, body))
+		if err != nil {
+			return webhook.Event{}, err
+		}
+		return evs[0], nil
 	}
-	fz := verifytest.StripeFuzz(verifyFn, now, secret, oldSecret)
+	fz := verifyfuzz.StripeFuzz(verifyFn, now, secret, oldSecret)
 	fz.Seed(f, fuzzBodies(f)...)
 	f.Fuzz(fz.Check)
 }

@@ -1,4 +1,8 @@
-package verifytest
+// Package verifyfuzz is the fuzz property every webhook verifier and the
+// receiver are held to (VerifierFuzz), shared by their fuzz targets. It is
+// a test helper package: only _test.go files import it. Its functions are
+// safe for concurrent use.
+package verifyfuzz
 
 import (
 	"bytes"
@@ -11,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
@@ -173,7 +178,7 @@ func StripeFuzz(verify func(header string, body []byte) (webhook.Event, error), 
 			return verify(headers["stripe-signature"], body)
 		},
 		Sign: func(body []byte) map[string]string {
-			return map[string]string{"stripe-signature": SignStripe(body, now, secrets[0])}
+			return map[string]string{"stripe-signature": verifytest.SignStripe(body, now, secrets[0])}
 		},
 		Genuine: func(headers map[string]string, body []byte) bool {
 			return StripeGenuine(headers["stripe-signature"], body, now, tolerance, secrets...)

@@ -1,4 +1,4 @@
-package verifytest_test
+package verifyfuzz_test
 
 import (
 	"fmt"
@@ -6,9 +6,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 )
+
+const (
+	secret    = "whsec_test_hookinbox_current_0123456789"
+	oldSecret = "whsec_test_hookinbox_previous_987654321"
+)
+
+var at = time.Date(2023, 11, 20, 13, 17, 41, 0, time.UTC)
 
 // TestStripeGenuine checks the fuzzers' oracle against stripe-go's own
 // ValidatePayloadWithTolerance on the same headers.
@@ -37,7 +45,7 @@ func TestStripeGenuine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := verifytest.StripeGenuine(tc.header, tc.body, at, 300*time.Second, secret, oldSecret)
+			got := verifyfuzz.StripeGenuine(tc.header, tc.body, at, 300*time.Second, secret, oldSecret)
 			want := false
 			for _, s := range []string{secret, oldSecret} {
 				// stripe-go checks the tolerance against its own clock, so
@@ -66,11 +74,11 @@ func tooNew(header string, at time.Time) bool {
 
 func TestHeaderLinesRoundTrip(t *testing.T) {
 	in := map[string]string{"stripe-signature": "t=1,v1=ab", "x-other": "a: b"}
-	got := verifytest.ParseHeaderLines(verifytest.HeaderLines(in))
+	got := verifyfuzz.ParseHeaderLines(verifyfuzz.HeaderLines(in))
 	if fmt.Sprint(got) != fmt.Sprint(in) {
 		t.Errorf("ParseHeaderLines(HeaderLines(%v)) = %v", in, got)
 	}
-	if got := verifytest.ParseHeaderLines("Stripe-Signature :  x \nbare\n"); got["stripe-signature"] != "x" || got["bare"] != "" || len(got) != 2 {
+	if got := verifyfuzz.ParseHeaderLines("Stripe-Signature :  x \nbare\n"); got["stripe-signature"] != "x" || got["bare"] != "" || len(got) != 2 {
 		t.Errorf("ParseHeaderLines = %q", got)
 	}
 }
