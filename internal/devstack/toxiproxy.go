@@ -7,15 +7,16 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 )
 
-// toxiproxyTool is toxiproxy's server as go.mod's tool line names it: go
-// tool runs the last element of the package path.
-const toxiproxyTool = "server"
+// toxiproxy's module and server package, pinned by a tool line in go.mod.
+const (
+	toxiproxyModule  = "github.com/Shopify/toxiproxy/v2"
+	toxiproxyPackage = "github.com/Shopify/toxiproxy/v2/cmd/server"
+)
 
 // Toxiproxy is a running toxiproxy server (Shopify's fault proxy, pinned
 // with a tool line in go.mod) on 127.0.0.1, and a client of its API.
@@ -29,7 +30,7 @@ type Toxiproxy struct {
 	proc *child
 }
 
-// StartToxiproxy builds (once, through go tool) and starts the pinned
+// StartToxiproxy builds (once, see toolBinary) and starts the pinned
 // toxiproxy server on a free 127.0.0.1 port, and returns once its API
 // answers. opts.Root is the repository root (its go.mod pins the version);
 // empty means the one above the working directory.
@@ -38,7 +39,7 @@ func StartToxiproxy(ctx context.Context, opts Options) (*Toxiproxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin, err := toolBinary(ctx, root, toxiproxyTool)
+	bin, err := toolBinary(ctx, root, toxiproxyModule, toxiproxyPackage)
 	if err != nil {
 		return nil, fmt.Errorf("start toxiproxy: %w", err)
 	}
@@ -94,34 +95,4 @@ func (t *Toxiproxy) Stop() error {
 		return fmt.Errorf("stop toxiproxy: %w", err)
 	}
 	return nil
-}
-
-var tools struct {
-	sync.Mutex
-	paths map[string]string
-}
-
-// toolBinary returns the path of a tool pinned in root's go.mod, built by
-// `go tool -n` (which caches it) the first time.
-func toolBinary(ctx context.Context, root, name string) (string, error) {
-	tools.Lock()
-	defer tools.Unlock()
-	if p := tools.paths[name]; p != "" {
-		return p, nil
-	}
-	cmd := exec.CommandContext(ctx, "go", "tool", "-n", name)
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		return "", fmt.Errorf("go tool -n %s: %w\n%s", name, err, stderr)
-	}
-	if tools.paths == nil {
-		tools.paths = map[string]string{}
-	}
-	tools.paths[name] = strings.TrimSpace(string(out))
-	return tools.paths[name], nil
 }

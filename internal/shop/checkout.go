@@ -50,7 +50,7 @@ func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effec
 	}
 	key := ev.Key()
 
-	err = fx.Do(ctx, effectGrantAccess, func(ctx context.Context, _ string) error {
+	err = effects.DoResult(ctx, fx, effectGrantAccess, func(ctx context.Context, _ string) (string, error) {
 		if cs.Mode == "subscription" {
 			return s.syncSubscription(ctx, ev, subID)
 		}
@@ -58,8 +58,8 @@ func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effec
 		if customer == "" {
 			e.Holder, e.Email = GuestHolder(to), to
 		}
-		_, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, entitlementItem(e), v)
-		return err
+		applied, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, entitlementItem(e), v)
+		return effects.NewerResult(applied), err
 	})
 	if err != nil {
 		return err

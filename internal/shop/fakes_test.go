@@ -27,6 +27,7 @@ type harness struct {
 	shop   *Shop
 	ledger interface {
 		For(webhook.Key) effects.Runner
+		Records(context.Context, webhook.Key) ([]effects.Record, error)
 	}
 	// mails returns the emails sent, in order.
 	mails func() []sentMail

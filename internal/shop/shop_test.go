@@ -1,6 +1,7 @@
 package shop
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -571,5 +572,41 @@ func testCheckoutDelayedPayment(t *testing.T, h *harness) {
 	}
 	if len(h.mails()) != 1 || len(invoicesCreated(h.invoiceCalls())) != 1 {
 		t.Errorf("%d emails sent, %d invoices created; want 1 each", len(h.mails()), len(invoicesCreated(h.invoiceCalls())))
+	}
+}
+
+// The ledger records what each write really did, so `hookinbox inspect`
+// can tell an applied write from one skipped as older.
+func TestEffectResults(t *testing.T) {
+	for _, h := range harnesses {
+		t.Run(h.name, func(t *testing.T) {
+			hh := h.new(t)
+			newer := checkoutEvent("evt_1Results000000000000001", t0.Add(time.Minute))
+			// The same session, told by an older event (another ID, an
+			// earlier created): its grant-access write is skipped.
+			older := newer
+			older.ID, older.Created = "evt_1Results000000000000000", t0
+			older.Raw = bytes.ReplaceAll(newer.Raw, []byte(newer.ID), []byte(older.ID))
+			handle(t, hh, newer)
+			handle(t, hh, older)
+			for _, c := range []struct {
+				ev   webhook.Event
+				want string
+			}{{newer, effects.ResultApplied}, {older, effects.ResultSkippedOlder}} {
+				recs, err := hh.ledger.Records(context.Background(), c.ev.Key())
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := "no record"
+				for _, r := range recs {
+					if r.Effect == effectGrantAccess {
+						got = r.Result
+					}
+				}
+				if got != c.want {
+					t.Errorf("%s: grant-access result %q, want %q", c.ev.ID, got, c.want)
+				}
+			}
+		})
 	}
 }

@@ -30,7 +30,7 @@ func (s *Shop) subscriptionChanged(ctx context.Context, ev webhook.Event, fx eff
 	if sub.ID == "" {
 		return webhook.Permanent(fmt.Errorf("%s %s: subscription has no id", ev.Type, ev.Key()))
 	}
-	return fx.Do(ctx, effectApplySubscription, func(ctx context.Context, _ string) error {
+	return effects.DoResult(ctx, fx, effectApplySubscription, func(ctx context.Context, _ string) (string, error) {
 		return s.syncSubscription(ctx, ev, sub.ID)
 	})
 }
@@ -38,26 +38,30 @@ func (s *Shop) subscriptionChanged(ctx context.Context, ev webhook.Event, fx eff
 // syncSubscription reads subscription id from Stripe and writes its record
 // and its customer's entitlement from it, both "only if newer" than what
 // an earlier read wrote (version: the read's time in Unix milliseconds,
-// then the event ID).
-func (s *Shop) syncSubscription(ctx context.Context, ev webhook.Event, id string) error {
+// then the event ID). result says which of the two writes applied.
+func (s *Shop) syncSubscription(ctx context.Context, ev webhook.Event, id string) (result string, err error) {
 	sub, err := s.billing.Subscription(ctx, id)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if sub.Customer == "" {
-		return webhook.Permanent(fmt.Errorf("%s %s: subscription %s has no customer", ev.Type, ev.Key(), id))
+		return "", webhook.Permanent(fmt.Errorf("%s %s: subscription %s has no customer", ev.Type, ev.Key(), id))
 	}
 	v := effects.Version{At: s.now().UnixMilli(), EventID: ev.ID}
-	if _, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, subscriptionItem(Subscription{
+	subApplied, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, subscriptionItem(Subscription{
 		ID: id, Status: sub.Status, Customer: sub.Customer,
-	}), v); err != nil {
-		return err
+	}), v)
+	if err != nil {
+		return "", err
 	}
-	_, err = effects.PutIfNewer(ctx, s.db, s.cfg.Table, entitlementItem(Entitlement{
+	accessApplied, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, entitlementItem(Entitlement{
 		Holder: sub.Customer, Customer: sub.Customer,
 		Source: sourceSubscription, SourceID: id, Active: grantsAccess(sub.Status),
 	}), v)
-	return err
+	if err != nil {
+		return "", err
+	}
+	return "subscription " + effects.NewerResult(subApplied) + ", access " + effects.NewerResult(accessApplied), nil
 }
 
 // grantsAccess reports whether a subscription in Stripe status gives its
