@@ -46,7 +46,29 @@ const (
 	// StripeKey is the STRIPE_API_KEY every function gets, and the key the
 	// Stripe stand-in accepts.
 	StripeKey = "sk_test_pipelinetest"
+	// The other providers' secrets: the receiver accepts deliveries signed
+	// with them, and the GoPay stand-in these client credentials.
+	GitHubSecret      = "pipelinetest-github"
+	ShopifySecret     = "pipelinetest-shopify"
+	StandardSecret    = "whsec_cGlwZWxpbmV0ZXN0LXN0YW5kYXJkLXdlYmhvb2tz"
+	AdyenHMACKey      = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+	GoPayClientID     = "pipelinetest-gopay-client"
+	GoPayClientSecret = "pipelinetest-gopay-secret"
 )
+
+// ProviderEnv is the receiver's and the processor's environment for every
+// provider besides Stripe, against the GoPay API at gopayURL.
+func ProviderEnv(gopayURL string) map[string]string {
+	return map[string]string{
+		"GITHUB_WEBHOOK_SECRET":   GitHubSecret,
+		"SHOPIFY_WEBHOOK_SECRET":  ShopifySecret,
+		"STANDARD_WEBHOOK_SECRET": StandardSecret,
+		"ADYEN_HMAC_KEY":          AdyenHMACKey,
+		"GOPAY_CLIENT_ID":         GoPayClientID,
+		"GOPAY_CLIENT_SECRET":     GoPayClientSecret,
+		"GOPAY_API_URL":           gopayURL,
+	}
+}
 
 // Pipeline is receiver → events queue → processor (→ DLQ) on dynalite and
 // local-aws-sqs, with the stand-in SES and a stateful Stripe API, every
@@ -59,6 +81,8 @@ type Pipeline struct {
 	SESURL    string // the SES stand-in's endpoint (AWS_ENDPOINT_URL_SESV2)
 	Stripe    *standin.Stripe
 	StripeURL string // the Stripe stand-in's base URL (STRIPE_API_URL)
+	GoPay     *standin.GoPay
+	GoPayURL  string // the GoPay stand-in's base URL (GOPAY_API_URL)
 	Inbox     *inbox.DynamoDB
 	Shop      *shop.Shop
 	Events    *queue.Queue // EventsQueue
@@ -72,6 +96,11 @@ type Pipeline struct {
 	Source *lambdalocal.SQSSource
 	// Logs holds the JSON log of every function Build made.
 	Logs *SyncBuffer
+	// Meter counts the AWS requests and DynamoDB capacity of every
+	// function Build made and of Source (Lambda's event source mapping,
+	// whose SQS requests are billed too), not those of the test's own
+	// clients.
+	Meter *Meter
 
 	cfg         aws.Config
 	emu         *devstack.Emulators
@@ -88,14 +117,16 @@ func New(t testing.TB) *Pipeline {
 	st := devstack.NewTestStack(t)
 	p := &Pipeline{
 		Stack: st, SQS: emu.SQS(), DynamoDB: emu.DynamoDB(),
-		SES: standin.NewSES(), Stripe: standin.NewStripe(), Logs: &SyncBuffer{},
+		SES: standin.NewSES(), Stripe: standin.NewStripe(), Logs: &SyncBuffer{}, Meter: &Meter{},
 		metricsFile: filepath.Join(t.TempDir(), "metrics.jsonl"),
 	}
 	p.Stripe.Key = StripeKey
+	p.GoPay = standin.NewGoPay(GoPayClientID, GoPayClientSecret)
 	p.SESURL = serve(t, p.SES)
 	p.StripeURL = serve(t, p.Stripe)
+	p.GoPayURL = serve(t, p.GoPay) + "/api"
 	p.emu, p.endpoints = emu, devstack.ServiceEndpoints{"SESv2": p.SESURL}
-	p.cfg = emu.AWSConfigFor(p.endpoints)
+	p.cfg = p.metered(emu.AWSConfigFor(p.endpoints))
 
 	p.Receive = p.Build(t, "ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": SigningSecret}).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
 	p.Process = p.Build(t, "ProcessorFunction", nil).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
@@ -104,10 +135,21 @@ func New(t testing.TB) *Pipeline {
 	p.Events = queue.New(p.SQS, st.Queues["EventsQueue"].URL)
 	p.DLQ = queue.New(p.SQS, st.Queues["EventsDLQ"].URL)
 	p.Source = &lambdalocal.SQSSource{
-		Client: p.SQS, QueueURL: p.Events.URL(), QueueARN: st.Queues["EventsQueue"].ARN,
+		Client: sqs.NewFromConfig(p.cfg), QueueURL: p.Events.URL(), QueueARN: st.Queues["EventsQueue"].ARN,
 		BatchSize: 10, Function: lambdalocal.InProcess(p.Process),
 	}
 	return p
+}
+
+// Send hands req to the receiver, as API Gateway would, and returns its
+// answer whatever the status.
+func (p *Pipeline) Send(t testing.TB, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	resp, err := p.Receive(context.Background(), req)
+	if err != nil {
+		t.Fatalf("receiver: %v", err)
+	}
+	return resp
 }
 
 // serve starts a stand-in for the rest of the test and returns its URL.
@@ -125,7 +167,13 @@ func serve(t testing.TB, h http.Handler) string {
 // url for service, an SDK service ID such as "Secrets Manager" (moto).
 func (p *Pipeline) SetEndpoint(service, url string) {
 	p.endpoints[service] = url
-	p.cfg = p.emu.AWSConfigFor(p.endpoints)
+	p.cfg = p.metered(p.emu.AWSConfigFor(p.endpoints))
+}
+
+// metered returns cfg with p.Meter installed.
+func (p *Pipeline) metered(cfg aws.Config) aws.Config {
+	p.Meter.Install(&cfg.APIOptions, p.Stack.Tables["ShopTable"])
+	return cfg
 }
 
 // Build builds the template function logicalID through catalog.Builders,
@@ -142,6 +190,11 @@ func (p *Pipeline) Build(t testing.TB, logicalID string, overrides map[string]st
 		t.Fatal(err)
 	}
 	env["STRIPE_API_KEY"], env["STRIPE_API_URL"] = StripeKey, p.StripeURL
+	for k, v := range ProviderEnv(p.GoPayURL) {
+		if _, declared := env[k]; declared {
+			env[k] = v
+		}
+	}
 	env["METRICS_FILE"] = p.metricsFile
 	for k, v := range overrides {
 		env[k] = v
