@@ -23,6 +23,10 @@ var (
 	// ErrTooLarge: the body is over the configured limit. HTTP 413.
 	ErrTooLarge = errors.New("body too large")
 
+	// ErrBusy: the event cannot be taken now but will be later: an id-only
+	// notification arrived while the previous one's fetch was running, so
+	// the provider must deliver it again. HTTP 503.
+	ErrBusy = errors.New("busy")
 	// ErrPermanent: retrying cannot help (unknown product, mapping gap,
 	// invalid payload). The processor parks the event in the DLQ at once.
 	ErrPermanent = errors.New("permanent")

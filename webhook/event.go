@@ -19,6 +19,12 @@ type Event struct {
 	Created  time.Time // when the provider created the event
 	Livemode bool      // false for test-mode events
 	Raw      []byte    // the verified body, byte for byte
+	// IDOnly marks a notification that carries only the object's id, not
+	// its content (GoPay): nothing in it is trusted, the processor fetches
+	// the current state from the provider's API, and once an earlier
+	// notification of the same id is finished, a new one claims the key
+	// again so the new state is fetched too.
+	IDOnly bool
 }
 
 // Key returns the event's inbox key, "<provider>#<event id>".

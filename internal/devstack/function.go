@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -246,26 +247,33 @@ func (f *Function) Stop() error {
 	return nil
 }
 
-var rieBuild struct {
+// toolBuilds holds the tool binaries built by this process, by package.
+var toolBuilds struct {
 	sync.Mutex
-	path string
+	path map[string]string
 }
 
 // rieBinary returns the path of aws-lambda-rie built from the version in
-// go.mod for this host, building it into the user cache directory the first
-// time. Concurrent builders write to temporary names and rename, so each sees
-// a complete binary.
+// go.mod for this host (see toolBinary).
 func rieBinary(ctx context.Context, root string) (string, error) {
-	rieBuild.Lock()
-	defer rieBuild.Unlock()
-	if rieBuild.path != "" {
-		return rieBuild.path, nil
+	return toolBinary(ctx, root, rieModule, riePackage)
+}
+
+// toolBinary returns the path of the tool pkg of module (a `tool` line in
+// go.mod) built from the version go.mod requires for this host, building it
+// into the user cache directory the first time. Concurrent builders write
+// to temporary names and rename, so each sees a complete binary.
+func toolBinary(ctx context.Context, root, module, pkg string) (string, error) {
+	toolBuilds.Lock()
+	defer toolBuilds.Unlock()
+	if p := toolBuilds.path[pkg]; p != "" {
+		return p, nil
 	}
 	root, err := repoRoot(root)
 	if err != nil {
 		return "", err
 	}
-	version, err := moduleVersion(filepath.Join(root, "go.mod"), rieModule)
+	version, err := moduleVersion(filepath.Join(root, "go.mod"), module)
 	if err != nil {
 		return "", err
 	}
@@ -273,29 +281,35 @@ func rieBinary(ctx context.Context, root string) (string, error) {
 	if err != nil {
 		cache = os.TempDir()
 	}
-	dir := filepath.Join(cache, "hookinbox", "aws-lambda-rie", version+"-"+runtime.GOOS+"-"+runtime.GOARCH)
-	path := filepath.Join(dir, "aws-lambda-rie")
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		rieBuild.path = path
+	name := filepath.Base(pkg)
+	dir := filepath.Join(cache, "hookinbox", name, version+"-"+runtime.GOOS+"-"+runtime.GOARCH)
+	path := filepath.Join(dir, name)
+	remember := func() (string, error) {
+		if toolBuilds.path == nil {
+			toolBuilds.path = map[string]string{}
+		}
+		toolBuilds.path[pkg] = path
 		return path, nil
 	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		return remember()
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("build aws-lambda-rie: %w", err)
+		return "", fmt.Errorf("build %s: %w", name, err)
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, riePackage)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("build aws-lambda-rie: go build %s: %w\n%s", riePackage, err, out)
+		return "", fmt.Errorf("build %s: go build %s: %w\n%s", name, pkg, err, out)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("build aws-lambda-rie: %w", err)
+		return "", fmt.Errorf("build %s: %w", name, err)
 	}
-	rieBuild.path = path
-	return path, nil
+	return remember()
 }
 
 // moduleVersion returns the version go.mod requires of module.
@@ -315,7 +329,7 @@ func moduleVersion(gomod, module string) (string, error) {
 	if err := sc.Err(); err != nil {
 		return "", err
 	}
-	return "", fmt.Errorf("%s does not require %s (add it with go get -tool %s)", gomod, module, riePackage)
+	return "", fmt.Errorf("%s does not require %s (add its tool with go get -tool)", gomod, module)
 }
 
 // envList formats env as sorted KEY=value strings.
@@ -326,4 +340,22 @@ func envList(env map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// KillRuntime sends SIGKILL to the function's runtime process (the
+// bootstrap and whatever it started), as an out-of-memory kill or a crash
+// does, and returns the process IDs it killed; none is an error. The RIE
+// keeps running: the invocation in flight fails, and the RIE starts the
+// bootstrap again for the next one, as Lambda starts a new environment.
+func (f *Function) KillRuntime() ([]int, error) {
+	var killed []int
+	for _, pid := range childPIDs(f.proc.pid()) {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+			killed = append(killed, pid)
+		}
+	}
+	if len(killed) == 0 {
+		return nil, errors.New("kill runtime: the function has no runtime process (not invoked yet, or already gone)")
+	}
+	return killed, nil
 }

@@ -51,12 +51,21 @@ var _ Store = (*DynamoDB)(nil)
 // Claim implements Store with one PutItem conditioned on attribute_not_exists(pk).
 func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
 	it := c.NewItem()
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+	in := &dynamodb.PutItemInput{
 		TableName:                           &s.table,
 		Item:                                marshal(it),
 		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	}
+	if c.Event.IDOnly {
+		in.ConditionExpression = aws.String("attribute_not_exists(pk) OR #s IN (:done, :ignored)")
+		in.ExpressionAttributeNames = map[string]string{"#s": "status"}
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{
+			":done":    str(string(Done)),
+			":ignored": str(string(Ignored)),
+		}
+	}
+	_, err := s.db.PutItem(ctx, in)
 	if err != nil {
 		return s.whyNot(ctx, it.Key, "claim", err, ErrAlreadyClaimed)
 	}

@@ -48,6 +48,11 @@ var (
 	ErrClaimChanged = errors.New("inbox: claim changed")
 )
 
+// renewable reports whether a claim in status may be claimed again by an
+// IDOnly notification: the earlier one is finished, so the new one must
+// fetch the state again. A DEAD event waits for a person instead.
+func renewable(s Status) bool { return s == Done || s == Ignored }
+
 // PendingShards is how many index partitions unfinished items spread over,
 // so the sparse "pending" index never has one hot partition key.
 const PendingShards = 8

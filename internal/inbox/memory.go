@@ -36,7 +36,7 @@ func (m *Memory) Claim(_ context.Context, c Claim) (Item, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	key := c.Event.Key()
-	if old, ok := m.items[key]; ok {
+	if old, ok := m.items[key]; ok && !(c.Event.IDOnly && renewable(old.Status)) {
 		return old, fmt.Errorf("claim %s: %w", key, ErrAlreadyClaimed)
 	}
 	it := c.NewItem()

@@ -14,6 +14,10 @@ type Store interface {
 	// Claim writes the status item for a new event, in RECEIVED, only if no
 	// item exists for its key. A duplicate returns ErrAlreadyClaimed together
 	// with the stored item, so the caller can tell what state it is in.
+	// An IDOnly event (a notification whose state the processor fetches)
+	// also claims a key whose item is DONE or IGNORED, replacing it with a
+	// new RECEIVED item: at most one fetch is pending per id, and a
+	// notification after the last one finished is fetched again.
 	Claim(ctx context.Context, c Claim) (Item, error)
 	// PutPayload stores raw as the payload of the claim it (its Key,
 	// ReceivedAt and ExpiresAt), in one write that needs no claim to exist

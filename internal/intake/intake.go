@@ -116,6 +116,11 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	go func() { stored <- in.store.PutPayload(ctx, c.NewItem(), ev.Raw) }()
 	it, err := in.store.Claim(ctx, c)
 	perr := <-stored
+	if errors.Is(err, inbox.ErrAlreadyClaimed) && ev.IDOnly && it.Status == inbox.Processing {
+		// The running fetch may have read the state before this
+		// notification's change: have the provider deliver it again.
+		return 0, fmt.Errorf("claim %s: %w: its previous notification is being fetched", ev.Key(), webhook.ErrBusy)
+	}
 	if errors.Is(err, inbox.ErrAlreadyClaimed) {
 		if err := in.duplicate(ctx, ev, it, now, perr); err != nil {
 			return 0, err

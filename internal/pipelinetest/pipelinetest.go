@@ -56,6 +56,7 @@ type Pipeline struct {
 	SQS       *sqs.Client
 	DynamoDB  *dynamodb.Client
 	SES       *standin.SES
+	SESURL    string // the SES stand-in's endpoint (AWS_ENDPOINT_URL_SESV2)
 	Stripe    *standin.Stripe
 	StripeURL string // the Stripe stand-in's base URL (STRIPE_API_URL)
 	Inbox     *inbox.DynamoDB
@@ -91,9 +92,9 @@ func New(t testing.TB) *Pipeline {
 		metricsFile: filepath.Join(t.TempDir(), "metrics.jsonl"),
 	}
 	p.Stripe.Key = StripeKey
-	sesURL := serve(t, p.SES)
+	p.SESURL = serve(t, p.SES)
 	p.StripeURL = serve(t, p.Stripe)
-	p.emu, p.endpoints = emu, devstack.ServiceEndpoints{"SESv2": sesURL}
+	p.emu, p.endpoints = emu, devstack.ServiceEndpoints{"SESv2": p.SESURL}
 	p.cfg = emu.AWSConfigFor(p.endpoints)
 
 	p.Receive = p.Build(t, "ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": SigningSecret}).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))

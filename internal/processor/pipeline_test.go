@@ -238,3 +238,40 @@ func noEmailCheckout(t *testing.T, body []byte) []byte {
 	}
 	return out
 }
+
+// TestPipeline200CheckoutsEveryMessageDuplicated: SQS delivers at least
+// once, so every queued message comes twice, the copy right behind the
+// original (the two often land in one batch and run at once). The queue
+// drains in one pass: a copy that finds its twin's lease waits for it and
+// is acknowledged, instead of coming back after a visibility timeout.
+func TestPipeline200CheckoutsEveryMessageDuplicated(t *testing.T) {
+	// Twins lease one item at the same moment, which moto lets both win.
+	devstack.SkipOnMoto(t, devstack.ForTest(t), devstack.MotoRacyConditions)
+	p := pipelinetest.New(t)
+	const n = 200
+	var keys []webhook.Key
+	now := time.Now().Add(-time.Minute)
+	for i := 0; i < n; i++ {
+		k, b := pipelinetest.Checkout("dup", i, now)
+		keys = append(keys, k)
+		if got := p.Deliver(t, b); got != "accepted" {
+			t.Fatalf("%s: receiver answered %q, want accepted", k, got)
+		}
+		if err := p.Events.Send(context.Background(), webhook.Envelope{Key: k, Type: "checkout.session.completed"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Bounded, and well below the queue's 180 s visibility timeout: a copy
+	// left to it would not be back in time.
+	p.ProcessUntil(t, 60*time.Second, func() bool { return p.AllIn(t, keys, inbox.Done) && p.QueueEmpty(t) })
+
+	for _, k := range keys {
+		if it, err := p.Inbox.Get(context.Background(), k); err != nil || it.Status != inbox.Done || it.Attempts != 1 {
+			t.Fatalf("%s: status %s attempts %d (%v); want DONE after 1 attempt", k, it.Status, it.Attempts, err)
+		}
+	}
+	p.EffectsOnce(t, keys)
+	if d := p.DLQReasons(t); len(d) != 0 {
+		t.Errorf("DLQ holds %v, want nothing", d)
+	}
+}

@@ -20,6 +20,26 @@
 // late duplicate of the original message is run again too, which is safe:
 // the effect ledger keeps finished effects from repeating.
 //
+// Crash safety rests on three durations (see Timing and
+// docs/reliability.md): function timeout < lease < the queue's visibility
+// timeout. A worker that dies holding a lease leaves it to expire before SQS
+// delivers its message again, so the next receive takes the event over.
+// A message that finds a live lease waits a moment for the holder (a
+// duplicate whose twin is running usually finds it DONE), and is otherwise
+// made visible again when the lease ends, not retried blindly. A message
+// that must go back on the last receive SQS allows is sent again as a fresh
+// message instead, so SQS never moves an unfinished event to the DLQ behind
+// the processor's back.
+//
+// Each invocation keeps to its deadline: a message is started only while
+// the remaining time exceeds the per-message budget, its effects must end
+// a reserve before the deadline (so the outcome is always written), and
+// the messages not started go back at once with a short visibility. A
+// panic in the business code fails that event alone, with the panic text.
+//
+// An unfinished event whose payload is missing is fetched from its
+// provider's API (Config.Fetchers) and stored back before it is run.
+//
 // One bad message never fails the batch (partial batch responses). A
 // Handler is safe for concurrent use.
 package processor
@@ -32,6 +52,7 @@ import (
 	"fmt"
 	"log/slog"
 	mathrand "math/rand/v2"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -46,22 +67,54 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
+// Defaults of Config, for the template's processor (Timeout 30 s, events
+// queue VisibilityTimeout 180 s): see Timing.
+const (
+	DefaultLeaseFor = 45 * time.Second
+	DefaultBudget   = 10 * time.Second
+	DefaultReserve  = 2 * time.Second
+)
+
 // Config tunes a Handler; zero fields take their defaults.
 type Config struct {
-	// LeaseFor is how long a lease lasts; it must exceed the function
-	// timeout so a live worker never loses its lease. Default 15 min.
+	// LeaseFor is how long a lease lasts: the function timeout plus a
+	// margin, and less than the events queue's visibility timeout (Timing
+	// states the rule). Default 45 s.
 	LeaseFor time.Duration
 	// MaxReceiveCount is the events queue's redrive maxReceiveCount. The
-	// receive that reaches it parks the event itself, with its reason,
-	// rather than letting SQS move it silently. Default 5.
+	// receive that reaches it parks a failing event itself, with its
+	// reason, rather than letting SQS move it silently, and sends a message
+	// that must come back as a fresh one. Default 5.
 	MaxReceiveCount int
+	// Budget is the least time left in the invocation for starting a
+	// message; later messages go back with a short visibility. Default 10 s.
+	Budget time.Duration
+	// Reserve is the time kept after a message's effects for writing its
+	// outcome: effects get the invocation's deadline minus Reserve.
+	// Default 2 s.
+	Reserve time.Duration
+	// HeldWait is how long a message that finds a live lease waits for the
+	// holder to finish before it is put back until the lease ends.
+	// Default Budget/2.
+	HeldWait time.Duration
+	// RetrySoon is the visibility of a message the invocation had no time
+	// to start (plus up to as much again of jitter). Default 1 s.
+	RetrySoon time.Duration
+	// LeaseJitter is the most added to a lease's end when a message is put
+	// back until then, so copies do not all come back at once. Default 2 s.
+	LeaseJitter time.Duration
 	// BackoffBase and BackoffMax bound the visibility delay after a
 	// transient failure: a random time in [0, min(Max, Base·2^(attempt-1))].
 	// Defaults 10 s and 15 min.
 	BackoffBase, BackoffMax time.Duration
 	// Concurrency is how many messages of a batch run at once. Default 4.
 	Concurrency int
-	Now         func() time.Time
+	// Fetchers fetch an event's payload from its provider's API, by
+	// provider name, for an unfinished event whose stored payload is
+	// missing. A provider without one makes such an event FAILED (and
+	// parked at the last receive).
+	Fetchers map[string]Fetcher
+	Now      func() time.Time
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
@@ -69,12 +122,32 @@ type Config struct {
 	Metrics *metrics.Recorder
 }
 
+// Fetcher returns the raw event eventID as its provider's API serves it
+// (Stripe: GET /v1/events/{id}). An event the provider does not know comes
+// back as a permanent error (webhook.Permanent).
+type Fetcher func(ctx context.Context, eventID string) ([]byte, error)
+
 func (c Config) withDefaults() Config {
 	if c.LeaseFor <= 0 {
-		c.LeaseFor = 15 * time.Minute
+		c.LeaseFor = DefaultLeaseFor
 	}
 	if c.MaxReceiveCount <= 0 {
 		c.MaxReceiveCount = 5
+	}
+	if c.Budget <= 0 {
+		c.Budget = DefaultBudget
+	}
+	if c.Reserve <= 0 {
+		c.Reserve = DefaultReserve
+	}
+	if c.HeldWait <= 0 {
+		c.HeldWait = c.Budget / 2
+	}
+	if c.RetrySoon <= 0 {
+		c.RetrySoon = time.Second
+	}
+	if c.LeaseJitter <= 0 {
+		c.LeaseJitter = 2 * time.Second
 	}
 	if c.BackoffBase <= 0 {
 		c.BackoffBase = 10 * time.Second
@@ -96,7 +169,8 @@ func (c Config) withDefaults() Config {
 
 // Business is the user's code: it runs the effects of one event through fx
 // and returns nil, an error wrapping webhook.ErrNoHandler, a permanent
-// error (webhook.Permanent), or any other error to be retried.
+// error (webhook.Permanent), or any other error to be retried. A panic is
+// recovered and counts as an error to retry.
 type Business interface {
 	Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error
 }
@@ -105,7 +179,9 @@ type Business interface {
 type leaseStore interface {
 	Lease(ctx context.Context, key webhook.Key, owner string, now time.Time, d time.Duration) (inbox.Item, error)
 	Finish(ctx context.Context, key webhook.Key, owner string, r inbox.Result) (inbox.Item, error)
+	Get(ctx context.Context, key webhook.Key) (inbox.Item, error)
 	Payload(ctx context.Context, key webhook.Key) ([]byte, error)
+	PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
 }
 
 // ledger hands out the effect runner of one event.
@@ -113,9 +189,11 @@ type ledger interface {
 	For(key webhook.Key) effects.Runner
 }
 
-// eventsQueue hides a message for its backoff.
+// eventsQueue puts a message back: hidden for a while (Delay), or, on its
+// last receive, as a fresh message sent after a delay (SendAfter).
 type eventsQueue interface {
 	Delay(ctx context.Context, receiptHandle string, d time.Duration) error
+	SendAfter(ctx context.Context, env webhook.Envelope, d time.Duration) error
 }
 
 // deadLetters parks an event with its reason.
@@ -145,7 +223,10 @@ func New(cfg Config, store leaseStore, l ledger, b Business, events eventsQueue,
 	return &Handler{cfg: cfg.withDefaults(), store: store, ledger: l, business: b, events: events, dlq: dlq, log: log, instance: hex.EncodeToString(id[:])}
 }
 
-// Handle processes one batch and reports the messages to retry.
+// Handle processes one batch and reports the messages to retry. With a
+// deadline on ctx (Lambda's), it starts a message only while at least
+// Budget remains and gives its effects the deadline minus Reserve; the
+// messages it does not start go back with a short visibility.
 func (h *Handler) Handle(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
 	var (
 		mu       sync.Mutex
@@ -153,20 +234,65 @@ func (h *Handler) Handle(ctx context.Context, batch events.SQSEvent) (events.SQS
 		wg       sync.WaitGroup
 		slots    = make(chan struct{}, h.cfg.Concurrency)
 	)
+	fail := func(msg events.SQSMessage) {
+		mu.Lock()
+		failures = append(failures, events.SQSBatchItemFailure{ItemIdentifier: msg.MessageId})
+		mu.Unlock()
+	}
+	deadline, bounded := ctx.Deadline()
+	if bounded && time.Until(deadline) > h.cfg.LeaseFor {
+		h.log.Error("the invocation outlasts the lease: set LEASE_DURATION above the function timeout",
+			"lease", h.cfg.LeaseFor.String(), "remaining", time.Until(deadline).Round(time.Millisecond).String())
+	}
+	notStarted := 0
 	for _, msg := range batch.Records {
-		wg.Add(1)
 		slots <- struct{}{}
+		if bounded && time.Until(deadline) < h.cfg.Budget {
+			<-slots
+			notStarted++
+			if h.notStarted(ctx, msg) {
+				fail(msg)
+			}
+			continue
+		}
+		wg.Add(1)
 		go func(msg events.SQSMessage) {
 			defer func() { <-slots; wg.Done() }()
-			if retry := h.message(ctx, msg); retry {
-				mu.Lock()
-				failures = append(failures, events.SQSBatchItemFailure{ItemIdentifier: msg.MessageId})
-				mu.Unlock()
+			if h.guarded(ctx, msg) {
+				fail(msg)
 			}
 		}(msg)
 	}
 	wg.Wait()
+	if notStarted > 0 {
+		h.log.Warn("messages not started: too little time left in the invocation; they come back shortly",
+			"not_started", notStarted, "budget", h.cfg.Budget.String())
+	}
 	return events.SQSEventResponse{BatchItemFailures: failures}, nil
+}
+
+// guarded runs message, turning a panic outside the business code (which
+// run recovers itself) into a retry of this message alone.
+func (h *Handler) guarded(ctx context.Context, msg events.SQSMessage) (retry bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			h.log.Error("processing a message panicked; retry", "message_id", msg.MessageId,
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			retry = true
+		}
+	}()
+	return h.message(ctx, msg)
+}
+
+// notStarted puts back a message the invocation has no time for.
+func (h *Handler) notStarted(ctx context.Context, msg events.SQSMessage) (retry bool) {
+	log := h.log.With("message_id", msg.MessageId, "receive_count", msg.Attributes["ApproximateReceiveCount"])
+	env, err := webhook.ParseEnvelope(msg.Body)
+	if err != nil {
+		env = webhook.Envelope{} // the next receive parks it
+	}
+	soon := ceilSecond(h.cfg.RetrySoon + time.Duration(h.cfg.Jitter()*float64(h.cfg.RetrySoon)))
+	return h.later(ctx, log, msg, env, soon)
 }
 
 // message processes one message and reports whether SQS should deliver it again.
@@ -192,36 +318,110 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 		return false
 	}
 	log = log.With("key", env.Key.String(), "type", env.Type)
+	// The effects end Reserve before the invocation's deadline, so the
+	// outcome is always written with ctx.
+	work := ctx
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		work, cancel = context.WithDeadline(ctx, deadline.Add(-h.cfg.Reserve))
+		defer cancel()
+	}
 	owner := h.instance + "/" + msg.MessageId
-	now := h.cfg.Now()
-	it, err := h.store.Lease(ctx, env.Key, owner, now, h.cfg.LeaseFor)
-	switch {
-	case errors.Is(err, inbox.ErrFinished):
-		log.Info("already finished; acknowledged", "status", string(it.Status))
-		return false
-	case errors.Is(err, inbox.ErrLeaseHeld):
-		log.Info("another worker holds the lease; retry later", "lease_until", it.LeaseUntil)
-		return true
-	case errors.Is(err, inbox.ErrNotFound):
-		log.Warn("no claim for this message (expired or released); acknowledged")
-		return false
-	case err != nil:
-		log.Error("lease failed; retry", "reason", err.Error())
-		return true
+	waitUntil := time.Now().Add(h.cfg.HeldWait)
+	for tries := 0; ; tries++ {
+		it, err := h.store.Lease(work, env.Key, owner, h.cfg.Now(), h.cfg.LeaseFor)
+		switch {
+		case errors.Is(err, inbox.ErrFinished):
+			log.Info("already finished; acknowledged", "status", string(it.Status))
+			return false
+		case errors.Is(err, inbox.ErrLeaseHeld):
+			// Usually a duplicate whose twin is running right now: wait a
+			// moment for it; otherwise come back when its lease ends.
+			it = h.awaitHolder(work, env.Key, it, waitUntil)
+			switch {
+			case it.Status.Final():
+				log.Info("the lease holder finished it; acknowledged", "status", string(it.Status))
+				return false
+			case it.Status == inbox.Failed:
+				// The holder's own message retries it after its backoff.
+				d := h.backoff(it.Attempts)
+				log.Info("the lease holder failed it; this copy comes back after a backoff", "retry_in", d.String())
+				return h.later(ctx, log, msg, env, d)
+			case heldBy(it, h.cfg.Now()) || tries >= 2:
+				d := ceilSecond(it.LeaseUntil.Sub(h.cfg.Now()) + time.Duration(h.cfg.Jitter()*float64(h.cfg.LeaseJitter)))
+				log.Info("another worker holds the lease; back when it ends", "lease_until", it.LeaseUntil, "retry_in", d.String())
+				return h.later(ctx, log, msg, env, d)
+			}
+			continue // the lease ended without an outcome (a dead holder): take it over
+		case errors.Is(err, inbox.ErrNotFound):
+			log.Warn("no claim for this message (expired or released); acknowledged")
+			return false
+		case err != nil:
+			log.Error("lease failed; retry", "reason", err.Error())
+			return true
+		}
+		if it.TakenFrom != "" {
+			log.Warn("took over a lease that ran out", "from", it.TakenFrom, "attempts", it.Attempts)
+			h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.LeaseTakeovers, 1))
+		}
+		err = h.run(work, log, env.Key, it)
+		return h.finish(ctx, log, msg, env, owner, it, err)
 	}
-	if it.TakenFrom != "" {
-		log.Warn("took over a lease that ran out", "from", it.TakenFrom, "attempts", it.Attempts)
-		h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.LeaseTakeovers, 1))
+}
+
+// heldBy reports whether it is under a live lease at now.
+func heldBy(it inbox.Item, now time.Time) bool {
+	return it.Status == inbox.Processing && it.LeaseUntil.After(now)
+}
+
+// awaitHolder polls the event until no live lease holds it, until
+// waitUntil, or until ctx ends, and returns what it saw last.
+func (h *Handler) awaitHolder(ctx context.Context, key webhook.Key, it inbox.Item, waitUntil time.Time) inbox.Item {
+	if deadline, ok := ctx.Deadline(); ok && deadline.Before(waitUntil) {
+		waitUntil = deadline
 	}
-	err = h.run(ctx, env.Key, it)
-	return h.finish(ctx, log, msg, env, owner, it, err)
+	pause := 50 * time.Millisecond
+	for heldBy(it, h.cfg.Now()) && time.Now().Add(pause).Before(waitUntil) {
+		select {
+		case <-ctx.Done():
+			return it
+		case <-time.After(pause):
+		}
+		got, err := h.store.Get(ctx, key)
+		if err != nil {
+			return it
+		}
+		it = got
+		pause = min(2*pause, time.Second)
+	}
+	return it
+}
+
+// later puts the message back for d. On the last receive SQS allows, a
+// message returned as a failure would be moved to the DLQ at its next
+// receive, unprocessed and without a reason: it is sent again as a fresh
+// message instead, and this one acknowledged.
+func (h *Handler) later(ctx context.Context, log *slog.Logger, msg events.SQSMessage, env webhook.Envelope, d time.Duration) (retry bool) {
+	receives, _ := strconv.Atoi(msg.Attributes["ApproximateReceiveCount"])
+	if receives >= h.cfg.MaxReceiveCount && env.Key != "" {
+		err := h.events.SendAfter(ctx, env, d)
+		if err == nil {
+			log.Info("last receive: sent again as a fresh message", "send_in", d.String())
+			return false
+		}
+		log.Error("last receive: could not send the message again", "reason", err.Error())
+	}
+	if err := h.events.Delay(ctx, msg.ReceiptHandle, d); err != nil {
+		log.Warn("could not set the message's visibility; SQS's visibility timeout applies", "reason", err.Error())
+	}
+	return true
 }
 
 // run rebuilds the verified event from the inbox and runs the business on it.
-func (h *Handler) run(ctx context.Context, key webhook.Key, it inbox.Item) error {
-	raw, err := h.store.Payload(ctx, key)
+func (h *Handler) run(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) (err error) {
+	raw, err := h.payload(ctx, log, key, it)
 	if err != nil {
-		return fmt.Errorf("load payload: %w", err) // transient: a later delivery stores it
+		return err
 	}
 	ev := webhook.Event{
 		Provider: key.Provider(),
@@ -231,7 +431,38 @@ func (h *Handler) run(ctx context.Context, key webhook.Key, it inbox.Item) error
 		Livemode: it.Livemode,
 		Raw:      raw,
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("business code panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = fmt.Errorf("business code panicked: %v", r)
+		}
+	}()
 	return h.business.Handle(ctx, ev, timedRunner{h.ledger.For(key), h.cfg.Metrics})
+}
+
+// payload returns the event's stored payload or, when none is stored, the
+// one its provider's API serves, which it stores for the next attempt.
+func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) ([]byte, error) {
+	raw, err := h.store.Payload(ctx, key)
+	if err == nil {
+		return raw, nil
+	}
+	if !errors.Is(err, inbox.ErrNotFound) {
+		return nil, fmt.Errorf("load payload: %w", err) // transient
+	}
+	fetch, ok := h.cfg.Fetchers[key.Provider()]
+	if !ok {
+		return nil, fmt.Errorf("load payload: none stored and no API fetch for provider %q: %w", key.Provider(), err)
+	}
+	raw, err = fetch(ctx, key.EventID())
+	if err != nil {
+		return nil, fmt.Errorf("no payload stored; fetch %s from the provider's API: %w", key, err)
+	}
+	log.Warn("no payload stored; fetched the event from the provider's API")
+	if err := h.store.PutPayload(ctx, it, raw); err != nil {
+		log.Warn("could not store the fetched payload; the next attempt fetches it again", "reason", err.Error())
+	}
+	return raw, nil
 }
 
 // finish classifies err, once, and writes the outcome.
@@ -316,6 +547,18 @@ func (h *Handler) backoff(attempt int) time.Duration {
 	d := time.Duration(h.cfg.Jitter() * float64(ceiling))
 	if d < time.Second {
 		d = time.Second
+	}
+	return d
+}
+
+// ceilSecond rounds d up to whole seconds, at least one: SQS counts
+// visibility in seconds, and a message must not come back before d.
+func ceilSecond(d time.Duration) time.Duration {
+	if d < time.Second {
+		return time.Second
+	}
+	if r := d % time.Second; r != 0 {
+		d += time.Second - r
 	}
 	return d
 }

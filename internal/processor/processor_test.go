@@ -26,7 +26,9 @@ type business struct {
 	mu       sync.Mutex
 	runs     []string
 	failing  map[string]error
-	inEffect chan struct{} // closed-over signal for the concurrency test
+	panics   map[string]string // event ID → panic value, raised inside its first effect
+	hang     map[string]bool   // event ID → its first effect blocks until ctx ends
+	inEffect chan struct{}     // closed-over signal for the concurrency test
 	release  chan struct{}
 }
 
@@ -37,6 +39,13 @@ func (b *business) Handle(ctx context.Context, ev webhook.Event, fx effects.Runn
 	}
 	for _, name := range []string{"first", "second"} {
 		err := fx.Do(ctx, name, func(ctx context.Context, ik string) error {
+			if v, ok := b.panics[ev.ID]; ok {
+				panic(v)
+			}
+			if b.hang[ev.ID] {
+				<-ctx.Done()
+				return fmt.Errorf("invoice call: %w", ctx.Err())
+			}
 			if b.inEffect != nil {
 				b.inEffect <- struct{}{}
 				<-b.release
@@ -62,11 +71,24 @@ func (b *business) Runs() []string {
 	return append([]string(nil), b.runs...)
 }
 
-// queues records delays and parked messages.
+// queues records delays, messages sent again and parked messages.
 type queues struct {
 	mu     sync.Mutex
 	delays map[string]time.Duration
+	resent []resent
 	parked []parked
+}
+
+type resent struct {
+	Key   webhook.Key
+	After time.Duration
+}
+
+func (q *queues) SendAfter(_ context.Context, env webhook.Envelope, d time.Duration) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.resent = append(q.resent, resent{env.Key, d})
+	return nil
 }
 
 type parked struct {
@@ -92,6 +114,7 @@ func (q *queues) Park(_ context.Context, body string, _ webhook.Envelope, reason
 }
 
 type fixture struct {
+	mu     sync.Mutex // guards clock against the handler's goroutines
 	h      *processor.Handler
 	store  *inbox.Memory
 	ledger *effects.MemoryLedger
@@ -100,12 +123,29 @@ type fixture struct {
 	clock  time.Time
 }
 
-func newFixture(t *testing.T) *fixture {
+// newFixture returns a processor on the in-memory store with a fixed
+// clock and jitter; a copy that finds a live lease waits 50 ms for its
+// holder unless tune says otherwise.
+func newFixture(t *testing.T, tune ...func(*processor.Config)) *fixture {
 	t.Helper()
-	f := &fixture{store: inbox.NewMemory(), ledger: effects.NewMemoryLedger(), biz: &business{failing: map[string]error{}}, q: &queues{}, clock: t0}
-	f.h = processor.New(processor.Config{Now: func() time.Time { return f.clock }, Jitter: func() float64 { return 0.5 }},
-		f.store, f.ledger, f.biz, f.q, f.q, nil)
+	f := &fixture{store: inbox.NewMemory(), ledger: effects.NewMemoryLedger(), q: &queues{}, clock: t0,
+		biz: &business{failing: map[string]error{}, panics: map[string]string{}, hang: map[string]bool{}}}
+	cfg := processor.Config{
+		Now:      func() time.Time { return f.now() },
+		Jitter:   func() float64 { return 0.5 },
+		HeldWait: 50 * time.Millisecond,
+	}
+	for _, fn := range tune {
+		fn(&cfg)
+	}
+	f.h = processor.New(cfg, f.store, f.ledger, f.biz, f.q, f.q, nil)
 	return f
+}
+
+func (f *fixture) now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.clock
 }
 
 // claim puts an event in the inbox as the receiver would and returns its message.

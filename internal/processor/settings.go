@@ -22,7 +22,9 @@ type Settings struct {
 	StripeAPIURL    string        // STRIPE_API_URL, default Stripe's
 	SecretMaxAge    time.Duration // SECRET_MAX_AGE, default 5m: how long a key from Secrets Manager is used before a reload
 	SecretReload    time.Duration // SECRET_RELOAD_INTERVAL, default 1m: the least time between two loads of a secret
-	LeaseFor        time.Duration // LEASE_DURATION, default 15m
+	LeaseFor        time.Duration // LEASE_DURATION, default 45s: the function timeout plus a margin
+	Budget          time.Duration // MESSAGE_BUDGET, default 10s: the least time left to start a message
+	Reserve         time.Duration // OUTCOME_RESERVE, default 2s: kept after the effects to write the outcome
 	MaxReceiveCount int           // MAX_RECEIVE_COUNT, default 5: the queue's redrive setting
 }
 
@@ -41,8 +43,13 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		StripeAPIURL:    r.String("STRIPE_API_URL", DefaultStripeAPIURL),
 		SecretMaxAge:    r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
 		SecretReload:    r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
-		LeaseFor:        r.Duration("LEASE_DURATION", 15*time.Minute),
+		LeaseFor:        r.Duration("LEASE_DURATION", DefaultLeaseFor),
+		Budget:          r.Duration("MESSAGE_BUDGET", DefaultBudget),
+		Reserve:         r.Duration("OUTCOME_RESERVE", DefaultReserve),
 		MaxReceiveCount: int(r.Int("MAX_RECEIVE_COUNT", 5)),
+	}
+	if s.Reserve <= 0 || s.Reserve >= s.Budget || s.Budget >= s.LeaseFor {
+		r.Problem("want 0 < OUTCOME_RESERVE (%v) < MESSAGE_BUDGET (%v) < LEASE_DURATION (%v)", s.Reserve, s.Budget, s.LeaseFor)
 	}
 	if len(s.StripeAPIKey) == 0 && s.StripeAPIKeyARN == "" {
 		r.Problem("set STRIPE_API_KEY or STRIPE_API_KEY_ARN (a Secrets Manager secret holding the Stripe secret key)")

@@ -48,11 +48,27 @@ func (q *Queue) URL() string { return q.url }
 
 // Send sends one envelope.
 func (q *Queue) Send(ctx context.Context, env webhook.Envelope) error {
+	return q.SendAfter(ctx, env, 0)
+}
+
+// MaxDelay is SQS's longest message delay (DelaySeconds).
+const MaxDelay = 15 * time.Minute
+
+// SendAfter sends one envelope that SQS delivers after d, rounded up to
+// whole seconds and at most MaxDelay. The processor uses it to send a
+// message again, with a fresh receive count, instead of returning it on its
+// last receive.
+func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Duration) error {
+	if d > MaxDelay {
+		d = MaxDelay
+	}
+	secs := int32((d + time.Second - 1) / time.Second)
 	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:                &q.url,
 		MessageBody:             aws.String(env.Marshal()),
 		MessageAttributes:       Attributes(env),
 		MessageSystemAttributes: traceAttributes(ctx),
+		DelaySeconds:            max(secs, 0),
 	})
 	if err != nil {
 		return fmt.Errorf("send %s: %w", env.Key, err)

@@ -82,3 +82,31 @@ func TestDelayCapsAtSQSMaximum(t *testing.T) {
 		t.Errorf("visibility timeouts = %v, want [90 43200]", got)
 	}
 }
+
+func TestSendAfterRoundsUpAndCaps(t *testing.T) {
+	tests := []struct {
+		name string
+		d    time.Duration
+		want int32
+	}{
+		{"now", 0, 0},
+		{"a fraction rounds up", 2500 * time.Millisecond, 3},
+		{"whole seconds", 7 * time.Second, 7},
+		{"capped at SQS's 15 minutes", time.Hour, 900},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeSQS{}
+			env := webhook.Envelope{Key: "stripe#evt_1", Type: "checkout.session.completed"}
+			if err := New(f, "http://q/events").SendAfter(context.Background(), env, tt.d); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.sent[0].DelaySeconds; got != tt.want {
+				t.Errorf("DelaySeconds = %d, want %d", got, tt.want)
+			}
+			if aws.ToString(f.sent[0].MessageBody) != env.Marshal() {
+				t.Errorf("body = %s, want the envelope", aws.ToString(f.sent[0].MessageBody))
+			}
+		})
+	}
+}

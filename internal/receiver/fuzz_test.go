@@ -109,11 +109,15 @@ func FuzzReceiverHandle(f *testing.F) {
 	}
 
 	providers := fuzzProviders()
-	verifiers := map[string]receiver.Verifier{}
+	verifiers := map[string]receiver.Provider{}
 	for name, fz := range providers {
-		verifiers[name] = receiver.VerifierFunc(func(_ context.Context, headers map[string]string, body []byte) (webhook.Event, error) {
-			return fz.Verify(headers, body)
-		})
+		verifiers[name] = receiver.Provider{Verifier: fuzzVerifier(func(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+			ev, err := fz.Verify(r.Header, r.Body)
+			if err != nil {
+				return nil, err
+			}
+			return []webhook.Event{ev}, nil
+		})}
 	}
 	f.Fuzz(func(t *testing.T, provider, method, lines string, body []byte, mode uint8, pos uint16, b64 bool) {
 		fz, known := providers[provider]
@@ -182,4 +186,11 @@ func FuzzReceiverHandle(f *testing.F) {
 			t.Fatalf("message key %s is not under provider %q", msgs[0].Key, provider)
 		}
 	})
+}
+
+// fuzzVerifier adapts a function to receiver.Verifier.
+type fuzzVerifier func(ctx context.Context, r webhook.Request) ([]webhook.Event, error)
+
+func (f fuzzVerifier) Verify(ctx context.Context, r webhook.Request) ([]webhook.Event, error) {
+	return f(ctx, r)
 }

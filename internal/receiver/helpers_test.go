@@ -31,9 +31,13 @@ var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 // stripeVerifiers returns the production Stripe verifier on the test clock,
 // accepting two secrets as during a rotation.
-func stripeVerifiers(clock func() time.Time) map[string]receiver.Verifier {
-	s := &verify.Stripe{Secrets: []string{secret, oldSecret}, Now: clock}
-	return map[string]receiver.Verifier{"stripe": receiver.StripeVerifier(s)}
+func stripeVerifiers(clock func() time.Time) map[string]receiver.Provider {
+	spec, _ := verify.Lookup(verify.StripeProvider)
+	v, err := spec.New([]string{secret, oldSecret}, verify.Options{Now: clock})
+	if err != nil {
+		panic(err)
+	}
+	return map[string]receiver.Provider{"stripe": {Verifier: v}}
 }
 
 // handlerOn returns a receiver with the default limits on the test clock,

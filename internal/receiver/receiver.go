@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -45,18 +46,31 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Verifier checks one provider's signature over the raw body and returns
-// the event it carries. Header names are lower case, as API Gateway gives them.
+// Verifier authenticates one provider's deliveries and returns the events
+// a delivery carries: one, or several (an Adyen batch). Header names in the
+// request are lower case, as API Gateway gives them. verify's providers
+// implement it.
 type Verifier interface {
-	Verify(ctx context.Context, headers map[string]string, body []byte) (webhook.Event, error)
+	Verify(ctx context.Context, r webhook.Request) ([]webhook.Event, error)
 }
 
-// VerifierFunc adapts a function to Verifier.
-type VerifierFunc func(ctx context.Context, headers map[string]string, body []byte) (webhook.Event, error)
+// Provider is what the receiver knows of one provider: data, never a
+// branch on its name (DESIGN rule 11).
+type Provider struct {
+	Verifier Verifier
+	// Method is the HTTP method the provider delivers with; "" is POST.
+	Method string
+	// Accepted is the text/plain body answered once every event of the
+	// delivery is claimed (Adyen's "[accepted]"); "" answers JSON
+	// {"status": "accepted"} or {"status": "duplicate"}.
+	Accepted string
+}
 
-// Verify calls f.
-func (f VerifierFunc) Verify(ctx context.Context, headers map[string]string, body []byte) (webhook.Event, error) {
-	return f(ctx, headers, body)
+func (p Provider) method() string {
+	if p.Method == "" {
+		return http.MethodPost
+	}
+	return p.Method
 }
 
 // accepter claims and enqueues a verified event; *intake.Intake is the one.
@@ -65,90 +79,138 @@ type accepter interface {
 }
 
 // Handler answers API Gateway HTTP API (payload v2) requests on
-// POST /webhooks/{provider}.
+// /webhooks/{provider}.
 type Handler struct {
 	cfg       Config
-	verifiers map[string]Verifier
+	providers map[string]Provider
 	intake    accepter
 	log       *slog.Logger
 }
 
-// New returns a Handler. verifiers maps a provider name ("stripe") to its
-// Verifier; in claims what they verify.
-func New(cfg Config, verifiers map[string]Verifier, in accepter, log *slog.Logger) *Handler {
+// New returns a Handler. providers maps each enabled provider's name
+// ("stripe") to what it needs, and any other {provider} answers 404; in
+// claims what they verify.
+func New(cfg Config, providers map[string]Provider, in accepter, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{cfg: cfg.withDefaults(), verifiers: verifiers, intake: in, log: log}
+	return &Handler{cfg: cfg.withDefaults(), providers: providers, intake: in, log: log}
 }
 
 // Handle answers one delivery. It returns an error only for a response it
 // could not build; every failure is an HTTP answer.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	provider := req.PathParameters["provider"]
+	name := req.PathParameters["provider"]
+	if name == "" {
+		// A route with a fixed path (GET /webhooks/gopay) names the
+		// provider in its last segment.
+		name = path.Base(req.RequestContext.HTTP.Path)
+	}
 	// The request id comes with ctx (internal/logs adds it to the line).
-	log := h.log.With("provider", provider)
-	outcome, ev, err := h.receive(ctx, provider, req)
-	h.count(provider, outcome, ev, err)
+	log := h.log.With("provider", name)
+	p, known := h.providers[name]
+	outcome, evs, err := h.receive(ctx, p, known, name, req)
+	h.count(name, known, outcome, evs, err)
 	if err != nil {
 		status, public := statusOf(err)
 		attrs := []any{"status", status, "reason", err.Error()}
-		if ev.ID != "" {
-			attrs = append(attrs, "key", ev.Key().String(), "type", ev.Type)
+		if len(evs) > 0 {
+			attrs = append(attrs, "key", evs[0].Key().String(), "type", evs[0].Type, "events", len(evs))
 		}
 		if status >= 500 {
 			log.ErrorContext(ctx, "webhook not accepted", attrs...)
 		} else {
 			log.WarnContext(ctx, "webhook rejected", attrs...)
 		}
-		return errorResponse(status, public), nil
+		resp := errorResponse(status, public)
+		if status == http.StatusMethodNotAllowed {
+			resp.Headers["allow"] = p.method()
+		}
+		return resp, nil
 	}
-	log.InfoContext(ctx, "webhook "+outcome.String(), "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
-	return jsonResponse(http.StatusOK, `{"status":"`+outcome.String()+`"}`), nil
+	for _, ev := range evs {
+		log.InfoContext(ctx, "webhook "+outcome[ev.Key()].String(), "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
+	}
+	if p.Accepted != "" {
+		return events.APIGatewayV2HTTPResponse{
+			StatusCode: http.StatusOK,
+			Headers:    map[string]string{"content-type": "text/plain"},
+			Body:       p.Accepted,
+		}, nil
+	}
+	answer := intake.Duplicate
+	for _, o := range outcome {
+		if o == intake.Accepted {
+			answer = intake.Accepted
+		}
+	}
+	return jsonResponse(http.StatusOK, `{"status":"`+answer.String()+`"}`), nil
 }
 
-// count records the delivery's metrics. A provider dimension is written
-// only for a registered provider, and an event type only for a verified
-// event: an unverified request cannot mint metrics.
-func (h *Handler) count(provider string, outcome intake.Outcome, ev webhook.Event, err error) {
-	if _, ok := h.verifiers[provider]; !ok {
+// count records the delivery's metrics, per event. A provider dimension
+// is written only for a registered provider, and an event type only for a
+// verified event: an unverified request cannot mint metrics.
+func (h *Handler) count(provider string, known bool, outcome map[webhook.Key]intake.Outcome, evs []webhook.Event, err error) {
+	if !known {
 		provider = ""
 	}
 	if err == nil {
-		d := metrics.Dims{Provider: provider, EventType: ev.Type}
-		if outcome == intake.Duplicate {
-			h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Received, 1), metrics.Counted(metrics.Duplicate, 1))
-		} else {
-			h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Received, 1))
+		for _, ev := range evs {
+			d := metrics.Dims{Provider: provider, EventType: ev.Type}
+			if outcome[ev.Key()] == intake.Duplicate {
+				h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Received, 1), metrics.Counted(metrics.Duplicate, 1))
+			} else {
+				h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Received, 1))
+			}
 		}
 		return
 	}
-	if reason := verify.Reason(err); reason != "" && ev.ID == "" {
+	if reason := verify.Reason(err); reason != "" && len(evs) == 0 {
 		h.cfg.Metrics.Emit(metrics.Dims{Provider: provider, Reason: reason}, metrics.Counted(metrics.VerifyFailed, 1))
 		return
 	}
-	h.cfg.Metrics.Emit(metrics.Dims{Provider: provider, EventType: ev.Type}, metrics.Counted(metrics.IntakeErrors, 1))
+	d := metrics.Dims{Provider: provider}
+	if len(evs) > 0 {
+		d.EventType = evs[0].Type
+	}
+	h.cfg.Metrics.Emit(d, metrics.Counted(metrics.IntakeErrors, 1))
 }
 
-// receive does the work of Handle: verify, claim, enqueue.
-func (h *Handler) receive(ctx context.Context, provider string, req events.APIGatewayV2HTTPRequest) (intake.Outcome, webhook.Event, error) {
-	if m := req.RequestContext.HTTP.Method; m != "" && m != http.MethodPost {
-		return 0, webhook.Event{}, fmt.Errorf("%w: %s", webhook.ErrMethodNotAllowed, m)
+// receive does the work of Handle: verify, then claim and enqueue every
+// event the delivery carries. Nothing is claimed unless all of them
+// verified (a batch with one forged item is refused whole).
+func (h *Handler) receive(ctx context.Context, p Provider, known bool, name string, req events.APIGatewayV2HTTPRequest) (map[webhook.Key]intake.Outcome, []webhook.Event, error) {
+	if !known {
+		return nil, nil, fmt.Errorf("%w: %q", webhook.ErrUnknownProvider, name)
 	}
-	v, ok := h.verifiers[provider]
-	if !ok {
-		return 0, webhook.Event{}, fmt.Errorf("%w: %q", webhook.ErrUnknownProvider, provider)
+	if m := req.RequestContext.HTTP.Method; m != "" && m != p.method() {
+		return nil, nil, fmt.Errorf("%w: %s", webhook.ErrMethodNotAllowed, m)
 	}
 	body, err := h.rawBody(req)
 	if err != nil {
-		return 0, webhook.Event{}, err
+		return nil, nil, err
 	}
-	ev, err := v.Verify(ctx, lowerKeys(req.Headers), body)
+	evs, err := p.Verifier.Verify(ctx, webhook.Request{
+		Method: req.RequestContext.HTTP.Method,
+		Header: lowerKeys(req.Headers),
+		Query:  req.QueryStringParameters,
+		Body:   body,
+	})
 	if err != nil {
-		return 0, webhook.Event{}, fmt.Errorf("verify: %w", err)
+		return nil, nil, fmt.Errorf("verify: %w", err)
 	}
-	outcome, err := h.intake.Accept(ctx, ev)
-	return outcome, ev, err
+	if len(evs) == 0 {
+		return nil, nil, fmt.Errorf("verify: %w: the delivery carries no event", webhook.ErrMalformed)
+	}
+	outcome := make(map[webhook.Key]intake.Outcome, len(evs))
+	for _, ev := range evs {
+		o, err := h.intake.Accept(ctx, ev)
+		if err != nil {
+			return nil, evs, err
+		}
+		outcome[ev.Key()] = o
+	}
+	return outcome, evs, nil
 }
 
 // rawBody returns the bytes the provider sent, within the size limit.
@@ -179,29 +241,4 @@ func lowerKeys(h map[string]string) map[string]string {
 		out[strings.ToLower(k)] = v
 	}
 	return out
-}
-
-// stripeVerifier is the part of verify.Stripe the receiver uses.
-type stripeVerifier interface {
-	Verify(signatureHeader string, body []byte) (webhook.Event, error)
-}
-
-// StripeVerifier adapts a Stripe verifier to the Stripe-Signature header.
-func StripeVerifier(s stripeVerifier) Verifier {
-	return VerifierFunc(func(_ context.Context, headers map[string]string, body []byte) (webhook.Event, error) {
-		return s.Verify(headers["stripe-signature"], body)
-	})
-}
-
-// rotatingStripeVerifier is the part of verify.RotatingStripe the receiver uses.
-type rotatingStripeVerifier interface {
-	Verify(ctx context.Context, signatureHeader string, body []byte) (webhook.Event, error)
-}
-
-// RotatingStripeVerifier adapts a Stripe verifier whose secrets are
-// reloaded on a mismatch to the Stripe-Signature header.
-func RotatingStripeVerifier(s rotatingStripeVerifier) Verifier {
-	return VerifierFunc(func(ctx context.Context, headers map[string]string, body []byte) (webhook.Event, error) {
-		return s.Verify(ctx, headers["stripe-signature"], body)
-	})
 }

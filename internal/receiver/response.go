@@ -18,11 +18,12 @@ var answers = []struct {
 	status int
 	public string
 }{
-	{webhook.ErrMethodNotAllowed, http.StatusMethodNotAllowed, "method not allowed: POST only"},
+	{webhook.ErrMethodNotAllowed, http.StatusMethodNotAllowed, "method not allowed"},
 	{webhook.ErrUnknownProvider, http.StatusNotFound, "unknown provider"},
 	{webhook.ErrTooLarge, http.StatusRequestEntityTooLarge, "payload too large"},
 	{webhook.ErrUnauthenticated, http.StatusUnauthorized, "invalid or missing signature"},
 	{webhook.ErrMalformed, http.StatusBadRequest, "malformed event"},
+	{webhook.ErrBusy, http.StatusServiceUnavailable, "busy: deliver again later"},
 }
 
 // statusOf returns the HTTP status and public message for err.
@@ -36,11 +37,7 @@ func statusOf(err error) (int, string) {
 }
 
 func errorResponse(status int, public string) events.APIGatewayV2HTTPResponse {
-	r := jsonResponse(status, `{"error":"`+public+`"}`)
-	if status == http.StatusMethodNotAllowed {
-		r.Headers["allow"] = http.MethodPost
-	}
-	return r
+	return jsonResponse(status, `{"error":"`+public+`"}`)
 }
 
 func jsonResponse(status int, body string) events.APIGatewayV2HTTPResponse {

@@ -1,44 +1,62 @@
 package receiver
 
 import (
+	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/envconfig"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/secrets"
+	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 // Settings is the receiver function's environment, as template.yaml sets it.
 type Settings struct {
-	Table           string        // INBOX_TABLE
-	QueueURL        string        // EVENTS_QUEUE_URL
-	StripeSecrets   []string      // STRIPE_WEBHOOK_SECRET, comma-separated; used as is when set
-	StripeSecretARN string        // STRIPE_WEBHOOK_SECRET_ARN, read when STRIPE_WEBHOOK_SECRET is empty
-	Tolerance       time.Duration // STRIPE_TOLERANCE, default 300s
-	MaxBodyBytes    int64         // MAX_BODY_BYTES, default 262144, at most inbox.MaxPayloadBytes
-	Grace           time.Duration // REENQUEUE_GRACE, default 2m
-	SecretMaxAge    time.Duration // SECRET_MAX_AGE, default 5m: how long secrets from Secrets Manager are used before a reload
-	SecretReload    time.Duration // SECRET_RELOAD_INTERVAL, default 1m: the least time between two loads of a secret
+	Table    string // INBOX_TABLE
+	QueueURL string // EVENTS_QUEUE_URL
+	// Secrets holds, for each enabled provider (see verify.Specs), its
+	// secrets given inline or the ARN of the Secrets Manager secret
+	// holding them. A provider whose variables are both empty is disabled.
+	Secrets      map[string]ProviderSecrets
+	Tolerance    time.Duration // STRIPE_TOLERANCE, default 300s
+	MaxBodyBytes int64         // MAX_BODY_BYTES, default 262144, at most inbox.MaxPayloadBytes
+	Grace        time.Duration // REENQUEUE_GRACE, default 2m
+	SecretMaxAge time.Duration // SECRET_MAX_AGE, default 5m: how long secrets from Secrets Manager are used before a reload
+	SecretReload time.Duration // SECRET_RELOAD_INTERVAL, default 1m: the least time between two loads of a secret
+}
+
+// ProviderSecrets is where one provider's secrets come from.
+type ProviderSecrets struct {
+	Inline []string // <SecretEnv>, comma-separated; used as is when set (local runs)
+	ARN    string   // <SecretEnv>_ARN, read when Inline is empty
 }
 
 // LoadSettings reads the settings through getenv, reporting every missing
-// or invalid key in one error.
+// or invalid key in one error. At least one provider must be enabled.
 func LoadSettings(getenv func(string) string) (Settings, error) {
 	r := envconfig.New(getenv)
 	s := Settings{
-		Table:           r.Required("INBOX_TABLE"),
-		QueueURL:        r.Required("EVENTS_QUEUE_URL"),
-		StripeSecrets:   r.List("STRIPE_WEBHOOK_SECRET"),
-		StripeSecretARN: r.String("STRIPE_WEBHOOK_SECRET_ARN", ""),
-		Tolerance:       r.Duration("STRIPE_TOLERANCE", 300*time.Second),
-		MaxBodyBytes:    r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes),
-		Grace:           r.Duration("REENQUEUE_GRACE", intake.DefaultGrace),
-		SecretMaxAge:    r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
-		SecretReload:    r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
+		Table:        r.Required("INBOX_TABLE"),
+		QueueURL:     r.Required("EVENTS_QUEUE_URL"),
+		Secrets:      map[string]ProviderSecrets{},
+		Tolerance:    r.Duration("STRIPE_TOLERANCE", 300*time.Second),
+		MaxBodyBytes: r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes),
+		Grace:        r.Duration("REENQUEUE_GRACE", intake.DefaultGrace),
+		SecretMaxAge: r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
+		SecretReload: r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
 	}
-	if len(s.StripeSecrets) == 0 && s.StripeSecretARN == "" {
-		r.Problem("set STRIPE_WEBHOOK_SECRET (comma-separated signing secrets) or STRIPE_WEBHOOK_SECRET_ARN (a Secrets Manager secret holding them)")
+	var names []string
+	for _, spec := range verify.Specs {
+		ps := ProviderSecrets{Inline: r.List(spec.SecretEnv), ARN: r.String(spec.SecretEnv+"_ARN", "")}
+		if len(ps.Inline) > 0 || ps.ARN != "" {
+			s.Secrets[spec.Name] = ps
+		}
+		names = append(names, spec.SecretEnv)
+	}
+	if len(s.Secrets) == 0 {
+		r.Problem("no provider is enabled: set one of %s (comma-separated secrets) or its _ARN (a Secrets Manager secret holding them)",
+			strings.Join(names, ", "))
 	}
 	if s.MaxBodyBytes > inbox.MaxPayloadBytes {
 		r.Problem("MAX_BODY_BYTES=%d is more than the %d bytes a payload item can hold (DynamoDB's 400 KB item limit)", s.MaxBodyBytes, inbox.MaxPayloadBytes)

@@ -1,9 +1,12 @@
 package samtemplate
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/hookinbox/hookinbox/internal/processor"
 )
 
 const apiKeyARN = "arn:aws:secretsmanager:eu-west-1:210987654321:secret:stripe-api-key-AbCdEf"
@@ -50,37 +53,77 @@ func TestTemplateProcessorEventSource(t *testing.T) {
 }
 
 func TestTemplateProcessorLeaseAndRedrive(t *testing.T) {
-	const inv = "the processor's lease outlasts its timeout and it knows the queue's maxReceiveCount"
+	const inv = "the processor's timing keeps the rule (Timeout < lease < VisibilityTimeout, ...) and it knows the queue's maxReceiveCount"
 	tpl := loadProject(t)
-	c := deployments(t, tpl)["defaults"]
-	env, err := tpl.FunctionEnv("ProcessorFunction", c)
-	if err != nil {
-		broken(t, inv, "%v", err)
-		return
-	}
-	props, _ := tpl.Function("ProcessorFunction")
-	timeout, err := intProp(t, tpl, props["Timeout"], c)
-	if err != nil {
-		broken(t, inv, "Timeout: %v", err)
-		return
-	}
-	lease, err := time.ParseDuration(env["LEASE_DURATION"])
-	if err != nil || lease <= time.Duration(timeout)*time.Second {
-		broken(t, inv, "LEASE_DURATION = %q, want a duration longer than Timeout %d s", env["LEASE_DURATION"], timeout)
-	}
-	redrive, _ := tpl.Resources["EventsQueue"].Properties["RedrivePolicy"].(map[string]any)
-	max, _ := intProp(t, tpl, redrive["maxReceiveCount"], c)
-	if got, _ := strconv.Atoi(env["MAX_RECEIVE_COUNT"]); got != max {
-		broken(t, inv, "MAX_RECEIVE_COUNT = %q, want EventsQueue's maxReceiveCount %d", env["MAX_RECEIVE_COUNT"], max)
-	}
-	for _, k := range []string{"EVENTS_DLQ_URL", "SHOP_TABLE", "MAIL_FROM", "STRIPE_API_KEY", "STRIPE_API_KEY_ARN"} {
-		if _, ok := env[k]; !ok && k != "STRIPE_API_KEY" {
-			broken(t, inv, "env has no %s", k)
+	for name, c := range deployments(t, tpl) {
+		env, err := tpl.FunctionEnv("ProcessorFunction", c)
+		if err != nil {
+			broken(t, inv, "%s: %v", name, err)
+			continue
+		}
+		props, _ := tpl.Function("ProcessorFunction")
+		queue := tpl.Resources["EventsQueue"].Properties
+		redrive, _ := queue["RedrivePolicy"].(map[string]any)
+		timing, err := processorTiming(t, tpl, c, props, env, queue, redrive)
+		if err != nil {
+			broken(t, inv, "%s: %v", name, err)
+			continue
+		}
+		if err := timing.Validate(); err != nil {
+			broken(t, inv, "%s: %v", name, err)
+		}
+		if n := timing.ReceivesPerCrash(); n != 1 {
+			broken(t, inv, "%s: a crash costs %d receives, want 1 (VisibilityTimeout above Timeout - MESSAGE_BUDGET + LEASE_DURATION)", name, n)
+		}
+		if got, _ := strconv.Atoi(env["MAX_RECEIVE_COUNT"]); got != timing.MaxReceiveCount {
+			broken(t, inv, "%s: MAX_RECEIVE_COUNT = %q, want EventsQueue's maxReceiveCount %d", name, env["MAX_RECEIVE_COUNT"], timing.MaxReceiveCount)
+		}
+		for _, k := range []string{"EVENTS_DLQ_URL", "SHOP_TABLE", "MAIL_FROM", "STRIPE_API_KEY", "STRIPE_API_KEY_ARN"} {
+			if _, ok := env[k]; !ok && k != "STRIPE_API_KEY" {
+				broken(t, inv, "%s: env has no %s", name, k)
+			}
+		}
+		if v, ok := env["STRIPE_API_KEY"]; !ok || v != "" {
+			broken(t, inv, "%s: STRIPE_API_KEY = %q (present %v), want present and empty: the key comes from Secrets Manager", name, v, ok)
 		}
 	}
-	if v, ok := env["STRIPE_API_KEY"]; !ok || v != "" {
-		broken(t, inv, "STRIPE_API_KEY = %q (present %v), want present and empty: the key comes from Secrets Manager", v, ok)
+}
+
+// processorTiming reads the processor's timing from the template: the
+// function's Timeout, its LEASE_DURATION, MESSAGE_BUDGET and
+// OUTCOME_RESERVE, and the events queue's settings.
+func processorTiming(t *testing.T, tpl *Template, c Context, props map[string]any, env map[string]string, queue, redrive map[string]any) (processor.Timing, error) {
+	t.Helper()
+	var tm processor.Timing
+	seconds := func(v any, what string) (time.Duration, error) {
+		n, err := intProp(t, tpl, v, c)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", what, err)
+		}
+		return time.Duration(n) * time.Second, nil
 	}
+	var err error
+	if tm.FunctionTimeout, err = seconds(props["Timeout"], "Timeout"); err != nil {
+		return tm, err
+	}
+	if tm.Visibility, err = seconds(queue["VisibilityTimeout"], "VisibilityTimeout"); err != nil {
+		return tm, err
+	}
+	if tm.Retention, err = seconds(queue["MessageRetentionPeriod"], "MessageRetentionPeriod"); err != nil {
+		return tm, err
+	}
+	max, err := intProp(t, tpl, redrive["maxReceiveCount"], c)
+	if err != nil {
+		return tm, fmt.Errorf("maxReceiveCount: %w", err)
+	}
+	tm.MaxReceiveCount = max
+	for k, d := range map[string]*time.Duration{"LEASE_DURATION": &tm.Lease, "MESSAGE_BUDGET": &tm.Budget, "OUTCOME_RESERVE": &tm.Reserve} {
+		s := env[k]
+		if *d, err = time.ParseDuration(s); err != nil {
+			return tm, fmt.Errorf("%s = %q: %w", k, s, err)
+		}
+	}
+	return tm, nil
 }
 
 func TestTemplateProcessorPolicy(t *testing.T) {
@@ -103,6 +146,7 @@ func TestTemplateProcessorPolicy(t *testing.T) {
 			"ses:SendEmail on arn:" + d.Partition + ":ses:" + d.Region + ":" + d.AccountID + ":identity/" + identity,
 			"sqs:ChangeMessageVisibility on " + queue,
 			"sqs:SendMessage on " + dlq,
+			"sqs:SendMessage on " + queue,
 		}
 		if v := c.Params["StripeApiKeyArn"]; v != "" {
 			want = append(want, "secretsmanager:GetSecretValue on "+v)

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 const (
@@ -220,21 +222,46 @@ func TestTemplateReceiverRoute(t *testing.T) {
 		return
 	}
 	events, _ := props["Events"].(map[string]any)
-	if len(events) != 1 {
-		broken(t, inv, "ReceiverFunction has %d events, want exactly the one HttpApi route", len(events))
+	want := map[string]any{
+		"Webhook":           map[string]any{"ApiId": Ref{Name: "WebhookApi"}, "Path": "/webhooks/{provider}", "Method": "POST"},
+		"GoPayNotification": map[string]any{"ApiId": Ref{Name: "WebhookApi"}, "Path": "/webhooks/gopay", "Method": "GET"},
 	}
+	got := map[string]any{}
 	for name, e := range events {
-		got, _ := e.(map[string]any)
-		want := map[string]any{
-			"Type": "HttpApi",
-			"Properties": map[string]any{
-				"ApiId":  Ref{Name: "WebhookApi"},
-				"Path":   "/webhooks/{provider}",
-				"Method": "POST",
-			},
+		m, _ := e.(map[string]any)
+		if m["Type"] != "HttpApi" {
+			broken(t, inv, "event %s is a %v, want HttpApi", name, m["Type"])
 		}
-		if diff := cmp.Diff(got, want); diff != "" {
-			broken(t, inv, "event %s (-got +want):\n%s", name, diff)
+		got[name] = m["Properties"]
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		broken(t, inv, "routes (-got +want):\n%s", diff)
+	}
+}
+
+// TestTemplateProviderSettings: every provider of verify.Specs can be
+// enabled from the template: its secret variable is declared empty (for
+// sam local) and its _ARN variable comes from a parameter.
+func TestTemplateProviderSettings(t *testing.T) {
+	const inv = "ReceiverFunction declares every provider's secret variables"
+	tpl := loadProject(t)
+	props, err := tpl.Function("ReceiverFunction")
+	if err != nil {
+		broken(t, inv, "%v", err)
+		return
+	}
+	vars, _ := props["Environment"].(map[string]any)["Variables"].(map[string]any)
+	for _, spec := range verify.Specs {
+		if got, ok := vars[spec.SecretEnv]; !ok || got != "" {
+			broken(t, inv, "%s = %#v, want present and \"\"", spec.SecretEnv, got)
+		}
+		ref, ok := vars[spec.SecretEnv+"_ARN"].(Ref)
+		if !ok {
+			broken(t, inv, "%s_ARN = %#v, want a !Ref to a parameter", spec.SecretEnv, vars[spec.SecretEnv+"_ARN"])
+			continue
+		}
+		if _, ok := tpl.Parameters[ref.Name]; !ok {
+			broken(t, inv, "%s_ARN refers to %s, which is not a parameter", spec.SecretEnv, ref.Name)
 		}
 	}
 }
@@ -278,6 +305,14 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"AWS_ENDPOINT_URL":          "",
 			"METRICS_NAMESPACE":         "hookinbox/shop-prod",
 		}},
+	}
+	// The other providers are disabled in both deployments.
+	for _, tt := range tests {
+		for _, spec := range verify.Specs {
+			if spec.Name != verify.StripeProvider {
+				tt.want[spec.SecretEnv], tt.want[spec.SecretEnv+"_ARN"] = "", ""
+			}
+		}
 	}
 	ctxs := deployments(t, tpl)
 	for _, tt := range tests {

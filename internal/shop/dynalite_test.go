@@ -2,6 +2,7 @@ package shop
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -20,4 +21,15 @@ type testDynamoDB interface {
 func dynamoForTest(t *testing.T) (testDynamoDB, string) {
 	t.Helper()
 	return devstack.TestTable(t, "ShopTable")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := devstack.StopSharedStripeMock(); err != nil {
+		code = 1
+	}
+	if err := devstack.StopShared(); err != nil {
+		code = 1
+	}
+	os.Exit(code)
 }

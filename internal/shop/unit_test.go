@@ -12,6 +12,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/secrets"
 	"github.com/hookinbox/hookinbox/internal/standin"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -199,5 +200,25 @@ func TestStateJSON(t *testing.T) {
 	}
 	if got, want := string(b), `{"access":[],"entitlements":[],"subscriptions":[],"emails":[],"invoices":[]}`; got != want {
 		t.Errorf("JSON = %s, want %s", got, want)
+	}
+}
+
+// The requests StripeBilling makes are valid for Stripe's API: stripe-mock
+// checks each against Stripe's OpenAPI specification (an unknown parameter
+// or a wrong type gets 400) and answers with its fixtures.
+func TestStripeBillingRequestsMatchStripesAPI(t *testing.T) {
+	mock := devstack.StripeMockForTest(t)
+	b := NewStripeBilling(secrets.Static("sk_test_123"), mock.URL, nil)
+	ctx := context.Background()
+	id, err := b.CreateInvoice(ctx, InvoiceRequest{
+		Customer: "cus_123", Description: "Order cs_123", Event: "stripe#evt_123", Since: t0,
+		Metadata: map[string]string{"checkout_session": "cs_123"}, IdempotencyKey: "hookinbox:stripe#evt_123:create-invoice",
+	})
+	if err != nil || id == "" {
+		t.Errorf("CreateInvoice (list by customer and created, then create) = %q, %v; want an invoice", id, err)
+	}
+	sub, err := b.Subscription(ctx, "sub_123")
+	if err != nil || sub.ID != "sub_123" || sub.Status == "" || sub.Customer == "" {
+		t.Errorf("Subscription = %+v, %v; want sub_123 with a status and a customer", sub, err)
 	}
 }

@@ -32,9 +32,12 @@ type InvoiceCall struct {
 //   - GET /v1/events: the events added with AddEvent, newest first, with
 //     created[gte|gt|lte|lt], limit, starting_after and types[] (as
 //     types[] or types[N]), as Stripe lists them.
+//   - GET /v1/events/{id}: one of those events, or 404 resource_missing.
 //   - GET /v1/subscriptions/{id}: the subscription as SetSubscription, or
 //     the newest subscription event given to AddEvent or Apply, left it;
 //     404 for one it never heard of.
+//
+// HoldInvoices makes invoice calls hang, as a slow Stripe does.
 //
 // Requests must carry a Bearer key when Key (or SetKey) is set; a request
 // with another key gets 401, as Stripe answers a rolled key.
@@ -54,6 +57,7 @@ type Stripe struct {
 	types    []string
 	queries  []string // the query of every GET /v1/events
 	subs     map[string]stripeSubscription
+	hold     *invoiceHold // set by HoldInvoices
 }
 
 // stripeInvoice is an invoice the stand-in created.
@@ -230,6 +234,8 @@ func (s *Stripe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.listInvoices(w, r)
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/events":
 		s.listEvents(w, r)
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/events/"):
+		s.getEvent(w, strings.TrimPrefix(r.URL.Path, "/v1/events/"))
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/subscriptions/"):
 		s.getSubscription(w, strings.TrimPrefix(r.URL.Path, "/v1/subscriptions/"))
 	default:
@@ -244,6 +250,14 @@ func (s *Stripe) createInvoice(w http.ResponseWriter, r *http.Request) {
 	}
 	key := r.Header.Get("Idempotency-Key")
 	call := InvoiceCall{IdempotencyKey: key, Customer: r.PostForm.Get("customer"), Event: r.PostForm.Get("metadata[hookinbox_event]")}
+	if !s.wait(r, call.Event) {
+		// The caller went away while held: nothing was created.
+		call.Status = statusClientClosed
+		s.mu.Lock()
+		s.calls = append(s.calls, call)
+		s.mu.Unlock()
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.failing) > 0 {

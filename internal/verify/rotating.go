@@ -10,24 +10,25 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Defaults of RotatingStripe.
+// Defaults of Rotating.
 const (
-	// DefaultReloadInterval is how often RotatingStripe may reload its
+	// DefaultReloadInterval is how often Rotating may reload its
 	// secrets on a mismatch.
 	DefaultReloadInterval = time.Minute
-	// DefaultMaxAge is how long RotatingStripe uses loaded secrets before
+	// DefaultMaxAge is how long Rotating uses loaded secrets before
 	// it loads them again.
 	DefaultMaxAge = 5 * time.Minute
 )
 
-// ErrSecretsStale is returned by RotatingStripe.Verify when its secrets are
+// ErrSecretsStale is returned by Rotating.Verify when its secrets are
 // older than MaxAge and cannot be loaded again. It wraps no webhook kind:
 // the delivery gets a 5xx and the provider retries.
 var ErrSecretsStale = errors.New("signing secrets are past their maximum age and could not be reloaded")
 
-// RotatingStripe is a Stripe verifier whose secrets live elsewhere (Secrets
-// Manager) and may change while the function stays warm. It loads them
-// again in two cases:
+// Rotating is a verifier whose secrets live elsewhere (Secrets Manager)
+// and may change while the function stays warm; it works for every
+// provider, New building the provider's verifier from the secrets. It
+// loads them again in two cases:
 //
 //   - when they are older than MaxAge, before verifying: a secret revoked
 //     in Secrets Manager stops verifying in warm functions within MaxAge.
@@ -41,61 +42,63 @@ var ErrSecretsStale = errors.New("signing secrets are past their maximum age and
 //     load per interval. A failed load here keeps the old secrets.
 //
 // Safe for concurrent use.
-type RotatingStripe struct {
+type Rotating struct {
 	// Load returns the secrets currently accepted.
 	Load func(ctx context.Context) ([]string, error)
 	// ReloadInterval is the least time between two loads; default 1 min.
 	ReloadInterval time.Duration
 	// MaxAge is how long loaded secrets are used; default 5 min.
 	MaxAge time.Duration
-	// Tolerance and Now are as in Stripe.
-	Tolerance time.Duration
-	Now       func() time.Time
+	// New builds the verifier from the secrets (a Spec's New, bound to its
+	// options); it reports a secret that cannot be used.
+	New func(secrets []string) (Verifier, error)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
 
 	mu       sync.Mutex
-	current  *Stripe
+	current  Verifier
 	loadedAt time.Time // when the last load was tried
 	freshAt  time.Time // when current was loaded
 }
 
 // Init loads the secrets for the first time; a function calls it at start,
 // so a missing or empty secret stops the cold start with a clear error.
-func (r *RotatingStripe) Init(ctx context.Context) error {
+func (r *Rotating) Init(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.reload(ctx)
 }
 
-// Verify is Stripe.Verify with secrets at most MaxAge old, reloading them
-// once when no signature matches.
-func (r *RotatingStripe) Verify(ctx context.Context, signatureHeader string, body []byte) (webhook.Event, error) {
-	s, err := r.fresh(ctx)
+// Verify verifies with secrets at most MaxAge old, reloading them once
+// when no signature matches.
+func (r *Rotating) Verify(ctx context.Context, req webhook.Request) ([]webhook.Event, error) {
+	v, err := r.fresh(ctx)
 	if err != nil {
-		return webhook.Event{}, err
+		return nil, err
 	}
-	ev, err := s.Verify(signatureHeader, body)
+	evs, err := v.Verify(ctx, req)
 	if !errors.Is(err, ErrBadSignature) {
-		return ev, err
+		return evs, err
 	}
 	r.mu.Lock()
-	if r.current != s || r.now().Sub(r.loadedAt) >= r.interval() {
-		if r.current == s {
+	if r.current != v || r.now().Sub(r.loadedAt) >= r.interval() {
+		if r.current == v {
 			if rerr := r.reload(ctx); rerr != nil {
 				r.mu.Unlock()
-				return ev, err // keep the old secrets; the load error is not the caller's
+				return evs, err // keep the old secrets; the load error is not the caller's
 			}
 		}
-		s = r.current
+		v = r.current
 		r.mu.Unlock()
-		return s.Verify(signatureHeader, body)
+		return v.Verify(ctx, req)
 	}
 	r.mu.Unlock()
-	return ev, err
+	return evs, err
 }
 
 // fresh returns the current verifier, loading the secrets again first when
 // they are older than MaxAge.
-func (r *RotatingStripe) fresh(ctx context.Context) (*Stripe, error) {
+func (r *Rotating) fresh(ctx context.Context) (Verifier, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
@@ -104,44 +107,44 @@ func (r *RotatingStripe) fresh(ctx context.Context) (*Stripe, error) {
 	}
 	if r.current != nil && r.loadedAt.After(r.freshAt) && now.Sub(r.loadedAt) < r.interval() {
 		// The last load failed; the next waits the interval.
-		return nil, fmt.Errorf("stripe verifier: %w (last load %s ago)", ErrSecretsStale, now.Sub(r.loadedAt).Round(time.Second))
+		return nil, fmt.Errorf("verifier: %w (last load %s ago)", ErrSecretsStale, now.Sub(r.loadedAt).Round(time.Second))
 	}
 	if err := r.reload(ctx); err != nil {
-		return nil, fmt.Errorf("stripe verifier: %w: %w", ErrSecretsStale, err)
+		return nil, fmt.Errorf("verifier: %w: %w", ErrSecretsStale, err)
 	}
 	return r.current, nil
 }
 
 // reload loads the secrets; r.mu is held.
-func (r *RotatingStripe) reload(ctx context.Context) error {
+func (r *Rotating) reload(ctx context.Context) error {
 	secrets, err := r.Load(ctx)
 	r.loadedAt = r.now() // a failed load also waits an interval before the next
 	if err != nil {
 		return err
 	}
-	s := &Stripe{Secrets: secrets, Tolerance: r.Tolerance, Now: r.Now}
-	if err := s.Validate(); err != nil {
+	v, err := r.New(secrets)
+	if err != nil {
 		return err
 	}
-	r.current, r.freshAt = s, r.loadedAt
+	r.current, r.freshAt = v, r.loadedAt
 	return nil
 }
 
-func (r *RotatingStripe) now() time.Time {
+func (r *Rotating) now() time.Time {
 	if r.Now != nil {
 		return r.Now()
 	}
 	return time.Now()
 }
 
-func (r *RotatingStripe) maxAge() time.Duration {
+func (r *Rotating) maxAge() time.Duration {
 	if r.MaxAge > 0 {
 		return r.MaxAge
 	}
 	return DefaultMaxAge
 }
 
-func (r *RotatingStripe) interval() time.Duration {
+func (r *Rotating) interval() time.Duration {
 	if r.ReloadInterval > 0 {
 		return r.ReloadInterval
 	}

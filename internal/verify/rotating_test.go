@@ -11,15 +11,33 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-func TestRotatingStripeReloadsOnMismatch(t *testing.T) {
+// withStripe makes r verify Stripe deliveries, as the receiver builds it
+// for a Secrets Manager secret, on r's clock.
+func withStripe(r *verify.Rotating) *verify.Rotating {
+	spec, _ := verify.Lookup(verify.StripeProvider)
+	r.New = func(s []string) (verify.Verifier, error) { return spec.New(s, verify.Options{Now: r.Now}) }
+	return r
+}
+
+// rotatingStripe is withStripe on a Rotating with load and clock.
+func rotatingStripe(load func(context.Context) ([]string, error), clock func() time.Time) *verify.Rotating {
+	return withStripe(&verify.Rotating{Load: load, Now: clock})
+}
+
+// stripeRequest is a delivery of body with the Stripe-Signature header.
+func stripeRequest(header string, body []byte) webhook.Request {
+	return webhook.Request{Method: "POST", Header: map[string]string{"stripe-signature": header}, Body: body}
+}
+
+func TestRotatingReloadsOnMismatch(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := now
 	stored := []string{"whsec_old"}
 	loads := 0
-	r := &verify.RotatingStripe{
+	r := withStripe(&verify.Rotating{
 		Load: func(context.Context) ([]string, error) { loads++; return stored, nil },
 		Now:  func() time.Time { return clock },
-	}
+	})
 	ctx := context.Background()
 	if err := r.Init(ctx); err != nil {
 		t.Fatal(err)
@@ -27,23 +45,23 @@ func TestRotatingStripeReloadsOnMismatch(t *testing.T) {
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_rot", now)
 	sign := func(secret string) string { return verifytest.SignStripe(body, clock, secret) }
 
-	if _, err := r.Verify(ctx, sign("whsec_old"), body); err != nil {
+	if _, err := r.Verify(ctx, stripeRequest(sign("whsec_old"), body)); err != nil {
 		t.Fatalf("old secret: %v", err)
 	}
 	// The secret is rolled in Secrets Manager; within the interval a
 	// mismatch does not reload (a flood of bad signatures is cheap).
 	stored = []string{"whsec_new", "whsec_old"}
-	if _, err := r.Verify(ctx, sign("whsec_new"), body); !errors.Is(err, verify.ErrBadSignature) {
+	if _, err := r.Verify(ctx, stripeRequest(sign("whsec_new"), body)); !errors.Is(err, verify.ErrBadSignature) {
 		t.Fatalf("new secret within the interval: err = %v, want ErrBadSignature", err)
 	}
 	if loads != 1 {
 		t.Fatalf("loads = %d, want 1", loads)
 	}
 	clock = clock.Add(verify.DefaultReloadInterval)
-	if _, err := r.Verify(ctx, sign("whsec_new"), body); err != nil {
+	if _, err := r.Verify(ctx, stripeRequest(sign("whsec_new"), body)); err != nil {
 		t.Fatalf("new secret after the interval: %v", err)
 	}
-	if _, err := r.Verify(ctx, sign("whsec_attacker"), body); !errors.Is(err, verify.ErrBadSignature) {
+	if _, err := r.Verify(ctx, stripeRequest(sign("whsec_attacker"), body)); !errors.Is(err, verify.ErrBadSignature) {
 		t.Errorf("attacker: err = %v, want ErrBadSignature", err)
 	}
 	if loads != 2 {
@@ -51,11 +69,11 @@ func TestRotatingStripeReloadsOnMismatch(t *testing.T) {
 	}
 }
 
-func TestRotatingStripeKeepsSecretsWhenReloadFails(t *testing.T) {
+func TestRotatingKeepsSecretsWhenReloadFails(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := now
 	fail := false
-	r := &verify.RotatingStripe{
+	r := withStripe(&verify.Rotating{
 		Load: func(context.Context) ([]string, error) {
 			if fail {
 				return nil, errors.New("AccessDenied")
@@ -63,7 +81,7 @@ func TestRotatingStripeKeepsSecretsWhenReloadFails(t *testing.T) {
 			return []string{"whsec_a"}, nil
 		},
 		Now: func() time.Time { return clock },
-	}
+	})
 	ctx := context.Background()
 	if err := r.Init(ctx); err != nil {
 		t.Fatal(err)
@@ -71,30 +89,30 @@ func TestRotatingStripeKeepsSecretsWhenReloadFails(t *testing.T) {
 	fail = true
 	clock = clock.Add(verify.DefaultReloadInterval) // within the max age
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_keep", clock)
-	if _, err := r.Verify(ctx, verifytest.SignStripe(body, clock, "whsec_b"), body); !errors.Is(err, verify.ErrBadSignature) {
+	if _, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, "whsec_b"), body)); !errors.Is(err, verify.ErrBadSignature) {
 		t.Errorf("mismatch with a failing reload: err = %v, want ErrBadSignature", err)
 	}
-	if _, err := r.Verify(ctx, verifytest.SignStripe(body, clock, "whsec_a"), body); err != nil {
+	if _, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, "whsec_a"), body)); err != nil {
 		t.Errorf("the loaded secret stopped working after a failed reload: %v", err)
 	}
 }
 
 // A secret removed from Secrets Manager keeps matching the loaded secrets,
 // so no mismatch reload happens: the maximum age ends it.
-func TestRotatingStripeRevokedSecretStopsWithinMaxAge(t *testing.T) {
+func TestRotatingRevokedSecretStopsWithinMaxAge(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	stored := []string{"whsec_new", "whsec_old"}
-	r := &verify.RotatingStripe{
+	r := withStripe(&verify.Rotating{
 		Load: func(context.Context) ([]string, error) { return stored, nil },
 		Now:  func() time.Time { return clock },
-	}
+	})
 	ctx := context.Background()
 	if err := r.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
 	verifyWith := func(secret string) error {
 		body := verifytest.StripeEvent("checkout.session.completed", "evt_revoke", clock)
-		_, err := r.Verify(ctx, verifytest.SignStripe(body, clock, secret), body)
+		_, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, secret), body))
 		return err
 	}
 	stored = []string{"whsec_new"} // the old secret is revoked
@@ -113,25 +131,25 @@ func TestRotatingStripeRevokedSecretStopsWithinMaxAge(t *testing.T) {
 
 // Past the max age, secrets that cannot be loaded again are not used: a
 // 5xx (Stripe retries) rather than a revoked secret that keeps working.
-func TestRotatingStripeFailsClosedWhenStale(t *testing.T) {
+func TestRotatingFailsClosedWhenStale(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var fail error
 	loads := 0
-	r := &verify.RotatingStripe{
+	r := withStripe(&verify.Rotating{
 		Load: func(context.Context) ([]string, error) {
 			loads++
 			return []string{"whsec_a"}, fail
 		},
 		MaxAge: 10 * time.Minute,
 		Now:    func() time.Time { return clock },
-	}
+	})
 	ctx := context.Background()
 	if err := r.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_stale", clock)
 	verifyNow := func() error {
-		_, err := r.Verify(ctx, verifytest.SignStripe(body, clock, "whsec_a"), body)
+		_, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, "whsec_a"), body))
 		return err
 	}
 	fail = errors.New("AccessDeniedException")
@@ -156,8 +174,8 @@ func TestRotatingStripeFailsClosedWhenStale(t *testing.T) {
 	}
 }
 
-func TestRotatingStripeInitFails(t *testing.T) {
-	r := &verify.RotatingStripe{Load: func(context.Context) ([]string, error) { return []string{" "}, nil }}
+func TestRotatingInitFails(t *testing.T) {
+	r := withStripe(&verify.Rotating{Load: func(context.Context) ([]string, error) { return []string{" "}, nil }})
 	if err := r.Init(context.Background()); err == nil {
 		t.Error("Init accepted an empty secret")
 	}
@@ -165,14 +183,14 @@ func TestRotatingStripeInitFails(t *testing.T) {
 
 // A max age below the reload interval reloads at every use: the interval
 // throttles only loads after a failure or a mismatch.
-func TestRotatingStripeMaxAgeBelowInterval(t *testing.T) {
+func TestRotatingMaxAgeBelowInterval(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	loads := 0
-	r := &verify.RotatingStripe{
+	r := withStripe(&verify.Rotating{
 		Load:   func(context.Context) ([]string, error) { loads++; return []string{"whsec_a"}, nil },
 		MaxAge: time.Second,
 		Now:    func() time.Time { return clock },
-	}
+	})
 	ctx := context.Background()
 	if err := r.Init(ctx); err != nil {
 		t.Fatal(err)
@@ -180,7 +198,7 @@ func TestRotatingStripeMaxAgeBelowInterval(t *testing.T) {
 	for i := range 3 {
 		clock = clock.Add(time.Second)
 		body := verifytest.StripeEvent("checkout.session.completed", "evt_age", clock)
-		if _, err := r.Verify(ctx, verifytest.SignStripe(body, clock, "whsec_a"), body); err != nil || loads != i+2 {
+		if _, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, "whsec_a"), body)); err != nil || loads != i+2 {
 			t.Fatalf("use %d: %v after %d loads, want nil after %d", i+1, err, loads, i+2)
 		}
 	}

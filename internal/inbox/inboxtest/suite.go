@@ -92,6 +92,51 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
+	t.Run("IDOnlyClaimRenewsOnlyFinished", func(t *testing.T) {
+		s := newStore(t)
+		ev := webhook.Event{Provider: "gopay", ID: "3000006529", Type: "notification", Raw: []byte(`{"id":3000006529}`), IDOnly: true}
+		first, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Pending (RECEIVED, then PROCESSING): a repeat is a duplicate.
+		if _, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0.Add(time.Second), TTL: time.Hour}); !errors.Is(err, inbox.ErrAlreadyClaimed) {
+			t.Fatalf("repeat while RECEIVED: err = %v, want ErrAlreadyClaimed", err)
+		}
+		if _, err := s.Lease(ctx, first.Key, "w1", t0.Add(2*time.Second), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0.Add(3 * time.Second), TTL: time.Hour}); !errors.Is(err, inbox.ErrAlreadyClaimed) {
+			t.Fatalf("repeat while PROCESSING: err = %v, want ErrAlreadyClaimed", err)
+		}
+		if _, err := s.Finish(ctx, first.Key, "w1", inbox.Result{Status: inbox.Done, Outcome: "PAID", At: t0.Add(4 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		// Finished: the next notification claims the key again, RECEIVED.
+		again, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0.Add(5 * time.Second), TTL: time.Hour})
+		if err != nil {
+			t.Fatalf("notification after DONE: %v", err)
+		}
+		if again.Status != inbox.Received || !again.ReceivedAt.Equal(t0.Add(5*time.Second)) {
+			t.Errorf("renewed claim = %+v", again)
+		}
+		if stored, err := s.Get(ctx, first.Key); err != nil || stored.Status != inbox.Received || stored.Attempts != 0 {
+			t.Errorf("stored after renewal = %+v, %v", stored, err)
+		}
+		// A Stripe-style event is never renewed.
+		st := Event("evt_final")
+		it := claim(t, s, "evt_final")
+		if _, err := s.Lease(ctx, it.Key, "w1", t0, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Done, At: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Claim(ctx, inbox.Claim{Event: st, At: t0.Add(time.Hour), TTL: time.Hour}); !errors.Is(err, inbox.ErrAlreadyClaimed) {
+			t.Errorf("claim of a DONE signed event: err = %v, want ErrAlreadyClaimed", err)
+		}
+	})
+
 	t.Run("ConcurrentClaimsOneWins", func(t *testing.T) {
 		s := newStore(t)
 		const n = 20

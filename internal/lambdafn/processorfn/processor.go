@@ -43,7 +43,13 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	sq := sqs.NewFromConfig(cfg)
 	billing := shop.NewStripeBilling(apiKey, s.StripeAPIURL, stripeapi.HTTPClient())
 	h := processor.New(
-		processor.Config{LeaseFor: s.LeaseFor, MaxReceiveCount: s.MaxReceiveCount, Metrics: rec},
+		processor.Config{
+			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
+			Metrics: rec,
+			Fetchers: map[string]processor.Fetcher{
+				"stripe": processor.StripeEvents(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
+			},
+		},
 		inbox.NewDynamoDB(db, s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
 		shop.New(shopCfg, db, sesv2.NewFromConfig(cfg), billing),

@@ -5,6 +5,7 @@ package receiverfn
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -21,13 +22,14 @@ import (
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
-// Build builds the webhook receiver (API Gateway HTTP API, payload v2).
+// Build builds the webhook receiver (API Gateway HTTP API, payload v2)
+// with a verifier for every provider whose secret is set.
 func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 	s, err := receiver.LoadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
-	stripe, err := stripeVerifier(ctx, cfg, s)
+	providers, err := receiverProviders(ctx, cfg, s)
 	if err != nil {
 		return nil, err
 	}
@@ -41,36 +43,49 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 		log,
 	)
-	h := receiver.New(
-		receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Metrics: rec},
-		map[string]receiver.Verifier{verify.StripeProvider: stripe},
-		in, log,
-	)
+	h := receiver.New(receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Metrics: rec}, providers, in, log)
 	return h.Handle, nil
 }
 
-// stripeVerifier verifies with the secrets in STRIPE_WEBHOOK_SECRET as
-// they are, or with the Secrets Manager secret STRIPE_WEBHOOK_SECRET_ARN,
-// reloaded when older than SECRET_MAX_AGE (so a revoked secret stops
-// verifying) and when a signature does not match (so a rolled secret takes
-// effect), in warm functions too.
-func stripeVerifier(ctx context.Context, cfg aws.Config, s receiver.Settings) (receiver.Verifier, error) {
-	if len(s.StripeSecrets) > 0 {
-		v := &verify.Stripe{Secrets: s.StripeSecrets, Tolerance: s.Tolerance}
-		if err := v.Validate(); err != nil {
-			return nil, err
+// receiverProviders builds the enabled providers from verify.Specs: each
+// verifies with the secrets in its variable as they are, or with its
+// Secrets Manager secret, reloaded when older than SECRET_MAX_AGE (so a
+// revoked secret stops verifying) and when a signature does not match (so
+// a rolled secret takes effect), in warm functions too. An unsigned provider
+// (GoPay) needs no secret here: its secret is the processor's.
+func receiverProviders(ctx context.Context, cfg aws.Config, s receiver.Settings) (map[string]receiver.Provider, error) {
+	opts := verify.Options{StripeTolerance: s.Tolerance}
+	var sm *secretsmanager.Client
+	providers := map[string]receiver.Provider{}
+	for _, spec := range verify.Specs {
+		ps, enabled := s.Secrets[spec.Name]
+		if !enabled {
+			continue
 		}
-		return receiver.StripeVerifier(v), nil
+		var v verify.Verifier
+		var err error
+		switch {
+		case spec.Unsigned:
+			v, err = spec.New(nil, opts)
+		case len(ps.Inline) > 0:
+			v, err = spec.New(ps.Inline, opts)
+		default:
+			if sm == nil {
+				sm = secretsmanager.NewFromConfig(cfg)
+			}
+			arn, spec := ps.ARN, spec
+			r := &verify.Rotating{
+				Load:           func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) },
+				New:            func(secrets []string) (verify.Verifier, error) { return spec.New(secrets, opts) },
+				MaxAge:         s.SecretMaxAge,
+				ReloadInterval: s.SecretReload,
+			}
+			v, err = r, r.Init(ctx)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", spec.Name, err)
+		}
+		providers[spec.Name] = receiver.Provider{Verifier: v, Method: spec.Method, Accepted: spec.Accepted}
 	}
-	sm := secretsmanager.NewFromConfig(cfg)
-	v := &verify.RotatingStripe{
-		Load:           func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, s.StripeSecretARN) },
-		MaxAge:         s.SecretMaxAge,
-		ReloadInterval: s.SecretReload,
-		Tolerance:      s.Tolerance,
-	}
-	if err := v.Init(ctx); err != nil {
-		return nil, err
-	}
-	return receiver.RotatingStripeVerifier(v), nil
+	return providers, nil
 }

@@ -1,0 +1,106 @@
+package processor_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/pipelinetest"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// TestCrashedProcessorBootstrapLosesNothing runs the real processor
+// bootstrap under aws-lambda-rie, fed by the events queue, and SIGKILLs it
+// while four checkouts wait on Stripe's invoice call (an out-of-memory kill
+// or a Lambda timeout does the same). The stack runs with the short timing
+// configuration (timeout 3 s, lease 5 s, visibility 8 s), which keeps the
+// template's rule. Every event must end DONE within the visibility timeout
+// and a margin, each effect once, nothing parked, no message left.
+func TestCrashedProcessorBootstrapLosesNothing(t *testing.T) {
+	p := pipelinetest.New(t)
+	tm := shortTiming
+	if err := tm.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p.SetVisibility(t, tm.Visibility)
+	fn := p.StartBootstrap(t, "ProcessorFunction", map[string]string{
+		"AWS_LAMBDA_FUNCTION_TIMEOUT": strconv.Itoa(int(tm.FunctionTimeout / time.Second)),
+		"LEASE_DURATION":              tm.Lease.String(),
+		"MESSAGE_BUDGET":              tm.Budget.String(),
+		"OUTCOME_RESERVE":             tm.Reserve.String(),
+		"MAX_RECEIVE_COUNT":           strconv.Itoa(tm.MaxReceiveCount),
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", p.Logs.String())
+		}
+	})
+
+	const n = 20
+	var keys []webhook.Key
+	now := time.Now().Add(-time.Minute)
+	for i := 0; i < n; i++ {
+		k, b := pipelinetest.Checkout("crash", i, now)
+		keys = append(keys, k)
+		p.Deliver(t, b)
+	}
+	held := p.Stripe.HoldInvoices(4) // Stripe stops answering the next 4 invoice calls
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	source := &lambdalocal.SQSSource{
+		Client: p.SQS, QueueURL: p.Events.URL(), QueueARN: p.Stack.Queues["EventsQueue"].ARN,
+		BatchSize: 10, Function: fn,
+	}
+	polled := make(chan struct{})
+	go func() { defer close(polled); _ = source.Run(ctx) }()
+
+	var hung []string
+	for len(hung) < 4 {
+		select {
+		case k := <-held:
+			hung = append(hung, k)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("only %d invoice calls reached Stripe within 30s, want 4 hanging", len(hung))
+		}
+	}
+	killed, err := fn.KillRuntime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashedAt := time.Now()
+	p.Stripe.ReleaseInvoices() // Stripe answers again
+	t.Logf("SIGKILLed the bootstrap (pid %v) while %v waited on Stripe", killed, hung)
+
+	// Bounded: the held events come back after the visibility timeout and
+	// are taken over; a margin for the emulators and the RIE's restart.
+	limit := tm.Visibility + 20*time.Second
+	for !(p.AllIn(t, keys, inbox.Done) && p.QueueEmpty(t)) {
+		if time.Since(crashedAt) > limit {
+			var stuck []string
+			for _, k := range keys {
+				if it, _ := p.Inbox.Get(context.Background(), k); it.Status != inbox.Done {
+					stuck = append(stuck, string(k)+" "+string(it.Status))
+				}
+			}
+			t.Fatalf("%v after the crash: not DONE: %v (queue empty: %v)", limit, stuck, p.QueueEmpty(t))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cancel()
+	<-polled
+
+	for _, k := range hung {
+		it, err := p.Inbox.Get(context.Background(), webhook.Key(k))
+		if err != nil || it.Attempts != 2 {
+			t.Errorf("%s (held when killed): attempts %d (%v), want 2: the crash and the takeover", k, it.Attempts, err)
+		}
+	}
+	p.EffectsOnce(t, keys)
+	if d := p.DLQReasons(t); len(d) != 0 {
+		t.Errorf("DLQ holds %v, want nothing parked", d)
+	}
+}

@@ -1,0 +1,40 @@
+package processor_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/secrets"
+	"github.com/hookinbox/hookinbox/internal/standin"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+func TestStripeEventsFetchesOneEvent(t *testing.T) {
+	stripe := standin.NewStripe()
+	stripe.Key = "sk_test_fetch"
+	body := verifytest.StripeEvent("checkout.session.completed", "evt_fetch1", time.Now().Add(-time.Hour))
+	if err := stripe.AddEvent(body); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(stripe)
+	defer srv.Close()
+	fetch := processor.StripeEvents(secrets.Static("sk_test_fetch"), srv.URL, srv.Client())
+
+	got, err := fetch(context.Background(), "evt_fetch1")
+	if err != nil || string(got) != string(body) {
+		t.Errorf("fetch evt_fetch1 = %.60s..., %v; want the event's bytes", got, err)
+	}
+	_, err = fetch(context.Background(), "evt_unknown")
+	if err == nil || !webhook.IsPermanent(err) || !strings.Contains(err.Error(), "evt_unknown") {
+		t.Errorf("fetch of an unknown event: %v, want a permanent error naming it", err)
+	}
+	wrongKey := processor.StripeEvents(secrets.Static("sk_test_wrong"), srv.URL, srv.Client())
+	if _, err := wrongKey(context.Background(), "evt_fetch1"); err == nil || webhook.IsPermanent(err) {
+		t.Errorf("fetch with a rejected key: %v, want a transient error (the key may be rotating)", err)
+	}
+}

@@ -1,0 +1,260 @@
+package receiver_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// Secrets of the providers besides Stripe.
+const (
+	githubSecret   = "gh-secret-hookinbox"
+	shopifySecret  = "shpss_hookinbox_test"
+	standardSecret = "whsec_c2VjcmV0LW9mLWhvb2tpbmJveC10ZXN0LWVuZHBvaW50"
+	adyenKey       = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+)
+
+// allProviders builds every provider of verify.Specs as the receiver
+// function does, with inline secrets, on clock.
+func allProviders(t *testing.T, clock func() time.Time) map[string]receiver.Provider {
+	t.Helper()
+	secrets := map[string][]string{
+		"stripe": {secret}, "github": {githubSecret}, "shopify": {shopifySecret},
+		"standard": {standardSecret}, "adyen": {adyenKey}, "gopay": nil,
+	}
+	out := map[string]receiver.Provider{}
+	for _, spec := range verify.Specs {
+		v, err := spec.New(secrets[spec.Name], verify.Options{Now: clock})
+		if err != nil {
+			t.Fatalf("%s: %v", spec.Name, err)
+		}
+		out[spec.Name] = receiver.Provider{Verifier: v, Method: spec.Method, Accepted: spec.Accepted}
+	}
+	return out
+}
+
+// providerRequest is a delivery to /webhooks/<provider>.
+func providerRequest(provider, method string, headers map[string]string, body []byte) events.APIGatewayV2HTTPRequest {
+	req := events.APIGatewayV2HTTPRequest{
+		RouteKey:       method + " /webhooks/{provider}",
+		RawPath:        "/webhooks/" + provider,
+		Headers:        headers,
+		PathParameters: map[string]string{"provider": provider},
+		Body:           string(body),
+	}
+	req.RequestContext.HTTP.Method = method
+	req.RequestContext.HTTP.Path = "/webhooks/" + provider
+	return req
+}
+
+func gopayRequest(id string) events.APIGatewayV2HTTPRequest {
+	// The GET route has a fixed path: no {provider} parameter.
+	req := providerRequest("gopay", "GET", map[string]string{}, nil)
+	req.RouteKey, req.PathParameters = "GET /webhooks/gopay", nil
+	req.QueryStringParameters = map[string]string{"id": id}
+	return req
+}
+
+func adyenItem(psp, code string) verifytest.AdyenItem {
+	return verifytest.AdyenItem{PspReference: psp, MerchantAccount: "HookinboxECOM", MerchantReference: "order-1",
+		Value: 2500, Currency: "EUR", EventCode: code, Success: true, EventDate: now}
+}
+
+// TestProvidersAcceptedOnceForgedRefused: for each provider, a signed
+// delivery is claimed and enqueued once, its redelivery adds nothing, and
+// the hostile versions are refused with their documented status, writing
+// and sending nothing.
+func TestProvidersAcceptedOnceForgedRefused(t *testing.T) {
+	ghBody := []byte(`{"action":"opened","issue":{"number":1347}}`)
+	shBody := []byte(`{"id":820982911946154508,"line_items":[]}`)
+	stdBody := []byte(`{"type":"user.created","timestamp":"2026-11-30T12:00:00Z","data":{"id":"u_1"}}`)
+	adyenBody := verifytest.AdyenNotification(adyenKey, adyenItem("8816178952380553", "AUTHORISATION"), adyenItem("8816178952380553", "CAPTURE"))
+	huge := []byte(`{"pad":"` + strings.Repeat("x", receiver.DefaultMaxBodyBytes) + `"}`)
+	with := func(h map[string]string, k, v string) map[string]string {
+		out := map[string]string{}
+		for a, b := range h {
+			out[a] = b
+		}
+		if v == "" {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+		return out
+	}
+	gh := verifytest.GitHubHeaders(ghBody, githubSecret, "72d3162e-cc78-11e3-81ab-4c9367dc0958", "issues")
+	sh := verifytest.ShopifyHeaders(shBody, shopifySecret, "98880550-7158-44d4-b7cd-2c97c8a091b5", "orders/create", now)
+	std := verifytest.StandardHeaders(stdBody, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", now, standardSecret)
+	oneForged := strings.Replace(string(verifytest.AdyenNotification(adyenKey, adyenItem("A1", "AUTHORISATION"), adyenItem("A2", "REFUND"))),
+		`"pspReference": "A2"`, `"pspReference": "A3"`, 1)
+
+	tests := []struct {
+		provider string
+		good     events.APIGatewayV2HTTPRequest
+		keys     []webhook.Key
+		answer   string // the body of a 200, when not JSON
+		hostile  map[string]struct {
+			req    events.APIGatewayV2HTTPRequest
+			status int
+		}
+	}{
+		{"github", providerRequest("github", "POST", gh, ghBody), []webhook.Key{"github#72d3162e-cc78-11e3-81ab-4c9367dc0958"}, "", map[string]struct {
+			req    events.APIGatewayV2HTTPRequest
+			status int
+		}{
+			"forged":           {providerRequest("github", "POST", verifytest.GitHubHeaders(ghBody, "attacker", "d-1", "issues"), ghBody), 401},
+			"no signature":     {providerRequest("github", "POST", with(gh, "x-hub-signature-256", ""), ghBody), 401},
+			"missing id":       {providerRequest("github", "POST", with(gh, "x-github-delivery", ""), ghBody), 400},
+			"malformed body":   {providerRequest("github", "POST", verifytest.GitHubHeaders([]byte("x=1"), githubSecret, "d-2", "issues"), []byte("x=1")), 400},
+			"oversized body":   {providerRequest("github", "POST", verifytest.GitHubHeaders(huge, githubSecret, "d-3", "issues"), huge), 413},
+			"wrong method GET": {providerRequest("github", "GET", gh, ghBody), 405},
+		}},
+		{"shopify", providerRequest("shopify", "POST", sh, shBody), []webhook.Key{"shopify#98880550-7158-44d4-b7cd-2c97c8a091b5"}, "", map[string]struct {
+			req    events.APIGatewayV2HTTPRequest
+			status int
+		}{
+			"forged":         {providerRequest("shopify", "POST", verifytest.ShopifyHeaders(shBody, "attacker", "e-1", "orders/create", now), shBody), 401},
+			"missing id":     {providerRequest("shopify", "POST", with(with(sh, "x-shopify-event-id", ""), "x-shopify-webhook-id", ""), shBody), 400},
+			"malformed body": {providerRequest("shopify", "POST", verifytest.ShopifyHeaders([]byte("[]"), shopifySecret, "e-2", "orders/create", now), []byte("[]")), 400},
+			"oversized body": {providerRequest("shopify", "POST", verifytest.ShopifyHeaders(huge, shopifySecret, "e-3", "orders/create", now), huge), 413},
+		}},
+		{"standard", providerRequest("standard", "POST", std, stdBody), []webhook.Key{"standard#msg_2KWPBgLlAfxdpx2AI54pPJ85f4W"}, "", map[string]struct {
+			req    events.APIGatewayV2HTTPRequest
+			status int
+		}{
+			"forged":          {providerRequest("standard", "POST", verifytest.StandardHeaders(stdBody, "msg_1", now, "whsec_YXR0YWNrZXI="), stdBody), 401},
+			"missing id":      {providerRequest("standard", "POST", verifytest.StandardHeaders(stdBody, "", now, standardSecret), stdBody), 400},
+			"stale timestamp": {providerRequest("standard", "POST", verifytest.StandardHeaders(stdBody, "msg_3", now.Add(-6*time.Minute), standardSecret), stdBody), 401},
+			"malformed body":  {providerRequest("standard", "POST", verifytest.StandardHeaders([]byte("nope"), "msg_4", now, standardSecret), []byte("nope")), 400},
+			"oversized body":  {providerRequest("standard", "POST", verifytest.StandardHeaders(huge, "msg_5", now, standardSecret), huge), 413},
+		}},
+		{"adyen", providerRequest("adyen", "POST", map[string]string{"content-type": "application/json"}, adyenBody),
+			[]webhook.Key{"adyen#8816178952380553-AUTHORISATION", "adyen#8816178952380553-CAPTURE"}, "[accepted]", map[string]struct {
+				req    events.APIGatewayV2HTTPRequest
+				status int
+			}{
+				"forged":               {providerRequest("adyen", "POST", nil, verifytest.AdyenNotification("ABCDEF", adyenItem("B1", "AUTHORISATION"))), 401},
+				"one bad item of two":  {providerRequest("adyen", "POST", nil, []byte(oneForged)), 401},
+				"missing id":           {providerRequest("adyen", "POST", nil, verifytest.AdyenNotification(adyenKey, adyenItem("", "AUTHORISATION"))), 400},
+				"malformed body":       {providerRequest("adyen", "POST", nil, []byte(`{"notificationItems":`)), 401},
+				"oversized body":       {providerRequest("adyen", "POST", nil, huge), 413},
+				"no signature in item": {providerRequest("adyen", "POST", nil, []byte(strings.Replace(string(adyenBody), "hmacSignature", "x", -1))), 401},
+			}},
+		{"gopay", gopayRequest("3000006529"), []webhook.Key{"gopay#3000006529"}, "", map[string]struct {
+			req    events.APIGatewayV2HTTPRequest
+			status int
+		}{
+			"missing id":     {gopayRequest(""), 400},
+			"not digits":     {gopayRequest("3000006529; DROP"), 400},
+			"too long":       {gopayRequest(strings.Repeat("1", 20)), 400},
+			"POST":           {providerRequest("gopay", "POST", nil, []byte(`{"id":1}`)), 405},
+			"oversized body": {func() events.APIGatewayV2HTTPRequest { r := gopayRequest("1"); r.Body = string(huge); return r }(), 413},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.provider, func(t *testing.T) {
+			store, q := inbox.NewMemory(), &fakeQueue{}
+			h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
+			ctx := context.Background()
+			for name, hc := range tc.hostile {
+				resp, _ := h.Handle(ctx, hc.req)
+				if resp.StatusCode != hc.status {
+					t.Errorf("%s: %d %s, want %d", name, resp.StatusCode, resp.Body, hc.status)
+				}
+			}
+			if pending, _ := store.Pending(ctx, now.Add(time.Hour), 100); len(pending) != 0 || len(q.Sent()) != 0 {
+				t.Fatalf("hostile deliveries wrote %d claims and sent %d messages", len(pending), len(q.Sent()))
+			}
+			for i, want := range []string{"accepted", "duplicate"} {
+				resp, _ := h.Handle(ctx, tc.good)
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("delivery %d: %d %s", i+1, resp.StatusCode, resp.Body)
+				}
+				if tc.answer != "" {
+					if resp.Body != tc.answer || resp.Headers["content-type"] != "text/plain" {
+						t.Errorf("delivery %d: body %q (%s), want exactly %q", i+1, resp.Body, resp.Headers["content-type"], tc.answer)
+					}
+				} else if got := answer(t, resp); got != want {
+					t.Errorf("delivery %d: %s, want %s", i+1, got, want)
+				}
+			}
+			var sent []webhook.Key
+			for _, env := range q.Sent() {
+				sent = append(sent, env.Key)
+			}
+			if strings.Join(keyStrings(sent), " ") != strings.Join(keyStrings(tc.keys), " ") {
+				t.Errorf("messages for %v, want one each for %v", sent, tc.keys)
+			}
+		})
+	}
+}
+
+func keyStrings(keys []webhook.Key) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = string(k)
+	}
+	return out
+}
+
+// TestUnknownOrDisabledProviderIs404: a provider hookinbox does not speak,
+// or one whose secret is not set, answers 404.
+func TestUnknownOrDisabledProviderIs404(t *testing.T) {
+	store, q := inbox.NewMemory(), &fakeQueue{}
+	h := receiver.New(receiver.Config{}, stripeVerifiers(fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
+	for _, p := range []string{"github", "adyen", "paypal", ""} {
+		resp, _ := h.Handle(context.Background(), providerRequest(p, "POST", nil, []byte(`{}`)))
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("provider %q: %d, want 404", p, resp.StatusCode)
+		}
+	}
+	if resp, _ := h.Handle(context.Background(), gopayRequest("3000006529")); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("gopay disabled: %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestGoPayOnePendingFetchPerID: a repeat while the fetch is pending
+// enqueues nothing; while it runs, the repeat is answered 503 so GoPay
+// delivers it again; once finished, a new notification is claimed and
+// enqueued again, so the new state is fetched.
+func TestGoPayOnePendingFetchPerID(t *testing.T) {
+	store, q := inbox.NewMemory(), &fakeQueue{}
+	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
+	ctx := context.Background()
+	status := func(want int, wantBody string) {
+		t.Helper()
+		resp, _ := h.Handle(ctx, gopayRequest("3000006529"))
+		if resp.StatusCode != want || (wantBody != "" && answer(t, resp) != wantBody) {
+			t.Fatalf("notification: %d %s, want %d %s", resp.StatusCode, resp.Body, want, wantBody)
+		}
+	}
+	status(200, "accepted")
+	for range 50 {
+		status(200, "duplicate")
+	}
+	if n := len(q.Sent()); n != 1 {
+		t.Fatalf("51 notifications while pending sent %d messages, want 1", n)
+	}
+	if _, err := store.Lease(ctx, "gopay#3000006529", "w1", now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	status(503, "")
+	if _, err := store.Finish(ctx, "gopay#3000006529", "w1", inbox.Result{Status: inbox.Done, At: now}); err != nil {
+		t.Fatal(err)
+	}
+	status(200, "accepted")
+	if n := len(q.Sent()); n != 2 {
+		t.Fatalf("notification after the fetch finished: %d messages in all, want 2", n)
+	}
+}

@@ -1,0 +1,107 @@
+package verify_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// TestGitHubDocumentedExample is GitHub's own example from "Validating
+// webhook deliveries": secret "It's a Secret to Everybody", payload
+// "Hello, World!".
+func TestGitHubDocumentedExample(t *testing.T) {
+	const sig = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+	g := &verify.GitHub{Secrets: []string{"It's a Secret to Everybody"}}
+	req := webhook.Request{Method: "POST", Header: map[string]string{
+		"x-hub-signature-256": sig,
+		"x-github-delivery":   "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+		"x-github-event":      "ping",
+	}, Body: []byte("Hello, World!")}
+	// The documented payload is not JSON: it authenticates (no 401) and
+	// is then refused as malformed (400).
+	_, err := g.Verify(context.Background(), req)
+	if !errors.Is(err, verify.ErrNotJSON) {
+		t.Fatalf("documented example: err = %v, want ErrNotJSON after a matching signature", err)
+	}
+	req.Header["x-hub-signature-256"] = "sha256=" + strings.Repeat("0", 64)
+	if _, err := g.Verify(context.Background(), req); !errors.Is(err, verify.ErrBadSignature) {
+		t.Fatalf("wrong signature: err = %v, want ErrBadSignature", err)
+	}
+}
+
+func TestGitHubVerify(t *testing.T) {
+	const delivery = "72d3162e-cc78-11e3-81ab-4c9367dc0958"
+	body := []byte(`{"zen":"Keep it logically awesome.","hook_id":123}`)
+	g := &verify.GitHub{Secrets: []string{"old", "current"}}
+	ctx := context.Background()
+	got, err := g.Verify(ctx, webhook.Request{Header: verifytest.GitHubHeaders(body, "current", delivery, "ping"), Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Key() != "github#"+delivery || got[0].Type != "ping" || string(got[0].Raw) != string(body) {
+		t.Fatalf("Verify = %+v", got)
+	}
+	h := func(mut func(map[string]string)) webhook.Request {
+		hd := verifytest.GitHubHeaders(body, "current", delivery, "ping")
+		mut(hd)
+		return webhook.Request{Header: hd, Body: body}
+	}
+	tests := []struct {
+		name string
+		req  webhook.Request
+		want error
+	}{
+		{"forged", webhook.Request{Header: verifytest.GitHubHeaders(body, "attacker", delivery, "ping"), Body: body}, verify.ErrBadSignature},
+		{"no signature", h(func(m map[string]string) { delete(m, "x-hub-signature-256") }), verify.ErrNoSignature},
+		{"sha1 only", h(func(m map[string]string) { m["x-hub-signature-256"] = "sha1=abc" }), verify.ErrNoSignature},
+		{"not hex", h(func(m map[string]string) { m["x-hub-signature-256"] = "sha256=zz" }), verify.ErrBadSignature},
+		{"missing delivery id", h(func(m map[string]string) { delete(m, "x-github-delivery") }), verify.ErrNoEventID},
+		{"bad delivery id", h(func(m map[string]string) { m["x-github-delivery"] = "a#b" }), verify.ErrBadEventID},
+		{"no event name", h(func(m map[string]string) { delete(m, "x-github-event") }), verify.ErrNotEvent},
+		{"malformed body", webhook.Request{Header: verifytest.GitHubHeaders([]byte("{not json"), "current", delivery, "ping"), Body: []byte("{not json")}, verify.ErrNotJSON},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := g.Verify(ctx, tc.req); !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzGitHubVerify: no panic, every error wraps a webhook kind, and
+// nothing is accepted unless an independent HMAC of the body matches.
+func FuzzGitHubVerify(f *testing.F) {
+	body := []byte(`{"action":"opened"}`)
+	f.Add(verifytest.GitHubHeaders(body, "s3cret", "d-1", "issues")["x-hub-signature-256"], "d-1", body)
+	f.Add("sha256=00", "d-1", body)
+	f.Add("", "", []byte("Hello, World!"))
+	g := &verify.GitHub{Secrets: []string{"s3cret"}}
+	f.Fuzz(func(t *testing.T, sig, delivery string, body []byte) {
+		evs, err := g.Verify(context.Background(), webhook.Request{Header: map[string]string{
+			"x-hub-signature-256": sig, "x-github-delivery": delivery, "x-github-event": "issues",
+		}, Body: body})
+		if err != nil {
+			if !errors.Is(err, webhook.ErrUnauthenticated) && !errors.Is(err, webhook.ErrMalformed) {
+				t.Fatalf("error %v wraps no webhook kind", err)
+			}
+			return
+		}
+		m := hmac.New(sha256.New, []byte("s3cret"))
+		m.Write(body)
+		if !strings.EqualFold(strings.TrimPrefix(strings.TrimSpace(sig), "sha256="), hex.EncodeToString(m.Sum(nil))) {
+			t.Fatalf("accepted a body the secret did not sign: %q", sig)
+		}
+		if len(evs) != 1 || webhook.ValidateEventID(evs[0].ID) != nil {
+			t.Fatalf("Verify = %+v", evs)
+		}
+	})
+}

@@ -1,0 +1,61 @@
+package verify_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+func TestGoPayVerify(t *testing.T) {
+	evs, err := verify.GoPay{}.Verify(context.Background(), webhook.Request{Method: "GET", Query: map[string]string{"id": "3000006529"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Key() != "gopay#3000006529" || !evs[0].IDOnly || string(evs[0].Raw) != `{"id":3000006529}` {
+		t.Fatalf("Verify = %+v", evs)
+	}
+	tests := []struct {
+		name, id string
+		want     error
+	}{
+		{"missing id", "", verify.ErrNoEventID},
+		{"letters", "30000065a9", verify.ErrBadEventID},
+		{"negative", "-1", verify.ErrBadEventID},
+		{"leading zero", "0123", verify.ErrBadEventID},
+		{"repeated id (API Gateway joins them)", "1,2", verify.ErrBadEventID},
+		{"too long", strings.Repeat("9", 20), verify.ErrBadEventID},
+		{"unicode digits", "３０００", verify.ErrBadEventID},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := verify.GoPay{}.Verify(context.Background(), webhook.Request{Query: map[string]string{"id": tc.id}})
+			if !errors.Is(err, tc.want) || !errors.Is(err, webhook.ErrMalformed) {
+				t.Errorf("err = %v, want %v (400)", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzGoPayVerify: no panic; an accepted id is 1 to 19 ASCII digits and
+// makes a valid key; everything else is malformed.
+func FuzzGoPayVerify(f *testing.F) {
+	f.Add("3000006529")
+	f.Add("")
+	f.Add("1e9")
+	f.Fuzz(func(t *testing.T, id string) {
+		evs, err := verify.GoPay{}.Verify(context.Background(), webhook.Request{Query: map[string]string{"id": id}})
+		if err != nil {
+			if !errors.Is(err, webhook.ErrMalformed) {
+				t.Fatalf("error %v is not malformed", err)
+			}
+			return
+		}
+		if len(id) == 0 || len(id) > 19 || strings.Trim(id, "0123456789") != "" || webhook.ValidateEventID(evs[0].ID) != nil {
+			t.Fatalf("accepted id %q", id)
+		}
+	})
+}

@@ -1,0 +1,109 @@
+package verify_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// TestShopifyDocumentedScheme checks Shopify's documented scheme (the
+// base64 HMAC-SHA256 of the raw body under the client secret) against a
+// value computed outside Go:
+//
+//	printf '%s' '{"id":820982911946154508,"topic":"orders/paid"}' | openssl dgst -sha256 -hmac hush -binary | base64
+func TestShopifyDocumentedScheme(t *testing.T) {
+	body := []byte(`{"id":820982911946154508,"topic":"orders/paid"}`)
+	s := &verify.Shopify{Secrets: []string{"hush"}}
+	evs, err := s.Verify(context.Background(), webhook.Request{Header: map[string]string{
+		"x-shopify-hmac-sha256":  "0gSap1dSbvBM4ZmhxyOu3bwLiFes4r2DJ6EdVfiv5JY=",
+		"x-shopify-topic":        "orders/paid",
+		"x-shopify-event-id":     "98880550-7158-44d4-b7cd-2c97c8a091b5",
+		"x-shopify-triggered-at": "2025-01-02T03:04:05.123456Z",
+	}, Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := webhook.Event{Provider: "shopify", ID: "98880550-7158-44d4-b7cd-2c97c8a091b5", Type: "orders/paid",
+		Created: time.Date(2025, 1, 2, 3, 4, 5, 123456000, time.UTC), Raw: body}
+	if len(evs) != 1 || evs[0].Key() != want.Key() || evs[0].Type != want.Type || !evs[0].Created.Equal(want.Created) {
+		t.Fatalf("Verify = %+v, want %+v", evs, want)
+	}
+}
+
+func TestShopifyVerify(t *testing.T) {
+	body := []byte(`{"id":820982911946154508,"line_items":[]}`)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := &verify.Shopify{Secrets: []string{"old", "new"}}
+	ctx := context.Background()
+	h := func(mut func(map[string]string)) webhook.Request {
+		hd := verifytest.ShopifyHeaders(body, "new", "evt-1", "orders/paid", at)
+		mut(hd)
+		return webhook.Request{Header: hd, Body: body}
+	}
+	evs, err := s.Verify(ctx, h(func(map[string]string) {}))
+	if err != nil || evs[0].Key() != "shopify#evt-1" {
+		t.Fatalf("Verify = %+v, %v", evs, err)
+	}
+	evs, err = s.Verify(ctx, h(func(m map[string]string) { delete(m, "x-shopify-event-id") }))
+	if err != nil || evs[0].Key() != "shopify#wh-evt-1" {
+		t.Fatalf("fallback to X-Shopify-Webhook-Id: %+v, %v", evs, err)
+	}
+	tests := []struct {
+		name string
+		req  webhook.Request
+		want error
+	}{
+		{"forged", webhook.Request{Header: verifytest.ShopifyHeaders(body, "attacker", "evt-1", "orders/paid", at), Body: body}, verify.ErrBadSignature},
+		{"no signature", h(func(m map[string]string) { delete(m, "x-shopify-hmac-sha256") }), verify.ErrNoSignature},
+		{"not base64", h(func(m map[string]string) { m["x-shopify-hmac-sha256"] = "%%%" }), verify.ErrBadSignature},
+		{"missing id headers", h(func(m map[string]string) { delete(m, "x-shopify-event-id"); delete(m, "x-shopify-webhook-id") }), verify.ErrNoEventID},
+		{"bad id", h(func(m map[string]string) { m["x-shopify-event-id"] = strings.Repeat("a", 300) }), verify.ErrBadEventID},
+		{"no topic", h(func(m map[string]string) { delete(m, "x-shopify-topic") }), verify.ErrNotEvent},
+		{"malformed body", webhook.Request{Header: verifytest.ShopifyHeaders([]byte("[1]"), "new", "evt-1", "orders/paid", at), Body: []byte("[1]")}, verify.ErrNotJSON},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := s.Verify(ctx, tc.req); !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzShopifyVerify: no panic, every error wraps a webhook kind, nothing
+// accepted that the secret did not sign.
+func FuzzShopifyVerify(f *testing.F) {
+	body := []byte(`{"id":1}`)
+	f.Add(verifytest.ShopifyHeaders(body, "hush", "e-1", "orders/paid", time.Unix(0, 0))["x-shopify-hmac-sha256"], "e-1", body)
+	f.Add("AAAA", "e-1", body)
+	f.Add("", "", []byte{})
+	s := &verify.Shopify{Secrets: []string{"hush"}}
+	f.Fuzz(func(t *testing.T, sig, id string, body []byte) {
+		evs, err := s.Verify(context.Background(), webhook.Request{Header: map[string]string{
+			"x-shopify-hmac-sha256": sig, "x-shopify-event-id": id, "x-shopify-topic": "orders/paid",
+		}, Body: body})
+		if err != nil {
+			if !errors.Is(err, webhook.ErrUnauthenticated) && !errors.Is(err, webhook.ErrMalformed) {
+				t.Fatalf("error %v wraps no webhook kind", err)
+			}
+			return
+		}
+		m := hmac.New(sha256.New, []byte("hush"))
+		m.Write(body)
+		if got, _ := base64.StdEncoding.DecodeString(strings.TrimSpace(sig)); !hmac.Equal(got, m.Sum(nil)) {
+			t.Fatalf("accepted a body the secret did not sign: %q", sig)
+		}
+		if len(evs) != 1 || webhook.ValidateEventID(evs[0].ID) != nil {
+			t.Fatalf("Verify = %+v", evs)
+		}
+	})
+}

@@ -1,0 +1,167 @@
+package verifytest
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func mac(key []byte, parts ...string) []byte {
+	m := hmac.New(sha256.New, key)
+	for _, p := range parts {
+		m.Write([]byte(p))
+	}
+	return m.Sum(nil)
+}
+
+// GitHubHeaders returns the headers GitHub sends with body: the delivery
+// id, the event name and X-Hub-Signature-256 ("sha256=<hex HMAC>") under
+// secret. Names are lower case, as API Gateway gives them.
+func GitHubHeaders(body []byte, secret, delivery, event string) map[string]string {
+	return map[string]string{
+		"content-type":        "application/json",
+		"user-agent":          "GitHub-Hookshot/hookinbox",
+		"x-github-delivery":   delivery,
+		"x-github-event":      event,
+		"x-hub-signature-256": "sha256=" + hex.EncodeToString(mac([]byte(secret), string(body))),
+	}
+}
+
+// ShopifyHeaders returns the headers Shopify sends with body: the topic,
+// the event id, a webhook id derived from it, the trigger time and
+// X-Shopify-Hmac-Sha256 (the base64 HMAC of the body) under secret.
+func ShopifyHeaders(body []byte, secret, eventID, topic string, at time.Time) map[string]string {
+	return map[string]string{
+		"content-type":           "application/json",
+		"x-shopify-topic":        topic,
+		"x-shopify-event-id":     eventID,
+		"x-shopify-webhook-id":   "wh-" + eventID,
+		"x-shopify-triggered-at": at.UTC().Format(time.RFC3339Nano),
+		"x-shopify-shop-domain":  "hookinbox-demo.myshopify.com",
+		"x-shopify-api-version":  "2025-01",
+		"x-shopify-hmac-sha256":  base64.StdEncoding.EncodeToString(mac([]byte(secret), string(body))),
+	}
+}
+
+// StandardHeaders returns the Standard Webhooks headers for body sent as
+// message id at at: one "v1,<base64>" signature per secret
+// ("whsec_<base64>"), space-separated, as a sender does while rotating.
+// It panics on a secret that is not base64: a test's own mistake.
+func StandardHeaders(body []byte, id string, at time.Time, secrets ...string) map[string]string {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	var sigs []string
+	for _, s := range secrets {
+		key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, "whsec_"))
+		if err != nil {
+			panic(fmt.Sprintf("verifytest: standard secret is not base64: %v", err))
+		}
+		sigs = append(sigs, "v1,"+base64.StdEncoding.EncodeToString(mac(key, id, ".", ts, ".", string(body))))
+	}
+	return map[string]string{
+		"content-type":      "application/json",
+		"webhook-id":        id,
+		"webhook-timestamp": ts,
+		"webhook-signature": strings.Join(sigs, " "),
+	}
+}
+
+// AdyenItem is one notification item to build: the fields Adyen signs,
+// plus the event date.
+type AdyenItem struct {
+	PspReference, OriginalReference, MerchantAccount, MerchantReference string
+	Value                                                               int64
+	Currency, EventCode                                                 string
+	Success                                                             bool
+	EventDate                                                           time.Time
+}
+
+// AdyenNotification returns a standard notification carrying items, each
+// signed in additionalData.hmacSignature under the hex HMAC key, shaped as
+// Adyen sends it. It panics on a key that is not hex.
+func AdyenNotification(hexKey string, items ...AdyenItem) []byte {
+	key, err := hex.DecodeString(hexKey)
+	if err != nil {
+		panic(fmt.Sprintf("verifytest: adyen key is not hex: %v", err))
+	}
+	wrapped := make([]object, len(items))
+	for i, it := range items {
+		success := strconv.FormatBool(it.Success)
+		value := strconv.FormatInt(it.Value, 10)
+		sig := mac(key, strings.Join([]string{it.PspReference, it.OriginalReference, it.MerchantAccount,
+			it.MerchantReference, value, it.Currency, it.EventCode, success}, ":"))
+		item := object{
+			{"additionalData", object{
+				{"authCode", "058950"},
+				{"cardSummary", "1111"},
+				{"expiryDate", "03/2030"},
+				{"hmacSignature", base64.StdEncoding.EncodeToString(sig)},
+			}},
+			{"amount", object{{"currency", it.Currency}, {"value", it.Value}}},
+			{"eventCode", it.EventCode},
+			{"eventDate", it.EventDate.UTC().Format(time.RFC3339)},
+			{"merchantAccountCode", it.MerchantAccount},
+			{"merchantReference", it.MerchantReference},
+			{"operations", []string{"CANCEL", "CAPTURE", "REFUND"}},
+			{"paymentMethod", "visa"},
+			{"pspReference", it.PspReference},
+			{"reason", "058950:1111:03/2030"},
+			{"success", success},
+		}
+		if it.OriginalReference != "" {
+			item = append(item, field{"originalReference", it.OriginalReference})
+		}
+		wrapped[i] = object{{"NotificationRequestItem", item}}
+	}
+	return encode(object{{"live", "false"}, {"notificationItems", wrapped}})
+}
+
+// SignAdyenFile re-signs every item of a standard notification read from a
+// file (testdata/adyen/...), keeping its bytes otherwise, so a realistic
+// payload can be sent with the local key. It fails on a body that is not a
+// notification.
+func SignAdyenFile(body []byte, hexKey string) ([]byte, error) {
+	key, err := hex.DecodeString(hexKey)
+	if err != nil {
+		return nil, fmt.Errorf("adyen key is not hex: %w", err)
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("not a notification: %w", err)
+	}
+	items, _ := doc["notificationItems"].([]any)
+	if len(items) == 0 {
+		return nil, fmt.Errorf("not a notification: no notificationItems")
+	}
+	for i, w := range items {
+		m, _ := w.(map[string]any)
+		it, _ := m["NotificationRequestItem"].(map[string]any)
+		if it == nil {
+			return nil, fmt.Errorf("item %d has no NotificationRequestItem", i)
+		}
+		str := func(k string) string { s, _ := it[k].(string); return s }
+		amount, _ := it["amount"].(map[string]any)
+		value := ""
+		if n, ok := amount["value"].(json.Number); ok {
+			value = n.String()
+		}
+		currency, _ := amount["currency"].(string)
+		sig := mac(key, strings.Join([]string{str("pspReference"), str("originalReference"), str("merchantAccountCode"),
+			str("merchantReference"), value, currency, str("eventCode"), str("success")}, ":"))
+		ad, _ := it["additionalData"].(map[string]any)
+		if ad == nil {
+			ad = map[string]any{}
+			it["additionalData"] = ad
+		}
+		ad["hmacSignature"] = base64.StdEncoding.EncodeToString(sig)
+	}
+	return json.MarshalIndent(doc, "", "  ")
+}
