@@ -115,3 +115,48 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 			fmt.Sprintf("%.0f / %.0f", e.units["put "+SortEvent], embeddedChanges))
 	}
 }
+
+// TestLargestPayloadFitsTheItem measures MaxPayloadBytes against
+// DynamoDB's 400 KB item limit on dynalite, which enforces it as DynamoDB
+// does (attribute names and values): a payload of MaxPayloadBytes under
+// the longest key is stored, one of 400 KiB is refused. Rerun with -v
+// for the item's size and headroom (docs/reliability.md quotes it).
+func TestLargestPayloadFitsTheItem(t *testing.T) {
+	emu := devstack.ForTest(t)
+	st := devstack.NewTestStack(t)
+	s := NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	ctx := context.Background()
+	now := time.Now()
+	longest := webhook.Event{
+		Provider: strings.Repeat("p", 32), ID: strings.Repeat("e", webhook.MaxEventIDLen),
+		Type: "checkout.session.completed", Raw: []byte(strings.Repeat("x", MaxPayloadBytes)),
+	}
+	it := Claim{Event: longest, At: now, TTL: DefaultTTL}.NewItem()
+	if err := s.PutPayload(ctx, it, longest.Raw); err != nil {
+		t.Fatalf("a %d-byte payload under a %d-byte key: %v", MaxPayloadBytes, len(it.Key), err)
+	}
+	got, err := s.Payload(ctx, it.Key)
+	if err != nil || len(got) != MaxPayloadBytes {
+		t.Fatalf("stored payload: %d bytes, %v", len(got), err)
+	}
+	// The item as DynamoDB sizes it: names plus values (a number is about
+	// one byte per two digits, plus one).
+	size := 0
+	for name, v := range map[string]string{
+		"pk": string(it.Key), "sk": SortPayload, "received_at": formatTime(it.ReceivedAt),
+	} {
+		size += len(name) + len(v)
+	}
+	size += len("payload") + MaxPayloadBytes
+	size += len("expires_at") + len(fmt.Sprint(it.ExpiresAt.Unix()))/2 + 1
+	const limit = 400 << 10
+	t.Logf("payload item at MaxPayloadBytes (%d) with a %d-byte key: %d bytes of %d, %d bytes of headroom", MaxPayloadBytes, len(it.Key), size, limit, limit-size)
+	if size > limit {
+		t.Errorf("item size %d is over the %d-byte limit", size, limit)
+	}
+
+	over := webhook.Event{Provider: "stripe", ID: "evt_over", Raw: []byte(strings.Repeat("x", limit))}
+	if err := s.PutPayload(ctx, Claim{Event: over, At: now, TTL: DefaultTTL}.NewItem(), over.Raw); err == nil {
+		t.Errorf("a %d-byte payload was stored; the emulator does not enforce the item limit, so this test proves nothing", limit)
+	}
+}

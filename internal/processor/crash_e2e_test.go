@@ -3,9 +3,11 @@ package processor_test
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
@@ -20,24 +22,8 @@ import (
 // template's rule. Every event must end DONE within the visibility timeout
 // and a margin, each effect once, nothing parked, no message left.
 func TestCrashedProcessorBootstrapLosesNothing(t *testing.T) {
-	p := pipelinetest.New(t)
+	p, fn := shortStack(t)
 	tm := shortTiming
-	if err := tm.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	p.SetVisibility(t, tm.Visibility)
-	fn := p.StartBootstrap(t, "ProcessorFunction", map[string]string{
-		"AWS_LAMBDA_FUNCTION_TIMEOUT": strconv.Itoa(int(tm.FunctionTimeout / time.Second)),
-		"LEASE_DURATION":              tm.Lease.String(),
-		"MESSAGE_BUDGET":              tm.Budget.String(),
-		"OUTCOME_RESERVE":             tm.Reserve.String(),
-		"MAX_RECEIVE_COUNT":           strconv.Itoa(tm.MaxReceiveCount),
-	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("logs:\n%s", p.Logs.String())
-		}
-	})
 
 	const n = 20
 	var keys []webhook.Key
@@ -51,12 +37,8 @@ func TestCrashedProcessorBootstrapLosesNothing(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	source := &lambdalocal.SQSSource{
-		Client: p.SQS, QueueURL: p.Events.URL(), QueueARN: p.Stack.Queues["EventsQueue"].ARN,
-		BatchSize: 10, Function: fn,
-	}
 	polled := make(chan struct{})
-	go func() { defer close(polled); _ = source.Run(ctx) }()
+	go func() { defer close(polled); _ = eventSource(p, fn).Run(ctx) }()
 
 	var hung []string
 	for len(hung) < 4 {
@@ -103,4 +85,115 @@ func TestCrashedProcessorBootstrapLosesNothing(t *testing.T) {
 	if d := p.DLQReasons(t); len(d) != 0 {
 		t.Errorf("DLQ holds %v, want nothing parked", d)
 	}
+}
+
+// TestHangingEffectsEndInsideTheInvocation runs the real bootstrap under
+// aws-lambda-rie with a 3 s timeout while Stripe does not answer two
+// invoice calls. The processor must not be killed by the timeout: the
+// hanging calls are cut off before the deadline, their events FAILED and
+// retried after a backoff, every invocation answers, and every event ends
+// DONE with each effect once.
+func TestHangingEffectsEndInsideTheInvocation(t *testing.T) {
+	p, fn := shortStack(t)
+	const n = 6
+	var keys []webhook.Key
+	now := time.Now().Add(-time.Minute)
+	for i := 0; i < n; i++ {
+		k, b := pipelinetest.Checkout("hang", i, now)
+		keys = append(keys, k)
+		p.Deliver(t, b)
+	}
+	held := p.Stripe.HoldInvoices(2) // never released: the calls hang until their client gives up
+	counted := &invocations{Invoker: fn}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	polled := make(chan struct{})
+	go func() { defer close(polled); _ = eventSource(p, counted).Run(ctx) }()
+
+	// The first retry comes within the 10 s backoff ceiling.
+	deadline := time.Now().Add(shortTiming.Visibility + 20*time.Second)
+	for !(p.AllIn(t, keys, inbox.Done) && p.QueueEmpty(t)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("events not all DONE within %v", shortTiming.Visibility+20*time.Second)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cancel()
+	<-polled
+
+	var hung []string
+	for len(hung) < 2 {
+		hung = append(hung, <-held)
+	}
+	for _, k := range hung {
+		if it, _ := p.Inbox.Get(context.Background(), webhook.Key(k)); it.Attempts != 2 {
+			t.Errorf("%s (its invoice call hung): attempts %d, want 2: cut off, then retried", k, it.Attempts)
+		}
+	}
+	if calls, failed := counted.counts(); calls == 0 || failed != 0 {
+		t.Errorf("%d invocations, %d failed (timed out or crashed); want none failed", calls, failed)
+	}
+	p.EffectsOnce(t, keys)
+	if d := p.DLQReasons(t); len(d) != 0 {
+		t.Errorf("DLQ holds %v, want nothing parked", d)
+	}
+}
+
+// shortStack returns a pipeline whose events queue and real processor
+// bootstrap (under aws-lambda-rie) run with shortTiming, which keeps the
+// template's timing rule at a fraction of its durations.
+func shortStack(t *testing.T) (*pipelinetest.Pipeline, *devstack.Function) {
+	t.Helper()
+	p := pipelinetest.New(t)
+	tm := shortTiming
+	if err := tm.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p.SetVisibility(t, tm.Visibility)
+	fn := p.StartBootstrap(t, "ProcessorFunction", map[string]string{
+		"AWS_LAMBDA_FUNCTION_TIMEOUT": strconv.Itoa(int(tm.FunctionTimeout / time.Second)),
+		"LEASE_DURATION":              tm.Lease.String(),
+		"MESSAGE_BUDGET":              tm.Budget.String(),
+		"OUTCOME_RESERVE":             tm.Reserve.String(),
+		"MAX_RECEIVE_COUNT":           strconv.Itoa(tm.MaxReceiveCount),
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", p.Logs.String())
+		}
+	})
+	return p, fn
+}
+
+// eventSource feeds the pipeline's events queue to fn as Lambda's event
+// source mapping does.
+func eventSource(p *pipelinetest.Pipeline, fn lambdalocal.Invoker) *lambdalocal.SQSSource {
+	return &lambdalocal.SQSSource{
+		Client: p.SQS, QueueURL: p.Events.URL(), QueueARN: p.Stack.Queues["EventsQueue"].ARN,
+		BatchSize: 10, Function: fn,
+	}
+}
+
+// invocations counts the invocations of a function and those that failed.
+type invocations struct {
+	lambdalocal.Invoker
+	mu            sync.Mutex
+	calls, failed int
+}
+
+func (c *invocations) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	out, err := c.Invoker.Invoke(ctx, payload)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	if err != nil && ctx.Err() == nil {
+		c.failed++
+	}
+	return out, err
+}
+
+func (c *invocations) counts() (calls, failed int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls, c.failed
 }

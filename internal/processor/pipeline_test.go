@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/devstack"
@@ -274,4 +276,35 @@ func TestPipeline200CheckoutsEveryMessageDuplicated(t *testing.T) {
 	if d := p.DLQReasons(t); len(d) != 0 {
 		t.Errorf("DLQ holds %v, want nothing", d)
 	}
+}
+
+// TestPipelineMissingPayloadFetchedFromStripe: an unfinished event whose
+// payload item is gone (a receiver that died between claim and payload
+// write, before the payload was written with the claim) is fetched from
+// Stripe's GET /v1/events/{id}, stored back, and run.
+func TestPipelineMissingPayloadFetchedFromStripe(t *testing.T) {
+	p := pipelinetest.New(t)
+	k, body := pipelinetest.Checkout("nopay", 1, time.Now().Add(-time.Minute))
+	p.Deliver(t, body)
+	if err := p.Stripe.AddEvent(body); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.DynamoDB.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{
+		TableName: aws.String(p.Stack.Tables["InboxTable"]),
+		Key: map[string]ddbtypes.AttributeValue{
+			"pk": &ddbtypes.AttributeValueMemberS{Value: string(k)},
+			"sk": &ddbtypes.AttributeValueMemberS{Value: inbox.SortPayload},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ProcessUntil(t, 20*time.Second, func() bool { return p.AllFinal(t, []webhook.Key{k}) })
+	if it, _ := p.Inbox.Get(context.Background(), k); it.Status != inbox.Done {
+		t.Errorf("status %s (%s), want DONE", it.Status, it.LastError)
+	}
+	if raw, err := p.Inbox.Payload(context.Background(), k); err != nil || string(raw) != string(body) {
+		t.Errorf("payload after the run: %.40s... %v; want the fetched event stored back", raw, err)
+	}
+	p.EffectsOnce(t, []webhook.Key{k})
 }

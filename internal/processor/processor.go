@@ -10,8 +10,10 @@
 //   - permanent           → parked in the DLQ with the reason, DEAD, and
 //     acknowledged so it leaves the events queue at once;
 //   - anything else       → FAILED, the message reported as a batch item
-//     failure and hidden for an exponential backoff with full jitter; on
-//     the last receive before SQS's maxReceiveCount it is parked instead.
+//     failure and hidden for an exponential backoff with full jitter. On
+//     the last receive SQS allows (maxReceiveCount) it is parked instead
+//     once the event has had that many attempts, or else sent again as a
+//     fresh message after its backoff.
 //
 // A message for an event already DONE or IGNORED is acknowledged without
 // running anything. A message for a DEAD event is processed again: it came
@@ -64,6 +66,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/redact"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -81,10 +84,11 @@ type Config struct {
 	// margin, and less than the events queue's visibility timeout (Timing
 	// states the rule). Default 45 s.
 	LeaseFor time.Duration
-	// MaxReceiveCount is the events queue's redrive maxReceiveCount. The
-	// receive that reaches it parks a failing event itself, with its
-	// reason, rather than letting SQS move it silently, and sends a message
-	// that must come back as a fresh one. Default 5.
+	// MaxReceiveCount is the events queue's redrive maxReceiveCount. On
+	// the receive that reaches it, a failing event that has had as many
+	// attempts is parked by the processor, with its reason, rather than
+	// moved by SQS silently; any other message that must come back is sent
+	// again as a fresh one. Default 5.
 	MaxReceiveCount int
 	// Budget is the least time left in the invocation for starting a
 	// message; later messages go back with a short visibility. Default 10 s.
@@ -310,7 +314,7 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 	env, err := webhook.ParseEnvelope(msg.Body)
 	if err != nil {
 		// Not ours to interpret; park it as it is, for a person.
-		log.Error("unreadable message parked", "reason", err.Error())
+		log.Error("unreadable message parked", "reason", redact.Error(err))
 		if perr := h.park(ctx, log, msg.Body, webhook.Envelope{}, err, 0); perr != nil {
 			return true
 		}
@@ -468,22 +472,26 @@ func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key
 // finish classifies err, once, and writes the outcome.
 func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMessage, env webhook.Envelope, owner string, it inbox.Item, err error) (retry bool) {
 	now := h.cfg.Now()
+	// Parked by the processor, with its reason, on the last receive SQS
+	// allows once the event has had its tries; receives that ran nothing
+	// (a live lease met, no time left) do not count as tries.
 	receives, _ := strconv.Atoi(msg.Attributes["ApproximateReceiveCount"])
-	lastReceive := receives >= h.cfg.MaxReceiveCount
+	exhausted := receives >= h.cfg.MaxReceiveCount && it.Attempts >= h.cfg.MaxReceiveCount
 	var res inbox.Result
+	reason := redact.Error(err) // what is recorded: last_error, the DLQ reason, the log line
 	switch {
 	case err == nil:
 		res = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: now}
 	case errors.Is(err, webhook.ErrNoHandler):
 		res = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + env.Type, At: now}
-	case webhook.IsPermanent(err) || lastReceive:
+	case webhook.IsPermanent(err) || exhausted:
 		if perr := h.park(ctx, log, env.Marshal(), env, err, it.Attempts); perr != nil {
-			res = inbox.Result{Status: inbox.Failed, Error: err.Error(), At: now}
+			res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
 			break
 		}
-		res = inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: err.Error(), At: now}
+		res = inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: reason, At: now}
 	default:
-		res = inbox.Result{Status: inbox.Failed, Error: err.Error(), At: now}
+		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
 	}
 	if _, ferr := h.store.Finish(ctx, env.Key, owner, res); ferr != nil {
 		// Lease lost: a new owner runs the event; the ledger keeps it from
@@ -498,10 +506,7 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 	}
 	delay := h.backoff(it.Attempts)
 	log.Warn("event FAILED; will retry", "attempts", it.Attempts, "retry_in", delay.String(), "reason", res.Error)
-	if derr := h.events.Delay(ctx, msg.ReceiptHandle, delay); derr != nil {
-		log.Warn("could not set the backoff; SQS's visibility timeout applies", "reason", derr.Error())
-	}
-	return true
+	return h.later(ctx, log, msg, env, delay)
 }
 
 // count records the outcome of one attempt.
@@ -525,7 +530,7 @@ func (h *Handler) count(env webhook.Envelope, it inbox.Item, res inbox.Result) {
 
 // park sends the event to the DLQ with err as the reason.
 func (h *Handler) park(ctx context.Context, log *slog.Logger, body string, env webhook.Envelope, err error, attempts int) error {
-	if perr := h.dlq.Park(ctx, body, env, err.Error(), attempts, h.cfg.Now()); perr != nil {
+	if perr := h.dlq.Park(ctx, body, env, redact.Error(err), attempts, h.cfg.Now()); perr != nil {
 		log.Error("could not park in the DLQ; retry", "reason", perr.Error())
 		return perr
 	}

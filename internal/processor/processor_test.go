@@ -330,13 +330,39 @@ func TestLastReceiveParksInsteadOfSilentRedrive(t *testing.T) {
 	f := newFixture(t)
 	msg := f.claim(t, "evt_tired", "checkout.session.completed")
 	f.biz.failing["evt_tired/first"] = errors.New("ses: throttled")
-	msg.Attributes["ApproximateReceiveCount"] = "5"
-	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
+	var resp events.SQSEventResponse
+	for receive := 1; receive <= 5; receive++ { // five receives, five attempts
+		msg.Attributes["ApproximateReceiveCount"] = strconv.Itoa(receive)
+		f.clock = f.clock.Add(time.Hour)
+		resp, _ = f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
+	}
 	if len(resp.BatchItemFailures) != 0 || len(f.q.parked) != 1 {
 		t.Fatalf("failures %v, parked %d; want parked and acknowledged", failedIDs(resp), len(f.q.parked))
 	}
-	if it := f.status(t, "evt_tired"); it.Status != inbox.Dead {
-		t.Errorf("status %s, want DEAD", it.Status)
+	if it := f.status(t, "evt_tired"); it.Status != inbox.Dead || it.Attempts != 5 {
+		t.Errorf("status %s attempts %d, want DEAD after 5", it.Status, it.Attempts)
+	}
+}
+
+// TestLastReceiveWithTriesLeftIsSentAgain: receives that ran nothing (a
+// live lease met, no time left in the invocation) do not use up the
+// event's tries. A failure on the last receive with tries left goes back
+// as a fresh message after its backoff, not to the DLQ.
+func TestLastReceiveWithTriesLeftIsSentAgain(t *testing.T) {
+	f := newFixture(t)
+	msg := f.claim(t, "evt_unlucky", "checkout.session.completed")
+	f.biz.failing["evt_unlucky/first"] = errors.New("ses: throttled")
+	msg.Attributes["ApproximateReceiveCount"] = "5" // four receives met a live lease; this is the first attempt
+	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
+	if len(resp.BatchItemFailures) != 0 || len(f.q.parked) != 0 {
+		t.Fatalf("failures %v, parked %v; want acknowledged and not parked", failedIDs(resp), f.q.parked)
+	}
+	want := []resent{{Key: "stripe#evt_unlucky", After: 5 * time.Second}}
+	if diff := cmp.Diff(want, f.q.resent); diff != "" {
+		t.Errorf("sent again (-want +got):\n%s", diff)
+	}
+	if it := f.status(t, "evt_unlucky"); it.Status != inbox.Failed || it.Attempts != 1 {
+		t.Errorf("status %s attempts %d, want FAILED after 1 attempt", it.Status, it.Attempts)
 	}
 }
 

@@ -97,6 +97,14 @@ func deployment(t *testing.T, tpl *Template, c Context) Context {
 			if attr == "Arn" {
 				return fmt.Sprintf("arn:%s:cloudwatch:%s:%s:alarm:%s-%s-AbCdEf012345", d.Partition, d.Region, d.AccountID, d.StackName, id), nil
 			}
+		case "AWS::KMS::Key":
+			keyID := "0b5e7a1c-0000-4000-8000-" + fmt.Sprintf("%012x", len(id))
+			switch attr {
+			case "", "KeyId":
+				return keyID, nil
+			case "Arn":
+				return fmt.Sprintf("arn:%s:kms:%s:%s:key/%s", d.Partition, d.Region, d.AccountID, keyID), nil
+			}
 		case "AWS::SNS::Topic":
 			if attr == "" || attr == "TopicArn" {
 				return fmt.Sprintf("arn:%s:sns:%s:%s:%s-%s-AbCdEf012345", d.Partition, d.Region, d.AccountID, d.StackName, id), nil

@@ -74,14 +74,16 @@ func (s *SES) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if status := s.failFor[e.To]; status != 0 {
 		s.mu.Unlock()
-		typ := "InternalFailure"
+		typ, msg := "InternalFailure", "injected failure"
 		switch {
 		case status == http.StatusTooManyRequests:
 			typ = "TooManyRequestsException"
 		case status < 500:
+			// As SES words it: the text names the address.
 			typ = "MessageRejected"
+			msg = "Email address is not verified. The following identities failed the check in region US-EAST-1: " + e.To
 		}
-		sesError(w, status, typ, "injected failure")
+		sesError(w, status, typ, msg)
 		return
 	}
 	e.MessageID = fmt.Sprintf("0100018f-standin-%06d", len(s.sent)+1)
