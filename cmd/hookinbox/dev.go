@@ -241,7 +241,15 @@ func (d *devStack) run(ctx context.Context) (err error) {
 		"AWS_ENDPOINT_URL_SESV2":    sesSrv.URL,
 		"STRIPE_API_URL":            stripeSrv.URL,
 	}
+	// Every function appends its metric lines to one file beside the
+	// state file, started afresh, which `hookinbox status` reads.
+	metricsFile := metricsFileFor(d.flags.stateFile)
+	if err := os.WriteFile(metricsFile, nil, 0o644); err != nil {
+		return fmt.Errorf("create the metrics file: %w", err)
+	}
+	d.defer_(func() { os.Remove(metricsFile) })
 	overrides := map[string]string{
+		"METRICS_FILE":          metricsFile,
 		"STRIPE_WEBHOOK_SECRET": d.flags.secret,
 		"STRIPE_API_KEY":        localStripeKey,
 		"STRIPE_API_URL":        stripeSrv.URL,
@@ -447,6 +455,7 @@ func (d *devStack) stateOf(root, baseURL string, emu *devstack.Emulators, st *de
 		StripeWebhookSecret: d.flags.secret, StripeAPIKey: localStripeKey,
 		Endpoints: endpoints, Env: emu.EnvMap(),
 		Tables: st.Tables, Queues: map[string]stateQueue{},
+		MetricsFile: metricsFileFor(d.flags.stateFile),
 	}
 	s.Env["AWS_ENDPOINT_URL_SESV2"] = endpoints["AWS_ENDPOINT_URL_SESV2"]
 	for id, q := range st.Queues {

@@ -17,9 +17,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/internal/webhook"
 )
 
 // TestEndToEnd drives `hookinbox dev --rie` as a user would: it builds the
@@ -144,6 +149,56 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if out, err := hookinbox("inspect", "stripe#"+id); err != nil || !strings.Contains(out, "Effects done: 3") {
 		t.Errorf("inspect (readable): %v\n%s", err, out)
+	}
+
+	// status: the counts the real bootstraps recorded, JSON only.
+	var status statusReport
+	if !waitFor(ctx, func() bool {
+		out, err := hookinbox("status", "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		status = statusReport{}
+		if err := json.Unmarshal([]byte(out), &status); err != nil {
+			t.Fatalf("status --json is not JSON only: %v\n%s", err, out)
+		}
+		return status.Counts[metrics.Processed] == 1
+	}) {
+		t.Errorf("status never counted the processed event: %+v", status)
+	}
+	wantCounts := map[string]float64{
+		metrics.Received: 3, metrics.Duplicate: 2, metrics.VerifyFailed: 1, metrics.Enqueued: 1,
+		metrics.Processed: 1, metrics.Failed: 0, metrics.Parked: 0,
+	}
+	for name, want := range wantCounts {
+		if got := status.Counts[name]; got != want {
+			t.Errorf("status counts %s = %v, want %v", name, got, want)
+		}
+	}
+	if status.Source != "local" || status.DLQ.total() != 0 || len(status.Replay) != 0 || status.StuckClaims != 0 || len(status.Problems) != 0 {
+		t.Errorf("status %+v; want the local stack, an empty DLQ, nothing stuck, no problems", status)
+	}
+	// With an event in the DLQ, status says which command replays it.
+	st, err := loadState(stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := st.awsConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := webhook.Envelope{Key: webhook.NewKey("stripe", id), Type: "checkout.session.completed"}
+	if err := queue.New(sqs.NewFromConfig(cfg), st.Queues["EventsDLQ"].URL).Park(ctx, env.Marshal(), env, "test: parked by hand", 1, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	out, err = hookinbox("status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"DLQ", "1 parked", "Processed        1", "VerifyFailed     1", "hookinbox replay --all --dry-run --state-file " + stateFile} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status does not say %q:\n%s", want, out)
+		}
 	}
 
 	// Stop with SIGINT, as Ctrl-C does; every process of the tree must go.

@@ -5,6 +5,7 @@
 //	hookinbox inspect stripe#evt_123                     an inbox item and its effect ledger
 //	hookinbox state                                      the example shop's state
 //	hookinbox replay ...                                 replay parked or finished events
+//	hookinbox status [--json] [--aws]                    queues, DLQ, stuck claims, reconciler, counts
 //	hookinbox chaos --events events.jsonl                the duplicate-proof test
 //
 // `hookinbox dev` writes a state file with its endpoints and resource names,
@@ -43,6 +44,7 @@ func init() {
 		{"inspect", "show an event's inbox item and effect ledger", cmdInspect},
 		{"state", "show the example shop's state (entitlements, emails, invoices)", cmdState},
 		{"replay", "replay events from the DLQ or the inbox", cmdReplay},
+		{"status", "one screen for the operator: queues, DLQ, stuck claims, reconciler, last hour's counts", cmdStatus},
 		{"chaos", "deliver a corpus twice, shuffled, and compare with one clean delivery", cmdChaos},
 		{"help", "show help for a command", cmdHelp},
 	}

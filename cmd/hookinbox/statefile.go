@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -39,6 +40,10 @@ type devState struct {
 	// SDK or the AWS CLI: endpoints, region and the emulators' credentials.
 	Env map[string]string `json:"env"`
 
+	// MetricsFile is every function's METRICS_FILE: the metric lines
+	// `hookinbox status` sums.
+	MetricsFile string `json:"metrics_file"`
+
 	Tables    map[string]string     `json:"tables"` // logical ID → name
 	Queues    map[string]stateQueue `json:"queues"` // logical ID → queue
 	Functions []stateFunction       `json:"functions"`
@@ -56,6 +61,22 @@ type stateFunction struct {
 	// Env is the function's resolved environment, for `sam local invoke`
 	// style debugging. Secrets in it are the local ones.
 	Env map[string]string `json:"env"`
+}
+
+// functionEnv returns the variable key of the function logicalID's
+// environment, or "".
+func (st *devState) functionEnv(logicalID, key string) string {
+	for _, f := range st.Functions {
+		if f.LogicalID == logicalID {
+			return f.Env[key]
+		}
+	}
+	return ""
+}
+
+// metricsFileFor returns the metrics file beside a state file.
+func metricsFileFor(stateFile string) string {
+	return strings.TrimSuffix(stateFile, filepath.Ext(stateFile)) + "-metrics.jsonl"
 }
 
 // defaultStateFile returns $HOOKINBOX_STATE_FILE, or hookinbox-dev.json in

@@ -72,6 +72,11 @@ type Pipeline struct {
 	Source *lambdalocal.SQSSource
 	// Logs holds the JSON log of every function Build made.
 	Logs *SyncBuffer
+	// Meter counts the AWS requests and DynamoDB capacity of every
+	// function Build made and of Source (Lambda's event source mapping,
+	// whose SQS requests are billed too), not those of the test's own
+	// clients.
+	Meter *Meter
 
 	cfg         aws.Config
 	emu         *devstack.Emulators
@@ -88,14 +93,14 @@ func New(t testing.TB) *Pipeline {
 	st := devstack.NewTestStack(t)
 	p := &Pipeline{
 		Stack: st, SQS: emu.SQS(), DynamoDB: emu.DynamoDB(),
-		SES: standin.NewSES(), Stripe: standin.NewStripe(), Logs: &SyncBuffer{},
+		SES: standin.NewSES(), Stripe: standin.NewStripe(), Logs: &SyncBuffer{}, Meter: &Meter{},
 		metricsFile: filepath.Join(t.TempDir(), "metrics.jsonl"),
 	}
 	p.Stripe.Key = StripeKey
 	p.SESURL = serve(t, p.SES)
 	p.StripeURL = serve(t, p.Stripe)
 	p.emu, p.endpoints = emu, devstack.ServiceEndpoints{"SESv2": p.SESURL}
-	p.cfg = emu.AWSConfigFor(p.endpoints)
+	p.cfg = p.metered(emu.AWSConfigFor(p.endpoints))
 
 	p.Receive = p.Build(t, "ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": SigningSecret}).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
 	p.Process = p.Build(t, "ProcessorFunction", nil).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
@@ -104,7 +109,7 @@ func New(t testing.TB) *Pipeline {
 	p.Events = queue.New(p.SQS, st.Queues["EventsQueue"].URL)
 	p.DLQ = queue.New(p.SQS, st.Queues["EventsDLQ"].URL)
 	p.Source = &lambdalocal.SQSSource{
-		Client: p.SQS, QueueURL: p.Events.URL(), QueueARN: st.Queues["EventsQueue"].ARN,
+		Client: sqs.NewFromConfig(p.cfg), QueueURL: p.Events.URL(), QueueARN: st.Queues["EventsQueue"].ARN,
 		BatchSize: 10, Function: lambdalocal.InProcess(p.Process),
 	}
 	return p
@@ -125,7 +130,13 @@ func serve(t testing.TB, h http.Handler) string {
 // url for service, an SDK service ID such as "Secrets Manager" (moto).
 func (p *Pipeline) SetEndpoint(service, url string) {
 	p.endpoints[service] = url
-	p.cfg = p.emu.AWSConfigFor(p.endpoints)
+	p.cfg = p.metered(p.emu.AWSConfigFor(p.endpoints))
+}
+
+// metered returns cfg with p.Meter installed.
+func (p *Pipeline) metered(cfg aws.Config) aws.Config {
+	p.Meter.Install(&cfg.APIOptions, p.Stack.Tables["ShopTable"])
+	return cfg
 }
 
 // Build builds the template function logicalID through catalog.Builders,

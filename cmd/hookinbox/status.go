@@ -1,0 +1,459 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
+)
+
+// statusReport is what `hookinbox status` prints, as text or JSON.
+type statusReport struct {
+	Source string    `json:"source"` // "local" or "aws"
+	Stack  string    `json:"stack"`
+	At     time.Time `json:"at"`
+
+	EventsQueue queueStatus `json:"eventsQueue"`
+	DLQ         queueStatus `json:"dlq"`
+	// OldestUnfinished is the unfinished event whose last message went out
+	// longest ago (the pending index), with its age.
+	OldestUnfinished *unfinishedEvent `json:"oldestUnfinished,omitempty"`
+
+	StuckAfter    string `json:"stuckAfter"`
+	StuckClaims   int    `json:"stuckClaims"`   // RECEIVED or FAILED, last message older than StuckAfter
+	OverdueLeases int    `json:"overdueLeases"` // PROCESSING, lease ended more than StuckAfter ago
+
+	Reconciler []checkpointStatus `json:"reconciler"`
+
+	// Counts are the metrics' sums over Window, by name: what came in and
+	// how each event ended.
+	Window     string             `json:"window"`
+	Counts     map[string]float64 `json:"counts"`
+	CountsFrom string             `json:"countsFrom"`
+
+	// Replay lists the commands that replay what the DLQ holds.
+	Replay []string `json:"replay,omitempty"`
+	// Problems lists what could not be read.
+	Problems []string `json:"problems,omitempty"`
+}
+
+type queueStatus struct {
+	Name     string `json:"name"`
+	Visible  int    `json:"visible"`
+	InFlight int    `json:"inFlight"`
+	Delayed  int    `json:"delayed"`
+	// OldestAgeSeconds is CloudWatch's ApproximateAgeOfOldestMessage (AWS
+	// only; the local emulators have no CloudWatch).
+	OldestAgeSeconds *float64 `json:"oldestAgeSeconds,omitempty"`
+}
+
+func (q queueStatus) total() int { return q.Visible + q.InFlight + q.Delayed }
+
+type unfinishedEvent struct {
+	Key        string  `json:"key"`
+	Status     string  `json:"status"`
+	EnqueuedAt string  `json:"enqueuedAt"`
+	AgeSeconds float64 `json:"ageSeconds"`
+}
+
+type checkpointStatus struct {
+	Provider   string  `json:"provider"`
+	Checkpoint string  `json:"checkpoint,omitempty"` // every event created before it is handled
+	LagSeconds float64 `json:"lagSeconds,omitempty"`
+	Blocked    string  `json:"blocked,omitempty"` // the event holding it back
+	Tries      int     `json:"tries,omitempty"`
+	Missed     float64 `json:"missed"` // events it claimed in the window: they never arrived as webhooks
+}
+
+// countOrder is the order counts are printed in; any other count follows.
+var countOrder = []string{
+	metrics.Received, metrics.Duplicate, metrics.VerifyFailed, metrics.IntakeErrors, metrics.Enqueued,
+	metrics.Processed, metrics.Ignored, metrics.Failed, metrics.Parked, metrics.Replayed, metrics.LeaseTakeovers,
+	metrics.Reconciled, metrics.Missed, metrics.Skipped, metrics.ReconcileErrors,
+}
+
+// countNames returns the Count metrics summed over the window: every one
+// but the reconciler's per-run gauges.
+func countNames() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range countOrder {
+		if metrics.Names[n] == metrics.Count {
+			out, seen[n] = append(out, n), true
+		}
+	}
+	var rest []string
+	for n, u := range metrics.Names {
+		if u == metrics.Count && !seen[n] && n != metrics.StuckClaims && n != metrics.OverdueLeases {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+// reconciledProviders are the providers whose event lists the reconciler
+// checkpoints.
+var reconciledProviders = []string{"stripe"}
+
+func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("status", "[--json] [--aws] [--stack S] [--since D]", `
+One screen for the operator: the events queue's depth (and on AWS the age
+of its oldest message), the DLQ's depth, the oldest unfinished event,
+claims stuck longer than --stuck-after and leases long overdue, the
+reconciler's checkpoint per provider and the events it found missed, and
+the last hour's counts by outcome (received, duplicates, verification
+failures, processed, failed, parked, ...). When the DLQ holds events it
+prints the commands that replay them.
+
+While a local stack (hookinbox dev) is running, and no AWS_ENDPOINT_URL*
+variable is set, it reads that stack; the counts come from the metric
+lines its functions write (the state file's metrics_file). Otherwise, or
+with --aws, it reads AWS with the default configuration: the table and
+queues of --stack, and the counts from CloudWatch (namespace
+hookinbox/<stack>; it needs cloudwatch:GetMetricData).
+
+With --json only JSON goes to stdout.
+
+Examples:
+  hookinbox status
+  hookinbox status --json
+  hookinbox status --aws --stack shop-prod --since 24h`)
+	asJSON := fs.Bool("json", false, "print JSON only")
+	useAWS := fs.Bool("aws", false, "read AWS with the default configuration even while a local stack is running")
+	stack := fs.String("stack", "hookinbox", "the stack `name` the table, queues and metrics namespace are named after")
+	since := fs.Duration("since", time.Hour, "the window of the counts")
+	stuckAfter := fs.Duration("stuck-after", 15*time.Minute, "a claim unfinished with no message for this long is stuck (the reconciler's STUCK_AFTER)")
+	stateFile := fs.String("state-file", defaultStateFile(), "state file of the running local stack")
+	rest, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("status takes no arguments, got %q", rest)
+	}
+	if *since <= 0 || *stuckAfter <= 0 {
+		return usagef("--since and --stuck-after must be positive")
+	}
+
+	r := &statusReport{Source: "aws", Stack: *stack, At: time.Now().UTC(), Window: since.String(), StuckAfter: stuckAfter.String()}
+	var (
+		cfg                   aws.Config
+		table, eventsQ, dlqQ  string
+		counts                func(ctx context.Context) (map[string]float64, error)
+		replayArgs, stackNote string
+		oldestAge             func(ctx context.Context) (*float64, error)
+	)
+	if st, lerr := loadState(*stateFile); lerr == nil && !*useAWS && !endpointsInEnv() {
+		if cfg, err = st.awsConfig(); err != nil {
+			return err
+		}
+		r.Source, r.Stack = "local", st.StackName
+		table, eventsQ, dlqQ = st.Tables["InboxTable"], st.Queues["EventsQueue"].URL, st.Queues["EventsDLQ"].URL
+		if d, err := time.ParseDuration(st.functionEnv("ReconcilerFunction", "STUCK_AFTER")); err == nil && !flagSet(fs, "stuck-after") {
+			*stuckAfter, r.StuckAfter = d, d.String()
+		}
+		r.CountsFrom = "metrics file " + st.MetricsFile
+		counts = func(context.Context) (map[string]float64, error) {
+			return fileCounts(st.MetricsFile, r.At.Add(-*since))
+		}
+		if *stateFile != defaultStateFile() {
+			stackNote = " --state-file " + *stateFile
+		}
+	} else {
+		if cfg, err = config.LoadDefaultConfig(ctx); err != nil {
+			return fmt.Errorf("load the AWS configuration: %w", err)
+		}
+		sq := sqs.NewFromConfig(cfg)
+		table = *stack + "-inbox"
+		if eventsQ, err = queueURLOf(ctx, sq, *stack+"-events"); err != nil {
+			return err
+		}
+		if dlqQ, err = queueURLOf(ctx, sq, *stack+"-events-dlq"); err != nil {
+			return err
+		}
+		cw := cloudwatch.NewFromConfig(cfg)
+		ns := "hookinbox/" + *stack
+		r.CountsFrom = "CloudWatch namespace " + ns
+		counts = func(ctx context.Context) (map[string]float64, error) {
+			return cloudWatchCounts(ctx, cw, ns, r.At.Add(-*since), r.At)
+		}
+		oldestAge = func(ctx context.Context) (*float64, error) { return oldestMessageAge(ctx, cw, *stack+"-events", r.At) }
+		replayArgs = " --aws"
+		if *stack != "hookinbox" {
+			stackNote = " --stack " + *stack
+		}
+	}
+	r.collect(ctx, sqs.NewFromConfig(cfg), dynamodb.NewFromConfig(cfg), table, eventsQ, dlqQ, *stuckAfter, counts)
+	if oldestAge != nil {
+		if age, err := oldestAge(ctx); err != nil {
+			r.problem("age of the oldest message: %v", err)
+		} else {
+			r.EventsQueue.OldestAgeSeconds = age
+		}
+	}
+	if r.DLQ.total() > 0 {
+		r.Replay = []string{
+			"hookinbox replay --all --dry-run" + replayArgs + stackNote,
+			"hookinbox replay --all" + replayArgs + stackNote,
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	r.print(stdout)
+	return nil
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// problem records something status could not read; the rest still prints.
+func (r *statusReport) problem(format string, args ...any) {
+	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+}
+
+// collect fills the report from the queues, the inbox and the counts.
+func (r *statusReport) collect(ctx context.Context, sq *sqs.Client, db *dynamodb.Client, table, eventsQ, dlqQ string, stuckAfter time.Duration, counts func(context.Context) (map[string]float64, error)) {
+	var err error
+	if r.EventsQueue, err = queueDepth(ctx, sq, eventsQ); err != nil {
+		r.problem("events queue: %v", err)
+	}
+	if r.DLQ, err = queueDepth(ctx, sq, dlqQ); err != nil {
+		r.problem("DLQ: %v", err)
+	}
+
+	// The pending index holds only unfinished events: no scan.
+	items, err := inbox.NewDynamoDB(db, table).Pending(ctx, r.At, 1000)
+	if err != nil {
+		r.problem("inbox %s: %v", table, err)
+	}
+	cutoff := r.At.Add(-stuckAfter)
+	for _, it := range items {
+		switch {
+		case (it.Status == inbox.Received || it.Status == inbox.Failed) && it.EnqueuedAt.Before(cutoff):
+			r.StuckClaims++
+		case it.Status == inbox.Processing && it.LeaseUntil.Before(cutoff):
+			r.OverdueLeases++
+		}
+		if o := r.OldestUnfinished; o == nil || it.EnqueuedAt.Format(time.RFC3339Nano) < o.EnqueuedAt {
+			r.OldestUnfinished = &unfinishedEvent{
+				Key: it.Key.String(), Status: string(it.Status),
+				EnqueuedAt: it.EnqueuedAt.UTC().Format(time.RFC3339Nano), AgeSeconds: r.At.Sub(it.EnqueuedAt).Seconds(),
+			}
+		}
+	}
+
+	r.Counts = map[string]float64{}
+	if got, err := counts(ctx); err != nil {
+		r.problem("counts: %v", err)
+	} else {
+		r.Counts = got
+	}
+
+	cps := reconcile.NewCheckpoints(db, table)
+	for _, p := range reconciledProviders {
+		c := checkpointStatus{Provider: p, Missed: r.Counts[metrics.Missed]}
+		cp, ok, err := cps.Load(ctx, p)
+		switch {
+		case err != nil:
+			r.problem("reconciler checkpoint of %s: %v", p, err)
+		case ok:
+			c.Checkpoint = cp.At.UTC().Format(time.RFC3339)
+			c.LagSeconds = r.At.Sub(cp.At).Seconds()
+			c.Blocked, c.Tries = cp.Blocked.String(), cp.Tries
+		}
+		r.Reconciler = append(r.Reconciler, c)
+	}
+}
+
+// queueDepth reads a queue's approximate message counts.
+func queueDepth(ctx context.Context, sq *sqs.Client, url string) (queueStatus, error) {
+	q := queueStatus{Name: url[strings.LastIndex(url, "/")+1:]}
+	out, err := sq.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: &url,
+		AttributeNames: []sqstypes.QueueAttributeName{
+			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
+		},
+	})
+	if err != nil {
+		return q, err
+	}
+	n := func(a sqstypes.QueueAttributeName) int { v, _ := strconv.Atoi(out.Attributes[string(a)]); return v }
+	q.Visible = n(sqstypes.QueueAttributeNameApproximateNumberOfMessages)
+	q.InFlight = n(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)
+	q.Delayed = n(sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed)
+	return q, nil
+}
+
+// fileCounts sums the local stack's metric lines since the given time.
+func fileCounts(path string, since time.Time) (map[string]float64, error) {
+	if path == "" {
+		return nil, errors.New("the state file names no metrics file; restart hookinbox dev")
+	}
+	out := map[string]float64{}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil // nothing recorded yet
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	lines, err := metrics.ReadLines(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, n := range countNames() {
+		out[n] = metrics.Sum(lines, n, nil, since)
+	}
+	return out, nil
+}
+
+// cloudWatchCounts sums each count metric (without dimensions) in the
+// namespace over [from, to).
+func cloudWatchCounts(ctx context.Context, cw *cloudwatch.Client, namespace string, from, to time.Time) (map[string]float64, error) {
+	names := countNames()
+	period := int32(to.Sub(from).Round(time.Minute) / time.Second)
+	if period < 60 {
+		period = 60
+	}
+	in := &cloudwatch.GetMetricDataInput{StartTime: aws.Time(from), EndTime: aws.Time(to)}
+	for i, n := range names {
+		in.MetricDataQueries = append(in.MetricDataQueries, cwtypes.MetricDataQuery{
+			Id: aws.String("m" + strconv.Itoa(i)),
+			MetricStat: &cwtypes.MetricStat{
+				Metric: &cwtypes.Metric{Namespace: aws.String(namespace), MetricName: aws.String(n)},
+				Period: aws.Int32(period), Stat: aws.String("Sum"),
+			},
+		})
+	}
+	out := map[string]float64{}
+	for _, n := range names {
+		out[n] = 0
+	}
+	p := cloudwatch.NewGetMetricDataPaginator(cw, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("CloudWatch GetMetricData: %w", err)
+		}
+		for _, res := range page.MetricDataResults {
+			i, _ := strconv.Atoi(strings.TrimPrefix(aws.ToString(res.Id), "m"))
+			for _, v := range res.Values {
+				out[names[i]] += v
+			}
+		}
+	}
+	return out, nil
+}
+
+// oldestMessageAge returns the latest ApproximateAgeOfOldestMessage of
+// the queue, or nil when CloudWatch has none in the last 15 minutes.
+func oldestMessageAge(ctx context.Context, cw *cloudwatch.Client, queueName string, now time.Time) (*float64, error) {
+	out, err := cw.GetMetricData(ctx, &cloudwatch.GetMetricDataInput{
+		StartTime: aws.Time(now.Add(-15 * time.Minute)), EndTime: aws.Time(now),
+		ScanBy: cwtypes.ScanByTimestampDescending,
+		MetricDataQueries: []cwtypes.MetricDataQuery{{
+			Id: aws.String("age"),
+			MetricStat: &cwtypes.MetricStat{
+				Metric: &cwtypes.Metric{Namespace: aws.String("AWS/SQS"), MetricName: aws.String("ApproximateAgeOfOldestMessage"),
+					Dimensions: []cwtypes.Dimension{{Name: aws.String("QueueName"), Value: aws.String(queueName)}}},
+				Period: aws.Int32(60), Stat: aws.String("Maximum"),
+			},
+		}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("CloudWatch GetMetricData: %w", err)
+	}
+	for _, res := range out.MetricDataResults {
+		if len(res.Values) > 0 {
+			return &res.Values[0], nil
+		}
+	}
+	return nil, nil
+}
+
+// print writes the report for a terminal.
+func (r *statusReport) print(w io.Writer) {
+	where := "AWS stack " + r.Stack
+	if r.Source == "local" {
+		where = "local stack " + r.Stack
+	}
+	fmt.Fprintf(w, "hookinbox status: %s at %s\n\n", where, r.At.Format(time.RFC3339))
+	fmt.Fprintf(w, "Queues\n")
+	fmt.Fprintf(w, "  events  %-30s %d waiting, %d in flight, %d delayed", r.EventsQueue.Name, r.EventsQueue.Visible, r.EventsQueue.InFlight, r.EventsQueue.Delayed)
+	if a := r.EventsQueue.OldestAgeSeconds; a != nil {
+		fmt.Fprintf(w, "; oldest message %s old", ago(*a))
+	}
+	fmt.Fprintf(w, "\n  DLQ     %-30s %d parked\n", r.DLQ.Name, r.DLQ.total())
+	fmt.Fprintf(w, "\nClaims\n")
+	if o := r.OldestUnfinished; o != nil {
+		fmt.Fprintf(w, "  oldest unfinished   %s (%s), last message %s ago\n", o.Key, o.Status, ago(o.AgeSeconds))
+	} else {
+		fmt.Fprintf(w, "  oldest unfinished   none: every event is finished\n")
+	}
+	fmt.Fprintf(w, "  stuck claims        %d (RECEIVED or FAILED with no message for %s)\n", r.StuckClaims, r.StuckAfter)
+	fmt.Fprintf(w, "  overdue leases      %d (PROCESSING, lease ended over %s ago)\n", r.OverdueLeases, r.StuckAfter)
+	for _, c := range r.Reconciler {
+		fmt.Fprintf(w, "\nReconciler (%s)\n", c.Provider)
+		if c.Checkpoint == "" {
+			fmt.Fprintf(w, "  checkpoint          none yet (the reconciler has not run)\n")
+		} else {
+			fmt.Fprintf(w, "  checkpoint          %s (%s behind)\n", c.Checkpoint, ago(c.LagSeconds))
+		}
+		if c.Blocked != "" {
+			fmt.Fprintf(w, "  held back by        %s (%d tries)\n", c.Blocked, c.Tries)
+		}
+		fmt.Fprintf(w, "  missed              %g in the last %s (claimed by the reconciler: never arrived as webhooks)\n", c.Missed, r.Window)
+	}
+	fmt.Fprintf(w, "\nLast %s (%s)\n", r.Window, r.CountsFrom)
+	for _, n := range countNames() {
+		if v, ok := r.Counts[n]; ok {
+			fmt.Fprintf(w, "  %-16s %g\n", n, v)
+		}
+	}
+	if len(r.Replay) > 0 {
+		fmt.Fprintf(w, "\nThe DLQ holds %d events. See what a replay would do, then replay them:\n", r.DLQ.total())
+		for _, c := range r.Replay {
+			fmt.Fprintf(w, "  %s\n", c)
+		}
+		fmt.Fprintf(w, "(docs/operations.md, \"The DLQ alarm fired\", says how to read the reasons first)\n")
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "\ncould not read: %s\n", p)
+	}
+}
+
+// ago formats seconds for a person.
+func ago(seconds float64) string {
+	return time.Duration(seconds * float64(time.Second)).Round(time.Second).String()
+}
