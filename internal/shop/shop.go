@@ -70,7 +70,7 @@ func New(cfg Config, db dynamoDB, mail Mailer, billing Billing) *Shop {
 // other error when a retry may succeed.
 func (s *Shop) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	if ev.Provider != "stripe" {
-		return fmt.Errorf("shop: %s event %s: %w", ev.Provider, ev.Key(), webhook.ErrNoHandler)
+		return s.providerEvent(ctx, ev, fx)
 	}
 	switch ev.Type {
 	case typeCheckoutCompleted, typeCheckoutAsyncPaid:
