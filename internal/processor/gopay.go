@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // DefaultGoPayAPIURL is GoPay's production API base URL.

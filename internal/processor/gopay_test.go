@@ -8,7 +8,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/standin"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // staticSecret is a client secret that never changes; Refresh finds nothing new.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/hookinbox/hookinbox/internal/effects"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // The DynamoDB methods the shop calls; *dynamodb.Client has them. Handle
