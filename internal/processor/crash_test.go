@@ -17,7 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/processor"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 func TestLiveLeaseComesBackWhenTheLeaseEnds(t *testing.T) {
