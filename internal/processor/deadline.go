@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/effects"
 )
 
 // deadlineRunner is an effect runner whose effects must end by a deadline
