@@ -26,7 +26,7 @@ build-ReceiverFunction build-ProcessorFunction build-DlqReplayFunction build-Rec
 	CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap $(pkg_$(name))
 
 .DEFAULT_GOAL := test
-.PHONY: build sizes test test-moto vet lint-template fuzz chaos faults bench dev clean $(FUNCTIONS:%=build-%)
+.PHONY: build sizes test test-moto test-examples vet lint-template fuzz chaos faults bench dev clean $(FUNCTIONS:%=build-%)
 
 # build builds every function into bin/<LogicalId>/bootstrap. Each target
 # gets its own ARTIFACTS_DIR unless one is given.
@@ -52,6 +52,16 @@ local/node_modules: local/package-lock.json
 test: vet lint-template local/node_modules
 	go test -count=1 -timeout 8m ./...
 	$(MAKE) --no-print-directory test-moto MOTO_SKIP='$(MOTO_SKIP_IN_TEST)'
+	$(MAKE) --no-print-directory test-examples
+
+# test-examples builds and tests examples/custom-business, a module of its
+# own that imports only hookinbox's public packages (the adoption path):
+# gofmt, vet, its unit, template and pipeline tests, cfn-lint of its template.
+test-examples: local/node_modules
+	@unformatted="$$(gofmt -l examples)"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt -l reports:"; echo "$$unformatted"; exit 1; fi
+	cd examples/custom-business && go vet ./... && go test -count=1 ./...
+	cfn-lint --include-checks I -- examples/custom-business/template.yaml
 
 # test-moto runs the inbox and effects conformance suites, the queue,
 # shop and pipeline tests on the second emulator family, moto_server
