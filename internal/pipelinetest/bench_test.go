@@ -201,4 +201,3 @@ func mustJSON(b *testing.B, v any) []byte {
 	}
 	return out
 }
-
