@@ -121,6 +121,8 @@ bench: local/node_modules sizes
 	go test -run '^$$' -bench . -benchmem -count 5 ./internal/receiver ./internal/processor ./internal/verify | tee $(BENCH_DIR)/hotpath.txt
 	@echo "== processor throughput per batch size, beside lease+finish ($(BENCH_DIR)/processor.txt)"
 	go test -run '^$$' -bench ProcessorBatch -benchtime 20x -count 3 ./internal/pipelinetest | tee $(BENCH_DIR)/processor.txt
+	@echo "== the receiver's handler beside the floor's, in process, 8 senders ($(BENCH_DIR)/receiver-floor.txt)"
+	go test -run '^$$' -bench ReceiverBesideFloor -benchtime 400x -count 5 ./internal/pipelinetest | tee $(BENCH_DIR)/receiver-floor.txt
 	@echo "== cold start under aws-lambda-rie, exec to first answer, 20 each ($(BENCH_DIR)/coldstart.txt)"
 	go test -run '^$$' -bench ColdStart -benchtime 20x -count 1 -timeout 20m ./internal/pipelinetest | tee $(BENCH_DIR)/coldstart.txt
 	@echo "== requests, capacity and dollars per event"

@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/floor"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
@@ -200,4 +202,42 @@ func mustJSON(b *testing.B, v any) []byte {
 		b.Fatal(err)
 	}
 	return out
+}
+
+// BenchmarkReceiverBesideFloor delivers fresh signed checkouts to the
+// receiver's handler and to the floor's, 8 at a time, in this process on
+// the same emulators with nothing else running: the receiver's own cost
+// against the floor's, without the HTTP layer and without the processor
+// the local stack runs beside it. deliveries/s is the figure to compare.
+func BenchmarkReceiverBesideFloor(b *testing.B) {
+	p := pipelinetest.New(b)
+	fl := floor.New(p.DynamoDB, p.SQS, p.Stack.Tables["InboxTable"], p.Events.URL())
+	for _, target := range []struct {
+		name   string
+		handle func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+	}{{"receiver", p.Receive}, {"floor", fl.Handle}} {
+		b.Run(target.name, func(b *testing.B) {
+			var n atomic.Int64
+			prefix := fmt.Sprintf("rb%d", time.Now().UnixNano()%1e6)
+			b.SetParallelism(4) // 8 senders on 2 cores
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					_, body := pipelinetest.Checkout(prefix, int(n.Add(1)), time.Now())
+					req := events.APIGatewayV2HTTPRequest{
+						Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), pipelinetest.SigningSecret)},
+						PathParameters: map[string]string{"provider": "stripe"},
+						Body:           string(body),
+					}
+					req.RequestContext.HTTP.Method = "POST"
+					resp, err := target.handle(context.Background(), req)
+					if err != nil || resp.StatusCode != 200 {
+						b.Errorf("%s answered %d %s, %v", target.name, resp.StatusCode, resp.Body, err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+		})
+	}
 }
