@@ -168,7 +168,7 @@ func TestDeadlineBudget(t *testing.T) {
 		batch.Records = append(batch.Records, f.claim(t, id, "checkout.session.completed"))
 	}
 	f.biz.hang["evt_hang"] = true // its effect call never answers
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	resp, err := f.h.Handle(ctx, batch)
 	if err != nil {
@@ -273,7 +273,7 @@ func TestEffectDoneAtItsDeadlineIsRecorded(t *testing.T) {
 				return nil
 			})
 		}), f.q, f.q, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	invocationDeadline, _ := ctx.Deadline()
 	resp, _ := slow.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{msg}})
