@@ -60,7 +60,7 @@ test: vet lint-template local/node_modules
 # (devstack.SkipOnMoto; docs/reliability.md). make test leaves out the
 # 200-checkout pipeline test, which takes about a minute on moto;
 # make test-moto runs it too.
-MOTO_PKGS := ./internal/inbox/ ./internal/effects/ ./internal/queue/ ./internal/shop/ ./internal/processor/ ./internal/pipelinetest/
+MOTO_PKGS := ./internal/inbox/ ./effects/ ./internal/queue/ ./internal/shop/ ./internal/processor/ ./internal/pipelinetest/
 MOTO_SKIP_IN_TEST := TestPipeline200CheckoutsDeliveredTwiceShuffled
 MOTO_SKIP ?=
 test-moto:

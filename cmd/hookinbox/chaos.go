@@ -17,7 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/chaos"
 	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/samtemplate"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 type chaosFlags struct {

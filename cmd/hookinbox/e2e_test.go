@@ -24,7 +24,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // TestEndToEnd drives `hookinbox dev --rie` as a user would: it builds the

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // inspection is what inspect prints with --json.

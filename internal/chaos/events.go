@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Event is one event of a corpus: the provider it comes from, its ID and

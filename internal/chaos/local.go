@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/devstack"
-	"github.com/hookinbox/hookinbox/internal/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
@@ -26,7 +26,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/internal/standin"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Secrets of a Local stack: they sign and authorize requests on this

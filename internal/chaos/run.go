@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Target is a pipeline Run delivers to and Snapshot reads back.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Status is where an event is in its life.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Memory is an in-memory Store for fast unit tests. It keeps the same

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Store is the contract both implementations keep, written down once so the

@@ -17,7 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // costRow is one line of the table TestRequestsAndCapacityPerEvent prints.

@@ -46,7 +46,29 @@ const (
 	// StripeKey is the STRIPE_API_KEY every function gets, and the key the
 	// Stripe stand-in accepts.
 	StripeKey = "sk_test_pipelinetest"
+	// The other providers' secrets: the receiver accepts deliveries signed
+	// with them, and the GoPay stand-in these client credentials.
+	GitHubSecret      = "pipelinetest-github"
+	ShopifySecret     = "pipelinetest-shopify"
+	StandardSecret    = "whsec_cGlwZWxpbmV0ZXN0LXN0YW5kYXJkLXdlYmhvb2tz"
+	AdyenHMACKey      = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+	GoPayClientID     = "pipelinetest-gopay-client"
+	GoPayClientSecret = "pipelinetest-gopay-secret"
 )
+
+// ProviderEnv is the receiver's and the processor's environment for every
+// provider besides Stripe, against the GoPay API at gopayURL.
+func ProviderEnv(gopayURL string) map[string]string {
+	return map[string]string{
+		"GITHUB_WEBHOOK_SECRET":   GitHubSecret,
+		"SHOPIFY_WEBHOOK_SECRET":  ShopifySecret,
+		"STANDARD_WEBHOOK_SECRET": StandardSecret,
+		"ADYEN_HMAC_KEY":          AdyenHMACKey,
+		"GOPAY_CLIENT_ID":         GoPayClientID,
+		"GOPAY_CLIENT_SECRET":     GoPayClientSecret,
+		"GOPAY_API_URL":           gopayURL,
+	}
+}
 
 // Pipeline is receiver → events queue → processor (→ DLQ) on dynalite and
 // local-aws-sqs, with the stand-in SES and a stateful Stripe API, every
@@ -59,6 +81,8 @@ type Pipeline struct {
 	SESURL    string // the SES stand-in's endpoint (AWS_ENDPOINT_URL_SESV2)
 	Stripe    *standin.Stripe
 	StripeURL string // the Stripe stand-in's base URL (STRIPE_API_URL)
+	GoPay     *standin.GoPay
+	GoPayURL  string // the GoPay stand-in's base URL (GOPAY_API_URL)
 	Inbox     *inbox.DynamoDB
 	Shop      *shop.Shop
 	Events    *queue.Queue // EventsQueue
@@ -97,8 +121,10 @@ func New(t testing.TB) *Pipeline {
 		metricsFile: filepath.Join(t.TempDir(), "metrics.jsonl"),
 	}
 	p.Stripe.Key = StripeKey
+	p.GoPay = standin.NewGoPay(GoPayClientID, GoPayClientSecret)
 	p.SESURL = serve(t, p.SES)
 	p.StripeURL = serve(t, p.Stripe)
+	p.GoPayURL = serve(t, p.GoPay) + "/api"
 	p.emu, p.endpoints = emu, devstack.ServiceEndpoints{"SESv2": p.SESURL}
 	p.cfg = p.metered(emu.AWSConfigFor(p.endpoints))
 
@@ -113,6 +139,17 @@ func New(t testing.TB) *Pipeline {
 		BatchSize: 10, Function: lambdalocal.InProcess(p.Process),
 	}
 	return p
+}
+
+// Send hands req to the receiver, as API Gateway would, and returns its
+// answer whatever the status.
+func (p *Pipeline) Send(t testing.TB, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	resp, err := p.Receive(context.Background(), req)
+	if err != nil {
+		t.Fatalf("receiver: %v", err)
+	}
+	return resp
 }
 
 // serve starts a stand-in for the rest of the test and returns its URL.
@@ -153,6 +190,11 @@ func (p *Pipeline) Build(t testing.TB, logicalID string, overrides map[string]st
 		t.Fatal(err)
 	}
 	env["STRIPE_API_KEY"], env["STRIPE_API_URL"] = StripeKey, p.StripeURL
+	for k, v := range ProviderEnv(p.GoPayURL) {
+		if _, declared := env[k]; declared {
+			env[k] = v
+		}
+	}
 	env["METRICS_FILE"] = p.metricsFile
 	for k, v := range overrides {
 		env[k] = v

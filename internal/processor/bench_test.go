@@ -8,10 +8,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/processor"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // threeEffects is a business that runs three no-op effects, as the shop's

@@ -11,7 +11,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // TestCrashedProcessorBootstrapLosesNothing runs the real processor

@@ -1,8 +1,10 @@
 package processor_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +15,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/processor"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 func TestLiveLeaseComesBackWhenTheLeaseEnds(t *testing.T) {
@@ -120,7 +122,10 @@ func TestPanicFailsOnlyItsEvent(t *testing.T) {
 	for _, id := range []string{"evt_ok1", "evt_boom", "evt_ok2"} {
 		batch.Records = append(batch.Records, f.claim(t, id, "checkout.session.completed"))
 	}
-	f.biz.panics["evt_boom"] = "runtime error: index out of range [3] with length 3"
+	f.biz.panics["evt_boom"] = "runtime error: index out of range [3] with length 3 (buyer boom@example.com)"
+	var logs bytes.Buffer
+	f.h = processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }}, f.store, f.ledger, f.biz, f.q, f.q,
+		slog.New(slog.NewJSONHandler(&logs, nil)))
 	resp, err := f.h.Handle(context.Background(), batch)
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +136,12 @@ func TestPanicFailsOnlyItsEvent(t *testing.T) {
 	it := f.status(t, "evt_boom")
 	if it.Status != inbox.Failed || !strings.Contains(it.LastError, "panic") || !strings.Contains(it.LastError, "index out of range [3]") {
 		t.Errorf("panicking event: status %s last_error %q; want FAILED with the panic text", it.Status, it.LastError)
+	}
+	if strings.Contains(it.LastError, "boom@example.com") || strings.Contains(logs.String(), "boom@example.com") {
+		t.Errorf("the address in the panic text reached last_error %q or the log", it.LastError)
+	}
+	if !strings.Contains(logs.String(), "business code panicked") || !strings.Contains(logs.String(), `"stack"`) {
+		t.Errorf("no ERROR line with the panic and its stack in the log:\n%s", logs.String())
 	}
 	for _, id := range []string{"evt_ok1", "evt_ok2"} {
 		if got := f.status(t, id).Status; got != inbox.Done {

@@ -40,7 +40,8 @@
 // panic in the business code fails that event alone, with the panic text.
 //
 // An unfinished event whose payload is missing is fetched from its
-// provider's API (Config.Fetchers) and stored back before it is run.
+// provider's API (Config.Fetchers) and stored back before it is run. An
+// id-only notification (GoPay, Config.FetchAlways) is always fetched.
 //
 // One bad message never fails the batch (partial batch responses). A
 // Handler is safe for concurrent use.
@@ -62,12 +63,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/redact"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Defaults of Config, for the template's processor (Timeout 30 s, events
@@ -118,7 +119,11 @@ type Config struct {
 	// missing. A provider without one makes such an event FAILED (and
 	// parked at the last receive).
 	Fetchers map[string]Fetcher
-	Now      func() time.Time
+	// FetchAlways names the providers that notify with an id only (GoPay):
+	// their events are always fetched with Fetchers, fresh on every
+	// attempt, and the stored notification is never read as content.
+	FetchAlways map[string]bool
+	Now         func() time.Time
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
@@ -281,7 +286,7 @@ func (h *Handler) guarded(ctx context.Context, msg events.SQSMessage) (retry boo
 	defer func() {
 		if r := recover(); r != nil {
 			h.log.Error("processing a message panicked; retry", "message_id", msg.MessageId,
-				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				"panic", redact.Emails(fmt.Sprint(r)), "stack", string(debug.Stack()))
 			retry = true
 		}
 	}()
@@ -437,7 +442,7 @@ func (h *Handler) run(ctx context.Context, log *slog.Logger, key webhook.Key, it
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			log.Error("business code panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			log.Error("business code panicked", "panic", redact.Emails(fmt.Sprint(r)), "stack", string(debug.Stack()))
 			err = fmt.Errorf("business code panicked: %v", r)
 		}
 	}()
@@ -445,8 +450,21 @@ func (h *Handler) run(ctx context.Context, log *slog.Logger, key webhook.Key, it
 }
 
 // payload returns the event's stored payload or, when none is stored, the
-// one its provider's API serves, which it stores for the next attempt.
+// one its provider's API serves, which it stores for the next attempt. An
+// id-only provider's event (Config.FetchAlways) is always fetched: its
+// state is what the API says now.
 func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) ([]byte, error) {
+	if h.cfg.FetchAlways[key.Provider()] {
+		fetch, ok := h.cfg.Fetchers[key.Provider()]
+		if !ok {
+			return nil, webhook.Permanent(fmt.Errorf("%s notifies with an id only and has no API fetch", key.Provider()))
+		}
+		raw, err := fetch(ctx, key.EventID())
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s from the provider's API: %w", key, err)
+		}
+		return raw, nil
+	}
 	raw, err := h.store.Payload(ctx, key)
 	if err == nil {
 		return raw, nil

@@ -20,6 +20,10 @@ type Settings struct {
 	StripeAPIKey    []string      // STRIPE_API_KEY; used as is when set
 	StripeAPIKeyARN string        // STRIPE_API_KEY_ARN, read when STRIPE_API_KEY is empty
 	StripeAPIURL    string        // STRIPE_API_URL, default Stripe's
+	GoPayClientID   string        // GOPAY_CLIENT_ID, required when GoPay is enabled
+	GoPaySecret     []string      // GOPAY_CLIENT_SECRET; used as is when set
+	GoPaySecretARN  string        // GOPAY_CLIENT_SECRET_ARN, read when GOPAY_CLIENT_SECRET is empty
+	GoPayAPIURL     string        // GOPAY_API_URL, default GoPay's production API
 	SecretMaxAge    time.Duration // SECRET_MAX_AGE, default 5m: how long a key from Secrets Manager is used before a reload
 	SecretReload    time.Duration // SECRET_RELOAD_INTERVAL, default 1m: the least time between two loads of a secret
 	LeaseFor        time.Duration // LEASE_DURATION, default 45s: the function timeout plus a margin
@@ -41,6 +45,10 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		StripeAPIKey:    r.List("STRIPE_API_KEY"),
 		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
 		StripeAPIURL:    r.String("STRIPE_API_URL", DefaultStripeAPIURL),
+		GoPayClientID:   r.String("GOPAY_CLIENT_ID", ""),
+		GoPaySecret:     r.List("GOPAY_CLIENT_SECRET"),
+		GoPaySecretARN:  r.String("GOPAY_CLIENT_SECRET_ARN", ""),
+		GoPayAPIURL:     r.String("GOPAY_API_URL", DefaultGoPayAPIURL),
 		SecretMaxAge:    r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
 		SecretReload:    r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
 		LeaseFor:        r.Duration("LEASE_DURATION", DefaultLeaseFor),
@@ -54,5 +62,12 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	if len(s.StripeAPIKey) == 0 && s.StripeAPIKeyARN == "" {
 		r.Problem("set STRIPE_API_KEY or STRIPE_API_KEY_ARN (a Secrets Manager secret holding the Stripe secret key)")
 	}
+	if s.GoPayEnabled() && s.GoPayClientID == "" {
+		r.Problem("GoPay is enabled (GOPAY_CLIENT_SECRET or GOPAY_CLIENT_SECRET_ARN is set) but GOPAY_CLIENT_ID is empty")
+	}
 	return s, r.Err()
 }
+
+// GoPayEnabled reports whether GoPay's client secret is set: the processor
+// then fetches GoPay payments.
+func (s Settings) GoPayEnabled() bool { return len(s.GoPaySecret) > 0 || s.GoPaySecretARN != "" }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stripe/stripe-go/v76"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // stripeKeys is the part of secrets.Rotating the fetcher uses: the key is

@@ -11,7 +11,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/secrets"
 	"github.com/hookinbox/hookinbox/internal/standin"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 func TestStripeEventsFetchesOneEvent(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/metrics"
 )
 

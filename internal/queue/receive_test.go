@@ -9,7 +9,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/queue"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // queues returns the events queue and the DLQ of a new stack made from

@@ -16,7 +16,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // realStack is a receiver on dynalite and local-aws-sqs, with the table and

@@ -17,7 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/stripe/stripe-go/v76"
 	"github.com/stripe/stripe-go/v76/form"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // StripeEvents lists Stripe events with stripe-go: GET /v1/events with a

@@ -13,7 +13,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // outcomes returns each line's key (or message ID) → outcome.

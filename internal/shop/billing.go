@@ -11,7 +11,7 @@ import (
 	"github.com/stripe/stripe-go/v76/invoice"
 	stripesub "github.com/stripe/stripe-go/v76/subscription"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Billing is the shop's view of Stripe Billing: it creates invoices and

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hookinbox/hookinbox/internal/effects"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // checkoutCompleted grants access, sends the welcome email and creates the

@@ -7,8 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/hookinbox/hookinbox/internal/effects"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // The DynamoDB methods the shop calls; *dynamodb.Client has them. Handle
@@ -70,7 +70,7 @@ func New(cfg Config, db dynamoDB, mail Mailer, billing Billing) *Shop {
 // other error when a retry may succeed.
 func (s *Shop) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	if ev.Provider != "stripe" {
-		return fmt.Errorf("shop: %s event %s: %w", ev.Provider, ev.Key(), webhook.ErrNoHandler)
+		return s.providerEvent(ctx, ev, fx)
 	}
 	switch ev.Type {
 	case typeCheckoutCompleted, typeCheckoutAsyncPaid:

@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 var t0 = time.Date(2024, 5, 29, 12, 0, 0, 0, time.UTC)

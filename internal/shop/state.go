@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookinbox/hookinbox/internal/effects"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // The shop's items, keyed by pk and sk:
@@ -53,6 +53,11 @@ type State struct {
 	Subscriptions []Subscription `json:"subscriptions"`
 	Emails        []Email        `json:"emails"`
 	Invoices      []Invoice      `json:"invoices"`
+	// Orders, Stock and Loyalty are what the Adyen, GoPay and Shopify
+	// events recorded (see providers.go).
+	Orders  []Order `json:"orders,omitempty"`
+	Stock   []Level `json:"stock,omitempty"`   // per SKU, the change in stock
+	Loyalty []Level `json:"loyalty,omitempty"` // per Shopify customer, the points
 }
 
 // Access is whether a holder has access, and from which sources.
@@ -191,6 +196,7 @@ func (s *Shop) State(ctx context.Context) (State, error) {
 	sort.Slice(st.Subscriptions, func(i, j int) bool { return st.Subscriptions[i].ID < st.Subscriptions[j].ID })
 	sort.Slice(st.Emails, func(i, j int) bool { return st.Emails[i].Event < st.Emails[j].Event })
 	sort.Slice(st.Invoices, func(i, j int) bool { return st.Invoices[i].Event < st.Invoices[j].Event })
+	st.sortProviderItems()
 	return st, nil
 }
 
@@ -250,6 +256,8 @@ func (st *State) add(it map[string]types.AttributeValue) {
 		st.Invoices = append(st.Invoices, Invoice{
 			Event: webhook.Key(getS(it, "event")), InvoiceID: getS(it, "invoice_id"), Customer: getS(it, "customer"),
 		})
+	default:
+		st.addProviderItem(pk, sk, it)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/secrets"
 	"github.com/hookinbox/hookinbox/internal/standin"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // AdyenProvider is the Provider of every event Adyen.Verify returns.

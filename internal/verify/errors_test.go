@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/internal/verify"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 func TestReason(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/internal/verify"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 func TestGoPayVerify(t *testing.T) {

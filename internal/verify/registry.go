@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Verifier authenticates one provider's deliveries and returns the events

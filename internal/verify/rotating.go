@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Defaults of Rotating.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // ShopifyProvider is the Provider of every event Shopify.Verify returns.

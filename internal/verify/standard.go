@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // StandardProvider is the Provider of every event Standard.Verify returns.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // StripeProvider is the Provider of every event Stripe.Verify returns.

@@ -35,7 +35,7 @@ var notInReceiver = []string{
 	"github.com/hookinbox/hookinbox/internal/replay",
 	"github.com/hookinbox/hookinbox/internal/reconcile",
 	"github.com/hookinbox/hookinbox/internal/shop",
-	"github.com/hookinbox/hookinbox/internal/effects",
+	"github.com/hookinbox/hookinbox/effects",
 	"testing",
 }
 

@@ -4,6 +4,7 @@ package processorfn
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,13 +12,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookinbox/hookinbox/internal/effects"
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 // Build builds the SQS-triggered processor with the example shop as
@@ -42,13 +44,23 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	db := dynamodb.NewFromConfig(cfg)
 	sq := sqs.NewFromConfig(cfg)
 	billing := shop.NewStripeBilling(apiKey, s.StripeAPIURL, stripeapi.HTTPClient())
+	fetchers := map[string]processor.Fetcher{
+		verify.StripeProvider: processor.StripeEvents(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
+	}
+	fetchAlways := map[string]bool{}
+	if s.GoPayEnabled() {
+		secret, err := stripeapi.Key(ctx, cfg, s.GoPaySecret, s.GoPaySecretARN, s.SecretMaxAge, s.SecretReload)
+		if err != nil {
+			return nil, fmt.Errorf("gopay client secret: %w", err)
+		}
+		fetchers[verify.GoPayProvider] = processor.GoPayPayments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())
+		fetchAlways[verify.GoPayProvider] = true
+	}
 	h := processor.New(
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
-			Metrics: rec,
-			Fetchers: map[string]processor.Fetcher{
-				"stripe": processor.StripeEvents(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
-			},
+			Metrics:  rec,
+			Fetchers: fetchers, FetchAlways: fetchAlways,
 		},
 		inbox.NewDynamoDB(db, s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),

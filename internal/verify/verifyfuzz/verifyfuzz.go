@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Fuzz input modes: how VerifierFuzz.Request turns a fuzz input into the

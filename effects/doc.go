@@ -25,4 +25,9 @@
 //
 // The DynamoDB helpers assume a table whose key is pk (string, partition) and
 // sk (string, sort).
+//
+// It is part of hookinbox's public API for business code, with effects,
+// stripeevent and processorfn: code in another module imports it to
+// handle events. Within v0.x a minor release may change it, and the
+// CHANGELOG says how.
 package effects

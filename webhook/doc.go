@@ -4,4 +4,9 @@
 //
 // It imports nothing of hookinbox's own, so every other package may import
 // it. All types are plain values and safe for concurrent use.
+//
+// It is part of hookinbox's public API for business code, with effects,
+// stripeevent and processorfn: code in another module imports it to
+// handle events. Within v0.x a minor release may change it, and the
+// CHANGELOG says how.
 package webhook
