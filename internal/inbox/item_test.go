@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/webhook"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 func TestPayloadItemMarksTheClaim(t *testing.T) {
