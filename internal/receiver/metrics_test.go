@@ -1,0 +1,48 @@
+package receiver_test
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/receiver"
+)
+
+// TestHostileRequestsAreCountedByFixedReason: every refused request is one
+// VerifyFailed by a reason from a fixed set, under the provider only when
+// it is a registered one, and never under anything the request chose (an
+// unregistered provider name, an event type): a flood of junk cannot mint
+// CloudWatch metrics.
+func TestHostileRequestsAreCountedByFixedReason(t *testing.T) {
+	reasons := []string{"no-signature", "bad-signature", "stale", "future", "not-json", "not-event",
+		"no-event-id", "bad-event-id", "too-large", "unknown-provider", "method-not-allowed", "unauthenticated", "malformed"}
+	for _, c := range hostileRequests(receiver.DefaultMaxBodyBytes) {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			rec := metrics.New(&buf, "hookinbox/test")
+			h := receiver.New(receiver.Config{Metrics: rec}, stripeVerifiers(fixed),
+				intake.New(intake.Config{Now: fixed, Metrics: rec}, inbox.NewMemory(), &fakeQueue{}, nil), nil)
+			if _, err := h.Handle(context.Background(), c.req); err != nil {
+				t.Fatal(err)
+			}
+			lines, err := metrics.ReadLines(&buf)
+			if err != nil || len(lines) != 1 {
+				t.Fatalf("%d metric lines (%v), want 1:\n%s", len(lines), err, buf.String())
+			}
+			l := lines[0]
+			if l.Values[metrics.VerifyFailed] != 1 || len(l.Values) != 1 {
+				t.Errorf("metrics %v, want VerifyFailed 1 only", l.Values)
+			}
+			if !slices.Contains(reasons, l.Dims[metrics.DimReason]) {
+				t.Errorf("reason %q is not one of the fixed set", l.Dims[metrics.DimReason])
+			}
+			if p, ok := l.Dims[metrics.DimProvider]; ok && p != "stripe" || l.Dims[metrics.DimEventType] != "" {
+				t.Errorf("dimensions %v: a refused request chose one", l.Dims)
+			}
+		})
+	}
+}
