@@ -26,7 +26,7 @@ build-ReceiverFunction build-ProcessorFunction build-DlqReplayFunction build-Rec
 	CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap $(pkg_$(name))
 
 .DEFAULT_GOAL := test
-.PHONY: build sizes test test-moto vet lint-template fuzz chaos bench dev clean $(FUNCTIONS:%=build-%)
+.PHONY: build sizes test test-moto vet lint-template fuzz chaos faults bench dev clean $(FUNCTIONS:%=build-%)
 
 # build builds every function into bin/<LogicalId>/bootstrap. Each target
 # gets its own ARTIFACTS_DIR unless one is given.
@@ -99,13 +99,27 @@ fuzz:
 # chaos is the duplicate-proof test on the committed corpus: 1,000 events
 # (testdata/chaos/events.jsonl, made by `hookinbox chaos --generate 1000
 # --seed 20261130`), each delivered twice in shuffled order by 16 senders,
-# compared with one in-order delivery. make test runs 60 of them
+# compared with one in-order delivery. make test runs 40 of them
 # (TestChaosSmallCorpusMatchesTheReference). CHAOS_ARGS adds flags, e.g.
 # CHAOS_ARGS='--delay-jitter 2s --seed 7'.
 CHAOS_EVENTS ?= testdata/chaos/events.jsonl
 chaos: local/node_modules
 	go build -o bin/hookinbox ./cmd/hookinbox
 	bin/hookinbox chaos --events $(CHAOS_EVENTS) --dup 2 --concurrency 16 $(CHAOS_ARGS)
+
+# faults runs every fault scenario of docs/reliability.md through
+# toxiproxy (pinned in go.mod): the first FAULT_EVENTS events of the
+# corpus, twice each, shuffled, 16 senders, under each fault in turn;
+# HOOKINBOX_EMULATORS=moto make faults runs them on moto.
+FAULTS := dynamodb-latency dynamodb-timeouts sqs-send-refused connection-resets slow-business-api
+FAULT_EVENTS ?= 200
+faults: local/node_modules
+	go build -o bin/hookinbox ./cmd/hookinbox
+	head -n $(FAULT_EVENTS) $(CHAOS_EVENTS) > bin/chaos-faults.jsonl
+	@set -e; for f in $(FAULTS); do \
+	  echo "bin/hookinbox chaos --events bin/chaos-faults.jsonl --dup 2 --concurrency 16 --delay-jitter 3s --seed 1 --fault $$f $(CHAOS_ARGS)"; \
+	  bin/hookinbox chaos --events bin/chaos-faults.jsonl --dup 2 --concurrency 16 --delay-jitter 3s --seed 1 --fault $$f $(CHAOS_ARGS); \
+	done
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...

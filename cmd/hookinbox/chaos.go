@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -33,6 +34,7 @@ type chaosFlags struct {
 	secret      string
 	stateFile   string
 	quiet       time.Duration
+	fault       string
 }
 
 // errDifferences makes the exit status 1 after the verdict is printed.
@@ -67,7 +69,13 @@ business records about the corpus are compared.
 
 --generate N writes a realistic corpus of N events to stdout instead
 (checkouts, subscription changes out of order, delayed payments, refunds,
-types nobody handles).`)
+types nobody handles).
+
+--fault NAME puts Shopify's toxiproxy (pinned in go.mod) between the chaos
+stack's functions and DynamoDB, SQS, Stripe and SES, and injects the fault
+while the chaos run lasts; the reference run has none. The chaos stack then
+runs with LEASE_DURATION 30s. See docs/reliability.md for every fault and
+its figures.`)
 	fs.StringVar(&f.events, "events", "", "the events, one JSON object a line")
 	fs.IntVar(&f.generate, "generate", 0, "write a generated corpus of this many events to stdout and exit")
 	fs.IntVar(&f.dup, "dup", 2, "deliveries of each event")
@@ -80,6 +88,7 @@ types nobody handles).`)
 	fs.StringVar(&f.secret, "secret", "", "with --url: signing secret(s), comma-separated (default: the running stack's)")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "with --url: state file of the running stack")
 	fs.DurationVar(&f.quiet, "quiet-within", 10*time.Minute, "how long each run may take to get quiet")
+	fs.StringVar(&f.fault, "fault", "", "inject this fault through toxiproxy during the chaos run: "+faultNames())
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
@@ -107,6 +116,13 @@ types nobody handles).`)
 		return usagef("--concurrency must be at least 1")
 	case f.jitter < 0:
 		return usagef("--delay-jitter must not be negative")
+	case f.fault != "" && f.url != "":
+		return usagef("--fault works on the local chaos stack, not with --url")
+	}
+	if f.fault != "" {
+		if _, err := chaos.FaultNamed(f.fault); err != nil {
+			return usagef("--fault: %v", err)
+		}
 	}
 	file, err := os.Open(f.events)
 	if err != nil {
@@ -153,6 +169,9 @@ func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, s
 	suffix := fmt.Sprintf("%08x", uint32(f.seed))
 	run := func(name string, target chaos.Target, cfg chaos.Config) (chaos.Stats, chaos.Snapshot, error) {
 		fmt.Fprintf(stderr, "hookinbox chaos: %s run: %d deliveries of %d events\n", name, max(cfg.Dup, 1)*len(events), len(events))
+		cfg.Progress = func(msgs, unfinished int) {
+			fmt.Fprintf(stderr, "hookinbox chaos: %s run: waiting for quiet: %d messages queued, %d events unfinished\n", name, msgs, unfinished)
+		}
 		st, err := chaos.Run(ctx, target, events, cfg)
 		if err != nil {
 			return st, chaos.Snapshot{}, fmt.Errorf("%s run: %w", name, err)
@@ -180,17 +199,46 @@ func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, s
 	}
 
 	var target chaos.Target = remote
+	var injector *chaos.Injector
 	if remote == nil {
-		l, err := local("run")
+		opts := chaos.LocalOptions{}
+		proxies := map[string]*toxiproxy.Proxy{}
+		if f.fault != "" {
+			tp, err := devstack.StartToxiproxy(ctx, devstack.Options{Root: root})
+			if err != nil {
+				return err
+			}
+			defer tp.Stop()
+			opts.Lease = 30 * time.Second
+			opts.Proxy = func(name, upstream string) (string, error) {
+				p, url, err := tp.Proxy(name, upstream)
+				proxies[name] = p
+				return url, err
+			}
+		}
+		l, err := chaos.NewLocal(ctx, emu, tpl, "chaos-run-"+suffix, opts)
 		if err != nil {
 			return err
 		}
 		defer l.Close()
 		target = l
+		if f.fault != "" {
+			fault, _ := chaos.FaultNamed(f.fault)
+			fmt.Fprintf(stderr, "hookinbox chaos: fault %s: %s\n", fault.Name, fault.About)
+			if injector, err = chaos.Inject(fault, proxies); err != nil {
+				return err
+			}
+		}
 	}
 	cfg := chaos.Config{Dup: f.dup, Shuffle: f.shuffle, Concurrency: f.concurrency, DelayJitter: f.jitter,
 		QueueDups: f.queueDups, Seed: f.seed, QuietWithin: f.quiet}
 	gotStats, got, err := run("chaos", target, cfg)
+	if injector != nil {
+		if ierr := injector.Stop(); err == nil && ierr != nil {
+			err = ierr
+		}
+		fmt.Fprintf(stderr, "hookinbox chaos: fault %s switched on %d times\n", f.fault, injector.Cycles)
+	}
 	if err != nil {
 		return err
 	}
@@ -203,6 +251,15 @@ func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, s
 		return errDifferences
 	}
 	return nil
+}
+
+// faultNames lists the --fault scenarios.
+func faultNames() string {
+	var names []string
+	for _, f := range chaos.Faults {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // remoteTarget builds the --url target from the running stack's state file.
@@ -263,8 +320,12 @@ func printVerdict(w io.Writer, f chaosFlags, refStats chaos.Stats, ref chaos.Sna
 		sort.Strings(parts)
 		return strings.Join(parts, " ")
 	}
-	fmt.Fprintf(w, "chaos: --dup %d --concurrency %d --shuffle=%v --delay-jitter %s --queue-dups=%v --seed %d\n",
-		f.dup, f.concurrency, f.shuffle, f.jitter, f.queueDups, f.seed)
+	fault := ""
+	if f.fault != "" {
+		fault = " --fault " + f.fault
+	}
+	fmt.Fprintf(w, "chaos: --dup %d --concurrency %d --shuffle=%v --delay-jitter %s --queue-dups=%v --seed %d%s\n",
+		f.dup, f.concurrency, f.shuffle, f.jitter, f.queueDups, f.seed, fault)
 	fmt.Fprintf(w, "%-10s %7s %10s %8s %8s %7s %12s %8s %8s  %s\n", "run", "events", "deliveries", "retried", "refused", "lost", "queue-copies", "effects", "quiet", "statuses")
 	row := func(name string, s chaos.Stats, snap chaos.Snapshot) {
 		lost := s.Undelivered

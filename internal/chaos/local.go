@@ -46,14 +46,31 @@ type LocalOptions struct {
 	// whose invocation failed, comes back in seconds; default 5 s. It
 	// changes when things happen, not what happens.
 	Visibility time.Duration
+	// Reconcile is how often the ReconcilerFunction runs (rate(5
+	// minutes) in template.yaml); default 5 s. The stack runs it with
+	// STUCK_AFTER 15 s and the receiver with REENQUEUE_GRACE 10 s, so a
+	// claim whose message was never sent is re-enqueued in seconds, not
+	// after 15 minutes.
+	Reconcile time.Duration
+	// Lease replaces LEASE_DURATION (15 min) when set: under faults a
+	// worker can lose track of its lease, and the copy that takes over
+	// waits for it to end.
+	Lease time.Duration
+	// Proxy, when set, is asked for an endpoint to use instead of each
+	// upstream the functions call (names ProxyDynamoDB, ...): a fault
+	// proxy. Chaos's own reads and the event-source pollers go direct.
+	Proxy func(name, upstream string) (string, error)
 	// Log receives the functions' JSON logs; nil discards them.
 	Log *slog.Logger
 }
 
 // Local is a fresh stack of template.yaml on the local emulators: its
-// tables and queues under a stack name of its own, the ReceiverFunction
-// and ProcessorFunction built by lambdafn as in Lambda, the processor fed
-// by SQS event-source pollers, and the SES and Stripe stand-ins it calls.
+// tables and queues under a stack name of its own, the ReceiverFunction,
+// ProcessorFunction and ReconcilerFunction built by lambdafn as in Lambda
+// and cut off at their Timeout, the processor fed by SQS event-source
+// pollers, the reconciler on a schedule, and the SES and Stripe stand-ins
+// they call. Its clocks run faster than in AWS (see LocalOptions); what
+// happens, and in which order, is the same.
 // Close tears it down.
 type Local struct {
 	Stack  *devstack.Stack
@@ -61,14 +78,16 @@ type Local struct {
 	Stripe *standin.Stripe
 
 	receive func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
-	sqs     *sqs.Client
-	events  *queue.Queue
-	inbox   *inbox.DynamoDB
-	ledger  *effects.Ledger
-	shop    *shop.Shop
-	servers []*standin.Server
-	stop    context.CancelFunc
-	pollers sync.WaitGroup
+	// receiveTimeout is the ReceiverFunction's Timeout, as Lambda enforces it.
+	receiveTimeout time.Duration
+	sqs            *sqs.Client
+	events         *queue.Queue
+	inbox          *inbox.DynamoDB
+	ledger         *effects.Ledger
+	shop           *shop.Shop
+	servers        []*standin.Server
+	stop           context.CancelFunc
+	pollers        sync.WaitGroup
 }
 
 // NewLocal creates the stack stackName from tpl on emu and starts its
@@ -82,6 +101,9 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Reconcile <= 0 {
+		opts.Reconcile = 5 * time.Second
 	}
 	st, err := emu.CreateStack(ctx, tpl, stackName)
 	if err != nil {
@@ -102,24 +124,39 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 		l.servers = append(l.servers, srv)
 		urls = append(urls, srv.URL)
 	}
-	cfg := emu.AWSConfigFor(devstack.ServiceEndpoints{"SESv2": urls[0]})
-	build := func(id string, extra map[string]string) (any, error) {
+	via := map[string]string{ProxyDynamoDB: emu.DynamoDBURL, ProxySQSReceiver: emu.SQSURL, ProxySQS: emu.SQSURL, ProxySES: urls[0], ProxyStripe: urls[1]}
+	if opts.Proxy != nil {
+		for _, name := range []string{ProxyDynamoDB, ProxySQSReceiver, ProxySQS, ProxySES, ProxyStripe} {
+			if via[name], err = opts.Proxy(name, via[name]); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	build := func(id, sqsName string, extra map[string]string) (any, error) {
 		env, err := st.FunctionEnv(id)
 		if err != nil {
 			return nil, err
 		}
-		env["STRIPE_API_KEY"], env["STRIPE_API_URL"] = localStripeKey, urls[1]
+		env["STRIPE_API_KEY"], env["STRIPE_API_URL"] = localStripeKey, via[ProxyStripe]
 		env["METRICS_FILE"] = os.DevNull // the embedded metric lines are not the verdict
+		if opts.Lease > 0 {
+			env["LEASE_DURATION"] = opts.Lease.String()
+		}
 		for k, v := range extra {
 			env[k] = v
 		}
+		cfg := emu.AWSConfigFor(devstack.ServiceEndpoints{"DynamoDB": via[ProxyDynamoDB], "SQS": via[sqsName], "SESv2": via[ProxySES]})
 		return catalog.Builders[id](ctx, cfg, func(k string) string { return env[k] }, opts.Log.With("function", id))
 	}
-	recv, err := build("ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": LocalSecret})
+	recv, err := build("ReceiverFunction", ProxySQSReceiver, map[string]string{"STRIPE_WEBHOOK_SECRET": LocalSecret, "REENQUEUE_GRACE": "10s"})
 	if err != nil {
 		return fail(err)
 	}
-	proc, err := build("ProcessorFunction", nil)
+	proc, err := build("ProcessorFunction", ProxySQS, nil)
+	if err != nil {
+		return fail(err)
+	}
+	rec, err := build("ReconcilerFunction", ProxySQS, map[string]string{"STUCK_AFTER": "15s"})
 	if err != nil {
 		return fail(err)
 	}
@@ -127,6 +164,8 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	if l.receive, ok = recv.(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)); !ok {
 		return fail(fmt.Errorf("ReceiverFunction's handler is a %T", recv))
 	}
+	l.receiveTimeout = functionTimeout(tpl, "ReceiverFunction")
+	procInvoker := timeoutInvoker{lambdalocal.InProcess(proc), functionTimeout(tpl, "ProcessorFunction")}
 	evq := st.Queues["EventsQueue"]
 	if _, err := l.sqs.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
 		QueueUrl:   &evq.URL,
@@ -142,9 +181,16 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 
 	pollCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	l.stop = stop
+	reconciler := &lambdalocal.Schedule{Name: stackName + "-reconciler", Interval: opts.Reconcile,
+		Function: timeoutInvoker{lambdalocal.InProcess(rec), functionTimeout(tpl, "ReconcilerFunction")}, Log: opts.Log}
+	l.pollers.Add(1)
+	go func() {
+		defer l.pollers.Done()
+		_ = reconciler.Run(pollCtx)
+	}()
 	for range opts.Pollers {
 		src := &lambdalocal.SQSSource{Client: l.sqs, QueueURL: evq.URL, QueueARN: evq.ARN, Region: devstack.Region,
-			BatchSize: 10, Function: lambdalocal.InProcess(proc), Log: opts.Log}
+			BatchSize: 10, Function: procInvoker, Log: opts.Log}
 		l.pollers.Add(1)
 		go func() {
 			defer l.pollers.Done()
@@ -152,6 +198,36 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 		}()
 	}
 	return l, nil
+}
+
+// functionTimeout returns the Timeout template.yaml gives the function
+// id (Globals included), 30 s when it names none.
+func functionTimeout(tpl *samtemplate.Template, id string) time.Duration {
+	props, err := tpl.Function(id)
+	if err != nil {
+		return 30 * time.Second
+	}
+	switch v := props["Timeout"].(type) {
+	case int:
+		return time.Duration(v) * time.Second
+	case float64:
+		return time.Duration(v * float64(time.Second))
+	}
+	return 30 * time.Second
+}
+
+// timeoutInvoker ends each invocation at the function's timeout, as
+// Lambda does: a call stuck on a stalled connection is cut off, and the
+// batch comes back after the visibility timeout.
+type timeoutInvoker struct {
+	lambdalocal.Invoker
+	timeout time.Duration
+}
+
+func (t timeoutInvoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.Invoker.Invoke(ctx, payload)
 }
 
 // Close stops the pollers and the stand-ins and deletes the stack.
@@ -181,6 +257,8 @@ func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
 		Body:           string(ev.Raw),
 	}
 	req.RequestContext.HTTP.Method = "POST"
+	ctx, cancel := context.WithTimeout(ctx, l.receiveTimeout)
+	defer cancel()
 	resp, err := l.receive(ctx, req)
 	if err != nil {
 		return 0, err

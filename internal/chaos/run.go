@@ -37,6 +37,9 @@ type Config struct {
 	QueueDups   bool          // after an accepted delivery, send one more queue message for it
 	Seed        uint64        // seeds the order and the jitter; runs with one seed shuffle alike
 	QuietWithin time.Duration // how long to wait for quiet after the last answer; default 10 min
+	// Progress, when set, is told every 10 s while Run waits for quiet
+	// how busy the pipeline still is.
+	Progress func(messages, unfinished int)
 }
 
 // Stats is what a run did.
@@ -56,11 +59,12 @@ type Stats struct {
 // three days with a growing delay; Run does it quickly, a bounded number
 // of times.
 const (
-	maxAttempts  = 8
-	firstBackoff = 50 * time.Millisecond
-	maxBackoff   = 2 * time.Second
-	quietPoll    = 200 * time.Millisecond
-	quietChecks  = 3 // consecutive quiet readings before the pipeline counts as quiet
+	maxAttempts   = 8
+	firstBackoff  = 50 * time.Millisecond
+	maxBackoff    = 2 * time.Second
+	quietPoll     = 200 * time.Millisecond
+	quietChecks   = 3 // consecutive quiet readings before the pipeline counts as quiet
+	progressEvery = 10 * time.Second
 )
 
 // ErrNotQuiet is returned when the pipeline is still busy after
@@ -152,7 +156,7 @@ func Run(ctx context.Context, t Target, events []Event, cfg Config) (Stats, erro
 		return st, firstErr
 	}
 	answered := time.Now()
-	if err := waitQuiet(ctx, t, cfg.QuietWithin); err != nil {
+	if err := waitQuiet(ctx, t, cfg.QuietWithin, cfg.Progress); err != nil {
 		return st, err
 	}
 	st.ToQuiet = time.Since(answered)
@@ -198,8 +202,9 @@ func deliver(ctx context.Context, t Target, ev Event, queueDup bool) delivered {
 
 // waitQuiet polls t until it reports nothing queued and nothing
 // unfinished quietChecks times in a row, or within has passed.
-func waitQuiet(ctx context.Context, t Target, within time.Duration) error {
+func waitQuiet(ctx context.Context, t Target, within time.Duration, progress func(int, int)) error {
 	deadline := time.Now().Add(within)
+	told := time.Now()
 	quiet := 0
 	var msgs, unfinished int
 	for quiet < quietChecks {
@@ -212,6 +217,10 @@ func waitQuiet(ctx context.Context, t Target, within time.Duration) error {
 			quiet++
 		} else {
 			quiet = 0
+		}
+		if progress != nil && time.Since(told) >= progressEvery {
+			progress(msgs, unfinished)
+			told = time.Now()
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%w within %s: %d messages queued, %d events unfinished", ErrNotQuiet, within, msgs, unfinished)
