@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -226,4 +228,58 @@ func TestMissingPayloadIsFetchedFromTheProvider(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deadlineLedger is the in-memory ledger with DynamoDB's manners: a
+// record written with an ended context fails.
+type deadlineLedger struct{ *effects.MemoryLedger }
+
+func (l deadlineLedger) For(key webhook.Key) effects.Runner {
+	return deadlineRunner{l.MemoryLedger.For(key)}
+}
+
+type deadlineRunner struct{ effects.Runner }
+
+func (r deadlineRunner) Do(ctx context.Context, name string, fn func(context.Context, string) error) error {
+	if err := r.Runner.Do(ctx, name, fn); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("record effect %s: %w", name, err)
+	}
+	return nil
+}
+
+// TestEffectDoneAtItsDeadlineIsRecorded: an outside call that answers just
+// as the effect's deadline comes must still be recorded in the ledger, or
+// the retry would repeat it (an email sent twice): the ledger and the
+// outcome get time after the effects' deadline.
+func TestEffectDoneAtItsDeadlineIsRecorded(t *testing.T) {
+	f := newFixture(t)
+	msg := f.claim(t, "evt_lastsecond", "checkout.session.completed")
+	var effectDeadline time.Time
+	slow := processor.New(processor.Config{Now: f.now, Budget: time.Second, Reserve: 400 * time.Millisecond}, f.store,
+		deadlineLedger{f.ledger}, businessFunc(func(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
+			return fx.Do(ctx, "welcome-email", func(ctx context.Context, _ string) error {
+				effectDeadline, _ = ctx.Deadline()
+				<-ctx.Done() // the call answers as its deadline comes: sent
+				return nil
+			})
+		}), f.q, f.q, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	invocationDeadline, _ := ctx.Deadline()
+	resp, _ := slow.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{msg}})
+	if got := invocationDeadline.Sub(effectDeadline); got != 400*time.Millisecond {
+		t.Errorf("the effect's deadline is %v before the invocation's, want OUTCOME_RESERVE (400ms)", got)
+	}
+	if it := f.status(t, "evt_lastsecond"); it.Status != inbox.Done || len(resp.BatchItemFailures) != 0 {
+		t.Errorf("status %s (%s), failures %v; want DONE, the effect recorded", it.Status, it.LastError, failedIDs(resp))
+	}
+}
+
+type businessFunc func(ctx context.Context, ev webhook.Event, fx effects.Runner) error
+
+func (b businessFunc) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
+	return b(ctx, ev, fx)
 }
