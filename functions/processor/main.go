@@ -1,11 +1,12 @@
 // Command processor is the SQS-triggered Lambda that runs each event's
-// business effects once. Its wiring lives in internal/lambdafn/processorfn,
-// so `hookinbox dev` and the tests run exactly the same handler.
+// business effects once, with the example shop as its business. Your own
+// processor main is the same line with your BusinessBuilder
+// (examples/custom-business).
 package main
 
 import (
-	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/processorfn"
+	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/processorfn"
 )
 
-func main() { lambdafn.Main(processorfn.Build) }
+func main() { processorfn.Run(shop.FromEnv) }

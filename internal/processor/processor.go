@@ -94,8 +94,9 @@ type Config struct {
 	// Budget is the least time left in the invocation for starting a
 	// message; later messages go back with a short visibility. Default 10 s.
 	Budget time.Duration
-	// Reserve is the time kept after a message's effects for writing its
-	// outcome: effects get the invocation's deadline minus Reserve.
+	// Reserve is the time kept after a message's effects for recording
+	// them in the ledger and writing the outcome: effect calls get the
+	// invocation's deadline minus Reserve, the ledger half of it more.
 	// Default 2 s.
 	Reserve time.Duration
 	// HeldWait is how long a message that finds a live lease waits for the
@@ -327,13 +328,15 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 		return false
 	}
 	log = log.With("key", env.Key.String(), "type", env.Type)
-	// The effects end Reserve before the invocation's deadline, so the
-	// outcome is always written with ctx.
-	work := ctx
+	// The effects end Reserve before the invocation's deadline; the ledger
+	// and the lease get half of Reserve more, and the outcome is written
+	// with ctx in the rest.
+	work, effectsBy := ctx, time.Time{}
 	if deadline, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
-		work, cancel = context.WithDeadline(ctx, deadline.Add(-h.cfg.Reserve))
+		work, cancel = context.WithDeadline(ctx, deadline.Add(-h.cfg.Reserve/2))
 		defer cancel()
+		effectsBy = deadline.Add(-h.cfg.Reserve)
 	}
 	owner := h.instance + "/" + msg.MessageId
 	waitUntil := time.Now().Add(h.cfg.HeldWait)
@@ -373,7 +376,7 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 			log.Warn("took over a lease that ran out", "from", it.TakenFrom, "attempts", it.Attempts)
 			h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.LeaseTakeovers, 1))
 		}
-		err = h.run(work, log, env.Key, it)
+		err = h.run(work, effectsBy, log, env.Key, it)
 		return h.finish(ctx, log, msg, env, owner, it, err)
 	}
 }
@@ -427,7 +430,8 @@ func (h *Handler) later(ctx context.Context, log *slog.Logger, msg events.SQSMes
 }
 
 // run rebuilds the verified event from the inbox and runs the business on it.
-func (h *Handler) run(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) (err error) {
+// Its effect calls must end by effectsBy (zero: no deadline of their own).
+func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger, key webhook.Key, it inbox.Item) (err error) {
 	raw, err := h.payload(ctx, log, key, it)
 	if err != nil {
 		return err
@@ -446,7 +450,11 @@ func (h *Handler) run(ctx context.Context, log *slog.Logger, key webhook.Key, it
 			err = fmt.Errorf("business code panicked: %v", r)
 		}
 	}()
-	return h.business.Handle(ctx, ev, timedRunner{h.ledger.For(key), h.cfg.Metrics})
+	var fx effects.Runner = timedRunner{h.ledger.For(key), h.cfg.Metrics}
+	if !effectsBy.IsZero() {
+		fx = deadlineRunner{fx, effectsBy}
+	}
+	return h.business.Handle(ctx, ev, fx)
 }
 
 // payload returns the event's stored payload or, when none is stored, the

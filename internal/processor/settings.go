@@ -10,13 +10,12 @@ import (
 // DefaultStripeAPIURL is Stripe's API base URL.
 const DefaultStripeAPIURL = "https://api.stripe.com"
 
-// Settings is the processor function's environment, as template.yaml sets it.
+// Settings is the processor engine's environment, as template.yaml sets it.
+// The business brings its own settings (the example shop: shop.FromEnv).
 type Settings struct {
 	Table           string        // INBOX_TABLE
 	QueueURL        string        // EVENTS_QUEUE_URL
 	DLQURL          string        // EVENTS_DLQ_URL
-	ShopTable       string        // SHOP_TABLE
-	MailFrom        string        // MAIL_FROM
 	StripeAPIKey    []string      // STRIPE_API_KEY; used as is when set
 	StripeAPIKeyARN string        // STRIPE_API_KEY_ARN, read when STRIPE_API_KEY is empty
 	StripeAPIURL    string        // STRIPE_API_URL, default Stripe's
@@ -40,8 +39,6 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		Table:           r.Required("INBOX_TABLE"),
 		QueueURL:        r.Required("EVENTS_QUEUE_URL"),
 		DLQURL:          r.Required("EVENTS_DLQ_URL"),
-		ShopTable:       r.Required("SHOP_TABLE"),
-		MailFrom:        r.Required("MAIL_FROM"),
 		StripeAPIKey:    r.List("STRIPE_API_KEY"),
 		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
 		StripeAPIURL:    r.String("STRIPE_API_URL", DefaultStripeAPIURL),

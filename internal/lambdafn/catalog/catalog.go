@@ -6,16 +6,17 @@ package catalog
 
 import (
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/processorfn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/receiverfn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/reconcilerfn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/replayfn"
+	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/processorfn"
 )
 
 // Builders maps each function's logical ID in template.yaml to its builder.
 var Builders = map[string]lambdafn.Builder{
 	"ReceiverFunction":   receiverfn.Build,
-	"ProcessorFunction":  processorfn.Build,
+	"ProcessorFunction":  processorfn.Builder(shop.FromEnv),
 	"DlqReplayFunction":  replayfn.Build,
 	"ReconcilerFunction": reconcilerfn.Build,
 }

@@ -1,0 +1,57 @@
+package shop
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+
+	"github.com/hookinbox/hookinbox/internal/envconfig"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
+	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/secrets"
+)
+
+// Settings is the example shop's part of the processor function's
+// environment, as template.yaml sets it.
+type Settings struct {
+	Table           string   // SHOP_TABLE
+	MailFrom        string   // MAIL_FROM
+	StripeAPIKey    []string // STRIPE_API_KEY; used as is when set
+	StripeAPIKeyARN string   // STRIPE_API_KEY_ARN, read when STRIPE_API_KEY is empty
+	StripeAPIURL    string   // STRIPE_API_URL, default Stripe's
+}
+
+// FromEnv builds the example shop from the processor function's AWS
+// config and environment (Settings), reporting every missing setting in
+// one error: the shop is a processorfn.BusinessBuilder, and
+// functions/processor runs it with processorfn.Run(shop.FromEnv).
+func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (processor.Business, error) {
+	r := envconfig.New(getenv)
+	s := Settings{
+		Table:           r.Required("SHOP_TABLE"),
+		MailFrom:        r.Required("MAIL_FROM"),
+		StripeAPIKey:    r.List("STRIPE_API_KEY"),
+		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
+		StripeAPIURL:    r.String("STRIPE_API_URL", processor.DefaultStripeAPIURL),
+	}
+	maxAge := r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge)
+	reload := r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval)
+	if len(s.StripeAPIKey) == 0 && s.StripeAPIKeyARN == "" {
+		r.Problem("set STRIPE_API_KEY or STRIPE_API_KEY_ARN (the shop creates invoices and reads subscriptions)")
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	c := Config{Table: s.Table, MailFrom: s.MailFrom}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	apiKey, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, maxAge, reload)
+	if err != nil {
+		return nil, err
+	}
+	billing := NewStripeBilling(apiKey, s.StripeAPIURL, stripeapi.HTTPClient())
+	return New(c, dynamodb.NewFromConfig(cfg), sesv2.NewFromConfig(cfg), billing), nil
+}

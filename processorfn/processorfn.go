@@ -1,0 +1,104 @@
+// Package processorfn runs hookinbox's processor Lambda with your business
+// code: hookinbox leases each event, runs your Business through the effect
+// ledger, records the outcome, retries with backoff and parks permanent
+// failures in the DLQ; your code only says what an event means.
+//
+// A processor main is one line:
+//
+//	func main() { processorfn.Run(mybusiness.FromEnv) }
+//
+// The processor reads its own settings (INBOX_TABLE, EVENTS_QUEUE_URL,
+// EVENTS_DLQ_URL, the Stripe key for fetching a lost payload, the lease
+// and budget timings) and your BusinessBuilder reads yours, from the same
+// environment; a cold start reports every missing setting of both in one
+// error. It is part of hookinbox's public API (see the CHANGELOG for
+// changes within v0.x). Build is safe to call more than once, and the
+// handler it returns is safe for concurrent use.
+package processorfn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
+	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/verify"
+)
+
+// Business is your code: Handle runs the effects of one verified event
+// through fx (effects.Runner) and returns nil (DONE), an error wrapping
+// webhook.ErrNoHandler (IGNORED), webhook.Permanent(err) (parked in the DLQ
+// at once, with the reason), or any other error (retried with backoff).
+type Business = processor.Business
+
+// BusinessBuilder builds your Business at cold start from the function's
+// AWS config and environment. It reads its own settings through getenv and
+// returns an error naming every missing one.
+type BusinessBuilder func(ctx context.Context, cfg aws.Config, getenv func(string) string) (Business, error)
+
+// Run is the whole main of a processor Lambda whose business b builds:
+// JSON logs, the default AWS config, the handler, lambda.Start. A function
+// that cannot start logs every missing setting and exits 1.
+func Run(b BusinessBuilder) { lambdafn.Main(Builder(b)) }
+
+// Builder returns the processor's builder with the business b builds, for
+// Run, `hookinbox dev` and tests, which all wire the processor this way.
+func Builder(b BusinessBuilder) lambdafn.Builder {
+	return func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
+		return build(ctx, cfg, getenv, log, b)
+	}
+}
+
+func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger, b BusinessBuilder) (any, error) {
+	s, err := processor.LoadSettings(getenv)
+	business, berr := b(ctx, cfg, getenv)
+	if err != nil || berr != nil {
+		return nil, errors.Join(err, berr)
+	}
+	apiKey, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, s.SecretMaxAge, s.SecretReload)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := lambdafn.Recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	sq := sqs.NewFromConfig(cfg)
+	fetchers := map[string]processor.Fetcher{
+		verify.StripeProvider: processor.StripeEvents(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
+	}
+	fetchAlways := map[string]bool{}
+	if s.GoPayEnabled() {
+		secret, err := stripeapi.Key(ctx, cfg, s.GoPaySecret, s.GoPaySecretARN, s.SecretMaxAge, s.SecretReload)
+		if err != nil {
+			return nil, fmt.Errorf("gopay client secret: %w", err)
+		}
+		fetchers[verify.GoPayProvider] = processor.GoPayPayments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())
+		fetchAlways[verify.GoPayProvider] = true
+	}
+	h := processor.New(
+		processor.Config{
+			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
+			Metrics:  rec,
+			Fetchers: fetchers, FetchAlways: fetchAlways,
+		},
+		inbox.NewDynamoDB(db, s.Table),
+		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
+		business,
+		queue.New(sq, s.QueueURL),
+		queue.New(sq, s.DLQURL),
+		log,
+	)
+	return h.Handle, nil
+}
