@@ -26,7 +26,7 @@ build-ReceiverFunction build-ProcessorFunction build-DlqReplayFunction build-Rec
 	CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap $(pkg_$(name))
 
 .DEFAULT_GOAL := test
-.PHONY: build sizes test test-moto vet lint-template fuzz chaos faults bench dev clean $(FUNCTIONS:%=build-%)
+.PHONY: build sizes test test-moto test-examples vet lint-template fuzz chaos faults bench dev clean $(FUNCTIONS:%=build-%)
 
 # build builds every function into bin/<LogicalId>/bootstrap. Each target
 # gets its own ARTIFACTS_DIR unless one is given.
@@ -39,6 +39,9 @@ sizes: build
 	@printf '%-20s %-24s %12s %9s\n' function package bytes packages
 	@$(foreach f,$(FUNCTIONS),printf '%-20s %-24s %12s %9s\n' $(f) $(pkg_$(f)) \
 		"$$(wc -c < bin/$(f)/bootstrap)" "$$(go list -deps $(pkg_$(f)) | wc -l)";)
+	@CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bin/floor/bootstrap ./cmd/floor
+	@printf '%-20s %-24s %12s %9s   (the floor: PutItem + SendMessage only)\n' floor ./cmd/floor \
+		"$$(wc -c < bin/floor/bootstrap)" "$$(go list -deps ./cmd/floor | wc -l)"
 
 # The emulators (dynalite, local-aws-sqs) are installed from the lock file,
 # again only when the lock file is newer than node_modules.
@@ -52,6 +55,16 @@ local/node_modules: local/package-lock.json
 test: vet lint-template local/node_modules
 	go test -count=1 -timeout 8m ./...
 	$(MAKE) --no-print-directory test-moto MOTO_SKIP='$(MOTO_SKIP_IN_TEST)'
+	$(MAKE) --no-print-directory test-examples
+
+# test-examples builds and tests examples/custom-business, a module of its
+# own that imports only hookinbox's public packages (the adoption path):
+# gofmt, vet, its unit, template and pipeline tests, cfn-lint of its template.
+test-examples: local/node_modules
+	@unformatted="$$(gofmt -l examples)"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt -l reports:"; echo "$$unformatted"; exit 1; fi
+	cd examples/custom-business && go vet ./... && go test -count=1 ./...
+	cfn-lint --include-checks I -- examples/custom-business/template.yaml
 
 # test-moto runs the inbox and effects conformance suites, the queue,
 # shop and pipeline tests on the second emulator family, moto_server
@@ -121,8 +134,30 @@ faults: local/node_modules
 	  bin/hookinbox chaos --events bin/chaos-faults.jsonl --dup 2 --concurrency 16 --delay-jitter 3s --seed 1 --fault $$f $(CHAOS_ARGS); \
 	done
 
-bench:
-	go test -run '^$$' -bench . -benchmem ./...
+# bench prints every performance figure of docs/performance.md (a few
+# minutes; timings depend on the machine and its load, so read the ratios
+# measured side by side) and saves the Go benchmarks in benchstat form in
+# $(BENCH_DIR): compare two runs with `benchstat old/hotpath.txt new/hotpath.txt`.
+BENCH_DIR ?= bin/bench
+bench: local/node_modules sizes
+	@mkdir -p $(BENCH_DIR)
+	@echo "== hot paths (benchstat form: $(BENCH_DIR)/hotpath.txt)"
+	go test -run '^$$' -bench . -benchmem -count 5 ./internal/receiver ./internal/processor ./internal/verify | tee $(BENCH_DIR)/hotpath.txt
+	@echo "== processor throughput per batch size, beside lease+finish ($(BENCH_DIR)/processor.txt)"
+	go test -run '^$$' -bench ProcessorBatch -benchtime 20x -count 3 ./internal/pipelinetest | tee $(BENCH_DIR)/processor.txt
+	@echo "== the receiver's handler beside the floor's, in process, 8 senders ($(BENCH_DIR)/receiver-floor.txt)"
+	go test -run '^$$' -bench ReceiverBesideFloor -benchtime 400x -count 5 ./internal/pipelinetest | tee $(BENCH_DIR)/receiver-floor.txt
+	@echo "== cold start under aws-lambda-rie, exec to first answer, 20 each ($(BENCH_DIR)/coldstart.txt)"
+	go test -run '^$$' -bench ColdStart -benchtime 20x -count 1 -timeout 20m ./internal/pipelinetest | tee $(BENCH_DIR)/coldstart.txt
+	@echo "== requests, capacity and dollars per event"
+	@go test -count=1 -v -run RequestsAndCapacity ./internal/pipelinetest | sed -n 's/^        //; /^| /p' | tee $(BENCH_DIR)/cost.md
+	@echo "== hookinbox load: the receiver beside the floor program ($(BENCH_DIR)/load.txt)"
+	go build -o bin/hookinbox ./cmd/hookinbox
+	@addr=127.0.0.1:$$(( 20000 + $$$$ % 20000 )); \
+	bin/hookinbox dev --addr $$addr --state-file $(BENCH_DIR)/dev.json > $(BENCH_DIR)/dev.log 2>&1 & dev=$$!; \
+	trap 'kill $$dev 2>/dev/null; wait $$dev 2>/dev/null' EXIT; \
+	for i in $$(seq 1 180); do curl -sf http://$$addr/healthz >/dev/null && break; sleep 1; done; \
+	bin/hookinbox load --state-file $(BENCH_DIR)/dev.json --concurrency 8 --count 500 --rounds 3 --dup 0.1 | tee $(BENCH_DIR)/load.txt
 
 # make dev ARGS='--addr 127.0.0.1:4000 --rie' runs the local stack in the
 # foreground until Ctrl-C (see `bin/hookinbox dev --help`). It installs the

@@ -201,6 +201,18 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 
+	// A short load run: the receiver (its bootstrap under the RIE) beside
+	// the floor program, on the stack's emulators.
+	out, err = hookinbox("load", "--count", "20", "--rounds", "1", "--concurrency", "2", "--dup", "0.2")
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, out)
+	}
+	for _, want := range []string{"receiver round 1: 20 deliveries", "floor    round 1: 20 deliveries", "receiver / floor"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("load does not say %q:\n%s", want, out)
+		}
+	}
+
 	// Stop with SIGINT, as Ctrl-C does; every process of the tree must go.
 	pids := descendants(dev.Process.Pid)
 	if len(pids) < 3 {

@@ -46,6 +46,7 @@ func init() {
 		{"replay", "replay events from the DLQ or the inbox", cmdReplay},
 		{"status", "one screen for the operator: queues, DLQ, stuck claims, reconciler, last hour's counts", cmdStatus},
 		{"chaos", "deliver a corpus twice, shuffled, and compare with one clean delivery", cmdChaos},
+		{"load", "load the receiver with signed deliveries beside a floor program; throughput, latency, ratios", cmdLoad},
 		{"help", "show help for a command", cmdHelp},
 	}
 }

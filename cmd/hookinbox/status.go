@@ -338,9 +338,14 @@ func fileCounts(path string, since time.Time) (map[string]float64, error) {
 	return out, nil
 }
 
+// metricData is the CloudWatch call status makes.
+type metricData interface {
+	GetMetricData(context.Context, *cloudwatch.GetMetricDataInput, ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricDataOutput, error)
+}
+
 // cloudWatchCounts sums each count metric (without dimensions) in the
 // namespace over [from, to).
-func cloudWatchCounts(ctx context.Context, cw *cloudwatch.Client, namespace string, from, to time.Time) (map[string]float64, error) {
+func cloudWatchCounts(ctx context.Context, cw metricData, namespace string, from, to time.Time) (map[string]float64, error) {
 	names := countNames()
 	period := int32(to.Sub(from).Round(time.Minute) / time.Second)
 	if period < 60 {
@@ -378,7 +383,7 @@ func cloudWatchCounts(ctx context.Context, cw *cloudwatch.Client, namespace stri
 
 // oldestMessageAge returns the latest ApproximateAgeOfOldestMessage of
 // the queue, or nil when CloudWatch has none in the last 15 minutes.
-func oldestMessageAge(ctx context.Context, cw *cloudwatch.Client, queueName string, now time.Time) (*float64, error) {
+func oldestMessageAge(ctx context.Context, cw metricData, queueName string, now time.Time) (*float64, error) {
 	out, err := cw.GetMetricData(ctx, &cloudwatch.GetMetricDataInput{
 		StartTime: aws.Time(now.Add(-15 * time.Minute)), EndTime: aws.Time(now),
 		ScanBy: cwtypes.ScanByTimestampDescending,

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -346,7 +347,9 @@ func (e *Emulators) Env() []string {
 }
 
 // repoRoot returns dir if set, else the first directory at or above the
-// working directory that holds go.mod. It must hold local/emulators.js.
+// working directory that holds go.mod, else (for another module's tests
+// that use hookinbox through hookinboxtest) the hookinbox module this
+// file was compiled from. It must hold local/emulators.js.
 func repoRoot(dir string) (string, error) {
 	if dir == "" {
 		wd, err := os.Getwd()
@@ -360,6 +363,11 @@ func repoRoot(dir string) (string, error) {
 			}
 			if filepath.Dir(d) == d {
 				return "", fmt.Errorf("find repository root: no go.mod at or above %s", wd)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "local", "emulators.js")); err != nil {
+			if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+				dir = filepath.Dir(filepath.Dir(filepath.Dir(file))) // internal/devstack/emulators.go
 			}
 		}
 	}

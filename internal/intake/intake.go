@@ -113,7 +113,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	// A duplicate's write keeps the stored bytes and only stores them when
 	// they are missing (a claim whose own payload write was lost).
 	stored := make(chan error, 1)
-	go func() { stored <- in.store.PutPayload(ctx, c.NewItem(), ev.Raw) }()
+	go func() { stored <- in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw) }()
 	it, err := in.store.Claim(ctx, c)
 	perr := <-stored
 	if errors.Is(err, inbox.ErrAlreadyClaimed) && ev.IDOnly && it.Status == inbox.Processing {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/logs"
@@ -105,13 +106,27 @@ type Pipeline struct {
 	cfg         aws.Config
 	emu         *devstack.Emulators
 	endpoints   devstack.ServiceEndpoints
-	metricsFile string // every function's METRICS_FILE: see Metrics
+	metricsFile string           // every function's METRICS_FILE: see Metrics
+	processor   lambdafn.Builder // Options.Processor
 }
 
 // New starts (or finds) the emulators, creates a fresh stack from
 // template.yaml, serves the SES and Stripe stand-ins, and builds the
 // receiver and the processor. Everything is torn down when the test ends.
-func New(t testing.TB) *Pipeline {
+func New(t testing.TB) *Pipeline { return NewWith(t, Options{}) }
+
+// Options change what New builds.
+type Options struct {
+	// Processor, when set, builds the processor instead of the template's
+	// (the example shop): another module's business, wired by
+	// processorfn.Builder.
+	Processor lambdafn.Builder
+	// ProcessorEnv is added to the processor's environment.
+	ProcessorEnv map[string]string
+}
+
+// NewWith is New with opts.
+func NewWith(t testing.TB, opts Options) *Pipeline {
 	t.Helper()
 	emu := devstack.ForTest(t)
 	st := devstack.NewTestStack(t)
@@ -129,7 +144,8 @@ func New(t testing.TB) *Pipeline {
 	p.cfg = p.metered(emu.AWSConfigFor(p.endpoints))
 
 	p.Receive = p.Build(t, "ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": SigningSecret}).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
-	p.Process = p.Build(t, "ProcessorFunction", nil).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
+	p.processor = opts.Processor
+	p.Process = p.Build(t, "ProcessorFunction", opts.ProcessorEnv).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
 	p.Inbox = inbox.NewDynamoDB(p.DynamoDB, st.Tables["InboxTable"])
 	p.Shop = shop.New(shop.Config{Table: st.Tables["ShopTable"], MailFrom: "shop@example.com"}, p.DynamoDB, nil, nil)
 	p.Events = queue.New(p.SQS, st.Queues["EventsQueue"].URL)
@@ -182,6 +198,9 @@ func (p *Pipeline) metered(cfg aws.Config) aws.Config {
 func (p *Pipeline) Build(t testing.TB, logicalID string, overrides map[string]string) any {
 	t.Helper()
 	build, ok := catalog.Builders[logicalID]
+	if logicalID == "ProcessorFunction" && p.processor != nil {
+		build = p.processor
+	}
 	if !ok {
 		t.Fatalf("catalog.Builders has no builder for %s", logicalID)
 	}

@@ -55,12 +55,16 @@ func TestCopyWaitsForItsTwinAndIsAcked(t *testing.T) {
 		first, _ = f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
 	}()
 	<-f.biz.inEffect // the twin holds the lease, inside its first effect
+	waiting := make(chan struct{})
+	var once sync.Once
+	copyHandler := processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }, HeldWait: 10 * time.Second},
+		watchedStore{Memory: f.store, onGet: func() { once.Do(func() { close(waiting) }) }}, f.ledger, f.biz, f.q, f.q, nil)
 	done := make(chan events.SQSEventResponse)
 	go func() {
-		second, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{copyMsg}})
+		second, _ := copyHandler.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{copyMsg}})
 		done <- second
 	}()
-	time.Sleep(100 * time.Millisecond) // the copy is waiting
+	<-waiting // the copy met the lease and waits for its twin
 	close(f.biz.inEffect)
 	f.biz.inEffect = nil // the twin's next effect runs freely (written before the release, read after)
 	f.biz.release <- struct{}{}
@@ -104,11 +108,14 @@ func TestCopyFindsTheHolderFailedAndBacksOff(t *testing.T) {
 	if _, err := f.store.Lease(ctx, "stripe#evt_hfail", "other", t0, processor.DefaultLeaseFor); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		_, _ = f.store.Finish(ctx, "stripe#evt_hfail", "other", inbox.Result{Status: inbox.Failed, Error: "ses: throttled", At: t0})
-	}()
-	f.h = processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }, HeldWait: 5 * time.Second}, f.store, f.ledger, f.biz, f.q, f.q, nil)
+	// The holder fails the event while the copy waits for it.
+	var once sync.Once
+	waiting := watchedStore{Memory: f.store, onGet: func() {
+		once.Do(func() {
+			_, _ = f.store.Finish(ctx, "stripe#evt_hfail", "other", inbox.Result{Status: inbox.Failed, Error: "ses: throttled", At: t0})
+		})
+	}}
+	f.h = processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }, HeldWait: 5 * time.Second}, waiting, f.ledger, f.biz, f.q, f.q, nil)
 	resp, _ := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{msg}})
 	if len(resp.BatchItemFailures) != 1 || f.q.delays["rh-evt_hfail"] != 5*time.Second {
 		t.Errorf("failures %v, delay %v; want the copy back after the first backoff (5s)", failedIDs(resp), f.q.delays["rh-evt_hfail"])
@@ -161,7 +168,7 @@ func TestDeadlineBudget(t *testing.T) {
 		batch.Records = append(batch.Records, f.claim(t, id, "checkout.session.completed"))
 	}
 	f.biz.hang["evt_hang"] = true // its effect call never answers
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	resp, err := f.h.Handle(ctx, batch)
 	if err != nil {
@@ -266,7 +273,7 @@ func TestEffectDoneAtItsDeadlineIsRecorded(t *testing.T) {
 				return nil
 			})
 		}), f.q, f.q, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	invocationDeadline, _ := ctx.Deadline()
 	resp, _ := slow.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{msg}})
@@ -282,4 +289,16 @@ type businessFunc func(ctx context.Context, ev webhook.Event, fx effects.Runner)
 
 func (b businessFunc) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	return b(ctx, ev, fx)
+}
+
+// watchedStore is the in-memory store that calls onGet before each Get: a
+// copy waiting for a lease holder reads the event with Get.
+type watchedStore struct {
+	*inbox.Memory
+	onGet func()
+}
+
+func (s watchedStore) Get(ctx context.Context, key webhook.Key) (inbox.Item, error) {
+	s.onGet()
+	return s.Memory.Get(ctx, key)
 }

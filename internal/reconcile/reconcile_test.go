@@ -67,6 +67,14 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	if diff := cmp.Diff(missed, queued(t, s)); diff != "" {
 		t.Errorf("enqueued by the reconciler (-want +got):\n%s", diff)
 	}
+	// Counted: Missed by provider, and the messages the intake sent.
+	lines := s.Metrics(t)
+	if got := metrics.Sum(lines, metrics.Missed, map[string]string{metrics.DimProvider: "stripe"}, time.Time{}); got != 20 {
+		t.Errorf("Missed = %v, want 20", got)
+	}
+	if got := metrics.Sum(lines, metrics.CheckpointLag, nil, time.Time{}); got < 4*60 || got > 6*60 {
+		t.Errorf("CheckpointLag = %v s, want about 5 minutes", got)
+	}
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, all, inbox.Done) })
 	s.EffectsOnce(t, all)
 	if _, err := s.Inbox.Get(ctx, fresh); !errors.Is(err, inbox.ErrNotFound) {

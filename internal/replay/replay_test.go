@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
@@ -83,6 +84,15 @@ func TestReplayAllBringsPoisonedEventsToDoneOnce(t *testing.T) {
 		if it.Attempts != 2 {
 			t.Errorf("%s: %d attempts, want 2 (parked once, replayed once)", k, it.Attempts)
 		}
+	}
+
+	// Counted once, under the events' provider; the 10 parks before it too.
+	lines := s.Metrics(t)
+	if got := metrics.Sum(lines, metrics.Replayed, map[string]string{metrics.DimProvider: "stripe"}, time.Time{}); got != 10 {
+		t.Errorf("Replayed = %v, want 10", got)
+	}
+	if got := metrics.Sum(lines, metrics.Parked, nil, time.Time{}); got != 10 {
+		t.Errorf("Parked = %v, want 10", got)
 	}
 
 	// The summary reads well in the console: JSON with counts and lines.

@@ -1,0 +1,31 @@
+module example.com/custom-business
+
+go 1.26.8
+
+require (
+	github.com/aws/aws-sdk-go-v2 v1.48.0
+	github.com/hookinbox/hookinbox v0.0.0
+	github.com/stripe/stripe-go/v76 v76.25.0
+)
+
+require (
+	github.com/Shopify/toxiproxy/v2 v2.5.0 // indirect
+	github.com/aws/aws-lambda-go v1.55.1 // indirect
+	github.com/aws/aws-sdk-go-v2/credentials v1.21.0 // indirect
+	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
+	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12 // indirect
+	github.com/aws/aws-sdk-go-v2/internal/v4a v1.5.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.50.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/sesv2 v1.79.9 // indirect
+	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0 // indirect
+	github.com/aws/smithy-go v1.28.9 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)
+
+// This example builds against the hookinbox next to it. In your own
+// repository, drop the replace and require a release: go get
+// github.com/hookinbox/hookinbox@v0.7.0
+replace github.com/hookinbox/hookinbox => ../..

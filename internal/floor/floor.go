@@ -1,0 +1,93 @@
+// Package floor is the physical floor of a webhook receiver, kept to
+// measure hookinbox's receiver against: per request, one conditional
+// PutItem and, when it wins, one SendMessage; no verification, no payload
+// item, no logging. `hookinbox load` drives it beside the receiver on the
+// same emulators, and its bootstrap (cmd/floor) is the cold-start
+// baseline. It is not part of the application: no template function uses
+// it.
+//
+// A Handler is safe for concurrent use.
+package floor
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// putter and sender list the SDK calls a Handler makes.
+type putter interface {
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+}
+
+type sender interface {
+	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+// Handler claims each request body once and enqueues its key.
+type Handler struct {
+	db       putter
+	queue    sender
+	table    string
+	queueURL string
+}
+
+// New returns a Handler writing to table (key pk, sk) and sending to
+// queueURL.
+func New(db putter, queue sender, table, queueURL string) *Handler {
+	return &Handler{db: db, queue: queue, table: table, queueURL: queueURL}
+}
+
+// Handle answers 200 {"status":"accepted"} once it has claimed the body's
+// key (the SHA-256 of the body: the same bytes are the same event) and
+// sent it, 200 {"status":"duplicate"} when the key was claimed before, and
+// 500 when either call fails.
+func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	sum := sha256.Sum256([]byte(req.Body))
+	key := "floor#" + hex.EncodeToString(sum[:])
+	_, err := h.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &h.table,
+		Item: map[string]types.AttributeValue{
+			"pk":          &types.AttributeValueMemberS{Value: key},
+			"sk":          &types.AttributeValueMemberS{Value: "event"},
+			"received_at": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Unix(), 10)},
+		},
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return answer(200, `{"status":"duplicate"}`), nil
+	case err != nil:
+		return answer(500, `{"error":"claim failed"}`), nil
+	}
+	if _, err := h.queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &h.queueURL, MessageBody: &key}); err != nil {
+		return answer(500, `{"error":"send failed"}`), nil
+	}
+	return answer(200, `{"status":"accepted"}`), nil
+}
+
+func answer(status int, body string) events.APIGatewayV2HTTPResponse {
+	return events.APIGatewayV2HTTPResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: body}
+}
+
+// Build builds a Handler from the receiver's own variables, INBOX_TABLE
+// and EVENTS_QUEUE_URL, so the floor runs wherever the receiver does
+// (lambdafn.Builder).
+func Build(_ context.Context, cfg aws.Config, getenv func(string) string, _ *slog.Logger) (any, error) {
+	table, queueURL := getenv("INBOX_TABLE"), getenv("EVENTS_QUEUE_URL")
+	if table == "" || queueURL == "" {
+		return nil, errors.New("floor: INBOX_TABLE and EVENTS_QUEUE_URL are required")
+	}
+	return New(dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg), table, queueURL).Handle, nil
+}
