@@ -130,6 +130,10 @@ func TestCompare(t *testing.T) {
 	}{
 		{"lost event", func(s *Snapshot) { delete(s.Status, "stripe#evt_2") }, []string{"event stripe#evt_2: status (none), reference IGNORED"}},
 		{"other status", func(s *Snapshot) { s.Status["stripe#evt_1"] = inbox.Failed }, []string{"event stripe#evt_1: status FAILED, reference DONE"}},
+		{"parked", func(s *Snapshot) {
+			s.Status["stripe#evt_1"] = inbox.Dead
+			s.Reason = map[webhook.Key]string{"stripe#evt_1": "receive 5 of 5", "stripe#evt_3": "unknown price"}
+		}, []string{`event stripe#evt_1: status DEAD (parked for "receive 5 of 5"), reference DONE`}},
 		{"other reason", func(s *Snapshot) { s.Reason = map[webhook.Key]string{"stripe#evt_3": "timeout"} },
 			[]string{`event stripe#evt_3: parked for "timeout", reference for "unknown price"`}},
 		{"missing effect", func(s *Snapshot) { s.Ledger["stripe#evt_1"] = []string{"grant-access"} },

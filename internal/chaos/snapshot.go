@@ -107,6 +107,8 @@ func Compare(ref, got Snapshot) []string {
 	for _, k := range sortedKeys(keys) {
 		rs, gs := ref.Status[k], got.Status[k]
 		switch {
+		case rs != gs && gs == inbox.Dead:
+			diffs = append(diffs, fmt.Sprintf("event %s: status DEAD (parked for %q), reference %s", k, got.Reason[k], orNone(string(rs))))
 		case rs != gs:
 			diffs = append(diffs, fmt.Sprintf("event %s: status %s, reference %s", k, orNone(string(gs)), orNone(string(rs))))
 		case rs == inbox.Dead && ref.Reason[k] != got.Reason[k]:

@@ -2,8 +2,11 @@ package receiver_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -31,8 +34,24 @@ const fuzzMaxBody = 8 << 10
 // added to the receiver gets its entry here too.
 func fuzzProviders() map[string]verifyfuzz.VerifierFuzz {
 	s := &verify.Stripe{Secrets: []string{secret, oldSecret}, Now: fixed}
+	const ghSecret, shopSecret = "gh_fuzz_secret", "shpss_fuzz_secret"
+	gh, shop := &verify.GitHub{Secrets: []string{ghSecret}}, &verify.Shopify{Secrets: []string{shopSecret}}
+	// A delivery id the body decides, so the same body signs alike.
+	id := func(body []byte) string { return fmt.Sprintf("d-%x", sha256.Sum256(body))[:18] }
 	return map[string]verifyfuzz.VerifierFuzz{
 		"stripe": verifyfuzz.StripeFuzz(s.Verify, now, secret, oldSecret),
+		"github": verifyfuzz.FromRequestVerifier("github", gh.Verify,
+			func(b []byte) map[string]string { return verifytest.GitHubHeaders(b, ghSecret, id(b), "issues") },
+			func(h map[string]string, b []byte) bool {
+				return verifyfuzz.HMACGenuine(h["x-hub-signature-256"], "sha256=", hex.DecodeString, b, ghSecret)
+			}),
+		"shopify": verifyfuzz.FromRequestVerifier("shopify", shop.Verify,
+			func(b []byte) map[string]string {
+				return verifytest.ShopifyHeaders(b, shopSecret, id(b), "orders/paid", now)
+			},
+			func(h map[string]string, b []byte) bool {
+				return verifyfuzz.HMACGenuine(h["x-shopify-hmac-sha256"], "", base64.StdEncoding.DecodeString, b, shopSecret)
+			}),
 	}
 }
 
@@ -106,6 +125,10 @@ func FuzzReceiverHandle(f *testing.F) {
 		f.Add("stripe", "POST", verifyfuzz.HeaderLines(stripe.Sign(body)), body, verifyfuzz.AsGiven, pos, false)
 		f.Add("stripe", "GET", "", body, verifyfuzz.Signed, pos, false)
 		f.Add("paypal", "POST", "", body, verifyfuzz.Signed, pos, false)
+		f.Add("github", "POST", "", body, verifyfuzz.Signed, pos, false)
+		f.Add("github", "POST", "", body, verifyfuzz.Tampered, pos, false)
+		f.Add("shopify", "POST", "", body, verifyfuzz.Signed, pos, false)
+		f.Add("shopify", "POST", "", body, verifyfuzz.Tampered, pos, true)
 	}
 
 	providers := fuzzProviders()

@@ -6,10 +6,12 @@ package verifyfuzz
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -221,6 +223,55 @@ func StripeGenuine(header string, body []byte, now time.Time, tolerance time.Dur
 					return true
 				}
 			}
+		}
+	}
+	return false
+}
+
+// RequestVerifier is a verifier of the receiver's shape (see
+// verify.GitHub): it turns one webhook.Request into its events.
+type RequestVerifier func(ctx context.Context, r webhook.Request) ([]webhook.Event, error)
+
+// FromRequestVerifier is the VerifierFuzz of a provider whose verifier
+// takes a webhook.Request and whose deliveries carry one event each: v is
+// called with the fuzzed headers and body as a POST, and must return one
+// event when it accepts.
+func FromRequestVerifier(provider string, v RequestVerifier, sign func(body []byte) map[string]string, genuine func(headers map[string]string, body []byte) bool) VerifierFuzz {
+	return VerifierFuzz{
+		Provider: provider,
+		Verify: func(headers map[string]string, body []byte) (webhook.Event, error) {
+			evs, err := v(context.Background(), webhook.Request{Method: "POST", Header: headers, Body: body})
+			if err != nil {
+				return webhook.Event{}, err
+			}
+			if len(evs) != 1 {
+				return webhook.Event{}, fmt.Errorf("%s: accepted with %d events, want 1", provider, len(evs))
+			}
+			return evs[0], nil
+		},
+		Sign:    sign,
+		Genuine: genuine,
+	}
+}
+
+// HMACGenuine reports whether the header value, after prefix ("sha256="
+// for GitHub, "" for Shopify) and decoded by decode (hex or base64), is
+// the HMAC-SHA256 of body under one of secrets, computed here without the
+// verifier's code.
+func HMACGenuine(value, prefix string, decode func(string) ([]byte, error), body []byte, secrets ...string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(value), prefix)
+	if !ok {
+		return false
+	}
+	sig, err := decode(rest)
+	if err != nil {
+		return false
+	}
+	for _, s := range secrets {
+		mac := hmac.New(sha256.New, []byte(s))
+		mac.Write(body)
+		if hmac.Equal(sig, mac.Sum(nil)) {
+			return true
 		}
 	}
 	return false
