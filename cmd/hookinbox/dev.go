@@ -234,12 +234,19 @@ func (d *devStack) run(ctx context.Context) (err error) {
 		return fmt.Errorf("start the Stripe API stand-in: %w", err)
 	}
 	d.defer_(stripeSrv.Close)
+	gopay := standin.NewGoPay(localGoPayClientID, localGoPayClientSecret)
+	gopaySrv, err := standin.Serve(gopay, "")
+	if err != nil {
+		return fmt.Errorf("start the GoPay API stand-in: %w", err)
+	}
+	d.defer_(gopaySrv.Close)
 
 	endpoints := map[string]string{
 		"AWS_ENDPOINT_URL_DYNAMODB": emu.DynamoDBURL,
 		"AWS_ENDPOINT_URL_SQS":      emu.SQSURL,
 		"AWS_ENDPOINT_URL_SESV2":    sesSrv.URL,
 		"STRIPE_API_URL":            stripeSrv.URL,
+		"GOPAY_API_URL":             gopaySrv.URL + "/api",
 	}
 	// Every function appends its metric lines to one file beside the
 	// state file, started afresh, which `hookinbox status` reads.
@@ -253,6 +260,9 @@ func (d *devStack) run(ctx context.Context) (err error) {
 		"STRIPE_WEBHOOK_SECRET": d.flags.secret,
 		"STRIPE_API_KEY":        localStripeKey,
 		"STRIPE_API_URL":        stripeSrv.URL,
+	}
+	for k, v := range localProviderEnv(gopaySrv.URL + "/api") {
+		overrides[k] = v
 	}
 	for k, v := range d.flags.env {
 		overrides[k] = v

@@ -42,7 +42,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"inspect --help", []string{"inspect", "--help"}, 0, "<provider>#<event id>", ""},
 		{"bad flag", []string{"send", "--nope"}, 2, "", "flag provided but not defined: -nope"},
 		{"send without event", []string{"send", "stripe"}, 2, "", "want a provider and an event type"},
-		{"send unknown provider", []string{"send", "github", "push"}, 2, "", `unknown provider "github"`},
+		{"send unknown provider", []string{"send", "paypal", "push"}, 2, "", `unknown provider "paypal"`},
 		{"send zero times", []string{"send", "stripe", "invoice.paid", "--times", "0"}, 2, "", "--times must be at least 1"},
 		{"send bad type", []string{"send", "stripe", "Not An Event"}, 2, "", "neither a file nor a Stripe event type"},
 		{"inspect without key", []string{"inspect"}, 2, "", "want one event key"},

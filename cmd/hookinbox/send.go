@@ -18,6 +18,7 @@ import (
 
 type sendFlags struct {
 	url, secret, stateFile string
+	typ                    string
 	times                  int
 	id                     string
 	keepID                 bool
@@ -28,7 +29,7 @@ type sendFlags struct {
 
 func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f sendFlags
-	fs := newFlagSet("send", "stripe <event-type | path/to/event.json> [flags]", `
+	fs := newFlagSet("send", "<provider> <event-type | path/to/event.json | payment id> [flags]", `
 Sends a webhook delivery to the local stack, signed exactly as Stripe signs
 it (Stripe-Signature: t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">), and prints
 one line per delivery with the answer: accepted, duplicate, or the HTTP
@@ -43,13 +44,32 @@ file, --keep-id). --times N sends the SAME event, byte for byte, N times.
 The URL and secret come from the running stack's state file (written by
 hookinbox dev) unless --url and --secret are given.
 
+The other providers take a file and sign it exactly as they do:
+  github    X-Hub-Signature-256 (sha256= hex HMAC of the body); the event is
+            --type or the file's name (testdata/github/issues.json: issues);
+            a fresh X-GitHub-Delivery unless --id
+  shopify   X-Shopify-Hmac-Sha256 (base64 HMAC of the body); the topic is
+            --type or the file's name with _ for / (orders_paid: orders/paid);
+            a fresh X-Shopify-Event-Id unless --id
+  standard  Standard Webhooks webhook-id, -timestamp, -signature (v1,<base64>
+            HMAC of id.timestamp.body); a fresh msg_ id unless --id
+  adyen     every notification item's additionalData.hmacSignature
+            (base64 HMAC of Adyen's field order under the hex key)
+  gopay     GET ?id=<payment id>, unsigned as GoPay sends it; given a payment
+            file (testdata/gopay/payment.PAID.json) it first sets that payment
+            on the local stack's GoPay stand-in, whose API the processor asks.
+
 Examples:
   hookinbox send stripe checkout.session.completed --times 3
+  hookinbox send shopify testdata/shopify/orders_paid.json --times 2
+  hookinbox send adyen testdata/adyen/AUTHORISATION.json
+  hookinbox send gopay testdata/gopay/payment.PAID.json --times 2
   hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due
   hookinbox send stripe testdata/stripe/invoice.paid.json`)
 	fs.StringVar(&f.url, "url", "", "webhook URL (default: the running stack's, else http://127.0.0.1:3000/webhooks/stripe)")
 	fs.StringVar(&f.secret, "secret", "", "signing secret(s), comma-separated (default: the running stack's, else "+localSecret+")")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "state file of the running stack")
+	fs.StringVar(&f.typ, "type", "", "GitHub event or Shopify topic (default: from the file's name)")
 	fs.IntVar(&f.times, "times", 1, "send the same event this many times")
 	fs.StringVar(&f.id, "id", "", "event ID to use (default: a fresh evt_ ID)")
 	fs.BoolVar(&f.keepID, "keep-id", false, "send a file's event with the ID it has")
@@ -66,7 +86,7 @@ Examples:
 		return usagef("want a provider and an event type or file, e.g. send stripe checkout.session.completed")
 	}
 	if rest[0] != "stripe" {
-		return usagef("unknown provider %q: send knows stripe", rest[0])
+		return sendProvider(ctx, rest[0], rest[1], f, stdout)
 	}
 	if f.times < 1 {
 		return usagef("--times must be at least 1")

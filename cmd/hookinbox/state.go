@@ -81,7 +81,25 @@ func printShopState(w io.Writer, table string, s shop.State) {
 	for _, i := range s.Invoices {
 		fmt.Fprintf(w, "  %-22s customer %s (event %s)\n", i.InvoiceID, i.Customer, i.Event)
 	}
-	if len(s.Entitlements)+len(s.Subscriptions)+len(s.Emails)+len(s.Invoices) == 0 {
+	if len(s.Orders) > 0 {
+		fmt.Fprintf(w, "\nOrders (Adyen, GoPay): %d\n", len(s.Orders))
+		for _, o := range s.Orders {
+			fmt.Fprintf(w, "  %-6s %-18s %-9s %d %s (reference %s)\n", o.Provider, o.Payment, o.Status, o.Amount, o.Currency, o.Reference)
+		}
+	}
+	if len(s.Stock) > 0 {
+		fmt.Fprintf(w, "\nStock change per SKU (Shopify): %d\n", len(s.Stock))
+		for _, l := range s.Stock {
+			fmt.Fprintf(w, "  %-22s %d\n", l.ID, l.Amount)
+		}
+	}
+	if len(s.Loyalty) > 0 {
+		fmt.Fprintf(w, "\nLoyalty points per customer (Shopify): %d\n", len(s.Loyalty))
+		for _, l := range s.Loyalty {
+			fmt.Fprintf(w, "  %-22s %d\n", l.ID, l.Amount)
+		}
+	}
+	if len(s.Entitlements)+len(s.Subscriptions)+len(s.Emails)+len(s.Invoices)+len(s.Orders)+len(s.Stock) == 0 {
 		fmt.Fprintln(w, "\n"+strings.TrimSpace(`
 Nothing yet. Send an event: hookinbox send stripe checkout.session.completed`))
 	}

@@ -87,7 +87,7 @@ type checkpointStatus struct {
 
 // countOrder is the order counts are printed in; any other count follows.
 var countOrder = []string{
-	metrics.Received, metrics.Duplicate, metrics.VerifyFailed, metrics.IntakeErrors, metrics.Enqueued,
+	metrics.Received, metrics.Duplicate, metrics.VerifyFailed, metrics.IntakeErrors, metrics.Busy, metrics.Enqueued,
 	metrics.Processed, metrics.Ignored, metrics.Failed, metrics.Parked, metrics.Replayed, metrics.LeaseTakeovers,
 	metrics.Reconciled, metrics.Missed, metrics.Skipped, metrics.ReconcileErrors,
 }

@@ -38,6 +38,7 @@ const (
 	Duplicate    = "Duplicate"    // verified deliveries of an event already claimed
 	VerifyFailed = "VerifyFailed" // requests refused before a claim, by Reason
 	IntakeErrors = "IntakeErrors" // verified deliveries answered 5xx (claim or send failed)
+	Busy         = "Busy"         // verified deliveries answered 503 because the event's previous fetch runs (id-only providers)
 	Enqueued     = "Enqueued"     // messages sent to the events queue by the intake (receiver and reconciler)
 
 	// Processor.
@@ -64,7 +65,7 @@ const (
 
 // Names lists every metric name above with its unit.
 var Names = map[string]Unit{
-	Received: Count, Duplicate: Count, VerifyFailed: Count, IntakeErrors: Count, Enqueued: Count,
+	Received: Count, Duplicate: Count, VerifyFailed: Count, IntakeErrors: Count, Busy: Count, Enqueued: Count,
 	Processed: Count, Ignored: Count, Failed: Count, Parked: Count, LeaseTakeovers: Count,
 	EffectDuration: Milliseconds, EndToEndAge: Seconds,
 	Replayed:    Count,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
@@ -44,5 +45,35 @@ func TestHostileRequestsAreCountedByFixedReason(t *testing.T) {
 				t.Errorf("dimensions %v: a refused request chose one", l.Dims)
 			}
 		})
+	}
+}
+
+// TestBusyIsNotAnIntakeError: a repeat of an id-only notification while
+// its fetch runs is answered 503 on purpose; it is counted Busy, not as an
+// intake error that the receiver-errors alarm watches.
+func TestBusyIsNotAnIntakeError(t *testing.T) {
+	var buf bytes.Buffer
+	rec := metrics.New(&buf, "hookinbox/test")
+	store := inbox.NewMemory()
+	h := receiver.New(receiver.Config{Metrics: rec}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed, Metrics: rec}, store, &fakeQueue{}, nil), nil)
+	ctx := context.Background()
+	if resp, _ := h.Handle(ctx, gopayRequest("3000006529")); resp.StatusCode != 200 {
+		t.Fatalf("first notification: %d", resp.StatusCode)
+	}
+	if _, err := store.Lease(ctx, "gopay#3000006529", "w1", now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := h.Handle(ctx, gopayRequest("3000006529")); resp.StatusCode != 503 {
+		t.Fatalf("repeat while fetching: %d, want 503", resp.StatusCode)
+	}
+	lines, err := metrics.ReadLines(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gopay := map[string]string{metrics.DimProvider: "gopay"}
+	for name, want := range map[string]float64{metrics.Received: 2, metrics.Busy: 1, metrics.IntakeErrors: 0, metrics.Enqueued: 1} {
+		if got := metrics.Sum(lines, name, gopay, time.Time{}); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
 	}
 }

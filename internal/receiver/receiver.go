@@ -14,6 +14,7 @@ package receiver
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -172,6 +173,11 @@ func (h *Handler) count(provider string, known bool, outcome map[webhook.Key]int
 	d := metrics.Dims{Provider: provider}
 	if len(evs) > 0 {
 		d.EventType = evs[0].Type
+	}
+	if errors.Is(err, webhook.ErrBusy) {
+		// Not a failure: the provider delivers it again, as asked.
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Received, 1), metrics.Counted(metrics.Busy, 1))
+		return
 	}
 	h.cfg.Metrics.Emit(d, metrics.Counted(metrics.IntakeErrors, 1))
 }

@@ -64,12 +64,16 @@ func (g *GoPay) Tokens() int {
 	return g.issued
 }
 
-// ServeHTTP serves the API under any base path ending in /api or not.
+// ServeHTTP serves the API under any base path ending in /api or not, and
+// PUT /_standin/payments/{id} (a GoPayPayment as JSON), through which
+// `hookinbox send gopay` sets a payment on the local stack.
 func (g *GoPay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/oauth2/token"):
 		g.token(w, r)
+	case r.Method == http.MethodPut && strings.HasPrefix(path, "/_standin/payments/"):
+		g.put(w, r)
 	case r.Method == http.MethodGet && strings.Contains(path, "/payments/payment/"):
 		g.payment(w, r, path[strings.LastIndex(path, "/")+1:])
 	default:
@@ -126,4 +130,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (g *GoPay) put(w http.ResponseWriter, r *http.Request) {
+	var p GoPayPayment
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&p); err != nil || p.ID <= 0 || p.State == "" {
+		gopayError(w, http.StatusBadRequest, "want a payment with id and state")
+		return
+	}
+	g.SetPayment(p)
+	writeJSON(w, http.StatusOK, p)
 }

@@ -1,6 +1,7 @@
 // Package verify authenticates webhook deliveries: one file per provider,
-// each turning a signature header and the exact raw body into a
-// webhook.Event, or into an error that wraps one of the webhook error kinds.
+// each turning a request (headers, query, the exact raw body) into the
+// webhook.Events it carries, or into an error that wraps one of the webhook
+// error kinds. Specs (registry.go) lists the providers.
 //
 // Guarantees, for every provider:
 //
@@ -12,8 +13,12 @@
 //   - Several secrets are accepted at once, so a secret can be rotated
 //     without dropping deliveries, and a header may carry several
 //     signatures (Stripe sends one per active secret while rolling).
-//   - The signed timestamp must be within a tolerance of now, in the past
-//     and in the future, and "now" comes from an injected clock.
+//   - Where the scheme signs a timestamp (Stripe, Standard Webhooks), it
+//     must be within a tolerance of now, in the past and in the future,
+//     and "now" comes from an injected clock. Adyen signs fields, not
+//     bytes: its body is decoded first, but nothing is returned unless
+//     every item's signature matches. GoPay signs nothing: its verifier
+//     only validates the payment id, and the processor fetches the state.
 //   - Errors carry context a person can act on (which check failed, how old
 //     the timestamp was) but never a secret, a signature or payload content.
 //   - Verifiers hold no mutable state and are safe for concurrent use.
