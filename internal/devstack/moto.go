@@ -43,6 +43,12 @@ func StartMoto(ctx context.Context, opts Options) (*Moto, error) {
 		defer cancel()
 	}
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+	if py, err := exec.LookPath("python3"); err == nil && exec.Command(py, "-c", "import moto.moto_server.werkzeug_app, werkzeug.serving").Run() == nil {
+		// moto_server itself, but with DynamoDB's requests taken one at a
+		// time, as DynamoDB orders the writes to one item: stock
+		// moto_server lets two racing conditional writes both succeed.
+		cmd = exec.Command(py, "-c", motoSerialDynamoDB, "127.0.0.1", strconv.Itoa(port))
+	}
 	cmd.Env = append(os.Environ(), "MOTO_ACCOUNT_ID="+AccountID)
 	proc, err := startChild(cmd, opts.Stdout, opts.Stderr)
 	if err != nil {
@@ -109,3 +115,24 @@ func StopSharedMoto() error {
 	sharedMoto.moto, sharedMoto.err = nil, nil
 	return m.Stop()
 }
+
+// motoSerialDynamoDB runs moto's server app (as moto_server does) behind a
+// WSGI wrapper that serialises DynamoDB requests (X-Amz-Target
+// DynamoDB_20120810.*), so moto's conditional writes decide races as
+// DynamoDB's do. Other services stay concurrent: SQS long polls must not
+// block anything.
+const motoSerialDynamoDB = `
+import os, sys, threading
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+from werkzeug.serving import run_simple
+host, port = sys.argv[1], int(sys.argv[2])
+os.environ.setdefault("MOTO_PORT", str(port))
+app = DomainDispatcherApplication(create_backend_app)
+lock = threading.Lock()
+def serial(environ, start_response):
+    if environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB_"):
+        with lock:
+            return list(app(environ, start_response))
+    return app(environ, start_response)
+run_simple(host, port, serial, threaded=True, use_reloader=False)
+`
