@@ -134,14 +134,23 @@ Examples:
 		return fmt.Errorf("event is not JSON: %w", err)
 	}
 
+	return sendTimes(ctx, stdout, f, url, "stripe#"+head.ID, head.Type, func(ctx context.Context, client *http.Client) (string, bool) {
+		return deliver(ctx, client, url, body, splitSecrets(secret))
+	})
+}
+
+// sendTimes makes f.times deliveries of one event with deliverOnce,
+// prints one line per delivery and then the inspect command to paste,
+// and fails when any delivery did not get a 2xx.
+func sendTimes(ctx context.Context, stdout io.Writer, f sendFlags, url, key, typ string, deliverOnce func(context.Context, *http.Client) (string, bool)) error {
 	client := &http.Client{Timeout: f.timeout}
 	failed := 0
 	for i := 1; i <= f.times; i++ {
-		answer, ok := deliver(ctx, client, url, body, splitSecrets(secret))
+		answer, ok := deliverOnce(ctx, client)
 		if !ok {
 			failed++
 		}
-		fmt.Fprintf(stdout, "%d/%d stripe#%s %s → %s\n", i, f.times, head.ID, head.Type, answer)
+		fmt.Fprintf(stdout, "%d/%d %s %s → %s\n", i, f.times, key, typ, answer)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -149,7 +158,7 @@ Examples:
 	if failed > 0 {
 		return fmt.Errorf("%d of %d deliveries to %s failed (is hookinbox dev running, with this --secret?)", failed, f.times, url)
 	}
-	fmt.Fprintf(stdout, "see it: hookinbox inspect 'stripe#%s'\n", head.ID)
+	fmt.Fprintf(stdout, "see it: hookinbox inspect '%s'\n", key)
 	return nil
 }
 

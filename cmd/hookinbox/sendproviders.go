@@ -75,23 +75,9 @@ func sendProvider(ctx context.Context, provider, what string, f sendFlags, stdou
 	if err != nil {
 		return err
 	}
-	client := &http.Client{Timeout: f.timeout}
-	failed := 0
-	for i := 1; i <= f.times; i++ {
-		answer, ok := deliverRaw(ctx, client, d)
-		if !ok {
-			failed++
-		}
-		fmt.Fprintf(stdout, "%d/%d %s %s → %s\n", i, f.times, d.key, d.typ, answer)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d deliveries to %s failed (is hookinbox dev running, with this --secret?)", failed, f.times, url)
-	}
-	fmt.Fprintf(stdout, "see it: hookinbox inspect '%s'\n", d.key)
-	return nil
+	return sendTimes(ctx, stdout, f, url, string(d.key), d.typ, func(ctx context.Context, client *http.Client) (string, bool) {
+		return deliverRaw(ctx, client, d)
+	})
 }
 
 // buildDelivery reads the file and signs it as provider does.
