@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/devstack"
-	"github.com/hookinbox/hookinbox/internal/lambdalocal"
-	"github.com/hookinbox/hookinbox/internal/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 )
 
 // bootstrapTargets starts what `hookinbox load` measures by default: its
