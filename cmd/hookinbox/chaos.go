@@ -13,9 +13,9 @@ import (
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 
-	"github.com/hookinbox/hookinbox/internal/chaos"
-	"github.com/hookinbox/hookinbox/internal/devstack"
-	"github.com/hookinbox/hookinbox/internal/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/local/chaos"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 

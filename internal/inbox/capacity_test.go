@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/webhook"
 )
