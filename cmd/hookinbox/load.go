@@ -17,10 +17,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/devstack"
-	"github.com/hookinbox/hookinbox/internal/floor"
-	"github.com/hookinbox/hookinbox/internal/lambdalocal"
-	"github.com/hookinbox/hookinbox/internal/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/floor"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
@@ -40,7 +40,7 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var f loadFlags
 	fs := newFlagSet("load", "[flags]", `
 Drives the local stack's receiver with signed Stripe deliveries and, in the
-same run, a floor program (internal/floor: one conditional PutItem and one
+same run, a floor program (internal/local/floor: one conditional PutItem and one
 SendMessage per request, nothing else) on the same emulators, round by
 round (receiver, floor, receiver, floor, ...), and prints the throughput
 and the p50/p95/p99 acknowledgement latency of each, and their ratios.

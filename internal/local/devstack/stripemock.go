@@ -18,7 +18,7 @@ const (
 // StripeMock is a running stripe-mock, Stripe's own API mock: it checks
 // every request against Stripe's OpenAPI specification (unknown parameters
 // and wrong types get 400, as the real API answers them) and answers with
-// fixture objects. It keeps no state; use internal/standin where a test
+// fixture objects. It keeps no state; use internal/local/standin where a test
 // needs one. It checks the shapes of the requests hookinbox makes.
 type StripeMock struct {
 	// URL is its base URL, such as http://127.0.0.1:41237.

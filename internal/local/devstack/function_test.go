@@ -112,13 +112,13 @@ func TestBuildFunction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: runs make; run without -short")
 	}
-	if _, err := os.Stat("../../functions/receiver"); err != nil {
+	if _, err := os.Stat("../../../functions/receiver"); err != nil {
 		t.Skip("no functions/receiver yet")
 	}
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make not in PATH")
 	}
-	if out, err := exec.Command("make", "-C", "../..", "-n", "build-ReceiverFunction").CombinedOutput(); err != nil {
+	if out, err := exec.Command("make", "-C", "../../..", "-n", "build-ReceiverFunction").CombinedOutput(); err != nil {
 		t.Skipf("no Makefile target build-ReceiverFunction yet: %v\n%s", err, out)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookinbox/hookinbox/internal/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 )
 
 func TestHTTPAPIPassesPayloadV2(t *testing.T) {

@@ -18,8 +18,8 @@ import (
 )
 
 const (
-	projectTemplate = "../../template.yaml"
-	projectMakefile = "../../Makefile"
+	projectTemplate = "../../../template.yaml"
+	projectMakefile = "../../../Makefile"
 )
 
 func loadProject(t *testing.T) *Template {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 )
 
 // watched is one metric an alarm or a dashboard widget reads.
@@ -100,7 +100,7 @@ func TestTemplateAlarmsOnOneTopic(t *testing.T) {
 						continue
 					}
 					if _, ok := metrics.Names[m.Name]; !ok {
-						broken(t, inv, "%s watches %s, which no function publishes (internal/metrics.Names)", id, m)
+						broken(t, inv, "%s watches %s, which no function publishes (internal/platform/metrics.Names)", id, m)
 					}
 					for k := range m.Dims {
 						if k != metrics.DimReason {

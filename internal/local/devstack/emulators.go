@@ -367,7 +367,7 @@ func repoRoot(dir string) (string, error) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, "local", "emulators.js")); err != nil {
 			if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-				dir = filepath.Dir(filepath.Dir(filepath.Dir(file))) // internal/devstack/emulators.go
+				dir = filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file)))) // internal/local/devstack/emulators.go
 			}
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/internal/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 )
 
 func TestMain(m *testing.M) {
@@ -368,7 +368,7 @@ func receiveOne(t *testing.T, c *sqs.Client, url string) *sqstypes.Message {
 }
 
 func TestCreateStackFromTemplate(t *testing.T) {
-	if _, err := os.Stat("../../template.yaml"); err != nil {
+	if _, err := os.Stat("../../../template.yaml"); err != nil {
 		t.Skip("no template.yaml in the repository root yet")
 	}
 	s := NewTestStack(t)

@@ -11,10 +11,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/lambdalocal"
-	"github.com/hookinbox/hookinbox/internal/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -36,7 +36,7 @@ type costRow struct {
 // KiB. The event
 // is a checkout, whose three effects (ledger records and the shop's
 // records) are the business's cost; the inbox's own items are "event" and
-// "payload". `go test -v -run RequestsAndCapacity ./internal/pipelinetest`
+// "payload". `go test -v -run RequestsAndCapacity ./internal/local/pipelinetest`
 // prints the table docs/performance.md quotes.
 //
 // It asserts what the design promises: every state change of an event is

@@ -18,8 +18,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
-
-	"github.com/hookinbox/hookinbox/internal/redact"
 )
 
 // New returns a JSON logger writing to w at level.
@@ -72,7 +70,7 @@ func provider(a slog.Attr) (string, bool) {
 func (h handler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
 
 func (h handler) Handle(ctx context.Context, r slog.Record) error {
-	out := slog.NewRecord(r.Time, r.Level, redact.Emails(r.Message), r.PC)
+	out := slog.NewRecord(r.Time, r.Level, RedactEmails(r.Message), r.PC)
 	if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" {
 		out.AddAttrs(slog.String(RequestID, lc.AwsRequestID))
 	}
@@ -119,7 +117,7 @@ func scrub(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, redact.Emails(v.String()))
+		return slog.String(a.Key, RedactEmails(v.String()))
 	case slog.KindGroup:
 		g := v.Group()
 		clean := make([]any, len(g))
@@ -130,9 +128,9 @@ func scrub(a slog.Attr) slog.Attr {
 	case slog.KindAny:
 		switch x := v.Any().(type) {
 		case error:
-			return slog.String(a.Key, redact.Error(x))
+			return slog.String(a.Key, RedactError(x))
 		case fmt.Stringer:
-			return slog.String(a.Key, redact.Emails(x.String()))
+			return slog.String(a.Key, RedactEmails(x.String()))
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}

@@ -1,10 +1,10 @@
-package redact_test
+package logs_test
 
 import (
 	"errors"
 	"testing"
 
-	"github.com/hookinbox/hookinbox/internal/redact"
+	"github.com/hookinbox/hookinbox/internal/platform/logs"
 )
 
 func TestEmails(t *testing.T) {
@@ -19,7 +19,7 @@ func TestEmails(t *testing.T) {
 		{"empty", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := redact.Emails(tc.in); got != tc.want {
+			if got := logs.RedactEmails(tc.in); got != tc.want {
 				t.Errorf("Emails(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 			}
 		})
@@ -27,11 +27,11 @@ func TestEmails(t *testing.T) {
 }
 
 func TestError(t *testing.T) {
-	if got := redact.Error(nil); got != "" {
+	if got := logs.RedactError(nil); got != "" {
 		t.Errorf("Error(nil) = %q, want empty", got)
 	}
 	err := errors.New("send welcome email to ann@example.com: throttled")
-	if got, want := redact.Error(err), "send welcome email to [email]: throttled"; got != want {
+	if got, want := logs.RedactError(err), "send welcome email to [email]: throttled"; got != want {
 		t.Errorf("Error = %q, want %q", got, want)
 	}
 }
