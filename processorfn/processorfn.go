@@ -24,7 +24,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -75,7 +74,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	sq := sqs.NewFromConfig(cfg)
+	sq := awsapi.SQSFromConfig(cfg)
 	fetchers := map[string]processor.Fetcher{
 		verify.StripeProvider: processor.StripeEvents(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
 	}

@@ -110,7 +110,7 @@ Examples:
 		}
 	}
 	h := replay.New(replay.Config{}, inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), *table),
-		queue.New(sq, *queueURL), queue.New(sq, *dlqURL), nil)
+		queue.New(awsapi.SQSFromConfig(cfg), *queueURL), queue.New(awsapi.SQSFromConfig(cfg), *dlqURL), nil)
 	sum, err := h.Handle(ctx, req)
 	if err != nil {
 		return err

@@ -48,7 +48,7 @@ func TestStatusOnAWS(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := webhook.Envelope{Key: "stripe#evt_parked", Type: "invoice.paid"}
-	if err := queue.New(emu.SQS(), st.Queues["EventsDLQ"].URL).Park(ctx, env.Marshal(), env, "no such customer", 5, now); err != nil {
+	if err := queue.New(emu.LeanSQS(), st.Queues["EventsDLQ"].URL).Park(ctx, env.Marshal(), env, "no such customer", 5, now); err != nil {
 		t.Fatal(err)
 	}
 

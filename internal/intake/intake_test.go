@@ -100,7 +100,7 @@ func backends(t *testing.T, fn func(t *testing.T, s inbox.Store, q *recorder)) {
 		emu := devstack.ForTest(t)
 		st := devstack.NewTestStack(t)
 		s := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
-		fn(t, s, &recorder{store: s, next: queue.New(emu.SQS(), st.Queues["EventsQueue"].URL)})
+		fn(t, s, &recorder{store: s, next: queue.New(emu.LeanSQS(), st.Queues["EventsQueue"].URL)})
 	})
 }
 

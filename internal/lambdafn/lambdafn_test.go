@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 func TestAWSConfigMissing(t *testing.T) {
@@ -24,8 +26,9 @@ func TestAWSConfigMissing(t *testing.T) {
 }
 
 // TestAWSConfigFromLambdaEnvironment checks the region, the credentials
-// and the endpoints each SDK client ends up with, for the variables
-// Lambda, the local stack and LocalStack set.
+// and the endpoints each SDK client, and each awsapi client the receiver
+// uses instead, ends up with, for the variables Lambda, the local stack
+// and LocalStack set.
 func TestAWSConfigFromLambdaEnvironment(t *testing.T) {
 	base := map[string]string{
 		"AWS_DEFAULT_REGION":    "eu-west-1",
@@ -92,6 +95,16 @@ func TestAWSConfigFromLambdaEnvironment(t *testing.T) {
 			}
 			if got := endpoint(secretsmanager.NewFromConfig(cfg).Options().BaseEndpoint); got != tc.wantSecretsManager {
 				t.Errorf("Secrets Manager endpoint = %q, want %q", got, tc.wantSecretsManager)
+			}
+			for svc, want := range map[awsapi.Service]string{
+				awsapi.DynamoDBService: tc.wantDynamoDB, awsapi.SQSService: tc.wantSQS, awsapi.SecretsManagerService: tc.wantSecretsManager,
+			} {
+				if want == "" {
+					want = awsapi.DefaultEndpoint(svc, "eu-west-1")
+				}
+				if got := awsapi.FromConfig(svc, cfg).Endpoint(); got != want {
+					t.Errorf("awsapi %s endpoint = %q, want %q", svc.ID, got, want)
+				}
 			}
 		})
 	}

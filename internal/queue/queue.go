@@ -13,10 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -24,14 +21,15 @@ import (
 // filtered replay can read it without parsing the body.
 const AttrEventType = "event_type"
 
-// sqsAPI lists the SQS calls a Queue makes.
+// sqsAPI lists the SQS calls a Queue makes (awsapi.SQS: the receiver,
+// which sends through a Queue, links no aws-sdk-go-v2 service package).
 type sqsAPI interface {
-	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
-	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
-	ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
-	DeleteMessage(context.Context, *sqs.DeleteMessageInput, ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
-	StartMessageMoveTask(context.Context, *sqs.StartMessageMoveTaskInput, ...func(*sqs.Options)) (*sqs.StartMessageMoveTaskOutput, error)
-	ListMessageMoveTasks(context.Context, *sqs.ListMessageMoveTasksInput, ...func(*sqs.Options)) (*sqs.ListMessageMoveTasksOutput, error)
+	SendMessage(context.Context, *awsapi.SendMessageInput) (*awsapi.SendMessageOutput, error)
+	ChangeMessageVisibility(context.Context, *awsapi.ChangeMessageVisibilityInput) error
+	ReceiveMessage(context.Context, *awsapi.ReceiveMessageInput) (*awsapi.ReceiveMessageOutput, error)
+	DeleteMessage(context.Context, *awsapi.DeleteMessageInput) error
+	StartMessageMoveTask(context.Context, *awsapi.StartMessageMoveTaskInput) (*awsapi.StartMessageMoveTaskOutput, error)
+	ListMessageMoveTasks(context.Context, *awsapi.ListMessageMoveTasksInput) (*awsapi.ListMessageMoveTasksOutput, error)
 }
 
 // Queue sends envelopes to one SQS queue.
@@ -40,7 +38,8 @@ type Queue struct {
 	url    string
 }
 
-// New returns a Queue for the queue at url, using a ready client.
+// New returns a Queue for the queue at url, using a ready client
+// (awsapi.SQSFromConfig).
 func New(client sqsAPI, url string) *Queue { return &Queue{client: client, url: url} }
 
 // URL returns the queue's URL.
@@ -63,9 +62,9 @@ func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Dura
 		d = MaxDelay
 	}
 	secs := int32((d + time.Second - 1) / time.Second)
-	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl:                &q.url,
-		MessageBody:             aws.String(env.Marshal()),
+	_, err := q.client.SendMessage(ctx, &awsapi.SendMessageInput{
+		QueueUrl:                q.url,
+		MessageBody:             env.Marshal(),
 		MessageAttributes:       Attributes(env),
 		MessageSystemAttributes: traceAttributes(ctx),
 		DelaySeconds:            max(secs, 0),
@@ -77,12 +76,12 @@ func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Dura
 }
 
 // Attributes returns the message attributes that travel with env.
-func Attributes(env webhook.Envelope) map[string]types.MessageAttributeValue {
+func Attributes(env webhook.Envelope) map[string]awsapi.MessageAttributeValue {
 	if env.Type == "" {
 		return nil
 	}
-	return map[string]types.MessageAttributeValue{
-		AttrEventType: {DataType: aws.String("String"), StringValue: aws.String(env.Type)},
+	return map[string]awsapi.MessageAttributeValue{
+		AttrEventType: {DataType: "String", StringValue: env.Type},
 	}
 }
 
@@ -104,14 +103,14 @@ func (q *Queue) Park(ctx context.Context, body string, env webhook.Envelope, rea
 	}
 	attrs := Attributes(env)
 	if attrs == nil {
-		attrs = map[string]types.MessageAttributeValue{}
+		attrs = map[string]awsapi.MessageAttributeValue{}
 	}
-	attrs[AttrReason] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(reason)}
-	attrs[AttrAttempts] = types.MessageAttributeValue{DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(attempts))}
-	attrs[AttrParkedAt] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(at.UTC().Format(time.RFC3339))}
-	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl:                &q.url,
-		MessageBody:             &body,
+	attrs[AttrReason] = awsapi.MessageAttributeValue{DataType: "String", StringValue: reason}
+	attrs[AttrAttempts] = awsapi.MessageAttributeValue{DataType: "Number", StringValue: strconv.Itoa(attempts)}
+	attrs[AttrParkedAt] = awsapi.MessageAttributeValue{DataType: "String", StringValue: at.UTC().Format(time.RFC3339)}
+	_, err := q.client.SendMessage(ctx, &awsapi.SendMessageInput{
+		QueueUrl:                q.url,
+		MessageBody:             body,
 		MessageAttributes:       attrs,
 		MessageSystemAttributes: traceAttributes(ctx),
 	})
@@ -130,9 +129,9 @@ func (q *Queue) Delay(ctx context.Context, receiptHandle string, d time.Duration
 	if d > MaxVisibility {
 		d = MaxVisibility
 	}
-	_, err := q.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl:          &q.url,
-		ReceiptHandle:     &receiptHandle,
+	err := q.client.ChangeMessageVisibility(ctx, &awsapi.ChangeMessageVisibilityInput{
+		QueueUrl:          q.url,
+		ReceiptHandle:     receiptHandle,
 		VisibilityTimeout: int32(d / time.Second),
 	})
 	if err != nil {

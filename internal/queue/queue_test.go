@@ -7,27 +7,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 type fakeSQS struct {
 	sqsAPI  // the receive and move calls, which these tests do not make
-	sent    []*sqs.SendMessageInput
-	changed []*sqs.ChangeMessageVisibilityInput
+	sent    []*awsapi.SendMessageInput
+	changed []*awsapi.ChangeMessageVisibilityInput
 	err     error
 }
 
-func (f *fakeSQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+func (f *fakeSQS) SendMessage(_ context.Context, in *awsapi.SendMessageInput) (*awsapi.SendMessageOutput, error) {
 	f.sent = append(f.sent, in)
-	return &sqs.SendMessageOutput{}, f.err
+	return &awsapi.SendMessageOutput{}, f.err
 }
 
-func (f *fakeSQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+func (f *fakeSQS) ChangeMessageVisibility(_ context.Context, in *awsapi.ChangeMessageVisibilityInput) error {
 	f.changed = append(f.changed, in)
-	return &sqs.ChangeMessageVisibilityOutput{}, f.err
+	return f.err
 }
 
 func TestSendCarriesEnvelopeAndType(t *testing.T) {
@@ -38,10 +36,10 @@ func TestSendCarriesEnvelopeAndType(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := f.sent[0]
-	if aws.ToString(in.QueueUrl) != "http://q/events" || aws.ToString(in.MessageBody) != env.Marshal() {
-		t.Errorf("sent %s to %s", aws.ToString(in.MessageBody), aws.ToString(in.QueueUrl))
+	if in.QueueUrl != "http://q/events" || in.MessageBody != env.Marshal() {
+		t.Errorf("sent %s to %s", in.MessageBody, in.QueueUrl)
 	}
-	if got := aws.ToString(in.MessageAttributes[AttrEventType].StringValue); got != env.Type {
+	if got := in.MessageAttributes[AttrEventType].StringValue; got != env.Type {
 		t.Errorf("event_type attribute = %q, want %q", got, env.Type)
 	}
 	f.err = errors.New("throttled")
@@ -59,13 +57,13 @@ func TestParkCarriesReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	attrs := f.sent[0].MessageAttributes
-	if got := aws.ToString(attrs[AttrReason].StringValue); len(got) != 1024 {
+	if got := attrs[AttrReason].StringValue; len(got) != 1024 {
 		t.Errorf("reason is %d bytes, want truncated to 1024", len(got))
 	}
-	if aws.ToString(attrs[AttrAttempts].StringValue) != "3" || aws.ToString(attrs[AttrParkedAt].StringValue) != "2026-11-30T12:00:00Z" {
-		t.Errorf("attempts %q parked_at %q", aws.ToString(attrs[AttrAttempts].StringValue), aws.ToString(attrs[AttrParkedAt].StringValue))
+	if attrs[AttrAttempts].StringValue != "3" || attrs[AttrParkedAt].StringValue != "2026-11-30T12:00:00Z" {
+		t.Errorf("attempts %q parked_at %q", attrs[AttrAttempts].StringValue, attrs[AttrParkedAt].StringValue)
 	}
-	if aws.ToString(attrs[AttrEventType].StringValue) != env.Type {
+	if attrs[AttrEventType].StringValue != env.Type {
 		t.Error("parked message lost its event type")
 	}
 }
@@ -104,8 +102,8 @@ func TestSendAfterRoundsUpAndCaps(t *testing.T) {
 			if got := f.sent[0].DelaySeconds; got != tt.want {
 				t.Errorf("DelaySeconds = %d, want %d", got, tt.want)
 			}
-			if aws.ToString(f.sent[0].MessageBody) != env.Marshal() {
-				t.Errorf("body = %s, want the envelope", aws.ToString(f.sent[0].MessageBody))
+			if f.sent[0].MessageBody != env.Marshal() {
+				t.Errorf("body = %s, want the envelope", f.sent[0].MessageBody)
 			}
 		})
 	}

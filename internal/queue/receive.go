@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 // Message is one received message: its body as sent, the string values of
@@ -33,15 +32,15 @@ func (q *Queue) Receive(ctx context.Context, max int, visibility, wait time.Dura
 	if max <= 0 || max > MaxReceive {
 		max = MaxReceive
 	}
-	out, err := q.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl:                    &q.url,
+	out, err := q.client.ReceiveMessage(ctx, &awsapi.ReceiveMessageInput{
+		QueueUrl:                    q.url,
 		MaxNumberOfMessages:         int32(max),
 		VisibilityTimeout:           int32(visibility / time.Second),
 		WaitTimeSeconds:             int32(wait / time.Second),
 		MessageAttributeNames:       []string{"All"},
-		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		MessageSystemAttributeNames: []string{"All"},
 		// local-aws-sqs 2.0.2 reads only the older field; AWS reads both.
-		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}, //lint:ignore SA1019 needed by local-aws-sqs
+		AttributeNames: []string{"All"},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("receive from %s: %w", q.url, err)
@@ -49,19 +48,19 @@ func (q *Queue) Receive(ctx context.Context, max int, visibility, wait time.Dura
 	msgs := make([]Message, 0, len(out.Messages))
 	for _, m := range out.Messages {
 		msg := Message{
-			ID:            aws.ToString(m.MessageId),
-			Body:          aws.ToString(m.Body),
-			ReceiptHandle: aws.ToString(m.ReceiptHandle),
+			ID:            m.MessageId,
+			Body:          m.Body,
+			ReceiptHandle: m.ReceiptHandle,
 			Attributes:    map[string]string{},
 		}
 		for name, v := range m.MessageAttributes {
-			if v.StringValue != nil {
-				msg.Attributes[name] = *v.StringValue
+			if !strings.HasPrefix(v.DataType, "Binary") {
+				msg.Attributes[name] = v.StringValue
 			}
 		}
 		msg.Trace = m.Attributes[AttrTrace]
-		msg.ReceiveCount, _ = strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
-		if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
+		msg.ReceiveCount, _ = strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
+		if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil {
 			msg.SentAt = time.UnixMilli(ms).UTC()
 		}
 		msgs = append(msgs, msg)
@@ -71,7 +70,7 @@ func (q *Queue) Receive(ctx context.Context, max int, visibility, wait time.Dura
 
 // Delete deletes a received message.
 func (q *Queue) Delete(ctx context.Context, receiptHandle string) error {
-	_, err := q.client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.url, ReceiptHandle: &receiptHandle})
+	err := q.client.DeleteMessage(ctx, &awsapi.DeleteMessageInput{QueueUrl: q.url, ReceiptHandle: receiptHandle})
 	if err != nil {
 		return fmt.Errorf("delete message from %s: %w", q.url, err)
 	}
@@ -81,9 +80,9 @@ func (q *Queue) Delete(ctx context.Context, receiptHandle string) error {
 // Release makes a received message visible again at once, for the next
 // receiver, instead of after its visibility timeout.
 func (q *Queue) Release(ctx context.Context, receiptHandle string) error {
-	_, err := q.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl:          &q.url,
-		ReceiptHandle:     &receiptHandle,
+	err := q.client.ChangeMessageVisibility(ctx, &awsapi.ChangeMessageVisibilityInput{
+		QueueUrl:          q.url,
+		ReceiptHandle:     receiptHandle,
 		VisibilityTimeout: 0,
 	})
 	if err != nil {
@@ -116,36 +115,35 @@ func (r Redrive) Finished() bool {
 // processor parked need destARN, the events queue. It returns the task
 // handle; the move runs in the background (Redrives reports it).
 func (q *Queue) StartRedrive(ctx context.Context, sourceARN, destARN string) (string, error) {
-	in := &sqs.StartMessageMoveTaskInput{SourceArn: &sourceARN}
-	if destARN != "" {
-		in.DestinationArn = &destARN
-	}
-	out, err := q.client.StartMessageMoveTask(ctx, in)
+	out, err := q.client.StartMessageMoveTask(ctx, &awsapi.StartMessageMoveTaskInput{SourceArn: sourceARN, DestinationArn: destARN})
 	if err != nil {
 		return "", fmt.Errorf("start redrive from %s: %w", sourceARN, err)
 	}
-	return aws.ToString(out.TaskHandle), nil
+	return out.TaskHandle, nil
 }
 
 // Redrives returns the most recent message move tasks from sourceARN,
 // newest first.
 func (q *Queue) Redrives(ctx context.Context, sourceARN string) ([]Redrive, error) {
-	out, err := q.client.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &sourceARN, MaxResults: aws.Int32(10)})
+	out, err := q.client.ListMessageMoveTasks(ctx, &awsapi.ListMessageMoveTasksInput{SourceArn: sourceARN, MaxResults: 10})
 	if err != nil {
 		return nil, fmt.Errorf("list redrives from %s: %w", sourceARN, err)
 	}
 	var tasks []Redrive
 	for _, r := range out.Results {
-		st := aws.ToString(r.Status)
+		var toMove int64
+		if r.ApproximateNumberOfMessagesToMove != nil {
+			toMove = *r.ApproximateNumberOfMessagesToMove
+		}
 		tasks = append(tasks, Redrive{
-			Handle:  aws.ToString(r.TaskHandle),
-			Status:  st,
+			Handle:  r.TaskHandle,
+			Status:  r.Status,
 			Moved:   r.ApproximateNumberOfMessagesMoved,
-			ToMove:  aws.ToInt64(r.ApproximateNumberOfMessagesToMove),
-			Failure: aws.ToString(r.FailureReason),
+			ToMove:  toMove,
+			Failure: r.FailureReason,
 			Started: time.UnixMilli(r.StartedTimestamp).UTC(),
-			Source:  aws.ToString(r.SourceArn),
-			Dest:    aws.ToString(r.DestinationArn),
+			Source:  r.SourceArn,
+			Dest:    r.DestinationArn,
 		})
 	}
 	return tasks, nil

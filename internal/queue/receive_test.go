@@ -18,7 +18,7 @@ func queues(t *testing.T) (events, dlq *queue.Queue, st *devstack.Stack) {
 	t.Helper()
 	emu := devstack.ForTest(t)
 	st = devstack.NewTestStack(t)
-	c := emu.SQS()
+	c := emu.LeanSQS()
 	return queue.New(c, st.Queues["EventsQueue"].URL), queue.New(c, st.Queues["EventsDLQ"].URL), st
 }
 

@@ -4,8 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 // AttrTrace is the SQS system attribute that carries an X-Ray trace header
@@ -53,12 +52,12 @@ func TraceRoot(h string) string {
 
 // traceAttributes returns the system attributes that carry ctx's trace,
 // or nil.
-func traceAttributes(ctx context.Context) map[string]types.MessageSystemAttributeValue {
+func traceAttributes(ctx context.Context) map[string]awsapi.MessageAttributeValue {
 	h := Trace(ctx)
 	if h == "" {
 		return nil
 	}
-	return map[string]types.MessageSystemAttributeValue{
-		AttrTrace: {DataType: aws.String("String"), StringValue: aws.String(h)},
+	return map[string]awsapi.MessageAttributeValue{
+		AttrTrace: {DataType: "String", StringValue: h},
 	}
 }

@@ -16,20 +16,22 @@ import (
 const (
 	// receiverMaxPackages bounds `go list -deps ./functions/receiver`.
 	receiverMaxPackages = 300
-	// receiverMaxBytes bounds the linux/arm64 bootstrap that `make
-	// build-ReceiverFunction` (what `sam build` runs) writes. A floor
-	// program that links only DynamoDB PutItem and SQS SendMessage through
-	// aws-sdk-go-v2 is already 7.86 MB (docs/performance.md), so the issue's
-	// 8 MB cannot be met with the SDK's clients; this bound keeps the
-	// receiver within about 1 MB of that floor.
-	receiverMaxBytes = 8_750_000
+	// receiverMaxBytes strictly bounds the linux/arm64 bootstrap that `make
+	// build-ReceiverFunction` (what `sam build` runs) writes: under 8 MB
+	// (issue 10). A floor program that links only DynamoDB PutItem and SQS
+	// SendMessage through aws-sdk-go-v2's clients is already 8.0 MB
+	// (docs/performance.md), so the receiver reaches them through
+	// internal/platform/awsapi and links no service package (notInReceiver).
+	receiverMaxBytes = 8_000_000
 )
 
 // notInReceiver are packages (prefixes) the receiver must not link: the
-// Stripe API client, SES, and the other functions' handlers.
+// Stripe API client, aws-sdk-go-v2's service clients (their schema
+// registries alone would take the bootstrap past 8 MB), and the other
+// functions' handlers.
 var notInReceiver = []string{
 	"github.com/stripe/stripe-go/",
-	"github.com/aws/aws-sdk-go-v2/service/sesv2",
+	"github.com/aws/aws-sdk-go-v2/service/",
 	"github.com/aws/aws-sdk-go-v2/config",
 	"github.com/hookinbox/hookinbox/internal/processor",
 	"github.com/hookinbox/hookinbox/internal/replay",
@@ -87,8 +89,8 @@ func TestReceiverBootstrapSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("ReceiverFunction bootstrap (linux/arm64): %d bytes", fi.Size())
-	if fi.Size() > receiverMaxBytes {
-		t.Errorf("the receiver's bootstrap is %d bytes, more than %d", fi.Size(), receiverMaxBytes)
+	if fi.Size() >= receiverMaxBytes {
+		t.Errorf("the receiver's bootstrap is %d bytes, not under %d", fi.Size(), receiverMaxBytes)
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
@@ -40,7 +38,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	in := intake.New(
 		intake.Config{Grace: s.Grace, Metrics: rec},
 		inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table),
-		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
+		queue.New(awsapi.SQSFromConfig(cfg), s.QueueURL),
 		log,
 	)
 	h := receiver.New(receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Metrics: rec}, providers, in, log)
@@ -55,7 +53,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 // (GoPay) needs no secret here: its secret is the processor's.
 func receiverProviders(ctx context.Context, cfg aws.Config, s receiver.Settings) (map[string]receiver.Provider, error) {
 	opts := verify.Options{StripeTolerance: s.Tolerance}
-	var sm *secretsmanager.Client
+	var sm *awsapi.SecretsManager
 	providers := map[string]receiver.Provider{}
 	for _, spec := range verify.Specs {
 		ps, enabled := s.Secrets[spec.Name]
@@ -71,7 +69,7 @@ func receiverProviders(ctx context.Context, cfg aws.Config, s receiver.Settings)
 			v, err = spec.New(ps.Inline, opts)
 		default:
 			if sm == nil {
-				sm = secretsmanager.NewFromConfig(cfg)
+				sm = awsapi.SecretsManagerFromConfig(cfg)
 			}
 			arn, spec := ps.ARN, spec
 			r := &verify.Rotating{

@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
@@ -44,7 +43,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	store := inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table)
-	events := queue.New(sqs.NewFromConfig(cfg), s.QueueURL)
+	events := queue.New(awsapi.SQSFromConfig(cfg), s.QueueURL)
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
 	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
@@ -26,7 +25,7 @@ func Build(_ context.Context, cfg aws.Config, getenv func(string) string, log *s
 	if err != nil {
 		return nil, err
 	}
-	sq := sqs.NewFromConfig(cfg)
+	sq := awsapi.SQSFromConfig(cfg)
 	h := replay.New(
 		replay.Config{DefaultMax: s.DefaultMax, Metrics: rec},
 		inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table),

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 )
 
@@ -22,7 +22,7 @@ import (
 func Key(ctx context.Context, cfg aws.Config, inline []string, arn string, maxAge, minInterval time.Duration) (*secrets.Rotating, error) {
 	load := func(context.Context) ([]string, error) { return inline, nil }
 	if len(inline) == 0 {
-		sm := secretsmanager.NewFromConfig(cfg)
+		sm := awsapi.SecretsManagerFromConfig(cfg)
 		load = func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) }
 	}
 	r := &secrets.Rotating{Load: load, MaxAge: maxAge, MinInterval: minInterval}

@@ -54,7 +54,7 @@ func NewRemote(cfg RemoteConfig, awsCfg aws.Config) *Remote {
 	return &Remote{
 		url: cfg.WebhookURL, secrets: cfg.Secrets,
 		client: &http.Client{Timeout: 30 * time.Second},
-		sqs:    sq, events: queue.New(sq, cfg.EventsQueueURL),
+		sqs:    sq, events: queue.New(awsapi.SQSFromConfig(awsCfg), cfg.EventsQueueURL),
 		inbox:  inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(awsCfg), cfg.InboxTable),
 		ledger: effects.NewLedger(db, cfg.InboxTable, 0),
 		shop:   shop.New(shop.Config{Table: cfg.ShopTable, MailFrom: "shop@example.com"}, db, nil, nil),

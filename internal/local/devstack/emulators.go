@@ -338,6 +338,14 @@ func (e *Emulators) SQS() *sqs.Client {
 	})
 }
 
+// LeanSQS returns a client of internal/platform/awsapi (what the queue
+// package speaks) for the SQS endpoint, configured as SQS().
+func (e *Emulators) LeanSQS() *awsapi.SQS {
+	cfg := e.AWSConfig()
+	cfg.BaseEndpoint = aws.String(e.SQSURL)
+	return awsapi.SQSFromConfig(cfg)
+}
+
 // EnvMap returns the variables that point an AWS SDK in another process at
 // these endpoints: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS,
 // AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.

@@ -148,8 +148,8 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 	p.Process = p.Build(t, "ProcessorFunction", opts.ProcessorEnv).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
 	p.Inbox = inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 	p.Shop = shop.New(shop.Config{Table: st.Tables["ShopTable"], MailFrom: "shop@example.com"}, p.DynamoDB, nil, nil)
-	p.Events = queue.New(p.SQS, st.Queues["EventsQueue"].URL)
-	p.DLQ = queue.New(p.SQS, st.Queues["EventsDLQ"].URL)
+	p.Events = queue.New(emu.LeanSQS(), st.Queues["EventsQueue"].URL)
+	p.DLQ = queue.New(emu.LeanSQS(), st.Queues["EventsDLQ"].URL)
 	p.Source = &lambdalocal.SQSSource{
 		Client: sqs.NewFromConfig(p.cfg), QueueURL: p.Events.URL(), QueueARN: st.Queues["EventsQueue"].ARN,
 		BatchSize: 10, Function: lambdalocal.InProcess(p.Process),

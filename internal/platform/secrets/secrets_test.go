@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 type fakeSM struct {
@@ -17,9 +18,9 @@ type fakeSM struct {
 	asked []string
 }
 
-func (f *fakeSM) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
-	f.asked = append(f.asked, *in.SecretId)
-	return &secretsmanager.GetSecretValueOutput{SecretString: f.value}, f.err
+func (f *fakeSM) GetSecretValue(_ context.Context, in *awsapi.GetSecretValueInput) (*awsapi.GetSecretValueOutput, error) {
+	f.asked = append(f.asked, in.SecretId)
+	return &awsapi.GetSecretValueOutput{SecretString: f.value}, f.err
 }
 
 func TestList(t *testing.T) {
