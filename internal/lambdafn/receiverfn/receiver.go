@@ -75,10 +75,12 @@ func receiverProviders(ctx context.Context, cfg aws.Config, s receiver.Settings)
 			}
 			arn, spec := ps.ARN, spec
 			r := &verify.Rotating{
-				Load:           func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) },
-				New:            func(secrets []string) (verify.Verifier, error) { return spec.New(secrets, opts) },
-				MaxAge:         s.SecretMaxAge,
-				ReloadInterval: s.SecretReload,
+				Secrets: &secrets.Rotating{
+					Load:        func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) },
+					MaxAge:      s.SecretMaxAge,
+					MinInterval: s.SecretReload,
+				},
+				New: func(secrets []string) (verify.Verifier, error) { return spec.New(secrets, opts) },
 			}
 			v, err = r, r.Init(ctx)
 		}
