@@ -16,6 +16,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/chaos"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -293,10 +294,10 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 	}
 	// Stripe's from --secret; the other providers' from the stack's
 	// receiver, as `hookinbox dev` enabled them.
-	secrets := chaos.Secrets{verify.StripeProvider: splitSecrets(secret)}
+	secrets := chaos.Secrets{verify.StripeProvider: envconfig.Split(secret)}
 	for _, spec := range verify.Specs {
 		if v := st.functionEnv("ReceiverFunction", spec.SecretEnv); v != "" && spec.Name != verify.StripeProvider {
-			secrets[spec.Name] = splitSecrets(v)
+			secrets[spec.Name] = envconfig.Split(v)
 		}
 	}
 	return chaos.NewRemote(chaos.RemoteConfig{
