@@ -34,6 +34,16 @@ func marshal(it Item) map[string]types.AttributeValue {
 	return m
 }
 
+// marshalClaim returns the item a claim puts: the status item, with the
+// payload compressed in it when packed is not nil.
+func marshalClaim(it Item, packed []byte) map[string]types.AttributeValue {
+	m := marshal(it)
+	if packed != nil {
+		m[attrPayloadDeflate] = &types.AttributeValueMemberB{Value: packed}
+	}
+	return m
+}
+
 func unmarshal(m map[string]types.AttributeValue) (Item, error) {
 	var it Item
 	var err error
@@ -92,6 +102,9 @@ func unmarshal(m map[string]types.AttributeValue) (Item, error) {
 	it.LastError = getS("last_error")
 	it.ProcessedAt = getT("processed_at")
 	it.Outcome = getS("outcome")
+	if b, ok := m[attrPayloadDeflate].(*types.AttributeValueMemberB); ok && err == nil {
+		it.Payload, err = inflate(b.Value)
+	}
 	if err != nil {
 		return Item{}, fmt.Errorf("inbox item %s: %w", it.Key, err)
 	}

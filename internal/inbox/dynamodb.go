@@ -48,12 +48,13 @@ func NewDynamoDB(db dynamoDBAPI, table string) *DynamoDB {
 
 var _ Store = (*DynamoDB)(nil)
 
-// Claim implements Store with one PutItem conditioned on attribute_not_exists(pk).
+// Claim implements Store with one PutItem conditioned on
+// attribute_not_exists(pk); an inline payload rides in it.
 func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
-	it := c.NewItem()
+	it, packed := c.newItem()
 	in := &dynamodb.PutItemInput{
 		TableName:                           &s.table,
-		Item:                                marshal(it),
+		Item:                                marshalClaim(it, packed),
 		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
@@ -92,21 +93,43 @@ func (s *DynamoDB) PutPayload(ctx context.Context, it Item, raw []byte) error {
 	return nil
 }
 
-// Payload implements Store.
+// Payload implements Store with one consistent Query that reads the
+// status item and the payload item together ("event" and "payload" are
+// the only sort keys between them: the ledger's "effect#..." sort
+// before): the inline payload if the status item carries one, else the
+// payload item's.
 func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      &s.table,
-		Key:            itemKey(key, SortPayload),
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :event AND :payload"),
+		ProjectionExpression:   aws.String("sk, payload, " + attrPayloadDeflate),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk":      str(string(key)),
+			":event":   str(SortEvent),
+			":payload": str(SortPayload),
+		},
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("payload %s: %w", key, err)
 	}
-	b, ok := out.Item["payload"].(*types.AttributeValueMemberB)
-	if !ok {
+	var separate []byte
+	for _, item := range out.Items {
+		if b, ok := item[attrPayloadDeflate].(*types.AttributeValueMemberB); ok {
+			raw, err := inflate(b.Value)
+			if err != nil {
+				return nil, fmt.Errorf("payload %s: %w", key, err)
+			}
+			return raw, nil
+		}
+		if b, ok := item["payload"].(*types.AttributeValueMemberB); ok && skOf(item) == SortPayload {
+			separate = b.Value
+		}
+	}
+	if separate == nil {
 		return nil, fmt.Errorf("payload %s: %w", key, ErrNotFound)
 	}
-	return b.Value, nil
+	return separate, nil
 }
 
 // Release implements Store.
@@ -128,6 +151,9 @@ func (s *DynamoDB) Release(ctx context.Context, it Item) error {
 	}
 	if err != nil {
 		return fmt.Errorf("release %s: %w", it.Key, err)
+	}
+	if it.Payload != nil {
+		return nil // the payload was inline: it went with the claim
 	}
 	// The payload goes only if it is still this claim's: a delivery or a
 	// newer claim that stored it since then has handed it to itself.
@@ -376,6 +402,14 @@ func (s *DynamoDB) whyNot(ctx context.Context, key webhook.Key, op string, err, 
 		return Item{}, fmt.Errorf("%s %s: condition failed, then %w", op, key, gerr)
 	}
 	return it, fmt.Errorf("%s %s: %w", op, key, refused)
+}
+
+// skOf returns an item's sort key.
+func skOf(item map[string]types.AttributeValue) string {
+	if v, ok := item["sk"].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
 }
 
 func isConditionFailed(err error) bool {
