@@ -14,7 +14,7 @@ name = $(patsubst build-%,%,$@)
 ARTIFACTS_DIR ?= $(CURDIR)/bin/$(name)
 
 # Every AWS::Serverless::Function in template.yaml needs a build-<LogicalId>
-# target below (internal/samtemplate/template_test.go checks it).
+# target below (internal/local/samtemplate/template_test.go checks it).
 FUNCTIONS := ReceiverFunction ProcessorFunction DlqReplayFunction ReconcilerFunction
 
 pkg_ReceiverFunction   := ./functions/receiver
@@ -73,7 +73,7 @@ test-examples: local/node_modules
 # (devstack.SkipOnMoto; docs/reliability.md). make test leaves out the
 # 200-checkout pipeline test, which takes about a minute on moto;
 # make test-moto runs it too.
-MOTO_PKGS := ./internal/inbox/ ./effects/ ./internal/queue/ ./internal/shop/ ./internal/processor/ ./internal/pipelinetest/
+MOTO_PKGS := ./internal/inbox/ ./effects/ ./internal/queue/ ./internal/shop/ ./internal/processor/ ./internal/local/pipelinetest/
 MOTO_SKIP_IN_TEST := TestPipeline200CheckoutsDeliveredTwiceShuffled
 MOTO_SKIP ?=
 test-moto:
@@ -144,20 +144,18 @@ bench: local/node_modules sizes
 	@echo "== hot paths (benchstat form: $(BENCH_DIR)/hotpath.txt)"
 	go test -run '^$$' -bench . -benchmem -count 5 ./internal/receiver ./internal/processor ./internal/verify | tee $(BENCH_DIR)/hotpath.txt
 	@echo "== processor throughput per batch size, beside lease+finish ($(BENCH_DIR)/processor.txt)"
-	go test -run '^$$' -bench ProcessorBatch -benchtime 20x -count 3 ./internal/pipelinetest | tee $(BENCH_DIR)/processor.txt
+	go test -run '^$$' -bench ProcessorBatch -benchtime 20x -count 3 ./internal/local/pipelinetest | tee $(BENCH_DIR)/processor.txt
 	@echo "== the receiver's handler beside the floor's, in process, 8 senders ($(BENCH_DIR)/receiver-floor.txt)"
-	go test -run '^$$' -bench ReceiverBesideFloor -benchtime 400x -count 5 ./internal/pipelinetest | tee $(BENCH_DIR)/receiver-floor.txt
+	go test -run '^$$' -bench ReceiverBesideFloor -benchtime 400x -count 5 ./internal/local/pipelinetest | tee $(BENCH_DIR)/receiver-floor.txt
 	@echo "== cold start under aws-lambda-rie, exec to first answer, 20 each ($(BENCH_DIR)/coldstart.txt)"
-	go test -run '^$$' -bench ColdStart -benchtime 20x -count 1 -timeout 20m ./internal/pipelinetest | tee $(BENCH_DIR)/coldstart.txt
+	go test -run '^$$' -bench ColdStart -benchtime 20x -count 1 -timeout 20m ./internal/local/pipelinetest | tee $(BENCH_DIR)/coldstart.txt
 	@echo "== requests, capacity and dollars per event"
-	@go test -count=1 -v -run RequestsAndCapacity ./internal/pipelinetest | sed -n 's/^        //; /^| /p' | tee $(BENCH_DIR)/cost.md
-	@echo "== hookinbox load: the receiver beside the floor program ($(BENCH_DIR)/load.txt)"
+	@go test -count=1 -v -run RequestsAndCapacity ./internal/local/pipelinetest | sed -n 's/^        //; /^| /p' | tee $(BENCH_DIR)/cost.md
+	@echo "== hookinbox load: the receiver's bootstrap beside the floor's, 2 copies each under aws-lambda-rie, alternating rounds ($(BENCH_DIR)/load.txt)"
 	go build -o bin/hookinbox ./cmd/hookinbox
-	@addr=127.0.0.1:$$(( 20000 + $$$$ % 20000 )); \
-	bin/hookinbox dev --addr $$addr --state-file $(BENCH_DIR)/dev.json > $(BENCH_DIR)/dev.log 2>&1 & dev=$$!; \
-	trap 'kill $$dev 2>/dev/null; wait $$dev 2>/dev/null' EXIT; \
-	for i in $$(seq 1 180); do curl -sf http://$$addr/healthz >/dev/null && break; sleep 1; done; \
-	bin/hookinbox load --state-file $(BENCH_DIR)/dev.json --concurrency 8 --count 500 --rounds 3 --dup 0.1 | tee $(BENCH_DIR)/load.txt
+	bin/hookinbox load --copies 2 --concurrency 4 --count 1000 --rounds 5 --dup 0.1 --benchstat $(BENCH_DIR)/load-bench.txt | tee $(BENCH_DIR)/load.txt
+	@echo "== hookinbox load at a fixed rate, below both targets' capacity ($(BENCH_DIR)/load-rate.txt)"
+	bin/hookinbox load --copies 2 --rate 150 --concurrency 16 --count 750 --rounds 5 --dup 0.1 --benchstat $(BENCH_DIR)/load-rate-bench.txt | tee $(BENCH_DIR)/load-rate.txt
 
 # make dev ARGS='--addr 127.0.0.1:4000 --rie' runs the local stack in the
 # foreground until Ctrl-C (see `bin/hookinbox dev --help`). It installs the

@@ -1,4 +1,4 @@
-// Command floor is the floor program's Lambda bootstrap (internal/floor):
+// Command floor is the floor program's Lambda bootstrap (internal/local/floor):
 // one conditional PutItem and one SendMessage per request. It is the
 // baseline the receiver's bootstrap is measured against (cold start under
 // aws-lambda-rie, size); no template function deploys it. Build it as the
@@ -8,8 +8,8 @@
 package main
 
 import (
-	"github.com/hookinbox/hookinbox/internal/floor"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/local/floor"
 )
 
 func main() { lambdafn.Main(floor.Build) }

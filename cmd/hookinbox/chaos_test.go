@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookinbox/hookinbox/internal/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
 )
 
 // TestChaosSmallCorpusMatchesTheReference is make test's short chaos run:

@@ -16,13 +16,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
-	"github.com/hookinbox/hookinbox/internal/lambdalocal"
-	"github.com/hookinbox/hookinbox/internal/logs"
-	"github.com/hookinbox/hookinbox/internal/samtemplate"
-	"github.com/hookinbox/hookinbox/internal/standin"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/platform/logs"
 )
 
 // Local defaults. The secrets are not secrets: they only ever sign and

@@ -19,9 +19,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookinbox/hookinbox/internal/devstack"
-	"github.com/hookinbox/hookinbox/internal/metrics"
-	"github.com/hookinbox/hookinbox/internal/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -203,7 +203,7 @@ func TestEndToEnd(t *testing.T) {
 
 	// A short load run: the receiver (its bootstrap under the RIE) beside
 	// the floor program, on the stack's emulators.
-	out, err = hookinbox("load", "--count", "20", "--rounds", "1", "--concurrency", "2", "--dup", "0.2")
+	out, err = hookinbox("load", "--stack", "--warmup", "5", "--count", "20", "--rounds", "1", "--concurrency", "2", "--dup", "0.2")
 	if err != nil {
 		t.Fatalf("load: %v\n%s", err, out)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/devstack"
-	"github.com/hookinbox/hookinbox/internal/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 )
 
 // Trigger kinds the local stack emulates.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/internal/devstack"
-	"github.com/hookinbox/hookinbox/internal/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 )
 
 func TestParseRate(t *testing.T) {

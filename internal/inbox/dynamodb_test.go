@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
 )
 
 // TestDynamoDBConformance runs the suite on dynalite, on the table exactly

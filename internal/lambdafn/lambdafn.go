@@ -24,13 +24,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/hookinbox/hookinbox/internal/logs"
+	"github.com/hookinbox/hookinbox/internal/platform/logs"
 )
 
 // Builder returns a function's handler (any signature lambda.Start takes).
 type Builder func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error)
 
-// Main is a function's whole main: JSON logs on stdout (internal/logs: at
+// Main is a function's whole main: JSON logs on stdout (internal/platform/logs: at
 // Lambda's log level, request ids added, emails scrubbed), the AWS config of
 // the Lambda environment (AWSConfig), the handler from build, lambda.Start.
 // A function that cannot start logs why and exits 1.

@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 )
 
 // DefaultMetricsNamespace is the CloudWatch namespace when

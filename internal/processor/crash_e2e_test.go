@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/devstack"
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/lambdalocal"
-	"github.com/hookinbox/hookinbox/internal/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/processor"
-	"github.com/hookinbox/hookinbox/internal/standin"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 

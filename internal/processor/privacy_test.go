@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/pipelinetest"
-	"github.com/hookinbox/hookinbox/internal/redact"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -31,13 +31,13 @@ func TestRecordedErrorsCarryNoEmailAddress(t *testing.T) {
 		t.Fatalf("item: %s, last_error %q; want DEAD with SES's reason", it.Status, it.LastError)
 	}
 	reason := p.DLQReasons(t)[key]
-	logs := p.Logs.String()
-	for what, text := range map[string]string{"last_error": it.LastError, "DLQ reason attribute": reason, "log": logs} {
+	logText := p.Logs.String()
+	for what, text := range map[string]string{"last_error": it.LastError, "DLQ reason attribute": reason, "log": logText} {
 		if strings.Contains(text, address) {
 			t.Errorf("%s carries the address: %q", what, text)
 		}
 	}
-	if !strings.Contains(it.LastError, redact.Placeholder) || reason != it.LastError {
-		t.Errorf("last_error %q, DLQ reason %q; want the same reason with %s in place of the address", it.LastError, reason, redact.Placeholder)
+	if !strings.Contains(it.LastError, logs.RedactedEmail) || reason != it.LastError {
+		t.Errorf("last_error %q, DLQ reason %q; want the same reason with %s in place of the address", it.LastError, reason, logs.RedactedEmail)
 	}
 }

@@ -65,9 +65,9 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/platform/logs"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
-	"github.com/hookinbox/hookinbox/internal/redact"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -287,7 +287,7 @@ func (h *Handler) guarded(ctx context.Context, msg events.SQSMessage) (retry boo
 	defer func() {
 		if r := recover(); r != nil {
 			h.log.Error("processing a message panicked; retry", "message_id", msg.MessageId,
-				"panic", redact.Emails(fmt.Sprint(r)), "stack", string(debug.Stack()))
+				"panic", logs.RedactEmails(fmt.Sprint(r)), "stack", string(debug.Stack()))
 			retry = true
 		}
 	}()
@@ -320,7 +320,7 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 	env, err := webhook.ParseEnvelope(msg.Body)
 	if err != nil {
 		// Not ours to interpret; park it as it is, for a person.
-		log.Error("unreadable message parked", "reason", redact.Error(err))
+		log.Error("unreadable message parked", "reason", logs.RedactError(err))
 		if perr := h.park(ctx, log, msg.Body, webhook.Envelope{}, err, 0); perr != nil {
 			return true
 		}
@@ -446,7 +446,7 @@ func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			log.Error("business code panicked", "panic", redact.Emails(fmt.Sprint(r)), "stack", string(debug.Stack()))
+			log.Error("business code panicked", "panic", logs.RedactEmails(fmt.Sprint(r)), "stack", string(debug.Stack()))
 			err = fmt.Errorf("business code panicked: %v", r)
 		}
 	}()
@@ -508,7 +508,7 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 	receives, _ := strconv.Atoi(msg.Attributes["ApproximateReceiveCount"])
 	exhausted := receives >= h.cfg.MaxReceiveCount && it.Attempts >= h.cfg.MaxReceiveCount
 	var res inbox.Result
-	reason := redact.Error(err) // what is recorded: last_error, the DLQ reason, the log line
+	reason := logs.RedactError(err) // what is recorded: last_error, the DLQ reason, the log line
 	switch {
 	case err == nil:
 		res = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: now}
@@ -560,7 +560,7 @@ func (h *Handler) count(env webhook.Envelope, it inbox.Item, res inbox.Result) {
 
 // park sends the event to the DLQ with err as the reason.
 func (h *Handler) park(ctx context.Context, log *slog.Logger, body string, env webhook.Envelope, err error, attempts int) error {
-	if perr := h.dlq.Park(ctx, body, env, redact.Error(err), attempts, h.cfg.Now()); perr != nil {
+	if perr := h.dlq.Park(ctx, body, env, logs.RedactError(err), attempts, h.cfg.Now()); perr != nil {
 		log.Error("could not park in the DLQ; retry", "reason", perr.Error())
 		return perr
 	}

@@ -3,8 +3,8 @@ package processor
 import (
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/envconfig"
-	"github.com/hookinbox/hookinbox/internal/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 )
 
 // DefaultStripeAPIURL is Stripe's API base URL.

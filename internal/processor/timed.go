@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/effects"
-	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 )
 
 // timedRunner is an effect runner that records how long each effect that

@@ -24,7 +24,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/intake"
-	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -107,7 +107,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		// provider in its last segment.
 		name = path.Base(req.RequestContext.HTTP.Path)
 	}
-	// The request id comes with ctx (internal/logs adds it to the line).
+	// The request id comes with ctx (internal/platform/logs adds it to the line).
 	log := h.log.With("provider", name)
 	p, known := h.providers[name]
 	outcome, evs, err := h.receive(ctx, p, known, name, req)

@@ -4,10 +4,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/envconfig"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
-	"github.com/hookinbox/hookinbox/internal/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 

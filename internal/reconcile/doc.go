@@ -23,7 +23,7 @@
 //     events are accepted is recorded (a "skipped#<key>" item beside the
 //     checkpoint), logged and counted, and the checkpoint moves past it.
 //
-// Each run records its metrics (internal/metrics: StuckClaims, which the
+// Each run records its metrics (internal/platform/metrics: StuckClaims, which the
 // stuck-claims alarm watches, Reconciled, OverdueLeases, ReconcileErrors,
 // Missed, Skipped and CheckpointLag) as CloudWatch embedded-metric-format
 // lines. Error text is scrubbed of email addresses before it is recorded.

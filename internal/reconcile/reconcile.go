@@ -11,8 +11,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
-	"github.com/hookinbox/hookinbox/internal/metrics"
-	"github.com/hookinbox/hookinbox/internal/redact"
+	"github.com/hookinbox/hookinbox/internal/platform/logs"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -357,7 +357,7 @@ func (p *pass) page(ctx context.Context, evs []webhook.Event, upTo time.Time) {
 		}
 		outcome, err := p.h.intake.Accept(ctx, ev)
 		if err != nil {
-			reason := redact.Error(err)
+			reason := logs.RedactError(err)
 			if p.failed != "" {
 				p.stop = true // a second failure: the path itself is failing
 				return
@@ -418,7 +418,7 @@ func (h *Handler) skip(ctx context.Context, provider string, ev webhook.Event, r
 	s.Skipped++
 	note := fmt.Sprintf("failed in %d runs, last: %s", h.cfg.MaxTries, reason)
 	if err := h.checkpoints.Skip(ctx, provider, ev, note); err != nil {
-		note += "; recording it failed: " + redact.Error(err)
+		note += "; recording it failed: " + logs.RedactError(err)
 	}
 	s.Events = append(s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Skipped, Note: note})
 	h.log.ErrorContext(ctx, "skipped an event that could not be accepted", "key", ev.Key().String(), "type", ev.Type,

@@ -17,8 +17,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
-	"github.com/hookinbox/hookinbox/internal/metrics"
-	"github.com/hookinbox/hookinbox/internal/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/webhook"
 )

@@ -3,7 +3,7 @@ package reconcile
 import (
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/envconfig"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 )
 
 // DefaultStripeAPIURL is Stripe's API base URL.

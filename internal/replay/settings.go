@@ -1,6 +1,6 @@
 package replay
 
-import "github.com/hookinbox/hookinbox/internal/envconfig"
+import "github.com/hookinbox/hookinbox/internal/platform/envconfig"
 
 // Settings is the dlq-replay function's environment, as template.yaml sets it.
 type Settings struct {

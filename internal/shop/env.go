@@ -7,10 +7,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
-	"github.com/hookinbox/hookinbox/internal/envconfig"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/processor"
-	"github.com/hookinbox/hookinbox/internal/secrets"
 )
 
 // Settings is the example shop's part of the processor function's

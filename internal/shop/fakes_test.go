@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/hookinbox/hookinbox/effects"
-	"github.com/hookinbox/hookinbox/internal/secrets"
-	"github.com/hookinbox/hookinbox/internal/standin"
+	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -69,7 +69,7 @@ func newFakeHarness(t *testing.T) *harness {
 
 // newDynamoHarness wires the shop to DynamoDB (the ledger and the shop's
 // table), SES's REST API and Stripe's API, the last two as the stand-ins
-// of internal/standin.
+// of internal/local/standin.
 func newDynamoHarness(t *testing.T) *harness {
 	t.Helper()
 	db, shopTable := dynamoForTest(t)
@@ -250,7 +250,7 @@ func (b *fakeBilling) calls() []invoiceCall {
 	return append([]invoiceCall(nil), b.log...)
 }
 
-// serveStandin serves h, a stand-in from internal/standin, until the test
+// serveStandin serves h, a stand-in from internal/local/standin, until the test
 // ends.
 func serveStandin(t *testing.T, h http.Handler) *standin.Server {
 	t.Helper()

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/internal/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 )
 
 // TestEveryTemplateFunctionHasABuilder keeps Builders and template.yaml in step.

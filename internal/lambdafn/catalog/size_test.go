@@ -50,6 +50,9 @@ func TestFunctionLinks(t *testing.T) {
 			if d == "testing" {
 				t.Errorf("%s links package testing", id)
 			}
+			if strings.HasPrefix(d, "github.com/hookinbox/hookinbox/internal/local") {
+				t.Errorf("%s links %s, which is behind the fence (internal/local serves only local runs and tests)", id, d)
+			}
 		}
 	}
 	deps := goListDeps(t, root, Packages["ReceiverFunction"])

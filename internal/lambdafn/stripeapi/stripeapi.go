@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/hookinbox/hookinbox/internal/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 )
 
 // Key returns the Stripe secret key given inline (local runs), or the

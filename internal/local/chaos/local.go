@@ -1,0 +1,405 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// Secrets of a Local stack: they sign and authorize requests on this
+// machine only.
+const (
+	LocalSecret    = "whsec_local_hookinbox_chaos"
+	localStripeKey = "sk_test_local_hookinbox_chaos"
+)
+
+// LocalOptions tunes a Local stack.
+type LocalOptions struct {
+	// Pollers is how many event-source pollers feed the processor, as
+	// Lambda runs several; default 4.
+	Pollers int
+	// Visibility replaces the events queue's VisibilityTimeout (180 s in
+	// template.yaml), so that a copy that met a live lease, or a batch
+	// whose invocation failed, comes back in seconds; default 5 s. It
+	// changes when things happen, not what happens.
+	Visibility time.Duration
+	// Reconcile is how often the ReconcilerFunction runs (rate(5
+	// minutes) in template.yaml); default 5 s. The stack runs it with
+	// STUCK_AFTER 15 s and the receiver with REENQUEUE_GRACE 10 s, so a
+	// claim whose message was never sent is re-enqueued in seconds, not
+	// after 15 minutes.
+	Reconcile time.Duration
+	// Lease replaces LEASE_DURATION (15 min) when set: under faults a
+	// worker can lose track of its lease, and the copy that takes over
+	// waits for it to end.
+	Lease time.Duration
+	// Proxy, when set, is asked for an endpoint to use instead of each
+	// upstream the functions call (names ProxyDynamoDB, ...): a fault
+	// proxy. Chaos's own reads and the event-source pollers go direct.
+	Proxy func(name, upstream string) (string, error)
+	// Log receives the functions' JSON logs; nil discards them.
+	Log *slog.Logger
+}
+
+// Local is a fresh stack of template.yaml on the local emulators: its
+// tables and queues under a stack name of its own, the ReceiverFunction,
+// ProcessorFunction and ReconcilerFunction built by lambdafn as in Lambda
+// and cut off at their Timeout, the processor fed by SQS event-source
+// pollers, the reconciler on a schedule, and the SES and Stripe stand-ins
+// they call. Its clocks run faster than in AWS (see LocalOptions); what
+// happens, and in which order, is the same.
+// Close tears it down.
+type Local struct {
+	Stack  *devstack.Stack
+	SES    *standin.SES
+	Stripe *standin.Stripe
+
+	receive func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+	// receiveTimeout is the ReceiverFunction's Timeout, as Lambda enforces it.
+	receiveTimeout time.Duration
+	sqs            *sqs.Client
+	events         *queue.Queue
+	inbox          *inbox.DynamoDB
+	ledger         *effects.Ledger
+	shop           *shop.Shop
+	servers        []*standin.Server
+	stop           context.CancelFunc
+	pollers        sync.WaitGroup
+}
+
+// NewLocal creates the stack stackName from tpl on emu and starts its
+// pollers; they run until Close.
+func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Template, stackName string, opts LocalOptions) (*Local, error) {
+	if opts.Pollers <= 0 {
+		opts.Pollers = 4
+	}
+	if opts.Visibility <= 0 {
+		opts.Visibility = 5 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Reconcile <= 0 {
+		opts.Reconcile = 5 * time.Second
+	}
+	st, err := emu.CreateStack(ctx, tpl, stackName)
+	if err != nil {
+		return nil, err
+	}
+	l := &Local{Stack: st, SES: standin.NewSES(), Stripe: standin.NewStripe(), sqs: emu.SQS()}
+	l.Stripe.Key = localStripeKey
+	fail := func(err error) (*Local, error) {
+		_ = l.Close()
+		return nil, fmt.Errorf("local stack %s: %w", stackName, err)
+	}
+	var urls []string
+	for _, h := range []http.Handler{l.SES, l.Stripe} {
+		srv, err := standin.Serve(h, "")
+		if err != nil {
+			return fail(err)
+		}
+		l.servers = append(l.servers, srv)
+		urls = append(urls, srv.URL)
+	}
+	via := map[string]string{ProxyDynamoDB: emu.DynamoDBURL, ProxySQSReceiver: emu.SQSURL, ProxySQS: emu.SQSURL, ProxySES: urls[0], ProxyStripe: urls[1]}
+	if opts.Proxy != nil {
+		for _, name := range []string{ProxyDynamoDB, ProxySQSReceiver, ProxySQS, ProxySES, ProxyStripe} {
+			if via[name], err = opts.Proxy(name, via[name]); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	build := func(id, sqsName string, extra map[string]string) (any, error) {
+		env, err := st.FunctionEnv(id)
+		if err != nil {
+			return nil, err
+		}
+		env["STRIPE_API_KEY"], env["STRIPE_API_URL"] = localStripeKey, via[ProxyStripe]
+		env["METRICS_FILE"] = os.DevNull // the embedded metric lines are not the verdict
+		if opts.Lease > 0 {
+			env["LEASE_DURATION"] = opts.Lease.String()
+		}
+		for k, v := range extra {
+			env[k] = v
+		}
+		cfg := emu.AWSConfigFor(devstack.ServiceEndpoints{"DynamoDB": via[ProxyDynamoDB], "SQS": via[sqsName], "SESv2": via[ProxySES]})
+		return catalog.Builders[id](ctx, cfg, func(k string) string { return env[k] }, opts.Log.With("function", id))
+	}
+	recv, err := build("ReceiverFunction", ProxySQSReceiver, map[string]string{"STRIPE_WEBHOOK_SECRET": LocalSecret, "REENQUEUE_GRACE": "10s"})
+	if err != nil {
+		return fail(err)
+	}
+	proc, err := build("ProcessorFunction", ProxySQS, nil)
+	if err != nil {
+		return fail(err)
+	}
+	rec, err := build("ReconcilerFunction", ProxySQS, map[string]string{"STUCK_AFTER": "15s"})
+	if err != nil {
+		return fail(err)
+	}
+	var ok bool
+	if l.receive, ok = recv.(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)); !ok {
+		return fail(fmt.Errorf("ReceiverFunction's handler is a %T", recv))
+	}
+	l.receiveTimeout = functionTimeout(tpl, "ReceiverFunction")
+	procInvoker := timeoutInvoker{lambdalocal.InProcess(proc), functionTimeout(tpl, "ProcessorFunction")}
+	evq := st.Queues["EventsQueue"]
+	if _, err := l.sqs.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
+		QueueUrl:   &evq.URL,
+		Attributes: map[string]string{"VisibilityTimeout": strconv.Itoa(int(opts.Visibility.Seconds()))},
+	}); err != nil {
+		return fail(fmt.Errorf("set the events queue's visibility timeout: %w", err))
+	}
+	db := emu.DynamoDB()
+	l.events = queue.New(l.sqs, evq.URL)
+	l.inbox = inbox.NewDynamoDB(db, st.Tables["InboxTable"])
+	l.ledger = effects.NewLedger(db, st.Tables["InboxTable"], 0)
+	l.shop = shop.New(shop.Config{Table: st.Tables["ShopTable"], MailFrom: "shop@example.com"}, db, nil, nil)
+
+	pollCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	l.stop = stop
+	reconciler := &lambdalocal.Schedule{Name: stackName + "-reconciler", Interval: opts.Reconcile,
+		Function: timeoutInvoker{lambdalocal.InProcess(rec), functionTimeout(tpl, "ReconcilerFunction")}, Log: opts.Log}
+	l.pollers.Add(1)
+	go func() {
+		defer l.pollers.Done()
+		_ = reconciler.Run(pollCtx)
+	}()
+	for range opts.Pollers {
+		src := &lambdalocal.SQSSource{Client: l.sqs, QueueURL: evq.URL, QueueARN: evq.ARN, Region: devstack.Region,
+			BatchSize: 10, Function: procInvoker, Log: opts.Log}
+		l.pollers.Add(1)
+		go func() {
+			defer l.pollers.Done()
+			_ = src.Run(pollCtx)
+		}()
+	}
+	return l, nil
+}
+
+// functionTimeout returns the Timeout template.yaml gives the function
+// id (Globals included), 30 s when it names none.
+func functionTimeout(tpl *samtemplate.Template, id string) time.Duration {
+	props, err := tpl.Function(id)
+	if err != nil {
+		return 30 * time.Second
+	}
+	switch v := props["Timeout"].(type) {
+	case int:
+		return time.Duration(v) * time.Second
+	case float64:
+		return time.Duration(v * float64(time.Second))
+	}
+	return 30 * time.Second
+}
+
+// timeoutInvoker ends each invocation at the function's timeout, as
+// Lambda does: a call stuck on a stalled connection is cut off, and the
+// batch comes back after the visibility timeout.
+type timeoutInvoker struct {
+	lambdalocal.Invoker
+	timeout time.Duration
+}
+
+func (t timeoutInvoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.Invoker.Invoke(ctx, payload)
+}
+
+// Close stops the pollers and the stand-ins and deletes the stack.
+func (l *Local) Close() error {
+	if l.stop != nil {
+		l.stop()
+		l.pollers.Wait()
+	}
+	for _, s := range l.servers {
+		s.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return l.Stack.Delete(ctx)
+}
+
+// Deliver implements Target: the Stripe stand-in first takes the event's
+// objects as its own (as Stripe's state is when it sends the event, and as
+// `hookinbox dev` does), then the receiver gets a delivery signed now.
+func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
+	l.Stripe.Apply(ev.Raw)
+	req := events.APIGatewayV2HTTPRequest{
+		RouteKey:       "POST /webhooks/{provider}",
+		RawPath:        "/webhooks/" + ev.Provider,
+		Headers:        map[string]string{"content-type": "application/json", "stripe-signature": verifytest.SignStripe(ev.Raw, time.Now(), LocalSecret)},
+		PathParameters: map[string]string{"provider": ev.Provider},
+		Body:           string(ev.Raw),
+	}
+	req.RequestContext.HTTP.Method = "POST"
+	ctx, cancel := context.WithTimeout(ctx, l.receiveTimeout)
+	defer cancel()
+	resp, err := l.receive(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	return resp.StatusCode, nil
+}
+
+// Requeue implements Target.
+func (l *Local) Requeue(ctx context.Context, ev Event) error {
+	return l.events.Send(ctx, webhook.Envelope{Key: ev.Key(), Type: ev.Type})
+}
+
+// Busy implements Target.
+func (l *Local) Busy(ctx context.Context) (int, int, error) {
+	return busy(ctx, l.sqs, l.events.URL(), l.inbox)
+}
+
+// Snapshot implements Target, with what the stand-ins performed.
+func (l *Local) Snapshot(ctx context.Context, keys []webhook.Key) (Snapshot, error) {
+	s, err := snapshot(ctx, l.inbox, l.ledger, l.shop, keys)
+	if err != nil {
+		return s, err
+	}
+	s.Performed = map[string]int{}
+	for _, m := range l.SES.Sent() {
+		s.Performed["email "+m.Tags[shop.TagIdempotencyKey]]++
+	}
+	invoices := map[string]map[string]bool{}
+	for _, c := range l.Stripe.Calls() {
+		if c.InvoiceID == "" {
+			continue
+		}
+		if invoices[c.Event] == nil {
+			invoices[c.Event] = map[string]bool{}
+		}
+		invoices[c.Event][c.InvoiceID] = true
+	}
+	for ev, ids := range invoices {
+		s.Performed["invoice "+ev] = len(ids)
+	}
+	return s, nil
+}
+
+// sqsAttributes is the SQS call busy makes.
+type sqsAttributes interface {
+	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+}
+
+// pendingLister is the inbox call busy makes.
+type pendingLister interface {
+	Pending(ctx context.Context, cutoff time.Time, limit int) ([]inbox.Item, error)
+}
+
+// busy counts the messages of the events queue (visible, in flight,
+// delayed) and the unfinished events of the inbox.
+func busy(ctx context.Context, q sqsAttributes, url string, in pendingLister) (int, int, error) {
+	out, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(url),
+		AttributeNames: []sqstypes.QueueAttributeName{
+			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
+		},
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("events queue attributes: %w", err)
+	}
+	msgs := 0
+	for _, v := range out.Attributes {
+		n, _ := strconv.Atoi(v)
+		msgs += n
+	}
+	pending, err := in.Pending(ctx, time.Now().Add(24*time.Hour), 1000)
+	if err != nil {
+		return 0, 0, err
+	}
+	return msgs, len(pending), nil
+}
+
+// inboxReader, ledgerReader and stateReader are the reads snapshot makes.
+type (
+	inboxReader interface {
+		Get(ctx context.Context, key webhook.Key) (inbox.Item, error)
+	}
+	ledgerReader interface {
+		Records(ctx context.Context, key webhook.Key) ([]effects.Record, error)
+	}
+	stateReader interface {
+		State(ctx context.Context) (shop.State, error)
+	}
+)
+
+// snapshot reads the status and ledger of every key (eight at a time)
+// and the shop's state.
+func snapshot(ctx context.Context, in inboxReader, ledger ledgerReader, sh stateReader, keys []webhook.Key) (Snapshot, error) {
+	s := Snapshot{Status: map[webhook.Key]inbox.Status{}, Reason: map[webhook.Key]string{}, Ledger: map[webhook.Key][]string{}}
+	var mu sync.Mutex
+	var errs []error
+	work := make(chan webhook.Key)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range work {
+				it, err := in.Get(ctx, k)
+				if errors.Is(err, inbox.ErrNotFound) {
+					continue
+				}
+				var recs []effects.Record
+				if err == nil {
+					recs, err = ledger.Records(ctx, k)
+				}
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				} else {
+					s.Status[k] = it.Status
+					if it.Status == inbox.Dead {
+						s.Reason[k] = it.LastError
+					}
+					for _, r := range recs {
+						s.Ledger[k] = append(s.Ledger[k], r.Effect)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, k := range keys {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	if len(errs) > 0 {
+		return s, fmt.Errorf("snapshot: %w", errors.Join(errs...))
+	}
+	st, err := sh.State(ctx)
+	if err != nil {
+		return s, fmt.Errorf("snapshot: business state: %w", err)
+	}
+	s.Business = ShopRecords(st)
+	return s, nil
+}

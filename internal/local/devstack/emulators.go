@@ -1,0 +1,431 @@
+package devstack
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// Region, AccountID and the static credentials are what the emulators and
+// the clients built here agree on. local-aws-sqs puts Region and AccountID in
+// its queue ARNs and URLs.
+const (
+	Region    = "us-east-1"
+	AccountID = "123456789012"
+	accessKey = "test"
+	secretKey = "test"
+)
+
+// startTimeout bounds how long Start waits for the emulators when ctx has no
+// earlier deadline; npm ci, when needed, is not counted.
+const startTimeout = 30 * time.Second
+
+// Options configures Start and StartFunction.
+type Options struct {
+	// Stdout and Stderr receive the child processes' output; nil discards
+	// it. The tail of stderr is kept for error messages either way.
+	Stdout, Stderr io.Writer
+
+	// DynamoDBPort and SQSPort are the emulators' ports on 127.0.0.1; 0
+	// lets each server pick a free one.
+	DynamoDBPort, SQSPort int
+
+	// Root is the repository root holding go.mod and local/. Empty means
+	// walking up from the working directory to the first go.mod.
+	Root string
+
+	// Family is the emulators to run: FamilyDynalite or FamilyMoto.
+	// Empty means what HOOKINBOX_EMULATORS says, else FamilyDynalite.
+	Family string
+}
+
+// Emulators are running local AWS-compatible servers, or endpoints found in
+// the environment. Its methods are safe for concurrent use.
+type Emulators struct {
+	// DynamoDBURL and SQSURL are the endpoints, such as
+	// http://127.0.0.1:41235.
+	DynamoDBURL, SQSURL string
+
+	// External is true when the endpoints came from AWS_ENDPOINT_URL* and
+	// Start started nothing.
+	External bool
+
+	// Family is the emulators running: FamilyDynalite or FamilyMoto
+	// (empty when External).
+	Family string
+
+	proc  *child   // nil when External
+	stdin *os.File // write end of the node process's stdin
+}
+
+// Start starts the emulators of opts.Family (or of HOOKINBOX_EMULATORS):
+// for FamilyMoto, moto_server (see startMoto); by default, as follows.
+//
+// It starts local/emulators.js under node, finding the repository root by
+// walking up to go.mod and running `npm ci --prefix local` first if
+// local/node_modules is missing (under a file lock, so parallel test binaries
+// do not race). If AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS or
+// AWS_ENDPOINT_URL is set it uses those endpoints instead and starts nothing.
+// It returns once both endpoints answer HTTP. ctx bounds the start only; the
+// emulators run until Stop or until this process exits.
+func Start(ctx context.Context, opts Options) (*Emulators, error) {
+	if e, ok, err := fromEnv(); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		if err := e.waitReady(ctx); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+
+	fam, err := family(opts.Family)
+	if opts.Family == "" {
+		fam, err = FamilyFromEnv()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start emulators: %w", err)
+	}
+	if fam == FamilyMoto {
+		return startMotoFamily(ctx, opts)
+	}
+
+	root, err := repoRoot(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureNodeModules(ctx, root, opts.Stderr); err != nil {
+		return nil, err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("start emulators: node not found in PATH (install Node 20): %w", err)
+	}
+
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, startTimeout)
+		defer cancel()
+	}
+
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start emulators: %w", err)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		return nil, fmt.Errorf("start emulators: %w", err)
+	}
+	cmd := exec.Command(node, filepath.Join(root, "local", "emulators.js"),
+		"--dynamodb-port", strconv.Itoa(opts.DynamoDBPort),
+		"--sqs-port", strconv.Itoa(opts.SQSPort))
+	cmd.Dir = filepath.Join(root, "local")
+	cmd.Stdin = stdinR
+	cmd.Stdout = stdoutW
+	proc, err := startChild(cmd, nil, opts.Stderr)
+	// The child holds its own copies of these ends now.
+	stdinR.Close()
+	stdoutW.Close()
+	if err != nil {
+		stdinW.Close()
+		stdoutR.Close()
+		return nil, fmt.Errorf("start emulators: %w", err)
+	}
+	e := &Emulators{Family: FamilyDynalite, proc: proc, stdin: stdinW}
+
+	// Read the one JSON line, then pass the rest of stdout on.
+	type endpoints struct {
+		DynamoDB string `json:"dynamodb"`
+		SQS      string `json:"sqs"`
+	}
+	lines := make(chan endpoints, 1)
+	readErr := make(chan error, 1)
+	go func() {
+		defer stdoutR.Close()
+		br := bufio.NewReader(stdoutR)
+		line, err := br.ReadBytes('\n')
+		var ep endpoints
+		if err == nil {
+			err = json.Unmarshal(line, &ep)
+		}
+		if err == nil && (ep.DynamoDB == "" || ep.SQS == "") {
+			err = fmt.Errorf("unexpected first line %q", line)
+		}
+		if err != nil {
+			readErr <- err
+		} else {
+			lines <- ep
+		}
+		_, _ = io.Copy(orDiscard(opts.Stdout), br)
+	}()
+
+	fail := func(err error) (*Emulators, error) {
+		_ = e.Stop()
+		return nil, err
+	}
+	select {
+	case ep := <-lines:
+		e.DynamoDBURL, e.SQSURL = ep.DynamoDB, ep.SQS
+	case err := <-readErr:
+		// Usually the process died; give Wait a moment to report why.
+		select {
+		case <-proc.done:
+			return fail(fmt.Errorf("start emulators: %w", proc.exitError("node local/emulators.js")))
+		case <-time.After(time.Second):
+			return fail(fmt.Errorf("start emulators: read endpoints: %w", err))
+		}
+	case <-ctx.Done():
+		return fail(fmt.Errorf("start emulators: no endpoints from node local/emulators.js: %w", ctx.Err()))
+	}
+	if err := e.waitReady(ctx); err != nil {
+		return fail(err)
+	}
+	return e, nil
+}
+
+// fromEnv returns the endpoints the SDK would use from the environment, if
+// any is set.
+func fromEnv() (*Emulators, bool, error) {
+	all := os.Getenv("AWS_ENDPOINT_URL")
+	ddb := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")
+	q := os.Getenv("AWS_ENDPOINT_URL_SQS")
+	if all == "" && ddb == "" && q == "" {
+		return nil, false, nil
+	}
+	if ddb == "" {
+		ddb = all
+	}
+	if q == "" {
+		q = all
+	}
+	if ddb == "" || q == "" {
+		return nil, true, errors.New("start emulators: set both AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS, or AWS_ENDPOINT_URL, or none of them to start the local emulators")
+	}
+	return &Emulators{DynamoDBURL: ddb, SQSURL: q, External: true}, true, nil
+}
+
+// waitReady polls both endpoints until each answers HTTP with any status.
+func (e *Emulators) waitReady(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, startTimeout)
+		defer cancel()
+	}
+	for _, u := range []string{e.DynamoDBURL, e.SQSURL} {
+		if err := waitHTTP(ctx, u, e.proc); err != nil {
+			return fmt.Errorf("start emulators: %w", err)
+		}
+	}
+	return nil
+}
+
+// waitHTTP polls url with GET until any HTTP response arrives, ctx ends, or
+// proc (if not nil) exits.
+func waitHTTP(ctx context.Context, url string, proc *child) error {
+	client := &http.Client{Timeout: time.Second}
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return fmt.Errorf("wait for %s: %w", url, err)
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return nil
+		}
+		var exited <-chan struct{}
+		if proc != nil {
+			exited = proc.done
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %s: %w (last error: %v)", url, ctx.Err(), err)
+		case <-exited:
+			return proc.exitError(proc.cmd.Path)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Stop closes the emulators' stdin, kills their process group and waits for
+// it to exit. It is idempotent, and does nothing for External endpoints.
+func (e *Emulators) Stop() error {
+	if e == nil || e.proc == nil {
+		return nil
+	}
+	// Closing stdin alone makes node exit; the signal is for a node that is
+	// stuck. moto_server has no stdin pipe: the signal stops it.
+	if e.stdin != nil {
+		_ = e.stdin.Close()
+	}
+	if err := e.proc.stop(3 * time.Second); err != nil {
+		return fmt.Errorf("stop emulators: %w", err)
+	}
+	return nil
+}
+
+// PID returns the process ID of the node process, or 0 for External
+// endpoints.
+func (e *Emulators) PID() int {
+	if e.proc == nil {
+		return 0
+	}
+	return e.proc.pid()
+}
+
+// AWSConfig returns a configuration for the emulators: region us-east-1,
+// static credentials "test"/"test" and a retryer that gives up after three
+// quick attempts, so a test fails fast instead of backing off. It sets no
+// endpoint; DynamoDB and SQS set BaseEndpoint per client.
+func (e *Emulators) AWSConfig() aws.Config {
+	return aws.Config{
+		Region:      Region,
+		Credentials: credentials.NewStaticCredentialsProvider(accessKey, secretKey, ""),
+		Retryer: func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = 3
+				o.MaxBackoff = 200 * time.Millisecond
+				o.RateLimiter = ratelimit.None
+			})
+		},
+	}
+}
+
+// DynamoDB returns a client for the DynamoDB endpoint.
+func (e *Emulators) DynamoDB() *dynamodb.Client {
+	return dynamodb.NewFromConfig(e.AWSConfig(), func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(e.DynamoDBURL)
+	})
+}
+
+// SQS returns a client for the SQS endpoint.
+func (e *Emulators) SQS() *sqs.Client {
+	return sqs.NewFromConfig(e.AWSConfig(), func(o *sqs.Options) {
+		o.BaseEndpoint = aws.String(e.SQSURL)
+	})
+}
+
+// EnvMap returns the variables that point an AWS SDK in another process at
+// these endpoints: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS,
+// AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+func (e *Emulators) EnvMap() map[string]string {
+	return map[string]string{
+		"AWS_ENDPOINT_URL_DYNAMODB": e.DynamoDBURL,
+		"AWS_ENDPOINT_URL_SQS":      e.SQSURL,
+		"AWS_REGION":                Region,
+		"AWS_ACCESS_KEY_ID":         accessKey,
+		"AWS_SECRET_ACCESS_KEY":     secretKey,
+	}
+}
+
+// Env returns EnvMap as KEY=value strings, sorted, for exec.Cmd.Env.
+func (e *Emulators) Env() []string {
+	return envList(e.EnvMap())
+}
+
+// repoRoot returns dir if set, else the first directory at or above the
+// working directory that holds go.mod, else (for another module's tests
+// that use hookinbox through hookinboxtest) the hookinbox module this
+// file was compiled from. It must hold local/emulators.js.
+func repoRoot(dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("find repository root: %w", err)
+		}
+		for d := wd; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				dir = d
+				break
+			}
+			if filepath.Dir(d) == d {
+				return "", fmt.Errorf("find repository root: no go.mod at or above %s", wd)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "local", "emulators.js")); err != nil {
+			if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+				dir = filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file)))) // internal/local/devstack/emulators.go
+			}
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("find repository root: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(abs, "local", "emulators.js")); err != nil {
+		return "", fmt.Errorf("find repository root: %s has no local/emulators.js", abs)
+	}
+	return abs, nil
+}
+
+// ensureNodeModules runs `npm ci --prefix local` in root unless the emulator
+// packages are installed. An exclusive flock on a lock file named after root
+// serialises concurrent callers; the second one finds the work done.
+func ensureNodeModules(ctx context.Context, root string, logs io.Writer) error {
+	installed := func() bool {
+		for _, p := range []string{"dynalite", "local-aws-sqs"} {
+			if _, err := os.Stat(filepath.Join(root, "local", "node_modules", p, "package.json")); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	if installed() {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(root))
+	lockPath := filepath.Join(os.TempDir(), "hookinbox-npm-"+hex.EncodeToString(sum[:8])+".lock")
+	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("install emulators: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("install emulators: lock %s: %w", lockPath, err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if installed() {
+		return nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return fmt.Errorf("install emulators: local/node_modules is missing and npm is not in PATH (install Node 20 and run npm ci --prefix local): %w", err)
+	}
+	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", "local", "--no-audit", "--no-fund")
+	cmd.Dir = root
+	tail := &tailBuffer{max: 4096}
+	cmd.Stdout = io.MultiWriter(orDiscard(logs), tail)
+	cmd.Stderr = cmd.Stdout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("install emulators: npm ci --prefix local: %w\n%s", err, tail.String())
+	}
+	if !installed() {
+		return errors.New("install emulators: npm ci --prefix local did not install dynalite and local-aws-sqs")
+	}
+	return nil
+}

@@ -1,0 +1,546 @@
+package devstack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+)
+
+// Resource types CreateStack creates.
+const (
+	tableType = "AWS::DynamoDB::Table"
+	queueType = "AWS::SQS::Queue"
+)
+
+// Queue is an SQS queue created for a Stack.
+type Queue struct {
+	Name, URL, ARN string
+}
+
+// Stack is the template's tables and queues created on the emulators under
+// one stack name. CreateStack fills it; it is safe for concurrent reads
+// afterwards.
+type Stack struct {
+	Name     string
+	Template *samtemplate.Template
+	Tables   map[string]string // logical ID → table name
+	Queues   map[string]Queue  // logical ID → queue
+
+	emu *Emulators
+}
+
+// CreateStack creates every AWS::DynamoDB::Table and AWS::SQS::Queue of tpl
+// on e, with names resolved as CloudFormation would for a stack named
+// stackName (a resource without a name gets "<stackName>-<LogicalID>").
+// Resources whose Condition is false are skipped. Queues are created in
+// dependency order, so a dead-letter queue exists before the queue whose
+// RedrivePolicy points at it. It returns once every table is ACTIVE. On error
+// it deletes what it created.
+func (e *Emulators) CreateStack(ctx context.Context, tpl *samtemplate.Template, stackName string) (*Stack, error) {
+	if tpl == nil {
+		return nil, errors.New("create stack: nil template")
+	}
+	s := &Stack{
+		Name:     stackName,
+		Template: tpl,
+		Tables:   map[string]string{},
+		Queues:   map[string]Queue{},
+		emu:      e,
+	}
+	fail := func(err error) (*Stack, error) {
+		if derr := s.Delete(context.WithoutCancel(ctx)); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return nil, fmt.Errorf("create stack %s: %w", stackName, err)
+	}
+
+	tables, err := s.included(tableType)
+	if err != nil {
+		return fail(err)
+	}
+	db := e.DynamoDB()
+	for _, id := range tables {
+		if err := s.createTable(ctx, db, id); err != nil {
+			return fail(fmt.Errorf("table %s: %w", id, err))
+		}
+	}
+
+	queues, err := s.included(queueType)
+	if err != nil {
+		return fail(err)
+	}
+	queues, err = s.queueOrder(queues)
+	if err != nil {
+		return fail(err)
+	}
+	q := e.SQS()
+	for _, id := range queues {
+		if err := s.createQueue(ctx, q, id); err != nil {
+			return fail(fmt.Errorf("queue %s: %w", id, err))
+		}
+	}
+
+	for _, id := range tables {
+		if err := waitTableActive(ctx, db, s.Tables[id]); err != nil {
+			return fail(fmt.Errorf("table %s: %w", id, err))
+		}
+	}
+	return s, nil
+}
+
+// included returns the logical IDs of type typ whose Condition holds, sorted.
+func (s *Stack) included(typ string) ([]string, error) {
+	var ids []string
+	for _, id := range s.Template.ByType(typ) {
+		cond := s.Template.Resources[id].Condition
+		if cond != "" {
+			v, err := s.Template.Resolve(samtemplate.Fn{Name: "Condition", Args: cond}, s.Context())
+			if err != nil {
+				return nil, fmt.Errorf("%s: condition %s: %w", id, cond, err)
+			}
+			if b, _ := v.(bool); !b {
+				continue
+			}
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// resolveProps resolves the named properties of resource id, leaving out
+// those the template does not set.
+func (s *Stack) resolveProps(id string, names ...string) (map[string]any, error) {
+	props := s.Template.Resources[id].Properties
+	sub := map[string]any{}
+	for _, n := range names {
+		if v, ok := props[n]; ok {
+			sub[n] = v
+		}
+	}
+	v, err := s.Template.Resolve(sub, s.Context())
+	if err != nil {
+		return nil, err
+	}
+	m, _ := v.(map[string]any)
+	return m, nil
+}
+
+// defaultName is the physical name CloudFormation would generate, without
+// its random suffix.
+func (s *Stack) defaultName(id string) string { return s.Name + "-" + id }
+
+type cfnKey struct{ AttributeName, KeyType string }
+
+type cfnThroughput struct{ ReadCapacityUnits, WriteCapacityUnits flexInt }
+
+type cfnIndex struct {
+	IndexName  string
+	KeySchema  []cfnKey
+	Projection struct {
+		ProjectionType   string
+		NonKeyAttributes []string
+	}
+	ProvisionedThroughput *cfnThroughput
+}
+
+type cfnTable struct {
+	TableName            string
+	AttributeDefinitions []struct{ AttributeName, AttributeType string }
+	KeySchema            []cfnKey
+	GlobalSecondaryIndexes,
+	LocalSecondaryIndexes []cfnIndex
+	BillingMode           string
+	ProvisionedThroughput *cfnThroughput
+}
+
+// createTable creates the table from the properties DynamoDB's CreateTable
+// shares with CloudFormation. TimeToLiveSpecification is not applied:
+// dynalite has no TTL (items never expire locally, so tests set and read
+// expires_at but cannot watch it act). StreamSpecification, SSE, point-in-time
+// recovery, contributor insights and tags have no local meaning and are
+// skipped too.
+func (s *Stack) createTable(ctx context.Context, db *dynamodb.Client, id string) error {
+	m, err := s.resolveProps(id, "TableName", "AttributeDefinitions", "KeySchema",
+		"GlobalSecondaryIndexes", "LocalSecondaryIndexes", "BillingMode", "ProvisionedThroughput")
+	if err != nil {
+		return err
+	}
+	var p cfnTable
+	if err := roundTrip(m, &p); err != nil {
+		return err
+	}
+	if p.TableName == "" {
+		p.TableName = s.defaultName(id)
+	}
+	in := &dynamodb.CreateTableInput{
+		TableName: aws.String(p.TableName),
+		KeySchema: keySchema(p.KeySchema),
+	}
+	for _, a := range p.AttributeDefinitions {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, dbtypes.AttributeDefinition{
+			AttributeName: aws.String(a.AttributeName),
+			AttributeType: dbtypes.ScalarAttributeType(a.AttributeType),
+		})
+	}
+	onDemand := p.BillingMode == string(dbtypes.BillingModePayPerRequest)
+	if onDemand {
+		in.BillingMode = dbtypes.BillingModePayPerRequest
+	} else {
+		in.BillingMode = dbtypes.BillingModeProvisioned
+		in.ProvisionedThroughput = throughput(p.ProvisionedThroughput)
+	}
+	for _, g := range p.GlobalSecondaryIndexes {
+		gsi := dbtypes.GlobalSecondaryIndex{
+			IndexName:  aws.String(g.IndexName),
+			KeySchema:  keySchema(g.KeySchema),
+			Projection: projection(g),
+		}
+		if !onDemand {
+			gsi.ProvisionedThroughput = throughput(g.ProvisionedThroughput)
+		}
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, gsi)
+	}
+	for _, l := range p.LocalSecondaryIndexes {
+		in.LocalSecondaryIndexes = append(in.LocalSecondaryIndexes, dbtypes.LocalSecondaryIndex{
+			IndexName:  aws.String(l.IndexName),
+			KeySchema:  keySchema(l.KeySchema),
+			Projection: projection(l),
+		})
+	}
+	if _, err := db.CreateTable(ctx, in); err != nil {
+		return fmt.Errorf("create %s: %w", p.TableName, err)
+	}
+	s.Tables[id] = p.TableName
+	return nil
+}
+
+func keySchema(ks []cfnKey) []dbtypes.KeySchemaElement {
+	var out []dbtypes.KeySchemaElement
+	for _, k := range ks {
+		out = append(out, dbtypes.KeySchemaElement{
+			AttributeName: aws.String(k.AttributeName),
+			KeyType:       dbtypes.KeyType(k.KeyType),
+		})
+	}
+	return out
+}
+
+func projection(ix cfnIndex) *dbtypes.Projection {
+	p := &dbtypes.Projection{ProjectionType: dbtypes.ProjectionType(ix.Projection.ProjectionType)}
+	if p.ProjectionType == "" {
+		p.ProjectionType = dbtypes.ProjectionTypeAll
+	}
+	p.NonKeyAttributes = ix.Projection.NonKeyAttributes
+	return p
+}
+
+// throughput returns t, or 1/1 capacity units when the template sets none.
+func throughput(t *cfnThroughput) *dbtypes.ProvisionedThroughput {
+	r, w := int64(1), int64(1)
+	if t != nil {
+		r, w = int64(t.ReadCapacityUnits), int64(t.WriteCapacityUnits)
+	}
+	return &dbtypes.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(r), WriteCapacityUnits: aws.Int64(w)}
+}
+
+// waitTableActive polls DescribeTable until the table and its indexes are
+// ACTIVE. dynalite, started with createTableMs 0, is there at once.
+func waitTableActive(ctx context.Context, db *dynamodb.Client, name string) error {
+	for {
+		out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+		if err != nil {
+			return fmt.Errorf("describe %s: %w", name, err)
+		}
+		active := out.Table.TableStatus == dbtypes.TableStatusActive
+		for _, g := range out.Table.GlobalSecondaryIndexes {
+			active = active && g.IndexStatus == dbtypes.IndexStatusActive
+		}
+		if active {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %s to be ACTIVE: %w", name, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// queueAttributes are the AWS::SQS::Queue properties that are also
+// CreateQueue attributes, under the same names.
+var queueAttributes = []string{
+	"ContentBasedDeduplication", "DeduplicationScope", "DelaySeconds", "FifoQueue",
+	"FifoThroughputLimit", "MaximumMessageSize", "MessageRetentionPeriod",
+	"ReceiveMessageWaitTimeSeconds", "RedriveAllowPolicy", "RedrivePolicy",
+	"SqsManagedSseEnabled", "VisibilityTimeout",
+}
+
+// createQueue creates the queue with its attributes; RedrivePolicy and
+// RedriveAllowPolicy, objects in a template, become JSON strings. KMS keys
+// and queue policies are not applied.
+func (s *Stack) createQueue(ctx context.Context, q *sqs.Client, id string) error {
+	m, err := s.resolveProps(id, append([]string{"QueueName", "Tags"}, queueAttributes...)...)
+	if err != nil {
+		return err
+	}
+	attrs := map[string]string{}
+	for _, a := range queueAttributes {
+		v, ok := m[a]
+		if !ok || v == nil {
+			continue
+		}
+		str, err := attributeString(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", a, err)
+		}
+		attrs[a] = str
+	}
+	fifo := attrs["FifoQueue"] == "true"
+	if !fifo {
+		// Standard queues reject FifoQueue=false as well as true.
+		delete(attrs, "FifoQueue")
+	}
+	name, _ := m["QueueName"].(string)
+	if name == "" {
+		name = s.defaultName(id)
+		if fifo {
+			name += ".fifo"
+		}
+	}
+	in := &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs}
+	if tags, ok := m["Tags"].([]any); ok {
+		in.Tags = map[string]string{}
+		for _, t := range tags {
+			if kv, ok := t.(map[string]any); ok {
+				k, _ := attributeString(kv["Key"])
+				v, _ := attributeString(kv["Value"])
+				in.Tags[k] = v
+			}
+		}
+	}
+	out, err := q.CreateQueue(ctx, in)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	ga, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       out.QueueUrl,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
+	})
+	if err != nil {
+		// Record the queue so that Delete removes it.
+		s.Queues[id] = Queue{Name: name, URL: aws.ToString(out.QueueUrl)}
+		return fmt.Errorf("get ARN of %s: %w", name, err)
+	}
+	s.Queues[id] = Queue{Name: name, URL: aws.ToString(out.QueueUrl), ARN: ga.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]}
+	return nil
+}
+
+// queueOrder sorts ids so that every queue comes after the queues its
+// properties refer to (RedrivePolicy's deadLetterTargetArn, usually).
+func (s *Stack) queueOrder(ids []string) ([]string, error) {
+	in := map[string]bool{}
+	for _, id := range ids {
+		in[id] = true
+	}
+	deps := map[string][]string{}
+	for _, id := range ids {
+		// A dry run with a recording Lookup finds every resource the
+		// properties refer to, whatever the intrinsic (Ref, GetAtt, Sub).
+		seen := map[string]bool{}
+		c := s.Context()
+		c.Lookup = func(ref, attr string) (string, error) {
+			seen[ref] = true
+			return "x", nil
+		}
+		_, _ = s.Template.Resolve(s.Template.Resources[id].Properties, c)
+		for ref := range seen {
+			if in[ref] && ref != id {
+				deps[id] = append(deps[id], ref)
+			}
+		}
+	}
+	var order []string
+	state := map[string]int{} // 1 visiting, 2 done
+	var visit func(id string, path []string) error
+	visit = func(id string, path []string) error {
+		switch state[id] {
+		case 1:
+			return fmt.Errorf("queues refer to each other: %s", strings.Join(append(path, id), " → "))
+		case 2:
+			return nil
+		}
+		state[id] = 1
+		sort.Strings(deps[id])
+		for _, d := range deps[id] {
+			if err := visit(d, append(path, id)); err != nil {
+				return err
+			}
+		}
+		state[id] = 2
+		order = append(order, id)
+		return nil
+	}
+	for _, id := range ids {
+		if err := visit(id, nil); err != nil {
+			return nil, err
+		}
+	}
+	return order, nil
+}
+
+// attributeString formats a resolved template value as an SQS attribute:
+// strings as they are, numbers and booleans formatted, objects and lists as
+// JSON.
+func attributeString(v any) (string, error) {
+	switch v.(type) {
+	case map[string]any, []any:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return "", err
+		}
+		return string(b), nil
+	}
+	s, err := samtemplate.ScalarString(v)
+	if err != nil {
+		return "", fmt.Errorf("queue attribute: %w", err)
+	}
+	return s, nil
+}
+
+// Context returns the template context of this stack: its name, Region and
+// AccountID, and a Lookup that resolves Ref (table name, queue URL), Arn,
+// QueueName and QueueUrl of its tables and queues. Ref of a function is its
+// FunctionName or logical ID, Arn its Lambda ARN; Ref of any other resource
+// is its logical ID.
+func (s *Stack) Context() samtemplate.Context {
+	return samtemplate.Context{StackName: s.Name, Region: Region, AccountID: AccountID, Lookup: s.lookup}
+}
+
+func (s *Stack) lookup(id, attr string) (string, error) {
+	if name, ok := s.Tables[id]; ok {
+		switch attr {
+		case "":
+			return name, nil
+		case "Arn":
+			return fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/%s", Region, AccountID, name), nil
+		}
+		return "", fmt.Errorf("table %s: attribute %s is not emulated", id, attr)
+	}
+	if q, ok := s.Queues[id]; ok {
+		switch attr {
+		case "", "QueueUrl":
+			return q.URL, nil
+		case "Arn":
+			return q.ARN, nil
+		case "QueueName":
+			return q.Name, nil
+		}
+		return "", fmt.Errorf("queue %s: attribute %s is not emulated", id, attr)
+	}
+	res, ok := s.Template.Resources[id]
+	if !ok {
+		return "", fmt.Errorf("no resource %s in the template", id)
+	}
+	switch res.Type {
+	case tableType, queueType:
+		return "", fmt.Errorf("%s %s was not created in stack %s (is its Condition false?)", res.Type, id, s.Name)
+	case "AWS::Serverless::Function", "AWS::Lambda::Function":
+		name := id
+		if fn, ok := res.Properties["FunctionName"]; ok {
+			n, err := s.Template.ResolveString(fn, s.Context())
+			if err != nil {
+				return "", fmt.Errorf("function %s: FunctionName: %w", id, err)
+			}
+			name = n
+		}
+		switch attr {
+		case "":
+			return name, nil
+		case "Arn":
+			return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, AccountID, name), nil
+		}
+	default:
+		if attr == "" {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("%s %s: attribute %q is not emulated", res.Type, id, attr)
+}
+
+// FunctionEnv returns the template's environment variables for the function
+// logicalID, resolved to this stack.
+func (s *Stack) FunctionEnv(logicalID string) (map[string]string, error) {
+	env, err := s.Template.FunctionEnv(logicalID, s.Context())
+	if err != nil {
+		return nil, fmt.Errorf("stack %s: %w", s.Name, err)
+	}
+	return env, nil
+}
+
+// Delete deletes the stack's tables and queues. Ones already gone are not an
+// error.
+func (s *Stack) Delete(ctx context.Context) error {
+	var errs []error
+	if len(s.Tables) > 0 {
+		db := s.emu.DynamoDB()
+		for id, name := range s.Tables {
+			_, err := db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+			var nf *dbtypes.ResourceNotFoundException
+			if err != nil && !errors.As(err, &nf) {
+				errs = append(errs, fmt.Errorf("delete table %s (%s): %w", id, name, err))
+			}
+		}
+	}
+	if len(s.Queues) > 0 {
+		q := s.emu.SQS()
+		for id, qu := range s.Queues {
+			_, err := q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(qu.URL)})
+			var nf *sqstypes.QueueDoesNotExist
+			if err != nil && !errors.As(err, &nf) {
+				errs = append(errs, fmt.Errorf("delete queue %s (%s): %w", id, qu.Name, err))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("delete stack %s: %w", s.Name, err)
+	}
+	return nil
+}
+
+// flexInt is an integer a template may write as a number or a string.
+type flexInt int64
+
+func (f *flexInt) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("not an integer: %s", b)
+	}
+	*f = flexInt(n)
+	return nil
+}
+
+// roundTrip decodes a resolved template value into a struct through JSON.
+func roundTrip(v any, out any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("properties: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package devstack
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+const (
+	stripeMockModule  = "github.com/stripe/stripe-mock"
+	stripeMockPackage = "github.com/stripe/stripe-mock"
+)
+
+// StripeMock is a running stripe-mock, Stripe's own API mock: it checks
+// every request against Stripe's OpenAPI specification (unknown parameters
+// and wrong types get 400, as the real API answers them) and answers with
+// fixture objects. It keeps no state; use internal/local/standin where a test
+// needs one. It checks the shapes of the requests hookinbox makes.
+type StripeMock struct {
+	// URL is its base URL, such as http://127.0.0.1:41237.
+	URL string
+
+	proc *child
+}
+
+// StartStripeMock builds stripe-mock from the version pinned in go.mod
+// (once, into the user cache directory) and starts it on a free 127.0.0.1
+// port, returning once it answers HTTP. ctx bounds the start only.
+func StartStripeMock(ctx context.Context, opts Options) (*StripeMock, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 3*time.Minute) // the first build
+		defer cancel()
+	}
+	bin, err := toolBinary(ctx, opts.Root, stripeMockModule, stripeMockPackage)
+	if err != nil {
+		return nil, fmt.Errorf("start stripe-mock: %w", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("start stripe-mock: %w", err)
+	}
+	cmd := exec.Command(bin, "-http-addr", "127.0.0.1:"+strconv.Itoa(port))
+	proc, err := startChild(cmd, opts.Stdout, opts.Stderr)
+	if err != nil {
+		return nil, fmt.Errorf("start stripe-mock: %w", err)
+	}
+	m := &StripeMock{URL: fmt.Sprintf("http://127.0.0.1:%d", port), proc: proc}
+	if err := waitHTTP(ctx, m.URL, proc); err != nil {
+		_ = m.Stop()
+		return nil, fmt.Errorf("start stripe-mock: %w", err)
+	}
+	return m, nil
+}
+
+// Stop stops stripe-mock and waits for it to exit. It is idempotent.
+func (m *StripeMock) Stop() error {
+	if m == nil || m.proc == nil {
+		return nil
+	}
+	if err := m.proc.stop(3 * time.Second); err != nil {
+		return fmt.Errorf("stop stripe-mock: %w", err)
+	}
+	return nil
+}
+
+var sharedStripeMock struct {
+	sync.Mutex
+	mock *StripeMock
+	err  error
+}
+
+// StripeMockForTest returns a stripe-mock shared by every test in the test
+// binary, started by the first call; it stops when the binary exits (its
+// parent death signal) or at StopSharedStripeMock. With -short it skips
+// the test.
+func StripeMockForTest(t testing.TB) *StripeMock {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs stripe-mock; run without -short")
+	}
+	sharedStripeMock.Lock()
+	defer sharedStripeMock.Unlock()
+	if sharedStripeMock.mock == nil && sharedStripeMock.err == nil {
+		sharedStripeMock.mock, sharedStripeMock.err = StartStripeMock(context.Background(), Options{})
+	}
+	if sharedStripeMock.err != nil {
+		t.Fatalf("%v\n(stripe-mock is a tool line in go.mod: go build it with go tool stripe-mock)", sharedStripeMock.err)
+	}
+	return sharedStripeMock.mock
+}
+
+// StopSharedStripeMock stops the stripe-mock StripeMockForTest started,
+// if any.
+func StopSharedStripeMock() error {
+	sharedStripeMock.Lock()
+	defer sharedStripeMock.Unlock()
+	m := sharedStripeMock.mock
+	sharedStripeMock.mock, sharedStripeMock.err = nil, nil
+	return m.Stop()
+}

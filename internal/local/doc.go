@@ -1,0 +1,16 @@
+// Package local is the fence: everything under internal/local serves only
+// local runs and tests, and nothing that ships imports it.
+//
+// What ships is the rest of internal/ plus the public packages at the
+// module root (webhook, effects, stripeevent, processorfn): the four Lambda
+// functions under functions/ link only those. Under this folder live the
+// emulator harness and the one local stack that `hookinbox dev`, the
+// pipeline tests and the CLI's end-to-end test drive (devstack,
+// pipelinetest), the Lambda runtime emulator driver (lambdalocal), the
+// stateful stand-ins for outside APIs (standin), the template reader
+// (samtemplate), `hookinbox chaos` (chaos) and the floor program the
+// performance work measures against (floor).
+//
+// The rule is checked by internal/lambdafn/catalog's tests: no function
+// links a package under internal/local, nor package testing.
+package local

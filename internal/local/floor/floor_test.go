@@ -1,0 +1,40 @@
+package floor_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/floor"
+)
+
+func TestFloorClaimsOnceAndSendsOnce(t *testing.T) {
+	emu := devstack.ForTest(t)
+	st := devstack.NewTestStack(t)
+	queueURL := st.Queues["EventsQueue"].URL
+	h := floor.New(emu.DynamoDB(), emu.SQS(), st.Tables["InboxTable"], queueURL)
+	ctx := context.Background()
+	for i, want := range []string{`{"status":"accepted"}`, `{"status":"duplicate"}`} {
+		resp, err := h.Handle(ctx, events.APIGatewayV2HTTPRequest{Body: `{"id":"evt_floor"}`})
+		if err != nil || resp.StatusCode != 200 || resp.Body != want {
+			t.Fatalf("delivery %d: %d %s, %v; want 200 %s", i+1, resp.StatusCode, resp.Body, err, want)
+		}
+	}
+	out, err := emu.SQS().ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Messages) != 1 {
+		t.Errorf("%d messages sent, want 1", len(out.Messages))
+	}
+}
+
+func TestBuildNamesItsSettings(t *testing.T) {
+	if _, err := floor.Build(context.Background(), aws.Config{}, func(string) string { return "" }, nil); err == nil {
+		t.Error("Build with an empty environment returned no error")
+	}
+}

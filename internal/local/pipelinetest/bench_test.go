@@ -1,0 +1,243 @@
+package pipelinetest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/floor"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/replay"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// BenchmarkColdStart times each real bootstrap under aws-lambda-rie from
+// exec to its first answered invocation (the RIE starts the bootstrap at
+// the first invoke), beside the floor program's (cmd/floor). Each
+// iteration starts a fresh RIE; run with -benchtime 20x and read the
+// median-ms metric (`make bench` does).
+func BenchmarkColdStart(b *testing.B) {
+	p := pipelinetest.New(b)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	checkout := func() []byte {
+		_, body := pipelinetest.Checkout("cold", int(time.Now().UnixNano()%1e5), time.Now())
+		req := events.APIGatewayV2HTTPRequest{
+			Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), pipelinetest.SigningSecret)},
+			PathParameters: map[string]string{"provider": "stripe"},
+			Body:           string(body),
+		}
+		req.RequestContext.HTTP.Method = "POST"
+		return mustJSON(b, req)
+	}
+	functions := []struct {
+		name, logicalID string // logicalID "" is the floor
+		payload         func() []byte
+	}{
+		{"floor", "", checkout},
+		{"ReceiverFunction", "ReceiverFunction", checkout},
+		{"ProcessorFunction", "ProcessorFunction", func() []byte {
+			env := webhook.Envelope{Key: webhook.NewKey("stripe", "evt_coldnone"), Type: "checkout.session.completed"}
+			return mustJSON(b, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", Body: env.Marshal(),
+				Attributes: map[string]string{"ApproximateReceiveCount": "1"}}}})
+		}},
+		{"DlqReplayFunction", "DlqReplayFunction", func() []byte { return mustJSON(b, replay.Request{All: true, DryRun: true}) }},
+		{"ReconcilerFunction", "ReconcilerFunction", func() []byte { return mustJSON(b, events.EventBridgeEvent{DetailType: "Scheduled Event"}) }},
+	}
+	for _, fn := range functions {
+		b.Run(fn.name, func(b *testing.B) {
+			bootstrap := filepath.Join(dir, fn.name, "bootstrap")
+			if fn.logicalID == "" {
+				cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bootstrap, "./cmd/floor")
+				cmd.Dir = root
+				cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("build the floor: %v\n%s", err, out)
+				}
+			} else if _, err := devstack.BuildFunction(context.Background(), fn.logicalID, filepath.Dir(bootstrap)); err != nil {
+				b.Fatal(err)
+			}
+			env := coldEnv(b, p, fn.logicalID)
+			var took []time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				f, err := devstack.StartFunction(context.Background(), bootstrap, env, devstack.Options{Root: root})
+				if err != nil {
+					b.Fatal(err)
+				}
+				payload := fn.payload()
+				b.StartTimer()
+				begin := time.Now()
+				_, err = f.Invoke(context.Background(), payload)
+				took = append(took, time.Since(begin))
+				b.StopTimer()
+				if stopErr := f.Stop(); stopErr != nil {
+					b.Fatal(stopErr)
+				}
+				if err != nil {
+					b.Fatalf("first invocation: %v", err)
+				}
+				b.StartTimer()
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "median-ms")
+		})
+	}
+}
+
+// coldEnv is the environment a bootstrap gets: the emulators', the
+// template's for its function (the receiver's for the floor), and the
+// stand-ins'.
+func coldEnv(b *testing.B, p *pipelinetest.Pipeline, logicalID string) map[string]string {
+	b.Helper()
+	id := logicalID
+	if id == "" {
+		id = "ReceiverFunction"
+	}
+	env, err := p.Stack.FunctionEnv(id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for k, v := range devstack.ForTest(b).EnvMap() {
+		env[k] = v
+	}
+	env["AWS_ENDPOINT_URL_SESV2"] = p.SESURL
+	env["STRIPE_WEBHOOK_SECRET"] = pipelinetest.SigningSecret
+	env["STRIPE_API_KEY"], env["STRIPE_API_URL"] = pipelinetest.StripeKey, p.StripeURL
+	env["METRICS_FILE"] = filepath.Join(b.TempDir(), "metrics.jsonl")
+	return env
+}
+
+// BenchmarkProcessorBatch runs batches of checkouts (three effects each,
+// against the SES and Stripe stand-ins) through the processor, as Lambda's
+// event source mapping delivers them, beside a floor handler that only
+// leases and finishes each event. msgs/s is the figure to compare.
+func BenchmarkProcessorBatch(b *testing.B) {
+	for _, size := range []int{1, 10} {
+		for _, target := range []string{"processor", "lease+finish"} {
+			b.Run(fmt.Sprintf("batch=%d/%s", size, target), func(b *testing.B) {
+				p := pipelinetest.New(b)
+				src := *p.Source
+				src.BatchSize = size
+				if target == "lease+finish" {
+					src.Function = lambdalocal.InProcess(leaseFinish(p.Inbox))
+				}
+				n := 0
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					for j := 0; j < size; j++ {
+						n++
+						_, body := pipelinetest.Checkout(fmt.Sprintf("b%d", size), n, time.Now().Add(-time.Minute))
+						p.Deliver(b, body)
+					}
+					b.StartTimer()
+					for got := 0; got < size; {
+						k, err := src.PollOnce(context.Background())
+						if err != nil {
+							b.Fatal(err)
+						}
+						got += k
+					}
+				}
+				b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "msgs/s")
+			})
+		}
+	}
+}
+
+// leaseFinish is the processor's floor: lease each message's event and
+// mark it DONE, concurrently, as the processor runs a batch.
+func leaseFinish(store *inbox.DynamoDB) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	return func(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
+		var (
+			wg   sync.WaitGroup
+			mu   sync.Mutex
+			resp events.SQSEventResponse
+		)
+		for _, m := range batch.Records {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				env, err := webhook.ParseEnvelope(m.Body)
+				if err == nil {
+					owner := "floor-" + m.MessageId
+					if _, err = store.Lease(ctx, env.Key, owner, time.Now(), time.Minute); err == nil {
+						_, err = store.Finish(ctx, env.Key, owner, inbox.Result{Status: inbox.Done, Outcome: "floor", At: time.Now()})
+					}
+				}
+				if err != nil {
+					mu.Lock()
+					resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		return resp, nil
+	}
+}
+
+func mustJSON(b *testing.B, v any) []byte {
+	b.Helper()
+	out, err := json.Marshal(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+// BenchmarkReceiverBesideFloor delivers fresh signed checkouts to the
+// receiver's handler and to the floor's, 8 at a time, in this process on
+// the same emulators with nothing else running: the receiver's own cost
+// against the floor's, without the HTTP layer and without the processor
+// the local stack runs beside it. deliveries/s is the figure to compare.
+func BenchmarkReceiverBesideFloor(b *testing.B) {
+	p := pipelinetest.New(b)
+	fl := floor.New(p.DynamoDB, p.SQS, p.Stack.Tables["InboxTable"], p.Events.URL())
+	for _, target := range []struct {
+		name   string
+		handle func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+	}{{"receiver", p.Receive}, {"floor", fl.Handle}} {
+		b.Run(target.name, func(b *testing.B) {
+			var n atomic.Int64
+			prefix := fmt.Sprintf("rb%d", time.Now().UnixNano()%1e6)
+			b.SetParallelism(4) // 8 senders on 2 cores
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					_, body := pipelinetest.Checkout(prefix, int(n.Add(1)), time.Now())
+					req := events.APIGatewayV2HTTPRequest{
+						Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), pipelinetest.SigningSecret)},
+						PathParameters: map[string]string{"provider": "stripe"},
+						Body:           string(body),
+					}
+					req.RequestContext.HTTP.Method = "POST"
+					resp, err := target.handle(context.Background(), req)
+					if err != nil || resp.StatusCode != 200 {
+						b.Errorf("%s answered %d %s, %v", target.name, resp.StatusCode, resp.Body, err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+		})
+	}
+}

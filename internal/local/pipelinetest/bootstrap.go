@@ -1,0 +1,85 @@
+package pipelinetest
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+)
+
+// StartBootstrap builds the template function logicalID's real bootstrap
+// for this host (make build-<logicalID>, as sam build does) and runs it
+// under aws-lambda-rie with the env Build gives it, the emulators' and the
+// SES stand-in's endpoints, then overrides (AWS_LAMBDA_FUNCTION_TIMEOUT
+// sets the invocation deadline the RIE gives). The function is stopped
+// when the test ends.
+func (p *Pipeline) StartBootstrap(t testing.TB, logicalID string, overrides map[string]string) *devstack.Function {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bootstrap, err := devstack.BuildFunction(ctx, logicalID, filepath.Join(t.TempDir(), logicalID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := p.Stack.FunctionEnv(logicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range devstack.ForTest(t).EnvMap() {
+		env[k] = v
+	}
+	env["AWS_ENDPOINT_URL_SESV2"] = p.SESURL
+	env["STRIPE_API_KEY"], env["STRIPE_API_URL"] = StripeKey, p.StripeURL
+	for k, v := range overrides {
+		env[k] = v
+	}
+	fn, err := devstack.StartFunction(ctx, bootstrap, env, devstack.Options{Stdout: p.Logs, Stderr: p.Logs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fn.Stop() })
+	return fn
+}
+
+// SetVisibility sets the events queue's VisibilityTimeout, for tests that
+// run the stack with a short timing configuration.
+func (p *Pipeline) SetVisibility(t testing.TB, d time.Duration) {
+	t.Helper()
+	_, err := p.SQS.SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{
+		QueueUrl:   aws.String(p.Events.URL()),
+		Attributes: map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): strconv.Itoa(int(d / time.Second))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// QueueEmpty reports whether the events queue holds no message at all:
+// none visible, in flight or delayed.
+func (p *Pipeline) QueueEmpty(t testing.TB) bool {
+	t.Helper()
+	out, err := p.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(p.Events.URL()),
+		AttributeNames: []sqstypes.QueueAttributeName{
+			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range out.Attributes {
+		if n, _ := strconv.Atoi(v); n > 0 {
+			return false
+		}
+	}
+	return true
+}
