@@ -14,7 +14,7 @@ name = $(patsubst build-%,%,$@)
 ARTIFACTS_DIR ?= $(CURDIR)/bin/$(name)
 
 # Every AWS::Serverless::Function in template.yaml needs a build-<LogicalId>
-# target below (internal/local/samtemplate/template_test.go checks it).
+# target below (internal/local/deploytest/template_test.go checks it).
 FUNCTIONS := ReceiverFunction ProcessorFunction DlqReplayFunction ReconcilerFunction
 
 pkg_ReceiverFunction   := ./functions/receiver

@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -25,7 +23,7 @@ type metered struct {
 	units map[string]float64
 }
 
-func (m *metered) add(op string, cc *types.ConsumedCapacity) {
+func (m *metered) add(op string, cc *awsapi.ConsumedCapacity) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if cc != nil && cc.CapacityUnits != nil {
@@ -33,18 +31,18 @@ func (m *metered) add(op string, cc *types.ConsumedCapacity) {
 	}
 }
 
-func (m *metered) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-	out, err := m.dynamoDBAPI.PutItem(ctx, in, o...)
+func (m *metered) PutItem(ctx context.Context, in *awsapi.PutItemInput) (*awsapi.PutItemOutput, error) {
+	in.ReturnConsumedCapacity = awsapi.ReturnCapacityTotal
+	out, err := m.dynamoDBAPI.PutItem(ctx, in)
 	if err == nil {
 		m.add("put "+skOf(in.Item), out.ConsumedCapacity)
 	}
 	return out, err
 }
 
-func (m *metered) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-	out, err := m.dynamoDBAPI.UpdateItem(ctx, in, o...)
+func (m *metered) UpdateItem(ctx context.Context, in *awsapi.UpdateItemInput) (*awsapi.UpdateItemOutput, error) {
+	in.ReturnConsumedCapacity = awsapi.ReturnCapacityTotal
+	out, err := m.dynamoDBAPI.UpdateItem(ctx, in)
 	if err == nil {
 		m.add("update "+skOf(in.Key), out.ConsumedCapacity)
 	}
@@ -69,7 +67,7 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 	now := time.Now()
 	t.Logf("%-8s %-8s %-40s %-34s", "payload", "layout", "as stored: claim + payload / 2 changes", "raw in status item: claim / 2 changes")
 	for _, size := range []int{1 << 10, 2 << 10, 10 << 10, 100 << 10} {
-		m := &metered{dynamoDBAPI: emu.DynamoDB(), units: map[string]float64{}}
+		m := &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}}
 		s := NewDynamoDB(m, table)
 		id := fmt.Sprintf("evt_wcu%d", size)
 		raw := verifytest.StripeEvent("customer.created", id, now, verifytest.WithSize(size))
@@ -101,10 +99,10 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 		}
 
 		// The layout DESIGN.md warns against: the raw payload inside the status item.
-		e := &metered{dynamoDBAPI: emu.DynamoDB(), units: map[string]float64{}}
+		e := &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}}
 		item := marshal(Claim{Event: webhook.Event{Provider: "stripe", ID: ev.ID + "e", Type: ev.Type}, At: now, TTL: time.Hour}.NewItem())
-		item["payload"] = &types.AttributeValueMemberB{Value: ev.Raw}
-		if _, err := e.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item}); err != nil {
+		item["payload"] = awsapi.B(ev.Raw)
+		if _, err := e.PutItem(ctx, &awsapi.PutItemInput{TableName: table, Item: item}); err != nil {
 			t.Fatal(err)
 		}
 		embedded := NewDynamoDB(e, table)
@@ -169,7 +167,7 @@ func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
 		if n == 0 {
 			t.Fatalf("key of %d bytes: no payload rides inline", len(ev.Key()))
 		}
-		m := &metered{dynamoDBAPI: emu.DynamoDB(), units: map[string]float64{}}
+		m := &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}}
 		s := NewDynamoDB(m, table)
 		c := Claim{Event: ev, At: now, TTL: DefaultTTL}.Prepared()
 		it, err := s.Claim(ctx, c)
@@ -208,8 +206,8 @@ func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
 		counted := itemBytes(probe, len(c.packed))
 		pad := 0
 		for ; ; pad++ {
-			item["x"] = &types.AttributeValueMemberB{Value: make([]byte, pad)}
-			out, err := emu.DynamoDB().PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
+			item["x"] = awsapi.B(make([]byte, pad))
+			out, err := emu.LeanDynamoDB().PutItem(ctx, &awsapi.PutItemInput{TableName: table, Item: item, ReturnConsumedCapacity: awsapi.ReturnCapacityTotal})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +232,7 @@ func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
 func TestLargestPayloadFitsTheItem(t *testing.T) {
 	emu := devstack.ForTest(t)
 	st := devstack.NewTestStack(t)
-	s := NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	s := NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 	ctx := context.Background()
 	now := time.Now()
 	longest := webhook.Event{
