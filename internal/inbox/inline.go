@@ -3,6 +3,7 @@ package inbox
 import (
 	"bytes"
 	"compress/flate"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,7 +11,8 @@ import (
 )
 
 // An event whose payload is small travels in one item: the claim carries
-// the payload compressed (raw DEFLATE, RFC 1951) when the whole status item,
+// the payload as raw DEFLATE (RFC 1951: compressed at flate.BestSpeed, or
+// in a stored block when it fits as it is) when the whole status item,
 // with room for every attribute a later state adds, stays within
 // InlineItemBytes. Each of its writes (claim, lease, finish) then costs one
 // write unit, as a status item without a payload does, and a new event is
@@ -100,11 +102,30 @@ func (c Claim) pack() []byte {
 	if room <= 0 || len(raw) > inlineMaxRatio*room {
 		return nil
 	}
+	if len(raw)+storedOverhead <= room {
+		return stored(raw) // fits as it is: no compression work
+	}
 	packed, ok := deflate(raw, room)
 	if !ok {
 		return nil
 	}
 	return packed
+}
+
+// storedOverhead is what stored adds to a payload.
+const storedOverhead = 5
+
+// stored returns raw as one final stored DEFLATE block (RFC 1951, 3.2.4:
+// BFINAL 1, BTYPE 00, LEN, NLEN, the bytes): a payload that fits as it is
+// costs a copy instead of a compression, and inflate reads both alike.
+// raw is at most InlineMaxRaw bytes, well under a block's 65,535.
+func stored(raw []byte) []byte {
+	b := make([]byte, storedOverhead+len(raw))
+	b[0] = 1
+	binary.LittleEndian.PutUint16(b[1:], uint16(len(raw)))
+	binary.LittleEndian.PutUint16(b[3:], ^uint16(len(raw)))
+	copy(b[storedOverhead:], raw)
+	return b
 }
 
 // itemBytes is the size of marshal(it), plus packed bytes of inline

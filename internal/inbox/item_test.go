@@ -28,6 +28,7 @@ func TestInlineChoiceDependsOnTheEventOnly(t *testing.T) {
 		want bool
 	}{
 		{"small JSON", []byte(`{"id":"evt_1","object":"event","type":"customer.created"}`), true},
+		{"incompressible, fits as it is", incompressible(400), true},
 		{"1 KiB of JSON", []byte(`{"padding":"` + strings.Repeat("ab", 505) + `"}`), true},
 		{"over InlineMaxRaw however compressible", []byte(strings.Repeat(" ", InlineMaxRaw+1)), false},
 		{"under InlineMaxRaw but incompressible", incompressible(2 << 10), false},
@@ -68,5 +69,32 @@ func TestInflateRefusesAPayloadOverInlineMaxRaw(t *testing.T) {
 	}
 	if _, err := inflate([]byte("not deflate")); err == nil {
 		t.Error("inflate of garbage: no error")
+	}
+}
+
+func TestSmallPayloadIsStoredWithoutCompression(t *testing.T) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		raw    []byte
+		stored bool
+	}{
+		{"GoPay notification", []byte(`{"id":3000006529}`), true},
+		{"400 bytes", incompressible(400), true},
+		{"1 KiB of JSON", []byte(`{"padding":"` + strings.Repeat("ab", 505) + `"}`), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Claim{Event: webhook.Event{Provider: "gopay", ID: "3000006529", Type: "notification", Raw: tc.raw}, At: at, TTL: DefaultTTL}.Prepared()
+			if c.packed == nil {
+				t.Fatal("not inline")
+			}
+			if got := c.packed[0] == 1 && len(c.packed) == len(tc.raw)+storedOverhead; got != tc.stored {
+				t.Errorf("stored block = %v, want %v (%d bytes for %d)", got, tc.stored, len(c.packed), len(tc.raw))
+			}
+			raw, err := inflate(c.packed)
+			if err != nil || string(raw) != string(tc.raw) {
+				t.Errorf("inflate = %d bytes, %v; want the payload back", len(raw), err)
+			}
+		})
 	}
 }

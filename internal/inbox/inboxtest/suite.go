@@ -40,6 +40,14 @@ func LargeEvent(id string) webhook.Event {
 	return ev
 }
 
+// KiBEvent returns an event like Event with a 1 KiB payload: it rides in
+// its claim only compressed.
+func KiBEvent(id string) webhook.Event {
+	ev := Event(id)
+	ev.Raw = []byte(`{"id":"` + id + `","type":"checkout.session.completed","metadata":{"note":"` + strings.Repeat("thank you ", 95) + `"}}`)
+	return ev
+}
+
 // Run runs the suite. newStore returns an empty store for each subtest.
 func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 	ctx := context.Background()
@@ -304,56 +312,11 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
-	t.Run("InlinePayloadTravelsWithTheItem", func(t *testing.T) {
-		// A small payload is written by the claim and comes back with
-		// every read and state change of the item: the processor's lease
-		// hands it over without another read.
-		s := newStore(t)
-		ev := Event("evt_inline")
-		c := inbox.Claim{Event: ev, At: t0, TTL: time.Hour}
-		if !c.Inline() {
-			t.Fatalf("a %d-byte payload does not ride in its claim", len(ev.Raw))
-		}
-		it := claim(t, s, ev.ID)
-		check := func(what string, got inbox.Item, err error) {
-			t.Helper()
-			if err != nil || string(got.Payload) != string(ev.Raw) {
-				t.Errorf("%s: payload %q, %v; want the event's bytes", what, got.Payload, err)
-			}
-		}
-		check("Claim", it, nil)
-		got, err := s.Get(ctx, it.Key)
-		check("Get", got, err)
-		if raw, err := s.Payload(ctx, it.Key); err != nil || string(raw) != string(ev.Raw) {
-			t.Errorf("Payload = %q, %v; want the event's bytes", raw, err)
-		}
-		later := Event(ev.ID)
-		later.Raw = []byte(`{"id":"evt_inline","changed":true}`)
-		got, err = s.Claim(ctx, inbox.Claim{Event: later, At: t0.Add(time.Minute), TTL: time.Hour})
-		if !errors.Is(err, inbox.ErrAlreadyClaimed) {
-			t.Fatalf("duplicate Claim: %v, want ErrAlreadyClaimed", err)
-		}
-		check("duplicate Claim (the first bytes)", got, nil)
-		got, err = s.Lease(ctx, it.Key, "w1", t0.Add(time.Minute), time.Minute)
-		check("Lease", got, err)
-		got, err = s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Failed, Error: "ses: throttled", At: t0.Add(time.Minute)})
-		check("Finish", got, err)
-		got, err = s.Requeue(ctx, it.Key, t0.Add(time.Hour))
-		check("Requeue", got, err)
-		pending, err := s.Pending(ctx, t0.Add(2*time.Hour), 0)
-		if err != nil || len(pending) != 1 {
-			t.Fatalf("Pending: %+v, %v; want the event", pending, err)
-		}
-		check("Pending", pending[0], nil)
-		// A payload item (stored for the key by an older claim, or by a
-		// fetch) does not hide the bytes the claim carries.
-		if err := s.PutPayload(ctx, inbox.Claim{Event: later, At: t0.Add(time.Minute), TTL: time.Hour}.PayloadItem(), later.Raw); err != nil {
-			t.Fatal(err)
-		}
-		if raw, err := s.Payload(ctx, it.Key); err != nil || string(raw) != string(ev.Raw) {
-			t.Errorf("Payload beside a payload item = %q, %v; want the claim's", raw, err)
-		}
-	})
+	for _, ev := range []webhook.Event{Event("evt_inline"), KiBEvent("evt_inline")} {
+		t.Run(fmt.Sprintf("InlinePayloadTravelsWithTheItem/%dB", len(ev.Raw)), func(t *testing.T) {
+			inlinePayloadTravelsWithTheItem(t, newStore(t), ev)
+		})
+	}
 
 	t.Run("LargePayloadKeepsItsOwnItem", func(t *testing.T) {
 		s := newStore(t)
@@ -659,4 +622,57 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 			t.Error("PendingShard of a shard out of range: no error")
 		}
 	})
+}
+
+// inlinePayloadTravelsWithTheItem checks that a payload small enough is
+// written by the claim and comes back with every read and state change of
+// the item: the processor's lease hands it over without another read.
+func inlinePayloadTravelsWithTheItem(t *testing.T, s inbox.Store, ev webhook.Event) {
+	ctx := context.Background()
+	c := inbox.Claim{Event: ev, At: t0, TTL: time.Hour}
+	if !c.Inline() {
+		t.Fatalf("a %d-byte payload does not ride in its claim", len(ev.Raw))
+	}
+	it, err := s.Claim(ctx, c)
+	if err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	check := func(what string, got inbox.Item, err error) {
+		t.Helper()
+		if err != nil || string(got.Payload) != string(ev.Raw) {
+			t.Errorf("%s: payload %q, %v; want the event's bytes", what, got.Payload, err)
+		}
+	}
+	check("Claim", it, nil)
+	got, err := s.Get(ctx, it.Key)
+	check("Get", got, err)
+	if raw, err := s.Payload(ctx, it.Key); err != nil || string(raw) != string(ev.Raw) {
+		t.Errorf("Payload = %q, %v; want the event's bytes", raw, err)
+	}
+	later := Event(ev.ID)
+	later.Raw = []byte(`{"id":"evt_inline","changed":true}`)
+	got, err = s.Claim(ctx, inbox.Claim{Event: later, At: t0.Add(time.Minute), TTL: time.Hour})
+	if !errors.Is(err, inbox.ErrAlreadyClaimed) {
+		t.Fatalf("duplicate Claim: %v, want ErrAlreadyClaimed", err)
+	}
+	check("duplicate Claim (the first bytes)", got, nil)
+	got, err = s.Lease(ctx, it.Key, "w1", t0.Add(time.Minute), time.Minute)
+	check("Lease", got, err)
+	got, err = s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Failed, Error: "ses: throttled", At: t0.Add(time.Minute)})
+	check("Finish", got, err)
+	got, err = s.Requeue(ctx, it.Key, t0.Add(time.Hour))
+	check("Requeue", got, err)
+	pending, err := s.Pending(ctx, t0.Add(2*time.Hour), 0)
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("Pending: %+v, %v; want the event", pending, err)
+	}
+	check("Pending", pending[0], nil)
+	// A payload item (stored for the key by an older claim, or by a
+	// fetch) does not hide the bytes the claim carries.
+	if err := s.PutPayload(ctx, inbox.Claim{Event: later, At: t0.Add(time.Minute), TTL: time.Hour}.PayloadItem(), later.Raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := s.Payload(ctx, it.Key); err != nil || string(raw) != string(ev.Raw) {
+		t.Errorf("Payload beside a payload item = %q, %v; want the claim's", raw, err)
+	}
 }
