@@ -85,10 +85,11 @@ func (c Claim) pack() []byte {
 	if len(raw) == 0 || len(raw) > InlineMaxRaw {
 		return nil
 	}
-	// The status item without the payload is at least 300 bytes: a payload
+	// The status item without the payload is at least 200 bytes (its
+	// attribute names, the hash and the times alone are more): a payload
 	// over 4× the rest of the kilobyte cannot fit (checked before the
 	// item's size is counted, which costs a few allocations).
-	if len(raw) > inlineMaxRatio*(InlineItemBytes-inlineHeadroom-300) {
+	if len(raw) > inlineMaxRatio*(InlineItemBytes-inlineHeadroom-200) {
 		return nil
 	}
 	it := Item{
