@@ -100,19 +100,6 @@ func (s *Stripe) Verify(signatureHeader string, body []byte) (webhook.Event, err
 	return parseStripeEvent(body)
 }
 
-// ParseSecrets splits a comma-separated list of signing secrets, as kept in
-// one environment variable or parameter, trimming spaces and dropping
-// empty entries.
-func ParseSecrets(s string) []string {
-	var secrets []string
-	for secret := range strings.SplitSeq(s, ",") {
-		if secret = strings.TrimSpace(secret); secret != "" {
-			secrets = append(secrets, secret)
-		}
-	}
-	return secrets
-}
-
 // stripeHeader is a parsed Stripe-Signature header.
 type stripeHeader struct {
 	timestamp  time.Time
