@@ -25,12 +25,9 @@ import (
 func TestPipeline200CheckoutsDeliveredTwiceShuffled(t *testing.T) {
 	p := pipelinetest.New(t)
 	const n = 200
-	var keys []webhook.Key
+	keys, once := checkouts("pipe", n)
 	var bodies [][]byte
-	now := time.Now().Add(-time.Minute)
-	for i := 0; i < n; i++ {
-		k, b := pipelinetest.Checkout("pipe", i, now)
-		keys = append(keys, k)
+	for _, b := range once {
 		bodies = append(bodies, b, b)
 	}
 	// A fixed shuffle, so a failure can be rerun as it was.
@@ -71,13 +68,7 @@ func TestPipeline200CheckoutsDeliveredTwiceShuffled(t *testing.T) {
 
 func TestPipelineBatchWithOnePoisonMessage(t *testing.T) {
 	p := pipelinetest.New(t)
-	now := time.Now().Add(-time.Minute)
-	var keys []webhook.Key
-	for i := 0; i < 5; i++ {
-		k, b := pipelinetest.Checkout("pipe", i, now)
-		keys = append(keys, k)
-		p.Deliver(t, b)
-	}
+	keys := deliverCheckouts(t, p, "pipe", 5)
 	p.SES.FailFor("buyer2@example.com", 500) // SES keeps failing for one of them
 	batch := p.ReceiveBatch(t, 5)
 	resp, err := p.Process(context.Background(), batch)
@@ -250,12 +241,9 @@ func TestPipeline200CheckoutsEveryMessageDuplicated(t *testing.T) {
 	// Twins lease one item at the same moment, which moto lets both win.
 	devstack.SkipOnMoto(t, devstack.ForTest(t), devstack.MotoRacyConditions)
 	p := pipelinetest.New(t)
-	const n = 200
-	var keys []webhook.Key
-	now := time.Now().Add(-time.Minute)
-	for i := 0; i < n; i++ {
-		k, b := pipelinetest.Checkout("dup", i, now)
-		keys = append(keys, k)
+	keys, bodies := checkouts("dup", 200)
+	for i, b := range bodies {
+		k := keys[i]
 		if got := p.Deliver(t, b); got != "accepted" {
 			t.Fatalf("%s: receiver answered %q, want accepted", k, got)
 		}
