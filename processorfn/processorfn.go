@@ -30,6 +30,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/verify"
@@ -60,7 +61,7 @@ func Builder(b BusinessBuilder) lambdafn.Builder {
 }
 
 func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger, b BusinessBuilder) (any, error) {
-	s, err := processor.LoadSettings(getenv)
+	s, err := loadSettings(getenv)
 	business, berr := b(ctx, cfg, getenv)
 	if err != nil || berr != nil {
 		return nil, errors.Join(err, berr)
@@ -76,7 +77,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	db := dynamodb.NewFromConfig(cfg)
 	sq := sqs.NewFromConfig(cfg)
 	fetchers := map[string]processor.Fetcher{
-		verify.StripeProvider: processor.StripeEvents(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
+		verify.StripeProvider: stripeapi.FetchEvent(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
 	}
 	fetchAlways := map[string]bool{}
 	if s.GoPayEnabled() {
@@ -93,7 +94,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			Metrics:  rec,
 			Fetchers: fetchers, FetchAlways: fetchAlways,
 		},
-		inbox.NewDynamoDB(db, s.Table),
+		inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
 		business,
 		queue.New(sq, s.QueueURL),

@@ -12,12 +12,11 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/local/chaos"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -289,9 +288,9 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 		secret = st.StripeWebhookSecret
 	}
 	return chaos.NewRemote(chaos.RemoteConfig{
-		WebhookURL: f.url, Secrets: splitSecrets(secret),
+		WebhookURL: f.url, Secrets: envconfig.Split(secret),
 		InboxTable: inboxTable, ShopTable: shopTable, EventsQueueURL: q.URL,
-	}, dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg)), nil
+	}, cfg), nil
 }
 
 // printVerdict prints the figures of both runs, every difference, and the

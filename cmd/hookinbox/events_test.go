@@ -64,7 +64,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(resp.Body, `"accepted"`) {
 			t.Errorf("receiver answered %d %s, want 200 accepted", resp.StatusCode, resp.Body)
 		}
-		it, err := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"]).Get(ctx, ev.Key())
+		it, err := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"]).Get(ctx, ev.Key())
 		if err != nil || it.Status != inbox.Received {
 			t.Errorf("inbox item of %s: %+v, %v; want RECEIVED", ev.Key(), it, err)
 		}
@@ -100,7 +100,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 			t.Fatalf("processor event.json names %q (%v), want the receiver event's %s", env.Key, err, ev.Key())
 		}
 		// The receiver would have claimed the event and stored its payload.
-		store := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+		store := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 		it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: time.Now(), TTL: inbox.DefaultTTL})
 		if err != nil {
 			t.Fatal(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/stripeevent"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 type sendFlags struct {
@@ -92,7 +94,7 @@ Examples:
 	if f.times < 1 {
 		return usagef("--times must be at least 1")
 	}
-	if f.id != "" && !validEventID(f.id) {
+	if f.id != "" && webhook.ValidateEventID(f.id) != nil {
 		return usagef("--id %q: use letters, digits, '_' and '-' (like evt_1Abc)", f.id)
 	}
 	if f.status != "" && f.subscription == "" && !strings.HasPrefix(rest[1], "customer.subscription.") {
@@ -136,7 +138,7 @@ Examples:
 	}
 
 	return sendTimes(ctx, stdout, f, url, "stripe#"+head.ID, head.Type, func(ctx context.Context, client *http.Client) (string, bool) {
-		return deliver(ctx, client, url, body, splitSecrets(secret))
+		return deliver(ctx, client, url, body, envconfig.Split(secret))
 	})
 }
 
@@ -200,7 +202,7 @@ func stripeBody(what string, f sendFlags) ([]byte, error) {
 	if f.subscription != "" || f.status != "" {
 		opts = append(opts, verifytest.WithSubscription(f.subscription, f.status))
 	}
-	body, err = verifytest.PatchStripe(body, orFresh(f.id, newEventID()), at, opts...)
+	body, err = verifytest.PatchStripe(body, orFresh(f.id, stripeevent.NewID()), at, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -240,43 +242,9 @@ func deliver(ctx context.Context, client *http.Client, url string, body []byte, 
 	return strings.TrimSpace(fmt.Sprintf("%s %s", resp.Status, msg)), ok
 }
 
-func splitSecrets(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 func isFile(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
-}
-
-// newEventID returns a fresh ID shaped like Stripe's: evt_ and 24
-// letters and digits.
-func newEventID() string {
-	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return "evt_" + string(b)
-}
-
-func validEventID(id string) bool {
-	if id == "" || len(id) > 255 {
-		return false
-	}
-	for _, r := range id {
-		if !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return false
-		}
-	}
-	return true
 }
 
 // validEventType accepts dotted lower-case names like invoice.paid.

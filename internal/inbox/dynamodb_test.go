@@ -18,6 +18,6 @@ func TestDynamoDBConformance(t *testing.T) {
 			devstack.SkipOnMoto(t, emu, devstack.MotoRacyConditions)
 		}
 		st := devstack.NewTestStack(t)
-		return inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+		return inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 	})
 }

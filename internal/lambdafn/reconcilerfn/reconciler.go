@@ -14,6 +14,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/shop"
@@ -22,7 +23,7 @@ import (
 // Build builds the scheduled reconciler: stuck claims and the Stripe
 // events that never arrived, claimed through the receiver's own intake.
 func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
-	s, err := reconcile.LoadSettings(getenv)
+	s, err := LoadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -32,8 +33,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
-	source := reconcile.NewStripeEvents("", s.StripeAPIURL, stripeapi.HTTPClient())
-	source.Keys = keys.Values
+	source := stripeapi.NewEvents(keys, s.StripeAPIURL, stripeapi.HTTPClient())
 	// Only the types the business handles are listed: others would be
 	// claimed only to be IGNORED.
 	source.Types = shop.EventTypes()
@@ -42,7 +42,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	store := inbox.NewDynamoDB(db, s.Table)
+	store := inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table)
 	events := queue.New(sqs.NewFromConfig(cfg), s.QueueURL)
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.

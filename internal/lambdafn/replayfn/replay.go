@@ -6,11 +6,11 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 )
@@ -18,7 +18,7 @@ import (
 // Build builds the replay function, invoked by hand (the console's Test
 // button, aws lambda invoke) with a replay.Request.
 func Build(_ context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
-	s, err := replay.LoadSettings(getenv)
+	s, err := LoadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func Build(_ context.Context, cfg aws.Config, getenv func(string) string, log *s
 	sq := sqs.NewFromConfig(cfg)
 	h := replay.New(
 		replay.Config{DefaultMax: s.DefaultMax, Metrics: rec},
-		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
+		inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table),
 		queue.New(sq, s.QueueURL),
 		queue.New(sq, s.DLQURL),
 		log,

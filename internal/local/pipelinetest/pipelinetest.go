@@ -146,7 +146,7 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 	p.Receive = p.Build(t, "ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": SigningSecret}).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
 	p.processor = opts.Processor
 	p.Process = p.Build(t, "ProcessorFunction", opts.ProcessorEnv).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
-	p.Inbox = inbox.NewDynamoDB(p.DynamoDB, st.Tables["InboxTable"])
+	p.Inbox = inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 	p.Shop = shop.New(shop.Config{Table: st.Tables["ShopTable"], MailFrom: "shop@example.com"}, p.DynamoDB, nil, nil)
 	p.Events = queue.New(p.SQS, st.Queues["EventsQueue"].URL)
 	p.DLQ = queue.New(p.SQS, st.Queues["EventsDLQ"].URL)
@@ -188,7 +188,7 @@ func (p *Pipeline) SetEndpoint(service, url string) {
 
 // metered returns cfg with p.Meter installed.
 func (p *Pipeline) metered(cfg aws.Config) aws.Config {
-	p.Meter.Install(&cfg.APIOptions, p.Stack.Tables["ShopTable"])
+	p.Meter.Install(&cfg, p.Stack.Tables["ShopTable"])
 	return cfg
 }
 
