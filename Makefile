@@ -139,6 +139,9 @@ faults: local/node_modules
 # measured side by side) and saves the Go benchmarks in benchstat form in
 # $(BENCH_DIR): compare two runs with `benchstat old/hotpath.txt new/hotpath.txt`.
 BENCH_DIR ?= bin/bench
+# A step that fails fails the target, although its output goes through tee.
+bench: SHELL := /bin/bash
+bench: .SHELLFLAGS := -o pipefail -c
 bench: local/node_modules sizes
 	@mkdir -p $(BENCH_DIR)
 	@echo "== hot paths (benchstat form: $(BENCH_DIR)/hotpath.txt)"

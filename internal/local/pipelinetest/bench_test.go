@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -31,9 +32,12 @@ import (
 // median-ms metric (`make bench` does).
 func BenchmarkColdStart(b *testing.B) {
 	p := pipelinetest.New(b)
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join("..", "..", "..")) // internal/local/pipelinetest
 	if err != nil {
 		b.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		b.Fatalf("repository root: %v", err)
 	}
 	dir := b.TempDir()
 	checkout := func() []byte {
@@ -211,7 +215,7 @@ func mustJSON(b *testing.B, v any) []byte {
 // the local stack runs beside it. deliveries/s is the figure to compare.
 func BenchmarkReceiverBesideFloor(b *testing.B) {
 	p := pipelinetest.New(b)
-	fl := floor.New(p.DynamoDB, p.SQS, p.Stack.Tables["InboxTable"], p.Events.URL())
+	fl := floor.New(devstack.ForTest(b).LeanDynamoDB(), p.SQS, p.Stack.Tables["InboxTable"], p.Events.URL())
 	for _, target := range []struct {
 		name   string
 		handle func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
