@@ -25,7 +25,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -148,7 +147,9 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 		cfg := emu.AWSConfigFor(devstack.ServiceEndpoints{"DynamoDB": via[ProxyDynamoDB], "SQS": via[sqsName], "SESv2": via[ProxySES]})
 		return catalog.Builders[id](ctx, cfg, func(k string) string { return env[k] }, opts.Log.With("function", id))
 	}
-	recv, err := build("ReceiverFunction", ProxySQSReceiver, map[string]string{"STRIPE_WEBHOOK_SECRET": LocalSecret, "REENQUEUE_GRACE": "10s"})
+	recvEnv := LocalSecrets.env() // every provider a corpus may hold
+	recvEnv["REENQUEUE_GRACE"] = "10s"
+	recv, err := build("ReceiverFunction", ProxySQSReceiver, recvEnv)
 	if err != nil {
 		return fail(err)
 	}
@@ -244,17 +245,24 @@ func (l *Local) Close() error {
 	return l.Stack.Delete(ctx)
 }
 
-// Deliver implements Target: the Stripe stand-in first takes the event's
-// objects as its own (as Stripe's state is when it sends the event, and as
-// `hookinbox dev` does), then the receiver gets a delivery signed now.
+// Deliver implements Target: for a Stripe event the Stripe stand-in first
+// takes the event's objects as its own (as Stripe's state is when it
+// sends the event, and as `hookinbox dev` does); then the receiver gets a
+// delivery signed now, as the event's provider signs it.
 func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
-	l.Stripe.Apply(ev.Raw)
+	if ev.Provider == "stripe" {
+		l.Stripe.Apply(ev.Raw)
+	}
+	header, body, err := LocalSecrets.Signed(ev, time.Now())
+	if err != nil {
+		return 0, err
+	}
 	req := events.APIGatewayV2HTTPRequest{
 		RouteKey:       "POST /webhooks/{provider}",
 		RawPath:        "/webhooks/" + ev.Provider,
-		Headers:        map[string]string{"content-type": "application/json", "stripe-signature": verifytest.SignStripe(ev.Raw, time.Now(), LocalSecret)},
+		Headers:        header,
 		PathParameters: map[string]string{"provider": ev.Provider},
-		Body:           string(ev.Raw),
+		Body:           string(body),
 	}
 	req.RequestContext.HTTP.Method = "POST"
 	ctx, cancel := context.WithTimeout(ctx, l.receiveTimeout)

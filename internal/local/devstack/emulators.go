@@ -76,6 +76,10 @@ type Emulators struct {
 	// (empty when External).
 	Family string
 
+	// racyConditions: concurrent conditional writes on one item can both
+	// succeed (stock moto_server; see MotoRacyConditions).
+	racyConditions bool
+
 	proc  *child   // nil when External
 	stdin *os.File // write end of the node process's stdin
 }
