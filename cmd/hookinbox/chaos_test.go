@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 )
 
 // TestChaosSmallCorpusMatchesTheReference is make test's short chaos run:
@@ -17,7 +17,7 @@ import (
 // order by 8 senders with jitter and a queue copy each, end exactly as one
 // in-order delivery left them (make chaos runs all 1,000).
 func TestChaosSmallCorpusMatchesTheReference(t *testing.T) {
-	emu := devstack.ForTest(t)
+	emu := devstacktest.ForTest(t)
 	// chaos starts nothing when the endpoints are in the environment.
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", emu.DynamoDBURL)
 	t.Setenv("AWS_ENDPOINT_URL_SQS", emu.SQSURL)
@@ -43,7 +43,7 @@ func TestChaosSmallCorpusMatchesTheReference(t *testing.T) {
 // answers 500; the sender retries as Stripe does; nothing is lost or
 // doubled. make faults runs every fault on 200 events.
 func TestChaosUnderSQSSendRefused(t *testing.T) {
-	emu := devstack.ForTest(t)
+	emu := devstacktest.ForTest(t)
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", emu.DynamoDBURL)
 	t.Setenv("AWS_ENDPOINT_URL_SQS", emu.SQSURL)
 	corpus := firstLines(t, filepath.Join("..", "..", "testdata", "chaos", "events.jsonl"), 20)

@@ -150,7 +150,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	if other, err := loadState(d.flags.stateFile); err == nil && other.PID != os.Getpid() {
 		return fmt.Errorf("another hookinbox dev (pid %d, %s) uses the state file %s: stop it, or pass --state-file", other.PID, other.BaseURL, d.flags.stateFile)
 	}
-	root, err := findRoot()
+	root, err := devstack.RepoRoot("")
 	if err != nil {
 		return err
 	}
@@ -347,8 +347,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 func (d *devStack) startFunctions(ctx context.Context, root string, emu *devstack.Emulators, specs []functionSpec, endpoints map[string]string) (map[string]lambdalocal.Invoker, error) {
 	invokers := map[string]lambdalocal.Invoker{}
 	if !d.flags.rie {
-		cfg := emu.AWSConfig()
-		cfg.ConfigSources = append(cfg.ConfigSources, endpointSource(endpoints))
+		cfg := emu.AWSConfigFor(devstack.ServiceEndpoints{"SESv2": endpoints["AWS_ENDPOINT_URL_SESV2"]})
 		// The SDK ignores per-service endpoints from ConfigSources when
 		// AWS_ENDPOINT_URL is set in the environment and the service's own
 		// variable is not, so set them here too: SES must reach the
@@ -539,38 +538,6 @@ func (d *devStack) printBanner(s *devState, specs []functionSpec) {
 		fmt.Fprintf(w, "  aws dynamodb scan --table-name %s\n", n)
 	}
 	fmt.Fprintln(w, "\nOne line per request or batch follows on stderr (--verbose adds the functions' logs). Ctrl-C stops everything.")
-}
-
-// findRoot returns the repository root: the first directory at or above
-// the working directory with go.mod and template.yaml.
-func findRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		_, e1 := os.Stat(filepath.Join(d, "go.mod"))
-		_, e2 := os.Stat(filepath.Join(d, "template.yaml"))
-		if e1 == nil && e2 == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod with template.yaml at or above %s: run hookinbox dev inside the hookinbox repository", wd)
-		}
-	}
-}
-
-// endpointSource gives the AWS SDK a base endpoint per service, as
-// AWS_ENDPOINT_URL_<SERVICE> would, without changing the process
-// environment. It implements the SDK's ServiceBaseEndpointProvider.
-type endpointSource map[string]string
-
-// GetServiceBaseEndpoint returns the endpoint of the service sdkID
-// ("DynamoDB", "SQS", "SESv2").
-func (e endpointSource) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
-	key := "AWS_ENDPOINT_URL_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_"))
-	v, ok := e[key]
-	return v, ok && v != "", nil
 }
 
 // serialInvoker lets one invocation at a time through to fn.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -29,7 +30,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 		t.Skip("integration test: builds the functions and runs them under aws-lambda-rie; run without -short")
 	}
 	root := repoRoot(t)
-	emu := devstack.ForTest(t)
+	emu := devstacktest.ForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
@@ -49,7 +50,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 	}
 
 	t.Run("receiver", func(t *testing.T) {
-		st := devstack.NewTestStack(t)
+		st := devstacktest.NewTestStack(t)
 		fn := startFunction(ctx, t, emu, st, "ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": localSecret})
 		// A stored signature goes stale after the tolerance: sign again now.
 		headers["stripe-signature"] = verifytest.SignStripe([]byte(body), time.Now(), localSecret)
@@ -89,7 +90,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 	})
 
 	t.Run("processor", func(t *testing.T) {
-		st := devstack.NewTestStack(t)
+		st := devstacktest.NewTestStack(t)
 		processorEvent := readEvent(t, filepath.Join(root, "functions", "processor", "event.json"))
 		var batch events.SQSEvent
 		if err := json.Unmarshal(mustJSON(t, processorEvent), &batch); err != nil || len(batch.Records) != 1 {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -63,9 +64,9 @@ func skOf(item map[string]types.AttributeValue) string {
 // item, each change costs as many units as the payload has kilobytes.
 // Rerun with -v to see the table (docs/performance.md quotes it).
 func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
-	emu := devstack.ForTest(t)
-	devstack.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	devstacktest.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
+	st := devstacktest.NewTestStack(t)
 	ctx := context.Background()
 	table := st.Tables["InboxTable"]
 	now := time.Now()
@@ -122,8 +123,8 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 // the longest key is stored, one of 400 KiB is refused. Rerun with -v
 // for the item's size and headroom (docs/reliability.md quotes it).
 func TestLargestPayloadFitsTheItem(t *testing.T) {
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
 	s := NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
 	ctx := context.Background()
 	now := time.Now()

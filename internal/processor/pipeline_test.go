@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -157,7 +158,7 @@ func TestPipelineSubscriptionsInReverseOrder(t *testing.T) {
 
 func TestPipelineSameMessageTwiceAtOnce(t *testing.T) {
 	// Two copies race for one lease: moto lets both conditional writes win.
-	devstack.SkipOnMoto(t, devstack.ForTest(t), devstack.MotoRacyConditions)
+	devstacktest.SkipOnMoto(t, devstacktest.ForTest(t), devstack.MotoRacyConditions)
 	p := pipelinetest.New(t)
 	k, body := pipelinetest.Checkout("pipe", 7, time.Now().Add(-time.Minute))
 	p.Deliver(t, body)
@@ -248,7 +249,7 @@ func noEmailCheckout(t *testing.T, body []byte) []byte {
 // is acknowledged, instead of coming back after a visibility timeout.
 func TestPipeline200CheckoutsEveryMessageDuplicated(t *testing.T) {
 	// Twins lease one item at the same moment, which moto lets both win.
-	devstack.SkipOnMoto(t, devstack.ForTest(t), devstack.MotoRacyConditions)
+	devstacktest.SkipOnMoto(t, devstacktest.ForTest(t), devstack.MotoRacyConditions)
 	p := pipelinetest.New(t)
 	const n = 200
 	var keys []webhook.Key

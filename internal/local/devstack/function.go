@@ -40,7 +40,7 @@ var ErrFunction = errors.New("function returned an error")
 // the repository root, the target `sam build` uses, so the tested build is
 // the real one. It returns the path of outDir/bootstrap.
 func BuildFunction(ctx context.Context, logicalID, outDir string) (string, error) {
-	root, err := repoRoot("")
+	root, err := RepoRoot("")
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", logicalID, err)
 	}
@@ -269,7 +269,7 @@ func toolBinary(ctx context.Context, root, module, pkg string) (string, error) {
 	if p := toolBuilds.path[pkg]; p != "" {
 		return p, nil
 	}
-	root, err := repoRoot(root)
+	root, err := RepoRoot(root)
 	if err != nil {
 		return "", err
 	}

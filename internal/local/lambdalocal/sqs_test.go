@@ -13,13 +13,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 )
 
 func TestSQSSourcePartialBatchFailure(t *testing.T) {
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
 	q := st.Queues["EventsQueue"]
 	ctx := context.Background()
 	client := emu.SQS()
@@ -59,8 +59,8 @@ func TestSQSSourcePartialBatchFailure(t *testing.T) {
 }
 
 func TestSQSSourceFunctionErrorKeepsBatch(t *testing.T) {
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
 	q := st.Queues["EventsQueue"]
 	ctx := context.Background()
 	client := emu.SQS()

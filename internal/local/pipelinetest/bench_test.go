@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/floor"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
@@ -115,7 +116,7 @@ func coldEnv(b *testing.B, p *pipelinetest.Pipeline, logicalID string) map[strin
 	if err != nil {
 		b.Fatal(err)
 	}
-	for k, v := range devstack.ForTest(b).EnvMap() {
+	for k, v := range devstacktest.ForTest(b).EnvMap() {
 		env[k] = v
 	}
 	env["AWS_ENDPOINT_URL_SESV2"] = p.SESURL

@@ -12,6 +12,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 )
 
 // StartBootstrap builds the template function logicalID's real bootstrap
@@ -32,7 +33,7 @@ func (p *Pipeline) StartBootstrap(t testing.TB, logicalID string, overrides map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range devstack.ForTest(t).EnvMap() {
+	for k, v := range devstacktest.ForTest(t).EnvMap() {
 		env[k] = v
 	}
 	env["AWS_ENDPOINT_URL_SESV2"] = p.SESURL

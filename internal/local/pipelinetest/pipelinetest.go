@@ -7,7 +7,7 @@
 // name, deleted when the test ends), so tests that share the emulators do
 // not see each other's events. Helpers take a testing.TB and fail the test
 // on an error they cannot report otherwise. With -short, New skips the
-// test, as devstack.ForTest does.
+// test, as devstacktest.ForTest does.
 package pipelinetest
 
 import (
@@ -31,6 +31,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
@@ -128,8 +129,8 @@ type Options struct {
 // NewWith is New with opts.
 func NewWith(t testing.TB, opts Options) *Pipeline {
 	t.Helper()
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
 	p := &Pipeline{
 		Stack: st, SQS: emu.SQS(), DynamoDB: emu.DynamoDB(),
 		SES: standin.NewSES(), Stripe: standin.NewStripe(), Logs: &SyncBuffer{}, Meter: &Meter{},
