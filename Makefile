@@ -14,7 +14,7 @@ name = $(patsubst build-%,%,$@)
 ARTIFACTS_DIR ?= $(CURDIR)/bin/$(name)
 
 # Every AWS::Serverless::Function in template.yaml needs a build-<LogicalId>
-# target below (internal/local/samtemplate/template_test.go checks it).
+# target below (internal/local/deploytest/template_test.go checks it).
 FUNCTIONS := ReceiverFunction ProcessorFunction DlqReplayFunction ReconcilerFunction
 
 pkg_ReceiverFunction   := ./functions/receiver
@@ -151,13 +151,11 @@ bench: local/node_modules sizes
 	go test -run '^$$' -bench ColdStart -benchtime 20x -count 1 -timeout 20m ./internal/local/pipelinetest | tee $(BENCH_DIR)/coldstart.txt
 	@echo "== requests, capacity and dollars per event"
 	@go test -count=1 -v -run RequestsAndCapacity ./internal/local/pipelinetest | sed -n 's/^        //; /^| /p' | tee $(BENCH_DIR)/cost.md
-	@echo "== hookinbox load: the receiver beside the floor program ($(BENCH_DIR)/load.txt)"
+	@echo "== hookinbox load: the receiver's bootstrap beside the floor's, 2 copies each under aws-lambda-rie, alternating rounds ($(BENCH_DIR)/load.txt)"
 	go build -o bin/hookinbox ./cmd/hookinbox
-	@addr=127.0.0.1:$$(( 20000 + $$$$ % 20000 )); \
-	bin/hookinbox dev --addr $$addr --state-file $(BENCH_DIR)/dev.json > $(BENCH_DIR)/dev.log 2>&1 & dev=$$!; \
-	trap 'kill $$dev 2>/dev/null; wait $$dev 2>/dev/null' EXIT; \
-	for i in $$(seq 1 180); do curl -sf http://$$addr/healthz >/dev/null && break; sleep 1; done; \
-	bin/hookinbox load --state-file $(BENCH_DIR)/dev.json --concurrency 8 --count 500 --rounds 3 --dup 0.1 | tee $(BENCH_DIR)/load.txt
+	bin/hookinbox load --copies 2 --concurrency 4 --count 1000 --rounds 5 --dup 0.1 --benchstat $(BENCH_DIR)/load-bench.txt | tee $(BENCH_DIR)/load.txt
+	@echo "== hookinbox load at a fixed rate, below both targets' capacity ($(BENCH_DIR)/load-rate.txt)"
+	bin/hookinbox load --copies 2 --rate 150 --concurrency 16 --count 750 --rounds 5 --dup 0.1 --benchstat $(BENCH_DIR)/load-rate-bench.txt | tee $(BENCH_DIR)/load-rate.txt
 
 # make dev ARGS='--addr 127.0.0.1:4000 --rie' runs the local stack in the
 # foreground until Ctrl-C (see `bin/hookinbox dev --help`). It installs the

@@ -1,7 +1,7 @@
 // Package effects makes each business effect of a webhook event happen once
 // although the event itself is delivered at least once and out of order.
 //
-// It offers three tools, one for each kind of effect (DESIGN.md rule 4):
+// It offers four tools, one for each kind of effect (DESIGN.md rule 4):
 //
 //   - The effect ledger (Ledger, MemoryLedger, Runner): each named effect of
 //     an event is recorded when it finishes, so a retry after a partial
@@ -16,12 +16,22 @@
 //   - "Delta as a per-event record" (AddDelta, Balance): an increment or
 //     decrement stored as one record per event, summed on read, never plain
 //     arithmetic on a counter.
+//   - At most once (AtMostOnce), for an outside call that takes no
+//     idempotency key (an email): the ledger records an intent before the
+//     call and the outcome after it; an attempt that finds an intent
+//     without an outcome, or whose call failed without a clear refusal
+//     (NotDone), returns ErrOutcomeUnknown, marked permanent, instead of
+//     calling again.
 //
 // Guarantees: every write is one conditional PutItem; nothing reads and then
-// writes. The ledger gives "at most once as far as the ledger records": an
-// effect whose function succeeded but whose record could not be written runs
-// again on the next attempt, with the same idempotency key. All types are
-// safe for concurrent use.
+// writes. The record of an effect that has run is written with retries
+// until the deadline WithRecordDeadline put in the context, or its end.
+// Do gives "at most once as far as the ledger records": an effect whose
+// function succeeded but whose record could not be written runs again on
+// the next attempt, with the same idempotency key. AtMostOnce never runs
+// fn twice for one event and effect; the price is an event parked when no
+// attempt can tell whether the call happened. All types are safe for
+// concurrent use.
 //
 // The DynamoDB helpers assume a table whose key is pk (string, partition) and
 // sk (string, sort).

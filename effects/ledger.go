@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,12 +112,37 @@ func NewLedger(db dynamoDB, table string, ttl time.Duration) *Ledger {
 // records once, with one consistent Query, on its first Do, and keeps them
 // for its life: use one Runner per processing attempt.
 func (l *Ledger) For(key webhook.Key) Runner {
-	return &ledgerRunner{l: l, key: key, locks: map[string]*sync.Mutex{}}
+	return &ledgerRunner{l: l, key: key, attempt: newAttemptID(),
+		done: map[string]bool{}, intents: map[string]intent{}, locks: map[string]*sync.Mutex{}}
 }
 
 // Records returns the recorded effects of the event key, sorted by effect
-// name, read consistently.
+// name, read consistently. Intents of at-most-once effects (AtMostOnce)
+// that have no outcome are not records.
 func (l *Ledger) Records(ctx context.Context, key webhook.Key) ([]Record, error) {
+	items, err := l.items(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	var recs []Record
+	for _, it := range items {
+		if attrString(it, attrState) != "" {
+			continue
+		}
+		recs = append(recs, Record{
+			Effect:         attrString(it, "effect"),
+			Key:            key,
+			IdempotencyKey: attrString(it, "idempotency_key"),
+			Result:         attrString(it, "result"),
+		})
+	}
+	sortRecords(recs)
+	return recs, nil
+}
+
+// items reads every ledger item of the event key consistently: records and
+// intents.
+func (l *Ledger) items(ctx context.Context, key webhook.Key) ([]map[string]types.AttributeValue, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              &l.table,
 		KeyConditionExpression: ptr("pk = :pk AND begins_with(sk, :prefix)"),
@@ -126,30 +152,33 @@ func (l *Ledger) Records(ctx context.Context, key webhook.Key) ([]Record, error)
 		},
 		ConsistentRead: ptr(true),
 	}
-	var recs []Record
+	var items []map[string]types.AttributeValue
 	for {
 		out, err := l.db.Query(ctx, in)
 		if err != nil {
 			return nil, fmt.Errorf("read effect ledger of %s: %w", key, err)
 		}
-		for _, it := range out.Items {
-			recs = append(recs, Record{
-				Effect:         attrString(it, "effect"),
-				Key:            key,
-				IdempotencyKey: attrString(it, "idempotency_key"),
-				Result:         attrString(it, "result"),
-			})
-		}
+		items = append(items, out.Items...)
 		if len(out.LastEvaluatedKey) == 0 {
-			break
+			return items, nil
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
-	sortRecords(recs)
-	return recs, nil
 }
 
-func (l *Ledger) record(ctx context.Context, r Record) error {
+// Attributes and states of an at-most-once effect's intent: an item with a
+// state is not a record; a record has none.
+const (
+	attrState     = "state"
+	attrAttempt   = "attempt"
+	attrStartedAt = "started_at"
+	stateStarted  = "started"  // an attempt is making the call
+	stateReleased = "released" // the call was refused: not made
+)
+
+// item returns the ledger item of r: an outcome, or an intent when state
+// is set.
+func (l *Ledger) item(r Record, state, attempt string) map[string]types.AttributeValue {
 	item := map[string]types.AttributeValue{
 		attrPK:            str(string(r.Key)),
 		attrSK:            str(effectPrefix + r.Effect),
@@ -159,24 +188,107 @@ func (l *Ledger) record(ctx context.Context, r Record) error {
 	if r.Result != "" {
 		item["result"] = str(r.Result)
 	}
+	if state != "" {
+		item[attrState] = str(state)
+		item[attrAttempt] = str(attempt)
+		item[attrStartedAt] = str(l.now().UTC().Format(time.RFC3339Nano))
+	}
 	if l.ttl > 0 {
 		exp := l.now().Add(l.ttl).Unix()
 		item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(exp, 10)}
 	}
-	// A condition failure means another attempt recorded it first: fine.
-	if _, err := PutOnce(ctx, l.db, l.table, item); err != nil {
-		return fmt.Errorf("record effect %s of %s: %w", r.Effect, r.Key, err)
+	return item
+}
+
+// record writes the outcome of an effect that has run, over any intent.
+// A condition failure means another attempt recorded it first: fine.
+func (l *Ledger) record(ctx context.Context, r Record) error {
+	return l.put(ctx, r, l.item(r, "", ""), "attribute_not_exists(pk) OR attribute_exists(#state)", nil, opRecord)
+}
+
+// recordOwn writes the outcome of an at-most-once effect over this
+// attempt's own intent. A condition failure means another attempt's record
+// or intent is there (this attempt lost its lease): nothing to do.
+func (l *Ledger) recordOwn(ctx context.Context, r Record, attempt string) error {
+	return l.put(ctx, r, l.item(r, "", ""), "attribute_not_exists(pk) OR (#state = :started AND attempt = :attempt)",
+		map[string]types.AttributeValue{":started": str(stateStarted), ":attempt": str(attempt)}, opRecord)
+}
+
+// intend writes this attempt's intent where there is nothing, a released
+// intent, or this attempt's own (a retry of a write whose answer was
+// lost). applied is false when a record or another attempt's intent is
+// there.
+func (l *Ledger) intend(ctx context.Context, r Record, attempt string) (applied bool, err error) {
+	err = l.put(ctx, r, l.item(r, stateStarted, attempt),
+		"attribute_not_exists(pk) OR #state = :released OR (#state = :started AND attempt = :attempt)",
+		map[string]types.AttributeValue{":released": str(stateReleased), ":started": str(stateStarted), ":attempt": str(attempt)},
+		"record the start of")
+	if errors.Is(err, errConditionFailed) {
+		return false, nil
 	}
-	return nil
+	return err == nil, err
+}
+
+// release marks this attempt's intent released: the call was not made.
+func (l *Ledger) release(ctx context.Context, r Record, attempt string) error {
+	err := l.put(ctx, r, l.item(r, stateReleased, attempt), "#state = :started AND attempt = :attempt",
+		map[string]types.AttributeValue{":started": str(stateStarted), ":attempt": str(attempt)}, "release")
+	if errors.Is(err, errConditionFailed) {
+		return nil // not this attempt's any more: nothing to release
+	}
+	return err
+}
+
+// opRecord names put's operation for record and recordOwn, whose
+// condition failure is no error.
+const opRecord = "record"
+
+// errConditionFailed: put's condition did not hold.
+var errConditionFailed = errors.New("condition failed")
+
+// put writes item under cond. For opRecord a condition failure is no
+// error; for the others it is errConditionFailed.
+func (l *Ledger) put(ctx context.Context, r Record, item map[string]types.AttributeValue, cond string, values map[string]types.AttributeValue, op string) error {
+	in := &dynamodb.PutItemInput{
+		TableName:                 &l.table,
+		Item:                      item,
+		ConditionExpression:       &cond,
+		ExpressionAttributeNames:  map[string]string{"#state": attrState},
+		ExpressionAttributeValues: values,
+	}
+	if !strings.Contains(cond, "#state") {
+		in.ExpressionAttributeNames = nil
+	}
+	_, err := l.db.PutItem(ctx, in)
+	switch {
+	case err == nil:
+		return nil
+	case isConditionFailed(err):
+		if op == opRecord {
+			return nil
+		}
+		return errConditionFailed
+	default:
+		return fmt.Errorf("%s effect %s of %s: %w", op, r.Effect, r.Key, err)
+	}
 }
 
 type ledgerRunner struct {
-	l   *Ledger
-	key webhook.Key
+	l       *Ledger
+	key     webhook.Key
+	attempt string // tells this runner's intents from every other's
 
-	mu    sync.Mutex
-	done  map[string]bool // nil until loaded
-	locks map[string]*sync.Mutex
+	mu      sync.Mutex
+	loaded  bool
+	done    map[string]bool
+	intents map[string]intent // at-most-once effects started and not finished
+	locks   map[string]*sync.Mutex
+}
+
+// intent is an at-most-once effect some attempt started.
+type intent struct {
+	attempt string
+	started time.Time
 }
 
 func (r *ledgerRunner) Do(ctx context.Context, name string, fn func(context.Context, string) error) error {
@@ -191,7 +303,7 @@ func (r *ledgerRunner) DoResult(ctx context.Context, name string, fn func(contex
 	lock.Lock()
 	defer lock.Unlock()
 
-	done, err := r.recorded(ctx, name)
+	done, _, err := r.state(ctx, name)
 	if err != nil || done {
 		return err
 	}
@@ -200,13 +312,81 @@ func (r *ledgerRunner) DoResult(ctx context.Context, name string, fn func(contex
 	if err != nil {
 		return fmt.Errorf("effect %s of %s: %w", name, r.key, err)
 	}
-	if err := r.l.record(ctx, Record{Effect: name, Key: r.key, IdempotencyKey: ik, Result: res}); err != nil {
+	rec := Record{Effect: name, Key: r.key, IdempotencyKey: ik, Result: res}
+	rctx, cancel := recordContext(ctx)
+	defer cancel()
+	if err := persist(rctx, func(ctx context.Context) error { return r.l.record(ctx, rec) }); err != nil {
 		return err
 	}
+	r.finished(name)
+	return nil
+}
+
+// DoAtMostOnce implements AtMostOnceRunner.
+func (r *ledgerRunner) DoAtMostOnce(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
+	if name == "" {
+		return invalidf("empty effect name for %s", r.key)
+	}
+	lock := r.lock(name)
+	lock.Lock()
+	defer lock.Unlock()
+
+	done, in, err := r.state(ctx, name)
+	switch {
+	case err != nil || done:
+		return err
+	case in.attempt != "" && in.attempt != r.attempt:
+		return outcomeUnknown(r.key, name, in.started, nil)
+	}
+	ik := IdempotencyKey(r.key, name)
+	rec := Record{Effect: name, Key: r.key, IdempotencyKey: ik}
+	var applied bool
+	err = persist(ctx, func(ctx context.Context) (err error) {
+		applied, err = r.l.intend(ctx, rec, r.attempt)
+		return err
+	})
+	switch {
+	case err != nil:
+		return err
+	case !applied:
+		// Another attempt's record or intent appeared after this runner
+		// read the ledger: this attempt lost its lease.
+		return fmt.Errorf("effect %s of %s: another attempt started or recorded it meanwhile", name, r.key)
+	}
+	r.mu.Lock()
+	r.intents[name] = intent{attempt: r.attempt, started: r.l.now()}
+	r.mu.Unlock()
+
+	res, err := fn(ctx, ik)
+	rctx, cancel := recordContext(ctx)
+	defer cancel()
+	switch {
+	case err != nil && IsNotDone(err):
+		if rerr := persist(rctx, func(ctx context.Context) error { return r.l.release(ctx, rec, r.attempt) }); rerr != nil {
+			// The intent stays: the next attempt cannot tell and parks the event.
+			return fmt.Errorf("effect %s of %s: %w (and its start could not be released: %v)", name, r.key, err, rerr)
+		}
+		r.mu.Lock()
+		delete(r.intents, name)
+		r.mu.Unlock()
+		return fmt.Errorf("effect %s of %s: %w", name, r.key, err)
+	case err != nil:
+		return outcomeUnknown(r.key, name, time.Time{}, err)
+	}
+	rec.Result = res
+	if err := persist(rctx, func(ctx context.Context) error { return r.l.recordOwn(ctx, rec, r.attempt) }); err != nil {
+		return fmt.Errorf("effect %s of %s ran, but its outcome could not be recorded; the next attempt parks the event instead of repeating it: %w", name, r.key, err)
+	}
+	r.finished(name)
+	return nil
+}
+
+// finished notes that effect name is recorded.
+func (r *ledgerRunner) finished(name string) {
 	r.mu.Lock()
 	r.done[name] = true
+	delete(r.intents, name)
 	r.mu.Unlock()
-	return nil
 }
 
 // lock returns the mutex that serializes the Runner's calls for one effect.
@@ -221,22 +401,29 @@ func (r *ledgerRunner) lock(name string) *sync.Mutex {
 	return m
 }
 
-// recorded reports whether effect name is recorded, loading the event's
-// records on first use.
-func (r *ledgerRunner) recorded(ctx context.Context, name string) (bool, error) {
+// state reports whether effect name is recorded, and its intent if one is
+// open, loading the event's ledger on first use.
+func (r *ledgerRunner) state(ctx context.Context, name string) (done bool, in intent, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.done == nil {
-		recs, err := r.l.Records(ctx, r.key)
+	if !r.loaded {
+		items, err := r.l.items(ctx, r.key)
 		if err != nil {
-			return false, err
+			return false, intent{}, err
 		}
-		r.done = make(map[string]bool, len(recs))
-		for _, rec := range recs {
-			r.done[rec.Effect] = true
+		r.loaded = true
+		for _, it := range items {
+			effect := attrString(it, "effect")
+			switch attrString(it, attrState) {
+			case "":
+				r.done[effect] = true
+			case stateStarted:
+				started, _ := time.Parse(time.RFC3339Nano, attrString(it, attrStartedAt))
+				r.intents[effect] = intent{attempt: attrString(it, attrAttempt), started: started}
+			}
 		}
 	}
-	return r.done[name], nil
+	return r.done[name], r.intents[name], nil
 }
 
 func attrString(item map[string]types.AttributeValue, name string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -14,17 +15,22 @@ import (
 type MemoryLedger struct {
 	mu   sync.Mutex
 	recs map[webhook.Key]map[string]Record
+	// intents are the at-most-once effects started and not finished, by
+	// event and effect: the attempt that started each.
+	intents map[string]string
 	// running serializes calls for the same event and effect across runners.
 	running map[string]*sync.Mutex
 }
 
 // NewMemoryLedger returns an empty in-memory ledger.
 func NewMemoryLedger() *MemoryLedger {
-	return &MemoryLedger{recs: map[webhook.Key]map[string]Record{}, running: map[string]*sync.Mutex{}}
+	return &MemoryLedger{recs: map[webhook.Key]map[string]Record{}, intents: map[string]string{}, running: map[string]*sync.Mutex{}}
 }
 
 // For returns the Runner of the event key.
-func (m *MemoryLedger) For(key webhook.Key) Runner { return &memoryRunner{m: m, key: key} }
+func (m *MemoryLedger) For(key webhook.Key) Runner {
+	return &memoryRunner{m: m, key: key, attempt: newAttemptID()}
+}
 
 // Records returns the recorded effects of the event key, sorted by effect
 // name.
@@ -40,8 +46,9 @@ func (m *MemoryLedger) Records(_ context.Context, key webhook.Key) ([]Record, er
 }
 
 type memoryRunner struct {
-	m   *MemoryLedger
-	key webhook.Key
+	m       *MemoryLedger
+	key     webhook.Key
+	attempt string
 }
 
 func (r *memoryRunner) Do(ctx context.Context, name string, fn func(context.Context, string) error) error {
@@ -49,15 +56,24 @@ func (r *memoryRunner) Do(ctx context.Context, name string, fn func(context.Cont
 }
 
 func (r *memoryRunner) DoResult(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
+	return r.do(ctx, name, false, fn)
+}
+
+// DoAtMostOnce implements AtMostOnceRunner.
+func (r *memoryRunner) DoAtMostOnce(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
+	return r.do(ctx, name, true, fn)
+}
+
+func (r *memoryRunner) do(ctx context.Context, name string, atMostOnce bool, fn func(context.Context, string) (string, error)) error {
 	if name == "" {
 		return invalidf("empty effect name for %s", r.key)
 	}
-	m := r.m
+	m, id := r.m, string(r.key)+"\x00"+name
 	m.mu.Lock()
-	lock, ok := m.running[string(r.key)+"\x00"+name]
+	lock, ok := m.running[id]
 	if !ok {
 		lock = new(sync.Mutex)
-		m.running[string(r.key)+"\x00"+name] = lock
+		m.running[id] = lock
 	}
 	m.mu.Unlock()
 	lock.Lock()
@@ -65,17 +81,31 @@ func (r *memoryRunner) DoResult(ctx context.Context, name string, fn func(contex
 
 	m.mu.Lock()
 	_, done := m.recs[r.key][name]
+	started, open := m.intents[id]
+	if atMostOnce && !done && !open {
+		m.intents[id] = r.attempt
+	}
 	m.mu.Unlock()
-	if done {
+	switch {
+	case done:
 		return nil
+	case atMostOnce && open && started != r.attempt:
+		return outcomeUnknown(r.key, name, time.Time{}, nil)
 	}
 	ik := IdempotencyKey(r.key, name)
 	res, err := fn(ctx, ik)
-	if err != nil {
-		return fmt.Errorf("effect %s of %s: %w", name, r.key, err)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	switch {
+	case err != nil && atMostOnce && !IsNotDone(err):
+		return outcomeUnknown(r.key, name, time.Time{}, err)
+	case err != nil:
+		if atMostOnce {
+			delete(m.intents, id) // not done: released
+		}
+		return fmt.Errorf("effect %s of %s: %w", name, r.key, err)
+	}
+	delete(m.intents, id)
 	if m.recs[r.key] == nil {
 		m.recs[r.key] = map[string]Record{}
 	}

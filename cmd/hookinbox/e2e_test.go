@@ -202,7 +202,7 @@ func TestEndToEnd(t *testing.T) {
 
 	// A short load run: the receiver (its bootstrap under the RIE) beside
 	// the floor program, on the stack's emulators.
-	out, err = hookinbox("load", "--count", "20", "--rounds", "1", "--concurrency", "2", "--dup", "0.2")
+	out, err = hookinbox("load", "--stack", "--warmup", "5", "--count", "20", "--rounds", "1", "--concurrency", "2", "--dup", "0.2")
 	if err != nil {
 		t.Fatalf("load: %v\n%s", err, out)
 	}

@@ -11,7 +11,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +28,9 @@ import (
 
 type loadFlags struct {
 	url, secret, stateFile string
+	benchstat              string
+	stack                  bool
+	copies, warmup         int
 	rate                   float64
 	concurrency            int
 	duration               time.Duration
@@ -39,44 +44,68 @@ type loadFlags struct {
 func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f loadFlags
 	fs := newFlagSet("load", "[flags]", `
-Drives the local stack's receiver with signed Stripe deliveries and, in the
-same run, a floor program (internal/local/floor: one conditional PutItem and one
-SendMessage per request, nothing else) on the same emulators, round by
-round (receiver, floor, receiver, floor, ...), and prints the throughput
-and the p50/p95/p99 acknowledgement latency of each, and their ratios.
+Drives hookinbox's receiver with signed Stripe deliveries and, in the same
+run, a floor program (internal/local/floor: one conditional PutItem and one
+SendMessage per request, nothing else) on the same emulators, and prints
+the throughput, the p50/p95/p99 acknowledgement latency and the CPU time
+per delivery of each, and their ratios.
+
+By default it runs everything itself, so the two are measured alike: it
+starts dynalite and local-aws-sqs of its own, builds the receiver's
+bootstrap (make build-ReceiverFunction, for this host) and the floor's
+(cmd/floor, with the same flags), runs --copies of each under
+aws-lambda-rie behind the same HTTP API emulation, each on a stack of its
+own (tables and queues from template.yaml) on the same emulators, and stops
+it all at the end. Nothing consumes the queues. CPU per delivery is the
+bootstrap processes' user + system time over the round (from /proc, in
+10 ms ticks) divided by the deliveries answered; the RIE's is printed
+beside it and left out of the ratio (it is the same program for both).
+
+With --stack it drives the running stack's receiver instead (hookinbox
+dev, in-process or --rie, with its processor running beside it) and
+serves the floor in this process on that stack's emulators: handy to load
+a dev stack, but the two do not run alike, so the ratios are only a hint
+and CPU is not measured.
 
 Load is either a fixed rate (--rate, requests per second) or a fixed
-concurrency (--concurrency senders, each sending its next loadRequest when the
+concurrency (--concurrency senders, each sending its next delivery when the
 last is answered), for --duration or --count deliveries per round. A share
-of deliveries (--dup) repeats an earlier loadRequest of the round, as a
-retrying provider does. Every URL must be on the loopback interface.
+of deliveries (--dup) repeats an earlier delivery of the round, as a
+retrying provider does. --warmup deliveries go to each target first and are
+not counted. Rounds alternate (receiver, floor, then floor, receiver, ...)
+so that the machine's own noise falls on both; the summary is the median
+over the rounds. Every URL must be on the loopback interface.
 
-The floor serves in this process behind the same HTTP API emulation the
-local stack uses, on tables and a queue of its own that it deletes at the
-end; the receiver is the running stack's (hookinbox dev, in-process or
---rie). Timings depend on the machine: compare the ratios, measured side
-by side, not the absolute figures.
+Timings depend on the machine and on what else runs on it: compare the
+ratios, measured side by side, not the absolute figures.
 
 Examples:
-  hookinbox load --concurrency 8 --count 500
-  hookinbox load --rate 200 --duration 10s --dup 0.2`)
-	fs.StringVar(&f.url, "url", "", "webhook URL (default: the running stack's)")
-	fs.StringVar(&f.secret, "secret", "", "signing secret (default: the running stack's)")
-	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "state file of the running stack")
+  hookinbox load --concurrency 4 --count 1000 --rounds 5
+  hookinbox load --rate 150 --duration 10s --dup 0.2
+  hookinbox load --stack --concurrency 8 --count 500`)
+	fs.BoolVar(&f.stack, "stack", false, "drive the running stack's receiver (see --state-file) instead of bootstraps started here")
+	fs.IntVar(&f.copies, "copies", 2, "copies of each bootstrap under aws-lambda-rie (each runs one invocation at a time)")
+	fs.IntVar(&f.warmup, "warmup", 100, "deliveries to each target before the rounds, not counted")
+	fs.StringVar(&f.url, "url", "", "with --stack: webhook URL (default: the running stack's)")
+	fs.StringVar(&f.secret, "secret", "", "signing secret (default: the running stack's, or the local one)")
+	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "with --stack: state file of the running stack")
 	fs.Float64Var(&f.rate, "rate", 0, "requests per second (0: fixed concurrency instead)")
-	fs.IntVar(&f.concurrency, "concurrency", 8, "concurrent senders (with --rate: the most requests in flight)")
+	fs.IntVar(&f.concurrency, "concurrency", 4, "concurrent senders (with --rate: the most requests in flight)")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "length of each round (unless --count)")
 	fs.IntVar(&f.count, "count", 0, "deliveries per round (instead of --duration)")
 	fs.Float64Var(&f.dup, "dup", 0.1, "share of deliveries that repeat an earlier one (0 to 1)")
 	fs.IntVar(&f.size, "size", 0, "payload bytes (0: a realistic checkout, about 2.9 KB)")
-	fs.IntVar(&f.rounds, "rounds", 2, "rounds per target")
+	fs.IntVar(&f.rounds, "rounds", 5, "rounds per target")
 	fs.BoolVar(&f.floor, "floor", true, "drive the floor program too, and print the ratios")
+	fs.StringVar(&f.benchstat, "benchstat", "", "also write every round to this file as Go benchmark lines (BenchmarkLoad/target=...), for benchstat")
 	if _, err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	switch {
-	case f.rate < 0 || f.concurrency < 1 || f.rounds < 1 || f.count < 0 || f.size < 0:
-		return usagef("--rate, --count and --size must be at least 0, --concurrency and --rounds at least 1")
+	case f.rate < 0 || f.concurrency < 1 || f.rounds < 1 || f.count < 0 || f.size < 0 || f.warmup < 0:
+		return usagef("--rate, --count, --size and --warmup must be at least 0, --concurrency and --rounds at least 1")
+	case f.copies < 1 || f.copies > 16:
+		return usagef("--copies must be in [1, 16]")
 	case f.dup < 0 || f.dup >= 1:
 		return usagef("--dup must be in [0, 1)")
 	case f.count == 0 && f.duration <= 0:
@@ -85,42 +114,42 @@ Examples:
 		return usagef("--duration is at most 10m")
 	case f.count > 1_000_000:
 		return usagef("--count is at most 1000000")
+	case f.url != "" && !f.stack:
+		return usagef("--url needs --stack (without it, load starts the receiver itself)")
 	}
 
-	st, err := loadState(f.stateFile)
-	if err != nil && (f.url == "" || f.secret == "" || f.floor) {
-		return err
-	}
-	if f.url == "" {
-		f.url = st.WebhookURL
-	}
-	if f.secret == "" {
-		f.secret = st.StripeWebhookSecret
-	}
-	if err := requireLoopback(f.url); err != nil {
-		return err
-	}
-
-	targets := []loadTarget{{name: "receiver", url: f.url}}
-	if f.floor {
-		floorURL, stop, err := startFloor(ctx, st)
+	var targets []*loadTarget
+	if f.stack {
+		ts, stop, err := stackTargets(ctx, &f)
 		if err != nil {
 			return err
 		}
 		defer stop()
-		targets = append(targets, loadTarget{name: "floor", url: floorURL})
+		targets = ts
+	} else {
+		if f.secret == "" {
+			f.secret = localSecret
+		}
+		fmt.Fprintf(stderr, "hookinbox load: starting the emulators and %d copies of each bootstrap under aws-lambda-rie (the first build takes a minute)\n", f.copies)
+		ts, stop, err := bootstrapTargets(ctx, f)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		targets = ts
 	}
 
 	client := &http.Client{
 		Timeout:   30 * time.Second,
 		Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute},
 	}
-	// Warm both targets up: connections, clients, a first claim.
+	// Warm every target up, uncounted: connections, clients, every copy
+	// started, a first claim.
 	for _, tg := range targets {
-		for _, d := range makeDeliveries(5, 0, f.size, f.secret) {
-			if _, err := loadDeliver(ctx, client, tg.url, d); err != nil {
-				return fmt.Errorf("%s at %s: %w", tg.name, tg.url, err)
-			}
+		warm := f
+		warm.count, warm.rate = max(f.warmup, 2*f.copies), 0
+		if _, err := runRound(ctx, client, tg.url, makeDeliveries(warm.count, f.dup, f.size, f.secret), warm); err != nil {
+			return fmt.Errorf("%s at %s: warm-up: %w", tg.name, tg.url, err)
 		}
 	}
 
@@ -132,35 +161,50 @@ Examples:
 	if f.count > 0 {
 		bound = fmt.Sprintf("%d deliveries per round", f.count)
 	}
-	fmt.Fprintf(stdout, "hookinbox load: %s, %s, %d rounds per target, %.0f%% duplicates\n", mode, bound, f.rounds, f.dup*100)
+	where := fmt.Sprintf("%d copies of each bootstrap under aws-lambda-rie", f.copies)
+	if f.stack {
+		where = "the running stack's receiver, the floor in this process"
+	}
+	fmt.Fprintf(stdout, "hookinbox load: %s; %s, %s, %d rounds per target (alternating), %d warm-up deliveries each, %.0f%% duplicates\n",
+		where, mode, bound, f.rounds, f.warmup, f.dup*100)
 	for i := 0; i < f.rounds; i++ {
-		for j := range targets {
+		order := targets
+		if i%2 == 1 && len(targets) == 2 {
+			order = []*loadTarget{targets[1], targets[0]}
+		}
+		for _, tg := range order {
 			n := f.count
 			if n == 0 {
 				n = int(math.Max(f.rate, 1000) * f.duration.Seconds()) // enough for the duration
 			}
-			res, err := runRound(ctx, client, targets[j].url, makeDeliveries(n, f.dup, f.size, f.secret), f)
-			if err != nil {
-				return fmt.Errorf("%s round %d: %w", targets[j].name, i+1, err)
+			ds := makeDeliveries(n, f.dup, f.size, f.secret)
+			var before cpuTimes
+			if tg.cpu != nil {
+				var err error
+				if before, err = tg.cpu(); err != nil {
+					return fmt.Errorf("%s: %w", tg.name, err)
+				}
 			}
-			targets[j].rounds = append(targets[j].rounds, res)
-			fmt.Fprintf(stdout, "  %-8s round %d: %s\n", targets[j].name, i+1, res)
+			res, err := runRound(ctx, client, tg.url, ds, f)
+			if err != nil {
+				return fmt.Errorf("%s round %d: %w", tg.name, i+1, err)
+			}
+			if tg.cpu != nil {
+				after, err := tg.cpu()
+				if err != nil {
+					return fmt.Errorf("%s: %w", tg.name, err)
+				}
+				res.cpu = &cpuTimes{function: after.function - before.function, rie: after.rie - before.rie}
+			}
+			tg.rounds = append(tg.rounds, res)
+			fmt.Fprintf(stdout, "  %-8s round %d: %s\n", tg.name, i+1, res)
 		}
 	}
-	fmt.Fprintln(stdout)
-	fmt.Fprintf(stdout, "%-8s %12s %9s %9s %9s %8s\n", "target", "deliveries/s", "p50 ms", "p95 ms", "p99 ms", "errors")
-	for _, tg := range targets {
-		fmt.Fprintf(stdout, "%-8s %12.1f %9.2f %9.2f %9.2f %8d\n", tg.name, tg.median(roundResult.throughput),
-			tg.median(func(r roundResult) float64 { return ms(r.p50) }), tg.median(func(r roundResult) float64 { return ms(r.p95) }),
-			tg.median(func(r roundResult) float64 { return ms(r.p99) }), tg.errors())
-	}
-	if len(targets) == 2 {
-		r, fl := targets[0], targets[1]
-		fmt.Fprintf(stdout, "\nreceiver / floor (medians of the rounds): throughput %.2f×, p50 %.2f×, p95 %.2f×, p99 %.2f×\n",
-			r.median(roundResult.throughput)/fl.median(roundResult.throughput),
-			r.median(func(x roundResult) float64 { return ms(x.p50) })/fl.median(func(x roundResult) float64 { return ms(x.p50) }),
-			r.median(func(x roundResult) float64 { return ms(x.p95) })/fl.median(func(x roundResult) float64 { return ms(x.p95) }),
-			r.median(func(x roundResult) float64 { return ms(x.p99) })/fl.median(func(x roundResult) float64 { return ms(x.p99) }))
+	printLoadSummary(stdout, targets)
+	if f.benchstat != "" {
+		if err := writeBenchstat(f.benchstat, f, targets); err != nil {
+			return err
+		}
 	}
 	for _, tg := range targets {
 		if tg.errors() > 0 {
@@ -168,6 +212,101 @@ Examples:
 		}
 	}
 	return nil
+}
+
+// printLoadSummary prints each target's medians over its rounds and, for
+// two targets, the first's over the second's.
+func printLoadSummary(w io.Writer, targets []*loadTarget) {
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%-8s %12s %9s %9s %9s %12s %12s %8s\n", "target", "deliveries/s", "p50 ms", "p95 ms", "p99 ms", "CPU µs/dlv", "RIE µs/dlv", "errors")
+	for _, tg := range targets {
+		cpu, rie := "-", "-"
+		if tg.cpu != nil {
+			cpu = fmt.Sprintf("%.0f", tg.median(roundResult.cpuPerDelivery))
+			rie = fmt.Sprintf("%.0f", tg.median(roundResult.riePerDelivery))
+		}
+		fmt.Fprintf(w, "%-8s %12.1f %9.2f %9.2f %9.2f %12s %12s %8d\n", tg.name, tg.median(roundResult.throughput),
+			tg.median(roundResult.p50ms), tg.median(roundResult.p95ms), tg.median(roundResult.p99ms), cpu, rie, tg.errors())
+	}
+	if len(targets) != 2 {
+		return
+	}
+	r, fl := targets[0], targets[1]
+	ratio := func(v func(roundResult) float64) float64 { return r.median(v) / fl.median(v) }
+	fmt.Fprintf(w, "\n%s / %s (medians of %d rounds): throughput %.2f×, p50 %.2f×, p95 %.2f×, p99 %.2f×",
+		r.name, fl.name, len(r.rounds), ratio(roundResult.throughput), ratio(roundResult.p50ms), ratio(roundResult.p95ms), ratio(roundResult.p99ms))
+	if r.cpu != nil && fl.cpu != nil {
+		fmt.Fprintf(w, ", CPU per delivery %.2f×", ratio(roundResult.cpuPerDelivery))
+	}
+	fmt.Fprintln(w)
+}
+
+// writeBenchstat writes every round of every target to path in the Go
+// benchmark format, one line per round, so that `benchstat -col /target
+// path` compares the targets and `benchstat old new` two runs.
+func writeBenchstat(path string, f loadFlags, targets []*loadTarget) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "goos: %s\ngoarch: %s\npkg: github.com/hookinbox/hookinbox/cmd/hookinbox\n", runtime.GOOS, runtime.GOARCH)
+	if model := cpuModel(); model != "" {
+		fmt.Fprintf(&b, "cpu: %s\n", model)
+	}
+	mode := fmt.Sprintf("concurrency=%d", f.concurrency)
+	if f.rate > 0 {
+		mode = fmt.Sprintf("rate=%g", f.rate)
+	}
+	for _, tg := range targets {
+		for _, r := range tg.rounds {
+			fmt.Fprintf(&b, "BenchmarkLoad/%s/target=%s %d %.0f ns/op %.1f deliveries/s %.3f p50-ms %.3f p95-ms %.3f p99-ms",
+				mode, tg.name, r.sent, float64(r.elapsed)/float64(max(r.sent, 1)), r.throughput(), r.p50ms(), r.p95ms(), r.p99ms())
+			if r.cpu != nil {
+				fmt.Fprintf(&b, " %.1f cpu-us/delivery %.1f rie-cpu-us/delivery", r.cpuPerDelivery(), r.riePerDelivery())
+			}
+			b.WriteString("\n")
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("--benchstat: %w", err)
+	}
+	return nil
+}
+
+// cpuModel returns the first "model name" of /proc/cpuinfo, or "".
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// stackTargets returns the running stack's receiver and, unless
+// --floor=false, the floor program served in this process on the stack's
+// emulators.
+func stackTargets(ctx context.Context, f *loadFlags) ([]*loadTarget, func(), error) {
+	st, err := loadState(f.stateFile)
+	if err != nil && (f.url == "" || f.secret == "" || f.floor) {
+		return nil, nil, err
+	}
+	if f.url == "" {
+		f.url = st.WebhookURL
+	}
+	if f.secret == "" {
+		f.secret = st.StripeWebhookSecret
+	}
+	if err := requireLoopback(f.url); err != nil {
+		return nil, nil, err
+	}
+	targets := []*loadTarget{{name: "receiver", url: f.url}}
+	if !f.floor {
+		return targets, func() {}, nil
+	}
+	floorURL, stop, err := startFloor(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(targets, &loadTarget{name: "floor", url: floorURL}), stop, nil
 }
 
 // requireLoopback refuses a URL whose host is not a loopback address.
@@ -277,13 +416,42 @@ type roundResult struct {
 	elapsed       time.Duration
 	p50, p95, p99 time.Duration
 	firstErr      error
+	cpu           *cpuTimes // used over the round; nil when not measured
+}
+
+// cpuTimes is CPU time (user + system) of a target's processes.
+type cpuTimes struct {
+	function time.Duration // the bootstraps
+	rie      time.Duration // the aws-lambda-rie processes that run them
 }
 
 func (r roundResult) throughput() float64 { return float64(r.sent-r.errors) / r.elapsed.Seconds() }
+func (r roundResult) p50ms() float64      { return ms(r.p50) }
+func (r roundResult) p95ms() float64      { return ms(r.p95) }
+func (r roundResult) p99ms() float64      { return ms(r.p99) }
+
+// cpuPerDelivery is the bootstraps' CPU time per answered delivery, in µs.
+func (r roundResult) cpuPerDelivery() float64 {
+	if r.cpu == nil || r.sent == 0 {
+		return math.NaN()
+	}
+	return float64(r.cpu.function) / float64(time.Microsecond) / float64(r.sent)
+}
+
+// riePerDelivery is the RIE's CPU time per answered delivery, in µs.
+func (r roundResult) riePerDelivery() float64 {
+	if r.cpu == nil || r.sent == 0 {
+		return math.NaN()
+	}
+	return float64(r.cpu.rie) / float64(time.Microsecond) / float64(r.sent)
+}
 
 func (r roundResult) String() string {
 	s := fmt.Sprintf("%d deliveries in %s: %.1f/s, p50 %.2f ms, p95 %.2f ms, p99 %.2f ms",
 		r.sent, r.elapsed.Round(time.Millisecond), r.throughput(), ms(r.p50), ms(r.p95), ms(r.p99))
+	if r.cpu != nil {
+		s += fmt.Sprintf(", CPU %.0f µs/delivery (RIE %.0f)", r.cpuPerDelivery(), r.riePerDelivery())
+	}
 	if r.errors > 0 {
 		s += fmt.Sprintf(", %d errors (first: %v)", r.errors, r.firstErr)
 	}
@@ -320,34 +488,48 @@ func runRound(ctx context.Context, client *http.Client, url string, ds []loadReq
 		}
 		latencies = append(latencies, took)
 	}
-	next := make(chan loadRequest)
+	// In rate mode each delivery is due at begin + i/rate and its latency
+	// counts from then, so a target that falls behind is charged for the
+	// wait (no coordinated omission); at most f.concurrency are in flight.
+	type job struct {
+		d   loadRequest
+		due time.Time
+	}
+	next := make(chan job)
 	var wg sync.WaitGroup
 	for i := 0; i < f.concurrency; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for d := range next {
-				record(loadDeliver(ctx, client, url, d))
+			for j := range next {
+				took, err := loadDeliver(ctx, client, url, j.d)
+				if !j.due.IsZero() {
+					took = time.Since(j.due)
+				}
+				record(took, err)
 			}
 		}()
 	}
 	begin := time.Now()
-	var tick *time.Ticker
+	var interval time.Duration
 	if f.rate > 0 {
-		tick = time.NewTicker(time.Duration(float64(time.Second) / f.rate))
-		defer tick.Stop()
+		interval = time.Duration(float64(time.Second) / f.rate)
 	}
 feed:
-	for _, d := range ds {
-		if tick != nil {
-			select {
-			case <-tick.C:
-			case <-ctx.Done():
-				break feed
+	for i, d := range ds {
+		j := job{d: d}
+		if interval > 0 {
+			j.due = begin.Add(time.Duration(i) * interval)
+			if wait := time.Until(j.due); wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-ctx.Done():
+					break feed
+				}
 			}
 		}
 		select {
-		case next <- d:
+		case next <- j:
 		case <-ctx.Done():
 			break feed
 		}
@@ -375,11 +557,14 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // loadTarget is a URL driven round after round.
 type loadTarget struct {
 	name, url string
-	rounds    []roundResult
+	// cpu, when set, returns the CPU time the target's processes have
+	// used so far.
+	cpu    func() (cpuTimes, error)
+	rounds []roundResult
 }
 
 // median returns the median over the target's rounds of v.
-func (t loadTarget) median(v func(roundResult) float64) float64 {
+func (t *loadTarget) median(v func(roundResult) float64) float64 {
 	xs := make([]float64, len(t.rounds))
 	for i, r := range t.rounds {
 		xs[i] = v(r)
@@ -391,7 +576,7 @@ func (t loadTarget) median(v func(roundResult) float64) float64 {
 	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
 }
 
-func (t loadTarget) errors() int {
+func (t *loadTarget) errors() int {
 	n := 0
 	for _, r := range t.rounds {
 		n += r.errors

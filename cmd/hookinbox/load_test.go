@@ -1,6 +1,14 @@
 package main
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -57,5 +65,127 @@ func TestMakeDeliveriesRepeatsTheDuplicateShare(t *testing.T) {
 	}
 	if len(ds) != 200 || dups != 50 {
 		t.Errorf("%d deliveries, %d repeats; want 200 and 50", len(ds), dups)
+	}
+}
+
+func TestRunRoundCountsEveryDelivery(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Header.Get("Stripe-Signature") == "" {
+			http.Error(w, "unsigned", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		seen[string(body)]++
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name string
+		f    loadFlags
+	}{
+		{"fixed concurrency", loadFlags{concurrency: 3, count: 40}},
+		{"fixed rate", loadFlags{concurrency: 3, count: 40, rate: 2000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clear(seen)
+			res, err := runRound(context.Background(), srv.Client(), srv.URL, makeDeliveries(40, 0.25, 0, "whsec_test"), tc.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.sent != 40 || res.errors != 0 {
+				t.Errorf("sent %d, %d errors; want 40, 0", res.sent, res.errors)
+			}
+			if len(seen) != 30 {
+				t.Errorf("%d distinct bodies arrived, want 30 (40 with 25%% repeats)", len(seen))
+			}
+			if !(res.p50 <= res.p95 && res.p95 <= res.p99) {
+				t.Errorf("percentiles out of order: %v %v %v", res.p50, res.p95, res.p99)
+			}
+		})
+	}
+}
+
+func TestLoadSummaryAndBenchstat(t *testing.T) {
+	round := func(sent int, elapsed, p time.Duration, cpu time.Duration) roundResult {
+		return roundResult{sent: sent, elapsed: elapsed, p50: p, p95: 2 * p, p99: 3 * p, cpu: &cpuTimes{function: cpu, rie: cpu / 2}}
+	}
+	targets := []*loadTarget{
+		{name: "receiver", cpu: func() (cpuTimes, error) { return cpuTimes{}, nil }, rounds: []roundResult{
+			round(100, time.Second, 10*time.Millisecond, 200*time.Millisecond),
+			round(100, 2*time.Second, 20*time.Millisecond, 300*time.Millisecond),
+			round(100, 4*time.Second, 40*time.Millisecond, 100*time.Millisecond),
+		}},
+		{name: "floor", cpu: func() (cpuTimes, error) { return cpuTimes{}, nil }, rounds: []roundResult{
+			round(100, time.Second, 10*time.Millisecond, 100*time.Millisecond),
+			round(100, time.Second, 10*time.Millisecond, 100*time.Millisecond),
+			round(100, time.Second, 10*time.Millisecond, 100*time.Millisecond),
+		}},
+	}
+	var out strings.Builder
+	printLoadSummary(&out, targets)
+	want := "receiver / floor (medians of 3 rounds): throughput 0.50×, p50 2.00×, p95 2.00×, p99 2.00×, CPU per delivery 2.00×"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("summary does not say %q:\n%s", want, out.String())
+	}
+
+	path := filepath.Join(t.TempDir(), "load.txt")
+	if err := writeBenchstat(path, loadFlags{concurrency: 4}, targets); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var benches []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "Benchmark") {
+			benches = append(benches, l)
+		}
+	}
+	if len(benches) != 6 {
+		t.Fatalf("%d benchmark lines, want 6:\n%s", len(benches), b)
+	}
+	wantLine := "BenchmarkLoad/concurrency=4/target=receiver 100 10000000 ns/op 100.0 deliveries/s 10.000 p50-ms 20.000 p95-ms 30.000 p99-ms 2000.0 cpu-us/delivery 1000.0 rie-cpu-us/delivery"
+	if benches[0] != wantLine {
+		t.Errorf("first line\n got %s\nwant %s", benches[0], wantLine)
+	}
+}
+
+// TestLoadRunsBothBootstraps runs `hookinbox load` as make bench does, at a
+// tiny size: it builds both bootstraps, starts its own emulators and
+// copies under aws-lambda-rie, and prints every figure. Only the shape of
+// the output is checked, never a timing.
+func TestLoadRunsBothBootstraps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: builds the bootstraps and runs them under aws-lambda-rie on the emulators; run without -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	bench := filepath.Join(t.TempDir(), "load.txt")
+	var out, errOut strings.Builder
+	err := cmdLoad(ctx, []string{"--copies", "1", "--warmup", "3", "--count", "12", "--rounds", "2", "--concurrency", "2", "--dup", "0.25", "--benchstat", bench}, &out, &errOut)
+	if err != nil {
+		t.Fatalf("load: %v\n%s\n%s", err, out.String(), errOut.String())
+	}
+	for _, want := range []string{
+		"1 copies of each bootstrap under aws-lambda-rie",
+		"receiver round 1: 12 deliveries", "floor    round 1: 12 deliveries",
+		"floor    round 2: 12 deliveries", "receiver round 2: 12 deliveries",
+		"µs/delivery (RIE ", "receiver / floor (medians of 2 rounds)", "CPU per delivery",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("load does not say %q:\n%s", want, out.String())
+		}
+	}
+	b, err := os.ReadFile(bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(b), "BenchmarkLoad/concurrency=2/target="); got != 4 {
+		t.Errorf("--benchstat file has %d round lines, want 4:\n%s", got, b)
 	}
 }

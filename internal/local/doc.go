@@ -8,8 +8,9 @@
 // pipeline tests and the CLI's end-to-end test drive (devstack,
 // pipelinetest), the Lambda runtime emulator driver (lambdalocal), the
 // stateful stand-ins for outside APIs (standin), the template reader
-// (samtemplate), `hookinbox chaos` (chaos) and the floor program the
-// performance work measures against (floor).
+// (samtemplate), the template's invariants (deploytest), `hookinbox chaos`
+// (chaos) and the floor program the performance work measures against
+// (floor).
 //
 // The rule is checked by internal/lambdafn/catalog's tests: no function
 // links a package under internal/local, nor package testing.

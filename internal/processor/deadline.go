@@ -34,3 +34,12 @@ func (r deadlineRunner) DoResult(ctx context.Context, name string, fn func(ctx c
 		return fn(ctx, ik)
 	})
 }
+
+// DoAtMostOnce implements effects.AtMostOnceRunner.
+func (r deadlineRunner) DoAtMostOnce(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) (string, error)) error {
+	return effects.AtMostOnce(ctx, r.Runner, name, func(ctx context.Context, ik string) (string, error) {
+		ctx, cancel := context.WithDeadline(ctx, r.by)
+		defer cancel()
+		return fn(ctx, ik)
+	})
+}

@@ -454,6 +454,12 @@ func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger
 	if !effectsBy.IsZero() {
 		fx = deadlineRunner{fx, effectsBy}
 	}
+	if deadline, ok := ctx.Deadline(); ok {
+		// An effect that has run is recorded with retries until the
+		// ledger's share of the reserve is used up, whatever context the
+		// business hands the ledger.
+		ctx = effects.WithRecordDeadline(ctx, deadline)
+	}
 	return h.business.Handle(ctx, ev, fx)
 }
 

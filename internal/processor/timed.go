@@ -32,6 +32,14 @@ func (r timedRunner) DoResult(ctx context.Context, name string, fn func(ctx cont
 	})
 }
 
+// DoAtMostOnce implements effects.AtMostOnceRunner.
+func (r timedRunner) DoAtMostOnce(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) (string, error)) error {
+	return effects.AtMostOnce(ctx, r.Runner, name, func(ctx context.Context, ik string) (string, error) {
+		defer r.time(name, time.Now())
+		return fn(ctx, ik)
+	})
+}
+
 func (r timedRunner) time(effect string, begin time.Time) {
 	r.metrics.Emit(metrics.Dims{Effect: effect}, metrics.Millis(metrics.EffectDuration, time.Since(begin)))
 }

@@ -65,18 +65,21 @@ func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effec
 		return err
 	}
 
-	err = effects.DoResult(ctx, fx, effectWelcomeEmail, func(ctx context.Context, ik string) (string, error) {
-		msgID, err := s.sendWelcome(ctx, to, ik)
-		if err != nil {
-			return "", err
-		}
-		if _, err := effects.PutOnce(ctx, s.db, s.cfg.Table, emailItem(Email{Event: key, To: to, Template: templateWelcome})); err != nil {
-			return "", err
-		}
-		return msgID, nil
+	// SES takes no idempotency key: the email is sent at most once (an
+	// attempt that cannot tell whether it went out parks the event), and
+	// its record, a pure function of the event, is written after it by
+	// every attempt until one succeeds.
+	err = effects.AtMostOnce(ctx, fx, effectWelcomeEmail, func(ctx context.Context, ik string) (string, error) {
+		return s.sendWelcome(ctx, to, ik)
 	})
-	if err != nil || customer == "" {
+	if err != nil {
 		return err
+	}
+	if _, err := effects.PutOnce(ctx, s.db, s.cfg.Table, emailItem(Email{Event: key, To: to, Template: templateWelcome})); err != nil {
+		return err
+	}
+	if customer == "" {
+		return nil
 	}
 
 	return effects.DoResult(ctx, fx, effectCreateInvoice, func(ctx context.Context, ik string) (string, error) {

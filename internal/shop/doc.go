@@ -31,10 +31,15 @@
 // Subscriptions are Stripe's state as last read: their version is the time
 // of the read, and any read after the last change gives the current status.
 //
-// The one effect that can repeat is the welcome email: SES takes no
-// idempotency key, so if the process dies between a successful SendEmail and
-// the ledger record, the retry sends the email again (at least once). The
-// idempotency key travels in the email's tags so duplicates can be found.
+// The welcome email is the one effect whose outside system takes no
+// idempotency key (SES), so it runs at most once (effects.AtMostOnce): the
+// ledger records that an attempt is sending it before the call, and the
+// outcome after it, with retries. An attempt that cannot tell whether the
+// email went out (a timeout or a lost connection mid-call, or an earlier
+// attempt that started it and recorded nothing) parks the event with
+// effects.ErrOutcomeUnknown instead of sending it again; a person resolves
+// it (docs/operations.md). The idempotency key travels in the email's
+// tags so the email can be found.
 //
 // The package logs nothing; it reports through returned errors, classified
 // with webhook.Permanent (retrying cannot help) and webhook.ErrNoHandler.

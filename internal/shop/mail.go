@@ -10,6 +10,7 @@ import (
 	sestypes "github.com/aws/aws-sdk-go-v2/service/sesv2/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -30,9 +31,14 @@ const (
 )
 
 // sendWelcome sends the welcome email to to and returns SES's message ID.
-// SES has no idempotency key: the key goes in a message tag, so a duplicate
-// sent in the window between a successful send and the ledger record can be
-// recognised in SES's event stream.
+// SES has no idempotency key, so the email is an at-most-once effect
+// (effects.AtMostOnce): the request is made once, without the SDK's
+// retries (a retry after a lost answer could send it twice), and an error
+// that is SES's answer is marked effects.NotDone (SES refused it; the
+// event's retry may send it), while any other error (a timeout, a reset
+// connection) leaves it unknown. The key also goes in a message tag, so a
+// person resolving an unknown outcome finds the email in SES's event
+// stream.
 func (s *Shop) sendWelcome(ctx context.Context, to, idempotencyKey string) (string, error) {
 	utf8 := ptr("UTF-8")
 	out, err := s.mail.SendEmail(ctx, &sesv2.SendEmailInput{
@@ -46,10 +52,14 @@ func (s *Shop) sendWelcome(ctx context.Context, to, idempotencyKey string) (stri
 			{Name: ptr(TagIdempotencyKey), Value: ptr(TagValue(idempotencyKey))},
 			{Name: ptr(TagTemplate), Value: ptr(templateWelcome)},
 		},
-	})
+	}, func(o *sesv2.Options) { o.RetryMaxAttempts = 1 })
 	if err != nil {
 		// The address stays out of the error: errors are logged.
-		return "", fmt.Errorf("send welcome email: %w", classifySES(err))
+		err = fmt.Errorf("send welcome email: %w", classifySES(err))
+		if answeredBySES(err) {
+			err = effects.NotDone(err)
+		}
+		return "", err
 	}
 	if out.MessageId == nil {
 		return "", nil
@@ -69,6 +79,14 @@ func TagValue(s string) string {
 		}
 		return '.'
 	}, s)
+}
+
+// answeredBySES reports whether err is an answer of SES's (a refusal, a
+// throttle, a server fault): the email was not accepted. A network error
+// or a timeout is not: the email may have gone out.
+func answeredBySES(err error) bool {
+	var apiErr smithy.APIError
+	return errors.As(err, &apiErr)
 }
 
 // classifySES marks SES's refusals permanent: a client fault other than

@@ -475,24 +475,6 @@ func TestCheckoutExpandedCustomer(t *testing.T) {
 	}
 }
 
-func TestMailFailure(t *testing.T) {
-	h := newFakeHarness(t)
-	mail := &fakeMailer{fail: errBoom}
-	h.shop.mail = mail
-	ev := checkoutEvent("evt_1MailFail0000000000001", t0)
-	if err := h.shop.Handle(context.Background(), ev, h.ledger.For(ev.Key())); !errors.Is(err, errBoom) || webhook.IsPermanent(err) {
-		t.Fatalf("err = %v, want transient boom", err)
-	}
-	if calls := h.invoiceCalls(); len(calls) != 0 {
-		t.Errorf("invoice created before the email effect finished: %v", calls)
-	}
-	mail.fail = nil
-	handle(t, h, ev)
-	if st := state(t, h); len(st.Emails) != 1 || len(st.Invoices) != 1 {
-		t.Errorf("after retry State = %+v, want 1 email and 1 invoice", st)
-	}
-}
-
 // handle runs ev through the shop with a fresh Runner, as one processing
 // attempt does, and fails the test on error.
 func handle(t *testing.T, h *harness, ev webhook.Event) {

@@ -236,6 +236,27 @@ func isErrorDocument(body []byte) bool {
 // PID returns the process ID of the RIE.
 func (f *Function) PID() int { return f.proc.pid() }
 
+// CPUTime returns the CPU time (user + system, all threads) the RIE and
+// the function's runtime processes (the bootstrap, started by the RIE at
+// the first invocation) have used so far, read from /proc/<pid>/stat
+// (Linux only; elsewhere an error). The kernel counts it in clock ticks of
+// 10 ms, so read it over many invocations. A runtime process that has
+// exited (killed, or restarted by the RIE) no longer counts.
+func (f *Function) CPUTime() (rie, runtime time.Duration, err error) {
+	rie, err = processCPU(f.proc.pid())
+	if err != nil {
+		return 0, 0, fmt.Errorf("cpu time of aws-lambda-rie: %w", err)
+	}
+	for _, pid := range childPIDs(f.proc.pid()) {
+		d, err := processCPU(pid)
+		if err != nil {
+			continue // gone since it was listed
+		}
+		runtime += d
+	}
+	return rie, runtime, nil
+}
+
 // Stop stops the RIE and the function's runtime process (which the RIE puts
 // in a process group of its own) and waits for the RIE to exit. It is
 // idempotent.

@@ -151,6 +151,35 @@ func procTree() map[int][]int {
 	return kids
 }
 
+// clockTick is the unit of the CPU times in /proc/<pid>/stat: USER_HZ,
+// 100 on every Linux architecture Go supports.
+const clockTick = 10 * time.Millisecond
+
+// processCPU returns the user + system CPU time of every thread of pid,
+// living or exited, from /proc/<pid>/stat (Linux).
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// pid (comm) state ppid ... utime stime: fields 14 and 15, 12 and 13
+	// after the comm.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no comm", pid)
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return time.Duration(utime+stime) * clockTick, nil
+}
+
 // ProcessAlive reports whether pid is a live process: it exists and is not
 // a zombie waiting for a parent that does not reap it.
 func ProcessAlive(pid int) bool {

@@ -1,17 +1,28 @@
-// Package samtemplate loads an AWS SAM / CloudFormation YAML template and
-// resolves its intrinsic functions for one deployment, so tests, the local
-// stack and the CLI read names, environment and wiring from template.yaml
-// instead of repeating them.
+// Package samtemplate loads the project's AWS SAM template and resolves its
+// intrinsic functions for one deployment, so the local stack, the CLI and
+// the template's tests (internal/local/deploytest) read names, environment
+// and wiring from template.yaml instead of repeating them.
 //
-// Parsing turns the short intrinsic tags (!Ref, !GetAtt, !Sub, !If, ...) and
-// their long forms (Ref:, Fn::GetAtt:, ...) into the typed values Ref, GetAtt,
-// Sub and Fn. Resolve evaluates them in a Context that names the stack,
-// region, account, parameter values and the physical names of resources.
+// It knows what template.yaml uses and nothing more: the sections, SAM's
+// Globals merge for functions, and the intrinsics Ref, GetAtt, Sub, If,
+// Equals and Not, evaluated in a Context that names the stack, region,
+// account, parameter values and the physical names of resources. Any other
+// tag or Fn:: key is a parse error, so a template that starts using one
+// fails its tests until this package learns it.
 //
-// It is a reader, not a validator of CloudFormation: it knows the template
-// sections, SAM's Globals merge for functions, and the intrinsics that can be
-// evaluated without AWS. A parsed Template is not modified by any method and is
-// safe for concurrent use.
+// Why not github.com/awslabs/goformation/v7 (tried at v7.14.9 on
+// template.yaml): it unmarshals into typed structs after resolving
+// intrinsics against parameter defaults only, so the same !Ref to a Number
+// parameter cannot be both an environment string (MAX_BODY_BYTES) and a
+// number (an alarm's Threshold) and the template fails to load; with
+// intrinsics left unprocessed it cannot load either. It has no GetAtt (always
+// nil), no resource Refs, fixed pseudo parameters (one stack name, one
+// region) and no parameter values, and it parses Globals without merging
+// them into functions: every check here that resolves the template in two
+// deployments would need this package's resolver anyway.
+//
+// A parsed Template is not modified by any method and is safe for
+// concurrent use.
 package samtemplate
 
 import (
@@ -30,7 +41,6 @@ type Template struct {
 	Description string
 	Transform   any
 	Parameters  map[string]Parameter
-	Mappings    map[string]any
 	Conditions  map[string]any
 	Globals     map[string]any
 	Resources   map[string]Resource
@@ -99,7 +109,6 @@ func Parse(data []byte) (*Template, error) {
 		name string
 		dst  *map[string]any
 	}{
-		{"Mappings", &t.Mappings},
 		{"Conditions", &t.Conditions},
 		{"Globals", &t.Globals},
 		{"Outputs", &t.Outputs},

@@ -1,10 +1,7 @@
 package samtemplate
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 )
@@ -25,7 +22,9 @@ type Context struct {
 	Lookup func(logicalID, attr string) (string, error)
 }
 
-func (c Context) withDefaults() Context {
+// WithDefaults returns c with its empty fields set to the defaults named on
+// Context, as Resolve sees it.
+func (c Context) WithDefaults() Context {
 	def := func(s *string, d string) {
 		if *s == "" {
 			*s = d
@@ -41,11 +40,12 @@ func (c Context) withDefaults() Context {
 
 // Resolve returns v with every intrinsic evaluated in c. Maps and lists are
 // copied; an element or key whose value is !Ref AWS::NoValue is dropped.
-// Numbers and booleans stay as they are, except inside !Sub and !Join, which
-// format them. Conditions are evaluated for !If. v is typically a value taken
+// Numbers and booleans stay as they are, except inside !Sub, which formats
+// them. Conditions are evaluated for !If. The intrinsics are the ones
+// template.yaml uses: Ref, GetAtt, Sub, If, Equals and Not. v is typically a value taken
 // from t, such as a resource's Properties or an output's Value.
 func (t *Template) Resolve(v any, c Context) (any, error) {
-	r := &resolver{t: t, c: c.withDefaults(), conds: map[string]bool{}, visiting: map[string]bool{}}
+	r := &resolver{t: t, c: c.WithDefaults(), conds: map[string]bool{}, visiting: map[string]bool{}}
 	out, err := r.resolve(v, "")
 	if err != nil {
 		return nil, err
@@ -158,11 +158,6 @@ func (r *resolver) ref(name string) (any, error) {
 		return c.Partition, nil
 	case "AWS::URLSuffix":
 		return c.URLSuffix, nil
-	case "AWS::StackId":
-		return fmt.Sprintf("arn:%s:cloudformation:%s:%s:stack/%s/00000000-0000-0000-0000-000000000000",
-			c.Partition, c.Region, c.AccountID, c.StackName), nil
-	case "AWS::NotificationARNs":
-		return []any{}, nil
 	case "AWS::NoValue":
 		return noValue{}, nil
 	}
@@ -173,13 +168,6 @@ func (r *resolver) ref(name string) (any, error) {
 				return nil, fmt.Errorf("parameter has no Default and no value in Context.Params")
 			}
 			val = p.Default
-		}
-		if p.Type == "CommaDelimitedList" || strings.HasPrefix(p.Type, "List<") {
-			var l []any
-			for _, s := range strings.Split(val, ",") {
-				l = append(l, strings.TrimSpace(s))
-			}
-			return l, nil
 		}
 		return val, nil
 	}
@@ -308,186 +296,33 @@ func (r *resolver) fn(f Fn, path string) (any, error) {
 		if err := argN(2); err != nil {
 			return nil, err
 		}
-		a, err := r.resolve(args[0], join(p, "[0]"))
-		if err != nil {
-			return nil, err
-		}
-		b, err := r.resolve(args[1], join(p, "[1]"))
-		if err != nil {
-			return nil, err
-		}
-		as, errA := ScalarString(a)
-		bs, errB := ScalarString(b)
-		if errA == nil && errB == nil {
-			return as == bs, nil
-		}
-		return reflect.DeepEqual(a, b), nil
-
-	case "Not", "And", "Or":
-		if f.Name == "Not" {
-			if err := argN(1); err != nil {
-				return nil, err
-			}
-		} else if len(args) < 2 || len(args) > 10 {
-			return nil, errorf("want a list of 2 to 10 conditions, got %s", describe(f.Args))
-		}
-		result := f.Name == "And"
-		for i, a := range args {
-			v, err := r.resolve(a, join(p, "["+strconv.Itoa(i)+"]"))
-			if err != nil {
-				return nil, err
-			}
-			b, ok := v.(bool)
-			if !ok {
-				return nil, errorf("argument %d is %s, want a condition", i, describe(v))
-			}
-			switch f.Name {
-			case "Not":
-				return !b, nil
-			case "And":
-				result = result && b
-			case "Or":
-				result = result || b
-			}
-		}
-		return result, nil
-
-	case "Join":
-		if err := argN(2); err != nil {
-			return nil, err
-		}
-		delim, ok := args[0].(string)
-		if !ok {
-			return nil, errorf("delimiter is %s, want a string", describe(args[0]))
-		}
-		list, err := r.list(args[1], join(p, "[1]"))
-		if err != nil {
-			return nil, err
-		}
-		parts := make([]string, len(list))
-		for i, e := range list {
-			if parts[i], err = ScalarString(e); err != nil {
-				return nil, errorf("element %d: %w", i, err)
-			}
-		}
-		return strings.Join(parts, delim), nil
-
-	case "Select":
-		if err := argN(2); err != nil {
-			return nil, err
-		}
-		iv, err := r.resolve(args[0], join(p, "[0]"))
-		if err != nil {
-			return nil, err
-		}
-		is, err := ScalarString(iv)
-		if err != nil {
-			return nil, errorf("index: %w", err)
-		}
-		i, err := strconv.Atoi(is)
-		if err != nil {
-			return nil, errorf("index %q is not an integer", is)
-		}
-		list, err := r.list(args[1], join(p, "[1]"))
-		if err != nil {
-			return nil, err
-		}
-		if i < 0 || i >= len(list) {
-			return nil, errorf("index %d out of range for %d elements", i, len(list))
-		}
-		return list[i], nil
-
-	case "Split":
-		if err := argN(2); err != nil {
-			return nil, err
-		}
-		delim, ok := args[0].(string)
-		if !ok || delim == "" {
-			return nil, errorf("delimiter is %s, want a non-empty string", describe(args[0]))
-		}
-		sv, err := r.resolve(args[1], join(p, "[1]"))
-		if err != nil {
-			return nil, err
-		}
-		s, err := ScalarString(sv)
-		if err != nil {
-			return nil, errorf("source: %w", err)
-		}
-		var out []any
-		for _, part := range strings.Split(s, delim) {
-			out = append(out, part)
-		}
-		return out, nil
-
-	case "Base64":
-		v, err := r.resolve(f.Args, p)
-		if err != nil {
-			return nil, err
-		}
-		s, err := ScalarString(v)
-		if err != nil {
-			return nil, errorf("%w", err)
-		}
-		return base64.StdEncoding.EncodeToString([]byte(s)), nil
-
-	case "FindInMap":
-		if len(args) != 3 && len(args) != 4 {
-			return nil, errorf("want [MapName, TopLevelKey, SecondLevelKey], got %s", describe(f.Args))
-		}
-		keys := make([]string, 3)
-		for i := range keys {
+		var sides [2]string
+		for i := range sides {
 			v, err := r.resolve(args[i], join(p, "["+strconv.Itoa(i)+"]"))
 			if err != nil {
 				return nil, err
 			}
-			if keys[i], err = ScalarString(v); err != nil {
-				return nil, errorf("key %d: %w", i, err)
+			if sides[i], err = ScalarString(v); err != nil {
+				return nil, errorf("argument %d: %w", i, err)
 			}
 		}
-		var cur any = r.t.Mappings
-		for _, k := range keys {
-			m, ok := cur.(map[string]any)
-			if !ok {
-				return nil, errorf("no mapping entry %s", strings.Join(keys, "."))
-			}
-			if cur, ok = m[k]; !ok {
-				return nil, errorf("no mapping entry %s", strings.Join(keys, "."))
-			}
-		}
-		return r.resolve(cur, p)
+		return sides[0] == sides[1], nil
 
-	case "Length":
-		list, err := r.list(f.Args, p)
+	case "Not":
+		if err := argN(1); err != nil {
+			return nil, err
+		}
+		v, err := r.resolve(args[0], join(p, "[0]"))
 		if err != nil {
 			return nil, err
 		}
-		return len(list), nil
-
-	case "ToJsonString":
-		v, err := r.resolve(f.Args, p)
-		if err != nil {
-			return nil, err
+		b, ok := v.(bool)
+		if !ok {
+			return nil, errorf("argument is %s, want a condition", describe(v))
 		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, errorf("%w", err)
-		}
-		return string(b), nil
+		return !b, nil
 	}
-	return nil, errorf("cannot be evaluated without AWS")
-}
-
-// list resolves v and requires a list.
-func (r *resolver) list(v any, path string) ([]any, error) {
-	rv, err := r.resolve(v, path)
-	if err != nil {
-		return nil, err
-	}
-	l, ok := rv.([]any)
-	if !ok {
-		return nil, fmt.Errorf("%sis %s, want a list", at(path), describe(rv))
-	}
-	return l, nil
+	return nil, errorf("not supported")
 }
 
 // condition evaluates the named entry of the Conditions section once.

@@ -1,17 +1,19 @@
-package samtemplate
+package deploytest
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 )
 
 // The invariants of the recovery functions: dlq-replay, the reconciler and
 // the stuck-claims alarm.
 
 func TestTemplateDlqReplayPolicy(t *testing.T) {
-	checkGrants(t, "DlqReplayFunction", func(c Context) []string {
+	checkGrants(t, "DlqReplayFunction", func(c samtemplate.Context) []string {
 		table, _ := c.Lookup("InboxTable", "Arn")
 		queue, _ := c.Lookup("EventsQueue", "Arn")
 		dlq, _ := c.Lookup("EventsDLQ", "Arn")
@@ -27,7 +29,7 @@ func TestTemplateDlqReplayPolicy(t *testing.T) {
 }
 
 func TestTemplateReconcilerPolicy(t *testing.T) {
-	checkGrants(t, "ReconcilerFunction", func(c Context) []string {
+	checkGrants(t, "ReconcilerFunction", func(c samtemplate.Context) []string {
 		table, _ := c.Lookup("InboxTable", "Arn")
 		queue, _ := c.Lookup("EventsQueue", "Arn")
 		want := []string{
@@ -152,7 +154,7 @@ func TestTemplateStuckClaimsAlarm(t *testing.T) {
 			broken(t, inv, "%s Period %d (%v), want >= 600 s: two 5-minute runs per period", id, period, err)
 		}
 		actions, _ := p["AlarmActions"].([]any)
-		if len(actions) != 1 || actions[0] != any(Ref{Name: "AlarmTopic"}) {
+		if len(actions) != 1 || actions[0] != any(samtemplate.Ref{Name: "AlarmTopic"}) {
 			broken(t, inv, "%s AlarmActions %v, want [!Ref AlarmTopic]", id, actions)
 		}
 	}

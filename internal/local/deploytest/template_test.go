@@ -1,4 +1,4 @@
-package samtemplate
+package deploytest
 
 // The invariants of the project's template.yaml. Each failure names the
 // invariant it breaks; DESIGN.md and STYLE.md say why each one matters.
@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
@@ -22,9 +23,9 @@ const (
 	projectMakefile = "../../../Makefile"
 )
 
-func loadProject(t *testing.T) *Template {
+func loadProject(t *testing.T) *samtemplate.Template {
 	t.Helper()
-	tpl, err := Load(projectTemplate)
+	tpl, err := samtemplate.Load(projectTemplate)
 	if err != nil {
 		t.Fatalf("invariant %q broken: %v", "template.yaml parses", err)
 	}
@@ -42,9 +43,9 @@ const fakeAPIID = "api0123456"
 // deployment returns c with a Lookup that names resources the way
 // CloudFormation would in a real account: from the template's own TableName
 // and QueueName properties, resolved in c.
-func deployment(t *testing.T, tpl *Template, c Context) Context {
+func deployment(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context) samtemplate.Context {
 	t.Helper()
-	d := c.withDefaults()
+	d := c.WithDefaults()
 	d.Lookup = func(id, attr string) (string, error) {
 		r := tpl.Resources[id]
 		name := func(prop string) (string, error) {
@@ -85,7 +86,7 @@ func deployment(t *testing.T, tpl *Template, c Context) Context {
 			case "ApiEndpoint":
 				return fmt.Sprintf("https://%s.execute-api.%s.%s", fakeAPIID, d.Region, d.URLSuffix), nil
 			}
-		case FunctionType:
+		case samtemplate.FunctionType:
 			n := d.StackName + "-" + id + "-AbCdEf012345"
 			switch attr {
 			case "":
@@ -119,11 +120,11 @@ const secretARN = "arn:aws:secretsmanager:eu-west-1:210987654321:secret:stripe-w
 
 // deployments are the contexts every invariant is checked in: the defaults,
 // and another stack in another region and account with every parameter set.
-func deployments(t *testing.T, tpl *Template) map[string]Context {
+func deployments(t *testing.T, tpl *samtemplate.Template) map[string]samtemplate.Context {
 	t.Helper()
-	return map[string]Context{
-		"defaults": deployment(t, tpl, Context{}),
-		"shop-prod": deployment(t, tpl, Context{
+	return map[string]samtemplate.Context{
+		"defaults": deployment(t, tpl, samtemplate.Context{}),
+		"shop-prod": deployment(t, tpl, samtemplate.Context{
 			StackName: "shop-prod", Region: "eu-west-1", AccountID: "210987654321",
 			Params: map[string]string{
 				"StripeWebhookSecretArn": secretARN,
@@ -176,9 +177,9 @@ func TestTemplateFunctionsBuildWithMakefile(t *testing.T) {
 	const inv = "every function is built by `make build-<LogicalId>` into bootstrap"
 	tpl := loadProject(t)
 	targets := makeTargets(t, projectMakefile)
-	ids := tpl.ByType(FunctionType)
+	ids := tpl.ByType(samtemplate.FunctionType)
 	if len(ids) == 0 {
-		broken(t, inv, "no %s resources", FunctionType)
+		broken(t, inv, "no %s resources", samtemplate.FunctionType)
 	}
 	for _, id := range ids {
 		props, err := tpl.Function(id)
@@ -231,8 +232,8 @@ func TestTemplateReceiverRoute(t *testing.T) {
 	}
 	events, _ := props["Events"].(map[string]any)
 	want := map[string]any{
-		"Webhook":           map[string]any{"ApiId": Ref{Name: "WebhookApi"}, "Path": "/webhooks/{provider}", "Method": "POST"},
-		"GoPayNotification": map[string]any{"ApiId": Ref{Name: "WebhookApi"}, "Path": "/webhooks/gopay", "Method": "GET"},
+		"Webhook":           map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/{provider}", "Method": "POST"},
+		"GoPayNotification": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/gopay", "Method": "GET"},
 	}
 	got := map[string]any{}
 	for name, e := range events {
@@ -263,7 +264,7 @@ func TestTemplateProviderSettings(t *testing.T) {
 		if got, ok := vars[spec.SecretEnv]; !ok || got != "" {
 			broken(t, inv, "%s = %#v, want present and \"\"", spec.SecretEnv, got)
 		}
-		ref, ok := vars[spec.SecretEnv+"_ARN"].(Ref)
+		ref, ok := vars[spec.SecretEnv+"_ARN"].(samtemplate.Ref)
 		if !ok {
 			broken(t, inv, "%s_ARN = %#v, want a !Ref to a parameter", spec.SecretEnv, vars[spec.SecretEnv+"_ARN"])
 			continue
@@ -385,7 +386,7 @@ func TestTemplateInboxTable(t *testing.T) {
 }
 
 // intProp resolves a numeric property to an int.
-func intProp(t *testing.T, tpl *Template, v any, c Context) (int, error) {
+func intProp(t *testing.T, tpl *samtemplate.Template, v any, c samtemplate.Context) (int, error) {
 	t.Helper()
 	s, err := tpl.ResolveString(v, c)
 	if err != nil {
@@ -405,7 +406,7 @@ func TestTemplateEventsQueue(t *testing.T) {
 				return
 			}
 			redrive, _ := r.Properties["RedrivePolicy"].(map[string]any)
-			if got, want := redrive["deadLetterTargetArn"], any(GetAtt{Resource: "EventsDLQ", Attribute: "Arn"}); got != want {
+			if got, want := redrive["deadLetterTargetArn"], any(samtemplate.GetAtt{Resource: "EventsDLQ", Attribute: "Arn"}); got != want {
 				broken(t, inv, "RedrivePolicy.deadLetterTargetArn = %#v, want !GetAtt EventsDLQ.Arn", got)
 			}
 			got, err := intProp(t, tpl, redrive["maxReceiveCount"], c)
@@ -471,17 +472,17 @@ func TestTemplateEventsDLQ(t *testing.T) {
 func grants(policies any) ([]string, error) {
 	list, ok := policies.([]any)
 	if !ok {
-		return nil, fmt.Errorf("Policies is %s, want a list of {Statement: [...]}", describe(policies))
+		return nil, fmt.Errorf("Policies is %s, want a list of {Statement: [...]}", fmt.Sprint(policies))
 	}
 	var out []string
 	for i, p := range list {
 		doc, ok := p.(map[string]any)
 		if !ok || len(doc) != 1 || doc["Statement"] == nil {
-			return nil, fmt.Errorf("Policies[%d] is %s, want {Statement: [...]} (no managed or SAM template policies)", i, describe(p))
+			return nil, fmt.Errorf("Policies[%d] is %s, want {Statement: [...]} (no managed or SAM template policies)", i, fmt.Sprint(p))
 		}
 		stmts, ok := doc["Statement"].([]any)
 		if !ok {
-			return nil, fmt.Errorf("Policies[%d].Statement is %s, want a list", i, describe(doc["Statement"]))
+			return nil, fmt.Errorf("Policies[%d].Statement is %s, want a list", i, fmt.Sprint(doc["Statement"]))
 		}
 		for j, s := range stmts {
 			st, _ := s.(map[string]any)
@@ -529,7 +530,7 @@ func strings1(v any) ([]string, error) {
 		for _, e := range v {
 			s, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("element is %s, want a string", describe(e))
+				return nil, fmt.Errorf("element is %s, want a string", fmt.Sprint(e))
 			}
 			out = append(out, s)
 		}
@@ -537,11 +538,11 @@ func strings1(v any) ([]string, error) {
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("is %s, want a string or a list of strings", describe(v))
+	return nil, fmt.Errorf("is %s, want a string or a list of strings", fmt.Sprint(v))
 }
 
 func TestTemplateReceiverPolicy(t *testing.T) {
-	checkGrants(t, "ReceiverFunction", func(c Context) []string {
+	checkGrants(t, "ReceiverFunction", func(c samtemplate.Context) []string {
 		table, _ := c.Lookup("InboxTable", "Arn")
 		queue, _ := c.Lookup("EventsQueue", "Arn")
 		want := []string{
@@ -560,7 +561,7 @@ func TestTemplateReceiverPolicy(t *testing.T) {
 
 // checkGrants asserts that function's resolved Policies grant exactly what
 // want returns for each deployment, each on a specific resource.
-func checkGrants(t *testing.T, function string, want func(c Context) []string) {
+func checkGrants(t *testing.T, function string, want func(c samtemplate.Context) []string) {
 	t.Helper()
 	inv := function + "'s policies grant only its own calls, each on one resource"
 	tpl := loadProject(t)
@@ -639,7 +640,7 @@ func TestTemplateResolves(t *testing.T) {
 				broken(t, inv, "Globals: %v", err)
 			}
 			for name := range tpl.Conditions {
-				if _, err := tpl.Resolve(Fn{Name: "Condition", Args: name}, c); err != nil {
+				if _, err := tpl.Resolve(samtemplate.Fn{Name: "Condition", Args: name}, c); err != nil {
 					broken(t, inv, "condition %s: %v", name, err)
 				}
 			}

@@ -1,4 +1,4 @@
-package samtemplate
+package deploytest
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/processor"
 )
 
@@ -33,7 +34,7 @@ func TestTemplateProcessorEventSource(t *testing.T) {
 	}
 	p := sqsEvents[0]
 	c := deployments(t, tpl)["defaults"]
-	if got := p["Queue"]; got != any(GetAtt{Resource: "EventsQueue", Attribute: "Arn"}) {
+	if got := p["Queue"]; got != any(samtemplate.GetAtt{Resource: "EventsQueue", Attribute: "Arn"}) {
 		broken(t, inv, "Queue = %#v, want !GetAtt EventsQueue.Arn", got)
 	}
 	types, _ := strings1(p["FunctionResponseTypes"])
@@ -92,7 +93,7 @@ func TestTemplateProcessorLeaseAndRedrive(t *testing.T) {
 // processorTiming reads the processor's timing from the template: the
 // function's Timeout, its LEASE_DURATION, MESSAGE_BUDGET and
 // OUTCOME_RESERVE, and the events queue's settings.
-func processorTiming(t *testing.T, tpl *Template, c Context, props map[string]any, env map[string]string, queue, redrive map[string]any) (processor.Timing, error) {
+func processorTiming(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context, props map[string]any, env map[string]string, queue, redrive map[string]any) (processor.Timing, error) {
 	t.Helper()
 	var tm processor.Timing
 	seconds := func(v any, what string) (time.Duration, error) {
@@ -127,12 +128,12 @@ func processorTiming(t *testing.T, tpl *Template, c Context, props map[string]an
 }
 
 func TestTemplateProcessorPolicy(t *testing.T) {
-	checkGrants(t, "ProcessorFunction", func(c Context) []string {
+	checkGrants(t, "ProcessorFunction", func(c samtemplate.Context) []string {
 		inboxARN, _ := c.Lookup("InboxTable", "Arn")
 		shopARN, _ := c.Lookup("ShopTable", "Arn")
 		queue, _ := c.Lookup("EventsQueue", "Arn")
 		dlq, _ := c.Lookup("EventsDLQ", "Arn")
-		d := c.withDefaults()
+		d := c.WithDefaults()
 		identity := "example.com"
 		if v := c.Params["MailFromIdentity"]; v != "" {
 			identity = v
@@ -165,7 +166,7 @@ func TestTemplateDLQAlarm(t *testing.T) {
 		onDLQ := false
 		for _, d := range dims {
 			m, _ := d.(map[string]any)
-			if m["Name"] == "QueueName" && m["Value"] == any(GetAtt{Resource: "EventsDLQ", Attribute: "QueueName"}) {
+			if m["Name"] == "QueueName" && m["Value"] == any(samtemplate.GetAtt{Resource: "EventsDLQ", Attribute: "QueueName"}) {
 				onDLQ = true
 			}
 		}
@@ -179,7 +180,7 @@ func TestTemplateDLQAlarm(t *testing.T) {
 		actions, _ := p["AlarmActions"].([]any)
 		notifies := false
 		for _, a := range actions {
-			if r, ok := a.(Ref); ok && tpl.Resources[r.Name].Type == "AWS::SNS::Topic" {
+			if r, ok := a.(samtemplate.Ref); ok && tpl.Resources[r.Name].Type == "AWS::SNS::Topic" {
 				notifies = true
 			}
 		}

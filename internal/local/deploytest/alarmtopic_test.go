@@ -1,4 +1,4 @@
-package samtemplate
+package deploytest
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 )
 
 // alarmTargetProblems returns why CloudWatch could not publish some alarm
@@ -16,7 +17,7 @@ import (
 // not a customer-managed key of the template whose policy lets
 // cloudwatch.amazonaws.com use it. The AWS-managed alias/aws/sns key is
 // the usual culprit: its policy cannot be changed, so alarms are dropped.
-func alarmTargetProblems(t *testing.T, tpl *Template, c Context) []string {
+func alarmTargetProblems(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context) []string {
 	t.Helper()
 	var problems []string
 	topics := map[string]string{} // physical ARN → logical ID
@@ -30,7 +31,7 @@ func alarmTargetProblems(t *testing.T, tpl *Template, c Context) []string {
 	keys := map[string]string{} // key ID or ARN → logical ID, for keys that exist in c
 	for _, id := range tpl.ByType("AWS::KMS::Key") {
 		if cond := tpl.Resources[id].Condition; cond != "" {
-			on, err := tpl.Resolve(Fn{Name: "Condition", Args: cond}, c)
+			on, err := tpl.Resolve(samtemplate.Fn{Name: "Condition", Args: cond}, c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +86,7 @@ func alarmTargetProblems(t *testing.T, tpl *Template, c Context) []string {
 
 // letsCloudWatchUse reports whether the key's policy allows
 // cloudwatch.amazonaws.com kms:Decrypt and kms:GenerateDataKey*.
-func letsCloudWatchUse(t *testing.T, tpl *Template, c Context, keyID string) bool {
+func letsCloudWatchUse(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context, keyID string) bool {
 	t.Helper()
 	v, err := tpl.Resolve(tpl.Resources[keyID].Properties["KeyPolicy"], c)
 	if err != nil {
@@ -134,7 +135,7 @@ func TestTemplateAlarmsCanPublishToTheirTopic(t *testing.T) {
 	const inv = "every alarm's topic is unencrypted or under a customer-managed key that lets CloudWatch use it (never alias/aws/sns)"
 	tpl := loadProject(t)
 	contexts := deployments(t, tpl)
-	contexts["unencrypted"] = deployment(t, tpl, Context{Params: map[string]string{"AlarmTopicEncryption": "none"}})
+	contexts["unencrypted"] = deployment(t, tpl, samtemplate.Context{Params: map[string]string{"AlarmTopicEncryption": "none"}})
 	for name, c := range contexts {
 		t.Run(name, func(t *testing.T) {
 			for _, p := range alarmTargetProblems(t, tpl, c) {
@@ -159,11 +160,11 @@ func TestTemplateAlarmsCanPublishToTheirTopic(t *testing.T) {
 		{"a key from elsewhere", line, "KmsMasterKeyId: arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555", "not a customer-managed key of this template"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bad, err := Parse([]byte(strings.Replace(string(raw), tc.from, tc.to, 1)))
+			bad, err := samtemplate.Parse([]byte(strings.Replace(string(raw), tc.from, tc.to, 1)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			problems := alarmTargetProblems(t, bad, deployment(t, bad, Context{}))
+			problems := alarmTargetProblems(t, bad, deployment(t, bad, samtemplate.Context{}))
 			if len(problems) == 0 || !strings.Contains(strings.Join(problems, "\n"), tc.want) {
 				t.Errorf("problems = %q, want one saying %q", problems, tc.want)
 			}

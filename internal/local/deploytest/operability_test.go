@@ -1,4 +1,4 @@
-package samtemplate
+package deploytest
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 )
 
@@ -51,7 +52,7 @@ func alarmMetrics(p map[string]any) []watched {
 }
 
 // resolvedAlarms returns every alarm's resolved properties by logical ID.
-func resolvedAlarms(t *testing.T, tpl *Template, c Context) map[string]map[string]any {
+func resolvedAlarms(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
 	for _, id := range tpl.ByType("AWS::CloudWatch::Alarm") {
@@ -241,7 +242,7 @@ func TestTemplateDashboard(t *testing.T) {
 					broken(t, inv, "alarm %s is not in the dashboard's alarm widget", id)
 				}
 			}
-			for _, id := range tpl.ByType(FunctionType) {
+			for _, id := range tpl.ByType(samtemplate.FunctionType) {
 				fn, _ := c.Lookup(id, "")
 				for _, metric := range []string{"Errors", "Duration", "Throttles"} {
 					if m := (watched{"AWS/Lambda", metric, map[string]string{"FunctionName": fn}}); !has(m) {
@@ -278,11 +279,11 @@ func TestTemplateTracing(t *testing.T) {
 	for _, tt := range []struct {
 		param, want string
 	}{{"", "Active"}, {"true", "Active"}, {"false", "PassThrough"}} {
-		c := Context{}
+		c := samtemplate.Context{}
 		if tt.param != "" {
 			c.Params = map[string]string{"TracingEnabled": tt.param}
 		}
-		for _, id := range tpl.ByType(FunctionType) {
+		for _, id := range tpl.ByType(samtemplate.FunctionType) {
 			props, err := tpl.Function(id)
 			if err != nil {
 				t.Fatal(err)
@@ -312,8 +313,8 @@ func TestTemplateLogging(t *testing.T) {
 		{map[string]string{"LogLevel": "DEBUG"}, map[string]any{"LogFormat": "JSON", "ApplicationLogLevel": "DEBUG", "SystemLogLevel": "WARN"}},
 		{map[string]string{"LogFormat": "Text"}, map[string]any{"LogFormat": "Text"}},
 	} {
-		c := deployment(t, tpl, Context{Params: tt.params})
-		for _, id := range tpl.ByType(FunctionType) {
+		c := deployment(t, tpl, samtemplate.Context{Params: tt.params})
+		for _, id := range tpl.ByType(samtemplate.FunctionType) {
 			props, _ := tpl.Function(id)
 			got, err := tpl.Resolve(props["LoggingConfig"], c)
 			if err != nil {
@@ -341,7 +342,7 @@ func TestTemplateThrottling(t *testing.T) {
 		{"no reservation", map[string]string{"ReceiverReservedConcurrency": "0"}, "100", "200", "", "5"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := deployment(t, tpl, Context{Params: tt.params})
+			c := deployment(t, tpl, samtemplate.Context{Params: tt.params})
 			api, err := tpl.Resolve(tpl.Resources["WebhookApi"].Properties["DefaultRouteSettings"], c)
 			if err != nil {
 				t.Fatal(err)
@@ -380,7 +381,7 @@ func TestTemplateThrottling(t *testing.T) {
 func TestTemplateEveryFunctionLeastPrivilege(t *testing.T) {
 	const inv = "every function's policies are explicit statements, each action on one named resource"
 	tpl := loadProject(t)
-	ids := tpl.ByType(FunctionType)
+	ids := tpl.ByType(samtemplate.FunctionType)
 	sort.Strings(ids)
 	for name, c := range deployments(t, tpl) {
 		for _, id := range ids {

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+)
+
+// bootstrapTargets starts what `hookinbox load` measures by default: its
+// own emulators, and for the receiver and the floor each a stack of its
+// own on them and f.copies of its real bootstrap under aws-lambda-rie
+// behind the HTTP API emulation on a loopback port. Both bootstraps get
+// the receiver's environment from template.yaml (the floor reads only
+// INBOX_TABLE and EVENTS_QUEUE_URL of it). The returned func stops it all.
+func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, stop func(), err error) {
+	var cleanups []func()
+	stop = func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+
+	root, err := devstack.RepoRoot("")
+	if err != nil {
+		return nil, nil, err
+	}
+	tpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("load template: %w", err)
+	}
+	buildDir, err := os.MkdirTemp("", "hookinbox-load-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanups = append(cleanups, func() { os.RemoveAll(buildDir) })
+	receiverBootstrap, err := devstack.BuildFunction(ctx, "ReceiverFunction", filepath.Join(buildDir, "receiver"))
+	if err != nil {
+		return nil, nil, err
+	}
+	floorBootstrap, err := buildFloor(ctx, root, filepath.Join(buildDir, "floor"))
+	if err != nil {
+		return nil, nil, err
+	}
+
+	emu, err := devstack.Start(ctx, devstack.Options{Root: root})
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanups = append(cleanups, func() { _ = emu.Stop() })
+	for _, u := range []string{emu.DynamoDBURL, emu.SQSURL} {
+		if err := requireLoopback(u); err != nil {
+			return nil, nil, fmt.Errorf("the emulators' endpoint: %w", err)
+		}
+	}
+
+	suffix := randomHex(4)
+	for _, t := range []struct{ name, bootstrap string }{{"receiver", receiverBootstrap}, {"floor", floorBootstrap}} {
+		st, err := emu.CreateStack(ctx, tpl, "load"+t.name+suffix)
+		if err != nil {
+			return nil, nil, fmt.Errorf("create the %s's tables and queues: %w", t.name, err)
+		}
+		cleanups = append(cleanups, func() {
+			dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = st.Delete(dctx)
+		})
+		env, err := st.FunctionEnv("ReceiverFunction")
+		if err != nil {
+			return nil, nil, err
+		}
+		for k, v := range env {
+			if v == "" {
+				delete(env, k) // declared empty for `sam local --env-vars`
+			}
+		}
+		for k, v := range emu.EnvMap() {
+			env[k] = v
+		}
+		env["STRIPE_WEBHOOK_SECRET"] = f.secret
+		env["AWS_LAMBDA_FUNCTION_NAME"] = "load-" + t.name
+
+		pool := &functionPool{idle: make(chan *devstack.Function, f.copies)}
+		for i := 0; i < f.copies; i++ {
+			fn, err := devstack.StartFunction(ctx, t.bootstrap, env, devstack.Options{Root: root})
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", t.name, err)
+			}
+			cleanups = append(cleanups, func() { _ = fn.Stop() })
+			pool.all = append(pool.all, fn)
+			pool.idle <- fn
+		}
+		api := &lambdalocal.HTTPAPI{Routes: []lambdalocal.Route{{Method: "POST", Path: "/webhooks/{provider}", Function: pool}}}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, nil, err
+		}
+		srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		cleanups = append(cleanups, func() { _ = srv.Close() })
+		targets = append(targets, &loadTarget{name: t.name, url: "http://" + ln.Addr().String() + "/webhooks/stripe", cpu: pool.cpuTime})
+	}
+	return targets, stop, nil
+}
+
+// buildFloor builds cmd/floor for this host into dir/bootstrap with the
+// flags make build-<LogicalId> gives the functions.
+func buildFloor(ctx context.Context, root, dir string) (string, error) {
+	bootstrap := filepath.Join(dir, "bootstrap")
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bootstrap, "./cmd/floor")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the floor: go build ./cmd/floor: %w\n%s", err, strings.TrimSpace(string(out)))
+	}
+	return bootstrap, nil
+}
+
+// functionPool sends each invocation to an idle copy of a function,
+// waiting for one when all are busy, as Lambda's concurrency limit does.
+type functionPool struct {
+	all  []*devstack.Function
+	idle chan *devstack.Function
+}
+
+// Invoke implements lambdalocal.Invoker.
+func (p *functionPool) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	select {
+	case fn := <-p.idle:
+		defer func() { p.idle <- fn }()
+		return fn.Invoke(ctx, payload)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// cpuTime sums the CPU time of every copy's bootstrap and RIE.
+func (p *functionPool) cpuTime() (cpuTimes, error) {
+	var sum cpuTimes
+	var errs []error
+	for _, fn := range p.all {
+		rie, bootstrap, err := fn.CPUTime()
+		errs = append(errs, err)
+		sum.rie += rie
+		sum.function += bootstrap
+	}
+	return sum, errors.Join(errs...)
+}

@@ -1,0 +1,141 @@
+package effects
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// ErrOutcomeUnknown: an at-most-once effect (AtMostOnce) may have run, but
+// no attempt recorded its outcome: an attempt recorded that it was starting
+// the call and then died, timed out, or could not write the outcome. The
+// effect is not run again; the error comes marked webhook.Permanent, so the
+// processor parks the event with the reason (the DLQ alarm sees it). A
+// person checks the outside system and then resolves it (docs/operations.md).
+var ErrOutcomeUnknown = errors.New("effect may have run; its outcome is unknown, so it is not repeated")
+
+// AtMostOnceRunner is a Runner that can run an effect at most once even when
+// the outside system takes no idempotency key (an email through SES, an SMS,
+// a call to an API without one). Both ledgers' runners are
+// AtMostOnceRunners; use AtMostOnce to reach it through a Runner.
+type AtMostOnceRunner interface {
+	Runner
+	// DoAtMostOnce runs fn unless effect name is recorded for this event,
+	// as DoResult does, but first records, with a conditional write, that
+	// this attempt is starting it (an intent). After fn returns:
+	//
+	//   - nil: the outcome replaces the intent, written with retries until
+	//     the context's RecordDeadline (or its own deadline) passes.
+	//   - an error marked NotDone (the outside system refused the call, so
+	//     it certainly did not happen): the intent is released and the
+	//     error returned as it is; a retry runs fn again.
+	//   - any other error (a timeout, a reset connection: the call may have
+	//     happened): the intent stays and ErrOutcomeUnknown is returned,
+	//     marked webhook.Permanent.
+	//
+	// An attempt that finds another attempt's intent without an outcome
+	// returns ErrOutcomeUnknown at once and does not call fn.
+	DoAtMostOnce(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) (result string, err error)) error
+}
+
+// AtMostOnce runs fn through r at most once (AtMostOnceRunner.DoAtMostOnce)
+// when r is an AtMostOnceRunner. With any other Runner it falls back to
+// DoResult, which is at least once: such a runner cannot tell a call that
+// may have happened from one that did not.
+func AtMostOnce(ctx context.Context, r Runner, name string, fn func(ctx context.Context, idempotencyKey string) (string, error)) error {
+	if ar, ok := r.(AtMostOnceRunner); ok {
+		return ar.DoAtMostOnce(ctx, name, fn)
+	}
+	return DoResult(ctx, r, name, fn)
+}
+
+// notDone marks an error after which the effect certainly did not happen.
+type notDone struct{ err error }
+
+func (e notDone) Error() string { return e.err.Error() }
+func (e notDone) Unwrap() error { return e.err }
+
+// NotDone marks err, returned by an at-most-once effect's function, as
+// meaning that the outside call certainly did not happen (the outside
+// system answered with a refusal or a throttle), so a retry may make it.
+// The kind of err (webhook.Permanent) is kept. NotDone(nil) is nil.
+func NotDone(err error) error {
+	if err == nil {
+		return nil
+	}
+	return notDone{err} // a permanent err stays permanent through Unwrap
+}
+
+// IsNotDone reports whether err was marked with NotDone.
+func IsNotDone(err error) bool {
+	var nd notDone
+	return errors.As(err, &nd)
+}
+
+type recordDeadlineKey struct{}
+
+// WithRecordDeadline returns a copy of ctx that tells the ledgers how long
+// they may keep trying to record an effect that has run: until t, even
+// when ctx itself is cancelled or ends sooner (an effect cut off at its own
+// deadline, say). The processor sets it a little before the invocation
+// ends, so the outcome of the event is still written after it.
+func WithRecordDeadline(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, recordDeadlineKey{}, t)
+}
+
+// recordContext returns the context to record an effect that has run with:
+// ctx without its cancellation, ending at ctx's RecordDeadline when it has
+// one, and ctx itself otherwise.
+func recordContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	t, ok := ctx.Value(recordDeadlineKey{}).(time.Time)
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), t)
+}
+
+// persist calls write until it succeeds, fails permanently, or ctx ends,
+// pausing 50 ms, 100 ms, ... up to 1 s between tries: the record of an
+// effect that has run is worth the wait, since without it a retry repeats
+// the effect (or, at most once, cannot tell).
+func persist(ctx context.Context, write func(context.Context) error) error {
+	pause := 50 * time.Millisecond
+	for {
+		err := write(ctx)
+		if err == nil || webhook.IsPermanent(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+// newAttemptID returns a random ID that tells one runner's intents from
+// every other's.
+func newAttemptID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
+	return hex.EncodeToString(b[:])
+}
+
+// outcomeUnknown is the error of an at-most-once effect whose outcome no
+// attempt recorded.
+func outcomeUnknown(key webhook.Key, name string, started time.Time, cause error) error {
+	at := ""
+	if !started.IsZero() {
+		at = " at " + started.UTC().Format(time.RFC3339)
+	}
+	if cause != nil {
+		return webhook.Permanent(fmt.Errorf("effect %s of %s: %w (started%s; the call failed: %w)", name, key, ErrOutcomeUnknown, at, cause))
+	}
+	return webhook.Permanent(fmt.Errorf("effect %s of %s: %w (an earlier attempt started it%s and recorded no outcome)", name, key, ErrOutcomeUnknown, at))
+}
