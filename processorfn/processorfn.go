@@ -30,6 +30,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/verify"
@@ -93,7 +94,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			Metrics:  rec,
 			Fetchers: fetchers, FetchAlways: fetchAlways,
 		},
-		inbox.NewDynamoDB(db, s.Table),
+		inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
 		business,
 		queue.New(sq, s.QueueURL),

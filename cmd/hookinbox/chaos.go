@@ -12,8 +12,6 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/local/chaos"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
@@ -291,7 +289,7 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 	return chaos.NewRemote(chaos.RemoteConfig{
 		WebhookURL: f.url, Secrets: splitSecrets(secret),
 		InboxTable: inboxTable, ShopTable: shopTable, EventsQueueURL: q.URL,
-	}, dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg)), nil
+	}, cfg), nil
 }
 
 // printVerdict prints the figures of both runs, every difference, and the

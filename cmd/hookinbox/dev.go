@@ -243,7 +243,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	})
 	api := &lambdalocal.HTTPAPI{Log: d.errorLogger("http api")}
 	sqsClient := emu.SQS()
-	inboxItem := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"]).Get
+	inboxItem := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"]).Get
 	for _, spec := range fns {
 		fn := invokers[spec.LogicalID]
 		for _, t := range spec.Triggers {

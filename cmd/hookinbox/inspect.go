@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -95,7 +96,11 @@ Example:
 	if err != nil {
 		return err
 	}
-	store := inbox.NewDynamoDB(db, table)
+	cfg, err := st.awsConfig()
+	if err != nil {
+		return err
+	}
+	store := inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), table)
 	it, err := store.Get(ctx, key)
 	if errors.Is(err, inbox.ErrNotFound) {
 		return fmt.Errorf("%s is not in the inbox (table %s): was it sent to this stack? `hookinbox send` prints the keys it sends", key, table)

@@ -10,10 +10,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 )
@@ -109,7 +109,7 @@ Examples:
 			return err
 		}
 	}
-	h := replay.New(replay.Config{}, inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), *table),
+	h := replay.New(replay.Config{}, inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), *table),
 		queue.New(sq, *queueURL), queue.New(sq, *dlqURL), nil)
 	sum, err := h.Handle(ctx, req)
 	if err != nil {

@@ -26,7 +26,7 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	ctx := context.Background()
-	store := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	store := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 	dlq := queue.New(emu.SQS(), st.Queues["EventsDLQ"].URL)
 	// One event parked DEAD in the DLQ.
 	now := time.Now()

@@ -2,25 +2,23 @@ package inbox
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // The status item's attributes. Times an operator reads are RFC 3339
 // strings; times the store compares are epoch milliseconds; expires_at is
 // epoch seconds because DynamoDB's TTL wants that.
-func marshal(it Item) map[string]types.AttributeValue {
-	m := map[string]types.AttributeValue{
+func marshal(it Item) awsapi.Item {
+	m := awsapi.Item{
 		"pk":             str(string(it.Key)),
 		"sk":             str(SortEvent),
 		"status":         str(string(it.Status)),
 		"provider":       str(it.Provider),
 		"event_type":     str(it.EventType),
-		"livemode":       &types.AttributeValueMemberBOOL{Value: it.Livemode},
+		"livemode":       awsapi.Bool(it.Livemode),
 		"created":        num(it.Created.Unix()),
 		"received_at":    str(formatTime(it.ReceivedAt)),
 		"enqueued_at":    millis(it.EnqueuedAt),
@@ -34,21 +32,15 @@ func marshal(it Item) map[string]types.AttributeValue {
 	return m
 }
 
-func unmarshal(m map[string]types.AttributeValue) (Item, error) {
+func unmarshal(m awsapi.Item) (Item, error) {
 	var it Item
 	var err error
 	getS := func(name string) string {
-		if v, ok := m[name].(*types.AttributeValueMemberS); ok {
-			return v.Value
-		}
-		return ""
+		v, _ := m[name].String()
+		return v
 	}
 	getN := func(name string) int64 {
-		v, ok := m[name].(*types.AttributeValueMemberN)
-		if !ok {
-			return 0
-		}
-		n, perr := strconv.ParseInt(v.Value, 10, 64)
+		n, _, perr := m[name].Int64()
 		if perr != nil && err == nil {
 			err = fmt.Errorf("attribute %s: %w", name, perr)
 		}
@@ -75,9 +67,7 @@ func unmarshal(m map[string]types.AttributeValue) (Item, error) {
 	it.Status = Status(getS("status"))
 	it.Provider = getS("provider")
 	it.EventType = getS("event_type")
-	if b, ok := m["livemode"].(*types.AttributeValueMemberBOOL); ok {
-		it.Livemode = b.Value
-	}
+	it.Livemode, _ = m["livemode"].Boolean()
 	it.Created = time.Unix(getN("created"), 0).UTC()
 	it.ReceivedAt = getT("received_at")
 	it.EnqueuedAt = fromMillis("enqueued_at")
@@ -101,16 +91,14 @@ func unmarshal(m map[string]types.AttributeValue) (Item, error) {
 // noOwner is taken_from of a lease that took over nobody's.
 const noOwner = "-"
 
-func itemKey(key webhook.Key, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": str(string(key)), "sk": str(sk)}
+func itemKey(key webhook.Key, sk string) awsapi.Item {
+	return awsapi.Item{"pk": str(string(key)), "sk": str(sk)}
 }
 
-func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+func str(s string) awsapi.AttributeValue { return awsapi.S(s) }
 
-func num(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
-}
+func num(n int64) awsapi.AttributeValue { return awsapi.Int(n) }
 
-func millis(t time.Time) types.AttributeValue { return num(t.UnixMilli()) }
+func millis(t time.Time) awsapi.AttributeValue { return num(t.UnixMilli()) }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

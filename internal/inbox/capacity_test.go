@@ -8,11 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -25,7 +23,7 @@ type metered struct {
 	units map[string]float64
 }
 
-func (m *metered) add(op string, cc *types.ConsumedCapacity) {
+func (m *metered) add(op string, cc *awsapi.ConsumedCapacity) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if cc != nil && cc.CapacityUnits != nil {
@@ -33,27 +31,27 @@ func (m *metered) add(op string, cc *types.ConsumedCapacity) {
 	}
 }
 
-func (m *metered) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-	out, err := m.dynamoDBAPI.PutItem(ctx, in, o...)
+func (m *metered) PutItem(ctx context.Context, in *awsapi.PutItemInput) (*awsapi.PutItemOutput, error) {
+	in.ReturnConsumedCapacity = awsapi.ReturnCapacityTotal
+	out, err := m.dynamoDBAPI.PutItem(ctx, in)
 	if err == nil {
 		m.add("put "+skOf(in.Item), out.ConsumedCapacity)
 	}
 	return out, err
 }
 
-func (m *metered) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-	out, err := m.dynamoDBAPI.UpdateItem(ctx, in, o...)
+func (m *metered) UpdateItem(ctx context.Context, in *awsapi.UpdateItemInput) (*awsapi.UpdateItemOutput, error) {
+	in.ReturnConsumedCapacity = awsapi.ReturnCapacityTotal
+	out, err := m.dynamoDBAPI.UpdateItem(ctx, in)
 	if err == nil {
 		m.add("update "+skOf(in.Key), out.ConsumedCapacity)
 	}
 	return out, err
 }
 
-func skOf(item map[string]types.AttributeValue) string {
-	if s, ok := item["sk"].(*types.AttributeValueMemberS); ok {
-		return s.Value
+func skOf(item awsapi.Item) string {
+	if s, ok := item["sk"].String(); ok {
+		return s
 	}
 	return "?"
 }
@@ -72,7 +70,7 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 	now := time.Now()
 	t.Logf("%-8s %-34s %-34s", "payload", "separate item: claim+payload / 2 changes", "in status item: claim / 2 changes")
 	for _, size := range []int{1 << 10, 20 << 10, 100 << 10} {
-		m := &metered{dynamoDBAPI: emu.DynamoDB(), units: map[string]float64{}}
+		m := &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}}
 		s := NewDynamoDB(m, table)
 		ev := webhook.Event{Provider: "stripe", ID: fmt.Sprintf("evt_wcu%d", size), Type: "checkout.session.completed", Raw: []byte(strings.Repeat("x", size))}
 		it, err := s.Claim(ctx, Claim{Event: ev, At: now, TTL: time.Hour})
@@ -94,10 +92,10 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 		}
 
 		// The layout DESIGN.md warns against: the payload inside the status item.
-		e := &metered{dynamoDBAPI: emu.DynamoDB(), units: map[string]float64{}}
+		e := &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}}
 		item := marshal(Claim{Event: webhook.Event{Provider: "stripe", ID: ev.ID + "e", Type: ev.Type}, At: now, TTL: time.Hour}.NewItem())
-		item["payload"] = &types.AttributeValueMemberB{Value: ev.Raw}
-		if _, err := e.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item}); err != nil {
+		item["payload"] = awsapi.B(ev.Raw)
+		if _, err := e.PutItem(ctx, &awsapi.PutItemInput{TableName: table, Item: item}); err != nil {
 			t.Fatal(err)
 		}
 		embedded := NewDynamoDB(e, table)
@@ -125,7 +123,7 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 func TestLargestPayloadFitsTheItem(t *testing.T) {
 	emu := devstacktest.ForTest(t)
 	st := devstacktest.NewTestStack(t)
-	s := NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	s := NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 	ctx := context.Background()
 	now := time.Now()
 	longest := webhook.Event{

@@ -8,10 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -26,22 +23,30 @@ const (
 // finished), sort key "enqueued_at" (epoch milliseconds).
 const PendingIndex = "pending"
 
-// dynamoDBAPI lists the DynamoDB calls the store makes.
+// dynamoDBAPI lists the DynamoDB calls the store makes (awsapi.DynamoDB:
+// the receiver links no aws-sdk-go-v2 service package).
 type dynamoDBAPI interface {
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	PutItem(context.Context, *awsapi.PutItemInput) (*awsapi.PutItemOutput, error)
+	GetItem(context.Context, *awsapi.GetItemInput) (*awsapi.GetItemOutput, error)
+	UpdateItem(context.Context, *awsapi.UpdateItemInput) (*awsapi.UpdateItemOutput, error)
+	DeleteItem(context.Context, *awsapi.DeleteItemInput) (*awsapi.DeleteItemOutput, error)
+	Query(context.Context, *awsapi.QueryInput) (*awsapi.QueryOutput, error)
 }
 
 // DynamoDB is the Store on a DynamoDB table with string keys pk and sk.
+//
+// Its client retries (throttling, 5xx, lost connections), so a
+// conditional write refused on a retry may be refused by its own first
+// attempt, applied although its answer was lost. Each write tells that
+// case apart by the marks it writes (the claim's received_at, the
+// lease's owner and end, the outcome and its time) and succeeds.
 type DynamoDB struct {
 	db    dynamoDBAPI
 	table string
 }
 
-// NewDynamoDB returns the store on table, using a ready client.
+// NewDynamoDB returns the store on table, using a ready client
+// (awsapi.DynamoDBFromConfig).
 func NewDynamoDB(db dynamoDBAPI, table string) *DynamoDB {
 	return &DynamoDB{db: db, table: table}
 }
@@ -51,23 +56,28 @@ var _ Store = (*DynamoDB)(nil)
 // Claim implements Store with one PutItem conditioned on attribute_not_exists(pk).
 func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
 	it := c.NewItem()
-	in := &dynamodb.PutItemInput{
-		TableName:                           &s.table,
+	in := &awsapi.PutItemInput{
+		TableName:                           s.table,
 		Item:                                marshal(it),
-		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		ConditionExpression:                 "attribute_not_exists(pk)",
+		ReturnValuesOnConditionCheckFailure: awsapi.ReturnAllOld,
 	}
 	if c.Event.IDOnly {
-		in.ConditionExpression = aws.String("attribute_not_exists(pk) OR #s IN (:done, :ignored)")
+		in.ConditionExpression = "attribute_not_exists(pk) OR #s IN (:done, :ignored)"
 		in.ExpressionAttributeNames = map[string]string{"#s": "status"}
-		in.ExpressionAttributeValues = map[string]types.AttributeValue{
+		in.ExpressionAttributeValues = awsapi.Item{
 			":done":    str(string(Done)),
 			":ignored": str(string(Ignored)),
 		}
 	}
 	_, err := s.db.PutItem(ctx, in)
 	if err != nil {
-		return s.whyNot(ctx, it.Key, "claim", err, ErrAlreadyClaimed)
+		// A retried claim refused by its own first attempt finds the
+		// item it wrote: this claim's received_at and payload hash.
+		mine := func(st Item) bool {
+			return st.ReceivedAt.Equal(it.ReceivedAt) && st.PayloadSHA256 == it.PayloadSHA256
+		}
+		return s.whyNot(ctx, it.Key, "claim", err, ErrAlreadyClaimed, mine)
 	}
 	return it, nil
 }
@@ -76,12 +86,12 @@ func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
 // payload item when it is missing: the bytes are set only if none are
 // stored (if_not_exists), the claim token and expiry always.
 func (s *DynamoDB) PutPayload(ctx context.Context, it Item, raw []byte) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:        &s.table,
+	_, err := s.db.UpdateItem(ctx, &awsapi.UpdateItemInput{
+		TableName:        s.table,
 		Key:              itemKey(it.Key, SortPayload),
-		UpdateExpression: aws.String("SET payload = if_not_exists(payload, :raw), received_at = :ra, expires_at = :exp"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":raw": &types.AttributeValueMemberB{Value: raw},
+		UpdateExpression: "SET payload = if_not_exists(payload, :raw), received_at = :ra, expires_at = :exp",
+		ExpressionAttributeValues: awsapi.Item{
+			":raw": awsapi.B(raw),
 			":ra":  str(formatTime(it.ReceivedAt)),
 			":exp": num(it.ExpiresAt.Unix()),
 		},
@@ -94,35 +104,43 @@ func (s *DynamoDB) PutPayload(ctx context.Context, it Item, raw []byte) error {
 
 // Payload implements Store.
 func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      &s.table,
+	out, err := s.db.GetItem(ctx, &awsapi.GetItemInput{
+		TableName:      s.table,
 		Key:            itemKey(key, SortPayload),
-		ConsistentRead: aws.Bool(true),
+		ConsistentRead: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("payload %s: %w", key, err)
 	}
-	b, ok := out.Item["payload"].(*types.AttributeValueMemberB)
+	b, ok := out.Item["payload"].Binary()
 	if !ok {
 		return nil, fmt.Errorf("payload %s: %w", key, ErrNotFound)
 	}
-	return b.Value, nil
+	return b, nil
 }
 
 // Release implements Store.
 func (s *DynamoDB) Release(ctx context.Context, it Item) error {
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:           &s.table,
+	_, err := s.db.DeleteItem(ctx, &awsapi.DeleteItemInput{
+		TableName:           s.table,
 		Key:                 itemKey(it.Key, SortEvent),
-		ConditionExpression: aws.String("#s = :received AND received_at = :ra"),
+		ConditionExpression: "#s = :received AND received_at = :ra",
 		ExpressionAttributeNames: map[string]string{
 			"#s": "status",
 		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
+		ExpressionAttributeValues: awsapi.Item{
 			":received": str(string(Received)),
 			":ra":       str(formatTime(it.ReceivedAt)),
 		},
 	})
+	if isConditionFailed(err) && awsapi.Attempts(err) > 1 {
+		// A retried delete refused because the item is gone was done by
+		// its own first attempt (or the claim expired): either way the
+		// claim is released.
+		if _, gerr := s.Get(ctx, it.Key); errors.Is(gerr, ErrNotFound) {
+			err = nil
+		}
+	}
 	if isConditionFailed(err) {
 		return fmt.Errorf("release %s: %w", it.Key, ErrClaimChanged)
 	}
@@ -131,11 +149,11 @@ func (s *DynamoDB) Release(ctx context.Context, it Item) error {
 	}
 	// The payload goes only if it is still this claim's: a delivery or a
 	// newer claim that stored it since then has handed it to itself.
-	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                 &s.table,
+	_, err = s.db.DeleteItem(ctx, &awsapi.DeleteItemInput{
+		TableName:                 s.table,
 		Key:                       itemKey(it.Key, SortPayload),
-		ConditionExpression:       aws.String("received_at = :ra"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":ra": str(formatTime(it.ReceivedAt))},
+		ConditionExpression:       "received_at = :ra",
+		ExpressionAttributeValues: awsapi.Item{":ra": str(formatTime(it.ReceivedAt))},
 	})
 	if err != nil && !isConditionFailed(err) {
 		return fmt.Errorf("release payload %s: %w", it.Key, err)
@@ -145,10 +163,10 @@ func (s *DynamoDB) Release(ctx context.Context, it Item) error {
 
 // Get implements Store.
 func (s *DynamoDB) Get(ctx context.Context, key webhook.Key) (Item, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      &s.table,
+	out, err := s.db.GetItem(ctx, &awsapi.GetItemInput{
+		TableName:      s.table,
 		Key:            itemKey(key, SortEvent),
-		ConsistentRead: aws.Bool(true),
+		ConsistentRead: true,
 	})
 	if err != nil {
 		return Item{}, fmt.Errorf("get %s: %w", key, err)
@@ -162,7 +180,7 @@ func (s *DynamoDB) Get(ctx context.Context, key webhook.Key) (Item, error) {
 // MarkEnqueued implements Store with one conditional UpdateItem.
 func (s *DynamoDB) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...Status) (Item, error) {
 	names := map[string]string{"#s": "status"}
-	values := map[string]types.AttributeValue{
+	values := awsapi.Item{
 		":cutoff": millis(cutoff),
 		":now":    millis(now),
 	}
@@ -175,9 +193,10 @@ func (s *DynamoDB) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, no
 		}
 		in += p
 	}
-	return s.update(ctx, key, "mark enqueued", ErrNotDue, &dynamodb.UpdateItemInput{
-		ConditionExpression:       aws.String("attribute_exists(pk) AND #s IN (" + in + ") AND enqueued_at <= :cutoff"),
-		UpdateExpression:          aws.String("SET enqueued_at = :now"),
+	mine := func(st Item) bool { return st.EnqueuedAt.UnixMilli() == now.UnixMilli() }
+	return s.update(ctx, key, "mark enqueued", ErrNotDue, mine, &awsapi.UpdateItemInput{
+		ConditionExpression:       "attribute_exists(pk) AND #s IN (" + in + ") AND enqueued_at <= :cutoff",
+		UpdateExpression:          "SET enqueued_at = :now",
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	})
@@ -188,15 +207,18 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 	// A DEAD event is taken too: its message came back from the DLQ (a
 	// native redrive), so a person asked for it. The lease puts it back in
 	// the pending index and clears the parked outcome, as Requeue does.
-	it, err := s.update(ctx, key, "lease", nil, &dynamodb.UpdateItemInput{
-		ConditionExpression: aws.String("attribute_exists(pk) AND (#s IN (:received, :failed, :dead) OR (#s = :processing AND lease_until < :now))"),
+	mine := func(st Item) bool {
+		return st.Status == Processing && st.LeaseOwner == owner && st.LeaseUntil.UnixMilli() == now.Add(d).UnixMilli()
+	}
+	it, err := s.update(ctx, key, "lease", nil, mine, &awsapi.UpdateItemInput{
+		ConditionExpression: "attribute_exists(pk) AND (#s IN (:received, :failed, :dead) OR (#s = :processing AND lease_until < :now))",
 		// taken_from keeps the owner whose lease ran out ("-" when there
 		// was none): the processor counts lease takeovers from it.
-		UpdateExpression: aws.String("SET #s = :processing, taken_from = if_not_exists(lease_owner, :nobody), lease_owner = :owner, lease_until = :until, pending = :shard ADD attempts :one REMOVE processed_at, outcome"),
+		UpdateExpression: "SET #s = :processing, taken_from = if_not_exists(lease_owner, :nobody), lease_owner = :owner, lease_until = :until, pending = :shard ADD attempts :one REMOVE processed_at, outcome",
 		ExpressionAttributeNames: map[string]string{
 			"#s": "status",
 		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
+		ExpressionAttributeValues: awsapi.Item{
 			":received":   str(string(Received)),
 			":failed":     str(string(Failed)),
 			":dead":       str(string(Dead)),
@@ -218,7 +240,7 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 // Finish implements Store with one UpdateItem conditioned on the lease owner.
 func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r Result) (Item, error) {
 	set := "SET #s = :status, outcome = :outcome"
-	values := map[string]types.AttributeValue{
+	values := awsapi.Item{
 		":processing": str(string(Processing)),
 		":owner":      str(owner),
 		":status":     str(string(r.Status)),
@@ -238,9 +260,17 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 		values[":ms"] = millis(r.At)
 		delete(values, ":at")
 	}
-	return s.update(ctx, key, "finish", ErrLeaseLost, &dynamodb.UpdateItemInput{
-		ConditionExpression:       aws.String("#s = :processing AND lease_owner = :owner"),
-		UpdateExpression:          aws.String(set + remove),
+	mine := func(st Item) bool {
+		at := st.EnqueuedAt.UnixMilli() == r.At.UnixMilli()
+		if r.Status.Final() {
+			at = st.ProcessedAt.Equal(r.At)
+		}
+		return at && st.Status == r.Status && st.Outcome == r.Outcome && st.LeaseOwner == "" &&
+			(r.Error == "" || st.LastError == r.Error)
+	}
+	return s.update(ctx, key, "finish", ErrLeaseLost, mine, &awsapi.UpdateItemInput{
+		ConditionExpression:       "#s = :processing AND lease_owner = :owner",
+		UpdateExpression:          set + remove,
 		ExpressionAttributeNames:  map[string]string{"#s": "status"},
 		ExpressionAttributeValues: values,
 	})
@@ -248,13 +278,15 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 
 // Requeue implements Store with one conditional UpdateItem.
 func (s *DynamoDB) Requeue(ctx context.Context, key webhook.Key, now time.Time) (Item, error) {
-	it, err := s.update(ctx, key, "requeue", nil, &dynamodb.UpdateItemInput{
-		ConditionExpression: aws.String("attribute_exists(pk) AND #s <> :done AND (#s <> :processing OR lease_until < :now)"),
-		UpdateExpression:    aws.String("SET #s = :failed, enqueued_at = :now, pending = :shard REMOVE lease_owner, lease_until, processed_at, outcome"),
+	// No mark to check: a retry after an applied Requeue meets its
+	// condition again and writes the same.
+	it, err := s.update(ctx, key, "requeue", nil, nil, &awsapi.UpdateItemInput{
+		ConditionExpression: "attribute_exists(pk) AND #s <> :done AND (#s <> :processing OR lease_until < :now)",
+		UpdateExpression:    "SET #s = :failed, enqueued_at = :now, pending = :shard REMOVE lease_owner, lease_until, processed_at, outcome",
 		ExpressionAttributeNames: map[string]string{
 			"#s": "status",
 		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
+		ExpressionAttributeValues: awsapi.Item{
 			":done":       str(string(Done)),
 			":processing": str(string(Processing)),
 			":failed":     str(string(Failed)),
@@ -283,22 +315,21 @@ func (s *DynamoDB) PendingShard(ctx context.Context, shard int, cutoff time.Time
 	if shard < 0 || shard >= PendingShards {
 		return nil, fmt.Errorf("pending shard %d: not in [0, %d)", shard, PendingShards)
 	}
-	in := &dynamodb.QueryInput{
-		TableName:              &s.table,
-		IndexName:              aws.String(PendingIndex),
-		KeyConditionExpression: aws.String("pending = :shard AND enqueued_at < :cutoff"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
+	in := &awsapi.QueryInput{
+		TableName:              s.table,
+		IndexName:              PendingIndex,
+		KeyConditionExpression: "pending = :shard AND enqueued_at < :cutoff",
+		ExpressionAttributeValues: awsapi.Item{
 			":shard":  str(strconv.Itoa(shard)),
 			":cutoff": millis(cutoff),
 		},
 	}
 	if limit > 0 {
-		in.Limit = aws.Int32(int32(min(limit, 1000)))
+		in.Limit = int32(min(limit, 1000))
 	}
 	var out []Item
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() && (limit <= 0 || len(out) < limit) {
-		page, err := p.NextPage(ctx)
+	for limit <= 0 || len(out) < limit {
+		page, err := s.db.Query(ctx, in)
 		if err != nil {
 			return out, fmt.Errorf("pending shard %d: %w", shard, err)
 		}
@@ -309,6 +340,10 @@ func (s *DynamoDB) PendingShard(ctx context.Context, shard int, cutoff time.Time
 			}
 			out = append(out, it)
 		}
+		if len(page.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
@@ -337,18 +372,20 @@ var errRefused = errors.New("condition refused")
 
 // update runs one conditional UpdateItem on the status item and returns the
 // new item. When the condition fails it returns the stored item and refused
-// wrapped with op (or errRefused when refused is nil).
-func (s *DynamoDB) update(ctx context.Context, key webhook.Key, op string, refused error, in *dynamodb.UpdateItemInput) (Item, error) {
-	in.TableName = &s.table
+// wrapped with op (or errRefused when refused is nil); but the stored item
+// and no error when mine (if not nil) finds its own marks in it after a
+// retry (see whyNot).
+func (s *DynamoDB) update(ctx context.Context, key webhook.Key, op string, refused error, mine func(Item) bool, in *awsapi.UpdateItemInput) (Item, error) {
+	in.TableName = s.table
 	in.Key = itemKey(key, SortEvent)
-	in.ReturnValues = types.ReturnValueAllNew
-	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	in.ReturnValues = awsapi.ReturnAllNew
+	in.ReturnValuesOnConditionCheckFailure = awsapi.ReturnAllOld
 	out, err := s.db.UpdateItem(ctx, in)
 	if err != nil {
 		if refused == nil {
 			refused = errRefused
 		}
-		return s.whyNot(ctx, key, op, err, refused)
+		return s.whyNot(ctx, key, op, err, refused, mine)
 	}
 	return unmarshal(out.Attributes)
 }
@@ -356,15 +393,25 @@ func (s *DynamoDB) update(ctx context.Context, key webhook.Key, op string, refus
 // whyNot turns a failed conditional write into the stored item and refused,
 // or ErrNotFound when there is no item. DynamoDB returns the old item with
 // the error; emulators that don't (dynalite) cost one consistent GetItem.
-func (s *DynamoDB) whyNot(ctx context.Context, key webhook.Key, op string, err, refused error) (Item, error) {
-	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) {
+//
+// A write the client sent more than once may be refused by its own first
+// attempt, applied although its answer was lost: when mine (if not nil)
+// finds the write's own marks in the stored item after such a retry,
+// whyNot returns the stored item and no error, as the first attempt
+// would have.
+func (s *DynamoDB) whyNot(ctx context.Context, key webhook.Key, op string, err, refused error, mine func(Item) bool) (Item, error) {
+	var ccf *awsapi.Error
+	if !errors.As(err, &ccf) || !errors.Is(ccf, awsapi.ErrConditionalCheckFailed) {
 		return Item{}, fmt.Errorf("%s %s: %w", op, key, err)
 	}
+	retried := mine != nil && ccf.Attempts > 1
 	if ccf.Item != nil {
 		it, uerr := unmarshal(ccf.Item)
 		if uerr != nil {
 			return Item{}, uerr
+		}
+		if retried && mine(it) {
+			return it, nil
 		}
 		return it, fmt.Errorf("%s %s: %w", op, key, refused)
 	}
@@ -375,10 +422,10 @@ func (s *DynamoDB) whyNot(ctx context.Context, key webhook.Key, op string, err, 
 	if gerr != nil {
 		return Item{}, fmt.Errorf("%s %s: condition failed, then %w", op, key, gerr)
 	}
+	if retried && mine(it) {
+		return it, nil
+	}
 	return it, fmt.Errorf("%s %s: %w", op, key, refused)
 }
 
-func isConditionFailed(err error) bool {
-	var ccf *types.ConditionalCheckFailedException
-	return errors.As(err, &ccf)
-}
+func isConditionFailed(err error) bool { return errors.Is(err, awsapi.ErrConditionalCheckFailed) }

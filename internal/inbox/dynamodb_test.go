@@ -19,6 +19,6 @@ func TestDynamoDBConformance(t *testing.T) {
 			devstacktest.SkipOnMoto(t, emu, devstack.MotoRacyConditions)
 		}
 		st := devstacktest.NewTestStack(t)
-		return inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+		return inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 	})
 }

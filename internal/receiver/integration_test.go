@@ -38,7 +38,7 @@ func newRealStack(t *testing.T, sqsURL func(string) string) *realStack {
 	if sqsURL != nil {
 		url = sqsURL(url)
 	}
-	s.h = handlerOn(fixed, inbox.NewDynamoDB(s.db, s.table), queue.New(s.sqs, url))
+	s.h = handlerOn(fixed, inbox.NewDynamoDB(emu.LeanDynamoDB(), s.table), queue.New(s.sqs, url))
 	return s
 }
 

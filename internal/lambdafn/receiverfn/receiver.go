@@ -9,13 +9,13 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
@@ -39,7 +39,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	}
 	in := intake.New(
 		intake.Config{Grace: s.Grace, Metrics: rec},
-		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
+		inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table),
 		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 		log,
 	)

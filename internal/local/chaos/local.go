@@ -162,7 +162,7 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	}
 	db := emu.DynamoDB()
 	l.events = queue.New(l.sqs, evq.URL)
-	l.inbox = inbox.NewDynamoDB(db, st.Tables["InboxTable"])
+	l.inbox = inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 	l.ledger = effects.NewLedger(db, st.Tables["InboxTable"], 0)
 	l.shop = shop.New(shop.Config{Table: st.Tables["ShopTable"], MailFrom: "shop@example.com"}, db, nil, nil)
 

@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -45,13 +47,15 @@ type RemoteConfig struct {
 	EventsQueueURL string
 }
 
-// NewRemote returns the Remote of cfg, reading it with db and sq.
-func NewRemote(cfg RemoteConfig, db *dynamodb.Client, sq *sqs.Client) *Remote {
+// NewRemote returns the Remote of cfg, reading it with clients made from
+// awsCfg.
+func NewRemote(cfg RemoteConfig, awsCfg aws.Config) *Remote {
+	db, sq := dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg)
 	return &Remote{
 		url: cfg.WebhookURL, secrets: cfg.Secrets,
 		client: &http.Client{Timeout: 30 * time.Second},
 		sqs:    sq, events: queue.New(sq, cfg.EventsQueueURL),
-		inbox:  inbox.NewDynamoDB(db, cfg.InboxTable),
+		inbox:  inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(awsCfg), cfg.InboxTable),
 		ledger: effects.NewLedger(db, cfg.InboxTable, 0),
 		shop:   shop.New(shop.Config{Table: cfg.ShopTable, MailFrom: "shop@example.com"}, db, nil, nil),
 	}

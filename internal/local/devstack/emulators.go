@@ -24,6 +24,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 // Region, AccountID and the static credentials are what the emulators and
@@ -319,6 +321,14 @@ func (e *Emulators) DynamoDB() *dynamodb.Client {
 	return dynamodb.NewFromConfig(e.AWSConfig(), func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(e.DynamoDBURL)
 	})
+}
+
+// LeanDynamoDB returns a client of internal/platform/awsapi (what the
+// inbox store speaks) for the DynamoDB endpoint, configured as DynamoDB().
+func (e *Emulators) LeanDynamoDB() *awsapi.DynamoDB {
+	cfg := e.AWSConfig()
+	cfg.BaseEndpoint = aws.String(e.DynamoDBURL)
+	return awsapi.DynamoDBFromConfig(cfg)
 }
 
 // SQS returns a client for the SQS endpoint.

@@ -113,7 +113,7 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 	var shopTable string
 	po := pipeline.Options{
 		Env:    map[string]string{"METRICS_FILE": p.metricsFile},
-		Config: func(cfg *aws.Config) { p.Meter.Install(&cfg.APIOptions, shopTable) },
+		Config: func(cfg *aws.Config) { p.Meter.Install(cfg, shopTable) },
 		// Every level, through the scrubber the Lambda mains use.
 		Log: func(string) *slog.Logger { return logs.New(p.Logs, slog.LevelDebug) },
 	}
@@ -137,7 +137,7 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 
 	p.Receive = p.Build(t, "ReceiverFunction", nil).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
 	p.Process = p.Build(t, "ProcessorFunction", opts.ProcessorEnv).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
-	p.Inbox = inbox.NewDynamoDB(p.DynamoDB, st.Tables["InboxTable"])
+	p.Inbox = inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 	p.Shop = shop.New(shop.Config{Table: shopTable, MailFrom: "shop@example.com"}, p.DynamoDB, nil, nil)
 	p.Events = queue.New(p.SQS, st.Queues["EventsQueue"].URL)
 	p.DLQ = queue.New(p.SQS, st.Queues["EventsDLQ"].URL)
