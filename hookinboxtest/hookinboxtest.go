@@ -15,7 +15,6 @@ package hookinboxtest
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"os"
@@ -28,6 +27,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/stripeevent"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -124,13 +124,5 @@ func (p *Pipeline) StripeEvent(t testing.TB, typ, id string) []byte {
 }
 
 // NewStripeEventID returns a fresh ID shaped like Stripe's: evt_ and 24
-// letters and digits.
-func NewStripeEventID() string {
-	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return "evt_" + string(b)
-}
+// letters and digits (stripeevent.NewID).
+func NewStripeEventID() string { return stripeevent.NewID() }

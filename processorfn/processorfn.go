@@ -61,7 +61,7 @@ func Builder(b BusinessBuilder) lambdafn.Builder {
 }
 
 func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger, b BusinessBuilder) (any, error) {
-	s, err := processor.LoadSettings(getenv)
+	s, err := loadSettings(getenv)
 	business, berr := b(ctx, cfg, getenv)
 	if err != nil || berr != nil {
 		return nil, errors.Join(err, berr)
@@ -77,7 +77,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	db := dynamodb.NewFromConfig(cfg)
 	sq := sqs.NewFromConfig(cfg)
 	fetchers := map[string]processor.Fetcher{
-		verify.StripeProvider: processor.StripeEvents(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
+		verify.StripeProvider: stripeapi.FetchEvent(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
 	}
 	fetchAlways := map[string]bool{}
 	if s.GoPayEnabled() {

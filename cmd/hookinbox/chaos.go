@@ -16,6 +16,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/chaos"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -287,7 +288,7 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 		secret = st.StripeWebhookSecret
 	}
 	return chaos.NewRemote(chaos.RemoteConfig{
-		WebhookURL: f.url, Secrets: splitSecrets(secret),
+		WebhookURL: f.url, Secrets: envconfig.Split(secret),
 		InboxTable: inboxTable, ShopTable: shopTable, EventsQueueURL: q.URL,
 	}, cfg), nil
 }

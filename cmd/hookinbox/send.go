@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +13,10 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/stripeevent"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 type sendFlags struct {
@@ -92,7 +94,7 @@ Examples:
 	if f.times < 1 {
 		return usagef("--times must be at least 1")
 	}
-	if f.id != "" && !validEventID(f.id) {
+	if f.id != "" && webhook.ValidateEventID(f.id) != nil {
 		return usagef("--id %q: use letters, digits, '_' and '-' (like evt_1Abc)", f.id)
 	}
 	if f.status != "" && f.subscription == "" && !strings.HasPrefix(rest[1], "customer.subscription.") {
@@ -136,7 +138,7 @@ Examples:
 	}
 
 	return sendTimes(ctx, stdout, f, url, "stripe#"+head.ID, head.Type, func(ctx context.Context, client *http.Client) (string, bool) {
-		return deliver(ctx, client, url, body, splitSecrets(secret))
+		return deliver(ctx, client, url, body, envconfig.Split(secret))
 	})
 }
 
@@ -175,7 +177,7 @@ func stripeBody(what string, f sendFlags) ([]byte, error) {
 			return body, nil
 		}
 		if id == "" {
-			id = newEventID()
+			id = stripeevent.NewID()
 		}
 		return withEventID(body, id)
 	}
@@ -186,7 +188,7 @@ func stripeBody(what string, f sendFlags) ([]byte, error) {
 		return nil, usagef("%q is neither a file nor a Stripe event type like checkout.session.completed", what)
 	}
 	if id == "" {
-		id = newEventID()
+		id = stripeevent.NewID()
 	}
 	var opts []verifytest.Option
 	if f.customer != "" {
@@ -234,16 +236,6 @@ func deliver(ctx context.Context, client *http.Client, url string, body []byte, 
 	return strings.TrimSpace(fmt.Sprintf("%s %s", resp.Status, msg)), ok
 }
 
-func splitSecrets(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 func isFile(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
@@ -265,30 +257,6 @@ func withEventID(body []byte, id string) ([]byte, error) {
 	oldID, _ := json.Marshal(head.ID)
 	newID, _ := json.Marshal(id)
 	return bytes.ReplaceAll(body, oldID, newID), nil
-}
-
-// newEventID returns a fresh ID shaped like Stripe's: evt_ and 24
-// letters and digits.
-func newEventID() string {
-	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return "evt_" + string(b)
-}
-
-func validEventID(id string) bool {
-	if id == "" || len(id) > 255 {
-		return false
-	}
-	for _, r := range id {
-		if !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return false
-		}
-	}
-	return true
 }
 
 // validEventType accepts dotted lower-case names like invoice.paid.

@@ -16,8 +16,11 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/stripeevent"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // localSecrets is the secret send signs with for each provider when no
@@ -48,7 +51,7 @@ func sendProvider(ctx context.Context, provider, what string, f sendFlags, stdou
 		}
 		return usagef("unknown provider %q: send knows %s", provider, strings.Join(names, ", "))
 	}
-	if f.id != "" && !validEventID(f.id) {
+	if f.id != "" && webhook.ValidateEventID(f.id) != nil {
 		return usagef("--id %q: use letters, digits, '_' and '-'", f.id)
 	}
 	st, err := loadState(f.stateFile)
@@ -111,10 +114,10 @@ func buildDelivery(ctx context.Context, provider, what, url, secret string, f se
 			Type string `json:"type"`
 		}
 		_ = json.Unmarshal(body, &head)
-		id := orFresh(f.id, "msg_"+strings.TrimPrefix(newEventID(), "evt_"))
-		d.header, d.key, d.typ = verifytest.StandardHeaders(body, id, time.Now(), splitSecrets(secret)...), "standard#"+id, head.Type
+		id := orFresh(f.id, "msg_"+strings.TrimPrefix(stripeevent.NewID(), "evt_"))
+		d.header, d.key, d.typ = verifytest.StandardHeaders(body, id, time.Now(), envconfig.Split(secret)...), "standard#"+id, head.Type
 	case verify.AdyenProvider:
-		signed, err := verifytest.SignAdyenFile(body, splitSecrets(secret)[0])
+		signed, err := verifytest.SignAdyenFile(body, envconfig.Split(secret)[0])
 		if err != nil {
 			return providerDelivery{}, fmt.Errorf("%s: %w", what, err)
 		}

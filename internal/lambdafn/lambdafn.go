@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 )
 
@@ -116,4 +117,17 @@ func (e envEndpoints) GetIgnoreConfiguredEndpoints(context.Context) (bool, bool,
 func (e envEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
 	u := e("AWS_ENDPOINT_URL_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_")))
 	return u, u != "", nil
+}
+
+// Inbox is where every function finds the events, as template.yaml sets
+// it; each function's settings embed it.
+type Inbox struct {
+	Table    string // INBOX_TABLE
+	QueueURL string // EVENTS_QUEUE_URL
+}
+
+// ReadInbox reads INBOX_TABLE and EVENTS_QUEUE_URL, both required; r
+// reports what is missing with the function's other settings.
+func ReadInbox(r *envconfig.Reader) Inbox {
+	return Inbox{Table: r.Required("INBOX_TABLE"), QueueURL: r.Required("EVENTS_QUEUE_URL")}
 }

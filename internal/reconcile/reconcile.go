@@ -97,7 +97,7 @@ type accepter interface {
 
 // eventSource lists a provider's events about a page at a time: Next
 // returns those created in [from, upTo), oldest first, for some upTo in
-// (from, to]. StripeEvents is one.
+// (from, to]. stripeapi.Events is one.
 type eventSource interface {
 	Provider() string
 	Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error)

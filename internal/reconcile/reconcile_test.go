@@ -14,8 +14,10 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -150,7 +152,7 @@ func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 	}
 	sender := &flakySender{inner: s.Events, fail: keys[6], sends: map[webhook.Key]int{}}
 	cps := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])
-	source := reconcile.NewStripeEvents(pipelinetest.StripeKey, s.StripeURL, nil)
+	source := stripeapi.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil)
 	source.PageSize = 3 // four pages: auto-pagination
 	h := reconcile.New(
 		reconcile.Config{Lookback: time.Hour, Now: func() time.Time { return now }},

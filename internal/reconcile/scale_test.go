@@ -17,8 +17,10 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -73,13 +75,13 @@ func (f *failingSender) Send(ctx context.Context, env webhook.Envelope) error {
 
 // pagedSource records how many events each Next returned.
 type pagedSource struct {
-	*reconcile.StripeEvents
+	*stripeapi.Events
 	mu    sync.Mutex
 	sizes []int
 }
 
 func (p *pagedSource) Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error) {
-	evs, upTo, err := p.StripeEvents.Next(ctx, from, to)
+	evs, upTo, err := p.Events.Next(ctx, from, to)
 	p.mu.Lock()
 	p.sizes = append(p.sizes, len(evs))
 	p.mu.Unlock()
@@ -114,7 +116,7 @@ func TestListingAndCheckpointAdvancePageByPageWithinTheDeadline(t *testing.T) {
 	}
 	c := &clock{t: time.Now()}
 	sender := &failingSender{inner: s.Events, sends: map[webhook.Key]int{}}
-	source := &pagedSource{StripeEvents: reconcile.NewStripeEvents(pipelinetest.StripeKey, s.StripeURL, nil)}
+	source := &pagedSource{Events: stripeapi.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil)}
 	source.PageSize = 3
 	cps := &savedCheckpoints{Checkpoints: reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])}
 	h := reconcile.New(
@@ -198,7 +200,7 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterMaxTries(t *testing.T) {
 	h := reconcile.New(
 		reconcile.Config{Lookback: time.Hour, Metrics: metrics.New(metricLines, "hookinbox/test"), Now: func() time.Time { return now }},
 		s.Inbox, sender, intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, sender, nil),
-		reconcile.NewStripeEvents(pipelinetest.StripeKey, s.StripeURL, nil), cps, slog.New(slog.NewJSONHandler(s.Logs, nil)))
+		stripeapi.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil), cps, slog.New(slog.NewJSONHandler(s.Logs, nil)))
 
 	// SQS refuses everything: that is the path failing, not one event,
 	// and it does not count towards skipping.

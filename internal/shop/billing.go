@@ -11,6 +11,7 @@ import (
 	"github.com/stripe/stripe-go/v76/invoice"
 	stripesub "github.com/stripe/stripe-go/v76/subscription"
 
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -48,12 +49,6 @@ type InvoiceRequest struct {
 	IdempotencyKey string            // sent as Stripe's Idempotency-Key header
 }
 
-// keySource is the part of secrets.Rotating the Stripe client uses.
-type keySource interface {
-	Values(ctx context.Context) ([]string, error)
-	Refresh(ctx context.Context, used []string) (vals []string, changed bool, err error)
-}
-
 // NewStripeBilling returns Billing through the Stripe API at apiURL (Stripe's
 // own when empty; stripe-mock or a test server otherwise) with the first
 // value of keys (a *secrets.Rotating: the key is read for every call, so a
@@ -70,22 +65,13 @@ type keySource interface {
 // through the queue, and errors are returned. Invoices are created as
 // drafts (auto_advance false): the checkout already took the payment, so
 // Stripe must not finalize and charge them.
-func NewStripeBilling(keys keySource, apiURL string, httpClient *http.Client) Billing {
-	cfg := &stripe.BackendConfig{
-		HTTPClient:        httpClient,
-		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
-		MaxNetworkRetries: stripe.Int64(0),
-		EnableTelemetry:   stripe.Bool(false),
-	}
-	if apiURL != "" {
-		cfg.URL = stripe.String(apiURL)
-	}
-	return &stripeBilling{backend: stripe.GetBackendWithConfig(stripe.APIBackend, cfg), keys: keys}
+func NewStripeBilling(keys stripeapi.Keys, apiURL string, httpClient *http.Client) Billing {
+	return &stripeBilling{backend: stripeapi.NewBackend(apiURL, httpClient, 0), keys: keys}
 }
 
 type stripeBilling struct {
 	backend stripe.Backend
-	keys    keySource
+	keys    stripeapi.Keys
 }
 
 // CreateInvoice first looks for an invoice of req.Customer, created since
@@ -102,7 +88,7 @@ func (b *stripeBilling) CreateInvoice(ctx context.Context, req InvoiceRequest) (
 		return "", webhook.Permanent(errors.New("create invoice: no event to tie it to"))
 	}
 	var id string
-	err := b.withKey(ctx, func(key string) error {
+	err := stripeapi.WithKey(ctx, b.keys, func(key string) error {
 		var err error
 		if id, err = b.findInvoice(ctx, key, req); err != nil || id != "" {
 			return err
@@ -164,7 +150,7 @@ func (b *stripeBilling) newInvoice(ctx context.Context, key string, req InvoiceR
 // mode): permanent.
 func (b *stripeBilling) Subscription(ctx context.Context, id string) (SubscriptionState, error) {
 	var sub *stripe.Subscription
-	err := b.withKey(ctx, func(key string) error {
+	err := stripeapi.WithKey(ctx, b.keys, func(key string) error {
 		params := &stripe.SubscriptionParams{}
 		params.Context = ctx
 		var err error
@@ -184,46 +170,13 @@ func (b *stripeBilling) Subscription(ctx context.Context, id string) (Subscripti
 	return st, nil
 }
 
-// withKey runs call with the current key and, when Stripe refuses it and a
-// new key can be had, once more with the new key. A refusal never created
-// anything, so the second call is safe.
-func (b *stripeBilling) withKey(ctx context.Context, call func(key string) error) error {
-	keys, err := b.keys.Values(ctx)
-	if err != nil {
-		return fmt.Errorf("stripe api key: %w", err)
-	}
-	err = call(keys[0])
-	if !isAuthError(err) {
-		return err
-	}
-	fresh, changed, rerr := b.keys.Refresh(ctx, keys)
-	switch {
-	case rerr != nil:
-		return fmt.Errorf("%w (reloading the key failed: %v)", err, rerr)
-	case !changed:
-		return err
-	}
-	return call(fresh[0])
-}
-
-// isAuthError reports whether Stripe refused the key: 401 (unknown,
-// expired or rolled key) or 403 (a restricted key without the permission).
-func isAuthError(err error) bool {
-	var se *stripe.Error
-	return errors.As(err, &se) && (se.HTTPStatusCode == http.StatusUnauthorized || se.HTTPStatusCode == http.StatusForbidden)
-}
-
 // classifyStripe marks Stripe's 4xx answers permanent (a bad request, an
 // unknown customer: retrying sends the same request), except 401 and 403
 // (the key: a person rolls or fixes it in Secrets Manager and the retry
 // picks it up), 409 (a concurrent request with the same idempotency key)
 // and 429 (rate limited). 5xx answers and network errors stay transient.
 func classifyStripe(err error) error {
-	var se *stripe.Error
-	if !errors.As(err, &se) {
-		return err
-	}
-	switch code := se.HTTPStatusCode; {
+	switch code := stripeapi.StatusCode(err); {
 	case code == http.StatusUnauthorized, code == http.StatusForbidden,
 		code == http.StatusConflict, code == http.StatusTooManyRequests:
 		return err

@@ -34,7 +34,7 @@ func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (p
 		MailFrom:        r.Required("MAIL_FROM"),
 		StripeAPIKey:    r.List("STRIPE_API_KEY"),
 		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
-		StripeAPIURL:    r.String("STRIPE_API_URL", processor.DefaultStripeAPIURL),
+		StripeAPIURL:    r.String("STRIPE_API_URL", stripeapi.DefaultURL),
 	}
 	maxAge := r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge)
 	reload := r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -15,13 +16,13 @@ import (
 // for a Secrets Manager secret, on r's clock.
 func withStripe(r *verify.Rotating) *verify.Rotating {
 	spec, _ := verify.Lookup(verify.StripeProvider)
-	r.New = func(s []string) (verify.Verifier, error) { return spec.New(s, verify.Options{Now: r.Now}) }
+	r.New = func(s []string) (verify.Verifier, error) { return spec.New(s, verify.Options{Now: r.Secrets.Now}) }
 	return r
 }
 
 // rotatingStripe is withStripe on a Rotating with load and clock.
 func rotatingStripe(load func(context.Context) ([]string, error), clock func() time.Time) *verify.Rotating {
-	return withStripe(&verify.Rotating{Load: load, Now: clock})
+	return withStripe(&verify.Rotating{Secrets: &secrets.Rotating{Load: load, Now: clock}})
 }
 
 // stripeRequest is a delivery of body with the Stripe-Signature header.
@@ -34,10 +35,10 @@ func TestRotatingReloadsOnMismatch(t *testing.T) {
 	clock := now
 	stored := []string{"whsec_old"}
 	loads := 0
-	r := withStripe(&verify.Rotating{
+	r := withStripe(&verify.Rotating{Secrets: &secrets.Rotating{
 		Load: func(context.Context) ([]string, error) { loads++; return stored, nil },
 		Now:  func() time.Time { return clock },
-	})
+	}})
 	ctx := context.Background()
 	if err := r.Init(ctx); err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestRotatingReloadsOnMismatch(t *testing.T) {
 	if loads != 1 {
 		t.Fatalf("loads = %d, want 1", loads)
 	}
-	clock = clock.Add(verify.DefaultReloadInterval)
+	clock = clock.Add(secrets.DefaultMinInterval)
 	if _, err := r.Verify(ctx, stripeRequest(sign("whsec_new"), body)); err != nil {
 		t.Fatalf("new secret after the interval: %v", err)
 	}
@@ -73,7 +74,7 @@ func TestRotatingKeepsSecretsWhenReloadFails(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := now
 	fail := false
-	r := withStripe(&verify.Rotating{
+	r := withStripe(&verify.Rotating{Secrets: &secrets.Rotating{
 		Load: func(context.Context) ([]string, error) {
 			if fail {
 				return nil, errors.New("AccessDenied")
@@ -81,13 +82,13 @@ func TestRotatingKeepsSecretsWhenReloadFails(t *testing.T) {
 			return []string{"whsec_a"}, nil
 		},
 		Now: func() time.Time { return clock },
-	})
+	}})
 	ctx := context.Background()
 	if err := r.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
 	fail = true
-	clock = clock.Add(verify.DefaultReloadInterval) // within the max age
+	clock = clock.Add(secrets.DefaultMinInterval) // within the max age
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_keep", clock)
 	if _, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, "whsec_b"), body)); !errors.Is(err, verify.ErrBadSignature) {
 		t.Errorf("mismatch with a failing reload: err = %v, want ErrBadSignature", err)
@@ -102,10 +103,10 @@ func TestRotatingKeepsSecretsWhenReloadFails(t *testing.T) {
 func TestRotatingRevokedSecretStopsWithinMaxAge(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	stored := []string{"whsec_new", "whsec_old"}
-	r := withStripe(&verify.Rotating{
+	r := withStripe(&verify.Rotating{Secrets: &secrets.Rotating{
 		Load: func(context.Context) ([]string, error) { return stored, nil },
 		Now:  func() time.Time { return clock },
-	})
+	}})
 	ctx := context.Background()
 	if err := r.Init(ctx); err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ func TestRotatingRevokedSecretStopsWithinMaxAge(t *testing.T) {
 		return err
 	}
 	stored = []string{"whsec_new"} // the old secret is revoked
-	clock = clock.Add(verify.DefaultMaxAge - time.Second)
+	clock = clock.Add(secrets.DefaultMaxAge - time.Second)
 	if err := verifyWith("whsec_old"); err != nil {
 		t.Fatalf("old secret within the max age: %v", err)
 	}
@@ -135,14 +136,14 @@ func TestRotatingFailsClosedWhenStale(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var fail error
 	loads := 0
-	r := withStripe(&verify.Rotating{
+	r := withStripe(&verify.Rotating{Secrets: &secrets.Rotating{
 		Load: func(context.Context) ([]string, error) {
 			loads++
 			return []string{"whsec_a"}, fail
 		},
 		MaxAge: 10 * time.Minute,
 		Now:    func() time.Time { return clock },
-	})
+	}})
 	ctx := context.Background()
 	if err := r.Init(ctx); err != nil {
 		t.Fatal(err)
@@ -168,14 +169,14 @@ func TestRotatingFailsClosedWhenStale(t *testing.T) {
 		t.Errorf("loads = %d, want 2: a failed load waits the reload interval", loads)
 	}
 	fail = nil
-	clock = clock.Add(verify.DefaultReloadInterval)
+	clock = clock.Add(secrets.DefaultMinInterval)
 	if err := verifyNow(); err != nil || loads != 3 {
 		t.Errorf("after Secrets Manager recovered: %v after %d loads, want nil after 3", err, loads)
 	}
 }
 
 func TestRotatingInitFails(t *testing.T) {
-	r := withStripe(&verify.Rotating{Load: func(context.Context) ([]string, error) { return []string{" "}, nil }})
+	r := withStripe(&verify.Rotating{Secrets: secrets.Static(" ")})
 	if err := r.Init(context.Background()); err == nil {
 		t.Error("Init accepted an empty secret")
 	}
@@ -186,11 +187,11 @@ func TestRotatingInitFails(t *testing.T) {
 func TestRotatingMaxAgeBelowInterval(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	loads := 0
-	r := withStripe(&verify.Rotating{
+	r := withStripe(&verify.Rotating{Secrets: &secrets.Rotating{
 		Load:   func(context.Context) ([]string, error) { loads++; return []string{"whsec_a"}, nil },
 		MaxAge: time.Second,
 		Now:    func() time.Time { return clock },
-	})
+	}})
 	ctx := context.Background()
 	if err := r.Init(ctx); err != nil {
 		t.Fatal(err)

@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
+
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
-	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 )
 
 const (
@@ -621,29 +622,6 @@ func TestStripeVerifyConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-}
-
-func TestParseSecrets(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want []string
-	}{
-		{"empty", "", nil},
-		{"blank", "  ", nil},
-		{"one", "whsec_a", []string{"whsec_a"}},
-		{"two", "whsec_a,whsec_b", []string{"whsec_a", "whsec_b"}},
-		{"spaces and empties", " whsec_a , ,, whsec_b ,", []string{"whsec_a", "whsec_b"}},
-		{"commas only", ",,,", nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := verify.ParseSecrets(tc.in)
-			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tc.want) {
-				t.Errorf("ParseSecrets(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
 }
 
 // TestStripeDefaultsAreStripeGos keeps the defaults hookinbox copies from

@@ -25,7 +25,7 @@ import (
 // Build builds the webhook receiver (API Gateway HTTP API, payload v2)
 // with a verifier for every provider whose secret is set.
 func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
-	s, err := receiver.LoadSettings(getenv)
+	s, err := LoadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 // revoked secret stops verifying) and when a signature does not match (so
 // a rolled secret takes effect), in warm functions too. An unsigned provider
 // (GoPay) needs no secret here: its secret is the processor's.
-func receiverProviders(ctx context.Context, cfg aws.Config, s receiver.Settings) (map[string]receiver.Provider, error) {
+func receiverProviders(ctx context.Context, cfg aws.Config, s Settings) (map[string]receiver.Provider, error) {
 	opts := verify.Options{StripeTolerance: s.Tolerance}
 	var sm *secretsmanager.Client
 	providers := map[string]receiver.Provider{}
@@ -75,10 +75,12 @@ func receiverProviders(ctx context.Context, cfg aws.Config, s receiver.Settings)
 			}
 			arn, spec := ps.ARN, spec
 			r := &verify.Rotating{
-				Load:           func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) },
-				New:            func(secrets []string) (verify.Verifier, error) { return spec.New(secrets, opts) },
-				MaxAge:         s.SecretMaxAge,
-				ReloadInterval: s.SecretReload,
+				Secrets: &secrets.Rotating{
+					Load:        func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) },
+					MaxAge:      s.SecretMaxAge,
+					MinInterval: s.SecretReload,
+				},
+				New: func(secrets []string) (verify.Verifier, error) { return spec.New(secrets, opts) },
 			}
 			v, err = r, r.Init(ctx)
 		}

@@ -23,7 +23,7 @@ import (
 // Build builds the scheduled reconciler: stuck claims and the Stripe
 // events that never arrived, claimed through the receiver's own intake.
 func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
-	s, err := reconcile.LoadSettings(getenv)
+	s, err := LoadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -33,8 +33,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
-	source := reconcile.NewStripeEvents("", s.StripeAPIURL, stripeapi.HTTPClient())
-	source.Keys = keys.Values
+	source := stripeapi.NewEvents(keys, s.StripeAPIURL, stripeapi.HTTPClient())
 	// Only the types the business handles are listed: others would be
 	// claimed only to be IGNORED.
 	source.Types = shop.EventTypes()

@@ -1,19 +1,40 @@
-// Package stripeapi is what the functions that call Stripe's API (the
-// processor's billing, the reconciler's event list) share: the secret key,
-// kept fresh, and the HTTP client. It lives apart from lambdafn so that
-// functions that never call Stripe do not link it.
+// Package stripeapi is Stripe's API as hookinbox's functions call it: the
+// secret key, kept fresh (Key), the HTTP client and stripe-go backend
+// (HTTPClient, NewBackend), one call with a refused key refreshed
+// (WithKey), the event by id (FetchEvent, the processor's fetcher of a lost
+// payload) and the event list (Events, the reconciler's source). The
+// example shop's billing calls Stripe through it too.
+//
+// It lives apart from lambdafn so that the functions that never call
+// Stripe (the receiver, dlq-replay) do not link stripe-go; the processor
+// and reconciler engines do not import it either: their function's wiring
+// hands them what it builds here. Nothing here logs, and a key is never
+// put in an error. Everything is safe for concurrent use.
 package stripeapi
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/stripe/stripe-go/v76"
 
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 )
+
+// DefaultURL is Stripe's API base URL, the default of STRIPE_API_URL.
+const DefaultURL = "https://api.stripe.com"
+
+// Keys is the part of secrets.Rotating a Stripe caller uses: the key is
+// read for every call, and reloaded when Stripe refuses it.
+type Keys interface {
+	Values(ctx context.Context) ([]string, error)
+	Refresh(ctx context.Context, used []string) (vals []string, changed bool, err error)
+}
 
 // Key returns the Stripe secret key given inline (local runs), or the
 // values of the Secrets Manager secret arn, loaded now and kept fresh while
@@ -35,3 +56,60 @@ func Key(ctx context.Context, cfg aws.Config, inline []string, arn string, maxAg
 // HTTPClient is the HTTP client of every Stripe API call: bounded well
 // inside a function's timeout.
 func HTTPClient() *http.Client { return &http.Client{Timeout: 20 * time.Second} }
+
+// NewBackend returns the stripe-go backend for the Stripe API at apiURL
+// (Stripe's own when empty; stripe-mock or a test server otherwise), over
+// httpClient (stripe-go's default when nil), retrying a failed request
+// retries times itself (0: the caller's queue retries), with stripe-go's
+// logging and telemetry off.
+func NewBackend(apiURL string, httpClient *http.Client, retries int64) stripe.Backend {
+	cfg := &stripe.BackendConfig{
+		HTTPClient:        httpClient,
+		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
+		MaxNetworkRetries: stripe.Int64(retries),
+		EnableTelemetry:   stripe.Bool(false),
+	}
+	if apiURL != "" {
+		cfg.URL = stripe.String(apiURL)
+	}
+	return stripe.GetBackendWithConfig(stripe.APIBackend, cfg)
+}
+
+// WithKey runs call with the first of keys and, when Stripe refuses it
+// (Refused) and keys has a new one (Refresh: at most one load per
+// interval), once more with the new key. A refusal never changed anything
+// at Stripe, so the second call is safe.
+func WithKey(ctx context.Context, keys Keys, call func(key string) error) error {
+	used, err := keys.Values(ctx)
+	if err != nil {
+		return fmt.Errorf("stripe api key: %w", err)
+	}
+	err = call(used[0])
+	if !Refused(err) {
+		return err
+	}
+	fresh, changed, rerr := keys.Refresh(ctx, used)
+	switch {
+	case rerr != nil:
+		return fmt.Errorf("%w (reloading the key failed: %v)", err, rerr)
+	case !changed:
+		return err
+	}
+	return call(fresh[0])
+}
+
+// Refused reports whether Stripe refused the key: 401 (unknown, expired or
+// rolled key) or 403 (a restricted key without the permission).
+func Refused(err error) bool {
+	return StatusCode(err) == http.StatusUnauthorized || StatusCode(err) == http.StatusForbidden
+}
+
+// StatusCode returns the HTTP status of Stripe's answer when err is one,
+// or 0.
+func StatusCode(err error) int {
+	var se *stripe.Error
+	if errors.As(err, &se) {
+		return se.HTTPStatusCode
+	}
+	return 0
+}

@@ -73,11 +73,16 @@ func (r *Reader) Int(key string, def int64) int64 {
 }
 
 // List returns the key split on commas, trimmed, without empty entries.
-func (r *Reader) List(key string) []string {
+func (r *Reader) List(key string) []string { return Split(r.get(key)) }
+
+// Split splits a comma-separated list (several secrets in one variable,
+// parameter or secret value), trimming spaces and dropping empty entries;
+// it returns nil when nothing is left.
+func Split(s string) []string {
 	var out []string
-	for _, s := range strings.Split(r.get(key), ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
+	for v := range strings.SplitSeq(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
 		}
 	}
 	return out

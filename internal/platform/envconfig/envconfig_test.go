@@ -1,6 +1,7 @@
 package envconfig
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -37,5 +38,28 @@ func TestReaderNoErrorWhenComplete(t *testing.T) {
 	r.Required("A")
 	if err := r.Err(); err != nil {
 		t.Errorf("Err() = %v, want nil", err)
+	}
+}
+
+func TestSplit(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"empty", "", nil},
+		{"blank", "  ", nil},
+		{"one", "whsec_a", []string{"whsec_a"}},
+		{"two", "whsec_a,whsec_b", []string{"whsec_a", "whsec_b"}},
+		{"spaces and empties", " whsec_a , ,, whsec_b ,", []string{"whsec_a", "whsec_b"}},
+		{"commas only", ",,,", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Split(tc.in)
+			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tc.want) {
+				t.Errorf("Split(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
 	}
 }

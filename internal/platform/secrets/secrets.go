@@ -8,9 +8,10 @@ package secrets
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 )
 
 // secretsAPI lists the Secrets Manager call this package makes.
@@ -27,12 +28,7 @@ func List(ctx context.Context, client secretsAPI, arn string) ([]string, error) 
 	if out.SecretString == nil {
 		return nil, fmt.Errorf("secret %s has no SecretString", arn)
 	}
-	var vals []string
-	for _, v := range strings.Split(*out.SecretString, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			vals = append(vals, v)
-		}
-	}
+	vals := envconfig.Split(*out.SecretString)
 	if len(vals) == 0 {
 		return nil, fmt.Errorf("secret %s is empty", arn)
 	}

@@ -1,4 +1,4 @@
-package reconcile
+package stripeapi
 
 import (
 	"context"
@@ -15,28 +15,23 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// StripeEvents lists Stripe events with stripe-go: GET /v1/events with a
-// created range and the event types the business handles, about one page
-// at a time, oldest first.
+// Events lists Stripe events with stripe-go, the reconciler's source:
+// GET /v1/events with a created range and the event types the business
+// handles, about one page at a time, oldest first.
 //
 // There is no signature to verify here, unlike a webhook delivery: these
 // events come from Stripe's API over TLS, fetched with our own secret key,
 // so they are authentic. Each event keeps the bytes the API returned for
 // it as its payload.
-type StripeEvents struct {
+type Events struct {
 	backend stripe.Backend
-	key     string
+	keys    Keys
 	// PageSize is the limit of each page; default 100, Stripe's most.
 	PageSize int64
 	// Types are the event types to list (types[]); empty lists every
 	// type. Stripe takes at most 20; a longer list is not sent, and
 	// every type is listed.
 	Types []string
-	// Keys, when set, gives the key for each list call instead of the one
-	// NewStripeEvents was given (a *secrets.Rotating's Values), so a key
-	// rolled in Secrets Manager reaches a warm reconciler within the
-	// source's maximum age.
-	Keys func(ctx context.Context) ([]string, error)
 
 	mu   sync.Mutex
 	span time.Duration // the last window that fitted in one page
@@ -45,24 +40,17 @@ type StripeEvents struct {
 // MaxTypes is the most event types one Stripe list request may name.
 const MaxTypes = 20
 
-// NewStripeEvents lists events through the Stripe API at apiURL (Stripe's
-// own when empty) with apiKey, over httpClient (stripe-go's default when
-// nil). stripe-go retries a failed GET twice and logs nothing.
-func NewStripeEvents(apiKey, apiURL string, httpClient *http.Client) *StripeEvents {
-	cfg := &stripe.BackendConfig{
-		HTTPClient:        httpClient,
-		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
-		MaxNetworkRetries: stripe.Int64(2),
-		EnableTelemetry:   stripe.Bool(false),
-	}
-	if apiURL != "" {
-		cfg.URL = stripe.String(apiURL)
-	}
-	return &StripeEvents{backend: stripe.GetBackendWithConfig(stripe.APIBackend, cfg), key: apiKey}
+// NewEvents lists events through the Stripe API at apiURL (Stripe's own
+// when empty) with the first of keys, read for every list call (a key
+// rolled in Secrets Manager reaches a warm reconciler within the key's
+// maximum age, and a refused key is reloaded: WithKey), over httpClient
+// (stripe-go's default when nil). stripe-go retries a failed GET twice.
+func NewEvents(keys Keys, apiURL string, httpClient *http.Client) *Events {
+	return &Events{backend: NewBackend(apiURL, httpClient, 2), keys: keys}
 }
 
 // Provider returns "stripe".
-func (s *StripeEvents) Provider() string { return "stripe" }
+func (s *Events) Provider() string { return "stripe" }
 
 // listedEvent is one event of a list page: the fields hookinbox keys and
 // routes by, and the event's bytes as the API returned them.
@@ -100,7 +88,7 @@ type eventPage struct {
 // and the window that fitted is remembered for the next call. Only when
 // one second holds more than a page are several pages of that second
 // read. Events hookinbox cannot key are left out.
-func (s *StripeEvents) Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error) {
+func (s *Events) Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error) {
 	size := s.PageSize
 	if size <= 0 || size > 100 {
 		size = 100
@@ -152,7 +140,7 @@ func (s *StripeEvents) Next(ctx context.Context, from, to time.Time) ([]webhook.
 
 // list reads one page of the events created in [from, to), newest first,
 // after the event id startingAfter (none when empty).
-func (s *StripeEvents) list(ctx context.Context, from, to time.Time, size int64, startingAfter string) ([]*listedEvent, bool, error) {
+func (s *Events) list(ctx context.Context, from, to time.Time, size int64, startingAfter string) ([]*listedEvent, bool, error) {
 	params := &stripe.EventListParams{
 		CreatedRange: &stripe.RangeQueryParams{GreaterThanOrEqual: from.Unix(), LesserThan: to.Unix()},
 	}
@@ -164,18 +152,14 @@ func (s *StripeEvents) list(ctx context.Context, from, to time.Time, size int64,
 		params.StartingAfter = stripe.String(startingAfter)
 	}
 	params.Context = ctx
-	key := s.key
-	if s.Keys != nil {
-		keys, err := s.Keys(ctx)
-		if err != nil {
-			return nil, false, fmt.Errorf("stripe events: api key: %w", err)
-		}
-		key = keys[0]
-	}
 	body := &form.Values{}
 	form.AppendTo(body, params)
 	page := &eventPage{}
-	if err := s.backend.CallRaw(http.MethodGet, "/v1/events", key, body, params.GetParams(), page); err != nil {
+	err := WithKey(ctx, s.keys, func(key string) error {
+		page = &eventPage{}
+		return s.backend.CallRaw(http.MethodGet, "/v1/events", key, body, params.GetParams(), page)
+	})
+	if err != nil {
 		return nil, false, fmt.Errorf("stripe events: %w", err)
 	}
 	return page.Data, page.HasMore, nil
@@ -183,7 +167,7 @@ func (s *StripeEvents) list(ctx context.Context, from, to time.Time, size int64,
 
 // events returns the listed events hookinbox can key, oldest first (by
 // creation time, then id).
-func (s *StripeEvents) events(listed []*listedEvent) []webhook.Event {
+func (s *Events) events(listed []*listedEvent) []webhook.Event {
 	out := make([]webhook.Event, 0, len(listed))
 	for _, e := range listed {
 		if webhook.ValidateEventID(e.ID) != nil || e.Type == "" || (e.Object != "" && e.Object != "event") {

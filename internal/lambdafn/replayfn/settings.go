@@ -1,11 +1,13 @@
-package replay
+package replayfn
 
-import "github.com/hookinbox/hookinbox/internal/platform/envconfig"
+import (
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+)
 
 // Settings is the dlq-replay function's environment, as template.yaml sets it.
 type Settings struct {
-	Table      string // INBOX_TABLE
-	QueueURL   string // EVENTS_QUEUE_URL
+	lambdafn.Inbox
 	DLQURL     string // EVENTS_DLQ_URL
 	DefaultMax int    // REPLAY_MAX, default 100: a DLQ replay's max when the request gives none
 }
@@ -15,8 +17,7 @@ type Settings struct {
 func LoadSettings(getenv func(string) string) (Settings, error) {
 	r := envconfig.New(getenv)
 	s := Settings{
-		Table:      r.Required("INBOX_TABLE"),
-		QueueURL:   r.Required("EVENTS_QUEUE_URL"),
+		Inbox:      lambdafn.ReadInbox(r),
 		DLQURL:     r.Required("EVENTS_DLQ_URL"),
 		DefaultMax: int(r.Int("REPLAY_MAX", 100)),
 	}

@@ -1,4 +1,4 @@
-package receiver_test
+package receiverfn
 
 import (
 	"strconv"
@@ -28,7 +28,7 @@ func TestMaxBodyBytesIsBoundedByThePayloadItem(t *testing.T) {
 		{"a megabyte", "1048576", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := receiver.LoadSettings(env(tc.value))
+			s, err := LoadSettings(env(tc.value))
 			if tc.want == 0 {
 				if err == nil || !strings.Contains(err.Error(), "MAX_BODY_BYTES") {
 					t.Errorf("LoadSettings: %v, want MAX_BODY_BYTES refused", err)

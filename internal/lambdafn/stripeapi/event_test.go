@@ -1,4 +1,4 @@
-package processor_test
+package stripeapi_test
 
 import (
 	"context"
@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
-	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-func TestStripeEventsFetchesOneEvent(t *testing.T) {
+func TestFetchEvent(t *testing.T) {
 	stripe := standin.NewStripe()
 	stripe.Key = "sk_test_fetch"
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_fetch1", time.Now().Add(-time.Hour))
@@ -23,7 +23,7 @@ func TestStripeEventsFetchesOneEvent(t *testing.T) {
 	}
 	srv := httptest.NewServer(stripe)
 	defer srv.Close()
-	fetch := processor.StripeEvents(secrets.Static("sk_test_fetch"), srv.URL, srv.Client())
+	fetch := stripeapi.FetchEvent(secrets.Static("sk_test_fetch"), srv.URL, srv.Client())
 
 	got, err := fetch(context.Background(), "evt_fetch1")
 	if err != nil || string(got) != string(body) {
@@ -33,7 +33,7 @@ func TestStripeEventsFetchesOneEvent(t *testing.T) {
 	if err == nil || !webhook.IsPermanent(err) || !strings.Contains(err.Error(), "evt_unknown") {
 		t.Errorf("fetch of an unknown event: %v, want a permanent error naming it", err)
 	}
-	wrongKey := processor.StripeEvents(secrets.Static("sk_test_wrong"), srv.URL, srv.Client())
+	wrongKey := stripeapi.FetchEvent(secrets.Static("sk_test_wrong"), srv.URL, srv.Client())
 	if _, err := wrongKey(context.Background(), "evt_fetch1"); err == nil || webhook.IsPermanent(err) {
 		t.Errorf("fetch with a rejected key: %v, want a transient error (the key may be rotating)", err)
 	}

@@ -1,4 +1,4 @@
-package receiver
+package receiverfn
 
 import (
 	"strings"
@@ -6,15 +6,16 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 // Settings is the receiver function's environment, as template.yaml sets it.
 type Settings struct {
-	Table    string // INBOX_TABLE
-	QueueURL string // EVENTS_QUEUE_URL
+	lambdafn.Inbox
 	// Secrets holds, for each enabled provider (see verify.Specs), its
 	// secrets given inline or the ARN of the Secrets Manager secret
 	// holding them. A provider whose variables are both empty is disabled.
@@ -37,11 +38,10 @@ type ProviderSecrets struct {
 func LoadSettings(getenv func(string) string) (Settings, error) {
 	r := envconfig.New(getenv)
 	s := Settings{
-		Table:        r.Required("INBOX_TABLE"),
-		QueueURL:     r.Required("EVENTS_QUEUE_URL"),
+		Inbox:        lambdafn.ReadInbox(r),
 		Secrets:      map[string]ProviderSecrets{},
 		Tolerance:    r.Duration("STRIPE_TOLERANCE", 300*time.Second),
-		MaxBodyBytes: r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes),
+		MaxBodyBytes: r.Int("MAX_BODY_BYTES", receiver.DefaultMaxBodyBytes),
 		Grace:        r.Duration("REENQUEUE_GRACE", intake.DefaultGrace),
 		SecretMaxAge: r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
 		SecretReload: r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),

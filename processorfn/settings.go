@@ -1,20 +1,19 @@
-package processor
+package processorfn
 
 import (
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/processor"
 )
 
-// DefaultStripeAPIURL is Stripe's API base URL.
-const DefaultStripeAPIURL = "https://api.stripe.com"
-
-// Settings is the processor engine's environment, as template.yaml sets it.
+// settings is the processor function's environment, as template.yaml sets it.
 // The business brings its own settings (the example shop: shop.FromEnv).
-type Settings struct {
-	Table           string        // INBOX_TABLE
-	QueueURL        string        // EVENTS_QUEUE_URL
+type settings struct {
+	lambdafn.Inbox
 	DLQURL          string        // EVENTS_DLQ_URL
 	StripeAPIKey    []string      // STRIPE_API_KEY; used as is when set
 	StripeAPIKeyARN string        // STRIPE_API_KEY_ARN, read when STRIPE_API_KEY is empty
@@ -31,26 +30,25 @@ type Settings struct {
 	MaxReceiveCount int           // MAX_RECEIVE_COUNT, default 5: the queue's redrive setting
 }
 
-// LoadSettings reads the settings through getenv, reporting every missing
+// loadSettings reads the settings through getenv, reporting every missing
 // or invalid key in one error.
-func LoadSettings(getenv func(string) string) (Settings, error) {
+func loadSettings(getenv func(string) string) (settings, error) {
 	r := envconfig.New(getenv)
-	s := Settings{
-		Table:           r.Required("INBOX_TABLE"),
-		QueueURL:        r.Required("EVENTS_QUEUE_URL"),
+	s := settings{
+		Inbox:           lambdafn.ReadInbox(r),
 		DLQURL:          r.Required("EVENTS_DLQ_URL"),
 		StripeAPIKey:    r.List("STRIPE_API_KEY"),
 		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
-		StripeAPIURL:    r.String("STRIPE_API_URL", DefaultStripeAPIURL),
+		StripeAPIURL:    r.String("STRIPE_API_URL", stripeapi.DefaultURL),
 		GoPayClientID:   r.String("GOPAY_CLIENT_ID", ""),
 		GoPaySecret:     r.List("GOPAY_CLIENT_SECRET"),
 		GoPaySecretARN:  r.String("GOPAY_CLIENT_SECRET_ARN", ""),
-		GoPayAPIURL:     r.String("GOPAY_API_URL", DefaultGoPayAPIURL),
+		GoPayAPIURL:     r.String("GOPAY_API_URL", processor.DefaultGoPayAPIURL),
 		SecretMaxAge:    r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
 		SecretReload:    r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
-		LeaseFor:        r.Duration("LEASE_DURATION", DefaultLeaseFor),
-		Budget:          r.Duration("MESSAGE_BUDGET", DefaultBudget),
-		Reserve:         r.Duration("OUTCOME_RESERVE", DefaultReserve),
+		LeaseFor:        r.Duration("LEASE_DURATION", processor.DefaultLeaseFor),
+		Budget:          r.Duration("MESSAGE_BUDGET", processor.DefaultBudget),
+		Reserve:         r.Duration("OUTCOME_RESERVE", processor.DefaultReserve),
 		MaxReceiveCount: int(r.Int("MAX_RECEIVE_COUNT", 5)),
 	}
 	if s.Reserve <= 0 || s.Reserve >= s.Budget || s.Budget >= s.LeaseFor {
@@ -67,4 +65,4 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 
 // GoPayEnabled reports whether GoPay's client secret is set: the processor
 // then fetches GoPay payments.
-func (s Settings) GoPayEnabled() bool { return len(s.GoPaySecret) > 0 || s.GoPaySecretARN != "" }
+func (s settings) GoPayEnabled() bool { return len(s.GoPaySecret) > 0 || s.GoPaySecretARN != "" }

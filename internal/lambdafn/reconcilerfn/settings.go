@@ -1,13 +1,12 @@
-package reconcile
+package reconcilerfn
 
 import (
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 )
-
-// DefaultStripeAPIURL is Stripe's API base URL.
-const DefaultStripeAPIURL = "https://api.stripe.com"
 
 // MaxLookback is the longest STRIPE_EVENTS_LOOKBACK: Stripe lists 30 days
 // of events.
@@ -15,8 +14,7 @@ const MaxLookback = 30 * 24 * time.Hour
 
 // Settings is the reconciler function's environment, as template.yaml sets it.
 type Settings struct {
-	Table           string        // INBOX_TABLE
-	QueueURL        string        // EVENTS_QUEUE_URL
+	lambdafn.Inbox
 	StripeAPIKey    []string      // STRIPE_API_KEY; used as is when set
 	StripeAPIKeyARN string        // STRIPE_API_KEY_ARN, read when STRIPE_API_KEY is empty
 	StripeAPIURL    string        // STRIPE_API_URL, default Stripe's
@@ -29,11 +27,10 @@ type Settings struct {
 func LoadSettings(getenv func(string) string) (Settings, error) {
 	r := envconfig.New(getenv)
 	s := Settings{
-		Table:           r.Required("INBOX_TABLE"),
-		QueueURL:        r.Required("EVENTS_QUEUE_URL"),
+		Inbox:           lambdafn.ReadInbox(r),
 		StripeAPIKey:    r.List("STRIPE_API_KEY"),
 		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
-		StripeAPIURL:    r.String("STRIPE_API_URL", DefaultStripeAPIURL),
+		StripeAPIURL:    r.String("STRIPE_API_URL", stripeapi.DefaultURL),
 		StuckAfter:      r.Duration("STUCK_AFTER", 15*time.Minute),
 		Lookback:        r.Duration("STRIPE_EVENTS_LOOKBACK", 0),
 	}
