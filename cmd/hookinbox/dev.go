@@ -234,46 +234,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 		return err
 	}
 
-	// Wire each function to its events.
-	pollCtx, stopPolling := context.WithCancel(context.WithoutCancel(ctx))
-	var pollers sync.WaitGroup
-	d.defer_(func() {
-		stopPolling()
-		pollers.Wait()
-	})
-	api := &lambdalocal.HTTPAPI{Log: d.errorLogger("http api")}
-	sqsClient := emu.SQS()
-	inboxItem := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"]).Get
-	for _, spec := range fns {
-		fn := invokers[spec.LogicalID]
-		for _, t := range spec.Triggers {
-			switch t.Kind {
-			case pipeline.TriggerHTTP:
-				api.Routes = append(api.Routes, lambdalocal.Route{Method: t.Method, Path: t.Path, Function: fn})
-			case pipeline.TriggerSQS:
-				src := &lambdalocal.SQSSource{
-					Client: sqsClient, QueueURL: t.Queue.URL, QueueARN: t.Queue.ARN, Region: devstack.Region,
-					BatchSize: t.BatchSize, Window: t.Window,
-					Function: &batchLogger{d: d, fn: fn, id: spec.LogicalID, queue: t.Queue.Name, status: inboxItem},
-					Log:      d.errorLogger(spec.LogicalID + " event source"),
-				}
-				pollers.Add(1)
-				go func() { defer pollers.Done(); _ = src.Run(pollCtx) }()
-			case pipeline.TriggerSchedule:
-				sch := &lambdalocal.Schedule{
-					Name: d.flags.stackName + "-" + spec.LogicalID + "-" + t.Name, Interval: t.Interval,
-					Function: &scheduleLogger{d: d, fn: fn, id: spec.LogicalID, expr: t.Expression},
-					Log:      d.errorLogger(spec.LogicalID + " schedule"),
-				}
-				pollers.Add(1)
-				go func() { defer pollers.Done(); _ = sch.Run(pollCtx) }()
-			}
-		}
-		for _, s := range spec.Skipped {
-			d.logf("%s: not emulated: %s", spec.LogicalID, s)
-		}
-	}
-	d.api.Store(api)
+	d.wire(ctx, st, fns, invokers)
 
 	state, err := d.stateOf(root, baseURL, st, fns)
 	if err != nil {
@@ -354,6 +315,51 @@ func (d *devStack) startFunctions(ctx context.Context, st *pipeline.Stack, fns [
 		invokers[spec.LogicalID] = fn
 	}
 	return invokers, nil
+}
+
+// wire connects each function to its events: HTTP API routes served by
+// ServeHTTP, SQS event sources and schedules polling until the stack
+// stops.
+func (d *devStack) wire(ctx context.Context, st *pipeline.Stack, fns []pipeline.Function, invokers map[string]lambdalocal.Invoker) {
+	pollCtx, stopPolling := context.WithCancel(context.WithoutCancel(ctx))
+	var pollers sync.WaitGroup
+	d.defer_(func() {
+		stopPolling()
+		pollers.Wait()
+	})
+	api := &lambdalocal.HTTPAPI{Log: d.errorLogger("http api")}
+	sqsClient := st.Emulators.SQS()
+	inboxItem := inbox.NewDynamoDB(st.Emulators.LeanDynamoDB(), st.Tables["InboxTable"]).Get
+	for _, spec := range fns {
+		fn := invokers[spec.LogicalID]
+		for _, t := range spec.Triggers {
+			switch t.Kind {
+			case pipeline.TriggerHTTP:
+				api.Routes = append(api.Routes, lambdalocal.Route{Method: t.Method, Path: t.Path, Function: fn})
+			case pipeline.TriggerSQS:
+				src := &lambdalocal.SQSSource{
+					Client: sqsClient, QueueURL: t.Queue.URL, QueueARN: t.Queue.ARN, Region: devstack.Region,
+					BatchSize: t.BatchSize, Window: t.Window,
+					Function: &batchLogger{d: d, fn: fn, id: spec.LogicalID, queue: t.Queue.Name, status: inboxItem},
+					Log:      d.errorLogger(spec.LogicalID + " event source"),
+				}
+				pollers.Add(1)
+				go func() { defer pollers.Done(); _ = src.Run(pollCtx) }()
+			case pipeline.TriggerSchedule:
+				sch := &lambdalocal.Schedule{
+					Name: d.flags.stackName + "-" + spec.LogicalID + "-" + t.Name, Interval: t.Interval,
+					Function: &scheduleLogger{d: d, fn: fn, id: spec.LogicalID, expr: t.Expression},
+					Log:      d.errorLogger(spec.LogicalID + " schedule"),
+				}
+				pollers.Add(1)
+				go func() { defer pollers.Done(); _ = sch.Run(pollCtx) }()
+			}
+		}
+		for _, s := range spec.Skipped {
+			d.logf("%s: not emulated: %s", spec.LogicalID, s)
+		}
+	}
+	d.api.Store(api)
 }
 
 // ServeHTTP answers /healthz, and sends everything else to the HTTP API
