@@ -32,6 +32,16 @@ func marshal(it Item) awsapi.Item {
 	return m
 }
 
+// marshalClaim returns the item a claim puts: the status item, with the
+// payload compressed in it when packed is not nil.
+func marshalClaim(it Item, packed []byte) awsapi.Item {
+	m := marshal(it)
+	if packed != nil {
+		m[attrPayloadDeflate] = awsapi.B(packed)
+	}
+	return m
+}
+
 func unmarshal(m awsapi.Item) (Item, error) {
 	var it Item
 	var err error
@@ -82,6 +92,9 @@ func unmarshal(m awsapi.Item) (Item, error) {
 	it.LastError = getS("last_error")
 	it.ProcessedAt = getT("processed_at")
 	it.Outcome = getS("outcome")
+	if b, ok := m[attrPayloadDeflate].Binary(); ok && err == nil {
+		it.Payload, err = inflate(b)
+	}
 	if err != nil {
 		return Item{}, fmt.Errorf("inbox item %s: %w", it.Key, err)
 	}

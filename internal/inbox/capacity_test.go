@@ -11,6 +11,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -49,18 +50,15 @@ func (m *metered) UpdateItem(ctx context.Context, in *awsapi.UpdateItemInput) (*
 	return out, err
 }
 
-func skOf(item awsapi.Item) string {
-	if s, ok := item["sk"].String(); ok {
-		return s
-	}
-	return "?"
-}
-
-// TestWriteUnitsStayFlatWithPayloadSize measures what DESIGN.md argues: with
-// the payload in its own item, every state change of an event costs one
-// write unit whatever the payload's size; with the payload inside the status
-// item, each change costs as many units as the payload has kilobytes.
-// Rerun with -v to see the table (docs/performance.md quotes it).
+// TestWriteUnitsStayFlatWithPayloadSize measures what DESIGN.md argues and
+// the inline layout keeps: every write of an event's status item (the
+// claim and each state change) costs one write unit whatever the
+// payload's size, because a payload rides in the claim only when the item
+// stays within 1 KB, and otherwise has its own item, written once; with
+// the raw payload inside the status item, each change would cost as many
+// units as the payload has kilobytes. The payloads are Stripe events
+// (verifytest.StripeEvent). Rerun with -v to see the table
+// (docs/performance.md quotes it).
 func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 	emu := devstacktest.ForTest(t)
 	devstacktest.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
@@ -68,30 +66,40 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 	ctx := context.Background()
 	table := st.Tables["InboxTable"]
 	now := time.Now()
-	t.Logf("%-8s %-34s %-34s", "payload", "separate item: claim+payload / 2 changes", "in status item: claim / 2 changes")
-	for _, size := range []int{1 << 10, 20 << 10, 100 << 10} {
+	t.Logf("%-8s %-8s %-40s %-34s", "payload", "layout", "as stored: claim + payload / 2 changes", "raw in status item: claim / 2 changes")
+	for _, size := range []int{1 << 10, 2 << 10, 10 << 10, 100 << 10} {
 		m := &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}}
 		s := NewDynamoDB(m, table)
-		ev := webhook.Event{Provider: "stripe", ID: fmt.Sprintf("evt_wcu%d", size), Type: "checkout.session.completed", Raw: []byte(strings.Repeat("x", size))}
-		it, err := s.Claim(ctx, Claim{Event: ev, At: now, TTL: time.Hour})
+		id := fmt.Sprintf("evt_wcu%d", size)
+		raw := verifytest.StripeEvent("customer.created", id, now, verifytest.WithSize(size))
+		ev := webhook.Event{Provider: "stripe", ID: id, Type: "customer.created", Raw: raw}
+		c := Claim{Event: ev, At: now, TTL: DefaultTTL}.Prepared()
+		it, err := s.Claim(ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutPayload(ctx, it, ev.Raw); err != nil {
+		layout := "inline"
+		if !c.Inline() {
+			layout = "separate"
+			if err := s.PutPayload(ctx, c.PayloadItem(), ev.Raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Lease(ctx, it.Key, processorOwner, now, time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Lease(ctx, it.Key, "w", now, time.Minute); err != nil {
+		if _, err := s.Finish(ctx, it.Key, processorOwner, Result{Status: Done, Outcome: "no handler for " + ev.Type, At: now}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Finish(ctx, it.Key, "w", Result{Status: Done, At: now}); err != nil {
-			t.Fatal(err)
+		claimUnits, changes := m.units["put "+SortEvent], m.units["update "+SortEvent]
+		if claimUnits != 1 || changes != 2 {
+			t.Errorf("%d-byte payload (%s): claim %.0f units, lease + finish %.0f; want 1 and 2 (one per write)", len(raw), layout, claimUnits, changes)
 		}
-		changes := m.units["update "+SortEvent]
-		if changes != 2 {
-			t.Errorf("%d-byte payload: lease + finish cost %.0f write units, want 2 (one each)", size, changes)
+		if size <= 1<<10 && (layout != "inline" || m.units["update "+SortPayload] != 0) {
+			t.Errorf("%d-byte payload: %s, %.0f units on a payload item; want inline, none", len(raw), layout, m.units["update "+SortPayload])
 		}
 
-		// The layout DESIGN.md warns against: the payload inside the status item.
+		// The layout DESIGN.md warns against: the raw payload inside the status item.
 		e := &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}}
 		item := marshal(Claim{Event: webhook.Event{Provider: "stripe", ID: ev.ID + "e", Type: ev.Type}, At: now, TTL: time.Hour}.NewItem())
 		item["payload"] = awsapi.B(ev.Raw)
@@ -109,9 +117,111 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 		if embeddedChanges <= changes && size > 1<<10 {
 			t.Errorf("%d-byte payload: embedded layout cost %.0f units for 2 changes, want more than %.0f", size, embeddedChanges, changes)
 		}
-		t.Logf("%-8s %-34s %-34s", fmt.Sprintf("%d KiB", size>>10),
-			fmt.Sprintf("%.0f + %.0f / %.0f", m.units["put "+SortEvent], m.units["update "+SortPayload], changes),
+		t.Logf("%-8s %-8s %-40s %-34s", fmt.Sprintf("%d B", len(raw)), layout,
+			fmt.Sprintf("%.0f + %.0f / %.0f", claimUnits, m.units["update "+SortPayload], changes),
 			fmt.Sprintf("%.0f / %.0f", e.units["put "+SortEvent], embeddedChanges))
+	}
+}
+
+// processorOwner is as long as the processor's lease owners (12 hex
+// digits, "/", an SQS message id).
+const processorOwner = "0123456789ab/5fea7756-0ea4-451a-a703-a558b933e274"
+
+// incompressible returns n bytes that flate cannot shrink, the same for the
+// same n.
+func incompressible(n int) []byte {
+	b := make([]byte, n)
+	x := uint32(2463534242)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = 'a' + byte(x%26)
+	}
+	return b
+}
+
+// TestInlineItemCostsOneUnitInEveryState stores the largest payload that
+// rides in its claim, for the longest key hookinbox accepts and for a
+// short one, and takes the item through the states that make it largest
+// (a lease taken over from another worker, a failure with a short error,
+// a second lease, done): each write costs one unit on dynalite, which
+// sizes items as DynamoDB does. It also measures how close the inbox's
+// own size count (itemBytes) is to the emulator's.
+func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
+	emu := devstack.ForTest(t)
+	devstack.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
+	st := devstack.NewTestStack(t)
+	ctx := context.Background()
+	table := st.Tables["InboxTable"]
+	now := time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
+	for _, ev := range []webhook.Event{
+		{Provider: "stripe", ID: "evt_1QbXq2Lkdfj3Sdfo8Rt2VbNm", Type: "checkout.session.completed"},
+		{Provider: strings.Repeat("p", 32), ID: strings.Repeat("e", webhook.MaxEventIDLen), Type: "customer.subscription.trial_will_end"},
+	} {
+		// The largest incompressible payload that still rides inline.
+		n := 0
+		for ev.Raw = incompressible(n + 1); (Claim{Event: ev, At: now, TTL: DefaultTTL}).Inline(); ev.Raw = incompressible(n + 1) {
+			n++
+		}
+		ev.Raw = incompressible(n)
+		if n == 0 {
+			t.Fatalf("key of %d bytes: no payload rides inline", len(ev.Key()))
+		}
+		m := &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}}
+		s := NewDynamoDB(m, table)
+		c := Claim{Event: ev, At: now, TTL: DefaultTTL}.Prepared()
+		it, err := s.Claim(ctx, c)
+		if err != nil || string(it.Payload) != string(ev.Raw) {
+			t.Fatalf("Claim: %v, inline %v", err, it.Payload != nil)
+		}
+		step := func(what string, err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			units := m.units["put "+SortEvent] + m.units["update "+SortEvent]
+			m.units = map[string]float64{}
+			if units != 1 {
+				t.Errorf("key of %d bytes, %d-byte payload: %s cost %.0f write units, want 1", len(it.Key), n, what, units)
+			}
+		}
+		step("claim", nil)
+		_, err = s.Lease(ctx, it.Key, processorOwner, now, time.Minute)
+		step("lease", err)
+		other := strings.Replace(processorOwner, "0123", "3210", 1)
+		_, err = s.Lease(ctx, it.Key, other, now.Add(2*time.Minute), time.Minute)
+		step("lease taken over", err)
+		_, err = s.Finish(ctx, it.Key, other, Result{Status: Failed, Error: "invoice: stripe: 503 Service Unavailable", At: now})
+		step("finish FAILED", err)
+		_, err = s.Lease(ctx, it.Key, processorOwner, now.Add(3*time.Minute), time.Minute)
+		step("lease after a failure", err)
+		_, err = s.Finish(ctx, it.Key, processorOwner, Result{Status: Done, Outcome: "no handler for " + ev.Type, At: now})
+		step("finish DONE", err)
+
+		// The emulator's size of the claim item: pad it until it costs two
+		// units.
+		probe := it
+		probe.Key = webhook.Key(string(it.Key[:len(it.Key)-1]) + "z")
+		item := marshalClaim(probe, c.packed)
+		counted := itemBytes(probe, len(c.packed))
+		pad := 0
+		for ; ; pad++ {
+			item["x"] = awsapi.B(make([]byte, pad))
+			out, err := emu.LeanDynamoDB().PutItem(ctx, &awsapi.PutItemInput{TableName: table, Item: item, ReturnConsumedCapacity: awsapi.ReturnCapacityTotal})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *out.ConsumedCapacity.CapacityUnits > 1 {
+				break
+			}
+		}
+		actual := InlineItemBytes + 1 - len("x") - pad
+		t.Logf("key of %d bytes: %d-byte payload inline (%d compressed); claim item %d bytes on dynalite, %d counted by itemBytes; %d left for later states",
+			len(it.Key), n, len(c.packed), actual, counted, InlineItemBytes-actual)
+		if counted < actual {
+			t.Errorf("itemBytes counts %d bytes, the emulator %d: it must never count less", counted, actual)
+		}
 	}
 }
 

@@ -1,5 +1,6 @@
 // Package inbox is hookinbox's claim and lease store: one small status item
-// per event, plus the raw payload stored once beside it.
+// per event, carrying the raw payload when it is small, or with the
+// payload stored once beside it.
 //
 // Every state change is one conditional write, so the database decides:
 // two receivers racing on the same event get one claim, two processors
@@ -12,7 +13,10 @@
 // on both so they cannot drift. Both are safe for concurrent use.
 //
 // The status item lives at (pk = "<provider>#<event id>", sk = "event");
-// the payload at (pk, sk = "payload"); other packages may keep per-event
-// items in the same partition under other sort keys (the effect ledger
-// uses "effect#<name>").
+// a small payload inside it, compressed (attribute payload_deflate), when
+// the item stays within InlineItemBytes through every state change, so
+// each write of the event costs one write unit; a larger payload at (pk,
+// sk = "payload"). Other packages may keep per-event items in the same
+// partition under other sort keys (the effect ledger uses
+// "effect#<name>").
 package inbox

@@ -53,12 +53,13 @@ func NewDynamoDB(db dynamoDBAPI, table string) *DynamoDB {
 
 var _ Store = (*DynamoDB)(nil)
 
-// Claim implements Store with one PutItem conditioned on attribute_not_exists(pk).
+// Claim implements Store with one PutItem conditioned on
+// attribute_not_exists(pk); an inline payload rides in it.
 func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
-	it := c.NewItem()
+	it, packed := c.newItem()
 	in := &awsapi.PutItemInput{
 		TableName:                           s.table,
-		Item:                                marshal(it),
+		Item:                                marshalClaim(it, packed),
 		ConditionExpression:                 "attribute_not_exists(pk)",
 		ReturnValuesOnConditionCheckFailure: awsapi.ReturnAllOld,
 	}
@@ -102,21 +103,42 @@ func (s *DynamoDB) PutPayload(ctx context.Context, it Item, raw []byte) error {
 	return nil
 }
 
-// Payload implements Store.
+// Payload implements Store with one consistent Query that reads the
+// status item and the payload item together ("event" and "payload" are
+// the only sort keys between them: the ledger's "effect#..." sort
+// before): the inline payload if the status item carries one, else the
+// payload item's.
 func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error) {
-	out, err := s.db.GetItem(ctx, &awsapi.GetItemInput{
-		TableName:      s.table,
-		Key:            itemKey(key, SortPayload),
+	out, err := s.db.Query(ctx, &awsapi.QueryInput{
+		TableName:              s.table,
+		KeyConditionExpression: "pk = :pk AND sk BETWEEN :event AND :payload",
+		ExpressionAttributeValues: awsapi.Item{
+			":pk":      str(string(key)),
+			":event":   str(SortEvent),
+			":payload": str(SortPayload),
+		},
 		ConsistentRead: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("payload %s: %w", key, err)
 	}
-	b, ok := out.Item["payload"].Binary()
-	if !ok {
+	var separate []byte
+	for _, item := range out.Items {
+		if b, ok := item[attrPayloadDeflate].Binary(); ok {
+			raw, err := inflate(b)
+			if err != nil {
+				return nil, fmt.Errorf("payload %s: %w", key, err)
+			}
+			return raw, nil
+		}
+		if b, ok := item["payload"].Binary(); ok && skOf(item) == SortPayload {
+			separate = b
+		}
+	}
+	if separate == nil {
 		return nil, fmt.Errorf("payload %s: %w", key, ErrNotFound)
 	}
-	return b, nil
+	return separate, nil
 }
 
 // Release implements Store.
@@ -146,6 +168,9 @@ func (s *DynamoDB) Release(ctx context.Context, it Item) error {
 	}
 	if err != nil {
 		return fmt.Errorf("release %s: %w", it.Key, err)
+	}
+	if it.Payload != nil {
+		return nil // the payload was inline: it went with the claim
 	}
 	// The payload goes only if it is still this claim's: a delivery or a
 	// newer claim that stored it since then has handed it to itself.
@@ -426,6 +451,12 @@ func (s *DynamoDB) whyNot(ctx context.Context, key webhook.Key, op string, err, 
 		return it, nil
 	}
 	return it, fmt.Errorf("%s %s: %w", op, key, refused)
+}
+
+// skOf returns an item's sort key.
+func skOf(item awsapi.Item) string {
+	v, _ := item["sk"].String()
+	return v
 }
 
 func isConditionFailed(err error) bool { return errors.Is(err, awsapi.ErrConditionalCheckFailed) }

@@ -79,6 +79,11 @@ type Item struct {
 
 	ProcessedAt time.Time
 	Outcome     string
+
+	// Payload is the raw payload when the status item carries it (see
+	// Claim.Inline), so the lease that returns the item hands it over
+	// without another read; nil when the payload has its own item.
+	Payload []byte
 }
 
 // Claim is what the receiver knows of a verified event when it claims it.
@@ -86,11 +91,23 @@ type Claim struct {
 	Event webhook.Event
 	At    time.Time     // now
 	TTL   time.Duration // how long the item lives; longer than any provider's retry window
+
+	packed   []byte // the payload compressed, when it goes inline (see Prepared)
+	prepared bool
 }
 
-// NewItem returns the status item a claim writes.
+// NewItem returns the status item a claim writes; it carries the payload
+// when Inline.
 func (c Claim) NewItem() Item {
-	return normalize(Item{
+	it, _ := c.newItem()
+	return it
+}
+
+// newItem returns NewItem and the payload as the item stores it
+// (compressed), or nil when the payload is not inline.
+func (c Claim) newItem() (Item, []byte) {
+	packed := c.packedPayload()
+	it := normalize(Item{
 		Key:           c.Event.Key(),
 		Status:        Received,
 		Provider:      c.Event.Provider,
@@ -102,6 +119,10 @@ func (c Claim) NewItem() Item {
 		PayloadSHA256: PayloadSHA256(c.Event.Raw),
 		ExpiresAt:     c.At.Add(c.TTL),
 	})
+	if packed != nil {
+		it.Payload = c.Event.Raw
+	}
+	return it, packed
 }
 
 // PayloadItem returns what PutPayload needs of the item the claim

@@ -40,6 +40,7 @@ func (m *Memory) Claim(_ context.Context, c Claim) (Item, error) {
 		return old, fmt.Errorf("claim %s: %w", key, ErrAlreadyClaimed)
 	}
 	it := c.NewItem()
+	it.Payload = clone(it.Payload)
 	m.items[key] = it
 	return it, nil
 }
@@ -61,11 +62,21 @@ func (m *Memory) PutPayload(_ context.Context, it Item, raw []byte) error {
 func (m *Memory) Payload(_ context.Context, key webhook.Key) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if it, ok := m.items[key]; ok && it.Payload != nil {
+		return clone(it.Payload), nil
+	}
 	p, ok := m.payloads[key]
 	if !ok {
 		return nil, fmt.Errorf("payload %s: %w", key, ErrNotFound)
 	}
-	return append([]byte(nil), p.raw...), nil
+	return clone(p.raw), nil
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
 }
 
 // Release implements Store.

@@ -12,7 +12,9 @@ import (
 // smaller interfaces they need.
 type Store interface {
 	// Claim writes the status item for a new event, in RECEIVED, only if no
-	// item exists for its key. A duplicate returns ErrAlreadyClaimed together
+	// item exists for its key. When c.Inline the item carries the payload
+	// (Item.Payload), in the same write; otherwise the caller stores it
+	// with PutPayload. A duplicate returns ErrAlreadyClaimed together
 	// with the stored item, so the caller can tell what state it is in.
 	// An IDOnly event (a notification whose state the processor fetches)
 	// also claims a key whose item is DONE or IGNORED, replacing it with a
@@ -26,13 +28,14 @@ type Store interface {
 	// it carries it.ReceivedAt from then on, so the Release of an older
 	// claim cannot delete it.
 	PutPayload(ctx context.Context, it Item, raw []byte) error
-	// Payload returns the stored raw payload, or ErrNotFound.
+	// Payload returns the stored raw payload, inline in the status item
+	// (which wins) or in its own item, or ErrNotFound.
 	Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 	// Release deletes the claim it if it is still the claim made at
-	// it.ReceivedAt and still RECEIVED; otherwise ErrClaimChanged. It then
-	// deletes the payload only if the payload still belongs to that claim
-	// (carries it.ReceivedAt): one a newer claim or a later delivery
-	// stored is kept.
+	// it.ReceivedAt and still RECEIVED; otherwise ErrClaimChanged. An
+	// inline payload goes with it; a payload item is then deleted only if
+	// it still belongs to that claim (carries it.ReceivedAt): one a newer
+	// claim or a later delivery stored is kept.
 	Release(ctx context.Context, it Item) error
 	// Get returns the status item, or ErrNotFound.
 	Get(ctx context.Context, key webhook.Key) (Item, error)

@@ -107,15 +107,28 @@ func New(cfg Config, store claimStore, queue sender, log *slog.Logger) *Intake {
 // its checkpoint before it).
 func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error) {
 	now := in.cfg.Now()
-	c := inbox.Claim{Event: ev, At: now, TTL: in.cfg.TTL}
-	// The payload write runs beside the claim, marked with the claim's
-	// time, so a new event costs one round trip less than claim-then-put.
-	// A duplicate's write keeps the stored bytes and only stores them when
-	// they are missing (a claim whose own payload write was lost).
-	stored := make(chan error, 1)
-	go func() { stored <- in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw) }()
+	c := inbox.Claim{Event: ev, At: now, TTL: in.cfg.TTL}.Prepared()
+	// A small payload rides in the claim: one write, and a duplicate
+	// writes nothing. A larger one is written beside the claim, marked
+	// with the claim's time, so a new event costs one round trip less than
+	// claim-then-put; a duplicate's write keeps the stored bytes and only
+	// stores them when they are missing (a claim whose own payload write
+	// was lost).
+	var stored chan error
+	if !c.Inline() {
+		stored = make(chan error, 1)
+		go func() { stored <- in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw) }()
+	}
 	it, err := in.store.Claim(ctx, c)
-	perr := <-stored
+	var perr error
+	if stored != nil {
+		perr = <-stored
+	} else if errors.Is(err, inbox.ErrAlreadyClaimed) && it.Payload == nil && it.Status != inbox.Done && it.Status != inbox.Ignored {
+		// The stored claim keeps its payload apart (made by an earlier
+		// version, or from other bytes) and may have lost it: store this
+		// delivery's, as a larger event's duplicate does.
+		perr = in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw)
+	}
 	if errors.Is(err, inbox.ErrAlreadyClaimed) && ev.IDOnly && it.Status == inbox.Processing {
 		// The running fetch may have read the state before this
 		// notification's change: have the provider deliver it again.

@@ -3,6 +3,7 @@ package intake_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,14 @@ func event(id string) webhook.Event {
 		Provider: "stripe", ID: id, Type: "checkout.session.completed",
 		Created: now.Add(-time.Second), Raw: []byte(`{"id":"` + id + `","object":"event"}`),
 	}
+}
+
+// large returns an event whose payload is too large to ride in its claim
+// (inbox.InlineMaxRaw), so it is written to its own item beside it.
+func large(id string) webhook.Event {
+	ev := event(id)
+	ev.Raw = []byte(`{"id":"` + id + `","object":"event","padding":"` + strings.Repeat("x", inbox.InlineMaxRaw) + `"}`)
+	return ev
 }
 
 // store is the inbox under test with faults a test can switch on: each
@@ -113,21 +122,90 @@ func TestOutcomeNames(t *testing.T) {
 }
 
 func TestNewEventIsSentOnlyAfterClaimAndPayload(t *testing.T) {
-	backends(t, func(t *testing.T, s inbox.Store, q *recorder) {
+	for _, ev := range []webhook.Event{event("evt_order"), large("evt_orderlarge")} {
+		backends(t, func(t *testing.T, s inbox.Store, q *recorder) {
+			ctx := context.Background()
+			in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, q, nil)
+			for i, want := range []intake.Outcome{intake.Accepted, intake.Duplicate} {
+				got, err := in.Accept(ctx, ev)
+				if err != nil || got != want {
+					t.Fatalf("Accept %d = %v, %v; want %v", i+1, got, err, want)
+				}
+			}
+			if diff := cmp.Diff([]string{"claim+payload"}, q.seen); diff != "" {
+				t.Errorf("inbox state at each send (-want +got):\n%s", diff)
+			}
+			if p, err := s.Payload(ctx, ev.Key()); err != nil || string(p) != string(ev.Raw) {
+				t.Errorf("payload = %q, %v", p, err)
+			}
+		})
+	}
+}
+
+func TestSmallPayloadRidesInTheClaim(t *testing.T) {
+	// A small event is one write: the claim carries its payload, so
+	// neither the new event nor its duplicate writes a payload item, and
+	// a failed send releases both at once.
+	backends(t, func(t *testing.T, real inbox.Store, q *recorder) {
 		ctx := context.Background()
+		puts := 0
+		s := &store{Store: real}
+		s.putPayload = func(ctx context.Context, it inbox.Item, raw []byte) error {
+			puts++
+			return real.PutPayload(ctx, it, raw)
+		}
 		in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, q, nil)
-		ev := event("evt_order")
-		for i, want := range []intake.Outcome{intake.Accepted, intake.Duplicate} {
-			got, err := in.Accept(ctx, ev)
-			if err != nil || got != want {
+		ev := event("evt_small")
+		for i, want := range []intake.Outcome{intake.Accepted, intake.Duplicate, intake.Duplicate} {
+			if got, err := in.Accept(ctx, ev); err != nil || got != want {
 				t.Fatalf("Accept %d = %v, %v; want %v", i+1, got, err, want)
 			}
 		}
-		if diff := cmp.Diff([]string{"claim+payload"}, q.seen); diff != "" {
-			t.Errorf("inbox state at each send (-want +got):\n%s", diff)
+		if puts != 0 {
+			t.Errorf("%d payload writes for a small event and its duplicates, want 0", puts)
 		}
-		if p, err := s.Payload(ctx, ev.Key()); err != nil || string(p) != string(ev.Raw) {
-			t.Errorf("payload = %q, %v", p, err)
+		if it, err := real.Get(ctx, ev.Key()); err != nil || string(it.Payload) != string(ev.Raw) {
+			t.Errorf("claim = %+v, %v; want it to carry the payload", it, err)
+		}
+
+		q.fail = true
+		ev = event("evt_smallnosend")
+		if _, err := in.Accept(ctx, ev); err == nil {
+			t.Error("send failed: no error")
+		}
+		for what, err := range map[string]error{"claim": getErr(ctx, real, ev.Key()), "payload": payloadErr(ctx, real, ev.Key())} {
+			if !errors.Is(err, inbox.ErrNotFound) {
+				t.Errorf("%s after a failed send: %v, want deleted", what, err)
+			}
+		}
+		q.fail = false
+		if puts != 0 {
+			t.Errorf("%d payload writes, want 0", puts)
+		}
+	})
+}
+
+func TestSmallDuplicateStoresThePayloadASeparateClaimLost(t *testing.T) {
+	// The stored claim keeps its payload apart (a larger body, or an
+	// earlier version of hookinbox) and lost it; a later delivery whose
+	// bytes would ride inline still stores them for it.
+	backends(t, func(t *testing.T, real inbox.Store, q *recorder) {
+		ctx := context.Background()
+		s := &store{Store: real}
+		s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("dynamodb: throttled") }
+		s.release = func(context.Context, inbox.Item) error { return errors.New("dynamodb: throttled") }
+		in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, q, nil)
+		first := large("evt_mixed")
+		if _, err := in.Accept(ctx, first); err == nil {
+			t.Fatal("Accept with the payload write failing: no error, want one")
+		}
+		s.putPayload, s.release = nil, nil
+		again := event("evt_mixed")
+		if got, err := in.Accept(ctx, again); err != nil || got != intake.Duplicate {
+			t.Fatalf("small retry = %v, %v; want duplicate", got, err)
+		}
+		if p, err := real.Payload(ctx, again.Key()); err != nil || string(p) != string(again.Raw) {
+			t.Errorf("payload after the retry = %q, %v; want the retry's bytes", p, err)
 		}
 	})
 }
@@ -153,7 +231,7 @@ func TestClaimAndPayloadAreWrittenTogether(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	in := intake.New(intake.Config{}, s, &recorder{store: mem}, nil)
-	if got, err := in.Accept(ctx, event("evt_together")); err != nil || got != intake.Accepted {
+	if got, err := in.Accept(ctx, large("evt_together")); err != nil || got != intake.Accepted {
 		t.Fatalf("Accept = %v, %v; want accepted (the claim waited for a payload write that never began)", got, err)
 	}
 }
@@ -169,7 +247,7 @@ func TestLostPayloadIsStoredByTheNextDelivery(t *testing.T) {
 		s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("dynamodb: throttled") }
 		s.release = func(context.Context, inbox.Item) error { return errors.New("dynamodb: throttled") }
 		in := intake.New(intake.Config{Now: func() time.Time { return clock }}, s, q, nil)
-		ev := event("evt_lostpayload")
+		ev := large("evt_lostpayload")
 		if _, err := in.Accept(ctx, ev); err == nil {
 			t.Fatal("Accept with the payload write failing: no error, want one (the provider must retry)")
 		}
@@ -208,7 +286,7 @@ func TestFailedPayloadOrSendReleasesEverything(t *testing.T) {
 		in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, q, nil)
 
 		s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("dynamodb: throttled") }
-		ev := event("evt_nopayload")
+		ev := large("evt_nopayload")
 		if _, err := in.Accept(ctx, ev); err == nil {
 			t.Error("payload write failed: no error")
 		}
@@ -242,7 +320,7 @@ func TestDuplicatePayloadFailureMattersOnlyWhileUnfinished(t *testing.T) {
 	mem := inbox.NewMemory()
 	s := &store{Store: mem}
 	in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, &recorder{store: mem}, nil)
-	ev := event("evt_dupfail")
+	ev := large("evt_dupfail")
 	if _, err := in.Accept(ctx, ev); err != nil {
 		t.Fatal(err)
 	}

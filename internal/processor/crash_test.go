@@ -220,7 +220,9 @@ func TestMissingPayloadIsFetchedFromTheProvider(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, func(c *processor.Config) { c.Fetchers = tt.fetchers })
-			ev := webhook.Event{Provider: "stripe", ID: "evt_nopayload", Type: "checkout.session.completed", Created: t0, Raw: []byte(`{}`)}
+			// A payload too large to ride in its claim, whose own write was lost.
+			ev := webhook.Event{Provider: "stripe", ID: "evt_nopayload", Type: "checkout.session.completed", Created: t0,
+				Raw: []byte(`{"padding":"` + strings.Repeat("x", inbox.InlineMaxRaw) + `"}`)}
 			if _, err := f.store.Claim(context.Background(), inbox.Claim{Event: ev, At: t0, TTL: time.Hour}); err != nil {
 				t.Fatal(err)
 			}

@@ -463,8 +463,9 @@ func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger
 	return h.business.Handle(ctx, ev, fx)
 }
 
-// payload returns the event's stored payload or, when none is stored, the
-// one its provider's API serves, which it stores for the next attempt. An
+// payload returns the event's stored payload (the one the leased item
+// carries inline, or its payload item's) or, when none is stored, the one
+// its provider's API serves, which it stores for the next attempt. An
 // id-only provider's event (Config.FetchAlways) is always fetched: its
 // state is what the API says now.
 func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) ([]byte, error) {
@@ -478,6 +479,9 @@ func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key
 			return nil, fmt.Errorf("fetch %s from the provider's API: %w", key, err)
 		}
 		return raw, nil
+	}
+	if it.Payload != nil {
+		return it.Payload, nil // inline: no read
 	}
 	raw, err := h.store.Payload(ctx, key)
 	if err == nil {

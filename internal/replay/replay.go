@@ -437,9 +437,12 @@ func (h *Handler) event(ctx context.Context, key webhook.Key, dryRun, inDLQ bool
 		l.Outcome, l.Note = Skipped, "a processor holds its lease until "+it.LeaseUntil.Format(time.RFC3339)+"; try again after that"
 		return l, false
 	}
-	if _, err := h.store.Payload(ctx, key); err != nil {
-		l.Outcome, l.Note = Failed, "no stored payload to replay from: "+err.Error()
-		return l, false
+	// An inline payload came with the item; another is read.
+	if it.Payload == nil {
+		if _, err := h.store.Payload(ctx, key); err != nil {
+			l.Outcome, l.Note = Failed, "no stored payload to replay from: "+err.Error()
+			return l, false
+		}
 	}
 	if dryRun {
 		l.Outcome = WouldReplay

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,22 @@ func Event(id string) webhook.Event {
 		Created:  t0.Add(-time.Minute),
 		Raw:      []byte(`{"id":"` + id + `","type":"checkout.session.completed"}`),
 	}
+}
+
+// LargeEvent returns an event like Event whose payload is too large to
+// ride in its claim (inbox.InlineMaxRaw), so it is stored in its own item.
+func LargeEvent(id string) webhook.Event {
+	ev := Event(id)
+	ev.Raw = []byte(`{"id":"` + id + `","type":"checkout.session.completed","padding":"` + strings.Repeat("x", inbox.InlineMaxRaw) + `"}`)
+	return ev
+}
+
+// KiBEvent returns an event like Event with a 1 KiB payload: it rides in
+// its claim only compressed.
+func KiBEvent(id string) webhook.Event {
+	ev := Event(id)
+	ev.Raw = []byte(`{"id":"` + id + `","type":"checkout.session.completed","metadata":{"note":"` + strings.Repeat("thank you ", 95) + `"}}`)
+	return ev
 }
 
 // Run runs the suite. newStore returns an empty store for each subtest.
@@ -65,6 +82,7 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 			EnqueuedAt:    t0.Truncate(time.Millisecond),
 			PayloadSHA256: inbox.PayloadSHA256(ev.Raw),
 			ExpiresAt:     t0.Add(inbox.DefaultTTL).Truncate(time.Second),
+			Payload:       ev.Raw, // small: it rides in the claim
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("Claim item (-want +got):\n%s", diff)
@@ -190,10 +208,10 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 	})
 
 	t.Run("PayloadWithoutClaimAndClaimWithoutPayload", func(t *testing.T) {
-		// The receiver writes the claim and the payload at the same time,
-		// so either may land first, or alone.
+		// The receiver writes the claim and a large payload at the same
+		// time, so either may land first, or alone.
 		s := newStore(t)
-		ev := Event("evt_order")
+		ev := LargeEvent("evt_order")
 		c := inbox.Claim{Event: ev, At: t0, TTL: time.Hour}
 		if err := s.PutPayload(ctx, c.NewItem(), ev.Raw); err != nil {
 			t.Fatalf("PutPayload before its claim: %v", err)
@@ -206,8 +224,11 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 		// A claim whose payload write failed (and whose release failed
 		// too): a later delivery of the event stores the payload.
-		lost := Event("evt_lost")
-		it := claim(t, s, lost.ID)
+		lost := LargeEvent("evt_lost")
+		it, err := s.Claim(ctx, inbox.Claim{Event: lost, At: t0, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if _, err := s.Payload(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
 			t.Fatalf("Payload of a claim without one: err = %v, want ErrNotFound", err)
 		}
@@ -225,7 +246,10 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 
 	t.Run("ReleaseDeletesOnlyOwnClaim", func(t *testing.T) {
 		s := newStore(t)
-		it := claim(t, s, "evt_rel")
+		it, err := s.Claim(ctx, inbox.Claim{Event: LargeEvent("evt_rel"), At: t0, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := s.PutPayload(ctx, it, []byte("{}")); err != nil {
 			t.Fatal(err)
 		}
@@ -253,8 +277,11 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 
 	t.Run("ReleaseKeepsAPayloadANewerClaimHolds", func(t *testing.T) {
 		s := newStore(t)
-		ev := Event("evt_relnew")
-		old := claim(t, s, ev.ID)
+		ev := LargeEvent("evt_relnew")
+		old, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := s.PutPayload(ctx, old, ev.Raw); err != nil {
 			t.Fatal(err)
 		}
@@ -282,6 +309,57 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 		if _, err := s.Payload(ctx, ev.Key()); err != nil {
 			t.Errorf("the newer claim's payload after a stale Release: %v", err)
+		}
+	})
+
+	for _, ev := range []webhook.Event{Event("evt_inline"), KiBEvent("evt_inline")} {
+		t.Run(fmt.Sprintf("InlinePayloadTravelsWithTheItem/%dB", len(ev.Raw)), func(t *testing.T) {
+			inlinePayloadTravelsWithTheItem(t, newStore(t), ev)
+		})
+	}
+
+	t.Run("LargePayloadKeepsItsOwnItem", func(t *testing.T) {
+		s := newStore(t)
+		ev := LargeEvent("evt_large")
+		c := inbox.Claim{Event: ev, At: t0, TTL: time.Hour}
+		if c.Inline() {
+			t.Fatalf("a %d-byte payload rides in its claim", len(ev.Raw))
+		}
+		it, err := s.Claim(ctx, c)
+		if err != nil || it.Payload != nil {
+			t.Fatalf("Claim = payload %d bytes, %v; want none", len(it.Payload), err)
+		}
+		if _, err := s.Payload(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Payload before PutPayload: %v, want ErrNotFound", err)
+		}
+		if err := s.PutPayload(ctx, c.PayloadItem(), ev.Raw); err != nil {
+			t.Fatal(err)
+		}
+		if raw, err := s.Payload(ctx, it.Key); err != nil || string(raw) != string(ev.Raw) {
+			t.Errorf("Payload = %d bytes, %v; want the event's %d", len(raw), err, len(ev.Raw))
+		}
+		got, err := s.Lease(ctx, it.Key, "w1", t0, time.Minute)
+		if err != nil || got.Payload != nil {
+			t.Errorf("Lease = payload %d bytes, %v; want none (the processor reads the payload item)", len(got.Payload), err)
+		}
+	})
+
+	t.Run("ReleaseOfAnInlineClaimTakesItsPayload", func(t *testing.T) {
+		s := newStore(t)
+		it := claim(t, s, "evt_relinline")
+		if err := s.Release(ctx, it); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		if _, err := s.Get(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Get after Release: %v, want ErrNotFound", err)
+		}
+		if _, err := s.Payload(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Payload after Release: %v, want ErrNotFound", err)
+		}
+		// The provider's retry claims it again, payload and all.
+		again := claim(t, s, "evt_relinline")
+		if raw, err := s.Payload(ctx, again.Key); err != nil || string(raw) != string(Event("evt_relinline").Raw) {
+			t.Errorf("Payload of the new claim = %q, %v", raw, err)
 		}
 	})
 
@@ -544,4 +622,57 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 			t.Error("PendingShard of a shard out of range: no error")
 		}
 	})
+}
+
+// inlinePayloadTravelsWithTheItem checks that a payload small enough is
+// written by the claim and comes back with every read and state change of
+// the item: the processor's lease hands it over without another read.
+func inlinePayloadTravelsWithTheItem(t *testing.T, s inbox.Store, ev webhook.Event) {
+	ctx := context.Background()
+	c := inbox.Claim{Event: ev, At: t0, TTL: time.Hour}
+	if !c.Inline() {
+		t.Fatalf("a %d-byte payload does not ride in its claim", len(ev.Raw))
+	}
+	it, err := s.Claim(ctx, c)
+	if err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	check := func(what string, got inbox.Item, err error) {
+		t.Helper()
+		if err != nil || string(got.Payload) != string(ev.Raw) {
+			t.Errorf("%s: payload %q, %v; want the event's bytes", what, got.Payload, err)
+		}
+	}
+	check("Claim", it, nil)
+	got, err := s.Get(ctx, it.Key)
+	check("Get", got, err)
+	if raw, err := s.Payload(ctx, it.Key); err != nil || string(raw) != string(ev.Raw) {
+		t.Errorf("Payload = %q, %v; want the event's bytes", raw, err)
+	}
+	later := Event(ev.ID)
+	later.Raw = []byte(`{"id":"evt_inline","changed":true}`)
+	got, err = s.Claim(ctx, inbox.Claim{Event: later, At: t0.Add(time.Minute), TTL: time.Hour})
+	if !errors.Is(err, inbox.ErrAlreadyClaimed) {
+		t.Fatalf("duplicate Claim: %v, want ErrAlreadyClaimed", err)
+	}
+	check("duplicate Claim (the first bytes)", got, nil)
+	got, err = s.Lease(ctx, it.Key, "w1", t0.Add(time.Minute), time.Minute)
+	check("Lease", got, err)
+	got, err = s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Failed, Error: "ses: throttled", At: t0.Add(time.Minute)})
+	check("Finish", got, err)
+	got, err = s.Requeue(ctx, it.Key, t0.Add(time.Hour))
+	check("Requeue", got, err)
+	pending, err := s.Pending(ctx, t0.Add(2*time.Hour), 0)
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("Pending: %+v, %v; want the event", pending, err)
+	}
+	check("Pending", pending[0], nil)
+	// A payload item (stored for the key by an older claim, or by a
+	// fetch) does not hide the bytes the claim carries.
+	if err := s.PutPayload(ctx, inbox.Claim{Event: later, At: t0.Add(time.Minute), TTL: time.Hour}.PayloadItem(), later.Raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := s.Payload(ctx, it.Key); err != nil || string(raw) != string(ev.Raw) {
+		t.Errorf("Payload beside a payload item = %q, %v; want the claim's", raw, err)
+	}
 }

@@ -41,11 +41,14 @@ type costRow struct {
 // prints the table docs/performance.md quotes.
 //
 // It asserts what the design promises: every state change of an event is
-// one write unit whatever the payload's size; the receiver makes two
-// DynamoDB requests (claim, payload) and one SQS request for a new event,
-// and sends nothing for a duplicate; a new event costs at most 3 SQS
-// requests end to end (send, and Lambda's receive and delete of a batch
-// of one).
+// one write unit whatever the payload's size; the receiver makes one
+// DynamoDB request for a new event whose payload rides in its claim
+// (inbox.Claim.Inline: the 1 KiB event) and two, side by side, otherwise
+// (claim, payload), one SQS request, and sends nothing for a duplicate;
+// a duplicate of an inline event writes no payload; a new 1 KiB event
+// costs at most 3 write units on the inbox (claim, lease, finish) and at
+// most 3 SQS requests end to end (send, and Lambda's receive and delete
+// of a batch of one).
 func TestRequestsAndCapacityPerEvent(t *testing.T) {
 	devstacktest.SkipOnMoto(t, devstacktest.ForTest(t), devstack.MotoFlatCapacity)
 	p := pipelinetest.New(t)
@@ -113,9 +116,9 @@ func TestRequestsAndCapacityPerEvent(t *testing.T) {
 		if !p.AllIn(t, []webhook.Key{key}, inbox.Done) {
 			t.Fatalf("%d B: %s is not DONE", size, key)
 		}
-		if recv.DynamoDBRequests != 2 || recv.SQSRequests != 1 {
-			t.Errorf("%d B new: receiver made %d DynamoDB and %d SQS requests (%s), want 2 and 1",
-				size, recv.DynamoDBRequests, recv.SQSRequests, recv.OperationList())
+		if want := claimRequests(key, "checkout.session.completed", body); recv.DynamoDBRequests != want || recv.SQSRequests != 1 {
+			t.Errorf("%d B new: receiver made %d DynamoDB and %d SQS requests (%s), want %d and 1",
+				size, recv.DynamoDBRequests, recv.SQSRequests, recv.OperationList(), want)
 		}
 		if dup.SQSRequests != 0 {
 			t.Errorf("%d B duplicate: receiver made %d SQS requests, want 0", size, dup.SQSRequests)
@@ -127,10 +130,25 @@ func TestRequestsAndCapacityPerEvent(t *testing.T) {
 		body = verifytest.StripeEvent("customer.created", id, at, opts...)
 		bodyBytes = len(body)
 		p.Deliver(t, body)
-		take(size, "new, no handler", "receiver")
+		recv = take(size, "new, no handler", "receiver")
+		if want := claimRequests(webhook.NewKey("stripe", id), "customer.created", body); recv.DynamoDBRequests != want {
+			t.Errorf("%d B new, no handler: receiver made %d DynamoDB requests (%s), want %d",
+				size, recv.DynamoDBRequests, recv.OperationList(), want)
+		}
 		process(size, "new, no handler")
 		if !p.AllIn(t, []webhook.Key{webhook.NewKey("stripe", id)}, inbox.Ignored) {
 			t.Fatalf("%d B: %s is not IGNORED", size, id)
+		}
+		if got := p.Deliver(t, body); got != "duplicate" {
+			t.Fatalf("%d B no handler again: %s, want duplicate", size, got)
+		}
+		dup = take(size, "duplicate, no handler", "receiver")
+		if dup.SQSRequests != 0 {
+			t.Errorf("%d B duplicate, no handler: receiver made %d SQS requests, want 0", size, dup.SQSRequests)
+		}
+		if claimRequests(webhook.NewKey("stripe", id), "customer.created", body) == 1 && (dup.WCUByItem["payload"] != 0 || dup.DynamoDBRequests > 2) {
+			t.Errorf("%d B duplicate of an inline event: %d DynamoDB requests (%s), %g write units on a payload item; want the claim (and dynalite's GetItem) only",
+				size, dup.DynamoDBRequests, dup.OperationList(), dup.WCUByItem["payload"])
 		}
 
 		// Failed once (the invoice call answers 500), then retried.
@@ -170,15 +188,33 @@ func TestRequestsAndCapacityPerEvent(t *testing.T) {
 	checkStateChangesFlat(t, rows)
 	for _, scenario := range []string{"new", "new, no handler"} {
 		var sqsRequests int
+		var inboxUnits float64
 		for _, r := range rows {
 			if r.size == 1<<10 && r.scenario == scenario {
 				sqsRequests += r.cost.SQSRequests
+				inboxUnits += r.cost.WCUByItem["event"] + r.cost.WCUByItem["payload"]
 			}
 		}
 		if sqsRequests > 3 {
 			t.Errorf("%s 1 KiB event: %d SQS requests end to end, want at most 3", scenario, sqsRequests)
 		}
+		// The 1 KiB event is the one without a handler: the checkout
+		// cannot be under 2.9 KB.
+		if scenario == "new, no handler" && inboxUnits > 3 {
+			t.Errorf("%s 1 KiB event: %g write units on the inbox end to end, want at most 3 (claim, lease, finish)", scenario, inboxUnits)
+		}
 	}
+}
+
+// claimRequests is how many DynamoDB requests the receiver makes for a
+// new event: the claim, and a payload write unless the payload rides in
+// the claim (the same choice the receiver makes).
+func claimRequests(key webhook.Key, typ string, body []byte) int {
+	ev := webhook.Event{Provider: key.Provider(), ID: key.EventID(), Type: typ, Raw: body}
+	if (inbox.Claim{Event: ev, At: time.Now(), TTL: inbox.DefaultTTL}).Inline() {
+		return 1
+	}
+	return 2
 }
 
 // checkStateChangesFlat checks that the write units spent on the inbox's

@@ -1,0 +1,223 @@
+package inbox
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+)
+
+// An event whose payload is small travels in one item: the claim carries
+// the payload as raw DEFLATE (RFC 1951: compressed at flate.BestSpeed, or
+// in a stored block when it fits as it is) when the whole status item,
+// with room for every attribute a later state adds, stays within
+// InlineItemBytes. Each of its writes (claim, lease, finish) then costs one
+// write unit, as a status item without a payload does, and a new event is
+// one PutItem instead of a claim and a payload write. A larger payload
+// keeps its own item (sk "payload"), written once beside the claim.
+//
+// The choice depends only on the event (its key, type and raw bytes), never
+// on the clock, so every delivery of an event makes the same choice.
+
+// InlineItemBytes is the most an event item carrying its payload may weigh
+// as DynamoDB sizes items (attribute names plus values): one write unit.
+const InlineItemBytes = 1024
+
+// InlineMaxRaw is the longest raw payload that may ride in a claim item
+// (an inline payload is never longer once inflated).
+const InlineMaxRaw = 4 << 10
+
+// inlineMaxRatio bounds the work spent on payloads that cannot fit: a
+// payload is compressed only if it would fit at this ratio. Provider JSON
+// compresses 1.8-3.6× at flate.BestSpeed (testdata/: GitHub, Shopify and
+// Adyen about 2×, Stripe 2.6-3.6×), and compressing 1 KiB costs about as
+// much CPU as the receiver's signature check, so a Stripe event of a few
+// kilobytes, which would not fit, is not compressed at all.
+const inlineMaxRatio = 4
+
+// inlineHeadroom is what a claim item leaves under InlineItemBytes for the
+// attributes later states add: a lease (lease_owner and taken_from of up
+// to 64 bytes each, lease_until, PROCESSING), or a finish (outcome,
+// processed_at, taken_from) and a short last_error. A longer last_error
+// makes the changes of a failing event cost two units until it is done.
+const inlineHeadroom = 256
+
+// attrPayloadDeflate is the status item's attribute holding an inline
+// payload, compressed.
+const attrPayloadDeflate = "payload_deflate"
+
+// maxTimeLen is the longest received_at (RFC 3339 with nanoseconds, UTC).
+var maxTimeLen = len("2006-01-02T15:04:05.999999999Z")
+
+// Prepared returns c with its payload's inline form computed once: the
+// compressed bytes when they fit, so Inline, NewItem and a store's Claim
+// do not compress again. A Claim that was not prepared computes it when
+// asked.
+func (c Claim) Prepared() Claim {
+	c.packed, c.prepared = c.pack(), true
+	return c
+}
+
+// Inline reports whether the claim item carries the payload, so no payload
+// item needs to be written.
+func (c Claim) Inline() bool {
+	if c.prepared {
+		return c.packed != nil
+	}
+	return c.pack() != nil
+}
+
+// packedPayload returns the payload compressed when it goes inline, or nil.
+func (c Claim) packedPayload() []byte {
+	if c.prepared {
+		return c.packed
+	}
+	return c.pack()
+}
+
+// pack compresses the payload and returns it if the claim item with it
+// fits, or nil.
+func (c Claim) pack() []byte {
+	raw := c.Event.Raw
+	if len(raw) == 0 || len(raw) > InlineMaxRaw {
+		return nil
+	}
+	// The status item without the payload is at least 200 bytes (its
+	// attribute names, the hash and the times alone are more): a payload
+	// over 4× the rest of the kilobyte cannot fit (checked before the
+	// item's size is counted, which costs a few allocations).
+	if len(raw) > inlineMaxRatio*(InlineItemBytes-inlineHeadroom-200) {
+		return nil
+	}
+	it := Item{
+		Key: c.Event.Key(), Status: Received, Provider: c.Event.Provider, EventType: c.Event.Type,
+		PayloadSHA256: "0000000000000000000000000000000000000000000000000000000000000000",
+		Created:       c.Event.Created, ReceivedAt: c.At, EnqueuedAt: c.At, ExpiresAt: c.At.Add(c.TTL),
+	}
+	// The clock changes received_at's length (trailing zeros are cut):
+	// count the longest, so the choice does not depend on it.
+	room := InlineItemBytes - inlineHeadroom - itemBytes(it, 0) - (maxTimeLen - len(formatTime(it.ReceivedAt)))
+	if room <= 0 || len(raw) > inlineMaxRatio*room {
+		return nil
+	}
+	if len(raw)+storedOverhead <= room {
+		return stored(raw) // fits as it is: no compression work
+	}
+	packed, ok := deflate(raw, room)
+	if !ok {
+		return nil
+	}
+	return packed
+}
+
+// storedOverhead is what stored adds to a payload.
+const storedOverhead = 5
+
+// stored returns raw as one final stored DEFLATE block (RFC 1951, 3.2.4:
+// BFINAL 1, BTYPE 00, LEN, NLEN, the bytes): a payload that fits as it is
+// costs a copy instead of a compression, and inflate reads both alike.
+// raw is at most InlineMaxRaw bytes, well under a block's 65,535.
+func stored(raw []byte) []byte {
+	b := make([]byte, storedOverhead+len(raw))
+	b[0] = 1
+	binary.LittleEndian.PutUint16(b[1:], uint16(len(raw)))
+	binary.LittleEndian.PutUint16(b[3:], ^uint16(len(raw)))
+	copy(b[storedOverhead:], raw)
+	return b
+}
+
+// itemBytes is the size of marshal(it), plus packed bytes of inline
+// payload, as DynamoDB sizes an item: each attribute's name plus its value
+// (a string's or binary's bytes; a number's significant digits, about one
+// byte per two, plus up to two; a boolean one byte). Numbers are counted
+// at their largest.
+func itemBytes(it Item, packed int) int {
+	n := 0
+	s := func(name, v string) { n += len(name) + len(v) }
+	num := func(name string, v int64) { n += len(name) + (len(strconv.FormatInt(v, 10))+1)/2 + 2 }
+	s("pk", string(it.Key))
+	s("sk", SortEvent)
+	s("status", string(it.Status))
+	s("provider", it.Provider)
+	s("event_type", it.EventType)
+	n += len("livemode") + 1
+	num("created", it.Created.Unix())
+	s("received_at", formatTime(it.ReceivedAt))
+	num("enqueued_at", it.EnqueuedAt.UnixMilli())
+	s("payload_sha256", it.PayloadSHA256)
+	num("expires_at", it.ExpiresAt.Unix())
+	num("attempts", int64(it.Attempts))
+	if !it.Status.Final() {
+		s("pending", pendingShard(it.Key))
+	}
+	if packed > 0 {
+		n += len(attrPayloadDeflate) + packed
+	}
+	return n
+}
+
+// flateWriters reuses compressors: a new flate.Writer allocates about a
+// megabyte of tables.
+var flateWriters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestSpeed) // the level is valid: never an error
+	return w
+}}
+
+// flateReaders reuses decompressors and their 32 KiB windows.
+var flateReaders = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
+
+// errTooBig stops a compression whose output passed its limit.
+var errTooBig = fmt.Errorf("compressed payload over its limit")
+
+// limitBuffer is a bytes.Buffer that refuses to grow past limit.
+type limitBuffer struct {
+	bytes.Buffer
+	limit int
+}
+
+func (b *limitBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.limit {
+		return 0, errTooBig
+	}
+	return b.Buffer.Write(p)
+}
+
+// deflate compresses raw at flate.BestSpeed into at most limit bytes.
+func deflate(raw []byte, limit int) ([]byte, bool) {
+	buf := &limitBuffer{limit: limit}
+	buf.Grow(min(limit, len(raw)))
+	w := flateWriters.Get().(*flate.Writer)
+	w.Reset(buf)
+	_, err := w.Write(raw)
+	if err == nil {
+		err = w.Close()
+	}
+	w.Reset(nil)
+	flateWriters.Put(w)
+	if err != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// inflate decompresses an inline payload.
+func inflate(packed []byte) ([]byte, error) {
+	r := flateReaders.Get().(io.ReadCloser)
+	defer flateReaders.Put(r)
+	if err := r.(flate.Resetter).Reset(bytes.NewReader(packed), nil); err != nil {
+		return nil, fmt.Errorf("inline payload: %w", err)
+	}
+	out := bytes.NewBuffer(make([]byte, 0, 4*len(packed)))
+	// An inline payload is at most InlineMaxRaw long; read one byte more
+	// to notice a corrupt one.
+	if _, err := io.Copy(out, io.LimitReader(r, InlineMaxRaw+1)); err != nil {
+		return nil, fmt.Errorf("inline payload: %w", err)
+	}
+	if out.Len() > InlineMaxRaw {
+		return nil, fmt.Errorf("inline payload: longer than %d bytes", InlineMaxRaw)
+	}
+	return out.Bytes(), nil
+}
