@@ -149,9 +149,9 @@ func incompressible(n int) []byte {
 // sizes items as DynamoDB does. It also measures how close the inbox's
 // own size count (itemBytes) is to the emulator's.
 func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
-	emu := devstack.ForTest(t)
-	devstack.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	devstacktest.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
+	st := devstacktest.NewTestStack(t)
 	ctx := context.Background()
 	table := st.Tables["InboxTable"]
 	now := time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
