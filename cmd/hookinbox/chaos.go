@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -44,7 +45,7 @@ func cmdChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("chaos", "--events FILE.jsonl [flags]", `
 The duplicate-proof test: delivers every event of FILE.jsonl --dup times, in
 shuffled order, from --concurrency concurrent senders, each delivery signed
-as Stripe signs it and retried while it is answered 5xx, sends one more SQS
+as its provider signs it and retried while it is answered 5xx, sends one more SQS
 message for each accepted delivery (SQS delivers at least once), waits until
 the pipeline is quiet (events queue empty, nothing RECEIVED, PROCESSING or
 FAILED), then compares the business state, the effect ledger and each
@@ -53,7 +54,10 @@ event on a fresh stack. It prints the verdict with every difference and
 exits 1 on any; an effect carried out twice is a difference.
 
 FILE.jsonl holds one Stripe event a line, as GET /v1/events lists them, or
-whole pages of that list. To test your own events:
+whole pages of that list, or another provider's delivery:
+{"object":"hookinbox.delivery","provider":"shopify","id":"<event id>",
+"type":"orders/paid","body":{...}} (github, shopify, standard, adyen).
+To test your own events:
 
   curl -G https://api.stripe.com/v1/events -u "$STRIPE_KEY:" -d limit=100 \
     | jq -c '.data[]' > events.jsonl
@@ -68,7 +72,8 @@ business records about the corpus are compared.
 
 --generate N writes a realistic corpus of N events to stdout instead
 (checkouts, subscription changes out of order, delayed payments, refunds,
-types nobody handles).
+types nobody handles, Shopify orders, Adyen payments and refunds, GitHub
+and Standard Webhooks deliveries).
 
 --fault NAME puts Shopify's toxiproxy (pinned in go.mod) between the chaos
 stack's functions and DynamoDB, SQS, Stripe and SES, and injects the fault
@@ -287,8 +292,16 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 	if secret == "" {
 		secret = st.StripeWebhookSecret
 	}
+	// Stripe's from --secret; the other providers' from the stack's
+	// receiver, as `hookinbox dev` enabled them.
+	secrets := chaos.Secrets{verify.StripeProvider: envconfig.Split(secret)}
+	for _, spec := range verify.Specs {
+		if v := st.functionEnv("ReceiverFunction", spec.SecretEnv); v != "" && spec.Name != verify.StripeProvider {
+			secrets[spec.Name] = envconfig.Split(v)
+		}
+	}
 	return chaos.NewRemote(chaos.RemoteConfig{
-		WebhookURL: f.url, Secrets: envconfig.Split(secret),
+		WebhookURL: f.url, Secrets: secrets,
 		InboxTable: inboxTable, ShopTable: shopTable, EventsQueueURL: q.URL,
 	}, cfg), nil
 }

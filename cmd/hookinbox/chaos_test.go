@@ -8,8 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dynamodbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/shop"
 )
 
 // TestChaosSmallCorpusMatchesTheReference is make test's short chaos run:
@@ -114,4 +121,117 @@ func firstLines(t *testing.T, path string, n int) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// TestChaosAgainstARunningStack runs `hookinbox chaos --url ... --secret
+// ...` as a user runs it against their running stack: here `hookinbox dev`
+// on a free 127.0.0.1 port, started and stopped by the test. It checks the
+// verdict and the exit status of three runs: deliveries the stack refuses
+// (a wrong Stripe secret: nothing lost may pass unnoticed), the right secret
+// (SAME), and a stack whose business sent a welcome email twice and
+// recorded each send (DIFFERENT, naming the extra record).
+func TestChaosAgainstARunningStack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs hookinbox dev and two chaos stacks on the emulators; run without -short")
+	}
+	emu := devstacktest.ForTest(t)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", emu.DynamoDBURL)
+	t.Setenv("AWS_ENDPOINT_URL_SQS", emu.SQSURL)
+	const secret = "whsec_chaos_url_test"
+	dir := t.TempDir()
+	stateFile, addr := filepath.Join(dir, "state.json"), freeAddr(t)
+
+	ctx, stop := context.WithCancel(context.Background())
+	var devLog pipelinetest.SyncBuffer
+	exited, devCode := make(chan struct{}), 0
+	go func() {
+		devCode = run(ctx, []string{"dev", "--addr", addr, "--state-file", stateFile, "--secret", secret,
+			"--stack-name", "chaosurl" + devstack.UniqueStackName()[1:]}, &devLog, &devLog)
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-exited
+		if devCode != 0 || t.Failed() {
+			t.Logf("hookinbox dev exit %d, output:\n%s", devCode, devLog.String())
+		}
+	})
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := waitHealthy(wctx, "http://"+addr+"/healthz", exited); err != nil {
+		t.Fatal(err)
+	}
+
+	corpus := firstLines(t, filepath.Join("..", "..", "testdata", "chaos", "events.jsonl"), 20)
+	chaos := func(t *testing.T, secret string) (int, string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"chaos", "--events", corpus, "--url", "http://" + addr + "/webhooks/stripe",
+			"--secret", secret, "--state-file", stateFile, "--concurrency", "4", "--seed", "3"}, &stdout, &stderr)
+		if code != 0 && code != 1 {
+			t.Fatalf("chaos exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+		}
+		return code, stdout.String()
+	}
+	check := func(t *testing.T, code int, out string, wantCode int, want ...string) {
+		t.Helper()
+		if code != wantCode {
+			t.Errorf("exit %d, want %d", code, wantCode)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("stdout lacks %q", w)
+			}
+		}
+		if t.Failed() {
+			t.Logf("stdout:\n%s", out)
+		}
+	}
+
+	t.Run("wrong secret", func(t *testing.T) {
+		// Stripe's 15 events are refused (twice each); the other
+		// providers' 5 are signed with the stack's own secrets.
+		code, out := chaos(t, "whsec_not_the_stacks")
+		check(t, code, out, 1, "30×401", "verdict: DIFFERENT: ",
+			"event stripe#evt_chaos00000c: status (none), reference DONE", "business record missing: email")
+	})
+	t.Run("same", func(t *testing.T) {
+		code, out := chaos(t, secret)
+		check(t, code, out, 0, "verdict: SAME: 20 events delivered 2 times each",
+			"duplicated effects: not visible on a remote stack", "business records compared: those about the corpus's")
+	})
+	t.Run("a business that sends an email twice", func(t *testing.T) {
+		st, err := loadState(stateFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := st.dynamoDB()
+		if err != nil {
+			t.Fatal(err)
+		}
+		table, err := st.table("ShopTable")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first checkout of the corpus: its email record, and a
+		// second one as a business keyed by the send leaves it.
+		sh := shop.New(shop.Config{Table: table}, db, nil, nil)
+		state, err := sh.State(context.Background())
+		if err != nil || len(state.Emails) == 0 {
+			t.Fatalf("shop state: %d emails, %v; want the corpus's", len(state.Emails), err)
+		}
+		e := state.Emails[0]
+		_, err = db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: map[string]dynamodbtypes.AttributeValue{
+			"pk":       &dynamodbtypes.AttributeValueMemberS{Value: "email#" + string(e.Event) + "#resent"},
+			"sk":       &dynamodbtypes.AttributeValueMemberS{Value: "email"},
+			"event":    &dynamodbtypes.AttributeValueMemberS{Value: string(e.Event)},
+			"to":       &dynamodbtypes.AttributeValueMemberS{Value: e.To},
+			"template": &dynamodbtypes.AttributeValueMemberS{Value: e.Template},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out := chaos(t, secret)
+		check(t, code, out, 1, "verdict: DIFFERENT: 1 differences", "business record not in the reference: email {\"event\":\""+string(e.Event)+"\"")
+	})
 }

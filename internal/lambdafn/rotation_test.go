@@ -15,6 +15,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -139,12 +140,7 @@ func TestWebhookSecretRotationInWarmReceiver(t *testing.T) {
 		t.Helper()
 		n++
 		_, body := pipelinetest.Checkout("whrot", n, time.Now())
-		req := events.APIGatewayV2HTTPRequest{
-			Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), secret)},
-			PathParameters: map[string]string{"provider": "stripe"},
-			Body:           string(body),
-		}
-		req.RequestContext.HTTP.Method = "POST"
+		req := lambdalocal.WebhookEvent("stripe", "POST", map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), secret)}, body)
 		resp, err := receive(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)

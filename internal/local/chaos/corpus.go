@@ -7,17 +7,25 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
-// Generate returns a realistic corpus of n Stripe events, one JSON line
-// each, as `hookinbox chaos --generate` writes it: customers buying once
-// (some refunded later), subscribing (created, past_due, active again,
-// some cancelled) with the subscription events out of order in the file,
-// paying a checkout late (completed unpaid, then
-// async_payment_succeeded), and events the shop has no handler for
+// Generate returns a realistic corpus of n events, one JSON line each, as
+// `hookinbox chaos --generate` writes it. Most are Stripe events:
+// customers buying once (some refunded later), subscribing (created,
+// past_due, active again, some cancelled) with the subscription events
+// out of order in the file, paying a checkout late (completed unpaid,
+// then async_payment_succeeded), and events the shop has no handler for
 // (customer.created, payment_intent.succeeded, invoice.paid,
-// charge.refunded). The same n, seed and start give the same bytes.
+// charge.refunded). About one customer in four comes from another
+// provider (DeliveryObject lines): a Shopify order whose orders/create,
+// orders/updated and orders/paid come in any order; an Adyen payment,
+// sometimes refunded, its notifications in any order; or GitHub and
+// Standard Webhooks deliveries the shop has no handler for. The first
+// seven customers are one of each kind, so the first lines of a corpus
+// have every kind. The same n,
+// seed and start give the same bytes.
 func Generate(n int, seed uint64, start time.Time) [][]byte {
 	rng := rand.New(rand.NewPCG(seed, seed+1))
 	var out [][]byte
@@ -33,7 +41,13 @@ func Generate(n int, seed uint64, start time.Time) [][]byte {
 			return verifytest.StripeEvent(typ, id, at.Add(time.Duration(seq)*time.Minute), opts...)
 		}
 		var evs [][]byte
-		switch kind := rng.IntN(10); {
+		kind := rng.IntN(13)
+		if c < len(firstKinds) {
+			kind = firstKinds[c] // a short run (the first lines) has every kind
+		}
+		switch {
+		case kind >= 10: // another provider's customer
+			evs = providerEvents(rng, kind-10, c, at)
 		case kind < 3: // a one-time purchase, sometimes refunded
 			evs = append(evs, ev("customer.created"), ev("payment_intent.succeeded"), ev("checkout.session.completed"))
 			if rng.IntN(3) == 0 {
@@ -68,4 +82,72 @@ func Generate(n int, seed uint64, start time.Time) [][]byte {
 		}
 	}
 	return out
+}
+
+// firstKinds are the kinds of the first customers, one of each: a
+// purchase, a subscription, a delayed payment, events nobody handles, a
+// Shopify order, an Adyen payment, GitHub and Standard Webhooks deliveries.
+var firstKinds = []int{0, 3, 7, 9, 10, 11, 12}
+
+// providerEvents returns the deliveries of customer c of another
+// provider, kind 0 to 2, as corpus lines.
+func providerEvents(rng *rand.Rand, kind, c int, at time.Time) [][]byte {
+	var evs []Event
+	add := func(provider, id, typ string, body []byte) {
+		evs = append(evs, Event{Provider: provider, ID: id, Type: typ, Raw: body})
+	}
+	switch kind {
+	case 0: // a Shopify order: created (paid or not yet), updated, paid
+		order := 7_100_000_000_000 + int64(c)
+		skus := []string{"MUG-BLUE", "TEE-L", "CAP-RED", "POSTER-A2"}
+		var items []map[string]any
+		total := int64(0)
+		for i, n := 0, 1+rng.IntN(3); i < n; i++ {
+			q := int64(1 + rng.IntN(3))
+			items = append(items, map[string]any{"id": order*10 + int64(i), "variant_id": 40_000_000 + i, "sku": skus[(c+i)%len(skus)], "quantity": q, "price": "19.00"})
+			total += 19 * q
+		}
+		body := func(status string) []byte {
+			b, _ := json.Marshal(map[string]any{
+				"id": order, "name": fmt.Sprintf("#C%05d", c), "currency": "EUR", "financial_status": status,
+				"total_price": fmt.Sprintf("%d.00", total), "created_at": at.Format(time.RFC3339),
+				"customer":   map[string]any{"id": 9_200_000_000 + int64(c), "email": fmt.Sprintf("shopper%05d@example.com", c)},
+				"line_items": items,
+			})
+			return b
+		}
+		created := "pending"
+		if rng.IntN(2) == 0 {
+			created = "paid"
+		}
+		id := func(n int) string { return fmt.Sprintf("chaos-shopify-%05d-%d", c, n) }
+		add(verify.ShopifyProvider, id(1), "orders/create", body(created))
+		add(verify.ShopifyProvider, id(2), "orders/updated", body("paid"))
+		add(verify.ShopifyProvider, id(3), "orders/paid", body("paid"))
+	case 1: // an Adyen payment, sometimes refunded
+		psp := fmt.Sprintf("CHAOSPSP%08d", c)
+		item := verifytest.AdyenItem{PspReference: psp, MerchantAccount: "HookinboxChaos", MerchantReference: fmt.Sprintf("order-chaos%05d", c),
+			Value: int64(1000 + 100*rng.IntN(50)), Currency: "EUR", EventCode: "AUTHORISATION", Success: true, EventDate: at}
+		key := LocalSecrets[verify.AdyenProvider][0] // re-signed with the target's key on delivery
+		add(verify.AdyenProvider, psp+"-AUTHORISATION", "AUTHORISATION", verifytest.AdyenNotification(key, item))
+		if rng.IntN(2) == 0 {
+			refund := item
+			refund.PspReference, refund.OriginalReference, refund.EventCode = fmt.Sprintf("CHAOSRFD%08d", c), psp, "REFUND"
+			refund.EventDate = at.Add(time.Hour)
+			add(verify.AdyenProvider, refund.PspReference+"-REFUND", "REFUND", verifytest.AdyenNotification(key, refund))
+		}
+	default: // deliveries nobody handles: a GitHub issue, a Standard Webhooks invoice
+		gh, _ := json.Marshal(map[string]any{"action": "opened", "issue": map[string]any{"number": c, "title": "Chaos issue"},
+			"repository": map[string]any{"full_name": "hookinbox/chaos"}})
+		add(verify.GitHubProvider, fmt.Sprintf("chaos-github-%05d", c), "issues", gh)
+		std, _ := json.Marshal(map[string]any{"type": "invoice.paid", "timestamp": at.Format(time.RFC3339),
+			"data": map[string]any{"id": fmt.Sprintf("inv_chaos%05d", c), "amount": 4900, "currency": "EUR"}})
+		add(verify.StandardProvider, fmt.Sprintf("msg_chaos%05d", c), "invoice.paid", std)
+	}
+	rng.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+	lines := make([][]byte, len(evs))
+	for i, ev := range evs {
+		lines[i] = deliveryLine(ev)
+	}
+	return lines
 }

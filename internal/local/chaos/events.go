@@ -27,8 +27,10 @@ const maxLine = 4 << 20
 
 // ReadEvents reads a corpus: one JSON object a line, each a Stripe event
 // ({"object":"event",...}) as GET /v1/events lists it and as webhooks
-// deliver it, or a whole page of that list ({"object":"list","data":[...]}),
-// whose events are taken in the order Stripe lists them (newest first).
+// deliver it, a whole page of that list ({"object":"list","data":[...]}),
+// whose events are taken in the order Stripe lists them (newest first), or
+// another provider's delivery (DeliveryObject: GitHub, Shopify, Standard
+// Webhooks, Adyen), which chaos signs as that provider does.
 // Blank lines are skipped. An event without an ID or type, an ID the
 // receiver would refuse, or an ID seen before is an error naming the line.
 func ReadEvents(r io.Reader) ([]Event, error) {
@@ -47,6 +49,18 @@ func ReadEvents(r io.Reader) ([]Event, error) {
 		}
 		if err := json.Unmarshal(line, &head); err != nil {
 			return nil, fmt.Errorf("line %d: not a JSON object: %v", n, err)
+		}
+		if head.Object == DeliveryObject {
+			ev, err := providerEvent(line)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", n, err)
+			}
+			if first, ok := seen[ev.Key()]; ok {
+				return nil, fmt.Errorf("line %d: event %s is on line %d already: give each event once, chaos delivers the copies", n, ev.Key(), first)
+			}
+			seen[ev.Key()] = n
+			evs = append(evs, ev)
+			continue
 		}
 		raws := [][]byte{line}
 		if head.Object == "list" {

@@ -27,6 +27,10 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
+// LocalSecret is the Stripe signing secret of a Local stack's receiver;
+// LocalSecrets has every provider's.
+const LocalSecret = "whsec_local_hookinbox_chaos"
+
 // LocalOptions tunes a Local stack.
 type LocalOptions struct {
 	// Pollers is how many event-source pollers feed the processor, as
@@ -128,7 +132,9 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 		maps.Copy(env, extra)
 		return st.Build(ctx, id, env)
 	}
-	recv, err := build("ReceiverFunction", ProxySQSReceiver, map[string]string{"REENQUEUE_GRACE": "10s"})
+	recvEnv := LocalSecrets.env() // every provider a corpus may hold
+	recvEnv["REENQUEUE_GRACE"] = "10s"
+	recv, err := build("ReceiverFunction", ProxySQSReceiver, recvEnv)
 	if err != nil {
 		return fail(err)
 	}
@@ -210,13 +216,29 @@ func (l *Local) Close() error {
 	return l.Stack.Close()
 }
 
-// Deliver implements Target: the Stripe stand-in first takes the event's
-// objects as its own (as Stripe's state is when it sends the event, and as
-// `hookinbox dev` does), then the receiver gets a delivery signed now.
+// Deliver implements Target: for a Stripe event the Stripe stand-in first
+// takes the event's objects as its own (as Stripe's state is when it
+// sends the event, and as `hookinbox dev` does); then the receiver gets a
+// delivery signed now, as the event's provider signs it.
 func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
+	if ev.Provider == "stripe" {
+		l.Stack.Stripe.Apply(ev.Raw)
+	}
+	header, body, err := LocalSecrets.Signed(ev, time.Now())
+	if err != nil {
+		return 0, err
+	}
+	req := events.APIGatewayV2HTTPRequest{
+		RouteKey:       "POST /webhooks/{provider}",
+		RawPath:        "/webhooks/" + ev.Provider,
+		Headers:        header,
+		PathParameters: map[string]string{"provider": ev.Provider},
+		Body:           string(body),
+	}
+	req.RequestContext.HTTP.Method = "POST"
 	ctx, cancel := context.WithTimeout(ctx, l.receiveTimeout)
 	defer cancel()
-	resp, err := l.receive(ctx, l.Stack.StripeRequest(ev.Raw))
+	resp, err := l.receive(ctx, req)
 	if err != nil {
 		return 0, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,7 +18,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -28,7 +28,7 @@ import (
 // ledger is the record of effects. A Remote is safe for concurrent use.
 type Remote struct {
 	url     string
-	secrets []string
+	secrets Secrets
 	client  *http.Client
 	sqs     *sqs.Client
 	events  *queue.Queue
@@ -40,8 +40,13 @@ type Remote struct {
 // RemoteConfig names a running stack's webhook URL, signing secrets and
 // resources.
 type RemoteConfig struct {
-	WebhookURL     string   // e.g. http://127.0.0.1:3000/webhooks/stripe
-	Secrets        []string // the receiver's signing secrets; deliveries carry a v1 signature for each
+	// WebhookURL is Stripe's webhook URL, such as
+	// http://127.0.0.1:3000/webhooks/stripe; another provider's events go
+	// to the same URL with its name in place of stripe.
+	WebhookURL string
+	// Secrets are the receiver's signing secrets by provider; a Stripe
+	// delivery carries a v1 signature for each.
+	Secrets        Secrets
 	InboxTable     string
 	ShopTable      string
 	EventsQueueURL string
@@ -61,15 +66,32 @@ func NewRemote(cfg RemoteConfig, awsCfg aws.Config) *Remote {
 	}
 }
 
-// Deliver implements Target: a POST signed now, as Stripe signs it.
+// Deliver implements Target: a POST signed now, as the event's provider
+// signs it.
 func (r *Remote) Deliver(ctx context.Context, ev Event) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(ev.Raw))
+	header, body, err := r.secrets.Signed(ev, time.Now())
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)")
-	req.Header.Set("Stripe-Signature", verifytest.SignStripe(ev.Raw, time.Now(), r.secrets...))
+	url := r.url
+	if ev.Provider != "stripe" {
+		base, ok := strings.CutSuffix(r.url, "/stripe")
+		if !ok {
+			return 0, fmt.Errorf("deliver %s: the webhook URL %s does not end in /stripe, so the %s URL is unknown", ev.Key(), r.url, ev.Provider)
+		}
+		url = base + "/" + ev.Provider
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	if ev.Provider == "stripe" {
+		req.Header.Set("Content-Type", "application/json; charset=utf-8")
+		req.Header.Set("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)")
+	}
 	resp, err := r.client.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("deliver %s: %w", ev.Key(), err)

@@ -54,7 +54,9 @@ func (s Snapshot) Duplicated() []string {
 	return out
 }
 
-// ShopRecords flattens the example shop's state into one line a record,
+// ShopRecords flattens the example shop's state into one line a record
+// (Stripe's customers' access, subscriptions, emails and invoices; the
+// other providers' orders, stock and loyalty points),
 // leaving out what differs between two correct runs: when a subscription
 // was read from Stripe's API (and so which event caused that read), the
 // same for the entitlement a subscription gives, and the IDs Stripe gave
@@ -86,6 +88,15 @@ func ShopRecords(st shop.State) []string {
 	for _, i := range st.Invoices {
 		i.InvoiceID = ""
 		add("invoice", i)
+	}
+	for _, o := range st.Orders {
+		add("order", o)
+	}
+	for _, l := range st.Stock {
+		add("stock", l)
+	}
+	for _, l := range st.Loyalty {
+		add("loyalty", l)
 	}
 	sort.Strings(out)
 	return out
@@ -172,7 +183,7 @@ func setDiff(a, b []string) (onlyA, onlyB []string) {
 
 // Within returns s with only the business records that concern what ref
 // concerns: a record is kept when one of its holder, customer, id,
-// source_id or event values is one of ref's records' or one of ref's
+// source_id, event or payment values is one of ref's records' or one of ref's
 // event keys. Use it for a stack that held records before the run.
 func (s Snapshot) Within(ref Snapshot) Snapshot {
 	tokens := map[string]bool{}
@@ -205,7 +216,7 @@ func recordTokens(line string) []string {
 		return nil
 	}
 	var out []string
-	for _, f := range []string{"holder", "customer", "id", "source_id", "event"} {
+	for _, f := range []string{"holder", "customer", "id", "source_id", "event", "payment"} {
 		if v, ok := m[f].(string); ok && v != "" {
 			out = append(out, v)
 		}

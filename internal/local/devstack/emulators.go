@@ -76,6 +76,10 @@ type Emulators struct {
 	// (empty when External).
 	Family string
 
+	// racyConditions: concurrent conditional writes on one item can both
+	// succeed (stock moto_server; see MotoRacyConditions).
+	racyConditions bool
+
 	proc  *child   // nil when External
 	stdin *os.File // write end of the node process's stdin
 }
@@ -350,6 +354,12 @@ func (e *Emulators) EnvMap() map[string]string {
 		"AWS_SECRET_ACCESS_KEY":     secretKey,
 	}
 }
+
+// RacyConditions reports whether concurrent conditional writes on one
+// item can both succeed here: only on a stock moto_server (the harness's
+// moto, when python3 can import moto, takes DynamoDB's requests one at a
+// time).
+func (e *Emulators) RacyConditions() bool { return e.racyConditions }
 
 // Env returns EnvMap as KEY=value strings, sorted, for exec.Cmd.Env.
 func (e *Emulators) Env() []string {

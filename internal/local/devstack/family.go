@@ -46,5 +46,5 @@ func startMotoFamily(ctx context.Context, opts Options) (*Emulators, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (or unset %s to use dynalite and local-aws-sqs)", err, FamilyEnv)
 	}
-	return &Emulators{DynamoDBURL: m.URL, SQSURL: m.URL, Family: FamilyMoto, proc: m.proc}, nil
+	return &Emulators{DynamoDBURL: m.URL, SQSURL: m.URL, Family: FamilyMoto, racyConditions: !m.SerialDynamoDB, proc: m.proc}, nil
 }

@@ -18,6 +18,10 @@ import (
 type Moto struct {
 	// URL is the endpoint of every service, such as http://127.0.0.1:41236.
 	URL string
+	// SerialDynamoDB is true when moto's DynamoDB requests are taken one at
+	// a time (motoSerialDynamoDB), so its conditional writes decide races
+	// as DynamoDB's do; false for stock moto_server.
+	SerialDynamoDB bool
 
 	proc *child
 }
@@ -40,19 +44,19 @@ func StartMoto(ctx context.Context, opts Options) (*Moto, error) {
 		ctx, cancel = context.WithTimeout(ctx, startTimeout)
 		defer cancel()
 	}
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+	cmd, serial := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port)), false
 	if py, err := exec.LookPath("python3"); err == nil && exec.Command(py, "-c", "import moto.moto_server.werkzeug_app, werkzeug.serving").Run() == nil {
 		// moto_server itself, but with DynamoDB's requests taken one at a
 		// time, as DynamoDB orders the writes to one item: stock
 		// moto_server lets two racing conditional writes both succeed.
-		cmd = exec.Command(py, "-c", motoSerialDynamoDB, "127.0.0.1", strconv.Itoa(port))
+		cmd, serial = exec.Command(py, "-c", motoSerialDynamoDB, "127.0.0.1", strconv.Itoa(port)), true
 	}
 	cmd.Env = append(os.Environ(), "MOTO_ACCOUNT_ID="+AccountID)
 	proc, err := startChild(cmd, opts.Stdout, opts.Stderr)
 	if err != nil {
 		return nil, fmt.Errorf("start moto_server: %w", err)
 	}
-	m := &Moto{URL: fmt.Sprintf("http://127.0.0.1:%d", port), proc: proc}
+	m := &Moto{URL: fmt.Sprintf("http://127.0.0.1:%d", port), SerialDynamoDB: serial, proc: proc}
 	if err := waitHTTP(ctx, m.URL, proc); err != nil {
 		_ = m.Stop()
 		return nil, fmt.Errorf("start moto_server: %w", err)

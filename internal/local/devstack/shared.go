@@ -118,6 +118,9 @@ func UniqueStackName() string {
 const (
 	// MotoRacyConditions: concurrent conditional writes on one item are
 	// not serialised, so two racing claims or leases can both succeed.
+	// Only stock moto_server has it: the harness's moto (StartMoto, when
+	// python3 can import moto) takes DynamoDB's requests one at a time,
+	// and SkipOnMoto skips nothing for it there.
 	MotoRacyConditions = "moto does not serialise concurrent conditional writes on one item"
 	// MotoFlatCapacity: every write consumes 1 unit whatever its size.
 	MotoFlatCapacity = "moto reports 1 write unit whatever the item's size"

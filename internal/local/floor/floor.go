@@ -1,7 +1,11 @@
 // Package floor is the physical floor of a webhook receiver, kept to
 // measure hookinbox's receiver against: per request, one conditional
 // PutItem and, when it wins, one SendMessage; no verification, no payload
-// item, no logging. `hookinbox load` drives it beside the receiver on the
+// item, no logging. It makes them through the same clients as the
+// receiver (internal/platform/awsapi for DynamoDB, aws-sdk-go-v2 for SQS),
+// so that the comparison measures what the receiver does beyond the
+// floor, not which client each uses; when the receiver's clients change,
+// change these with them. `hookinbox load` drives it beside the receiver on the
 // same emulators, and its bootstrap (cmd/floor) is the cold-start
 // baseline. It is not part of the application: no template function uses
 // it.
@@ -15,19 +19,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 // putter and sender list the SDK calls a Handler makes.
 type putter interface {
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	PutItem(context.Context, *awsapi.PutItemInput) (*awsapi.PutItemOutput, error)
 }
 
 type sender interface {
@@ -55,18 +58,17 @@ func New(db putter, queue sender, table, queueURL string) *Handler {
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	sum := sha256.Sum256([]byte(req.Body))
 	key := "floor#" + hex.EncodeToString(sum[:])
-	_, err := h.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &h.table,
-		Item: map[string]types.AttributeValue{
-			"pk":          &types.AttributeValueMemberS{Value: key},
-			"sk":          &types.AttributeValueMemberS{Value: "event"},
-			"received_at": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Unix(), 10)},
+	_, err := h.db.PutItem(ctx, &awsapi.PutItemInput{
+		TableName: h.table,
+		Item: awsapi.Item{
+			"pk":          awsapi.S(key),
+			"sk":          awsapi.S("event"),
+			"received_at": awsapi.Int(time.Now().Unix()),
 		},
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		ConditionExpression: "attribute_not_exists(pk)",
 	})
-	var ccf *types.ConditionalCheckFailedException
 	switch {
-	case errors.As(err, &ccf):
+	case errors.Is(err, awsapi.ErrConditionalCheckFailed):
 		return answer(200, `{"status":"duplicate"}`), nil
 	case err != nil:
 		return answer(500, `{"error":"claim failed"}`), nil
@@ -89,5 +91,5 @@ func Build(_ context.Context, cfg aws.Config, getenv func(string) string, _ *slo
 	if table == "" || queueURL == "" {
 		return nil, errors.New("floor: INBOX_TABLE and EVENTS_QUEUE_URL are required")
 	}
-	return New(dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg), table, queueURL).Handle, nil
+	return New(awsapi.DynamoDBFromConfig(cfg), sqs.NewFromConfig(cfg), table, queueURL).Handle, nil
 }

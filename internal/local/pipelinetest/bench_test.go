@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/floor"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
@@ -194,7 +195,7 @@ func mustJSON(b *testing.B, v any) []byte {
 // the local stack runs beside it. deliveries/s is the figure to compare.
 func BenchmarkReceiverBesideFloor(b *testing.B) {
 	p := pipelinetest.New(b)
-	fl := floor.New(p.DynamoDB, p.SQS, p.Stack.Tables["InboxTable"], p.Events.URL())
+	fl := floor.New(devstacktest.ForTest(b).LeanDynamoDB(), p.SQS, p.Stack.Tables["InboxTable"], p.Events.URL())
 	for _, target := range []struct {
 		name   string
 		handle func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)

@@ -1,0 +1,126 @@
+package chaos
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// DeliveryObject is the "object" of a corpus line that holds another
+// provider's delivery rather than a Stripe event:
+//
+//	{"object":"hookinbox.delivery","provider":"shopify","id":"<event id>","type":"orders/paid","body":{...}}
+//
+// id is the event's part of the inbox key as the receiver derives it: the
+// X-GitHub-Delivery, X-Shopify-Event-Id or webhook-id header, or Adyen's
+// "<pspReference>-<eventCode>" (an Adyen body is a notification with that
+// one item). chaos signs body as the provider does when it delivers it.
+// GoPay, which notifies with an id only and has its state fetched from its
+// API, has no corpus form.
+const DeliveryObject = "hookinbox.delivery"
+
+// corpusProviders are the providers a DeliveryObject line may name.
+var corpusProviders = map[string]bool{
+	verify.GitHubProvider:   true,
+	verify.ShopifyProvider:  true,
+	verify.StandardProvider: true,
+	verify.AdyenProvider:    true,
+}
+
+// providerEvent reads one DeliveryObject line.
+func providerEvent(line []byte) (Event, error) {
+	var d struct {
+		Provider string          `json:"provider"`
+		ID       string          `json:"id"`
+		Type     string          `json:"type"`
+		Body     json.RawMessage `json:"body"`
+	}
+	if err := json.Unmarshal(line, &d); err != nil {
+		return Event{}, fmt.Errorf("%s: %v", DeliveryObject, err)
+	}
+	switch {
+	case !corpusProviders[d.Provider]:
+		return Event{}, fmt.Errorf("%s: provider %q: want github, shopify, standard or adyen", DeliveryObject, d.Provider)
+	case d.Type == "":
+		return Event{}, fmt.Errorf("%s %s: no type", d.Provider, d.ID)
+	case len(d.Body) == 0:
+		return Event{}, fmt.Errorf("%s %s: no body", d.Provider, d.ID)
+	}
+	if err := webhook.ValidateEventID(d.ID); err != nil {
+		return Event{}, fmt.Errorf("%s event id: %w", d.Provider, err)
+	}
+	var body bytes.Buffer
+	if err := json.Compact(&body, d.Body); err != nil {
+		return Event{}, fmt.Errorf("%s %s: body: %v", d.Provider, d.ID, err)
+	}
+	return Event{Provider: d.Provider, ID: d.ID, Type: d.Type, Raw: body.Bytes()}, nil
+}
+
+// deliveryLine returns ev as a DeliveryObject line.
+func deliveryLine(ev Event) []byte {
+	b, _ := json.Marshal(struct {
+		Object   string          `json:"object"`
+		Provider string          `json:"provider"`
+		ID       string          `json:"id"`
+		Type     string          `json:"type"`
+		Body     json.RawMessage `json:"body"`
+	}{DeliveryObject, ev.Provider, ev.ID, ev.Type, ev.Raw})
+	return b
+}
+
+// Secrets are the signing secrets of each provider a stack's receiver
+// accepts, by provider name (a Stripe list may hold several).
+type Secrets map[string][]string
+
+// LocalSecrets are the secrets of a Local stack's receiver: they sign on
+// this machine only.
+var LocalSecrets = Secrets{
+	verify.StripeProvider:   {LocalSecret},
+	verify.GitHubProvider:   {"local-hookinbox-chaos-github"},
+	verify.ShopifyProvider:  {"local-hookinbox-chaos-shopify"},
+	verify.StandardProvider: {"whsec_bG9jYWwtaG9va2luYm94LWNoYW9zLXN0YW5kYXJk"},
+	verify.AdyenProvider:    {"6C6F63616C2D686F6F6B696E626F782D6368616F732D616479656E2D6B657921"},
+}
+
+// env returns the receiver's variables for s (verify.Specs' SecretEnv).
+func (s Secrets) env() map[string]string {
+	env := map[string]string{}
+	for _, spec := range verify.Specs {
+		if v := s[spec.Name]; len(v) > 0 {
+			env[spec.SecretEnv] = strings.Join(v, ",")
+		}
+	}
+	return env
+}
+
+// Signed returns the headers and body of one delivery of ev at at, signed
+// with s as ev's provider signs.
+func (s Secrets) Signed(ev Event, at time.Time) (map[string]string, []byte, error) {
+	secrets := s[ev.Provider]
+	if len(secrets) == 0 {
+		return nil, nil, fmt.Errorf("no %s signing secret for %s", ev.Provider, ev.Key())
+	}
+	switch ev.Provider {
+	case verify.StripeProvider:
+		return map[string]string{"content-type": "application/json", "stripe-signature": verifytest.SignStripe(ev.Raw, at, secrets...)}, ev.Raw, nil
+	case verify.GitHubProvider:
+		return verifytest.GitHubHeaders(ev.Raw, secrets[0], ev.ID, ev.Type), ev.Raw, nil
+	case verify.ShopifyProvider:
+		return verifytest.ShopifyHeaders(ev.Raw, secrets[0], ev.ID, ev.Type, at), ev.Raw, nil
+	case verify.StandardProvider:
+		return verifytest.StandardHeaders(ev.Raw, ev.ID, at, secrets...), ev.Raw, nil
+	case verify.AdyenProvider:
+		body, err := verifytest.SignAdyenFile(ev.Raw, secrets[0])
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", ev.Key(), err)
+		}
+		return map[string]string{"content-type": "application/json"}, body, nil
+	}
+	return nil, nil, fmt.Errorf("chaos cannot sign %s deliveries", ev.Provider)
+}
