@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
@@ -28,14 +27,11 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	// Stripe holds 30 events of the 40 minutes before the 5-minute settle
 	// time; only every third reached the receiver.
 	start := time.Now().Add(-40 * time.Minute)
-	var all, delivered []webhook.Key
+	all, bodies := stripeHas(t, s, 0, 30, func(i int) time.Time { return start.Add(time.Duration(i) * time.Minute) })
+	var delivered []webhook.Key
 	missed := map[webhook.Key]int{}
-	for i := 0; i < 30; i++ {
-		key, body := checkout(i, start.Add(time.Duration(i)*time.Minute))
-		if err := s.Stripe.AddEvent(body); err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, key)
+	for i, key := range all {
+		body := bodies[i]
 		if i%3 == 0 {
 			s.Deliver(t, body)
 			delivered = append(delivered, key)
@@ -142,22 +138,12 @@ func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 	s := pipelinetest.New(t)
 	now := time.Now().Truncate(time.Second)
 	start := now.Add(-20 * time.Minute)
-	var keys []webhook.Key
-	for i := 0; i < 10; i++ {
-		key, body := checkout(100+i, start.Add(time.Duration(i)*time.Minute))
-		if err := s.Stripe.AddEvent(body); err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, key)
-	}
+	keys, _ := stripeHas(t, s, 100, 10, func(i int) time.Time { return start.Add(time.Duration(i) * time.Minute) })
 	sender := &flakySender{inner: s.Events, fail: keys[6], sends: map[webhook.Key]int{}}
 	cps := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])
 	source := stripeapi.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil)
 	source.PageSize = 3 // four pages: auto-pagination
-	h := reconcile.New(
-		reconcile.Config{Lookback: time.Hour, Now: func() time.Time { return now }},
-		s.Inbox, sender, intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, sender, nil),
-		source, cps, nil)
+	h := fromStripe(s, reconcile.Config{Lookback: time.Hour, Now: func() time.Time { return now }}, sender, source, cps, nil)
 
 	sum, err := h.Run(ctx)
 	if err == nil || !strings.Contains(err.Error(), string(keys[6])) {
