@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/stripeevent"
@@ -70,7 +71,7 @@ Examples:
   hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due
   hookinbox send stripe testdata/stripe/invoice.paid.json`)
 	fs.StringVar(&f.url, "url", "", "webhook URL (default: the running stack's, else http://127.0.0.1:3000/webhooks/stripe)")
-	fs.StringVar(&f.secret, "secret", "", "signing secret(s), comma-separated (default: the running stack's, else "+localSecret+")")
+	fs.StringVar(&f.secret, "secret", "", "signing secret(s), comma-separated (default: the running stack's, else "+pipeline.StripeSecret+")")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "state file of the running stack")
 	fs.StringVar(&f.typ, "type", "", "GitHub event or Shopify topic (default: from the file's name)")
 	fs.IntVar(&f.times, "times", 1, "send the same event this many times")
@@ -121,7 +122,7 @@ Examples:
 				url = "http://" + addr + "/webhooks/stripe"
 			}
 			if secret == "" {
-				secret = localSecret
+				secret = pipeline.StripeSecret
 			}
 		default:
 			return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -149,7 +150,7 @@ func TestPipelineSubscriptionsInReverseOrder(t *testing.T) {
 func TestPipelineSameMessageTwiceAtOnce(t *testing.T) {
 	// Two copies race for one lease: a stock moto_server lets both
 	// conditional writes win (the harness's serialised moto does not).
-	devstack.SkipOnMoto(t, devstack.ForTest(t), devstack.MotoRacyConditions)
+	devstacktest.SkipOnMoto(t, devstacktest.ForTest(t), devstack.MotoRacyConditions)
 	p := pipelinetest.New(t)
 	k, body := pipelinetest.Checkout("pipe", 7, time.Now().Add(-time.Minute))
 	p.Deliver(t, body)
@@ -241,8 +242,8 @@ func noEmailCheckout(t *testing.T, body []byte) []byte {
 func TestPipeline200CheckoutsEveryMessageDuplicated(t *testing.T) {
 	// Twins lease one item at the same moment: a stock moto_server lets
 	// both win (the harness's serialised moto does not).
-	emu := devstack.ForTest(t)
-	devstack.SkipOnMoto(t, emu, devstack.MotoRacyConditions)
+	emu := devstacktest.ForTest(t)
+	devstacktest.SkipOnMoto(t, emu, devstack.MotoRacyConditions)
 	// Bounded, and well below the queue's 180 s visibility timeout: a copy
 	// left to it would not be back in time. moto takes about 80 s for the
 	// 400 messages, dynalite under 10 s.

@@ -83,6 +83,17 @@ func TestFunctionLinks(t *testing.T) {
 	}
 }
 
+// TestCLILinksNoTesting checks that the hookinbox CLI, which runs the
+// local stack, links no test code: test helpers live in _test.go files or
+// ...test packages (devstacktest, pipelinetest).
+func TestCLILinksNoTesting(t *testing.T) {
+	for _, d := range goListDeps(t, repoRoot(t), "./cmd/hookinbox") {
+		if d == "testing" {
+			t.Errorf("./cmd/hookinbox links package testing; see `go list -deps ./cmd/hookinbox`")
+		}
+	}
+}
+
 // TestReceiverBootstrapSize builds the receiver as `sam build` does (make
 // build-ReceiverFunction: linux/arm64, stripped) and checks its size.
 // `make sizes` prints every function's.

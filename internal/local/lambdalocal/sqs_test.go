@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 )
 
@@ -68,8 +69,8 @@ func TestSQSSourceFunctionErrorKeepsBatch(t *testing.T) {
 // bodies.
 func eventsQueueWith(t *testing.T, bodies ...string) (*sqs.Client, devstack.Queue) {
 	t.Helper()
-	client := devstack.ForTest(t).SQS()
-	q := devstack.NewTestStack(t).Queues["EventsQueue"]
+	client := devstacktest.ForTest(t).SQS()
+	q := devstacktest.NewTestStack(t).Queues["EventsQueue"]
 	visibleAtOnce(t, client, q.URL)
 	for _, body := range bodies {
 		if _, err := client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &q.URL, MessageBody: aws.String(body)}); err != nil {
