@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,6 +66,42 @@ type (
 func fromStripe(p *pipelinetest.Pipeline, cfg reconcile.Config, q envelopeSender, source eventSource, cps checkpoints, log *slog.Logger) *reconcile.Handler {
 	in := intake.New(intake.Config{FromProviderAPI: true, Now: cfg.Now}, p.Inbox, q, nil)
 	return reconcile.New(cfg, p.Inbox, q, in, source, cps, log)
+}
+
+// countingSender passes sends on to inner and counts, per key, those that
+// went through. refuse, when set, is asked first (under the lock, so it
+// may keep state) and a send it refuses fails with its error; after, when
+// set, is called after each send that went through, with the count so far.
+type countingSender struct {
+	inner  envelopeSender
+	refuse func(key webhook.Key) error
+	after  func(n int)
+
+	mu    sync.Mutex
+	sends map[webhook.Key]int
+	n     int
+}
+
+func newCountingSender(inner envelopeSender) *countingSender {
+	return &countingSender{inner: inner, sends: map[webhook.Key]int{}}
+}
+
+func (f *countingSender) Send(ctx context.Context, env webhook.Envelope) error {
+	f.mu.Lock()
+	if f.refuse != nil {
+		if err := f.refuse(env.Key); err != nil {
+			f.mu.Unlock()
+			return err
+		}
+	}
+	f.sends[env.Key]++
+	f.n++
+	n, after := f.n, f.after
+	f.mu.Unlock()
+	if after != nil {
+		after(n)
+	}
+	return f.inner.Send(ctx, env)
 }
 
 // queued returns how many messages the events queue holds per key, and

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -111,35 +110,21 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	s.EffectsOnce(t, all)
 }
 
-// flakySender fails the send of one key, once.
-type flakySender struct {
-	inner interface {
-		Send(context.Context, webhook.Envelope) error
-	}
-	mu    sync.Mutex
-	fail  webhook.Key
-	sends map[webhook.Key]int
-}
-
-func (f *flakySender) Send(ctx context.Context, env webhook.Envelope) error {
-	f.mu.Lock()
-	if env.Key == f.fail {
-		f.fail = ""
-		f.mu.Unlock()
-		return errors.New("sqs: throttled")
-	}
-	f.sends[env.Key]++
-	f.mu.Unlock()
-	return f.inner.Send(ctx, env)
-}
-
 func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 	ctx := context.Background()
 	s := pipelinetest.New(t)
 	now := time.Now().Truncate(time.Second)
 	start := now.Add(-20 * time.Minute)
 	keys, _ := stripeHas(t, s, 100, 10, func(i int) time.Time { return start.Add(time.Duration(i) * time.Minute) })
-	sender := &flakySender{inner: s.Events, fail: keys[6], sends: map[webhook.Key]int{}}
+	sender := newCountingSender(s.Events)
+	flaky := keys[6] // its first send fails
+	sender.refuse = func(k webhook.Key) error {
+		if k != flaky {
+			return nil
+		}
+		flaky = ""
+		return errors.New("sqs: throttled")
+	}
 	cps := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])
 	source := stripeapi.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil)
 	source.PageSize = 3 // four pages: auto-pagination

@@ -42,36 +42,6 @@ func (c *clock) Set(t time.Time) {
 	c.t = t
 }
 
-// failingSender fails the sends of some keys (or all, when all is set),
-// and counts the sends that went through.
-type failingSender struct {
-	inner interface {
-		Send(context.Context, webhook.Envelope) error
-	}
-	mu    sync.Mutex
-	fail  map[webhook.Key]bool
-	all   bool
-	sends map[webhook.Key]int
-	after func(n int) // called after each send that went through, with the count so far
-	n     int
-}
-
-func (f *failingSender) Send(ctx context.Context, env webhook.Envelope) error {
-	f.mu.Lock()
-	if f.all || f.fail[env.Key] {
-		f.mu.Unlock()
-		return errors.New("sqs: refused; last recipient ann@example.com")
-	}
-	f.sends[env.Key]++
-	f.n++
-	n, after := f.n, f.after
-	f.mu.Unlock()
-	if after != nil {
-		after(n)
-	}
-	return f.inner.Send(ctx, env)
-}
-
 // pagedSource records how many events each Next returned.
 type pagedSource struct {
 	*stripeapi.Events
@@ -107,7 +77,7 @@ func TestListingAndCheckpointAdvancePageByPageWithinTheDeadline(t *testing.T) {
 	// Bursts: four events in one second, then a gap.
 	keys, _ := stripeHas(t, s, 300, 20, func(i int) time.Time { return start.Add(time.Duration(i/4) * 5 * time.Minute) })
 	c := &clock{t: time.Now()}
-	sender := &failingSender{inner: s.Events, sends: map[webhook.Key]int{}}
+	sender := newCountingSender(s.Events)
 	source := &pagedSource{Events: stripeapi.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil)}
 	source.PageSize = 3
 	cps := &savedCheckpoints{Checkpoints: reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])}
@@ -176,7 +146,14 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterMaxTries(t *testing.T) {
 	start := now.Add(-30 * time.Minute)
 	keys, _ := stripeHas(t, s, 400, 5, func(i int) time.Time { return start.Add(time.Duration(i) * time.Minute) })
 	poison := keys[1]
-	sender := &failingSender{inner: s.Events, fail: map[webhook.Key]bool{poison: true}, sends: map[webhook.Key]int{}}
+	sender := newCountingSender(s.Events)
+	sqsDown := false
+	sender.refuse = func(k webhook.Key) error {
+		if sqsDown || k == poison {
+			return errors.New("sqs: refused; last recipient ann@example.com")
+		}
+		return nil
+	}
 	cps := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])
 	metricLines := &pipelinetest.SyncBuffer{}
 	h := fromStripe(s, reconcile.Config{Lookback: time.Hour, Metrics: metrics.New(metricLines, "hookinbox/test"), Now: func() time.Time { return now }},
@@ -184,7 +161,7 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterMaxTries(t *testing.T) {
 
 	// SQS refuses everything: that is the path failing, not one event,
 	// and it does not count towards skipping.
-	sender.all = true
+	sqsDown = true
 	if _, err := h.Run(ctx); err == nil {
 		t.Fatal("run with SQS down: no error")
 	}
@@ -192,7 +169,7 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterMaxTries(t *testing.T) {
 	if cp.Blocked != keys[0] || cp.Tries != 0 || !cp.At.Equal(start) {
 		t.Errorf("after the outage: %+v, want blocked at the first event with no tries counted", cp)
 	}
-	sender.all = false
+	sqsDown = false
 
 	for run := 1; run <= 3; run++ {
 		sum, err := h.Run(ctx)
@@ -288,7 +265,7 @@ func TestStuckClaimsShareABudgetAcrossShardsFromARotatingStart(t *testing.T) {
 		perShard[shard] = append(perShard[shard], key)
 	}
 	c := &clock{t: now}
-	sender := &failingSender{inner: s.Events, sends: map[webhook.Key]int{}}
+	sender := newCountingSender(s.Events)
 	h := reconcile.New(reconcile.Config{Limit: inbox.PendingShards, Margin: time.Minute, Now: c.Now}, s.Inbox, sender, nil, nil, nil, nil)
 
 	// A budget of one claim a shard: the oldest of each shard, not the

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,6 +40,15 @@ var notInReceiver = []string{
 	"testing",
 }
 
+// notInReconciler are packages the reconciler must not link: it lists the
+// shop's event types (shopevents), and runs none of the shop's effects.
+var notInReconciler = []string{
+	"github.com/aws/aws-sdk-go-v2/service/sesv2",
+	"github.com/hookinbox/hookinbox/effects",
+	"github.com/hookinbox/hookinbox/internal/processor",
+	"github.com/hookinbox/hookinbox/internal/shop",
+}
+
 // TestFunctionLinks reports the packages every function links and checks
 // the receiver's budget: what it must not link, and how many packages.
 func TestFunctionLinks(t *testing.T) {
@@ -53,6 +63,11 @@ func TestFunctionLinks(t *testing.T) {
 			if strings.HasPrefix(d, "github.com/hookinbox/hookinbox/internal/local") {
 				t.Errorf("%s links %s, which is behind the fence (internal/local serves only local runs and tests)", id, d)
 			}
+		}
+	}
+	for _, d := range goListDeps(t, root, Packages["ReconcilerFunction"]) {
+		if slices.Contains(notInReconciler, d) {
+			t.Errorf("the reconciler links %s", d)
 		}
 	}
 	deps := goListDeps(t, root, Packages["ReceiverFunction"])

@@ -238,16 +238,7 @@ func parseRate(expr string) (time.Duration, error) {
 
 // intValue reads an integer a template may write as a number or a string.
 func intValue(v any) (int, bool) {
-	switch v := v.(type) {
-	case int:
-		return v, true
-	case int64:
-		return int(v), true
-	case float64:
-		return int(v), true
-	case string:
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		return n, err == nil
-	}
-	return 0, false
+	s, err := samtemplate.ScalarString(v)
+	n, err2 := strconv.Atoi(strings.TrimSpace(s))
+	return n, err == nil && err2 == nil
 }

@@ -60,9 +60,7 @@ type Pipeline struct {
 	*pipeline.Stack // its SES, Stripe and GoPay stand-ins, tables and queues
 	SQS             *sqs.Client
 	DynamoDB        *dynamodb.Client
-	SESURL          string // the SES stand-in's endpoint (AWS_ENDPOINT_URL_SESV2)
 	StripeURL       string // the Stripe stand-in's base URL (STRIPE_API_URL)
-	GoPayURL        string // the GoPay stand-in's base URL (GOPAY_API_URL)
 	Inbox           *inbox.DynamoDB
 	Shop            *shop.Shop
 	Events          *queue.Queue // EventsQueue
@@ -133,7 +131,7 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 	})
 	shopTable = st.Tables["ShopTable"]
 	p.Stack = st
-	p.SESURL, p.StripeURL, p.GoPayURL = st.Endpoints["AWS_ENDPOINT_URL_SESV2"], st.Endpoints["STRIPE_API_URL"], st.Endpoints["GOPAY_API_URL"]
+	p.StripeURL = st.Endpoints["STRIPE_API_URL"]
 
 	p.Receive = p.Build(t, "ReceiverFunction", nil).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
 	p.Process = p.Build(t, "ProcessorFunction", opts.ProcessorEnv).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
