@@ -70,7 +70,7 @@ test-examples: local/node_modules
 # shop and pipeline tests on the second emulator family, moto_server
 # (HOOKINBOX_EMULATORS=moto; pip install "moto[server]", CI machines have
 # it). Tests that moto cannot show skip themselves, naming the quirk
-# (devstack.SkipOnMoto; docs/reliability.md). make test leaves out the
+# (devstacktest.SkipOnMoto; docs/reliability.md). make test leaves out the
 # 200-checkout pipeline test, which takes about a minute on moto;
 # make test-moto runs it too.
 MOTO_PKGS := ./internal/inbox/ ./effects/ ./internal/queue/ ./internal/shop/ ./internal/processor/ ./internal/local/pipelinetest/

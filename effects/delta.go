@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -42,13 +43,13 @@ func AddDelta(ctx context.Context, db putter, table, target string, key webhook.
 func Balance(ctx context.Context, db querier, table, target string) (int64, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              &table,
-		KeyConditionExpression: ptr("pk = :pk AND begins_with(sk, :prefix)"),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :prefix)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk":     str(target),
 			":prefix": str(deltaPrefix),
 		},
-		ProjectionExpression: ptr("amount"),
-		ConsistentRead:       ptr(true),
+		ProjectionExpression: aws.String("amount"),
+		ConsistentRead:       aws.Bool(true),
 	}
 	var sum int64
 	for {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 )
 
 // testDynamoDB is what the tests call: the package's interface plus what the
@@ -20,5 +20,5 @@ type testDynamoDB interface {
 // template.yaml, where the ledger lives in production. It skips under -short.
 func dynamoForTest(t *testing.T) (testDynamoDB, string) {
 	t.Helper()
-	return devstack.TestTable(t, "InboxTable")
+	return devstacktest.TestTable(t, "InboxTable")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -30,12 +31,21 @@ const (
 	attrSK = "sk"
 )
 
-// isConditionFailed reports whether err is DynamoDB's answer to a write
-// whose condition did not hold. It is the only place that looks at SDK
-// error types.
-func isConditionFailed(err error) bool {
+// putIf makes in, a conditional PutItem: applied is false, with no error,
+// when DynamoDB answers that the condition did not hold. It is the only
+// place that looks at SDK error types; what names the write in any other
+// error.
+func putIf(ctx context.Context, db putter, in *dynamodb.PutItemInput, what string) (applied bool, err error) {
+	_, err = db.PutItem(ctx, in)
 	var ccf *types.ConditionalCheckFailedException
-	return errors.As(err, &ccf)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &ccf):
+		return false, nil
+	default:
+		return false, fmt.Errorf("%s: %w", what, err)
+	}
 }
 
 func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
@@ -49,19 +59,11 @@ func PutOnce(ctx context.Context, db putter, table string, item map[string]types
 	if err := checkKey(item); err != nil {
 		return false, err
 	}
-	_, err = db.PutItem(ctx, &dynamodb.PutItemInput{
+	return putIf(ctx, db, &dynamodb.PutItemInput{
 		TableName:           &table,
 		Item:                item,
-		ConditionExpression: ptr("attribute_not_exists(pk)"),
-	})
-	switch {
-	case err == nil:
-		return true, nil
-	case isConditionFailed(err):
-		return false, nil
-	default:
-		return false, fmt.Errorf("put %s in %s: %w", describeKey(item), table, err)
-	}
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	}, fmt.Sprintf("put %s in %s", describeKey(item), table))
 }
 
 func checkKey(item map[string]types.AttributeValue) error {
@@ -81,5 +83,3 @@ func describeKey(item map[string]types.AttributeValue) string {
 	}
 	return pk.Value + "/" + sk.Value
 }
-
-func ptr[T any](v T) *T { return &v }

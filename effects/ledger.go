@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -145,12 +146,12 @@ func (l *Ledger) Records(ctx context.Context, key webhook.Key) ([]Record, error)
 func (l *Ledger) items(ctx context.Context, key webhook.Key) ([]map[string]types.AttributeValue, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              &l.table,
-		KeyConditionExpression: ptr("pk = :pk AND begins_with(sk, :prefix)"),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :prefix)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk":     str(string(key)),
 			":prefix": str(effectPrefix),
 		},
-		ConsistentRead: ptr(true),
+		ConsistentRead: aws.Bool(true),
 	}
 	var items []map[string]types.AttributeValue
 	for {
@@ -259,18 +260,11 @@ func (l *Ledger) put(ctx context.Context, r Record, item map[string]types.Attrib
 	if !strings.Contains(cond, "#state") {
 		in.ExpressionAttributeNames = nil
 	}
-	_, err := l.db.PutItem(ctx, in)
-	switch {
-	case err == nil:
-		return nil
-	case isConditionFailed(err):
-		if op == opRecord {
-			return nil
-		}
+	applied, err := putIf(ctx, l.db, in, fmt.Sprintf("%s effect %s of %s", op, r.Effect, r.Key))
+	if err == nil && !applied && op != opRecord {
 		return errConditionFailed
-	default:
-		return fmt.Errorf("%s effect %s of %s: %w", op, r.Effect, r.Key, err)
 	}
+	return err
 }
 
 type ledgerRunner struct {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
@@ -217,7 +218,7 @@ func TestDynamoDBLedgerItem(t *testing.T) {
 	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      &table,
 		Key:            map[string]types.AttributeValue{"pk": str(string(key)), "sk": str("effect#create-invoice")},
-		ConsistentRead: ptr(true),
+		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		t.Fatalf("GetItem: %v", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -59,25 +60,17 @@ func PutIfNewer(ctx context.Context, db putter, table string, item map[string]ty
 	}
 	full[attrVersionAt] = &types.AttributeValueMemberN{Value: strconv.FormatInt(v.At, 10)}
 	full[attrVersionEvent] = str(v.EventID)
-	_, err = db.PutItem(ctx, &dynamodb.PutItemInput{
+	return putIf(ctx, db, &dynamodb.PutItemInput{
 		TableName: &table,
 		Item:      full,
-		ConditionExpression: ptr("attribute_not_exists(pk) OR attribute_not_exists(#at) OR #at < :at" +
+		ConditionExpression: aws.String("attribute_not_exists(pk) OR attribute_not_exists(#at) OR #at < :at" +
 			" OR (#at = :at AND (attribute_not_exists(#ev) OR #ev < :ev))"),
 		ExpressionAttributeNames: map[string]string{"#at": attrVersionAt, "#ev": attrVersionEvent},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":at": full[attrVersionAt],
 			":ev": full[attrVersionEvent],
 		},
-	})
-	switch {
-	case err == nil:
-		return true, nil
-	case isConditionFailed(err):
-		return false, nil
-	default:
-		return false, fmt.Errorf("put %s in %s if newer than %s: %w", describeKey(item), table, v, err)
-	}
+	}, fmt.Sprintf("put %s in %s if newer than %s", describeKey(item), table, v))
 }
 
 // VersionOf returns the version PutIfNewer stored in item, and whether it

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
@@ -146,7 +147,7 @@ func getItem(t *testing.T, db testDynamoDB, table, pk, sk string) map[string]typ
 	out, err := db.GetItem(context.Background(), &dynamodb.GetItemInput{
 		TableName:      &table,
 		Key:            map[string]types.AttributeValue{"pk": str(pk), "sk": str(sk)},
-		ConsistentRead: ptr(true),
+		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		t.Fatalf("GetItem %s/%s: %v", pk, sk, err)

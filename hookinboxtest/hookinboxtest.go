@@ -13,19 +13,15 @@
 package hookinboxtest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/processorfn"
 	"github.com/hookinbox/hookinbox/stripeevent"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -104,23 +100,14 @@ func (p *Pipeline) Effects(t testing.TB, key webhook.Key) []effects.Record {
 // the event ID id.
 func (p *Pipeline) StripeEvent(t testing.TB, typ, id string) []byte {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("hookinboxtest: cannot find hookinbox's testdata")
+	raw, err := verifytest.StripeFixture(typ)
+	if err == nil {
+		raw, err = verifytest.PatchStripe(raw, id, time.Time{})
 	}
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(file)), "testdata", "stripe", typ+".json"))
 	if err != nil {
-		t.Fatalf("hookinboxtest: no fixture for %s: %v", typ, err)
+		t.Fatalf("hookinboxtest: %v", err)
 	}
-	var head struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil || head.ID == "" {
-		t.Fatalf("hookinboxtest: fixture %s has no id: %v", typ, err)
-	}
-	oldID, _ := json.Marshal(head.ID)
-	newID, _ := json.Marshal(id)
-	return bytes.ReplaceAll(raw, oldID, newID)
+	return raw
 }
 
 // NewStripeEventID returns a fresh ID shaped like Stripe's: evt_ and 24

@@ -145,7 +145,7 @@ its figures.`)
 
 // runChaos runs the reference and the chaos run and prints the verdict.
 func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, stderr io.Writer) error {
-	root, err := findRoot()
+	root, err := devstack.RepoRoot("")
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	dynamodbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/shop"
 )
@@ -23,7 +24,7 @@ import (
 // order by 8 senders with jitter and a queue copy each, end exactly as one
 // in-order delivery left them (make chaos runs all 1,000).
 func TestChaosSmallCorpusMatchesTheReference(t *testing.T) {
-	emu := devstack.ForTest(t)
+	emu := devstacktest.ForTest(t)
 	// chaos starts nothing when the endpoints are in the environment.
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", emu.DynamoDBURL)
 	t.Setenv("AWS_ENDPOINT_URL_SQS", emu.SQSURL)
@@ -49,7 +50,7 @@ func TestChaosSmallCorpusMatchesTheReference(t *testing.T) {
 // answers 500; the sender retries as Stripe does; nothing is lost or
 // doubled. make faults runs every fault on 200 events.
 func TestChaosUnderSQSSendRefused(t *testing.T) {
-	emu := devstack.ForTest(t)
+	emu := devstacktest.ForTest(t)
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", emu.DynamoDBURL)
 	t.Setenv("AWS_ENDPOINT_URL_SQS", emu.SQSURL)
 	corpus := firstLines(t, filepath.Join("..", "..", "testdata", "chaos", "events.jsonl"), 20)
@@ -133,7 +134,7 @@ func TestChaosAgainstARunningStack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs hookinbox dev and two chaos stacks on the emulators; run without -short")
 	}
-	emu := devstack.ForTest(t)
+	emu := devstacktest.ForTest(t)
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", emu.DynamoDBURL)
 	t.Setenv("AWS_ENDPOINT_URL_SQS", emu.SQSURL)
 	const secret = "whsec_chaos_url_test"

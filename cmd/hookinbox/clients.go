@@ -4,24 +4,18 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
 )
 
-// awsConfig returns an AWS configuration for the running stack: its
-// region, the emulators' credentials, and its DynamoDB and SQS endpoints.
+// awsConfig returns an AWS configuration for the running stack, as a
+// function of it gets one (lambdafn.AWSConfig): its region, the emulators'
+// credentials, and its endpoints.
 func (st *devState) awsConfig() (aws.Config, error) {
-	db, sq := st.Endpoints["AWS_ENDPOINT_URL_DYNAMODB"], st.Endpoints["AWS_ENDPOINT_URL_SQS"]
-	if db == "" || sq == "" {
+	if st.Env["AWS_ENDPOINT_URL_DYNAMODB"] == "" || st.Env["AWS_ENDPOINT_URL_SQS"] == "" {
 		return aws.Config{}, fmt.Errorf("the state file names no DynamoDB or SQS endpoint; restart hookinbox dev")
 	}
-	return aws.Config{
-		Region:        st.Region,
-		Credentials:   credentials.NewStaticCredentialsProvider(st.Env["AWS_ACCESS_KEY_ID"], st.Env["AWS_SECRET_ACCESS_KEY"], ""),
-		ConfigSources: []any{devstack.ServiceEndpoints{"DynamoDB": db, "SQS": sq}},
-	}, nil
+	return lambdafn.AWSConfig(func(k string) string { return st.Env[k] })
 }
 
 // dynamoDB returns a client for the stack's DynamoDB endpoint.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -17,9 +18,9 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
@@ -30,8 +31,6 @@ import (
 const (
 	defaultAddr      = "127.0.0.1:3000"
 	addrEnv          = "HOOKINBOX_ADDR"
-	localSecret      = "whsec_local_hookinbox_dev"
-	localStripeKey   = "sk_test_local_hookinbox_dev"
 	defaultStackName = "hookinbox"
 )
 
@@ -84,7 +83,7 @@ Lambda Runtime Interface Emulator.
 The stack's endpoints and names go to a state file that send, inspect, state
 and replay read.`)
 	fs.StringVar(&f.addr, "addr", addrDefault, "address of the HTTP API (default from $"+addrEnv+")")
-	fs.StringVar(&f.secret, "secret", localSecret, "Stripe webhook signing secret the receiver accepts")
+	fs.StringVar(&f.secret, "secret", pipeline.StripeSecret, "Stripe webhook signing secret the receiver accepts")
 	fs.BoolVar(&f.rie, "rie", false, "run the real bootstrap binaries under aws-lambda-rie instead of in-process handlers")
 	fs.BoolVar(&f.verbose, "verbose", false, "print the functions' own logs")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "where to write the stack's endpoints and names (default from $"+stateFileEnv+")")
@@ -150,7 +149,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	if other, err := loadState(d.flags.stateFile); err == nil && other.PID != os.Getpid() {
 		return fmt.Errorf("another hookinbox dev (pid %d, %s) uses the state file %s: stop it, or pass --state-file", other.PID, other.BaseURL, d.flags.stateFile)
 	}
-	root, err := findRoot()
+	root, err := devstack.RepoRoot("")
 	if err != nil {
 		return err
 	}
@@ -201,53 +200,6 @@ func (d *devStack) run(ctx context.Context) (err error) {
 		d.logf("using DynamoDB at %s and SQS at %s from AWS_ENDPOINT_URL*", emu.DynamoDBURL, emu.SQSURL)
 	}
 
-	st, err := emu.CreateStack(ctx, tpl, d.flags.stackName)
-	if err != nil {
-		if emu.External {
-			return fmt.Errorf("%w\n(the tables or queues may exist from an earlier run: delete them, or pass --stack-name another-name)", err)
-		}
-		return err
-	}
-	if emu.External {
-		// Leave the external endpoints as they were found.
-		d.defer_(func() {
-			dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if err := st.Delete(dctx); err != nil {
-				d.logf("%v", err)
-			}
-		})
-	}
-
-	// Stand-ins for SES and the Stripe API.
-	ses := standin.NewSES()
-	sesSrv, err := standin.Serve(ses, "")
-	if err != nil {
-		return fmt.Errorf("start the SES stand-in: %w", err)
-	}
-	d.defer_(sesSrv.Close)
-	stripe := standin.NewStripe()
-	stripe.Key = localStripeKey
-	d.stripe.Store(stripe)
-	stripeSrv, err := standin.Serve(stripe, "")
-	if err != nil {
-		return fmt.Errorf("start the Stripe API stand-in: %w", err)
-	}
-	d.defer_(stripeSrv.Close)
-	gopay := standin.NewGoPay(localGoPayClientID, localGoPayClientSecret)
-	gopaySrv, err := standin.Serve(gopay, "")
-	if err != nil {
-		return fmt.Errorf("start the GoPay API stand-in: %w", err)
-	}
-	d.defer_(gopaySrv.Close)
-
-	endpoints := map[string]string{
-		"AWS_ENDPOINT_URL_DYNAMODB": emu.DynamoDBURL,
-		"AWS_ENDPOINT_URL_SQS":      emu.SQSURL,
-		"AWS_ENDPOINT_URL_SESV2":    sesSrv.URL,
-		"STRIPE_API_URL":            stripeSrv.URL,
-		"GOPAY_API_URL":             gopaySrv.URL + "/api",
-	}
 	// Every function appends its metric lines to one file beside the
 	// state file, started afresh, which `hookinbox status` reads.
 	metricsFile := metricsFileFor(d.flags.stateFile)
@@ -255,35 +207,120 @@ func (d *devStack) run(ctx context.Context) (err error) {
 		return fmt.Errorf("create the metrics file: %w", err)
 	}
 	d.defer_(func() { os.Remove(metricsFile) })
-	overrides := map[string]string{
-		"METRICS_FILE":          metricsFile,
-		"STRIPE_WEBHOOK_SECRET": d.flags.secret,
-		"STRIPE_API_KEY":        localStripeKey,
-		"STRIPE_API_URL":        stripeSrv.URL,
-	}
-	for k, v := range localProviderEnv(gopaySrv.URL + "/api") {
-		overrides[k] = v
-	}
-	for k, v := range d.flags.env {
-		overrides[k] = v
-	}
-
-	specs, err := functionSpecs(st)
+	env := map[string]string{"METRICS_FILE": metricsFile, "STRIPE_WEBHOOK_SECRET": d.flags.secret}
+	maps.Copy(env, d.flags.env)
+	// The template's tables and queues, the stand-ins for SES and the
+	// Stripe and GoPay APIs.
+	st, err := pipeline.Start(ctx, emu, pipeline.Options{Name: d.flags.stackName, Template: tpl, Env: env, Log: d.functionLogger})
 	if err != nil {
-		return err
-	}
-	for i := range specs {
-		for k, v := range overrides {
-			specs[i].Env[k] = v
+		if emu.External {
+			return fmt.Errorf("%w\n(the tables or queues may exist from an earlier run: delete them, or pass --stack-name another-name)", err)
 		}
+		return err
 	}
+	d.defer_(func() {
+		if err := st.Close(); err != nil {
+			d.logf("%v", err)
+		}
+	})
+	d.stripe.Store(st.Stripe)
 
-	invokers, err := d.startFunctions(ctx, root, emu, specs, endpoints)
+	fns, err := st.Functions()
+	if err != nil {
+		return err
+	}
+	invokers, err := d.startFunctions(ctx, st, fns)
 	if err != nil {
 		return err
 	}
 
-	// Wire each function to its events.
+	d.wire(ctx, st, fns, invokers)
+
+	state, err := d.stateOf(root, baseURL, st, fns)
+	if err != nil {
+		return err
+	}
+	if err := writeState(d.flags.stateFile, state); err != nil {
+		return err
+	}
+	d.defer_(func() { removeState(d.flags.stateFile) })
+	d.ready.Store(true)
+	d.printBanner(state, fns)
+
+	select {
+	case <-ctx.Done():
+		d.logf("stopping (signal received)")
+		return nil
+	case err := <-serveErr:
+		return fmt.Errorf("HTTP server: %w", err)
+	}
+}
+
+// startFunctions returns an Invoker for every function: its handler built
+// in process (pipeline.Stack.Build), or with --rie its bootstrap running
+// under aws-lambda-rie (pipeline.Stack.StartBootstrap).
+func (d *devStack) startFunctions(ctx context.Context, st *pipeline.Stack, fns []pipeline.Function) (map[string]lambdalocal.Invoker, error) {
+	invokers := map[string]lambdalocal.Invoker{}
+	if !d.flags.rie {
+		// The SDK ignores per-service endpoints from ConfigSources when
+		// AWS_ENDPOINT_URL is set in the environment and the service's own
+		// variable is not, so set them here too: SES must reach the
+		// stand-in, not AWS.
+		if os.Getenv("AWS_ENDPOINT_URL") != "" {
+			for k, v := range st.Endpoints {
+				if strings.HasPrefix(k, "AWS_ENDPOINT_URL_") && os.Getenv(k) == "" {
+					os.Setenv(k, v)
+				}
+			}
+		}
+		for _, fn := range fns {
+			h, err := st.Build(ctx, fn.LogicalID, nil)
+			if err != nil {
+				return nil, fmt.Errorf("%w (or run with --rie to use its bootstrap)", err)
+			}
+			invokers[fn.LogicalID] = lambdalocal.InProcess(h)
+		}
+		return invokers, nil
+	}
+
+	buildDir, err := os.MkdirTemp("", "hookinbox-dev-")
+	if err != nil {
+		return nil, err
+	}
+	d.defer_(func() { os.RemoveAll(buildDir) })
+	d.logf("building %d functions for this host with make build-<LogicalId> (the first build takes a minute)", len(fns))
+	// One after another: with a cold build cache, parallel builds compile
+	// the same packages twice; with a warm one each takes a second.
+	paths := make([]string, len(fns))
+	for i, fn := range fns {
+		begin := time.Now()
+		p, err := devstack.BuildFunction(ctx, fn.LogicalID, filepath.Join(buildDir, fn.LogicalID))
+		if err != nil {
+			return nil, err
+		}
+		paths[i] = p
+		d.logf("built %s in %s", fn.LogicalID, time.Since(begin).Round(100*time.Millisecond))
+	}
+	d.logf("starting the functions under aws-lambda-rie")
+	for i, spec := range fns {
+		fn, err := st.StartBootstrap(ctx, spec.LogicalID, paths[i], nil, d.childLog(spec.LogicalID))
+		if err != nil {
+			return nil, err
+		}
+		d.defer_(func() {
+			if err := fn.Stop(); err != nil {
+				d.logf("%s: %v", spec.LogicalID, err)
+			}
+		})
+		invokers[spec.LogicalID] = fn
+	}
+	return invokers, nil
+}
+
+// wire connects each function to its events: HTTP API routes served by
+// ServeHTTP, SQS event sources and schedules polling until the stack
+// stops.
+func (d *devStack) wire(ctx context.Context, st *pipeline.Stack, fns []pipeline.Function, invokers map[string]lambdalocal.Invoker) {
 	pollCtx, stopPolling := context.WithCancel(context.WithoutCancel(ctx))
 	var pollers sync.WaitGroup
 	d.defer_(func() {
@@ -291,15 +328,15 @@ func (d *devStack) run(ctx context.Context) (err error) {
 		pollers.Wait()
 	})
 	api := &lambdalocal.HTTPAPI{Log: d.errorLogger("http api")}
-	sqsClient := emu.SQS()
-	inboxItem := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"]).Get
-	for _, spec := range specs {
+	sqsClient := st.Emulators.SQS()
+	inboxItem := inbox.NewDynamoDB(st.Emulators.LeanDynamoDB(), st.Tables["InboxTable"]).Get
+	for _, spec := range fns {
 		fn := invokers[spec.LogicalID]
 		for _, t := range spec.Triggers {
 			switch t.Kind {
-			case triggerHTTP:
+			case pipeline.TriggerHTTP:
 				api.Routes = append(api.Routes, lambdalocal.Route{Method: t.Method, Path: t.Path, Function: fn})
-			case triggerSQS:
+			case pipeline.TriggerSQS:
 				src := &lambdalocal.SQSSource{
 					Client: sqsClient, QueueURL: t.Queue.URL, QueueARN: t.Queue.ARN, Region: devstack.Region,
 					BatchSize: t.BatchSize, Window: t.Window,
@@ -308,7 +345,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 				}
 				pollers.Add(1)
 				go func() { defer pollers.Done(); _ = src.Run(pollCtx) }()
-			case triggerSchedule:
+			case pipeline.TriggerSchedule:
 				sch := &lambdalocal.Schedule{
 					Name: d.flags.stackName + "-" + spec.LogicalID + "-" + t.Name, Interval: t.Interval,
 					Function: &scheduleLogger{d: d, fn: fn, id: spec.LogicalID, expr: t.Expression},
@@ -323,111 +360,6 @@ func (d *devStack) run(ctx context.Context) (err error) {
 		}
 	}
 	d.api.Store(api)
-
-	state := d.stateOf(root, baseURL, emu, st, specs, endpoints)
-	if err := writeState(d.flags.stateFile, state); err != nil {
-		return err
-	}
-	d.defer_(func() { removeState(d.flags.stateFile) })
-	d.ready.Store(true)
-	d.printBanner(state, specs)
-
-	select {
-	case <-ctx.Done():
-		d.logf("stopping (signal received)")
-		return nil
-	case err := <-serveErr:
-		return fmt.Errorf("HTTP server: %w", err)
-	}
-}
-
-// startFunctions returns an Invoker for every function: its handler built
-// in-process with catalog.Builders, or with --rie its bootstrap running
-// under aws-lambda-rie.
-func (d *devStack) startFunctions(ctx context.Context, root string, emu *devstack.Emulators, specs []functionSpec, endpoints map[string]string) (map[string]lambdalocal.Invoker, error) {
-	invokers := map[string]lambdalocal.Invoker{}
-	if !d.flags.rie {
-		cfg := emu.AWSConfig()
-		cfg.ConfigSources = append(cfg.ConfigSources, endpointSource(endpoints))
-		// The SDK ignores per-service endpoints from ConfigSources when
-		// AWS_ENDPOINT_URL is set in the environment and the service's own
-		// variable is not, so set them here too: SES must reach the
-		// stand-in, not AWS.
-		if os.Getenv("AWS_ENDPOINT_URL") != "" {
-			for k, v := range endpoints {
-				if strings.HasPrefix(k, "AWS_ENDPOINT_URL_") && os.Getenv(k) == "" {
-					os.Setenv(k, v)
-				}
-			}
-		}
-		for _, spec := range specs {
-			build, ok := catalog.Builders[spec.LogicalID]
-			if !ok {
-				return nil, fmt.Errorf("function %s of the template has no builder in internal/lambdafn/catalog.Builders: add one, or run with --rie to use its bootstrap", spec.LogicalID)
-			}
-			env := spec.Env
-			h, err := build(ctx, cfg, func(k string) string { return env[k] }, d.functionLogger(spec.LogicalID))
-			if err != nil {
-				return nil, fmt.Errorf("function %s: %w", spec.LogicalID, err)
-			}
-			invokers[spec.LogicalID] = lambdalocal.InProcess(h)
-		}
-		return invokers, nil
-	}
-
-	buildDir, err := os.MkdirTemp("", "hookinbox-dev-")
-	if err != nil {
-		return nil, err
-	}
-	d.defer_(func() { os.RemoveAll(buildDir) })
-	d.logf("building %d functions for this host with make build-<LogicalId> (the first build takes a minute)", len(specs))
-	// One after another: with a cold build cache, parallel builds compile
-	// the same packages twice; with a warm one each takes a second.
-	paths := make([]string, len(specs))
-	for i, spec := range specs {
-		begin := time.Now()
-		p, err := devstack.BuildFunction(ctx, spec.LogicalID, filepath.Join(buildDir, spec.LogicalID))
-		if err != nil {
-			return nil, err
-		}
-		paths[i] = p
-		d.logf("built %s in %s", spec.LogicalID, time.Since(begin).Round(100*time.Millisecond))
-	}
-	d.logf("starting the functions under aws-lambda-rie")
-	for i, spec := range specs {
-		env := map[string]string{}
-		for k, v := range emu.EnvMap() {
-			env[k] = v
-		}
-		for k, v := range endpoints {
-			env[k] = v
-		}
-		for k, v := range spec.Env {
-			if v == "" && strings.HasPrefix(k, "AWS_ENDPOINT_URL") {
-				// Declared empty so `sam local --env-vars` can set it;
-				// an empty value must not hide the local endpoints.
-				continue
-			}
-			env[k] = v
-		}
-		env["AWS_LAMBDA_FUNCTION_NAME"] = spec.LogicalID
-		env["AWS_LAMBDA_FUNCTION_TIMEOUT"] = fmt.Sprint(spec.Timeout)
-		env["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = fmt.Sprint(spec.Memory)
-		out := d.childLog(spec.LogicalID)
-		fn, err := devstack.StartFunction(ctx, paths[i], env, devstack.Options{Root: root, Stdout: out, Stderr: out})
-		if err != nil {
-			return nil, fmt.Errorf("function %s: %w", spec.LogicalID, err)
-		}
-		d.defer_(func() {
-			if err := fn.Stop(); err != nil {
-				d.logf("%s: %v", spec.LogicalID, err)
-			}
-		})
-		// The RIE runs one invocation at a time, like one Lambda
-		// execution environment; queue the others.
-		invokers[spec.LogicalID] = &serialInvoker{fn: fn}
-	}
-	return invokers, nil
 }
 
 // ServeHTTP answers /healthz, and sends everything else to the HTTP API
@@ -453,7 +385,7 @@ func (d *devStack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.serveLogged(api, w, r)
 }
 
-func (d *devStack) stateOf(root, baseURL string, emu *devstack.Emulators, st *devstack.Stack, specs []functionSpec, endpoints map[string]string) *devState {
+func (d *devStack) stateOf(root, baseURL string, st *pipeline.Stack, fns []pipeline.Function) (*devState, error) {
 	mode := "in-process"
 	if d.flags.rie {
 		mode = "rie"
@@ -462,26 +394,30 @@ func (d *devStack) stateOf(root, baseURL string, emu *devstack.Emulators, st *de
 		PID: os.Getpid(), StartedAt: time.Now().UTC(), Mode: mode,
 		StackName: st.Name, Region: devstack.Region, Root: root,
 		BaseURL: baseURL, WebhookURL: baseURL + "/webhooks/stripe", HealthURL: baseURL + "/healthz",
-		StripeWebhookSecret: d.flags.secret, StripeAPIKey: localStripeKey,
-		Endpoints: endpoints, Env: emu.EnvMap(),
+		StripeWebhookSecret: d.flags.secret, StripeAPIKey: pipeline.StripeKey,
+		Endpoints: st.Endpoints, Env: st.Emulators.EnvMap(),
 		Tables: st.Tables, Queues: map[string]stateQueue{},
 		MetricsFile: metricsFileFor(d.flags.stateFile),
 	}
-	s.Env["AWS_ENDPOINT_URL_SESV2"] = endpoints["AWS_ENDPOINT_URL_SESV2"]
+	s.Env["AWS_ENDPOINT_URL_SESV2"] = st.Endpoints["AWS_ENDPOINT_URL_SESV2"]
 	for id, q := range st.Queues {
 		s.Queues[id] = stateQueue{Name: q.Name, URL: q.URL, ARN: q.ARN}
 	}
-	for _, spec := range specs {
-		f := stateFunction{LogicalID: spec.LogicalID, Env: spec.Env}
-		for _, t := range spec.Triggers {
+	for _, fn := range fns {
+		env, err := st.Env(fn.LogicalID, nil)
+		if err != nil {
+			return nil, err
+		}
+		f := stateFunction{LogicalID: fn.LogicalID, Env: env}
+		for _, t := range fn.Triggers {
 			f.Triggers = append(f.Triggers, t.String())
 		}
 		s.Functions = append(s.Functions, f)
 	}
-	return s
+	return s, nil
 }
 
-func (d *devStack) printBanner(s *devState, specs []functionSpec) {
+func (d *devStack) printBanner(s *devState, specs []pipeline.Function) {
 	w := d.stdout
 	mode := "in-process handlers (internal/lambdafn/catalog); --rie runs the real bootstraps"
 	if d.flags.rie {
@@ -539,50 +475,6 @@ func (d *devStack) printBanner(s *devState, specs []functionSpec) {
 		fmt.Fprintf(w, "  aws dynamodb scan --table-name %s\n", n)
 	}
 	fmt.Fprintln(w, "\nOne line per request or batch follows on stderr (--verbose adds the functions' logs). Ctrl-C stops everything.")
-}
-
-// findRoot returns the repository root: the first directory at or above
-// the working directory with go.mod and template.yaml.
-func findRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		_, e1 := os.Stat(filepath.Join(d, "go.mod"))
-		_, e2 := os.Stat(filepath.Join(d, "template.yaml"))
-		if e1 == nil && e2 == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod with template.yaml at or above %s: run hookinbox dev inside the hookinbox repository", wd)
-		}
-	}
-}
-
-// endpointSource gives the AWS SDK a base endpoint per service, as
-// AWS_ENDPOINT_URL_<SERVICE> would, without changing the process
-// environment. It implements the SDK's ServiceBaseEndpointProvider.
-type endpointSource map[string]string
-
-// GetServiceBaseEndpoint returns the endpoint of the service sdkID
-// ("DynamoDB", "SQS", "SESv2").
-func (e endpointSource) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
-	key := "AWS_ENDPOINT_URL_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_"))
-	v, ok := e[key]
-	return v, ok && v != "", nil
-}
-
-// serialInvoker lets one invocation at a time through to fn.
-type serialInvoker struct {
-	mu sync.Mutex
-	fn lambdalocal.Invoker
-}
-
-func (s *serialInvoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.fn.Invoke(ctx, payload)
 }
 
 // functionLogger returns the slog logger an in-process function gets: its

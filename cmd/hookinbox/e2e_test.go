@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -213,7 +212,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// Stop with SIGINT, as Ctrl-C does; every process of the tree must go.
-	pids := descendants(dev.Process.Pid)
+	pids := devstack.Descendants(dev.Process.Pid)
 	if len(pids) < 3 {
 		t.Errorf("process tree of hookinbox dev --rie has %d processes (%v); want node and an aws-lambda-rie per function at least", len(pids), pids)
 	}
@@ -230,10 +229,10 @@ func TestEndToEnd(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for _, pid := range pids {
-		for alive(pid) && time.Now().Before(deadline) {
+		for devstack.ProcessAlive(pid) && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if alive(pid) {
+		if devstack.ProcessAlive(pid) {
 			t.Errorf("process %d (%s) survived hookinbox dev", pid, comm(pid))
 		}
 	}
@@ -273,50 +272,6 @@ func waitHealthy(ctx context.Context, url string, exited <-chan struct{}) error 
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// descendants returns every process below pid, read from /proc.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		fields := strings.Fields(string(b[i+1:]))
-		if i < 0 || len(fields) < 2 {
-			continue
-		}
-		p, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-		pp, _ := strconv.Atoi(fields[1])
-		children[pp] = append(children[pp], p)
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
 
 func comm(pid int) string {

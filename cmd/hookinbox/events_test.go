@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
-	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -29,7 +29,6 @@ func TestFunctionEventFixtures(t *testing.T) {
 		t.Skip("integration test: builds the functions and runs them under aws-lambda-rie; run without -short")
 	}
 	root := repoRoot(t)
-	emu := devstack.ForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
@@ -43,16 +42,16 @@ func TestFunctionEventFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := (&verify.Stripe{Secrets: []string{localSecret}, Now: func() time.Time { return at }}).Verify(sig, []byte(body))
+	ev, err := (&verify.Stripe{Secrets: []string{pipeline.StripeSecret}, Now: func() time.Time { return at }}).Verify(sig, []byte(body))
 	if err != nil {
-		t.Fatalf("functions/receiver/event.json: the stored stripe-signature does not verify with %s: %v", localSecret, err)
+		t.Fatalf("functions/receiver/event.json: the stored stripe-signature does not verify with %s: %v", pipeline.StripeSecret, err)
 	}
 
 	t.Run("receiver", func(t *testing.T) {
-		st := devstack.NewTestStack(t)
-		fn := startFunction(ctx, t, emu, st, "ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": localSecret})
+		p := pipelinetest.New(t)
+		fn := p.StartBootstrap(t, "ReceiverFunction", nil)
 		// A stored signature goes stale after the tolerance: sign again now.
-		headers["stripe-signature"] = verifytest.SignStripe([]byte(body), time.Now(), localSecret)
+		headers["stripe-signature"] = verifytest.SignStripe([]byte(body), time.Now(), pipeline.StripeSecret)
 		out, err := fn.Invoke(ctx, mustJSON(t, receiverEvent))
 		if err != nil {
 			t.Fatal(err)
@@ -64,12 +63,12 @@ func TestFunctionEventFixtures(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(resp.Body, `"accepted"`) {
 			t.Errorf("receiver answered %d %s, want 200 accepted", resp.StatusCode, resp.Body)
 		}
-		it, err := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"]).Get(ctx, ev.Key())
+		it, err := p.Inbox.Get(ctx, ev.Key())
 		if err != nil || it.Status != inbox.Received {
 			t.Errorf("inbox item of %s: %+v, %v; want RECEIVED", ev.Key(), it, err)
 		}
 		// The provider delivers it again: a polite duplicate, no second message.
-		headers["stripe-signature"] = verifytest.SignStripe([]byte(body), time.Now(), localSecret)
+		headers["stripe-signature"] = verifytest.SignStripe([]byte(body), time.Now(), pipeline.StripeSecret)
 		out, err = fn.Invoke(ctx, mustJSON(t, receiverEvent))
 		if err != nil {
 			t.Fatal(err)
@@ -77,8 +76,8 @@ func TestFunctionEventFixtures(t *testing.T) {
 		if err := json.Unmarshal(out, &resp); err != nil || resp.StatusCode != 200 || !strings.Contains(resp.Body, `"duplicate"`) {
 			t.Errorf("second delivery: %s (%v), want 200 duplicate", out, err)
 		}
-		msgs, err := emu.SQS().ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(st.Queues["EventsQueue"].URL), MaxNumberOfMessages: 10, VisibilityTimeout: 60, WaitTimeSeconds: 1,
+		msgs, err := p.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(p.Events.URL()), MaxNumberOfMessages: 10, VisibilityTimeout: 60, WaitTimeSeconds: 1,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -89,7 +88,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 	})
 
 	t.Run("processor", func(t *testing.T) {
-		st := devstack.NewTestStack(t)
+		p := pipelinetest.New(t)
 		processorEvent := readEvent(t, filepath.Join(root, "functions", "processor", "event.json"))
 		var batch events.SQSEvent
 		if err := json.Unmarshal(mustJSON(t, processorEvent), &batch); err != nil || len(batch.Records) != 1 {
@@ -100,7 +99,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 			t.Fatalf("processor event.json names %q (%v), want the receiver event's %s", env.Key, err, ev.Key())
 		}
 		// The receiver would have claimed the event and stored its payload.
-		store := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
+		store := p.Inbox
 		it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: time.Now(), TTL: inbox.DefaultTTL})
 		if err != nil {
 			t.Fatal(err)
@@ -108,24 +107,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 		if err := store.PutPayload(ctx, it, ev.Raw); err != nil {
 			t.Fatal(err)
 		}
-		ses, stripe := standin.NewSES(), standin.NewStripe()
-		stripe.Key = localStripeKey
-		sesSrv, err := standin.Serve(ses, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(sesSrv.Close)
-		stripeSrv, err := standin.Serve(stripe, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(stripeSrv.Close)
-
-		fn := startFunction(ctx, t, emu, st, "ProcessorFunction", map[string]string{
-			"AWS_ENDPOINT_URL_SESV2": sesSrv.URL,
-			"STRIPE_API_URL":         stripeSrv.URL,
-			"STRIPE_API_KEY":         localStripeKey,
-		})
+		fn := p.StartBootstrap(t, "ProcessorFunction", nil)
 		out, err := fn.Invoke(ctx, mustJSON(t, processorEvent))
 		if err != nil {
 			t.Fatal(err)
@@ -138,36 +120,10 @@ func TestFunctionEventFixtures(t *testing.T) {
 		if err != nil || it.Status != inbox.Done {
 			t.Errorf("inbox item after processing: %+v, %v; want DONE", it, err)
 		}
-		if n, m := len(ses.Sent()), len(stripe.Invoices()); n != 1 || m != 1 {
+		if n, m := len(p.SES.Sent()), len(p.Stripe.Invoices()); n != 1 || m != 1 {
 			t.Errorf("%d emails and %d invoices, want 1 and 1", n, m)
 		}
 	})
-}
-
-// startFunction builds the function for this host and runs it under the
-// RIE with the stack's environment, the emulators' endpoints and extra.
-func startFunction(ctx context.Context, t *testing.T, emu *devstack.Emulators, st *devstack.Stack, id string, extra map[string]string) *devstack.Function {
-	t.Helper()
-	bootstrap, err := devstack.BuildFunction(ctx, id, filepath.Join(t.TempDir(), id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := st.FunctionEnv(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range emu.EnvMap() {
-		env[k] = v
-	}
-	for k, v := range extra {
-		env[k] = v
-	}
-	fn, err := devstack.StartFunction(ctx, bootstrap, env, devstack.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fn.Stop() })
-	return fn
 }
 
 func readEvent(t *testing.T, path string) map[string]any {

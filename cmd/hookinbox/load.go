@@ -22,6 +22,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/floor"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
@@ -128,7 +129,7 @@ Examples:
 		targets = ts
 	} else {
 		if f.secret == "" {
-			f.secret = localSecret
+			f.secret = pipeline.StripeSecret
 		}
 		fmt.Fprintf(stderr, "hookinbox load: starting the emulators and %d copies of each bootstrap under aws-lambda-rie (the first build takes a minute)\n", f.copies)
 		ts, stop, err := bootstrapTargets(ctx, f)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 )
 
@@ -37,7 +38,7 @@ func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, 
 		}
 	}()
 
-	root, err := findRoot()
+	root, err := devstack.RepoRoot("")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -72,29 +73,15 @@ func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, 
 
 	suffix := randomHex(4)
 	for _, t := range []struct{ name, bootstrap string }{{"receiver", receiverBootstrap}, {"floor", floorBootstrap}} {
-		st, err := emu.CreateStack(ctx, tpl, "load"+t.name+suffix)
+		st, err := pipeline.Start(ctx, emu, pipeline.Options{Name: "load" + t.name + suffix, Template: tpl})
 		if err != nil {
 			return nil, nil, fmt.Errorf("create the %s's tables and queues: %w", t.name, err)
 		}
-		cleanups = append(cleanups, func() {
-			dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = st.Delete(dctx)
-		})
-		env, err := st.FunctionEnv("ReceiverFunction")
+		cleanups = append(cleanups, func() { _ = st.Close() })
+		env, err := st.Env("ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": f.secret, "AWS_LAMBDA_FUNCTION_NAME": "load-" + t.name})
 		if err != nil {
 			return nil, nil, err
 		}
-		for k, v := range env {
-			if v == "" {
-				delete(env, k) // declared empty for `sam local --env-vars`
-			}
-		}
-		for k, v := range emu.EnvMap() {
-			env[k] = v
-		}
-		env["STRIPE_WEBHOOK_SECRET"] = f.secret
-		env["AWS_LAMBDA_FUNCTION_NAME"] = "load-" + t.name
 
 		pool := &functionPool{idle: make(chan *devstack.Function, f.copies)}
 		for i := 0; i < f.copies; i++ {

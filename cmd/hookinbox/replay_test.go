@@ -13,14 +13,15 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 func TestReplayCommandOnTheLocalStack(t *testing.T) {
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
 	for k, v := range emu.EnvMap() {
 		t.Setenv(k, v)
 	}
@@ -92,8 +93,8 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 // running and no endpoint variables set, replay goes to the local stack
 // rather than to whatever AWS account the default profile names.
 func TestReplayPrefersTheRunningLocalStack(t *testing.T) {
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
 	for _, k := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"} {
 		t.Setenv(k, "")
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/stripeevent"
@@ -39,9 +40,10 @@ status and error.
 
 An event type (checkout.session.completed, customer.subscription.created,
 customer.subscription.updated, customer.subscription.deleted, invoice.paid,
-...) builds a realistic event; a path sends that file (see testdata/stripe/).
-Either way the event gets a fresh evt_ ID unless --id is given (or, for a
-file, --keep-id). --times N sends the SAME event, byte for byte, N times.
+...) sends the real event of that type in testdata/stripe/, with the
+--customer, --email, --subscription and --status given; a path sends that
+file. Either way the event gets a fresh evt_ ID unless --id is given (or,
+for a file, --keep-id). --times N sends the SAME event, byte for byte, N times.
 
 The URL and secret come from the running stack's state file (written by
 hookinbox dev) unless --url and --secret are given.
@@ -69,16 +71,16 @@ Examples:
   hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due
   hookinbox send stripe testdata/stripe/invoice.paid.json`)
 	fs.StringVar(&f.url, "url", "", "webhook URL (default: the running stack's, else http://127.0.0.1:3000/webhooks/stripe)")
-	fs.StringVar(&f.secret, "secret", "", "signing secret(s), comma-separated (default: the running stack's, else "+localSecret+")")
+	fs.StringVar(&f.secret, "secret", "", "signing secret(s), comma-separated (default: the running stack's, else "+pipeline.StripeSecret+")")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "state file of the running stack")
 	fs.StringVar(&f.typ, "type", "", "GitHub event or Shopify topic (default: from the file's name)")
 	fs.IntVar(&f.times, "times", 1, "send the same event this many times")
 	fs.StringVar(&f.id, "id", "", "event ID to use (default: a fresh evt_ ID)")
 	fs.BoolVar(&f.keepID, "keep-id", false, "send a file's event with the ID it has")
-	fs.StringVar(&f.customer, "customer", "", "customer ID, cus_... (built events)")
-	fs.StringVar(&f.email, "email", "", "customer email (built events; default jenny.rosen@example.com)")
-	fs.StringVar(&f.subscription, "subscription", "", "subscription ID, sub_...; on checkout.session.completed makes a subscription checkout (built events)")
-	fs.StringVar(&f.status, "status", "", "subscription status: active, past_due, canceled, ... (built events)")
+	fs.StringVar(&f.customer, "customer", "", "customer ID, cus_... (event types)")
+	fs.StringVar(&f.email, "email", "", "customer email (event types; default the fixture's)")
+	fs.StringVar(&f.subscription, "subscription", "", "subscription ID, sub_...; on checkout.session.completed makes a subscription checkout (event types)")
+	fs.StringVar(&f.status, "status", "", "subscription status: active, past_due, canceled, ... (event types)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each delivery")
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
@@ -120,7 +122,7 @@ Examples:
 				url = "http://" + addr + "/webhooks/stripe"
 			}
 			if secret == "" {
-				secret = localSecret
+				secret = pipeline.StripeSecret
 			}
 		default:
 			return err
@@ -164,30 +166,32 @@ func sendTimes(ctx context.Context, stdout io.Writer, f sendFlags, url, key, typ
 	return nil
 }
 
-// stripeBody builds the event for an event type, or reads and re-IDs a file.
+// stripeBody reads the file, or the real event of that type in
+// testdata/stripe, and patches its ID (and, for an event type, its created
+// time, customer, email and subscription).
 func stripeBody(what string, f sendFlags) ([]byte, error) {
-	id := f.id
-	if isFile(what) {
-		body, err := os.ReadFile(what)
-		if err != nil {
+	var (
+		body []byte
+		at   time.Time // zero: a file keeps its created time
+		err  error
+	)
+	switch {
+	case isFile(what):
+		if body, err = os.ReadFile(what); err != nil {
 			return nil, err
 		}
-		if f.keepID && id == "" {
+		if f.keepID && f.id == "" {
 			return body, nil
 		}
-		if id == "" {
-			id = stripeevent.NewID()
-		}
-		return withEventID(body, id)
-	}
-	if strings.ContainsAny(what, "/\\") || strings.HasSuffix(what, ".json") {
+	case strings.ContainsAny(what, "/\\") || strings.HasSuffix(what, ".json"):
 		return nil, fmt.Errorf("%s: no such file", what)
-	}
-	if !validEventType(what) {
+	case !validEventType(what):
 		return nil, usagef("%q is neither a file nor a Stripe event type like checkout.session.completed", what)
-	}
-	if id == "" {
-		id = stripeevent.NewID()
+	default:
+		if body, err = verifytest.StripeFixture(what); err != nil {
+			return nil, usagef("%v; or send a file", err)
+		}
+		at = time.Now()
 	}
 	var opts []verifytest.Option
 	if f.customer != "" {
@@ -199,7 +203,11 @@ func stripeBody(what string, f sendFlags) ([]byte, error) {
 	if f.subscription != "" || f.status != "" {
 		opts = append(opts, verifytest.WithSubscription(f.subscription, f.status))
 	}
-	return verifytest.StripeEvent(what, id, time.Now(), opts...), nil
+	body, err = verifytest.PatchStripe(body, orFresh(f.id, stripeevent.NewID()), at, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return body, nil
 }
 
 // deliver POSTs one signed delivery and describes the answer; ok is false
@@ -238,24 +246,6 @@ func deliver(ctx context.Context, client *http.Client, url string, body []byte, 
 func isFile(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
-}
-
-// withEventID returns body with its event ID replaced by id, keeping every
-// other byte: the ID's JSON string is replaced wherever it occurs (an event
-// ID appears only as the event's own "id").
-func withEventID(body []byte, id string) ([]byte, error) {
-	var head struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(body, &head); err != nil {
-		return nil, fmt.Errorf("event file is not JSON: %w", err)
-	}
-	if head.ID == "" {
-		return nil, errors.New("event file has no id")
-	}
-	oldID, _ := json.Marshal(head.ID)
-	newID, _ := json.Marshal(id)
-	return bytes.ReplaceAll(body, oldID, newID), nil
 }
 
 // validEventType accepts dotted lower-case names like invoice.paid.

@@ -19,6 +19,7 @@ import (
 
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
@@ -200,7 +201,7 @@ func signAt(body []byte, at time.Time, secret string) string {
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := findRoot()
+	root, err := devstack.RepoRoot("")
 	if err != nil {
 		t.Fatal(err)
 	}

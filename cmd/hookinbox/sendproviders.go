@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -25,10 +26,10 @@ import (
 // localSecrets is the secret send signs with for each provider when no
 // --secret is given and no stack is running.
 var localSecrets = map[string]string{
-	verify.GitHubProvider:   localGitHubSecret,
-	verify.ShopifyProvider:  localShopifySecret,
-	verify.StandardProvider: localStandardSecret,
-	verify.AdyenProvider:    localAdyenHMACKey,
+	verify.GitHubProvider:   pipeline.GitHubSecret,
+	verify.ShopifyProvider:  pipeline.ShopifySecret,
+	verify.StandardProvider: pipeline.StandardSecret,
+	verify.AdyenProvider:    pipeline.AdyenHMACKey,
 }
 
 // providerDelivery is one delivery, built once and sent --times times.

@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
 )
 
 // stateFileEnv names the variable that overrides the default state file.
@@ -146,14 +147,8 @@ func loadState(path string) (*devState, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.PID <= 0 || !processRunning(st.PID) {
+	if !devstack.ProcessAlive(st.PID) {
 		return nil, fmt.Errorf("%w: %s names process %d, which is not running; start the stack again with `make dev`", errNoStack, path, st.PID)
 	}
 	return st, nil
-}
-
-// processRunning reports whether a process with this pid exists.
-func processRunning(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -15,7 +15,7 @@ import (
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -27,8 +27,8 @@ import (
 // SDK's protocol (moto 5.2 lacks its CBOR), so CloudWatch is unreachable
 // here: status says so and shows everything else.
 func TestStatusOnAWS(t *testing.T) {
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
 	for k, v := range emu.EnvMap() {
 		t.Setenv(k, v)
 	}

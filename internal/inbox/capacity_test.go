@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -59,9 +60,9 @@ func (m *metered) UpdateItem(ctx context.Context, in *awsapi.UpdateItemInput) (*
 // (verifytest.StripeEvent). Rerun with -v to see the table
 // (docs/performance.md quotes it).
 func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
-	emu := devstack.ForTest(t)
-	devstack.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	devstacktest.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
+	st := devstacktest.NewTestStack(t)
 	ctx := context.Background()
 	table := st.Tables["InboxTable"]
 	now := time.Now()
@@ -148,9 +149,9 @@ func incompressible(n int) []byte {
 // sizes items as DynamoDB does. It also measures how close the inbox's
 // own size count (itemBytes) is to the emulator's.
 func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
-	emu := devstack.ForTest(t)
-	devstack.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	devstacktest.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
+	st := devstacktest.NewTestStack(t)
 	ctx := context.Background()
 	table := st.Tables["InboxTable"]
 	now := time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
@@ -230,8 +231,8 @@ func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
 // the longest key is stored, one of 400 KiB is refused. Rerun with -v
 // for the item's size and headroom (docs/reliability.md quotes it).
 func TestLargestPayloadFitsTheItem(t *testing.T) {
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
 	s := NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 	ctx := context.Background()
 	now := time.Now()

@@ -7,17 +7,18 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 )
 
 // TestDynamoDBConformance runs the suite on dynalite, on the table exactly
 // as template.yaml declares it (keys and the pending index).
 func TestDynamoDBConformance(t *testing.T) {
-	emu := devstack.ForTest(t)
+	emu := devstacktest.ForTest(t)
 	inboxtest.Run(t, func(t *testing.T) inbox.Store {
 		if strings.Contains(t.Name(), "/Concurrent") {
-			devstack.SkipOnMoto(t, emu, devstack.MotoRacyConditions)
+			devstacktest.SkipOnMoto(t, emu, devstack.MotoRacyConditions)
 		}
-		st := devstack.NewTestStack(t)
+		st := devstacktest.NewTestStack(t)
 		return inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 	})
 }

@@ -33,9 +33,9 @@ const InlineMaxRaw = 4 << 10
 // inlineMaxRatio bounds the work spent on payloads that cannot fit: a
 // payload is compressed only if it would fit at this ratio. Provider JSON
 // compresses 1.8-3.6× at flate.BestSpeed (testdata/: GitHub, Shopify and
-// Adyen about 2×, Stripe 2.6-3.6×), and compressing 1 KiB costs about as
-// much CPU as the receiver's signature check, so a Stripe event of a few
-// kilobytes, which would not fit, is not compressed at all.
+// Adyen about 2×, Stripe 2.6-3.6×), and compressing 1 KiB costs close to
+// the receiver's own work for an event (BenchmarkInlineClaim), so a Stripe
+// event of a few kilobytes, which would not fit, is not compressed at all.
 const inlineMaxRatio = 4
 
 // inlineHeadroom is what a claim item leaves under InlineItemBytes for the

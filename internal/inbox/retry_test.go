@@ -18,7 +18,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
@@ -57,8 +57,8 @@ func (l *lossy) Do(req *http.Request) (*http.Response, error) {
 // must recognise its marks and succeed, not report a duplicate, a held
 // lease or a lost lease.
 func TestRetriedWritesThatWereAppliedSucceed(t *testing.T) {
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
 	l := &lossy{lose: map[string]int{}}
 	cfg := emu.AWSConfig()
 	cfg.BaseEndpoint = aws.String(emu.DynamoDBURL)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -106,8 +106,8 @@ func backends(t *testing.T, fn func(t *testing.T, s inbox.Store, q *recorder)) {
 		fn(t, s, &recorder{store: s})
 	})
 	t.Run("dynalite", func(t *testing.T) {
-		emu := devstack.ForTest(t)
-		st := devstack.NewTestStack(t)
+		emu := devstacktest.ForTest(t)
+		st := devstacktest.NewTestStack(t)
 		s := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 		fn(t, s, &recorder{store: s, next: queue.New(emu.LeanSQS(), st.Queues["EventsQueue"].URL)})
 	})

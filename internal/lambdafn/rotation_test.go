@@ -14,6 +14,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -44,7 +46,7 @@ func secretIn(t *testing.T, moto *devstack.Moto, value string) (string, func(str
 // are retried, not parked, and the key put in Secrets Manager reaches the
 // running processor's billing client without a cold start.
 func TestStripeKeyRotationReachesWarmProcessor(t *testing.T) {
-	moto := devstack.MotoForTest(t)
+	moto := devstacktest.MotoForTest(t)
 	p := pipelinetest.New(t)
 	arn, putKey := secretIn(t, moto, "sk_test_old")
 	p.Stripe.SetKey("sk_test_old")
@@ -124,7 +126,7 @@ func TestStripeKeyRotationReachesWarmProcessor(t *testing.T) {
 // warm receiver once the loaded secrets are older than SECRET_MAX_AGE, and
 // a rolled one is accepted on the first delivery signed with it.
 func TestWebhookSecretRotationInWarmReceiver(t *testing.T) {
-	moto := devstack.MotoForTest(t)
+	moto := devstacktest.MotoForTest(t)
 	p := pipelinetest.New(t)
 	arn, putSecret := secretIn(t, moto, "whsec_old")
 	p.SetEndpoint("Secrets Manager", moto.URL)
@@ -138,12 +140,7 @@ func TestWebhookSecretRotationInWarmReceiver(t *testing.T) {
 		t.Helper()
 		n++
 		_, body := pipelinetest.Checkout("whrot", n, time.Now())
-		req := events.APIGatewayV2HTTPRequest{
-			Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), secret)},
-			PathParameters: map[string]string{"provider": "stripe"},
-			Body:           string(body),
-		}
-		req.RequestContext.HTTP.Method = "POST"
+		req := lambdalocal.WebhookEvent("stripe", "POST", map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), secret)}, body)
 		resp, err := receive(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)

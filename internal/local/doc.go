@@ -5,8 +5,9 @@
 // module root (webhook, effects, stripeevent, processorfn): the four Lambda
 // functions under functions/ link only those. Under this folder live the
 // emulator harness and the one local stack that `hookinbox dev`, the
-// pipeline tests and the CLI's end-to-end test drive (devstack,
-// pipelinetest), the Lambda runtime emulator driver (lambdalocal), the
+// pipeline tests and the CLI's end-to-end test drive (devstack for the
+// emulators, pipeline for the Stack; devstacktest and pipelinetest hold
+// the test helpers), the Lambda runtime emulator driver (lambdalocal), the
 // stateful stand-ins for outside APIs (standin), the template reader
 // (samtemplate), the template's invariants (deploytest), `hookinbox chaos`
 // (chaos) and the floor program the performance work measures against

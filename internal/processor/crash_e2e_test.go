@@ -25,14 +25,7 @@ func TestCrashedProcessorBootstrapLosesNothing(t *testing.T) {
 	p, fn := shortStack(t)
 	tm := shortTiming
 
-	const n = 20
-	var keys []webhook.Key
-	now := time.Now().Add(-time.Minute)
-	for i := 0; i < n; i++ {
-		k, b := pipelinetest.Checkout("crash", i, now)
-		keys = append(keys, k)
-		p.Deliver(t, b)
-	}
+	keys := deliverCheckouts(t, p, "crash", 20)
 	held := p.Stripe.HoldInvoices(4) // Stripe stops answering the next 4 invoice calls
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -95,14 +88,7 @@ func TestCrashedProcessorBootstrapLosesNothing(t *testing.T) {
 // DONE with each effect once.
 func TestHangingEffectsEndInsideTheInvocation(t *testing.T) {
 	p, fn := shortStack(t)
-	const n = 6
-	var keys []webhook.Key
-	now := time.Now().Add(-time.Minute)
-	for i := 0; i < n; i++ {
-		k, b := pipelinetest.Checkout("hang", i, now)
-		keys = append(keys, k)
-		p.Deliver(t, b)
-	}
+	keys := deliverCheckouts(t, p, "hang", 6)
 	held := p.Stripe.HoldInvoices(2) // never released: the calls hang until their client gives up
 	counted := &invocations{Invoker: fn}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -13,17 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // DefaultGoPayAPIURL is GoPay's production API base URL.
 const DefaultGoPayAPIURL = "https://gate.gopay.cz/api"
-
-// gopaySecret is the part of secrets.Rotating the GoPay fetcher uses.
-type gopaySecret interface {
-	Values(ctx context.Context) ([]string, error)
-	Refresh(ctx context.Context, used []string) (vals []string, changed bool, err error)
-}
 
 // GoPayPayments returns the Fetcher of GoPay payments, the only source of
 // a GoPay payment's state (its notification is an unsigned id): an OAuth2
@@ -35,7 +30,7 @@ type gopaySecret interface {
 // notification with an invented id ends IGNORED rather than parked and
 // alarmed; other failures are transient. It makes no retries of its own
 // and logs nothing. The answer is checked to be that payment, with a state.
-func GoPayPayments(clientID string, secret gopaySecret, apiURL string, httpClient *http.Client) Fetcher {
+func GoPayPayments(clientID string, secret *secrets.Rotating, apiURL string, httpClient *http.Client) Fetcher {
 	if apiURL == "" {
 		apiURL = DefaultGoPayAPIURL
 	}
@@ -48,7 +43,7 @@ func GoPayPayments(clientID string, secret gopaySecret, apiURL string, httpClien
 
 type gopayClient struct {
 	id     string
-	secret gopaySecret
+	secret *secrets.Rotating
 	base   string
 	http   *http.Client
 

@@ -7,17 +7,10 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/webhook"
 )
-
-// staticSecret is a client secret that never changes; Refresh finds nothing new.
-type staticSecret string
-
-func (s staticSecret) Values(context.Context) ([]string, error) { return []string{string(s)}, nil }
-func (s staticSecret) Refresh(context.Context, []string) ([]string, bool, error) {
-	return []string{string(s)}, false, nil
-}
 
 func TestGoPayPayments(t *testing.T) {
 	g := standin.NewGoPay("client-1", "secret-1")
@@ -29,7 +22,7 @@ func TestGoPayPayments(t *testing.T) {
 	g.SetPayment(standin.GoPayPayment{ID: 3000006529, OrderNumber: "o-1", State: "PAID", Amount: 100, Currency: "CZK"})
 	ctx := context.Background()
 
-	fetch := processor.GoPayPayments("client-1", staticSecret("secret-1"), srv.URL+"/api", nil)
+	fetch := processor.GoPayPayments("client-1", secrets.Static("secret-1"), srv.URL+"/api", nil)
 	for range 2 {
 		raw, err := fetch(ctx, "3000006529")
 		if err != nil {
@@ -48,7 +41,7 @@ func TestGoPayPayments(t *testing.T) {
 	if _, err := fetch(ctx, "12ab"); !webhook.IsPermanent(err) {
 		t.Errorf("id that is not a number: err = %v, want permanent", err)
 	}
-	bad := processor.GoPayPayments("client-1", staticSecret("wrong"), srv.URL+"/api", nil)
+	bad := processor.GoPayPayments("client-1", secrets.Static("wrong"), srv.URL+"/api", nil)
 	if _, err := bad(ctx, "3000006529"); err == nil || webhook.IsPermanent(err) || errors.Is(err, webhook.ErrNoHandler) {
 		t.Errorf("refused secret: err = %v, want a transient error", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -25,12 +26,9 @@ import (
 func TestPipeline200CheckoutsDeliveredTwiceShuffled(t *testing.T) {
 	p := pipelinetest.New(t)
 	const n = 200
-	var keys []webhook.Key
+	keys, once := checkouts("pipe", n)
 	var bodies [][]byte
-	now := time.Now().Add(-time.Minute)
-	for i := 0; i < n; i++ {
-		k, b := pipelinetest.Checkout("pipe", i, now)
-		keys = append(keys, k)
+	for _, b := range once {
 		bodies = append(bodies, b, b)
 	}
 	// A fixed shuffle, so a failure can be rerun as it was.
@@ -71,13 +69,7 @@ func TestPipeline200CheckoutsDeliveredTwiceShuffled(t *testing.T) {
 
 func TestPipelineBatchWithOnePoisonMessage(t *testing.T) {
 	p := pipelinetest.New(t)
-	now := time.Now().Add(-time.Minute)
-	var keys []webhook.Key
-	for i := 0; i < 5; i++ {
-		k, b := pipelinetest.Checkout("pipe", i, now)
-		keys = append(keys, k)
-		p.Deliver(t, b)
-	}
+	keys := deliverCheckouts(t, p, "pipe", 5)
 	p.SES.FailFor("buyer2@example.com", 500) // SES keeps failing for one of them
 	batch := p.ReceiveBatch(t, 5)
 	resp, err := p.Process(context.Background(), batch)
@@ -158,7 +150,7 @@ func TestPipelineSubscriptionsInReverseOrder(t *testing.T) {
 func TestPipelineSameMessageTwiceAtOnce(t *testing.T) {
 	// Two copies race for one lease: a stock moto_server lets both
 	// conditional writes win (the harness's serialised moto does not).
-	devstack.SkipOnMoto(t, devstack.ForTest(t), devstack.MotoRacyConditions)
+	devstacktest.SkipOnMoto(t, devstacktest.ForTest(t), devstack.MotoRacyConditions)
 	p := pipelinetest.New(t)
 	k, body := pipelinetest.Checkout("pipe", 7, time.Now().Add(-time.Minute))
 	p.Deliver(t, body)
@@ -250,8 +242,8 @@ func noEmailCheckout(t *testing.T, body []byte) []byte {
 func TestPipeline200CheckoutsEveryMessageDuplicated(t *testing.T) {
 	// Twins lease one item at the same moment: a stock moto_server lets
 	// both win (the harness's serialised moto does not).
-	emu := devstack.ForTest(t)
-	devstack.SkipOnMoto(t, emu, devstack.MotoRacyConditions)
+	emu := devstacktest.ForTest(t)
+	devstacktest.SkipOnMoto(t, emu, devstack.MotoRacyConditions)
 	// Bounded, and well below the queue's 180 s visibility timeout: a copy
 	// left to it would not be back in time. moto takes about 80 s for the
 	// 400 messages, dynalite under 10 s.
@@ -260,12 +252,9 @@ func TestPipeline200CheckoutsEveryMessageDuplicated(t *testing.T) {
 		within = 170 * time.Second
 	}
 	p := pipelinetest.New(t)
-	const n = 200
-	var keys []webhook.Key
-	now := time.Now().Add(-time.Minute)
-	for i := 0; i < n; i++ {
-		k, b := pipelinetest.Checkout("dup", i, now)
-		keys = append(keys, k)
+	keys, bodies := checkouts("dup", 200)
+	for i, b := range bodies {
+		k := keys[i]
 		if got := p.Deliver(t, b); got != "accepted" {
 			t.Fatalf("%s: receiver answered %q, want accepted", k, got)
 		}

@@ -13,32 +13,13 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
-
-// delivery is an API Gateway request to /webhooks/<provider>.
-func delivery(provider, method string, headers map[string]string, body []byte) events.APIGatewayV2HTTPRequest {
-	req := events.APIGatewayV2HTTPRequest{
-		Headers:        headers,
-		PathParameters: map[string]string{"provider": provider},
-		Body:           string(body),
-	}
-	req.RequestContext.HTTP.Method = method
-	req.RequestContext.HTTP.Path = "/webhooks/" + provider
-	return req
-}
-
-// gopayNotification is GoPay's GET /webhooks/gopay?id=<id>.
-func gopayNotification(id string) events.APIGatewayV2HTTPRequest {
-	req := delivery("gopay", "GET", map[string]string{}, nil)
-	req.PathParameters = nil
-	req.QueryStringParameters = map[string]string{"id": id}
-	return req
-}
 
 // TestProvidersEndToEnd: for every provider, on dynalite and local-aws-sqs
 // through the functions as Lambda builds them, a signed delivery is
@@ -94,21 +75,21 @@ func TestProvidersEndToEnd(t *testing.T) {
 	t.Run("github", func(t *testing.T) {
 		body := []byte(`{"action":"opened","issue":{"number":1347,"title":"Found a bug"},"repository":{"full_name":"octocat/Hello-World"}}`)
 		const id = "72d3162e-cc78-11e3-81ab-4c9367dc0958"
-		twice(t, delivery("github", "POST", verifytest.GitHubHeaders(body, pipelinetest.GitHubSecret, id, "issues"), body), "github#"+id)
+		twice(t, lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(body, pipelinetest.GitHubSecret, id, "issues"), body), "github#"+id)
 		if got := status(t, "github#"+id); got != inbox.Ignored {
 			t.Errorf("status %s, want IGNORED (the shop has no GitHub handler)", got)
 		}
-		refused(t, delivery("github", "POST", verifytest.GitHubHeaders(body, "attacker", "forged-1", "issues"), body), 401, "github#forged-1")
+		refused(t, lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(body, "attacker", "forged-1", "issues"), body), 401, "github#forged-1")
 	})
 
 	t.Run("standard", func(t *testing.T) {
 		body := []byte(`{"type":"contact.created","timestamp":"2026-11-30T12:00:00Z","data":{"id":"c_1"}}`)
 		const id = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W"
-		twice(t, delivery("standard", "POST", verifytest.StandardHeaders(body, id, now, pipelinetest.StandardSecret), body), "standard#"+id)
+		twice(t, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, id, now, pipelinetest.StandardSecret), body), "standard#"+id)
 		if got := status(t, "standard#"+id); got != inbox.Ignored {
 			t.Errorf("status %s, want IGNORED", got)
 		}
-		refused(t, delivery("standard", "POST", verifytest.StandardHeaders(body, "msg_forged", now, "whsec_YXR0YWNrZXI="), body), 401, "standard#msg_forged")
+		refused(t, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_forged", now, "whsec_YXR0YWNrZXI="), body), 401, "standard#msg_forged")
 	})
 
 	t.Run("shopify", func(t *testing.T) {
@@ -121,7 +102,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 		}
 		send := func(topic, eventID, status string) events.APIGatewayV2HTTPRequest {
 			b := order(status)
-			return delivery("shopify", "POST", verifytest.ShopifyHeaders(b, pipelinetest.ShopifySecret, eventID, topic, now), b)
+			return lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders(b, pipelinetest.ShopifySecret, eventID, topic, now), b)
 		}
 		// orders/updated (already paid) lands before orders/create, then
 		// orders/paid: each twice.
@@ -137,7 +118,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 			t.Errorf("loyalty points (-want +got):\n%s", diff)
 		}
 		b := order("paid")
-		refused(t, delivery("shopify", "POST", verifytest.ShopifyHeaders(b, "attacker", "forged-2", "orders/paid", now), b), 401, "shopify#forged-2")
+		refused(t, lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders(b, "attacker", "forged-2", "orders/paid", now), b), 401, "shopify#forged-2")
 	})
 
 	t.Run("adyen", func(t *testing.T) {
@@ -146,7 +127,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 				MerchantReference: "order-7731", Value: 2500, Currency: "EUR", EventCode: code, Success: true, EventDate: now}
 		}
 		batch := verifytest.AdyenNotification(pipelinetest.AdyenHMACKey, item("AUTHORISATION", "8816178952380553", ""), item("CAPTURE", "8816178952380553", ""))
-		req := delivery("adyen", "POST", map[string]string{"content-type": "application/json"}, batch)
+		req := lambdalocal.WebhookEvent("adyen", "POST", map[string]string{"content-type": "application/json"}, batch)
 		resp := p.Send(t, req)
 		if resp.StatusCode != 200 || resp.Body != "[accepted]" {
 			t.Fatalf("batch: %d %q, want 200 [accepted]", resp.StatusCode, resp.Body)
@@ -155,7 +136,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 		settle(t, keys...)
 		twice(t, req, keys...) // the same batch again: [accepted], nothing new
 		refund := verifytest.AdyenNotification(pipelinetest.AdyenHMACKey, item("REFUND", "8816178952380777", "8816178952380553"))
-		twice(t, delivery("adyen", "POST", nil, refund), "adyen#8816178952380777-REFUND")
+		twice(t, lambdalocal.WebhookEvent("adyen", "POST", nil, refund), "adyen#8816178952380777-REFUND")
 		want := []shop.Order{{Provider: "adyen", Payment: "8816178952380553", Reference: "order-7731", Status: shop.OrderRefunded, Amount: 2500, Currency: "EUR"}}
 		if diff := cmp.Diff(want, ordersOf(p.State(t), "adyen")); diff != "" {
 			t.Errorf("orders (-want +got):\n%s", diff)
@@ -165,7 +146,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 		}
 		forged := strings.Replace(string(verifytest.AdyenNotification(pipelinetest.AdyenHMACKey, item("AUTHORISATION", "9916178952380001", ""), item("AUTHORISATION", "9916178952380002", ""))),
 			`"merchantReference": "order-7731"`, `"merchantReference": "order-0000"`, 1)
-		refused(t, delivery("adyen", "POST", nil, []byte(forged)), 401, "adyen#9916178952380002-AUTHORISATION")
+		refused(t, lambdalocal.WebhookEvent("adyen", "POST", nil, []byte(forged)), 401, "adyen#9916178952380002-AUTHORISATION")
 		if _, err := p.Inbox.Get(ctx, "adyen#9916178952380001-AUTHORISATION"); err == nil {
 			t.Error("a batch with one bad item claimed its good item")
 		}
@@ -177,7 +158,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 		p.GoPay.SetPayment(standin.GoPayPayment{ID: 3000006529, OrderNumber: "order-4711", State: "PAID", Amount: 1000, Currency: "CZK"})
 		// PAID notified twice while the fetch is pending: one message.
 		for i, want := range []string{"accepted", "duplicate"} {
-			if resp := p.Send(t, gopayNotification(id)); resp.StatusCode != 200 || !strings.Contains(resp.Body, want) {
+			if resp := p.Send(t, lambdalocal.GoPayNotification(id)); resp.StatusCode != 200 || !strings.Contains(resp.Body, want) {
 				t.Fatalf("notification %d: %d %s, want %s", i+1, resp.StatusCode, resp.Body, want)
 			}
 		}
@@ -189,7 +170,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 		// changes nothing, REFUNDED records the refund once.
 		again := func() {
 			t.Helper()
-			if resp := p.Send(t, gopayNotification(id)); resp.StatusCode != 200 || !strings.Contains(resp.Body, "accepted") {
+			if resp := p.Send(t, lambdalocal.GoPayNotification(id)); resp.StatusCode != 200 || !strings.Contains(resp.Body, "accepted") {
 				t.Fatalf("notification after processing: %d %s, want accepted (fetched again)", resp.StatusCode, resp.Body)
 			}
 			settle(t, key)
@@ -216,14 +197,14 @@ func TestProvidersEndToEnd(t *testing.T) {
 			t.Errorf("effects recorded (-want +got):\n%s", diff)
 		}
 		// An id GoPay does not know ends IGNORED, not parked.
-		if resp := p.Send(t, gopayNotification("3000000001")); resp.StatusCode != 200 {
+		if resp := p.Send(t, lambdalocal.GoPayNotification("3000000001")); resp.StatusCode != 200 {
 			t.Fatalf("unknown payment: %d %s", resp.StatusCode, resp.Body)
 		}
 		settle(t, "gopay#3000000001")
 		if got := status(t, "gopay#3000000001"); got != inbox.Ignored {
 			t.Errorf("unknown payment: %s, want IGNORED", got)
 		}
-		refused(t, gopayNotification("30000065x9"), 400, "gopay#30000065x9")
+		refused(t, lambdalocal.GoPayNotification("30000065x9"), 400, "gopay#30000065x9")
 	})
 	if reasons := p.DLQReasons(t); len(reasons) != 0 {
 		t.Errorf("events parked: %v", reasons)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -16,8 +17,8 @@ import (
 // template.yaml on local-aws-sqs.
 func queues(t *testing.T) (events, dlq *queue.Queue, st *devstack.Stack) {
 	t.Helper()
-	emu := devstack.ForTest(t)
-	st = devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	st = devstacktest.NewTestStack(t)
 	c := emu.LeanSQS()
 	return queue.New(c, st.Queues["EventsQueue"].URL), queue.New(c, st.Queues["EventsDLQ"].URL), st
 }
@@ -95,7 +96,7 @@ func TestReleaseThenDelete(t *testing.T) {
 
 func TestStartRedriveMovesToTheEventsQueue(t *testing.T) {
 	ctx := context.Background()
-	devstack.SkipOnMoto(t, devstack.ForTest(t), devstack.MotoNoMessageMove)
+	devstacktest.SkipOnMoto(t, devstacktest.ForTest(t), devstack.MotoNoMessageMove)
 	events, dlq, st := queues(t)
 	env := webhook.Envelope{Key: "stripe#evt_redrive", Type: "customer.subscription.updated"}
 	if err := dlq.Park(ctx, env.Marshal(), env, "mapping gap", 1, time.Now()); err != nil {

@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
@@ -148,14 +147,8 @@ func FuzzReceiverHandle(f *testing.F) {
 			fz = stripe // sign as Stripe would: the path, not the signature, is wrong
 		}
 		headers, sent := fz.Request(lines, body, mode, pos)
-		req := events.APIGatewayV2HTTPRequest{
-			RouteKey:       "POST /webhooks/{provider}",
-			RawPath:        "/webhooks/" + provider,
-			Headers:        headers,
-			PathParameters: map[string]string{"provider": provider},
-			Body:           string(sent),
-		}
-		req.RequestContext.HTTP.Method = method
+		req := lambdalocal.WebhookEvent(provider, method, headers, sent)
+		req.RouteKey = "POST /webhooks/{provider}" // the route matched; method may be any
 		if b64 {
 			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString(sent), true
 		}

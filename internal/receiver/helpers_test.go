@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -62,15 +63,7 @@ type (
 
 // request returns an API Gateway v2 request for POST /webhooks/stripe.
 func request(body []byte, header string) events.APIGatewayV2HTTPRequest {
-	req := events.APIGatewayV2HTTPRequest{
-		RouteKey:       "POST /webhooks/{provider}",
-		RawPath:        "/webhooks/stripe",
-		Headers:        map[string]string{"content-type": "application/json"},
-		PathParameters: map[string]string{"provider": "stripe"},
-		Body:           string(body),
-	}
-	req.RequestContext.HTTP.Method = "POST"
-	req.RequestContext.HTTP.Path = "/webhooks/stripe"
+	req := lambdalocal.WebhookEvent("stripe", "POST", map[string]string{"content-type": "application/json"}, body)
 	if header != "" {
 		req.Headers["stripe-signature"] = header
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -31,8 +31,8 @@ type realStack struct {
 
 func newRealStack(t *testing.T, sqsURL func(string) string) *realStack {
 	t.Helper()
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
 	s := &realStack{db: emu.DynamoDB(), sqs: emu.SQS(), table: st.Tables["InboxTable"], queue: st.Queues["EventsQueue"].URL}
 	url := s.queue
 	if sqsURL != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 )
@@ -57,13 +58,13 @@ func TestBusyIsNotAnIntakeError(t *testing.T) {
 	store := inbox.NewMemory()
 	h := receiver.New(receiver.Config{Metrics: rec}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed, Metrics: rec}, store, &fakeQueue{}, nil), nil)
 	ctx := context.Background()
-	if resp, _ := h.Handle(ctx, gopayRequest("3000006529")); resp.StatusCode != 200 {
+	if resp, _ := h.Handle(ctx, lambdalocal.GoPayNotification("3000006529")); resp.StatusCode != 200 {
 		t.Fatalf("first notification: %d", resp.StatusCode)
 	}
 	if _, err := store.Lease(ctx, "gopay#3000006529", "w1", now, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if resp, _ := h.Handle(ctx, gopayRequest("3000006529")); resp.StatusCode != 503 {
+	if resp, _ := h.Handle(ctx, lambdalocal.GoPayNotification("3000006529")); resp.StatusCode != 503 {
 		t.Fatalf("repeat while fetching: %d, want 503", resp.StatusCode)
 	}
 	lines, err := metrics.ReadLines(&buf)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -42,28 +43,6 @@ func allProviders(t *testing.T, clock func() time.Time) map[string]receiver.Prov
 		out[spec.Name] = receiver.Provider{Verifier: v, Method: spec.Method, Accepted: spec.Accepted}
 	}
 	return out
-}
-
-// providerRequest is a delivery to /webhooks/<provider>.
-func providerRequest(provider, method string, headers map[string]string, body []byte) events.APIGatewayV2HTTPRequest {
-	req := events.APIGatewayV2HTTPRequest{
-		RouteKey:       method + " /webhooks/{provider}",
-		RawPath:        "/webhooks/" + provider,
-		Headers:        headers,
-		PathParameters: map[string]string{"provider": provider},
-		Body:           string(body),
-	}
-	req.RequestContext.HTTP.Method = method
-	req.RequestContext.HTTP.Path = "/webhooks/" + provider
-	return req
-}
-
-func gopayRequest(id string) events.APIGatewayV2HTTPRequest {
-	// The GET route has a fixed path: no {provider} parameter.
-	req := providerRequest("gopay", "GET", map[string]string{}, nil)
-	req.RouteKey, req.PathParameters = "GET /webhooks/gopay", nil
-	req.QueryStringParameters = map[string]string{"id": id}
-	return req
 }
 
 func adyenItem(psp, code string) verifytest.AdyenItem {
@@ -109,57 +88,61 @@ func TestProvidersAcceptedOnceForgedRefused(t *testing.T) {
 			status int
 		}
 	}{
-		{"github", providerRequest("github", "POST", gh, ghBody), []webhook.Key{"github#72d3162e-cc78-11e3-81ab-4c9367dc0958"}, "", map[string]struct {
+		{"github", lambdalocal.WebhookEvent("github", "POST", gh, ghBody), []webhook.Key{"github#72d3162e-cc78-11e3-81ab-4c9367dc0958"}, "", map[string]struct {
 			req    events.APIGatewayV2HTTPRequest
 			status int
 		}{
-			"forged":           {providerRequest("github", "POST", verifytest.GitHubHeaders(ghBody, "attacker", "d-1", "issues"), ghBody), 401},
-			"no signature":     {providerRequest("github", "POST", with(gh, "x-hub-signature-256", ""), ghBody), 401},
-			"missing id":       {providerRequest("github", "POST", with(gh, "x-github-delivery", ""), ghBody), 400},
-			"malformed body":   {providerRequest("github", "POST", verifytest.GitHubHeaders([]byte("x=1"), githubSecret, "d-2", "issues"), []byte("x=1")), 400},
-			"oversized body":   {providerRequest("github", "POST", verifytest.GitHubHeaders(huge, githubSecret, "d-3", "issues"), huge), 413},
-			"wrong method GET": {providerRequest("github", "GET", gh, ghBody), 405},
+			"forged":           {lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(ghBody, "attacker", "d-1", "issues"), ghBody), 401},
+			"no signature":     {lambdalocal.WebhookEvent("github", "POST", with(gh, "x-hub-signature-256", ""), ghBody), 401},
+			"missing id":       {lambdalocal.WebhookEvent("github", "POST", with(gh, "x-github-delivery", ""), ghBody), 400},
+			"malformed body":   {lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders([]byte("x=1"), githubSecret, "d-2", "issues"), []byte("x=1")), 400},
+			"oversized body":   {lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(huge, githubSecret, "d-3", "issues"), huge), 413},
+			"wrong method GET": {lambdalocal.WebhookEvent("github", "GET", gh, ghBody), 405},
 		}},
-		{"shopify", providerRequest("shopify", "POST", sh, shBody), []webhook.Key{"shopify#98880550-7158-44d4-b7cd-2c97c8a091b5"}, "", map[string]struct {
+		{"shopify", lambdalocal.WebhookEvent("shopify", "POST", sh, shBody), []webhook.Key{"shopify#98880550-7158-44d4-b7cd-2c97c8a091b5"}, "", map[string]struct {
 			req    events.APIGatewayV2HTTPRequest
 			status int
 		}{
-			"forged":         {providerRequest("shopify", "POST", verifytest.ShopifyHeaders(shBody, "attacker", "e-1", "orders/create", now), shBody), 401},
-			"missing id":     {providerRequest("shopify", "POST", with(with(sh, "x-shopify-event-id", ""), "x-shopify-webhook-id", ""), shBody), 400},
-			"malformed body": {providerRequest("shopify", "POST", verifytest.ShopifyHeaders([]byte("[]"), shopifySecret, "e-2", "orders/create", now), []byte("[]")), 400},
-			"oversized body": {providerRequest("shopify", "POST", verifytest.ShopifyHeaders(huge, shopifySecret, "e-3", "orders/create", now), huge), 413},
+			"forged":         {lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders(shBody, "attacker", "e-1", "orders/create", now), shBody), 401},
+			"missing id":     {lambdalocal.WebhookEvent("shopify", "POST", with(with(sh, "x-shopify-event-id", ""), "x-shopify-webhook-id", ""), shBody), 400},
+			"malformed body": {lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders([]byte("[]"), shopifySecret, "e-2", "orders/create", now), []byte("[]")), 400},
+			"oversized body": {lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders(huge, shopifySecret, "e-3", "orders/create", now), huge), 413},
 		}},
-		{"standard", providerRequest("standard", "POST", std, stdBody), []webhook.Key{"standard#msg_2KWPBgLlAfxdpx2AI54pPJ85f4W"}, "", map[string]struct {
+		{"standard", lambdalocal.WebhookEvent("standard", "POST", std, stdBody), []webhook.Key{"standard#msg_2KWPBgLlAfxdpx2AI54pPJ85f4W"}, "", map[string]struct {
 			req    events.APIGatewayV2HTTPRequest
 			status int
 		}{
-			"forged":          {providerRequest("standard", "POST", verifytest.StandardHeaders(stdBody, "msg_1", now, "whsec_YXR0YWNrZXI="), stdBody), 401},
-			"missing id":      {providerRequest("standard", "POST", verifytest.StandardHeaders(stdBody, "", now, standardSecret), stdBody), 400},
-			"stale timestamp": {providerRequest("standard", "POST", verifytest.StandardHeaders(stdBody, "msg_3", now.Add(-6*time.Minute), standardSecret), stdBody), 401},
-			"malformed body":  {providerRequest("standard", "POST", verifytest.StandardHeaders([]byte("nope"), "msg_4", now, standardSecret), []byte("nope")), 400},
-			"oversized body":  {providerRequest("standard", "POST", verifytest.StandardHeaders(huge, "msg_5", now, standardSecret), huge), 413},
+			"forged":          {lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(stdBody, "msg_1", now, "whsec_YXR0YWNrZXI="), stdBody), 401},
+			"missing id":      {lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(stdBody, "", now, standardSecret), stdBody), 400},
+			"stale timestamp": {lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(stdBody, "msg_3", now.Add(-6*time.Minute), standardSecret), stdBody), 401},
+			"malformed body":  {lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders([]byte("nope"), "msg_4", now, standardSecret), []byte("nope")), 400},
+			"oversized body":  {lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(huge, "msg_5", now, standardSecret), huge), 413},
 		}},
-		{"adyen", providerRequest("adyen", "POST", map[string]string{"content-type": "application/json"}, adyenBody),
+		{"adyen", lambdalocal.WebhookEvent("adyen", "POST", map[string]string{"content-type": "application/json"}, adyenBody),
 			[]webhook.Key{"adyen#8816178952380553-AUTHORISATION", "adyen#8816178952380553-CAPTURE"}, "[accepted]", map[string]struct {
 				req    events.APIGatewayV2HTTPRequest
 				status int
 			}{
-				"forged":               {providerRequest("adyen", "POST", nil, verifytest.AdyenNotification("ABCDEF", adyenItem("B1", "AUTHORISATION"))), 401},
-				"one bad item of two":  {providerRequest("adyen", "POST", nil, []byte(oneForged)), 401},
-				"missing id":           {providerRequest("adyen", "POST", nil, verifytest.AdyenNotification(adyenKey, adyenItem("", "AUTHORISATION"))), 400},
-				"malformed body":       {providerRequest("adyen", "POST", nil, []byte(`{"notificationItems":`)), 401},
-				"oversized body":       {providerRequest("adyen", "POST", nil, huge), 413},
-				"no signature in item": {providerRequest("adyen", "POST", nil, []byte(strings.Replace(string(adyenBody), "hmacSignature", "x", -1))), 401},
+				"forged":               {lambdalocal.WebhookEvent("adyen", "POST", nil, verifytest.AdyenNotification("ABCDEF", adyenItem("B1", "AUTHORISATION"))), 401},
+				"one bad item of two":  {lambdalocal.WebhookEvent("adyen", "POST", nil, []byte(oneForged)), 401},
+				"missing id":           {lambdalocal.WebhookEvent("adyen", "POST", nil, verifytest.AdyenNotification(adyenKey, adyenItem("", "AUTHORISATION"))), 400},
+				"malformed body":       {lambdalocal.WebhookEvent("adyen", "POST", nil, []byte(`{"notificationItems":`)), 401},
+				"oversized body":       {lambdalocal.WebhookEvent("adyen", "POST", nil, huge), 413},
+				"no signature in item": {lambdalocal.WebhookEvent("adyen", "POST", nil, []byte(strings.Replace(string(adyenBody), "hmacSignature", "x", -1))), 401},
 			}},
-		{"gopay", gopayRequest("3000006529"), []webhook.Key{"gopay#3000006529"}, "", map[string]struct {
+		{"gopay", lambdalocal.GoPayNotification("3000006529"), []webhook.Key{"gopay#3000006529"}, "", map[string]struct {
 			req    events.APIGatewayV2HTTPRequest
 			status int
 		}{
-			"missing id":     {gopayRequest(""), 400},
-			"not digits":     {gopayRequest("3000006529; DROP"), 400},
-			"too long":       {gopayRequest(strings.Repeat("1", 20)), 400},
-			"POST":           {providerRequest("gopay", "POST", nil, []byte(`{"id":1}`)), 405},
-			"oversized body": {func() events.APIGatewayV2HTTPRequest { r := gopayRequest("1"); r.Body = string(huge); return r }(), 413},
+			"missing id": {lambdalocal.GoPayNotification(""), 400},
+			"not digits": {lambdalocal.GoPayNotification("3000006529; DROP"), 400},
+			"too long":   {lambdalocal.GoPayNotification(strings.Repeat("1", 20)), 400},
+			"POST":       {lambdalocal.WebhookEvent("gopay", "POST", nil, []byte(`{"id":1}`)), 405},
+			"oversized body": {func() events.APIGatewayV2HTTPRequest {
+				r := lambdalocal.GoPayNotification("1")
+				r.Body = string(huge)
+				return r
+			}(), 413},
 		}},
 	}
 	for _, tc := range tests {
@@ -214,12 +197,12 @@ func TestUnknownOrDisabledProviderIs404(t *testing.T) {
 	store, q := inbox.NewMemory(), &fakeQueue{}
 	h := receiver.New(receiver.Config{}, stripeVerifiers(fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 	for _, p := range []string{"github", "adyen", "paypal", ""} {
-		resp, _ := h.Handle(context.Background(), providerRequest(p, "POST", nil, []byte(`{}`)))
+		resp, _ := h.Handle(context.Background(), lambdalocal.WebhookEvent(p, "POST", nil, []byte(`{}`)))
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("provider %q: %d, want 404", p, resp.StatusCode)
 		}
 	}
-	if resp, _ := h.Handle(context.Background(), gopayRequest("3000006529")); resp.StatusCode != http.StatusNotFound {
+	if resp, _ := h.Handle(context.Background(), lambdalocal.GoPayNotification("3000006529")); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("gopay disabled: %d, want 404", resp.StatusCode)
 	}
 }
@@ -234,7 +217,7 @@ func TestGoPayOnePendingFetchPerID(t *testing.T) {
 	ctx := context.Background()
 	status := func(want int, wantBody string) {
 		t.Helper()
-		resp, _ := h.Handle(ctx, gopayRequest("3000006529"))
+		resp, _ := h.Handle(ctx, lambdalocal.GoPayNotification("3000006529"))
 		if resp.StatusCode != want || (wantBody != "" && answer(t, resp) != wantBody) {
 			t.Fatalf("notification: %d %s, want %d %s", resp.StatusCode, resp.Body, want, wantBody)
 		}

@@ -2,11 +2,14 @@ package reconcile_test
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -23,6 +26,82 @@ func reconciler(t *testing.T, p *pipelinetest.Pipeline, overrides map[string]str
 // for customer n, created at.
 func checkout(n int, at time.Time) (webhook.Key, []byte) {
 	return pipelinetest.Checkout("recon", n, at)
+}
+
+// stripeHas adds n checkout events to p's Stripe stand-in, for customers
+// first to first+n-1, the i-th created at at(i), and returns their keys
+// and bodies.
+func stripeHas(t *testing.T, p *pipelinetest.Pipeline, first, n int, at func(i int) time.Time) ([]webhook.Key, [][]byte) {
+	t.Helper()
+	keys, bodies := make([]webhook.Key, n), make([][]byte, n)
+	for i := range n {
+		keys[i], bodies[i] = checkout(first+i, at(i))
+		if err := p.Stripe.AddEvent(bodies[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys, bodies
+}
+
+// The parts of the reconciler's dependencies fromStripe passes on; tests
+// wrap the real ones to count or fail calls.
+type (
+	envelopeSender interface {
+		Send(ctx context.Context, env webhook.Envelope) error
+	}
+	eventSource interface {
+		Provider() string
+		Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error)
+	}
+	checkpoints interface {
+		Load(ctx context.Context, provider string) (reconcile.Checkpoint, bool, error)
+		Save(ctx context.Context, provider string, cp reconcile.Checkpoint) error
+		Skip(ctx context.Context, provider string, ev webhook.Event, reason string) error
+	}
+)
+
+// fromStripe returns a reconciler of p's inbox, as the ReconcilerFunction
+// wires it: it re-enqueues through q, and claims the events source lists
+// through an intake of its own (on cfg's clock) that sends to q too.
+func fromStripe(p *pipelinetest.Pipeline, cfg reconcile.Config, q envelopeSender, source eventSource, cps checkpoints, log *slog.Logger) *reconcile.Handler {
+	in := intake.New(intake.Config{FromProviderAPI: true, Now: cfg.Now}, p.Inbox, q, nil)
+	return reconcile.New(cfg, p.Inbox, q, in, source, cps, log)
+}
+
+// countingSender passes sends on to inner and counts, per key, those that
+// went through. refuse, when set, is asked first (under the lock, so it
+// may keep state) and a send it refuses fails with its error; after, when
+// set, is called after each send that went through, with the count so far.
+type countingSender struct {
+	inner  envelopeSender
+	refuse func(key webhook.Key) error
+	after  func(n int)
+
+	mu    sync.Mutex
+	sends map[webhook.Key]int
+	n     int
+}
+
+func newCountingSender(inner envelopeSender) *countingSender {
+	return &countingSender{inner: inner, sends: map[webhook.Key]int{}}
+}
+
+func (f *countingSender) Send(ctx context.Context, env webhook.Envelope) error {
+	f.mu.Lock()
+	if f.refuse != nil {
+		if err := f.refuse(env.Key); err != nil {
+			f.mu.Unlock()
+			return err
+		}
+	}
+	f.sends[env.Key]++
+	f.n++
+	n, after := f.n, f.after
+	f.mu.Unlock()
+	if after != nil {
+		after(n)
+	}
+	return f.inner.Send(ctx, env)
 }
 
 // queued returns how many messages the events queue holds per key, and

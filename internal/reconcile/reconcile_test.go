@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
@@ -28,14 +26,11 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	// Stripe holds 30 events of the 40 minutes before the 5-minute settle
 	// time; only every third reached the receiver.
 	start := time.Now().Add(-40 * time.Minute)
-	var all, delivered []webhook.Key
+	all, bodies := stripeHas(t, s, 0, 30, func(i int) time.Time { return start.Add(time.Duration(i) * time.Minute) })
+	var delivered []webhook.Key
 	missed := map[webhook.Key]int{}
-	for i := 0; i < 30; i++ {
-		key, body := checkout(i, start.Add(time.Duration(i)*time.Minute))
-		if err := s.Stripe.AddEvent(body); err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, key)
+	for i, key := range all {
+		body := bodies[i]
 		if i%3 == 0 {
 			s.Deliver(t, body)
 			delivered = append(delivered, key)
@@ -115,49 +110,25 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	s.EffectsOnce(t, all)
 }
 
-// flakySender fails the send of one key, once.
-type flakySender struct {
-	inner interface {
-		Send(context.Context, webhook.Envelope) error
-	}
-	mu    sync.Mutex
-	fail  webhook.Key
-	sends map[webhook.Key]int
-}
-
-func (f *flakySender) Send(ctx context.Context, env webhook.Envelope) error {
-	f.mu.Lock()
-	if env.Key == f.fail {
-		f.fail = ""
-		f.mu.Unlock()
-		return errors.New("sqs: throttled")
-	}
-	f.sends[env.Key]++
-	f.mu.Unlock()
-	return f.inner.Send(ctx, env)
-}
-
 func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 	ctx := context.Background()
 	s := pipelinetest.New(t)
 	now := time.Now().Truncate(time.Second)
 	start := now.Add(-20 * time.Minute)
-	var keys []webhook.Key
-	for i := 0; i < 10; i++ {
-		key, body := checkout(100+i, start.Add(time.Duration(i)*time.Minute))
-		if err := s.Stripe.AddEvent(body); err != nil {
-			t.Fatal(err)
+	keys, _ := stripeHas(t, s, 100, 10, func(i int) time.Time { return start.Add(time.Duration(i) * time.Minute) })
+	sender := newCountingSender(s.Events)
+	flaky := keys[6] // its first send fails
+	sender.refuse = func(k webhook.Key) error {
+		if k != flaky {
+			return nil
 		}
-		keys = append(keys, key)
+		flaky = ""
+		return errors.New("sqs: throttled")
 	}
-	sender := &flakySender{inner: s.Events, fail: keys[6], sends: map[webhook.Key]int{}}
 	cps := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])
 	source := stripeapi.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil)
 	source.PageSize = 3 // four pages: auto-pagination
-	h := reconcile.New(
-		reconcile.Config{Lookback: time.Hour, Now: func() time.Time { return now }},
-		s.Inbox, sender, intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, sender, nil),
-		source, cps, nil)
+	h := fromStripe(s, reconcile.Config{Lookback: time.Hour, Now: func() time.Time { return now }}, sender, source, cps, nil)
 
 	sum, err := h.Run(ctx)
 	if err == nil || !strings.Contains(err.Error(), string(keys[6])) {

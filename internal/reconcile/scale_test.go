@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
@@ -41,36 +40,6 @@ func (c *clock) Set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = t
-}
-
-// failingSender fails the sends of some keys (or all, when all is set),
-// and counts the sends that went through.
-type failingSender struct {
-	inner interface {
-		Send(context.Context, webhook.Envelope) error
-	}
-	mu    sync.Mutex
-	fail  map[webhook.Key]bool
-	all   bool
-	sends map[webhook.Key]int
-	after func(n int) // called after each send that went through, with the count so far
-	n     int
-}
-
-func (f *failingSender) Send(ctx context.Context, env webhook.Envelope) error {
-	f.mu.Lock()
-	if f.all || f.fail[env.Key] {
-		f.mu.Unlock()
-		return errors.New("sqs: refused; last recipient ann@example.com")
-	}
-	f.sends[env.Key]++
-	f.n++
-	n, after := f.n, f.after
-	f.mu.Unlock()
-	if after != nil {
-		after(n)
-	}
-	return f.inner.Send(ctx, env)
 }
 
 // pagedSource records how many events each Next returned.
@@ -105,24 +74,14 @@ func (c *savedCheckpoints) Save(ctx context.Context, provider string, cp reconci
 func TestListingAndCheckpointAdvancePageByPageWithinTheDeadline(t *testing.T) {
 	s := pipelinetest.New(t)
 	start := time.Now().Add(-time.Hour).Truncate(time.Second)
-	var keys []webhook.Key
-	for i := 0; i < 20; i++ {
-		// Bursts: four events in one second, then a gap.
-		key, body := checkout(300+i, start.Add(time.Duration(i/4)*5*time.Minute))
-		if err := s.Stripe.AddEvent(body); err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, key)
-	}
+	// Bursts: four events in one second, then a gap.
+	keys, _ := stripeHas(t, s, 300, 20, func(i int) time.Time { return start.Add(time.Duration(i/4) * 5 * time.Minute) })
 	c := &clock{t: time.Now()}
-	sender := &failingSender{inner: s.Events, sends: map[webhook.Key]int{}}
+	sender := newCountingSender(s.Events)
 	source := &pagedSource{Events: stripeapi.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil)}
 	source.PageSize = 3
 	cps := &savedCheckpoints{Checkpoints: reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])}
-	h := reconcile.New(
-		reconcile.Config{Lookback: 2 * time.Hour, Margin: time.Minute, Now: c.Now},
-		s.Inbox, sender, intake.New(intake.Config{FromProviderAPI: true, Now: c.Now}, s.Inbox, sender, nil),
-		source, cps, nil)
+	h := fromStripe(s, reconcile.Config{Lookback: 2 * time.Hour, Margin: time.Minute, Now: c.Now}, sender, source, cps, nil)
 
 	// The function's deadline is 10 minutes away; after the 9th event
 	// the clock is moved to within the margin of it.
@@ -185,26 +144,24 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterMaxTries(t *testing.T) {
 	s := pipelinetest.New(t)
 	now := time.Now().Truncate(time.Second)
 	start := now.Add(-30 * time.Minute)
-	var keys []webhook.Key
-	for i := 0; i < 5; i++ {
-		key, body := checkout(400+i, start.Add(time.Duration(i)*time.Minute))
-		if err := s.Stripe.AddEvent(body); err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, key)
-	}
+	keys, _ := stripeHas(t, s, 400, 5, func(i int) time.Time { return start.Add(time.Duration(i) * time.Minute) })
 	poison := keys[1]
-	sender := &failingSender{inner: s.Events, fail: map[webhook.Key]bool{poison: true}, sends: map[webhook.Key]int{}}
+	sender := newCountingSender(s.Events)
+	sqsDown := false
+	sender.refuse = func(k webhook.Key) error {
+		if sqsDown || k == poison {
+			return errors.New("sqs: refused; last recipient ann@example.com")
+		}
+		return nil
+	}
 	cps := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])
 	metricLines := &pipelinetest.SyncBuffer{}
-	h := reconcile.New(
-		reconcile.Config{Lookback: time.Hour, Metrics: metrics.New(metricLines, "hookinbox/test"), Now: func() time.Time { return now }},
-		s.Inbox, sender, intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, sender, nil),
-		stripeapi.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil), cps, slog.New(slog.NewJSONHandler(s.Logs, nil)))
+	h := fromStripe(s, reconcile.Config{Lookback: time.Hour, Metrics: metrics.New(metricLines, "hookinbox/test"), Now: func() time.Time { return now }},
+		sender, stripeapi.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil), cps, slog.New(slog.NewJSONHandler(s.Logs, nil)))
 
 	// SQS refuses everything: that is the path failing, not one event,
 	// and it does not count towards skipping.
-	sender.all = true
+	sqsDown = true
 	if _, err := h.Run(ctx); err == nil {
 		t.Fatal("run with SQS down: no error")
 	}
@@ -212,7 +169,7 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterMaxTries(t *testing.T) {
 	if cp.Blocked != keys[0] || cp.Tries != 0 || !cp.At.Equal(start) {
 		t.Errorf("after the outage: %+v, want blocked at the first event with no tries counted", cp)
 	}
-	sender.all = false
+	sqsDown = false
 
 	for run := 1; run <= 3; run++ {
 		sum, err := h.Run(ctx)
@@ -308,7 +265,7 @@ func TestStuckClaimsShareABudgetAcrossShardsFromARotatingStart(t *testing.T) {
 		perShard[shard] = append(perShard[shard], key)
 	}
 	c := &clock{t: now}
-	sender := &failingSender{inner: s.Events, sends: map[webhook.Key]int{}}
+	sender := newCountingSender(s.Events)
 	h := reconcile.New(reconcile.Config{Limit: inbox.PendingShards, Margin: time.Minute, Now: c.Now}, s.Inbox, sender, nil, nil, nil, nil)
 
 	// A budget of one claim a shard: the oldest of each shard, not the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/shop/shopevents"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -32,7 +33,7 @@ func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effec
 	if err := parseObject(ev, "checkout.session", &cs); err != nil {
 		return err
 	}
-	if ev.Type == typeCheckoutCompleted && cs.PaymentStatus == "unpaid" {
+	if ev.Type == shopevents.CheckoutCompleted && cs.PaymentStatus == "unpaid" {
 		return nil // fulfilled when checkout.session.async_payment_succeeded arrives
 	}
 	v, err := version(ev)

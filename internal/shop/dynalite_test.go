@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 )
 
 // testDynamoDB is what the tests call: the shop's interface plus what the
@@ -20,7 +21,7 @@ type testDynamoDB interface {
 // dynamoForTest returns a dynalite client and the shop table of a fresh stack made from template.yaml. It skips under -short.
 func dynamoForTest(t *testing.T) (testDynamoDB, string) {
 	t.Helper()
-	return devstack.TestTable(t, "ShopTable")
+	return devstacktest.TestTable(t, "ShopTable")
 }
 
 func TestMain(m *testing.M) {

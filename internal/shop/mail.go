@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	sestypes "github.com/aws/aws-sdk-go-v2/service/sesv2/types"
 	"github.com/aws/smithy-go"
@@ -40,17 +41,17 @@ const (
 // person resolving an unknown outcome finds the email in SES's event
 // stream.
 func (s *Shop) sendWelcome(ctx context.Context, to, idempotencyKey string) (string, error) {
-	utf8 := ptr("UTF-8")
+	utf8 := aws.String("UTF-8")
 	out, err := s.mail.SendEmail(ctx, &sesv2.SendEmailInput{
 		FromEmailAddress: &s.cfg.MailFrom,
 		Destination:      &sestypes.Destination{ToAddresses: []string{to}},
 		Content: &sestypes.EmailContent{Simple: &sestypes.Message{
-			Subject: &sestypes.Content{Data: ptr(welcomeSubject), Charset: utf8},
-			Body:    &sestypes.Body{Text: &sestypes.Content{Data: ptr(welcomeBody), Charset: utf8}},
+			Subject: &sestypes.Content{Data: aws.String(welcomeSubject), Charset: utf8},
+			Body:    &sestypes.Body{Text: &sestypes.Content{Data: aws.String(welcomeBody), Charset: utf8}},
 		}},
 		EmailTags: []sestypes.MessageTag{
-			{Name: ptr(TagIdempotencyKey), Value: ptr(TagValue(idempotencyKey))},
-			{Name: ptr(TagTemplate), Value: ptr(templateWelcome)},
+			{Name: aws.String(TagIdempotencyKey), Value: aws.String(TagValue(idempotencyKey))},
+			{Name: aws.String(TagTemplate), Value: aws.String(templateWelcome)},
 		},
 	}, func(o *sesv2.Options) { o.RetryMaxAttempts = 1 })
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/shop/shopevents"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -19,15 +20,6 @@ type dynamoDB interface {
 	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// Stripe event types the shop handles.
-const (
-	typeCheckoutCompleted   = "checkout.session.completed"
-	typeCheckoutAsyncPaid   = "checkout.session.async_payment_succeeded"
-	typeSubscriptionCreated = "customer.subscription.created"
-	typeSubscriptionUpdated = "customer.subscription.updated"
-	typeSubscriptionDeleted = "customer.subscription.deleted"
-)
-
 // Effect names, as recorded in the effect ledger. Renaming one makes every
 // past event run it again on replay.
 const (
@@ -36,13 +28,6 @@ const (
 	effectCreateInvoice     = "create-invoice"
 	effectApplySubscription = "apply-subscription"
 )
-
-// EventTypes returns the Stripe event types Handle acts on, for the webhook
-// endpoint's enabled events. Handle answers every other type with
-// webhook.ErrNoHandler.
-func EventTypes() []string {
-	return []string{typeCheckoutCompleted, typeCheckoutAsyncPaid, typeSubscriptionCreated, typeSubscriptionUpdated, typeSubscriptionDeleted}
-}
 
 // Shop handles Stripe events with effects run through an effects.Runner.
 // It is safe for concurrent use.
@@ -73,9 +58,9 @@ func (s *Shop) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) 
 		return s.providerEvent(ctx, ev, fx)
 	}
 	switch ev.Type {
-	case typeCheckoutCompleted, typeCheckoutAsyncPaid:
+	case shopevents.CheckoutCompleted, shopevents.CheckoutAsyncPaid:
 		return s.checkoutCompleted(ctx, ev, fx)
-	case typeSubscriptionCreated, typeSubscriptionUpdated, typeSubscriptionDeleted:
+	case shopevents.SubscriptionCreated, shopevents.SubscriptionUpdated, shopevents.SubscriptionDeleted:
 		return s.subscriptionChanged(ctx, ev, fx)
 	}
 	return fmt.Errorf("shop: %s %s: %w", ev.Type, ev.Key(), webhook.ErrNoHandler)

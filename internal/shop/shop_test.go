@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/shop/shopevents"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -179,8 +180,8 @@ func testCheckoutRejected(t *testing.T, newHarness func(t *testing.T) *harness) 
 	noEmail.Raw = []byte(replaceOnce(t, string(noEmail.Raw), `"email": " "`, `"email": null`))
 	malformed := checkoutEvent("evt_1Checkout0000000000005", t0)
 	malformed.Raw = malformed.Raw[:len(malformed.Raw)/2]
-	notASession := subscriptionEvent(typeSubscriptionCreated, "evt_1Checkout0000000000006", t0, "active")
-	notASession.Type = typeCheckoutCompleted
+	notASession := subscriptionEvent(shopevents.SubscriptionCreated, "evt_1Checkout0000000000006", t0, "active")
+	notASession.Type = shopevents.CheckoutCompleted
 	noCreated := checkoutEvent("evt_1Checkout0000000000007", t0)
 	noCreated.Created = time.Time{}
 
@@ -230,9 +231,9 @@ func subscriptionHarness(t *testing.T, newHarness func(*testing.T) *harness, sta
 }
 
 func TestSubscriptionOrder(t *testing.T) {
-	created := subscriptionEvent(typeSubscriptionCreated, "evt_1Sub00000000000000000001", t0, "active")
-	updated := subscriptionEvent(typeSubscriptionUpdated, "evt_1Sub00000000000000000002", t0.Add(time.Minute), "past_due")
-	deleted := subscriptionEvent(typeSubscriptionDeleted, "evt_1Sub00000000000000000003", t0.Add(2*time.Minute), "canceled")
+	created := subscriptionEvent(shopevents.SubscriptionCreated, "evt_1Sub00000000000000000001", t0, "active")
+	updated := subscriptionEvent(shopevents.SubscriptionUpdated, "evt_1Sub00000000000000000002", t0.Add(time.Minute), "past_due")
+	deleted := subscriptionEvent(shopevents.SubscriptionDeleted, "evt_1Sub00000000000000000003", t0.Add(2*time.Minute), "canceled")
 	orders := []struct {
 		name   string
 		events []webhook.Event
@@ -268,8 +269,8 @@ func TestSubscriptionOrder(t *testing.T) {
 // sorts last carries the older status. The record ends in the status
 // Stripe holds, in either delivery order.
 func TestSubscriptionSameSecond(t *testing.T) {
-	older := subscriptionEvent(typeSubscriptionUpdated, "evt_1SameSecondZZZZZZZZZZZZ", t0, "active")
-	newer := subscriptionEvent(typeSubscriptionDeleted, "evt_1SameSecondAAAAAAAAAAAA", t0, "canceled")
+	older := subscriptionEvent(shopevents.SubscriptionUpdated, "evt_1SameSecondZZZZZZZZZZZZ", t0, "active")
+	newer := subscriptionEvent(shopevents.SubscriptionDeleted, "evt_1SameSecondAAAAAAAAAAAA", t0, "canceled")
 	for _, h := range harnesses {
 		t.Run(h.name, func(t *testing.T) {
 			for _, order := range [][]webhook.Event{{older, newer}, {newer, older}} {
@@ -292,14 +293,14 @@ func TestSubscriptionAccess(t *testing.T) {
 		typ, status string
 		want        bool
 	}{
-		{typeSubscriptionCreated, "active", true},
-		{typeSubscriptionCreated, "trialing", true},
-		{typeSubscriptionUpdated, "past_due", true},
-		{typeSubscriptionCreated, "incomplete", false},
-		{typeSubscriptionUpdated, "unpaid", false},
-		{typeSubscriptionUpdated, "paused", false},
-		{typeSubscriptionUpdated, "canceled", false},
-		{typeSubscriptionDeleted, "canceled", false},
+		{shopevents.SubscriptionCreated, "active", true},
+		{shopevents.SubscriptionCreated, "trialing", true},
+		{shopevents.SubscriptionUpdated, "past_due", true},
+		{shopevents.SubscriptionCreated, "incomplete", false},
+		{shopevents.SubscriptionUpdated, "unpaid", false},
+		{shopevents.SubscriptionUpdated, "paused", false},
+		{shopevents.SubscriptionUpdated, "canceled", false},
+		{shopevents.SubscriptionDeleted, "canceled", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ+"/"+tt.status, func(t *testing.T) {
@@ -339,18 +340,18 @@ func TestAccessIsTheUnionOfSources(t *testing.T) {
 				}
 				return got
 			}
-			handle(t, h, subEvent(typeSubscriptionCreated, "evt_1Union000000000000001", "sub_Shop00000000A", "active", t0))
-			handle(t, h, subEvent(typeSubscriptionCreated, "evt_1Union000000000000002", "sub_Shop00000000B", "active", t0))
+			handle(t, h, subEvent(shopevents.SubscriptionCreated, "evt_1Union000000000000001", "sub_Shop00000000A", "active", t0))
+			handle(t, h, subEvent(shopevents.SubscriptionCreated, "evt_1Union000000000000002", "sub_Shop00000000B", "active", t0))
 			purchase := checkoutEvent("evt_1Union000000000000003", t0)
 			handle(t, h, purchase)
 
 			h.setSubscription("sub_Shop00000000A", cus, "canceled")
-			handle(t, h, subEvent(typeSubscriptionDeleted, "evt_1Union000000000000004", "sub_Shop00000000A", "canceled", t0.Add(time.Hour)))
+			handle(t, h, subEvent(shopevents.SubscriptionDeleted, "evt_1Union000000000000004", "sub_Shop00000000A", "canceled", t0.Add(time.Hour)))
 			if !access() {
 				t.Fatal("cancelling subscription A took away the access of B and of the purchase")
 			}
 			h.setSubscription("sub_Shop00000000B", cus, "canceled")
-			handle(t, h, subEvent(typeSubscriptionDeleted, "evt_1Union000000000000005", "sub_Shop00000000B", "canceled", t0.Add(2*time.Hour)))
+			handle(t, h, subEvent(shopevents.SubscriptionDeleted, "evt_1Union000000000000005", "sub_Shop00000000B", "canceled", t0.Add(2*time.Hour)))
 			if !access() {
 				t.Fatal("cancelling both subscriptions took away the access of the purchase")
 			}
@@ -372,8 +373,8 @@ func TestSubscriptionCheckout(t *testing.T) {
 	for _, hn := range harnesses {
 		t.Run(hn.name, func(t *testing.T) {
 			h := subscriptionHarness(t, hn.new, "active")
-			ev := webhook.Event{Provider: "stripe", ID: "evt_1SubCheckout00000000001", Type: typeCheckoutCompleted, Created: t0,
-				Raw: verifytest.StripeEvent(typeCheckoutCompleted, "evt_1SubCheckout00000000001", t0,
+			ev := webhook.Event{Provider: "stripe", ID: "evt_1SubCheckout00000000001", Type: shopevents.CheckoutCompleted, Created: t0,
+				Raw: verifytest.StripeEvent(shopevents.CheckoutCompleted, "evt_1SubCheckout00000000001", t0,
 					verifytest.WithCustomer("cus_Shop000000001"), verifytest.WithSubscription("sub_Shop000000001", ""))}
 			handle(t, h, ev)
 			st := state(t, h)
@@ -382,7 +383,7 @@ func TestSubscriptionCheckout(t *testing.T) {
 				t.Errorf("access after the checkout (-want +got):\n%s", diff)
 			}
 			h.setSubscription("sub_Shop000000001", "cus_Shop000000001", "canceled")
-			handle(t, h, subscriptionEvent(typeSubscriptionDeleted, "evt_1SubCheckout00000000002", t0.Add(time.Hour), "canceled"))
+			handle(t, h, subscriptionEvent(shopevents.SubscriptionDeleted, "evt_1SubCheckout00000000002", t0.Add(time.Hour), "canceled"))
 			if got, _ := h.shop.Access(context.Background(), "cus_Shop000000001"); got {
 				t.Error("access outlived the cancelled subscription its checkout started")
 			}
@@ -431,7 +432,7 @@ func TestGuestCheckout(t *testing.T) {
 // access stays, in any order.
 func TestCheckoutThenSubscriptionDeleted(t *testing.T) {
 	checkout := checkoutEvent("evt_1Mixed000000000000000001", t0)
-	deleted := subscriptionEvent(typeSubscriptionDeleted, "evt_1Mixed000000000000000002", t0.Add(time.Hour), "canceled")
+	deleted := subscriptionEvent(shopevents.SubscriptionDeleted, "evt_1Mixed000000000000000002", t0.Add(time.Hour), "canceled")
 	for _, order := range [][]webhook.Event{{checkout, deleted}, {deleted, checkout}} {
 		h := subscriptionHarness(t, newFakeHarness, "canceled")
 		for _, ev := range order {
@@ -494,8 +495,8 @@ func state(t *testing.T, h *harness) State {
 }
 
 func checkoutEvent(id string, at time.Time) webhook.Event {
-	return webhook.Event{Provider: "stripe", ID: id, Type: typeCheckoutCompleted, Created: at,
-		Raw: verifytest.StripeEvent(typeCheckoutCompleted, id, at, verifytest.WithCustomer("cus_Shop000000001"))}
+	return webhook.Event{Provider: "stripe", ID: id, Type: shopevents.CheckoutCompleted, Created: at,
+		Raw: verifytest.StripeEvent(shopevents.CheckoutCompleted, id, at, verifytest.WithCustomer("cus_Shop000000001"))}
 }
 
 func subscriptionEvent(typ, id string, at time.Time, status string) webhook.Event {
@@ -533,8 +534,8 @@ func sessionID(t *testing.T, ev webhook.Event) string {
 // "unpaid" and is fulfilled, once, when its payment succeeds.
 func testCheckoutDelayedPayment(t *testing.T, h *harness) {
 	at := t0
-	completed := webhook.Event{Provider: "stripe", ID: "evt_1Delayed00000000000001", Type: typeCheckoutCompleted, Created: at,
-		Raw: verifytest.StripeEvent(typeCheckoutCompleted, "evt_1Delayed00000000000001", at,
+	completed := webhook.Event{Provider: "stripe", ID: "evt_1Delayed00000000000001", Type: shopevents.CheckoutCompleted, Created: at,
+		Raw: verifytest.StripeEvent(shopevents.CheckoutCompleted, "evt_1Delayed00000000000001", at,
 			verifytest.WithCustomer("cus_Shop000000001"), verifytest.WithPaymentStatus("unpaid"))}
 	handle(t, h, completed)
 	if st := state(t, h); len(st.Entitlements)+len(st.Emails)+len(st.Invoices) != 0 {
@@ -543,8 +544,8 @@ func testCheckoutDelayedPayment(t *testing.T, h *harness) {
 	if len(h.mails()) != 0 || len(h.invoiceCalls()) != 0 {
 		t.Fatalf("an unpaid checkout sent %d emails and %d invoice calls", len(h.mails()), len(h.invoiceCalls()))
 	}
-	paid := webhook.Event{Provider: "stripe", ID: "evt_1Delayed00000000000002", Type: typeCheckoutAsyncPaid, Created: at.Add(time.Hour),
-		Raw: verifytest.StripeEvent(typeCheckoutAsyncPaid, "evt_1Delayed00000000000002", at.Add(time.Hour),
+	paid := webhook.Event{Provider: "stripe", ID: "evt_1Delayed00000000000002", Type: shopevents.CheckoutAsyncPaid, Created: at.Add(time.Hour),
+		Raw: verifytest.StripeEvent(shopevents.CheckoutAsyncPaid, "evt_1Delayed00000000000002", at.Add(time.Hour),
 			verifytest.WithCustomer("cus_Shop000000001"))}
 	handle(t, h, paid)
 	handle(t, h, paid) // delivered twice

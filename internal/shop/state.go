@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -166,7 +167,7 @@ func invoiceItem(i Invoice) map[string]types.AttributeValue {
 // It is meant for the demo CLI and tests, not for a large table.
 func (s *Shop) State(ctx context.Context) (State, error) {
 	st := State{Access: []Access{}, Entitlements: []Entitlement{}, Subscriptions: []Subscription{}, Emails: []Email{}, Invoices: []Invoice{}}
-	in := &dynamodb.ScanInput{TableName: &s.cfg.Table, ConsistentRead: ptr(true)}
+	in := &dynamodb.ScanInput{TableName: &s.cfg.Table, ConsistentRead: aws.Bool(true)}
 	for {
 		out, err := s.db.Scan(ctx, in)
 		if err != nil {
@@ -206,10 +207,10 @@ func (s *Shop) State(ctx context.Context) (State, error) {
 func (s *Shop) Access(ctx context.Context, holder string) (bool, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                 &s.cfg.Table,
-		KeyConditionExpression:    ptr("pk = :pk"),
+		KeyConditionExpression:    aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pkAccess + holder)},
-		ProjectionExpression:      ptr("active"),
-		ConsistentRead:            ptr(true),
+		ProjectionExpression:      aws.String("active"),
+		ConsistentRead:            aws.Bool(true),
 	}
 	for {
 		out, err := s.db.Query(ctx, in)
@@ -269,5 +270,3 @@ func getS(item map[string]types.AttributeValue, name string) string {
 	}
 	return ""
 }
-
-func ptr[T any](v T) *T { return &v }

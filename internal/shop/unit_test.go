@@ -12,7 +12,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -207,7 +207,7 @@ func TestStateJSON(t *testing.T) {
 // checks each against Stripe's OpenAPI specification (an unknown parameter
 // or a wrong type gets 400) and answers with its fixtures.
 func TestStripeBillingRequestsMatchStripesAPI(t *testing.T) {
-	mock := devstack.StripeMockForTest(t)
+	mock := devstacktest.StripeMockForTest(t)
 	b := NewStripeBilling(secrets.Static("sk_test_123"), mock.URL, nil)
 	ctx := context.Background()
 	id, err := b.CreateInvoice(ctx, InvoiceRequest{

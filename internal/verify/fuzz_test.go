@@ -16,13 +16,13 @@ import (
 )
 
 // fuzzBodies returns the fuzzers' starting bodies: the real Stripe payloads
-// in testdata (this package's and the repository's) and the hostile shapes
+// in the repository's testdata/stripe (and its variants) and the hostile shapes
 // the unit tests name. Further regression inputs live in
 // testdata/fuzz/<FuzzName>/, as go test reads them.
 func fuzzBodies(f *testing.F) [][]byte {
 	f.Helper()
 	var paths []string
-	for _, glob := range []string{"testdata/*.json", "../../testdata/stripe/*.json"} {
+	for _, glob := range []string{"../../testdata/stripe/*.json", "../../testdata/stripe/variants/*.json"} {
 		m, err := filepath.Glob(glob)
 		if err != nil {
 			f.Fatal(err)

@@ -514,7 +514,7 @@ func TestStripeVerifyFixtures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			body, err := os.ReadFile(filepath.Join("testdata", tc.file))
+			body, err := os.ReadFile(filepath.Join("..", "..", "testdata", "stripe", "variants", tc.file))
 			if err != nil {
 				t.Fatal(err)
 			}

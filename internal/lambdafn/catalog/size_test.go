@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,6 +42,15 @@ var notInReceiver = []string{
 	"testing",
 }
 
+// notInReconciler are packages the reconciler must not link: it lists the
+// shop's event types (shopevents), and runs none of the shop's effects.
+var notInReconciler = []string{
+	"github.com/aws/aws-sdk-go-v2/service/sesv2",
+	"github.com/hookinbox/hookinbox/effects",
+	"github.com/hookinbox/hookinbox/internal/processor",
+	"github.com/hookinbox/hookinbox/internal/shop",
+}
+
 // TestFunctionLinks reports the packages every function links and checks
 // the receiver's budget: what it must not link, and how many packages.
 func TestFunctionLinks(t *testing.T) {
@@ -57,6 +67,11 @@ func TestFunctionLinks(t *testing.T) {
 			}
 		}
 	}
+	for _, d := range goListDeps(t, root, Packages["ReconcilerFunction"]) {
+		if slices.Contains(notInReconciler, d) {
+			t.Errorf("the reconciler links %s", d)
+		}
+	}
 	deps := goListDeps(t, root, Packages["ReceiverFunction"])
 	if len(deps) > receiverMaxPackages {
 		t.Errorf("the receiver links %d packages, more than %d", len(deps), receiverMaxPackages)
@@ -66,6 +81,17 @@ func TestFunctionLinks(t *testing.T) {
 			if d == strings.TrimSuffix(bad, "/") || strings.HasPrefix(d, bad) || strings.HasPrefix(d, bad+"/") {
 				t.Errorf("the receiver links %s", d)
 			}
+		}
+	}
+}
+
+// TestCLILinksNoTesting checks that the hookinbox CLI, which runs the
+// local stack, links no test code: test helpers live in _test.go files or
+// ...test packages (devstacktest, pipelinetest).
+func TestCLILinksNoTesting(t *testing.T) {
+	for _, d := range goListDeps(t, repoRoot(t), "./cmd/hookinbox") {
+		if d == "testing" {
+			t.Errorf("./cmd/hookinbox links package testing; see `go list -deps ./cmd/hookinbox`")
 		}
 	}
 }

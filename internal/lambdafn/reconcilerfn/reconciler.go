@@ -16,7 +16,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
-	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/internal/shop/shopevents"
 )
 
 // Build builds the scheduled reconciler: stuck claims and the Stripe
@@ -35,7 +35,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	source := stripeapi.NewEvents(keys, s.StripeAPIURL, stripeapi.HTTPClient())
 	// Only the types the business handles are listed: others would be
 	// claimed only to be IGNORED.
-	source.Types = shop.EventTypes()
+	source.Types = shopevents.Types()
 	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
 		return nil, err

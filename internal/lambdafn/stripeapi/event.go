@@ -8,6 +8,7 @@ import (
 
 	"github.com/stripe/stripe-go/v76"
 
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -21,7 +22,7 @@ import (
 // reason the reconciler's list is: fetched from Stripe over TLS with our
 // own secret key. An event Stripe does not know (404) is a permanent
 // error; anything else is left transient.
-func FetchEvent(keys Keys, apiURL string, httpClient *http.Client) func(ctx context.Context, eventID string) ([]byte, error) {
+func FetchEvent(keys *secrets.Rotating, apiURL string, httpClient *http.Client) func(ctx context.Context, eventID string) ([]byte, error) {
 	backend := NewBackend(apiURL, httpClient, 0)
 	return func(ctx context.Context, eventID string) ([]byte, error) {
 		var ev fetchedEvent

@@ -12,6 +12,7 @@ import (
 	"github.com/stripe/stripe-go/v76"
 	"github.com/stripe/stripe-go/v76/form"
 
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -25,7 +26,7 @@ import (
 // it as its payload.
 type Events struct {
 	backend stripe.Backend
-	keys    Keys
+	keys    *secrets.Rotating
 	// PageSize is the limit of each page; default 100, Stripe's most.
 	PageSize int64
 	// Types are the event types to list (types[]); empty lists every
@@ -45,7 +46,7 @@ const MaxTypes = 20
 // rolled in Secrets Manager reaches a warm reconciler within the key's
 // maximum age, and a refused key is reloaded: WithKey), over httpClient
 // (stripe-go's default when nil). stripe-go retries a failed GET twice.
-func NewEvents(keys Keys, apiURL string, httpClient *http.Client) *Events {
+func NewEvents(keys *secrets.Rotating, apiURL string, httpClient *http.Client) *Events {
 	return &Events{backend: NewBackend(apiURL, httpClient, 2), keys: keys}
 }
 

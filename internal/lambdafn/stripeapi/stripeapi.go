@@ -29,13 +29,6 @@ import (
 // DefaultURL is Stripe's API base URL, the default of STRIPE_API_URL.
 const DefaultURL = "https://api.stripe.com"
 
-// Keys is the part of secrets.Rotating a Stripe caller uses: the key is
-// read for every call, and reloaded when Stripe refuses it.
-type Keys interface {
-	Values(ctx context.Context) ([]string, error)
-	Refresh(ctx context.Context, used []string) (vals []string, changed bool, err error)
-}
-
 // Key returns the Stripe secret key given inline (local runs), or the
 // values of the Secrets Manager secret arn, loaded now and kept fresh while
 // the function stays warm: loaded again when older than maxAge, and when a
@@ -75,11 +68,12 @@ func NewBackend(apiURL string, httpClient *http.Client, retries int64) stripe.Ba
 	return stripe.GetBackendWithConfig(stripe.APIBackend, cfg)
 }
 
-// WithKey runs call with the first of keys and, when Stripe refuses it
+// WithKey runs call with the first of keys (read for every call, so a key
+// reloaded from Secrets Manager reaches a warm function) and, when Stripe refuses it
 // (Refused) and keys has a new one (Refresh: at most one load per
 // interval), once more with the new key. A refusal never changed anything
 // at Stripe, so the second call is safe.
-func WithKey(ctx context.Context, keys Keys, call func(key string) error) error {
+func WithKey(ctx context.Context, keys *secrets.Rotating, call func(key string) error) error {
 	used, err := keys.Values(ctx)
 	if err != nil {
 		return fmt.Errorf("stripe api key: %w", err)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
+	"maps"
 	"os"
 	"strconv"
 	"sync"
@@ -18,22 +18,18 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
-	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Secrets of a Local stack: they sign and authorize requests on this
-// machine only.
-const (
-	LocalSecret    = "whsec_local_hookinbox_chaos"
-	localStripeKey = "sk_test_local_hookinbox_chaos"
-)
+// LocalSecret is the Stripe signing secret of a Local stack's receiver;
+// LocalSecrets has every provider's.
+const LocalSecret = "whsec_local_hookinbox_chaos"
 
 // LocalOptions tunes a Local stack.
 type LocalOptions struct {
@@ -63,18 +59,16 @@ type LocalOptions struct {
 	Log *slog.Logger
 }
 
-// Local is a fresh stack of template.yaml on the local emulators: its
-// tables and queues under a stack name of its own, the ReceiverFunction,
-// ProcessorFunction and ReconcilerFunction built by lambdafn as in Lambda
-// and cut off at their Timeout, the processor fed by SQS event-source
-// pollers, the reconciler on a schedule, and the SES and Stripe stand-ins
-// they call. Its clocks run faster than in AWS (see LocalOptions); what
-// happens, and in which order, is the same.
+// Local is a fresh pipeline.Stack of template.yaml on the local
+// emulators: its tables and queues under a stack name of its own, the
+// ReceiverFunction, ProcessorFunction and ReconcilerFunction built as in
+// Lambda and cut off at their Timeout, the processor fed by SQS
+// event-source pollers, the reconciler on a schedule, and the SES and
+// Stripe stand-ins they call. Its clocks run faster than in AWS (see
+// LocalOptions); what happens, and in which order, is the same.
 // Close tears it down.
 type Local struct {
-	Stack  *devstack.Stack
-	SES    *standin.SES
-	Stripe *standin.Stripe
+	Stack *pipeline.Stack
 
 	receive func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 	// receiveTimeout is the ReceiverFunction's Timeout, as Lambda enforces it.
@@ -84,13 +78,12 @@ type Local struct {
 	inbox          *inbox.DynamoDB
 	ledger         *effects.Ledger
 	shop           *shop.Shop
-	servers        []*standin.Server
 	stop           context.CancelFunc
 	pollers        sync.WaitGroup
 }
 
-// NewLocal creates the stack stackName from tpl on emu and starts its
-// pollers; they run until Close.
+// NewLocal starts the stack stackName from tpl on emu and its pollers;
+// they run until Close.
 func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Template, stackName string, opts LocalOptions) (*Local, error) {
 	if opts.Pollers <= 0 {
 		opts.Pollers = 4
@@ -104,26 +97,23 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	if opts.Reconcile <= 0 {
 		opts.Reconcile = 5 * time.Second
 	}
-	st, err := emu.CreateStack(ctx, tpl, stackName)
+	st, err := pipeline.Start(ctx, emu, pipeline.Options{
+		Name: stackName, Template: tpl,
+		Env: map[string]string{"METRICS_FILE": os.DevNull}, // the embedded metric lines are not the verdict
+		Log: func(id string) *slog.Logger { return opts.Log.With("function", id) },
+	})
 	if err != nil {
 		return nil, err
 	}
-	l := &Local{Stack: st, SES: standin.NewSES(), Stripe: standin.NewStripe(), sqs: emu.SQS()}
-	l.Stripe.Key = localStripeKey
+	l := &Local{Stack: st, sqs: emu.SQS()}
 	fail := func(err error) (*Local, error) {
 		_ = l.Close()
 		return nil, fmt.Errorf("local stack %s: %w", stackName, err)
 	}
-	var urls []string
-	for _, h := range []http.Handler{l.SES, l.Stripe} {
-		srv, err := standin.Serve(h, "")
-		if err != nil {
-			return fail(err)
-		}
-		l.servers = append(l.servers, srv)
-		urls = append(urls, srv.URL)
+	via := map[string]string{
+		ProxyDynamoDB: emu.DynamoDBURL, ProxySQSReceiver: emu.SQSURL, ProxySQS: emu.SQSURL,
+		ProxySES: st.Endpoints["AWS_ENDPOINT_URL_SESV2"], ProxyStripe: st.Endpoints["STRIPE_API_URL"],
 	}
-	via := map[string]string{ProxyDynamoDB: emu.DynamoDBURL, ProxySQSReceiver: emu.SQSURL, ProxySQS: emu.SQSURL, ProxySES: urls[0], ProxyStripe: urls[1]}
 	if opts.Proxy != nil {
 		for _, name := range []string{ProxyDynamoDB, ProxySQSReceiver, ProxySQS, ProxySES, ProxyStripe} {
 			if via[name], err = opts.Proxy(name, via[name]); err != nil {
@@ -132,20 +122,15 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 		}
 	}
 	build := func(id, sqsName string, extra map[string]string) (any, error) {
-		env, err := st.FunctionEnv(id)
-		if err != nil {
-			return nil, err
+		env := map[string]string{
+			"AWS_ENDPOINT_URL_DYNAMODB": via[ProxyDynamoDB], "AWS_ENDPOINT_URL_SQS": via[sqsName],
+			"AWS_ENDPOINT_URL_SESV2": via[ProxySES], "STRIPE_API_URL": via[ProxyStripe],
 		}
-		env["STRIPE_API_KEY"], env["STRIPE_API_URL"] = localStripeKey, via[ProxyStripe]
-		env["METRICS_FILE"] = os.DevNull // the embedded metric lines are not the verdict
 		if opts.Lease > 0 {
 			env["LEASE_DURATION"] = opts.Lease.String()
 		}
-		for k, v := range extra {
-			env[k] = v
-		}
-		cfg := emu.AWSConfigFor(devstack.ServiceEndpoints{"DynamoDB": via[ProxyDynamoDB], "SQS": via[sqsName], "SESv2": via[ProxySES]})
-		return catalog.Builders[id](ctx, cfg, func(k string) string { return env[k] }, opts.Log.With("function", id))
+		maps.Copy(env, extra)
+		return st.Build(ctx, id, env)
 	}
 	recvEnv := LocalSecrets.env() // every provider a corpus may hold
 	recvEnv["REENQUEUE_GRACE"] = "10s"
@@ -165,8 +150,15 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	if l.receive, ok = recv.(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)); !ok {
 		return fail(fmt.Errorf("ReceiverFunction's handler is a %T", recv))
 	}
-	l.receiveTimeout = functionTimeout(tpl, "ReceiverFunction")
-	procInvoker := timeoutInvoker{lambdalocal.InProcess(proc), functionTimeout(tpl, "ProcessorFunction")}
+	timeout := func(id string) time.Duration {
+		fn, err := st.Function(id)
+		if err != nil {
+			return 30 * time.Second
+		}
+		return time.Duration(fn.Timeout) * time.Second
+	}
+	l.receiveTimeout = timeout("ReceiverFunction")
+	procInvoker := timeoutInvoker{lambdalocal.InProcess(proc), timeout("ProcessorFunction")}
 	evq := st.Queues["EventsQueue"]
 	if _, err := l.sqs.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
 		QueueUrl:   &evq.URL,
@@ -183,7 +175,7 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	pollCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	l.stop = stop
 	reconciler := &lambdalocal.Schedule{Name: stackName + "-reconciler", Interval: opts.Reconcile,
-		Function: timeoutInvoker{lambdalocal.InProcess(rec), functionTimeout(tpl, "ReconcilerFunction")}, Log: opts.Log}
+		Function: timeoutInvoker{lambdalocal.InProcess(rec), timeout("ReconcilerFunction")}, Log: opts.Log}
 	l.pollers.Add(1)
 	go func() {
 		defer l.pollers.Done()
@@ -199,22 +191,6 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 		}()
 	}
 	return l, nil
-}
-
-// functionTimeout returns the Timeout template.yaml gives the function
-// id (Globals included), 30 s when it names none.
-func functionTimeout(tpl *samtemplate.Template, id string) time.Duration {
-	props, err := tpl.Function(id)
-	if err != nil {
-		return 30 * time.Second
-	}
-	switch v := props["Timeout"].(type) {
-	case int:
-		return time.Duration(v) * time.Second
-	case float64:
-		return time.Duration(v * float64(time.Second))
-	}
-	return 30 * time.Second
 }
 
 // timeoutInvoker ends each invocation at the function's timeout, as
@@ -237,12 +213,7 @@ func (l *Local) Close() error {
 		l.stop()
 		l.pollers.Wait()
 	}
-	for _, s := range l.servers {
-		s.Close()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return l.Stack.Delete(ctx)
+	return l.Stack.Close()
 }
 
 // Deliver implements Target: for a Stripe event the Stripe stand-in first
@@ -251,7 +222,7 @@ func (l *Local) Close() error {
 // delivery signed now, as the event's provider signs it.
 func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
 	if ev.Provider == "stripe" {
-		l.Stripe.Apply(ev.Raw)
+		l.Stack.Stripe.Apply(ev.Raw)
 	}
 	header, body, err := LocalSecrets.Signed(ev, time.Now())
 	if err != nil {
@@ -291,11 +262,11 @@ func (l *Local) Snapshot(ctx context.Context, keys []webhook.Key) (Snapshot, err
 		return s, err
 	}
 	s.Performed = map[string]int{}
-	for _, m := range l.SES.Sent() {
+	for _, m := range l.Stack.SES.Sent() {
 		s.Performed["email "+m.Tags[shop.TagIdempotencyKey]]++
 	}
 	invoices := map[string]map[string]bool{}
-	for _, c := range l.Stripe.Calls() {
+	for _, c := range l.Stack.Stripe.Calls() {
 		if c.InvoiceID == "" {
 			continue
 		}

@@ -139,18 +139,46 @@ func TestStartStop(t *testing.T) {
 		t.Errorf("ListQueues: %v", err)
 	}
 	pid := e.PID()
-	if !processAlive(pid) {
+	if !ProcessAlive(pid) {
 		t.Fatalf("node process %d not running before Stop", pid)
 	}
 	if err := e.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if processAlive(pid) {
+	if ProcessAlive(pid) {
 		t.Errorf("node process %d still running after Stop", pid)
 	}
 	if err := e.Stop(); err != nil {
 		t.Errorf("second Stop: %v", err)
 	}
+}
+
+// forTest is devstacktest.ForTest, which imports this package.
+func forTest(t *testing.T) *Emulators {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs dynalite and local-aws-sqs; run without -short")
+	}
+	e, err := Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// newTestStack is devstacktest.NewTestStackFrom on forTest's emulators.
+func newTestStack(t *testing.T, tpl *samtemplate.Template) *Stack {
+	t.Helper()
+	s, err := forTest(t).CreateStack(context.Background(), tpl, UniqueStackName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Delete(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
 }
 
 func TestStartFixedPortInUse(t *testing.T) {
@@ -160,7 +188,7 @@ func TestStartFixedPortInUse(t *testing.T) {
 	if _, ok, _ := fromEnv(); ok {
 		t.Skip("AWS_ENDPOINT_URL* set: Start starts nothing")
 	}
-	busy := ForTest(t)
+	busy := forTest(t)
 	port := busy.DynamoDBURL[strings.LastIndex(busy.DynamoDBURL, ":")+1:]
 	var p int
 	fmt.Sscan(port, &p)
@@ -175,8 +203,8 @@ func TestStartFixedPortInUse(t *testing.T) {
 }
 
 func TestCreateStackInline(t *testing.T) {
-	e := ForTest(t)
-	s := NewTestStackFrom(t, e, parseInline(t))
+	e := forTest(t)
+	s := newTestStack(t, parseInline(t))
 	ctx := context.Background()
 
 	if got, want := s.Tables, map[string]string{"Items": s.Name + "-items"}; !cmp.Equal(got, want) {
@@ -371,9 +399,13 @@ func TestCreateStackFromTemplate(t *testing.T) {
 	if _, err := os.Stat("../../../template.yaml"); err != nil {
 		t.Skip("no template.yaml in the repository root yet")
 	}
-	s := NewTestStack(t)
+	tpl, err := RootTemplate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestStack(t, tpl)
 	ctx := context.Background()
-	e := ForTest(t)
+	e := forTest(t)
 
 	if got, want := s.Tables["InboxTable"], s.Name+"-inbox"; got != want {
 		t.Errorf("InboxTable = %q, want %q", got, want)
@@ -535,7 +567,7 @@ func TestFromEnv(t *testing.T) {
 // TestLocalSQSQuirks pins down where local-aws-sqs 2.0.2 differs from SQS,
 // so that code tested against it knows, and a fixed version shows up here.
 func TestLocalSQSQuirks(t *testing.T) {
-	e := ForTest(t)
+	e := forTest(t)
 	if e.External || e.Family != FamilyDynalite {
 		t.Skipf("endpoints are not local-aws-sqs (family %q, external %v)", e.Family, e.External)
 	}

@@ -20,6 +20,7 @@
 //     not see each other's tables and queues.
 //
 // Start, CreateStack and the Function methods are safe for concurrent use;
-// ForTest shares one set of emulators between all tests of a test binary.
+// Shared shares one set of emulators between all callers of a process;
+// devstacktest gives tests those and stacks of their own.
 // Library code here never exits the process or panics; failures are errors.
 package devstack

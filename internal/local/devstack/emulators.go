@@ -116,7 +116,7 @@ func Start(ctx context.Context, opts Options) (*Emulators, error) {
 		return startMotoFamily(ctx, opts)
 	}
 
-	root, err := repoRoot(opts.Root)
+	root, err := RepoRoot(opts.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -363,16 +363,23 @@ func (e *Emulators) EnvMap() map[string]string {
 	}
 }
 
+// RacyConditions reports whether concurrent conditional writes on one
+// item can both succeed here: only on a stock moto_server (the harness's
+// moto, when python3 can import moto, takes DynamoDB's requests one at a
+// time).
+func (e *Emulators) RacyConditions() bool { return e.racyConditions }
+
 // Env returns EnvMap as KEY=value strings, sorted, for exec.Cmd.Env.
 func (e *Emulators) Env() []string {
 	return envList(e.EnvMap())
 }
 
-// repoRoot returns dir if set, else the first directory at or above the
-// working directory that holds go.mod, else (for another module's tests
-// that use hookinbox through hookinboxtest) the hookinbox module this
-// file was compiled from. It must hold local/emulators.js.
-func repoRoot(dir string) (string, error) {
+// RepoRoot returns the hookinbox repository's root: dir if set, else the
+// first directory at or above the working directory that holds go.mod,
+// else (for another module's tests that use hookinbox through
+// hookinboxtest, or a CLI run elsewhere) the hookinbox module this file
+// was compiled from. It must hold local/emulators.js.
+func RepoRoot(dir string) (string, error) {
 	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -398,7 +405,7 @@ func repoRoot(dir string) (string, error) {
 		return "", fmt.Errorf("find repository root: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(abs, "local", "emulators.js")); err != nil {
-		return "", fmt.Errorf("find repository root: %s has no local/emulators.js", abs)
+		return "", fmt.Errorf("find repository root: %s has no local/emulators.js (run this inside the hookinbox repository)", abs)
 	}
 	return abs, nil
 }

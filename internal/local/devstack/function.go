@@ -40,7 +40,7 @@ var ErrFunction = errors.New("function returned an error")
 // the repository root, the target `sam build` uses, so the tested build is
 // the real one. It returns the path of outDir/bootstrap.
 func BuildFunction(ctx context.Context, logicalID, outDir string) (string, error) {
-	root, err := repoRoot("")
+	root, err := RepoRoot("")
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", logicalID, err)
 	}
@@ -70,8 +70,9 @@ func BuildFunction(ctx context.Context, logicalID, outDir string) (string, error
 
 // Function is a Lambda function's bootstrap running under the Runtime
 // Interface Emulator (aws-lambda-rie), as `sam local` runs it in its
-// container. Its methods are safe for concurrent use; the RIE runs one
-// invocation at a time.
+// container. Its methods are safe for concurrent use; Invoke lets one
+// invocation at a time through, as the RIE (one Lambda execution
+// environment) takes them.
 type Function struct {
 	// URL is the invocation endpoint,
 	// http://127.0.0.1:P/2015-03-31/functions/function/invocations.
@@ -79,6 +80,7 @@ type Function struct {
 
 	proc   *child
 	client *http.Client
+	mu     sync.Mutex // held by Invoke
 }
 
 // StartFunction runs the RIE, built from the version pinned in go.mod, with
@@ -184,6 +186,8 @@ func functionEnv(bootstrap string, env map[string]string) map[string]string {
 // function returned an error, the response (the error document) comes back
 // together with an error wrapping ErrFunction.
 func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.URL, bytes.NewReader(payload))
 	if err != nil {
 		return nil, fmt.Errorf("invoke: %w", err)
@@ -290,7 +294,7 @@ func toolBinary(ctx context.Context, root, module, pkg string) (string, error) {
 	if p := toolBuilds.path[pkg]; p != "" {
 		return p, nil
 	}
-	root, err := repoRoot(root)
+	root, err := RepoRoot(root)
 	if err != nil {
 		return "", err
 	}

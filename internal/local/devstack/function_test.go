@@ -88,15 +88,15 @@ func TestStartFunction(t *testing.T) {
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if processAlive(riePID) {
+	if ProcessAlive(riePID) {
 		t.Errorf("RIE %d still running after Stop", riePID)
 	}
 	for _, pid := range runtimes {
 		// The runtime was a grandchild; give init a moment to reap it.
-		for deadline := time.Now().Add(2 * time.Second); processAlive(pid) && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(2 * time.Second); ProcessAlive(pid) && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if processAlive(pid) {
+		if ProcessAlive(pid) {
 			t.Errorf("runtime %d still running after Stop", pid)
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -83,41 +81,6 @@ func (m *Moto) SecretsManager() *secretsmanager.Client {
 	return secretsmanager.NewFromConfig((&Emulators{}).AWSConfig(), func(o *secretsmanager.Options) {
 		o.BaseEndpoint = aws.String(m.URL)
 	})
-}
-
-var sharedMoto struct {
-	sync.Mutex
-	moto *Moto
-	err  error
-}
-
-// MotoForTest returns a moto_server shared by every test in the test
-// binary, started by the first call; it stops when the binary exits (its
-// parent death signal) or at StopSharedMoto. With -short it skips the test;
-// if moto_server cannot start it fails the test with what to do.
-func MotoForTest(t testing.TB) *Moto {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs moto_server; run without -short")
-	}
-	sharedMoto.Lock()
-	defer sharedMoto.Unlock()
-	if sharedMoto.moto == nil && sharedMoto.err == nil {
-		sharedMoto.moto, sharedMoto.err = StartMoto(context.Background(), Options{})
-	}
-	if sharedMoto.err != nil {
-		t.Fatalf("%v\n(moto_server comes from pip: pip install 'moto[server]')", sharedMoto.err)
-	}
-	return sharedMoto.moto
-}
-
-// StopSharedMoto stops the moto_server MotoForTest started, if any.
-func StopSharedMoto() error {
-	sharedMoto.Lock()
-	defer sharedMoto.Unlock()
-	m := sharedMoto.moto
-	sharedMoto.moto, sharedMoto.err = nil, nil
-	return m.Stop()
 }
 
 // motoSerialDynamoDB runs moto's server app (as moto_server does) behind a

@@ -71,7 +71,7 @@ func TestMotoStartStop(t *testing.T) {
 	if err := e.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if processAlive(pid) {
+	if ProcessAlive(pid) {
 		t.Errorf("moto_server (pid %d) still runs after Stop", pid)
 	}
 }

@@ -113,25 +113,39 @@ func childGroups(pid int) []int {
 }
 
 // childPIDs lists the children of pid from /proc (Linux); elsewhere nil.
-func childPIDs(pid int) []int {
+func childPIDs(pid int) []int { return procTree()[pid] }
+
+// Descendants returns every process below pid, children first, read from
+// /proc (Linux); elsewhere nil.
+func Descendants(pid int) []int {
+	tree := procTree()
+	var out []int
+	for next := []int{pid}; len(next) > 0; next = next[1:] {
+		out = append(out, tree[next[0]]...)
+		next = append(next, tree[next[0]]...)
+	}
+	return out
+}
+
+// procTree maps each parent process ID to its children, read from /proc.
+func procTree() map[int][]int {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var kids []int
+	kids := map[int][]int{}
 	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
 		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		b, err := os.ReadFile(f)
 		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
+		if err != nil || i < 0 {
 			continue
 		}
 		fields := strings.Fields(string(b[i+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
+		if len(fields) < 2 {
 			continue
 		}
-		if p, err := strconv.Atoi(filepath.Base(filepath.Dir(f))); err == nil {
-			kids = append(kids, p)
+		p, err1 := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		pp, err2 := strconv.Atoi(fields[1])
+		if err1 == nil && err2 == nil {
+			kids[pp] = append(kids[pp], p)
 		}
 	}
 	return kids
@@ -166,15 +180,20 @@ func processCPU(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * clockTick, nil
 }
 
-// processAlive reports whether pid is a live process: it exists and is not a
-// zombie waiting for a parent that does not reap it.
-func processAlive(pid int) bool {
+// ProcessAlive reports whether pid is a live process: it exists and is not
+// a zombie waiting for a parent that does not reap it.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return !os.IsNotExist(err)
+		// Gone, unless there is no /proc to ask (not Linux).
+		_, noProc := os.Stat("/proc/self/stat")
+		return noProc != nil
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {

@@ -67,7 +67,7 @@ func (e *Emulators) CreateStack(ctx context.Context, tpl *samtemplate.Template, 
 		return nil, fmt.Errorf("create stack %s: %w", stackName, err)
 	}
 
-	tables, err := s.included(tableType)
+	tables, err := s.Included(tableType)
 	if err != nil {
 		return fail(err)
 	}
@@ -78,7 +78,7 @@ func (e *Emulators) CreateStack(ctx context.Context, tpl *samtemplate.Template, 
 		}
 	}
 
-	queues, err := s.included(queueType)
+	queues, err := s.Included(queueType)
 	if err != nil {
 		return fail(err)
 	}
@@ -101,8 +101,9 @@ func (e *Emulators) CreateStack(ctx context.Context, tpl *samtemplate.Template, 
 	return s, nil
 }
 
-// included returns the logical IDs of type typ whose Condition holds, sorted.
-func (s *Stack) included(typ string) ([]string, error) {
+// Included returns the logical IDs of the template's resources of type typ
+// whose Condition holds, sorted.
+func (s *Stack) Included(typ string) ([]string, error) {
 	var ids []string
 	for _, id := range s.Template.ByType(typ) {
 		cond := s.Template.Resources[id].Condition

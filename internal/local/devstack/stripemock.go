@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strconv"
-	"sync"
-	"testing"
 	"time"
 )
 
@@ -66,40 +64,4 @@ func (m *StripeMock) Stop() error {
 		return fmt.Errorf("stop stripe-mock: %w", err)
 	}
 	return nil
-}
-
-var sharedStripeMock struct {
-	sync.Mutex
-	mock *StripeMock
-	err  error
-}
-
-// StripeMockForTest returns a stripe-mock shared by every test in the test
-// binary, started by the first call; it stops when the binary exits (its
-// parent death signal) or at StopSharedStripeMock. With -short it skips
-// the test.
-func StripeMockForTest(t testing.TB) *StripeMock {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs stripe-mock; run without -short")
-	}
-	sharedStripeMock.Lock()
-	defer sharedStripeMock.Unlock()
-	if sharedStripeMock.mock == nil && sharedStripeMock.err == nil {
-		sharedStripeMock.mock, sharedStripeMock.err = StartStripeMock(context.Background(), Options{})
-	}
-	if sharedStripeMock.err != nil {
-		t.Fatalf("%v\n(stripe-mock is a tool line in go.mod: go build it with go tool stripe-mock)", sharedStripeMock.err)
-	}
-	return sharedStripeMock.mock
-}
-
-// StopSharedStripeMock stops the stripe-mock StripeMockForTest started,
-// if any.
-func StopSharedStripeMock() error {
-	sharedStripeMock.Lock()
-	defer sharedStripeMock.Unlock()
-	m := sharedStripeMock.mock
-	sharedStripeMock.mock, sharedStripeMock.err = nil, nil
-	return m.Stop()
 }

@@ -35,7 +35,7 @@ type Toxiproxy struct {
 // answers. opts.Root is the repository root (its go.mod pins the version);
 // empty means the one above the working directory.
 func StartToxiproxy(ctx context.Context, opts Options) (*Toxiproxy, error) {
-	root, err := repoRoot(opts.Root)
+	root, err := RepoRoot(opts.Root)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // scenarios use: a DynamoDB client through a toxiproxy proxy works, fails
 // while a reset_peer toxic is on, and works again once it is removed.
 func TestToxiproxyInFrontOfDynamoDB(t *testing.T) {
-	e := ForTest(t)
+	e := forTest(t)
 	ctx := context.Background()
 	tp, err := StartToxiproxy(ctx, Options{})
 	if err != nil {

@@ -8,13 +8,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/floor"
 )
 
 func TestFloorClaimsOnceAndSendsOnce(t *testing.T) {
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
 	queueURL := st.Queues["EventsQueue"].URL
 	h := floor.New(emu.LeanDynamoDB(), emu.SQS(), st.Tables["InboxTable"], queueURL)
 	ctx := context.Background()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sort"
-	"strconv"
 	"testing"
 	"time"
 
@@ -14,21 +13,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 )
 
 func TestSQSSourcePartialBatchFailure(t *testing.T) {
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
-	q := st.Queues["EventsQueue"]
 	ctx := context.Background()
-	client := emu.SQS()
-	visibleAtOnce(t, client, q.URL)
-	for i := 0; i < 3; i++ {
-		if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q.URL, MessageBody: aws.String("m" + strconv.Itoa(i))}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	client, q := eventsQueueWith(t, "m0", "m1", "m2")
 	var seen []string
 	var receiveCounts []string
 	fn := lambdalocal.InProcess(func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
@@ -59,17 +50,8 @@ func TestSQSSourcePartialBatchFailure(t *testing.T) {
 }
 
 func TestSQSSourceFunctionErrorKeepsBatch(t *testing.T) {
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
-	q := st.Queues["EventsQueue"]
 	ctx := context.Background()
-	client := emu.SQS()
-	visibleAtOnce(t, client, q.URL)
-	for _, body := range []string{"a", "b"} {
-		if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q.URL, MessageBody: aws.String(body)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	client, q := eventsQueueWith(t, "a", "b")
 	fn := lambdalocal.InProcess(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 		return events.SQSEventResponse{}, errors.New("crash")
 	})
@@ -80,6 +62,22 @@ func TestSQSSourceFunctionErrorKeepsBatch(t *testing.T) {
 	if diff := cmp.Diff([]string{"a", "b"}, drain(t, client, q.URL)); diff != "" {
 		t.Errorf("left on the queue (-want +got):\n%s", diff)
 	}
+}
+
+// eventsQueueWith returns the emulator's SQS client and the events queue
+// of a fresh test stack (visibility timeout 3 s: visibleAtOnce), holding
+// bodies.
+func eventsQueueWith(t *testing.T, bodies ...string) (*sqs.Client, devstack.Queue) {
+	t.Helper()
+	client := devstacktest.ForTest(t).SQS()
+	q := devstacktest.NewTestStack(t).Queues["EventsQueue"]
+	visibleAtOnce(t, client, q.URL)
+	for _, body := range bodies {
+		if _, err := client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &q.URL, MessageBody: aws.String(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return client, q
 }
 
 // visibleAtOnce makes messages the source leaves come back after 3 s (longer than the source's 1 s long poll),

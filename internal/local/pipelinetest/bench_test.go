@@ -1,10 +1,10 @@
 package pipelinetest_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/floor"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
@@ -32,23 +33,14 @@ import (
 // median-ms metric (`make bench` does).
 func BenchmarkColdStart(b *testing.B) {
 	p := pipelinetest.New(b)
-	root, err := filepath.Abs(filepath.Join("..", "..", "..")) // internal/local/pipelinetest
+	root, err := devstack.RepoRoot("")
 	if err != nil {
 		b.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		b.Fatalf("repository root: %v", err)
 	}
 	dir := b.TempDir()
 	checkout := func() []byte {
 		_, body := pipelinetest.Checkout("cold", int(time.Now().UnixNano()%1e5), time.Now())
-		req := events.APIGatewayV2HTTPRequest{
-			Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), pipelinetest.SigningSecret)},
-			PathParameters: map[string]string{"provider": "stripe"},
-			Body:           string(body),
-		}
-		req.RequestContext.HTTP.Method = "POST"
-		return mustJSON(b, req)
+		return mustJSON(b, p.Stack.StripeRequest(body))
 	}
 	functions := []struct {
 		name, logicalID string // logicalID "" is the floor
@@ -106,26 +98,14 @@ func BenchmarkColdStart(b *testing.B) {
 	}
 }
 
-// coldEnv is the environment a bootstrap gets: the emulators', the
-// template's for its function (the receiver's for the floor), and the
-// stand-ins'.
+// coldEnv is the environment a bootstrap gets (pipeline.Stack.Env); the
+// floor gets the receiver's.
 func coldEnv(b *testing.B, p *pipelinetest.Pipeline, logicalID string) map[string]string {
 	b.Helper()
-	id := logicalID
-	if id == "" {
-		id = "ReceiverFunction"
-	}
-	env, err := p.Stack.FunctionEnv(id)
+	env, err := p.Stack.Env(cmp.Or(logicalID, "ReceiverFunction"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for k, v := range devstack.ForTest(b).EnvMap() {
-		env[k] = v
-	}
-	env["AWS_ENDPOINT_URL_SESV2"] = p.SESURL
-	env["STRIPE_WEBHOOK_SECRET"] = pipelinetest.SigningSecret
-	env["STRIPE_API_KEY"], env["STRIPE_API_URL"] = pipelinetest.StripeKey, p.StripeURL
-	env["METRICS_FILE"] = filepath.Join(b.TempDir(), "metrics.jsonl")
 	return env
 }
 
@@ -215,7 +195,7 @@ func mustJSON(b *testing.B, v any) []byte {
 // the local stack runs beside it. deliveries/s is the figure to compare.
 func BenchmarkReceiverBesideFloor(b *testing.B) {
 	p := pipelinetest.New(b)
-	fl := floor.New(devstack.ForTest(b).LeanDynamoDB(), p.SQS, p.Stack.Tables["InboxTable"], p.Events.URL())
+	fl := floor.New(devstacktest.ForTest(b).LeanDynamoDB(), p.SQS, p.Stack.Tables["InboxTable"], p.Events.URL())
 	for _, target := range []struct {
 		name   string
 		handle func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)

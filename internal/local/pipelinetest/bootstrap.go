@@ -16,10 +16,10 @@ import (
 
 // StartBootstrap builds the template function logicalID's real bootstrap
 // for this host (make build-<logicalID>, as sam build does) and runs it
-// under aws-lambda-rie with the env Build gives it, the emulators' and the
-// SES stand-in's endpoints, then overrides (AWS_LAMBDA_FUNCTION_TIMEOUT
-// sets the invocation deadline the RIE gives). The function is stopped
-// when the test ends.
+// under aws-lambda-rie with the environment Build gives it
+// (pipeline.Stack.StartBootstrap), then overrides
+// (AWS_LAMBDA_FUNCTION_TIMEOUT sets the invocation deadline the RIE
+// gives). The function is stopped when the test ends.
 func (p *Pipeline) StartBootstrap(t testing.TB, logicalID string, overrides map[string]string) *devstack.Function {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -28,19 +28,7 @@ func (p *Pipeline) StartBootstrap(t testing.TB, logicalID string, overrides map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := p.Stack.FunctionEnv(logicalID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range devstack.ForTest(t).EnvMap() {
-		env[k] = v
-	}
-	env["AWS_ENDPOINT_URL_SESV2"] = p.SESURL
-	env["STRIPE_API_KEY"], env["STRIPE_API_URL"] = StripeKey, p.StripeURL
-	for k, v := range overrides {
-		env[k] = v
-	}
-	fn, err := devstack.StartFunction(ctx, bootstrap, env, devstack.Options{Stdout: p.Logs, Stderr: p.Logs})
+	fn, err := p.Stack.StartBootstrap(ctx, logicalID, bootstrap, overrides, p.Logs)
 	if err != nil {
 		t.Fatal(err)
 	}

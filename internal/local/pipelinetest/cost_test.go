@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/replay"
@@ -49,7 +50,7 @@ type costRow struct {
 // most 3 SQS requests end to end (send, and Lambda's receive and delete
 // of a batch of one).
 func TestRequestsAndCapacityPerEvent(t *testing.T) {
-	devstack.SkipOnMoto(t, devstack.ForTest(t), devstack.MotoFlatCapacity)
+	devstacktest.SkipOnMoto(t, devstacktest.ForTest(t), devstack.MotoFlatCapacity)
 	p := pipelinetest.New(t)
 	ctx := context.Background()
 	batches := &batchRecorder{inner: p.Source.Function}

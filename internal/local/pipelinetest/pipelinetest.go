@@ -1,13 +1,13 @@
-// Package pipelinetest wires receiver → SQS → processor on the local
-// emulators (internal/local/devstack) with the SES and Stripe stand-ins
-// (internal/local/standin), exactly as lambdafn wires the Lambda functions, for
-// integration tests.
+// Package pipelinetest runs receiver → SQS → processor for integration
+// tests: a pipeline.Stack (the template's tables and queues on the local
+// emulators, the stand-ins, the functions built as in Lambda) with helpers
+// that take a testing.TB.
 //
 // Every Pipeline has a stack of its own (tables and queues under a unique
 // name, deleted when the test ends), so tests that share the emulators do
 // not see each other's events. Helpers take a testing.TB and fail the test
 // on an error they cannot report otherwise. With -short, New skips the
-// test, as devstack.ForTest does.
+// test, as devstacktest.ForTest does.
 package pipelinetest
 
 import (
@@ -16,9 +16,10 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
-	"net/http"
+	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,65 +30,41 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
-	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
+// The local secrets every Pipeline's functions get (pipeline.LocalEnv).
 const (
 	// SigningSecret is the receiver's STRIPE_WEBHOOK_SECRET; Deliver signs
 	// with it.
-	SigningSecret = "whsec_pipelinetest"
-	// StripeKey is the STRIPE_API_KEY every function gets, and the key the
-	// Stripe stand-in accepts.
-	StripeKey = "sk_test_pipelinetest"
-	// The other providers' secrets: the receiver accepts deliveries signed
-	// with them, and the GoPay stand-in these client credentials.
-	GitHubSecret      = "pipelinetest-github"
-	ShopifySecret     = "pipelinetest-shopify"
-	StandardSecret    = "whsec_cGlwZWxpbmV0ZXN0LXN0YW5kYXJkLXdlYmhvb2tz"
-	AdyenHMACKey      = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
-	GoPayClientID     = "pipelinetest-gopay-client"
-	GoPayClientSecret = "pipelinetest-gopay-secret"
+	SigningSecret = pipeline.StripeSecret
+	// StripeKey is the STRIPE_API_KEY of the functions that declare it,
+	// and the key the Stripe stand-in accepts.
+	StripeKey      = pipeline.StripeKey
+	GitHubSecret   = pipeline.GitHubSecret
+	ShopifySecret  = pipeline.ShopifySecret
+	StandardSecret = pipeline.StandardSecret
+	AdyenHMACKey   = pipeline.AdyenHMACKey
 )
 
-// ProviderEnv is the receiver's and the processor's environment for every
-// provider besides Stripe, against the GoPay API at gopayURL.
-func ProviderEnv(gopayURL string) map[string]string {
-	return map[string]string{
-		"GITHUB_WEBHOOK_SECRET":   GitHubSecret,
-		"SHOPIFY_WEBHOOK_SECRET":  ShopifySecret,
-		"STANDARD_WEBHOOK_SECRET": StandardSecret,
-		"ADYEN_HMAC_KEY":          AdyenHMACKey,
-		"GOPAY_CLIENT_ID":         GoPayClientID,
-		"GOPAY_CLIENT_SECRET":     GoPayClientSecret,
-		"GOPAY_API_URL":           gopayURL,
-	}
-}
-
 // Pipeline is receiver → events queue → processor (→ DLQ) on dynalite and
-// local-aws-sqs, with the stand-in SES and a stateful Stripe API, every
-// function built by lambdafn from the env template.yaml gives it.
+// local-aws-sqs, with the stand-in SES and a stateful Stripe API: a
+// pipeline.Stack with its functions built for a test.
 type Pipeline struct {
-	Stack     *devstack.Stack
-	SQS       *sqs.Client
-	DynamoDB  *dynamodb.Client
-	SES       *standin.SES
-	SESURL    string // the SES stand-in's endpoint (AWS_ENDPOINT_URL_SESV2)
-	Stripe    *standin.Stripe
-	StripeURL string // the Stripe stand-in's base URL (STRIPE_API_URL)
-	GoPay     *standin.GoPay
-	GoPayURL  string // the GoPay stand-in's base URL (GOPAY_API_URL)
-	Inbox     *inbox.DynamoDB
-	Shop      *shop.Shop
-	Events    *queue.Queue // EventsQueue
-	DLQ       *queue.Queue // EventsDLQ
+	*pipeline.Stack // its SES, Stripe and GoPay stand-ins, tables and queues
+	SQS             *sqs.Client
+	DynamoDB        *dynamodb.Client
+	StripeURL       string // the Stripe stand-in's base URL (STRIPE_API_URL)
+	Inbox           *inbox.DynamoDB
+	Shop            *shop.Shop
+	Events          *queue.Queue // EventsQueue
+	DLQ             *queue.Queue // EventsDLQ
 	// Receive is the ReceiverFunction as built for Lambda.
 	Receive func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 	// Process is the ProcessorFunction as built for Lambda.
@@ -103,16 +80,14 @@ type Pipeline struct {
 	// clients.
 	Meter *Meter
 
-	cfg         aws.Config
-	emu         *devstack.Emulators
-	endpoints   devstack.ServiceEndpoints
-	metricsFile string           // every function's METRICS_FILE: see Metrics
-	processor   lambdafn.Builder // Options.Processor
+	env         map[string]string // SetEndpoint's, for every Build
+	metricsFile string            // every function's METRICS_FILE: see Metrics
 }
 
-// New starts (or finds) the emulators, creates a fresh stack from
-// template.yaml, serves the SES and Stripe stand-ins, and builds the
-// receiver and the processor. Everything is torn down when the test ends.
+// New starts (or finds) the emulators, starts a pipeline.Stack of
+// template.yaml (its tables and queues under a fresh name, the stand-ins),
+// and builds the receiver and the processor. Everything is torn down when
+// the test ends.
 func New(t testing.TB) *Pipeline { return NewWith(t, Options{}) }
 
 // Options change what New builds.
@@ -128,30 +103,46 @@ type Options struct {
 // NewWith is New with opts.
 func NewWith(t testing.TB, opts Options) *Pipeline {
 	t.Helper()
-	emu := devstack.ForTest(t)
-	st := devstack.NewTestStack(t)
+	emu := devstacktest.ForTest(t)
 	p := &Pipeline{
-		Stack: st, SQS: emu.SQS(), DynamoDB: emu.DynamoDB(),
-		SES: standin.NewSES(), Stripe: standin.NewStripe(), Logs: &SyncBuffer{}, Meter: &Meter{},
-		metricsFile: filepath.Join(t.TempDir(), "metrics.jsonl"),
+		SQS: emu.SQS(), DynamoDB: emu.DynamoDB(), Logs: &SyncBuffer{}, Meter: &Meter{},
+		env: map[string]string{}, metricsFile: filepath.Join(t.TempDir(), "metrics.jsonl"),
 	}
-	p.Stripe.Key = StripeKey
-	p.GoPay = standin.NewGoPay(GoPayClientID, GoPayClientSecret)
-	p.SESURL = serve(t, p.SES)
-	p.StripeURL = serve(t, p.Stripe)
-	p.GoPayURL = serve(t, p.GoPay) + "/api"
-	p.emu, p.endpoints = emu, devstack.ServiceEndpoints{"SESv2": p.SESURL}
-	p.cfg = p.metered(emu.AWSConfigFor(p.endpoints))
+	var shopTable string
+	po := pipeline.Options{
+		Env:    map[string]string{"METRICS_FILE": p.metricsFile},
+		Config: func(cfg *aws.Config) { p.Meter.Install(cfg, shopTable) },
+		// Every level, through the scrubber the Lambda mains use.
+		Log: func(string) *slog.Logger { return logs.New(p.Logs, slog.LevelDebug) },
+	}
+	if opts.Processor != nil {
+		po.Builders = map[string]lambdafn.Builder{"ProcessorFunction": opts.Processor}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := pipeline.Start(ctx, emu, po)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	shopTable = st.Tables["ShopTable"]
+	p.Stack = st
+	p.StripeURL = st.Endpoints["STRIPE_API_URL"]
 
-	p.Receive = p.Build(t, "ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": SigningSecret}).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
-	p.processor = opts.Processor
+	p.Receive = p.Build(t, "ReceiverFunction", nil).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
 	p.Process = p.Build(t, "ProcessorFunction", opts.ProcessorEnv).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
 	p.Inbox = inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
-	p.Shop = shop.New(shop.Config{Table: st.Tables["ShopTable"], MailFrom: "shop@example.com"}, p.DynamoDB, nil, nil)
+	p.Shop = shop.New(shop.Config{Table: shopTable, MailFrom: "shop@example.com"}, p.DynamoDB, nil, nil)
 	p.Events = queue.New(emu.LeanSQS(), st.Queues["EventsQueue"].URL)
 	p.DLQ = queue.New(emu.LeanSQS(), st.Queues["EventsDLQ"].URL)
+	sourceCfg := emu.AWSConfig()
+	po.Config(&sourceCfg)
 	p.Source = &lambdalocal.SQSSource{
-		Client: sqs.NewFromConfig(p.cfg), QueueURL: p.Events.URL(), QueueARN: st.Queues["EventsQueue"].ARN,
+		Client: sqs.NewFromConfig(sourceCfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(emu.SQSURL) }), QueueURL: p.Events.URL(), QueueARN: st.Queues["EventsQueue"].ARN,
 		BatchSize: 10, Function: lambdalocal.InProcess(p.Process),
 	}
 	return p
@@ -168,80 +159,34 @@ func (p *Pipeline) Send(t testing.TB, req events.APIGatewayV2HTTPRequest) events
 	return resp
 }
 
-// serve starts a stand-in for the rest of the test and returns its URL.
-func serve(t testing.TB, h http.Handler) string {
-	t.Helper()
-	srv, err := standin.Serve(h, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
 // SetEndpoint points the AWS SDK clients of functions built from now on at
-// url for service, an SDK service ID such as "Secrets Manager" (moto).
+// url for service, an SDK service ID such as "Secrets Manager" (moto), as
+// AWS_ENDPOINT_URL_<SERVICE> does.
 func (p *Pipeline) SetEndpoint(service, url string) {
-	p.endpoints[service] = url
-	p.cfg = p.metered(p.emu.AWSConfigFor(p.endpoints))
+	p.env["AWS_ENDPOINT_URL_"+strings.ToUpper(strings.ReplaceAll(service, " ", "_"))] = url
 }
 
-// metered returns cfg with p.Meter installed.
-func (p *Pipeline) metered(cfg aws.Config) aws.Config {
-	p.Meter.Install(&cfg, p.Stack.Tables["ShopTable"])
-	return cfg
-}
-
-// Build builds the template function logicalID through catalog.Builders,
-// as its Lambda main would: with the env the stack gives it, the Stripe
-// stand-in's key and URL, then overrides. It returns the handler.
+// Build builds the template function logicalID in process, as its Lambda
+// main would (pipeline.Stack.Build), with the environment the stack gives
+// it, then overrides. It returns the handler.
 func (p *Pipeline) Build(t testing.TB, logicalID string, overrides map[string]string) any {
 	t.Helper()
-	build, ok := catalog.Builders[logicalID]
-	if logicalID == "ProcessorFunction" && p.processor != nil {
-		build = p.processor
-	}
-	if !ok {
-		t.Fatalf("catalog.Builders has no builder for %s", logicalID)
-	}
-	env, err := p.Stack.FunctionEnv(logicalID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env["STRIPE_API_KEY"], env["STRIPE_API_URL"] = StripeKey, p.StripeURL
-	for k, v := range ProviderEnv(p.GoPayURL) {
-		if _, declared := env[k]; declared {
-			env[k] = v
-		}
-	}
-	env["METRICS_FILE"] = p.metricsFile
-	for k, v := range overrides {
-		env[k] = v
-	}
-	// Every level, through the scrubber the Lambda mains use.
-	log := logs.New(p.Logs, slog.LevelDebug)
-	h, err := build(context.Background(), p.cfg, func(k string) string { return env[k] }, log)
+	env := maps.Clone(p.env)
+	maps.Copy(env, overrides)
+	h, err := p.Stack.Build(context.Background(), logicalID, env)
 	if err != nil {
 		t.Fatalf("build %s: %v", logicalID, err)
 	}
 	return h
 }
 
-// Deliver POSTs a Stripe event to the receiver, signed now with
-// SigningSecret, and returns the status it answered ("accepted",
-// "duplicate"). Any answer but 200 fails the test. The Stripe stand-in
-// first applies the event to its objects (standin.Stripe.Apply), as
-// Stripe's own state is when it sends an event.
+// Deliver hands a Stripe event to the receiver, signed now with
+// SigningSecret (pipeline.Stack.StripeRequest: the Stripe stand-in first
+// takes its objects as its own), and returns the status it answered
+// ("accepted", "duplicate"). Any answer but 200 fails the test.
 func (p *Pipeline) Deliver(t testing.TB, body []byte) string {
 	t.Helper()
-	p.Stripe.Apply(body)
-	req := events.APIGatewayV2HTTPRequest{
-		Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), SigningSecret)},
-		PathParameters: map[string]string{"provider": "stripe"},
-		Body:           string(body),
-	}
-	req.RequestContext.HTTP.Method = "POST"
-	resp, err := p.Receive(context.Background(), req)
+	resp, err := p.Receive(context.Background(), p.Stack.StripeRequest(body))
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("receiver answered %d %s, %v", resp.StatusCode, resp.Body, err)
 	}

@@ -35,13 +35,3 @@ func List(ctx context.Context, client secretsAPI, arn string) ([]string, error) 
 	}
 	return vals, nil
 }
-
-// Resolve returns direct when it is not empty, otherwise the values of the
-// secret arn: the rule every function uses for a setting that may come
-// inline (local runs) or from Secrets Manager (AWS).
-func Resolve(ctx context.Context, client secretsAPI, direct []string, arn string) ([]string, error) {
-	if len(direct) > 0 {
-		return direct, nil
-	}
-	return List(ctx, client, arn)
-}

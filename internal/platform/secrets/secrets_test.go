@@ -12,15 +12,13 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
-type fakeSM struct {
-	value *string
-	err   error
-	asked []string
-}
+// secretValueFn is a Secrets Manager whose GetSecretValue answers what the
+// function returns for the secret's id.
+type secretValueFn func(id string) (*string, error)
 
-func (f *fakeSM) GetSecretValue(_ context.Context, in *awsapi.GetSecretValueInput) (*awsapi.GetSecretValueOutput, error) {
-	f.asked = append(f.asked, in.SecretId)
-	return &awsapi.GetSecretValueOutput{SecretString: f.value}, f.err
+func (f secretValueFn) GetSecretValue(_ context.Context, in *awsapi.GetSecretValueInput) (*awsapi.GetSecretValueOutput, error) {
+	v, err := f(in.SecretId)
+	return &awsapi.GetSecretValueOutput{SecretString: v}, err
 }
 
 func TestList(t *testing.T) {
@@ -39,7 +37,7 @@ func TestList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sm := &fakeSM{value: tt.value, err: tt.err}
+			sm := secretValueFn(func(string) (*string, error) { return tt.value, tt.err })
 			got, err := List(context.Background(), sm, "arn:aws:secretsmanager:x")
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -57,17 +55,5 @@ func TestList(t *testing.T) {
 				t.Errorf("List (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestResolvePrefersDirect(t *testing.T) {
-	sm := &fakeSM{value: aws.String("from-sm")}
-	got, err := Resolve(context.Background(), sm, []string{"inline"}, "arn")
-	if err != nil || len(got) != 1 || got[0] != "inline" || len(sm.asked) != 0 {
-		t.Errorf("Resolve with direct = %v, %v, asked %v; want [inline] without asking", got, err, sm.asked)
-	}
-	got, err = Resolve(context.Background(), sm, nil, "arn")
-	if err != nil || len(got) != 1 || got[0] != "from-sm" {
-		t.Errorf("Resolve without direct = %v, %v; want [from-sm]", got, err)
 	}
 }

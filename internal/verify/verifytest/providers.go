@@ -119,7 +119,11 @@ func AdyenNotification(hexKey string, items ...AdyenItem) []byte {
 		}
 		wrapped[i] = object{{"NotificationRequestItem", item}}
 	}
-	return encode(object{{"live", "false"}, {"notificationItems", wrapped}})
+	b, err := encode(object{{"live", "false"}, {"notificationItems", wrapped}})
+	if err != nil {
+		panic(fmt.Sprintf("verifytest: encode notification: %v", err)) // only strings, numbers and bools: cannot fail
+	}
+	return b
 }
 
 // SignAdyenFile re-signs every item of a standard notification read from a
@@ -164,4 +168,37 @@ func SignAdyenFile(body []byte, hexKey string) ([]byte, error) {
 		ad["hmacSignature"] = base64.StdEncoding.EncodeToString(sig)
 	}
 	return json.MarshalIndent(doc, "", "  ")
+}
+
+// object is a JSON object that keeps its keys in the order given, as the
+// providers' payloads do.
+type object []field
+
+type field struct {
+	key   string
+	value any
+}
+
+// MarshalJSON writes the fields in order.
+func (o object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(f.key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := encode(f.value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }

@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"fmt"
@@ -13,14 +13,14 @@ import (
 
 // Trigger kinds the local stack emulates.
 const (
-	triggerHTTP     = "HttpApi"
-	triggerSQS      = "SQS"
-	triggerSchedule = "Schedule"
+	TriggerHTTP     = "HttpApi"
+	TriggerSQS      = "SQS"
+	TriggerSchedule = "Schedule"
 )
 
-// trigger is one event source of a function, resolved for a stack.
-type trigger struct {
-	Kind string // triggerHTTP, triggerSQS or triggerSchedule
+// Trigger is one event source of a function, resolved for a stack.
+type Trigger struct {
+	Kind string // TriggerHTTP, TriggerSQS or TriggerSchedule
 	Name string // the event's name in the template
 
 	// HttpApi
@@ -37,40 +37,38 @@ type trigger struct {
 }
 
 // String describes the trigger for logs and the banner.
-func (t trigger) String() string {
+func (t Trigger) String() string {
 	switch t.Kind {
-	case triggerHTTP:
+	case TriggerHTTP:
 		return t.Method + " " + t.Path
-	case triggerSQS:
+	case TriggerSQS:
 		return fmt.Sprintf("SQS %s (batch %d, window %s)", t.Queue.Name, t.BatchSize, t.Window)
-	case triggerSchedule:
+	case TriggerSchedule:
 		return t.Expression
 	}
 	return t.Kind + " " + t.Name
 }
 
-// functionSpec is one function of the template, as the local stack runs it.
-type functionSpec struct {
+// Function is one function of the template, as the local stack runs it.
+type Function struct {
 	LogicalID string
 	Env       map[string]string // resolved template environment
 	Timeout   int               // seconds
 	Memory    int               // MB
-	Triggers  []trigger
+	Triggers  []Trigger
 	Skipped   []string // events the local stack does not emulate, with the reason
 }
 
-// functionSpecs reads every AWS::Serverless::Function of the stack's
+// Functions returns every AWS::Serverless::Function of the stack's
 // template whose Condition holds, sorted by logical ID.
-func functionSpecs(st *devstack.Stack) ([]functionSpec, error) {
-	tpl := st.Template
-	var specs []functionSpec
-	for _, id := range tpl.ByType(samtemplate.FunctionType) {
-		if ok, err := conditionHolds(st, id); err != nil {
-			return nil, err
-		} else if !ok {
-			continue
-		}
-		spec, err := functionSpecOf(st, id)
+func (s *Stack) Functions() ([]Function, error) {
+	ids, err := s.Included(samtemplate.FunctionType)
+	if err != nil {
+		return nil, err
+	}
+	var specs []Function
+	for _, id := range ids {
+		spec, err := functionOf(s.Stack, id)
 		if err != nil {
 			return nil, err
 		}
@@ -79,22 +77,13 @@ func functionSpecs(st *devstack.Stack) ([]functionSpec, error) {
 	return specs, nil
 }
 
-// conditionHolds evaluates the resource's Condition, true when it has none.
-func conditionHolds(st *devstack.Stack, id string) (bool, error) {
-	cond := st.Template.Resources[id].Condition
-	if cond == "" {
-		return true, nil
-	}
-	v, err := st.Template.Resolve(samtemplate.Fn{Name: "Condition", Args: cond}, st.Context())
-	if err != nil {
-		return false, fmt.Errorf("%s: condition %s: %w", id, cond, err)
-	}
-	b, _ := v.(bool)
-	return b, nil
+// Function returns the function logicalID of the stack's template.
+func (s *Stack) Function(logicalID string) (Function, error) {
+	return functionOf(s.Stack, logicalID)
 }
 
-func functionSpecOf(st *devstack.Stack, id string) (functionSpec, error) {
-	spec := functionSpec{LogicalID: id, Timeout: 3, Memory: 128}
+func functionOf(st *devstack.Stack, id string) (Function, error) {
+	spec := Function{LogicalID: id, Timeout: 3, Memory: 128}
 	env, err := st.FunctionEnv(id)
 	if err != nil {
 		return spec, err
@@ -152,10 +141,10 @@ func functionSpecOf(st *devstack.Stack, id string) (functionSpec, error) {
 
 // triggerOf turns one resolved event into a trigger. A non-empty skip says
 // why the event is not emulated.
-func triggerOf(st *devstack.Stack, name, typ string, p map[string]any) (t trigger, skip string, err error) {
-	t = trigger{Kind: typ, Name: name}
+func triggerOf(st *devstack.Stack, name, typ string, p map[string]any) (t Trigger, skip string, err error) {
+	t = Trigger{Kind: typ, Name: name}
 	switch typ {
-	case triggerHTTP:
+	case TriggerHTTP:
 		t.Method, _ = p["Method"].(string)
 		t.Path, _ = p["Path"].(string)
 		t.Method = strings.ToUpper(t.Method)
@@ -168,7 +157,7 @@ func triggerOf(st *devstack.Stack, name, typ string, p map[string]any) (t trigge
 		}
 		return t, "", nil
 
-	case triggerSQS:
+	case TriggerSQS:
 		if enabled, ok := p["Enabled"].(bool); ok && !enabled {
 			return t, "Enabled is false", nil
 		}
@@ -190,8 +179,8 @@ func triggerOf(st *devstack.Stack, name, typ string, p map[string]any) (t trigge
 		}
 		return t, "", nil
 
-	case triggerSchedule, "ScheduleV2":
-		t.Kind = triggerSchedule
+	case TriggerSchedule, "ScheduleV2":
+		t.Kind = TriggerSchedule
 		expr, _ := p["Schedule"].(string)
 		if typ == "ScheduleV2" {
 			expr, _ = p["ScheduleExpression"].(string)
@@ -249,16 +238,7 @@ func parseRate(expr string) (time.Duration, error) {
 
 // intValue reads an integer a template may write as a number or a string.
 func intValue(v any) (int, bool) {
-	switch v := v.(type) {
-	case int:
-		return v, true
-	case int64:
-		return int(v), true
-	case float64:
-		return int(v), true
-	case string:
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		return n, err == nil
-	}
-	return 0, false
+	s, err := samtemplate.ScalarString(v)
+	n, err2 := strconv.Atoi(strings.TrimSpace(s))
+	return n, err == nil && err2 == nil
 }

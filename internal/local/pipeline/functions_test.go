@@ -1,7 +1,6 @@
-package main
+package pipeline
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -40,7 +39,7 @@ func TestParseRate(t *testing.T) {
 
 // fakeStack is a stack of tpl as CreateStack would name it, without
 // emulators.
-func fakeStack(tpl *samtemplate.Template) *devstack.Stack {
+func fakeStack(tpl *samtemplate.Template) *Stack {
 	st := &devstack.Stack{Name: "hookinbox", Template: tpl, Tables: map[string]string{}, Queues: map[string]devstack.Queue{}}
 	for _, id := range tpl.ByType("AWS::DynamoDB::Table") {
 		st.Tables[id] = "hookinbox-" + id
@@ -52,19 +51,19 @@ func fakeStack(tpl *samtemplate.Template) *devstack.Stack {
 			ARN:  "arn:aws:sqs:us-east-1:123456789012:hookinbox-" + id,
 		}
 	}
-	return st
+	return &Stack{Stack: st}
 }
 
-func TestFunctionSpecsOfTheTemplate(t *testing.T) {
-	tpl, err := samtemplate.Load(filepath.Join(repoRoot(t), "template.yaml"))
+func TestFunctionsOfTheTemplate(t *testing.T) {
+	tpl, err := devstack.RootTemplate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs, err := functionSpecs(fakeStack(tpl))
+	specs, err := fakeStack(tpl).Functions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]functionSpec{}
+	byID := map[string]Function{}
 	for _, s := range specs {
 		byID[s.LogicalID] = s
 	}
@@ -83,12 +82,12 @@ func TestFunctionSpecsOfTheTemplate(t *testing.T) {
 		t.Fatalf("ProcessorFunction triggers = %v, want one SQS source", proc.Triggers)
 	}
 	src := proc.Triggers[0]
-	if src.Kind != triggerSQS || src.Queue.Name != "hookinbox-EventsQueue" || src.BatchSize != 10 || src.Window != time.Second {
+	if src.Kind != TriggerSQS || src.Queue.Name != "hookinbox-EventsQueue" || src.BatchSize != 10 || src.Window != time.Second {
 		t.Errorf("ProcessorFunction SQS source = %+v; want EventsQueue, batch 10, window 1s as in template.yaml", src)
 	}
 }
 
-func TestFunctionSpecsOfEveryEventKind(t *testing.T) {
+func TestFunctionsOfEveryEventKind(t *testing.T) {
 	tpl, err := samtemplate.Parse([]byte(`
 Transform: AWS::Serverless-2016-10-31
 Resources:
@@ -121,7 +120,7 @@ Resources:
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs, err := functionSpecs(fakeStack(tpl))
+	specs, err := fakeStack(tpl).Functions()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +144,7 @@ Resources:
 	}
 }
 
-func triggerStrings(ts []trigger) []string {
+func triggerStrings(ts []Trigger) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.String())

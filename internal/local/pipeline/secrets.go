@@ -1,0 +1,33 @@
+package pipeline
+
+// The local secrets: every Stack's functions get them (see Env), and
+// `hookinbox send` signs with them unless told otherwise. They sign and
+// authorize requests to this machine's stack and stand-ins only.
+const (
+	// StripeSecret is the receiver's STRIPE_WEBHOOK_SECRET.
+	StripeSecret = "whsec_local_hookinbox_dev"
+	// StripeKey is STRIPE_API_KEY, and the key the Stripe stand-in accepts.
+	StripeKey         = "sk_test_local_hookinbox_dev"
+	GitHubSecret      = "local-hookinbox-github"
+	ShopifySecret     = "local-hookinbox-shopify"
+	StandardSecret    = "whsec_bG9jYWwtaG9va2luYm94LXN0YW5kYXJkLXdlYmhvb2tz"
+	AdyenHMACKey      = "6C6F63616C2D686F6F6B696E626F782D616479656E2D686D61632D6B65792121"
+	GoPayClientID     = "local-hookinbox-gopay"
+	GoPayClientSecret = "local-hookinbox-gopay-secret"
+)
+
+// LocalEnv is the local value of every secret a function may declare,
+// with the GoPay API at gopayURL.
+func LocalEnv(gopayURL string) map[string]string {
+	return map[string]string{
+		"STRIPE_WEBHOOK_SECRET":   StripeSecret,
+		"STRIPE_API_KEY":          StripeKey,
+		"GITHUB_WEBHOOK_SECRET":   GitHubSecret,
+		"SHOPIFY_WEBHOOK_SECRET":  ShopifySecret,
+		"STANDARD_WEBHOOK_SECRET": StandardSecret,
+		"ADYEN_HMAC_KEY":          AdyenHMACKey,
+		"GOPAY_CLIENT_ID":         GoPayClientID,
+		"GOPAY_CLIENT_SECRET":     GoPayClientSecret,
+		"GOPAY_API_URL":           gopayURL,
+	}
+}

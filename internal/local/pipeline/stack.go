@@ -1,0 +1,240 @@
+// Package pipeline runs hookinbox's functions on this machine as Lambda
+// runs them. A Stack is the template's tables and queues on the local
+// emulators (devstack), the SES, Stripe and GoPay API stand-ins
+// (standin), and each function of the template built from the environment
+// the template gives it, filled in with the stack's endpoints and the
+// local secrets: in process, through catalog.Builders and
+// lambdafn.AWSConfig as the Lambda mains build it, or as its real
+// bootstrap under aws-lambda-rie with the same environment.
+//
+// `hookinbox dev`, `hookinbox chaos` and the pipeline tests
+// (pipelinetest, hookinboxtest) start their pipeline here; each wires the
+// functions to their events as it needs. Every Stack has tables and
+// queues of its own, deleted by Close. A Stack is safe for concurrent use.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+)
+
+// Options say what Start builds.
+type Options struct {
+	// Name is the stack name that prefixes table and queue names; default
+	// devstack.UniqueStackName().
+	Name string
+	// Template defaults to the repository's template.yaml.
+	Template *samtemplate.Template
+	// Env is set in every function's environment, over what Env gives
+	// (METRICS_FILE, another STRIPE_WEBHOOK_SECRET, ...).
+	Env map[string]string
+	// Builders replace entries of catalog.Builders: another module's
+	// processor, for example.
+	Builders map[string]lambdafn.Builder
+	// Config, when set, changes the AWS configuration of every function
+	// Build builds (a request meter, for example).
+	Config func(*aws.Config)
+	// Log returns the logger of the function logicalID; default none.
+	Log func(logicalID string) *slog.Logger
+}
+
+// Stack is one running local pipeline: the template's tables and queues
+// (the embedded devstack.Stack), the stand-ins, and the functions Build
+// and StartBootstrap make.
+type Stack struct {
+	*devstack.Stack
+	Emulators *devstack.Emulators
+	SES       *standin.SES
+	Stripe    *standin.Stripe // accepts StripeKey
+	GoPay     *standin.GoPay  // accepts GoPayClientID and GoPayClientSecret
+	// Endpoints point a function at the stack: AWS_ENDPOINT_URL_DYNAMODB,
+	// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_SESV2 (the SES stand-in),
+	// STRIPE_API_URL and GOPAY_API_URL (the stand-ins).
+	Endpoints map[string]string
+
+	opts    Options
+	servers []*standin.Server
+}
+
+// Start creates the stack's tables and queues on emu and serves the
+// stand-ins on free ports of 127.0.0.1. Close undoes both.
+func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, error) {
+	if opts.Name == "" {
+		opts.Name = devstack.UniqueStackName()
+	}
+	if opts.Template == nil {
+		tpl, err := devstack.RootTemplate()
+		if err != nil {
+			return nil, err
+		}
+		opts.Template = tpl
+	}
+	if opts.Log == nil {
+		opts.Log = func(string) *slog.Logger { return slog.New(slog.DiscardHandler) }
+	}
+	st, err := emu.CreateStack(ctx, opts.Template, opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{
+		Stack: st, Emulators: emu, opts: opts,
+		SES: standin.NewSES(), Stripe: standin.NewStripe(), GoPay: standin.NewGoPay(GoPayClientID, GoPayClientSecret),
+	}
+	s.Stripe.Key = StripeKey
+	var urls []string
+	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay} {
+		srv, err := standin.Serve(h, "")
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("stack %s: start a stand-in: %w", opts.Name, err), s.Close())
+		}
+		s.servers = append(s.servers, srv)
+		urls = append(urls, srv.URL)
+	}
+	s.Endpoints = map[string]string{
+		"AWS_ENDPOINT_URL_DYNAMODB": emu.DynamoDBURL,
+		"AWS_ENDPOINT_URL_SQS":      emu.SQSURL,
+		"AWS_ENDPOINT_URL_SESV2":    urls[0],
+		"STRIPE_API_URL":            urls[1],
+		"GOPAY_API_URL":             urls[2] + "/api",
+	}
+	return s, nil
+}
+
+// Close stops the stand-ins and deletes the tables and queues.
+func (s *Stack) Close() error {
+	for _, srv := range s.servers {
+		srv.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return s.Delete(ctx)
+}
+
+// Env returns the environment of the function logicalID: the variables
+// the template gives it, resolved to this stack, with the local secrets
+// (LocalEnv) in those it declares; the emulators' region, credentials and
+// endpoints, and the stand-ins' (Endpoints); then Options.Env and
+// overrides. Empty AWS_ENDPOINT_URL* variables are left out.
+func (s *Stack) Env(logicalID string, overrides map[string]string) (map[string]string, error) {
+	env, err := s.FunctionEnv(logicalID)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range LocalEnv(s.Endpoints["GOPAY_API_URL"]) {
+		if _, declared := env[k]; declared {
+			env[k] = v
+		}
+	}
+	maps.Copy(env, s.Emulators.EnvMap())
+	maps.Copy(env, s.Endpoints)
+	maps.Copy(env, s.opts.Env)
+	maps.Copy(env, overrides)
+	for k, v := range env {
+		if v == "" && strings.HasPrefix(k, "AWS_ENDPOINT_URL") {
+			// Declared empty for `sam local --env-vars`: unset, as the
+			// SDK reads it.
+			delete(env, k)
+		}
+	}
+	return env, nil
+}
+
+// Build builds the function logicalID in process, as its Lambda main
+// does (Options.Builders, else catalog.Builders), with Env's environment:
+// its AWS configuration comes from that environment through
+// lambdafn.AWSConfig, with the emulators' quick retries. It returns the
+// handler.
+func (s *Stack) Build(ctx context.Context, logicalID string, overrides map[string]string) (any, error) {
+	build, ok := s.opts.Builders[logicalID]
+	if !ok {
+		build, ok = catalog.Builders[logicalID]
+	}
+	if !ok {
+		return nil, fmt.Errorf("function %s has no builder in internal/lambdafn/catalog.Builders", logicalID)
+	}
+	env, err := s.Env(logicalID, overrides)
+	if err != nil {
+		return nil, err
+	}
+	getenv := func(k string) string { return env[k] }
+	cfg, err := lambdafn.AWSConfig(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("function %s: %w", logicalID, err)
+	}
+	cfg.Retryer = s.Emulators.AWSConfig().Retryer
+	if s.opts.Config != nil {
+		s.opts.Config(&cfg)
+	}
+	h, err := build(ctx, cfg, getenv, s.opts.Log(logicalID))
+	if err != nil {
+		return nil, fmt.Errorf("function %s: %w", logicalID, err)
+	}
+	return h, nil
+}
+
+// StartBootstrap runs bootstrap, the function logicalID built for this
+// host (devstack.BuildFunction), under aws-lambda-rie with Env's
+// environment and the template's Timeout and MemorySize. Its output goes
+// to out. The caller stops it.
+func (s *Stack) StartBootstrap(ctx context.Context, logicalID, bootstrap string, overrides map[string]string, out io.Writer) (*devstack.Function, error) {
+	spec, err := s.Function(logicalID)
+	if err != nil {
+		return nil, err
+	}
+	env, err := s.Env(logicalID, overrides)
+	if err != nil {
+		return nil, err
+	}
+	env["AWS_LAMBDA_FUNCTION_NAME"] = logicalID
+	env["AWS_LAMBDA_FUNCTION_TIMEOUT"] = strconv.Itoa(spec.Timeout)
+	env["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = strconv.Itoa(spec.Memory)
+	maps.Copy(env, overrides)
+	fn, err := devstack.StartFunction(ctx, bootstrap, env, devstack.Options{Stdout: out, Stderr: out})
+	if err != nil {
+		return nil, fmt.Errorf("function %s: %w", logicalID, err)
+	}
+	return fn, nil
+}
+
+// StripeRequest returns the API Gateway request that delivers the Stripe
+// event body to the receiver, signed now with StripeSecret. The Stripe
+// stand-in first takes the event's objects as its own, as Stripe's state
+// is when it sends the event.
+func (s *Stack) StripeRequest(body []byte) events.APIGatewayV2HTTPRequest {
+	s.Stripe.Apply(body)
+	req := events.APIGatewayV2HTTPRequest{
+		RouteKey:       "POST /webhooks/{provider}",
+		RawPath:        "/webhooks/stripe",
+		Headers:        map[string]string{"content-type": "application/json", "stripe-signature": verifytest.SignStripe(body, time.Now(), s.secret())},
+		PathParameters: map[string]string{"provider": "stripe"},
+		Body:           string(body),
+	}
+	req.RequestContext.HTTP.Method = "POST"
+	return req
+}
+
+// secret is the receiver's STRIPE_WEBHOOK_SECRET.
+func (s *Stack) secret() string {
+	if v := s.opts.Env["STRIPE_WEBHOOK_SECRET"]; v != "" {
+		return v
+	}
+	return StripeSecret
+}
