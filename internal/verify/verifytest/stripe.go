@@ -2,9 +2,6 @@ package verifytest
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -296,21 +293,4 @@ func stripeFixtures() (map[string][]byte, error) {
 		stripeErr = errors.New("no testdata/stripe: run inside the hookinbox repository")
 	})
 	return stripeFiles, stripeErr
-}
-
-// SignStripe returns the Stripe-Signature header value Stripe sends with
-// body signed at at: "t=<unix>,v1=<hex HMAC-SHA256 of "<unix>.<body>">",
-// with one v1 per secret, in order, as Stripe does while a secret is being
-// rolled. With no secret it returns "t=<unix>" alone.
-func SignStripe(body []byte, at time.Time, secrets ...string) string {
-	t := strconv.FormatInt(at.Unix(), 10)
-	var b strings.Builder
-	b.WriteString("t=" + t)
-	for _, secret := range secrets {
-		mac := hmac.New(sha256.New, []byte(secret))
-		mac.Write([]byte(t + "."))
-		mac.Write(body)
-		b.WriteString(",v1=" + hex.EncodeToString(mac.Sum(nil)))
-	}
-	return b.String()
 }
