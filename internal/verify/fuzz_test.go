@@ -3,8 +3,6 @@ package verify_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,38 +13,16 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// realStripePayloads returns the real Stripe payloads in the repository's
-// testdata/stripe and its variants, and their names: their paths below
-// testdata/stripe.
-func realStripePayloads(t testing.TB) (names []string, bodies [][]byte) {
-	t.Helper()
-	const dir = "../../testdata/stripe/"
-	for _, glob := range []string{dir + "*.json", dir + "variants/*.json"} {
-		paths, err := filepath.Glob(glob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			names, bodies = append(names, strings.TrimPrefix(p, dir)), append(bodies, b)
-		}
-	}
-	if len(bodies) < 5 {
-		t.Fatalf("found %d real payloads in testdata, want at least 5", len(bodies))
-	}
-	return names, bodies
-}
-
 // fuzzBodies returns the fuzzers' starting bodies: the real Stripe payloads
 // in the repository's testdata/stripe (and its variants) and the hostile shapes
 // the unit tests name. Further regression inputs live in
 // testdata/fuzz/<FuzzName>/, as go test reads them.
 func fuzzBodies(f *testing.F) [][]byte {
 	f.Helper()
-	_, bodies := realStripePayloads(f)
+	_, bodies, err := verifytest.StripePayloads()
+	if err != nil {
+		f.Fatal(err)
+	}
 	return append(bodies,
 		nil,
 		[]byte("not json at all"),

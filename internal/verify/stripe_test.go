@@ -505,7 +505,10 @@ func TestStripeVerifyEvent(t *testing.T) {
 // seconds after it was created, and checks the event against
 // encoding/json's reading of the payload.
 func TestStripeVerifyRealPayloads(t *testing.T) {
-	names, bodies := realStripePayloads(t)
+	names, bodies, err := verifytest.StripePayloads()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, body := range bodies {
 		t.Run(names[i], func(t *testing.T) {
 			var want struct {
