@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -254,4 +255,19 @@ type watchedStore struct {
 func (s watchedStore) Get(ctx context.Context, key webhook.Key) (inbox.Item, error) {
 	s.onGet()
 	return s.Memory.Get(ctx, key)
+}
+
+// recordedEffects returns the names of the effects p's ledger recorded for
+// key, in order.
+func recordedEffects(t *testing.T, p *pipelinetest.Pipeline, key webhook.Key) []string {
+	t.Helper()
+	recs, err := effects.NewLedger(p.DynamoDB, p.Stack.Tables["InboxTable"], time.Hour).Records(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range recs {
+		names = append(names, r.Effect)
+	}
+	return names
 }

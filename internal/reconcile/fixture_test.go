@@ -20,10 +20,11 @@ import (
 )
 
 // reconciler returns the ReconcilerFunction as built for Lambda, logging
-// to p.Logs.
-func reconciler(t *testing.T, p *pipelinetest.Pipeline, overrides map[string]string) func(context.Context, events.EventBridgeEvent) (reconcile.Summary, error) {
+// to p.Logs, as a function that runs it on a scheduled event.
+func reconciler(t *testing.T, p *pipelinetest.Pipeline, overrides map[string]string) func(context.Context) (reconcile.Summary, error) {
 	t.Helper()
-	return p.Build(t, "ReconcilerFunction", overrides).(func(context.Context, events.EventBridgeEvent) (reconcile.Summary, error))
+	handle := p.Build(t, "ReconcilerFunction", overrides).(func(context.Context, events.EventBridgeEvent) (reconcile.Summary, error))
+	return func(ctx context.Context) (reconcile.Summary, error) { return handle(ctx, events.EventBridgeEvent{}) }
 }
 
 // checkout returns the key and body of a checkout.session.completed event

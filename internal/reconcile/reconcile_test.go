@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -55,7 +54,7 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	}
 
 	run := reconciler(t, s, map[string]string{"STRIPE_EVENTS_LOOKBACK": "1h"})
-	sum, err := run(ctx, events.EventBridgeEvent{})
+	sum, err := run(ctx)
 	if err != nil {
 		t.Fatalf("reconciler: %v\n%+v", err, sum)
 	}
@@ -98,7 +97,7 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 		}
 	}
 
-	again, err := run(ctx, events.EventBridgeEvent{})
+	again, err := run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +208,7 @@ func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 	claim(3, now.Add(-time.Minute))
 
 	run := reconciler(t, s, nil)
-	sum, err := run(ctx, events.EventBridgeEvent{})
+	sum, err := run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +241,7 @@ func TestStuckClaimsAreReenqueuedAndAlarmed(t *testing.T) {
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, []webhook.Key{crashed, failed, abandoned}, inbox.Done) })
 	s.EffectsOnce(t, []webhook.Key{crashed, failed, abandoned})
 
-	again, err := run(ctx, events.EventBridgeEvent{})
+	again, err := run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
