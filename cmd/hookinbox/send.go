@@ -143,10 +143,7 @@ func sendProvider(ctx context.Context, provider, what string, f sendFlags, stdou
 		st = nil
 	}
 	if url == "" {
-		base := "http://" + defaultAddr
-		if a := os.Getenv(addrEnv); a != "" {
-			base = "http://" + a
-		}
+		base := "http://" + localAddr()
 		if st != nil {
 			base = st.BaseURL
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -69,7 +68,7 @@ func fakeEndpoint(t *testing.T, secret string) (*httptest.Server, func() []deliv
 func runSend(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), append([]string{"send"}, args...), &stdout, &stderr)
+	code := run(t.Context(), append([]string{"send"}, args...), &stdout, &stderr)
 	return stdout.String() + stderr.String(), code
 }
 
@@ -217,7 +216,7 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 			got = nil
 			var out strings.Builder
 			f := sendFlags{url: srv.URL + "/webhooks/" + tc.provider, stateFile: t.TempDir() + "/none.json", times: 1, timeout: 5 * time.Second}
-			if err := sendProvider(context.Background(), tc.provider, tc.file, f, &out); err != nil {
+			if err := sendProvider(t.Context(), tc.provider, tc.file, f, &out); err != nil {
 				t.Fatalf("send: %v\n%s", err, out.String())
 			}
 			if len(got) != 1 || got[0].Type != tc.wantType || !strings.Contains(out.String(), string(got[0].Key())) {
