@@ -61,6 +61,11 @@ func (e envFlag) Set(s string) error {
 	return nil
 }
 
+// metricsFileFor returns the metrics file beside a state file.
+func metricsFileFor(stateFile string) string {
+	return strings.TrimSuffix(stateFile, filepath.Ext(stateFile)) + "-metrics.jsonl"
+}
+
 // localAddr is the address hookinbox dev serves on unless --addr says
 // otherwise: $HOOKINBOX_ADDR, else 127.0.0.1:3000.
 func localAddr() string {
