@@ -21,12 +21,18 @@ pkg_ReceiverFunction   := ./functions/receiver
 pkg_ProcessorFunction  := ./functions/processor
 pkg_DlqReplayFunction  := ./functions/dlq-replay
 pkg_ReconcilerFunction := ./functions/reconciler
-# The floor program's bootstrap (performance work only: make sizes, hookinbox
-# load), built as the functions are; no template function deploys it.
-pkg_floor              := ./cmd/floor
 
-build-ReceiverFunction build-ProcessorFunction build-DlqReplayFunction build-ReconcilerFunction build-floor:
-	CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap $(pkg_$(name))
+# gobuild builds a bootstrap into $(ARTIFACTS_DIR) as `sam build` wants it.
+gobuild = CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap
+
+build-ReceiverFunction build-ProcessorFunction build-DlqReplayFunction build-ReconcilerFunction:
+	$(gobuild) $(pkg_$(name))
+
+# build-floor builds the floor program's bootstrap as the functions are built
+# (performance work only: make sizes, hookinbox load); no template function
+# deploys it.
+build-floor:
+	$(gobuild) ./cmd/floor
 
 .DEFAULT_GOAL := test
 .PHONY: build sizes test test-moto test-examples vet lint-template fuzz chaos faults bench dev clean $(FUNCTIONS:%=build-%) build-floor
