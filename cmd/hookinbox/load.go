@@ -345,7 +345,7 @@ func startFloor(ctx context.Context, st *devState) (string, func(), error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("create the floor's tables and queues: %w", err)
 	}
-	h := floor.New(emu.LeanDynamoDB(), emu.SQS(), stack.Tables["InboxTable"], stack.Queues["EventsQueue"].URL)
+	h := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), stack.Tables["InboxTable"], stack.Queues["EventsQueue"].URL)
 	api := &lambdalocal.HTTPAPI{Routes: []lambdalocal.Route{{Method: "POST", Path: "/webhooks/{provider}", Function: lambdalocal.InProcess(h.Handle)}}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
