@@ -14,7 +14,6 @@ import (
 	dynamodbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
-	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/shop"
 )
@@ -24,23 +23,8 @@ import (
 // order by 8 senders with jitter and a queue copy each, end exactly as one
 // in-order delivery left them (make chaos runs all 1,000).
 func TestChaosSmallCorpusMatchesTheReference(t *testing.T) {
-	emu := devstacktest.ForTest(t)
-	// chaos starts nothing when the endpoints are in the environment.
-	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", emu.DynamoDBURL)
-	t.Setenv("AWS_ENDPOINT_URL_SQS", emu.SQSURL)
-	corpus := firstLines(t, filepath.Join("..", "..", "testdata", "chaos", "events.jsonl"), 40)
-
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"chaos", "--events", corpus, "--dup", "2", "--concurrency", "8",
-		"--delay-jitter", "50ms", "--seed", "11"}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("chaos exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
-	}
-	for _, want := range []string{"verdict: SAME: 40 events", "duplicated effects: 0", "chaos           40         80"} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
-		}
-	}
+	chaosOnEmulators(t, 40, []string{"--dup", "2", "--concurrency", "8", "--delay-jitter", "50ms", "--seed", "11"},
+		"verdict: SAME: 40 events", "duplicated effects: 0", "chaos           40         80")
 }
 
 // TestChaosUnderSQSSendRefused is make test's fault-injection run: 20
@@ -50,20 +34,25 @@ func TestChaosSmallCorpusMatchesTheReference(t *testing.T) {
 // answers 500; the sender retries as Stripe does; nothing is lost or
 // doubled. make faults runs every fault on 200 events.
 func TestChaosUnderSQSSendRefused(t *testing.T) {
-	emu := devstacktest.ForTest(t)
-	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", emu.DynamoDBURL)
-	t.Setenv("AWS_ENDPOINT_URL_SQS", emu.SQSURL)
-	corpus := firstLines(t, filepath.Join("..", "..", "testdata", "chaos", "events.jsonl"), 20)
+	chaosOnEmulators(t, 20, []string{"--concurrency", "4", "--delay-jitter", "2s", "--seed", "5", "--fault", "sqs-send-refused"},
+		"verdict: SAME: 20 events", "duplicated effects: 0")
+}
 
+// chaosOnEmulators runs hookinbox chaos with args on the first n events of
+// the committed corpus and on the shared emulators (chaos starts nothing
+// when the endpoints are in the environment), and checks that it exits 0
+// and prints each of want.
+func chaosOnEmulators(t *testing.T, n int, args []string, want ...string) {
+	t.Helper()
+	emulatorsInEnv(t)
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"chaos", "--events", corpus, "--concurrency", "4",
-		"--delay-jitter", "2s", "--seed", "5", "--fault", "sqs-send-refused"}, &stdout, &stderr)
+	code := run(context.Background(), append([]string{"chaos", "--events", corpusHead(t, n)}, args...), &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("chaos exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
-	for _, want := range []string{"verdict: SAME: 20 events", "duplicated effects: 0"} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+	for _, w := range want {
+		if !strings.Contains(stdout.String(), w) {
+			t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
 		}
 	}
 }
@@ -100,11 +89,12 @@ func TestChaosGenerate(t *testing.T) {
 	}
 }
 
-// firstLines writes the first n lines of path to a file in a temporary
-// directory and returns its path.
-func firstLines(t *testing.T, path string, n int) string {
+// corpusHead writes the first n lines of the committed chaos corpus,
+// testdata/chaos/events.jsonl, to a file in a temporary directory and
+// returns its path.
+func corpusHead(t *testing.T, n int) string {
 	t.Helper()
-	f, err := os.Open(path)
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "chaos", "events.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,9 +124,7 @@ func TestChaosAgainstARunningStack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs hookinbox dev and two chaos stacks on the emulators; run without -short")
 	}
-	emu := devstacktest.ForTest(t)
-	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", emu.DynamoDBURL)
-	t.Setenv("AWS_ENDPOINT_URL_SQS", emu.SQSURL)
+	emulatorsInEnv(t)
 	const secret = "whsec_chaos_url_test"
 	dir := t.TempDir()
 	stateFile, addr := filepath.Join(dir, "state.json"), freeAddr(t)
@@ -162,7 +150,7 @@ func TestChaosAgainstARunningStack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	corpus := firstLines(t, filepath.Join("..", "..", "testdata", "chaos", "events.jsonl"), 20)
+	corpus := corpusHead(t, 20)
 	chaos := func(t *testing.T, secret string) (int, string) {
 		t.Helper()
 		var stdout, stderr bytes.Buffer

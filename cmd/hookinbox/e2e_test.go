@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -240,16 +239,6 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("state file %s left behind (%v)", stateFile, err)
 	}
 	t.Logf("end to end in %v", time.Since(begin).Round(time.Millisecond))
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // waitHealthy polls url until it answers 200, the process exits or ctx ends.

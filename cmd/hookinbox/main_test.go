@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 )
 
 func TestMain(m *testing.M) {
@@ -21,6 +22,36 @@ func TestMain(m *testing.M) {
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// emulatorsInEnv returns the emulators shared by the test binary, with
+// their endpoints, region and credentials in the test's environment as a
+// shell that exported them has them: the command under test finds them
+// there, as chaos does (it then starts no emulators of its own).
+func emulatorsInEnv(t *testing.T) *devstack.Emulators {
+	t.Helper()
+	emu := devstacktest.ForTest(t)
+	for k, v := range emu.EnvMap() {
+		t.Setenv(k, v)
+	}
+	return emu
+}
+
+// stackInEnv is emulatorsInEnv with a fresh stack on them.
+func stackInEnv(t *testing.T) (*devstack.Emulators, *devstack.Stack) {
+	t.Helper()
+	return emulatorsInEnv(t), devstacktest.NewTestStack(t)
+}
+
+// freeAddr returns a 127.0.0.1 address with a port nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 func TestRunExitCodes(t *testing.T) {

@@ -20,11 +20,7 @@ import (
 )
 
 func TestReplayCommandOnTheLocalStack(t *testing.T) {
-	emu := devstacktest.ForTest(t)
-	st := devstacktest.NewTestStack(t)
-	for k, v := range emu.EnvMap() {
-		t.Setenv(k, v)
-	}
+	emu, st := stackInEnv(t)
 	ctx := context.Background()
 	store := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
 	dlq := queue.New(emu.LeanSQS(), st.Queues["EventsDLQ"].URL)

@@ -15,7 +15,6 @@ import (
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -27,11 +26,7 @@ import (
 // SDK's protocol (moto 5.2 lacks its CBOR), so CloudWatch is unreachable
 // here: status says so and shows everything else.
 func TestStatusOnAWS(t *testing.T) {
-	emu := devstacktest.ForTest(t)
-	st := devstacktest.NewTestStack(t)
-	for k, v := range emu.EnvMap() {
-		t.Setenv(k, v)
-	}
+	emu, st := stackInEnv(t)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -14,12 +14,7 @@ const apiKeyARN = "arn:aws:secretsmanager:eu-west-1:210987654321:secret:stripe-a
 
 func TestTemplateProcessorEventSource(t *testing.T) {
 	const inv = "ProcessorFunction reads EventsQueue in batches with partial batch failures and bounded concurrency"
-	tpl := loadProject(t)
-	props, err := tpl.Function("ProcessorFunction")
-	if err != nil {
-		broken(t, inv, "%v", err)
-		return
-	}
+	tpl, props := projectFunction(t, inv, "ProcessorFunction")
 	evs, _ := props["Events"].(map[string]any)
 	var sqsEvents []map[string]any
 	for _, e := range evs {
@@ -128,31 +123,24 @@ func processorTiming(t *testing.T, tpl *samtemplate.Template, c samtemplate.Cont
 }
 
 func TestTemplateProcessorPolicy(t *testing.T) {
-	checkGrants(t, "ProcessorFunction", func(c samtemplate.Context) []string {
-		inboxARN, _ := c.Lookup("InboxTable", "Arn")
-		shopARN, _ := c.Lookup("ShopTable", "Arn")
-		queue, _ := c.Lookup("EventsQueue", "Arn")
-		dlq, _ := c.Lookup("EventsDLQ", "Arn")
+	checkGrants(t, "ProcessorFunction", "StripeApiKeyArn", func(c samtemplate.Context) []string {
+		inbox, shop, queue, dlq := arn(c, "InboxTable"), arn(c, "ShopTable"), arn(c, "EventsQueue"), arn(c, "EventsDLQ")
 		d := c.WithDefaults()
 		identity := "example.com"
 		if v := c.Params["MailFromIdentity"]; v != "" {
 			identity = v
 		}
-		want := []string{
-			"dynamodb:GetItem on " + inboxARN,
-			"dynamodb:PutItem on " + inboxARN,
-			"dynamodb:PutItem on " + shopARN,
-			"dynamodb:Query on " + inboxARN,
-			"dynamodb:UpdateItem on " + inboxARN,
+		return []string{
+			"dynamodb:GetItem on " + inbox,
+			"dynamodb:PutItem on " + inbox,
+			"dynamodb:PutItem on " + shop,
+			"dynamodb:Query on " + inbox,
+			"dynamodb:UpdateItem on " + inbox,
 			"ses:SendEmail on arn:" + d.Partition + ":ses:" + d.Region + ":" + d.AccountID + ":identity/" + identity,
 			"sqs:ChangeMessageVisibility on " + queue,
 			"sqs:SendMessage on " + dlq,
 			"sqs:SendMessage on " + queue,
 		}
-		if v := c.Params["StripeApiKeyArn"]; v != "" {
-			want = append(want, "secretsmanager:GetSecretValue on "+v)
-		}
-		return want
 	})
 }
 

@@ -13,10 +13,8 @@ import (
 // the stuck-claims alarm.
 
 func TestTemplateDlqReplayPolicy(t *testing.T) {
-	checkGrants(t, "DlqReplayFunction", func(c samtemplate.Context) []string {
-		table, _ := c.Lookup("InboxTable", "Arn")
-		queue, _ := c.Lookup("EventsQueue", "Arn")
-		dlq, _ := c.Lookup("EventsDLQ", "Arn")
+	checkGrants(t, "DlqReplayFunction", "", func(c samtemplate.Context) []string {
+		table, queue, dlq := arn(c, "InboxTable"), arn(c, "EventsQueue"), arn(c, "EventsDLQ")
 		return []string{
 			"dynamodb:GetItem on " + table,
 			"dynamodb:UpdateItem on " + table,
@@ -29,10 +27,9 @@ func TestTemplateDlqReplayPolicy(t *testing.T) {
 }
 
 func TestTemplateReconcilerPolicy(t *testing.T) {
-	checkGrants(t, "ReconcilerFunction", func(c samtemplate.Context) []string {
-		table, _ := c.Lookup("InboxTable", "Arn")
-		queue, _ := c.Lookup("EventsQueue", "Arn")
-		want := []string{
+	checkGrants(t, "ReconcilerFunction", "StripeApiKeyArn", func(c samtemplate.Context) []string {
+		table, queue := arn(c, "InboxTable"), arn(c, "EventsQueue")
+		return []string{
 			"dynamodb:DeleteItem on " + table,
 			"dynamodb:GetItem on " + table,
 			"dynamodb:PutItem on " + table,
@@ -40,10 +37,6 @@ func TestTemplateReconcilerPolicy(t *testing.T) {
 			"dynamodb:UpdateItem on " + table,
 			"sqs:SendMessage on " + queue,
 		}
-		if v := c.Params["StripeApiKeyArn"]; v != "" {
-			want = append(want, "secretsmanager:GetSecretValue on "+v)
-		}
-		return want
 	})
 }
 
@@ -55,36 +48,21 @@ func TestTemplateRecoveryEnv(t *testing.T) {
 		function string
 		want     map[string]string
 	}{
-		{"DlqReplayFunction", map[string]string{
-			"INBOX_TABLE":       "hookinbox-inbox",
-			"EVENTS_QUEUE_URL":  "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events",
-			"EVENTS_DLQ_URL":    "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events-dlq",
-			"REPLAY_MAX":        "100",
-			"AWS_ENDPOINT_URL":  "", // from Globals, for sam local and LocalStack
-			"METRICS_NAMESPACE": "hookinbox/hookinbox",
-		}},
-		{"ReconcilerFunction", map[string]string{
-			"INBOX_TABLE":            "hookinbox-inbox",
-			"EVENTS_QUEUE_URL":       "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events",
+		{"DlqReplayFunction", defaultsEnv(map[string]string{
+			"EVENTS_DLQ_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events-dlq",
+			"REPLAY_MAX":     "100",
+		})},
+		{"ReconcilerFunction", defaultsEnv(map[string]string{
 			"STRIPE_API_KEY":         "",
 			"STRIPE_API_URL":         "",
 			"STRIPE_API_KEY_ARN":     "",
 			"STUCK_AFTER":            "15m",
 			"STRIPE_EVENTS_LOOKBACK": "",
-			"METRICS_NAMESPACE":      "hookinbox/hookinbox",
-			"AWS_ENDPOINT_URL":       "",
-		}},
+		})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.function, func(t *testing.T) {
-			got, err := tpl.FunctionEnv(tt.function, c)
-			if err != nil {
-				broken(t, inv, "%v", err)
-				return
-			}
-			if diff := cmp.Diff(got, tt.want); diff != "" {
-				broken(t, inv, "%s environment (-got +want):\n%s", tt.function, diff)
-			}
+			checkEnv(t, inv, tpl, tt.function, c, tt.want)
 		})
 	}
 	// A replay hides the DLQ messages it reads for 3 minutes (replay's
@@ -103,12 +81,7 @@ func TestTemplateRecoveryEnv(t *testing.T) {
 
 func TestTemplateReconcilerSchedule(t *testing.T) {
 	const inv = "ReconcilerFunction runs every 5 minutes"
-	tpl := loadProject(t)
-	props, err := tpl.Function("ReconcilerFunction")
-	if err != nil {
-		broken(t, inv, "%v", err)
-		return
-	}
+	_, props := projectFunction(t, inv, "ReconcilerFunction")
 	evs, _ := props["Events"].(map[string]any)
 	var schedules []string
 	for _, e := range evs {

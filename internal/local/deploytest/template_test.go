@@ -6,6 +6,7 @@ package deploytest
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"sort"
 	"strconv"
@@ -30,6 +31,58 @@ func loadProject(t *testing.T) *samtemplate.Template {
 		t.Fatalf("invariant %q broken: %v", "template.yaml parses", err)
 	}
 	return tpl
+}
+
+// projectFunction loads template.yaml and the properties of function id,
+// merged with Globals; it stops the test, naming inv, when either fails.
+func projectFunction(t *testing.T, inv, id string) (*samtemplate.Template, map[string]any) {
+	t.Helper()
+	tpl := loadProject(t)
+	props, err := tpl.Function(id)
+	if err != nil {
+		broken(t, inv, "%v", err)
+		t.FailNow()
+	}
+	return tpl, props
+}
+
+// projectResource loads template.yaml and the properties of resource id;
+// it stops the test, naming inv, when id is not a typ.
+func projectResource(t *testing.T, inv, id, typ string) (*samtemplate.Template, map[string]any) {
+	t.Helper()
+	tpl := loadProject(t)
+	r := tpl.Resources[id]
+	if r.Type != typ {
+		broken(t, inv, "%s type = %q, want %q", id, r.Type, typ)
+		t.FailNow()
+	}
+	return tpl, r.Properties
+}
+
+// defaultsEnv returns vars and what every function that works on the inbox
+// has in its environment in the defaults deployment.
+func defaultsEnv(vars map[string]string) map[string]string {
+	env := map[string]string{
+		"INBOX_TABLE":       "hookinbox-inbox",
+		"EVENTS_QUEUE_URL":  "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events",
+		"AWS_ENDPOINT_URL":  "", // from Globals, for sam local and LocalStack
+		"METRICS_NAMESPACE": "hookinbox/hookinbox",
+	}
+	maps.Copy(env, vars)
+	return env
+}
+
+// checkEnv asserts function's environment resolved in deployment c.
+func checkEnv(t *testing.T, inv string, tpl *samtemplate.Template, function string, c samtemplate.Context, want map[string]string) {
+	t.Helper()
+	got, err := tpl.FunctionEnv(function, c)
+	if err != nil {
+		broken(t, inv, "%s: %v", function, err)
+		return
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		broken(t, inv, "%s environment (-got +want):\n%s", function, diff)
+	}
 }
 
 // broken reports a broken invariant of template.yaml.
@@ -221,14 +274,9 @@ func TestTemplateGlobals(t *testing.T) {
 
 func TestTemplateReceiverRoute(t *testing.T) {
 	const inv = "ReceiverFunction serves POST /webhooks/{provider} on WebhookApi"
-	tpl := loadProject(t)
+	tpl, props := projectFunction(t, inv, "ReceiverFunction")
 	if got, want := tpl.Resources["WebhookApi"].Type, "AWS::Serverless::HttpApi"; got != want {
 		broken(t, inv, "WebhookApi type = %q, want %q", got, want)
-	}
-	props, err := tpl.Function("ReceiverFunction")
-	if err != nil {
-		broken(t, inv, "%v", err)
-		return
 	}
 	events, _ := props["Events"].(map[string]any)
 	want := map[string]any{
@@ -249,20 +297,16 @@ func TestTemplateReceiverRoute(t *testing.T) {
 }
 
 // TestTemplateProviderSettings: every provider of verify.Specs can be
-// enabled from the template: its secret variable is declared empty (for
-// sam local) and its _ARN variable comes from a parameter.
+// enabled from the template: its secret variable is declared empty (so
+// `sam local --env-vars` can set it) and its _ARN variable comes from a
+// parameter.
 func TestTemplateProviderSettings(t *testing.T) {
 	const inv = "ReceiverFunction declares every provider's secret variables"
-	tpl := loadProject(t)
-	props, err := tpl.Function("ReceiverFunction")
-	if err != nil {
-		broken(t, inv, "%v", err)
-		return
-	}
+	tpl, props := projectFunction(t, inv, "ReceiverFunction")
 	vars, _ := props["Environment"].(map[string]any)["Variables"].(map[string]any)
 	for _, spec := range verify.Specs {
 		if got, ok := vars[spec.SecretEnv]; !ok || got != "" {
-			broken(t, inv, "%s = %#v, want present and \"\"", spec.SecretEnv, got)
+			broken(t, inv, "%s = %#v, want present and \"\" so `sam local --env-vars` can set it", spec.SecretEnv, got)
 		}
 		ref, ok := vars[spec.SecretEnv+"_ARN"].(samtemplate.Ref)
 		if !ok {
@@ -278,31 +322,18 @@ func TestTemplateProviderSettings(t *testing.T) {
 func TestTemplateReceiverEnv(t *testing.T) {
 	const inv = "ReceiverFunction's environment names the inbox, the queue and the Stripe settings"
 	tpl := loadProject(t)
-	props, err := tpl.Function("ReceiverFunction")
-	if err != nil {
-		broken(t, inv, "%v", err)
-		return
-	}
-	vars, _ := props["Environment"].(map[string]any)["Variables"].(map[string]any)
-	if got, ok := vars["STRIPE_WEBHOOK_SECRET"]; !ok || got != "" {
-		broken(t, inv, "STRIPE_WEBHOOK_SECRET = %#v, want present and \"\" so `sam local --env-vars` can set it", got)
-	}
-
+	// Its unresolved secret variables: TestTemplateProviderSettings.
 	tests := []struct {
 		name string
 		want map[string]string
 	}{
-		{"defaults", map[string]string{
-			"INBOX_TABLE":               "hookinbox-inbox",
-			"EVENTS_QUEUE_URL":          "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events",
+		{"defaults", defaultsEnv(map[string]string{
 			"STRIPE_WEBHOOK_SECRET":     "",
 			"STRIPE_WEBHOOK_SECRET_ARN": "",
 			"STRIPE_TOLERANCE":          "300s",
 			"MAX_BODY_BYTES":            "262144",
 			"SECRET_MAX_AGE":            "5m",
-			"AWS_ENDPOINT_URL":          "", // from Globals, for sam local and LocalStack
-			"METRICS_NAMESPACE":         "hookinbox/hookinbox",
-		}},
+		})},
 		{"shop-prod", map[string]string{
 			"INBOX_TABLE":               "shop-prod-inbox",
 			"EVENTS_QUEUE_URL":          "https://sqs.eu-west-1.amazonaws.com/210987654321/shop-prod-events",
@@ -326,27 +357,15 @@ func TestTemplateReceiverEnv(t *testing.T) {
 	ctxs := deployments(t, tpl)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tpl.FunctionEnv("ReceiverFunction", ctxs[tt.name])
-			if err != nil {
-				broken(t, inv, "%v", err)
-				return
-			}
-			if diff := cmp.Diff(got, tt.want); diff != "" {
-				broken(t, inv, "resolved environment (-got +want):\n%s", diff)
-			}
+			checkEnv(t, inv, tpl, "ReceiverFunction", ctxs[tt.name], tt.want)
 		})
 	}
 }
 
 func TestTemplateInboxTable(t *testing.T) {
 	const inv = "InboxTable is pk/sk, on demand, with TTL on expires_at, PITR and SSE"
-	tpl := loadProject(t)
-	r := tpl.Resources["InboxTable"]
-	if got, want := r.Type, "AWS::DynamoDB::Table"; got != want {
-		broken(t, inv, "InboxTable type = %q, want %q", got, want)
-		return
-	}
-	v, err := tpl.Resolve(r.Properties, deployments(t, tpl)["defaults"])
+	tpl, props := projectResource(t, inv, "InboxTable", "AWS::DynamoDB::Table")
+	v, err := tpl.Resolve(props, deployments(t, tpl)["defaults"])
 	if err != nil {
 		broken(t, inv, "%v", err)
 		return
@@ -397,15 +416,10 @@ func intProp(t *testing.T, tpl *samtemplate.Template, v any, c samtemplate.Conte
 
 func TestTemplateEventsQueue(t *testing.T) {
 	const inv = "EventsQueue redrives to EventsDLQ after 5 receives and outlasts the processor"
-	tpl := loadProject(t)
+	tpl, queue := projectResource(t, inv, "EventsQueue", "AWS::SQS::Queue")
 	for name, c := range deployments(t, tpl) {
 		t.Run(name, func(t *testing.T) {
-			r := tpl.Resources["EventsQueue"]
-			if got, want := r.Type, "AWS::SQS::Queue"; got != want {
-				broken(t, inv, "EventsQueue type = %q, want %q", got, want)
-				return
-			}
-			redrive, _ := r.Properties["RedrivePolicy"].(map[string]any)
+			redrive, _ := queue["RedrivePolicy"].(map[string]any)
 			if got, want := redrive["deadLetterTargetArn"], any(samtemplate.GetAtt{Resource: "EventsDLQ", Attribute: "Arn"}); got != want {
 				broken(t, inv, "RedrivePolicy.deadLetterTargetArn = %#v, want !GetAtt EventsDLQ.Arn", got)
 			}
@@ -427,7 +441,7 @@ func TestTemplateEventsQueue(t *testing.T) {
 				}
 				minVisibility, why = 6*timeout, fmt.Sprintf("6 × ProcessorFunction Timeout %d s", timeout)
 			}
-			vis, err := intProp(t, tpl, r.Properties["VisibilityTimeout"], c)
+			vis, err := intProp(t, tpl, queue["VisibilityTimeout"], c)
 			if err != nil || vis < minVisibility {
 				broken(t, inv, "VisibilityTimeout = %d (%v), want >= %d (%s)", vis, err, minVisibility, why)
 			}
@@ -437,19 +451,14 @@ func TestTemplateEventsQueue(t *testing.T) {
 
 func TestTemplateEventsDLQ(t *testing.T) {
 	const inv = "EventsDLQ keeps messages 14 days and allows redrive only from EventsQueue"
-	tpl := loadProject(t)
+	tpl, dlq := projectResource(t, inv, "EventsDLQ", "AWS::SQS::Queue")
 	for name, c := range deployments(t, tpl) {
 		t.Run(name, func(t *testing.T) {
-			r := tpl.Resources["EventsDLQ"]
-			if got, want := r.Type, "AWS::SQS::Queue"; got != want {
-				broken(t, inv, "EventsDLQ type = %q, want %q", got, want)
-				return
-			}
-			retention, err := intProp(t, tpl, r.Properties["MessageRetentionPeriod"], c)
+			retention, err := intProp(t, tpl, dlq["MessageRetentionPeriod"], c)
 			if err != nil || retention != 1209600 {
 				broken(t, inv, "MessageRetentionPeriod = %d (%v), want 1209600", retention, err)
 			}
-			got, err := tpl.Resolve(r.Properties["RedriveAllowPolicy"], c)
+			got, err := tpl.Resolve(dlq["RedriveAllowPolicy"], c)
 			if err != nil {
 				broken(t, inv, "RedriveAllowPolicy: %v", err)
 				return
@@ -542,37 +551,38 @@ func strings1(v any) ([]string, error) {
 }
 
 func TestTemplateReceiverPolicy(t *testing.T) {
-	checkGrants(t, "ReceiverFunction", func(c samtemplate.Context) []string {
-		table, _ := c.Lookup("InboxTable", "Arn")
-		queue, _ := c.Lookup("EventsQueue", "Arn")
-		want := []string{
+	checkGrants(t, "ReceiverFunction", "StripeWebhookSecretArn", func(c samtemplate.Context) []string {
+		table, queue := arn(c, "InboxTable"), arn(c, "EventsQueue")
+		return []string{
 			"dynamodb:DeleteItem on " + table,
 			"dynamodb:GetItem on " + table,
 			"dynamodb:PutItem on " + table,
 			"dynamodb:UpdateItem on " + table,
 			"sqs:SendMessage on " + queue,
 		}
-		if v := c.Params["StripeWebhookSecretArn"]; v != "" {
-			want = append(want, "secretsmanager:GetSecretValue on "+v)
-		}
-		return want
 	})
 }
 
+// arn returns the ARN of resource id in deployment c.
+func arn(c samtemplate.Context, id string) string {
+	s, _ := c.Lookup(id, "Arn")
+	return s
+}
+
 // checkGrants asserts that function's resolved Policies grant exactly what
-// want returns for each deployment, each on a specific resource.
-func checkGrants(t *testing.T, function string, want func(c samtemplate.Context) []string) {
+// want returns for each deployment, each on a specific resource, and
+// secretsmanager:GetSecretValue on the ARN that parameter secretParam
+// names, in the deployments that set it.
+func checkGrants(t *testing.T, function, secretParam string, want func(c samtemplate.Context) []string) {
 	t.Helper()
 	inv := function + "'s policies grant only its own calls, each on one resource"
-	tpl := loadProject(t)
-	props, err := tpl.Function(function)
-	if err != nil {
-		broken(t, inv, "%v", err)
-		return
-	}
+	tpl, props := projectFunction(t, inv, function)
 	for name, c := range deployments(t, tpl) {
 		t.Run(name, func(t *testing.T) {
 			w := want(c)
+			if v := c.Params[secretParam]; v != "" {
+				w = append(w, "secretsmanager:GetSecretValue on "+v)
+			}
 			sort.Strings(w)
 			policies, err := tpl.Resolve(props["Policies"], c)
 			if err != nil {
