@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -127,28 +126,18 @@ func itemBinaryBytes(m Item) int {
 }
 
 func appendItem(b []byte, m Item) ([]byte, error) {
-	var names [24]string
-	keys := names[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
+	var err error
+	b = appendMap(b, m, func(b []byte, v AttributeValue) []byte {
+		if err == nil {
+			b, err = appendValue(b, v)
 		}
-		b = appendString(b, k)
-		b = append(b, ':')
-		var err error
-		if b, err = appendValue(b, m[k]); err != nil {
-			return nil, err
-		}
-	}
-	return append(b, '}'), nil
+		return b
+	})
+	return b, err
 }
 
 func appendValue(b []byte, v AttributeValue) ([]byte, error) {
+	var err error
 	switch v.typ {
 	case "S", "N":
 		b = append(b, `{"`...)
@@ -156,9 +145,8 @@ func appendValue(b []byte, v AttributeValue) ([]byte, error) {
 		b = append(b, `":`...)
 		b = appendString(b, v.str)
 	case "B":
-		b = append(b, `{"B":"`...)
-		b = base64.StdEncoding.AppendEncode(b, v.bin)
-		b = append(b, '"')
+		b = append(b, `{"B":`...)
+		b = appendBase64(b, v.bin)
 	case "BOOL":
 		b = append(b, `{"BOOL":`...)
 		b = strconv.AppendBool(b, v.bool)
@@ -166,58 +154,36 @@ func appendValue(b []byte, v AttributeValue) ([]byte, error) {
 		b = append(b, `{"NULL":true`...)
 	case "M":
 		b = append(b, `{"M":`...)
-		var err error
 		if v.m == nil {
 			b = append(b, "{}"...)
-		} else if b, err = appendItem(b, v.m); err != nil {
-			return nil, err
+		} else {
+			b, err = appendItem(b, v.m)
 		}
 	case "L":
-		b = append(b, `{"L":[`...)
-		for i, e := range v.l {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendValue(b, e); err != nil {
-				return nil, err
-			}
+		b = append(b, `{"L":`...)
+		if v.l == nil {
+			b = append(b, "[]"...) // as L() with no values is written
+			break
 		}
-		b = append(b, ']')
+		b = appendList(b, v.l, func(b []byte, e AttributeValue) []byte {
+			if err == nil {
+				b, err = appendValue(b, e)
+			}
+			return b
+		})
 	case "SS", "NS":
 		b = append(b, `{"`...)
 		b = append(b, v.typ...)
 		b = append(b, `":`...)
-		if v.ss == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '[')
-			for i, s := range v.ss {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = appendString(b, s)
-			}
-			b = append(b, ']')
-		}
+		b = appendList(b, v.ss, appendString)
 	case "BS":
 		b = append(b, `{"BS":`...)
-		if v.bs == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '[')
-			for i, e := range v.bs {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, '"')
-				b = base64.StdEncoding.AppendEncode(b, e)
-				b = append(b, '"')
-			}
-			b = append(b, ']')
-		}
+		b = appendList(b, v.bs, appendBase64)
 	default:
 		return nil, fmt.Errorf("awsapi: attribute value without a type")
+	}
+	if err != nil {
+		return nil, err
 	}
 	return append(b, '}'), nil
 }

@@ -67,21 +67,52 @@ func (o *object) names(n string, m map[string]string) {
 		return
 	}
 	o.name(n)
-	keys := make([]string, 0, len(m))
+	o.b = appendMap(o.b, m, appendString)
+}
+
+// appendMap writes m as a JSON object, keys sorted as encoding/json sorts
+// them, each value written by value.
+func appendMap[V any](b []byte, m map[string]V, value func([]byte, V) []byte) []byte {
+	var small [24]string
+	keys := small[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	o.b = append(o.b, '{')
+	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {
-			o.b = append(o.b, ',')
+			b = append(b, ',')
 		}
-		o.b = appendString(o.b, k)
-		o.b = append(o.b, ':')
-		o.b = appendString(o.b, m[k])
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = value(b, m[k])
 	}
-	o.b = append(o.b, '}')
+	return append(b, '}')
+}
+
+// appendList writes l as a JSON array (null when nil, as encoding/json
+// writes a nil slice), each element written by elem.
+func appendList[E any](b []byte, l []E, elem func([]byte, E) []byte) []byte {
+	if l == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, e := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = elem(b, e)
+	}
+	return append(b, ']')
+}
+
+// appendBase64 writes bin as a JSON string of its base64, as encoding/json
+// writes a []byte.
+func appendBase64(b, bin []byte) []byte {
+	b = append(b, '"')
+	b = base64.StdEncoding.AppendEncode(b, bin)
+	return append(b, '"')
 }
 
 func (o *object) end() ([]byte, error) {
@@ -137,29 +168,15 @@ func (o *object) attributes(n string, m map[string]MessageAttributeValue) {
 		return
 	}
 	o.name(n)
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	o.b = append(o.b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			o.b = append(o.b, ',')
-		}
-		o.b = appendString(o.b, k)
-		o.b = append(o.b, ':')
-		v := m[k]
-		a := newObject(o.b)
+	o.b = appendMap(o.b, m, func(b []byte, v MessageAttributeValue) []byte {
+		a := newObject(b)
 		a.str("DataType", v.DataType, false)
 		a.str("StringValue", v.StringValue, true)
 		if len(v.BinaryValue) > 0 {
 			a.name("BinaryValue")
-			a.b = append(a.b, '"')
-			a.b = base64.StdEncoding.AppendEncode(a.b, v.BinaryValue)
-			a.b = append(a.b, '"')
+			a.b = appendBase64(a.b, v.BinaryValue)
 		}
-		o.b, _ = a.end()
-	}
-	o.b = append(o.b, '}')
+		b, _ = a.end()
+		return b
+	})
 }
