@@ -124,17 +124,24 @@ func (o *object) end() ([]byte, error) {
 
 func newObject(b []byte) *object { return &object{b: append(b, '{')} }
 
+// conditional writes the members a conditional write's request ends
+// with, in PutItemInput's and UpdateItemInput's order, and ends the object.
+func (o *object) conditional(cond string, names map[string]string, values Item, returnValues, onFailure, capacity string) ([]byte, error) {
+	o.str("ConditionExpression", cond, true)
+	o.names("ExpressionAttributeNames", names)
+	o.item("ExpressionAttributeValues", values, true)
+	o.str("ReturnValues", returnValues, true)
+	o.str("ReturnValuesOnConditionCheckFailure", onFailure, true)
+	o.str("ReturnConsumedCapacity", capacity, true)
+	return o.end()
+}
+
 func (in *PutItemInput) appendJSON(b []byte) ([]byte, error) {
 	o := newObject(b)
 	o.str("TableName", in.TableName, false)
 	o.item("Item", in.Item, false)
-	o.str("ConditionExpression", in.ConditionExpression, true)
-	o.names("ExpressionAttributeNames", in.ExpressionAttributeNames)
-	o.item("ExpressionAttributeValues", in.ExpressionAttributeValues, true)
-	o.str("ReturnValues", in.ReturnValues, true)
-	o.str("ReturnValuesOnConditionCheckFailure", in.ReturnValuesOnConditionCheckFailure, true)
-	o.str("ReturnConsumedCapacity", in.ReturnConsumedCapacity, true)
-	return o.end()
+	return o.conditional(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues,
+		in.ReturnValues, in.ReturnValuesOnConditionCheckFailure, in.ReturnConsumedCapacity)
 }
 
 func (in *UpdateItemInput) appendJSON(b []byte) ([]byte, error) {
@@ -142,13 +149,8 @@ func (in *UpdateItemInput) appendJSON(b []byte) ([]byte, error) {
 	o.str("TableName", in.TableName, false)
 	o.item("Key", in.Key, false)
 	o.str("UpdateExpression", in.UpdateExpression, true)
-	o.str("ConditionExpression", in.ConditionExpression, true)
-	o.names("ExpressionAttributeNames", in.ExpressionAttributeNames)
-	o.item("ExpressionAttributeValues", in.ExpressionAttributeValues, true)
-	o.str("ReturnValues", in.ReturnValues, true)
-	o.str("ReturnValuesOnConditionCheckFailure", in.ReturnValuesOnConditionCheckFailure, true)
-	o.str("ReturnConsumedCapacity", in.ReturnConsumedCapacity, true)
-	return o.end()
+	return o.conditional(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues,
+		in.ReturnValues, in.ReturnValuesOnConditionCheckFailure, in.ReturnConsumedCapacity)
 }
 
 func (in *SendMessageInput) appendJSON(b []byte) ([]byte, error) {
