@@ -90,6 +90,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	h := processor.New(
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
+			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
 			Metrics:  rec,
 			Fetchers: fetchers, FetchAlways: fetchAlways,
 		},

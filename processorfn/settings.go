@@ -28,6 +28,8 @@ type settings struct {
 	Budget          time.Duration // MESSAGE_BUDGET, default 10s: the least time left to start a message
 	Reserve         time.Duration // OUTCOME_RESERVE, default 2s: kept after the effects to write the outcome
 	MaxReceiveCount int           // MAX_RECEIVE_COUNT, default 5: the queue's redrive setting
+	BackoffMax      time.Duration // BACKOFF_MAX, default 15m (the most): the longest wait before a retry
+	MaxInfraFails   int           // MAX_INFRA_FAILURES, default 20: attempts the infrastructure may fail before the event is parked
 }
 
 // loadSettings reads the settings through getenv, reporting every missing
@@ -50,6 +52,14 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		Budget:          r.Duration("MESSAGE_BUDGET", processor.DefaultBudget),
 		Reserve:         r.Duration("OUTCOME_RESERVE", processor.DefaultReserve),
 		MaxReceiveCount: int(r.Int("MAX_RECEIVE_COUNT", 5)),
+		BackoffMax:      r.Duration("BACKOFF_MAX", 15*time.Minute),
+		MaxInfraFails:   int(r.Int("MAX_INFRA_FAILURES", processor.DefaultMaxInfraFailures)),
+	}
+	if s.BackoffMax < time.Second || s.BackoffMax > 15*time.Minute || s.BackoffMax%time.Second != 0 {
+		r.Problem("want BACKOFF_MAX (%v) in whole seconds from 1s to 15m, the longest delay SQS gives a message", s.BackoffMax)
+	}
+	if s.MaxInfraFails < 1 {
+		r.Problem("want MAX_INFRA_FAILURES (%d) at least 1", s.MaxInfraFails)
 	}
 	if s.Reserve <= 0 || s.Reserve >= s.Budget || s.Budget >= s.LeaseFor {
 		r.Problem("want 0 < OUTCOME_RESERVE (%v) < MESSAGE_BUDGET (%v) < LEASE_DURATION (%v)", s.Reserve, s.Budget, s.LeaseFor)

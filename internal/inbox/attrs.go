@@ -89,6 +89,7 @@ func unmarshal(m awsapi.Item) (Item, error) {
 	}
 	it.LeaseUntil = fromMillis("lease_until")
 	it.Attempts = int(getN("attempts"))
+	it.InfraFailures = int(getN("infra_failures"))
 	it.LastError = getS("last_error")
 	it.ProcessedAt = getT("processed_at")
 	it.Outcome = getS("outcome")

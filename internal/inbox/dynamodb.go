@@ -277,6 +277,11 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 		set += ", last_error = :err"
 		values[":err"] = str(r.Error)
 	}
+	add := ""
+	if r.Infrastructure {
+		add = " ADD infra_failures :one"
+		values[":one"] = num(1)
+	}
 	if r.Status.Final() {
 		set += ", processed_at = :at"
 		remove += ", pending"
@@ -295,7 +300,7 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 	}
 	return s.update(ctx, key, "finish", ErrLeaseLost, mine, &awsapi.UpdateItemInput{
 		ConditionExpression:       "#s = :processing AND lease_owner = :owner",
-		UpdateExpression:          set + remove,
+		UpdateExpression:          set + add + remove,
 		ExpressionAttributeNames:  map[string]string{"#s": "status"},
 		ExpressionAttributeValues: values,
 	})

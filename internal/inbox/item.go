@@ -75,7 +75,12 @@ type Item struct {
 	TakenFrom  string // the owner whose expired lease the last Lease took over; "" if none
 	LeaseUntil time.Time
 	Attempts   int
-	LastError  string
+	// InfraFailures is how many of the Attempts failed because the
+	// infrastructure (the inbox store, DynamoDB, SQS) was unavailable
+	// (Result.Infrastructure): the processor does not count them against
+	// the event's tries.
+	InfraFailures int
+	LastError     string
 
 	ProcessedAt time.Time
 	Outcome     string

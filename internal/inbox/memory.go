@@ -224,6 +224,9 @@ func finished(it Item, r Result) Item {
 	if r.Error != "" {
 		it.LastError = r.Error
 	}
+	if r.Infrastructure {
+		it.InfraFailures++
+	}
 	if r.Status.Final() {
 		it.ProcessedAt = r.At
 	} else {

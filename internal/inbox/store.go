@@ -75,4 +75,8 @@ type Result struct {
 	Outcome string // short, PII-free summary of what happened
 	Error   string // the reason, for FAILED and DEAD
 	At      time.Time
+	// Infrastructure marks an attempt that failed because the
+	// infrastructure was unavailable, not the business: Finish counts it
+	// in Item.InfraFailures.
+	Infrastructure bool
 }

@@ -9,11 +9,19 @@
 //   - webhook.ErrNoHandler → IGNORED, acknowledged;
 //   - permanent           → parked in the DLQ with the reason, DEAD, and
 //     acknowledged so it leaves the events queue at once;
+//   - the infrastructure unavailable (a DynamoDB or SQS call that timed
+//     out, was reset, throttled or answered 5xx) → FAILED and counted in
+//     the event's InfraFailures, not its tries: the message is hidden for
+//     a backoff that grows with every such failure (half to all of an
+//     exponential ceiling), and the event is parked only after
+//     Config.MaxInfraFailures of them, so an outage of the store is
+//     ridden out instead of using up the event's tries in minutes;
 //   - anything else       → FAILED, the message reported as a batch item
 //     failure and hidden for an exponential backoff with full jitter. On
 //     the last receive SQS allows (maxReceiveCount) it is parked instead
-//     once the event has had that many attempts, or else sent again as a
-//     fresh message after its backoff.
+//     once the event has had that many attempts (infrastructure failures
+//     not counted), or else sent again as a fresh message after its
+//     backoff.
 //
 // A message for an event already DONE or IGNORED is acknowledged without
 // running anything. A message for a DEAD event is processed again: it came
@@ -110,9 +118,16 @@ type Config struct {
 	// back until then, so copies do not all come back at once. Default 2 s.
 	LeaseJitter time.Duration
 	// BackoffBase and BackoffMax bound the visibility delay after a
-	// transient failure: a random time in [0, min(Max, Base·2^(attempt-1))].
-	// Defaults 10 s and 15 min.
+	// transient failure: a random time in [0, min(Max, Base·2^(attempt-1))];
+	// after the n-th failure of the infrastructure one in
+	// [ceiling/2, ceiling] with ceiling = min(Max, Base·2^(n-1)), so it
+	// grows. Defaults 10 s and 15 min; Max is at most 15 min, the longest
+	// delay SQS gives a message sent again on its last receive.
 	BackoffBase, BackoffMax time.Duration
+	// MaxInfraFailures is how many attempts of an event may fail because
+	// the infrastructure was unavailable before the event is parked with
+	// the last such reason. Default DefaultMaxInfraFailures.
+	MaxInfraFailures int
 	// Concurrency is how many messages of a batch run at once. Default 4.
 	Concurrency int
 	// Fetchers fetch an event's payload from its provider's API, by
@@ -164,6 +179,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BackoffMax <= 0 {
 		c.BackoffMax = 15 * time.Minute
+	}
+	if c.MaxInfraFailures <= 0 {
+		c.MaxInfraFailures = DefaultMaxInfraFailures
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = 4
@@ -368,6 +386,14 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 		case errors.Is(err, inbox.ErrNotFound):
 			log.Warn("no claim for this message (expired or released); acknowledged")
 			return false
+		case err != nil && infrastructure(err):
+			// The inbox store is unavailable: nothing ran, so the event's
+			// tries are untouched; come back after a growing backoff.
+			receives, _ := strconv.Atoi(msg.Attributes["ApproximateReceiveCount"])
+			d := h.infraBackoff(receives)
+			log.Warn("lease failed: the inbox store is unavailable; back after a backoff", "retry_in", d.String(), "reason", err.Error())
+			h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.Failed, 1))
+			return h.later(ctx, log, msg, env, d)
 		case err != nil:
 			log.Error("lease failed; retry", "reason", err.Error())
 			return true
@@ -511,8 +537,20 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 	// Parked by the processor, with its reason, on the last receive SQS
 	// allows once the event has had its tries; receives that ran nothing
 	// (a live lease met, no time left) do not count as tries.
+	// An attempt the infrastructure failed is counted apart
+	// (InfraFailures) and bounded by MaxInfraFailures instead.
 	receives, _ := strconv.Atoi(msg.Attributes["ApproximateReceiveCount"])
-	exhausted := receives >= h.cfg.MaxReceiveCount && it.Attempts >= h.cfg.MaxReceiveCount
+	infra := err != nil && !errors.Is(err, webhook.ErrNoHandler) && infrastructure(err)
+	tries := it.Attempts - it.InfraFailures // this attempt included
+	infraFailures := it.InfraFailures
+	if infra {
+		infraFailures++
+		if infraFailures >= h.cfg.MaxInfraFailures {
+			err = fmt.Errorf("the infrastructure failed %d attempts; the last: %w", infraFailures, err)
+		}
+	}
+	exhausted := !infra && receives >= h.cfg.MaxReceiveCount && tries >= h.cfg.MaxReceiveCount
+	infraExhausted := infra && infraFailures >= h.cfg.MaxInfraFailures
 	var res inbox.Result
 	reason := logs.RedactError(err) // what is recorded: last_error, the DLQ reason, the log line
 	switch {
@@ -520,19 +558,26 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		res = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: now}
 	case errors.Is(err, webhook.ErrNoHandler):
 		res = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + env.Type, At: now}
-	case webhook.IsPermanent(err) || exhausted:
+	case webhook.IsPermanent(err) || exhausted || infraExhausted:
 		if perr := h.park(ctx, log, env.Marshal(), env, err, it.Attempts); perr != nil {
-			res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
+			res = inbox.Result{Status: inbox.Failed, Error: reason, At: now, Infrastructure: infra}
 			break
 		}
-		res = inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: reason, At: now}
+		res = inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: reason, At: now, Infrastructure: infra}
 	default:
-		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
+		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now, Infrastructure: infra}
 	}
 	if _, ferr := h.store.Finish(ctx, env.Key, owner, res); ferr != nil {
+		log.Error("could not record the outcome", "status", string(res.Status), "reason", ferr.Error())
+		if infrastructure(ferr) {
+			// The store is unavailable; the lease stays until it ends.
+			// Come back after a growing backoff, and no sooner than the
+			// lease's end, so the next receive can take it over.
+			d := max(h.infraBackoff(infraFailures+1), ceilSecond(it.LeaseUntil.Sub(h.cfg.Now())))
+			return h.later(ctx, log, msg, env, d)
+		}
 		// Lease lost: a new owner runs the event; the ledger keeps it from
 		// repeating what we finished. Let the message come back.
-		log.Error("could not record the outcome", "status", string(res.Status), "reason", ferr.Error())
 		return true
 	}
 	h.count(env, it, res)
@@ -540,7 +585,13 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		log.Info("event "+string(res.Status), "attempts", it.Attempts, "reason", res.Error)
 		return false
 	}
-	delay := h.backoff(it.Attempts)
+	if infra {
+		delay := h.infraBackoff(infraFailures)
+		log.Warn("event FAILED: the infrastructure is unavailable; will retry, its tries untouched",
+			"attempts", it.Attempts, "infra_failures", infraFailures, "retry_in", delay.String(), "reason", res.Error)
+		return h.later(ctx, log, msg, env, delay)
+	}
+	delay := h.backoff(tries)
 	log.Warn("event FAILED; will retry", "attempts", it.Attempts, "retry_in", delay.String(), "reason", res.Error)
 	return h.later(ctx, log, msg, env, delay)
 }
@@ -576,20 +627,34 @@ func (h *Handler) park(ctx context.Context, log *slog.Logger, body string, env w
 // backoff returns the visibility delay after the attempt-th failure:
 // full jitter over an exponential ceiling.
 func (h *Handler) backoff(attempt int) time.Duration {
-	ceiling := h.cfg.BackoffMax
-	if attempt < 1 {
-		attempt = 1
-	}
-	if attempt <= 30 {
-		if c := h.cfg.BackoffBase << (attempt - 1); c > 0 && c < ceiling {
-			ceiling = c
-		}
-	}
-	d := time.Duration(h.cfg.Jitter() * float64(ceiling))
+	d := time.Duration(h.cfg.Jitter() * float64(h.ceiling(attempt)))
 	if d < time.Second {
 		d = time.Second
 	}
 	return d
+}
+
+// infraBackoff returns the visibility delay after the n-th failure of the
+// infrastructure: a random time in the upper half of the exponential
+// ceiling, so every wait is longer than the last until BackoffMax, and
+// copies do not all come back at once.
+func (h *Handler) infraBackoff(n int) time.Duration {
+	ceiling := h.ceiling(n)
+	return ceilSecond(ceiling/2 + time.Duration(h.cfg.Jitter()*float64(ceiling/2)))
+}
+
+// ceiling returns min(BackoffMax, BackoffBase·2^(n-1)).
+func (h *Handler) ceiling(n int) time.Duration {
+	ceiling := h.cfg.BackoffMax
+	if n < 1 {
+		n = 1
+	}
+	if n <= 30 {
+		if c := h.cfg.BackoffBase << (n - 1); c > 0 && c < ceiling {
+			ceiling = c
+		}
+	}
+	return ceiling
 }
 
 // ceilSecond rounds d up to whole seconds, at least one: SQS counts

@@ -475,6 +475,31 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
+	t.Run("InfrastructureFailuresAreCountedApart", func(t *testing.T) {
+		s := newStore(t)
+		it := claim(t, s, "evt_infra")
+		for i, infra := range []bool{true, false, true} {
+			owner := fmt.Sprintf("w%d", i)
+			at := t0.Add(time.Duration(i) * time.Minute)
+			lease(t, s, it.Key, owner, at)
+			if _, err := s.Finish(ctx, it.Key, owner, inbox.Result{Status: inbox.Failed, Error: "timeout", At: at.Add(time.Second), Infrastructure: infra}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.Get(ctx, it.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Attempts != 3 || got.InfraFailures != 2 || got.Status != inbox.Failed {
+			t.Errorf("after 3 failed attempts, 2 of the infrastructure: attempts %d, infra_failures %d, status %s; want 3, 2, FAILED",
+				got.Attempts, got.InfraFailures, got.Status)
+		}
+		// A lease keeps the count.
+		if got := lease(t, s, it.Key, "w9", t0.Add(time.Hour)); got.InfraFailures != 2 {
+			t.Errorf("lease: infra_failures %d, want 2", got.InfraFailures)
+		}
+	})
+
 	t.Run("IgnoredIsNotLeasedAgain", func(t *testing.T) {
 		s := newStore(t)
 		it := claim(t, s, "evt_ign")

@@ -138,7 +138,9 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	if err != nil {
 		return fail(err)
 	}
-	proc, err := build("ProcessorFunction", ProxySQS, nil)
+	// BACKOFF_MAX 20 s (15 min in template.yaml): a retry waits seconds,
+	// not minutes, as the other clocks here run faster.
+	proc, err := build("ProcessorFunction", ProxySQS, map[string]string{"BACKOFF_MAX": "20s"})
 	if err != nil {
 		return fail(err)
 	}
