@@ -86,8 +86,8 @@ func TestBusyIsNotAnIntakeError(t *testing.T) {
 	}
 }
 
-// TestOneEventWritesOneLine: a delivery of one event writes one line to
-// the function's output, whose metrics are its Received and Enqueued
+// TestOneEventWritesOneLine: with metrics and logs on one stream, a
+// delivery of one event writes one line to it, whose metrics are its Received and Enqueued
 // (Duplicate for the same event again) and whose other members are the
 // INFO log line's (level, message, request id, provider, key, type), so
 // CloudWatch publishes the metrics and Logs Insights finds the request.
@@ -95,7 +95,7 @@ func TestOneEventWritesOneLine(t *testing.T) {
 	var out bytes.Buffer // written by one goroutine: the in-memory store takes the payload inline
 	rec := metrics.New(&out, "hookinbox/test")
 	log := logs.New(&out, slog.LevelInfo)
-	h := receiver.New(receiver.Config{Metrics: rec}, stripeVerifiers(fixed),
+	h := receiver.New(receiver.Config{Metrics: rec, LogInMetrics: true}, stripeVerifiers(fixed),
 		intake.New(intake.Config{Now: fixed, Metrics: rec}, inbox.NewMemory(), &fakeQueue{}, log), log)
 	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-1"})
 	for _, want := range []struct {
@@ -130,5 +130,18 @@ func TestOneEventWritesOneLine(t *testing.T) {
 				t.Errorf("%s: %s = %v, want %v", want.msg, k, fields[k], v)
 			}
 		}
+	}
+
+	// Metrics elsewhere (a METRICS_FILE): the log line is written as ever.
+	var logOut, metricsOut bytes.Buffer
+	rec = metrics.New(&metricsOut, "hookinbox/test")
+	log = logs.New(&logOut, slog.LevelInfo)
+	h = receiver.New(receiver.Config{Metrics: rec}, stripeVerifiers(fixed),
+		intake.New(intake.Config{Now: fixed, Metrics: rec}, inbox.NewMemory(), &fakeQueue{}, log), log)
+	if resp, err := h.Handle(ctx, signed("customer.created", "evt_twostreams")); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%d, %v", resp.StatusCode, err)
+	}
+	if !strings.Contains(logOut.String(), `"msg":"webhook accepted"`) || strings.Contains(metricsOut.String(), `"msg"`) {
+		t.Errorf("metrics on a stream of their own: log %q, metrics %q", logOut.String(), metricsOut.String())
 	}
 }

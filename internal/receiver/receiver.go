@@ -37,6 +37,10 @@ type Config struct {
 	// Metrics records Received, Duplicate, VerifyFailed and IntakeErrors;
 	// nil records nothing.
 	Metrics *metrics.Recorder
+	// LogInMetrics says Metrics writes to the log's stream (Lambda's
+	// stdout): the INFO line of a delivery of one event then rides in its
+	// metrics line instead of a line of its own.
+	LogInMetrics bool
 }
 
 // DefaultMaxBodyBytes is Config.MaxBodyBytes's default.
@@ -113,7 +117,8 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	log := h.log.With("provider", name)
 	// The delivery's metrics (the receiver's and the intake's) wait in a
 	// batch and leave as one line per set of dimensions when it is
-	// answered: for a webhook, one line, which carries its log fields too.
+	// answered: for a webhook, one line, which can carry its log fields
+	// too (LogInMetrics).
 	var batch *metrics.Batch
 	if h.cfg.Metrics != nil {
 		ctx, batch = metrics.WithBatch(ctx)
@@ -139,7 +144,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		}
 		return resp, nil
 	}
-	if batch != nil && len(evs) == 1 {
+	if batch != nil && h.cfg.LogInMetrics && len(evs) == 1 {
 		// One event: its log line is its metrics line.
 		var fields []metrics.Field
 		if log.Enabled(ctx, slog.LevelInfo) {
