@@ -141,6 +141,43 @@ func (l *Ledger) Records(ctx context.Context, key webhook.Key) ([]Record, error)
 	return recs, nil
 }
 
+// Intent is an at-most-once effect (AtMostOnce) that an attempt started
+// and no attempt recorded an outcome for: it may have run. A person
+// resolves it (docs/operations.md, "The DLQ alarm fired").
+type Intent struct {
+	Effect         string      `json:"effect"`
+	Key            webhook.Key `json:"key"`
+	IdempotencyKey string      `json:"idempotency_key"`
+	Attempt        string      `json:"attempt"`    // the ID of the attempt that started it
+	StartedAt      time.Time   `json:"started_at"` // when that attempt wrote the intent
+}
+
+// OpenIntents returns the intents of the event key without an outcome,
+// sorted by effect name, read consistently. A released intent (the call
+// was refused, so not made) is not open.
+func (l *Ledger) OpenIntents(ctx context.Context, key webhook.Key) ([]Intent, error) {
+	items, err := l.items(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	var open []Intent
+	for _, it := range items {
+		if attrString(it, attrState) != stateStarted {
+			continue
+		}
+		started, _ := time.Parse(time.RFC3339Nano, attrString(it, attrStartedAt))
+		open = append(open, Intent{
+			Effect:         attrString(it, "effect"),
+			Key:            key,
+			IdempotencyKey: attrString(it, "idempotency_key"),
+			Attempt:        attrString(it, attrAttempt),
+			StartedAt:      started,
+		})
+	}
+	sort.Slice(open, func(i, j int) bool { return open[i].Effect < open[j].Effect })
+	return open, nil
+}
+
 // items reads every ledger item of the event key consistently: records and
 // intents.
 func (l *Ledger) items(ctx context.Context, key webhook.Key) ([]map[string]types.AttributeValue, error) {
