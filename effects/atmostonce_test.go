@@ -39,10 +39,7 @@ func TestAtMostOnce(t *testing.T) {
 				if n != 1 {
 					t.Errorf("fn ran %d times, want 1", n)
 				}
-				want := []Record{{Effect: "send", Key: key, IdempotencyKey: IdempotencyKey(key, "send"), Result: "msg-1"}}
-				if diff := cmp.Diff(want, records(t, l, key)); diff != "" {
-					t.Errorf("Records (-want +got):\n%s", diff)
-				}
+				wantOnlyRecord(t, l, key, "send", "msg-1")
 			})
 			t.Run("NotDoneIsRunAgain", func(t *testing.T) {
 				l := newLedger(t)

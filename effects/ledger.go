@@ -327,14 +327,8 @@ func (r *ledgerRunner) Do(ctx context.Context, name string, fn func(context.Cont
 }
 
 func (r *ledgerRunner) DoResult(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
-	if name == "" {
-		return invalidf("empty effect name for %s", r.key)
-	}
-	lock := r.lock(name)
-	lock.Lock()
-	defer lock.Unlock()
-
-	done, _, err := r.state(ctx, name)
+	unlock, done, _, err := r.begin(ctx, name)
+	defer unlock()
 	if err != nil || done {
 		return err
 	}
@@ -355,14 +349,8 @@ func (r *ledgerRunner) DoResult(ctx context.Context, name string, fn func(contex
 
 // DoAtMostOnce implements AtMostOnceRunner.
 func (r *ledgerRunner) DoAtMostOnce(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
-	if name == "" {
-		return invalidf("empty effect name for %s", r.key)
-	}
-	lock := r.lock(name)
-	lock.Lock()
-	defer lock.Unlock()
-
-	done, in, err := r.state(ctx, name)
+	unlock, done, in, err := r.begin(ctx, name)
+	defer unlock()
 	switch {
 	case err != nil || done:
 		return err
@@ -418,6 +406,19 @@ func (r *ledgerRunner) finished(name string) {
 	r.done[name] = true
 	delete(r.intents, name)
 	r.mu.Unlock()
+}
+
+// begin takes the lock of effect name, which the caller holds until the
+// effect is recorded or has failed (unlock releases it), and reports
+// whether the effect is recorded and its open intent.
+func (r *ledgerRunner) begin(ctx context.Context, name string) (unlock func(), done bool, in intent, err error) {
+	if name == "" {
+		return func() {}, false, intent{}, invalidf("empty effect name for %s", r.key)
+	}
+	lock := r.lock(name)
+	lock.Lock()
+	done, in, err = r.state(ctx, name)
+	return lock.Unlock, done, in, err
 }
 
 // lock returns the mutex that serializes the Runner's calls for one effect.

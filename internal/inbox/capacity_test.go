@@ -24,30 +24,41 @@ type metered struct {
 	units map[string]float64
 }
 
-func (m *metered) add(op string, cc *awsapi.ConsumedCapacity) {
+// add adds the capacity a write consumed to op's total, when it
+// succeeded, and returns the write's error.
+func (m *metered) add(op string, err error, consumed func() *awsapi.ConsumedCapacity) error {
+	if err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cc != nil && cc.CapacityUnits != nil {
+	if cc := consumed(); cc != nil && cc.CapacityUnits != nil {
 		m.units[op] += *cc.CapacityUnits
 	}
+	return nil
+}
+
+// billedTable returns the test stack's inbox table on an emulator that
+// sizes items and bills writes as DynamoDB does, and a function that
+// returns a new metered client of it.
+func billedTable(t *testing.T) (meter func() *metered, table string) {
+	t.Helper()
+	emu := devstacktest.ForTest(t)
+	devstacktest.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
+	table = devstacktest.NewTestStack(t).Tables["InboxTable"]
+	return func() *metered { return &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}} }, table
 }
 
 func (m *metered) PutItem(ctx context.Context, in *awsapi.PutItemInput) (*awsapi.PutItemOutput, error) {
 	in.ReturnConsumedCapacity = awsapi.ReturnCapacityTotal
 	out, err := m.dynamoDBAPI.PutItem(ctx, in)
-	if err == nil {
-		m.add("put "+skOf(in.Item), out.ConsumedCapacity)
-	}
-	return out, err
+	return out, m.add("put "+skOf(in.Item), err, func() *awsapi.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
 func (m *metered) UpdateItem(ctx context.Context, in *awsapi.UpdateItemInput) (*awsapi.UpdateItemOutput, error) {
 	in.ReturnConsumedCapacity = awsapi.ReturnCapacityTotal
 	out, err := m.dynamoDBAPI.UpdateItem(ctx, in)
-	if err == nil {
-		m.add("update "+skOf(in.Key), out.ConsumedCapacity)
-	}
-	return out, err
+	return out, m.add("update "+skOf(in.Key), err, func() *awsapi.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
 // TestWriteUnitsStayFlatWithPayloadSize measures what DESIGN.md argues and
@@ -60,15 +71,22 @@ func (m *metered) UpdateItem(ctx context.Context, in *awsapi.UpdateItemInput) (*
 // (verifytest.StripeEvent). Rerun with -v to see the table
 // (docs/performance.md quotes it).
 func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
-	emu := devstacktest.ForTest(t)
-	devstacktest.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
-	st := devstacktest.NewTestStack(t)
+	meter, table := billedTable(t)
 	ctx := context.Background()
-	table := st.Tables["InboxTable"]
 	now := time.Now()
+	// leaseAndFinish makes the two state changes of an event handled at once.
+	leaseAndFinish := func(s *DynamoDB, key webhook.Key) {
+		t.Helper()
+		if _, err := s.Lease(ctx, key, processorOwner, now, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Finish(ctx, key, processorOwner, Result{Status: Done, Outcome: "no handler for customer.created", At: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Logf("%-8s %-8s %-40s %-34s", "payload", "layout", "as stored: claim + payload / 2 changes", "raw in status item: claim / 2 changes")
 	for _, size := range []int{1 << 10, 2 << 10, 10 << 10, 100 << 10} {
-		m := &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}}
+		m := meter()
 		s := NewDynamoDB(m, table)
 		id := fmt.Sprintf("evt_wcu%d", size)
 		raw := verifytest.StripeEvent("customer.created", id, now, verifytest.WithSize(size))
@@ -85,12 +103,7 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.Lease(ctx, it.Key, processorOwner, now, time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Finish(ctx, it.Key, processorOwner, Result{Status: Done, Outcome: "no handler for " + ev.Type, At: now}); err != nil {
-			t.Fatal(err)
-		}
+		leaseAndFinish(s, it.Key)
 		claimUnits, changes := m.units["put "+SortEvent], m.units["update "+SortEvent]
 		if claimUnits != 1 || changes != 2 {
 			t.Errorf("%d-byte payload (%s): claim %.0f units, lease + finish %.0f; want 1 and 2 (one per write)", len(raw), layout, claimUnits, changes)
@@ -100,19 +113,13 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 		}
 
 		// The layout DESIGN.md warns against: the raw payload inside the status item.
-		e := &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}}
+		e := meter()
 		item := marshal(Claim{Event: webhook.Event{Provider: "stripe", ID: ev.ID + "e", Type: ev.Type}, At: now, TTL: time.Hour}.NewItem())
 		item["payload"] = awsapi.B(ev.Raw)
 		if _, err := e.PutItem(ctx, &awsapi.PutItemInput{TableName: table, Item: item}); err != nil {
 			t.Fatal(err)
 		}
-		embedded := NewDynamoDB(e, table)
-		if _, err := embedded.Lease(ctx, webhook.NewKey("stripe", ev.ID+"e"), "w", now, time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := embedded.Finish(ctx, webhook.NewKey("stripe", ev.ID+"e"), "w", Result{Status: Done, At: now}); err != nil {
-			t.Fatal(err)
-		}
+		leaseAndFinish(NewDynamoDB(e, table), webhook.NewKey("stripe", ev.ID+"e"))
 		embeddedChanges := e.units["update "+SortEvent]
 		if embeddedChanges <= changes && size > 1<<10 {
 			t.Errorf("%d-byte payload: embedded layout cost %.0f units for 2 changes, want more than %.0f", size, embeddedChanges, changes)
@@ -149,11 +156,8 @@ func incompressible(n int) []byte {
 // sizes items as DynamoDB does. It also measures how close the inbox's
 // own size count (itemBytes) is to the emulator's.
 func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
-	emu := devstacktest.ForTest(t)
-	devstacktest.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
-	st := devstacktest.NewTestStack(t)
+	meter, table := billedTable(t)
 	ctx := context.Background()
-	table := st.Tables["InboxTable"]
 	now := time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
 	for _, ev := range []webhook.Event{
 		{Provider: "stripe", ID: "evt_1QbXq2Lkdfj3Sdfo8Rt2VbNm", Type: "checkout.session.completed"},
@@ -168,7 +172,7 @@ func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
 		if n == 0 {
 			t.Fatalf("key of %d bytes: no payload rides inline", len(ev.Key()))
 		}
-		m := &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}}
+		m := meter()
 		s := NewDynamoDB(m, table)
 		c := Claim{Event: ev, At: now, TTL: DefaultTTL}.Prepared()
 		it, err := s.Claim(ctx, c)
@@ -208,7 +212,7 @@ func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
 		pad := 0
 		for ; ; pad++ {
 			item["x"] = awsapi.B(make([]byte, pad))
-			out, err := emu.LeanDynamoDB().PutItem(ctx, &awsapi.PutItemInput{TableName: table, Item: item, ReturnConsumedCapacity: awsapi.ReturnCapacityTotal})
+			out, err := meter().PutItem(ctx, &awsapi.PutItemInput{TableName: table, Item: item})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -168,17 +168,7 @@ func TestSmallPayloadRidesInTheClaim(t *testing.T) {
 			t.Errorf("claim = %+v, %v; want it to carry the payload", it, err)
 		}
 
-		q.fail = true
-		ev = event("evt_smallnosend")
-		if _, err := in.Accept(ctx, ev); err == nil {
-			t.Error("send failed: no error")
-		}
-		for what, err := range map[string]error{"claim": getErr(ctx, real, ev.Key()), "payload": payloadErr(ctx, real, ev.Key())} {
-			if !errors.Is(err, inbox.ErrNotFound) {
-				t.Errorf("%s after a failed send: %v, want deleted", what, err)
-			}
-		}
-		q.fail = false
+		acceptFailingSend(ctx, t, in, real, q, "evt_smallnosend")
 		if puts != 0 {
 			t.Errorf("%d payload writes, want 0", puts)
 		}
@@ -295,17 +285,7 @@ func TestFailedPayloadOrSendReleasesEverything(t *testing.T) {
 		}
 		s.putPayload = nil
 
-		q.fail = true
-		ev = event("evt_nosend")
-		if _, err := in.Accept(ctx, ev); err == nil {
-			t.Error("send failed: no error")
-		}
-		for what, err := range map[string]error{"claim": getErr(ctx, real, ev.Key()), "payload": payloadErr(ctx, real, ev.Key())} {
-			if !errors.Is(err, inbox.ErrNotFound) {
-				t.Errorf("%s after a failed send: %v, want deleted", what, err)
-			}
-		}
-		q.fail = false
+		ev = acceptFailingSend(ctx, t, in, real, q, "evt_nosend")
 		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Accepted {
 			t.Errorf("the provider's retry = %v, %v; want accepted", got, err)
 		}
@@ -337,6 +317,25 @@ func TestDuplicatePayloadFailureMattersOnlyWhileUnfinished(t *testing.T) {
 	if got, err := in.Accept(ctx, ev); err != nil || got != intake.Duplicate {
 		t.Errorf("duplicate of a DONE event whose payload write failed = %v, %v; want duplicate", got, err)
 	}
+}
+
+// acceptFailingSend accepts the new small event id while the queue
+// fails, checks that the error reaches the caller and that neither the
+// claim nor the payload is left behind, and returns the event.
+func acceptFailingSend(ctx context.Context, t *testing.T, in *intake.Intake, s inbox.Store, q *recorder, id string) webhook.Event {
+	t.Helper()
+	q.fail = true
+	defer func() { q.fail = false }()
+	ev := event(id)
+	if _, err := in.Accept(ctx, ev); err == nil {
+		t.Error("send failed: no error")
+	}
+	for what, err := range map[string]error{"claim": getErr(ctx, s, ev.Key()), "payload": payloadErr(ctx, s, ev.Key())} {
+		if !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("%s after a failed send: %v, want deleted", what, err)
+		}
+	}
+	return ev
 }
 
 func getErr(ctx context.Context, s inbox.Store, key webhook.Key) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,19 +20,8 @@ import (
 // testdata/fuzz/<FuzzName>/, as go test reads them.
 func fuzzBodies(f *testing.F) [][]byte {
 	f.Helper()
-	var paths []string
-	for _, glob := range []string{"../../testdata/stripe/*.json", "../../testdata/stripe/variants/*.json"} {
-		m, err := filepath.Glob(glob)
-		if err != nil {
-			f.Fatal(err)
-		}
-		paths = append(paths, m...)
-	}
-	if len(paths) < 5 {
-		f.Fatalf("found %d real payloads in testdata, want at least 5", len(paths))
-	}
 	var bodies [][]byte
-	for _, p := range paths {
+	for _, p := range realStripePaths(f) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

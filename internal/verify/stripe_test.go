@@ -3,6 +3,7 @@ package verify_test
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -502,35 +503,55 @@ func TestStripeVerifyEvent(t *testing.T) {
 	}
 }
 
-func TestStripeVerifyFixtures(t *testing.T) {
-	tests := []struct {
-		file     string
-		wantID   string
-		wantType string
-		created  int64
-	}{
-		{"checkout.session.completed.json", "evt_1OEa2nLkdIwHu7ixQnXZgA6E", "checkout.session.completed", 1700486261},
-		{"customer.subscription.updated.json", "evt_1OEbK4LkdIwHu7ixZ7mTqV2c", "customer.subscription.updated", 1700491156},
-	}
-	for _, tc := range tests {
-		t.Run(tc.file, func(t *testing.T) {
-			body, err := os.ReadFile(filepath.Join("..", "..", "testdata", "stripe", "variants", tc.file))
+// TestStripeVerifyRealPayloads verifies each real payload, delivered two
+// seconds after it was created, and checks the event against
+// encoding/json's reading of the payload.
+func TestStripeVerifyRealPayloads(t *testing.T) {
+	for _, path := range realStripePaths(t) {
+		t.Run(strings.TrimPrefix(path, "../../testdata/stripe/"), func(t *testing.T) {
+			body, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Delivered two seconds after the event was created.
-			at := time.Unix(tc.created+2, 0)
+			var want struct {
+				ID       string `json:"id"`
+				Type     string `json:"type"`
+				Created  int64  `json:"created"`
+				Livemode bool   `json:"livemode"`
+			}
+			if err := json.Unmarshal(body, &want); err != nil || want.ID == "" || want.Type == "" || want.Created == 0 {
+				t.Fatalf("json.Unmarshal = %+v, %v; want an event with an id, a type and created", want, err)
+			}
+			at := time.Unix(want.Created+2, 0)
 			v := &verify.Stripe{Secrets: []string{secret}, Now: func() time.Time { return at }}
 			got, err := v.Verify(verifytest.SignStripe(body, at, secret), body)
 			if err != nil {
 				t.Fatalf("Verify() error = %v", err)
 			}
-			if got.ID != tc.wantID || got.Type != tc.wantType || got.Created.Unix() != tc.created || got.Livemode {
-				t.Errorf("Verify() = {ID:%q Type:%q Created:%d Livemode:%t}, want {ID:%q Type:%q Created:%d Livemode:false}",
-					got.ID, got.Type, got.Created.Unix(), got.Livemode, tc.wantID, tc.wantType, tc.created)
+			if got.ID != want.ID || got.Type != want.Type || got.Created.Unix() != want.Created || got.Livemode != want.Livemode {
+				t.Errorf("Verify() = {ID:%q Type:%q Created:%d Livemode:%t}, want %+v",
+					got.ID, got.Type, got.Created.Unix(), got.Livemode, want)
 			}
 		})
 	}
+}
+
+// realStripePaths returns the paths of the real Stripe payloads in the
+// repository's testdata/stripe and its variants.
+func realStripePaths(t testing.TB) []string {
+	t.Helper()
+	var paths []string
+	for _, glob := range []string{"../../testdata/stripe/*.json", "../../testdata/stripe/variants/*.json"} {
+		m, err := filepath.Glob(glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, m...)
+	}
+	if len(paths) < 5 {
+		t.Fatalf("found %d real payloads in testdata, want at least 5", len(paths))
+	}
+	return paths
 }
 
 // TestStripeVerifyStripeGoHeaders checks that headers stripe-go's own test

@@ -113,13 +113,26 @@ func parseInline(t *testing.T) *samtemplate.Template {
 	return tpl
 }
 
-func TestStartStop(t *testing.T) {
+// skipShort skips an integration test under -short.
+func skipShort(t *testing.T, what string) {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("integration test: needs dynalite and local-aws-sqs; run without -short")
+		t.Skipf("integration test: needs %s; run without -short", what)
 	}
+}
+
+// skipUnlessStarting skips a test of what Start starts: under -short, and
+// when AWS_ENDPOINT_URL* make Start start nothing.
+func skipUnlessStarting(t *testing.T) {
+	t.Helper()
+	skipShort(t, "dynalite and local-aws-sqs")
 	if _, ok, _ := fromEnv(); ok {
 		t.Skip("AWS_ENDPOINT_URL* set: Start starts nothing")
 	}
+}
+
+func TestStartStop(t *testing.T) {
+	skipUnlessStarting(t)
 	ctx := context.Background()
 	begin := time.Now()
 	e, err := Start(ctx, Options{})
@@ -156,9 +169,7 @@ func TestStartStop(t *testing.T) {
 // forTest is devstacktest.ForTest, which imports this package.
 func forTest(t *testing.T) *Emulators {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs dynalite and local-aws-sqs; run without -short")
-	}
+	skipShort(t, "dynalite and local-aws-sqs")
 	e, err := Shared()
 	if err != nil {
 		t.Fatal(err)
@@ -182,12 +193,7 @@ func newTestStack(t *testing.T, tpl *samtemplate.Template) *Stack {
 }
 
 func TestStartFixedPortInUse(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs dynalite and local-aws-sqs; run without -short")
-	}
-	if _, ok, _ := fromEnv(); ok {
-		t.Skip("AWS_ENDPOINT_URL* set: Start starts nothing")
-	}
+	skipUnlessStarting(t)
 	busy := forTest(t)
 	port := busy.DynamoDBURL[strings.LastIndex(busy.DynamoDBURL, ":")+1:]
 	var p int
@@ -395,6 +401,32 @@ func receiveOne(t *testing.T, c *sqs.Client, url string) *sqstypes.Message {
 	return &out.Messages[0]
 }
 
+// receiveCounts sends a message to url and receives it twice: first
+// asking for ApproximateReceiveCount with MessageSystemAttributeNames only,
+// then, once ChangeMessageVisibility 0 has made it visible again, as
+// receiveOne asks. It returns the count each receive reported.
+func receiveCounts(t *testing.T, c *sqs.Client, url string) (first, again string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m")}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url,
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameApproximateReceiveCount}})
+	if err != nil || len(r.Messages) != 1 {
+		t.Fatalf("ReceiveMessage: %v, %v", r, err)
+	}
+	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url,
+		ReceiptHandle: r.Messages[0].ReceiptHandle, VisibilityTimeout: 0}); err != nil {
+		t.Fatal(err)
+	}
+	m := receiveWithin(t, c, url, 2*time.Second)
+	if m == nil {
+		t.Fatal("no message after ChangeMessageVisibility 0")
+	}
+	return r.Messages[0].Attributes["ApproximateReceiveCount"], m.Attributes["ApproximateReceiveCount"]
+}
+
 func TestCreateStackFromTemplate(t *testing.T) {
 	if _, err := os.Stat("../../../template.yaml"); err != nil {
 		t.Skip("no template.yaml in the repository root yet")
@@ -579,33 +611,18 @@ func TestLocalSQSQuirks(t *testing.T) {
 	}
 	url := aws.ToString(out.QueueUrl)
 	t.Cleanup(func() { c.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: &url}) })
-	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m")}); err != nil {
-		t.Fatal(err)
-	}
+	first, again := receiveCounts(t, c, url)
 
 	// Only the deprecated AttributeNames returns system attributes.
-	r, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url,
-		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameApproximateReceiveCount}})
-	if err != nil || len(r.Messages) != 1 {
-		t.Fatalf("ReceiveMessage: %v, %v", r, err)
-	}
-	if got := r.Messages[0].Attributes["ApproximateReceiveCount"]; got != "" {
-		t.Errorf("MessageSystemAttributeNames now works (ApproximateReceiveCount %q): local-aws-sqs fixed it; update receiveOne and the notes", got)
+	if first != "" {
+		t.Errorf("MessageSystemAttributeNames now works (ApproximateReceiveCount %q): local-aws-sqs fixed it; update receiveOne and the notes", first)
 	}
 
 	// ChangeMessageVisibility counts as a receive: after one receive and
 	// one visibility change the next receive reports 3, where SQS says 2.
 	// Tests that back off with ChangeMessageVisibility reach
 	// maxReceiveCount sooner than in AWS.
-	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url,
-		ReceiptHandle: r.Messages[0].ReceiptHandle, VisibilityTimeout: 0}); err != nil {
-		t.Fatal(err)
-	}
-	m := receiveWithin(t, c, url, 2*time.Second)
-	if m == nil {
-		t.Fatal("no message after ChangeMessageVisibility 0")
-	}
-	if got := m.Attributes["ApproximateReceiveCount"]; got != "3" {
-		t.Errorf("ApproximateReceiveCount after receive, change visibility, receive = %s; local-aws-sqs said 3 (SQS says 2): update the notes", got)
+	if again != "3" {
+		t.Errorf("ApproximateReceiveCount after receive, change visibility, receive = %s; local-aws-sqs said 3 (SQS says 2): update the notes", again)
 	}
 }

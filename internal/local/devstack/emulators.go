@@ -305,7 +305,7 @@ func (e *Emulators) PID() int {
 // AWSConfig returns a configuration for the emulators: region us-east-1,
 // static credentials "test"/"test" and a retryer that gives up after three
 // quick attempts, so a test fails fast instead of backing off. It sets no
-// endpoint; DynamoDB and SQS set BaseEndpoint per client.
+// endpoint; the clients below set BaseEndpoint each.
 func (e *Emulators) AWSConfig() aws.Config {
 	return aws.Config{
 		Region:      Region,
@@ -320,34 +320,33 @@ func (e *Emulators) AWSConfig() aws.Config {
 	}
 }
 
+// configAt returns AWSConfig with BaseEndpoint url.
+func (e *Emulators) configAt(url string) aws.Config {
+	cfg := e.AWSConfig()
+	cfg.BaseEndpoint = aws.String(url)
+	return cfg
+}
+
 // DynamoDB returns a client for the DynamoDB endpoint.
 func (e *Emulators) DynamoDB() *dynamodb.Client {
-	return dynamodb.NewFromConfig(e.AWSConfig(), func(o *dynamodb.Options) {
-		o.BaseEndpoint = aws.String(e.DynamoDBURL)
-	})
+	return dynamodb.NewFromConfig(e.configAt(e.DynamoDBURL))
 }
 
 // LeanDynamoDB returns a client of internal/platform/awsapi (what the
 // inbox store speaks) for the DynamoDB endpoint, configured as DynamoDB().
 func (e *Emulators) LeanDynamoDB() *awsapi.DynamoDB {
-	cfg := e.AWSConfig()
-	cfg.BaseEndpoint = aws.String(e.DynamoDBURL)
-	return awsapi.DynamoDBFromConfig(cfg)
+	return awsapi.DynamoDBFromConfig(e.configAt(e.DynamoDBURL))
 }
 
 // SQS returns a client for the SQS endpoint.
 func (e *Emulators) SQS() *sqs.Client {
-	return sqs.NewFromConfig(e.AWSConfig(), func(o *sqs.Options) {
-		o.BaseEndpoint = aws.String(e.SQSURL)
-	})
+	return sqs.NewFromConfig(e.configAt(e.SQSURL))
 }
 
 // LeanSQS returns a client of internal/platform/awsapi (what the queue
 // package speaks) for the SQS endpoint, configured as SQS().
 func (e *Emulators) LeanSQS() *awsapi.SQS {
-	cfg := e.AWSConfig()
-	cfg.BaseEndpoint = aws.String(e.SQSURL)
-	return awsapi.SQSFromConfig(cfg)
+	return awsapi.SQSFromConfig(e.configAt(e.SQSURL))
 }
 
 // EnvMap returns the variables that point an AWS SDK in another process at

@@ -26,9 +26,7 @@ func buildEcho(t *testing.T) string {
 }
 
 func TestStartFunction(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: builds and runs aws-lambda-rie; run without -short")
-	}
+	skipShort(t, "aws-lambda-rie, built here")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	bootstrap := buildEcho(t)
@@ -109,9 +107,7 @@ func TestStartFunction(t *testing.T) {
 }
 
 func TestBuildFunction(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: runs make; run without -short")
-	}
+	skipShort(t, "make")
 	if _, err := os.Stat("../../../functions/receiver"); err != nil {
 		t.Skip("no functions/receiver yet")
 	}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
 
@@ -78,9 +77,7 @@ func (m *Moto) Stop() error {
 // SecretsManager returns a Secrets Manager client for moto, configured as
 // Emulators.AWSConfig configures clients (region, credentials, retries).
 func (m *Moto) SecretsManager() *secretsmanager.Client {
-	return secretsmanager.NewFromConfig((&Emulators{}).AWSConfig(), func(o *secretsmanager.Options) {
-		o.BaseEndpoint = aws.String(m.URL)
-	})
+	return secretsmanager.NewFromConfig((&Emulators{}).configAt(m.URL))
 }
 
 // motoSerialDynamoDB runs moto's server app (as moto_server does) behind a

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
@@ -29,7 +28,7 @@ func TestToxiproxyInFrontOfDynamoDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := dynamodb.NewFromConfig(e.AWSConfig(), func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(proxied) })
+	db := dynamodb.NewFromConfig(e.configAt(proxied))
 	list := func() error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()

@@ -9,6 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// small is the template the package's tests parse: every section, and
+// conditions and resources for Resolve to use (Loop and NotBool are broken
+// on purpose).
 const small = `
 AWSTemplateFormatVersion: "2010-09-09"
 Transform: AWS::Serverless-2016-10-31
@@ -19,12 +22,16 @@ Parameters:
   Required: {Type: String}
 Conditions:
   HasSecret: !Not [!Equals [!Ref Secret, ""]]
+  InEast: !Equals [!Ref AWS::Region, us-east-1]
+  Loop: !If [Loop, true, false]
+  NotBool: !Ref Secret
 Resources:
   Table:
     Type: AWS::DynamoDB::Table
     Condition: HasSecret
     Properties:
       TableName: !Sub "${AWS::StackName}-t"
+  Queue: {Type: AWS::SQS::Queue}
   Fn:
     Type: AWS::Serverless::Function
     Metadata: {BuildMethod: makefile}
@@ -35,11 +42,17 @@ Outputs:
   Name: {Value: !Ref Table}
 `
 
-func TestParse(t *testing.T) {
+func parseSmall(t *testing.T) *Template {
+	t.Helper()
 	tpl, err := Parse([]byte(small))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
+	return tpl
+}
+
+func TestParse(t *testing.T) {
+	tpl := parseSmall(t)
 	wantParams := map[string]Parameter{
 		"Secret":   {Type: "String", Default: "", HasDefault: true},
 		"Limit":    {Type: "Number", Default: "262144", HasDefault: true},
@@ -60,7 +73,8 @@ func TestParse(t *testing.T) {
 			Properties: map[string]any{"Handler": "bootstrap"},
 			Metadata:   map[string]any{"BuildMethod": "makefile"},
 		},
-		"Api": {Type: "AWS::Serverless::HttpApi", Properties: map[string]any{}, Metadata: map[string]any{}},
+		"Queue": {Type: "AWS::SQS::Queue", Properties: map[string]any{}, Metadata: map[string]any{}},
+		"Api":   {Type: "AWS::Serverless::HttpApi", Properties: map[string]any{}, Metadata: map[string]any{}},
 	}
 	if diff := cmp.Diff(tpl.Resources, wantResources); diff != "" {
 		t.Errorf("Resources mismatch (-got +want):\n%s", diff)
@@ -111,7 +125,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	if got, want := len(tpl.Resources), 3; got != want {
+	if got, want := len(tpl.Resources), 4; got != want {
 		t.Errorf("Load: %d resources, want %d", got, want)
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {

@@ -8,21 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-const resolveTemplate = `
-Parameters:
-  Secret: {Type: String, Default: ""}
-  Limit: {Type: Number, Default: 262144}
-  Required: {Type: String}
-Conditions:
-  HasSecret: !Not [!Equals [!Ref Secret, ""]]
-  InEast: !Equals [!Ref AWS::Region, us-east-1]
-  Loop: !If [Loop, true, false]
-  NotBool: !Ref Secret
-Resources:
-  Table: {Type: AWS::DynamoDB::Table}
-  Queue: {Type: AWS::SQS::Queue}
-`
-
 // fakeLookup names resources predictably: Ref is "<id>-physical", GetAtt is
 // "<id>.<attr>".
 func fakeLookup(id, attr string) (string, error) {
@@ -36,10 +21,7 @@ func fakeLookup(id, attr string) (string, error) {
 }
 
 func TestResolve(t *testing.T) {
-	tpl, err := Parse([]byte(resolveTemplate))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tpl := parseSmall(t)
 	ctx := Context{Lookup: fakeLookup}
 	withSecret := Context{Lookup: fakeLookup, Params: map[string]string{"Secret": "arn:s"}}
 	tests := []struct {
@@ -96,10 +78,7 @@ func TestResolve(t *testing.T) {
 // TestResolveCondition checks the Fn{Name: "Condition"} form the local stack
 // uses to decide whether a resource with a Condition exists.
 func TestResolveCondition(t *testing.T) {
-	tpl, err := Parse([]byte(resolveTemplate))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tpl := parseSmall(t)
 	for _, tt := range []struct {
 		secret string
 		want   any
@@ -112,10 +91,7 @@ func TestResolveCondition(t *testing.T) {
 }
 
 func TestResolveErrors(t *testing.T) {
-	tpl, err := Parse([]byte(resolveTemplate))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tpl := parseSmall(t)
 	ctx := Context{Lookup: fakeLookup}
 	tests := []struct {
 		name string
@@ -154,10 +130,7 @@ func TestResolveErrors(t *testing.T) {
 }
 
 func TestResolveString(t *testing.T) {
-	tpl, err := Parse([]byte(resolveTemplate))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tpl := parseSmall(t)
 	tests := []struct {
 		name    string
 		v       any
