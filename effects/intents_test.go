@@ -9,10 +9,10 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// TestOpenIntentsListsOnlyUnknownOutcomes: an email whose send timed out
+// TestReadListsOpenIntentsApart: an email whose send timed out
 // leaves an open intent; one that was sent and recorded, and one whose
 // call was refused (released), do not.
-func TestOpenIntentsListsOnlyUnknownOutcomes(t *testing.T) {
+func TestReadListsOpenIntentsApart(t *testing.T) {
 	db, table := dynamoForTest(t)
 	l := NewLedger(db, table, time.Hour)
 	ctx := context.Background()
@@ -31,19 +31,19 @@ func TestOpenIntentsListsOnlyUnknownOutcomes(t *testing.T) {
 	}); err == nil {
 		t.Fatal("refused-email: want its error")
 	}
-	open, err := l.OpenIntents(ctx, key)
+	recs, open, err := l.Read(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(open) != 1 {
-		t.Fatalf("OpenIntents = %+v, want the welcome email only", open)
+		t.Fatalf("open intents %+v, want the welcome email only", open)
 	}
 	in := open[0]
 	if in.Effect != "welcome-email" || in.Key != key || in.IdempotencyKey != IdempotencyKey(key, "welcome-email") ||
 		in.Attempt == "" || in.StartedAt.Before(before) {
-		t.Errorf("OpenIntents[0] = %+v", in)
+		t.Errorf("open intent %+v", in)
 	}
-	if recs, err := l.Records(ctx, key); err != nil || len(recs) != 1 || recs[0].Effect != "receipt-email" {
-		t.Errorf("Records = %+v, %v; want receipt-email only", recs, err)
+	if len(recs) != 1 || recs[0].Effect != "receipt-email" {
+		t.Errorf("records %+v; want receipt-email only", recs)
 	}
 }

@@ -117,12 +117,7 @@ Example:
 	if err != nil {
 		return err
 	}
-	ledger := effects.NewLedger(db, table, 0)
-	recs, err := ledger.Records(ctx, key)
-	if err != nil {
-		return err
-	}
-	open, err := ledger.OpenIntents(ctx, key)
+	recs, open, err := effects.NewLedger(db, table, 0).Read(ctx, key)
 	if err != nil {
 		return err
 	}

@@ -18,9 +18,6 @@ import (
 // GET ?id=), twice each with queue copies: the paid and the refunded
 // payment end DONE with their order, the canceled one IGNORED.
 func TestLocalDeliversGoPayNotifications(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a local stack on the emulators")
-	}
 	corpus := `{"object":"hookinbox.delivery","provider":"gopay","id":"3000000001","type":"notification","body":{"id":3000000001,"order_number":"o-1","state":"PAID","amount":10000,"currency":"CZK"}}
 {"object":"hookinbox.delivery","provider":"gopay","id":"3000000002","type":"notification","body":{"id":3000000002,"order_number":"o-2","state":"REFUNDED","amount":20000,"currency":"CZK"}}
 {"object":"hookinbox.delivery","provider":"gopay","id":"3000000003","type":"notification","body":{"id":3000000003,"order_number":"o-3","state":"CANCELED","amount":30000,"currency":"CZK"}}`
