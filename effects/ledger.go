@@ -121,24 +121,47 @@ func (l *Ledger) For(key webhook.Key) Runner {
 // name, read consistently. Intents of at-most-once effects (AtMostOnce)
 // that have no outcome are not records.
 func (l *Ledger) Records(ctx context.Context, key webhook.Key) ([]Record, error) {
+	recs, _, err := l.Read(ctx, key)
+	return recs, err
+}
+
+// Intent is an at-most-once effect (AtMostOnce) that an attempt started
+// and no attempt recorded an outcome for: it may have run. A person
+// resolves it (docs/operations.md, "The DLQ alarm fired").
+type Intent struct {
+	Effect         string      `json:"effect"`
+	Key            webhook.Key `json:"key"`
+	IdempotencyKey string      `json:"idempotency_key"`
+	Attempt        string      `json:"attempt"`    // the ID of the attempt that started it
+	StartedAt      time.Time   `json:"started_at"` // when that attempt wrote the intent
+}
+
+// Read returns, from one consistent read, the recorded effects of the
+// event key and its open intents (started, no outcome), each sorted by
+// effect name. A released intent (the call was refused, so not made) is
+// neither.
+func (l *Ledger) Read(ctx context.Context, key webhook.Key) ([]Record, []Intent, error) {
 	items, err := l.items(ctx, key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var recs []Record
+	var (
+		recs []Record
+		open []Intent
+	)
 	for _, it := range items {
-		if attrString(it, attrState) != "" {
-			continue
+		effect, ik := attrString(it, "effect"), attrString(it, "idempotency_key")
+		switch attrString(it, attrState) {
+		case "":
+			recs = append(recs, Record{Effect: effect, Key: key, IdempotencyKey: ik, Result: attrString(it, "result")})
+		case stateStarted:
+			started, _ := time.Parse(time.RFC3339Nano, attrString(it, attrStartedAt))
+			open = append(open, Intent{Effect: effect, Key: key, IdempotencyKey: ik, Attempt: attrString(it, attrAttempt), StartedAt: started})
 		}
-		recs = append(recs, Record{
-			Effect:         attrString(it, "effect"),
-			Key:            key,
-			IdempotencyKey: attrString(it, "idempotency_key"),
-			Result:         attrString(it, "result"),
-		})
 	}
 	sortRecords(recs)
-	return recs, nil
+	sort.Slice(open, func(i, j int) bool { return open[i].Effect < open[j].Effect })
+	return recs, open, nil
 }
 
 // items reads every ledger item of the event key consistently: records and

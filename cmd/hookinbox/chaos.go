@@ -56,7 +56,10 @@ exits 1 on any; an effect carried out twice is a difference.
 FILE.jsonl holds one Stripe event a line, as GET /v1/events lists them, or
 whole pages of that list, or another provider's delivery:
 {"object":"hookinbox.delivery","provider":"shopify","id":"<event id>",
-"type":"orders/paid","body":{...}} (github, shopify, standard, adyen).
+"type":"orders/paid","body":{...}} (github, shopify, standard, adyen), or a
+GoPay notification whose body is the payment GoPay's API serves:
+{"object":"hookinbox.delivery","provider":"gopay","id":"<payment id>",
+"type":"notification","body":{"id":<payment id>,"state":"PAID",...}}.
 To test your own events:
 
   curl -G https://api.stripe.com/v1/events -u "$STRIPE_KEY:" -d limit=100 \
@@ -65,18 +68,18 @@ To test your own events:
 
 Both runs use fresh stacks of template.yaml on the local emulators
 (dynalite and local-aws-sqs, or HOOKINBOX_EMULATORS=moto, or the
-AWS_ENDPOINT_URL* ones), with the functions in this process and the SES and
-Stripe stand-ins. With --url the chaos run goes to a running stack instead
+AWS_ENDPOINT_URL* ones), with the functions in this process and the SES,
+Stripe and GoPay stand-ins. With --url the chaos run goes to a running stack instead
 (hookinbox dev: its queue and tables come from its state file) and only the
 business records about the corpus are compared.
 
 --generate N writes a realistic corpus of N events to stdout instead
 (checkouts, subscription changes out of order, delayed payments, refunds,
-types nobody handles, Shopify orders, Adyen payments and refunds, GitHub
-and Standard Webhooks deliveries).
+types nobody handles, Shopify orders, Adyen payments and refunds, GoPay
+payments, GitHub and Standard Webhooks deliveries).
 
 --fault NAME puts Shopify's toxiproxy (pinned in go.mod) between the chaos
-stack's functions and DynamoDB, SQS, Stripe and SES, and injects the fault
+stack's functions and DynamoDB, SQS, Stripe, SES and GoPay, and injects the fault
 while the chaos run lasts; the reference run has none. The chaos stack then
 runs with LEASE_DURATION 30s. See docs/reliability.md for every fault and
 its figures.`)
@@ -302,7 +305,8 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 	}
 	return chaos.NewRemote(chaos.RemoteConfig{
 		WebhookURL: f.url, Secrets: secrets,
-		InboxTable: inboxTable, ShopTable: shopTable, EventsQueueURL: q.URL,
+		GoPayStandin: strings.TrimSuffix(st.Endpoints["GOPAY_API_URL"], "/api"),
+		InboxTable:   inboxTable, ShopTable: shopTable, EventsQueueURL: q.URL,
 	}, cfg), nil
 }
 

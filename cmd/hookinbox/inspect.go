@@ -12,6 +12,7 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
+	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -19,7 +20,10 @@ import (
 type inspection struct {
 	Item    itemView         `json:"item"`
 	Effects []effects.Record `json:"effects"`
-	Payload json.RawMessage  `json:"payload,omitempty"`
+	// OpenIntents are at-most-once effects started and never recorded:
+	// they may have run, and a person resolves them before a replay.
+	OpenIntents []effects.Intent `json:"open_intents"`
+	Payload     json.RawMessage  `json:"payload,omitempty"`
 }
 
 // itemView is an inbox item with the attribute names of the table.
@@ -37,6 +41,7 @@ type itemView struct {
 	LeaseOwner    string       `json:"lease_owner,omitempty"`
 	LeaseUntil    *time.Time   `json:"lease_until,omitempty"`
 	Attempts      int          `json:"attempts"`
+	InfraFailures int          `json:"infra_failures,omitempty"`
 	LastError     string       `json:"last_error,omitempty"`
 	ProcessedAt   *time.Time   `json:"processed_at,omitempty"`
 	Outcome       string       `json:"outcome,omitempty"`
@@ -53,7 +58,7 @@ func viewOf(it inbox.Item) itemView {
 		Key: it.Key, Status: it.Status, Provider: it.Provider, EventType: it.EventType, Livemode: it.Livemode,
 		Created: t(it.Created), ReceivedAt: t(it.ReceivedAt), EnqueuedAt: t(it.EnqueuedAt),
 		PayloadSHA256: it.PayloadSHA256, ExpiresAt: t(it.ExpiresAt),
-		LeaseOwner: it.LeaseOwner, LeaseUntil: t(it.LeaseUntil), Attempts: it.Attempts, LastError: it.LastError,
+		LeaseOwner: it.LeaseOwner, LeaseUntil: t(it.LeaseUntil), Attempts: it.Attempts, InfraFailures: it.InfraFailures, LastError: it.LastError,
 		ProcessedAt: t(it.ProcessedAt), Outcome: it.Outcome,
 	}
 }
@@ -62,7 +67,11 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlagSet("inspect", "<provider>#<event id> [--json] [--payload]", `
 Prints one event's inbox item (status, attempts, lease, outcome) and its
 effect ledger (every effect that finished, with its idempotency key and
-result) from the running local stack. A bare evt_ ID means stripe#evt_...
+result) from the running local stack, and any open intent: an at-most-once
+effect (the welcome email) that an attempt started and no attempt
+recorded, so it may have run; the event is parked until a person resolves
+it, and inspect prints the two commands that do (docs/operations.md, "The
+DLQ alarm fired"). A bare evt_ ID means stripe#evt_...
 
 Example:
   hookinbox inspect 'stripe#evt_1OEa2nLkdIwHu7ixQnXZgA6E'`)
@@ -108,7 +117,7 @@ Example:
 	if err != nil {
 		return err
 	}
-	recs, err := effects.NewLedger(db, table, 0).Records(ctx, key)
+	recs, open, err := effects.NewLedger(db, table, 0).Read(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -120,9 +129,12 @@ Example:
 		}
 	}
 	if *asJSON {
-		out := inspection{Item: viewOf(it), Effects: recs}
+		out := inspection{Item: viewOf(it), Effects: recs, OpenIntents: open}
 		if out.Effects == nil {
 			out.Effects = []effects.Record{}
+		}
+		if out.OpenIntents == nil {
+			out.OpenIntents = []effects.Intent{}
 		}
 		if json.Valid(payload) {
 			out.Payload = payload
@@ -132,6 +144,7 @@ Example:
 		return enc.Encode(out)
 	}
 	printInspection(stdout, it, recs)
+	printOpenIntents(stdout, table, open)
 	if *withPayload {
 		fmt.Fprintf(stdout, "\nPayload (%d bytes):\n%s\n", len(payload), strings.TrimSpace(string(payload)))
 	}
@@ -154,6 +167,9 @@ func printInspection(w io.Writer, it inbox.Item, recs []effects.Record) {
 	row("status", string(it.Status))
 	row("outcome", it.Outcome)
 	row("attempts", fmt.Sprint(it.Attempts))
+	if it.InfraFailures > 0 {
+		row("infra failures", fmt.Sprintf("%d (DynamoDB or SQS unavailable; not counted among the tries)", it.InfraFailures))
+	}
 	row("last error", it.LastError)
 	row("created", ts(it.Created))
 	row("received", ts(it.ReceivedAt))
@@ -175,4 +191,28 @@ func printInspection(w io.Writer, it inbox.Item, recs []effects.Record) {
 		}
 		fmt.Fprintf(w, "  %-20s %-28s key %s\n", r.Effect, result, r.IdempotencyKey)
 	}
+}
+
+// printOpenIntents prints the open intents of an event and, for each, the
+// two writes that resolve it (docs/operations.md, "The DLQ alarm fired").
+func printOpenIntents(w io.Writer, table string, open []effects.Intent) {
+	if len(open) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nOpen intents: %d (started, outcome unknown: may have run; the event stays parked until each is resolved)\n", len(open))
+	for _, in := range open {
+		started := "-"
+		if !in.StartedAt.IsZero() {
+			started = in.StartedAt.Local().Format("2006-01-02 15:04:05.000 MST")
+		}
+		fmt.Fprintf(w, "  %-20s started %s by attempt %s\n", in.Effect, started, in.Attempt)
+		fmt.Fprintf(w, "  %-20s key %s (SES message tag %s = %s)\n", "", in.IdempotencyKey, shop.TagIdempotencyKey, shop.TagValue(in.IdempotencyKey))
+		ddbKey := fmt.Sprintf(`{"pk":{"S":%q},"sk":{"S":%q}}`, string(in.Key), "effect#"+in.Effect)
+		fmt.Fprintf(w, "    find out whether it ran (SES's event stream, the recipient), then either\n")
+		fmt.Fprintf(w, "    it ran: record it as done (the replay skips it):\n")
+		fmt.Fprintf(w, "      aws dynamodb update-item --table-name %s --key '%s' --update-expression 'REMOVE #s, attempt, started_at' --expression-attribute-names '{\"#s\":\"state\"}'\n", table, ddbKey)
+		fmt.Fprintf(w, "    it did not: release it (the replay runs it):\n")
+		fmt.Fprintf(w, "      aws dynamodb update-item --table-name %s --key '%s' --update-expression 'SET #s = :r' --expression-attribute-names '{\"#s\":\"state\"}' --expression-attribute-values '{\":r\":{\"S\":\"released\"}}'\n", table, ddbKey)
+	}
+	fmt.Fprintf(w, "    then replay it: hookinbox replay --key '%s'\n", open[0].Key)
 }

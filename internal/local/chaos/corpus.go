@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
@@ -21,10 +23,11 @@ import (
 // charge.refunded). About one customer in four comes from another
 // provider (DeliveryObject lines): a Shopify order whose orders/create,
 // orders/updated and orders/paid come in any order; an Adyen payment,
-// sometimes refunded, its notifications in any order; or GitHub and
-// Standard Webhooks deliveries the shop has no handler for. The first
-// seven customers are one of each kind, so the first lines of a corpus
-// have every kind. The same n,
+// sometimes refunded, its notifications in any order; a GoPay payment
+// notification (paid, refunded, or canceled, which the shop ignores); or
+// GitHub and Standard Webhooks deliveries the shop has no handler for.
+// The first eight customers are one of each kind, so the first lines of a
+// corpus have every kind. The same n,
 // seed and start give the same bytes.
 func Generate(n int, seed uint64, start time.Time) [][]byte {
 	rng := rand.New(rand.NewPCG(seed, seed+1))
@@ -41,7 +44,7 @@ func Generate(n int, seed uint64, start time.Time) [][]byte {
 			return verifytest.StripeEvent(typ, id, at.Add(time.Duration(seq)*time.Minute), opts...)
 		}
 		var evs [][]byte
-		kind := rng.IntN(13)
+		kind := rng.IntN(14)
 		if c < len(firstKinds) {
 			kind = firstKinds[c] // a short run (the first lines) has every kind
 		}
@@ -86,11 +89,12 @@ func Generate(n int, seed uint64, start time.Time) [][]byte {
 
 // firstKinds are the kinds of the first customers, one of each: a
 // purchase, a subscription, a delayed payment, events nobody handles, a
-// Shopify order, an Adyen payment, GitHub and Standard Webhooks deliveries.
-var firstKinds = []int{0, 3, 7, 9, 10, 11, 12}
+// Shopify order, an Adyen payment, GitHub and Standard Webhooks
+// deliveries, a GoPay payment.
+var firstKinds = []int{0, 3, 7, 9, 10, 11, 12, 13}
 
 // providerEvents returns the deliveries of customer c of another
-// provider, kind 0 to 2, as corpus lines.
+// provider, kind 0 to 3, as corpus lines.
 func providerEvents(rng *rand.Rand, kind, c int, at time.Time) [][]byte {
 	var evs []Event
 	add := func(provider, id, typ string, body []byte) {
@@ -136,6 +140,12 @@ func providerEvents(rng *rand.Rand, kind, c int, at time.Time) [][]byte {
 			refund.EventDate = at.Add(time.Hour)
 			add(verify.AdyenProvider, refund.PspReference+"-REFUND", "REFUND", verifytest.AdyenNotification(key, refund))
 		}
+	case 3: // a GoPay payment as its API serves it when GoPay notifies
+		id := 3_000_000_000 + int64(c)
+		state := []string{"PAID", "PAID", "PAID", "PAID", "REFUNDED", "CANCELED"}[rng.IntN(6)]
+		body, _ := json.Marshal(standin.GoPayPayment{ID: id, OrderNumber: fmt.Sprintf("order-chaos%05d", c), State: state,
+			Amount: int64(10_000 + 100*rng.IntN(90)), Currency: "CZK"})
+		add(verify.GoPayProvider, strconv.FormatInt(id, 10), verify.GoPayNotification, body)
 	default: // deliveries nobody handles: a GitHub issue, a Standard Webhooks invoice
 		gh, _ := json.Marshal(map[string]any{"action": "opened", "issue": map[string]any{"number": c, "title": "Chaos issue"},
 			"repository": map[string]any{"full_name": "hookinbox/chaos"}})

@@ -76,7 +76,7 @@ func TestGenerateIsRealisticAndDeterministic(t *testing.T) {
 		}
 	}
 	for _, typ := range []string{"shopify orders/create", "shopify orders/updated", "shopify orders/paid",
-		"adyen AUTHORISATION", "adyen REFUND", "github issues", "standard invoice.paid"} {
+		"adyen AUTHORISATION", "adyen REFUND", "github issues", "standard invoice.paid", "gopay notification"} {
 		if types[typ] == 0 {
 			t.Errorf("no %s in 120 generated events: %v", typ, types)
 		}
@@ -115,7 +115,15 @@ func TestProviderDeliveries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := v.Verify(context.Background(), webhook.Request{Method: "POST", Header: header, Body: body})
+		req := webhook.Request{Method: "POST", Header: header, Body: body}
+		if ev.Provider == verify.GoPayProvider {
+			// GET ?id=<payment id>, as Local and Remote deliver it.
+			if _, err := ev.GoPayPayment(); err != nil {
+				t.Errorf("%s: %v", ev.Key(), err)
+			}
+			req = webhook.Request{Method: verify.GoPayMethod, Query: map[string]string{"id": ev.ID}}
+		}
+		got, err := v.Verify(context.Background(), req)
 		if err != nil {
 			t.Errorf("%s: %v", ev.Key(), err)
 			continue
@@ -124,12 +132,15 @@ func TestProviderDeliveries(t *testing.T) {
 			t.Errorf("%s: the verifier keys it %v", ev.Key(), got)
 		}
 	}
-	if len(seen) != 5 {
-		t.Errorf("providers in 400 generated events: %v, want stripe and 4 others", seen)
+	if len(seen) != 6 {
+		t.Errorf("providers in 400 generated events: %v, want stripe and 5 others", seen)
 	}
 
 	for _, tc := range []struct{ name, in, want string }{
-		{"gopay", `{"object":"hookinbox.delivery","provider":"gopay","id":"1","type":"x","body":{}}`, `provider "gopay"`},
+		{"ftp", `{"object":"hookinbox.delivery","provider":"ftp","id":"1","type":"x","body":{}}`, `provider "ftp"`},
+		{"gopay type", `{"object":"hookinbox.delivery","provider":"gopay","id":"1","type":"x","body":{"id":1,"state":"PAID"}}`, `want "notification"`},
+		{"gopay id", `{"object":"hookinbox.delivery","provider":"gopay","id":"01","type":"notification","body":{"id":1,"state":"PAID"}}`, "positive decimal"},
+		{"gopay body", `{"object":"hookinbox.delivery","provider":"gopay","id":"2","type":"notification","body":{"id":1,"state":"PAID"}}`, "not a payment with id 2"},
 		{"no body", `{"object":"hookinbox.delivery","provider":"github","id":"d1","type":"ping"}`, "no body"},
 		{"bad id", `{"object":"hookinbox.delivery","provider":"github","id":"d 1","type":"ping","body":{}}`, "event id"},
 		{"twice", `{"object":"hookinbox.delivery","provider":"github","id":"d1","type":"ping","body":{}}` + "\n" +

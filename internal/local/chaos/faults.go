@@ -18,6 +18,7 @@ const (
 	ProxySQS         = "sqs"          // the processor's SQS: DLQ sends, visibility changes
 	ProxyStripe      = "stripe"       // the business API: Stripe (invoices, subscriptions)
 	ProxySES         = "ses"          // the business API: SES (welcome emails)
+	ProxyGoPay       = "gopay"        // the business API: GoPay (the payments the processor fetches)
 )
 
 // Toxic is one toxiproxy toxic on one proxy: Type "latency", "timeout",
@@ -72,10 +73,11 @@ var Faults = []Fault{
 	},
 	{
 		Name:  "slow-business-api",
-		About: "every Stripe and SES call answers 1-2 s late",
+		About: "every Stripe, SES and GoPay call answers 1-2 s late",
 		Toxics: []Toxic{
 			{Proxy: ProxyStripe, Type: "latency", Toxicity: 1, Attributes: map[string]any{"latency": 1500, "jitter": 500}},
 			{Proxy: ProxySES, Type: "latency", Toxicity: 1, Attributes: map[string]any{"latency": 1500, "jitter": 500}},
+			{Proxy: ProxyGoPay, Type: "latency", Toxicity: 1, Attributes: map[string]any{"latency": 1500, "jitter": 500}},
 		},
 	},
 }

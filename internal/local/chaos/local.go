@@ -24,6 +24,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -113,9 +114,10 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	via := map[string]string{
 		ProxyDynamoDB: emu.DynamoDBURL, ProxySQSReceiver: emu.SQSURL, ProxySQS: emu.SQSURL,
 		ProxySES: st.Endpoints["AWS_ENDPOINT_URL_SESV2"], ProxyStripe: st.Endpoints["STRIPE_API_URL"],
+		ProxyGoPay: st.Endpoints["GOPAY_API_URL"],
 	}
 	if opts.Proxy != nil {
-		for _, name := range []string{ProxyDynamoDB, ProxySQSReceiver, ProxySQS, ProxySES, ProxyStripe} {
+		for _, name := range []string{ProxyDynamoDB, ProxySQSReceiver, ProxySQS, ProxySES, ProxyStripe, ProxyGoPay} {
 			if via[name], err = opts.Proxy(name, via[name]); err != nil {
 				return fail(err)
 			}
@@ -124,7 +126,7 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	build := func(id, sqsName string, extra map[string]string) (any, error) {
 		env := map[string]string{
 			"AWS_ENDPOINT_URL_DYNAMODB": via[ProxyDynamoDB], "AWS_ENDPOINT_URL_SQS": via[sqsName],
-			"AWS_ENDPOINT_URL_SESV2": via[ProxySES], "STRIPE_API_URL": via[ProxyStripe],
+			"AWS_ENDPOINT_URL_SESV2": via[ProxySES], "STRIPE_API_URL": via[ProxyStripe], "GOPAY_API_URL": via[ProxyGoPay],
 		}
 		if opts.Lease > 0 {
 			env["LEASE_DURATION"] = opts.Lease.String()
@@ -223,21 +225,27 @@ func (l *Local) Close() error {
 // sends the event, and as `hookinbox dev` does); then the receiver gets a
 // delivery signed now, as the event's provider signs it.
 func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
-	if ev.Provider == "stripe" {
-		l.Stack.Stripe.Apply(ev.Raw)
+	var req events.APIGatewayV2HTTPRequest
+	switch ev.Provider {
+	case verify.GoPayProvider:
+		// GoPay's state changes before it notifies; the notification is
+		// the payment id alone.
+		p, err := ev.GoPayPayment()
+		if err != nil {
+			return 0, err
+		}
+		l.Stack.GoPay.SetPayment(p)
+		req = lambdalocal.GoPayNotification(ev.ID)
+	default:
+		if ev.Provider == verify.StripeProvider {
+			l.Stack.Stripe.Apply(ev.Raw)
+		}
+		header, body, err := LocalSecrets.Signed(ev, time.Now())
+		if err != nil {
+			return 0, err
+		}
+		req = lambdalocal.WebhookEvent(ev.Provider, "POST", header, body)
 	}
-	header, body, err := LocalSecrets.Signed(ev, time.Now())
-	if err != nil {
-		return 0, err
-	}
-	req := events.APIGatewayV2HTTPRequest{
-		RouteKey:       "POST /webhooks/{provider}",
-		RawPath:        "/webhooks/" + ev.Provider,
-		Headers:        header,
-		PathParameters: map[string]string{"provider": ev.Provider},
-		Body:           string(body),
-	}
-	req.RequestContext.HTTP.Method = "POST"
 	ctx, cancel := context.WithTimeout(ctx, l.receiveTimeout)
 	defer cancel()
 	resp, err := l.receive(ctx, req)

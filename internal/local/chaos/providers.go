@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -21,8 +23,14 @@ import (
 // X-GitHub-Delivery, X-Shopify-Event-Id or webhook-id header, or Adyen's
 // "<pspReference>-<eventCode>" (an Adyen body is a notification with that
 // one item). chaos signs body as the provider does when it delivers it.
-// GoPay, which notifies with an id only and has its state fetched from its
-// API, has no corpus form.
+//
+// A GoPay line is a payment notification: id is the payment id, type is
+// "notification", and body is the payment as GoPay's API serves it when
+// it notifies ({"id":3000012345,"order_number":"...","state":"PAID",...}).
+// GoPay signs nothing and notifies with GET ?id=<payment id> only; the
+// processor fetches the payment. chaos sets body on the GoPay stand-in of
+// a local stack (or of `hookinbox dev` with --url) before it notifies; a
+// real GoPay account must hold the payment already.
 const DeliveryObject = "hookinbox.delivery"
 
 // corpusProviders are the providers a DeliveryObject line may name.
@@ -31,6 +39,7 @@ var corpusProviders = map[string]bool{
 	verify.ShopifyProvider:  true,
 	verify.StandardProvider: true,
 	verify.AdyenProvider:    true,
+	verify.GoPayProvider:    true,
 }
 
 // providerEvent reads one DeliveryObject line.
@@ -46,7 +55,7 @@ func providerEvent(line []byte) (Event, error) {
 	}
 	switch {
 	case !corpusProviders[d.Provider]:
-		return Event{}, fmt.Errorf("%s: provider %q: want github, shopify, standard or adyen", DeliveryObject, d.Provider)
+		return Event{}, fmt.Errorf("%s: provider %q: want github, shopify, standard, adyen or gopay", DeliveryObject, d.Provider)
 	case d.Type == "":
 		return Event{}, fmt.Errorf("%s %s: no type", d.Provider, d.ID)
 	case len(d.Body) == 0:
@@ -59,7 +68,32 @@ func providerEvent(line []byte) (Event, error) {
 	if err := json.Compact(&body, d.Body); err != nil {
 		return Event{}, fmt.Errorf("%s %s: body: %v", d.Provider, d.ID, err)
 	}
-	return Event{Provider: d.Provider, ID: d.ID, Type: d.Type, Raw: body.Bytes()}, nil
+	ev := Event{Provider: d.Provider, ID: d.ID, Type: d.Type, Raw: body.Bytes()}
+	if d.Provider == verify.GoPayProvider {
+		if _, err := ev.GoPayPayment(); err != nil {
+			return Event{}, err
+		}
+	}
+	return ev, nil
+}
+
+// GoPayPayment returns the payment of a GoPay notification: its body,
+// checked to be a payment with the notification's id and a state.
+func (e Event) GoPayPayment() (standin.GoPayPayment, error) {
+	var p standin.GoPayPayment
+	switch {
+	case e.Provider != verify.GoPayProvider:
+		return p, fmt.Errorf("%s is not a GoPay notification", e.Key())
+	case e.Type != verify.GoPayNotification:
+		return p, fmt.Errorf("gopay %s: type %q, want %q", e.ID, e.Type, verify.GoPayNotification)
+	}
+	if err := verify.GoPayID(e.ID); err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal(e.Raw, &p); err != nil || strconv.FormatInt(p.ID, 10) != e.ID || p.State == "" {
+		return p, fmt.Errorf("gopay %s: body is not a payment with id %s and a state", e.ID, e.ID)
+	}
+	return p, nil
 }
 
 // deliveryLine returns ev as a DeliveryObject line.
@@ -102,6 +136,10 @@ func (s Secrets) env() map[string]string {
 // Signed returns the headers and body of one delivery of ev at at, signed
 // with s as ev's provider signs.
 func (s Secrets) Signed(ev Event, at time.Time) (map[string]string, []byte, error) {
+	if ev.Provider == verify.GoPayProvider {
+		// Unsigned: GET ?id=<payment id>, no header, no body.
+		return map[string]string{}, nil, nil
+	}
 	secrets := s[ev.Provider]
 	if len(secrets) == 0 {
 		return nil, nil, fmt.Errorf("no %s signing secret for %s", ev.Provider, ev.Key())

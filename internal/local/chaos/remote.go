@@ -3,6 +3,7 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -29,6 +31,7 @@ import (
 type Remote struct {
 	url     string
 	secrets Secrets
+	gopay   string // the GoPay stand-in's base URL, or ""
 	client  *http.Client
 	sqs     *sqs.Client
 	events  *queue.Queue
@@ -46,7 +49,12 @@ type RemoteConfig struct {
 	WebhookURL string
 	// Secrets are the receiver's signing secrets by provider; a Stripe
 	// delivery carries a v1 signature for each.
-	Secrets        Secrets
+	Secrets Secrets
+	// GoPayStandin, when set, is the base URL of `hookinbox dev`'s GoPay
+	// stand-in: a GoPay notification first sets its payment there
+	// (PUT /_standin/payments/{id}), as GoPay's state changes before it
+	// notifies. Without it the payments must exist at GoPay already.
+	GoPayStandin   string
 	InboxTable     string
 	ShopTable      string
 	EventsQueueURL string
@@ -57,7 +65,7 @@ type RemoteConfig struct {
 func NewRemote(cfg RemoteConfig, awsCfg aws.Config) *Remote {
 	db, sq := dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg)
 	return &Remote{
-		url: cfg.WebhookURL, secrets: cfg.Secrets,
+		url: cfg.WebhookURL, secrets: cfg.Secrets, gopay: strings.TrimSuffix(cfg.GoPayStandin, "/"),
 		client: &http.Client{Timeout: 30 * time.Second},
 		sqs:    sq, events: queue.New(awsapi.SQSFromConfig(awsCfg), cfg.EventsQueueURL),
 		inbox:  inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(awsCfg), cfg.InboxTable),
@@ -81,7 +89,14 @@ func (r *Remote) Deliver(ctx context.Context, ev Event) (int, error) {
 		}
 		url = base + "/" + ev.Provider
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	method := http.MethodPost
+	if ev.Provider == verify.GoPayProvider {
+		if err := r.setGoPayPayment(ctx, ev); err != nil {
+			return 0, err
+		}
+		method, url = verify.GoPayMethod, url+"?id="+ev.ID
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
@@ -99,6 +114,32 @@ func (r *Remote) Deliver(ctx context.Context, ev Event) (int, error) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// setGoPayPayment sets the payment of a GoPay notification on the GoPay
+// stand-in, when there is one.
+func (r *Remote) setGoPayPayment(ctx context.Context, ev Event) error {
+	if r.gopay == "" {
+		return nil
+	}
+	p, err := ev.GoPayPayment()
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(p)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, r.gopay+"/_standin/payments/"+ev.ID, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("set %s on the GoPay stand-in: %w", ev.Key(), err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("set %s on the GoPay stand-in: %s", ev.Key(), resp.Status)
+	}
+	return nil
 }
 
 // Requeue implements Target.
