@@ -30,6 +30,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/verify"
@@ -61,13 +62,19 @@ func Builder(b BusinessBuilder) lambdafn.Builder {
 
 func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger, b BusinessBuilder) (any, error) {
 	s, err := loadSettings(getenv)
-	business, berr := b(ctx, cfg, getenv)
+	bctx := ctx
+	var apiKey *secrets.Rotating
+	if err == nil {
+		if apiKey, err = stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, s.SecretMaxAge, s.SecretReload); err != nil {
+			return nil, err
+		}
+		// The business gets this key (stripeapi.KeyFromContext) rather than
+		// loading the same secret again.
+		bctx = stripeapi.ContextWithKey(ctx, apiKey)
+	}
+	business, berr := b(bctx, cfg, getenv)
 	if err != nil || berr != nil {
 		return nil, errors.Join(err, berr)
-	}
-	apiKey, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, s.SecretMaxAge, s.SecretReload)
-	if err != nil {
-		return nil, err
 	}
 	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/processorfn"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -40,6 +41,18 @@ func TestBuilderWithOwnBusiness(t *testing.T) {
 	h, err := build(context.Background(), aws.Config{Region: "us-east-1"}, func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("build without the shop's settings: %v", err)
+	}
+
+	// The business is given the Stripe key the processor loaded.
+	var keys []string
+	withKey := processorfn.Builder(func(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
+		if key := stripeapi.KeyFromContext(ctx); key != nil {
+			keys, _ = key.Values(ctx)
+		}
+		return crmFromEnv(ctx, cfg, getenv)
+	})
+	if _, err := withKey(context.Background(), aws.Config{Region: "us-east-1"}, func(k string) string { return env[k] }, slog.New(slog.DiscardHandler)); err != nil || len(keys) != 1 || keys[0] != "sk_test_1" {
+		t.Errorf("build: %v; the business got the Stripe key %q, want the processor's sk_test_1", err, keys)
 	}
 	if _, ok := h.(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)); !ok {
 		t.Errorf("handler is %T, want an SQS batch handler", h)

@@ -38,7 +38,8 @@ func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (p
 	}
 	maxAge := r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge)
 	reload := r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval)
-	if len(s.StripeAPIKey) == 0 && s.StripeAPIKeyARN == "" {
+	apiKey := stripeapi.KeyFromContext(ctx) // the processor's, when processorfn builds the shop
+	if apiKey == nil && len(s.StripeAPIKey) == 0 && s.StripeAPIKeyARN == "" {
 		r.Problem("set STRIPE_API_KEY or STRIPE_API_KEY_ARN (the shop creates invoices and reads subscriptions)")
 	}
 	if err := r.Err(); err != nil {
@@ -48,9 +49,11 @@ func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (p
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	apiKey, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, maxAge, reload)
-	if err != nil {
-		return nil, err
+	if apiKey == nil {
+		var err error
+		if apiKey, err = stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, maxAge, reload); err != nil {
+			return nil, err
+		}
 	}
 	billing := NewStripeBilling(apiKey, s.StripeAPIURL, stripeapi.HTTPClient())
 	return New(c, dynamodb.NewFromConfig(cfg), sesv2.NewFromConfig(cfg), billing), nil

@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
@@ -57,6 +59,21 @@ func TestConfigValidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFromEnvTakesTheProcessorsStripeKey: built by processorfn, whose
+// context carries the Stripe key it loaded, the shop needs no Stripe key
+// setting of its own and loads none; built alone, it requires one.
+func TestFromEnvTakesTheProcessorsStripeKey(t *testing.T) {
+	env := map[string]string{"SHOP_TABLE": "shop", "MAIL_FROM": "shop@example.com"}
+	getenv := func(k string) string { return env[k] }
+	ctx := stripeapi.ContextWithKey(context.Background(), secrets.Static("sk_test_1"))
+	if _, err := FromEnv(ctx, aws.Config{Region: "us-east-1"}, getenv); err != nil {
+		t.Errorf("FromEnv with the processor's key and no STRIPE_API_KEY: %v", err)
+	}
+	if _, err := FromEnv(context.Background(), aws.Config{Region: "us-east-1"}, getenv); err == nil || !strings.Contains(err.Error(), "STRIPE_API_KEY") {
+		t.Errorf("FromEnv alone without STRIPE_API_KEY: %v, want an error naming it", err)
 	}
 }
 

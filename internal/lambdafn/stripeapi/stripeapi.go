@@ -46,6 +46,22 @@ func Key(ctx context.Context, cfg aws.Config, inline []string, arn string, maxAg
 	return r, nil
 }
 
+type keyContext struct{}
+
+// ContextWithKey returns ctx carrying key, the Stripe secret key a function has
+// loaded, for the code it builds next: processorfn hands its business the
+// key it loaded itself, so a function loads and refreshes one Stripe key.
+func ContextWithKey(ctx context.Context, key *secrets.Rotating) context.Context {
+	return context.WithValue(ctx, keyContext{}, key)
+}
+
+// KeyFromContext returns the key ContextWithKey put in ctx, or nil when
+// there is none.
+func KeyFromContext(ctx context.Context) *secrets.Rotating {
+	key, _ := ctx.Value(keyContext{}).(*secrets.Rotating)
+	return key
+}
+
 // HTTPClient is the HTTP client of every Stripe API call: bounded well
 // inside a function's timeout.
 func HTTPClient() *http.Client { return &http.Client{Timeout: 20 * time.Second} }
