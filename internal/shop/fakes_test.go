@@ -295,3 +295,31 @@ func invoicesCreated(calls []invoiceCall) []string {
 }
 
 var errBoom = errors.New("boom")
+
+// recordFaults is the effect ledger's DynamoDB with a fault in one write:
+// the record of the welcome email's outcome, written after SES accepted
+// it, fails (its answer lost on the way, the write not applied) the first
+// fails times, or every time while always is set.
+type recordFaults struct {
+	testDynamoDB
+	mu     sync.Mutex
+	fails  int
+	always bool
+	failed int
+}
+
+func (f *recordFaults) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	_, intent := in.Item["state"]
+	if getS(in.Item, "sk") == "effect#"+effectWelcomeEmail && !intent {
+		f.mu.Lock()
+		fail := f.always || f.failed < f.fails
+		if fail {
+			f.failed++
+		}
+		f.mu.Unlock()
+		if fail {
+			return nil, errors.New("injected: read tcp: i/o timeout")
+		}
+	}
+	return f.testDynamoDB.PutItem(ctx, in, opts...)
+}

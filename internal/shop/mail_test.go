@@ -3,44 +3,14 @@ package shop
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/webhook"
 )
-
-// recordFaults is the effect ledger's DynamoDB with a fault in one write:
-// the record of the welcome email's outcome, written after SES accepted
-// it, fails (its answer lost on the way, the write not applied) the first
-// fails times, or every time while always is set.
-type recordFaults struct {
-	testDynamoDB
-	mu     sync.Mutex
-	fails  int
-	always bool
-	failed int
-}
-
-func (f *recordFaults) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	_, intent := in.Item["state"]
-	if getS(in.Item, "sk") == "effect#"+effectWelcomeEmail && !intent {
-		f.mu.Lock()
-		fail := f.always || f.failed < f.fails
-		if fail {
-			f.failed++
-		}
-		f.mu.Unlock()
-		if fail {
-			return nil, errors.New("injected: read tcp: i/o timeout")
-		}
-	}
-	return f.testDynamoDB.PutItem(ctx, in, opts...)
-}
 
 // TestWelcomeEmailOnceWhenItsRecordFails is the doubled welcome email of
 // the dynamodb-timeouts fault scenario, made deterministic: SES accepts
