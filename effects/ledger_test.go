@@ -3,7 +3,6 @@ package effects
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -285,17 +284,3 @@ func effectNames(recs []Record) []string {
 	}
 	return names
 }
-
-// attrCmp compares DynamoDB attribute values by their content.
-var attrCmp = cmp.Transformer("attr", func(a types.AttributeValue) string {
-	switch v := a.(type) {
-	case *types.AttributeValueMemberS:
-		return "S:" + v.Value
-	case *types.AttributeValueMemberN:
-		return "N:" + v.Value
-	case *types.AttributeValueMemberBOOL:
-		return fmt.Sprintf("BOOL:%t", v.Value)
-	default:
-		return fmt.Sprintf("%T", a)
-	}
-})

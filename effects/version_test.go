@@ -154,3 +154,17 @@ func getItem(t *testing.T, db testDynamoDB, table, pk, sk string) map[string]typ
 	}
 	return out.Item
 }
+
+// attrCmp compares DynamoDB attribute values by their content.
+var attrCmp = cmp.Transformer("attr", func(a types.AttributeValue) string {
+	switch v := a.(type) {
+	case *types.AttributeValueMemberS:
+		return "S:" + v.Value
+	case *types.AttributeValueMemberN:
+		return "N:" + v.Value
+	case *types.AttributeValueMemberBOOL:
+		return fmt.Sprintf("BOOL:%t", v.Value)
+	default:
+		return fmt.Sprintf("%T", a)
+	}
+})
