@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,33 +19,6 @@ import (
 
 // t0 is the suite's clock origin; every time is an offset from it.
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
-
-// Event returns a verified-looking event with the given id.
-func Event(id string) webhook.Event {
-	return webhook.Event{
-		Provider: "stripe",
-		ID:       id,
-		Type:     "checkout.session.completed",
-		Created:  t0.Add(-time.Minute),
-		Raw:      []byte(`{"id":"` + id + `","type":"checkout.session.completed"}`),
-	}
-}
-
-// LargeEvent returns an event like Event whose payload is too large to
-// ride in its claim (inbox.InlineMaxRaw), so it is stored in its own item.
-func LargeEvent(id string) webhook.Event {
-	ev := Event(id)
-	ev.Raw = []byte(`{"id":"` + id + `","type":"checkout.session.completed","padding":"` + strings.Repeat("x", inbox.InlineMaxRaw) + `"}`)
-	return ev
-}
-
-// KiBEvent returns an event like Event with a 1 KiB payload: it rides in
-// its claim only compressed.
-func KiBEvent(id string) webhook.Event {
-	ev := Event(id)
-	ev.Raw = []byte(`{"id":"` + id + `","type":"checkout.session.completed","metadata":{"note":"` + strings.Repeat("thank you ", 95) + `"}}`)
-	return ev
-}
 
 // Run runs the suite. newStore returns an empty store for each subtest.
 func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
