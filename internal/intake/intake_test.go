@@ -3,11 +3,10 @@ package intake_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
@@ -117,8 +116,8 @@ func TestNewEventIsSentOnlyAfterClaimAndPayload(t *testing.T) {
 					t.Fatalf("Accept %d = %v, %v; want %v", i+1, got, err, want)
 				}
 			}
-			if diff := cmp.Diff([]string{"claim+payload"}, q.seen); diff != "" {
-				t.Errorf("inbox state at each send (-want +got):\n%s", diff)
+			if want := []string{"claim+payload"}; !slices.Equal(q.seen, want) {
+				t.Errorf("inbox state at each send = %q, want %q", q.seen, want)
 			}
 			if p, err := s.Payload(ctx, ev.Key()); err != nil || string(p) != string(ev.Raw) {
 				t.Errorf("payload = %q, %v", p, err)
@@ -248,8 +247,8 @@ func TestLostPayloadIsStoredByTheNextDelivery(t *testing.T) {
 		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Duplicate {
 			t.Fatalf("retry past grace = %v, %v; want duplicate", got, err)
 		}
-		if diff := cmp.Diff([]string{"claim+payload"}, q.seen); diff != "" {
-			t.Errorf("inbox state at each send (-want +got):\n%s", diff)
+		if want := []string{"claim+payload"}; !slices.Equal(q.seen, want) {
+			t.Errorf("inbox state at each send = %q, want %q", q.seen, want)
 		}
 	})
 }
