@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
@@ -67,13 +66,11 @@ func TestStripeKeyRotationReachesWarmProcessor(t *testing.T) {
 		}
 		// As Lambda's event source mapping: a success is deleted; a
 		// failure is made visible again at once, for the next attempt.
-		handle := &batch.Records[0].ReceiptHandle
+		handle := batch.Records[0].ReceiptHandle
 		if len(resp.BatchItemFailures) == 0 {
-			_, err = p.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(p.Events.URL()), ReceiptHandle: handle})
+			err = p.Events.Delete(ctx, handle)
 		} else {
-			_, err = p.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-				QueueUrl: aws.String(p.Events.URL()), ReceiptHandle: handle, VisibilityTimeout: 0,
-			})
+			err = p.Events.Release(ctx, handle)
 		}
 		if err != nil {
 			t.Fatal(err)
