@@ -9,6 +9,30 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
+// checkoutSession is the part of a Stripe checkout session the shop reads.
+type checkoutSession struct {
+	ID              string     `json:"id"`
+	Object          string     `json:"object"`
+	Customer        expandable `json:"customer"`
+	CustomerDetails *struct {
+		Email string `json:"email"`
+	} `json:"customer_details"`
+	CustomerEmail string     `json:"customer_email"`
+	PaymentStatus string     `json:"payment_status"`
+	Mode          string     `json:"mode"`         // "payment", "subscription" or "setup"
+	Subscription  expandable `json:"subscription"` // mode "subscription" only
+}
+
+func (s *checkoutSession) object() (typ, id string) { return s.Object, s.ID }
+
+// email returns the address the customer gave at checkout.
+func (s *checkoutSession) email() string {
+	if s.CustomerDetails != nil && s.CustomerDetails.Email != "" {
+		return s.CustomerDetails.Email
+	}
+	return s.CustomerEmail
+}
+
 // checkoutCompleted grants access, sends the welcome email and creates the
 // invoice, in that order, once the session is paid: on
 // checkout.session.completed when its payment_status is "paid" or

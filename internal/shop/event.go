@@ -7,34 +7,16 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// The parts of Stripe objects the shop reads. The structs are tolerant on
-// purpose: they decode only the fields the shop needs, so a field that
-// changes shape in another API version cannot break them.
+// The parts of Stripe events and objects the shop reads (each object's
+// struct lives with the code that handles it: checkout.go,
+// subscription.go). The structs are tolerant on purpose: they decode only
+// the fields the shop needs, so a field that changes shape in another API
+// version cannot break them.
 
 type stripeEnvelope struct {
 	Data struct {
 		Object json.RawMessage `json:"object"`
 	} `json:"data"`
-}
-
-type checkoutSession struct {
-	ID              string     `json:"id"`
-	Object          string     `json:"object"`
-	Customer        expandable `json:"customer"`
-	CustomerDetails *struct {
-		Email string `json:"email"`
-	} `json:"customer_details"`
-	CustomerEmail string     `json:"customer_email"`
-	PaymentStatus string     `json:"payment_status"`
-	Mode          string     `json:"mode"`         // "payment", "subscription" or "setup"
-	Subscription  expandable `json:"subscription"` // mode "subscription" only
-}
-
-type subscription struct {
-	ID       string     `json:"id"`
-	Object   string     `json:"object"`
-	Customer expandable `json:"customer"`
-	Status   string     `json:"status"`
 }
 
 // expandable is a Stripe reference that is either an ID or, when expanded,
@@ -78,15 +60,4 @@ func parseObject(ev webhook.Event, want string, v interface{ object() (typ, id s
 		return webhook.Permanent(fmt.Errorf("%s %s: %s has no id", ev.Type, ev.Key(), want))
 	}
 	return nil
-}
-
-func (s *checkoutSession) object() (typ, id string) { return s.Object, s.ID }
-func (s *subscription) object() (typ, id string)    { return s.Object, s.ID }
-
-// email returns the address the customer gave at checkout.
-func (s *checkoutSession) email() string {
-	if s.CustomerDetails != nil && s.CustomerDetails.Email != "" {
-		return s.CustomerDetails.Email
-	}
-	return s.CustomerEmail
 }

@@ -8,6 +8,16 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
+// subscription is the part of a Stripe subscription the shop reads.
+type subscription struct {
+	ID       string     `json:"id"`
+	Object   string     `json:"object"`
+	Customer expandable `json:"customer"`
+	Status   string     `json:"status"`
+}
+
+func (s *subscription) object() (typ, id string) { return s.Object, s.ID }
+
 // subscriptionChanged records the subscription as Stripe holds it now, and
 // the access it gives its customer.
 //
