@@ -3,7 +3,6 @@ package intake_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -18,21 +18,6 @@ import (
 )
 
 var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-
-func event(id string) webhook.Event {
-	return webhook.Event{
-		Provider: "stripe", ID: id, Type: "checkout.session.completed",
-		Created: now.Add(-time.Second), Raw: []byte(`{"id":"` + id + `","object":"event"}`),
-	}
-}
-
-// large returns an event whose payload is too large to ride in its claim
-// (inbox.InlineMaxRaw), so it is written to its own item beside it.
-func large(id string) webhook.Event {
-	ev := event(id)
-	ev.Raw = []byte(`{"id":"` + id + `","object":"event","padding":"` + strings.Repeat("x", inbox.InlineMaxRaw) + `"}`)
-	return ev
-}
 
 // store is the inbox under test with faults a test can switch on: each
 // function field, when set, runs instead of the real call.
@@ -122,7 +107,7 @@ func TestOutcomeNames(t *testing.T) {
 }
 
 func TestNewEventIsSentOnlyAfterClaimAndPayload(t *testing.T) {
-	for _, ev := range []webhook.Event{event("evt_order"), large("evt_orderlarge")} {
+	for _, ev := range []webhook.Event{inboxtest.Event("evt_order"), inboxtest.LargeEvent("evt_orderlarge")} {
 		backends(t, func(t *testing.T, s inbox.Store, q *recorder) {
 			ctx := context.Background()
 			in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, q, nil)
@@ -155,7 +140,7 @@ func TestSmallPayloadRidesInTheClaim(t *testing.T) {
 			return real.PutPayload(ctx, it, raw)
 		}
 		in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, q, nil)
-		ev := event("evt_small")
+		ev := inboxtest.Event("evt_small")
 		for i, want := range []intake.Outcome{intake.Accepted, intake.Duplicate, intake.Duplicate} {
 			if got, err := in.Accept(ctx, ev); err != nil || got != want {
 				t.Fatalf("Accept %d = %v, %v; want %v", i+1, got, err, want)
@@ -185,12 +170,12 @@ func TestSmallDuplicateStoresThePayloadASeparateClaimLost(t *testing.T) {
 		s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("dynamodb: throttled") }
 		s.release = func(context.Context, inbox.Item) error { return errors.New("dynamodb: throttled") }
 		in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, q, nil)
-		first := large("evt_mixed")
+		first := inboxtest.LargeEvent("evt_mixed")
 		if _, err := in.Accept(ctx, first); err == nil {
 			t.Fatal("Accept with the payload write failing: no error, want one")
 		}
 		s.putPayload, s.release = nil, nil
-		again := event("evt_mixed")
+		again := inboxtest.Event("evt_mixed")
 		if got, err := in.Accept(ctx, again); err != nil || got != intake.Duplicate {
 			t.Fatalf("small retry = %v, %v; want duplicate", got, err)
 		}
@@ -221,7 +206,7 @@ func TestClaimAndPayloadAreWrittenTogether(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	in := intake.New(intake.Config{}, s, &recorder{store: mem}, nil)
-	if got, err := in.Accept(ctx, large("evt_together")); err != nil || got != intake.Accepted {
+	if got, err := in.Accept(ctx, inboxtest.LargeEvent("evt_together")); err != nil || got != intake.Accepted {
 		t.Fatalf("Accept = %v, %v; want accepted (the claim waited for a payload write that never began)", got, err)
 	}
 }
@@ -237,7 +222,7 @@ func TestLostPayloadIsStoredByTheNextDelivery(t *testing.T) {
 		s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("dynamodb: throttled") }
 		s.release = func(context.Context, inbox.Item) error { return errors.New("dynamodb: throttled") }
 		in := intake.New(intake.Config{Now: func() time.Time { return clock }}, s, q, nil)
-		ev := large("evt_lostpayload")
+		ev := inboxtest.LargeEvent("evt_lostpayload")
 		if _, err := in.Accept(ctx, ev); err == nil {
 			t.Fatal("Accept with the payload write failing: no error, want one (the provider must retry)")
 		}
@@ -276,7 +261,7 @@ func TestFailedPayloadOrSendReleasesEverything(t *testing.T) {
 		in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, q, nil)
 
 		s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("dynamodb: throttled") }
-		ev := large("evt_nopayload")
+		ev := inboxtest.LargeEvent("evt_nopayload")
 		if _, err := in.Accept(ctx, ev); err == nil {
 			t.Error("payload write failed: no error")
 		}
@@ -300,7 +285,7 @@ func TestDuplicatePayloadFailureMattersOnlyWhileUnfinished(t *testing.T) {
 	mem := inbox.NewMemory()
 	s := &store{Store: mem}
 	in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, &recorder{store: mem}, nil)
-	ev := large("evt_dupfail")
+	ev := inboxtest.LargeEvent("evt_dupfail")
 	if _, err := in.Accept(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +311,7 @@ func acceptFailingSend(ctx context.Context, t *testing.T, in *intake.Intake, s i
 	t.Helper()
 	q.fail = true
 	defer func() { q.fail = false }()
-	ev := event(id)
+	ev := inboxtest.Event(id)
 	if _, err := in.Accept(ctx, ev); err == nil {
 		t.Error("send failed: no error")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,178 +18,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/webhook"
 )
-
-var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-
-// business runs the effects named in the event body ("a,b") through fx,
-// recording each run; failing names an effect that errors with failWith.
-type business struct {
-	mu       sync.Mutex
-	runs     []string
-	failing  map[string]error
-	panics   map[string]string // event ID → panic value, raised inside its first effect
-	hang     map[string]bool   // event ID → its first effect blocks until ctx ends
-	inEffect chan struct{}     // closed-over signal for the concurrency test
-	release  chan struct{}
-}
-
-func (b *business) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
-	switch ev.Type {
-	case "unknown.type":
-		return fmt.Errorf("%s: %w", ev.Type, webhook.ErrNoHandler)
-	}
-	for _, name := range []string{"first", "second"} {
-		err := fx.Do(ctx, name, func(ctx context.Context, ik string) error {
-			if v, ok := b.panics[ev.ID]; ok {
-				panic(v)
-			}
-			if b.hang[ev.ID] {
-				<-ctx.Done()
-				return fmt.Errorf("invoice call: %w", ctx.Err())
-			}
-			if b.inEffect != nil {
-				b.inEffect <- struct{}{}
-				<-b.release
-			}
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			if err := b.failing[ev.ID+"/"+name]; err != nil {
-				return err
-			}
-			b.runs = append(b.runs, ev.ID+"/"+name+"/"+ik)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (b *business) Runs() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.runs...)
-}
-
-// queues records delays, messages sent again and parked messages.
-type queues struct {
-	mu     sync.Mutex
-	delays map[string]time.Duration
-	resent []resent
-	parked []parked
-}
-
-type resent struct {
-	Key   webhook.Key
-	After time.Duration
-}
-
-func (q *queues) SendAfter(_ context.Context, env webhook.Envelope, d time.Duration) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.resent = append(q.resent, resent{env.Key, d})
-	return nil
-}
-
-type parked struct {
-	Body, Reason string
-	Attempts     int
-}
-
-func (q *queues) Delay(_ context.Context, receipt string, d time.Duration) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.delays == nil {
-		q.delays = map[string]time.Duration{}
-	}
-	q.delays[receipt] = d
-	return nil
-}
-
-func (q *queues) Park(_ context.Context, body string, _ webhook.Envelope, reason string, attempts int, _ time.Time) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.parked = append(q.parked, parked{body, reason, attempts})
-	return nil
-}
-
-type fixture struct {
-	mu     sync.Mutex // guards clock against the handler's goroutines
-	h      *processor.Handler
-	store  *inbox.Memory
-	ledger *effects.MemoryLedger
-	biz    *business
-	q      *queues
-	clock  time.Time
-}
-
-// newFixture returns a processor on the in-memory store with a fixed
-// clock and jitter; a copy that finds a live lease waits 50 ms for its
-// holder unless tune says otherwise.
-func newFixture(t *testing.T, tune ...func(*processor.Config)) *fixture {
-	t.Helper()
-	f := &fixture{store: inbox.NewMemory(), ledger: effects.NewMemoryLedger(), q: &queues{}, clock: t0,
-		biz: &business{failing: map[string]error{}, panics: map[string]string{}, hang: map[string]bool{}}}
-	cfg := processor.Config{
-		Now:      func() time.Time { return f.now() },
-		Jitter:   func() float64 { return 0.5 },
-		HeldWait: 50 * time.Millisecond,
-	}
-	for _, fn := range tune {
-		fn(&cfg)
-	}
-	f.h = processor.New(cfg, f.store, f.ledger, f.biz, f.q, f.q, nil)
-	return f
-}
-
-func (f *fixture) now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.clock
-}
-
-// claim puts an event in the inbox as the receiver would and returns its message.
-func (f *fixture) claim(t *testing.T, id, typ string) events.SQSMessage {
-	t.Helper()
-	ev := webhook.Event{Provider: "stripe", ID: id, Type: typ, Created: t0, Raw: []byte(`{"id":"` + id + `"}`)}
-	it, err := f.store.Claim(context.Background(), inbox.Claim{Event: ev, At: f.clock, TTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if it.Payload == nil {
-		if err := f.store.PutPayload(context.Background(), it, ev.Raw); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return message(id, webhook.Envelope{Key: ev.Key(), Type: typ}.Marshal(), 1)
-}
-
-func message(id, body string, receives int) events.SQSMessage {
-	return events.SQSMessage{
-		MessageId:     "m-" + id,
-		ReceiptHandle: "rh-" + id,
-		Body:          body,
-		Attributes:    map[string]string{"ApproximateReceiveCount": strconv.Itoa(receives)},
-	}
-}
-
-func (f *fixture) status(t *testing.T, id string) inbox.Item {
-	t.Helper()
-	it, err := f.store.Get(context.Background(), webhook.NewKey("stripe", id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return it
-}
-
-func failedIDs(resp events.SQSEventResponse) []string {
-	var ids []string
-	for _, f := range resp.BatchItemFailures {
-		ids = append(ids, f.ItemIdentifier)
-	}
-	return ids
-}
 
 func TestBatchReportsOnlyTheFailingMessage(t *testing.T) {
 	f := newFixture(t)
@@ -243,32 +72,18 @@ func TestRetryAfterPartialFailureDoesNotRepeatEffects(t *testing.T) {
 	if diff := cmp.Diff(want, f.biz.Runs()); diff != "" {
 		t.Errorf("effects run (-want +got):\n%s", diff)
 	}
-	if it := f.status(t, "evt_partial"); it.Status != inbox.Done || it.Attempts != 2 {
-		t.Errorf("final item: status %s attempts %d, want DONE 2", it.Status, it.Attempts)
-	}
+	f.wantStatus(t, "evt_partial", inbox.Done, 2)
 }
 
 func TestSameMessageTwiceAtOnceRunsEffectsOnce(t *testing.T) {
 	f := newFixture(t)
-	f.biz.inEffect, f.biz.release = make(chan struct{}), make(chan struct{})
 	msg := f.claim(t, "evt_twice", "checkout.session.completed")
-	var wg sync.WaitGroup
-	var first events.SQSEventResponse
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		first, _ = f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
-	}()
-	<-f.biz.inEffect // the first worker holds the lease and is inside an effect
+	finishFirst := f.holdLease(msg) // the first worker holds the lease and is inside an effect
 	second, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
 	if diff := cmp.Diff([]string{"m-evt_twice"}, failedIDs(second)); diff != "" {
 		t.Errorf("second worker (-want +got):\n%s", diff)
 	}
-	close(f.biz.inEffect)
-	f.biz.inEffect = nil
-	f.biz.release <- struct{}{}
-	wg.Wait()
-	if len(first.BatchItemFailures) != 0 {
+	if first := finishFirst(); len(first.BatchItemFailures) != 0 {
 		t.Errorf("first worker failures %v, want none", failedIDs(first))
 	}
 	// The second copy comes back later and finds the event finished.
@@ -298,9 +113,7 @@ func TestAbandonedLeaseIsTakenOver(t *testing.T) {
 	if len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("after the lease: failures %v, want none", failedIDs(resp))
 	}
-	if it := f.status(t, "evt_abandoned"); it.Status != inbox.Done || it.Attempts != 2 {
-		t.Errorf("after takeover: status %s attempts %d, want DONE 2", it.Status, it.Attempts)
-	}
+	f.wantStatus(t, "evt_abandoned", inbox.Done, 2)
 	// The dead worker wakes up: it cannot overwrite the new owner's result.
 	if _, err := f.store.Finish(ctx, "stripe#evt_abandoned", "dead-worker", inbox.Result{Status: inbox.Failed, Error: "late", At: f.clock}); !errors.Is(err, inbox.ErrLeaseLost) {
 		t.Errorf("late Finish by the old owner: err = %v, want ErrLeaseLost", err)
@@ -341,9 +154,7 @@ func TestLastReceiveParksInsteadOfSilentRedrive(t *testing.T) {
 	if len(resp.BatchItemFailures) != 0 || len(f.q.parked) != 1 {
 		t.Fatalf("failures %v, parked %d; want parked and acknowledged", failedIDs(resp), len(f.q.parked))
 	}
-	if it := f.status(t, "evt_tired"); it.Status != inbox.Dead || it.Attempts != 5 {
-		t.Errorf("status %s attempts %d, want DEAD after 5", it.Status, it.Attempts)
-	}
+	f.wantStatus(t, "evt_tired", inbox.Dead, 5)
 }
 
 // TestLastReceiveWithTriesLeftIsSentAgain: receives that ran nothing (a
@@ -363,9 +174,7 @@ func TestLastReceiveWithTriesLeftIsSentAgain(t *testing.T) {
 	if diff := cmp.Diff(want, f.q.resent); diff != "" {
 		t.Errorf("sent again (-want +got):\n%s", diff)
 	}
-	if it := f.status(t, "evt_unlucky"); it.Status != inbox.Failed || it.Attempts != 1 {
-		t.Errorf("status %s attempts %d, want FAILED after 1 attempt", it.Status, it.Attempts)
-	}
+	f.wantStatus(t, "evt_unlucky", inbox.Failed, 1)
 }
 
 func TestNoHandlerIsIgnoredAndFinishedIsAcked(t *testing.T) {
@@ -377,9 +186,7 @@ func TestNoHandlerIsIgnoredAndFinishedIsAcked(t *testing.T) {
 			t.Errorf("delivery %d: failures %v, want none", i+1, failedIDs(resp))
 		}
 	}
-	if it := f.status(t, "evt_ign"); it.Status != inbox.Ignored || it.Attempts != 1 {
-		t.Errorf("status %s attempts %d, want IGNORED 1", it.Status, it.Attempts)
-	}
+	f.wantStatus(t, "evt_ign", inbox.Ignored, 1)
 }
 
 func TestUnreadableMessageIsParkedAsIs(t *testing.T) {
@@ -400,5 +207,273 @@ func TestMissingClaimIsAcknowledged(t *testing.T) {
 	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
 	if len(resp.BatchItemFailures) != 0 || len(f.biz.Runs()) != 0 {
 		t.Errorf("failures %v runs %v; want acknowledged, nothing run", failedIDs(resp), f.biz.Runs())
+	}
+}
+
+func TestLiveLeaseComesBackWhenTheLeaseEnds(t *testing.T) {
+	f := newFixture(t)
+	msg := f.claim(t, "evt_held", "checkout.session.completed")
+	// Another worker leased it 10 s ago, for the default 45 s.
+	if _, err := f.store.Lease(context.Background(), "stripe#evt_held", "other", t0.Add(-10*time.Second), processor.DefaultLeaseFor); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
+	if diff := cmp.Diff([]string{"m-evt_held"}, failedIDs(resp)); diff != "" {
+		t.Errorf("batch item failures (-want +got):\n%s", diff)
+	}
+	// 35 s of lease left plus half of the 2 s jitter: back in 36 s, not
+	// after the queue's visibility timeout, and not at once.
+	if d := f.q.delays["rh-evt_held"]; d != 36*time.Second {
+		t.Errorf("visibility = %v, want 36s (the lease's end plus jitter)", d)
+	}
+	if it := f.status(t, "evt_held"); it.LeaseOwner != "other" || it.Attempts != 1 {
+		t.Errorf("item: owner %q attempts %d, want the holder's lease untouched", it.LeaseOwner, it.Attempts)
+	}
+}
+
+func TestCopyWaitsForItsTwinAndIsAcked(t *testing.T) {
+	f := newFixture(t, func(c *processor.Config) { c.HeldWait = 10 * time.Second })
+	msg := f.claim(t, "evt_twin", "checkout.session.completed")
+	copyMsg := msg
+	copyMsg.MessageId, copyMsg.ReceiptHandle = "m-evt_twin-copy", "rh-evt_twin-copy"
+	finishTwin := f.holdLease(msg) // the twin holds the lease, inside its first effect
+	waiting := make(chan struct{})
+	var once sync.Once
+	copyHandler := processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }, HeldWait: 10 * time.Second},
+		watchedStore{Memory: f.store, onGet: func() { once.Do(func() { close(waiting) }) }}, f.ledger, f.biz, f.q, f.q, nil)
+	done := make(chan events.SQSEventResponse)
+	go func() {
+		second, _ := copyHandler.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{copyMsg}})
+		done <- second
+	}()
+	<-waiting // the copy met the lease and waits for its twin
+	first := finishTwin()
+	second := <-done
+	if len(first.BatchItemFailures)+len(second.BatchItemFailures) != 0 {
+		t.Errorf("failures: twin %v, copy %v; want both acknowledged", failedIDs(first), failedIDs(second))
+	}
+	if len(f.q.delays) != 0 || len(f.q.resent) != 0 {
+		t.Errorf("delays %v resent %v: the copy must not wait for the lease to end", f.q.delays, f.q.resent)
+	}
+	f.wantStatus(t, "evt_twin", inbox.Done, 1)
+}
+
+func TestCopyOnItsLastReceiveIsSentAgainNotLeftToSQS(t *testing.T) {
+	f := newFixture(t)
+	msg := f.claim(t, "evt_last", "checkout.session.completed")
+	if _, err := f.store.Lease(context.Background(), "stripe#evt_last", "other", t0, processor.DefaultLeaseFor); err != nil {
+		t.Fatal(err)
+	}
+	msg.Attributes["ApproximateReceiveCount"] = "5" // maxReceiveCount: returned, SQS would move it to the DLQ
+	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
+	if len(resp.BatchItemFailures) != 0 {
+		t.Errorf("failures %v, want this copy acknowledged", failedIDs(resp))
+	}
+	want := []resent{{Key: "stripe#evt_last", After: 46 * time.Second}}
+	if diff := cmp.Diff(want, f.q.resent); diff != "" {
+		t.Errorf("sent again (-want +got):\n%s", diff)
+	}
+	if len(f.q.parked) != 0 {
+		t.Errorf("parked %v, want nothing", f.q.parked)
+	}
+}
+
+func TestCopyFindsTheHolderFailedAndBacksOff(t *testing.T) {
+	f := newFixture(t)
+	msg := f.claim(t, "evt_hfail", "checkout.session.completed")
+	ctx := context.Background()
+	if _, err := f.store.Lease(ctx, "stripe#evt_hfail", "other", t0, processor.DefaultLeaseFor); err != nil {
+		t.Fatal(err)
+	}
+	// The holder fails the event while the copy waits for it.
+	var once sync.Once
+	waiting := watchedStore{Memory: f.store, onGet: func() {
+		once.Do(func() {
+			_, _ = f.store.Finish(ctx, "stripe#evt_hfail", "other", inbox.Result{Status: inbox.Failed, Error: "ses: throttled", At: t0})
+		})
+	}}
+	f.h = processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }, HeldWait: 5 * time.Second}, waiting, f.ledger, f.biz, f.q, f.q, nil)
+	resp, _ := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{msg}})
+	if len(resp.BatchItemFailures) != 1 || f.q.delays["rh-evt_hfail"] != 5*time.Second {
+		t.Errorf("failures %v, delay %v; want the copy back after the first backoff (5s)", failedIDs(resp), f.q.delays["rh-evt_hfail"])
+	}
+	if it := f.status(t, "evt_hfail"); it.Attempts != 1 || len(f.biz.Runs()) != 0 {
+		t.Errorf("attempts %d runs %v: the copy must not run the event before its backoff", it.Attempts, f.biz.Runs())
+	}
+}
+
+func TestPanicFailsOnlyItsEvent(t *testing.T) {
+	f := newFixture(t)
+	var batch events.SQSEvent
+	for _, id := range []string{"evt_ok1", "evt_boom", "evt_ok2"} {
+		batch.Records = append(batch.Records, f.claim(t, id, "checkout.session.completed"))
+	}
+	f.biz.panics["evt_boom"] = "runtime error: index out of range [3] with length 3 (buyer boom@example.com)"
+	resp, err := f.h.Handle(context.Background(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"m-evt_boom"}, failedIDs(resp)); diff != "" {
+		t.Errorf("batch item failures (-want +got):\n%s", diff)
+	}
+	it := f.status(t, "evt_boom")
+	if it.Status != inbox.Failed || !strings.Contains(it.LastError, "panic") || !strings.Contains(it.LastError, "index out of range [3]") {
+		t.Errorf("panicking event: status %s last_error %q; want FAILED with the panic text", it.Status, it.LastError)
+	}
+	if strings.Contains(it.LastError, "boom@example.com") || strings.Contains(f.logs.String(), "boom@example.com") {
+		t.Errorf("the address in the panic text reached last_error %q or the log", it.LastError)
+	}
+	if !strings.Contains(f.logs.String(), "business code panicked") || !strings.Contains(f.logs.String(), `"stack"`) {
+		t.Errorf("no ERROR line with the panic and its stack in the log:\n%s", f.logs.String())
+	}
+	for _, id := range []string{"evt_ok1", "evt_ok2"} {
+		if got := f.status(t, id).Status; got != inbox.Done {
+			t.Errorf("%s: status %s, want DONE", id, got)
+		}
+	}
+}
+
+func TestDeadlineBudget(t *testing.T) {
+	f := newFixture(t, func(c *processor.Config) {
+		c.Budget, c.Reserve, c.Concurrency = time.Second, 300*time.Millisecond, 1
+	})
+	var batch events.SQSEvent
+	for _, id := range []string{"evt_hang", "evt_late1", "evt_late2"} {
+		batch.Records = append(batch.Records, f.claim(t, id, "checkout.session.completed"))
+	}
+	f.biz.hang["evt_hang"] = true // its effect call never answers
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := f.h.Handle(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Handle returned after the invocation's deadline")
+	}
+	if diff := cmp.Diff([]string{"m-evt_hang", "m-evt_late1", "m-evt_late2"}, failedIDs(resp)); diff != "" {
+		t.Errorf("batch item failures (-want +got):\n%s", diff)
+	}
+	// The hanging effect got a deadline inside the invocation: FAILED, with
+	// its backoff, and the outcome written.
+	if it := f.status(t, "evt_hang"); it.Status != inbox.Failed || !strings.Contains(it.LastError, "deadline exceeded") {
+		t.Errorf("evt_hang: status %s last_error %q, want FAILED by its deadline", it.Status, it.LastError)
+	}
+	if d := f.q.delays["rh-evt_hang"]; d != 5*time.Second {
+		t.Errorf("evt_hang backoff = %v, want 5s", d)
+	}
+	// The others were not started: untouched, back in a couple of seconds.
+	for _, id := range []string{"evt_late1", "evt_late2"} {
+		f.wantStatus(t, id, inbox.Received, 0)
+		if d := f.q.delays["rh-"+id]; d != 2*time.Second {
+			t.Errorf("%s: visibility %v, want 2s (1 s and half of it as jitter, rounded up)", id, d)
+		}
+	}
+}
+
+func TestMissingPayloadIsFetchedFromTheProvider(t *testing.T) {
+	tests := []struct {
+		name       string
+		fetchers   map[string]processor.Fetcher
+		wantStatus inbox.Status
+		wantStored bool
+	}{
+		{"fetched and stored", map[string]processor.Fetcher{"stripe": func(_ context.Context, id string) ([]byte, error) {
+			return []byte(`{"id":"` + id + `","object":"event"}`), nil
+		}}, inbox.Done, true},
+		{"the provider does not know it", map[string]processor.Fetcher{"stripe": func(_ context.Context, id string) ([]byte, error) {
+			return nil, webhook.Permanent(errors.New("stripe has no event " + id))
+		}}, inbox.Dead, false},
+		{"the provider is down", map[string]processor.Fetcher{"stripe": func(_ context.Context, id string) ([]byte, error) {
+			return nil, errors.New("stripe: 503")
+		}}, inbox.Failed, false},
+		{"no fetcher for the provider", nil, inbox.Failed, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, func(c *processor.Config) { c.Fetchers = tt.fetchers })
+			// A payload too large to ride in its claim, whose own write was lost.
+			ev := webhook.Event{Provider: "stripe", ID: "evt_nopayload", Type: "checkout.session.completed", Created: t0,
+				Raw: []byte(`{"padding":"` + strings.Repeat("x", inbox.InlineMaxRaw) + `"}`)}
+			if _, err := f.store.Claim(context.Background(), inbox.Claim{Event: ev, At: t0, TTL: time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+			msg := message("nopayload", webhook.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal(), 1)
+			_, _ = f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
+			if it := f.status(t, "evt_nopayload"); it.Status != tt.wantStatus {
+				t.Errorf("status %s (%s), want %s", it.Status, it.LastError, tt.wantStatus)
+			}
+			raw, err := f.store.Payload(context.Background(), ev.Key())
+			if stored := err == nil && strings.Contains(string(raw), "evt_nopayload"); stored != tt.wantStored {
+				t.Errorf("payload stored = %v (%s, %v), want %v", stored, raw, err, tt.wantStored)
+			}
+		})
+	}
+}
+
+// TestEffectDoneAtItsDeadlineIsRecorded: an outside call that answers just
+// as the effect's deadline comes must still be recorded in the ledger, or
+// the retry would repeat it (an email sent twice): the ledger and the
+// outcome get time after the effects' deadline.
+func TestEffectDoneAtItsDeadlineIsRecorded(t *testing.T) {
+	f := newFixture(t)
+	msg := f.claim(t, "evt_lastsecond", "checkout.session.completed")
+	var effectDeadline time.Time
+	slow := processor.New(processor.Config{Now: f.now, Budget: time.Second, Reserve: 400 * time.Millisecond}, f.store,
+		deadlineLedger{f.ledger}, businessFunc(func(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
+			return fx.Do(ctx, "welcome-email", func(ctx context.Context, _ string) error {
+				effectDeadline, _ = ctx.Deadline()
+				<-ctx.Done() // the call answers as its deadline comes: sent
+				return nil
+			})
+		}), f.q, f.q, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	invocationDeadline, _ := ctx.Deadline()
+	resp, _ := slow.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{msg}})
+	if got := invocationDeadline.Sub(effectDeadline); got != 400*time.Millisecond {
+		t.Errorf("the effect's deadline is %v before the invocation's, want OUTCOME_RESERVE (400ms)", got)
+	}
+	if it := f.status(t, "evt_lastsecond"); it.Status != inbox.Done || len(resp.BatchItemFailures) != 0 {
+		t.Errorf("status %s (%s), failures %v; want DONE, the effect recorded", it.Status, it.LastError, failedIDs(resp))
+	}
+}
+
+// BenchmarkProcessOneMessage processes one message end to end on the
+// in-memory store and ledger.
+func BenchmarkProcessOneMessage(b *testing.B) {
+	store, q := inbox.NewMemory(), &queues{}
+	// Three no-op effects, as the shop's checkout runs, so the benchmark
+	// measures the processor's own work: lease, payload, ledger, finish.
+	threeEffects := businessFunc(func(ctx context.Context, _ webhook.Event, fx effects.Runner) error {
+		for _, name := range []string{"grant-access", "welcome-email", "create-invoice"} {
+			if err := fx.Do(ctx, name, func(context.Context, string) error { return nil }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	h := processor.New(processor.Config{}, store, effects.NewMemoryLedger(), threeEffects, q, q, nil)
+	ctx := context.Background()
+	raw := make([]byte, 2048)
+	msgs := make([]events.SQSEvent, b.N)
+	for i := range msgs {
+		ev := webhook.Event{Provider: "stripe", ID: fmt.Sprintf("evt_b%09d", i), Type: "checkout.session.completed", Raw: raw}
+		it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: time.Now(), TTL: time.Hour})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := store.PutPayload(ctx, it, raw); err != nil {
+			b.Fatal(err)
+		}
+		msgs[i] = events.SQSEvent{Records: []events.SQSMessage{message(ev.ID, webhook.Envelope{Key: it.Key, Type: ev.Type}.Marshal(), 1)}}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		resp, _ := h.Handle(ctx, msgs[i])
+		if len(resp.BatchItemFailures) != 0 {
+			b.Fatal("message failed")
+		}
 	}
 }

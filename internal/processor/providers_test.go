@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
@@ -185,15 +184,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 		if diff := cmp.Diff(want, ordersOf(p.State(t), "gopay")); diff != "" {
 			t.Errorf("orders (-want +got):\n%s", diff)
 		}
-		recs, err := effects.NewLedger(p.DynamoDB, p.Stack.Tables["InboxTable"], time.Hour).Records(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, r := range recs {
-			names = append(names, r.Effect)
-		}
-		if diff := cmp.Diff([]string{"mark-order-paid", "mark-order-refunded"}, names); diff != "" {
+		if diff := cmp.Diff([]string{"mark-order-paid", "mark-order-refunded"}, recordedEffects(t, p, key)); diff != "" {
 			t.Errorf("effects recorded (-want +got):\n%s", diff)
 		}
 		// An id GoPay does not know ends IGNORED, not parked.

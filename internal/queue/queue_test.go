@@ -82,7 +82,7 @@ func TestDelayCapsAtSQSMaximum(t *testing.T) {
 }
 
 func TestSendAfterRoundsUpAndCaps(t *testing.T) {
-	tests := []struct {
+	for _, tt := range []struct {
 		name string
 		d    time.Duration
 		want int32
@@ -91,8 +91,7 @@ func TestSendAfterRoundsUpAndCaps(t *testing.T) {
 		{"a fraction rounds up", 2500 * time.Millisecond, 3},
 		{"whole seconds", 7 * time.Second, 7},
 		{"capped at SQS's 15 minutes", time.Hour, 900},
-	}
-	for _, tt := range tests {
+	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeSQS{}
 			env := webhook.Envelope{Key: "stripe#evt_1", Type: "checkout.session.completed"}

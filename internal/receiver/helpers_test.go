@@ -30,6 +30,33 @@ const (
 // now is the clock every test handler runs on.
 var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
+// Secrets of the providers besides Stripe.
+const (
+	githubSecret   = "gh-secret-hookinbox"
+	shopifySecret  = "shpss_hookinbox_test"
+	standardSecret = "whsec_c2VjcmV0LW9mLWhvb2tpbmJveC10ZXN0LWVuZHBvaW50"
+	adyenKey       = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+)
+
+// allProviders builds every provider of verify.Specs as the receiver
+// function does, with inline secrets, on clock.
+func allProviders(t *testing.T, clock func() time.Time) map[string]receiver.Provider {
+	t.Helper()
+	secrets := map[string][]string{
+		"stripe": {secret}, "github": {githubSecret}, "shopify": {shopifySecret},
+		"standard": {standardSecret}, "adyen": {adyenKey}, "gopay": nil,
+	}
+	out := map[string]receiver.Provider{}
+	for _, spec := range verify.Specs {
+		v, err := spec.New(secrets[spec.Name], verify.Options{Now: clock})
+		if err != nil {
+			t.Fatalf("%s: %v", spec.Name, err)
+		}
+		out[spec.Name] = receiver.Provider{Verifier: v, Method: spec.Method, Accepted: spec.Accepted}
+	}
+	return out
+}
+
 // stripeVerifiers returns the production Stripe verifier on the test clock,
 // accepting two secrets as during a rotation.
 func stripeVerifiers(clock func() time.Time) map[string]receiver.Provider {

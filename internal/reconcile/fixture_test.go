@@ -8,18 +8,23 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // reconciler returns the ReconcilerFunction as built for Lambda, logging
-// to p.Logs.
-func reconciler(t *testing.T, p *pipelinetest.Pipeline, overrides map[string]string) func(context.Context, events.EventBridgeEvent) (reconcile.Summary, error) {
+// to p.Logs, as a function that runs it on a scheduled event.
+func reconciler(t *testing.T, p *pipelinetest.Pipeline, overrides map[string]string) func(context.Context) (reconcile.Summary, error) {
 	t.Helper()
-	return p.Build(t, "ReconcilerFunction", overrides).(func(context.Context, events.EventBridgeEvent) (reconcile.Summary, error))
+	handle := p.Build(t, "ReconcilerFunction", overrides).(func(context.Context, events.EventBridgeEvent) (reconcile.Summary, error))
+	return func(ctx context.Context) (reconcile.Summary, error) { return handle(ctx, events.EventBridgeEvent{}) }
 }
 
 // checkout returns the key and body of a checkout.session.completed event
@@ -117,4 +122,72 @@ func queued(t *testing.T, p *pipelinetest.Pipeline) map[webhook.Key]int {
 		got[env.Key]++
 	}
 	return got
+}
+
+// clock is a test clock that a test can move from inside a call.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// pagedSource records how many events each Next returned.
+type pagedSource struct {
+	*stripeapi.Events
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (p *pagedSource) Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error) {
+	evs, upTo, err := p.Events.Next(ctx, from, to)
+	p.mu.Lock()
+	p.sizes = append(p.sizes, len(evs))
+	p.mu.Unlock()
+	return evs, upTo, err
+}
+
+// savedCheckpoints records every checkpoint saved.
+type savedCheckpoints struct {
+	*reconcile.Checkpoints
+	mu    sync.Mutex
+	saved []time.Time
+}
+
+func (c *savedCheckpoints) Save(ctx context.Context, provider string, cp reconcile.Checkpoint) error {
+	c.mu.Lock()
+	c.saved = append(c.saved, cp.At)
+	c.mu.Unlock()
+	return c.Checkpoints.Save(ctx, provider, cp)
+}
+
+// skippedReason returns the reason recorded beside provider's checkpoint
+// for the skipped event key.
+func skippedReason(t *testing.T, p *pipelinetest.Pipeline, provider string, key webhook.Key) string {
+	t.Helper()
+	out, err := p.DynamoDB.GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName: aws.String(p.Stack.Tables["InboxTable"]), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: reconcile.CheckpointPartition(provider)},
+			"sk": &types.AttributeValueMemberS{Value: reconcile.SkippedPrefix + string(key)},
+		},
+	})
+	if err != nil || out.Item == nil {
+		t.Fatalf("skipped record: %v, %v", out, err)
+	}
+	reason, _ := out.Item["reason"].(*types.AttributeValueMemberS)
+	if reason == nil {
+		t.Fatalf("skipped record %v has no reason", out.Item)
+	}
+	return reason.Value
 }

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,27 +53,13 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.StuckAfter <= 0 {
-		c.StuckAfter = 15 * time.Minute
-	}
-	if c.Limit <= 0 {
-		c.Limit = 512
-	}
-	if c.MaxTries <= 0 {
-		c.MaxTries = 3
-	}
-	if c.Lookback < 0 {
-		c.Lookback = 0
-	}
-	if c.Settle <= 0 {
-		c.Settle = 5 * time.Minute
-	}
-	if c.MaxSpan <= 0 {
-		c.MaxSpan = 6 * time.Hour
-	}
-	if c.Margin <= 0 {
-		c.Margin = 15 * time.Second
-	}
+	c.StuckAfter = cmp.Or(c.StuckAfter, 15*time.Minute)
+	c.Limit = cmp.Or(c.Limit, 512)
+	c.MaxTries = cmp.Or(c.MaxTries, 3)
+	c.Lookback = max(c.Lookback, 0)
+	c.Settle = cmp.Or(c.Settle, 5*time.Minute)
+	c.MaxSpan = cmp.Or(c.MaxSpan, 6*time.Hour)
+	c.Margin = cmp.Or(c.Margin, 15*time.Second)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

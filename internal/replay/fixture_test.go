@@ -32,8 +32,8 @@ func newStack(t *testing.T) *stack {
 }
 
 // poisoned delivers n checkouts while the Stripe API refuses invoices with
-// 400 (a permanent error), runs the processor until all n are DEAD, and
-// returns their keys.
+// 400 (a permanent error), runs the processor until all n are DEAD, checks
+// that the DLQ holds them and nothing else, and returns their keys.
 func (s *stack) poisoned(t *testing.T, first, n int) []webhook.Key {
 	t.Helper()
 	fails := make([]int, n)
@@ -48,6 +48,12 @@ func (s *stack) poisoned(t *testing.T, first, n int) []webhook.Key {
 		keys = append(keys, k)
 	}
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, keys, inbox.Dead) })
+	parked := s.DLQReasons(t)
+	for _, k := range keys {
+		if _, ok := parked[k]; !ok || len(parked) != n {
+			t.Fatalf("DLQ holds %v, want the %d poisoned events", parked, n)
+		}
+	}
 	return keys
 }
 

@@ -34,9 +34,6 @@ func TestReplayAllBringsPoisonedEventsToDoneOnce(t *testing.T) {
 	ctx := context.Background()
 	s := newStack(t)
 	keys := s.poisoned(t, 0, 10)
-	if got := len(pipelinetest.Peek(t, s.DLQ)); got != 10 {
-		t.Fatalf("DLQ holds %d messages, want the 10 poisoned events", got)
-	}
 
 	t.Run("DryRunChangesNothing", func(t *testing.T) {
 		sum, err := s.replay.Handle(ctx, replay.Request{All: true, DryRun: true})

@@ -42,8 +42,6 @@ func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effec
 	}
 	customer, to, subID := string(cs.Customer), cs.email(), string(cs.Subscription)
 	switch {
-	case cs.ID == "":
-		return webhook.Permanent(fmt.Errorf("%s %s: checkout session has no id", ev.Type, ev.Key()))
 	case to == "":
 		return webhook.Permanent(fmt.Errorf("%s %s: checkout session %s has no customer email", ev.Type, ev.Key(), cs.ID))
 	case cs.Mode == "subscription" && subID == "":

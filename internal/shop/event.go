@@ -58,9 +58,9 @@ func (e *expandable) UnmarshalJSON(b []byte) error {
 }
 
 // parseObject decodes the event's data.object into v and checks that it is
-// of the Stripe object type want. Any failure is permanent: no retry makes a
-// payload parse.
-func parseObject(ev webhook.Event, want string, v interface{ objectType() string }) error {
+// of the Stripe object type want and has an id. Any failure is permanent:
+// no retry makes a payload parse.
+func parseObject(ev webhook.Event, want string, v interface{ object() (typ, id string) }) error {
 	var env stripeEnvelope
 	if err := json.Unmarshal(ev.Raw, &env); err != nil {
 		return webhook.Permanent(fmt.Errorf("%s %s: parse event: %w", ev.Type, ev.Key(), err))
@@ -71,14 +71,17 @@ func parseObject(ev webhook.Event, want string, v interface{ objectType() string
 	if err := json.Unmarshal(env.Data.Object, v); err != nil {
 		return webhook.Permanent(fmt.Errorf("%s %s: parse data.object: %w", ev.Type, ev.Key(), err))
 	}
-	if got := v.objectType(); got != want {
+	switch got, id := v.object(); {
+	case got != want:
 		return webhook.Permanent(fmt.Errorf("%s %s: data.object is a %q, want %q", ev.Type, ev.Key(), got, want))
+	case id == "":
+		return webhook.Permanent(fmt.Errorf("%s %s: %s has no id", ev.Type, ev.Key(), want))
 	}
 	return nil
 }
 
-func (s *checkoutSession) objectType() string { return s.Object }
-func (s *subscription) objectType() string    { return s.Object }
+func (s *checkoutSession) object() (typ, id string) { return s.Object, s.ID }
+func (s *subscription) object() (typ, id string)    { return s.Object, s.ID }
 
 // email returns the address the customer gave at checkout.
 func (s *checkoutSession) email() string {

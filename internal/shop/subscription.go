@@ -27,9 +27,6 @@ func (s *Shop) subscriptionChanged(ctx context.Context, ev webhook.Event, fx eff
 	if err := parseObject(ev, "subscription", &sub); err != nil {
 		return err
 	}
-	if sub.ID == "" {
-		return webhook.Permanent(fmt.Errorf("%s %s: subscription has no id", ev.Type, ev.Key()))
-	}
 	return effects.DoResult(ctx, fx, effectApplySubscription, func(ctx context.Context, _ string) (string, error) {
 		return s.syncSubscription(ctx, ev, sub.ID)
 	})

@@ -3,7 +3,6 @@ package verify_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,13 +19,9 @@ import (
 // testdata/fuzz/<FuzzName>/, as go test reads them.
 func fuzzBodies(f *testing.F) [][]byte {
 	f.Helper()
-	var bodies [][]byte
-	for _, p := range realStripePaths(f) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		bodies = append(bodies, b)
+	_, bodies, err := verifytest.StripePayloads()
+	if err != nil {
+		f.Fatal(err)
 	}
 	return append(bodies,
 		nil,

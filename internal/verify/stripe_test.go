@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -507,12 +505,12 @@ func TestStripeVerifyEvent(t *testing.T) {
 // seconds after it was created, and checks the event against
 // encoding/json's reading of the payload.
 func TestStripeVerifyRealPayloads(t *testing.T) {
-	for _, path := range realStripePaths(t) {
-		t.Run(strings.TrimPrefix(path, "../../testdata/stripe/"), func(t *testing.T) {
-			body, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+	names, bodies, err := verifytest.StripePayloads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, body := range bodies {
+		t.Run(names[i], func(t *testing.T) {
 			var want struct {
 				ID       string `json:"id"`
 				Type     string `json:"type"`
@@ -534,24 +532,6 @@ func TestStripeVerifyRealPayloads(t *testing.T) {
 			}
 		})
 	}
-}
-
-// realStripePaths returns the paths of the real Stripe payloads in the
-// repository's testdata/stripe and its variants.
-func realStripePaths(t testing.TB) []string {
-	t.Helper()
-	var paths []string
-	for _, glob := range []string{"../../testdata/stripe/*.json", "../../testdata/stripe/variants/*.json"} {
-		m, err := filepath.Glob(glob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, m...)
-	}
-	if len(paths) < 5 {
-		t.Fatalf("found %d real payloads in testdata, want at least 5", len(paths))
-	}
-	return paths
 }
 
 // TestStripeVerifyStripeGoHeaders checks that headers stripe-go's own test

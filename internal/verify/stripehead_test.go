@@ -2,31 +2,18 @@ package verify
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
-// realStripeBodies returns the real Stripe payloads of testdata/.
+// realStripeBodies returns the real Stripe payloads (verifytest.StripePayloads).
 func realStripeBodies(t testing.TB) [][]byte {
 	t.Helper()
-	var bodies [][]byte
-	for _, glob := range []string{"testdata/*.json", "../../testdata/stripe/*.json"} {
-		paths, err := filepath.Glob(glob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bodies = append(bodies, b)
-		}
-	}
-	if len(bodies) < 5 {
-		t.Fatalf("found %d real payloads in testdata, want at least 5", len(bodies))
+	_, bodies, err := verifytest.StripePayloads()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bodies
 }

@@ -11,16 +11,11 @@ import (
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 )
 
-const (
-	secret    = "whsec_test_hookinbox_current_0123456789"
-	oldSecret = "whsec_test_hookinbox_previous_987654321"
-)
-
-var at = time.Date(2023, 11, 20, 13, 17, 41, 0, time.UTC)
-
 // TestStripeGenuine checks the fuzzers' oracle against stripe-go's own
 // ValidatePayloadWithTolerance on the same headers.
 func TestStripeGenuine(t *testing.T) {
+	const secret, oldSecret = "whsec_test_hookinbox_current_0123456789", "whsec_test_hookinbox_previous_987654321"
+	at := time.Date(2023, 11, 20, 13, 17, 41, 0, time.UTC)
 	body := verifytest.StripeEvent("invoice.paid", "evt_oracle", at)
 	tampered := append([]byte(nil), body...)
 	tampered[10] ^= 1

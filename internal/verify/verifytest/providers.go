@@ -21,6 +21,20 @@ func mac(key []byte, parts ...string) []byte {
 	return m.Sum(nil)
 }
 
+// SignStripe returns the Stripe-Signature header value Stripe sends with
+// body signed at at: "t=<unix>,v1=<hex HMAC-SHA256 of "<unix>.<body>">",
+// with one v1 per secret, in order, as Stripe does while a secret is being
+// rolled. With no secret it returns "t=<unix>" alone.
+func SignStripe(body []byte, at time.Time, secrets ...string) string {
+	t := strconv.FormatInt(at.Unix(), 10)
+	var b strings.Builder
+	b.WriteString("t=" + t)
+	for _, secret := range secrets {
+		b.WriteString(",v1=" + hex.EncodeToString(mac([]byte(secret), t+".", string(body))))
+	}
+	return b.String()
+}
+
 // GitHubHeaders returns the headers GitHub sends with body: the delivery
 // id, the event name and X-Hub-Signature-256 ("sha256=<hex HMAC>") under
 // secret. Names are lower case, as API Gateway gives them.

@@ -2,9 +2,6 @@ package verifytest
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -261,56 +258,70 @@ var (
 	stripeErr   error
 )
 
-// stripeFixtures reads testdata/stripe once: found from this file's
-// source path, else from the working directory and its parents.
+// stripeFixtures reads testdata/stripe once (stripeDir).
 func stripeFixtures() (map[string][]byte, error) {
 	stripeOnce.Do(func() {
-		var dirs []string
-		if _, file, _, ok := runtime.Caller(0); ok {
-			dirs = append(dirs, filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", "stripe"))
-		}
-		if wd, err := os.Getwd(); err == nil {
-			for d := wd; ; d = filepath.Dir(d) {
-				dirs = append(dirs, filepath.Join(d, "testdata", "stripe"))
-				if filepath.Dir(d) == d {
-					break
-				}
-			}
-		}
-		for _, dir := range dirs {
-			paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-			if len(paths) == 0 {
-				continue
-			}
-			stripeFiles = map[string][]byte{}
-			for _, p := range paths {
-				body, err := os.ReadFile(p)
-				if err != nil {
-					stripeErr = err
-					return
-				}
-				stripeFiles[strings.TrimSuffix(filepath.Base(p), ".json")] = body
-			}
+		var dir string
+		if dir, stripeErr = stripeDir(); stripeErr != nil {
 			return
 		}
-		stripeErr = errors.New("no testdata/stripe: run inside the hookinbox repository")
+		paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		stripeFiles = map[string][]byte{}
+		for _, p := range paths {
+			body, err := os.ReadFile(p)
+			if err != nil {
+				stripeErr = err
+				return
+			}
+			stripeFiles[strings.TrimSuffix(filepath.Base(p), ".json")] = body
+		}
 	})
 	return stripeFiles, stripeErr
 }
 
-// SignStripe returns the Stripe-Signature header value Stripe sends with
-// body signed at at: "t=<unix>,v1=<hex HMAC-SHA256 of "<unix>.<body>">",
-// with one v1 per secret, in order, as Stripe does while a secret is being
-// rolled. With no secret it returns "t=<unix>" alone.
-func SignStripe(body []byte, at time.Time, secrets ...string) string {
-	t := strconv.FormatInt(at.Unix(), 10)
-	var b strings.Builder
-	b.WriteString("t=" + t)
-	for _, secret := range secrets {
-		mac := hmac.New(sha256.New, []byte(secret))
-		mac.Write([]byte(t + "."))
-		mac.Write(body)
-		b.WriteString(",v1=" + hex.EncodeToString(mac.Sum(nil)))
+// stripeDir returns the repository's testdata/stripe: found from this
+// file's source path, else from the working directory and its parents.
+func stripeDir() (string, error) {
+	var dirs []string
+	if _, file, _, ok := runtime.Caller(0); ok {
+		dirs = append(dirs, filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", "stripe"))
 	}
-	return b.String()
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			dirs = append(dirs, filepath.Join(d, "testdata", "stripe"))
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	for _, dir := range dirs {
+		if paths, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(paths) > 0 {
+			return dir, nil
+		}
+	}
+	return "", errors.New("no testdata/stripe: run inside the hookinbox repository")
+}
+
+// StripePayloads returns every real Stripe delivery kept in the
+// repository's testdata/stripe (one per event type) and
+// testdata/stripe/variants (the same types in other shapes), with their
+// paths below testdata/stripe as names, in a fixed order: the bodies the
+// verifier's and the receiver's fuzzers start from.
+func StripePayloads() (names []string, bodies [][]byte, err error) {
+	dir, err := stripeDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, glob := range []string{"*.json", "variants/*.json"} {
+		paths, _ := filepath.Glob(filepath.Join(dir, glob))
+		for _, p := range paths {
+			body, err := os.ReadFile(p)
+			if err != nil {
+				return nil, nil, err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			names, bodies = append(names, filepath.ToSlash(rel)), append(bodies, body)
+		}
+	}
+	return names, bodies, nil
 }
