@@ -148,29 +148,42 @@ func incompressible(n int) []byte {
 	return b
 }
 
-// TestInlineItemCostsOneUnitInEveryState stores the largest payload that
-// rides in its claim, for the longest key hookinbox accepts and for a
-// short one, and takes the item through the states that make it largest
-// (a lease taken over from another worker, a failure with a short error,
-// a second lease, done): each write costs one unit on dynalite, which
-// sizes items as DynamoDB does. It also measures how close the inbox's
-// own size count (itemBytes) is to the emulator's.
-func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
+// TestInlineItemCostsItsUnitsInEveryState stores the largest payload
+// that rides in a one-unit claim, and the largest that rides in a
+// two-unit one (whose payload item would cost three units), for the
+// longest key hookinbox accepts and for a short one, and takes the item
+// through the states that make it largest (a lease taken over from
+// another worker, a failure with a short error, a second lease, done):
+// each write costs its units on dynalite, which sizes items as DynamoDB
+// does, so an inline event never costs more than one kept apart. It also
+// measures how close the inbox's own size count (itemBytes) is to the
+// emulator's.
+func TestInlineItemCostsItsUnitsInEveryState(t *testing.T) {
 	meter, table := billedTable(t)
 	ctx := context.Background()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
-	for _, ev := range []webhook.Event{
-		{Provider: "stripe", ID: "evt_1QbXq2Lkdfj3Sdfo8Rt2VbNm", Type: "checkout.session.completed"},
-		{Provider: strings.Repeat("p", 32), ID: strings.Repeat("e", webhook.MaxEventIDLen), Type: "customer.subscription.trial_will_end"},
+	for _, tc := range []struct {
+		ev   webhook.Event
+		want int // write units of each write
+	}{
+		{webhook.Event{Provider: "stripe", ID: "evt_1QbXq2Lkdfj3Sdfo8Rt2VbNm", Type: "checkout.session.completed"}, 1},
+		{webhook.Event{Provider: strings.Repeat("p", 32), ID: strings.Repeat("e", webhook.MaxEventIDLen), Type: "customer.subscription.trial_will_end"}, 1},
+		{webhook.Event{Provider: "stripe", ID: "evt_2QbXq2Lkdfj3Sdfo8Rt2VbNm", Type: "checkout.session.completed"}, 2},
+		{webhook.Event{Provider: strings.Repeat("p", 32), ID: strings.Repeat("f", webhook.MaxEventIDLen), Type: "customer.subscription.trial_will_end"}, 2},
 	} {
-		// The largest incompressible payload that still rides inline.
+		ev := tc.ev
+		// The largest incompressible payload that still rides inline in
+		// an item of tc.want units.
 		n := 0
+		for inlineUnits(ev.Key(), n+1) < tc.want {
+			n++
+		}
 		for ev.Raw = incompressible(n + 1); (Claim{Event: ev, At: now, TTL: DefaultTTL}).Inline(); ev.Raw = incompressible(n + 1) {
 			n++
 		}
 		ev.Raw = incompressible(n)
-		if n == 0 {
-			t.Fatalf("key of %d bytes: no payload rides inline", len(ev.Key()))
+		if n == 0 || inlineUnits(ev.Key(), n) != tc.want || !(Claim{Event: ev, At: now, TTL: DefaultTTL}).Inline() {
+			t.Fatalf("key of %d bytes: no payload rides inline in %d units", len(ev.Key()), tc.want)
 		}
 		m := meter()
 		s := NewDynamoDB(m, table)
@@ -186,8 +199,8 @@ func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
 			}
 			units := m.units["put "+SortEvent] + m.units["update "+SortEvent]
 			m.units = map[string]float64{}
-			if units != 1 {
-				t.Errorf("key of %d bytes, %d-byte payload: %s cost %.0f write units, want 1", len(it.Key), n, what, units)
+			if units != float64(tc.want) {
+				t.Errorf("key of %d bytes, %d-byte payload: %s cost %.0f write units, want %d", len(it.Key), n, what, units, tc.want)
 			}
 		}
 		step("claim", nil)
@@ -203,8 +216,8 @@ func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
 		_, err = s.Finish(ctx, it.Key, processorOwner, Result{Status: Done, Outcome: "no handler for " + ev.Type, At: now})
 		step("finish DONE", err)
 
-		// The emulator's size of the claim item: pad it until it costs two
-		// units.
+		// The emulator's size of the claim item: pad it until it costs one
+		// unit more.
 		probe := it
 		probe.Key = webhook.Key(string(it.Key[:len(it.Key)-1]) + "z")
 		item := marshalClaim(probe, c.packed)
@@ -216,13 +229,13 @@ func TestInlineItemCostsOneUnitInEveryState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *out.ConsumedCapacity.CapacityUnits > 1 {
+			if *out.ConsumedCapacity.CapacityUnits > float64(tc.want) {
 				break
 			}
 		}
-		actual := InlineItemBytes + 1 - len("x") - pad
-		t.Logf("key of %d bytes: %d-byte payload inline (%d compressed); claim item %d bytes on dynalite, %d counted by itemBytes; %d left for later states",
-			len(it.Key), n, len(c.packed), actual, counted, InlineItemBytes-actual)
+		actual := tc.want*InlineItemBytes + 1 - len("x") - pad
+		t.Logf("key of %d bytes: %d-byte payload inline (%d compressed) in %d units; claim item %d bytes on dynalite, %d counted by itemBytes; %d left for later states",
+			len(it.Key), n, len(c.packed), tc.want, actual, counted, tc.want*InlineItemBytes-actual)
 		if counted < actual {
 			t.Errorf("itemBytes counts %d bytes, the emulator %d: it must never count less", counted, actual)
 		}

@@ -23,6 +23,21 @@ const (
 // finished), sort key "enqueued_at" (epoch milliseconds).
 const PendingIndex = "pending"
 
+// PendingAttributes are the attributes the pending index projects beside
+// the keys (template.yaml's INCLUDE projection): what the reconciler and
+// `hookinbox status` read of an unfinished event. The payload is left
+// out, so an index entry costs one write unit however large the status
+// item is.
+var PendingAttributes = []string{"status", "provider", "event_type", "received_at", "lease_until", "attempts"}
+
+// pendingView is it as the pending index holds it.
+func pendingView(it Item) Item {
+	return Item{
+		Key: it.Key, Status: it.Status, Provider: it.Provider, EventType: it.EventType,
+		ReceivedAt: it.ReceivedAt, EnqueuedAt: it.EnqueuedAt, LeaseUntil: it.LeaseUntil, Attempts: it.Attempts,
+	}
+}
+
 // dynamoDBAPI lists the DynamoDB calls the store makes (awsapi.DynamoDB:
 // the receiver links no aws-sdk-go-v2 service package).
 type dynamoDBAPI interface {
@@ -368,7 +383,7 @@ func (s *DynamoDB) PendingShard(ctx context.Context, shard int, cutoff time.Time
 			if err != nil {
 				return out, err
 			}
-			out = append(out, it)
+			out = append(out, pendingView(it))
 		}
 		if len(page.LastEvaluatedKey) == 0 {
 			break

@@ -8,27 +8,52 @@ import (
 	"io"
 	"strconv"
 	"sync"
+
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // An event whose payload is small travels in one item: the claim carries
 // the payload as raw DEFLATE (RFC 1951: compressed at flate.BestSpeed, or
-// in a stored block when it fits as it is) when the whole status item,
-// with room for every attribute a later state adds, stays within
-// InlineItemBytes. Each of its writes (claim, lease, finish) then costs one
-// write unit, as a status item without a payload does, and a new event is
-// one PutItem instead of a claim and a payload write. A larger payload
-// keeps its own item (sk "payload"), written once beside the claim.
+// in a stored block when it fits as it is) when that costs no more write
+// units than keeping the payload apart, and a new event is then one
+// PutItem instead of a claim and a payload write, and its processing one
+// read fewer.
+//
+// The cost rule: an event's status item is written three times in its
+// life (claim, lease, finish), each billed on the whole item, a write
+// unit a kilobyte (InlineItemBytes); a payload kept apart costs a status
+// item of one unit three times plus the payload item's units once. So
+// the claim may carry the payload when the status item, with room for
+// every attribute a later state adds, stays within inlineUnits: one unit
+// for a payload under about 2 KiB (a 1 KiB event costs 1 unit a write,
+// as an event without a payload), two for 2-5 KiB (a Stripe checkout:
+// 3 × 2 = 6 units, as 3 × 1 + 3 apart). The pending index projects no
+// payload (PendingAttributes), so its entries cost one unit either way. A
+// payload over InlineMaxRaw keeps its own item (sk "payload"), written
+// once beside the claim, and every state change costs one unit.
 //
 // The choice depends only on the event (its key, type and raw bytes), never
 // on the clock, so every delivery of an event makes the same choice.
 
-// InlineItemBytes is the most an event item carrying its payload may weigh
-// as DynamoDB sizes items (attribute names plus values): one write unit.
+// InlineItemBytes is what one write unit covers, as DynamoDB sizes items
+// (attribute names plus values).
 const InlineItemBytes = 1024
 
 // InlineMaxRaw is the longest raw payload that may ride in a claim item
-// (an inline payload is never longer once inflated).
-const InlineMaxRaw = 4 << 10
+// (an inline payload is never longer once inflated). Above it every state
+// change stays one write unit, however large the payload.
+const InlineMaxRaw = 8 << 10
+
+// inlineUnits is how many write units each write of a status item
+// carrying a raw payload of n bytes under key may cost: as many as keep
+// its three writes within three one-unit writes plus the payload item's
+// (counted at its smallest, so the rule errs towards keeping it apart).
+func inlineUnits(key webhook.Key, n int) int {
+	payloadItem := len("pk") + len(key) + len("sk") + len(SortPayload) + len("payload") + n +
+		len("received_at") + len("2006-01-02T15:04:05Z") + len("expires_at") + 7
+	units := (payloadItem + InlineItemBytes - 1) / InlineItemBytes
+	return 1 + units/3
+}
 
 // inlineMaxRatio bounds the work spent on payloads that cannot fit: a
 // payload is compressed only if it would fit at this ratio. Provider JSON
@@ -38,7 +63,7 @@ const InlineMaxRaw = 4 << 10
 // event of a few kilobytes, which would not fit, is not compressed at all.
 const inlineMaxRatio = 4
 
-// inlineHeadroom is what a claim item leaves under InlineItemBytes for the
+// inlineHeadroom is what a claim item leaves under its units for the
 // attributes later states add: a lease (lease_owner and taken_from of up
 // to 64 bytes each, lease_until, PROCESSING), or a finish (outcome,
 // processed_at, taken_from) and a short last_error. A longer last_error
@@ -85,21 +110,23 @@ func (c Claim) pack() []byte {
 	if len(raw) == 0 || len(raw) > InlineMaxRaw {
 		return nil
 	}
+	key := c.Event.Key()
+	budget := inlineUnits(key, len(raw))*InlineItemBytes - inlineHeadroom
 	// The status item without the payload is at least 200 bytes (its
 	// attribute names, the hash and the times alone are more): a payload
-	// over 4× the rest of the kilobyte cannot fit (checked before the
+	// over 4× the rest of the budget cannot fit (checked before the
 	// item's size is counted, which costs a few allocations).
-	if len(raw) > inlineMaxRatio*(InlineItemBytes-inlineHeadroom-200) {
+	if len(raw) > inlineMaxRatio*(budget-200) {
 		return nil
 	}
 	it := Item{
-		Key: c.Event.Key(), Status: Received, Provider: c.Event.Provider, EventType: c.Event.Type,
+		Key: key, Status: Received, Provider: c.Event.Provider, EventType: c.Event.Type,
 		PayloadSHA256: "0000000000000000000000000000000000000000000000000000000000000000",
 		Created:       c.Event.Created, ReceivedAt: c.At, EnqueuedAt: c.At, ExpiresAt: c.At.Add(c.TTL),
 	}
 	// The clock changes received_at's length (trailing zeros are cut):
 	// count the longest, so the choice does not depend on it.
-	room := InlineItemBytes - inlineHeadroom - itemBytes(it, 0) - (maxTimeLen - len(formatTime(it.ReceivedAt)))
+	room := budget - itemBytes(it, 0) - (maxTimeLen - len(formatTime(it.ReceivedAt)))
 	if room <= 0 || len(raw) > inlineMaxRatio*room {
 		return nil
 	}

@@ -33,7 +33,7 @@ func TestInlineChoiceDependsOnTheEventOnly(t *testing.T) {
 		{"incompressible, fits as it is", incompressible(400), true, true},
 		{"1 KiB of JSON", []byte(`{"padding":"` + strings.Repeat("ab", 505) + `"}`), true, false},
 		{"over InlineMaxRaw however compressible", []byte(strings.Repeat(" ", InlineMaxRaw+1)), false, false},
-		{"under InlineMaxRaw but incompressible", incompressible(2 << 10), false, false},
+		{"under InlineMaxRaw but too large compressed", incompressible(4 << 10), false, false},
 		{"empty", nil, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

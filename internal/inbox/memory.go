@@ -195,7 +195,7 @@ func (m *Memory) PendingShard(_ context.Context, shard int, cutoff time.Time, li
 	var out []Item
 	for _, it := range m.items {
 		if !it.Status.Final() && ShardOf(it.Key) == shard && it.EnqueuedAt.UnixMilli() < cutoff.UnixMilli() {
-			out = append(out, it)
+			out = append(out, pendingView(it))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].EnqueuedAt.Before(out[j].EnqueuedAt) })

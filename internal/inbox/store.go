@@ -61,11 +61,14 @@ type Store interface {
 	// FAILED) whose last activity was before cutoff, oldest first, without
 	// scanning the table. With a limit it reads the shards in order and
 	// stops when the limit is reached, so it suits small listings; the
-	// reconciler reads shard by shard with PendingShard.
+	// reconciler reads shard by shard with PendingShard. A listed item
+	// carries only what the pending index projects (PendingAttributes:
+	// the key, status, provider, type and times, never the payload): read
+	// it with Get for the rest.
 	Pending(ctx context.Context, cutoff time.Time, limit int) ([]Item, error)
 	// PendingShard returns up to limit (0: all) unfinished events of one
 	// shard of the pending index (0 ≤ shard < PendingShards) whose last
-	// activity was before cutoff, oldest first.
+	// activity was before cutoff, oldest first, as Pending lists them.
 	PendingShard(ctx context.Context, shard int, cutoff time.Time, limit int) ([]Item, error)
 }
 

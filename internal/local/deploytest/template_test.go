@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
@@ -363,7 +364,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 }
 
 func TestTemplateInboxTable(t *testing.T) {
-	const inv = "InboxTable is pk/sk, on demand, with TTL on expires_at, PITR and SSE"
+	const inv = "InboxTable is pk/sk, on demand, with TTL on expires_at, PITR, SSE and a pending index without payloads"
 	tpl, props := projectResource(t, inv, "InboxTable", "AWS::DynamoDB::Table")
 	v, err := tpl.Resolve(props, deployments(t, tpl)["defaults"])
 	if err != nil {
@@ -384,6 +385,16 @@ func TestTemplateInboxTable(t *testing.T) {
 		{"TimeToLiveSpecification", map[string]any{"AttributeName": "expires_at", "Enabled": true}},
 		{"PointInTimeRecoverySpecification", map[string]any{"PointInTimeRecoveryEnabled": true}},
 		{"SSESpecification", map[string]any{"SSEEnabled": true}},
+		// The sparse pending index projects what the store lists of an
+		// unfinished event, never an inline payload.
+		{"GlobalSecondaryIndexes", []any{map[string]any{
+			"IndexName": inbox.PendingIndex,
+			"KeySchema": []any{
+				map[string]any{"AttributeName": "pending", "KeyType": "HASH"},
+				map[string]any{"AttributeName": "enqueued_at", "KeyType": "RANGE"},
+			},
+			"Projection": map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": anys(inbox.PendingAttributes)},
+		}}},
 	}
 	for _, c := range checks {
 		if diff := cmp.Diff(p[c.prop], c.want); diff != "" {
@@ -402,6 +413,15 @@ func TestTemplateInboxTable(t *testing.T) {
 			broken(t, inv, "InboxTable AttributeDefinitions %s type = %#v, want %#v", key, got, want)
 		}
 	}
+}
+
+// anys returns ss as the YAML decoder gives a list.
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // intProp resolves a numeric property to an int.
