@@ -13,10 +13,12 @@
 // on both so they cannot drift. Both are safe for concurrent use.
 //
 // The status item lives at (pk = "<provider>#<event id>", sk = "event");
-// a small payload inside it, compressed (attribute payload_deflate), when
-// the item stays within InlineItemBytes through every state change, so
-// each write of the event costs one write unit; a larger payload at (pk,
-// sk = "payload"). Other packages may keep per-event items in the same
+// a payload inside it, compressed (attribute payload_deflate), when the
+// event's three writes of the item then cost no more write units than a
+// payload item of its own would add (one unit a write under about 2 KiB,
+// two for 2-5 KiB, see inline.go); a larger payload at (pk, sk =
+// "payload"). The sparse pending index projects the status attributes
+// only (PendingAttributes), never the payload. Other packages may keep per-event items in the same
 // partition under other sort keys (the effect ledger uses
 // "effect#<name>").
 package inbox

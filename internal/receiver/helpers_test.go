@@ -99,7 +99,17 @@ func request(body []byte, header string) events.APIGatewayV2HTTPRequest {
 
 // signed returns a request carrying a Stripe event signed now with secret.
 func signed(typ, id string) events.APIGatewayV2HTTPRequest {
-	body := verifytest.StripeEvent(typ, id, now.Add(-time.Second))
+	return signedSize(typ, id, 0)
+}
+
+// signedSize is signed with the payload padded to size bytes (0: the
+// fixture as it is).
+func signedSize(typ, id string, size int) events.APIGatewayV2HTTPRequest {
+	var opts []verifytest.Option
+	if size > 0 {
+		opts = append(opts, verifytest.WithSize(size))
+	}
+	body := verifytest.StripeEvent(typ, id, now.Add(-time.Second), opts...)
 	return request(body, verifytest.SignStripe(body, now, secret))
 }
 

@@ -84,27 +84,42 @@ func (s *realStack) messages(t *testing.T) []webhook.Envelope {
 }
 
 func TestIntegrationNewThenDuplicate(t *testing.T) {
-	s := newRealStack(t, nil)
-	ctx := context.Background()
-	req := signed("checkout.session.completed", "evt_int_1")
-	for i, want := range []string{"accepted", "duplicate"} {
-		resp, _ := s.h.Handle(ctx, req)
-		if resp.StatusCode != http.StatusOK || answer(t, resp) != want {
-			t.Fatalf("delivery %d: %d %s, want 200 %s", i+1, resp.StatusCode, resp.Body, want)
-		}
-	}
-	if diff := cmp.Diff([]string{"stripe#evt_int_1 event", "stripe#evt_int_1 payload"}, s.items(t)); diff != "" {
-		t.Errorf("inbox items (-want +got):\n%s", diff)
-	}
-	want := []webhook.Envelope{{Key: "stripe#evt_int_1", Type: "checkout.session.completed"}}
-	if diff := cmp.Diff(want, s.messages(t)); diff != "" {
-		t.Errorf("messages (-want +got):\n%s", diff)
+	for _, tc := range []struct {
+		name  string
+		id    string
+		size  int // 0: the checkout as it is (2.9 KB)
+		items []string
+	}{
+		// The checkout rides in its claim: one item.
+		{"payload in the claim", "evt_int_1", 0, []string{"stripe#evt_int_1 event"}},
+		// 10 KiB keeps its payload item, written beside the claim.
+		{"payload apart", "evt_int_2", 10 << 10, []string{"stripe#evt_int_2 event", "stripe#evt_int_2 payload"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newRealStack(t, nil)
+			ctx := context.Background()
+			req := signedSize("checkout.session.completed", tc.id, tc.size)
+			for i, want := range []string{"accepted", "duplicate"} {
+				resp, _ := s.h.Handle(ctx, req)
+				if resp.StatusCode != http.StatusOK || answer(t, resp) != want {
+					t.Fatalf("delivery %d: %d %s, want 200 %s", i+1, resp.StatusCode, resp.Body, want)
+				}
+			}
+			if diff := cmp.Diff(tc.items, s.items(t)); diff != "" {
+				t.Errorf("inbox items (-want +got):\n%s", diff)
+			}
+			want := []webhook.Envelope{{Key: webhook.Key("stripe#" + tc.id), Type: "checkout.session.completed"}}
+			if diff := cmp.Diff(want, s.messages(t)); diff != "" {
+				t.Errorf("messages (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
 func TestIntegrationConcurrentDeliveries(t *testing.T) {
 	s := newRealStack(t, nil)
-	req := signed("checkout.session.completed", "evt_int_50")
+	// 10 KiB: the payload has its own item, written beside each claim.
+	req := signedSize("checkout.session.completed", "evt_int_50", 10<<10)
 	const n = 50
 	var wg sync.WaitGroup
 	var mu sync.Mutex

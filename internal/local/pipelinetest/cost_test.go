@@ -217,22 +217,48 @@ func claimRequests(key webhook.Key, typ string, body []byte) int {
 	return 2
 }
 
-// checkStateChangesFlat checks that the write units spent on the inbox's
-// event item (the claim and every state change after it) do not grow with
-// the payload: one unit per write.
+// checkStateChangesFlat checks what the inbox's own items cost as the
+// payload grows. With the payload in its own item (10 and 100 KiB), and
+// for the 1 KiB event that rides in a one-unit claim (the "no handler"
+// scenarios), each write of the event item costs one unit whatever the
+// size. The 1 KiB checkout (2.9 KB: it cannot be smaller) rides in a
+// two-unit claim, because that costs no more: its new event's writes,
+// claim to finish, cost at most what one-unit writes plus a payload item
+// of its size would (inbox's cost rule; a retried event pays one unit
+// more for each write past the three it counts on).
 func checkStateChangesFlat(t *testing.T, rows []costRow) {
 	t.Helper()
 	bySize := map[string]map[int]float64{}
+	total := map[string]map[int]float64{} // event + payload items, by scenario
+	bytesOf := map[string]map[int]int{}
 	for _, r := range rows {
 		k := r.scenario + " " + r.part
 		if bySize[k] == nil {
 			bySize[k] = map[int]float64{}
 		}
 		bySize[k][r.size] += r.cost.WCUByItem["event"]
+		if total[r.scenario] == nil {
+			total[r.scenario], bytesOf[r.scenario] = map[int]float64{}, map[int]int{}
+		}
+		total[r.scenario][r.size] += r.cost.WCUByItem["event"] + r.cost.WCUByItem["payload"]
+		bytesOf[r.scenario][r.size] = r.bytes
 	}
 	for k, m := range bySize {
-		if m[1<<10] != m[100<<10] || m[1<<10] != m[10<<10] {
+		if m[10<<10] != m[100<<10] || (strings.Contains(k, "no handler") && m[1<<10] != m[10<<10]) {
 			t.Errorf("%s: write units on the event item %v grow with the payload", k, m)
+		}
+	}
+	for _, scenario := range []string{"new", "new, no handler"} {
+		flat := 0.0 // the event item's units at 10 KiB: one a write
+		for k, m := range bySize {
+			if strings.HasPrefix(k, scenario+" ") && !strings.Contains(strings.TrimPrefix(k, scenario+" "), "handler") {
+				flat += m[10<<10]
+			}
+		}
+		apart := flat + float64((bytesOf[scenario][1<<10]+1023)/1024)
+		if got := total[scenario][1<<10]; got > apart {
+			t.Errorf("%s, %d B: %g write units on the inbox's items, want at most %g (one-unit writes and a payload item)",
+				scenario, bytesOf[scenario][1<<10], got, apart)
 		}
 	}
 }
