@@ -352,7 +352,10 @@ func (r *ledgerRunner) DoAtMostOnce(ctx context.Context, name string, fn func(co
 	})
 	switch {
 	case err != nil:
-		return err
+		// The intent may be stored (a write applied whose answer was
+		// lost) although fn was never called: release it, or the next
+		// attempt would take the email for one that may have gone out.
+		return r.unstarted(ctx, rec, err)
 	case !applied:
 		// Another attempt's record or intent appeared after this runner
 		// read the ledger: this attempt lost its lease.
@@ -361,6 +364,11 @@ func (r *ledgerRunner) DoAtMostOnce(ctx context.Context, name string, fn func(co
 	r.mu.Lock()
 	r.intents[name] = intent{attempt: r.attempt, started: r.l.now()}
 	r.mu.Unlock()
+	if cerr := ctx.Err(); cerr != nil {
+		// The effect's time ran out while the intent was written: fn is
+		// not called, so nothing was sent.
+		return r.unstarted(ctx, rec, fmt.Errorf("effect %s of %s: not started: %w", name, r.key, cerr))
+	}
 
 	res, err := fn(ctx, ik)
 	rctx, cancel := recordContext(ctx)
@@ -384,6 +392,22 @@ func (r *ledgerRunner) DoAtMostOnce(ctx context.Context, name string, fn func(co
 	}
 	r.finished(name)
 	return nil
+}
+
+// unstarted releases this attempt's intent for rec, which may or may not
+// be stored, when fn was not called, and returns err: the next attempt
+// then runs the effect. If the release fails too, the intent may stay and
+// the next attempt parks the event (it cannot tell).
+func (r *ledgerRunner) unstarted(ctx context.Context, rec Record, err error) error {
+	rctx, cancel := recordContext(ctx)
+	defer cancel()
+	if rerr := persist(rctx, func(ctx context.Context) error { return r.l.release(ctx, rec, r.attempt) }); rerr != nil {
+		return fmt.Errorf("%w (and its start could not be released: %v)", err, rerr)
+	}
+	r.mu.Lock()
+	delete(r.intents, rec.Effect)
+	r.mu.Unlock()
+	return err
 }
 
 // finished notes that effect name is recorded.

@@ -1,10 +1,8 @@
 // Command floor is the floor program's Lambda bootstrap (internal/local/floor):
 // one conditional PutItem and one SendMessage per request. It is the
 // baseline the receiver's bootstrap is measured against (cold start under
-// aws-lambda-rie, size); no template function deploys it. Build it as the
-// functions are built:
-//
-//	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bin/floor/bootstrap ./cmd/floor
+// aws-lambda-rie, size); no template function deploys it. make build-floor
+// builds it as the functions are built, into bin/floor/bootstrap.
 package main
 
 import (

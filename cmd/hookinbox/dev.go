@@ -61,11 +61,21 @@ func (e envFlag) Set(s string) error {
 	return nil
 }
 
-func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	addrDefault := defaultAddr
+// metricsFileFor returns the metrics file beside a state file.
+func metricsFileFor(stateFile string) string {
+	return strings.TrimSuffix(stateFile, filepath.Ext(stateFile)) + "-metrics.jsonl"
+}
+
+// localAddr is the address hookinbox dev serves on unless --addr says
+// otherwise: $HOOKINBOX_ADDR, else 127.0.0.1:3000.
+func localAddr() string {
 	if a := os.Getenv(addrEnv); a != "" {
-		addrDefault = a
+		return a
 	}
+	return defaultAddr
+}
+
+func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := devFlags{env: envFlag{}}
 	fs := newFlagSet("dev", "[flags]", `
 Runs the local stack in the foreground until Ctrl-C: dynalite and
@@ -82,7 +92,7 @@ Lambda Runtime Interface Emulator.
 
 The stack's endpoints and names go to a state file that send, inspect, state
 and replay read.`)
-	fs.StringVar(&f.addr, "addr", addrDefault, "address of the HTTP API (default from $"+addrEnv+")")
+	fs.StringVar(&f.addr, "addr", localAddr(), "address of the HTTP API (default from $"+addrEnv+")")
 	fs.StringVar(&f.secret, "secret", pipeline.StripeSecret, "Stripe webhook signing secret the receiver accepts")
 	fs.BoolVar(&f.rie, "rie", false, "run the real bootstrap binaries under aws-lambda-rie instead of in-process handlers")
 	fs.BoolVar(&f.verbose, "verbose", false, "print the functions' own logs")

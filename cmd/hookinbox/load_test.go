@@ -189,3 +189,18 @@ func TestLoadRunsBothBootstraps(t *testing.T) {
 		t.Errorf("--benchstat file has %d round lines, want 4:\n%s", got, b)
 	}
 }
+
+// TestMakeDeliveriesHasTheSizeAsked: --size gives payloads of that size, a
+// checkout when it is at least a checkout's size and a customer.created
+// below (a checkout cannot be 1 KiB), so a 1 KiB run measures 1 KiB.
+func TestMakeDeliveriesHasTheSizeAsked(t *testing.T) {
+	for _, tc := range []struct {
+		size int
+		typ  string
+	}{{1024, `"customer.created"`}, {10 << 10, `"checkout.session.completed"`}} {
+		d := makeDeliveries(1, 0, tc.size, "whsec_test")[0]
+		if len(d.body) != tc.size || !strings.Contains(string(d.body), `"type": `+tc.typ) && !strings.Contains(string(d.body), `"type":`+tc.typ) {
+			t.Errorf("--size %d: %d bytes, type %s wanted: %.120s", tc.size, len(d.body), tc.typ, d.body)
+		}
+	}
+}

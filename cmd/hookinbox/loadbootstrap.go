@@ -7,10 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
@@ -55,7 +52,7 @@ func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, 
 	if err != nil {
 		return nil, nil, err
 	}
-	floorBootstrap, err := buildFloor(ctx, root, filepath.Join(buildDir, "floor"))
+	floorBootstrap, err := devstack.BuildFunction(ctx, "floor", filepath.Join(buildDir, "floor")) // make build-floor
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,19 +101,6 @@ func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, 
 		targets = append(targets, &loadTarget{name: t.name, url: "http://" + ln.Addr().String() + "/webhooks/stripe", cpu: pool.cpuTime})
 	}
 	return targets, stop, nil
-}
-
-// buildFloor builds cmd/floor for this host into dir/bootstrap with the
-// flags make build-<LogicalId> gives the functions.
-func buildFloor(ctx context.Context, root, dir string) (string, error) {
-	bootstrap := filepath.Join(dir, "bootstrap")
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bootstrap, "./cmd/floor")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build the floor: go build ./cmd/floor: %w\n%s", err, strings.TrimSpace(string(out)))
-	}
-	return bootstrap, nil
 }
 
 // functionPool sends each invocation to an idle copy of a function,

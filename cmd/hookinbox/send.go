@@ -3,17 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/stripeevent"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -70,8 +73,8 @@ Examples:
   hookinbox send gopay testdata/gopay/payment.PAID.json --times 2
   hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due
   hookinbox send stripe testdata/stripe/invoice.paid.json`)
-	fs.StringVar(&f.url, "url", "", "webhook URL (default: the running stack's, else http://127.0.0.1:3000/webhooks/stripe)")
-	fs.StringVar(&f.secret, "secret", "", "signing secret(s), comma-separated (default: the running stack's, else "+pipeline.StripeSecret+")")
+	fs.StringVar(&f.url, "url", "", "webhook URL (default: the running stack's, else http://127.0.0.1:3000/webhooks/<provider>)")
+	fs.StringVar(&f.secret, "secret", "", "signing secret(s), comma-separated (default: the running stack's, else the local one: "+pipeline.StripeSecret+" for Stripe)")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "state file of the running stack")
 	fs.StringVar(&f.typ, "type", "", "GitHub event or Shopify topic (default: from the file's name)")
 	fs.IntVar(&f.times, "times", 1, "send the same event this many times")
@@ -89,8 +92,38 @@ Examples:
 	if len(rest) != 2 {
 		return usagef("want a provider and an event type or file, e.g. send stripe checkout.session.completed")
 	}
-	if rest[0] != "stripe" {
-		return sendProvider(ctx, rest[0], rest[1], f, stdout)
+	return sendProvider(ctx, rest[0], rest[1], f, stdout)
+}
+
+// localSecrets is the secret send signs with for each provider when no
+// --secret is given and no stack is running.
+var localSecrets = map[string]string{
+	verify.StripeProvider:   pipeline.StripeSecret,
+	verify.GitHubProvider:   pipeline.GitHubSecret,
+	verify.ShopifyProvider:  pipeline.ShopifySecret,
+	verify.StandardProvider: pipeline.StandardSecret,
+	verify.AdyenProvider:    pipeline.AdyenHMACKey,
+}
+
+// providerDelivery is one delivery, built once and sent --times times.
+type providerDelivery struct {
+	method, url string
+	header      map[string]string
+	sign        func() map[string]string // if set, the header of each send: Stripe signs each attempt anew
+	body        []byte
+	key, typ    string
+}
+
+// sendProvider sends an event type or a file (or, for GoPay, a payment) as
+// provider would, signed as it signs, --times times with the same bytes.
+func sendProvider(ctx context.Context, provider, what string, f sendFlags, stdout io.Writer) error {
+	spec, ok := verify.Lookup(provider)
+	if !ok {
+		var names []string
+		for _, s := range verify.Specs {
+			names = append(names, s.Name)
+		}
+		return usagef("unknown provider %q: send knows %s", provider, strings.Join(names, ", "))
 	}
 	if f.times < 1 {
 		return usagef("--times must be at least 1")
@@ -98,71 +131,60 @@ Examples:
 	if f.id != "" && webhook.ValidateEventID(f.id) != nil {
 		return usagef("--id %q: use letters, digits, '_' and '-' (like evt_1Abc)", f.id)
 	}
-	if f.status != "" && f.subscription == "" && !strings.HasPrefix(rest[1], "customer.subscription.") {
+	if provider == verify.StripeProvider && f.status != "" && f.subscription == "" && !strings.HasPrefix(what, "customer.subscription.") {
 		return usagef("--status needs --subscription, or a customer.subscription.* event")
 	}
-
 	url, secret := f.url, f.secret
-	if url == "" || secret == "" {
-		st, err := loadState(f.stateFile)
-		switch {
-		case err == nil:
-			if url == "" {
-				url = st.WebhookURL
-			}
-			if secret == "" {
-				secret = st.StripeWebhookSecret
-			}
-		case errors.Is(err, errNoStack):
-			if url == "" {
-				addr := defaultAddr
-				if a := os.Getenv(addrEnv); a != "" {
-					addr = a
-				}
-				url = "http://" + addr + "/webhooks/stripe"
-			}
-			if secret == "" {
-				secret = pipeline.StripeSecret
-			}
-		default:
+	st, err := loadState(f.stateFile)
+	if err != nil {
+		if !errors.Is(err, errNoStack) && (url == "" || secret == "") {
 			return err
 		}
+		st = nil
 	}
-
-	body, err := stripeBody(rest[1], f)
+	if url == "" {
+		base := "http://" + localAddr()
+		if st != nil {
+			base = st.BaseURL
+		}
+		url = base + "/webhooks/" + provider
+	}
+	if secret == "" && st != nil {
+		secret = st.functionEnv("ReceiverFunction", spec.SecretEnv)
+		if provider == verify.StripeProvider {
+			secret = st.StripeWebhookSecret
+		}
+	}
+	if secret == "" {
+		secret = localSecrets[provider]
+	}
+	d, err := buildDelivery(ctx, provider, what, url, secret, f, st)
 	if err != nil {
 		return err
 	}
-	var head struct{ ID, Type string }
-	if err := json.Unmarshal(body, &head); err != nil {
-		return fmt.Errorf("event is not JSON: %w", err)
-	}
-
-	return sendTimes(ctx, stdout, f, url, "stripe#"+head.ID, head.Type, func(ctx context.Context, client *http.Client) (string, bool) {
-		return deliver(ctx, client, url, body, envconfig.Split(secret))
-	})
+	return sendTimes(ctx, stdout, f, d)
 }
 
-// sendTimes makes f.times deliveries of one event with deliverOnce,
-// prints one line per delivery and then the inspect command to paste,
-// and fails when any delivery did not get a 2xx.
-func sendTimes(ctx context.Context, stdout io.Writer, f sendFlags, url, key, typ string, deliverOnce func(context.Context, *http.Client) (string, bool)) error {
+// sendTimes sends d f.times times, prints one line per delivery and then
+// the inspect command to paste, and fails when any delivery did not get a
+// 2xx.
+func sendTimes(ctx context.Context, stdout io.Writer, f sendFlags, d providerDelivery) error {
 	client := &http.Client{Timeout: f.timeout}
 	failed := 0
 	for i := 1; i <= f.times; i++ {
-		answer, ok := deliverOnce(ctx, client)
+		answer, ok := deliver(ctx, client, d)
 		if !ok {
 			failed++
 		}
-		fmt.Fprintf(stdout, "%d/%d %s %s → %s\n", i, f.times, key, typ, answer)
+		fmt.Fprintf(stdout, "%d/%d %s %s → %s\n", i, f.times, d.key, d.typ, answer)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d deliveries to %s failed (is hookinbox dev running, with this --secret?)", failed, f.times, url)
+		return fmt.Errorf("%d of %d deliveries to %s failed (is hookinbox dev running, with this --secret?)", failed, f.times, d.url)
 	}
-	fmt.Fprintf(stdout, "see it: hookinbox inspect '%s'\n", key)
+	fmt.Fprintf(stdout, "see it: hookinbox inspect '%s'\n", d.key)
 	return nil
 }
 
@@ -210,37 +232,13 @@ func stripeBody(what string, f sendFlags) ([]byte, error) {
 	return body, nil
 }
 
-// deliver POSTs one signed delivery and describes the answer; ok is false
-// unless the answer is a 2xx.
-func deliver(ctx context.Context, client *http.Client, url string, body []byte, secrets []string) (string, bool) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return "error: " + err.Error(), false
+// stripeHeader is the header Stripe sends body with, signed now.
+func stripeHeader(body []byte, secrets []string) map[string]string {
+	return map[string]string{
+		"Content-Type":     "application/json; charset=utf-8",
+		"User-Agent":       "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
+		"Stripe-Signature": verifytest.SignStripe(body, time.Now(), secrets...),
 	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)")
-	req.Header.Set("Stripe-Signature", verifytest.SignStripe(body, time.Now(), secrets...))
-	resp, err := client.Do(req)
-	if err != nil {
-		return "error: " + err.Error(), false
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	var answer struct {
-		Status  string `json:"status"`
-		Error   string `json:"error"`
-		Message string `json:"message"`
-	}
-	_ = json.Unmarshal(raw, &answer)
-	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
-	if ok && answer.Status != "" {
-		return answer.Status, true
-	}
-	msg := strings.TrimSpace(answer.Error + answer.Message)
-	if msg == "" {
-		msg = strings.TrimSpace(string(raw))
-	}
-	return strings.TrimSpace(fmt.Sprintf("%s %s", resp.Status, msg)), ok
 }
 
 func isFile(path string) bool {
@@ -259,4 +257,162 @@ func validEventType(t string) bool {
 		}
 	}
 	return true
+}
+
+// buildDelivery reads the file (for Stripe, or the event of that type)
+// and signs it as provider does.
+func buildDelivery(ctx context.Context, provider, what, url, secret string, f sendFlags, st *devState) (providerDelivery, error) {
+	switch provider {
+	case verify.GoPayProvider:
+		return gopayDelivery(ctx, what, url, f, st)
+	case verify.StripeProvider:
+		body, err := stripeBody(what, f)
+		if err != nil {
+			return providerDelivery{}, err
+		}
+		var head struct{ ID, Type string }
+		if err := json.Unmarshal(body, &head); err != nil {
+			return providerDelivery{}, fmt.Errorf("event is not JSON: %w", err)
+		}
+		return providerDelivery{method: http.MethodPost, url: url, body: body, key: "stripe#" + head.ID, typ: head.Type,
+			sign: func() map[string]string { return stripeHeader(body, envconfig.Split(secret)) }}, nil
+	}
+	body, err := os.ReadFile(what)
+	if err != nil {
+		return providerDelivery{}, fmt.Errorf("%s wants a payload file (see testdata/%s/): %w", provider, provider, err)
+	}
+	name := strings.TrimSuffix(filepath.Base(what), ".json")
+	typ := f.typ
+	d := providerDelivery{method: http.MethodPost, url: url, body: body}
+	switch provider {
+	case verify.GitHubProvider:
+		if typ == "" {
+			typ = name
+		}
+		id := orFresh(f.id, uuid())
+		d.header, d.key, d.typ = verifytest.GitHubHeaders(body, secret, id, typ), "github#"+id, typ
+	case verify.ShopifyProvider:
+		if typ == "" {
+			typ = strings.Replace(name, "_", "/", 1)
+		}
+		id := orFresh(f.id, uuid())
+		d.header, d.key, d.typ = verifytest.ShopifyHeaders(body, secret, id, typ, time.Now()), "shopify#"+id, typ
+	case verify.StandardProvider:
+		var head struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(body, &head)
+		id := orFresh(f.id, "msg_"+strings.TrimPrefix(stripeevent.NewID(), "evt_"))
+		d.header, d.key, d.typ = verifytest.StandardHeaders(body, id, time.Now(), envconfig.Split(secret)...), "standard#"+id, head.Type
+	case verify.AdyenProvider:
+		signed, err := verifytest.SignAdyenFile(body, envconfig.Split(secret)[0])
+		if err != nil {
+			return providerDelivery{}, fmt.Errorf("%s: %w", what, err)
+		}
+		var batch struct {
+			Items []struct {
+				Item struct{ PspReference, EventCode string } `json:"NotificationRequestItem"`
+			} `json:"notificationItems"`
+		}
+		_ = json.Unmarshal(signed, &batch)
+		var keys []string
+		for _, it := range batch.Items {
+			keys = append(keys, "adyen#"+it.Item.PspReference+"-"+it.Item.EventCode)
+		}
+		d.body, d.header, d.key, d.typ = signed, map[string]string{"content-type": "application/json"}, strings.Join(keys, " "), "notification"
+	default:
+		return providerDelivery{}, usagef("send does not know how %s signs", provider)
+	}
+	return d, nil
+}
+
+// gopayDelivery is GoPay's unsigned GET ?id=<payment id>. Given a payment
+// file it first sets the payment on the running stack's GoPay stand-in
+// (GoPay's own state changes before it notifies).
+func gopayDelivery(ctx context.Context, what, url string, f sendFlags, st *devState) (providerDelivery, error) {
+	id := what
+	if isFile(what) {
+		raw, err := os.ReadFile(what)
+		if err != nil {
+			return providerDelivery{}, err
+		}
+		var p struct {
+			ID json.Number `json:"id"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil || p.ID == "" {
+			return providerDelivery{}, fmt.Errorf("%s is not a GoPay payment with an id", what)
+		}
+		id = p.ID.String()
+		if st == nil || st.Endpoints["GOPAY_API_URL"] == "" {
+			return providerDelivery{}, errors.New("setting a payment needs a running hookinbox dev (its GoPay stand-in); send a payment id to notify only")
+		}
+		api := strings.TrimSuffix(st.Endpoints["GOPAY_API_URL"], "/api")
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, api+"/_standin/payments/"+id, bytes.NewReader(raw))
+		if err != nil {
+			return providerDelivery{}, err
+		}
+		resp, err := (&http.Client{Timeout: f.timeout}).Do(req)
+		if err != nil {
+			return providerDelivery{}, fmt.Errorf("set the payment on the GoPay stand-in: %w", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return providerDelivery{}, fmt.Errorf("set the payment on the GoPay stand-in: %s", resp.Status)
+		}
+	}
+	if err := verify.GoPayID(id); err != nil {
+		return providerDelivery{}, usagef("%q is neither a GoPay payment file nor a payment id", what)
+	}
+	return providerDelivery{method: http.MethodGet, url: url + "?id=" + id, key: "gopay#" + id, typ: verify.GoPayNotification}, nil
+}
+
+// deliver sends d and describes the answer; ok is false unless 2xx.
+func deliver(ctx context.Context, client *http.Client, d providerDelivery) (string, bool) {
+	var body io.Reader
+	if d.body != nil {
+		body = bytes.NewReader(d.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, d.method, d.url, body)
+	if err != nil {
+		return "error: " + err.Error(), false
+	}
+	header := d.header
+	if d.sign != nil {
+		header = d.sign()
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "error: " + err.Error(), false
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	var answer struct{ Status, Error, Message string }
+	_ = json.Unmarshal(raw, &answer)
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	if ok && answer.Status != "" {
+		return answer.Status, true
+	}
+	msg := strings.TrimSpace(answer.Error + answer.Message)
+	if msg == "" {
+		msg = strings.TrimSpace(string(raw))
+	}
+	return strings.TrimSpace(resp.Status + " " + msg), ok
+}
+
+func orFresh(id, fresh string) string {
+	if id != "" {
+		return id
+	}
+	return fresh
+}
+
+// uuid returns a random version-4 UUID, as GitHub and Shopify id deliveries.
+func uuid() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[:4], b[4:6], b[6:8], b[8:10], b[10:])
 }

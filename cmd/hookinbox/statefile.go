@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
@@ -73,11 +72,6 @@ func (st *devState) functionEnv(logicalID, key string) string {
 		}
 	}
 	return ""
-}
-
-// metricsFileFor returns the metrics file beside a state file.
-func metricsFileFor(stateFile string) string {
-	return strings.TrimSuffix(stateFile, filepath.Ext(stateFile)) + "-metrics.jsonl"
 }
 
 // defaultStateFile returns $HOOKINBOX_STATE_FILE, or hookinbox-dev.json in

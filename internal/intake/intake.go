@@ -158,7 +158,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		}
 		return 0, err
 	}
-	in.enqueued(ev)
+	in.enqueued(ctx, ev)
 	return Accepted, nil
 }
 
@@ -190,13 +190,13 @@ func (in *Intake) duplicate(ctx context.Context, ev webhook.Event, it inbox.Item
 	if err := in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type}); err != nil {
 		return err
 	}
-	in.enqueued(ev)
+	in.enqueued(ctx, ev)
 	in.log.WarnContext(ctx, "re-enqueued a claim that waited past the grace period",
 		"key", ev.Key().String(), "type", ev.Type, "received_at", it.ReceivedAt)
 	return nil
 }
 
 // enqueued counts a message sent for ev.
-func (in *Intake) enqueued(ev webhook.Event) {
-	in.cfg.Metrics.Emit(metrics.Dims{Provider: ev.Provider, EventType: ev.Type}, metrics.Counted(metrics.Enqueued, 1))
+func (in *Intake) enqueued(ctx context.Context, ev webhook.Event) {
+	in.cfg.Metrics.EmitContext(ctx, metrics.Dims{Provider: ev.Provider, EventType: ev.Type}, metrics.Counted(metrics.Enqueued, 1))
 }

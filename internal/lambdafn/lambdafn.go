@@ -112,11 +112,18 @@ func (e envEndpoints) GetIgnoreConfiguredEndpoints(context.Context) (bool, bool,
 }
 
 // GetServiceBaseEndpoint implements the SDK's endpoint-source interface:
-// AWS_ENDPOINT_URL_<SERVICE>, the SDK ID upper-cased with spaces as
-// underscores ("Secrets Manager" → AWS_ENDPOINT_URL_SECRETS_MANAGER).
+// the variable EndpointVariable names.
 func (e envEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
-	u := e("AWS_ENDPOINT_URL_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_")))
+	u := e(EndpointVariable(sdkID))
 	return u, u != "", nil
+}
+
+// EndpointVariable returns the variable that sets the endpoint of the
+// service whose SDK ID is sdkID: AWS_ENDPOINT_URL_<SERVICE>, the ID
+// upper-cased with spaces as underscores ("Secrets Manager" →
+// AWS_ENDPOINT_URL_SECRETS_MANAGER).
+func EndpointVariable(sdkID string) string {
+	return "AWS_ENDPOINT_URL_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_"))
 }
 
 // Inbox is where every function finds the events, as template.yaml sets

@@ -3,13 +3,20 @@ package receiver_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 )
@@ -76,5 +83,65 @@ func TestBusyIsNotAnIntakeError(t *testing.T) {
 		if got := metrics.Sum(lines, name, gopay, time.Time{}); got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestOneEventWritesOneLine: with metrics and logs on one stream, a
+// delivery of one event writes one line to it, whose metrics are its Received and Enqueued
+// (Duplicate for the same event again) and whose other members are the
+// INFO log line's (level, message, request id, provider, key, type), so
+// CloudWatch publishes the metrics and Logs Insights finds the request.
+func TestOneEventWritesOneLine(t *testing.T) {
+	var out bytes.Buffer // written by one goroutine: the in-memory store takes the payload inline
+	rec := metrics.New(&out, "hookinbox/test")
+	log := logs.New(&out, slog.LevelInfo)
+	h := receiver.New(receiver.Config{Metrics: rec, LogInMetrics: true}, stripeVerifiers(fixed),
+		intake.New(intake.Config{Now: fixed, Metrics: rec}, inbox.NewMemory(), &fakeQueue{}, log), log)
+	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-1"})
+	for _, want := range []struct {
+		msg     string
+		metrics map[string]float64
+	}{
+		{"webhook accepted", map[string]float64{metrics.Received: 1, metrics.Enqueued: 1}},
+		{"webhook duplicate", map[string]float64{metrics.Received: 1, metrics.Duplicate: 1}},
+	} {
+		out.Reset()
+		if resp, err := h.Handle(ctx, signed("customer.created", "evt_oneline")); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%d, %v", resp.StatusCode, err)
+		}
+		text := strings.TrimSuffix(out.String(), "\n")
+		if strings.Count(text, "\n") != 0 {
+			t.Fatalf("%s: %d lines, want 1:\n%s", want.msg, strings.Count(text, "\n")+1, text)
+		}
+		l, err := metrics.Parse([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(l.Values, want.metrics) || l.Dims[metrics.DimProvider] != "stripe" || l.Dims[metrics.DimEventType] != "customer.created" {
+			t.Errorf("%s: metrics %v under %v, want %v under stripe, customer.created", want.msg, l.Values, l.Dims, want.metrics)
+		}
+		var fields map[string]any
+		if err := json.Unmarshal([]byte(text), &fields); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range map[string]any{"level": "INFO", "msg": want.msg, "request_id": "req-1", "provider": "stripe",
+			"key": "stripe#evt_oneline", "type": "customer.created", "livemode": false} {
+			if fields[k] != v {
+				t.Errorf("%s: %s = %v, want %v", want.msg, k, fields[k], v)
+			}
+		}
+	}
+
+	// Metrics elsewhere (a METRICS_FILE): the log line is written as ever.
+	var logOut, metricsOut bytes.Buffer
+	rec = metrics.New(&metricsOut, "hookinbox/test")
+	log = logs.New(&logOut, slog.LevelInfo)
+	h = receiver.New(receiver.Config{Metrics: rec}, stripeVerifiers(fixed),
+		intake.New(intake.Config{Now: fixed, Metrics: rec}, inbox.NewMemory(), &fakeQueue{}, log), log)
+	if resp, err := h.Handle(ctx, signed("customer.created", "evt_twostreams")); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%d, %v", resp.StatusCode, err)
+	}
+	if !strings.Contains(logOut.String(), `"msg":"webhook accepted"`) || strings.Contains(metricsOut.String(), `"msg"`) {
+		t.Errorf("metrics on a stream of their own: log %q, metrics %q", logOut.String(), metricsOut.String())
 	}
 }

@@ -22,8 +22,10 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -35,6 +37,10 @@ type Config struct {
 	// Metrics records Received, Duplicate, VerifyFailed and IntakeErrors;
 	// nil records nothing.
 	Metrics *metrics.Recorder
+	// LogInMetrics says Metrics writes to the log's stream (Lambda's
+	// stdout): the INFO line of a delivery of one event then rides in its
+	// metrics line instead of a line of its own.
+	LogInMetrics bool
 }
 
 // DefaultMaxBodyBytes is Config.MaxBodyBytes's default.
@@ -109,10 +115,19 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	}
 	// The request id comes with ctx (internal/platform/logs adds it to the line).
 	log := h.log.With("provider", name)
+	// The delivery's metrics (the receiver's and the intake's) wait in a
+	// batch and leave as one line per set of dimensions when it is
+	// answered: for a webhook, one line, which can carry its log fields
+	// too (LogInMetrics).
+	var batch *metrics.Batch
+	if h.cfg.Metrics != nil {
+		ctx, batch = metrics.WithBatch(ctx)
+	}
 	p, known := h.providers[name]
 	outcome, evs, err := h.receive(ctx, p, known, name, req)
-	h.count(name, known, outcome, evs, err)
+	h.count(ctx, name, known, outcome, evs, err)
 	if err != nil {
+		defer h.cfg.Metrics.Flush(batch)
 		status, public := statusOf(err)
 		attrs := []any{"status", status, "reason", err.Error()}
 		if len(evs) > 0 {
@@ -129,8 +144,18 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		}
 		return resp, nil
 	}
-	for _, ev := range evs {
-		log.InfoContext(ctx, "webhook "+outcome[ev.Key()].String(), "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
+	if batch != nil && h.cfg.LogInMetrics && len(evs) == 1 {
+		// One event: its log line is its metrics line.
+		var fields []metrics.Field
+		if log.Enabled(ctx, slog.LevelInfo) {
+			fields = logFields(ctx, name, evs[0], outcome[evs[0].Key()])
+		}
+		h.cfg.Metrics.Flush(batch, fields...)
+	} else {
+		for _, ev := range evs {
+			log.InfoContext(ctx, "webhook "+outcome[ev.Key()].String(), "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
+		}
+		h.cfg.Metrics.Flush(batch)
 	}
 	if p.Accepted != "" {
 		return events.APIGatewayV2HTTPResponse{
@@ -148,10 +173,25 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	return jsonResponse(http.StatusOK, `{"status":"`+answer.String()+`"}`), nil
 }
 
+// logFields are the members of the INFO line the logger would write for
+// an accepted event (internal/platform/logs: level, message, request id,
+// provider, key, type, livemode; email addresses scrubbed), for its
+// metrics line to carry instead.
+func logFields(ctx context.Context, provider string, ev webhook.Event, o intake.Outcome) []metrics.Field {
+	fields := make([]metrics.Field, 0, 7)
+	fields = append(fields, metrics.String("level", slog.LevelInfo.String()), metrics.String("msg", "webhook "+o.String()))
+	if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" {
+		fields = append(fields, metrics.String(logs.RequestID, lc.AwsRequestID))
+	}
+	return append(fields, metrics.String(logs.Provider, provider),
+		metrics.String(logs.Key, logs.RedactEmails(ev.Key().String())), metrics.String("type", logs.RedactEmails(ev.Type)),
+		metrics.Bool("livemode", ev.Livemode))
+}
+
 // count records the delivery's metrics, per event. A provider dimension
 // is written only for a registered provider, and an event type only for a
 // verified event: an unverified request cannot mint metrics.
-func (h *Handler) count(provider string, known bool, outcome map[webhook.Key]intake.Outcome, evs []webhook.Event, err error) {
+func (h *Handler) count(ctx context.Context, provider string, known bool, outcome map[webhook.Key]intake.Outcome, evs []webhook.Event, err error) {
 	if !known {
 		provider = ""
 	}
@@ -159,15 +199,15 @@ func (h *Handler) count(provider string, known bool, outcome map[webhook.Key]int
 		for _, ev := range evs {
 			d := metrics.Dims{Provider: provider, EventType: ev.Type}
 			if outcome[ev.Key()] == intake.Duplicate {
-				h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Received, 1), metrics.Counted(metrics.Duplicate, 1))
+				h.cfg.Metrics.EmitContext(ctx, d, metrics.Counted(metrics.Received, 1), metrics.Counted(metrics.Duplicate, 1))
 			} else {
-				h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Received, 1))
+				h.cfg.Metrics.EmitContext(ctx, d, metrics.Counted(metrics.Received, 1))
 			}
 		}
 		return
 	}
 	if reason := verify.Reason(err); reason != "" && len(evs) == 0 {
-		h.cfg.Metrics.Emit(metrics.Dims{Provider: provider, Reason: reason}, metrics.Counted(metrics.VerifyFailed, 1))
+		h.cfg.Metrics.EmitContext(ctx, metrics.Dims{Provider: provider, Reason: reason}, metrics.Counted(metrics.VerifyFailed, 1))
 		return
 	}
 	d := metrics.Dims{Provider: provider}
@@ -176,10 +216,10 @@ func (h *Handler) count(provider string, known bool, outcome map[webhook.Key]int
 	}
 	if errors.Is(err, webhook.ErrBusy) {
 		// Not a failure: the provider delivers it again, as asked.
-		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Received, 1), metrics.Counted(metrics.Busy, 1))
+		h.cfg.Metrics.EmitContext(ctx, d, metrics.Counted(metrics.Received, 1), metrics.Counted(metrics.Busy, 1))
 		return
 	}
-	h.cfg.Metrics.Emit(d, metrics.Counted(metrics.IntakeErrors, 1))
+	h.cfg.Metrics.EmitContext(ctx, d, metrics.Counted(metrics.IntakeErrors, 1))
 }
 
 // receive does the work of Handle: verify, then claim and enqueue every

@@ -41,7 +41,9 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		queue.New(awsapi.SQSFromConfig(cfg), s.QueueURL),
 		log,
 	)
-	h := receiver.New(receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Metrics: rec}, providers, in, log)
+	// Without METRICS_FILE the metrics go to stdout with the log lines.
+	oneStream := getenv("METRICS_FILE") == ""
+	h := receiver.New(receiver.Config{MaxBodyBytes: s.MaxBodyBytes, Metrics: rec, LogInMetrics: oneStream}, providers, in, log)
 	return h.Handle, nil
 }
 

@@ -1,21 +1,12 @@
 package devstack
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -115,100 +106,7 @@ func Start(ctx context.Context, opts Options) (*Emulators, error) {
 	if fam == FamilyMoto {
 		return startMotoFamily(ctx, opts)
 	}
-
-	root, err := RepoRoot(opts.Root)
-	if err != nil {
-		return nil, err
-	}
-	if err := ensureNodeModules(ctx, root, opts.Stderr); err != nil {
-		return nil, err
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return nil, fmt.Errorf("start emulators: node not found in PATH (install Node 20): %w", err)
-	}
-
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, startTimeout)
-		defer cancel()
-	}
-
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("start emulators: %w", err)
-	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return nil, fmt.Errorf("start emulators: %w", err)
-	}
-	cmd := exec.Command(node, filepath.Join(root, "local", "emulators.js"),
-		"--dynamodb-port", strconv.Itoa(opts.DynamoDBPort),
-		"--sqs-port", strconv.Itoa(opts.SQSPort))
-	cmd.Dir = filepath.Join(root, "local")
-	cmd.Stdin = stdinR
-	cmd.Stdout = stdoutW
-	proc, err := startChild(cmd, nil, opts.Stderr)
-	// The child holds its own copies of these ends now.
-	stdinR.Close()
-	stdoutW.Close()
-	if err != nil {
-		stdinW.Close()
-		stdoutR.Close()
-		return nil, fmt.Errorf("start emulators: %w", err)
-	}
-	e := &Emulators{Family: FamilyDynalite, proc: proc, stdin: stdinW}
-
-	// Read the one JSON line, then pass the rest of stdout on.
-	type endpoints struct {
-		DynamoDB string `json:"dynamodb"`
-		SQS      string `json:"sqs"`
-	}
-	lines := make(chan endpoints, 1)
-	readErr := make(chan error, 1)
-	go func() {
-		defer stdoutR.Close()
-		br := bufio.NewReader(stdoutR)
-		line, err := br.ReadBytes('\n')
-		var ep endpoints
-		if err == nil {
-			err = json.Unmarshal(line, &ep)
-		}
-		if err == nil && (ep.DynamoDB == "" || ep.SQS == "") {
-			err = fmt.Errorf("unexpected first line %q", line)
-		}
-		if err != nil {
-			readErr <- err
-		} else {
-			lines <- ep
-		}
-		_, _ = io.Copy(orDiscard(opts.Stdout), br)
-	}()
-
-	fail := func(err error) (*Emulators, error) {
-		_ = e.Stop()
-		return nil, err
-	}
-	select {
-	case ep := <-lines:
-		e.DynamoDBURL, e.SQSURL = ep.DynamoDB, ep.SQS
-	case err := <-readErr:
-		// Usually the process died; give Wait a moment to report why.
-		select {
-		case <-proc.done:
-			return fail(fmt.Errorf("start emulators: %w", proc.exitError("node local/emulators.js")))
-		case <-time.After(time.Second):
-			return fail(fmt.Errorf("start emulators: read endpoints: %w", err))
-		}
-	case <-ctx.Done():
-		return fail(fmt.Errorf("start emulators: no endpoints from node local/emulators.js: %w", ctx.Err()))
-	}
-	if err := e.waitReady(ctx); err != nil {
-		return fail(err)
-	}
-	return e, nil
+	return startDynalite(ctx, opts)
 }
 
 // fromEnv returns the endpoints the SDK would use from the environment, if
@@ -371,89 +269,4 @@ func (e *Emulators) RacyConditions() bool { return e.racyConditions }
 // Env returns EnvMap as KEY=value strings, sorted, for exec.Cmd.Env.
 func (e *Emulators) Env() []string {
 	return envList(e.EnvMap())
-}
-
-// RepoRoot returns the hookinbox repository's root: dir if set, else the
-// first directory at or above the working directory that holds go.mod,
-// else (for another module's tests that use hookinbox through
-// hookinboxtest, or a CLI run elsewhere) the hookinbox module this file
-// was compiled from. It must hold local/emulators.js.
-func RepoRoot(dir string) (string, error) {
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", fmt.Errorf("find repository root: %w", err)
-		}
-		for d := wd; ; d = filepath.Dir(d) {
-			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-				dir = d
-				break
-			}
-			if filepath.Dir(d) == d {
-				return "", fmt.Errorf("find repository root: no go.mod at or above %s", wd)
-			}
-		}
-		if _, err := os.Stat(filepath.Join(dir, "local", "emulators.js")); err != nil {
-			if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-				dir = filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file)))) // internal/local/devstack/emulators.go
-			}
-		}
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("find repository root: %w", err)
-	}
-	if _, err := os.Stat(filepath.Join(abs, "local", "emulators.js")); err != nil {
-		return "", fmt.Errorf("find repository root: %s has no local/emulators.js (run this inside the hookinbox repository)", abs)
-	}
-	return abs, nil
-}
-
-// ensureNodeModules runs `npm ci --prefix local` in root unless the emulator
-// packages are installed. An exclusive flock on a lock file named after root
-// serialises concurrent callers; the second one finds the work done.
-func ensureNodeModules(ctx context.Context, root string, logs io.Writer) error {
-	installed := func() bool {
-		for _, p := range []string{"dynalite", "local-aws-sqs"} {
-			if _, err := os.Stat(filepath.Join(root, "local", "node_modules", p, "package.json")); err != nil {
-				return false
-			}
-		}
-		return true
-	}
-	if installed() {
-		return nil
-	}
-	sum := sha256.Sum256([]byte(root))
-	lockPath := filepath.Join(os.TempDir(), "hookinbox-npm-"+hex.EncodeToString(sum[:8])+".lock")
-	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("install emulators: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("install emulators: lock %s: %w", lockPath, err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if installed() {
-		return nil
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return fmt.Errorf("install emulators: local/node_modules is missing and npm is not in PATH (install Node 20 and run npm ci --prefix local): %w", err)
-	}
-	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", "local", "--no-audit", "--no-fund")
-	cmd.Dir = root
-	tail := &tailBuffer{max: 4096}
-	cmd.Stdout = io.MultiWriter(orDiscard(logs), tail)
-	cmd.Stderr = cmd.Stdout
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("install emulators: npm ci --prefix local: %w\n%s", err, tail.String())
-	}
-	if !installed() {
-		return errors.New("install emulators: npm ci --prefix local did not install dynalite and local-aws-sqs")
-	}
-	return nil
 }

@@ -1,9 +1,8 @@
 // Package floor is the physical floor of a webhook receiver, kept to
 // measure hookinbox's receiver against: per request, one conditional
 // PutItem and, when it wins, one SendMessage; no verification, no payload
-// item, no logging. It makes them through the same clients as the
-// receiver (internal/platform/awsapi for DynamoDB, aws-sdk-go-v2 for SQS),
-// so that the comparison measures what the receiver does beyond the
+// item, no logging. It makes them through the same client as the
+// receiver (internal/platform/awsapi, for DynamoDB and SQS), so that the comparison measures what the receiver does beyond the
 // floor, not which client each uses; when the receiver's clients change,
 // change these with them. `hookinbox load` drives it beside the receiver on the
 // same emulators, and its bootstrap (cmd/floor) is the cold-start
@@ -23,18 +22,17 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
-// putter and sender list the SDK calls a Handler makes.
+// putter and sender list the calls a Handler makes.
 type putter interface {
 	PutItem(context.Context, *awsapi.PutItemInput) (*awsapi.PutItemOutput, error)
 }
 
 type sender interface {
-	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	SendMessage(context.Context, *awsapi.SendMessageInput) (*awsapi.SendMessageOutput, error)
 }
 
 // Handler claims each request body once and enqueues its key.
@@ -73,7 +71,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	case err != nil:
 		return answer(500, `{"error":"claim failed"}`), nil
 	}
-	if _, err := h.queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &h.queueURL, MessageBody: &key}); err != nil {
+	if _, err := h.queue.SendMessage(ctx, &awsapi.SendMessageInput{QueueUrl: h.queueURL, MessageBody: key}); err != nil {
 		return answer(500, `{"error":"send failed"}`), nil
 	}
 	return answer(200, `{"status":"accepted"}`), nil
@@ -91,5 +89,5 @@ func Build(_ context.Context, cfg aws.Config, getenv func(string) string, _ *slo
 	if table == "" || queueURL == "" {
 		return nil, errors.New("floor: INBOX_TABLE and EVENTS_QUEUE_URL are required")
 	}
-	return New(awsapi.DynamoDBFromConfig(cfg), sqs.NewFromConfig(cfg), table, queueURL).Handle, nil
+	return New(awsapi.DynamoDBFromConfig(cfg), awsapi.SQSFromConfig(cfg), table, queueURL).Handle, nil
 }

@@ -16,7 +16,7 @@ func TestFloorClaimsOnceAndSendsOnce(t *testing.T) {
 	emu := devstacktest.ForTest(t)
 	st := devstacktest.NewTestStack(t)
 	queueURL := st.Queues["EventsQueue"].URL
-	h := floor.New(emu.LeanDynamoDB(), emu.SQS(), st.Tables["InboxTable"], queueURL)
+	h := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), st.Tables["InboxTable"], queueURL)
 	ctx := context.Background()
 	for i, want := range []string{`{"status":"accepted"}`, `{"status":"duplicate"}`} {
 		resp, err := h.Handle(ctx, events.APIGatewayV2HTTPRequest{Body: `{"id":"evt_floor"}`})

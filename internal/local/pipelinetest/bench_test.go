@@ -195,7 +195,8 @@ func mustJSON(b *testing.B, v any) []byte {
 // the local stack runs beside it. deliveries/s is the figure to compare.
 func BenchmarkReceiverBesideFloor(b *testing.B) {
 	p := pipelinetest.New(b)
-	fl := floor.New(devstacktest.ForTest(b).LeanDynamoDB(), p.SQS, p.Stack.Tables["InboxTable"], p.Events.URL())
+	emu := devstacktest.ForTest(b)
+	fl := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), p.Stack.Tables["InboxTable"], p.Events.URL())
 	for _, target := range []struct {
 		name   string
 		handle func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)

@@ -19,7 +19,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -163,7 +162,7 @@ func (p *Pipeline) Send(t testing.TB, req events.APIGatewayV2HTTPRequest) events
 // url for service, an SDK service ID such as "Secrets Manager" (moto), as
 // AWS_ENDPOINT_URL_<SERVICE> does.
 func (p *Pipeline) SetEndpoint(service, url string) {
-	p.env["AWS_ENDPOINT_URL_"+strings.ToUpper(strings.ReplaceAll(service, " ", "_"))] = url
+	p.env[lambdafn.EndpointVariable(service)] = url
 }
 
 // Build builds the template function logicalID in process, as its Lambda

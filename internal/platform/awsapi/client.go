@@ -251,7 +251,13 @@ func (c *Client) Call(ctx context.Context, op string, in, out any) error {
 // for the first attempt, a retry-quota token for every retry, the
 // retryer's backoff between attempts, and no retry once ctx is done.
 func (c *Client) send(ctx context.Context, call *Call) error {
-	body, err := json.Marshal(call.Input)
+	var body []byte
+	var err error
+	if a, ok := call.Input.(appender); ok {
+		body, err = a.appendJSON(make([]byte, 0, 512))
+	} else {
+		body, err = json.Marshal(call.Input)
+	}
 	if err != nil {
 		return fmt.Errorf("%s %s: encode request: %w", c.svc.ID, call.Operation, err)
 	}

@@ -2,9 +2,11 @@ package awsapi
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 )
@@ -80,7 +82,8 @@ func (v AttributeValue) Map() (Item, bool) { return v.m, v.typ == "M" }
 // List returns an L value.
 func (v AttributeValue) List() ([]AttributeValue, bool) { return v.l, v.typ == "L" }
 
-// wireValue is an attribute value as the JSON protocol writes it.
+// wireValue is an attribute value as the JSON protocol writes it (read
+// by UnmarshalJSON; MarshalJSON writes the same form by hand).
 type wireValue struct {
 	S    *string          `json:"S,omitempty"`
 	N    *string          `json:"N,omitempty"`
@@ -94,46 +97,150 @@ type wireValue struct {
 	BS   [][]byte         `json:"BS,omitempty"`
 }
 
+// MarshalJSON writes the item as {"<name>": {"<type>": ...}, ...}, names
+// sorted, as encoding/json would, but in one pass: every request's item
+// goes through here, and encoding/json would call each value's
+// MarshalJSON and scan its output again.
+func (m Item) MarshalJSON() ([]byte, error) {
+	if m == nil {
+		return []byte("null"), nil
+	}
+	return appendItem(make([]byte, 0, 64*len(m)+itemBinaryBytes(m)), m)
+}
+
 // MarshalJSON writes the value as {"<type>": ...}.
 func (v AttributeValue) MarshalJSON() ([]byte, error) {
-	var w wireValue
+	return appendValue(nil, v)
+}
+
+// itemBinaryBytes is the base64 length of m's top-level binary values,
+// so the encoder's buffer is sized once.
+func itemBinaryBytes(m Item) int {
+	n := 0
+	for _, v := range m {
+		if v.typ == "B" {
+			n += base64.StdEncoding.EncodedLen(len(v.bin))
+		}
+	}
+	return n
+}
+
+func appendItem(b []byte, m Item) ([]byte, error) {
+	var err error
+	b = appendMap(b, m, func(b []byte, v AttributeValue) []byte {
+		if err == nil {
+			b, err = appendValue(b, v)
+		}
+		return b
+	})
+	return b, err
+}
+
+func appendValue(b []byte, v AttributeValue) ([]byte, error) {
+	var err error
 	switch v.typ {
-	case "S":
-		w.S = &v.str
-	case "N":
-		w.N = &v.str
+	case "S", "N":
+		b = append(b, `{"`...)
+		b = append(b, v.typ...)
+		b = append(b, `":`...)
+		b = appendString(b, v.str)
 	case "B":
-		b := v.bin
-		if b == nil {
-			b = []byte{}
-		}
-		w.B = &b
+		b = append(b, `{"B":`...)
+		b = appendBase64(b, v.bin)
 	case "BOOL":
-		w.BOOL = &v.bool
+		b = append(b, `{"BOOL":`...)
+		b = strconv.AppendBool(b, v.bool)
 	case "NULL":
-		t := true
-		w.NULL = &t
+		b = append(b, `{"NULL":true`...)
 	case "M":
-		m := v.m
-		if m == nil {
-			m = Item{}
+		b = append(b, `{"M":`...)
+		if v.m == nil {
+			b = append(b, "{}"...)
+		} else {
+			b, err = appendItem(b, v.m)
 		}
-		w.M = &m
 	case "L":
+		b = append(b, `{"L":`...)
 		if v.l == nil {
-			return []byte(`{"L":[]}`), nil
+			b = append(b, "[]"...) // as L() with no values is written
+			break
 		}
-		w.L = v.l
-	case "SS":
-		w.SS = v.ss
-	case "NS":
-		w.NS = v.ss
+		b = appendList(b, v.l, func(b []byte, e AttributeValue) []byte {
+			if err == nil {
+				b, err = appendValue(b, e)
+			}
+			return b
+		})
+	case "SS", "NS":
+		b = append(b, `{"`...)
+		b = append(b, v.typ...)
+		b = append(b, `":`...)
+		b = appendList(b, v.ss, appendString)
 	case "BS":
-		w.BS = v.bs
+		b = append(b, `{"BS":`...)
+		b = appendList(b, v.bs, appendBase64)
 	default:
 		return nil, fmt.Errorf("awsapi: attribute value without a type")
 	}
-	return json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// appendString writes s as a JSON string, escaped as encoding/json
+// escapes it (HTML characters included, invalid UTF-8 as U+FFFD), so the
+// bytes sent are the same as before.
+func appendString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // UnmarshalJSON reads {"<type>": ...}.

@@ -12,6 +12,7 @@
 package metrics
 
 import (
+	"context"
 	"io"
 	"math"
 	"strconv"
@@ -148,6 +149,11 @@ func (r *Recorder) Emit(d Dims, ms ...Metric) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.write(d, ms, nil)
+}
+
+// write renders one line into r.buf and writes it; r.mu is held.
+func (r *Recorder) write(d Dims, ms []Metric, fields []Field) {
 	b := r.buf[:0]
 	b = append(b, `{"_aws":{"Timestamp":`...)
 	b = strconv.AppendInt(b, r.now().UnixMilli(), 10)
@@ -185,10 +191,118 @@ func (r *Recorder) Emit(d Dims, ms ...Metric) {
 		b = append(b, ':')
 		b = strconv.AppendFloat(b, m.Value, 'f', -1, 64)
 	}
+	for _, f := range fields {
+		b = append(b, ',')
+		b = appendString(b, f.Key)
+		b = append(b, ':')
+		if f.isBool {
+			b = strconv.AppendBool(b, f.b)
+		} else {
+			b = appendString(b, f.s)
+		}
+	}
 	b = append(b, "}\n"...)
 	r.buf = b
 	if n > 0 {
 		_, _ = r.w.Write(b)
+	}
+}
+
+// Field is a member an EMF line carries beside its metrics and
+// dimensions: CloudWatch Logs keeps it with the line (Logs Insights reads
+// it), CloudWatch publishes nothing from it.
+type Field struct {
+	Key    string
+	s      string
+	b      bool
+	isBool bool
+}
+
+// String returns a string field.
+func String(key, value string) Field { return Field{Key: key, s: value} }
+
+// Bool returns a boolean field.
+func Bool(key string, value bool) Field { return Field{Key: key, b: value, isBool: true} }
+
+// Batch holds the metrics recorded with a context made by WithBatch until
+// Flush writes them: one line per set of dimensions, with the metrics of
+// the same name added up, so an invocation whose metrics share their
+// dimensions (a webhook's Received and Enqueued) writes one line instead
+// of one per metric, and that line can carry the invocation's log fields.
+// A Batch is safe for concurrent use.
+type Batch struct {
+	mu      sync.Mutex
+	entries []batchEntry
+}
+
+type batchEntry struct {
+	d  Dims
+	ms []Metric
+}
+
+type batchKey struct{}
+
+// WithBatch returns ctx carrying a new Batch, which EmitContext fills.
+func WithBatch(ctx context.Context) (context.Context, *Batch) {
+	b := &Batch{}
+	return context.WithValue(ctx, batchKey{}, b), b
+}
+
+// EmitContext adds ms under d to ctx's Batch when it carries one, and
+// otherwise writes them as Emit does.
+func (r *Recorder) EmitContext(ctx context.Context, d Dims, ms ...Metric) {
+	if r == nil || len(ms) == 0 {
+		return
+	}
+	b, ok := ctx.Value(batchKey{}).(*Batch)
+	if !ok {
+		r.Emit(d, ms...)
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range b.entries {
+		if e := &b.entries[i]; e.d == d {
+			e.ms = addMetrics(e.ms, ms)
+			return
+		}
+	}
+	b.entries = append(b.entries, batchEntry{d: d, ms: addMetrics(nil, ms)})
+}
+
+// addMetrics adds ms to to, summing the values of a name already there.
+func addMetrics(to, ms []Metric) []Metric {
+next:
+	for _, m := range ms {
+		for i := range to {
+			if to[i].Name == m.Name && to[i].Unit == m.Unit {
+				to[i].Value += m.Value
+				continue next
+			}
+		}
+		to = append(to, m)
+	}
+	return to
+}
+
+// Flush writes what b holds, in the order its dimensions were first
+// recorded, fields on the first line, and empties it. With nothing held
+// and fields given, it writes nothing: fields ride only with metrics.
+func (r *Recorder) Flush(b *Batch, fields ...Field) {
+	if r == nil || b == nil {
+		return
+	}
+	b.mu.Lock()
+	entries := b.entries
+	b.entries = nil
+	b.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, e := range entries {
+		if i > 0 {
+			fields = nil
+		}
+		r.write(e.d, e.ms, fields)
 	}
 }
 

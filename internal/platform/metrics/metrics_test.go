@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"math"
@@ -177,5 +178,43 @@ func BenchmarkEmit(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.Emit(d, Counted(Received, 1), Counted(Enqueued, 1))
+	}
+}
+
+// TestBatchWritesOneLinePerDimensions: metrics recorded with a batch's
+// context wait for Flush, which writes one line per set of dimensions
+// (same names added up), the fields on the first; without a batch they
+// are written at once; an empty batch writes nothing.
+func TestBatchWritesOneLinePerDimensions(t *testing.T) {
+	var buf bytes.Buffer
+	r := New(&buf, "hookinbox/test")
+	ctx, batch := WithBatch(context.Background())
+	d := Dims{Provider: "stripe", EventType: "customer.created"}
+	r.EmitContext(ctx, d, Counted(Received, 1))
+	r.EmitContext(ctx, Dims{Provider: "stripe"}, Counted(IntakeErrors, 1))
+	r.EmitContext(ctx, d, Counted(Enqueued, 1), Counted(Received, 1))
+	if buf.Len() != 0 {
+		t.Fatalf("written before Flush: %s", buf.String())
+	}
+	r.Flush(batch, String("msg", "webhook accepted"), Bool("livemode", true))
+	lines, err := ReadLines(bytes.NewReader(buf.Bytes()))
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("%d lines (%v), want 2:\n%s", len(lines), err, buf.String())
+	}
+	if lines[0].Values[Received] != 2 || lines[0].Values[Enqueued] != 1 || lines[0].Dims[DimEventType] != "customer.created" {
+		t.Errorf("first line %v %v, want Received 2, Enqueued 1 by event type", lines[0].Values, lines[0].Dims)
+	}
+	if lines[1].Values[IntakeErrors] != 1 || len(lines[1].Values) != 1 {
+		t.Errorf("second line %v, want IntakeErrors 1", lines[1].Values)
+	}
+	first, _, _ := strings.Cut(buf.String(), "\n")
+	if !strings.Contains(first, `"msg":"webhook accepted","livemode":true}`) || strings.Count(buf.String(), `"msg"`) != 1 {
+		t.Errorf("fields not on the first line only:\n%s", buf.String())
+	}
+	buf.Reset()
+	r.Flush(batch, String("msg", "again"))
+	r.EmitContext(context.Background(), d, Counted(Received, 1))
+	if lines, _ := ReadLines(bytes.NewReader(buf.Bytes())); len(lines) != 1 || strings.Contains(buf.String(), "again") {
+		t.Errorf("an emptied batch and a context without one wrote:\n%s", buf.String())
 	}
 }

@@ -1,0 +1,115 @@
+package devstack
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// startDynalite starts FamilyDynalite: local/emulators.js under node, which
+// serves dynalite and local-aws-sqs on opts' ports and prints their
+// endpoints as its first line of output. It finds the repository root
+// (RepoRoot) and runs `npm ci --prefix local` first if local/node_modules
+// is missing.
+func startDynalite(ctx context.Context, opts Options) (*Emulators, error) {
+	root, err := RepoRoot(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureNodeModules(ctx, root, opts.Stderr); err != nil {
+		return nil, err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("start emulators: node not found in PATH (install Node 20): %w", err)
+	}
+
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, startTimeout)
+		defer cancel()
+	}
+
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start emulators: %w", err)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		return nil, fmt.Errorf("start emulators: %w", err)
+	}
+	cmd := exec.Command(node, filepath.Join(root, "local", "emulators.js"),
+		"--dynamodb-port", strconv.Itoa(opts.DynamoDBPort),
+		"--sqs-port", strconv.Itoa(opts.SQSPort))
+	cmd.Dir = filepath.Join(root, "local")
+	cmd.Stdin = stdinR
+	cmd.Stdout = stdoutW
+	proc, err := startChild(cmd, nil, opts.Stderr)
+	// The child holds its own copies of these ends now.
+	stdinR.Close()
+	stdoutW.Close()
+	if err != nil {
+		stdinW.Close()
+		stdoutR.Close()
+		return nil, fmt.Errorf("start emulators: %w", err)
+	}
+	e := &Emulators{Family: FamilyDynalite, proc: proc, stdin: stdinW}
+
+	// Read the one JSON line, then pass the rest of stdout on.
+	type endpoints struct {
+		DynamoDB string `json:"dynamodb"`
+		SQS      string `json:"sqs"`
+	}
+	lines := make(chan endpoints, 1)
+	readErr := make(chan error, 1)
+	go func() {
+		defer stdoutR.Close()
+		br := bufio.NewReader(stdoutR)
+		line, err := br.ReadBytes('\n')
+		var ep endpoints
+		if err == nil {
+			err = json.Unmarshal(line, &ep)
+		}
+		if err == nil && (ep.DynamoDB == "" || ep.SQS == "") {
+			err = fmt.Errorf("unexpected first line %q", line)
+		}
+		if err != nil {
+			readErr <- err
+		} else {
+			lines <- ep
+		}
+		_, _ = io.Copy(orDiscard(opts.Stdout), br)
+	}()
+
+	fail := func(err error) (*Emulators, error) {
+		_ = e.Stop()
+		return nil, err
+	}
+	select {
+	case ep := <-lines:
+		e.DynamoDBURL, e.SQSURL = ep.DynamoDB, ep.SQS
+	case err := <-readErr:
+		// Usually the process died; give Wait a moment to report why.
+		select {
+		case <-proc.done:
+			return fail(fmt.Errorf("start emulators: %w", proc.exitError("node local/emulators.js")))
+		case <-time.After(time.Second):
+			return fail(fmt.Errorf("start emulators: read endpoints: %w", err))
+		}
+	case <-ctx.Done():
+		return fail(fmt.Errorf("start emulators: no endpoints from node local/emulators.js: %w", ctx.Err()))
+	}
+	if err := e.waitReady(ctx); err != nil {
+		return fail(err)
+	}
+	return e, nil
+}
