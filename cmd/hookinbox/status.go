@@ -20,11 +20,11 @@ import (
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 )
 
@@ -205,7 +205,7 @@ Examples:
 			stackNote = " --stack " + *stack
 		}
 	}
-	r.collect(ctx, sqs.NewFromConfig(cfg), dynamodb.NewFromConfig(cfg), awsapi.DynamoDBFromConfig(cfg), table, eventsQ, dlqQ, *stuckAfter, counts)
+	r.collect(ctx, awsapi.SQSFromConfig(cfg), dynamodb.NewFromConfig(cfg), awsapi.DynamoDBFromConfig(cfg), table, eventsQ, dlqQ, *stuckAfter, counts)
 	if oldestAge != nil {
 		if age, err := oldestAge(ctx); err != nil {
 			r.problem("age of the oldest message: %v", err)
@@ -241,7 +241,7 @@ func (r *statusReport) problem(format string, args ...any) {
 }
 
 // collect fills the report from the queues, the inbox and the counts.
-func (r *statusReport) collect(ctx context.Context, sq *sqs.Client, db *dynamodb.Client, idb *awsapi.DynamoDB, table, eventsQ, dlqQ string, stuckAfter time.Duration, counts func(context.Context) (map[string]float64, error)) {
+func (r *statusReport) collect(ctx context.Context, sq *awsapi.SQS, db *dynamodb.Client, idb *awsapi.DynamoDB, table, eventsQ, dlqQ string, stuckAfter time.Duration, counts func(context.Context) (map[string]float64, error)) {
 	var err error
 	if r.EventsQueue, err = queueDepth(ctx, sq, eventsQ); err != nil {
 		r.problem("events queue: %v", err)
@@ -295,24 +295,9 @@ func (r *statusReport) collect(ctx context.Context, sq *sqs.Client, db *dynamodb
 }
 
 // queueDepth reads a queue's approximate message counts.
-func queueDepth(ctx context.Context, sq *sqs.Client, url string) (queueStatus, error) {
-	q := queueStatus{Name: url[strings.LastIndex(url, "/")+1:]}
-	out, err := sq.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: &url,
-		AttributeNames: []sqstypes.QueueAttributeName{
-			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
-			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
-			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
-		},
-	})
-	if err != nil {
-		return q, err
-	}
-	n := func(a sqstypes.QueueAttributeName) int { v, _ := strconv.Atoi(out.Attributes[string(a)]); return v }
-	q.Visible = n(sqstypes.QueueAttributeNameApproximateNumberOfMessages)
-	q.InFlight = n(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)
-	q.Delayed = n(sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed)
-	return q, nil
+func queueDepth(ctx context.Context, sq *awsapi.SQS, url string) (queueStatus, error) {
+	d, err := queue.New(sq, url).Depth(ctx)
+	return queueStatus{Name: url[strings.LastIndex(url, "/")+1:], Visible: d.Visible, InFlight: d.InFlight, Delayed: d.Delayed}, err
 }
 
 // fileCounts sums the local stack's metric lines since the given time.

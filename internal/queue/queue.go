@@ -30,6 +30,7 @@ type sqsAPI interface {
 	DeleteMessage(context.Context, *awsapi.DeleteMessageInput) error
 	StartMessageMoveTask(context.Context, *awsapi.StartMessageMoveTaskInput) (*awsapi.StartMessageMoveTaskOutput, error)
 	ListMessageMoveTasks(context.Context, *awsapi.ListMessageMoveTasksInput) (*awsapi.ListMessageMoveTasksOutput, error)
+	GetQueueAttributes(context.Context, *awsapi.GetQueueAttributesInput) (*awsapi.GetQueueAttributesOutput, error)
 }
 
 // Queue sends envelopes to one SQS queue.

@@ -148,3 +148,25 @@ func (q *Queue) Redrives(ctx context.Context, sourceARN string) ([]Redrive, erro
 	}
 	return tasks, nil
 }
+
+// Depth is how many messages a queue holds, by SQS's approximate counts.
+type Depth struct {
+	Visible  int // ApproximateNumberOfMessages
+	InFlight int // ApproximateNumberOfMessagesNotVisible: received, not yet deleted
+	Delayed  int // ApproximateNumberOfMessagesDelayed
+}
+
+// Total is every message the queue holds.
+func (d Depth) Total() int { return d.Visible + d.InFlight + d.Delayed }
+
+// Depth reads the queue's approximate message counts: what `hookinbox
+// status` shows and what the chaos runs and pipeline tests wait to drain.
+func (q *Queue) Depth(ctx context.Context) (Depth, error) {
+	const visible, inFlight, delayed = "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"
+	out, err := q.client.GetQueueAttributes(ctx, &awsapi.GetQueueAttributesInput{QueueUrl: q.url, AttributeNames: []string{visible, inFlight, delayed}})
+	if err != nil {
+		return Depth{}, fmt.Errorf("queue depth of %s: %w", q.url, err)
+	}
+	n := func(name string) int { v, _ := strconv.Atoi(out.Attributes[name]); return v }
+	return Depth{Visible: n(visible), InFlight: n(inFlight), Delayed: n(delayed)}, nil
+}

@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -121,5 +122,43 @@ func TestStartRedriveMovesToTheEventsQueue(t *testing.T) {
 	tasks, err := dlq.Redrives(ctx, source)
 	if err != nil || len(tasks) != 1 || tasks[0].Dest != dest {
 		t.Fatalf("Redrives: %+v, %v", tasks, err)
+	}
+}
+
+// TestDepthCountsVisibleInFlightAndDelayed checks what every emulator
+// reports alike (local-aws-sqs counts a received or delayed message as
+// visible too, which SQS does not): an empty queue, a message in flight,
+// a delayed one, and the queue drained.
+func TestDepthCountsVisibleInFlightAndDelayed(t *testing.T) {
+	events, _, _ := queues(t)
+	ctx := context.Background()
+	depth := func() queue.Depth {
+		t.Helper()
+		d, err := events.Depth(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d := depth(); d.Total() != 0 {
+		t.Fatalf("new queue: %+v, want empty", d)
+	}
+	for i, after := range []time.Duration{0, time.Minute} {
+		if err := events.SendAfter(ctx, webhook.Envelope{Key: webhook.NewKey("stripe", "evt_depth"+strconv.Itoa(i)), Type: "invoice.paid"}, after); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs, err := events.Receive(ctx, 1, time.Minute, 0)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("Receive = %d messages, %v; want 1", len(msgs), err)
+	}
+	if d := depth(); d.InFlight != 1 || d.Delayed != 1 || d.Total() < 2 {
+		t.Errorf("one received, one delayed: %+v", d)
+	}
+	if err := events.Delete(ctx, msgs[0].ReceiptHandle); err != nil {
+		t.Fatal(err)
+	}
+	if d := depth(); d.InFlight != 0 || d.Delayed != 1 {
+		t.Errorf("after the delete: %+v, want nothing in flight, 1 delayed", d)
 	}
 }

@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -262,7 +260,7 @@ func (l *Local) Requeue(ctx context.Context, ev Event) error {
 
 // Busy implements Target.
 func (l *Local) Busy(ctx context.Context) (int, int, error) {
-	return busy(ctx, l.sqs, l.events.URL(), l.inbox)
+	return busy(ctx, l.events, l.inbox)
 }
 
 // Snapshot implements Target, with what the stand-ins performed.
@@ -291,9 +289,9 @@ func (l *Local) Snapshot(ctx context.Context, keys []webhook.Key) (Snapshot, err
 	return s, nil
 }
 
-// sqsAttributes is the SQS call busy makes.
-type sqsAttributes interface {
-	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+// depthReader is the events queue call busy makes.
+type depthReader interface {
+	Depth(ctx context.Context) (queue.Depth, error)
 }
 
 // pendingLister is the inbox call busy makes.
@@ -303,28 +301,16 @@ type pendingLister interface {
 
 // busy counts the messages of the events queue (visible, in flight,
 // delayed) and the unfinished events of the inbox.
-func busy(ctx context.Context, q sqsAttributes, url string, in pendingLister) (int, int, error) {
-	out, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: aws.String(url),
-		AttributeNames: []sqstypes.QueueAttributeName{
-			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
-			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
-			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
-		},
-	})
+func busy(ctx context.Context, q depthReader, in pendingLister) (int, int, error) {
+	d, err := q.Depth(ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("events queue attributes: %w", err)
-	}
-	msgs := 0
-	for _, v := range out.Attributes {
-		n, _ := strconv.Atoi(v)
-		msgs += n
+		return 0, 0, fmt.Errorf("events queue: %w", err)
 	}
 	pending, err := in.Pending(ctx, time.Now().Add(24*time.Hour), 1000)
 	if err != nil {
 		return 0, 0, err
 	}
-	return msgs, len(pending), nil
+	return d.Total(), len(pending), nil
 }
 
 // inboxReader, ledgerReader and stateReader are the reads snapshot makes.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -33,7 +32,6 @@ type Remote struct {
 	secrets Secrets
 	gopay   string // the GoPay stand-in's base URL, or ""
 	client  *http.Client
-	sqs     *sqs.Client
 	events  *queue.Queue
 	inbox   *inbox.DynamoDB
 	ledger  *effects.Ledger
@@ -63,11 +61,11 @@ type RemoteConfig struct {
 // NewRemote returns the Remote of cfg, reading it with clients made from
 // awsCfg.
 func NewRemote(cfg RemoteConfig, awsCfg aws.Config) *Remote {
-	db, sq := dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg)
+	db := dynamodb.NewFromConfig(awsCfg)
 	return &Remote{
 		url: cfg.WebhookURL, secrets: cfg.Secrets, gopay: strings.TrimSuffix(cfg.GoPayStandin, "/"),
 		client: &http.Client{Timeout: 30 * time.Second},
-		sqs:    sq, events: queue.New(awsapi.SQSFromConfig(awsCfg), cfg.EventsQueueURL),
+		events: queue.New(awsapi.SQSFromConfig(awsCfg), cfg.EventsQueueURL),
 		inbox:  inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(awsCfg), cfg.InboxTable),
 		ledger: effects.NewLedger(db, cfg.InboxTable, 0),
 		shop:   shop.New(shop.Config{Table: cfg.ShopTable, MailFrom: "shop@example.com"}, db, nil, nil),
@@ -149,7 +147,7 @@ func (r *Remote) Requeue(ctx context.Context, ev Event) error {
 
 // Busy implements Target.
 func (r *Remote) Busy(ctx context.Context) (int, int, error) {
-	return busy(ctx, r.sqs, r.events.URL(), r.inbox)
+	return busy(ctx, r.events, r.inbox)
 }
 
 // Snapshot implements Target. The business state is the whole shop

@@ -53,21 +53,9 @@ func (p *Pipeline) SetVisibility(t testing.TB, d time.Duration) {
 // none visible, in flight or delayed.
 func (p *Pipeline) QueueEmpty(t testing.TB) bool {
 	t.Helper()
-	out, err := p.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
-		QueueUrl: aws.String(p.Events.URL()),
-		AttributeNames: []sqstypes.QueueAttributeName{
-			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
-			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
-			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
-		},
-	})
+	d, err := p.Events.Depth(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range out.Attributes {
-		if n, _ := strconv.Atoi(v); n > 0 {
-			return false
-		}
-	}
-	return true
+	return d.Total() == 0
 }

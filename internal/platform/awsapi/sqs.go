@@ -104,6 +104,17 @@ type ListMessageMoveTasksOutput struct {
 	Results []MessageMoveTask
 }
 
+// GetQueueAttributesInput is SQS's GetQueueAttributes request.
+type GetQueueAttributesInput struct {
+	QueueUrl       string
+	AttributeNames []string
+}
+
+// GetQueueAttributesOutput is SQS's GetQueueAttributes answer.
+type GetQueueAttributesOutput struct {
+	Attributes map[string]string
+}
+
 // SQS makes the SQS operations hookinbox's queue package uses.
 type SQS struct{ c *Client }
 
@@ -137,6 +148,11 @@ func (q *SQS) ChangeMessageVisibility(ctx context.Context, in *ChangeMessageVisi
 // StartMessageMoveTask starts a DLQ redrive.
 func (q *SQS) StartMessageMoveTask(ctx context.Context, in *StartMessageMoveTaskInput) (*StartMessageMoveTaskOutput, error) {
 	return call(ctx, q.c, "StartMessageMoveTask", in, &StartMessageMoveTaskOutput{})
+}
+
+// GetQueueAttributes reads a queue's attributes.
+func (q *SQS) GetQueueAttributes(ctx context.Context, in *GetQueueAttributesInput) (*GetQueueAttributesOutput, error) {
+	return call(ctx, q.c, "GetQueueAttributes", in, &GetQueueAttributesOutput{})
 }
 
 // ListMessageMoveTasks lists the recent redrives from a queue.
