@@ -27,10 +27,10 @@ type sqsAPI interface {
 	SendMessage(context.Context, *awsapi.SendMessageInput) (*awsapi.SendMessageOutput, error)
 	ChangeMessageVisibility(context.Context, *awsapi.ChangeMessageVisibilityInput) error
 	ReceiveMessage(context.Context, *awsapi.ReceiveMessageInput) (*awsapi.ReceiveMessageOutput, error)
+	GetQueueAttributes(context.Context, *awsapi.GetQueueAttributesInput) (*awsapi.GetQueueAttributesOutput, error)
 	DeleteMessage(context.Context, *awsapi.DeleteMessageInput) error
 	StartMessageMoveTask(context.Context, *awsapi.StartMessageMoveTaskInput) (*awsapi.StartMessageMoveTaskOutput, error)
 	ListMessageMoveTasks(context.Context, *awsapi.ListMessageMoveTasksInput) (*awsapi.ListMessageMoveTasksOutput, error)
-	GetQueueAttributes(context.Context, *awsapi.GetQueueAttributesInput) (*awsapi.GetQueueAttributesOutput, error)
 }
 
 // Queue sends envelopes to one SQS queue.
