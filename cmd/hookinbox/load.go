@@ -46,8 +46,8 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var f loadFlags
 	fs := newFlagSet("load", "[flags]", `
 Drives hookinbox's receiver with signed Stripe deliveries and, in the same
-run, a floor program (internal/local/floor: one conditional PutItem and one
-SendMessage per request, nothing else) on the same emulators, and prints
+run, a floor program (internal/local/floor: one conditional PutItem of the
+body as received and one SendMessage per request, nothing else) on the same emulators, and prints
 the throughput, the p50/p95/p99 acknowledgement latency and the CPU time
 per delivery of each, and their ratios.
 

@@ -1,10 +1,15 @@
 // Package floor is the physical floor of a webhook receiver, kept to
 // measure hookinbox's receiver against: per request, one conditional
-// PutItem and, when it wins, one SendMessage; no verification, no payload
-// item, no logging. It makes them through the same client as the
-// receiver (internal/platform/awsapi, for DynamoDB and SQS), so that the comparison measures what the receiver does beyond the
-// floor, not which client each uses; when the receiver's clients change,
-// change these with them. `hookinbox load` drives it beside the receiver on the
+// PutItem carrying the body as received and, when it wins, one
+// SendMessage; no verification, no compression, no logging. The body is
+// in the item because a receiver that answers 2xx must be able to recover
+// the event afterwards (hookinbox's rule: no claim without a recoverable
+// payload), so storing it is part of the least the job takes, not
+// something the receiver adds. It makes its calls through the same client
+// as the receiver (internal/platform/awsapi, for DynamoDB and SQS), so
+// that the comparison measures what the receiver does beyond the floor,
+// not which client each uses; when the receiver's clients change, change
+// these with them. `hookinbox load` drives it beside the receiver on the
 // same emulators, and its bootstrap (cmd/floor) is the cold-start
 // baseline. It is not part of the application: no template function uses
 // it.
@@ -62,6 +67,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 			"pk":          awsapi.S(key),
 			"sk":          awsapi.S("event"),
 			"received_at": awsapi.Int(time.Now().Unix()),
+			"payload":     awsapi.B([]byte(req.Body)),
 		},
 		ConditionExpression: "attribute_not_exists(pk)",
 	})

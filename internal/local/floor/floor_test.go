@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/floor"
+	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 func TestFloorClaimsOnceAndSendsOnce(t *testing.T) {
@@ -18,8 +19,9 @@ func TestFloorClaimsOnceAndSendsOnce(t *testing.T) {
 	queueURL := st.Queues["EventsQueue"].URL
 	h := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), st.Tables["InboxTable"], queueURL)
 	ctx := context.Background()
+	const body = `{"id":"evt_floor"}`
 	for i, want := range []string{`{"status":"accepted"}`, `{"status":"duplicate"}`} {
-		resp, err := h.Handle(ctx, events.APIGatewayV2HTTPRequest{Body: `{"id":"evt_floor"}`})
+		resp, err := h.Handle(ctx, events.APIGatewayV2HTTPRequest{Body: body})
 		if err != nil || resp.StatusCode != 200 || resp.Body != want {
 			t.Fatalf("delivery %d: %d %s, %v; want 200 %s", i+1, resp.StatusCode, resp.Body, err, want)
 		}
@@ -29,7 +31,18 @@ func TestFloorClaimsOnceAndSendsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(out.Messages) != 1 {
-		t.Errorf("%d messages sent, want 1", len(out.Messages))
+		t.Fatalf("%d messages sent, want 1", len(out.Messages))
+	}
+	// The message names the item, and the item holds the body as received.
+	got, err := emu.LeanDynamoDB().GetItem(ctx, &awsapi.GetItemInput{
+		TableName: st.Tables["InboxTable"],
+		Key:       awsapi.Item{"pk": awsapi.S(*out.Messages[0].Body), "sk": awsapi.S("event")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := got.Item["payload"].Binary(); string(raw) != body {
+		t.Errorf("stored payload %q, want the body %q", raw, body)
 	}
 }
 
