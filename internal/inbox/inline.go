@@ -13,8 +13,9 @@ import (
 )
 
 // An event whose payload is small travels in one item: the claim carries
-// the payload as raw DEFLATE (RFC 1951: compressed at flate.BestSpeed, or
-// in a stored block when it fits as it is) when that costs no more write
+// the payload as raw DEFLATE (RFC 1951: compressed with the fixed codes,
+// or at flate.BestSpeed when only that fits, or in a stored block when it
+// fits as it is) when that costs no more write
 // units than keeping the payload apart, and a new event is then one
 // PutItem instead of a claim and a payload write, and its processing one
 // read fewer.
@@ -212,8 +213,13 @@ func (b *limitBuffer) Write(p []byte) (int, error) {
 	return b.Buffer.Write(p)
 }
 
-// deflate compresses raw at flate.BestSpeed into at most limit bytes.
+// deflate compresses raw into at most limit bytes: with the fixed codes
+// (deflateFixed), three times cheaper, when that fits, else at
+// flate.BestSpeed, whose dynamic codes pack about a sixth tighter.
 func deflate(raw []byte, limit int) ([]byte, bool) {
+	if packed, ok := deflateFixed(make([]byte, 0, min(limit, len(raw))+8), raw, limit); ok {
+		return packed, true
+	}
 	buf := &limitBuffer{limit: limit}
 	buf.Grow(min(limit, len(raw)))
 	w := flateWriters.Get().(*flate.Writer)
