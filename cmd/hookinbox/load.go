@@ -60,7 +60,11 @@ own (tables and queues from template.yaml) on the same emulators, and stops
 it all at the end. Nothing consumes the queues. CPU per delivery is the
 bootstrap processes' user + system time over the round (from /proc, in
 10 ms ticks) divided by the deliveries answered; the RIE's is printed
-beside it and left out of the ratio (it is the same program for both).
+beside it and left out of the ratio (it is the same program for both),
+and so is the emulators' (dynalite and local-aws-sqs, one node process
+both targets share, counted over each target's own rounds): on a small
+machine they take CPU from the functions, so what a target's requests
+cost them shows in its throughput.
 
 With --stack it drives the running stack's receiver instead (hookinbox
 dev, in-process or --rie, with its processor running beside it) and
@@ -195,7 +199,7 @@ Examples:
 				if err != nil {
 					return fmt.Errorf("%s: %w", tg.name, err)
 				}
-				res.cpu = &cpuTimes{function: after.function - before.function, rie: after.rie - before.rie}
+				res.cpu = &cpuTimes{function: after.function - before.function, rie: after.rie - before.rie, emulators: after.emulators - before.emulators}
 			}
 			tg.rounds = append(tg.rounds, res)
 			fmt.Fprintf(stdout, "  %-8s round %d: %s\n", tg.name, i+1, res)
@@ -219,15 +223,16 @@ Examples:
 // two targets, the first's over the second's.
 func printLoadSummary(w io.Writer, targets []*loadTarget) {
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%-8s %12s %9s %9s %9s %12s %12s %8s\n", "target", "deliveries/s", "p50 ms", "p95 ms", "p99 ms", "CPU µs/dlv", "RIE µs/dlv", "errors")
+	fmt.Fprintf(w, "%-8s %12s %9s %9s %9s %12s %12s %12s %8s\n", "target", "deliveries/s", "p50 ms", "p95 ms", "p99 ms", "CPU µs/dlv", "RIE µs/dlv", "emu µs/dlv", "errors")
 	for _, tg := range targets {
-		cpu, rie := "-", "-"
+		cpu, rie, emu := "-", "-", "-"
 		if tg.cpu != nil {
 			cpu = fmt.Sprintf("%.0f", tg.median(roundResult.cpuPerDelivery))
 			rie = fmt.Sprintf("%.0f", tg.median(roundResult.riePerDelivery))
+			emu = fmt.Sprintf("%.0f", tg.median(roundResult.emulatorsPerDelivery))
 		}
-		fmt.Fprintf(w, "%-8s %12.1f %9.2f %9.2f %9.2f %12s %12s %8d\n", tg.name, tg.median(roundResult.throughput),
-			tg.median(roundResult.p50ms), tg.median(roundResult.p95ms), tg.median(roundResult.p99ms), cpu, rie, tg.errors())
+		fmt.Fprintf(w, "%-8s %12.1f %9.2f %9.2f %9.2f %12s %12s %12s %8d\n", tg.name, tg.median(roundResult.throughput),
+			tg.median(roundResult.p50ms), tg.median(roundResult.p95ms), tg.median(roundResult.p99ms), cpu, rie, emu, tg.errors())
 	}
 	if len(targets) != 2 {
 		return
@@ -260,7 +265,7 @@ func writeBenchstat(path string, f loadFlags, targets []*loadTarget) error {
 			fmt.Fprintf(&b, "BenchmarkLoad/%s/target=%s %d %.0f ns/op %.1f deliveries/s %.3f p50-ms %.3f p95-ms %.3f p99-ms",
 				mode, tg.name, r.sent, float64(r.elapsed)/float64(max(r.sent, 1)), r.throughput(), r.p50ms(), r.p95ms(), r.p99ms())
 			if r.cpu != nil {
-				fmt.Fprintf(&b, " %.1f cpu-us/delivery %.1f rie-cpu-us/delivery", r.cpuPerDelivery(), r.riePerDelivery())
+				fmt.Fprintf(&b, " %.1f cpu-us/delivery %.1f rie-cpu-us/delivery %.1f emulators-cpu-us/delivery", r.cpuPerDelivery(), r.riePerDelivery(), r.emulatorsPerDelivery())
 			}
 			b.WriteString("\n")
 		}
@@ -428,8 +433,9 @@ type roundResult struct {
 
 // cpuTimes is CPU time (user + system) of a target's processes.
 type cpuTimes struct {
-	function time.Duration // the bootstraps
-	rie      time.Duration // the aws-lambda-rie processes that run them
+	function  time.Duration // the bootstraps
+	rie       time.Duration // the aws-lambda-rie processes that run them
+	emulators time.Duration // dynalite and local-aws-sqs, shared: counted over the target's rounds
 }
 
 func (r roundResult) throughput() float64 { return float64(r.sent-r.errors) / r.elapsed.Seconds() }
@@ -453,11 +459,20 @@ func (r roundResult) riePerDelivery() float64 {
 	return float64(r.cpu.rie) / float64(time.Microsecond) / float64(r.sent)
 }
 
+// emulatorsPerDelivery is the emulators' CPU time per answered delivery,
+// in µs: what the target's requests cost dynalite and local-aws-sqs.
+func (r roundResult) emulatorsPerDelivery() float64 {
+	if r.cpu == nil || r.sent == 0 {
+		return math.NaN()
+	}
+	return float64(r.cpu.emulators) / float64(time.Microsecond) / float64(r.sent)
+}
+
 func (r roundResult) String() string {
 	s := fmt.Sprintf("%d deliveries in %s: %.1f/s, p50 %.2f ms, p95 %.2f ms, p99 %.2f ms",
 		r.sent, r.elapsed.Round(time.Millisecond), r.throughput(), ms(r.p50), ms(r.p95), ms(r.p99))
 	if r.cpu != nil {
-		s += fmt.Sprintf(", CPU %.0f µs/delivery (RIE %.0f)", r.cpuPerDelivery(), r.riePerDelivery())
+		s += fmt.Sprintf(", CPU %.0f µs/delivery (RIE %.0f, emulators %.0f)", r.cpuPerDelivery(), r.riePerDelivery(), r.emulatorsPerDelivery())
 	}
 	if r.errors > 0 {
 		s += fmt.Sprintf(", %d errors (first: %v)", r.errors, r.firstErr)

@@ -24,14 +24,15 @@ import (
 // INBOX_TABLE and EVENTS_QUEUE_URL of it). The returned func stops it all.
 func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, stop func(), err error) {
 	var cleanups []func()
-	stop = func() {
+	stopAll := func() {
 		for i := len(cleanups) - 1; i >= 0; i-- {
 			cleanups[i]()
 		}
 	}
+	// Every failure returns a nil stop: what started is stopped here.
 	defer func() {
 		if err != nil {
-			stop()
+			stopAll()
 		}
 	}()
 
@@ -98,9 +99,15 @@ func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, 
 		srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		cleanups = append(cleanups, func() { _ = srv.Close() })
-		targets = append(targets, &loadTarget{name: t.name, url: "http://" + ln.Addr().String() + "/webhooks/stripe", cpu: pool.cpuTime})
+		cpu := func() (cpuTimes, error) {
+			c, err := pool.cpuTime()
+			emuCPU, eerr := emu.CPUTime()
+			c.emulators = emuCPU
+			return c, errors.Join(err, eerr)
+		}
+		targets = append(targets, &loadTarget{name: t.name, url: "http://" + ln.Addr().String() + "/webhooks/stripe", cpu: cpu})
 	}
-	return targets, stop, nil
+	return targets, stopAll, nil
 }
 
 // functionPool sends each invocation to an idle copy of a function,

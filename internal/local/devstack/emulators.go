@@ -270,3 +270,21 @@ func (e *Emulators) RacyConditions() bool { return e.racyConditions }
 func (e *Emulators) Env() []string {
 	return envList(e.EnvMap())
 }
+
+// CPUTime returns the CPU time (user + system) the emulators' processes
+// have used so far; 0 when External (nothing of theirs runs here).
+func (e *Emulators) CPUTime() (time.Duration, error) {
+	if e.proc == nil {
+		return 0, nil
+	}
+	total, err := processCPU(e.proc.pid())
+	if err != nil {
+		return 0, fmt.Errorf("cpu time of the emulators: %w", err)
+	}
+	for _, pid := range Descendants(e.proc.pid()) {
+		if d, err := processCPU(pid); err == nil {
+			total += d
+		}
+	}
+	return total, nil
+}
