@@ -2,7 +2,8 @@
 // emulators.js starts the local AWS-compatible servers hookinbox tests and
 // `hookinbox dev` use, in one Node process:
 //
-//   DynamoDB  dynalite       (tables are ACTIVE at once; no TTL expiry, no transactions)
+//   DynamoDB  dynalite       (tables are ACTIVE at once; no TTL expiry, no transactions;
+//                             a refused conditional write returns the item, below)
 //   SQS       local-aws-sqs  (JSON and query protocols, RedrivePolicy, StartMessageMoveTask)
 //
 // Both listen on 127.0.0.1 only, on free ports unless --dynamodb-port or
@@ -55,7 +56,33 @@ function fail (what, err) {
   process.exit(1)
 }
 
+// returnItemOnConditionFailure makes dynalite answer a conditional write
+// that asked for ReturnValuesOnConditionCheckFailure ALL_OLD as DynamoDB
+// does: the ConditionalCheckFailedException carries the item as it is
+// ("Item"), so the caller needs no GetItem to learn why it lost. dynalite
+// 4 drops the parameter (its validations keep only the members they
+// list); its PutItem, UpdateItem and DeleteItem all call
+// db.checkConditional with the existing item, looked up at call time.
+function returnItemOnConditionFailure () {
+  for (const action of ['putItem', 'updateItem', 'deleteItem']) {
+    require('dynalite/validations/' + action).types.ReturnValuesOnConditionCheckFailure = {
+      type: 'String',
+      enum: ['ALL_OLD', 'NONE']
+    }
+  }
+  const db = require('dynalite/db')
+  const check = db.checkConditional
+  db.checkConditional = function (data, existingItem) {
+    const err = check(data, existingItem)
+    if (err && existingItem && data.ReturnValuesOnConditionCheckFailure === 'ALL_OLD') {
+      err.body.Item = existingItem
+    }
+    return err
+  }
+}
+
 function startDynamoDB (port) {
+  returnItemOnConditionFailure()
   return new Promise((resolve, reject) => {
     const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 })
     server.once('error', reject)

@@ -2,6 +2,7 @@ package devstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
@@ -223,5 +225,57 @@ func TestLocalSQSQuirks(t *testing.T) {
 	// maxReceiveCount sooner than in AWS.
 	if again != "3" {
 		t.Errorf("ApproximateReceiveCount after receive, change visibility, receive = %s; local-aws-sqs said 3 (SQS says 2): update the notes", again)
+	}
+}
+
+// TestDynaliteReturnsItemOnConditionFailure: emulators.js makes dynalite
+// answer a refused conditional write that asked for
+// ReturnValuesOnConditionCheckFailure ALL_OLD with the stored item, as
+// DynamoDB does (dynalite 4 itself ignores the parameter), and without it
+// when not asked.
+func TestDynaliteReturnsItemOnConditionFailure(t *testing.T) {
+	e := forTest(t)
+	if e.External || e.Family != FamilyDynalite {
+		t.Skipf("endpoints are not dynalite (family %q, external %v)", e.Family, e.External)
+	}
+	ctx := context.Background()
+	s, err := e.CreateStack(ctx, parseInline(t), UniqueStackName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Delete(context.Background()) })
+	db := e.DynamoDB()
+	item := map[string]dbtypes.AttributeValue{
+		"pk": &dbtypes.AttributeValueMemberS{Value: "a"}, "sk": &dbtypes.AttributeValueMemberS{Value: "x"},
+		"note": &dbtypes.AttributeValueMemberS{Value: "first"},
+	}
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Tables["Items"]), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ask  dbtypes.ReturnValuesOnConditionCheckFailure
+		want string // the note in the error's item; "" for no item
+	}{
+		{dbtypes.ReturnValuesOnConditionCheckFailureAllOld, "first"},
+		{dbtypes.ReturnValuesOnConditionCheckFailureNone, ""},
+		{"", ""},
+	} {
+		_, err := db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                           aws.String(s.Tables["Items"]),
+			Item:                                map[string]dbtypes.AttributeValue{"pk": item["pk"], "sk": item["sk"]},
+			ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+			ReturnValuesOnConditionCheckFailure: tc.ask,
+		})
+		var ccf *dbtypes.ConditionalCheckFailedException
+		if !errors.As(err, &ccf) {
+			t.Fatalf("ask %q: conditional PutItem on an existing item: %v, want ConditionalCheckFailedException", tc.ask, err)
+		}
+		got := ""
+		if n, ok := ccf.Item["note"].(*dbtypes.AttributeValueMemberS); ok {
+			got = n.Value
+		}
+		if got != tc.want || (tc.want == "" && ccf.Item != nil) {
+			t.Errorf("ask %q: the error carries item %v, want note %q", tc.ask, ccf.Item, tc.want)
+		}
 	}
 }
