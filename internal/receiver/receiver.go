@@ -113,8 +113,10 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		// provider in its last segment.
 		name = path.Base(req.RequestContext.HTTP.Path)
 	}
-	// The request id comes with ctx (internal/platform/logs adds it to the line).
-	log := h.log.With("provider", name)
+	// The request id comes with ctx (internal/platform/logs adds it to the
+	// line). The logger with the provider is made only for a line of its
+	// own: a delivery of one event usually logs in its metrics line.
+	log := func() *slog.Logger { return h.log.With("provider", name) }
 	// The delivery's metrics (the receiver's and the intake's) wait in a
 	// batch and leave as one line per set of dimensions when it is
 	// answered: for a webhook, one line, which can carry its log fields
@@ -134,9 +136,9 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 			attrs = append(attrs, "key", evs[0].Key().String(), "type", evs[0].Type, "events", len(evs))
 		}
 		if status >= 500 {
-			log.ErrorContext(ctx, "webhook not accepted", attrs...)
+			log().ErrorContext(ctx, "webhook not accepted", attrs...)
 		} else {
-			log.WarnContext(ctx, "webhook rejected", attrs...)
+			log().WarnContext(ctx, "webhook rejected", attrs...)
 		}
 		resp := errorResponse(status, public)
 		if status == http.StatusMethodNotAllowed {
@@ -147,11 +149,12 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if batch != nil && h.cfg.LogInMetrics && len(evs) == 1 {
 		// One event: its log line is its metrics line.
 		var fields []metrics.Field
-		if log.Enabled(ctx, slog.LevelInfo) {
+		if h.log.Enabled(ctx, slog.LevelInfo) {
 			fields = logFields(ctx, name, evs[0], outcome[evs[0].Key()])
 		}
 		h.cfg.Metrics.Flush(batch, fields...)
 	} else {
+		log := log()
 		for _, ev := range evs {
 			log.InfoContext(ctx, "webhook "+outcome[ev.Key()].String(), "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
 		}
