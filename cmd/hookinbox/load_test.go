@@ -110,7 +110,7 @@ func TestRunRoundCountsEveryDelivery(t *testing.T) {
 
 func TestLoadSummaryAndBenchstat(t *testing.T) {
 	round := func(sent int, elapsed, p time.Duration, cpu time.Duration) roundResult {
-		return roundResult{sent: sent, elapsed: elapsed, p50: p, p95: 2 * p, p99: 3 * p, cpu: &cpuTimes{function: cpu, rie: cpu / 2}}
+		return roundResult{sent: sent, elapsed: elapsed, p50: p, p95: 2 * p, p99: 3 * p, cpu: &cpuTimes{function: cpu, rie: cpu / 2, emulators: cpu / 4}}
 	}
 	targets := []*loadTarget{
 		{name: "receiver", cpu: func() (cpuTimes, error) { return cpuTimes{}, nil }, rounds: []roundResult{
@@ -149,7 +149,7 @@ func TestLoadSummaryAndBenchstat(t *testing.T) {
 	if len(benches) != 6 {
 		t.Fatalf("%d benchmark lines, want 6:\n%s", len(benches), b)
 	}
-	wantLine := "BenchmarkLoad/concurrency=4/target=receiver 100 10000000 ns/op 100.0 deliveries/s 10.000 p50-ms 20.000 p95-ms 30.000 p99-ms 2000.0 cpu-us/delivery 1000.0 rie-cpu-us/delivery"
+	wantLine := "BenchmarkLoad/concurrency=4/target=receiver 100 10000000 ns/op 100.0 deliveries/s 10.000 p50-ms 20.000 p95-ms 30.000 p99-ms 2000.0 cpu-us/delivery 1000.0 rie-cpu-us/delivery 500.0 emulators-cpu-us/delivery"
 	if benches[0] != wantLine {
 		t.Errorf("first line\n got %s\nwant %s", benches[0], wantLine)
 	}
@@ -175,7 +175,7 @@ func TestLoadRunsBothBootstraps(t *testing.T) {
 		"1 copies of each bootstrap under aws-lambda-rie",
 		"receiver round 1: 12 deliveries", "floor    round 1: 12 deliveries",
 		"floor    round 2: 12 deliveries", "receiver round 2: 12 deliveries",
-		"µs/delivery (RIE ", "receiver / floor (medians of 2 rounds)", "CPU per delivery",
+		"µs/delivery (RIE ", ", emulators ", "emu µs/dlv", "receiver / floor (medians of 2 rounds)", "CPU per delivery",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("load does not say %q:\n%s", want, out.String())
