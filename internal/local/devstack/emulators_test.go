@@ -228,28 +228,32 @@ func TestLocalSQSQuirks(t *testing.T) {
 	}
 }
 
-// TestDynaliteReturnsItemOnConditionFailure: emulators.js makes dynalite
-// answer a refused conditional write that asked for
-// ReturnValuesOnConditionCheckFailure ALL_OLD with the stored item, as
-// DynamoDB does (dynalite 4 itself ignores the parameter), and without it
-// when not asked.
-func TestDynaliteReturnsItemOnConditionFailure(t *testing.T) {
-	e := forTest(t)
-	if e.External || e.Family != FamilyDynalite {
-		t.Skipf("endpoints are not dynalite (family %q, external %v)", e.Family, e.External)
-	}
+// TestRefusedWriteReturnsItem: on both emulator families a refused
+// conditional write that asked for ReturnValuesOnConditionCheckFailure
+// ALL_OLD carries the stored item, as in DynamoDB, and none when not
+// asked (dynalite 4 ignores the parameter: local/emulators.js adds it).
+func TestRefusedWriteReturnsItem(t *testing.T) {
+	t.Run("dynalite", func(t *testing.T) {
+		e := forTest(t)
+		if e.External || e.Family != FamilyDynalite {
+			t.Skipf("endpoints are not dynalite (family %q, external %v)", e.Family, e.External)
+		}
+		checkRefusalCarriesItem(t, e)
+	})
+	t.Run("moto", func(t *testing.T) { checkRefusalCarriesItem(t, startMotoForTest(t)) })
+}
+
+func checkRefusalCarriesItem(t *testing.T, e *Emulators) {
 	ctx := context.Background()
 	s, err := e.CreateStack(ctx, parseInline(t), UniqueStackName())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Delete(context.Background()) })
-	db := e.DynamoDB()
-	item := map[string]dbtypes.AttributeValue{
-		"pk": &dbtypes.AttributeValueMemberS{Value: "a"}, "sk": &dbtypes.AttributeValueMemberS{Value: "x"},
-		"note": &dbtypes.AttributeValueMemberS{Value: "first"},
-	}
-	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Tables["Items"]), Item: item}); err != nil {
+	db, table := e.DynamoDB(), aws.String(s.Tables["Items"])
+	key := map[string]dbtypes.AttributeValue{"pk": &dbtypes.AttributeValueMemberS{Value: "a"}, "sk": &dbtypes.AttributeValueMemberS{Value: "x"}}
+	stored := map[string]dbtypes.AttributeValue{"pk": key["pk"], "sk": key["sk"], "note": &dbtypes.AttributeValueMemberS{Value: "first"}}
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: stored}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -261,9 +265,7 @@ func TestDynaliteReturnsItemOnConditionFailure(t *testing.T) {
 		{"", ""},
 	} {
 		_, err := db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:                           aws.String(s.Tables["Items"]),
-			Item:                                map[string]dbtypes.AttributeValue{"pk": item["pk"], "sk": item["sk"]},
-			ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+			TableName: table, Item: key, ConditionExpression: aws.String("attribute_not_exists(pk)"),
 			ReturnValuesOnConditionCheckFailure: tc.ask,
 		})
 		var ccf *dbtypes.ConditionalCheckFailedException

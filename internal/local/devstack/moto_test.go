@@ -2,7 +2,6 @@ package devstack
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -122,23 +121,5 @@ func TestMotoQuirks(t *testing.T) {
 	}
 	if again != "2" {
 		t.Errorf("ApproximateReceiveCount after receive, change visibility, receive = %q, want 2 as in SQS", again)
-	}
-
-	// A failed condition returns the item when asked, as DynamoDB does
-	// (dynalite ignores ReturnValuesOnConditionCheckFailure).
-	_, err = db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.Tables["Items"]),
-		Item: map[string]dbtypes.AttributeValue{
-			"pk": &dbtypes.AttributeValueMemberS{Value: "big"}, "sk": &dbtypes.AttributeValueMemberS{Value: "x"},
-		},
-		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
-		ReturnValuesOnConditionCheckFailure: dbtypes.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	var ccf *dbtypes.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) {
-		t.Fatalf("conditional PutItem on an existing item: %v, want ConditionalCheckFailedException", err)
-	}
-	if _, ok := ccf.Item["blob"]; !ok {
-		t.Errorf("ConditionalCheckFailedException carries no item: moto ignores ReturnValuesOnConditionCheckFailure now")
 	}
 }
