@@ -57,7 +57,10 @@ bootstrap (make build-ReceiverFunction, for this host) and the floor's
 (cmd/floor, with the same flags), runs --copies of each under
 aws-lambda-rie behind the same HTTP API emulation, each on a stack of its
 own (tables and queues from template.yaml) on the same emulators, and stops
-it all at the end. Nothing consumes the queues. CPU per delivery is the
+it all at the end. The functions' output (their log lines) goes to a file
+in its temporary directory, as Lambda's platform ships it, not through
+this process, which would spend CPU copying it. Nothing consumes the
+queues. CPU per delivery is the
 bootstrap processes' user + system time over the round (from /proc, in
 10 ms ticks) divided by the deliveries answered; the RIE's is printed
 beside it and left out of the ratio (it is the same program for both),

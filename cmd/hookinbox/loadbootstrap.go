@@ -81,9 +81,18 @@ func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, 
 			return nil, nil, err
 		}
 
+		// The copies write their output (the functions' log lines) to a
+		// file, not through a pipe into this process: in Lambda the
+		// platform ships them, and copying them here would take CPU from
+		// the targets in proportion to how much each logs.
+		logFile, err := os.Create(filepath.Join(buildDir, t.name+".log"))
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanups = append(cleanups, func() { _ = logFile.Close() })
 		pool := &functionPool{idle: make(chan *devstack.Function, f.copies)}
 		for i := 0; i < f.copies; i++ {
-			fn, err := devstack.StartFunction(ctx, t.bootstrap, env, devstack.Options{Root: root})
+			fn, err := devstack.StartFunction(ctx, t.bootstrap, env, devstack.Options{Root: root, Stdout: logFile})
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", t.name, err)
 			}

@@ -36,7 +36,12 @@ const startTimeout = 30 * time.Second
 // Options configures Start and StartFunction.
 type Options struct {
 	// Stdout and Stderr receive the child processes' output; nil discards
-	// it. The tail of stderr is kept for error messages either way.
+	// it. The tail of stderr is kept for error messages either way. A
+	// Stdout that is an *os.File becomes the children's own stdout: they
+	// write to it directly, with no pipe and no copying in this process
+	// (`hookinbox load` uses a file, so that the functions' log lines cost
+	// the load generator nothing, as in Lambda, where the platform ships
+	// them).
 	Stdout, Stderr io.Writer
 
 	// DynamoDBPort and SQSPort are the emulators' ports on 127.0.0.1; 0

@@ -31,11 +31,14 @@ type child struct {
 // startChild starts cmd in a new process group, to be killed by the kernel
 // if this process dies first (Linux). Its stderr (and stdout, when
 // cmd.Stdout is nil) is copied to the given writers and to a tail kept for
-// error messages.
+// error messages; a stdout that is an *os.File is the child's own.
 func startChild(cmd *exec.Cmd, stdout, stderr io.Writer) (*child, error) {
 	c := &child{cmd: cmd, tail: &tailBuffer{max: 4096}, done: make(chan struct{})}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setParentDeathSignal(cmd.SysProcAttr)
+	if f, ok := stdout.(*os.File); ok && cmd.Stdout == nil {
+		cmd.Stdout = f
+	}
 	if cmd.Stdout == nil {
 		cmd.Stdout = io.MultiWriter(orDiscard(stdout), c.tail)
 	}
