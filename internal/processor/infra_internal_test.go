@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -41,6 +42,10 @@ func TestInfrastructureErrors(t *testing.T) {
 		{"inbox store: 500", &awsapi.Error{Service: "DynamoDB", Operation: "UpdateItem", Code: "InternalServerError", StatusCode: 500}, true},
 		{"inbox store: throttled", &awsapi.Error{Service: "DynamoDB", Operation: "UpdateItem", Code: "ProvisionedThroughputExceededException", StatusCode: 400}, true},
 		{"inbox store: wrapped", fmt.Errorf("load payload: %w", &awsapi.SendError{Service: "DynamoDB", Err: timeout}), true},
+		// What awsapi returns when the invocation's deadline ends its wait
+		// before a retry: the deadline and the last answer, both wrapped.
+		{"inbox store: deadline while waiting to retry a 500", fmt.Errorf("DynamoDB UpdateItem: %w (waiting to retry after 2 attempts: %w)", context.DeadlineExceeded,
+			&awsapi.Error{Service: "DynamoDB", Operation: "UpdateItem", Code: "InternalServerError", StatusCode: 500}), true},
 		{"inbox store: validation", &awsapi.Error{Service: "DynamoDB", Operation: "UpdateItem", Code: "ValidationException", StatusCode: 400}, false},
 		{"inbox store: condition", &awsapi.Error{Service: "DynamoDB", Code: "ConditionalCheckFailedException", StatusCode: 400}, false},
 		{"secrets: 500", &awsapi.Error{Service: "Secrets Manager", Code: "InternalFailure", StatusCode: 500}, false},

@@ -293,7 +293,10 @@ func (c *Client) send(ctx context.Context, call *Call) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%s %s: %w (waiting to retry after %d attempts: %v)", c.svc.ID, call.Operation, ctx.Err(), attempt, err)
+			// Both wrapped: the caller sees the deadline, and what the
+			// service last answered (a 5xx, a throttle, no answer), so it
+			// can still tell an unavailable service from its own fault.
+			return fmt.Errorf("%s %s: %w (waiting to retry after %d attempts: %w)", c.svc.ID, call.Operation, ctx.Err(), attempt, err)
 		case <-t.C:
 		}
 	}

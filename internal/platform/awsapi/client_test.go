@@ -237,6 +237,31 @@ func TestDeadlineEndsTheCall(t *testing.T) {
 	}
 }
 
+// slowRetryer waits longer than any test's deadline before a retry.
+type slowRetryer struct{ aws.Retryer }
+
+func (slowRetryer) RetryDelay(int, error) (time.Duration, error) { return time.Minute, nil }
+
+// A deadline that ends the wait before a retry keeps the last answer in
+// the error, so a caller can still tell a service that was unavailable
+// (a 5xx here) from a fault of its own request.
+func TestDeadlineWhileWaitingKeepsTheLastAnswer(t *testing.T) {
+	s := newServer(t, answer(500, `{"__type":"InternalServerError"}`))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := client(s, "", slowRetryer{quickRetryer(5)}).GetItem(ctx, &awsapi.GetItemInput{TableName: "t"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want context.DeadlineExceeded", err)
+	}
+	var ae *awsapi.Error
+	if !errors.As(err, &ae) || ae.StatusCode != 500 || awsapi.Attempts(err) != 1 {
+		t.Errorf("err = %v, want it to carry the 500 of its one attempt", err)
+	}
+	if got := len(s.requests()); got != 1 {
+		t.Errorf("%d requests, want 1", got)
+	}
+}
+
 func TestHookSeesEveryCall(t *testing.T) {
 	s := newServer(t, answer(500, `{}`), answer(200, `{"ConsumedCapacity":{"TableName":"t","CapacityUnits":1}}`))
 	var seen []awsapi.Call
