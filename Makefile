@@ -131,16 +131,18 @@ chaos: local/node_modules
 # faults runs every fault scenario of docs/reliability.md through
 # toxiproxy (pinned in go.mod): the first FAULT_EVENTS events of the
 # corpus, twice each, shuffled, 16 senders, under each fault in turn;
-# HOOKINBOX_EMULATORS=moto make faults runs them on moto.
+# HOOKINBOX_EMULATORS=moto make faults runs them on moto. Every scenario
+# runs even when one fails; the target fails at the end, naming them.
 FAULTS := dynamodb-latency dynamodb-timeouts sqs-send-refused connection-resets slow-business-api
 FAULT_EVENTS ?= 200
 faults: local/node_modules
 	go build -o bin/hookinbox ./cmd/hookinbox
 	head -n $(FAULT_EVENTS) $(CHAOS_EVENTS) > bin/chaos-faults.jsonl
-	@set -e; for f in $(FAULTS); do \
+	@failed=; for f in $(FAULTS); do \
 	  echo "bin/hookinbox chaos --events bin/chaos-faults.jsonl --dup 2 --concurrency 16 --delay-jitter 3s --seed 1 --fault $$f $(CHAOS_ARGS)"; \
-	  bin/hookinbox chaos --events bin/chaos-faults.jsonl --dup 2 --concurrency 16 --delay-jitter 3s --seed 1 --fault $$f $(CHAOS_ARGS); \
-	done
+	  bin/hookinbox chaos --events bin/chaos-faults.jsonl --dup 2 --concurrency 16 --delay-jitter 3s --seed 1 --fault $$f $(CHAOS_ARGS) || failed="$$failed $$f"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make faults: failed:$$failed"; exit 1; fi
 
 # bench prints every performance figure of docs/performance.md (a few
 # minutes; timings depend on the machine and its load, so read the ratios
