@@ -17,8 +17,11 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// AttrEventType is the message attribute that carries the event type, so a
-// filtered replay can read it without parsing the body.
+// AttrEventType is the message attribute that carries the event type on a
+// parked message (Park), so the DLQ shows it beside the reason. A message
+// on the events queue carries its type in its envelope only: every reader
+// parses the envelope anyway, and an attribute would cost every new event
+// its encoding, SQS's checksum of it and a longer answer.
 const AttrEventType = "event_type"
 
 // sqsAPI lists the SQS calls a Queue makes (awsapi.SQS: the receiver,
@@ -66,7 +69,6 @@ func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Dura
 	_, err := q.client.SendMessage(ctx, &awsapi.SendMessageInput{
 		QueueUrl:                q.url,
 		MessageBody:             env.Marshal(),
-		MessageAttributes:       Attributes(env),
 		MessageSystemAttributes: traceAttributes(ctx),
 		DelaySeconds:            max(secs, 0),
 	})

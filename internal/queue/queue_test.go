@@ -28,7 +28,7 @@ func (f *fakeSQS) ChangeMessageVisibility(_ context.Context, in *awsapi.ChangeMe
 	return f.err
 }
 
-func TestSendCarriesEnvelopeAndType(t *testing.T) {
+func TestSendCarriesTheEnvelopeOnly(t *testing.T) {
 	f := &fakeSQS{}
 	q := New(f, "http://q/events")
 	env := webhook.Envelope{Key: "stripe#evt_1", Type: "checkout.session.completed"}
@@ -39,8 +39,11 @@ func TestSendCarriesEnvelopeAndType(t *testing.T) {
 	if in.QueueUrl != "http://q/events" || in.MessageBody != env.Marshal() {
 		t.Errorf("sent %s to %s", in.MessageBody, in.QueueUrl)
 	}
-	if got := in.MessageAttributes[AttrEventType].StringValue; got != env.Type {
-		t.Errorf("event_type attribute = %q, want %q", got, env.Type)
+	if back, err := webhook.ParseEnvelope(in.MessageBody); err != nil || back != env {
+		t.Errorf("body %s reads back as %+v, %v; want %+v", in.MessageBody, back, err, env)
+	}
+	if len(in.MessageAttributes) != 0 {
+		t.Errorf("message attributes %v, want none: the envelope carries the type", in.MessageAttributes)
 	}
 	f.err = errors.New("throttled")
 	if err := q.Send(context.Background(), env); err == nil || !strings.Contains(err.Error(), "stripe#evt_1") {

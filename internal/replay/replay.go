@@ -375,11 +375,7 @@ func (h *Handler) message(ctx context.Context, m queue.Message, req Request, rep
 			Note: fmt.Sprintf("not an envelope (%d-byte body), left in the DLQ for a person: read it with aws sqs receive-message", len(m.Body)),
 		}, true, false
 	}
-	typ := m.Attributes[queue.AttrEventType]
-	if typ == "" {
-		typ = env.Type
-	}
-	if req.EventType != "" && typ != req.EventType {
+	if req.EventType != "" && env.Type != req.EventType {
 		return nil, true, false
 	}
 	if _, done := replayed[env.Key]; done {

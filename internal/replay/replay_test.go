@@ -12,7 +12,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
-	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -230,8 +229,8 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		sent[env.Key]++
-		if m.Attributes[queue.AttrEventType] != checkoutType {
-			t.Errorf("replayed message attributes %v", m.Attributes)
+		if env.Type != checkoutType {
+			t.Errorf("replayed envelope %+v, want type %s", env, checkoutType)
 		}
 	}
 	if diff := cmp.Diff(map[webhook.Key]int{a: 1, b: 1}, sent); diff != "" {
