@@ -58,10 +58,10 @@ func inlineUnits(key webhook.Key, n int) int {
 
 // inlineMaxRatio bounds the work spent on payloads that cannot fit: a
 // payload is compressed only if it would fit at this ratio. Provider JSON
-// compresses 1.8-3.6× at flate.BestSpeed (testdata/: GitHub, Shopify and
-// Adyen about 2×, Stripe 2.6-3.6×), and compressing 1 KiB costs close to
-// the receiver's own work for an event (BenchmarkInlineClaim), so a Stripe
-// event of a few kilobytes, which would not fit, is not compressed at all.
+// of half a kilobyte or more compresses 1.5-3.1× with the fixed codes and
+// 1.8-3.6× at flate.BestSpeed (testdata/: GitHub, Shopify and Adyen about
+// 2×, Stripe more), so a payload that would need more than 4× is not
+// compressed at all.
 const inlineMaxRatio = 4
 
 // inlineHeadroom is what a claim item leaves under its units for the
