@@ -46,7 +46,7 @@ func deflateFixed(dst, src []byte, limit int) ([]byte, bool) {
 		w.match(l, i-cand)
 		// Index every other position the match covers, so later
 		// repeats of its inside are found too.
-		for j := i + 1; j < i+l && j+4 <= n; j += 2 {
+		for j, end := i+1, min(i+l, n-3); j < end; j += 2 {
 			table[fixedHash(binary.LittleEndian.Uint32(src[j:]))] = uint16(j + 1)
 		}
 		i += l
@@ -134,6 +134,18 @@ var (
 	}()
 )
 
+// fixedLength[l-3] is the fixed code of a match of l bytes with its
+// extra bits after it (at most 8 + 5 bits).
+var fixedLength = func() (t [maxMatch - 2]huffCode) {
+	for i := range t {
+		l := i + 3
+		c := lengthCode[i]
+		lit := fixedLit[257+int(c)]
+		t[i] = huffCode{lit.code | (uint32(l)-uint32(lengthBase[c]))<<lit.len, lit.len + lengthExtra[c]}
+	}
+	return t
+}()
+
 // distCode is the distance code of a match d bytes back (1 ≤ d ≤ 32768).
 func distCode(d int) int {
 	x := uint32(d - 1)
@@ -164,18 +176,14 @@ func (w *bitWriter) put(v uint32, n uint8) {
 
 func (w *bitWriter) literal(b byte) { w.put(fixedLit[b].code, fixedLit[b].len) }
 
+// match appends a match's length and distance codes with their extra
+// bits, at most 31 bits in all (8 + 5 for the length, 5 + 13 for the
+// distance), in one put.
 func (w *bitWriter) match(length, distance int) {
-	lc := lengthCode[length-3]
-	c := fixedLit[257+int(lc)]
-	w.put(c.code, c.len)
-	if e := lengthExtra[lc]; e > 0 {
-		w.put(uint32(length)-uint32(lengthBase[lc]), e)
-	}
+	lc := fixedLength[length-3]
 	dc := distCode(distance)
-	w.put(fixedDist[dc].code, fixedDist[dc].len)
-	if e := distExtra[dc]; e > 0 {
-		w.put(uint32(distance)-uint32(distBase[dc]), e)
-	}
+	dist := uint32(fixedDist[dc].code) | (uint32(distance)-uint32(distBase[dc]))<<5
+	w.put(lc.code|dist<<lc.len, lc.len+5+distExtra[dc])
 }
 
 // flush writes the bits still held, the last byte padded with zeros.
