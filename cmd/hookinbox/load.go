@@ -40,6 +40,7 @@ type loadFlags struct {
 	size                   int
 	rounds                 int
 	floor                  bool
+	null                   bool
 }
 
 func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -85,7 +86,10 @@ so that the machine's own noise falls on both; the summary is the median
 over the rounds. Every URL must be on the loopback interface.
 
 Timings depend on the machine and on what else runs on it: compare the
-ratios, measured side by side, not the absolute figures.
+ratios, measured side by side, not the absolute figures. --null runs the
+floor's bootstrap in both places (the first named "floor-a"): the two are
+the same program, so how far their ratios stray from 1× is the spread
+any one run's ratios carry on this machine.
 
 Examples:
   hookinbox load --concurrency 4 --count 1000 --rounds 5
@@ -105,6 +109,7 @@ Examples:
 	fs.IntVar(&f.size, "size", 0, "payload bytes (0: a realistic checkout, about 2.9 KB; under that, a customer.created padded to size)")
 	fs.IntVar(&f.rounds, "rounds", 5, "rounds per target")
 	fs.BoolVar(&f.floor, "floor", true, "drive the floor program too, and print the ratios")
+	fs.BoolVar(&f.null, "null", false, "a null run: drive the floor's bootstrap in the receiver's place too, so the ratios show the harness's own spread on this machine")
 	fs.StringVar(&f.benchstat, "benchstat", "", "also write every round to this file as Go benchmark lines (BenchmarkLoad/target=...), for benchstat")
 	if _, err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -124,6 +129,8 @@ Examples:
 		return usagef("--count is at most 1000000")
 	case f.url != "" && !f.stack:
 		return usagef("--url needs --stack (without it, load starts the receiver itself)")
+	case f.null && (f.stack || !f.floor):
+		return usagef("--null compares the floor with itself: it takes neither --stack nor --floor=false")
 	}
 
 	var targets []*loadTarget

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -201,6 +202,18 @@ func TestMakeDeliveriesHasTheSizeAsked(t *testing.T) {
 		d := makeDeliveries(1, 0, tc.size, "whsec_test")[0]
 		if len(d.body) != tc.size || !strings.Contains(string(d.body), `"type": `+tc.typ) && !strings.Contains(string(d.body), `"type":`+tc.typ) {
 			t.Errorf("--size %d: %d bytes, type %s wanted: %.120s", tc.size, len(d.body), tc.typ, d.body)
+		}
+	}
+}
+
+// TestLoadNullTakesNoStack: a null run compares the floor's bootstrap with
+// itself, so it has no use for a running stack or for --floor=false.
+func TestLoadNullTakesNoStack(t *testing.T) {
+	for _, args := range [][]string{{"--null", "--stack"}, {"--null", "--floor=false"}} {
+		var out, errOut strings.Builder
+		var ue *usageError
+		if err := cmdLoad(context.Background(), args, &out, &errOut); !errors.As(err, &ue) {
+			t.Errorf("load %v: %v, want a usage error", args, err)
 		}
 	}
 }
