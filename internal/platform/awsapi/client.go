@@ -16,6 +16,9 @@
 //     throttling, 5xx and connection errors, with capped, fully jittered
 //     exponential backoff and the retry quota, as many attempts as the
 //     SDK makes for the service (DynamoDB 4, others 3);
+//   - DynamoDB's answers are checked against their X-Amz-Crc32 header
+//     (asked for uncompressed, so the checksum covers the bytes read),
+//     and one that does not match is sent again: a ChecksumError;
 //   - the context's deadline and cancellation end a call, backoff included;
 //   - one HTTP client (keep-alive connections) serves every Client of the
 //     process unless the configuration brings its own.
@@ -35,8 +38,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,6 +65,10 @@ type Service struct {
 	JSONVersion string
 	// QueryCompatible services (SQS) are told so with X-Amzn-Query-Mode.
 	QueryCompatible bool
+	// ChecksumCRC32 services (DynamoDB) send X-Amz-Crc32, the CRC-32 of
+	// the body as sent: the answer is asked for uncompressed, and one
+	// whose body does not match is sent again, as the SDK's client does.
+	ChecksumCRC32 bool
 	// MaxAttempts and BaseDelay are the SDK's default retry settings for
 	// the service; zero means the standard retryer's.
 	MaxAttempts int
@@ -71,7 +80,8 @@ var (
 	// DynamoDBService is DynamoDB; its SDK client makes 4 attempts from a
 	// 25 ms base delay.
 	DynamoDBService = Service{ID: "DynamoDB", SigningName: "dynamodb", EndpointPrefix: "dynamodb",
-		TargetPrefix: "DynamoDB_20120810", JSONVersion: "1.0", MaxAttempts: 4, BaseDelay: 25 * time.Millisecond}
+		TargetPrefix: "DynamoDB_20120810", JSONVersion: "1.0", MaxAttempts: 4, BaseDelay: 25 * time.Millisecond,
+		ChecksumCRC32: true}
 	// SQSService is SQS.
 	SQSService = Service{ID: "SQS", SigningName: "sqs", EndpointPrefix: "sqs",
 		TargetPrefix: "AmazonSQS", JSONVersion: "1.0", QueryCompatible: true}
@@ -314,6 +324,10 @@ func (c *Client) attempt(ctx context.Context, call *Call, body []byte, hash stri
 		req.Header.Set("X-Amzn-Query-Mode", "true")
 	}
 	req.Header.Set("User-Agent", "hookinbox-awsapi")
+	if c.svc.ChecksumCRC32 {
+		// The checksum covers the bytes as sent: no transparent gzip.
+		req.Header.Set("Accept-Encoding", "identity")
+	}
 	if c.cfg.Credentials == nil {
 		return fmt.Errorf("%s %s: no credentials", c.svc.ID, call.Operation)
 	}
@@ -332,6 +346,11 @@ func (c *Client) attempt(ctx context.Context, call *Call, body []byte, hash stri
 	resp.Body.Close()
 	if err != nil {
 		return &SendError{Service: c.svc.ID, Operation: call.Operation, Attempts: attempt, Err: err}
+	}
+	if c.svc.ChecksumCRC32 {
+		if err := checkCRC32(resp.Header, data); err != nil {
+			return &SendError{Service: c.svc.ID, Operation: call.Operation, Attempts: attempt, Err: err}
+		}
 	}
 	if resp.StatusCode/100 != 2 {
 		return c.apiError(call.Operation, resp, data, attempt)
@@ -442,6 +461,35 @@ var (
 	// ErrResourceNotFound is a missing table, index or secret.
 	ErrResourceNotFound = &Error{Code: "ResourceNotFoundException"}
 )
+
+// ChecksumError is an answer whose body does not match its X-Amz-Crc32
+// header: damaged on the way, so it is read as no answer (a SendError)
+// and the request is sent again.
+type ChecksumError struct {
+	Header string // the header as received
+	Got    uint32 // the body's CRC-32 (IEEE)
+}
+
+func (e *ChecksumError) Error() string {
+	return fmt.Sprintf("answer's CRC-32 %d does not match its X-Amz-Crc32 %q", e.Got, e.Header)
+}
+
+// RetryableError tells aws/retry's standard retryer to send the request
+// again.
+func (e *ChecksumError) RetryableError() bool { return true }
+
+// checkCRC32 checks body against the X-Amz-Crc32 header, when there is one.
+func checkCRC32(h http.Header, body []byte) error {
+	v := h.Get("X-Amz-Crc32")
+	if v == "" {
+		return nil
+	}
+	got := crc32.ChecksumIEEE(body)
+	if want, err := strconv.ParseUint(v, 10, 32); err != nil || uint32(want) != got {
+		return &ChecksumError{Header: v, Got: got}
+	}
+	return nil
+}
 
 // SendError is a request that got no answer (a connection refused, reset
 // or timed out). The request may or may not have been applied.

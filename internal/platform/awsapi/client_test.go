@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -359,4 +361,45 @@ func TestAttributeValuesRoundTrip(t *testing.T) {
 	if _, err := json.Marshal(awsapi.Item{"zero": {}}); err == nil {
 		t.Errorf("a value without a type was encoded")
 	}
+}
+
+// TestDynamoDBAnswersAreChecksummed: DynamoDB's answers are asked for
+// uncompressed and checked against X-Amz-Crc32, as the SDK's client
+// checks them; a damaged answer, success or refusal, is sent again, and
+// one that stays damaged ends the call as an answer never received.
+func TestDynamoDBAnswersAreChecksummed(t *testing.T) {
+	const refusal = `{"__type":"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException","message":"The conditional request failed"}`
+	crc := func(body string) string { return strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(body))), 10) }
+	t.Run("a matching answer is read", func(t *testing.T) {
+		s := newServer(t, answer(200, `{"Item":{"pk":{"S":"a"}}}`, "X-Amz-Crc32", crc(`{"Item":{"pk":{"S":"a"}}}`)))
+		out, err := client(s, "", quickRetryer(4)).GetItem(context.Background(), &awsapi.GetItemInput{TableName: "t"})
+		if err != nil || out.Item == nil {
+			t.Fatalf("GetItem: %+v, %v", out, err)
+		}
+		if got := s.requests()[0].header.Get("Accept-Encoding"); got != "identity" {
+			t.Errorf("Accept-Encoding %q, want identity (a gzipped answer's checksum is of the gzip)", got)
+		}
+	})
+	t.Run("a damaged answer is sent again", func(t *testing.T) {
+		s := newServer(t,
+			answer(200, `{"Item":{"pk":{"S":"b"}}}`, "X-Amz-Crc32", crc(`{"Item":{"pk":{"S":"a"}}}`)),
+			answer(400, refusal, "X-Amz-Crc32", "not a number"),
+			answer(200, `{"Item":{"pk":{"S":"a"}}}`, "X-Amz-Crc32", crc(`{"Item":{"pk":{"S":"a"}}}`)))
+		out, err := client(s, "", quickRetryer(4)).GetItem(context.Background(), &awsapi.GetItemInput{TableName: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := out.Item["pk"].String(); v != "a" || len(s.requests()) != 3 {
+			t.Errorf("pk %q after %d requests, want a after 3", v, len(s.requests()))
+		}
+	})
+	t.Run("an answer that stays damaged is no answer", func(t *testing.T) {
+		s := newServer(t, answer(400, refusal, "X-Amz-Crc32", "1"))
+		_, err := client(s, "", quickRetryer(3)).PutItem(context.Background(), &awsapi.PutItemInput{TableName: "t"})
+		var se *awsapi.SendError
+		var ce *awsapi.ChecksumError
+		if !errors.As(err, &se) || !errors.As(err, &ce) || se.Attempts != 3 || errors.Is(err, awsapi.ErrConditionalCheckFailed) {
+			t.Errorf("err = %v, want a SendError with a ChecksumError after 3 attempts, not the refusal", err)
+		}
+	})
 }
