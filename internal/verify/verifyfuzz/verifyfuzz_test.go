@@ -77,3 +77,47 @@ func TestHeaderLinesRoundTrip(t *testing.T) {
 		t.Errorf("ParseHeaderLines = %q", got)
 	}
 }
+
+// TestStandardGenuine checks the fuzzers' Standard Webhooks oracle on the
+// specification's reference vector and on what must not pass.
+func TestStandardGenuine(t *testing.T) {
+	const (
+		secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+		id     = "msg_p5jXN8AQM9LWM0D4loKWxJek"
+		ts     = "1614265330"
+		body   = `{"test": 2432232314}`
+		sig    = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+	)
+	at := time.Unix(1614265330, 0)
+	headers := func(prefix, id, ts, sig string) map[string]string {
+		return map[string]string{prefix + "id": id, prefix + "timestamp": ts, prefix + "signature": sig}
+	}
+	mixed := headers("webhook-", id, "", sig)
+	mixed["svix-timestamp"] = ts
+	tests := []struct {
+		name    string
+		headers map[string]string
+		body    string
+		now     time.Time
+		want    bool
+	}{
+		{"reference vector", headers("webhook-", id, ts, sig), body, at, true},
+		{"among other signatures", headers("webhook-", id, ts, "v1a,xyz v1,AAAA "+sig), body, at, true},
+		{"as Svix sends it", headers("svix-", id, ts, sig), body, at, true},
+		{"headers of both kinds", mixed, body, at, true},
+		{"inside the tolerance", headers("webhook-", id, ts, sig), body, at.Add(5 * time.Minute), true},
+		{"stale", headers("webhook-", id, ts, sig), body, at.Add(5*time.Minute + time.Second), false},
+		{"from the future", headers("webhook-", id, ts, sig), body, at.Add(-5*time.Minute - time.Second), false},
+		{"tampered body", headers("webhook-", id, ts, sig), `{"test": 2432232315}`, at, false},
+		{"another id", headers("webhook-", "msg_other", ts, sig), body, at, false},
+		{"signature without its version", headers("webhook-", id, ts, strings.TrimPrefix(sig, "v1,")), body, at, false},
+		{"no headers", map[string]string{}, body, at, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := verifyfuzz.StandardGenuine(tc.headers, []byte(tc.body), tc.now, 5*time.Minute, secret); got != tc.want {
+				t.Errorf("StandardGenuine = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
