@@ -215,15 +215,24 @@ func StripeGenuine(header string, body []byte, now time.Time, tolerance time.Dur
 	}
 	for _, t := range stamps {
 		for _, secret := range secrets {
-			mac := hmac.New(sha256.New, []byte(secret))
-			mac.Write([]byte(t + "."))
-			mac.Write(body)
-			want := mac.Sum(nil)
-			for _, sig := range sigs {
-				if hmac.Equal(sig, want) {
-					return true
-				}
+			if macAmong([]byte(secret), t+".", body, sigs) {
+				return true
 			}
+		}
+	}
+	return false
+}
+
+// macAmong reports whether the HMAC-SHA256 of prefix and body under key
+// is one of sigs.
+func macAmong(key []byte, prefix string, body []byte, sigs [][]byte) bool {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(prefix))
+	mac.Write(body)
+	want := mac.Sum(nil)
+	for _, sig := range sigs {
+		if hmac.Equal(sig, want) {
+			return true
 		}
 	}
 	return false
@@ -269,9 +278,7 @@ func HMACGenuine(value, prefix string, decode func(string) ([]byte, error), body
 		return false
 	}
 	for _, s := range secrets {
-		mac := hmac.New(sha256.New, []byte(s))
-		mac.Write(body)
-		if hmac.Equal(sig, mac.Sum(nil)) {
+		if macAmong([]byte(s), "", body, [][]byte{sig}) {
 			return true
 		}
 	}
@@ -315,17 +322,8 @@ func StandardGenuine(headers map[string]string, body []byte, now time.Time, tole
 			}
 			for _, secret := range secrets {
 				key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(strings.TrimSpace(secret), "whsec_"))
-				if err != nil {
-					continue
-				}
-				mac := hmac.New(sha256.New, key)
-				mac.Write([]byte(id + "." + ts + "."))
-				mac.Write(body)
-				want := mac.Sum(nil)
-				for _, sig := range sigs {
-					if hmac.Equal(sig, want) {
-						return true
-					}
+				if err == nil && macAmong(key, id+"."+ts+".", body, sigs) {
+					return true
 				}
 			}
 		}
