@@ -19,7 +19,8 @@ import (
 // bootstrapTargets starts what `hookinbox load` measures by default: its
 // own emulators, and for the receiver and the floor each a stack of its
 // own on them and f.copies of its real bootstrap under aws-lambda-rie
-// behind the HTTP API emulation on a loopback port. Both bootstraps get
+// behind the HTTP API emulation on a loopback port (with --null, the
+// floor in the receiver's place too, as "floor-a"). Both bootstraps get
 // the receiver's environment from template.yaml (the floor reads only
 // INBOX_TABLE and EVENTS_QUEUE_URL of it). The returned func stops it all.
 func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, stop func(), err error) {
