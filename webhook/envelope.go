@@ -3,6 +3,8 @@ package webhook
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/hookinbox/hookinbox/internal/platform/jsonstr"
 )
 
 // Envelope is the body of every message on the events queue. It names the
@@ -13,10 +15,18 @@ type Envelope struct {
 	Type string `json:"type,omitempty"`
 }
 
-// Marshal returns the envelope as the JSON message body.
+// Marshal returns the envelope as the JSON message body: what
+// encoding/json writes for it, byte for byte, written without reflection
+// (the receiver sends one for every new event).
 func (e Envelope) Marshal() string {
-	b, _ := json.Marshal(e) // a struct of strings cannot fail to marshal
-	return string(b)
+	b := make([]byte, 0, len(`{"key":"","type":""}`)+len(e.Key)+len(e.Type)+8)
+	b = append(b, `{"key":`...)
+	b = jsonstr.Append(b, string(e.Key))
+	if e.Type != "" {
+		b = append(b, `,"type":`...)
+		b = jsonstr.Append(b, e.Type)
+	}
+	return string(append(b, '}'))
 }
 
 // ParseEnvelope decodes a message body. A body that is not an envelope with

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -52,6 +53,20 @@ func TestKey(t *testing.T) {
 }
 
 func TestEnvelopeRoundTrip(t *testing.T) {
+	for _, env := range []Envelope{
+		{Key: "stripe#evt_1", Type: "checkout.session.completed"},
+		{Key: "stripe#evt_1"},
+		{Key: "github#<9f>&\"x\"", Type: "push\u2028\n<b>\xff"},
+	} {
+		// Marshal writes what encoding/json writes for it.
+		want, err := json.Marshal(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := env.Marshal(); got != string(want) {
+			t.Errorf("Marshal() = %s, want %s", got, want)
+		}
+	}
 	env := Envelope{Key: "stripe#evt_1", Type: "checkout.session.completed"}
 	got, err := ParseEnvelope(env.Marshal())
 	if err != nil || got != env {

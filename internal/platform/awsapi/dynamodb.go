@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/hookinbox/hookinbox/internal/platform/jsonstr"
 )
 
 // Item is a DynamoDB item, or a key, or a set of expression values.
@@ -143,7 +144,7 @@ func appendValue(b []byte, v AttributeValue) ([]byte, error) {
 		b = append(b, `{"`...)
 		b = append(b, v.typ...)
 		b = append(b, `":`...)
-		b = appendString(b, v.str)
+		b = jsonstr.Append(b, v.str)
 	case "B":
 		b = append(b, `{"B":`...)
 		b = appendBase64(b, v.bin)
@@ -175,7 +176,7 @@ func appendValue(b []byte, v AttributeValue) ([]byte, error) {
 		b = append(b, `{"`...)
 		b = append(b, v.typ...)
 		b = append(b, `":`...)
-		b = appendList(b, v.ss, appendString)
+		b = appendList(b, v.ss, jsonstr.Append)
 	case "BS":
 		b = append(b, `{"BS":`...)
 		b = appendList(b, v.bs, appendBase64)
@@ -186,61 +187,6 @@ func appendValue(b []byte, v AttributeValue) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '}'), nil
-}
-
-// appendString writes s as a JSON string, escaped as encoding/json
-// escapes it (HTML characters included, invalid UTF-8 as U+FFFD), so the
-// bytes sent are the same as before.
-func appendString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // UnmarshalJSON reads {"<type>": ...}.

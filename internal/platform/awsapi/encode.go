@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"slices"
 	"strconv"
+
+	"github.com/hookinbox/hookinbox/internal/platform/jsonstr"
 )
 
 // appender is a request that writes its own JSON, the bytes encoding/json
@@ -25,7 +27,7 @@ func (o *object) name(n string) {
 	if len(o.b) > 0 && o.b[len(o.b)-1] != '{' {
 		o.b = append(o.b, ',')
 	}
-	o.b = appendString(o.b, n)
+	o.b = jsonstr.Append(o.b, n)
 	o.b = append(o.b, ':')
 }
 
@@ -35,7 +37,7 @@ func (o *object) str(n, v string, omitEmpty bool) {
 		return
 	}
 	o.name(n)
-	o.b = appendString(o.b, v)
+	o.b = jsonstr.Append(o.b, v)
 }
 
 // int writes an integer member; omitEmpty leaves out 0.
@@ -67,7 +69,7 @@ func (o *object) names(n string, m map[string]string) {
 		return
 	}
 	o.name(n)
-	o.b = appendMap(o.b, m, appendString)
+	o.b = appendMap(o.b, m, jsonstr.Append)
 }
 
 // appendMap writes m as a JSON object, keys sorted as encoding/json sorts
@@ -84,7 +86,7 @@ func appendMap[V any](b []byte, m map[string]V, value func([]byte, V) []byte) []
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = jsonstr.Append(b, k)
 		b = append(b, ':')
 		b = value(b, m[k])
 	}

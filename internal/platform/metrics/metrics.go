@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hookinbox/hookinbox/internal/platform/jsonstr"
 )
 
 // Unit is a CloudWatch unit.
@@ -158,7 +160,7 @@ func (r *Recorder) write(d Dims, ms []Metric, fields []Field) {
 	b = append(b, `{"_aws":{"Timestamp":`...)
 	b = strconv.AppendInt(b, r.now().UnixMilli(), 10)
 	b = append(b, `,"CloudWatchMetrics":[{"Namespace":`...)
-	b = appendString(b, r.namespace)
+	b = jsonstr.Append(b, r.namespace)
 	b = append(b, `,"Dimensions":[[]`...)
 	b = appendSets(b, d)
 	b = append(b, `],"Metrics":[`...)
@@ -171,9 +173,9 @@ func (r *Recorder) write(d Dims, ms []Metric, fields []Field) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"Name":`...)
-		b = appendString(b, m.Name)
+		b = jsonstr.Append(b, m.Name)
 		b = append(b, `,"Unit":`...)
-		b = appendString(b, string(m.Unit))
+		b = jsonstr.Append(b, string(m.Unit))
 		b = append(b, '}')
 		n++
 	}
@@ -187,18 +189,18 @@ func (r *Recorder) write(d Dims, ms []Metric, fields []Field) {
 			continue
 		}
 		b = append(b, ',')
-		b = appendString(b, m.Name)
+		b = jsonstr.Append(b, m.Name)
 		b = append(b, ':')
 		b = strconv.AppendFloat(b, m.Value, 'f', -1, 64)
 	}
 	for _, f := range fields {
 		b = append(b, ',')
-		b = appendString(b, f.Key)
+		b = jsonstr.Append(b, f.Key)
 		b = append(b, ':')
 		if f.isBool {
 			b = strconv.AppendBool(b, f.b)
 		} else {
-			b = appendString(b, f.s)
+			b = jsonstr.Append(b, f.s)
 		}
 	}
 	b = append(b, "}\n"...)
@@ -355,31 +357,5 @@ func appendDim(b []byte, name, value string) []byte {
 	b = append(b, ",\""...)
 	b = append(b, name...)
 	b = append(b, "\":"...)
-	return appendString(b, value)
-}
-
-// appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		case c >= utf8.RuneSelf:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, `\ufffd`...)
-				continue
-			}
-			b = append(b, s[i:i+size]...)
-			i += size - 1
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
+	return jsonstr.Append(b, value)
 }
