@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -284,10 +285,29 @@ func (h *Handler) rawBody(req events.APIGatewayV2HTTPRequest) ([]byte, error) {
 	return body, nil
 }
 
+// lowerKeys returns h with its names in lower case: h itself when they
+// already are, as API Gateway's HTTP API (payload v2) gives them, and a
+// lowered copy otherwise (another caller, a test); h is never changed.
 func lowerKeys(h map[string]string) map[string]string {
-	out := make(map[string]string, len(h))
-	for k, v := range h {
-		out[strings.ToLower(k)] = v
+	for k := range h {
+		if !isLower(k) {
+			out := make(map[string]string, len(h))
+			for k, v := range h {
+				out[strings.ToLower(k)] = v
+			}
+			return out
+		}
 	}
-	return out
+	return h
+}
+
+// isLower reports that strings.ToLower(s) == s for certain: s has no
+// upper-case ASCII letter and no byte outside ASCII.
+func isLower(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
 }

@@ -55,6 +55,27 @@ func TestNewEventIsClaimedAndEnqueuedOnce(t *testing.T) {
 	}
 }
 
+// TestHeaderNamesAreMatchedInAnyCase: a caller that does not lower-case
+// header names as API Gateway does (Stripe-Signature) is verified alike,
+// and the request it passed is left as it was.
+func TestHeaderNamesAreMatchedInAnyCase(t *testing.T) {
+	h, _, q := newHandler(t, fixed)
+	req := signed("checkout.session.completed", "evt_case")
+	sig := req.Headers["stripe-signature"]
+	delete(req.Headers, "stripe-signature")
+	req.Headers["Stripe-Signature"] = sig
+	resp, _ := h.Handle(context.Background(), req)
+	if resp.StatusCode != http.StatusOK || answer(t, resp) != "accepted" {
+		t.Fatalf("delivery with Stripe-Signature: %d %s, want 200 accepted", resp.StatusCode, resp.Body)
+	}
+	if len(q.Sent()) != 1 {
+		t.Errorf("sent %d messages, want 1", len(q.Sent()))
+	}
+	if _, ok := req.Headers["stripe-signature"]; ok || req.Headers["Stripe-Signature"] != sig {
+		t.Errorf("the caller's headers were changed: %v", req.Headers)
+	}
+}
+
 func TestBase64BodyIsVerifiedOverDecodedBytes(t *testing.T) {
 	h, _, q := newHandler(t, fixed)
 	resp, _ := h.Handle(context.Background(), base64Request(signed("checkout.session.completed", "evt_b64")))
