@@ -27,6 +27,12 @@ import (
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
+// DefaultLoadWarmup is --warmup's default. In 33 runs with 100 or 1 000
+// warm-up deliveries, the first round's emulators took 1.5-2.5 times the
+// CPU a delivery of the later rounds; after 4 000 to each target, no more
+// than the rounds after it (bench/load-null-warmup4000-s21.txt).
+const DefaultLoadWarmup = 4000
+
 type loadFlags struct {
 	url, secret, stateFile string
 	benchstat              string
@@ -81,7 +87,10 @@ concurrency (--concurrency senders, each sending its next delivery when the
 last is answered), for --duration or --count deliveries per round. A share
 of deliveries (--dup) repeats an earlier delivery of the round, as a
 retrying provider does. --warmup deliveries go to each target first and are
-not counted. Rounds alternate (receiver, floor, then floor, receiver, ...)
+not counted: with its default of 4000 the shared emulators (node) have
+settled before the first round, which otherwise costs them 1.5-2.5 times
+the CPU a delivery of the later rounds and falls on the first-named
+target alone (docs/performance.md). Rounds alternate (receiver, floor, then floor, receiver, ...)
 so that the machine's own noise falls on both; the summary is the median
 over the rounds. Every URL must be on the loopback interface.
 
@@ -97,7 +106,7 @@ Examples:
   hookinbox load --stack --concurrency 8 --count 500`)
 	fs.BoolVar(&f.stack, "stack", false, "drive the running stack's receiver (see --state-file) instead of bootstraps started here")
 	fs.IntVar(&f.copies, "copies", 2, "copies of each bootstrap under aws-lambda-rie (each runs one invocation at a time)")
-	fs.IntVar(&f.warmup, "warmup", 100, "deliveries to each target before the rounds, not counted")
+	fs.IntVar(&f.warmup, "warmup", DefaultLoadWarmup, "deliveries to each target before the rounds, not counted")
 	fs.StringVar(&f.url, "url", "", "with --stack: webhook URL (default: the running stack's)")
 	fs.StringVar(&f.secret, "secret", "", "signing secret (default: the running stack's, or the local one)")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "with --stack: state file of the running stack")

@@ -264,7 +264,7 @@ func (c *Client) send(ctx context.Context, call *Call) error {
 	var body []byte
 	var err error
 	if a, ok := call.Input.(appender); ok {
-		body, err = a.appendJSON(make([]byte, 0, 512))
+		body, err = a.appendJSON(nil) // each sizes its buffer
 	} else {
 		body, err = json.Marshal(call.Input)
 	}

@@ -138,7 +138,17 @@ func (o *object) conditional(cond string, names map[string]string, values Item, 
 	return o.end()
 }
 
+// requestRoom is what a request needs beyond its items' room (itemRoom):
+// names, expressions, options.
+const requestRoom = 256
+
+// itemRoom is about what m's JSON takes, so that a request's buffer is
+// allocated once (an inline payload's base64 is most of a claim), not
+// doubled three times.
+func itemRoom(m Item) int { return 64*len(m) + itemBinaryBytes(m) }
+
 func (in *PutItemInput) appendJSON(b []byte) ([]byte, error) {
+	b = slices.Grow(b, requestRoom+len(in.TableName)+len(in.ConditionExpression)+itemRoom(in.Item)+itemRoom(in.ExpressionAttributeValues))
 	o := newObject(b)
 	o.str("TableName", in.TableName, false)
 	o.item("Item", in.Item, false)
@@ -147,6 +157,7 @@ func (in *PutItemInput) appendJSON(b []byte) ([]byte, error) {
 }
 
 func (in *UpdateItemInput) appendJSON(b []byte) ([]byte, error) {
+	b = slices.Grow(b, requestRoom+len(in.TableName)+len(in.UpdateExpression)+len(in.ConditionExpression)+itemRoom(in.Key)+itemRoom(in.ExpressionAttributeValues))
 	o := newObject(b)
 	o.str("TableName", in.TableName, false)
 	o.item("Key", in.Key, false)
@@ -156,6 +167,7 @@ func (in *UpdateItemInput) appendJSON(b []byte) ([]byte, error) {
 }
 
 func (in *SendMessageInput) appendJSON(b []byte) ([]byte, error) {
+	b = slices.Grow(b, requestRoom+len(in.QueueUrl)+len(in.MessageBody)+64*(len(in.MessageAttributes)+len(in.MessageSystemAttributes)))
 	o := newObject(b)
 	o.str("QueueUrl", in.QueueUrl, false)
 	o.str("MessageBody", in.MessageBody, false)

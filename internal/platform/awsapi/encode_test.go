@@ -41,7 +41,7 @@ func BenchmarkEncodeClaim(b *testing.B) {
 	b.Run("appendJSON", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if _, err := in.appendJSON(make([]byte, 0, 512)); err != nil {
+			if _, err := in.appendJSON(nil); err != nil {
 				b.Fatal(err)
 			}
 		}
