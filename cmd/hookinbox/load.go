@@ -27,10 +27,12 @@ import (
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
-// DefaultLoadWarmup is --warmup's default. In 33 runs with 100 or 1 000
-// warm-up deliveries, the first round's emulators took 1.5-2.5 times the
-// CPU a delivery of the later rounds; after 4 000 to each target, no more
-// than the rounds after it (bench/load-null-warmup4000-s21.txt).
+// DefaultLoadWarmup is --warmup's default. In the 33 runs of
+// bench/load-*-s20-*.txt and *-b3a16bb-*.txt, with 100 or 1 000 warm-up
+// deliveries, the first round's emulators took 1.1-2.5 times the CPU a
+// delivery of the later rounds (median 1.7); in the 15 of
+// bench/load-*-s21-*.txt, after 4 000 to each target, 0.94-1.35 times
+// (median 1.05).
 const DefaultLoadWarmup = 4000
 
 type loadFlags struct {
@@ -47,6 +49,7 @@ type loadFlags struct {
 	rounds                 int
 	floor                  bool
 	null                   bool
+	env                    []string // --env NAME=VALUE, in order
 }
 
 func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -88,7 +91,7 @@ last is answered), for --duration or --count deliveries per round. A share
 of deliveries (--dup) repeats an earlier delivery of the round, as a
 retrying provider does. --warmup deliveries go to each target first and are
 not counted: with its default of 4000 the shared emulators (node) have
-settled before the first round, which otherwise costs them 1.5-2.5 times
+settled before the first round, which otherwise costs them 1.1-2.5 times
 the CPU a delivery of the later rounds and falls on the first-named
 target alone (docs/performance.md). Rounds alternate (receiver, floor, then floor, receiver, ...)
 so that the machine's own noise falls on both; the summary is the median
@@ -103,7 +106,8 @@ any one run's ratios carry on this machine.
 Examples:
   hookinbox load --concurrency 4 --count 1000 --rounds 5
   hookinbox load --rate 150 --duration 10s --dup 0.2
-  hookinbox load --stack --concurrency 8 --count 500`)
+  hookinbox load --stack --concurrency 8 --count 500
+  hookinbox load --null --env GOMAXPROCS=1   # both bootstraps on one P`)
 	fs.BoolVar(&f.stack, "stack", false, "drive the running stack's receiver (see --state-file) instead of bootstraps started here")
 	fs.IntVar(&f.copies, "copies", 2, "copies of each bootstrap under aws-lambda-rie (each runs one invocation at a time)")
 	fs.IntVar(&f.warmup, "warmup", DefaultLoadWarmup, "deliveries to each target before the rounds, not counted")
@@ -119,6 +123,13 @@ Examples:
 	fs.IntVar(&f.rounds, "rounds", 5, "rounds per target")
 	fs.BoolVar(&f.floor, "floor", true, "drive the floor program too, and print the ratios")
 	fs.BoolVar(&f.null, "null", false, "a null run: drive the floor's bootstrap in the receiver's place too, so the ratios show the harness's own spread on this machine")
+	fs.Func("env", "NAME=VALUE set in both bootstraps' environment, over the template's (repeatable; e.g. GOMAXPROCS=1, GODEBUG=gctrace=1)", func(v string) error {
+		if name, _, ok := strings.Cut(v, "="); !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return fmt.Errorf("want NAME=VALUE, got %q", v)
+		}
+		f.env = append(f.env, v)
+		return nil
+	})
 	fs.StringVar(&f.benchstat, "benchstat", "", "also write every round to this file as Go benchmark lines (BenchmarkLoad/target=...), for benchstat")
 	if _, err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -138,6 +149,8 @@ Examples:
 		return usagef("--count is at most 1000000")
 	case f.url != "" && !f.stack:
 		return usagef("--url needs --stack (without it, load starts the receiver itself)")
+	case f.stack && len(f.env) > 0:
+		return usagef("--env sets the environment of the bootstraps load starts: it takes no --stack")
 	case f.null && (f.stack || !f.floor):
 		return usagef("--null compares the floor with itself: it takes neither --stack nor --floor=false")
 	}

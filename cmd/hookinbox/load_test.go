@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -168,7 +169,7 @@ func TestLoadRunsBothBootstraps(t *testing.T) {
 	defer cancel()
 	bench := filepath.Join(t.TempDir(), "load.txt")
 	var out, errOut strings.Builder
-	err := cmdLoad(ctx, []string{"--copies", "1", "--warmup", "3", "--count", "12", "--rounds", "2", "--concurrency", "2", "--dup", "0.25", "--benchstat", bench}, &out, &errOut)
+	err := cmdLoad(ctx, []string{"--copies", "1", "--warmup", "3", "--count", "12", "--rounds", "2", "--concurrency", "2", "--dup", "0.25", "--env", "AWS_LAMBDA_LOG_LEVEL=WARN", "--benchstat", bench}, &out, &errOut)
 	if err != nil {
 		t.Fatalf("load: %v\n%s\n%s", err, out.String(), errOut.String())
 	}
@@ -214,6 +215,30 @@ func TestLoadNullTakesNoStack(t *testing.T) {
 		var ue *usageError
 		if err := cmdLoad(context.Background(), args, &out, &errOut); !errors.As(err, &ue) {
 			t.Errorf("load %v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// TestLoadEnvReachesBothBootstraps: every --env is in each target's
+// environment, over load's own settings, a later one winning; a malformed
+// one, or one with --stack (whose bootstraps load does not start), is a
+// usage error.
+func TestLoadEnvReachesBothBootstraps(t *testing.T) {
+	f := loadFlags{secret: "whsec_x", env: []string{"GOMAXPROCS=1", "AWS_LAMBDA_LOG_LEVEL=WARN", "GODEBUG=a=1,b=2", "GOMAXPROCS=2"}}
+	for _, target := range []string{"receiver", "floor"} {
+		env := loadEnv(f, target)
+		want := map[string]string{
+			"STRIPE_WEBHOOK_SECRET": "whsec_x", "AWS_LAMBDA_FUNCTION_NAME": "load-" + target,
+			"GOMAXPROCS": "2", "AWS_LAMBDA_LOG_LEVEL": "WARN", "GODEBUG": "a=1,b=2",
+		}
+		if !maps.Equal(env, want) {
+			t.Errorf("%s: environment %v, want %v", target, env, want)
+		}
+	}
+	for _, args := range [][]string{{"--env", "GOMAXPROCS"}, {"--env", "=1"}, {"--env", "A B=1"}, {"--stack", "--env", "GOMAXPROCS=1"}} {
+		var out, errOut strings.Builder
+		if err := cmdLoad(context.Background(), args, &out, &errOut); err == nil || !strings.Contains(err.Error()+errOut.String(), "env") {
+			t.Errorf("load %v: %v (%s), want an error about --env", args, err, errOut.String())
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
@@ -81,7 +82,7 @@ func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, 
 			return nil, nil, fmt.Errorf("create the %s's tables and queues: %w", t.name, err)
 		}
 		cleanups = append(cleanups, func() { _ = st.Close() })
-		env, err := st.Env("ReceiverFunction", map[string]string{"STRIPE_WEBHOOK_SECRET": f.secret, "AWS_LAMBDA_FUNCTION_NAME": "load-" + t.name})
+		env, err := st.Env("ReceiverFunction", loadEnv(f, t.name))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -122,6 +123,18 @@ func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, 
 		targets = append(targets, &loadTarget{name: t.name, url: "http://" + ln.Addr().String() + "/webhooks/stripe", cpu: cpu})
 	}
 	return targets, stopAll, nil
+}
+
+// loadEnv is what a target's bootstrap gets over the receiver's environment
+// from template.yaml: the signing secret, a function name of its own, and
+// every --env, in order (a later one wins).
+func loadEnv(f loadFlags, target string) map[string]string {
+	env := map[string]string{"STRIPE_WEBHOOK_SECRET": f.secret, "AWS_LAMBDA_FUNCTION_NAME": "load-" + target}
+	for _, kv := range f.env {
+		name, value, _ := strings.Cut(kv, "=")
+		env[name] = value
+	}
+	return env
 }
 
 // functionPool sends each invocation to an idle copy of a function,
