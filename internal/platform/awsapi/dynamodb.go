@@ -1,11 +1,13 @@
 package awsapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -191,35 +193,111 @@ func appendValue(b []byte, v AttributeValue) ([]byte, error) {
 
 // UnmarshalJSON reads {"<type>": ...}.
 func (v *AttributeValue) UnmarshalJSON(data []byte) error {
+	if sv, ok := scalarValue(data); ok {
+		*v = sv
+		return nil
+	}
+	w, err := decodeWire(data)
+	if err != nil {
+		return err
+	}
+	*v = w
+	return nil
+}
+
+// decodeWire decodes any attribute value with encoding/json.
+func decodeWire(data []byte) (AttributeValue, error) {
 	var w wireValue
 	if err := json.Unmarshal(data, &w); err != nil {
-		return err
+		return AttributeValue{}, err
 	}
 	switch {
 	case w.S != nil:
-		*v = S(*w.S)
+		return S(*w.S), nil
 	case w.N != nil:
-		*v = N(*w.N)
+		return N(*w.N), nil
 	case w.B != nil:
-		*v = B(*w.B)
+		return B(*w.B), nil
 	case w.BOOL != nil:
-		*v = Bool(*w.BOOL)
+		return Bool(*w.BOOL), nil
 	case w.NULL != nil:
-		*v = AttributeValue{typ: "NULL"}
+		return AttributeValue{typ: "NULL"}, nil
 	case w.M != nil:
-		*v = M(*w.M)
+		return M(*w.M), nil
 	case w.L != nil:
-		*v = L(w.L...)
+		return L(w.L...), nil
 	case w.SS != nil:
-		*v = AttributeValue{typ: "SS", ss: w.SS}
+		return AttributeValue{typ: "SS", ss: w.SS}, nil
 	case w.NS != nil:
-		*v = AttributeValue{typ: "NS", ss: w.NS}
+		return AttributeValue{typ: "NS", ss: w.NS}, nil
 	case w.BS != nil:
-		*v = AttributeValue{typ: "BS", bs: w.BS}
-	default:
-		return fmt.Errorf("awsapi: unknown attribute value %.40s", data)
+		return AttributeValue{typ: "BS", bs: w.BS}, nil
 	}
-	return nil
+	return AttributeValue{}, fmt.Errorf("awsapi: unknown attribute value %.40s", data)
+}
+
+// scalarValue decodes a scalar value as DynamoDB writes one, with no
+// space and no escape: {"S":"..."}, {"N":"..."}, {"B":"<base64>"},
+// {"BOOL":true} or {"BOOL":false}, {"NULL":true}. It returns what
+// encoding/json would decode into wireValue, or false for anything else,
+// which UnmarshalJSON then leaves to encoding/json: a status item read
+// back (a duplicate's claim, a lease) has a dozen values, and a second
+// encoding/json pass over each cost more than the rest of its decoding.
+func scalarValue(data []byte) (AttributeValue, bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(`{"`))
+	if !ok || len(rest) == 0 || rest[len(rest)-1] != '}' {
+		return AttributeValue{}, false
+	}
+	typ, val, ok := bytes.Cut(rest[:len(rest)-1], []byte(`":`))
+	if !ok {
+		return AttributeValue{}, false
+	}
+	switch string(typ) {
+	case "S", "N", "B":
+		s, ok := plainString(val)
+		if !ok {
+			return AttributeValue{}, false
+		}
+		switch typ[0] {
+		case 'S':
+			return S(string(s)), true
+		case 'N':
+			return N(string(s)), true
+		}
+		b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+		n, err := base64.StdEncoding.Decode(b, s)
+		if err != nil {
+			return AttributeValue{}, false
+		}
+		return B(b[:n]), true
+	case "BOOL":
+		switch string(val) {
+		case "true":
+			return Bool(true), true
+		case "false":
+			return Bool(false), true
+		}
+	case "NULL":
+		if string(val) == "true" {
+			return AttributeValue{typ: "NULL"}, true
+		}
+	}
+	return AttributeValue{}, false
+}
+
+// plainString returns the contents of the JSON string lit when it needs
+// no unquoting: valid UTF-8 with no escape, quote or control character.
+func plainString(lit []byte) ([]byte, bool) {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return nil, false
+	}
+	s := lit[1 : len(lit)-1]
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return nil, false
+		}
+	}
+	return s, utf8.Valid(s)
 }
 
 // ConsumedCapacity is the capacity an operation consumed, when asked with
