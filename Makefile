@@ -171,11 +171,11 @@ bench: local/node_modules sizes
 	go test -run '^$$' -bench ColdStart -benchtime 20x -count 1 -timeout 20m ./internal/local/pipelinetest | tee $(BENCH_DIR)/coldstart.txt
 	@echo "== requests, capacity and dollars per event"
 	@go test -count=1 -v -run RequestsAndCapacity ./internal/local/pipelinetest | sed -n 's/^        //; /^| /p' | tee $(BENCH_DIR)/cost.md
-	@echo "== hookinbox load: the receiver's bootstrap beside the floor's, 2 copies each under aws-lambda-rie, alternating rounds ($(BENCH_DIR)/load.txt)"
+	@echo "== hookinbox load: the receiver's bootstrap beside the floor's, 2 copies each under aws-lambda-rie, alternating rounds, 3 runs ($(BENCH_DIR)/load.txt)"
 	go build -o bin/hookinbox ./cmd/hookinbox
-	bin/hookinbox load --copies 2 --concurrency 4 --count 1000 --rounds 5 --dup 0.1 --benchstat $(BENCH_DIR)/load-bench.txt | tee $(BENCH_DIR)/load.txt
+	bin/hookinbox load --runs 3 --copies 2 --concurrency 4 --count 1000 --rounds 3 --dup 0.1 --benchstat $(BENCH_DIR)/load-bench.txt | tee $(BENCH_DIR)/load.txt
 	@echo "== hookinbox load --null: the floor beside itself, how far one run's ratios stray on this machine ($(BENCH_DIR)/load-null.txt)"
-	bin/hookinbox load --null --copies 2 --concurrency 4 --count 1000 --rounds 5 --dup 0.1 | tee $(BENCH_DIR)/load-null.txt
+	bin/hookinbox load --null --runs 3 --copies 2 --concurrency 4 --count 1000 --rounds 3 --dup 0.1 | tee $(BENCH_DIR)/load-null.txt
 	@echo "== hookinbox load at a fixed rate, below both targets' capacity ($(BENCH_DIR)/load-rate.txt)"
 	bin/hookinbox load --copies 2 --rate 150 --concurrency 16 --count 750 --rounds 5 --dup 0.1 --benchstat $(BENCH_DIR)/load-rate-bench.txt | tee $(BENCH_DIR)/load-rate.txt
 

@@ -49,6 +49,7 @@ type loadFlags struct {
 	rounds                 int
 	floor                  bool
 	null                   bool
+	runs                   int
 	env                    []string // --env NAME=VALUE, in order
 }
 
@@ -98,13 +99,18 @@ so that the machine's own noise falls on both; the summary is the median
 over the rounds. Every URL must be on the loopback interface.
 
 Timings depend on the machine and on what else runs on it: compare the
-ratios, measured side by side, not the absolute figures. --null runs the
+ratios, measured side by side, not the absolute figures. Each run also
+carries an offset of its own (where its processes land on the machine),
+which more rounds do not average out: --runs N repeats the whole run, new
+emulators and bootstraps each time, and ends with the median and range of
+the runs' ratios, the figure to quote. --null runs the
 floor's bootstrap in both places (the first named "floor-a"): the two are
 the same program, so how far their ratios stray from 1× is the spread
 any one run's ratios carry on this machine.
 
 Examples:
   hookinbox load --concurrency 4 --count 1000 --rounds 5
+  hookinbox load --runs 3 --count 1000 --rounds 3
   hookinbox load --rate 150 --duration 10s --dup 0.2
   hookinbox load --stack --concurrency 8 --count 500
   hookinbox load --null --env GOMAXPROCS=1   # both bootstraps on one P`)
@@ -121,6 +127,7 @@ Examples:
 	fs.Float64Var(&f.dup, "dup", 0.1, "share of deliveries that repeat an earlier one (0 to 1)")
 	fs.IntVar(&f.size, "size", 0, "payload bytes (0: a realistic checkout, about 2.9 KB; under that, a customer.created padded to size)")
 	fs.IntVar(&f.rounds, "rounds", 5, "rounds per target")
+	fs.IntVar(&f.runs, "runs", 1, "whole runs, each with emulators and bootstraps of its own; with more than one, the median of the runs' ratios too")
 	fs.BoolVar(&f.floor, "floor", true, "drive the floor program too, and print the ratios")
 	fs.BoolVar(&f.null, "null", false, "a null run: drive the floor's bootstrap in the receiver's place too, so the ratios show the harness's own spread on this machine")
 	fs.Func("env", "NAME=VALUE set in both bootstraps' environment, over the template's (repeatable; e.g. GOMAXPROCS=1, GODEBUG=gctrace=1)", func(v string) error {
@@ -149,17 +156,59 @@ Examples:
 		return usagef("--count is at most 1000000")
 	case f.url != "" && !f.stack:
 		return usagef("--url needs --stack (without it, load starts the receiver itself)")
+	case f.runs < 1 || f.runs > 20:
+		return usagef("--runs must be in [1, 20]")
+	case f.stack && f.runs > 1:
+		return usagef("--runs starts everything again for each run: it takes no --stack")
 	case f.stack && len(f.env) > 0:
 		return usagef("--env sets the environment of the bootstraps load starts: it takes no --stack")
 	case f.null && (f.stack || !f.floor):
 		return usagef("--null compares the floor with itself: it takes neither --stack nor --floor=false")
 	}
 
+	var all []*loadTarget // every run's targets, for --benchstat
+	var ratios []loadRatios
+	for run := 1; run <= f.runs; run++ {
+		if f.runs > 1 {
+			fmt.Fprintf(stdout, "== run %d of %d\n", run, f.runs)
+		}
+		targets, err := loadRun(ctx, f, stdout, stderr)
+		if err != nil {
+			return err
+		}
+		all = append(all, targets...)
+		if len(targets) == 2 {
+			ratios = append(ratios, ratiosOf(targets[0], targets[1]))
+		}
+		if f.runs > 1 {
+			fmt.Fprintln(stdout)
+		}
+	}
+	if f.runs > 1 && len(ratios) > 0 {
+		printRunsSummary(stdout, all[0].name, all[1].name, ratios)
+	}
+	if f.benchstat != "" {
+		if err := writeBenchstat(f.benchstat, f, all); err != nil {
+			return err
+		}
+	}
+	for _, tg := range all {
+		if tg.errors() > 0 {
+			return fmt.Errorf("%s answered %d deliveries with an error", tg.name, tg.errors())
+		}
+	}
+	return nil
+}
+
+// loadRun starts the targets (or finds the running stack's), warms them
+// up and runs f.rounds alternating rounds, printing each round and the
+// run's summary; it stops what it started before it returns.
+func loadRun(ctx context.Context, f loadFlags, stdout, stderr io.Writer) ([]*loadTarget, error) {
 	var targets []*loadTarget
 	if f.stack {
 		ts, stop, err := stackTargets(ctx, &f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer stop()
 		targets = ts
@@ -170,7 +219,7 @@ Examples:
 		fmt.Fprintf(stderr, "hookinbox load: starting the emulators and %d copies of each bootstrap under aws-lambda-rie (the first build takes a minute)\n", f.copies)
 		ts, stop, err := bootstrapTargets(ctx, f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer stop()
 		targets = ts
@@ -186,7 +235,7 @@ Examples:
 		warm := f
 		warm.count, warm.rate = max(f.warmup, 2*f.copies), 0
 		if _, err := runRound(ctx, client, tg.url, makeDeliveries(warm.count, f.dup, f.size, f.secret), warm); err != nil {
-			return fmt.Errorf("%s at %s: warm-up: %w", tg.name, tg.url, err)
+			return nil, fmt.Errorf("%s at %s: warm-up: %w", tg.name, tg.url, err)
 		}
 	}
 
@@ -219,17 +268,17 @@ Examples:
 			if tg.cpu != nil {
 				var err error
 				if before, err = tg.cpu(); err != nil {
-					return fmt.Errorf("%s: %w", tg.name, err)
+					return nil, fmt.Errorf("%s: %w", tg.name, err)
 				}
 			}
 			res, err := runRound(ctx, client, tg.url, ds, f)
 			if err != nil {
-				return fmt.Errorf("%s round %d: %w", tg.name, i+1, err)
+				return nil, fmt.Errorf("%s round %d: %w", tg.name, i+1, err)
 			}
 			if tg.cpu != nil {
 				after, err := tg.cpu()
 				if err != nil {
-					return fmt.Errorf("%s: %w", tg.name, err)
+					return nil, fmt.Errorf("%s: %w", tg.name, err)
 				}
 				res.cpu = &cpuTimes{function: after.function - before.function, rie: after.rie - before.rie, emulators: after.emulators - before.emulators}
 			}
@@ -238,17 +287,44 @@ Examples:
 		}
 	}
 	printLoadSummary(stdout, targets)
-	if f.benchstat != "" {
-		if err := writeBenchstat(f.benchstat, f, targets); err != nil {
-			return err
-		}
+	return targets, nil
+}
+
+// loadRatios are one run's ratios of the first target's medians over the
+// second's.
+type loadRatios struct{ throughput, p99, cpu float64 }
+
+func ratiosOf(r, fl *loadTarget) loadRatios {
+	lr := loadRatios{throughput: ratioOf(r, fl, roundResult.throughput), p99: ratioOf(r, fl, roundResult.p99ms)}
+	if r.cpu != nil && fl.cpu != nil {
+		lr.cpu = ratioOf(r, fl, roundResult.cpuPerDelivery)
 	}
-	for _, tg := range targets {
-		if tg.errors() > 0 {
-			return fmt.Errorf("%s answered %d deliveries with an error", tg.name, tg.errors())
+	return lr
+}
+
+// ratioOf is r's median of v over fl's.
+func ratioOf(r, fl *loadTarget, v func(roundResult) float64) float64 {
+	return r.median(v) / fl.median(v)
+}
+
+// printRunsSummary prints, over several runs, the median and the range of
+// each run's ratios: each run starts its own emulators and bootstraps and
+// carries an offset of its own, which only more runs average out.
+func printRunsSummary(w io.Writer, first, second string, runs []loadRatios) {
+	line := func(v func(loadRatios) float64) string {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = v(r)
 		}
+		m := median(xs) // sorts xs
+		return fmt.Sprintf("median %.2f× (%.2f-%.2f×)", m, xs[0], xs[len(xs)-1])
 	}
-	return nil
+	fmt.Fprintf(w, "%s / %s over %d runs (each run's ratio of medians): throughput %s, p99 %s",
+		first, second, len(runs), line(func(r loadRatios) float64 { return r.throughput }), line(func(r loadRatios) float64 { return r.p99 }))
+	if runs[0].cpu > 0 {
+		fmt.Fprintf(w, ", CPU per delivery %s", line(func(r loadRatios) float64 { return r.cpu }))
+	}
+	fmt.Fprintln(w)
 }
 
 // printLoadSummary prints each target's medians over its rounds and, for
@@ -270,7 +346,7 @@ func printLoadSummary(w io.Writer, targets []*loadTarget) {
 		return
 	}
 	r, fl := targets[0], targets[1]
-	ratio := func(v func(roundResult) float64) float64 { return r.median(v) / fl.median(v) }
+	ratio := func(v func(roundResult) float64) float64 { return ratioOf(r, fl, v) }
 	fmt.Fprintf(w, "\n%s / %s (medians of %d rounds): throughput %.2f×, p50 %.2f×, p95 %.2f×, p99 %.2f×",
 		r.name, fl.name, len(r.rounds), ratio(roundResult.throughput), ratio(roundResult.p50ms), ratio(roundResult.p95ms), ratio(roundResult.p99ms))
 	if r.cpu != nil && fl.cpu != nil {
@@ -623,6 +699,11 @@ func (t *loadTarget) median(v func(roundResult) float64) float64 {
 	for i, r := range t.rounds {
 		xs[i] = v(r)
 	}
+	return median(xs)
+}
+
+// median returns the median of xs, which it sorts.
+func median(xs []float64) float64 {
 	slices.Sort(xs)
 	if len(xs)%2 == 1 {
 		return xs[len(xs)/2]

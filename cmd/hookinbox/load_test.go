@@ -169,7 +169,7 @@ func TestLoadRunsBothBootstraps(t *testing.T) {
 	defer cancel()
 	bench := filepath.Join(t.TempDir(), "load.txt")
 	var out, errOut strings.Builder
-	err := cmdLoad(ctx, []string{"--copies", "1", "--warmup", "3", "--count", "12", "--rounds", "2", "--concurrency", "2", "--dup", "0.25", "--env", "AWS_LAMBDA_LOG_LEVEL=WARN", "--benchstat", bench}, &out, &errOut)
+	err := cmdLoad(ctx, []string{"--copies", "1", "--warmup", "3", "--count", "12", "--rounds", "2", "--runs", "2", "--concurrency", "2", "--dup", "0.25", "--env", "AWS_LAMBDA_LOG_LEVEL=WARN", "--benchstat", bench}, &out, &errOut)
 	if err != nil {
 		t.Fatalf("load: %v\n%s\n%s", err, out.String(), errOut.String())
 	}
@@ -178,6 +178,7 @@ func TestLoadRunsBothBootstraps(t *testing.T) {
 		"receiver round 1: 12 deliveries", "floor    round 1: 12 deliveries",
 		"floor    round 2: 12 deliveries", "receiver round 2: 12 deliveries",
 		"µs/delivery (RIE ", ", emulators ", "emu µs/dlv", "receiver / floor (medians of 2 rounds)", "CPU per delivery",
+		"== run 1 of 2", "== run 2 of 2", "receiver / floor over 2 runs (each run's ratio of medians): throughput median ",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("load does not say %q:\n%s", want, out.String())
@@ -187,8 +188,8 @@ func TestLoadRunsBothBootstraps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Count(string(b), "BenchmarkLoad/concurrency=2/target="); got != 4 {
-		t.Errorf("--benchstat file has %d round lines, want 4:\n%s", got, b)
+	if got := strings.Count(string(b), "BenchmarkLoad/concurrency=2/target="); got != 8 {
+		t.Errorf("--benchstat file has %d round lines, want 8 (2 runs of 2 rounds of 2 targets):\n%s", got, b)
 	}
 }
 
@@ -239,6 +240,27 @@ func TestLoadEnvReachesBothBootstraps(t *testing.T) {
 		var out, errOut strings.Builder
 		if err := cmdLoad(context.Background(), args, &out, &errOut); err == nil || !strings.Contains(err.Error()+errOut.String(), "env") {
 			t.Errorf("load %v: %v (%s), want an error about --env", args, err, errOut.String())
+		}
+	}
+}
+
+// TestRunsSummaryIsTheMedianOfTheRuns: over several runs, load prints the
+// median and the range of each run's ratios; --runs is bounded and takes
+// no --stack.
+func TestRunsSummaryIsTheMedianOfTheRuns(t *testing.T) {
+	var out strings.Builder
+	printRunsSummary(&out, "receiver", "floor", []loadRatios{
+		{throughput: 0.90, p99: 1.2, cpu: 1.10}, {throughput: 1.02, p99: 1.0, cpu: 1.02}, {throughput: 0.96, p99: 1.1, cpu: 1.06},
+	})
+	want := "receiver / floor over 3 runs (each run's ratio of medians): throughput median 0.96× (0.90-1.02×), p99 median 1.10× (1.00-1.20×), CPU per delivery median 1.06× (1.02-1.10×)\n"
+	if out.String() != want {
+		t.Errorf("summary\n%q, want\n%q", out.String(), want)
+	}
+	for _, args := range [][]string{{"--runs", "0"}, {"--runs", "21"}, {"--stack", "--runs", "2"}} {
+		var out, errOut strings.Builder
+		var ue *usageError
+		if err := cmdLoad(context.Background(), args, &out, &errOut); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--runs") {
+			t.Errorf("load %v: %v, want a usage error about --runs", args, err)
 		}
 	}
 }
