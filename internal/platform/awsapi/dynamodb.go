@@ -108,7 +108,7 @@ func (m Item) MarshalJSON() ([]byte, error) {
 	if m == nil {
 		return []byte("null"), nil
 	}
-	return appendItem(make([]byte, 0, 64*len(m)+itemBinaryBytes(m)), m)
+	return appendItem(make([]byte, 0, itemRoom(m)), m)
 }
 
 // MarshalJSON writes the value as {"<type>": ...}.
