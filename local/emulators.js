@@ -12,6 +12,10 @@
 //
 //   {"dynamodb":"http://127.0.0.1:P1","sqs":"http://127.0.0.1:P2"}
 //
+// Before that it warms both up (--warmup N: N event lives of the
+// requests hookinbox makes, default DEFAULT_WARMUP, 0 for none; see
+// warmup.js) and says so in one line on stderr.
+//
 // It exits when its stdin closes, so it never outlives the process that
 // started it with a pipe (pass --ignore-stdin to run it detached), and on
 // SIGINT or SIGTERM. Errors go to stderr and exit with status 1.
@@ -19,17 +23,24 @@
 
 const dynalite = require('dynalite')
 const { createSqsServer } = require('local-aws-sqs')
+const { warmup } = require('./warmup')
 
 const HOST = '127.0.0.1'
 
+// DEFAULT_WARMUP is how many event lives (warmup.js: six requests each,
+// four more every tenth) the emulators serve themselves before they say
+// they are ready, so that node has compiled their paths: node's CPU a
+// request settles after about 600.
+const DEFAULT_WARMUP = 800
+
 function usage (msg) {
   if (msg) console.error('emulators.js: ' + msg)
-  console.error('usage: node emulators.js [--dynamodb-port N] [--sqs-port N] [--ignore-stdin]')
+  console.error('usage: node emulators.js [--dynamodb-port N] [--sqs-port N] [--warmup N] [--ignore-stdin]')
   process.exit(2)
 }
 
 function parseArgs (argv) {
-  const opts = { dynamodbPort: 0, sqsPort: 0, ignoreStdin: false }
+  const opts = { dynamodbPort: 0, sqsPort: 0, ignoreStdin: false, warmup: DEFAULT_WARMUP }
   for (let i = 0; i < argv.length; i++) {
     let [name, value] = argv[i].split(/=(.*)/s, 2)
     const port = () => {
@@ -38,10 +49,17 @@ function parseArgs (argv) {
       if (!Number.isInteger(n) || n < 0 || n > 65535) usage(`${name}: not a port: ${value}`)
       return n
     }
+    const count = () => {
+      if (value === undefined) value = argv[++i]
+      const n = Number(value)
+      if (!Number.isInteger(n) || n < 0) usage(`${name}: not a count: ${value}`)
+      return n
+    }
     switch (name) {
       case '--dynamodb-port': opts.dynamodbPort = port(); break
       case '--sqs-port': opts.sqsPort = port(); break
       case '--ignore-stdin': opts.ignoreStdin = true; break
+      case '--warmup': opts.warmup = count(); break
       case '-h': case '--help': usage(); break
       default: usage(`unknown argument ${argv[i]}`)
     }
@@ -136,6 +154,15 @@ async function main () {
     sqs = await startSQS(opts.sqsPort)
   } catch (err) {
     fail(`local-aws-sqs on ${HOST}:${opts.sqsPort}`, err)
+  }
+  if (opts.warmup > 0) {
+    const start = Date.now()
+    try {
+      const requests = await warmup(url(ddb), url(sqs), opts.warmup)
+      console.error(`emulators.js: warmed up: ${opts.warmup} event lives, ${requests} requests in ${((Date.now() - start) / 1000).toFixed(1)} s`)
+    } catch (err) {
+      fail('warm-up', err)
+    }
   }
   process.stdout.write(JSON.stringify({ dynamodb: url(ddb), sqs: url(sqs) }) + '\n')
 }

@@ -197,6 +197,8 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	emu, err := devstack.Start(ctx, devstack.Options{
 		Root: root, Stderr: d.childLog("emulators"),
 		DynamoDBPort: d.flags.dynamoDBPort, SQSPort: d.flags.sqsPort,
+		// The first webhook is then as fast as the thousandth.
+		WarmUp: true,
 	})
 	if err != nil {
 		return err

@@ -47,9 +47,13 @@ func startDynalite(ctx context.Context, opts Options) (*Emulators, error) {
 		stdinW.Close()
 		return nil, fmt.Errorf("start emulators: %w", err)
 	}
-	cmd := exec.Command(node, filepath.Join(root, "local", "emulators.js"),
+	args := []string{filepath.Join(root, "local", "emulators.js"),
 		"--dynamodb-port", strconv.Itoa(opts.DynamoDBPort),
-		"--sqs-port", strconv.Itoa(opts.SQSPort))
+		"--sqs-port", strconv.Itoa(opts.SQSPort)}
+	if !opts.WarmUp {
+		args = append(args, "--warmup", "0")
+	}
+	cmd := exec.Command(node, args...)
 	cmd.Dir = filepath.Join(root, "local")
 	cmd.Stdin = stdinR
 	cmd.Stdout = stdoutW

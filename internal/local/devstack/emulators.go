@@ -55,6 +55,14 @@ type Options struct {
 	// Family is the emulators to run: FamilyDynalite or FamilyMoto.
 	// Empty means what HOOKINBOX_EMULATORS says, else FamilyDynalite.
 	Family string
+
+	// WarmUp has dynalite and local-aws-sqs serve themselves the requests
+	// of 800 events' lives before they are ready (local/warmup.js, about
+	// 3 s on 2 cores), so that node has compiled their code paths before
+	// the first caller's request: `hookinbox dev` and `hookinbox load`
+	// use it, tests do not. It leaves no table or queue behind. moto_server
+	// is not warmed.
+	WarmUp bool
 }
 
 // Emulators are running local AWS-compatible servers, or endpoints found in

@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,6 +80,57 @@ func TestStartStop(t *testing.T) {
 	if err := e.Stop(); err != nil {
 		t.Errorf("second Stop: %v", err)
 	}
+}
+
+// TestWarmUp starts the emulators warmed up (local/warmup.js): they say
+// so on stderr, and leave no table or queue of the warm-up behind.
+func TestWarmUp(t *testing.T) {
+	skipUnlessStarting(t)
+	ctx := context.Background()
+	var stderr lockedBuffer
+	e, err := Start(ctx, Options{WarmUp: true, Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	tables, err := e.DynamoDB().ListTables(ctx, &dynamodb.ListTablesInput{})
+	if err != nil {
+		t.Fatalf("ListTables: %v", err)
+	}
+	if len(tables.TableNames) != 0 {
+		t.Errorf("tables after the warm-up: %v, want none", tables.TableNames)
+	}
+	queues, err := e.SQS().ListQueues(ctx, &sqs.ListQueuesInput{})
+	if err != nil {
+		t.Fatalf("ListQueues: %v", err)
+	}
+	if len(queues.QueueUrls) != 0 {
+		t.Errorf("queues after the warm-up: %v, want none", queues.QueueUrls)
+	}
+	if err := e.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "emulators.js: warmed up: 800 event lives, ") {
+		t.Errorf("stderr = %q, want the warm-up's line (800 event lives)", stderr.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the writer goroutine and the test.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // forTest is devstacktest.ForTest, which imports this package.
