@@ -96,7 +96,8 @@ settled before the first round, which otherwise costs them 1.1-2.5 times
 the CPU a delivery of the later rounds and falls on the first-named
 target alone (docs/performance.md). Rounds alternate (receiver, floor, then floor, receiver, ...)
 so that the machine's own noise falls on both; the summary is the median
-over the rounds. Every URL must be on the loopback interface.
+over the rounds. With --runs, the floor opens every second run: a run's
+first round is more often than not its slowest. Every URL must be on the loopback interface.
 
 Timings depend on the machine and on what else runs on it: compare the
 ratios, measured side by side, not the absolute figures. Each run also
@@ -172,7 +173,7 @@ Examples:
 		if f.runs > 1 {
 			fmt.Fprintf(stdout, "== run %d of %d\n", run, f.runs)
 		}
-		targets, err := loadRun(ctx, f, stdout, stderr)
+		targets, err := loadRun(ctx, f, run%2 == 0, stdout, stderr)
 		if err != nil {
 			return err
 		}
@@ -202,8 +203,12 @@ Examples:
 
 // loadRun starts the targets (or finds the running stack's), warms them
 // up and runs f.rounds alternating rounds, printing each round and the
-// run's summary; it stops what it started before it returns.
-func loadRun(ctx context.Context, f loadFlags, stdout, stderr io.Writer) ([]*loadTarget, error) {
+// run's summary; it stops what it started before it returns. The
+// receiver goes first, or the floor when floorFirst: the first round of a
+// run is its slowest more often than not (docs/performance.md), so
+// --runs lets the two open the runs in turn. It returns the receiver
+// first either way.
+func loadRun(ctx context.Context, f loadFlags, floorFirst bool, stdout, stderr io.Writer) ([]*loadTarget, error) {
 	var targets []*loadTarget
 	if f.stack {
 		ts, stop, err := stackTargets(ctx, &f)
@@ -229,9 +234,13 @@ func loadRun(ctx context.Context, f loadFlags, stdout, stderr io.Writer) ([]*loa
 		Timeout:   30 * time.Second,
 		Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute},
 	}
+	opening := targets
+	if floorFirst && len(targets) == 2 {
+		opening = []*loadTarget{targets[1], targets[0]}
+	}
 	// Warm every target up, uncounted: connections, clients, every copy
 	// started, a first claim.
-	for _, tg := range targets {
+	for _, tg := range opening {
 		warm := f
 		warm.count, warm.rate = max(f.warmup, 2*f.copies), 0
 		if _, err := runRound(ctx, client, tg.url, makeDeliveries(warm.count, f.dup, f.size, f.secret), warm); err != nil {
@@ -251,12 +260,12 @@ func loadRun(ctx context.Context, f loadFlags, stdout, stderr io.Writer) ([]*loa
 	if f.stack {
 		where = "the running stack's receiver, the floor in this process"
 	}
-	fmt.Fprintf(stdout, "hookinbox load: %s; %s, %s, %d rounds per target (alternating), %d warm-up deliveries each, %.0f%% duplicates\n",
-		where, mode, bound, f.rounds, f.warmup, f.dup*100)
+	fmt.Fprintf(stdout, "hookinbox load: %s; %s, %s, %d rounds per target (alternating, %s first), %d warm-up deliveries each, %.0f%% duplicates\n",
+		where, mode, bound, f.rounds, opening[0].name, f.warmup, f.dup*100)
 	for i := 0; i < f.rounds; i++ {
-		order := targets
+		order := opening
 		if i%2 == 1 && len(targets) == 2 {
-			order = []*loadTarget{targets[1], targets[0]}
+			order = []*loadTarget{opening[1], opening[0]}
 		}
 		for _, tg := range order {
 			n := f.count
@@ -280,7 +289,10 @@ func loadRun(ctx context.Context, f loadFlags, stdout, stderr io.Writer) ([]*loa
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", tg.name, err)
 				}
-				res.cpu = &cpuTimes{function: after.function - before.function, rie: after.rie - before.rie, emulators: after.emulators - before.emulators}
+				res.cpu = &cpuTimes{
+					function: after.function - before.function, rie: after.rie - before.rie, emulators: after.emulators - before.emulators,
+					load: after.load - before.load, machine: after.machine - before.machine,
+				}
 			}
 			tg.rounds = append(tg.rounds, res)
 			fmt.Fprintf(stdout, "  %-8s round %d: %s\n", tg.name, i+1, res)
@@ -331,16 +343,17 @@ func printRunsSummary(w io.Writer, first, second string, runs []loadRatios) {
 // two targets, the first's over the second's.
 func printLoadSummary(w io.Writer, targets []*loadTarget) {
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%-8s %12s %9s %9s %9s %12s %12s %12s %8s\n", "target", "deliveries/s", "p50 ms", "p95 ms", "p99 ms", "CPU µs/dlv", "RIE µs/dlv", "emu µs/dlv", "errors")
+	fmt.Fprintf(w, "%-8s %12s %9s %9s %9s %12s %12s %12s %13s %8s\n", "target", "deliveries/s", "p50 ms", "p95 ms", "p99 ms", "CPU µs/dlv", "RIE µs/dlv", "emu µs/dlv", "machine µs/dlv", "errors")
 	for _, tg := range targets {
-		cpu, rie, emu := "-", "-", "-"
+		cpu, rie, emu, machine := "-", "-", "-", "-"
 		if tg.cpu != nil {
 			cpu = fmt.Sprintf("%.0f", tg.median(roundResult.cpuPerDelivery))
 			rie = fmt.Sprintf("%.0f", tg.median(roundResult.riePerDelivery))
 			emu = fmt.Sprintf("%.0f", tg.median(roundResult.emulatorsPerDelivery))
+			machine = fmt.Sprintf("%.0f", tg.median(roundResult.machinePerDelivery))
 		}
-		fmt.Fprintf(w, "%-8s %12.1f %9.2f %9.2f %9.2f %12s %12s %12s %8d\n", tg.name, tg.median(roundResult.throughput),
-			tg.median(roundResult.p50ms), tg.median(roundResult.p95ms), tg.median(roundResult.p99ms), cpu, rie, emu, tg.errors())
+		fmt.Fprintf(w, "%-8s %12.1f %9.2f %9.2f %9.2f %12s %12s %12s %14s %8d\n", tg.name, tg.median(roundResult.throughput),
+			tg.median(roundResult.p50ms), tg.median(roundResult.p95ms), tg.median(roundResult.p99ms), cpu, rie, emu, machine, tg.errors())
 	}
 	if len(targets) != 2 {
 		return
@@ -350,7 +363,7 @@ func printLoadSummary(w io.Writer, targets []*loadTarget) {
 	fmt.Fprintf(w, "\n%s / %s (medians of %d rounds): throughput %.2f×, p50 %.2f×, p95 %.2f×, p99 %.2f×",
 		r.name, fl.name, len(r.rounds), ratio(roundResult.throughput), ratio(roundResult.p50ms), ratio(roundResult.p95ms), ratio(roundResult.p99ms))
 	if r.cpu != nil && fl.cpu != nil {
-		fmt.Fprintf(w, ", CPU per delivery %.2f×", ratio(roundResult.cpuPerDelivery))
+		fmt.Fprintf(w, ", CPU per delivery %.2f× (the machine's %.2f×)", ratio(roundResult.cpuPerDelivery), ratio(roundResult.machinePerDelivery))
 	}
 	fmt.Fprintln(w)
 }
@@ -373,7 +386,8 @@ func writeBenchstat(path string, f loadFlags, targets []*loadTarget) error {
 			fmt.Fprintf(&b, "BenchmarkLoad/%s/target=%s %d %.0f ns/op %.1f deliveries/s %.3f p50-ms %.3f p95-ms %.3f p99-ms",
 				mode, tg.name, r.sent, float64(r.elapsed)/float64(max(r.sent, 1)), r.throughput(), r.p50ms(), r.p95ms(), r.p99ms())
 			if r.cpu != nil {
-				fmt.Fprintf(&b, " %.1f cpu-us/delivery %.1f rie-cpu-us/delivery %.1f emulators-cpu-us/delivery", r.cpuPerDelivery(), r.riePerDelivery(), r.emulatorsPerDelivery())
+				fmt.Fprintf(&b, " %.1f cpu-us/delivery %.1f rie-cpu-us/delivery %.1f emulators-cpu-us/delivery %.1f machine-cpu-us/delivery",
+					r.cpuPerDelivery(), r.riePerDelivery(), r.emulatorsPerDelivery(), r.machinePerDelivery())
 			}
 			b.WriteString("\n")
 		}
@@ -544,6 +558,8 @@ type cpuTimes struct {
 	function  time.Duration // the bootstraps
 	rie       time.Duration // the aws-lambda-rie processes that run them
 	emulators time.Duration // dynalite and local-aws-sqs, shared: counted over the target's rounds
+	load      time.Duration // this process, the load generator
+	machine   time.Duration // every CPU of the machine busy, kernel threads included
 }
 
 func (r roundResult) throughput() float64 { return float64(r.sent-r.errors) / r.elapsed.Seconds() }
@@ -576,11 +592,29 @@ func (r roundResult) emulatorsPerDelivery() float64 {
 	return float64(r.cpu.emulators) / float64(time.Microsecond) / float64(r.sent)
 }
 
+// perDelivery is d per answered delivery, in µs.
+func (r roundResult) perDelivery(d time.Duration) float64 {
+	if r.cpu == nil || r.sent == 0 {
+		return math.NaN()
+	}
+	return float64(d) / float64(time.Microsecond) / float64(r.sent)
+}
+
+// machinePerDelivery is the whole machine's busy CPU time per answered
+// delivery, in µs: on a saturated machine, what throughput follows.
+func (r roundResult) machinePerDelivery() float64 {
+	if r.cpu == nil {
+		return math.NaN()
+	}
+	return r.perDelivery(r.cpu.machine)
+}
+
 func (r roundResult) String() string {
 	s := fmt.Sprintf("%d deliveries in %s: %.1f/s, p50 %.2f ms, p95 %.2f ms, p99 %.2f ms",
 		r.sent, r.elapsed.Round(time.Millisecond), r.throughput(), ms(r.p50), ms(r.p95), ms(r.p99))
 	if r.cpu != nil {
-		s += fmt.Sprintf(", CPU %.0f µs/delivery (RIE %.0f, emulators %.0f)", r.cpuPerDelivery(), r.riePerDelivery(), r.emulatorsPerDelivery())
+		s += fmt.Sprintf(", CPU %.0f µs/delivery (RIE %.0f, emulators %.0f, load %.0f; machine %.0f)", r.cpuPerDelivery(), r.riePerDelivery(),
+			r.emulatorsPerDelivery(), r.perDelivery(r.cpu.load), r.machinePerDelivery())
 	}
 	if r.errors > 0 {
 		s += fmt.Sprintf(", %d errors (first: %v)", r.errors, r.firstErr)

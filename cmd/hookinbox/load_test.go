@@ -112,7 +112,7 @@ func TestRunRoundCountsEveryDelivery(t *testing.T) {
 
 func TestLoadSummaryAndBenchstat(t *testing.T) {
 	round := func(sent int, elapsed, p time.Duration, cpu time.Duration) roundResult {
-		return roundResult{sent: sent, elapsed: elapsed, p50: p, p95: 2 * p, p99: 3 * p, cpu: &cpuTimes{function: cpu, rie: cpu / 2, emulators: cpu / 4}}
+		return roundResult{sent: sent, elapsed: elapsed, p50: p, p95: 2 * p, p99: 3 * p, cpu: &cpuTimes{function: cpu, rie: cpu / 2, emulators: cpu / 4, load: cpu / 8, machine: 4 * cpu}}
 	}
 	targets := []*loadTarget{
 		{name: "receiver", cpu: func() (cpuTimes, error) { return cpuTimes{}, nil }, rounds: []roundResult{
@@ -128,9 +128,17 @@ func TestLoadSummaryAndBenchstat(t *testing.T) {
 	}
 	var out strings.Builder
 	printLoadSummary(&out, targets)
-	want := "receiver / floor (medians of 3 rounds): throughput 0.50×, p50 2.00×, p95 2.00×, p99 2.00×, CPU per delivery 2.00×"
-	if !strings.Contains(out.String(), want) {
-		t.Errorf("summary does not say %q:\n%s", want, out.String())
+	for _, want := range []string{
+		"receiver / floor (medians of 3 rounds): throughput 0.50×, p50 2.00×, p95 2.00×, p99 2.00×, CPU per delivery 2.00× (the machine's 2.00×)",
+		// The receiver's medians: 2000 µs a delivery in its bootstraps, 8000 on the machine.
+		"2000         1000          500           8000",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary does not say %q:\n%s", want, out.String())
+		}
+	}
+	if got, want := round(100, time.Second, time.Millisecond, 100*time.Millisecond).String(), "CPU 1000 µs/delivery (RIE 500, emulators 250, load 125; machine 4000)"; !strings.Contains(got, want) {
+		t.Errorf("round says %q, want it to contain %q", got, want)
 	}
 
 	path := filepath.Join(t.TempDir(), "load.txt")
@@ -151,7 +159,7 @@ func TestLoadSummaryAndBenchstat(t *testing.T) {
 	if len(benches) != 6 {
 		t.Fatalf("%d benchmark lines, want 6:\n%s", len(benches), b)
 	}
-	wantLine := "BenchmarkLoad/concurrency=4/target=receiver 100 10000000 ns/op 100.0 deliveries/s 10.000 p50-ms 20.000 p95-ms 30.000 p99-ms 2000.0 cpu-us/delivery 1000.0 rie-cpu-us/delivery 500.0 emulators-cpu-us/delivery"
+	wantLine := "BenchmarkLoad/concurrency=4/target=receiver 100 10000000 ns/op 100.0 deliveries/s 10.000 p50-ms 20.000 p95-ms 30.000 p99-ms 2000.0 cpu-us/delivery 1000.0 rie-cpu-us/delivery 500.0 emulators-cpu-us/delivery 8000.0 machine-cpu-us/delivery"
 	if benches[0] != wantLine {
 		t.Errorf("first line\n got %s\nwant %s", benches[0], wantLine)
 	}
@@ -177,12 +185,29 @@ func TestLoadRunsBothBootstraps(t *testing.T) {
 		"1 copies of each bootstrap under aws-lambda-rie",
 		"receiver round 1: 12 deliveries", "floor    round 1: 12 deliveries",
 		"floor    round 2: 12 deliveries", "receiver round 2: 12 deliveries",
-		"µs/delivery (RIE ", ", emulators ", "emu µs/dlv", "receiver / floor (medians of 2 rounds)", "CPU per delivery",
+		"µs/delivery (RIE ", ", emulators ", ", load ", "; machine ", "emu µs/dlv", "machine µs/dlv", "(the machine's ", "receiver / floor (medians of 2 rounds)", "CPU per delivery",
 		"== run 1 of 2", "== run 2 of 2", "receiver / floor over 2 runs (each run's ratio of medians): throughput median ",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("load does not say %q:\n%s", want, out.String())
 		}
+	}
+	// The floor opens the second run: its first round comes before the
+	// receiver's, and the ratios are still the receiver's over the floor's.
+	run1, run2, _ := strings.Cut(out.String(), "== run 2 of 2")
+	for _, r := range []struct{ text, first, second string }{
+		{run1, "receiver round 1:", "floor    round 1:"},
+		{run2, "floor    round 1:", "receiver round 1:"},
+	} {
+		if i, j := strings.Index(r.text, r.first), strings.Index(r.text, r.second); i < 0 || j < i {
+			t.Errorf("want %q before %q in:\n%s", r.first, r.second, r.text)
+		}
+	}
+	if !strings.Contains(run1, "(alternating, receiver first)") || !strings.Contains(run2, "(alternating, floor first)") {
+		t.Errorf("the runs do not say which target opens them:\n%s", out.String())
+	}
+	if !strings.Contains(run2, "receiver / floor (medians of 2 rounds)") {
+		t.Errorf("run 2's ratios are not the receiver's over the floor's:\n%s", run2)
 	}
 	b, err := os.ReadFile(bench)
 	if err != nil {

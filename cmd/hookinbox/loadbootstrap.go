@@ -121,7 +121,11 @@ func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, 
 			c, err := pool.cpuTime()
 			emuCPU, eerr := emu.CPUTime()
 			c.emulators = emuCPU
-			return c, errors.Join(err, eerr)
+			load, lerr := devstack.ProcessCPU(os.Getpid())
+			c.load = load
+			machine, merr := devstack.MachineCPU()
+			c.machine = machine
+			return c, errors.Join(err, eerr, lerr, merr)
 		}
 		targets = append(targets, &loadTarget{name: t.name, url: "http://" + ln.Addr().String() + "/webhooks/stripe", cpu: cpu})
 	}

@@ -183,6 +183,37 @@ func processCPU(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * clockTick, nil
 }
 
+// ProcessCPU returns the user + system CPU time of every thread of pid
+// so far (Linux).
+func ProcessCPU(pid int) (time.Duration, error) { return processCPU(pid) }
+
+// MachineCPU returns the CPU time every CPU of the machine has spent busy
+// since boot (Linux, /proc/stat: user, nice, system, irq, softirq and
+// steal; not idle or iowait): every process's and the kernel's own
+// threads', which on a machine with nothing else running is what a load
+// costs in all.
+func MachineCPU() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	fields := strings.Fields(string(line))
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: first line %q", line)
+	}
+	var busy int64
+	// cpu user nice system idle iowait irq softirq steal ...
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		n, err := strconv.ParseInt(fields[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/stat: %w", err)
+		}
+		busy += n
+	}
+	return time.Duration(busy) * clockTick, nil
+}
+
 // ProcessAlive reports whether pid is a live process: it exists and is not
 // a zombie waiting for a parent that does not reap it.
 func ProcessAlive(pid int) bool {
