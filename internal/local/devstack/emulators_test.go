@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -87,7 +86,9 @@ func TestStartStop(t *testing.T) {
 func TestWarmUp(t *testing.T) {
 	skipUnlessStarting(t)
 	ctx := context.Background()
-	var stderr lockedBuffer
+	// Read only after Stop, which waits for the child and the copying of
+	// its output.
+	var stderr bytes.Buffer
 	e, err := Start(ctx, Options{WarmUp: true, Stderr: &stderr})
 	if err != nil {
 		t.Fatal(err)
@@ -113,24 +114,6 @@ func TestWarmUp(t *testing.T) {
 	if !strings.Contains(stderr.String(), "emulators.js: warmed up: 800 event lives, ") {
 		t.Errorf("stderr = %q, want the warm-up's line (800 event lives)", stderr.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for the writer goroutine and the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // forTest is devstacktest.ForTest, which imports this package.
