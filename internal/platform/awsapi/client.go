@@ -370,14 +370,7 @@ func (c *Client) attempt(ctx context.Context, call *Call, body []byte, hash stri
 // query-compatible services the code X-Amzn-Query-Error names
 // ("AWS.SimpleQueueService.NonExistentQueue;Sender").
 func (c *Client) apiError(op string, resp *http.Response, data []byte, attempt int) error {
-	var body struct {
-		Type     string `json:"__type"`
-		Code     string `json:"code"`
-		Message  string `json:"message"`
-		MessageU string `json:"Message"`
-		Item     Item   `json:"Item"`
-	}
-	_ = json.Unmarshal(data, &body) // a body that is not JSON leaves the code to the status
+	body := decodeErrorBody(data) // a body that is not JSON leaves the code to the status
 	e := &Error{
 		Service: c.svc.ID, Operation: op, StatusCode: resp.StatusCode, Attempts: attempt,
 		RequestID: resp.Header.Get("X-Amzn-Requestid"), Message: body.Message, Item: body.Item,

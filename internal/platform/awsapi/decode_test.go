@@ -91,13 +91,91 @@ func BenchmarkDecodeRefusedClaim(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		var body struct {
-			Type    string `json:"__type"`
-			Message string `json:"message"`
-			Item    Item   `json:"Item"`
-		}
-		if err := json.Unmarshal(data, &body); err != nil || len(body.Item) != 14 {
-			b.Fatal(err, len(body.Item))
+		if body := decodeErrorBody(data); len(body.Item) != 14 {
+			b.Fatal(len(body.Item))
 		}
 	}
+}
+
+// refusedClaim is a refused claim's body as DynamoDB writes it.
+func refusedClaim(t testing.TB) string {
+	item, err := claimInput().Item.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return `{"__type":"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException","message":"The conditional request failed","Item":` + string(item) + `}`
+}
+
+// errorBodyCases are error bodies fastErrorBody decodes itself, and
+// bodies it must leave to encoding/json.
+var errorBodyCases = []struct {
+	data string
+	fast bool
+}{
+	{`{"__type":"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException","message":"The conditional request failed"}`, true},
+	{`{"__type":"x#ConditionalCheckFailedException","message":"m","Item":{"pk":{"S":"stripe#evt_1"},"n":{"N":"12"},"b":{"B":"AAE="},"t":{"BOOL":true},"f":{"BOOL":false},"z":{"NULL":true}}}`, true},
+	{`{"__type":"T","Item":{}}`, true},
+	{`{"__type":"T","Item":{"a":{"S":"1"},"a":{"S":"2"}}}`, true},
+	{`{"code":"AccessDenied","Message":"no"}`, true},
+	{`{}`, true},
+	{`{"__type":"T","Item":null}`, false},
+	{`{"__type":"T","__type":"U"}`, false},
+	{`{"__type":"T","item":{}}`, false},
+	{`{"__type":"T","MESSAGE":"m"}`, false},
+	{`{"__type":"T","other":1}`, false},
+	{`{"__type":"a"b"}`, false},
+	{`{ "__type":"T"}`, false},
+	{`{"__type":"T"} `, false},
+	{`{"__type":"T",}`, false},
+	{`{"__type":5}`, false},
+	{`{"Item":{"m":{"M":{"a":{"S":"x"}}}}}`, false},
+	{`{"Item":{"s":{"SS":["a"]}}}`, false},
+	{`{"Item":{"s":{"S":"x","N":"1"}}}`, false},
+	{`{"Item":{"b":{"B":"!!"}}}`, false},
+	{"{\"message\":\"\xff\"}", false},
+	{`not json`, false},
+	{``, false},
+}
+
+// TestErrorBodyDecodesAsEncodingJSON: what fastErrorBody decodes is what
+// encoding/json decodes, and decodeErrorBody decodes every body as
+// encoding/json does, fast or not (a refused claim's included).
+func TestErrorBodyDecodesAsEncodingJSON(t *testing.T) {
+	cases := append(errorBodyCases, struct {
+		data string
+		fast bool
+	}{refusedClaim(t), true})
+	for _, tc := range cases {
+		var want errorBody
+		_ = json.Unmarshal([]byte(tc.data), &want)
+		fast, ok := fastErrorBody([]byte(tc.data))
+		if ok != tc.fast {
+			t.Errorf("fastErrorBody(%.80s) took it: %v, want %v", tc.data, ok, tc.fast)
+		}
+		if ok && !reflect.DeepEqual(fast, want) {
+			t.Errorf("fastErrorBody(%.80s) = %#v; encoding/json: %#v", tc.data, fast, want)
+		}
+		if got := decodeErrorBody([]byte(tc.data)); !reflect.DeepEqual(got, want) {
+			t.Errorf("decodeErrorBody(%.80s) = %#v; encoding/json: %#v", tc.data, got, want)
+		}
+	}
+}
+
+// FuzzErrorBody: whatever fastErrorBody takes is valid JSON that
+// encoding/json decodes to the same.
+func FuzzErrorBody(f *testing.F) {
+	for _, tc := range errorBodyCases {
+		f.Add([]byte(tc.data))
+	}
+	f.Add([]byte(refusedClaim(f)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := fastErrorBody(data)
+		if !ok {
+			return
+		}
+		var want errorBody
+		if err := json.Unmarshal(data, &want); err != nil || !reflect.DeepEqual(fast, want) {
+			t.Errorf("fastErrorBody(%q) = %#v; encoding/json: %#v, %v", data, fast, want, err)
+		}
+	})
 }
