@@ -78,12 +78,13 @@ const attrPayloadDeflate = "payload_deflate"
 // maxTimeLen is the longest received_at (RFC 3339 with nanoseconds, UTC).
 var maxTimeLen = len("2006-01-02T15:04:05.999999999Z")
 
-// Prepared returns c with its payload's inline form computed once: the
-// compressed bytes when they fit, so Inline, NewItem and a store's Claim
-// do not compress again. A Claim that was not prepared computes it when
-// asked.
+// Prepared returns c with its payload's inline form and hash computed
+// once: the compressed bytes when they fit, so Inline, NewItem and a
+// store's Claim do not compress again, and PayloadSHA256, which the item
+// stores and a duplicate compares, so no one hashes the payload twice. A
+// Claim that was not prepared computes them when asked.
 func (c Claim) Prepared() Claim {
-	c.packed, c.prepared = c.pack(), true
+	c.packed, c.sum, c.prepared = c.pack(), PayloadSHA256(c.Event.Raw), true
 	return c
 }
 

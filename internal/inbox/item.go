@@ -98,7 +98,17 @@ type Claim struct {
 	TTL   time.Duration // how long the item lives; longer than any provider's retry window
 
 	packed   []byte // the payload compressed, when it goes inline (see Prepared)
+	sum      string // the payload's PayloadSHA256 (see Prepared)
 	prepared bool
+}
+
+// PayloadSHA256 returns the hash of the claim's payload, as its item
+// stores it: computed once by Prepared.
+func (c Claim) PayloadSHA256() string {
+	if c.prepared {
+		return c.sum
+	}
+	return PayloadSHA256(c.Event.Raw)
 }
 
 // NewItem returns the status item a claim writes; it carries the payload
@@ -121,7 +131,7 @@ func (c Claim) newItem() (Item, []byte) {
 		Created:       c.Event.Created,
 		ReceivedAt:    c.At,
 		EnqueuedAt:    c.At,
-		PayloadSHA256: PayloadSHA256(c.Event.Raw),
+		PayloadSHA256: c.PayloadSHA256(),
 		ExpiresAt:     c.At.Add(c.TTL),
 	})
 	if packed != nil {

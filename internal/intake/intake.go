@@ -135,7 +135,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		return 0, fmt.Errorf("claim %s: %w: its previous notification is being fetched", ev.Key(), webhook.ErrBusy)
 	}
 	if errors.Is(err, inbox.ErrAlreadyClaimed) {
-		if err := in.duplicate(ctx, ev, it, now, perr); err != nil {
+		if err := in.duplicate(ctx, ev, c.PayloadSHA256(), it, now, perr); err != nil {
 			return 0, err
 		}
 		return Duplicate, nil
@@ -162,12 +162,13 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	return Accepted, nil
 }
 
-// duplicate handles an event already claimed: it logs a body that differs
-// from the first, reports a failed payload write for an event that may
-// still need its payload, and re-enqueues a claim that has waited in
-// RECEIVED longer than the grace period (a crash between claim and send).
-func (in *Intake) duplicate(ctx context.Context, ev webhook.Event, it inbox.Item, now time.Time, perr error) error {
-	if sum := inbox.PayloadSHA256(ev.Raw); sum != it.PayloadSHA256 && !in.cfg.FromProviderAPI {
+// duplicate handles an event already claimed (it; sum is this
+// delivery's payload hash): it logs a body that differs from the first,
+// reports a failed payload write for an event that may still need its
+// payload, and re-enqueues a claim that has waited in RECEIVED longer than
+// the grace period (a crash between claim and send).
+func (in *Intake) duplicate(ctx context.Context, ev webhook.Event, sum string, it inbox.Item, now time.Time, perr error) error {
+	if sum != it.PayloadSHA256 && !in.cfg.FromProviderAPI {
 		in.log.WarnContext(ctx, "duplicate delivery with a different body",
 			"key", ev.Key().String(), "type", ev.Type, "payload_mismatch", 1,
 			"stored_sha256", it.PayloadSHA256, "this_sha256", sum)
