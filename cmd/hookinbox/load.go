@@ -567,46 +567,39 @@ func (r roundResult) p50ms() float64      { return ms(r.p50) }
 func (r roundResult) p95ms() float64      { return ms(r.p95) }
 func (r roundResult) p99ms() float64      { return ms(r.p99) }
 
+// perDelivery is the CPU time of picks per answered delivery, in µs
+// (NaN without CPU times).
+func (r roundResult) perDelivery(pick func(cpuTimes) time.Duration) float64 {
+	if r.cpu == nil || r.sent == 0 {
+		return math.NaN()
+	}
+	return float64(pick(*r.cpu)) / float64(time.Microsecond) / float64(r.sent)
+}
+
 // cpuPerDelivery is the bootstraps' CPU time per answered delivery, in µs.
 func (r roundResult) cpuPerDelivery() float64 {
-	if r.cpu == nil || r.sent == 0 {
-		return math.NaN()
-	}
-	return float64(r.cpu.function) / float64(time.Microsecond) / float64(r.sent)
+	return r.perDelivery(func(c cpuTimes) time.Duration { return c.function })
 }
 
-// riePerDelivery is the RIE's CPU time per answered delivery, in µs.
+// riePerDelivery is the RIE's.
 func (r roundResult) riePerDelivery() float64 {
-	if r.cpu == nil || r.sent == 0 {
-		return math.NaN()
-	}
-	return float64(r.cpu.rie) / float64(time.Microsecond) / float64(r.sent)
+	return r.perDelivery(func(c cpuTimes) time.Duration { return c.rie })
 }
 
-// emulatorsPerDelivery is the emulators' CPU time per answered delivery,
-// in µs: what the target's requests cost dynalite and local-aws-sqs.
+// emulatorsPerDelivery is the emulators'.
 func (r roundResult) emulatorsPerDelivery() float64 {
-	if r.cpu == nil || r.sent == 0 {
-		return math.NaN()
-	}
-	return float64(r.cpu.emulators) / float64(time.Microsecond) / float64(r.sent)
+	return r.perDelivery(func(c cpuTimes) time.Duration { return c.emulators })
 }
 
-// perDelivery is d per answered delivery, in µs.
-func (r roundResult) perDelivery(d time.Duration) float64 {
-	if r.cpu == nil || r.sent == 0 {
-		return math.NaN()
-	}
-	return float64(d) / float64(time.Microsecond) / float64(r.sent)
+// loadPerDelivery is the load generator's.
+func (r roundResult) loadPerDelivery() float64 {
+	return r.perDelivery(func(c cpuTimes) time.Duration { return c.load })
 }
 
-// machinePerDelivery is the whole machine's busy CPU time per answered
-// delivery, in µs: on a saturated machine, what throughput follows.
+// machinePerDelivery is the whole machine's: on a saturated machine, what
+// throughput follows.
 func (r roundResult) machinePerDelivery() float64 {
-	if r.cpu == nil {
-		return math.NaN()
-	}
-	return r.perDelivery(r.cpu.machine)
+	return r.perDelivery(func(c cpuTimes) time.Duration { return c.machine })
 }
 
 func (r roundResult) String() string {
@@ -614,7 +607,7 @@ func (r roundResult) String() string {
 		r.sent, r.elapsed.Round(time.Millisecond), r.throughput(), ms(r.p50), ms(r.p95), ms(r.p99))
 	if r.cpu != nil {
 		s += fmt.Sprintf(", CPU %.0f µs/delivery (RIE %.0f, emulators %.0f, load %.0f; machine %.0f)", r.cpuPerDelivery(), r.riePerDelivery(),
-			r.emulatorsPerDelivery(), r.perDelivery(r.cpu.load), r.machinePerDelivery())
+			r.emulatorsPerDelivery(), r.loadPerDelivery(), r.machinePerDelivery())
 	}
 	if r.errors > 0 {
 		s += fmt.Sprintf(", %d errors (first: %v)", r.errors, r.firstErr)

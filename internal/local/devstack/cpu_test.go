@@ -11,7 +11,7 @@ func TestProcessCPUCountsThisProcess(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("CPU times come from /proc (Linux)")
 	}
-	before, err := processCPU(os.Getpid())
+	before, err := ProcessCPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestProcessCPUCountsThisProcess(t *testing.T) {
 		for i := 0; i < 1_000_000; i++ {
 			x += i
 		}
-		after, err := processCPU(os.Getpid())
+		after, err := ProcessCPU(os.Getpid())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,11 +30,11 @@ func TestProcessCPUCountsThisProcess(t *testing.T) {
 			return
 		}
 	}
-	t.Errorf("processCPU(self) stayed at %v while this process burned CPU (%d)", before, x)
+	t.Errorf("ProcessCPU(self) stayed at %v while this process burned CPU (%d)", before, x)
 }
 
 func TestProcessCPUOfNoProcess(t *testing.T) {
-	if _, err := processCPU(1 << 30); err == nil {
+	if _, err := ProcessCPU(1 << 30); err == nil {
 		t.Error("processCPU of a pid that cannot exist: no error")
 	}
 }

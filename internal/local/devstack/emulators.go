@@ -58,7 +58,7 @@ type Options struct {
 
 	// WarmUp has dynalite and local-aws-sqs serve themselves the requests
 	// of 800 events' lives before they are ready (local/warmup.js, about
-	// 3 s on 2 cores), so that node has compiled their code paths before
+	// 3.5 s on 2 cores), so that node has compiled their code paths before
 	// the first caller's request: `hookinbox dev` and `hookinbox load`
 	// use it, tests do not. It leaves no table or queue behind. moto_server
 	// is not warmed.
@@ -290,12 +290,12 @@ func (e *Emulators) CPUTime() (time.Duration, error) {
 	if e.proc == nil {
 		return 0, nil
 	}
-	total, err := processCPU(e.proc.pid())
+	total, err := ProcessCPU(e.proc.pid())
 	if err != nil {
 		return 0, fmt.Errorf("cpu time of the emulators: %w", err)
 	}
 	for _, pid := range Descendants(e.proc.pid()) {
-		if d, err := processCPU(pid); err == nil {
+		if d, err := ProcessCPU(pid); err == nil {
 			total += d
 		}
 	}

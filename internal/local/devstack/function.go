@@ -212,12 +212,12 @@ func (f *Function) PID() int { return f.proc.pid() }
 // 10 ms, so read it over many invocations. A runtime process that has
 // exited (killed, or restarted by the RIE) no longer counts.
 func (f *Function) CPUTime() (rie, runtime time.Duration, err error) {
-	rie, err = processCPU(f.proc.pid())
+	rie, err = ProcessCPU(f.proc.pid())
 	if err != nil {
 		return 0, 0, fmt.Errorf("cpu time of aws-lambda-rie: %w", err)
 	}
 	for _, pid := range childPIDs(f.proc.pid()) {
-		d, err := processCPU(pid)
+		d, err := ProcessCPU(pid)
 		if err != nil {
 			continue // gone since it was listed
 		}

@@ -158,9 +158,9 @@ func procTree() map[int][]int {
 // 100 on every Linux architecture Go supports.
 const clockTick = 10 * time.Millisecond
 
-// processCPU returns the user + system CPU time of every thread of pid,
+// ProcessCPU returns the user + system CPU time of every thread of pid,
 // living or exited, from /proc/<pid>/stat (Linux).
-func processCPU(pid int) (time.Duration, error) {
+func ProcessCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, err
@@ -182,10 +182,6 @@ func processCPU(pid int) (time.Duration, error) {
 	}
 	return time.Duration(utime+stime) * clockTick, nil
 }
-
-// ProcessCPU returns the user + system CPU time of every thread of pid
-// so far (Linux).
-func ProcessCPU(pid int) (time.Duration, error) { return processCPU(pid) }
 
 // MachineCPU returns the CPU time every CPU of the machine has spent busy
 // since boot (Linux, /proc/stat: user, nice, system, irq, softirq and
