@@ -2,12 +2,16 @@ package floor_test
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/floor"
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
@@ -43,6 +47,41 @@ func TestFloorClaimsOnceAndSendsOnce(t *testing.T) {
 	}
 	if raw, _ := got.Item["payload"].Binary(); string(raw) != body {
 		t.Errorf("stored payload %q, want the body %q", raw, body)
+	}
+}
+
+// TestFloorWithPendingIndexWritesAnIndexEntry: WithPendingIndex's items
+// are in the inbox table's pending index, as a claim is; the plain floor's
+// are not.
+func TestFloorWithPendingIndexWritesAnIndexEntry(t *testing.T) {
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
+	table, queueURL := st.Tables["InboxTable"], st.Queues["EventsQueue"].URL
+	ctx := context.Background()
+	plain := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), table, queueURL)
+	indexed := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), table, queueURL).WithPendingIndex()
+	for _, h := range []*floor.Handler{plain, indexed} {
+		if resp, err := h.Handle(ctx, events.APIGatewayV2HTTPRequest{Body: fmt.Sprintf(`{"id":"evt_%p"}`, h)}); err != nil || resp.Body != `{"status":"accepted"}` {
+			t.Fatalf("%d %s, %v", resp.StatusCode, resp.Body, err)
+		}
+	}
+	var entries []string
+	for shard := 0; shard < inbox.PendingShards; shard++ {
+		out, err := emu.LeanDynamoDB().Query(ctx, &awsapi.QueryInput{
+			TableName: table, IndexName: "pending",
+			KeyConditionExpression:    "pending = :s",
+			ExpressionAttributeValues: awsapi.Item{":s": awsapi.S(strconv.Itoa(shard))},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range out.Items {
+			pk, _ := it["pk"].String()
+			entries = append(entries, pk)
+		}
+	}
+	if len(entries) != 1 || !strings.HasPrefix(entries[0], "floor#") {
+		t.Errorf("pending index entries %q, want exactly the indexed floor's item", entries)
 	}
 }
 
