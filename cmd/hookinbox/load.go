@@ -58,7 +58,10 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlagSet("load", "[flags]", `
 Drives hookinbox's receiver with signed Stripe deliveries and, in the same
 run, a floor program (internal/local/floor: one conditional PutItem of the
-body as received and one SendMessage per request, nothing else) on the same emulators, and prints
+body as received, with the two attributes that put it in the inbox table's
+pending index as a claim is, and one SendMessage per request, nothing
+else; FLOOR_PENDING_INDEX=0 in --env drops the index entry) on the same
+emulators, and prints
 the throughput, the p50/p95/p99 acknowledgement latency and the CPU time
 per delivery of each, and their ratios.
 

@@ -1,16 +1,27 @@
 // Package floor is the physical floor of a webhook receiver, kept to
 // measure hookinbox's receiver against: per request, one conditional
 // PutItem carrying the body as received and, when it wins, one
-// SendMessage; no verification, no compression, no logging. The body is
-// in the item because a receiver that answers 2xx must be able to recover
-// the event afterwards (hookinbox's rule: no claim without a recoverable
-// payload), so storing it is part of the least the job takes, not
-// something the receiver adds. It makes its calls through the same client
-// as the receiver (internal/platform/awsapi, for DynamoDB and SQS), so
-// that the comparison measures what the receiver does beyond the floor,
-// not which client each uses; when the receiver's clients change, change
-// these with them. `hookinbox load` drives it beside the receiver on the
-// same emulators, and its bootstrap (cmd/floor) is the cold-start
+// SendMessage; no verification, no compression, no logging.
+//
+// The floor is the least a receiver that keeps hookinbox's crash-safety
+// promises must do, so its item carries what those promises need:
+//   - the body, because a receiver that answers 2xx must be able to
+//     recover the event afterwards (no claim without a recoverable
+//     payload, DESIGN rule 10);
+//   - the two attributes of the inbox table's `pending` index (a shard
+//     and enqueued_at), because a claim whose message is lost (the
+//     function died between the two calls) must be found again without a
+//     scan (DESIGN rule 2). DynamoDB writes the index entry inside the
+//     same PutItem: no request is added, and on the emulators it is work
+//     the receiver's claim makes them do too.
+//
+// Bare drops the index entry, for the floor as the issue's text first
+// put it (FLOOR_PENDING_INDEX=0). It makes its calls through the same
+// client as the receiver (internal/platform/awsapi, for DynamoDB and SQS),
+// so that the comparison measures what the receiver does beyond the
+// floor, not which client each uses; when the receiver's clients change,
+// change these with them. `hookinbox load` drives it beside the receiver
+// on the same emulators, and its bootstrap (cmd/floor) is the cold-start
 // baseline. It is not part of the application: no template function uses
 // it.
 //
@@ -22,6 +33,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -47,24 +59,22 @@ type Handler struct {
 	queue    sender
 	table    string
 	queueURL string
-	index    bool // write the pending index's attributes too
+	bare     bool // write no pending index attributes (Bare)
 }
 
-// New returns a Handler writing to table (key pk, sk) and sending to
-// queueURL.
+// New returns the floor, writing to table (key pk, sk; the inbox
+// table's `pending` index) and sending to queueURL.
 func New(db putter, queue sender, table, queueURL string) *Handler {
 	return &Handler{db: db, queue: queue, table: table, queueURL: queueURL}
 }
 
-// WithPendingIndex has h's items carry the two attributes of the inbox
-// table's `pending` index (a shard and enqueued_at), so that DynamoDB
-// writes an index entry with each, as it does with a receiver's claim:
-// the entry through which DESIGN rule 2's reconciler finds a claim whose
-// message was lost. It is for measuring what that entry costs (the
-// variable FLOOR_PENDING_INDEX=1, say through `hookinbox load --env`); the
-// floor the issue defines writes none. It returns h.
-func (h *Handler) WithPendingIndex() *Handler {
-	h.index = true
+// Bare has h's items carry no `pending` index attributes, so that
+// DynamoDB writes no index entry with them: a floor without DESIGN rule
+// 2's way to find a lost claim, for measuring what that entry costs (the
+// variable FLOOR_PENDING_INDEX=0, say through `hookinbox load --env`). It
+// returns h.
+func (h *Handler) Bare() *Handler {
+	h.bare = true
 	return h
 }
 
@@ -82,7 +92,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		"received_at": awsapi.Int(now.Unix()),
 		"payload":     awsapi.B([]byte(req.Body)),
 	}
-	if h.index {
+	if !h.bare {
 		item["pending"] = awsapi.S(strconv.Itoa(int(sum[0] % pendingShards)))
 		item["enqueued_at"] = awsapi.Int(now.UnixMilli())
 	}
@@ -116,8 +126,12 @@ func Build(_ context.Context, cfg aws.Config, getenv func(string) string, _ *slo
 		return nil, errors.New("floor: INBOX_TABLE and EVENTS_QUEUE_URL are required")
 	}
 	h := New(awsapi.DynamoDBFromConfig(cfg), awsapi.SQSFromConfig(cfg), table, queueURL)
-	if getenv("FLOOR_PENDING_INDEX") == "1" {
-		h.WithPendingIndex()
+	switch v := getenv("FLOOR_PENDING_INDEX"); v {
+	case "", "1":
+	case "0":
+		h.Bare()
+	default:
+		return nil, fmt.Errorf("floor: FLOOR_PENDING_INDEX=%q: want 0 or 1", v)
 	}
 	return h.Handle, nil
 }

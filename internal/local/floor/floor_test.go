@@ -2,6 +2,8 @@ package floor_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -50,19 +52,24 @@ func TestFloorClaimsOnceAndSendsOnce(t *testing.T) {
 	}
 }
 
-// TestFloorWithPendingIndexWritesAnIndexEntry: WithPendingIndex's items
-// are in the inbox table's pending index, as a claim is; the plain floor's
-// are not.
-func TestFloorWithPendingIndexWritesAnIndexEntry(t *testing.T) {
+// TestFloorWritesAPendingIndexEntry: the floor's items are in the inbox
+// table's pending index, as a claim is; the bare floor's are not.
+func TestFloorWritesAPendingIndexEntry(t *testing.T) {
 	emu := devstacktest.ForTest(t)
 	st := devstacktest.NewTestStack(t)
 	table, queueURL := st.Tables["InboxTable"], st.Queues["EventsQueue"].URL
 	ctx := context.Background()
-	plain := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), table, queueURL)
-	indexed := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), table, queueURL).WithPendingIndex()
-	for _, h := range []*floor.Handler{plain, indexed} {
-		if resp, err := h.Handle(ctx, events.APIGatewayV2HTTPRequest{Body: fmt.Sprintf(`{"id":"evt_%p"}`, h)}); err != nil || resp.Body != `{"status":"accepted"}` {
+	indexed := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), table, queueURL)
+	bare := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), table, queueURL).Bare()
+	var indexedKey string
+	for _, h := range []*floor.Handler{indexed, bare} {
+		body := fmt.Sprintf(`{"id":"evt_%p"}`, h)
+		if resp, err := h.Handle(ctx, events.APIGatewayV2HTTPRequest{Body: body}); err != nil || resp.Body != `{"status":"accepted"}` {
 			t.Fatalf("%d %s, %v", resp.StatusCode, resp.Body, err)
+		}
+		if h == indexed {
+			sum := sha256.Sum256([]byte(body))
+			indexedKey = "floor#" + hex.EncodeToString(sum[:])
 		}
 	}
 	var entries []string
@@ -80,13 +87,24 @@ func TestFloorWithPendingIndexWritesAnIndexEntry(t *testing.T) {
 			entries = append(entries, pk)
 		}
 	}
-	if len(entries) != 1 || !strings.HasPrefix(entries[0], "floor#") {
-		t.Errorf("pending index entries %q, want exactly the indexed floor's item", entries)
+	if len(entries) != 1 || entries[0] != indexedKey {
+		t.Errorf("pending index entries %q, want exactly the floor's item %q (not the bare floor's)", entries, indexedKey)
 	}
 }
 
 func TestBuildNamesItsSettings(t *testing.T) {
 	if _, err := floor.Build(context.Background(), aws.Config{}, func(string) string { return "" }, nil); err == nil {
 		t.Error("Build with an empty environment returned no error")
+	}
+	env := map[string]string{"INBOX_TABLE": "t", "EVENTS_QUEUE_URL": "http://127.0.0.1:1/q", "FLOOR_PENDING_INDEX": "yes"}
+	_, err := floor.Build(context.Background(), aws.Config{}, func(k string) string { return env[k] }, nil)
+	if err == nil || !strings.Contains(err.Error(), "FLOOR_PENDING_INDEX") {
+		t.Errorf("Build with FLOOR_PENDING_INDEX=yes: %v, want an error naming it", err)
+	}
+	for _, v := range []string{"", "0", "1"} {
+		env["FLOOR_PENDING_INDEX"] = v
+		if _, err := floor.Build(context.Background(), aws.Config{}, func(k string) string { return env[k] }, nil); err != nil {
+			t.Errorf("Build with FLOOR_PENDING_INDEX=%q: %v", v, err)
+		}
 	}
 }
