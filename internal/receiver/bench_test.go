@@ -3,6 +3,8 @@ package receiver_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -10,6 +12,10 @@ import (
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/platform/logs"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
@@ -32,8 +38,23 @@ func benchRequests(b *testing.B, n int) []events.APIGatewayV2HTTPRequest {
 // verify, claim, store the payload, enqueue, answer — on the in-memory store
 // and a fake queue, so it measures hookinbox's own work.
 func BenchmarkReceiverNewEvent(b *testing.B) {
+	benchNewEvents(b, handlerOn(fixed, inbox.NewMemory(), &fakeQueue{}))
+}
+
+// BenchmarkReceiverNewEventLogged is BenchmarkReceiverNewEvent with the
+// function's output: the INFO line and the metrics, one line a delivery
+// as receiverfn wires them (LogInMetrics), written to io.Discard. The
+// difference is what formatting that line costs.
+func BenchmarkReceiverNewEventLogged(b *testing.B) {
+	rec := metrics.New(io.Discard, "hookinbox")
+	in := intake.New(intake.Config{Now: fixed, Metrics: rec}, inbox.NewMemory(), &fakeQueue{}, nil)
+	log := logs.New(io.Discard, slog.LevelInfo)
+	benchNewEvents(b, receiver.New(receiver.Config{Metrics: rec, LogInMetrics: true}, stripeVerifiers(fixed), in, log))
+}
+
+// benchNewEvents delivers b.N distinct new events to h.
+func benchNewEvents(b *testing.B, h *receiver.Handler) {
 	reqs := benchRequests(b, b.N)
-	h := handlerOn(fixed, inbox.NewMemory(), &fakeQueue{})
 	ctx := context.Background()
 	b.SetBytes(int64(len(reqs[0].Body)))
 	b.ReportAllocs()
