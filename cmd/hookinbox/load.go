@@ -263,8 +263,8 @@ func loadRun(ctx context.Context, f loadFlags, floorFirst bool, stdout, stderr i
 	if f.stack {
 		where = "the running stack's receiver, the floor in this process"
 	}
-	fmt.Fprintf(stdout, "hookinbox load: %s; %s, %s, %d rounds per target (alternating, %s first), %d warm-up deliveries each, %.0f%% duplicates\n",
-		where, mode, bound, f.rounds, opening[0].name, f.warmup, f.dup*100)
+	fmt.Fprintf(stdout, "hookinbox load: %s; %s, %s, %d rounds per target (alternating, %s first), %d warm-up deliveries each, %.0f%% duplicates%s\n",
+		where, mode, bound, f.rounds, opening[0].name, f.warmup, f.dup*100, f.floorKind())
 	for i := 0; i < f.rounds; i++ {
 		order := opening
 		if i%2 == 1 && len(targets) == 2 {
@@ -454,6 +454,25 @@ func requireLoopback(raw string) error {
 		return usagef("--url %s: load sends only to the loopback interface (127.0.0.1, ::1, localhost)", raw)
 	}
 	return nil
+}
+
+// floorKind says, for the run's header, which floor the ratios are
+// against: the floor writes the pending index entry unless the last
+// FLOOR_PENDING_INDEX in --env is 0. It is "" when no floor runs.
+func (f loadFlags) floorKind() string {
+	if !f.floor {
+		return ""
+	}
+	bare := false
+	for _, kv := range f.env {
+		if name, value, _ := strings.Cut(kv, "="); name == "FLOOR_PENDING_INDEX" {
+			bare = value == "0"
+		}
+	}
+	if bare {
+		return "; the bare floor (FLOOR_PENDING_INDEX=0: no pending index entry)"
+	}
+	return "; the floor writes the pending index entry"
 }
 
 // startFloor serves the floor program on a free loopback port, on a
