@@ -463,13 +463,7 @@ func (f loadFlags) floorKind() string {
 	if !f.floor {
 		return ""
 	}
-	bare := false
-	for _, kv := range f.env {
-		if name, value, _ := strings.Cut(kv, "="); name == "FLOOR_PENDING_INDEX" {
-			bare = value == "0"
-		}
-	}
-	if bare {
+	if loadEnv(f, "floor")["FLOOR_PENDING_INDEX"] == "0" {
 		return "; the bare floor (FLOOR_PENDING_INDEX=0: no pending index entry)"
 	}
 	return "; the floor writes the pending index entry"
