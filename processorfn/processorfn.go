@@ -24,12 +24,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -81,7 +81,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	sq := awsapi.SQSFromConfig(cfg)
+	sq := sqs.NewFromConfig(cfg)
 	fetchers := map[string]processor.Fetcher{
 		verify.StripeProvider: stripeapi.FetchEvent(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
 	}
@@ -101,7 +101,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			Metrics:  rec,
 			Fetchers: fetchers, FetchAlways: fetchAlways,
 		},
-		inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table),
+		inbox.NewDynamoDB(db, s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
 		business,
 		queue.New(sq, s.QueueURL),

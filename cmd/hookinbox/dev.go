@@ -341,7 +341,7 @@ func (d *devStack) wire(ctx context.Context, st *pipeline.Stack, fns []pipeline.
 	})
 	api := &lambdalocal.HTTPAPI{Log: d.errorLogger("http api")}
 	sqsClient := st.Emulators.SQS()
-	inboxItem := inbox.NewDynamoDB(st.Emulators.LeanDynamoDB(), st.Tables["InboxTable"]).Get
+	inboxItem := inbox.NewDynamoDB(st.Emulators.DynamoDB(), st.Tables["InboxTable"]).Get
 	for _, spec := range fns {
 		fn := invokers[spec.LogicalID]
 		for _, t := range spec.Triggers {

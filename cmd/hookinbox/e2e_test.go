@@ -15,9 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
@@ -185,7 +186,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := webhook.Envelope{Key: webhook.NewKey("stripe", id), Type: "checkout.session.completed"}
-	if err := queue.New(awsapi.SQSFromConfig(cfg), st.Queues["EventsDLQ"].URL).Park(ctx, env.Marshal(), env, "test: parked by hand", 1, time.Now()); err != nil {
+	if err := queue.New(sqs.NewFromConfig(cfg), st.Queues["EventsDLQ"].URL).Park(ctx, env.Marshal(), env, "test: parked by hand", 1, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	out, err = hookinbox("status")

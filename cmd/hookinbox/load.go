@@ -57,11 +57,10 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var f loadFlags
 	fs := newFlagSet("load", "[flags]", `
 Drives hookinbox's receiver with signed Stripe deliveries and, in the same
-run, a floor program (internal/local/floor: one conditional PutItem of the
-body as received, with the two attributes that put it in the inbox table's
-pending index as a claim is, and one SendMessage per request, nothing
-else; FLOOR_PENDING_INDEX=0 in --env drops the index entry) on the same
-emulators, and prints
+run, a floor program (internal/local/floor: plain aws-sdk-go-v2, one
+conditional PutItem of the body as received, with the two attributes that
+put it in the inbox table's pending index as a claim is, and one
+SendMessage per request, nothing else) on the same emulators, and prints
 the throughput, the p50/p95/p99 acknowledgement latency and the CPU time
 per delivery of each, and their ratios.
 
@@ -263,8 +262,8 @@ func loadRun(ctx context.Context, f loadFlags, floorFirst bool, stdout, stderr i
 	if f.stack {
 		where = "the running stack's receiver, the floor in this process"
 	}
-	fmt.Fprintf(stdout, "hookinbox load: %s; %s, %s, %d rounds per target (alternating, %s first), %d warm-up deliveries each, %.0f%% duplicates%s\n",
-		where, mode, bound, f.rounds, opening[0].name, f.warmup, f.dup*100, f.floorKind())
+	fmt.Fprintf(stdout, "hookinbox load: %s; %s, %s, %d rounds per target (alternating, %s first), %d warm-up deliveries each, %.0f%% duplicates\n",
+		where, mode, bound, f.rounds, opening[0].name, f.warmup, f.dup*100)
 	for i := 0; i < f.rounds; i++ {
 		order := opening
 		if i%2 == 1 && len(targets) == 2 {
@@ -456,19 +455,6 @@ func requireLoopback(raw string) error {
 	return nil
 }
 
-// floorKind says, for the run's header, which floor the ratios are
-// against: the floor writes the pending index entry unless the last
-// FLOOR_PENDING_INDEX in --env is 0. It is "" when no floor runs.
-func (f loadFlags) floorKind() string {
-	if !f.floor {
-		return ""
-	}
-	if loadEnv(f, "floor")["FLOOR_PENDING_INDEX"] == "0" {
-		return "; the bare floor (FLOOR_PENDING_INDEX=0: no pending index entry)"
-	}
-	return "; the floor writes the pending index entry"
-}
-
 // startFloor serves the floor program on a free loopback port, on a
 // stack of its own (tables and queues from template.yaml) on the running
 // stack's emulators, and returns its webhook URL and how to stop it.
@@ -488,7 +474,7 @@ func startFloor(ctx context.Context, st *devState) (string, func(), error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("create the floor's tables and queues: %w", err)
 	}
-	h := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), stack.Tables["InboxTable"], stack.Queues["EventsQueue"].URL)
+	h := floor.New(emu.DynamoDB(), emu.SQS(), stack.Tables["InboxTable"], stack.Queues["EventsQueue"].URL)
 	api := &lambdalocal.HTTPAPI{Routes: []lambdalocal.Route{{Method: "POST", Path: "/webhooks/{provider}", Function: lambdalocal.InProcess(h.Handle)}}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
 
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -33,14 +32,6 @@ var infraServices = map[string]bool{"DynamoDB": true, "SQS": true}
 func infrastructure(err error) bool {
 	if err == nil || webhook.IsPermanent(err) {
 		return false
-	}
-	var ae *awsapi.Error
-	if errors.As(err, &ae) {
-		return infraServices[ae.Service] && unavailable(ae.StatusCode, ae.Code)
-	}
-	var se *awsapi.SendError
-	if errors.As(err, &se) {
-		return infraServices[se.Service]
 	}
 	var op *smithy.OperationError
 	if !errors.As(err, &op) || !infraServices[op.ServiceID] {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -261,7 +263,9 @@ func TestNativeRedriveOfADeadEventIsProcessedOnce(t *testing.T) {
 	keys := s.poisoned(t, 200, 3)
 	// The cause is fixed; the operator uses SQS's "Start DLQ redrive" to
 	// the events queue (StartMessageMoveTask), which cannot mark messages.
-	if _, err := s.DLQ.StartRedrive(ctx, s.Stack.Queues["EventsDLQ"].ARN, s.Stack.Queues["EventsQueue"].ARN); err != nil {
+	if _, err := s.SQS.StartMessageMoveTask(ctx, &sqs.StartMessageMoveTaskInput{
+		SourceArn: aws.String(s.Stack.Queues["EventsDLQ"].ARN), DestinationArn: aws.String(s.Stack.Queues["EventsQueue"].ARN),
+	}); err != nil {
 		t.Fatal(err)
 	}
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, keys, inbox.Done) })

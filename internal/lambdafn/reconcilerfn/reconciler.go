@@ -8,12 +8,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/shop/shopevents"
@@ -41,8 +41,8 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	store := inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table)
-	events := queue.New(awsapi.SQSFromConfig(cfg), s.QueueURL)
+	store := inbox.NewDynamoDB(db, s.Table)
+	events := queue.New(sqs.NewFromConfig(cfg), s.QueueURL)
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
 	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)

@@ -15,8 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 // Region, AccountID and the static credentials are what the emulators and
@@ -243,21 +241,9 @@ func (e *Emulators) DynamoDB() *dynamodb.Client {
 	return dynamodb.NewFromConfig(e.configAt(e.DynamoDBURL))
 }
 
-// LeanDynamoDB returns a client of internal/platform/awsapi (what the
-// inbox store speaks) for the DynamoDB endpoint, configured as DynamoDB().
-func (e *Emulators) LeanDynamoDB() *awsapi.DynamoDB {
-	return awsapi.DynamoDBFromConfig(e.configAt(e.DynamoDBURL))
-}
-
 // SQS returns a client for the SQS endpoint.
 func (e *Emulators) SQS() *sqs.Client {
 	return sqs.NewFromConfig(e.configAt(e.SQSURL))
-}
-
-// LeanSQS returns a client of internal/platform/awsapi (what the queue
-// package speaks) for the SQS endpoint, configured as SQS().
-func (e *Emulators) LeanSQS() *awsapi.SQS {
-	return awsapi.SQSFromConfig(e.configAt(e.SQSURL))
 }
 
 // EnvMap returns the variables that point an AWS SDK in another process at

@@ -4,7 +4,7 @@
 // (standin), and each function of the template built from the environment
 // the template gives it, filled in with the stack's endpoints and the
 // local secrets: in process, through catalog.Builders and
-// lambdafn.AWSConfig as the Lambda mains build it, or as its real
+// devstack.ConfigFromEnv as the Lambda mains build it, or as its real
 // bootstrap under aws-lambda-rie with the same environment.
 //
 // `hookinbox dev`, `hookinbox chaos` and the pipeline tests
@@ -160,7 +160,7 @@ func (s *Stack) Env(logicalID string, overrides map[string]string) (map[string]s
 // Build builds the function logicalID in process, as its Lambda main
 // does (Options.Builders, else catalog.Builders), with Env's environment:
 // its AWS configuration comes from that environment through
-// lambdafn.AWSConfig, with the emulators' quick retries. It returns the
+// devstack.ConfigFromEnv, with the emulators' quick retries. It returns the
 // handler.
 func (s *Stack) Build(ctx context.Context, logicalID string, overrides map[string]string) (any, error) {
 	build, ok := s.opts.Builders[logicalID]
@@ -175,7 +175,7 @@ func (s *Stack) Build(ctx context.Context, logicalID string, overrides map[strin
 		return nil, err
 	}
 	getenv := func(k string) string { return env[k] }
-	cfg, err := lambdafn.AWSConfig(getenv)
+	cfg, err := devstack.ConfigFromEnv(getenv)
 	if err != nil {
 		return nil, fmt.Errorf("function %s: %w", logicalID, err)
 	}
