@@ -27,12 +27,10 @@ import (
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
-// DefaultLoadWarmup is --warmup's default. In the 33 runs of
-// bench/load-*-s20-*.txt and *-b3a16bb-*.txt, with 100 or 1 000 warm-up
+// DefaultLoadWarmup is --warmup's default. With 100 or 1 000 warm-up
 // deliveries, the first round's emulators took 1.1-2.5 times the CPU a
-// delivery of the later rounds (median 1.7); in the 15 of
-// bench/load-*-s21-*.txt, after 4 000 to each target, 0.94-1.35 times
-// (median 1.05).
+// delivery of the later rounds (median 1.7, over 33 runs); after 4 000 to
+// each target, 0.94-1.35 times (median 1.05, over 15).
 const DefaultLoadWarmup = 4000
 
 type loadFlags struct {
@@ -96,7 +94,7 @@ retrying provider does. --warmup deliveries go to each target first and are
 not counted: with its default of 4000 the shared emulators (node) have
 settled before the first round, which otherwise costs them 1.1-2.5 times
 the CPU a delivery of the later rounds and falls on the first-named
-target alone (docs/performance.md). Rounds alternate (receiver, floor, then floor, receiver, ...)
+target alone. Rounds alternate (receiver, floor, then floor, receiver, ...)
 so that the machine's own noise falls on both; the summary is the median
 over the rounds. With --runs, the floor opens every second run: a run's
 first round is more often than not its slowest. Every URL must be on the loopback interface.
@@ -207,7 +205,7 @@ Examples:
 // up and runs f.rounds alternating rounds, printing each round and the
 // run's summary; it stops what it started before it returns. The
 // receiver goes first, or the floor when floorFirst: the first round of a
-// run is its slowest more often than not (docs/performance.md), so
+// run is its slowest more often than not, so
 // --runs lets the two open the runs in turn. It returns the receiver
 // first either way.
 func loadRun(ctx context.Context, f loadFlags, floorFirst bool, stdout, stderr io.Writer) ([]*loadTarget, error) {

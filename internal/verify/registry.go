@@ -22,7 +22,7 @@ type Options struct {
 }
 
 // Spec is everything hookinbox knows about one provider. A provider is
-// data, not a branch (DESIGN rule 11): the receiver routes {provider} to
+// data, not a branch: the receiver routes {provider} to
 // the verifier its Spec builds, the settings read its variables, and the
 // template has a parameter per variable. Adding a provider is one file
 // with its verifier and one line in Specs.

@@ -1,7 +1,8 @@
 package deploytest
 
 // The invariants of the project's template.yaml. Each failure names the
-// invariant it breaks; DESIGN.md and STYLE.md say why each one matters.
+// invariant it breaks and why it matters; docs/architecture.md states the
+// rules they hold the template to.
 
 import (
 	"bufio"
