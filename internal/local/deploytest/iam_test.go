@@ -81,7 +81,8 @@ func rolePermissions(tpl *samtemplate.Template, c samtemplate.Context, role stri
 	props, _ := v.(map[string]any)
 	policies, _ := props["Policies"].([]any)
 	for i, p := range policies {
-		doc, ok := p.(map[string]any)["PolicyDocument"]
+		m, _ := p.(map[string]any)
+		doc, ok := m["PolicyDocument"]
 		if !ok {
 			return nil, nil, fmt.Errorf("Policies[%d] has no PolicyDocument", i)
 		}
