@@ -138,6 +138,10 @@ func TestTemplateProcessorPolicy(t *testing.T) {
 			"dynamodb:UpdateItem on " + inbox,
 			"ses:SendEmail on arn:" + d.Partition + ":ses:" + d.Region + ":" + d.AccountID + ":identity/" + identity,
 			"sqs:ChangeMessageVisibility on " + queue,
+			// Lambda's event source polls with the processor's role.
+			"sqs:DeleteMessage on " + queue,
+			"sqs:GetQueueAttributes on " + queue,
+			"sqs:ReceiveMessage on " + queue,
 			"sqs:SendMessage on " + dlq,
 			"sqs:SendMessage on " + queue,
 		}
