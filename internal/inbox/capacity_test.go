@@ -64,8 +64,8 @@ func (m *metered) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, 
 	return out, m.add("update "+skOf(in.Key), err, func() *types.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
-// TestWriteUnitsStayFlatWithPayloadSize measures what DESIGN.md argues and
-// the inline layout keeps: every write of an event's status item (the
+// TestWriteUnitsStayFlatWithPayloadSize measures what the inbox's layout
+// keeps: every write of an event's status item (the
 // claim and each state change) costs one write unit whatever the
 // payload's size, because a payload rides in the claim only when the item
 // stays within 1 KB, and otherwise has its own item, written once; with
@@ -115,7 +115,7 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 			t.Errorf("%d-byte payload: %s, %.0f units on a payload item; want inline, none", len(raw), layout, m.units["update "+SortPayload])
 		}
 
-		// The layout DESIGN.md warns against: the raw payload inside the status item.
+		// The layout the inbox avoids: the raw payload inside the status item, billed at every state change.
 		e := meter()
 		item := marshal(Claim{Event: webhook.Event{Provider: "stripe", ID: ev.ID + "e", Type: ev.Type}, At: now, TTL: time.Hour}.NewItem())
 		item["payload"] = &types.AttributeValueMemberB{Value: ev.Raw}
