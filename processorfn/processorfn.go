@@ -44,7 +44,9 @@ type Business = processor.Business
 
 // BusinessBuilder builds your Business at cold start from the function's
 // AWS config and environment. It reads its own settings through getenv and
-// returns an error naming every missing one.
+// returns an error naming every missing one. Its ctx carries the
+// processor's DynamoDB client (DynamoDB): use it for your tables, so the
+// process keeps one client and one pool of connections.
 type BusinessBuilder func(ctx context.Context, cfg aws.Config, getenv func(string) string) (Business, error)
 
 // Run is the whole main of a processor Lambda whose business b builds:
@@ -60,8 +62,22 @@ func Builder(b BusinessBuilder) lambdafn.Builder {
 	}
 }
 
+// dynamoDBKey is the context key of the processor's DynamoDB client.
+type dynamoDBKey struct{}
+
+// DynamoDB returns the processor's own DynamoDB client from the ctx a
+// BusinessBuilder is given, or a new client from cfg outside one.
+func DynamoDB(ctx context.Context, cfg aws.Config) *dynamodb.Client {
+	if db, ok := ctx.Value(dynamoDBKey{}).(*dynamodb.Client); ok {
+		return db
+	}
+	return dynamodb.NewFromConfig(cfg)
+}
+
 func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger, b BusinessBuilder) (any, error) {
 	s, err := loadSettings(getenv)
+	db := dynamodb.NewFromConfig(cfg)
+	ctx = context.WithValue(ctx, dynamoDBKey{}, db)
 	bctx := ctx
 	var apiKey *secrets.Rotating
 	if err == nil {
@@ -80,7 +96,6 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
-	db := dynamodb.NewFromConfig(cfg)
 	sq := sqs.NewFromConfig(cfg)
 	fetchers := map[string]processor.Fetcher{
 		verify.StripeProvider: stripeapi.FetchEvent(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
