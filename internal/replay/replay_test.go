@@ -412,3 +412,77 @@ func TestEventParkedAgainDuringTheReplayKeepsItsMessage(t *testing.T) {
 		t.Errorf("DLQ at the end: %d messages, want none", got)
 	}
 }
+
+// TestReplayFunctionBesideARunningProcessorLosesNoPark: the dlq-replay
+// function as built for Lambda, with the processor polling the events
+// queue at the same time, as in AWS. However the two interleave, an event
+// that fails again ends DEAD with one DLQ message carrying its new reason.
+func TestReplayFunctionBesideARunningProcessorLosesNoPark(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	key := s.poisoned(t, 400, 1)[0]
+	s.Stripe.FailNext(404)
+
+	pctx, stop := context.WithCancel(ctx)
+	polled := make(chan error, 1)
+	go func() {
+		for pctx.Err() == nil {
+			if _, err := s.Source.PollOnce(pctx); err != nil && pctx.Err() == nil {
+				polled <- err
+				return
+			}
+		}
+		polled <- nil
+	}()
+	sum, err := s.replayFn(ctx, replay.Request{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Moved != 1 || sum.Failed != 0 {
+		t.Errorf("summary: %s, want the event moved", sum.Text())
+	}
+	var it inbox.Item
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if it, err = s.Inbox.Get(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if it.Status == inbox.Dead && it.Attempts == 2 {
+			break
+		}
+	}
+	stop()
+	if err := <-polled; err != nil {
+		t.Fatal(err)
+	}
+	if it.Status != inbox.Dead || it.Attempts != 2 {
+		t.Fatalf("inbox item %s after %d attempts, want DEAD after 2 (parked, replayed, parked again)", it.Status, it.Attempts)
+	}
+	reasons := s.DLQReasons(t)
+	if len(reasons) != 1 || !strings.Contains(reasons[key], "404") {
+		t.Errorf("DLQ holds %v, want %s with its new reason (the 404)", reasons, key)
+	}
+}
+
+// TestNativeRedriveOfAnEventThatFailsAgainParksItAgain: after SQS's own
+// redrive, an event whose cause is not fixed is parked again by the
+// processor, with its new reason, and is DEAD: nothing hides it.
+func TestNativeRedriveOfAnEventThatFailsAgainParksItAgain(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	key := s.poisoned(t, 500, 1)[0]
+	s.Stripe.FailNext(404)
+	if _, err := s.DLQ.StartRedrive(ctx, s.Stack.Queues["EventsDLQ"].ARN, s.Stack.Queues["EventsQueue"].ARN); err != nil {
+		t.Fatal(err)
+	}
+	s.ProcessUntil(t, 20*time.Second, func() bool {
+		it, err := s.Inbox.Get(ctx, key)
+		return err == nil && it.Status == inbox.Dead && it.Attempts == 2
+	})
+	reasons := s.DLQReasons(t)
+	if len(reasons) != 1 || !strings.Contains(reasons[key], "404") {
+		t.Errorf("DLQ holds %v, want %s with its new reason (the 404)", reasons, key)
+	}
+	if got := pipelinetest.Peek(t, s.Events); len(got) != 0 {
+		t.Errorf("events queue: %d messages, want none", len(got))
+	}
+}
