@@ -102,3 +102,34 @@ func TestUndecodableItemIsParkedWithItsReason(t *testing.T) {
 		t.Error("the events queue still holds the message")
 	}
 }
+
+// stalledStore is the in-memory inbox whose Lease waits for the context
+// to end and returns its error, bare.
+type stalledStore struct{ *inbox.Memory }
+
+func (s stalledStore) Lease(ctx context.Context, _ webhook.Key, _ string, _ time.Time, _ time.Duration) (inbox.Item, error) {
+	<-ctx.Done()
+	return inbox.Item{}, ctx.Err()
+}
+
+// TestLeaseCutShortByTheDeadlineIsNotParked: a lease call the
+// invocation's deadline ends was refused by nobody: the message comes back
+// shortly, nothing is parked.
+func TestLeaseCutShortByTheDeadlineIsNotParked(t *testing.T) {
+	f := newFixture(t)
+	h := processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }, Budget: 50 * time.Millisecond, Reserve: 20 * time.Millisecond},
+		stalledStore{f.store}, f.ledger, f.biz, f.q, f.q, nil)
+	msg := f.claim(t, "evt_stalled", "checkout.session.completed")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	resp, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{msg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.q.parked) != 0 {
+		t.Errorf("parked %+v; a lease cut short by the deadline is not a refusal", f.q.parked)
+	}
+	if len(resp.BatchItemFailures) != 1 || f.q.delays[msg.ReceiptHandle] != 2*time.Second {
+		t.Errorf("failures %v, delay %v; want the message back shortly (2s)", failedIDs(resp), f.q.delays[msg.ReceiptHandle])
+	}
+}

@@ -400,6 +400,11 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 			log.Warn("lease failed: the inbox store is unavailable; back after a backoff", "retry_in", d.String(), "reason", err.Error())
 			h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.Failed, 1))
 			return h.later(ctx, log, msg, env, d)
+		case err != nil && work.Err() != nil:
+			// The invocation's time ran out during the call: nothing was
+			// refused. Back shortly, as a message not started.
+			log.Warn("lease cut short by the invocation's deadline; back shortly", "reason", err.Error())
+			return h.notStarted(ctx, msg)
 		case err != nil:
 			return h.leaseRefused(ctx, log, env, owner, err)
 		}
