@@ -160,7 +160,7 @@ type Config struct {
 	// Default 3 min.
 	Visibility time.Duration
 	// Wait is the long poll of each DLQ receive; the last, empty receive
-	// waits this long. Default 1 s.
+	// waits this long. Default 1 s; a negative Wait does not long-poll.
 	Wait time.Duration
 	// Margin: the replay stops when its context's deadline is closer.
 	// Default 10 s.
@@ -192,10 +192,6 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
-
-// NoWait is a Config.Wait that does not long-poll (for tests on local
-// emulators, where a short poll sees every message).
-const NoWait = -1
 
 // inboxStore lists the inbox calls a replay makes.
 type inboxStore interface {

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -263,11 +261,7 @@ func TestNativeRedriveOfADeadEventIsProcessedOnce(t *testing.T) {
 	keys := s.poisoned(t, 200, 3)
 	// The cause is fixed; the operator uses SQS's "Start DLQ redrive" to
 	// the events queue (StartMessageMoveTask), which cannot mark messages.
-	if _, err := s.SQS.StartMessageMoveTask(ctx, &sqs.StartMessageMoveTaskInput{
-		SourceArn: aws.String(s.Stack.Queues["EventsDLQ"].ARN), DestinationArn: aws.String(s.Stack.Queues["EventsQueue"].ARN),
-	}); err != nil {
-		t.Fatal(err)
-	}
+	s.redrive(t)
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, keys, inbox.Done) })
 	s.effectsOnce(t, keys)
 	if got := len(pipelinetest.Peek(t, s.DLQ)); got != 0 {
@@ -377,7 +371,7 @@ func TestEventParkedAgainDuringTheReplayKeepsItsMessage(t *testing.T) {
 		return it.Attempts
 	}
 	parkedAgain := func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Dead) && attempts() == 2 }
-	h := replay.New(replay.Config{Wait: replay.NoWait}, s.Inbox, processedAfterSend{s, t, parkedAgain}, s.DLQ, nil)
+	h := replay.New(replay.Config{Wait: noWait}, s.Inbox, processedAfterSend{s, t, parkedAgain}, s.DLQ, nil)
 
 	sum, err := h.Handle(ctx, replay.Request{All: true})
 	if err != nil {
@@ -475,9 +469,7 @@ func TestNativeRedriveOfAnEventThatFailsAgainParksItAgain(t *testing.T) {
 	s := newStack(t)
 	key := s.poisoned(t, 500, 1)[0]
 	s.Stripe.FailNext(404)
-	if _, err := s.DLQ.StartRedrive(ctx, s.Stack.Queues["EventsDLQ"].ARN, s.Stack.Queues["EventsQueue"].ARN); err != nil {
-		t.Fatal(err)
-	}
+	s.redrive(t)
 	s.ProcessUntil(t, 20*time.Second, func() bool {
 		it, err := s.Inbox.Get(ctx, key)
 		return err == nil && it.Status == inbox.Dead && it.Attempts == 2
