@@ -81,9 +81,10 @@ func Lookup(name string) (Spec, bool) {
 	return Spec{}, false
 }
 
-// TypeBounded reports whether provider's event types form a set no sender
-// can add to: the provider is registered and its type is signed (Stripe,
-// Standard Webhooks, Adyen) or fixed by hookinbox (GoPay). It is the bound
+// TypeBounded reports whether provider's event types form a set no one
+// without the signing secret can add to: the provider is registered and
+// its type is signed (Stripe, Standard Webhooks, Adyen) or fixed by
+// hookinbox (GoPay). It is the bound
 // of the EventType metric dimension where the business is not known (the
 // receiver), for metrics.Recorder.WithEventTypes.
 func TypeBounded(provider, _ string) bool {
