@@ -40,6 +40,12 @@ import (
 // through fx (effects.Runner) and returns nil (DONE), an error wrapping
 // webhook.ErrNoHandler (IGNORED), webhook.Permanent(err) (parked in the DLQ
 // at once, with the reason), or any other error (retried with backoff).
+// Decide on the event's provider and type before decoding its payload
+// (Mux does it for you), so a type you do not handle ends IGNORED however
+// odd its body. A Business that also has a method
+// Handles(provider, eventType string) bool (Mux has) names the types the
+// processor's metrics break down by; every other type is counted as
+// "other".
 type Business = processor.Business
 
 // BusinessBuilder builds your Business at cold start from the function's
@@ -96,6 +102,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
+	rec = rec.WithEventTypes(eventTypes(business))
 	sq := sqs.NewFromConfig(cfg)
 	fetchers := map[string]processor.Fetcher{
 		verify.StripeProvider: stripeapi.FetchEvent(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
@@ -124,4 +131,21 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		log,
 	)
 	return h.Handle, nil
+}
+
+// handlesTypes is a Business that says which event types it handles.
+type handlesTypes interface {
+	Handles(provider, eventType string) bool
+}
+
+// eventTypes returns the event types the processor's metrics name as
+// their EventType dimension, every other one being "other": those the
+// business handles when it says which (a Mux does, through Handles), or
+// else those no sender can choose (verify.TypeBounded). A made-up
+// X-GitHub-Event or X-Shopify-Topic so never mints a metric.
+func eventTypes(b Business) func(provider, eventType string) bool {
+	if h, ok := b.(handlesTypes); ok {
+		return h.Handles
+	}
+	return verify.TypeBounded
 }

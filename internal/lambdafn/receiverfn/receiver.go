@@ -37,6 +37,8 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
+	// A type only a header names (GitHub, Shopify) is counted as "other".
+	rec = rec.WithEventTypes(verify.TypeBounded)
 	in := intake.New(
 		intake.Config{Grace: s.Grace, Metrics: rec},
 		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
