@@ -50,9 +50,10 @@ func infrastructure(err error) bool {
 }
 
 // unavailable reports whether an answer says the service could not serve
-// the request now: a 5xx, a throttle, a request timeout.
+// the request now: a 5xx, a throttle, a request timeout, or credentials
+// that expired (the next invocation gets fresh ones).
 func unavailable(status int, code string) bool {
-	if status >= 500 {
+	if status >= 500 || code == "ExpiredToken" || code == "ExpiredTokenException" {
 		return true
 	}
 	_, throttled := retry.DefaultThrottleErrorCodes[code]

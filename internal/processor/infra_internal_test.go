@@ -44,6 +44,8 @@ func TestInfrastructureErrors(t *testing.T) {
 		// What the SDK returns when the invocation's deadline ends its
 		// wait before a retry: the operation, canceled.
 		{"inbox store: deadline while waiting to retry", sdkError("DynamoDB", &smithy.CanceledError{Err: context.DeadlineExceeded}), true},
+		{"inbox store: expired credentials", sdkError("DynamoDB", answered(400, "ExpiredTokenException")), true},
+		{"inbox store: access denied", sdkError("DynamoDB", answered(400, "AccessDeniedException")), false},
 		{"inbox store: validation", sdkError("DynamoDB", answered(400, "ValidationException")), false},
 		{"inbox store: condition", sdkError("DynamoDB", answered(400, "ConditionalCheckFailedException")), false},
 		{"secrets: 500", sdkError("Secrets Manager", answered(500, "InternalFailure")), false},
