@@ -79,6 +79,20 @@ func TestProvidersEndToEnd(t *testing.T) {
 			t.Errorf("status %s, want IGNORED (the shop has no GitHub handler)", got)
 		}
 		refused(t, lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(body, "attacker", "forged-1", "issues"), body), 401, "github#forged-1")
+
+		// A hook with the form content type: signed over the form, stored
+		// and processed as the JSON event it carries.
+		const formID = "72d3162e-cc78-11e3-81ab-4c9367dc0959"
+		form, headers := verifytest.GitHubForm(body, pipelinetest.GitHubSecret, formID, "issues")
+		twice(t, lambdalocal.WebhookEvent("github", "POST", headers, form), "github#"+formID)
+		if got := status(t, "github#"+formID); got != inbox.Ignored {
+			t.Errorf("form delivery: status %s, want IGNORED", got)
+		}
+		if raw, err := p.Inbox.Payload(ctx, "github#"+formID); err != nil || string(raw) != string(body) {
+			t.Errorf("form delivery: stored payload %q, %v; want the JSON event", raw, err)
+		}
+		_, forged := verifytest.GitHubForm(body, "attacker", "forged-form", "issues")
+		refused(t, lambdalocal.WebhookEvent("github", "POST", forged, form), 401, "github#forged-form")
 	})
 
 	t.Run("standard", func(t *testing.T) {

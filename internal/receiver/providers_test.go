@@ -213,3 +213,41 @@ func TestGoPayOnePendingFetchPerID(t *testing.T) {
 		t.Fatalf("notification after the fetch finished: %d messages in all, want 2", n)
 	}
 }
+
+// TestGitHubFormDeliveryStoresTheEvent: a form-encoded GitHub delivery
+// (payload=<URL-encoded JSON>, signed over the form) is accepted once, and
+// what is stored for the processor is the JSON event, not the form; the
+// same event sent as JSON by a hook with the other content type is stored
+// alike.
+func TestGitHubFormDeliveryStoresTheEvent(t *testing.T) {
+	event := []byte(`{"action":"opened","issue":{"number":1347,"title":"a + b & c = 100%"}}`)
+	store, q := inbox.NewMemory(), &fakeQueue{}
+	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
+	ctx := context.Background()
+	form, headers := verifytest.GitHubForm(event, githubSecret, "d-form", "issues")
+	for i, want := range []string{"accepted", "duplicate"} {
+		resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("github", "POST", headers, form))
+		if resp.StatusCode != http.StatusOK || answer(t, resp) != want {
+			t.Fatalf("form delivery %d: %d %s, want 200 %s", i+1, resp.StatusCode, resp.Body, want)
+		}
+	}
+	resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(event, githubSecret, "d-json", "issues"), event))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("JSON delivery: %d %s", resp.StatusCode, resp.Body)
+	}
+	for _, key := range []webhook.Key{"github#d-form", "github#d-json"} {
+		if raw, err := store.Payload(ctx, key); err != nil || string(raw) != string(event) {
+			t.Errorf("stored payload of %s = %q, %v; want the JSON event", key, raw, err)
+		}
+	}
+	if n := len(q.Sent()); n != 2 {
+		t.Errorf("%d messages, want one per event", n)
+	}
+	_, forged := verifytest.GitHubForm(event, "attacker", "d-forged", "issues")
+	if resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("github", "POST", forged, form)); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("forged form delivery: %d %s, want 401", resp.StatusCode, resp.Body)
+	}
+	if _, err := store.Get(ctx, "github#d-forged"); err == nil {
+		t.Error("forged form delivery was claimed")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +47,17 @@ func GitHubHeaders(body []byte, secret, delivery, event string) map[string]strin
 		"x-github-event":      event,
 		"x-hub-signature-256": "sha256=" + hex.EncodeToString(mac([]byte(secret), string(body))),
 	}
+}
+
+// GitHubForm returns the body and headers GitHub sends for event when the
+// hook's content type is application/x-www-form-urlencoded (the default of
+// a hook created through GitHub's API): "payload=" and the URL-encoded
+// JSON, signed as it is sent, over the form bytes.
+func GitHubForm(event []byte, secret, delivery, name string) ([]byte, map[string]string) {
+	body := []byte(url.Values{"payload": {string(event)}}.Encode())
+	headers := GitHubHeaders(body, secret, delivery, name)
+	headers["content-type"] = "application/x-www-form-urlencoded"
+	return body, headers
 }
 
 // ShopifyHeaders returns the headers Shopify sends with body: the topic,
