@@ -251,3 +251,36 @@ func TestGitHubFormDeliveryStoresTheEvent(t *testing.T) {
 		t.Error("forged form delivery was claimed")
 	}
 }
+
+// TestShopifyUnprefixedHeadersAccepted: a delivery with the unprefixed
+// headers of Shopify's newer deliveries (Shopify-Hmac-Sha256,
+// Shopify-Topic, Shopify-Event-Id, ...) is claimed once under its event id
+// like an X-Shopify- one; forged, it is refused with nothing written.
+func TestShopifyUnprefixedHeadersAccepted(t *testing.T) {
+	body := []byte(`{"id":820982911946154508,"financial_status":"paid","line_items":[]}`)
+	store, q := inbox.NewMemory(), &fakeQueue{}
+	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
+	ctx := context.Background()
+	headers := verifytest.ShopifyUnprefixed(verifytest.ShopifyHeaders(body, shopifySecret, "98880550-7158-44d4-b7cd-2c97c8a091b6", "orders/paid", now))
+	forged := verifytest.ShopifyUnprefixed(verifytest.ShopifyHeaders(body, "attacker", "e-forged", "orders/paid", now))
+	if resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("shopify", "POST", forged, body)); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("forged: %d %s, want 401", resp.StatusCode, resp.Body)
+	}
+	for i, want := range []string{"accepted", "duplicate"} {
+		resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("shopify", "POST", headers, body))
+		if resp.StatusCode != http.StatusOK || answer(t, resp) != want {
+			t.Fatalf("delivery %d: %d %s, want 200 %s", i+1, resp.StatusCode, resp.Body, want)
+		}
+	}
+	sent := q.Sent()
+	if len(sent) != 1 || sent[0].Key != "shopify#98880550-7158-44d4-b7cd-2c97c8a091b6" || sent[0].Type != "orders/paid" {
+		t.Fatalf("messages %+v, want one for shopify#98880550-7158-44d4-b7cd-2c97c8a091b6 orders/paid", sent)
+	}
+	it, err := store.Get(ctx, sent[0].Key)
+	if err != nil || !it.Created.Equal(now) {
+		t.Errorf("claim %+v, %v; want created at Shopify-Triggered-At %s", it, err, now)
+	}
+	if _, err := store.Get(ctx, "shopify#e-forged"); err == nil {
+		t.Error("the forged delivery was claimed")
+	}
+}

@@ -296,6 +296,15 @@ func HMACGenuine(value, prefix string, decode func(string) ([]byte, error), body
 	return false
 }
 
+// ShopifyGenuine reports whether X-Shopify-Hmac-Sha256 or its unprefixed
+// spelling Shopify-Hmac-Sha256 is the base64 HMAC-SHA256 of body under one
+// of secrets (see HMACGenuine): either one is enough, so the oracle is at
+// least as lenient as a verifier may be.
+func ShopifyGenuine(headers map[string]string, body []byte, secrets ...string) bool {
+	return HMACGenuine(headers["x-shopify-hmac-sha256"], "", base64.StdEncoding.DecodeString, body, secrets...) ||
+		HMACGenuine(headers["shopify-hmac-sha256"], "", base64.StdEncoding.DecodeString, body, secrets...)
+}
+
 // GitHubCarried is GitHub's VerifierFuzz.Carried: the body, or for a
 // form-encoded delivery (Content-Type application/x-www-form-urlencoded,
 // as mime.ParseMediaType reads it) the value of its payload field.

@@ -76,6 +76,17 @@ func ShopifyHeaders(body []byte, secret, eventID, topic string, at time.Time) ma
 	}
 }
 
+// ShopifyUnprefixed returns headers (ShopifyHeaders') with every
+// X-Shopify- name without its X- (Shopify-Hmac-Sha256, Shopify-Topic,
+// ...), as Shopify's newer deliveries send them.
+func ShopifyUnprefixed(headers map[string]string) map[string]string {
+	out := make(map[string]string, len(headers))
+	for k, v := range headers {
+		out[strings.TrimPrefix(k, "x-")] = v
+	}
+	return out
+}
+
 // StandardHeaders returns the Standard Webhooks headers for body sent as
 // message id at at: one "v1,<base64>" signature per secret
 // ("whsec_<base64>"), space-separated, as a sender does while rotating.
