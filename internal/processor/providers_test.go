@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/shop"
@@ -103,6 +104,16 @@ func TestProvidersEndToEnd(t *testing.T) {
 			t.Errorf("status %s, want IGNORED", got)
 		}
 		refused(t, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_forged", now, "whsec_YXR0YWNrZXI="), body), 401, "standard#msg_forged")
+
+		// v1a: signed with the sender's ed25519 key, verified with the
+		// public key the local receiver holds beside its whsec_ secret.
+		const v1aID = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4X"
+		twice(t, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, v1aID, now, pipeline.StandardSigningKey), body), "standard#"+v1aID)
+		if got := status(t, "standard#"+v1aID); got != inbox.Ignored {
+			t.Errorf("v1a: status %s, want IGNORED", got)
+		}
+		const attacker = "whsk_YXR0YWNrZXItc2lnbmluZy1rZXktb2YtMzItYnl0ZXM=" // another 32-byte key
+		refused(t, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_forged_v1a", now, attacker), body), 401, "standard#msg_forged_v1a")
 	})
 
 	t.Run("shopify", func(t *testing.T) {

@@ -284,3 +284,49 @@ func TestShopifyUnprefixedHeadersAccepted(t *testing.T) {
 		t.Error("the forged delivery was claimed")
 	}
 }
+
+// TestStandardV1aAccepted: a Standard Webhooks delivery signed v1a
+// (ed25519) is claimed once when the receiver holds the sender's whpk_
+// public key beside its whsec_ secret; signed with another key, or stale,
+// it is refused with nothing written.
+func TestStandardV1aAccepted(t *testing.T) {
+	body := []byte(`{"type":"user.created","timestamp":"2026-11-30T12:00:00Z","data":{"id":"u_1"}}`)
+	store, q := inbox.NewMemory(), &fakeQueue{}
+	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
+	ctx := context.Background()
+	const otherKey = "whsk_YW5vdGhlci1zdGFuZGFyZC13ZWJob29rcy1zZW5kZXI=" // 32 bytes, not ours
+	for name, req := range map[string]events.APIGatewayV2HTTPRequest{
+		"another key": lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_forged", now, otherKey), body),
+		"stale":       lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_stale", now.Add(-6*time.Minute), standardSigningKey), body),
+	} {
+		if resp, _ := h.Handle(ctx, req); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s: %d %s, want 401", name, resp.StatusCode, resp.Body)
+		}
+	}
+	if pending, _ := store.Pending(ctx, now.Add(time.Hour), 100); len(pending) != 0 || len(q.Sent()) != 0 {
+		t.Fatalf("refused deliveries wrote %d claims and sent %d messages", len(pending), len(q.Sent()))
+	}
+	// A sender rolling from the symmetric secret to its key signs with both.
+	req := lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_v1a", now, standardSigningKey), body)
+	both := lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_both", now, standardSecret, standardSigningKey), body)
+	for i, tc := range []struct {
+		req  events.APIGatewayV2HTTPRequest
+		want string
+	}{{req, "accepted"}, {req, "duplicate"}, {both, "accepted"}} {
+		resp, _ := h.Handle(ctx, tc.req)
+		if resp.StatusCode != http.StatusOK || answer(t, resp) != tc.want {
+			t.Fatalf("delivery %d: %d %s, want 200 %s", i+1, resp.StatusCode, resp.Body, tc.want)
+		}
+	}
+	if got := keyStrings(sentKeys(q)); strings.Join(got, " ") != "standard#msg_v1a standard#msg_both" {
+		t.Errorf("messages for %v, want one each for msg_v1a and msg_both", got)
+	}
+}
+
+func sentKeys(q *fakeQueue) []webhook.Key {
+	var keys []webhook.Key
+	for _, env := range q.Sent() {
+		keys = append(keys, env.Key)
+	}
+	return keys
+}

@@ -7,6 +7,7 @@ package verifyfuzz
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -324,9 +325,10 @@ func GitHubCarried(headers map[string]string, body []byte) []byte {
 // webhook-id, a webhook-timestamp within tolerance of now, and among the
 // space-separated parts of webhook-signature a "v1,<base64>" that is the
 // HMAC-SHA256 of "<id>.<timestamp>.<body>" under one of secrets
-// ("whsec_<base64 key>"). Each header may come as svix-<name> instead (as
-// Svix sends them), and any mix of the two counts, so the oracle is at
-// least as lenient as a verifier may be.
+// ("whsec_<base64 key>"), or a "v1a,<base64>" that is its ed25519
+// signature under one of them ("whpk_<base64 public key>"). Each header
+// may come as svix-<name> instead (as Svix sends them), and any mix of the
+// two counts, so the oracle is at least as lenient as a verifier may be.
 func StandardGenuine(headers map[string]string, body []byte, now time.Time, tolerance time.Duration, secrets ...string) bool {
 	values := func(name string) []string {
 		var vs []string
@@ -337,12 +339,17 @@ func StandardGenuine(headers map[string]string, body []byte, now time.Time, tole
 		}
 		return vs
 	}
-	var sigs [][]byte
+	var sigs, asigs [][]byte
 	for _, header := range values("signature") {
 		for part := range strings.FieldsSeq(header) {
 			if value, ok := strings.CutPrefix(part, "v1,"); ok {
 				if sig, err := base64.StdEncoding.DecodeString(value); err == nil {
 					sigs = append(sigs, sig)
+				}
+			}
+			if value, ok := strings.CutPrefix(part, "v1a,"); ok {
+				if sig, err := base64.StdEncoding.DecodeString(value); err == nil {
+					asigs = append(asigs, sig)
 				}
 			}
 		}
@@ -355,6 +362,15 @@ func StandardGenuine(headers map[string]string, body []byte, now time.Time, tole
 				continue
 			}
 			for _, secret := range secrets {
+				if pub, ok := strings.CutPrefix(strings.TrimSpace(secret), "whpk_"); ok {
+					key, err := base64.StdEncoding.DecodeString(pub)
+					for _, sig := range asigs {
+						if err == nil && len(key) == ed25519.PublicKeySize && ed25519.Verify(key, []byte(id+"."+ts+"."+string(body)), sig) {
+							return true
+						}
+					}
+					continue
+				}
 				key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(strings.TrimSpace(secret), "whsec_"))
 				if err == nil && macAmong(key, id+"."+ts+".", body, sigs) {
 					return true
