@@ -23,13 +23,7 @@ pkg_DlqReplayFunction  := ./functions/dlq-replay
 pkg_ReconcilerFunction := ./functions/reconciler
 
 # gobuild builds a bootstrap into $(ARTIFACTS_DIR) as `sam build` wants it.
-# HOOKINBOX_PROFILE=1 (in the environment, so `hookinbox load` passes it
-# on) builds with the `profile` tag: the bootstrap then writes CPU profiles
-# (internal/lambdafn/profile.go; docs/performance.md says how to read them).
-# Never for a deployment.
-build_tags = lambda.norpc$(if $(HOOKINBOX_PROFILE),$(comma)profile)
-comma := ,
-gobuild = CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags $(build_tags) -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap
+gobuild = CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap
 
 build-ReceiverFunction build-ProcessorFunction build-DlqReplayFunction build-ReconcilerFunction:
 	$(gobuild) $(pkg_$(name))
@@ -99,7 +93,6 @@ vet:
 	@unformatted="$$(gofmt -l $$(go list -f '{{.Dir}}' ./...))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l reports:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
-	go vet -tags profile ./internal/lambdafn
 	go tool staticcheck ./...
 
 # lint-template: cfn-lint (pip install cfn-lint; CI machines have it) on

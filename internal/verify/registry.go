@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/hookinbox/hookinbox/webhook"
@@ -74,14 +73,6 @@ func Lookup(name string) (Spec, bool) {
 		}
 	}
 	return Spec{}, false
-}
-
-// HTTPMethod returns the method the provider delivers with.
-func (s Spec) HTTPMethod() string {
-	if s.Method == "" {
-		return http.MethodPost
-	}
-	return s.Method
 }
 
 // newStripe adapts the Stripe verifier to the Stripe-Signature header.

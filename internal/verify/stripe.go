@@ -221,22 +221,19 @@ func parseStripeEvent(body []byte) (webhook.Event, error) {
 	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
 		return webhook.Event{}, fmt.Errorf("stripe event: %d-byte body: %w", len(body), ErrNotJSON)
 	}
-	head, ok := scanStripeHead(body) // one pass for the usual body
-	if !ok {
-		head = stripeEventHead{}
-		if err := json.Unmarshal(body, &head); err != nil {
-			var syntaxErr *json.SyntaxError
-			var typeErr *json.UnmarshalTypeError
-			switch {
-			case errors.As(err, &syntaxErr):
-				return webhook.Event{}, fmt.Errorf("stripe event: syntax error at byte %d: %w", syntaxErr.Offset, ErrNotJSON)
-			case errors.As(err, &typeErr) && typeErr.Field == "id":
-				return webhook.Event{}, fmt.Errorf("stripe event: id is a JSON %s, not a string: %w", typeErr.Value, ErrBadEventID)
-			case errors.As(err, &typeErr):
-				return webhook.Event{}, fmt.Errorf("stripe event: field %q is a JSON %s, not %s: %w", typeErr.Field, typeErr.Value, typeErr.Type, ErrNotEvent)
-			default:
-				return webhook.Event{}, fmt.Errorf("stripe event: cannot decode %d-byte body: %w", len(body), ErrNotJSON)
-			}
+	var head stripeEventHead
+	if err := json.Unmarshal(body, &head); err != nil {
+		var syntaxErr *json.SyntaxError
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syntaxErr):
+			return webhook.Event{}, fmt.Errorf("stripe event: syntax error at byte %d: %w", syntaxErr.Offset, ErrNotJSON)
+		case errors.As(err, &typeErr) && typeErr.Field == "id":
+			return webhook.Event{}, fmt.Errorf("stripe event: id is a JSON %s, not a string: %w", typeErr.Value, ErrBadEventID)
+		case errors.As(err, &typeErr):
+			return webhook.Event{}, fmt.Errorf("stripe event: field %q is a JSON %s, not %s: %w", typeErr.Field, typeErr.Value, typeErr.Type, ErrNotEvent)
+		default:
+			return webhook.Event{}, fmt.Errorf("stripe event: cannot decode %d-byte body: %w", len(body), ErrNotJSON)
 		}
 	}
 	switch {

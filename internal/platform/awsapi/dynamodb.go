@@ -10,8 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-
-	"github.com/hookinbox/hookinbox/internal/platform/jsonstr"
 )
 
 // Item is a DynamoDB item, or a key, or a set of expression values.
@@ -146,7 +144,7 @@ func appendValue(b []byte, v AttributeValue) ([]byte, error) {
 		b = append(b, `{"`...)
 		b = append(b, v.typ...)
 		b = append(b, `":`...)
-		b = jsonstr.Append(b, v.str)
+		b = appendJSONString(b, v.str)
 	case "B":
 		b = append(b, `{"B":`...)
 		b = appendBase64(b, v.bin)
@@ -178,7 +176,7 @@ func appendValue(b []byte, v AttributeValue) ([]byte, error) {
 		b = append(b, `{"`...)
 		b = append(b, v.typ...)
 		b = append(b, `":`...)
-		b = appendList(b, v.ss, jsonstr.Append)
+		b = appendList(b, v.ss, appendJSONString)
 	case "BS":
 		b = append(b, `{"BS":`...)
 		b = appendList(b, v.bs, appendBase64)

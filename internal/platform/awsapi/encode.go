@@ -4,8 +4,6 @@ import (
 	"encoding/base64"
 	"slices"
 	"strconv"
-
-	"github.com/hookinbox/hookinbox/internal/platform/jsonstr"
 )
 
 // appender is a request that writes its own JSON, the bytes encoding/json
@@ -27,7 +25,7 @@ func (o *object) name(n string) {
 	if len(o.b) > 0 && o.b[len(o.b)-1] != '{' {
 		o.b = append(o.b, ',')
 	}
-	o.b = jsonstr.Append(o.b, n)
+	o.b = appendJSONString(o.b, n)
 	o.b = append(o.b, ':')
 }
 
@@ -37,7 +35,7 @@ func (o *object) str(n, v string, omitEmpty bool) {
 		return
 	}
 	o.name(n)
-	o.b = jsonstr.Append(o.b, v)
+	o.b = appendJSONString(o.b, v)
 }
 
 // int writes an integer member; omitEmpty leaves out 0.
@@ -69,7 +67,7 @@ func (o *object) names(n string, m map[string]string) {
 		return
 	}
 	o.name(n)
-	o.b = appendMap(o.b, m, jsonstr.Append)
+	o.b = appendMap(o.b, m, appendJSONString)
 }
 
 // appendMap writes m as a JSON object, keys sorted as encoding/json sorts
@@ -86,7 +84,7 @@ func appendMap[V any](b []byte, m map[string]V, value func([]byte, V) []byte) []
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonstr.Append(b, k)
+		b = appendJSONString(b, k)
 		b = append(b, ':')
 		b = value(b, m[k])
 	}

@@ -1,17 +1,15 @@
-// Package jsonstr writes a Go string as a JSON string, byte for byte as
-// encoding/json writes it, without its reflection or allocations: the
-// hand-written encoders on the hot paths (internal/platform/awsapi's
-// requests, internal/platform/metrics's EMF lines, webhook's envelopes)
-// share it, so each writes what encoding/json would.
-package jsonstr
+// This file is the JSON string writer of the hand-written encoders in this
+// package; it goes with the package.
+
+package awsapi
 
 import "unicode/utf8"
 
-// Append appends s to b as a JSON string, escaped as encoding/json
+// appendJSONString appends s to b as a JSON string, escaped as encoding/json
 // escapes it: quotes, backslashes and control characters, the HTML
 // characters <, > and &, U+2028 and U+2029, and invalid UTF-8 as U+FFFD.
 // A run of characters that need no escape is copied at once.
-func Append(b []byte, s string) []byte {
+func appendJSONString(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
