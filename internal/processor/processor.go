@@ -141,7 +141,7 @@ type Config struct {
 	// Stripe thin event. Such an event is fetched with Fetchers, fresh on
 	// every attempt, and the notification is never read as content.
 	FetchWhen map[string]func(stored []byte) bool
-	Now         func() time.Time
+	Now       func() time.Time
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
