@@ -15,17 +15,18 @@ ARTIFACTS_DIR ?= $(CURDIR)/bin/$(name)
 
 # Every AWS::Serverless::Function in template.yaml needs a build-<LogicalId>
 # target below (internal/local/deploytest/template_test.go checks it).
-FUNCTIONS := ReceiverFunction ProcessorFunction DlqReplayFunction ReconcilerFunction
+FUNCTIONS := ReceiverFunction ProcessorFunction DlqReplayFunction ReconcilerFunction StripeEventBridgeFunction
 
 pkg_ReceiverFunction   := ./functions/receiver
 pkg_ProcessorFunction  := ./functions/processor
 pkg_DlqReplayFunction  := ./functions/dlq-replay
 pkg_ReconcilerFunction := ./functions/reconciler
+pkg_StripeEventBridgeFunction := ./functions/stripe-eventbridge
 
 # gobuild builds a bootstrap into $(ARTIFACTS_DIR) as `sam build` wants it.
 gobuild = CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap
 
-build-ReceiverFunction build-ProcessorFunction build-DlqReplayFunction build-ReconcilerFunction:
+build-ReceiverFunction build-ProcessorFunction build-DlqReplayFunction build-ReconcilerFunction build-StripeEventBridgeFunction:
 	$(gobuild) $(pkg_$(name))
 
 # build-floor builds the floor program's bootstrap as the functions are built

@@ -3,10 +3,13 @@ package processor_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
@@ -167,6 +170,81 @@ func TestStripeThinEvents(t *testing.T) {
 			t.Errorf("DLQ reason %q, want one naming the event and the 404", reason)
 		}
 	})
+}
+
+// eventBridgeEvent wraps a Stripe event (snapshot or thin) as Stripe's
+// EventBridge destination puts it on its partner event source: the Stripe
+// event is the detail; the envelope's id is EventBridge's own.
+func eventBridgeEvent(t *testing.T, n int, stripeEvent []byte) events.EventBridgeEvent {
+	t.Helper()
+	var typ struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(stripeEvent, &typ); err != nil {
+		t.Fatal(err)
+	}
+	return events.EventBridgeEvent{
+		Version: "0", ID: fmt.Sprintf("6a7e8feb-b491-4cf7-a9f1-%012d", n), DetailType: typ.Type,
+		Source: "aws.partner/stripe.com/ed_test_61hookinbox", AccountID: "111122223333", Region: "eu-central-1",
+		Time: time.Now(), Detail: stripeEvent,
+	}
+}
+
+// TestStripeEventBridgeAndWebhookAreOneClaim: the same actions by
+// webhook and through the EventBridge destination (snapshot and thin
+// events, each several times, in any order) are one claim each, through
+// the same intake, and run each effect once.
+func TestStripeEventBridgeAndWebhookAreOneClaim(t *testing.T) {
+	p := pipelinetest.New(t)
+	handle, ok := p.Build(t, "StripeEventBridgeFunction", nil).(func(context.Context, events.EventBridgeEvent) error)
+	if !ok {
+		t.Fatal("StripeEventBridgeFunction's handler does not take an EventBridge event")
+	}
+	at := time.Now().Add(-time.Minute)
+	const n = 4
+	var keys []webhook.Key
+	type delivery struct {
+		body   []byte
+		bridge bool
+	}
+	var all []delivery
+	for i := range n {
+		key, snapshot, thin := thinCheckout(t, p, "bridge", i, at, true)
+		keys = append(keys, key)
+		all = append(all, delivery{snapshot, false}, delivery{thin, false}, delivery{snapshot, true}, delivery{thin, true})
+	}
+	for j, i := range shuffled(len(all), 99) {
+		if all[i].bridge {
+			if err := handle(context.Background(), eventBridgeEvent(t, j, all[i].body)); err != nil {
+				t.Fatalf("EventBridge delivery: %v", err)
+			}
+			continue
+		}
+		p.Deliver(t, all[i].body)
+	}
+	if got := queueDepth(t, p); got != n {
+		t.Errorf("%d messages on the events queue, want one per action (%d)", got, n)
+	}
+	p.ProcessUntil(t, 60*time.Second, func() bool { return p.AllFinal(t, keys) })
+	if !p.AllIn(t, keys, inbox.Done) {
+		t.Fatalf("not all DONE: DLQ %v", p.DLQReasons(t))
+	}
+	p.EffectsOnce(t, keys)
+
+	// A detail that is not a Stripe event is dropped: nothing claimed.
+	bad := eventBridgeEvent(t, 1000, []byte(`{"id":"evt_1bridgebad","object":"event"}`))
+	if err := handle(context.Background(), bad); err != nil {
+		t.Errorf("malformed detail: %v, want it dropped (no retry can fix it)", err)
+	}
+	if _, err := p.Inbox.Get(context.Background(), webhook.NewKey("stripe", "evt_1bridgebad")); !errors.Is(err, inbox.ErrNotFound) {
+		t.Errorf("malformed detail claimed: %v", err)
+	}
+}
+
+// queueDepth returns how many messages the events queue holds.
+func queueDepth(t *testing.T, p *pipelinetest.Pipeline) int {
+	t.Helper()
+	return len(pipelinetest.Peek(t, p.Events))
 }
 
 // thinGets counts the GETs of v2 events and objects the stand-in answered.

@@ -97,7 +97,7 @@ func (s *Stripe) Verify(signatureHeader string, body []byte) (webhook.Event, err
 	if err := s.checkTimestamp(h.timestamp); err != nil {
 		return webhook.Event{}, err
 	}
-	return parseStripeEvent(body)
+	return ParseStripeEvent(body)
 }
 
 // stripeHeader is a parsed Stripe-Signature header.
@@ -227,15 +227,19 @@ type stripeEventHead struct {
 	} `json:"related_object"`
 }
 
-// parseStripeEvent decodes a verified body. Its errors describe where the
-// body went wrong, never what it holds.
+// ParseStripeEvent decodes a Stripe event that is authentic already: a
+// webhook body Verify has verified, or the detail of an event Amazon
+// EventBridge delivered from Stripe's partner event source. It returns the
+// event with Provider "stripe" and Raw set to body, or ErrNotJSON,
+// ErrNotEvent, ErrNoEventID or ErrBadEventID. Its errors describe where
+// the body went wrong, never what it holds.
 //
 // A thin notification is claimed under its snapshot_event when it has one
 // (the snapshot event of the same action: Stripe's idempotency key for a
 // migration that runs both destinations), else under its own id; its type
 // loses the "v1." prefix, so it routes and counts as the snapshot event
 // does ("v1.checkout.session.completed" is "checkout.session.completed").
-func parseStripeEvent(body []byte) (webhook.Event, error) {
+func ParseStripeEvent(body []byte) (webhook.Event, error) {
 	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
 		return webhook.Event{}, fmt.Errorf("stripe event: %d-byte body: %w", len(body), ErrNotJSON)
 	}

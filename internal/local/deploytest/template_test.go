@@ -160,6 +160,17 @@ func deployment(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context) 
 			case "Arn":
 				return fmt.Sprintf("arn:%s:kms:%s:%s:key/%s", d.Partition, d.Region, d.AccountID, keyID), nil
 			}
+		case "AWS::Events::EventBus":
+			n, err := name("Name")
+			if err != nil {
+				return "", err
+			}
+			switch attr {
+			case "", "Name":
+				return n, nil
+			case "Arn":
+				return fmt.Sprintf("arn:%s:events:%s:%s:event-bus/%s", d.Partition, d.Region, d.AccountID, n), nil
+			}
 		case "AWS::SNS::Topic":
 			if attr == "" || attr == "TopicArn" {
 				return fmt.Sprintf("arn:%s:sns:%s:%s:%s-%s-AbCdEf012345", d.Partition, d.Region, d.AccountID, d.StackName, id), nil
