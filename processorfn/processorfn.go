@@ -96,6 +96,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		fetchers[verify.GoPayProvider] = processor.GoPayPayments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())
 		fetchWhen[verify.GoPayProvider] = processor.Always
 	}
+	business = stripeHealth{next: business, metrics: rec, log: log}
 	h := processor.New(
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,

@@ -12,7 +12,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -151,6 +153,27 @@ func TestStripeThinEvents(t *testing.T) {
 		it, err := p.Inbox.Get(ctx, key)
 		if err != nil || it.Status != inbox.Ignored || it.EventType != "v2.core.account.created" {
 			t.Errorf("%s: %s (%s), %v; want IGNORED", key, it.Status, it.EventType, err)
+		}
+	})
+
+	t.Run("Stripe could not create events: the operator is told", func(t *testing.T) {
+		thin := verifytest.StripeThin("v2.core.health.event_generation_failure.resolved", "evt_test_65health", at, verifytest.StripeRelated{}, "")
+		var v2 map[string]any
+		_ = json.Unmarshal(thin, &v2)
+		v2["data"] = map[string]any{"alert_id": "alrt_1", "severity": "critical", "summary": "Some events could not be created",
+			"impact": map[string]any{"event_type": "customer.subscription.updated", "related_object": map[string]any{"id": "sub_1lost", "type": "subscription"}}}
+		full, _ := json.Marshal(v2)
+		if err := p.Stripe.AddThinEvent(full); err != nil {
+			t.Fatal(err)
+		}
+		key := webhook.NewKey("stripe", "evt_test_65health")
+		p.Deliver(t, thin)
+		p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllFinal(t, []webhook.Key{key}) })
+		if it, err := p.Inbox.Get(ctx, key); err != nil || it.Status != inbox.Done {
+			t.Errorf("%s: %s, %v; want DONE", key, it.Status, err)
+		}
+		if got := emf.Sum(p.Metrics(t), metrics.StripeEventsNotGenerated, nil, time.Time{}); got != 1 {
+			t.Errorf("StripeEventsNotGenerated = %v, want 1", got)
 		}
 	})
 

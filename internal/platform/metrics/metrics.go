@@ -50,6 +50,10 @@ const (
 	EffectDuration = "EffectDuration" // one effect's run, by Effect (milliseconds)
 	EndToEndAge    = "EndToEndAge"    // from the provider's creation of the event to DONE (seconds)
 
+	// StripeEventsNotGenerated counts Stripe's reports that it could not
+	// create some events (v2.core.health.event_generation_failure.resolved).
+	StripeEventsNotGenerated = "StripeEventsNotGenerated"
+
 	// Replay.
 	Replayed = "Replayed" // events sent back to the processor
 
@@ -67,7 +71,7 @@ const (
 var Names = map[string]Unit{
 	Received: Count, Duplicate: Count, VerifyFailed: Count, IntakeErrors: Count, Busy: Count, Enqueued: Count,
 	Processed: Count, Ignored: Count, Failed: Count, Parked: Count, LeaseTakeovers: Count,
-	EffectDuration: Milliseconds, EndToEndAge: Seconds,
+	EffectDuration: Milliseconds, EndToEndAge: Seconds, StripeEventsNotGenerated: Count,
 	Replayed:    Count,
 	StuckClaims: Count, Reconciled: Count, OverdueLeases: Count, Missed: Count, Skipped: Count, ReconcileErrors: Count,
 	CheckpointLag: Seconds,
