@@ -41,6 +41,9 @@ type InvoiceCall struct {
 //   - GET of any other object path set with SetObject
 //     (/v1/checkout/sessions/cs_..., /v2/core/accounts/acct_...): its body
 //     as set; 404 for a path never set.
+//   - PUT /_standin/<path>: AddThinEvent for /v2/core/events/{id},
+//     SetObject for any other /v1/ or /v2/ path (no key needed): how
+//     `hookinbox send stripe --thin` prepares a running stack's stand-in.
 //
 // HoldInvoices makes invoice calls hang, as a slow Stripe does.
 //
@@ -118,6 +121,29 @@ func (s *Stripe) ThinGets() (paths, versions []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.gets...), append([]string(nil), s.versions...)
+}
+
+// put serves PUT /_standin/v2/core/events/{id} (AddThinEvent) and PUT
+// /_standin/<object path> (SetObject), for `hookinbox send stripe --thin`
+// against a running stack: what Stripe holds before it sends a thin event.
+func (s *Stripe) put(w http.ResponseWriter, r *http.Request, path string) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	switch {
+	case err != nil:
+		stripeError(w, http.StatusBadRequest, "invalid_request_error", "unreadable body")
+		return
+	case !strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, "/v2/"):
+		stripeError(w, http.StatusNotFound, "invalid_request_error", "PUT /_standin/v1/... or /_standin/v2/...")
+		return
+	case strings.HasPrefix(path, "/v2/core/events/"):
+		if err := s.AddThinEvent(body); err != nil {
+			stripeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			return
+		}
+	default:
+		s.SetObject(path, body)
+	}
+	_, _ = io.WriteString(w, "{}")
 }
 
 // getThin answers GET of a v2 event or a SetObject path; ok is false when
@@ -281,6 +307,10 @@ func (s *Stripe) AddEvent(body []byte) error {
 // ServeHTTP implements http.Handler.
 func (s *Stripe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
+	if path, ok := strings.CutPrefix(r.URL.Path, "/_standin"); ok && r.Method == http.MethodPut {
+		s.put(w, r, path)
+		return
+	}
 	s.mu.Lock()
 	key := s.Key
 	if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
