@@ -83,7 +83,9 @@ type snapshotView struct {
 // without the "v1." prefix, data.object the related object as fetched
 // now (the newest state), or the v2 event's data when it has no related
 // object. A connected account's event (context) is fetched with that
-// Stripe-Context.
+// Stripe-Context. A v2 event that names a snapshot twin the claim is not
+// under (the notification did not carry snapshot_event) is
+// webhook.ErrNoHandler: the twin's own claim runs the action, once.
 func fetchThin(ctx context.Context, backend stripe.Backend, keys *secrets.Rotating, eventID string, stored []byte) ([]byte, error) {
 	var n thinEvent
 	if err := json.Unmarshal(stored, &n); err != nil || n.ID == "" {
@@ -105,6 +107,12 @@ func fetchThin(ctx context.Context, backend stripe.Backend, keys *secrets.Rotati
 		return nil, fmt.Errorf("get stripe v2 event %s: %w", n.ID, err)
 	case ev.ID != n.ID || ev.Object != verify.StripeThinObject || ev.Type == "":
 		return nil, fmt.Errorf("get stripe v2 event %s: the API answered %q %q, not that event", n.ID, ev.Object, ev.ID)
+	}
+	if ev.SnapshotEvent != "" && ev.SnapshotEvent != eventID {
+		// The notification did not name its snapshot twin, so it was
+		// claimed under its own id; the twin's claim carries the action.
+		return nil, fmt.Errorf("stripe v2 event %s is the thin twin of snapshot event %s, which carries this action as stripe#%s: %w",
+			n.ID, ev.SnapshotEvent, ev.SnapshotEvent, webhook.ErrNoHandler)
 	}
 	view := snapshotView{
 		ID: eventID, Object: "event", Type: verify.StripeSnapshotType(ev.Type),

@@ -3,6 +3,7 @@ package stripeapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -80,6 +81,12 @@ func TestFetchThin(t *testing.T) {
 		if !webhook.IsPermanent(err) || !strings.Contains(err.Error(), tc.names) || !strings.Contains(err.Error(), "404") {
 			t.Errorf("%s: %v, want a permanent error naming %s and the 404", name, err, tc.names)
 		}
+	}
+	// snapshot_event only in the fetched v2 event: claimed under the thin
+	// id, the action is the twin's.
+	withoutTwin := verifytest.StripeThin("v1.checkout.session.completed", "evt_test_65thin1", at, rel, "")
+	if _, err := fetch(ctx, "evt_test_65thin1", withoutTwin); !errors.Is(err, webhook.ErrNoHandler) || !strings.Contains(err.Error(), "evt_1snapshot1") {
+		t.Errorf("thin twin claimed under its own id: %v, want ErrNoHandler naming the snapshot event", err)
 	}
 	wrongKey := stripeapi.FetchEvent(secrets.Static("sk_test_wrong"), srv.URL, srv.Client())
 	if _, err := wrongKey(ctx, "evt_1snapshot1", migrating); err == nil || webhook.IsPermanent(err) {
