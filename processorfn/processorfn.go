@@ -107,21 +107,24 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	fetchers := map[string]processor.Fetcher{
 		verify.StripeProvider: stripeapi.FetchEvent(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
 	}
-	fetchAlways := map[string]bool{}
+	// A Stripe thin event is only a pointer: the processor fetches the v2
+	// event and its object on every attempt.
+	fetchWhen := map[string]func([]byte) bool{verify.StripeProvider: stripeapi.IsThin}
 	if s.GoPayEnabled() {
 		secret, err := stripeapi.Key(ctx, cfg, s.GoPaySecret, s.GoPaySecretARN, s.SecretMaxAge, s.SecretReload)
 		if err != nil {
 			return nil, fmt.Errorf("gopay client secret: %w", err)
 		}
 		fetchers[verify.GoPayProvider] = processor.GoPayPayments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())
-		fetchAlways[verify.GoPayProvider] = true
+		fetchWhen[verify.GoPayProvider] = processor.Always
 	}
+	business = stripeHealth{next: business, metrics: rec, log: log}
 	h := processor.New(
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
 			Metrics:  rec,
-			Fetchers: fetchers, FetchAlways: fetchAlways,
+			Fetchers: fetchers, FetchWhen: fetchWhen,
 		},
 		inbox.NewDynamoDB(db, s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),

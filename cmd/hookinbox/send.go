@@ -31,6 +31,7 @@ type sendFlags struct {
 	keepID                 bool
 	customer, email        string
 	subscription, status   string
+	thin                   bool
 	timeout                time.Duration
 	form, unprefixed, v1a  bool
 }
@@ -49,6 +50,11 @@ customer.subscription.updated, customer.subscription.deleted, invoice.paid,
 --customer, --email, --subscription and --status given; a path sends that
 file. Either way the event gets a fresh evt_ ID unless --id is given (or,
 for a file, --keep-id). --times N sends the SAME event, byte for byte, N times.
+
+--thin sends the event type as a thin event notification (object
+v2.core.event, type v1.<event type>, a related_object), as a thin event
+destination does; it first puts the v2 event and the object on the running
+stack's Stripe stand-in, which the processor fetches them from.
 
 The URL and secret come from the running stack's state file (written by
 hookinbox dev) unless --url and --secret are given.
@@ -77,6 +83,7 @@ The other providers take a file and sign it exactly as they do:
 
 Examples:
   hookinbox send stripe checkout.session.completed --times 3
+  hookinbox send stripe checkout.session.completed --thin
   hookinbox send shopify testdata/shopify/orders_paid.json --times 2
   hookinbox send github testdata/github/issues.json --form
   hookinbox send standard testdata/standard/invoice.paid.json --v1a
@@ -95,6 +102,7 @@ Examples:
 	fs.StringVar(&f.email, "email", "", "customer email (event types; default the fixture's)")
 	fs.StringVar(&f.subscription, "subscription", "", "subscription ID, sub_...; on checkout.session.completed makes a subscription checkout (event types)")
 	fs.StringVar(&f.status, "status", "", "subscription status: active, past_due, canceled, ... (event types)")
+	fs.BoolVar(&f.thin, "thin", false, "send a thin event notification (Stripe event types; needs a running hookinbox dev)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each delivery")
 	fs.BoolVar(&f.form, "form", false, "github: send as a form-encoded hook (payload=<URL-encoded JSON>)")
 	fs.BoolVar(&f.unprefixed, "unprefixed", false, "shopify: name the headers without X- (Shopify-Hmac-Sha256, ...)")
@@ -254,6 +262,54 @@ func stripeBody(what string, f sendFlags) ([]byte, error) {
 	return body, nil
 }
 
+// thinBody returns the thin notification of the snapshot event body: a
+// fresh v2 event id, type v1.<type>, created now, and the event's
+// data.object as related object. It first puts the v2 event and the
+// object on the running stack's Stripe stand-in (PUT /_standin/...), as
+// Stripe holds them before it notifies.
+func thinBody(ctx context.Context, snapshot []byte, f sendFlags, st *devState) ([]byte, error) {
+	if st == nil || st.Endpoints["STRIPE_API_URL"] == "" {
+		return nil, errors.New("--thin needs a running hookinbox dev: its Stripe stand-in serves the v2 event and the object the processor fetches")
+	}
+	var ev struct {
+		Type string `json:"type"`
+		Data struct {
+			Object json.RawMessage `json:"object"`
+		} `json:"data"`
+	}
+	var obj struct{ ID, Object string }
+	if err := json.Unmarshal(snapshot, &ev); err != nil || json.Unmarshal(ev.Data.Object, &obj) != nil || obj.ID == "" || obj.Object == "" {
+		return nil, errors.New("--thin: the event has no data.object with an id and an object type")
+	}
+	rel := verifytest.StripeRelated{ID: obj.ID, Type: obj.Object, URL: stripeObjectPath(obj.Object, obj.ID)}
+	id := orFresh(f.id, "evt_test_65"+strings.TrimPrefix(stripeevent.NewID(), "evt_"))
+	thin := verifytest.StripeThin("v1."+ev.Type, id, time.Now(), rel, "")
+	api := strings.TrimSuffix(st.Endpoints["STRIPE_API_URL"], "/")
+	for path, body := range map[string][]byte{rel.URL: ev.Data.Object, "/v2/core/events/" + id: thin} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, api+"/_standin"+path, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		resp, err := (&http.Client{Timeout: f.timeout}).Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("put %s on the Stripe stand-in: %w", path, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("put %s on the Stripe stand-in: %s", path, resp.Status)
+		}
+	}
+	return thin, nil
+}
+
+// stripeObjectPath is the API path of a v1 object: checkout.session
+// cs_1 is /v1/checkout/sessions/cs_1, invoice in_1 /v1/invoices/in_1.
+func stripeObjectPath(object, id string) string {
+	parts := strings.Split(object, ".")
+	parts[len(parts)-1] += "s"
+	return "/v1/" + strings.Join(parts, "/") + "/" + id
+}
+
 // stripeHeader is the header Stripe sends body with, signed now.
 func stripeHeader(body []byte, secrets []string) map[string]string {
 	return map[string]string{
@@ -291,6 +347,11 @@ func buildDelivery(ctx context.Context, provider, what, url, secret string, f se
 		body, err := stripeBody(what, f)
 		if err != nil {
 			return providerDelivery{}, err
+		}
+		if f.thin {
+			if body, err = thinBody(ctx, body, f, st); err != nil {
+				return providerDelivery{}, err
+			}
 		}
 		var head struct{ ID, Type string }
 		if err := json.Unmarshal(body, &head); err != nil {

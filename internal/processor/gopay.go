@@ -55,7 +55,7 @@ type gopayClient struct {
 // errGoPayRefused is a 401/403 from GoPay.
 var errGoPayRefused = errors.New("gopay refused the credentials")
 
-func (c *gopayClient) payment(ctx context.Context, id string) ([]byte, error) {
+func (c *gopayClient) payment(ctx context.Context, id string, _ []byte) ([]byte, error) {
 	if _, err := strconv.ParseInt(id, 10, 64); err != nil {
 		return nil, webhook.Permanent(fmt.Errorf("gopay payment id %q is not a number", id))
 	}

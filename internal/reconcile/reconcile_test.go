@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
+	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
@@ -66,10 +67,10 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	}
 	// Counted: Missed by provider, and the messages the intake sent.
 	lines := s.Metrics(t)
-	if got := metrics.Sum(lines, metrics.Missed, map[string]string{metrics.DimProvider: "stripe"}, time.Time{}); got != 20 {
+	if got := emf.Sum(lines, metrics.Missed, map[string]string{metrics.DimProvider: "stripe"}, time.Time{}); got != 20 {
 		t.Errorf("Missed = %v, want 20", got)
 	}
-	if got := metrics.Sum(lines, metrics.CheckpointLag, nil, time.Time{}); got < 4*60 || got > 6*60 {
+	if got := emf.Sum(lines, metrics.CheckpointLag, nil, time.Time{}); got < 4*60 || got > 6*60 {
 		t.Errorf("CheckpointLag = %v s, want about 5 minutes", got)
 	}
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, all, inbox.Done) })
@@ -382,7 +383,7 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterMaxTries(t *testing.T) {
 	}
 	// The run's metric line counts it (by provider), and an ERROR line
 	// names it.
-	lines, err := metrics.ReadLines(strings.NewReader(metricLines.String()))
+	lines, err := emf.ReadLines(strings.NewReader(metricLines.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
