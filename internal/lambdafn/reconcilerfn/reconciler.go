@@ -16,7 +16,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
-	"github.com/hookinbox/hookinbox/internal/shop/shopevents"
 )
 
 // Build builds the scheduled reconciler: stuck claims and the Stripe
@@ -26,16 +25,20 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
-	// The key is read again when older than secrets.DefaultMaxAge: a run
-	// refused with a rolled key is followed by one with the new key.
-	keys, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, 0, 0)
-	if err != nil {
-		return nil, err
+	var sources reconcile.Sources
+	if s.StripeEnabled() {
+		// The key is read again when older than secrets.DefaultMaxAge: a
+		// run refused with a rolled key is followed by one with the new key.
+		keys, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, 0, 0)
+		if err != nil {
+			return nil, err
+		}
+		source := stripeapi.NewEvents(keys, s.StripeAPIURL, stripeapi.HTTPClient())
+		// Only the types the business handles are listed: others would be
+		// claimed only to be IGNORED.
+		source.Types = s.StripeEventTypes
+		sources.Lists = append(sources.Lists, source)
 	}
-	source := stripeapi.NewEvents(keys, s.StripeAPIURL, stripeapi.HTTPClient())
-	// Only the types the business handles are listed: others would be
-	// claimed only to be IGNORED.
-	source.Types = shopevents.Types()
 	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
 		return nil, err
@@ -48,7 +51,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec},
-		store, events, in, source,
+		store, events, in, sources,
 		reconcile.NewCheckpoints(db, s.Table),
 		log,
 	)

@@ -58,6 +58,7 @@ func TestTemplateRecoveryEnv(t *testing.T) {
 			"STRIPE_API_KEY_ARN":     "",
 			"STUCK_AFTER":            "15m",
 			"STRIPE_EVENTS_LOOKBACK": "",
+			"STRIPE_EVENT_TYPES":     "checkout.session.completed,checkout.session.async_payment_succeeded,customer.subscription.created,customer.subscription.updated,customer.subscription.deleted",
 		})},
 	}
 	for _, tt := range tests {
