@@ -30,6 +30,8 @@ type Config struct {
 	// Lookback is how far back the first run (no checkpoint) lists
 	// events. Default 0: from the first run on.
 	Lookback time.Duration
+	// Lookbacks replace Lookback for the providers they name.
+	Lookbacks map[string]time.Duration
 	// Settle is how old an event must be before the reconciler claims it,
 	// and how far behind now the checkpoint stays: a webhook on its way is
 	// not counted as missed, and an event the provider lists a little late
@@ -338,7 +340,11 @@ func (h *Handler) missed(ctx context.Context, now time.Time, source Lister, s *S
 		return err
 	}
 	if !ok {
-		cp = Checkpoint{At: now.Add(-h.cfg.Lookback)}
+		lookback, ok := h.cfg.Lookbacks[provider]
+		if !ok {
+			lookback = h.cfg.Lookback
+		}
+		cp = Checkpoint{At: now.Add(-max(lookback, 0))}
 	}
 	from := cp.At.Truncate(time.Second)
 	s.Checkpoint = from

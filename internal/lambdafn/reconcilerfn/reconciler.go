@@ -4,7 +4,10 @@ package reconcilerfn
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -16,6 +19,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Build builds the scheduled reconciler: stuck claims and the Stripe
@@ -45,12 +49,29 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	store := inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table)
+	if len(s.GitHubHooks) > 0 {
+		token, err := stripeapi.Key(ctx, cfg, s.GitHubToken, s.GitHubTokenARN, 0, 0)
+		if err != nil {
+			return nil, fmt.Errorf("github token: %w", err)
+		}
+		sources.Lists = append(sources.Lists, &reconcile.GitHubDeliveries{
+			Hooks: s.GitHubHooks, Token: token, BaseURL: s.GitHubAPIURL, HTTP: stripeapi.HTTPClient(),
+			Claimed: func(ctx context.Context, key webhook.Key) (bool, error) {
+				_, err := store.Get(ctx, key)
+				if errors.Is(err, inbox.ErrNotFound) {
+					return false, nil
+				}
+				return err == nil, err
+			},
+		})
+	}
 	events := queue.New(awsapi.SQSFromConfig(cfg), s.QueueURL)
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
 	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
 	h := reconcile.New(
-		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec},
+		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec,
+			Lookbacks: map[string]time.Duration{"github": s.GitHubLookback}},
 		store, events, in, sources,
 		reconcile.NewCheckpoints(db, s.Table),
 		log,

@@ -1,16 +1,25 @@
 package reconcilerfn
 
 import (
+	"regexp"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
 )
 
 // MaxLookback is the longest STRIPE_EVENTS_LOOKBACK: Stripe lists 30 days
 // of events.
 const MaxLookback = 30 * 24 * time.Hour
+
+// MaxGitHubLookback is the longest GITHUB_RECONCILE_LOOKBACK: GitHub keeps
+// a hook's deliveries for 3 days.
+const MaxGitHubLookback = 72 * time.Hour
+
+// gitHubHook is the form of a GITHUB_RECONCILE_HOOKS entry.
+var gitHubHook = regexp.MustCompile(`^(repos/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|orgs/[A-Za-z0-9_.-]+)/hooks/[0-9]+$`)
 
 // Settings is the reconciler function's environment, as template.yaml sets it.
 type Settings struct {
@@ -24,6 +33,15 @@ type Settings struct {
 	StripeEventTypes []string
 	StuckAfter       time.Duration // STUCK_AFTER, default 15m
 	Lookback         time.Duration // STRIPE_EVENTS_LOOKBACK, default none: the first run starts from now
+
+	// GitHubHooks are the hooks whose deliveries are reconciled
+	// (GITHUB_RECONCILE_HOOKS, comma-separated API paths such as
+	// repos/<owner>/<repo>/hooks/<id>); none turns the GitHub source off.
+	GitHubHooks    []string
+	GitHubToken    []string      // GITHUB_TOKEN; used as is when set
+	GitHubTokenARN string        // GITHUB_TOKEN_ARN, read when GITHUB_TOKEN is empty
+	GitHubAPIURL   string        // GITHUB_API_URL, default https://api.github.com
+	GitHubLookback time.Duration // GITHUB_RECONCILE_LOOKBACK, default none, at most 72h
 }
 
 // LoadSettings reads the settings through getenv, reporting every missing
@@ -38,6 +56,22 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		StuckAfter:       r.Duration("STUCK_AFTER", 15*time.Minute),
 		Lookback:         r.Duration("STRIPE_EVENTS_LOOKBACK", 0),
 		StripeEventTypes: r.List("STRIPE_EVENT_TYPES"),
+		GitHubHooks:      r.List("GITHUB_RECONCILE_HOOKS"),
+		GitHubToken:      r.List("GITHUB_TOKEN"),
+		GitHubTokenARN:   r.String("GITHUB_TOKEN_ARN", ""),
+		GitHubAPIURL:     r.String("GITHUB_API_URL", reconcile.DefaultGitHubAPIURL),
+		GitHubLookback:   r.Duration("GITHUB_RECONCILE_LOOKBACK", 0),
+	}
+	for _, hook := range s.GitHubHooks {
+		if !gitHubHook.MatchString(hook) {
+			r.Problem("GITHUB_RECONCILE_HOOKS: %q is not repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>", hook)
+		}
+	}
+	if len(s.GitHubHooks) > 0 && len(s.GitHubToken) == 0 && s.GitHubTokenARN == "" {
+		r.Problem("GITHUB_RECONCILE_HOOKS is set but GITHUB_TOKEN and GITHUB_TOKEN_ARN are empty (a token that may read the hooks' deliveries)")
+	}
+	if s.GitHubLookback > MaxGitHubLookback {
+		r.Problem("GITHUB_RECONCILE_LOOKBACK=%s is longer than the 3 days GitHub keeps deliveries", s.GitHubLookback)
 	}
 	if s.StripeEnabled() && len(s.StripeEventTypes) == 0 {
 		r.Problem("STRIPE_EVENT_TYPES is empty: name the Stripe event types the business handles (comma-separated), or unset STRIPE_API_KEY and STRIPE_API_KEY_ARN to turn the Stripe source off")

@@ -59,6 +59,10 @@ func TestTemplateRecoveryEnv(t *testing.T) {
 			"STUCK_AFTER":            "15m",
 			"STRIPE_EVENTS_LOOKBACK": "",
 			"STRIPE_EVENT_TYPES":     "checkout.session.completed,checkout.session.async_payment_succeeded,customer.subscription.created,customer.subscription.updated,customer.subscription.deleted",
+			"GITHUB_RECONCILE_HOOKS": "",
+			"GITHUB_TOKEN":           "",
+			"GITHUB_TOKEN_ARN":       "",
+			"GITHUB_API_URL":         "https://api.github.com",
 		})},
 	}
 	for _, tt := range tests {

@@ -65,9 +65,10 @@ type Stack struct {
 	SES       *standin.SES
 	Stripe    *standin.Stripe // accepts StripeKey
 	GoPay     *standin.GoPay  // accepts GoPayClientID and GoPayClientSecret
+	GitHub    *standin.GitHub // accepts GitHubToken
 	// Endpoints point a function at the stack: AWS_ENDPOINT_URL_DYNAMODB,
 	// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_SESV2 (the SES stand-in),
-	// STRIPE_API_URL and GOPAY_API_URL (the stand-ins).
+	// STRIPE_API_URL, GOPAY_API_URL and GITHUB_API_URL (the stand-ins).
 	Endpoints map[string]string
 
 	opts    Options
@@ -97,10 +98,11 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 	s := &Stack{
 		Stack: st, Emulators: emu, opts: opts,
 		SES: standin.NewSES(), Stripe: standin.NewStripe(), GoPay: standin.NewGoPay(GoPayClientID, GoPayClientSecret),
+		GitHub: standin.NewGitHub(GitHubToken),
 	}
 	s.Stripe.Key = StripeKey
 	var urls []string
-	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay} {
+	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay, s.GitHub} {
 		srv, err := standin.Serve(h, "")
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("stack %s: start a stand-in: %w", opts.Name, err), s.Close())
@@ -114,6 +116,7 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		"AWS_ENDPOINT_URL_SESV2":    urls[0],
 		"STRIPE_API_URL":            urls[1],
 		"GOPAY_API_URL":             urls[2] + "/api",
+		"GITHUB_API_URL":            urls[3],
 	}
 	return s, nil
 }

@@ -1,0 +1,111 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// providerRun returns the summary's run of provider.
+func providerRun(t *testing.T, sum reconcile.Summary, provider string) reconcile.ProviderRun {
+	t.Helper()
+	for _, pr := range sum.Providers {
+		if pr.Provider == provider {
+			return pr
+		}
+	}
+	t.Fatalf("the run has no %s source: %+v", provider, sum.Providers)
+	return reconcile.ProviderRun{}
+}
+
+// A hook had 30 deliveries in the last 40 minutes; 10 failed while the
+// endpoint was down. One run brings back exactly those 10 from their
+// records, each processed once; a second run brings nothing and fetches
+// nothing.
+func TestGitHubDeliveriesThatFailedAreClaimedOnceFromTheirRecords(t *testing.T) {
+	ctx := context.Background()
+	s := pipelinetest.New(t)
+	const hook = "repos/acme/shop/hooks/12345"
+	start := time.Now().Add(-40 * time.Minute)
+	var delivered, all []webhook.Key
+	missed := map[webhook.Key]int{}
+	for i := range 30 {
+		guid := fmt.Sprintf("9f1c2d3e-0000-4000-8000-%012d", i)
+		body := fmt.Appendf(nil, `{"action":"opened","issue":{"number":%d},"repository":{"full_name":"acme/shop"}}`, i)
+		headers := verifytest.GitHubHeaders(body, pipelinetest.GitHubSecret, guid, "issues")
+		key := webhook.NewKey("github", guid)
+		all = append(all, key)
+		status := 200
+		if i%3 == 1 {
+			status = 502 // the endpoint was down
+			missed[key] = 1
+		} else {
+			resp := s.Send(t, lambdalocal.WebhookEvent("github", "POST", headers, body))
+			if resp.StatusCode != 200 {
+				t.Fatalf("delivery %d: %d %s", i, resp.StatusCode, resp.Body)
+			}
+			delivered = append(delivered, key)
+		}
+		s.GitHub.AddDelivery(hook, standin.GitHubDelivery{GUID: guid, DeliveredAt: start.Add(time.Duration(i) * time.Minute).UTC().Truncate(time.Second),
+			StatusCode: status, Event: "issues", Action: "opened", Headers: headers, Payload: body})
+	}
+	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllFinal(t, delivered) })
+
+	run := reconciler(t, s, map[string]string{"GITHUB_RECONCILE_HOOKS": hook, "GITHUB_RECONCILE_LOOKBACK": "1h"})
+	sum, err := run(ctx)
+	if err != nil {
+		t.Fatalf("reconciler: %v\n%+v", err, sum)
+	}
+	if gh := providerRun(t, sum, "github"); gh.Missed != 10 || gh.Errors != 0 {
+		t.Errorf("github source: %+v, want 10 missed, no errors", gh)
+	}
+	if diff := cmp.Diff(missed, queued(t, s)); diff != "" {
+		t.Errorf("enqueued by the reconciler (-want +got):\n%s", diff)
+	}
+	for _, k := range all {
+		want := missed[k] // a record is read only for a delivery that has no claim
+		if got := s.GitHub.Records(k.EventID()); got != want {
+			t.Errorf("%s: record fetched %d times, want %d", k, got, want)
+		}
+	}
+	if n := s.GitHub.Redelivered(); n != 0 {
+		t.Errorf("%d redeliveries asked for, want none: the records are claimed", n)
+	}
+	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllFinal(t, all) })
+	for k := range missed {
+		it, err := s.Inbox.Get(ctx, k)
+		if err != nil || it.Attempts != 1 || it.Status != inbox.Ignored {
+			t.Errorf("%s: %+v, %v; want processed once (IGNORED: the shop has no GitHub handler)", k, it, err)
+		}
+		if it.EventType != "issues" {
+			t.Errorf("%s: type %q, want the delivery's X-GitHub-Event", k, it.EventType)
+		}
+	}
+
+	again, err := run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gh := providerRun(t, again, "github"); gh.Missed != 0 {
+		t.Errorf("second run: %+v, want nothing", gh)
+	}
+	if got := queued(t, s); len(got) != 0 {
+		t.Errorf("events queue after the second run: %v", got)
+	}
+	for k := range missed {
+		if got := s.GitHub.Records(k.EventID()); got != 1 {
+			t.Errorf("%s: record fetched %d times after two runs, want 1", k, got)
+		}
+	}
+}
