@@ -33,6 +33,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
@@ -91,7 +92,10 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		if err != nil {
 			return nil, fmt.Errorf("gopay client secret: %w", err)
 		}
-		fetchers[verify.GoPayProvider] = processor.GoPayPayments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())
+		// Every fetch records a payment that is not final yet, so the
+		// reconciler fetches it again until it is.
+		watch := &reconcile.GoPayWatch{DB: db, Table: s.Table}
+		fetchers[verify.GoPayProvider] = watch.Watching(processor.GoPayPayments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient()))
 		fetchAlways[verify.GoPayProvider] = true
 	}
 	h := processor.New(

@@ -104,6 +104,7 @@ type Sweeper interface {
 type Swept struct {
 	Fetched int       // objects fetched from the provider's API
 	Missed  int       // of those, changed without a notification: handed to the intake
+	Skipped int       // watched too long without becoming final: dropped
 	Since   time.Time // when the sweep now under way started: every object watched before it was fetched since
 	Events  []Line
 }
@@ -218,8 +219,9 @@ func (h *Handler) Run(ctx context.Context) (Summary, error) {
 		sw, err := src.Sweep(ctx, now, h.intake, func() bool { return h.late(ctx) })
 		s.Listed += sw.Fetched
 		s.Missed += sw.Missed
+		s.Skipped += sw.Skipped
 		s.Events = append(s.Events, sw.Events...)
-		pr := ProviderRun{Provider: src.Provider(), Listed: sw.Fetched, Missed: sw.Missed, Checkpoint: sw.Since}
+		pr := ProviderRun{Provider: src.Provider(), Listed: sw.Fetched, Missed: sw.Missed, Skipped: sw.Skipped, Checkpoint: sw.Since}
 		if err != nil {
 			pr.Errors = 1
 			errs = append(errs, fmt.Errorf("%s: %w", src.Provider(), err))

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/hookinbox/hookinbox/internal/gopayapi"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
@@ -69,6 +70,17 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
 	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
+	if s.GoPayEnabled() {
+		secret, err := stripeapi.Key(ctx, cfg, s.GoPaySecret, s.GoPaySecretARN, 0, 0)
+		if err != nil {
+			return nil, fmt.Errorf("gopay client secret: %w", err)
+		}
+		sources.Sweeps = append(sources.Sweeps, &reconcile.GoPaySweep{
+			Watch:  &reconcile.GoPayWatch{DB: db, Table: s.Table, MaxAge: s.GoPayMaxAge},
+			Fetch:  gopayapi.Payments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient()),
+			Budget: s.GoPayBudget,
+		})
+	}
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec,
 			Lookbacks: map[string]time.Duration{"github": s.GitHubLookback}},

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/gopayapi"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
@@ -42,6 +43,15 @@ type Settings struct {
 	GitHubTokenARN string        // GITHUB_TOKEN_ARN, read when GITHUB_TOKEN is empty
 	GitHubAPIURL   string        // GITHUB_API_URL, default https://api.github.com
 	GitHubLookback time.Duration // GITHUB_RECONCILE_LOOKBACK, default none, at most 72h
+
+	// GoPay: on when GOPAY_CLIENT_SECRET or GOPAY_CLIENT_SECRET_ARN is set
+	// (the processor's credentials).
+	GoPayClientID  string        // GOPAY_CLIENT_ID
+	GoPaySecret    []string      // GOPAY_CLIENT_SECRET; used as is when set
+	GoPaySecretARN string        // GOPAY_CLIENT_SECRET_ARN, read when GOPAY_CLIENT_SECRET is empty
+	GoPayAPIURL    string        // GOPAY_API_URL, default GoPay's production API
+	GoPayBudget    int           // GOPAY_RECONCILE_BUDGET: payments fetched a run, default 50
+	GoPayMaxAge    time.Duration // GOPAY_RECONCILE_MAX_AGE: how long a payment is watched, default 168h
 }
 
 // LoadSettings reads the settings through getenv, reporting every missing
@@ -61,6 +71,18 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		GitHubTokenARN:   r.String("GITHUB_TOKEN_ARN", ""),
 		GitHubAPIURL:     r.String("GITHUB_API_URL", reconcile.DefaultGitHubAPIURL),
 		GitHubLookback:   r.Duration("GITHUB_RECONCILE_LOOKBACK", 0),
+		GoPayClientID:    r.String("GOPAY_CLIENT_ID", ""),
+		GoPaySecret:      r.List("GOPAY_CLIENT_SECRET"),
+		GoPaySecretARN:   r.String("GOPAY_CLIENT_SECRET_ARN", ""),
+		GoPayAPIURL:      r.String("GOPAY_API_URL", gopayapi.DefaultURL),
+		GoPayBudget:      int(r.Int("GOPAY_RECONCILE_BUDGET", 50)),
+		GoPayMaxAge:      r.Duration("GOPAY_RECONCILE_MAX_AGE", 7*24*time.Hour),
+	}
+	if s.GoPayEnabled() && s.GoPayClientID == "" {
+		r.Problem("GoPay is enabled (GOPAY_CLIENT_SECRET or GOPAY_CLIENT_SECRET_ARN is set) but GOPAY_CLIENT_ID is empty")
+	}
+	if s.GoPayBudget < 1 || s.GoPayBudget > 1000 {
+		r.Problem("GOPAY_RECONCILE_BUDGET=%d: want 1 to 1000 payments a run", s.GoPayBudget)
 	}
 	for _, hook := range s.GitHubHooks {
 		if !gitHubHook.MatchString(hook) {
@@ -85,3 +107,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 // StripeEnabled reports whether the Stripe source is on: STRIPE_API_KEY or
 // STRIPE_API_KEY_ARN is set.
 func (s Settings) StripeEnabled() bool { return len(s.StripeAPIKey) > 0 || s.StripeAPIKeyARN != "" }
+
+// GoPayEnabled reports whether the GoPay source is on: GOPAY_CLIENT_SECRET
+// or GOPAY_CLIENT_SECRET_ARN is set.
+func (s Settings) GoPayEnabled() bool { return len(s.GoPaySecret) > 0 || s.GoPaySecretARN != "" }
