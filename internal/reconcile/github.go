@@ -212,16 +212,23 @@ func (g *GitHubDeliveries) get(ctx context.Context, url string, v any) (http.Hea
 	}
 }
 
-// wait sleeps d when it ends before the deadline less the margin.
 func (g *GitHubDeliveries) wait(ctx context.Context, d time.Duration) error {
+	return pause(ctx, d, g.Margin, g.Sleep, "rate limited")
+}
+
+// pause waits d, when that ends before ctx's deadline less margin (default
+// 15 s); otherwise it fails at once, saying why (a rate limit, a
+// throttle), and the next run goes on. sleep, when set, replaces the
+// timer.
+func pause(ctx context.Context, d, margin time.Duration, sleep func(context.Context, time.Duration) error, why string) error {
 	if d <= 0 {
 		return nil
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Now().Add(d).After(dl.Add(-cmp.Or(g.Margin, 15*time.Second))) {
-		return fmt.Errorf("rate limited for another %s, past this run's deadline: the next run goes on", d.Round(time.Second))
+	if dl, ok := ctx.Deadline(); ok && time.Now().Add(d).After(dl.Add(-cmp.Or(margin, 15*time.Second))) {
+		return fmt.Errorf("%s for another %s, past this run's deadline: the next run goes on", why, d.Round(time.Second))
 	}
-	if g.Sleep != nil {
-		return g.Sleep(ctx, d)
+	if sleep != nil {
+		return sleep(ctx, d)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

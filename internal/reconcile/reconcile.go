@@ -92,6 +92,13 @@ type Lister interface {
 	Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error)
 }
 
+// keyedApart is a Lister whose events are keyed apart from their
+// webhooks' (ShopifyOrders: the API does not give the webhook's event
+// id): what it claims is counted as FromAPI, not Missed, since the
+// webhook may have come, and the business keys their effects so they
+// apply once.
+type keyedApart interface{ KeyedApart() bool }
+
 // Sweeper is a provider whose unfinished objects are fetched again until
 // they are final (GoPay payments): Sweep fetches up to its budget, hands
 // each change to in, and says what it did. It keeps its own place.
@@ -169,6 +176,7 @@ type Summary struct {
 	Listed        int       `json:"listed"`        // provider events listed
 	Pages         int       `json:"pages"`         // list windows read, each followed by a checkpoint save
 	Missed        int       `json:"missed"`        // of those, never claimed before: claimed and enqueued now
+	FromAPI       int       `json:"fromAPI"`       // of those, keyed apart from their webhooks: claimed, whether the webhook came or not
 	Skipped       int       `json:"skipped"`       // events given up on after MaxTries runs, recorded
 	Checkpoint    time.Time `json:"checkpoint"`    // the oldest source checkpoint: events created before it are all handled
 	Errors        []string  `json:"errors,omitempty"`
@@ -182,6 +190,7 @@ type ProviderRun struct {
 	Provider   string    `json:"provider"`
 	Listed     int       `json:"listed"`  // events listed, or objects fetched (GoPay)
 	Missed     int       `json:"missed"`  // never arrived: claimed and enqueued now
+	FromAPI    int       `json:"fromAPI"` // keyed apart from their webhooks: claimed, whether the webhook came or not
 	Skipped    int       `json:"skipped"` // given up on after MaxTries runs
 	Checkpoint time.Time `json:"checkpoint"`
 	Errors     int       `json:"errors"`
@@ -207,7 +216,7 @@ func (h *Handler) Run(ctx context.Context) (Summary, error) {
 		before := s
 		s.Checkpoint = time.Time{}
 		err := h.missed(ctx, now, src, &s)
-		pr := ProviderRun{Provider: src.Provider(), Listed: s.Listed - before.Listed, Missed: s.Missed - before.Missed,
+		pr := ProviderRun{Provider: src.Provider(), Listed: s.Listed - before.Listed, Missed: s.Missed - before.Missed, FromAPI: s.FromAPI - before.FromAPI,
 			Skipped: s.Skipped - before.Skipped, Checkpoint: s.Checkpoint}
 		if err != nil {
 			pr.Errors = 1
@@ -359,6 +368,9 @@ func (h *Handler) missed(ctx context.Context, now time.Time, source Lister, s *S
 		to = from.Add(h.cfg.MaxSpan)
 	}
 	p := &pass{h: h, provider: provider, was: cp, s: s}
+	if k, ok := source.(keyedApart); ok {
+		p.keyedApart = k.KeyedApart()
+	}
 	for from.Before(to) && !p.stop {
 		if h.late(ctx) {
 			p.halt(from, fmt.Errorf("stopped at %s: the function is about to time out; the next run goes on from there", from.Format(time.RFC3339)))
@@ -394,6 +406,9 @@ type pass struct {
 	provider string
 	was      Checkpoint // as the run found it
 	s        *Summary
+	// keyedApart: the source's events are not keyed as their webhooks
+	// (keyedApart), so a claim does not show a webhook was lost.
+	keyedApart bool
 
 	done          time.Time   // every event before it is handled, or skipped
 	failed        webhook.Key // the first event that failed, if any
@@ -431,7 +446,11 @@ func (p *pass) page(ctx context.Context, evs []webhook.Event, upTo time.Time) {
 		if p.failed != "" {
 			p.laterAccepted = true
 		}
-		if outcome == intake.Accepted {
+		if outcome == intake.Accepted && p.keyedApart {
+			p.s.FromAPI++
+			p.s.Events = append(p.s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Claimed,
+				Note: "from the provider's API; its webhook, if it came, is keyed apart: the business applies it once"})
+		} else if outcome == intake.Accepted {
 			p.s.Missed++
 			p.s.Events = append(p.s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Claimed,
 				Note: "created " + ev.Created.Format(time.RFC3339) + "; never arrived as a webhook"})
@@ -498,6 +517,7 @@ func (h *Handler) report(ctx context.Context, s Summary) {
 		metrics.Counted(metrics.OverdueLeases, s.OverdueLeases), metrics.Counted(metrics.ReconcileErrors, len(s.Errors)-sourceErrs))
 	for _, pr := range s.Providers {
 		ms := []metrics.Metric{metrics.Counted(metrics.Missed, pr.Missed), metrics.Counted(metrics.Skipped, pr.Skipped),
+			metrics.Counted(metrics.Reconciled, pr.Missed+pr.FromAPI),
 			metrics.Counted(metrics.ReconcileErrors, pr.Errors)}
 		if !pr.Checkpoint.IsZero() {
 			ms = append(ms, metrics.Secs(metrics.CheckpointLag, h.cfg.Now().Sub(pr.Checkpoint)))
@@ -510,7 +530,7 @@ func (h *Handler) report(ctx context.Context, s Summary) {
 		"checkpoint", s.Checkpoint, "errors", len(s.Errors),
 	}
 	for _, pr := range s.Providers {
-		attrs = append(attrs, slog.Group(pr.Provider, "listed", pr.Listed, "missed", pr.Missed, "skipped", pr.Skipped,
+		attrs = append(attrs, slog.Group(pr.Provider, "listed", pr.Listed, "missed", pr.Missed, "from_api", pr.FromAPI, "skipped", pr.Skipped,
 			"checkpoint", pr.Checkpoint, "errors", pr.Errors))
 	}
 	level := slog.LevelInfo

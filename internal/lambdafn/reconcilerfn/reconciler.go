@@ -70,6 +70,13 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
 	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
+	if s.ShopifyDomain != "" {
+		token, err := stripeapi.Key(ctx, cfg, s.ShopifyToken, s.ShopifyTokenARN, 0, 0)
+		if err != nil {
+			return nil, fmt.Errorf("shopify admin token: %w", err)
+		}
+		sources.Lists = append(sources.Lists, &reconcile.ShopifyOrders{URL: s.ShopifyAPIURL, Token: token, HTTP: stripeapi.HTTPClient()})
+	}
 	if s.GoPayEnabled() {
 		secret, err := stripeapi.Key(ctx, cfg, s.GoPaySecret, s.GoPaySecretARN, 0, 0)
 		if err != nil {
@@ -83,7 +90,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	}
 	h := reconcile.New(
 		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec,
-			Lookbacks: map[string]time.Duration{"github": s.GitHubLookback}},
+			Lookbacks: map[string]time.Duration{"github": s.GitHubLookback, "shopify": s.ShopifyLookback}},
 		store, events, in, sources,
 		reconcile.NewCheckpoints(db, s.Table),
 		log,

@@ -22,6 +22,9 @@ const MaxGitHubLookback = 72 * time.Hour
 // gitHubHook is the form of a GITHUB_RECONCILE_HOOKS entry.
 var gitHubHook = regexp.MustCompile(`^(repos/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|orgs/[A-Za-z0-9_.-]+)/hooks/[0-9]+$`)
 
+// shopifyDomain is the form of SHOPIFY_SHOP_DOMAIN.
+var shopifyDomain = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)+$`)
+
 // Settings is the reconciler function's environment, as template.yaml sets it.
 type Settings struct {
 	lambdafn.Inbox
@@ -43,6 +46,13 @@ type Settings struct {
 	GitHubTokenARN string        // GITHUB_TOKEN_ARN, read when GITHUB_TOKEN is empty
 	GitHubAPIURL   string        // GITHUB_API_URL, default https://api.github.com
 	GitHubLookback time.Duration // GITHUB_RECONCILE_LOOKBACK, default none, at most 72h
+
+	// Shopify: on when SHOPIFY_SHOP_DOMAIN is set.
+	ShopifyDomain   string        // SHOPIFY_SHOP_DOMAIN, <shop>.myshopify.com
+	ShopifyToken    []string      // SHOPIFY_ADMIN_TOKEN; used as is when set
+	ShopifyTokenARN string        // SHOPIFY_ADMIN_TOKEN_ARN, read when SHOPIFY_ADMIN_TOKEN is empty
+	ShopifyAPIURL   string        // SHOPIFY_API_URL, default the shop's Admin GraphQL endpoint (reconcile.ShopifyAdminURL)
+	ShopifyLookback time.Duration // SHOPIFY_RECONCILE_LOOKBACK, default none
 
 	// GoPay: on when GOPAY_CLIENT_SECRET or GOPAY_CLIENT_SECRET_ARN is set
 	// (the processor's credentials).
@@ -71,12 +81,28 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		GitHubTokenARN:   r.String("GITHUB_TOKEN_ARN", ""),
 		GitHubAPIURL:     r.String("GITHUB_API_URL", reconcile.DefaultGitHubAPIURL),
 		GitHubLookback:   r.Duration("GITHUB_RECONCILE_LOOKBACK", 0),
+		ShopifyDomain:    r.String("SHOPIFY_SHOP_DOMAIN", ""),
+		ShopifyToken:     r.List("SHOPIFY_ADMIN_TOKEN"),
+		ShopifyTokenARN:  r.String("SHOPIFY_ADMIN_TOKEN_ARN", ""),
+		ShopifyAPIURL:    r.String("SHOPIFY_API_URL", ""),
+		ShopifyLookback:  r.Duration("SHOPIFY_RECONCILE_LOOKBACK", 0),
 		GoPayClientID:    r.String("GOPAY_CLIENT_ID", ""),
 		GoPaySecret:      r.List("GOPAY_CLIENT_SECRET"),
 		GoPaySecretARN:   r.String("GOPAY_CLIENT_SECRET_ARN", ""),
 		GoPayAPIURL:      r.String("GOPAY_API_URL", gopayapi.DefaultURL),
 		GoPayBudget:      int(r.Int("GOPAY_RECONCILE_BUDGET", 50)),
 		GoPayMaxAge:      r.Duration("GOPAY_RECONCILE_MAX_AGE", 7*24*time.Hour),
+	}
+	if s.ShopifyDomain != "" {
+		if !shopifyDomain.MatchString(s.ShopifyDomain) {
+			r.Problem("SHOPIFY_SHOP_DOMAIN=%q is not a shop's domain such as example.myshopify.com", s.ShopifyDomain)
+		}
+		if len(s.ShopifyToken) == 0 && s.ShopifyTokenARN == "" {
+			r.Problem("SHOPIFY_SHOP_DOMAIN is set but SHOPIFY_ADMIN_TOKEN and SHOPIFY_ADMIN_TOKEN_ARN are empty (an Admin API token with read_orders)")
+		}
+		if s.ShopifyAPIURL == "" {
+			s.ShopifyAPIURL = reconcile.ShopifyAdminURL(s.ShopifyDomain)
+		}
 	}
 	if s.GoPayEnabled() && s.GoPayClientID == "" {
 		r.Problem("GoPay is enabled (GOPAY_CLIENT_SECRET or GOPAY_CLIENT_SECRET_ARN is set) but GOPAY_CLIENT_ID is empty")

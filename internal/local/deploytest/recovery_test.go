@@ -67,6 +67,10 @@ func TestTemplateRecoveryEnv(t *testing.T) {
 			"GOPAY_CLIENT_ID":         "",
 			"GOPAY_CLIENT_SECRET":     "",
 			"GOPAY_CLIENT_SECRET_ARN": "",
+			"SHOPIFY_SHOP_DOMAIN":     "",
+			"SHOPIFY_ADMIN_TOKEN":     "",
+			"SHOPIFY_ADMIN_TOKEN_ARN": "",
+			"SHOPIFY_API_URL":         "",
 		})},
 	}
 	for _, tt := range tests {
