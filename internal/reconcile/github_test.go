@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -107,5 +109,38 @@ func TestGitHubDeliveriesThatFailedAreClaimedOnceFromTheirRecords(t *testing.T) 
 		if got := s.GitHub.Records(k.EventID()); got != 1 {
 			t.Errorf("%s: record fetched %d times after two runs, want 1", k, got)
 		}
+	}
+}
+
+// A source that fails does not keep the others from running: with the
+// GitHub token refused, the Stripe source still claims its missed event,
+// and the run's error and the github source's errors say which failed.
+func TestOneSourceFailingDoesNotStopTheOthers(t *testing.T) {
+	ctx := context.Background()
+	s := pipelinetest.New(t)
+	keys, _ := stripeHas(t, s, 400, 1, func(int) time.Time { return time.Now().Add(-20 * time.Minute) })
+	s.GitHub.AddDelivery("repos/acme/shop/hooks/7", standin.GitHubDelivery{GUID: "5e7a9b10-0000-4000-8000-000000000001",
+		DeliveredAt: time.Now().Add(-20 * time.Minute).UTC(), StatusCode: 502, Event: "push", Payload: []byte(`{}`)})
+	run := reconciler(t, s, map[string]string{"STRIPE_EVENTS_LOOKBACK": "1h", "GITHUB_RECONCILE_HOOKS": "repos/acme/shop/hooks/7",
+		"GITHUB_RECONCILE_LOOKBACK": "1h", "GITHUB_TOKEN": "ghp_revoked"})
+	sum, err := run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "github: ") || !strings.Contains(err.Error(), "HTTP 401") {
+		t.Fatalf("run error = %v, want the github source's refused token", err)
+	}
+	if gh := providerRun(t, sum, "github"); gh.Errors != 1 || gh.Missed != 0 {
+		t.Errorf("github source: %+v, want 1 error, nothing claimed", gh)
+	}
+	if st := providerRun(t, sum, "stripe"); st.Errors != 0 || st.Missed != 1 {
+		t.Errorf("stripe source: %+v, want its missed event claimed", st)
+	}
+	if diff := cmp.Diff(map[webhook.Key]int{keys[0]: 1}, queued(t, s)); diff != "" {
+		t.Errorf("enqueued (-want +got):\n%s", diff)
+	}
+	lines := s.Metrics(t)
+	if got := metrics.Sum(lines, metrics.ReconcileErrors, map[string]string{metrics.DimProvider: "github"}, time.Time{}); got != 1 {
+		t.Errorf("ReconcileErrors{Provider=github} = %v, want 1", got)
+	}
+	if got := metrics.Sum(lines, metrics.ReconcileErrors, map[string]string{metrics.DimProvider: "stripe"}, time.Time{}); got != 0 {
+		t.Errorf("ReconcileErrors{Provider=stripe} = %v, want 0", got)
 	}
 }
