@@ -38,6 +38,11 @@ const (
 	gopayCursor         = "cursor"
 )
 
+// GoPayWatchTTL is how long a watch item lives (its expires_at, for the
+// table's TTL) even when no reconciler sweeps it: the longest
+// GoPayWatch.MaxAge.
+const GoPayWatchTTL = 30 * 24 * time.Hour
+
 // GoPayFinal reports whether a GoPay payment state is final: anything but
 // CREATED, PAYMENT_METHOD_CHOSEN and AUTHORIZED, which GoPay may leave
 // without a notification.
@@ -68,7 +73,7 @@ type GoPayWatch struct {
 	DB    gopayDB
 	Table string
 	// MaxAge is how long a payment is watched after it was first seen not
-	// final; default 7 days.
+	// final; default 7 days, at most GoPayWatchTTL.
 	MaxAge time.Duration
 	Now    func() time.Time
 }
@@ -80,7 +85,9 @@ func (w *GoPayWatch) now() time.Time {
 	return w.Now()
 }
 
-func (w *GoPayWatch) maxAge() time.Duration { return cmp.Or(w.MaxAge, 7*24*time.Hour) }
+func (w *GoPayWatch) maxAge() time.Duration {
+	return min(cmp.Or(w.MaxAge, 7*24*time.Hour), GoPayWatchTTL)
+}
 
 // Watching returns fetch, recording the state of every payment it
 // fetches. A failed record fails the fetch, so the caller tries again
@@ -121,7 +128,7 @@ func (w *GoPayWatch) record(ctx context.Context, id, state string) error {
 			":st":    &types.AttributeValueMemberS{Value: state},
 			":now":   &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339)},
 			":first": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)},
-			":exp":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(w.maxAge()).Unix(), 10)},
+			":exp":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(GoPayWatchTTL).Unix(), 10)},
 		},
 	})
 	if err != nil {
@@ -229,7 +236,12 @@ func (g *GoPaySweep) one(ctx context.Context, now time.Time, in Accepter, id str
 		// processor fetches the payment again and applies the new state.
 		ev := webhook.Event{Provider: verify.GoPayProvider, ID: id, Type: verify.GoPayNotification, Created: now,
 			Raw: []byte(`{"id":` + id + `}`), IDOnly: true}
-		if _, err := in.Accept(ctx, ev); err != nil {
+		if _, err := in.Accept(ctx, ev); errors.Is(err, webhook.ErrBusy) {
+			// Its last notification is being fetched right now: that fetch
+			// or the next sweep sees the new state.
+			sw.Events = append(sw.Events, Line{Key: key.String(), Type: ev.Type, Outcome: Failed, Note: "being fetched now; the next sweep looks again"})
+			return nil
+		} else if err != nil {
 			reason := logs.RedactError(err)
 			sw.Events = append(sw.Events, Line{Key: key.String(), Type: ev.Type, Outcome: Failed, Note: reason})
 			return fmt.Errorf("claim %s: %s", key, reason) // the watch keeps the old state: the next run tries again

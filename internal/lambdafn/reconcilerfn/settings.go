@@ -107,6 +107,9 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	if s.GoPayEnabled() && s.GoPayClientID == "" {
 		r.Problem("GoPay is enabled (GOPAY_CLIENT_SECRET or GOPAY_CLIENT_SECRET_ARN is set) but GOPAY_CLIENT_ID is empty")
 	}
+	if s.GoPayMaxAge > reconcile.GoPayWatchTTL {
+		r.Problem("GOPAY_RECONCILE_MAX_AGE=%s is longer than the %s a watched payment is kept", s.GoPayMaxAge, reconcile.GoPayWatchTTL)
+	}
 	if s.GoPayBudget < 1 || s.GoPayBudget > 1000 {
 		r.Problem("GOPAY_RECONCILE_BUDGET=%d: want 1 to 1000 payments a run", s.GoPayBudget)
 	}
