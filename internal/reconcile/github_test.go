@@ -39,6 +39,7 @@ func TestGitHubDeliveriesThatFailedAreClaimedOnceFromTheirRecords(t *testing.T) 
 	ctx := context.Background()
 	s := pipelinetest.New(t)
 	const hook = "repos/acme/shop/hooks/12345"
+	s.GitHub.MaxPage = 7 // 30 deliveries in 5 pages, linked by their Link headers
 	start := time.Now().Add(-40 * time.Minute)
 	var delivered, all []webhook.Key
 	missed := map[webhook.Key]int{}

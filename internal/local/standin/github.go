@@ -21,6 +21,9 @@ import (
 // and the redeliveries asked for. Safe for concurrent use.
 type GitHub struct {
 	Token string
+	// MaxPage, when set, caps per_page (GitHub's own cap is 100), so a
+	// test sees the Link header's paging.
+	MaxPage int
 
 	mu          sync.Mutex
 	deliveries  map[string][]GitHubDelivery // by hook, oldest first
@@ -111,6 +114,9 @@ func (g *GitHub) list(w http.ResponseWriter, r *http.Request, hook string) {
 	size, err := strconv.Atoi(r.URL.Query().Get("per_page"))
 	if err != nil || size <= 0 || size > 100 {
 		size = 30
+	}
+	if g.MaxPage > 0 {
+		size = min(size, g.MaxPage)
 	}
 	start, _ := strconv.Atoi(r.URL.Query().Get("cursor")) // index into the newest-first list
 	g.mu.Lock()
