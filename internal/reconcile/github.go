@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -50,8 +51,10 @@ type GitHubDeliveries struct {
 	Token   *secrets.Rotating
 	BaseURL string // DefaultGitHubAPIURL when empty
 	HTTP    *http.Client
-	// Claimed reports whether an event key is claimed in the inbox.
-	Claimed func(ctx context.Context, key webhook.Key) (bool, error)
+	// Inbox is where a delivery's claim is looked up.
+	Inbox interface {
+		Get(ctx context.Context, key webhook.Key) (inbox.Item, error)
+	}
 	// Margin is how much of the deadline a rate-limit wait leaves;
 	// default 15 s.
 	Margin time.Duration
@@ -84,12 +87,12 @@ func (g *GitHubDeliveries) Next(ctx context.Context, from, to time.Time) ([]webh
 			return nil, from, fmt.Errorf("list deliveries of %s: %w", hook, err)
 		}
 		for _, d := range listed {
-			claimed, err := g.Claimed(ctx, webhook.NewKey(g.Provider(), d.GUID))
-			if err != nil {
-				return nil, from, err
-			}
-			if claimed {
+			_, err := g.Inbox.Get(ctx, webhook.NewKey(g.Provider(), d.GUID))
+			if err == nil {
 				continue // it arrived
+			}
+			if !errors.Is(err, inbox.ErrNotFound) {
+				return nil, from, err
 			}
 			ev, err := g.record(ctx, hook, d)
 			if err != nil {

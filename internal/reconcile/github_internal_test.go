@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
-	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // A 429 with Retry-After is waited out and retried inside the deadline;
@@ -41,8 +41,8 @@ func TestGitHubRateLimitsAreWaitedOutWithinTheDeadline(t *testing.T) {
 	var slept []time.Duration
 	g := &GitHubDeliveries{
 		Hooks: []string{"repos/a/b/hooks/1"}, Token: secrets.Static("t"), BaseURL: srv.URL,
-		Claimed: func(context.Context, webhook.Key) (bool, error) { return false, nil },
-		Sleep:   func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil },
+		Inbox: inbox.NewMemory(),
+		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil },
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
