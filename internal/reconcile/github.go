@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -45,7 +46,7 @@ const DefaultGitHubAPIURL = "https://api.github.com"
 // before the context's deadline less Margin; otherwise Next fails and the
 // next run goes on from the checkpoint. GitHub App hooks
 // (/app/hook/deliveries, with a JWT from the App's private key) are not
-// supported yet. Safe for concurrent use by one run at a time.
+// supported yet. Safe for concurrent use.
 type GitHubDeliveries struct {
 	Hooks   []string
 	Token   *secrets.Rotating
@@ -61,6 +62,7 @@ type GitHubDeliveries struct {
 	// Sleep waits d or until ctx ends; default a timer. Tests replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
 
+	mu      sync.Mutex
 	resetAt time.Time // the limit is spent until then
 }
 
@@ -176,7 +178,10 @@ func (g *GitHubDeliveries) base() string {
 func (g *GitHubDeliveries) get(ctx context.Context, url string, v any) (http.Header, error) {
 	refreshed := false
 	for try := 0; ; try++ {
-		if err := g.wait(ctx, time.Until(g.resetAt)); err != nil {
+		g.mu.Lock()
+		spent := time.Until(g.resetAt)
+		g.mu.Unlock()
+		if err := g.wait(ctx, spent); err != nil {
 			return nil, err
 		}
 		tokens, err := g.Token.Values(ctx)
@@ -188,7 +193,9 @@ func (g *GitHubDeliveries) get(ctx context.Context, url string, v any) (http.Hea
 			return nil, err
 		}
 		if h.Get("X-RateLimit-Remaining") == "0" {
+			g.mu.Lock()
 			g.resetAt = resetTime(h)
+			g.mu.Unlock()
 		}
 		switch {
 		case status == http.StatusOK:

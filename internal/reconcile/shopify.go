@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
@@ -42,6 +43,7 @@ func ShopifyAdminURL(shopDomain string) string {
 // page), and before each query the run waits for the bucket to hold the
 // last query's requested cost (throttleStatus), or a THROTTLED or 429
 // answer's wait, only while that ends before the deadline less Margin.
+// Safe for concurrent use.
 type ShopifyOrders struct {
 	URL   string // the Admin GraphQL endpoint (ShopifyAdminURL)
 	Token *secrets.Rotating
@@ -51,7 +53,8 @@ type ShopifyOrders struct {
 	// Sleep waits d or until ctx ends; default a timer. Tests replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
 
-	wait time.Duration // before the next query, for the bucket to refill
+	mu      sync.Mutex
+	readyAt time.Time // when the bucket holds the last query's requested cost again
 }
 
 // Provider implements Lister.
@@ -218,11 +221,14 @@ func (s *ShopifyOrders) query(ctx context.Context, query string, vars map[string
 		return err
 	}
 	refreshed := false
+	s.mu.Lock()
+	wait := time.Until(s.readyAt)
+	s.mu.Unlock()
 	for try := 0; ; try++ {
-		if err := s.sleep(ctx, s.wait); err != nil {
+		if err := s.sleep(ctx, wait); err != nil {
 			return err
 		}
-		s.wait = 0
+		wait = 0
 		tokens, err := s.Token.Values(ctx)
 		if err != nil {
 			return fmt.Errorf("shopify admin token: %w", err)
@@ -240,7 +246,7 @@ func (s *ShopifyOrders) query(ctx context.Context, query string, vars map[string
 			continue
 		case status == http.StatusTooManyRequests && try < 3:
 			secs, _ := strconv.ParseFloat(h.Get("Retry-After"), 64)
-			s.wait = time.Duration(max(secs, 1) * float64(time.Second))
+			wait = time.Duration(max(secs, 1) * float64(time.Second))
 			continue
 		case status != http.StatusOK:
 			return fmt.Errorf("HTTP %d", status)
@@ -268,11 +274,14 @@ func (s *ShopifyOrders) query(ctx context.Context, query string, vars map[string
 		}
 		cost := resp.Extensions.Cost
 		if deficit := cost.RequestedQueryCost - cost.ThrottleStatus.CurrentlyAvailable; deficit > 0 && cost.ThrottleStatus.RestoreRate > 0 {
-			s.wait = time.Duration(deficit / cost.ThrottleStatus.RestoreRate * float64(time.Second))
+			wait = time.Duration(deficit / cost.ThrottleStatus.RestoreRate * float64(time.Second))
+			s.mu.Lock()
+			s.readyAt = time.Now().Add(wait)
+			s.mu.Unlock()
 		}
 		if len(resp.Errors) > 0 {
 			if resp.Errors[0].Extensions.Code == "THROTTLED" && try < 3 {
-				s.wait = max(s.wait, time.Second)
+				wait = max(wait, time.Second)
 				continue
 			}
 			return fmt.Errorf("GraphQL: %s", resp.Errors[0].Message)
