@@ -113,10 +113,7 @@ func (w *GoPayWatch) record(ctx context.Context, id, state string) error {
 		"sk": &types.AttributeValueMemberS{Value: gopayWatchPrefix + id},
 	}
 	if GoPayFinal(state) {
-		if _, err := w.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &w.Table, Key: key}); err != nil {
-			return fmt.Errorf("gopay payment %s: end its watch: %w", id, err)
-		}
-		return nil
+		return w.end(ctx, id)
 	}
 	now := w.now()
 	_, err := w.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -133,6 +130,18 @@ func (w *GoPayWatch) record(ctx context.Context, id, state string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("gopay payment %s: watch it in state %s: %w", id, state, err)
+	}
+	return nil
+}
+
+// end removes the payment from the watch list.
+func (w *GoPayWatch) end(ctx context.Context, id string) error {
+	_, err := w.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &w.Table, Key: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
+		"sk": &types.AttributeValueMemberS{Value: gopayWatchPrefix + id},
+	}})
+	if err != nil {
+		return fmt.Errorf("gopay payment %s: end its watch: %w", id, err)
 	}
 	return nil
 }
@@ -219,12 +228,16 @@ func (g *GoPaySweep) one(ctx context.Context, now time.Time, in Accepter, id str
 		sw.Skipped++
 		note := fmt.Sprintf("still %s after %s: no longer fetched", was, age.Round(time.Hour))
 		sw.Events = append(sw.Events, Line{Key: key.String(), Type: verify.GoPayNotification, Outcome: Skipped, Note: note})
-		_, err := g.Watch.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &g.Watch.Table, Key: map[string]types.AttributeValue{
-			"pk": item["pk"], "sk": item["sk"]}})
-		return err
+		return g.Watch.end(ctx, id)
 	}
 	sw.Fetched++
 	raw, err := g.Fetch(ctx, id)
+	if errors.Is(err, webhook.ErrNoHandler) {
+		// GoPay does not know the payment (any more): nothing to wait for.
+		sw.Events = append(sw.Events, Line{Key: key.String(), Type: verify.GoPayNotification, Outcome: Skipped, Note: "GoPay does not know this payment: no longer fetched"})
+		sw.Skipped++
+		return g.Watch.end(ctx, id)
+	}
 	if err != nil {
 		reason := logs.RedactError(err)
 		sw.Events = append(sw.Events, Line{Key: key.String(), Type: verify.GoPayNotification, Outcome: Failed, Note: reason})

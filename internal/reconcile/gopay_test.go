@@ -7,10 +7,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/internal/gopayapi"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -83,5 +88,36 @@ func TestAGoPayPaymentPaidWithoutANotificationIsFetchedAndAppliedOnce(t *testing
 	}
 	if it, err := s.Inbox.Get(ctx, key); err != nil || it.Status != inbox.Done {
 		t.Errorf("%s: %+v, %v", key, it, err)
+	}
+}
+
+// A payment still not final after the watch's age is dropped, counted as
+// skipped, and not fetched again.
+func TestAGoPayPaymentNotFinalAfterItsMaxAgeIsDropped(t *testing.T) {
+	ctx := context.Background()
+	s := pipelinetest.New(t)
+	const id = "3000007002"
+	key := webhook.NewKey("gopay", id)
+	s.GoPay.SetPayment(standin.GoPayPayment{ID: 3000007002, OrderNumber: "order-7002", State: "CREATED", Amount: 100, Currency: "CZK"})
+	if resp := s.Send(t, lambdalocal.GoPayNotification(id)); resp.StatusCode != 200 {
+		t.Fatalf("notification: %d %s", resp.StatusCode, resp.Body)
+	}
+	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllFinal(t, []webhook.Key{key}) })
+	sweep := &reconcile.GoPaySweep{
+		Watch: &reconcile.GoPayWatch{DB: s.DynamoDB, Table: s.Stack.Tables["InboxTable"]},
+		Fetch: gopayapi.Payments(pipeline.GoPayClientID, secrets.Static(pipeline.GoPayClientSecret), s.Endpoints["GOPAY_API_URL"], nil),
+	}
+	in := intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, s.Events, nil)
+	fetched := s.GoPay.Fetches(3000007002)
+	sw, err := sweep.Sweep(ctx, time.Now().Add(8*24*time.Hour), in, func() bool { return false })
+	if err != nil || sw.Skipped != 1 || sw.Fetched != 0 {
+		t.Fatalf("sweep 8 days on: %+v, %v; want the payment dropped unfetched", sw, err)
+	}
+	sw, err = sweep.Sweep(ctx, time.Now(), in, func() bool { return false })
+	if err != nil || sw.Fetched != 0 || sw.Skipped != 0 {
+		t.Errorf("next sweep: %+v, %v; want nothing watched", sw, err)
+	}
+	if n := s.GoPay.Fetches(3000007002); n != fetched {
+		t.Errorf("fetched %d times after it was dropped, want %d", n, fetched)
 	}
 }

@@ -38,7 +38,10 @@ func TestShopifyQueriesWaitForTheCostBucket(t *testing.T) {
 	defer srv.Close()
 	var slept []time.Duration
 	s := &ShopifyOrders{URL: srv.URL, Token: secrets.Static("shpat_1"),
-		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d.Round(time.Second)); return nil }}
+		Sleep: func(_ context.Context, d time.Duration) error {
+			slept = append(slept, d.Round(time.Second))
+			return nil
+		}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	now := time.Now()
