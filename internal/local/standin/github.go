@@ -17,7 +17,9 @@ import (
 // rel="next"), GET /{hook}/deliveries/{id} (the delivery with its
 // request headers and payload) and POST /{hook}/deliveries/{id}/attempts
 // (counted, answered 202), each with the bearer Token. Deliveries are
-// added by the test (AddDelivery). It counts the records fetched per GUID
+// added by the test (AddDelivery), or on the local stack with
+// POST /_standin/deliveries/{hook} (a GitHubDelivery as JSON, with its
+// headers and payload). It counts the records fetched per GUID
 // and the redeliveries asked for. Safe for concurrent use.
 type GitHub struct {
 	Token string
@@ -44,6 +46,13 @@ type GitHubDelivery struct {
 	Action      string            `json:"action,omitempty"`
 	Headers     map[string]string `json:"-"`
 	Payload     json.RawMessage   `json:"-"`
+}
+
+// gitHubDeliveryIn is a delivery as POST /_standin/deliveries/{hook} takes it.
+type gitHubDeliveryIn struct {
+	GitHubDelivery
+	Headers map[string]string `json:"headers"`
+	Payload json.RawMessage   `json:"payload"`
 }
 
 // NewGitHub returns a stand-in accepting token.
@@ -84,6 +93,19 @@ func (g *GitHub) Redelivered() int {
 
 // ServeHTTP serves the deliveries API.
 func (g *GitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if hook, ok := strings.CutPrefix(r.URL.Path, "/_standin/deliveries/"); ok && r.Method == http.MethodPost {
+		var in gitHubDeliveryIn
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil || in.GUID == "" || in.Event == "" || len(in.Payload) == 0 {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"message": "want a delivery with guid, event and payload"})
+			return
+		}
+		in.GitHubDelivery.Headers, in.GitHubDelivery.Payload = in.Headers, in.Payload
+		if in.DeliveredAt.IsZero() {
+			in.DeliveredAt = time.Now().UTC()
+		}
+		writeJSON(w, http.StatusOK, g.AddDelivery(hook, in.GitHubDelivery))
+		return
+	}
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if subtle.ConstantTimeCompare([]byte(tok), []byte(g.Token)) != 1 {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})

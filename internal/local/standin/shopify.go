@@ -21,7 +21,8 @@ import (
 // financial_status:paid, oldest update first, "first" a page, an opaque
 // cursor), with "id" an order's line items after a cursor. Each order
 // carries its first 40 line items. Every answer reports a query cost
-// with a full bucket. Orders are set by the test (SetOrder). Safe for
+// with a full bucket. Orders are set by the test (SetOrder), or on the
+// local stack with PUT /_standin/orders (a ShopifyOrder as JSON). Safe for
 // concurrent use.
 type Shopify struct {
 	Token string
@@ -33,20 +34,20 @@ type Shopify struct {
 
 // ShopifyOrder is the part of an order the stand-in serves.
 type ShopifyOrder struct {
-	ID         int64
-	UpdatedAt  time.Time
-	Financial  string // displayFinancialStatus: PAID, PENDING, REFUNDED, ...
-	TotalPrice string // "49.00"
-	Currency   string
-	CustomerID int64 // 0: a guest order
-	LineItems  []ShopifyLineItem
+	ID         int64             `json:"id"`
+	UpdatedAt  time.Time         `json:"updated_at"`
+	Financial  string            `json:"financial"`   // displayFinancialStatus: PAID, PENDING, REFUNDED, ...
+	TotalPrice string            `json:"total_price"` // "49.00"
+	Currency   string            `json:"currency"`
+	CustomerID int64             `json:"customer_id"` // 0: a guest order
+	LineItems  []ShopifyLineItem `json:"line_items"`
 }
 
 // ShopifyLineItem is one line of an order.
 type ShopifyLineItem struct {
-	SKU       string
-	VariantID int64
-	Quantity  int64
+	SKU       string `json:"sku"`
+	VariantID int64  `json:"variant_id"`
+	Quantity  int64  `json:"quantity"`
 }
 
 // NewShopify returns a stand-in accepting token.
@@ -75,6 +76,19 @@ var (
 
 // ServeHTTP serves the Admin GraphQL endpoint.
 func (s *Shopify) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/_standin/orders" && r.Method == http.MethodPut {
+		var o ShopifyOrder
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&o); err != nil || o.ID <= 0 || o.Financial == "" {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"errors": "want an order with id and financial"})
+			return
+		}
+		if o.UpdatedAt.IsZero() {
+			o.UpdatedAt = time.Now().UTC()
+		}
+		s.SetOrder(o)
+		writeJSON(w, http.StatusOK, o)
+		return
+	}
 	if subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Shopify-Access-Token")), []byte(s.Token)) != 1 {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"errors": "[API] Invalid API key or access token (unrecognized login or wrong password)"})
 		return
