@@ -1,6 +1,6 @@
 // Package pipeline runs hookinbox's functions on this machine as Lambda
 // runs them. A Stack is the template's tables and queues on the local
-// emulators (devstack), the SES, Stripe and GoPay API stand-ins
+// emulators (devstack), the SES, Stripe, GoPay, GitHub and Shopify API stand-ins
 // (standin), and each function of the template built from the environment
 // the template gives it, filled in with the stack's endpoints and the
 // local secrets: in process, through catalog.Builders and
