@@ -27,12 +27,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/gopayapi"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
@@ -115,7 +117,10 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		if err != nil {
 			return nil, fmt.Errorf("gopay client secret: %w", err)
 		}
-		fetchers[verify.GoPayProvider] = processor.GoPayPayments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())
+		// Every fetch records a payment that is not final yet, so the
+		// reconciler fetches it again until it is.
+		watch := &reconcile.GoPayWatch{DB: db, Table: s.Table}
+		fetchers[verify.GoPayProvider] = processor.FetchByID(watch.Watching(gopayapi.Payments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())))
 		fetchWhen[verify.GoPayProvider] = processor.Always
 	}
 	business = stripeHealth{next: business, metrics: rec, log: log}

@@ -19,6 +19,12 @@ const (
 	AdyenHMACKey       = "6C6F63616C2D686F6F6B696E626F782D616479656E2D686D61632D6B65792121"
 	GoPayClientID      = "local-hookinbox-gopay"
 	GoPayClientSecret  = "local-hookinbox-gopay-secret"
+	// GitHubToken is GITHUB_TOKEN, and the token the GitHub API stand-in
+	// accepts.
+	GitHubToken = "ghp_local_hookinbox_dev"
+	// ShopifyAdminToken is SHOPIFY_ADMIN_TOKEN, and the token the Shopify
+	// Admin API stand-in accepts.
+	ShopifyAdminToken = "shpat_local_hookinbox_dev"
 )
 
 // LocalEnv is the local value of every secret a function may declare,
@@ -34,5 +40,7 @@ func LocalEnv(gopayURL string) map[string]string {
 		"GOPAY_CLIENT_ID":         GoPayClientID,
 		"GOPAY_CLIENT_SECRET":     GoPayClientSecret,
 		"GOPAY_API_URL":           gopayURL,
+		"GITHUB_TOKEN":            GitHubToken,
+		"SHOPIFY_ADMIN_TOKEN":     ShopifyAdminToken,
 	}
 }

@@ -59,7 +59,7 @@ const (
 
 	// Reconciler.
 	StuckClaims     = "StuckClaims"     // claims stuck in RECEIVED or FAILED, plus overdue leases, per run
-	Reconciled      = "Reconciled"      // stuck claims re-enqueued
+	Reconciled      = "Reconciled"      // stuck claims re-enqueued; by provider, the claims the reconciler made from its API
 	OverdueLeases   = "OverdueLeases"   // PROCESSING long after the lease ended
 	Missed          = "Missed"          // provider events that never arrived as webhooks, claimed now
 	Skipped         = "Skipped"         // provider events given up on after failing in MaxTries runs, recorded
