@@ -93,6 +93,7 @@ func unmarshal(m awsapi.Item) (Item, error) {
 	it.LastError = getS("last_error")
 	it.ProcessedAt = getT("processed_at")
 	it.Outcome = getS("outcome")
+	it.RenewAfter = fromMillis("renew_after")
 	if b, ok := m[attrPayloadDeflate].Binary(); ok && err == nil {
 		it.Payload, err = inflate(b)
 	}
