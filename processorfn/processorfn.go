@@ -98,6 +98,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
+			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow,
 			Metrics:  rec,
 			Fetchers: fetchers, FetchAlways: fetchAlways,
 		},

@@ -26,9 +26,9 @@ const DefaultGoPayAPIURL = "https://gate.gopay.cz/api"
 // payment-all), kept until shortly before it expires, then
 // GET {apiURL}/payments/payment/{id}. A refused token or secret is
 // replaced once (a new token, the secret reloaded from Secrets Manager).
-// A payment GoPay does not know (404) is webhook.ErrNoHandler, so a
+// A payment GoPay does not know (404) is ErrNotFoundAtProvider, so a
 // notification with an invented id ends IGNORED rather than parked and
-// alarmed; other failures are transient. It makes no retries of its own
+// alarmed (see Config.NotFoundTries); other failures are transient. It makes no retries of its own
 // and logs nothing. The answer is checked to be that payment, with a state.
 func GoPayPayments(clientID string, secret *secrets.Rotating, apiURL string, httpClient *http.Client) Fetcher {
 	if apiURL == "" {
@@ -96,7 +96,7 @@ func (c *gopayClient) get(ctx context.Context, id string, fresh bool) ([]byte, e
 	case status == http.StatusOK:
 		return body, nil
 	case status == http.StatusNotFound:
-		return nil, fmt.Errorf("gopay has no such payment: %w", webhook.ErrNoHandler)
+		return nil, fmt.Errorf("gopay has no such payment: %w", ErrNotFoundAtProvider)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return nil, fmt.Errorf("payment: HTTP %d: %w", status, errGoPayRefused)
 	}

@@ -7,6 +7,12 @@
 //
 //   - nil                 → DONE, message acknowledged;
 //   - webhook.ErrNoHandler → IGNORED, acknowledged;
+//   - ErrNotFoundAtProvider (an id-only notification whose object its
+//     provider does not know) → FAILED and retried after a backoff until
+//     the event has had Config.NotFoundTries tries, then IGNORED
+//     "not found at <provider>" with renewals held off for
+//     Config.NotFoundWindow: never parked, so a made-up id raises no
+//     alarm, and a repeat of it is a duplicate at the receiver;
 //   - permanent           → parked in the DLQ with the reason, DEAD, and
 //     acknowledged so it leaves the events queue at once;
 //   - the infrastructure unavailable (a DynamoDB or SQS call that timed
@@ -139,7 +145,18 @@ type Config struct {
 	// their events are always fetched with Fetchers, fresh on every
 	// attempt, and the stored notification is never read as content.
 	FetchAlways map[string]bool
-	Now         func() time.Time
+	// NotFoundTries is how many tries an id-only event gets when its
+	// provider answers that it does not know the object
+	// (ErrNotFoundAtProvider): the ones before the last are retried after
+	// a backoff, in case the provider's API lags behind its notification;
+	// the last ends IGNORED. Default DefaultNotFoundTries.
+	NotFoundTries int
+	// NotFoundWindow is how long an id-only event that ended IGNORED as
+	// not found stays so: until then a notification of it is a duplicate
+	// at the receiver and nothing fetches it. Default
+	// DefaultNotFoundWindow.
+	NotFoundWindow time.Duration
+	Now            func() time.Time
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
@@ -149,8 +166,20 @@ type Config struct {
 
 // Fetcher returns the raw event eventID as its provider's API serves it
 // (Stripe: GET /v1/events/{id}). An event the provider does not know comes
-// back as a permanent error (webhook.Permanent).
+// back as a permanent error (webhook.Permanent); for an id-only provider
+// (Config.FetchAlways), whose ids anyone can make up, as an error wrapping
+// ErrNotFoundAtProvider instead.
 type Fetcher func(ctx context.Context, eventID string) ([]byte, error)
+
+// ErrNotFoundAtProvider is wrapped by the error of an id-only provider's
+// Fetcher for an object the provider does not know (GoPay: 404).
+var ErrNotFoundAtProvider = errors.New("not found at the provider")
+
+// Defaults of Config.NotFoundTries and Config.NotFoundWindow.
+const (
+	DefaultNotFoundTries  = 2
+	DefaultNotFoundWindow = 15 * time.Minute
+)
 
 func (c Config) withDefaults() Config {
 	if c.LeaseFor <= 0 {
@@ -185,6 +214,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = 4
+	}
+	if c.NotFoundTries <= 0 {
+		c.NotFoundTries = DefaultNotFoundTries
+	}
+	if c.NotFoundWindow <= 0 {
+		c.NotFoundWindow = DefaultNotFoundWindow
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -558,6 +593,14 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		res = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: now}
 	case errors.Is(err, webhook.ErrNoHandler):
 		res = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + env.Type, At: now}
+	case errors.Is(err, ErrNotFoundAtProvider) && tries < h.cfg.NotFoundTries:
+		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
+	case errors.Is(err, ErrNotFoundAtProvider):
+		// Anyone can make up an id: the event is not parked (no alarm),
+		// and the claim's condition keeps its repeats from being fetched
+		// for the window.
+		res = inbox.Result{Status: inbox.Ignored, Outcome: "not found at " + env.Key.Provider(), Error: reason, At: now,
+			RenewAfter: now.Add(h.cfg.NotFoundWindow)}
 	case webhook.IsPermanent(err) || exhausted || infraExhausted:
 		if perr := h.park(ctx, log, env.Marshal(), env, err, it.Attempts); perr != nil {
 			res = inbox.Result{Status: inbox.Failed, Error: reason, At: now, Infrastructure: infra}
