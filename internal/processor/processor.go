@@ -292,10 +292,10 @@ func New(cfg Config, store leaseStore, l ledger, b Business, events eventsQueue,
 // messages it does not start go back with a short visibility.
 func (h *Handler) Handle(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
 	var (
-		mu       sync.Mutex
-		failures []events.SQSBatchItemFailure
-		wg       sync.WaitGroup
-		slots    = make(chan struct{}, h.cfg.Concurrency)
+		mu         sync.Mutex
+		failures   []events.SQSBatchItemFailure
+		notStarted int
+		wg         sync.WaitGroup
 	)
 	fail := func(msg events.SQSMessage) {
 		mu.Lock()
@@ -307,31 +307,57 @@ func (h *Handler) Handle(ctx context.Context, batch events.SQSEvent) (events.SQS
 		h.log.Error("the invocation outlasts the lease: set LEASE_DURATION above the function timeout",
 			"lease", h.cfg.LeaseFor.String(), "remaining", time.Until(deadline).Round(time.Millisecond).String())
 	}
-	notStarted := 0
-	for _, msg := range batch.Records {
-		slots <- struct{}{}
-		if bounded && time.Until(deadline) < h.cfg.Budget {
-			<-slots
-			notStarted++
-			if h.notStarted(ctx, msg) {
-				fail(msg)
+	// lane starts msgs, Concurrency at a time.
+	lane := func(msgs []events.SQSMessage) {
+		slots := make(chan struct{}, h.cfg.Concurrency)
+		for _, msg := range msgs {
+			slots <- struct{}{}
+			if bounded && time.Until(deadline) < h.cfg.Budget {
+				<-slots
+				mu.Lock()
+				notStarted++
+				mu.Unlock()
+				if h.notStarted(ctx, msg) {
+					fail(msg)
+				}
+				continue
 			}
-			continue
+			wg.Add(1)
+			go func(msg events.SQSMessage) {
+				defer func() { <-slots; wg.Done() }()
+				if h.guarded(ctx, msg) {
+					fail(msg)
+				}
+			}(msg)
 		}
-		wg.Add(1)
-		go func(msg events.SQSMessage) {
-			defer func() { <-slots; wg.Done() }()
-			if h.guarded(ctx, msg) {
-				fail(msg)
-			}
-		}(msg)
 	}
+	// Id-only notifications (GoPay) run in a lane of their own: made-up
+	// ids, which anyone can send, never take the other providers' slots.
+	others, idOnly := h.lanes(batch.Records)
+	var lanes sync.WaitGroup
+	lanes.Add(1)
+	go func() { defer lanes.Done(); lane(idOnly) }()
+	lane(others)
+	lanes.Wait()
 	wg.Wait()
 	if notStarted > 0 {
 		h.log.Warn("messages not started: too little time left in the invocation; they come back shortly",
 			"not_started", notStarted, "budget", h.cfg.Budget.String())
 	}
 	return events.SQSEventResponse{BatchItemFailures: failures}, nil
+}
+
+// lanes splits a batch into the id-only providers' messages
+// (Config.FetchAlways) and the others, each in batch order.
+func (h *Handler) lanes(msgs []events.SQSMessage) (others, idOnly []events.SQSMessage) {
+	for _, msg := range msgs {
+		if env, err := webhook.ParseEnvelope(msg.Body); err == nil && h.cfg.FetchAlways[env.Key.Provider()] {
+			idOnly = append(idOnly, msg)
+			continue
+		}
+		others = append(others, msg)
+	}
+	return others, idOnly
 }
 
 // guarded runs message, turning a panic outside the business code (which
