@@ -1,6 +1,7 @@
 package processor_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -47,9 +49,11 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 		fetches++
 		return nil, fmt.Errorf("get gopay payment %s: %w", id, processor.ErrNotFoundAtProvider)
 	}
+	var emitted bytes.Buffer
 	f := newFixture(t, func(c *processor.Config) {
 		c.Fetchers = map[string]processor.Fetcher{"gopay": fetch}
 		c.FetchAlways = map[string]bool{"gopay": true}
+		c.Metrics = metrics.New(&emitted, "test")
 	})
 	sent := &sentMessages{}
 	in := intake.New(intake.Config{Now: f.now}, f.store, sent, nil)
@@ -100,6 +104,15 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 	}
 	if len(f.q.parked) != 0 {
 		t.Fatalf("parked %+v, want nothing (an invented id must not raise the DLQ alarm)", f.q.parked)
+	}
+	lines, err := metrics.ReadLines(&emitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{metrics.Failed: 0, metrics.Parked: 0, metrics.Ignored: 1} {
+		if got := metrics.Sum(lines, name, nil, time.Time{}); got != want {
+			t.Errorf("metric %s = %v, want %v (no alarm counts a made-up id)", name, got, want)
+		}
 	}
 
 	until := it.RenewAfter

@@ -613,6 +613,7 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 	exhausted := !infra && receives >= h.cfg.MaxReceiveCount && tries >= h.cfg.MaxReceiveCount
 	infraExhausted := infra && infraFailures >= h.cfg.MaxInfraFailures
 	var res inbox.Result
+	notFoundRetry := false
 	reason := logs.RedactError(err) // what is recorded: last_error, the DLQ reason, the log line
 	switch {
 	case err == nil:
@@ -621,6 +622,7 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		res = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + env.Type, At: now}
 	case errors.Is(err, ErrNotFoundAtProvider) && tries < h.cfg.NotFoundTries:
 		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
+		notFoundRetry = true
 	case errors.Is(err, ErrNotFoundAtProvider):
 		// Anyone can make up an id: the event is not parked (no alarm),
 		// and the claim's condition keeps its repeats from being fetched
@@ -648,6 +650,13 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		// Lease lost: a new owner runs the event; the ledger keeps it from
 		// repeating what we finished. Let the message come back.
 		return true
+	}
+	if notFoundRetry {
+		// Not a failure of ours (anyone can make an id up): no Failed
+		// count for the processor-errors alarm, no warning.
+		delay := h.backoff(tries)
+		log.Info("not found at the provider; fetched once more after a backoff", "attempts", it.Attempts, "retry_in", delay.String(), "reason", res.Error)
+		return h.later(ctx, log, msg, env, delay)
 	}
 	h.count(env, it, res)
 	if res.Status != inbox.Failed {
