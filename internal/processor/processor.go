@@ -134,7 +134,9 @@ type Config struct {
 	// the infrastructure was unavailable before the event is parked with
 	// the last such reason. Default DefaultMaxInfraFailures.
 	MaxInfraFailures int
-	// Concurrency is how many messages of a batch run at once. Default 4.
+	// Concurrency is how many messages of a batch run at once, in each of
+	// its two lanes: the id-only providers' messages (FetchAlways) and the
+	// others. Default 4.
 	Concurrency int
 	// Fetchers fetch an event's payload from its provider's API, by
 	// provider name, for an unfinished event whose stored payload is
