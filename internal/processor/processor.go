@@ -57,8 +57,10 @@
 // provider's API (Config.Fetchers) and stored back before it is run. An
 // id-only notification (GoPay, Config.FetchAlways) is always fetched.
 //
-// One bad message never fails the batch (partial batch responses). A
-// Handler is safe for concurrent use.
+// One bad message never fails the batch (partial batch responses). The
+// id-only providers' messages of a batch run in a lane of their own, so
+// made-up ids never hold the other providers' slots. A Handler is safe
+// for concurrent use.
 package processor
 
 import (
