@@ -79,10 +79,10 @@ test-examples: local/node_modules
 # (HOOKINBOX_EMULATORS=moto; pip install "moto[server]", CI machines have
 # it). Tests that moto cannot show skip themselves, naming the quirk
 # (devstacktest.SkipOnMoto; docs/reliability.md). make test leaves out the
-# 200-checkout pipeline test, which takes about a minute on moto;
-# make test-moto runs it too.
+# 200-checkout pipeline tests and the GoPay flood measurement, which take
+# about a minute each on moto; make test-moto runs them too.
 MOTO_PKGS := ./internal/inbox/ ./effects/ ./internal/queue/ ./internal/shop/ ./internal/processor/ ./internal/local/pipelinetest/
-MOTO_SKIP_IN_TEST := TestPipeline200CheckoutsDeliveredTwiceShuffled|TestPipeline200CheckoutsEveryMessageDuplicated
+MOTO_SKIP_IN_TEST := TestPipeline200CheckoutsDeliveredTwiceShuffled|TestPipeline200CheckoutsEveryMessageDuplicated|TestGoPayFloodDoesNotSlowOtherProviders
 MOTO_SKIP ?=
 test-moto:
 	@command -v moto_server >/dev/null || { echo "moto_server is not installed: pip install 'moto[server]' (make test runs both emulator families; CI machines have it)"; exit 1; }

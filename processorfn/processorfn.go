@@ -120,7 +120,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		// Every fetch records a payment that is not final yet, so the
 		// reconciler fetches it again until it is.
 		watch := &reconcile.GoPayWatch{DB: db, Table: s.Table}
-		fetchers[verify.GoPayProvider] = processor.FetchByID(watch.Watching(gopayapi.Payments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())))
+		fetchers[verify.GoPayProvider] = processor.GoPayFetcher(watch.Watching(gopayapi.Payments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())))
 		fetchWhen[verify.GoPayProvider] = processor.Always
 	}
 	business = stripeHealth{next: business, metrics: rec, log: log}
@@ -128,8 +128,10 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
+			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow,
 			Metrics:  rec,
 			Fetchers: fetchers, FetchWhen: fetchWhen,
+			IDOnly: map[string]bool{verify.GoPayProvider: true},
 		},
 		inbox.NewDynamoDB(db, s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),

@@ -24,15 +24,17 @@ import (
 // DefaultURL is GoPay's production API base URL.
 const DefaultURL = "https://gate.gopay.cz/api"
 
+// ErrNotFound is the error of a payment GoPay does not know (404).
+var ErrNotFound = errors.New("gopay has no such payment")
+
 // Payments returns the fetch of GoPay payments, the only source of
 // a GoPay payment's state (its notification is an unsigned id): an OAuth2
 // token from POST {apiURL}/oauth2/token (client credentials, scope
 // payment-all), kept until shortly before it expires, then
 // GET {apiURL}/payments/payment/{id}. A refused token or secret is
 // replaced once (a new token, the secret reloaded from Secrets Manager).
-// A payment GoPay does not know (404) is webhook.ErrNoHandler, so a
-// notification with an invented id ends IGNORED rather than parked and
-// alarmed; other failures are transient. It makes no retries of its own
+// A payment GoPay does not know (404) is ErrNotFound; other failures
+// are transient. It makes no retries of its own
 // and logs nothing. The answer is checked to be that payment, with a state.
 func Payments(clientID string, secret *secrets.Rotating, apiURL string, httpClient *http.Client) func(ctx context.Context, id string) ([]byte, error) {
 	if apiURL == "" {
@@ -100,7 +102,7 @@ func (c *gopayClient) get(ctx context.Context, id string, fresh bool) ([]byte, e
 	case status == http.StatusOK:
 		return body, nil
 	case status == http.StatusNotFound:
-		return nil, fmt.Errorf("gopay has no such payment: %w", webhook.ErrNoHandler)
+		return nil, ErrNotFound
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return nil, fmt.Errorf("payment: HTTP %d: %w", status, errGoPayRefused)
 	}

@@ -2,6 +2,8 @@ package processor
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/hookinbox/hookinbox/internal/gopayapi"
@@ -15,11 +17,20 @@ const DefaultGoPayAPIURL = gopayapi.DefaultURL
 // the only source of a GoPay payment's state, its notification being an
 // unsigned id.
 func GoPayPayments(clientID string, secret *secrets.Rotating, apiURL string, httpClient *http.Client) Fetcher {
-	return FetchByID(gopayapi.Payments(clientID, secret, apiURL, httpClient))
+	return GoPayFetcher(gopayapi.Payments(clientID, secret, apiURL, httpClient))
 }
 
-// FetchByID returns a Fetcher that fetches an event by its id alone, with
-// get, whatever the stored notification holds.
-func FetchByID(get func(ctx context.Context, id string) ([]byte, error)) Fetcher {
-	return func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) }
+// GoPayFetcher returns the Fetcher of GoPay payments that get fetches by
+// id (gopayapi.Payments, or a wrapper of it), whatever the stored
+// notification holds. A payment GoPay does not know (gopayapi.ErrNotFound)
+// is ErrNotFoundAtProvider, so a notification with a made-up id ends
+// IGNORED rather than parked and alarmed (see Config.NotFoundTries).
+func GoPayFetcher(get func(ctx context.Context, id string) ([]byte, error)) Fetcher {
+	return func(ctx context.Context, id string, _ []byte) ([]byte, error) {
+		raw, err := get(ctx, id)
+		if errors.Is(err, gopayapi.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %w", err, ErrNotFoundAtProvider)
+		}
+		return raw, err
+	}
 }

@@ -215,13 +215,23 @@ func TestProvidersEndToEnd(t *testing.T) {
 		if diff := cmp.Diff([]string{"mark-order-paid", "mark-order-refunded"}, recordedEffects(t, p, key)); diff != "" {
 			t.Errorf("effects recorded (-want +got):\n%s", diff)
 		}
-		// An id GoPay does not know ends IGNORED, not parked.
+		// An id GoPay does not know is fetched twice (a retry after a
+		// backoff), then ends IGNORED, not parked; notifications of it are
+		// then duplicates, not fetched again.
 		if resp := p.Send(t, lambdalocal.GoPayNotification("3000000001")); resp.StatusCode != 200 {
 			t.Fatalf("unknown payment: %d %s", resp.StatusCode, resp.Body)
 		}
 		settle(t, "gopay#3000000001")
-		if got := status(t, "gopay#3000000001"); got != inbox.Ignored {
-			t.Errorf("unknown payment: %s, want IGNORED", got)
+		if it, err := p.Inbox.Get(ctx, "gopay#3000000001"); err != nil || it.Status != inbox.Ignored || it.Outcome != "not found at gopay" {
+			t.Errorf("unknown payment: %+v, %v; want IGNORED, not found at gopay", it, err)
+		}
+		for range 5 {
+			if resp := p.Send(t, lambdalocal.GoPayNotification("3000000001")); resp.StatusCode != 200 || !strings.Contains(resp.Body, "duplicate") {
+				t.Fatalf("unknown payment notified again: %d %s, want duplicate", resp.StatusCode, resp.Body)
+			}
+		}
+		if msgs := pipelinetest.Peek(t, p.Events); len(msgs) != 0 || p.GoPay.Fetches(3000000001) != 2 {
+			t.Errorf("unknown payment notified again: %d messages, %d fetches; want none and 2", len(msgs), p.GoPay.Fetches(3000000001))
 		}
 		refused(t, lambdalocal.GoPayNotification("30000065x9"), 400, "gopay#30000065x9")
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookinbox/hookinbox/internal/gopayapi"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -232,7 +233,7 @@ func (g *GoPaySweep) one(ctx context.Context, now time.Time, in Accepter, id str
 	}
 	sw.Fetched++
 	raw, err := g.Fetch(ctx, id)
-	if errors.Is(err, webhook.ErrNoHandler) {
+	if errors.Is(err, gopayapi.ErrNotFound) {
 		// GoPay does not know the payment (any more): nothing to wait for.
 		sw.Events = append(sw.Events, Line{Key: key.String(), Type: verify.GoPayNotification, Outcome: Skipped, Note: "GoPay does not know this payment: no longer fetched"})
 		sw.Skipped++

@@ -297,8 +297,10 @@ func TestTemplateReceiverRoute(t *testing.T) {
 	}
 	events, _ := props["Events"].(map[string]any)
 	want := map[string]any{
-		"Webhook":           map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/{provider}", "Method": "POST"},
-		"GoPayNotification": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/gopay", "Method": "GET"},
+		"Webhook": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/{provider}", "Method": "POST"},
+		"GoPayNotification": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/gopay", "Method": "GET",
+			"RouteSettings": map[string]any{ // TestTemplateGoPayRouteThrottle
+				"ThrottlingRateLimit": samtemplate.Ref{Name: "GoPayThrottleRate"}, "ThrottlingBurstLimit": samtemplate.Ref{Name: "GoPayThrottleBurst"}}},
 	}
 	got := map[string]any{}
 	for name, e := range events {
