@@ -159,6 +159,11 @@ func (e *Emulators) waitReady(ctx context.Context) error {
 // waitHTTP polls url with GET until any HTTP response arrives, ctx ends, or
 // proc (if not nil) exits.
 func waitHTTP(ctx context.Context, url string, proc *child) error {
+	return waitAnswer(ctx, url, proc, func(int) bool { return true })
+}
+
+// waitAnswer is waitHTTP, done only once an answer's status is ok.
+func waitAnswer(ctx context.Context, url string, proc *child, ok func(status int) bool) error {
 	client := &http.Client{Timeout: time.Second}
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -169,7 +174,10 @@ func waitHTTP(ctx context.Context, url string, proc *child) error {
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			return nil
+			if ok(resp.StatusCode) {
+				return nil
+			}
+			err = fmt.Errorf("answered %s", resp.Status)
 		}
 		var exited <-chan struct{}
 		if proc != nil {

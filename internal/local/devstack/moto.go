@@ -3,6 +3,7 @@ package devstack
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -34,14 +35,27 @@ func StartMoto(ctx context.Context, opts Options) (*Moto, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start moto_server: not found in PATH (pip install 'moto[server]'): %w", err)
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, fmt.Errorf("start moto_server: %w", err)
-	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, startTimeout)
 		defer cancel()
+	}
+	// A port found free may be taken by another process before moto binds
+	// it (test binaries run side by side): moto then exits, and whatever
+	// holds the port must not pass for moto. So moto is asked for its own
+	// API, and started again on another port if it exits.
+	for try := 1; ; try++ {
+		m, err := startMotoOnce(ctx, bin, opts)
+		if err == nil || try == 3 || ctx.Err() != nil {
+			return m, err
+		}
+	}
+}
+
+func startMotoOnce(ctx context.Context, bin string, opts Options) (*Moto, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("start moto_server: %w", err)
 	}
 	cmd, serial := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port)), false
 	if py, err := exec.LookPath("python3"); err == nil && exec.Command(py, "-c", "import moto.moto_server.werkzeug_app, werkzeug.serving").Run() == nil {
@@ -56,7 +70,7 @@ func StartMoto(ctx context.Context, opts Options) (*Moto, error) {
 		return nil, fmt.Errorf("start moto_server: %w", err)
 	}
 	m := &Moto{URL: fmt.Sprintf("http://127.0.0.1:%d", port), SerialDynamoDB: serial, proc: proc}
-	if err := waitHTTP(ctx, m.URL, proc); err != nil {
+	if err := waitAnswer(ctx, m.URL+"/moto-api/data.json", proc, func(status int) bool { return status == http.StatusOK }); err != nil {
 		_ = m.Stop()
 		return nil, fmt.Errorf("start moto_server: %w", err)
 	}
