@@ -43,8 +43,7 @@ build-floor:
 build: $(FUNCTIONS:%=build-%)
 
 # sizes builds every function as `sam build` does (linux/arm64) and prints
-# its bootstrap's size and the packages it links. The receiver's budget is
-# checked by internal/lambdafn/catalog's tests.
+# its bootstrap's size and the packages it links (reported, not gated).
 sizes: build build-floor
 	@printf '%-20s %-24s %12s %9s\n' function package bytes packages
 	@$(foreach f,$(FUNCTIONS),printf '%-20s %-24s %12s %9s\n' $(f) $(pkg_$(f)) \

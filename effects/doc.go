@@ -1,7 +1,8 @@
 // Package effects makes each business effect of a webhook event happen once
 // although the event itself is delivered at least once and out of order.
 //
-// It offers four tools, one for each kind of effect (DESIGN.md rule 4):
+// It offers four tools, one for each kind of effect, so that every effect
+// is idempotent at its own level:
 //
 //   - The effect ledger (Ledger, MemoryLedger, Runner): each named effect of
 //     an event is recorded when it finishes, so a retry after a partial

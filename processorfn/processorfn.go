@@ -24,15 +24,17 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/gopayapi"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
@@ -40,11 +42,19 @@ import (
 // through fx (effects.Runner) and returns nil (DONE), an error wrapping
 // webhook.ErrNoHandler (IGNORED), webhook.Permanent(err) (parked in the DLQ
 // at once, with the reason), or any other error (retried with backoff).
+// Decide on the event's provider and type before decoding its payload
+// (Mux does it for you), so a type you do not handle ends IGNORED however
+// odd its body. A Business that also has a method
+// Handles(provider, eventType string) bool (Mux has) names the types the
+// processor's metrics break down by; every other type is counted as
+// "other".
 type Business = processor.Business
 
 // BusinessBuilder builds your Business at cold start from the function's
 // AWS config and environment. It reads its own settings through getenv and
-// returns an error naming every missing one.
+// returns an error naming every missing one. Its ctx carries the
+// processor's DynamoDB client (DynamoDB): use it for your tables, so the
+// process keeps one client and one pool of connections.
 type BusinessBuilder func(ctx context.Context, cfg aws.Config, getenv func(string) string) (Business, error)
 
 // Run is the whole main of a processor Lambda whose business b builds:
@@ -60,8 +70,22 @@ func Builder(b BusinessBuilder) lambdafn.Builder {
 	}
 }
 
+// dynamoDBKey is the context key of the processor's DynamoDB client.
+type dynamoDBKey struct{}
+
+// DynamoDB returns the processor's own DynamoDB client from the ctx a
+// BusinessBuilder is given, or a new client from cfg outside one.
+func DynamoDB(ctx context.Context, cfg aws.Config) *dynamodb.Client {
+	if db, ok := ctx.Value(dynamoDBKey{}).(*dynamodb.Client); ok {
+		return db
+	}
+	return dynamodb.NewFromConfig(cfg)
+}
+
 func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger, b BusinessBuilder) (any, error) {
 	s, err := loadSettings(getenv)
+	db := dynamodb.NewFromConfig(cfg)
+	ctx = context.WithValue(ctx, dynamoDBKey{}, db)
 	bctx := ctx
 	var apiKey *secrets.Rotating
 	if err == nil {
@@ -80,8 +104,8 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
-	db := dynamodb.NewFromConfig(cfg)
-	sq := awsapi.SQSFromConfig(cfg)
+	rec = rec.WithEventTypes(eventTypes(business))
+	sq := sqs.NewFromConfig(cfg)
 	fetchers := map[string]processor.Fetcher{
 		verify.StripeProvider: stripeapi.FetchEvent(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
 	}
@@ -93,7 +117,10 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		if err != nil {
 			return nil, fmt.Errorf("gopay client secret: %w", err)
 		}
-		fetchers[verify.GoPayProvider] = processor.GoPayPayments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())
+		// Every fetch records a payment that is not final yet, so the
+		// reconciler fetches it again until it is.
+		watch := &reconcile.GoPayWatch{DB: db, Table: s.Table}
+		fetchers[verify.GoPayProvider] = processor.FetchByID(watch.Watching(gopayapi.Payments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())))
 		fetchWhen[verify.GoPayProvider] = processor.Always
 	}
 	business = stripeHealth{next: business, metrics: rec, log: log}
@@ -104,7 +131,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			Metrics:  rec,
 			Fetchers: fetchers, FetchWhen: fetchWhen,
 		},
-		inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table),
+		inbox.NewDynamoDB(db, s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
 		business,
 		queue.New(sq, s.QueueURL),
@@ -112,4 +139,21 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		log,
 	)
 	return h.Handle, nil
+}
+
+// handlesTypes is a Business that says which event types it handles.
+type handlesTypes interface {
+	Handles(provider, eventType string) bool
+}
+
+// eventTypes returns the event types the processor's metrics name as
+// their EventType dimension, every other one being "other": those the
+// business handles when it says which (a Mux does, through Handles), or
+// else those no sender can choose (verify.TypeBounded). A made-up
+// X-GitHub-Event or X-Shopify-Topic so never mints a metric.
+func eventTypes(b Business) func(provider, eventType string) bool {
+	if h, ok := b.(handlesTypes); ok {
+		return h.Handles
+	}
+	return verify.TypeBounded
 }

@@ -46,7 +46,10 @@ func Parse(ev webhook.Event) (stripe.Event, error) {
 
 // Object returns the event's data.object decoded as T, for example
 // stripeevent.Object[stripe.CheckoutSession](ev). A malformed event is a
-// permanent error.
+// permanent error, so call it only once the event's type is one you
+// handle (processorfn.Mux dispatches before any handler runs): an object
+// of another type that does not decode as T would park an event that
+// should have been IGNORED.
 func Object[T any](ev webhook.Event) (T, error) {
 	var obj T
 	se, err := Parse(ev)

@@ -5,17 +5,18 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/hookinbox/hookinbox/internal/lambdafn"
+
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
 )
 
 // awsConfig returns an AWS configuration for the running stack, as a
-// function of it gets one (lambdafn.AWSConfig): its region, the emulators'
+// function of it gets one (devstack.ConfigFromEnv): its region, the emulators'
 // credentials, and its endpoints.
 func (st *devState) awsConfig() (aws.Config, error) {
 	if st.Env["AWS_ENDPOINT_URL_DYNAMODB"] == "" || st.Env["AWS_ENDPOINT_URL_SQS"] == "" {
 		return aws.Config{}, fmt.Errorf("the state file names no DynamoDB or SQS endpoint; restart hookinbox dev")
 	}
-	return lambdafn.AWSConfig(func(k string) string { return st.Env[k] })
+	return devstack.ConfigFromEnv(func(k string) string { return st.Env[k] })
 }
 
 // dynamoDB returns a client for the stack's DynamoDB endpoint.

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -109,7 +110,7 @@ Example:
 	if err != nil {
 		return err
 	}
-	store := inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), table)
+	store := inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), table)
 	it, err := store.Get(ctx, key)
 	if errors.Is(err, inbox.ErrNotFound) {
 		return fmt.Errorf("%s is not in the inbox (table %s): was it sent to this stack? `hookinbox send` prints the keys it sends", key, table)

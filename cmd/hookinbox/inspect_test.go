@@ -83,7 +83,7 @@ func TestInspectShowsOpenIntentsAndHowToResolveThem(t *testing.T) {
 	emu, st := stackInEnv(t)
 	ctx := context.Background()
 	table := st.Tables["InboxTable"]
-	store := inbox.NewDynamoDB(emu.LeanDynamoDB(), table)
+	store := inbox.NewDynamoDB(emu.DynamoDB(), table)
 	ledger := effects.NewLedger(emu.DynamoDB(), table, time.Hour)
 	path := filepath.Join(t.TempDir(), "state.json")
 	state := &devState{PID: os.Getpid(), Region: devstack.Region, StackName: st.Name,

@@ -27,12 +27,10 @@ import (
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
-// DefaultLoadWarmup is --warmup's default. In the 33 runs of
-// bench/load-*-s20-*.txt and *-b3a16bb-*.txt, with 100 or 1 000 warm-up
+// DefaultLoadWarmup is --warmup's default. With 100 or 1 000 warm-up
 // deliveries, the first round's emulators took 1.1-2.5 times the CPU a
-// delivery of the later rounds (median 1.7); in the 15 of
-// bench/load-*-s21-*.txt, after 4 000 to each target, 0.94-1.35 times
-// (median 1.05).
+// delivery of the later rounds (median 1.7, over 33 runs); after 4 000 to
+// each target, 0.94-1.35 times (median 1.05, over 15).
 const DefaultLoadWarmup = 4000
 
 type loadFlags struct {
@@ -57,11 +55,10 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var f loadFlags
 	fs := newFlagSet("load", "[flags]", `
 Drives hookinbox's receiver with signed Stripe deliveries and, in the same
-run, a floor program (internal/local/floor: one conditional PutItem of the
-body as received, with the two attributes that put it in the inbox table's
-pending index as a claim is, and one SendMessage per request, nothing
-else; FLOOR_PENDING_INDEX=0 in --env drops the index entry) on the same
-emulators, and prints
+run, a floor program (internal/local/floor: plain aws-sdk-go-v2, one
+conditional PutItem of the body as received, with the two attributes that
+put it in the inbox table's pending index as a claim is, and one
+SendMessage per request, nothing else) on the same emulators, and prints
 the throughput, the p50/p95/p99 acknowledgement latency and the CPU time
 per delivery of each, and their ratios.
 
@@ -97,7 +94,7 @@ retrying provider does. --warmup deliveries go to each target first and are
 not counted: with its default of 4000 the shared emulators (node) have
 settled before the first round, which otherwise costs them 1.1-2.5 times
 the CPU a delivery of the later rounds and falls on the first-named
-target alone (docs/performance.md). Rounds alternate (receiver, floor, then floor, receiver, ...)
+target alone. Rounds alternate (receiver, floor, then floor, receiver, ...)
 so that the machine's own noise falls on both; the summary is the median
 over the rounds. With --runs, the floor opens every second run: a run's
 first round is more often than not its slowest. Every URL must be on the loopback interface.
@@ -208,7 +205,7 @@ Examples:
 // up and runs f.rounds alternating rounds, printing each round and the
 // run's summary; it stops what it started before it returns. The
 // receiver goes first, or the floor when floorFirst: the first round of a
-// run is its slowest more often than not (docs/performance.md), so
+// run is its slowest more often than not, so
 // --runs lets the two open the runs in turn. It returns the receiver
 // first either way.
 func loadRun(ctx context.Context, f loadFlags, floorFirst bool, stdout, stderr io.Writer) ([]*loadTarget, error) {
@@ -263,8 +260,8 @@ func loadRun(ctx context.Context, f loadFlags, floorFirst bool, stdout, stderr i
 	if f.stack {
 		where = "the running stack's receiver, the floor in this process"
 	}
-	fmt.Fprintf(stdout, "hookinbox load: %s; %s, %s, %d rounds per target (alternating, %s first), %d warm-up deliveries each, %.0f%% duplicates%s\n",
-		where, mode, bound, f.rounds, opening[0].name, f.warmup, f.dup*100, f.floorKind())
+	fmt.Fprintf(stdout, "hookinbox load: %s; %s, %s, %d rounds per target (alternating, %s first), %d warm-up deliveries each, %.0f%% duplicates\n",
+		where, mode, bound, f.rounds, opening[0].name, f.warmup, f.dup*100)
 	for i := 0; i < f.rounds; i++ {
 		order := opening
 		if i%2 == 1 && len(targets) == 2 {
@@ -456,19 +453,6 @@ func requireLoopback(raw string) error {
 	return nil
 }
 
-// floorKind says, for the run's header, which floor the ratios are
-// against: the floor writes the pending index entry unless the last
-// FLOOR_PENDING_INDEX in --env is 0. It is "" when no floor runs.
-func (f loadFlags) floorKind() string {
-	if !f.floor {
-		return ""
-	}
-	if loadEnv(f, "floor")["FLOOR_PENDING_INDEX"] == "0" {
-		return "; the bare floor (FLOOR_PENDING_INDEX=0: no pending index entry)"
-	}
-	return "; the floor writes the pending index entry"
-}
-
 // startFloor serves the floor program on a free loopback port, on a
 // stack of its own (tables and queues from template.yaml) on the running
 // stack's emulators, and returns its webhook URL and how to stop it.
@@ -488,7 +472,7 @@ func startFloor(ctx context.Context, st *devState) (string, func(), error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("create the floor's tables and queues: %w", err)
 	}
-	h := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), stack.Tables["InboxTable"], stack.Queues["EventsQueue"].URL)
+	h := floor.New(emu.DynamoDB(), emu.SQS(), stack.Tables["InboxTable"], stack.Queues["EventsQueue"].URL)
 	api := &lambdalocal.HTTPAPI{Routes: []lambdalocal.Route{{Method: "POST", Path: "/webhooks/{provider}", Function: lambdalocal.InProcess(h.Handle)}}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

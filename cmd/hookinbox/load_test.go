@@ -165,28 +165,6 @@ func TestLoadSummaryAndBenchstat(t *testing.T) {
 	}
 }
 
-// TestFloorKindFollowsTheLastSetting: the header names the bare floor
-// only when the last FLOOR_PENDING_INDEX the bootstraps get is 0.
-func TestFloorKindFollowsTheLastSetting(t *testing.T) {
-	for _, tc := range []struct {
-		f    loadFlags
-		bare bool
-	}{
-		{loadFlags{floor: true}, false},
-		{loadFlags{floor: true, env: []string{"FLOOR_PENDING_INDEX=0"}}, true},
-		{loadFlags{floor: true, env: []string{"FLOOR_PENDING_INDEX=0", "GOMAXPROCS=1", "FLOOR_PENDING_INDEX=1"}}, false},
-		{loadFlags{floor: true, env: []string{"FLOOR_PENDING_INDEX=1", "FLOOR_PENDING_INDEX=0"}}, true},
-	} {
-		got := tc.f.floorKind()
-		if strings.Contains(got, "bare") != tc.bare || got == "" {
-			t.Errorf("floorKind with --env %q = %q, want bare %v", tc.f.env, got, tc.bare)
-		}
-	}
-	if got := (loadFlags{}).floorKind(); got != "" {
-		t.Errorf("floorKind with --floor=false = %q, want nothing", got)
-	}
-}
-
 // TestLoadRunsBothBootstraps runs `hookinbox load` as make bench does, at a
 // tiny size: it builds both bootstraps, starts its own emulators and
 // copies under aws-lambda-rie, and prints every figure. Only the shape of
@@ -204,7 +182,7 @@ func TestLoadRunsBothBootstraps(t *testing.T) {
 		t.Fatalf("load: %v\n%s\n%s", err, out.String(), errOut.String())
 	}
 	for _, want := range []string{
-		"1 copies of each bootstrap under aws-lambda-rie", "; the floor writes the pending index entry\n",
+		"1 copies of each bootstrap under aws-lambda-rie",
 		"receiver round 1: 12 deliveries", "floor    round 1: 12 deliveries",
 		"floor    round 2: 12 deliveries", "receiver round 2: 12 deliveries",
 		"µs/delivery (RIE ", ", emulators ", ", load ", "; machine ", "emu µs/dlv", "machine µs/dlv", "(the machine's ", "receiver / floor (medians of 2 rounds)", "CPU per delivery",

@@ -10,10 +10,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 )
@@ -109,8 +109,8 @@ Examples:
 			return err
 		}
 	}
-	h := replay.New(replay.Config{}, inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), *table),
-		queue.New(awsapi.SQSFromConfig(cfg), *queueURL), queue.New(awsapi.SQSFromConfig(cfg), *dlqURL), nil)
+	h := replay.New(replay.Config{}, inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), *table),
+		queue.New(sqs.NewFromConfig(cfg), *queueURL), queue.New(sqs.NewFromConfig(cfg), *dlqURL), nil)
 	sum, err := h.Handle(ctx, req)
 	if err != nil {
 		return err

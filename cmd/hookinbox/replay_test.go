@@ -22,8 +22,8 @@ import (
 func TestReplayCommandOnTheLocalStack(t *testing.T) {
 	emu, st := stackInEnv(t)
 	ctx := context.Background()
-	store := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
-	dlq := queue.New(emu.LeanSQS(), st.Queues["EventsDLQ"].URL)
+	store := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	dlq := queue.New(emu.SQS(), st.Queues["EventsDLQ"].URL)
 	// One event parked DEAD in the DLQ.
 	now := time.Now()
 	ev := webhook.Event{Provider: "stripe", ID: "evt_cli", Type: "checkout.session.completed", Created: now, Raw: []byte(`{"id":"evt_cli"}`)}

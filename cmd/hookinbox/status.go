@@ -23,7 +23,6 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/emf"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
@@ -206,7 +205,7 @@ Examples:
 			stackNote = " --stack " + *stack
 		}
 	}
-	r.collect(ctx, awsapi.SQSFromConfig(cfg), dynamodb.NewFromConfig(cfg), awsapi.DynamoDBFromConfig(cfg), table, eventsQ, dlqQ, *stuckAfter, counts)
+	r.collect(ctx, sqs.NewFromConfig(cfg), dynamodb.NewFromConfig(cfg), table, eventsQ, dlqQ, *stuckAfter, counts)
 	if oldestAge != nil {
 		if age, err := oldestAge(ctx); err != nil {
 			r.problem("age of the oldest message: %v", err)
@@ -242,7 +241,7 @@ func (r *statusReport) problem(format string, args ...any) {
 }
 
 // collect fills the report from the queues, the inbox and the counts.
-func (r *statusReport) collect(ctx context.Context, sq *awsapi.SQS, db *dynamodb.Client, idb *awsapi.DynamoDB, table, eventsQ, dlqQ string, stuckAfter time.Duration, counts func(context.Context) (map[string]float64, error)) {
+func (r *statusReport) collect(ctx context.Context, sq *sqs.Client, db *dynamodb.Client, table, eventsQ, dlqQ string, stuckAfter time.Duration, counts func(context.Context) (map[string]float64, error)) {
 	var err error
 	if r.EventsQueue, err = queueDepth(ctx, sq, eventsQ); err != nil {
 		r.problem("events queue: %v", err)
@@ -252,7 +251,7 @@ func (r *statusReport) collect(ctx context.Context, sq *awsapi.SQS, db *dynamodb
 	}
 
 	// The pending index holds only unfinished events: no scan.
-	items, err := inbox.NewDynamoDB(idb, table).Pending(ctx, r.At, 1000)
+	items, err := inbox.NewDynamoDB(db, table).Pending(ctx, r.At, 1000)
 	if err != nil {
 		r.problem("inbox %s: %v", table, err)
 	}
@@ -296,7 +295,7 @@ func (r *statusReport) collect(ctx context.Context, sq *awsapi.SQS, db *dynamodb
 }
 
 // queueDepth reads a queue's approximate message counts.
-func queueDepth(ctx context.Context, sq *awsapi.SQS, url string) (queueStatus, error) {
+func queueDepth(ctx context.Context, sq *sqs.Client, url string) (queueStatus, error) {
 	d, err := queue.New(sq, url).Depth(ctx)
 	return queueStatus{Name: url[strings.LastIndex(url, "/")+1:], Visible: d.Visible, InFlight: d.InFlight, Delayed: d.Delayed}, err
 }

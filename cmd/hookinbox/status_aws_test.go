@@ -37,13 +37,13 @@ func TestStatusOnAWS(t *testing.T) {
 	now := time.Now()
 
 	// A claim stuck for 20 minutes, and a parked event.
-	store := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
+	store := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
 	ev := webhook.Event{Provider: "stripe", ID: "evt_status", Type: "checkout.session.completed", Created: now.Add(-20 * time.Minute), Raw: []byte(`{}`)}
 	if _, err := store.Claim(ctx, inbox.Claim{Event: ev, At: now.Add(-20 * time.Minute), TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	env := webhook.Envelope{Key: "stripe#evt_parked", Type: "invoice.paid"}
-	if err := queue.New(emu.LeanSQS(), st.Queues["EventsDLQ"].URL).Park(ctx, env.Marshal(), env, "no such customer", 5, now); err != nil {
+	if err := queue.New(emu.SQS(), st.Queues["EventsDLQ"].URL).Park(ctx, env.Marshal(), env, "no such customer", 5, now); err != nil {
 		t.Fatal(err)
 	}
 

@@ -69,8 +69,8 @@ func crmTemplate(t *testing.T, s string) string {
 	s = removeBlock(t, s, "  MailFromIdentity:\n")
 	s = removeBlock(t, s, "  ShopTable:\n")
 	s = removeBlock(t, s, "  ShopTableName:\n")
-	s = removeBlock(t, s, "            - Sid: ShopRecords\n")
-	s = removeBlock(t, s, "            - Sid: WelcomeEmail\n")
+	s = removeBlock(t, s, "              - Sid: ShopRecords\n")
+	s = removeBlock(t, s, "              - Sid: WelcomeEmail\n")
 	s = replaceOnce(t, s, "          SHOP_TABLE: !Ref ShopTable\n          MAIL_FROM: !Ref MailFrom\n",
 		"          # The CRM business's own setting (crm.FromEnv).\n          CRM_URL: !Ref CrmUrl\n")
 	s = replaceOnce(t, s, "\nParameters:\n", "\nParameters:\n  CrmUrl:\n    Type: String\n    Description: The CRM's contacts endpoint the processor POSTs new customers to.\n")

@@ -2,23 +2,28 @@ package inbox
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/hookinbox/hookinbox/webhook"
 )
+
+// attrs is a DynamoDB item or key, as the SDK holds it.
+type attrs = map[string]types.AttributeValue
 
 // The status item's attributes. Times an operator reads are RFC 3339
 // strings; times the store compares are epoch milliseconds; expires_at is
 // epoch seconds because DynamoDB's TTL wants that.
-func marshal(it Item) awsapi.Item {
-	m := awsapi.Item{
+func marshal(it Item) attrs {
+	m := attrs{
 		"pk":             str(string(it.Key)),
 		"sk":             str(SortEvent),
 		"status":         str(string(it.Status)),
 		"provider":       str(it.Provider),
 		"event_type":     str(it.EventType),
-		"livemode":       awsapi.Bool(it.Livemode),
+		"livemode":       &types.AttributeValueMemberBOOL{Value: it.Livemode},
 		"created":        num(it.Created.Unix()),
 		"received_at":    str(formatTime(it.ReceivedAt)),
 		"enqueued_at":    millis(it.EnqueuedAt),
@@ -34,30 +39,30 @@ func marshal(it Item) awsapi.Item {
 
 // marshalClaim returns the item a claim puts: the status item, with the
 // payload compressed in it when packed is not nil.
-func marshalClaim(it Item, packed []byte) awsapi.Item {
+func marshalClaim(it Item, packed []byte) attrs {
 	m := marshal(it)
 	if packed != nil {
-		m[attrPayloadDeflate] = awsapi.B(packed)
+		m[attrPayloadDeflate] = &types.AttributeValueMemberB{Value: packed}
 	}
 	return m
 }
 
-func unmarshal(m awsapi.Item) (Item, error) {
+func unmarshal(m attrs) (Item, error) {
 	var it Item
 	var err error
-	getS := func(name string) string {
-		v, _ := m[name].String()
-		return v
-	}
 	getN := func(name string) int64 {
-		n, _, perr := m[name].Int64()
+		v, ok := m[name].(*types.AttributeValueMemberN)
+		if !ok {
+			return 0
+		}
+		n, perr := strconv.ParseInt(v.Value, 10, 64)
 		if perr != nil && err == nil {
 			err = fmt.Errorf("attribute %s: %w", name, perr)
 		}
 		return n
 	}
 	getT := func(name string) time.Time {
-		s := getS(name)
+		s := getS(m, name)
 		if s == "" {
 			return time.Time{}
 		}
@@ -73,27 +78,29 @@ func unmarshal(m awsapi.Item) (Item, error) {
 		}
 		return time.UnixMilli(getN(name)).UTC()
 	}
-	it.Key = webhook.Key(getS("pk"))
-	it.Status = Status(getS("status"))
-	it.Provider = getS("provider")
-	it.EventType = getS("event_type")
-	it.Livemode, _ = m["livemode"].Boolean()
+	it.Key = webhook.Key(getS(m, "pk"))
+	it.Status = Status(getS(m, "status"))
+	it.Provider = getS(m, "provider")
+	it.EventType = getS(m, "event_type")
+	if b, ok := m["livemode"].(*types.AttributeValueMemberBOOL); ok {
+		it.Livemode = b.Value
+	}
 	it.Created = time.Unix(getN("created"), 0).UTC()
 	it.ReceivedAt = getT("received_at")
 	it.EnqueuedAt = fromMillis("enqueued_at")
-	it.PayloadSHA256 = getS("payload_sha256")
+	it.PayloadSHA256 = getS(m, "payload_sha256")
 	it.ExpiresAt = time.Unix(getN("expires_at"), 0).UTC()
-	it.LeaseOwner = getS("lease_owner")
-	if from := getS("taken_from"); from != noOwner {
+	it.LeaseOwner = getS(m, "lease_owner")
+	if from := getS(m, "taken_from"); from != noOwner {
 		it.TakenFrom = from
 	}
 	it.LeaseUntil = fromMillis("lease_until")
 	it.Attempts = int(getN("attempts"))
 	it.InfraFailures = int(getN("infra_failures"))
-	it.LastError = getS("last_error")
+	it.LastError = getS(m, "last_error")
 	it.ProcessedAt = getT("processed_at")
-	it.Outcome = getS("outcome")
-	if b, ok := m[attrPayloadDeflate].Binary(); ok && err == nil {
+	it.Outcome = getS(m, "outcome")
+	if b := getB(m, attrPayloadDeflate); b != nil && err == nil {
 		it.Payload, err = inflate(b)
 	}
 	if err != nil {
@@ -105,14 +112,34 @@ func unmarshal(m awsapi.Item) (Item, error) {
 // noOwner is taken_from of a lease that took over nobody's.
 const noOwner = "-"
 
-func itemKey(key webhook.Key, sk string) awsapi.Item {
-	return awsapi.Item{"pk": str(string(key)), "sk": str(sk)}
+func itemKey(key webhook.Key, sk string) attrs {
+	return attrs{"pk": str(string(key)), "sk": str(sk)}
 }
 
-func str(s string) awsapi.AttributeValue { return awsapi.S(s) }
+func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
 
-func num(n int64) awsapi.AttributeValue { return awsapi.Int(n) }
+func num(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
 
-func millis(t time.Time) awsapi.AttributeValue { return num(t.UnixMilli()) }
+func millis(t time.Time) types.AttributeValue { return num(t.UnixMilli()) }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// getS returns the string attribute name of m, or "".
+func getS(m attrs, name string) string {
+	v, _ := m[name].(*types.AttributeValueMemberS)
+	if v == nil {
+		return ""
+	}
+	return v.Value
+}
+
+// getB returns the binary attribute name of m, or nil.
+func getB(m attrs, name string) []byte {
+	v, _ := m[name].(*types.AttributeValueMemberB)
+	if v == nil {
+		return nil
+	}
+	return v.Value
+}

@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -26,7 +29,7 @@ type metered struct {
 
 // add adds the capacity a write consumed to op's total, when it
 // succeeded, and returns the write's error.
-func (m *metered) add(op string, err error, consumed func() *awsapi.ConsumedCapacity) error {
+func (m *metered) add(op string, err error, consumed func() *types.ConsumedCapacity) error {
 	if err != nil {
 		return err
 	}
@@ -46,23 +49,23 @@ func billedTable(t *testing.T) (meter func() *metered, table string) {
 	emu := devstacktest.ForTest(t)
 	devstacktest.SkipOnMoto(t, emu, devstack.MotoFlatCapacity)
 	table = devstacktest.NewTestStack(t).Tables["InboxTable"]
-	return func() *metered { return &metered{dynamoDBAPI: emu.LeanDynamoDB(), units: map[string]float64{}} }, table
+	return func() *metered { return &metered{dynamoDBAPI: emu.DynamoDB(), units: map[string]float64{}} }, table
 }
 
-func (m *metered) PutItem(ctx context.Context, in *awsapi.PutItemInput) (*awsapi.PutItemOutput, error) {
-	in.ReturnConsumedCapacity = awsapi.ReturnCapacityTotal
-	out, err := m.dynamoDBAPI.PutItem(ctx, in)
-	return out, m.add("put "+skOf(in.Item), err, func() *awsapi.ConsumedCapacity { return out.ConsumedCapacity })
+func (m *metered) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := m.dynamoDBAPI.PutItem(ctx, in, opts...)
+	return out, m.add("put "+skOf(in.Item), err, func() *types.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
-func (m *metered) UpdateItem(ctx context.Context, in *awsapi.UpdateItemInput) (*awsapi.UpdateItemOutput, error) {
-	in.ReturnConsumedCapacity = awsapi.ReturnCapacityTotal
-	out, err := m.dynamoDBAPI.UpdateItem(ctx, in)
-	return out, m.add("update "+skOf(in.Key), err, func() *awsapi.ConsumedCapacity { return out.ConsumedCapacity })
+func (m *metered) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := m.dynamoDBAPI.UpdateItem(ctx, in, opts...)
+	return out, m.add("update "+skOf(in.Key), err, func() *types.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
-// TestWriteUnitsStayFlatWithPayloadSize measures what DESIGN.md argues and
-// the inline layout keeps: every write of an event's status item (the
+// TestWriteUnitsStayFlatWithPayloadSize measures what the inbox's layout
+// keeps: every write of an event's status item (the
 // claim and each state change) costs one write unit whatever the
 // payload's size, because a payload rides in the claim only when the item
 // stays within 1 KB, and otherwise has its own item, written once; with
@@ -112,11 +115,11 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 			t.Errorf("%d-byte payload: %s, %.0f units on a payload item; want inline, none", len(raw), layout, m.units["update "+SortPayload])
 		}
 
-		// The layout DESIGN.md warns against: the raw payload inside the status item.
+		// The layout the inbox avoids: the raw payload inside the status item, billed at every state change.
 		e := meter()
 		item := marshal(Claim{Event: webhook.Event{Provider: "stripe", ID: ev.ID + "e", Type: ev.Type}, At: now, TTL: time.Hour}.NewItem())
-		item["payload"] = awsapi.B(ev.Raw)
-		if _, err := e.PutItem(ctx, &awsapi.PutItemInput{TableName: table, Item: item}); err != nil {
+		item["payload"] = &types.AttributeValueMemberB{Value: ev.Raw}
+		if _, err := e.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
 			t.Fatal(err)
 		}
 		leaseAndFinish(NewDynamoDB(e, table), webhook.NewKey("stripe", ev.ID+"e"))
@@ -224,8 +227,8 @@ func TestInlineItemCostsItsUnitsInEveryState(t *testing.T) {
 		counted := itemBytes(probe, len(c.packed))
 		pad := 0
 		for ; ; pad++ {
-			item["x"] = awsapi.B(make([]byte, pad))
-			out, err := meter().PutItem(ctx, &awsapi.PutItemInput{TableName: table, Item: item})
+			item["x"] = &types.AttributeValueMemberB{Value: make([]byte, pad)}
+			out, err := meter().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -250,7 +253,7 @@ func TestInlineItemCostsItsUnitsInEveryState(t *testing.T) {
 func TestLargestPayloadFitsTheItem(t *testing.T) {
 	emu := devstacktest.ForTest(t)
 	st := devstacktest.NewTestStack(t)
-	s := NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
+	s := NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
 	ctx := context.Background()
 	now := time.Now()
 	longest := webhook.Event{

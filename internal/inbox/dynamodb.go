@@ -8,7 +8,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -38,30 +42,31 @@ func pendingView(it Item) Item {
 	}
 }
 
-// dynamoDBAPI lists the DynamoDB calls the store makes (awsapi.DynamoDB:
-// the receiver links no aws-sdk-go-v2 service package).
+// dynamoDBAPI lists the DynamoDB calls the store makes (*dynamodb.Client).
 type dynamoDBAPI interface {
-	PutItem(context.Context, *awsapi.PutItemInput) (*awsapi.PutItemOutput, error)
-	GetItem(context.Context, *awsapi.GetItemInput) (*awsapi.GetItemOutput, error)
-	UpdateItem(context.Context, *awsapi.UpdateItemInput) (*awsapi.UpdateItemOutput, error)
-	DeleteItem(context.Context, *awsapi.DeleteItemInput) (*awsapi.DeleteItemOutput, error)
-	Query(context.Context, *awsapi.QueryInput) (*awsapi.QueryOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
 // DynamoDB is the Store on a DynamoDB table with string keys pk and sk.
 //
-// Its client retries (throttling, 5xx, lost connections), so a
-// conditional write refused on a retry may be refused by its own first
-// attempt, applied although its answer was lost. Each write tells that
-// case apart by the marks it writes (the claim's received_at, the
-// lease's owner and end, the outcome and its time) and succeeds.
+// Its client retries (throttling, 5xx, lost connections: the SDK's
+// standard retryer), so a conditional write refused on a retry may be
+// refused by its own first attempt, applied although its answer was lost.
+// Each write learns from the SDK's retry metadata whether it was sent more
+// than once, and then tells that case apart by the marks it writes (the
+// claim's received_at and payload hash, the lease's owner and end, the
+// outcome and its time) and succeeds.
 type DynamoDB struct {
 	db    dynamoDBAPI
 	table string
 }
 
 // NewDynamoDB returns the store on table, using a ready client
-// (awsapi.DynamoDBFromConfig).
+// (dynamodb.NewFromConfig).
 func NewDynamoDB(db dynamoDBAPI, table string) *DynamoDB {
 	return &DynamoDB{db: db, table: table}
 }
@@ -72,28 +77,29 @@ var _ Store = (*DynamoDB)(nil)
 // attribute_not_exists(pk); an inline payload rides in it.
 func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
 	it, packed := c.newItem()
-	in := &awsapi.PutItemInput{
-		TableName:                           s.table,
+	in := &dynamodb.PutItemInput{
+		TableName:                           aws.String(s.table),
 		Item:                                marshalClaim(it, packed),
-		ConditionExpression:                 "attribute_not_exists(pk)",
-		ReturnValuesOnConditionCheckFailure: awsapi.ReturnAllOld,
+		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	if c.Event.IDOnly {
-		in.ConditionExpression = "attribute_not_exists(pk) OR #s IN (:done, :ignored)"
+		in.ConditionExpression = aws.String("attribute_not_exists(pk) OR #s IN (:done, :ignored)")
 		in.ExpressionAttributeNames = map[string]string{"#s": "status"}
-		in.ExpressionAttributeValues = awsapi.Item{
+		in.ExpressionAttributeValues = attrs{
 			":done":    str(string(Done)),
 			":ignored": str(string(Ignored)),
 		}
 	}
-	_, err := s.db.PutItem(ctx, in)
+	ctx, attempts := withAttempts(ctx)
+	_, err := s.db.PutItem(ctx, in, recordAttempts)
 	if err != nil {
 		// A retried claim refused by its own first attempt finds the
 		// item it wrote: this claim's received_at and payload hash.
 		mine := func(st Item) bool {
 			return st.ReceivedAt.Equal(it.ReceivedAt) && st.PayloadSHA256 == it.PayloadSHA256
 		}
-		return s.whyNot(ctx, it.Key, "claim", err, ErrAlreadyClaimed, mine)
+		return s.whyNot(ctx, it.Key, "claim", err, *attempts > 1, ErrAlreadyClaimed, mine)
 	}
 	return it, nil
 }
@@ -102,12 +108,12 @@ func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
 // payload item when it is missing: the bytes are set only if none are
 // stored (if_not_exists), the claim token and expiry always.
 func (s *DynamoDB) PutPayload(ctx context.Context, it Item, raw []byte) error {
-	_, err := s.db.UpdateItem(ctx, &awsapi.UpdateItemInput{
-		TableName:        s.table,
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        aws.String(s.table),
 		Key:              itemKey(it.Key, SortPayload),
-		UpdateExpression: "SET payload = if_not_exists(payload, :raw), received_at = :ra, expires_at = :exp",
-		ExpressionAttributeValues: awsapi.Item{
-			":raw": awsapi.B(raw),
+		UpdateExpression: aws.String("SET payload = if_not_exists(payload, :raw), received_at = :ra, expires_at = :exp"),
+		ExpressionAttributeValues: attrs{
+			":raw": &types.AttributeValueMemberB{Value: raw},
 			":ra":  str(formatTime(it.ReceivedAt)),
 			":exp": num(it.ExpiresAt.Unix()),
 		},
@@ -124,29 +130,29 @@ func (s *DynamoDB) PutPayload(ctx context.Context, it Item, raw []byte) error {
 // before): the inline payload if the status item carries one, else the
 // payload item's.
 func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error) {
-	out, err := s.db.Query(ctx, &awsapi.QueryInput{
-		TableName:              s.table,
-		KeyConditionExpression: "pk = :pk AND sk BETWEEN :event AND :payload",
-		ExpressionAttributeValues: awsapi.Item{
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :event AND :payload"),
+		ExpressionAttributeValues: attrs{
 			":pk":      str(string(key)),
 			":event":   str(SortEvent),
 			":payload": str(SortPayload),
 		},
-		ConsistentRead: true,
+		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("payload %s: %w", key, err)
 	}
 	var separate []byte
 	for _, item := range out.Items {
-		if b, ok := item[attrPayloadDeflate].Binary(); ok {
+		if b := getB(item, attrPayloadDeflate); b != nil {
 			raw, err := inflate(b)
 			if err != nil {
 				return nil, fmt.Errorf("payload %s: %w", key, err)
 			}
 			return raw, nil
 		}
-		if b, ok := item["payload"].Binary(); ok && skOf(item) == SortPayload {
+		if b := getB(item, "payload"); b != nil && skOf(item) == SortPayload {
 			separate = b
 		}
 	}
@@ -158,19 +164,20 @@ func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 
 // Release implements Store.
 func (s *DynamoDB) Release(ctx context.Context, it Item) error {
-	_, err := s.db.DeleteItem(ctx, &awsapi.DeleteItemInput{
-		TableName:           s.table,
+	ctx, attempts := withAttempts(ctx)
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:           aws.String(s.table),
 		Key:                 itemKey(it.Key, SortEvent),
-		ConditionExpression: "#s = :received AND received_at = :ra",
+		ConditionExpression: aws.String("#s = :received AND received_at = :ra"),
 		ExpressionAttributeNames: map[string]string{
 			"#s": "status",
 		},
-		ExpressionAttributeValues: awsapi.Item{
+		ExpressionAttributeValues: attrs{
 			":received": str(string(Received)),
 			":ra":       str(formatTime(it.ReceivedAt)),
 		},
-	})
-	if isConditionFailed(err) && awsapi.Attempts(err) > 1 {
+	}, recordAttempts)
+	if isConditionFailed(err) && *attempts > 1 {
 		// A retried delete refused because the item is gone was done by
 		// its own first attempt (or the claim expired): either way the
 		// claim is released.
@@ -189,11 +196,11 @@ func (s *DynamoDB) Release(ctx context.Context, it Item) error {
 	}
 	// The payload goes only if it is still this claim's: a delivery or a
 	// newer claim that stored it since then has handed it to itself.
-	_, err = s.db.DeleteItem(ctx, &awsapi.DeleteItemInput{
-		TableName:                 s.table,
+	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 aws.String(s.table),
 		Key:                       itemKey(it.Key, SortPayload),
-		ConditionExpression:       "received_at = :ra",
-		ExpressionAttributeValues: awsapi.Item{":ra": str(formatTime(it.ReceivedAt))},
+		ConditionExpression:       aws.String("received_at = :ra"),
+		ExpressionAttributeValues: attrs{":ra": str(formatTime(it.ReceivedAt))},
 	})
 	if err != nil && !isConditionFailed(err) {
 		return fmt.Errorf("release payload %s: %w", it.Key, err)
@@ -203,10 +210,10 @@ func (s *DynamoDB) Release(ctx context.Context, it Item) error {
 
 // Get implements Store.
 func (s *DynamoDB) Get(ctx context.Context, key webhook.Key) (Item, error) {
-	out, err := s.db.GetItem(ctx, &awsapi.GetItemInput{
-		TableName:      s.table,
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
 		Key:            itemKey(key, SortEvent),
-		ConsistentRead: true,
+		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return Item{}, fmt.Errorf("get %s: %w", key, err)
@@ -220,7 +227,7 @@ func (s *DynamoDB) Get(ctx context.Context, key webhook.Key) (Item, error) {
 // MarkEnqueued implements Store with one conditional UpdateItem.
 func (s *DynamoDB) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...Status) (Item, error) {
 	names := map[string]string{"#s": "status"}
-	values := awsapi.Item{
+	values := attrs{
 		":cutoff": millis(cutoff),
 		":now":    millis(now),
 	}
@@ -234,9 +241,9 @@ func (s *DynamoDB) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, no
 		in += p
 	}
 	mine := func(st Item) bool { return st.EnqueuedAt.UnixMilli() == now.UnixMilli() }
-	return s.update(ctx, key, "mark enqueued", ErrNotDue, mine, &awsapi.UpdateItemInput{
-		ConditionExpression:       "attribute_exists(pk) AND #s IN (" + in + ") AND enqueued_at <= :cutoff",
-		UpdateExpression:          "SET enqueued_at = :now",
+	return s.update(ctx, key, "mark enqueued", ErrNotDue, mine, &dynamodb.UpdateItemInput{
+		ConditionExpression:       aws.String("attribute_exists(pk) AND #s IN (" + in + ") AND enqueued_at <= :cutoff"),
+		UpdateExpression:          aws.String("SET enqueued_at = :now"),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	})
@@ -250,15 +257,15 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 	mine := func(st Item) bool {
 		return st.Status == Processing && st.LeaseOwner == owner && st.LeaseUntil.UnixMilli() == now.Add(d).UnixMilli()
 	}
-	it, err := s.update(ctx, key, "lease", nil, mine, &awsapi.UpdateItemInput{
-		ConditionExpression: "attribute_exists(pk) AND (#s IN (:received, :failed, :dead) OR (#s = :processing AND lease_until < :now))",
+	it, err := s.update(ctx, key, "lease", nil, mine, &dynamodb.UpdateItemInput{
+		ConditionExpression: aws.String("attribute_exists(pk) AND (#s IN (:received, :failed, :dead) OR (#s = :processing AND lease_until < :now))"),
 		// taken_from keeps the owner whose lease ran out ("-" when there
 		// was none): the processor counts lease takeovers from it.
-		UpdateExpression: "SET #s = :processing, taken_from = if_not_exists(lease_owner, :nobody), lease_owner = :owner, lease_until = :until, pending = :shard ADD attempts :one REMOVE processed_at, outcome",
+		UpdateExpression: aws.String("SET #s = :processing, taken_from = if_not_exists(lease_owner, :nobody), lease_owner = :owner, lease_until = :until, pending = :shard ADD attempts :one REMOVE processed_at, outcome"),
 		ExpressionAttributeNames: map[string]string{
 			"#s": "status",
 		},
-		ExpressionAttributeValues: awsapi.Item{
+		ExpressionAttributeValues: attrs{
 			":received":   str(string(Received)),
 			":failed":     str(string(Failed)),
 			":dead":       str(string(Dead)),
@@ -280,7 +287,7 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 // Finish implements Store with one UpdateItem conditioned on the lease owner.
 func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r Result) (Item, error) {
 	set := "SET #s = :status, outcome = :outcome"
-	values := awsapi.Item{
+	values := attrs{
 		":processing": str(string(Processing)),
 		":owner":      str(owner),
 		":status":     str(string(r.Status)),
@@ -313,9 +320,9 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 		return at && st.Status == r.Status && st.Outcome == r.Outcome && st.LeaseOwner == "" &&
 			(r.Error == "" || st.LastError == r.Error)
 	}
-	return s.update(ctx, key, "finish", ErrLeaseLost, mine, &awsapi.UpdateItemInput{
-		ConditionExpression:       "#s = :processing AND lease_owner = :owner",
-		UpdateExpression:          set + add + remove,
+	return s.update(ctx, key, "finish", ErrLeaseLost, mine, &dynamodb.UpdateItemInput{
+		ConditionExpression:       aws.String("#s = :processing AND lease_owner = :owner"),
+		UpdateExpression:          aws.String(set + add + remove),
 		ExpressionAttributeNames:  map[string]string{"#s": "status"},
 		ExpressionAttributeValues: values,
 	})
@@ -325,13 +332,13 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 func (s *DynamoDB) Requeue(ctx context.Context, key webhook.Key, now time.Time) (Item, error) {
 	// No mark to check: a retry after an applied Requeue meets its
 	// condition again and writes the same.
-	it, err := s.update(ctx, key, "requeue", nil, nil, &awsapi.UpdateItemInput{
-		ConditionExpression: "attribute_exists(pk) AND #s <> :done AND (#s <> :processing OR lease_until < :now)",
-		UpdateExpression:    "SET #s = :failed, enqueued_at = :now, pending = :shard REMOVE lease_owner, lease_until, processed_at, outcome",
+	it, err := s.update(ctx, key, "requeue", nil, nil, &dynamodb.UpdateItemInput{
+		ConditionExpression: aws.String("attribute_exists(pk) AND #s <> :done AND (#s <> :processing OR lease_until < :now)"),
+		UpdateExpression:    aws.String("SET #s = :failed, enqueued_at = :now, pending = :shard REMOVE lease_owner, lease_until, processed_at, outcome"),
 		ExpressionAttributeNames: map[string]string{
 			"#s": "status",
 		},
-		ExpressionAttributeValues: awsapi.Item{
+		ExpressionAttributeValues: attrs{
 			":done":       str(string(Done)),
 			":processing": str(string(Processing)),
 			":failed":     str(string(Failed)),
@@ -360,17 +367,17 @@ func (s *DynamoDB) PendingShard(ctx context.Context, shard int, cutoff time.Time
 	if shard < 0 || shard >= PendingShards {
 		return nil, fmt.Errorf("pending shard %d: not in [0, %d)", shard, PendingShards)
 	}
-	in := &awsapi.QueryInput{
-		TableName:              s.table,
-		IndexName:              PendingIndex,
-		KeyConditionExpression: "pending = :shard AND enqueued_at < :cutoff",
-		ExpressionAttributeValues: awsapi.Item{
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		IndexName:              aws.String(PendingIndex),
+		KeyConditionExpression: aws.String("pending = :shard AND enqueued_at < :cutoff"),
+		ExpressionAttributeValues: attrs{
 			":shard":  str(strconv.Itoa(shard)),
 			":cutoff": millis(cutoff),
 		},
 	}
 	if limit > 0 {
-		in.Limit = int32(min(limit, 1000))
+		in.Limit = aws.Int32(int32(min(limit, 1000)))
 	}
 	var out []Item
 	for limit <= 0 || len(out) < limit {
@@ -420,17 +427,18 @@ var errRefused = errors.New("condition refused")
 // wrapped with op (or errRefused when refused is nil); but the stored item
 // and no error when mine (if not nil) finds its own marks in it after a
 // retry (see whyNot).
-func (s *DynamoDB) update(ctx context.Context, key webhook.Key, op string, refused error, mine func(Item) bool, in *awsapi.UpdateItemInput) (Item, error) {
-	in.TableName = s.table
+func (s *DynamoDB) update(ctx context.Context, key webhook.Key, op string, refused error, mine func(Item) bool, in *dynamodb.UpdateItemInput) (Item, error) {
+	in.TableName = aws.String(s.table)
 	in.Key = itemKey(key, SortEvent)
-	in.ReturnValues = awsapi.ReturnAllNew
-	in.ReturnValuesOnConditionCheckFailure = awsapi.ReturnAllOld
-	out, err := s.db.UpdateItem(ctx, in)
+	in.ReturnValues = types.ReturnValueAllNew
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	ctx, attempts := withAttempts(ctx)
+	out, err := s.db.UpdateItem(ctx, in, recordAttempts)
 	if err != nil {
 		if refused == nil {
 			refused = errRefused
 		}
-		return s.whyNot(ctx, key, op, err, refused, mine)
+		return s.whyNot(ctx, key, op, err, *attempts > 1, refused, mine)
 	}
 	return unmarshal(out.Attributes)
 }
@@ -439,17 +447,17 @@ func (s *DynamoDB) update(ctx context.Context, key webhook.Key, op string, refus
 // or ErrNotFound when there is no item. DynamoDB returns the old item with
 // the error; emulators that don't (dynalite) cost one consistent GetItem.
 //
-// A write the client sent more than once may be refused by its own first
+// A write the client sent more than once (sentTwice) may be refused by its own first
 // attempt, applied although its answer was lost: when mine (if not nil)
 // finds the write's own marks in the stored item after such a retry,
 // whyNot returns the stored item and no error, as the first attempt
 // would have.
-func (s *DynamoDB) whyNot(ctx context.Context, key webhook.Key, op string, err, refused error, mine func(Item) bool) (Item, error) {
-	var ccf *awsapi.Error
-	if !errors.As(err, &ccf) || !errors.Is(ccf, awsapi.ErrConditionalCheckFailed) {
+func (s *DynamoDB) whyNot(ctx context.Context, key webhook.Key, op string, err error, sentTwice bool, refused error, mine func(Item) bool) (Item, error) {
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
 		return Item{}, fmt.Errorf("%s %s: %w", op, key, err)
 	}
-	retried := mine != nil && ccf.Attempts > 1
+	retried := mine != nil && sentTwice
 	if ccf.Item != nil {
 		it, uerr := unmarshal(ccf.Item)
 		if uerr != nil {
@@ -474,9 +482,39 @@ func (s *DynamoDB) whyNot(ctx context.Context, key webhook.Key, op string, err, 
 }
 
 // skOf returns an item's sort key.
-func skOf(item awsapi.Item) string {
-	v, _ := item["sk"].String()
-	return v
+func skOf(item attrs) string { return getS(item, "sk") }
+
+func isConditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
 }
 
-func isConditionFailed(err error) bool { return errors.Is(err, awsapi.ErrConditionalCheckFailed) }
+// attemptsKey is the context key of the counter recordAttempts fills.
+type attemptsKey struct{}
+
+// withAttempts returns ctx carrying a counter that a call made with the
+// option recordAttempts sets to the number of HTTP attempts the SDK's
+// retryer made, errors included.
+func withAttempts(ctx context.Context) (context.Context, *int) {
+	n := new(int)
+	return context.WithValue(ctx, attemptsKey{}, n), n
+}
+
+// recordAttempts is the per-call client option that reads the SDK's own
+// retry metadata (retry.GetAttemptResults) into withAttempts's counter.
+func recordAttempts(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+		return st.Initialize.Add(attemptRecorder, middleware.After)
+	})
+}
+
+var attemptRecorder = middleware.InitializeMiddlewareFunc("hookinbox.inbox.attempts",
+	func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+		out, md, err := next.HandleInitialize(ctx, in)
+		if n, ok := ctx.Value(attemptsKey{}).(*int); ok {
+			if r, ok := retry.GetAttemptResults(md); ok {
+				*n = len(r.Results)
+			}
+		}
+		return out, md, err
+	})

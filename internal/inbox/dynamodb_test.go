@@ -6,11 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 // TestDynamoDBConformance runs the suite on dynalite, on the table exactly
@@ -32,7 +34,7 @@ func TestDynamoDBConformance(t *testing.T) {
 					devstacktest.SkipOnMoto(t, emu, devstack.MotoRacyConditions)
 				}
 				st := devstacktest.NewTestStack(t)
-				return inbox.NewDynamoDB(refusals{emu.LeanDynamoDB(), tc.dropItem}, st.Tables["InboxTable"])
+				return inbox.NewDynamoDB(refusals{emu.DynamoDB(), tc.dropItem}, st.Tables["InboxTable"])
 			})
 		})
 	}
@@ -41,31 +43,29 @@ func TestDynamoDBConformance(t *testing.T) {
 // refusals passes calls on, and drops the item from every refused
 // conditional write's error when dropItem is set.
 type refusals struct {
-	*awsapi.DynamoDB
+	*dynamodb.Client
 	dropItem bool
 }
 
 func (d refusals) refused(err error) error {
-	var e *awsapi.Error
-	if d.dropItem && errors.As(err, &e) && e.Item != nil {
-		stripped := *e
-		stripped.Item = nil
-		return &stripped
+	var e *types.ConditionalCheckFailedException
+	if d.dropItem && errors.As(err, &e) {
+		e.Item = nil
 	}
 	return err
 }
 
-func (d refusals) PutItem(ctx context.Context, in *awsapi.PutItemInput) (*awsapi.PutItemOutput, error) {
-	out, err := d.DynamoDB.PutItem(ctx, in)
+func (d refusals) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	out, err := d.Client.PutItem(ctx, in, opts...)
 	return out, d.refused(err)
 }
 
-func (d refusals) UpdateItem(ctx context.Context, in *awsapi.UpdateItemInput) (*awsapi.UpdateItemOutput, error) {
-	out, err := d.DynamoDB.UpdateItem(ctx, in)
+func (d refusals) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	out, err := d.Client.UpdateItem(ctx, in, opts...)
 	return out, d.refused(err)
 }
 
-func (d refusals) DeleteItem(ctx context.Context, in *awsapi.DeleteItemInput) (*awsapi.DeleteItemOutput, error) {
-	out, err := d.DynamoDB.DeleteItem(ctx, in)
+func (d refusals) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	out, err := d.Client.DeleteItem(ctx, in, opts...)
 	return out, d.refused(err)
 }

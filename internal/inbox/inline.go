@@ -3,7 +3,6 @@ package inbox
 import (
 	"bytes"
 	"compress/flate"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,10 +12,8 @@ import (
 )
 
 // An event whose payload is small travels in one item: the claim carries
-// the payload as raw DEFLATE (RFC 1951: compressed with the fixed codes,
-// or at flate.BestSpeed when only that fits, or in a stored block when it
-// fits as it is) when that costs no more write
-// units than keeping the payload apart, and a new event is then one
+// the payload as raw DEFLATE (compress/flate at flate.BestSpeed) when that
+// costs no more write units than keeping the payload apart, and a new event is then one
 // PutItem instead of a claim and a payload write, and its processing one
 // read fewer.
 //
@@ -132,30 +129,11 @@ func (c Claim) pack() []byte {
 	if room <= 0 || len(raw) > inlineMaxRatio*room {
 		return nil
 	}
-	if len(raw)+storedOverhead <= room {
-		return stored(raw) // fits as it is: no compression work
-	}
 	packed, ok := deflate(raw, room)
 	if !ok {
 		return nil
 	}
 	return packed
-}
-
-// storedOverhead is what stored adds to a payload.
-const storedOverhead = 5
-
-// stored returns raw as one final stored DEFLATE block (RFC 1951, 3.2.4:
-// BFINAL 1, BTYPE 00, LEN, NLEN, the bytes): a payload that fits as it is
-// costs a copy instead of a compression, and inflate reads both alike.
-// raw is at most InlineMaxRaw bytes, well under a block's 65,535.
-func stored(raw []byte) []byte {
-	b := make([]byte, storedOverhead+len(raw))
-	b[0] = 1
-	binary.LittleEndian.PutUint16(b[1:], uint16(len(raw)))
-	binary.LittleEndian.PutUint16(b[3:], ^uint16(len(raw)))
-	copy(b[storedOverhead:], raw)
-	return b
 }
 
 // itemBytes is the size of marshal(it), plus packed bytes of inline
@@ -214,13 +192,8 @@ func (b *limitBuffer) Write(p []byte) (int, error) {
 	return b.Buffer.Write(p)
 }
 
-// deflate compresses raw into at most limit bytes: with the fixed codes
-// (deflateFixed), three times cheaper, when that fits, else at
-// flate.BestSpeed, whose dynamic codes pack about a sixth tighter.
+// deflate compresses raw at flate.BestSpeed into at most limit bytes.
 func deflate(raw []byte, limit int) ([]byte, bool) {
-	if packed, ok := deflateFixed(make([]byte, 0, min(limit, len(raw))+8), raw, limit); ok {
-		return packed, true
-	}
 	buf := &limitBuffer{limit: limit}
 	buf.Grow(min(limit, len(raw)))
 	w := flateWriters.Get().(*flate.Writer)

@@ -26,15 +26,14 @@ func TestInlineChoiceDependsOnTheEventOnly(t *testing.T) {
 		name   string
 		raw    []byte
 		inline bool
-		stored bool // inline as it is, in a stored block, not compressed
 	}{
-		{"GoPay notification", []byte(`{"id":3000006529}`), true, true},
-		{"small JSON", []byte(`{"id":"evt_1","object":"event","type":"customer.created"}`), true, true},
-		{"incompressible, fits as it is", incompressible(400), true, true},
-		{"1 KiB of JSON", []byte(`{"padding":"` + strings.Repeat("ab", 505) + `"}`), true, false},
-		{"over InlineMaxRaw however compressible", []byte(strings.Repeat(" ", InlineMaxRaw+1)), false, false},
-		{"under InlineMaxRaw but too large compressed", incompressible(4 << 10), false, false},
-		{"empty", nil, false, false},
+		{"GoPay notification", []byte(`{"id":3000006529}`), true},
+		{"small JSON", []byte(`{"id":"evt_1","object":"event","type":"customer.created"}`), true},
+		{"incompressible, fits as it is", incompressible(400), true},
+		{"1 KiB of JSON", []byte(`{"padding":"` + strings.Repeat("ab", 505) + `"}`), true},
+		{"over InlineMaxRaw however compressible", []byte(strings.Repeat(" ", InlineMaxRaw+1)), false},
+		{"under InlineMaxRaw but too large compressed", incompressible(4 << 10), false},
+		{"empty", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := webhook.Event{Provider: "stripe", ID: "evt_1QbXq2Lkdfj3Sdfo8Rt2VbNm", Type: "customer.created", Raw: tc.raw}
@@ -52,9 +51,6 @@ func TestInlineChoiceDependsOnTheEventOnly(t *testing.T) {
 				}
 				if !tc.inline || p.packed == nil {
 					continue
-				}
-				if got := p.packed[0] == 1 && len(p.packed) == len(tc.raw)+storedOverhead; got != tc.stored {
-					t.Errorf("stored block at %d ns = %v, want %v (%d bytes for %d)", ns, got, tc.stored, len(p.packed), len(tc.raw))
 				}
 				raw, err := inflate(p.packed)
 				if err != nil || string(raw) != string(tc.raw) {

@@ -15,11 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 // lossy sends every request, but loses the answer of the next one whose
@@ -66,7 +66,7 @@ func TestRetriedWritesThatWereAppliedSucceed(t *testing.T) {
 	cfg.Retryer = func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxBackoff = time.Millisecond; o.RateLimiter = ratelimit.None })
 	}
-	s := inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), st.Tables["InboxTable"])
+	s := inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), st.Tables["InboxTable"])
 	ctx := context.Background()
 	now := time.Now().UTC()
 	ev := inboxtest.Event("evt_lost_answers")

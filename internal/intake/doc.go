@@ -2,7 +2,8 @@
 // it in the inbox, store its payload, send its envelope to the events
 // queue. The webhook receiver uses it for deliveries and the reconciler
 // for events it fetched from the provider's API, so there is one
-// implementation of the claim (DESIGN rule 2) and neither imports the other.
+// implementation of the claim (it comes before the message and never
+// orphans an event) and neither imports the other.
 //
 // Guarantees:
 //   - A new event costs two sequential round trips: the claim (a

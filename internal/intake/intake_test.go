@@ -92,8 +92,8 @@ func backends(t *testing.T, fn func(t *testing.T, s inbox.Store, q *recorder)) {
 	t.Run("dynalite", func(t *testing.T) {
 		emu := devstacktest.ForTest(t)
 		st := devstacktest.NewTestStack(t)
-		s := inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
-		fn(t, s, &recorder{store: s, next: queue.New(emu.LeanSQS(), st.Queues["EventsQueue"].URL)})
+		s := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+		fn(t, s, &recorder{store: s, next: queue.New(emu.SQS(), st.Queues["EventsQueue"].URL)})
 	})
 }
 

@@ -2,110 +2,116 @@ package lambdafn
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
-func TestAWSConfigMissing(t *testing.T) {
-	_, err := AWSConfig(func(string) string { return "" })
-	if err == nil {
-		t.Fatal("AWSConfig with an empty environment returned no error")
+// lambdaEnv sets the variables Lambda sets, and points the SDK's shared
+// files at nothing, so the developer's own AWS profile plays no part.
+func lambdaEnv(t *testing.T, extra map[string]string) {
+	t.Helper()
+	none := filepath.Join(t.TempDir(), "none")
+	for k, v := range map[string]string{
+		"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret",
+		"AWS_SESSION_TOKEN": "token", "AWS_CONFIG_FILE": none, "AWS_SHARED_CREDENTIALS_FILE": none, "AWS_PROFILE": "",
+		"AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_DYNAMODB": "", "AWS_ENDPOINT_URL_SQS": "",
+		"AWS_USE_FIPS_ENDPOINT": "", "AWS_USE_DUALSTACK_ENDPOINT": "", "AWS_MAX_ATTEMPTS": "", "AWS_RETRY_MODE": "",
+	} {
+		t.Setenv(k, v)
 	}
-	for _, k := range []string{"AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
-		if !strings.Contains(err.Error(), k) {
-			t.Errorf("error %q does not name %s", err, k)
-		}
+	for k, v := range extra {
+		t.Setenv(k, v)
 	}
 }
 
-// TestAWSConfigFromLambdaEnvironment checks the region, the credentials
-// and the endpoints each SDK client, and each awsapi client the receiver
-// uses instead, ends up with, for the variables Lambda, the local stack
-// and LocalStack set.
-func TestAWSConfigFromLambdaEnvironment(t *testing.T) {
-	base := map[string]string{
-		"AWS_DEFAULT_REGION":    "eu-west-1",
-		"AWS_ACCESS_KEY_ID":     "AKIDEXAMPLE",
-		"AWS_SECRET_ACCESS_KEY": "secret",
-		"AWS_SESSION_TOKEN":     "token",
-	}
-	tests := []struct {
-		name                  string
-		env                   map[string]string
-		wantDynamoDB, wantSQS string // "" is the SDK's own endpoint
-		wantSecretsManager    string
+// hosts records the host of every request and refuses it with a 400 the
+// SDK does not retry.
+type hosts struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (h *hosts) Do(req *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	h.seen = append(h.seen, req.URL.Host)
+	h.mu.Unlock()
+	return &http.Response{
+		StatusCode: 400, Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+		Body:    io.NopCloser(strings.NewReader(`{"__type":"ValidationException","message":"test"}`)),
+		Request: req,
+	}, nil
+}
+
+// TestLoadConfigHonoursTheSDKVariables: the functions' configuration is
+// the SDK's own loader, so FIPS and dual-stack endpoints, endpoint
+// overrides and retry settings take effect on every service client the
+// functions make, as they do for any SDK program.
+func TestLoadConfigHonoursTheSDKVariables(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want []string // DynamoDB, SQS, Secrets Manager, SES hosts
 	}{
-		{name: "AWS", env: map[string]string{}},
-		{
-			name:         "per service",
-			env:          map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:1", "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:2"},
-			wantDynamoDB: "http://127.0.0.1:1", wantSQS: "http://127.0.0.1:2",
-		},
-		{
-			name:         "LocalStack",
-			env:          map[string]string{"AWS_ENDPOINT_URL": "http://localhost:4566", "AWS_ENDPOINT_URL_SECRETS_MANAGER": "http://127.0.0.1:3"},
-			wantDynamoDB: "http://localhost:4566", wantSQS: "http://localhost:4566", wantSecretsManager: "http://127.0.0.1:3",
-		},
-		{
-			name: "ignored",
-			env:  map[string]string{"AWS_ENDPOINT_URL": "http://localhost:4566", "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:2", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true"},
-		},
-	}
-	for _, tc := range tests {
+		{"AWS", nil, []string{"dynamodb.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com", "secretsmanager.eu-west-1.amazonaws.com", "email.eu-west-1.amazonaws.com"}},
+		{"FIPS", map[string]string{"AWS_USE_FIPS_ENDPOINT": "true"},
+			[]string{"dynamodb-fips.eu-west-1.amazonaws.com", "sqs-fips.eu-west-1.amazonaws.com", "secretsmanager-fips.eu-west-1.amazonaws.com", "email-fips.eu-west-1.amazonaws.com"}},
+		{"dual-stack", map[string]string{"AWS_USE_DUALSTACK_ENDPOINT": "true"},
+			[]string{"dynamodb.eu-west-1.api.aws", "sqs.eu-west-1.api.aws", "secretsmanager.eu-west-1.amazonaws.com", "email.eu-west-1.api.aws"}}, // Secrets Manager has no dual-stack endpoint in eu-west-1
+		{"endpoint overrides", map[string]string{"AWS_ENDPOINT_URL": "http://127.0.0.1:4566", "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:2"},
+			[]string{"127.0.0.1:4566", "127.0.0.1:2", "127.0.0.1:4566", "127.0.0.1:4566"}},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{}
-			for k, v := range base {
-				env[k] = v
-			}
-			for k, v := range tc.env {
-				env[k] = v
-				// The SDK's clients look at these two in the process
-				// environment themselves, as they do in Lambda.
-				if k == "AWS_ENDPOINT_URL" || strings.HasPrefix(k, "AWS_ENDPOINT_URL_") {
-					t.Setenv(k, v)
-				}
-			}
-			cfg, err := AWSConfig(func(k string) string { return env[k] })
+			lambdaEnv(t, tc.env)
+			cfg, err := LoadConfig(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.Region != "eu-west-1" {
-				t.Errorf("Region = %q, want eu-west-1", cfg.Region)
+			h := &hosts{}
+			cfg.HTTPClient = h
+			ctx := context.Background()
+			dynamodb.NewFromConfig(cfg).GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("t"), Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "k"}}})
+			sqs.NewFromConfig(cfg).GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String("https://sqs.eu-west-1.amazonaws.com/1/q")})
+			secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String("s")})
+			sesv2.NewFromConfig(cfg).GetAccount(ctx, &sesv2.GetAccountInput{})
+			if strings.Join(h.seen, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("requests went to %q, want %q", h.seen, tc.want)
 			}
-			creds, err := cfg.Credentials.Retrieve(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if creds.AccessKeyID != "AKIDEXAMPLE" || creds.SecretAccessKey != "secret" || creds.SessionToken != "token" {
-				t.Errorf("credentials = %+v", creds)
-			}
-			endpoint := func(p *string) string { return aws.ToString(p) }
-			if got := endpoint(dynamodb.NewFromConfig(cfg).Options().BaseEndpoint); got != tc.wantDynamoDB {
-				t.Errorf("DynamoDB endpoint = %q, want %q", got, tc.wantDynamoDB)
-			}
-			if got := endpoint(sqs.NewFromConfig(cfg).Options().BaseEndpoint); got != tc.wantSQS {
-				t.Errorf("SQS endpoint = %q, want %q", got, tc.wantSQS)
-			}
-			if got := endpoint(secretsmanager.NewFromConfig(cfg).Options().BaseEndpoint); got != tc.wantSecretsManager {
-				t.Errorf("Secrets Manager endpoint = %q, want %q", got, tc.wantSecretsManager)
-			}
-			for svc, want := range map[awsapi.Service]string{
-				awsapi.DynamoDBService: tc.wantDynamoDB, awsapi.SQSService: tc.wantSQS, awsapi.SecretsManagerService: tc.wantSecretsManager,
-			} {
-				if want == "" {
-					want = awsapi.DefaultEndpoint(svc, "eu-west-1")
-				}
-				if got := awsapi.FromConfig(svc, cfg).Endpoint(); got != want {
-					t.Errorf("awsapi %s endpoint = %q, want %q", svc.ID, got, want)
-				}
+			creds, err := cfg.Credentials.Retrieve(ctx)
+			if err != nil || creds.AccessKeyID != "AKIDEXAMPLE" || creds.SessionToken != "token" {
+				t.Errorf("credentials %+v, %v; want the execution role's from the environment", creds, err)
 			}
 		})
+	}
+}
+
+func TestLoadConfigRetrySettings(t *testing.T) {
+	lambdaEnv(t, map[string]string{"AWS_MAX_ATTEMPTS": "7", "AWS_RETRY_MODE": "adaptive"})
+	cfg, err := LoadConfig(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RetryMaxAttempts != 7 || cfg.RetryMode != aws.RetryModeAdaptive {
+		t.Errorf("RetryMaxAttempts %d, RetryMode %q; want 7, adaptive", cfg.RetryMaxAttempts, cfg.RetryMode)
+	}
+	if got := dynamodb.NewFromConfig(cfg).Options().Retryer.MaxAttempts(); got != 7 {
+		t.Errorf("DynamoDB client makes %d attempts, want 7", got)
+	}
+}
+
+func TestLoadConfigWithoutRegion(t *testing.T) {
+	lambdaEnv(t, map[string]string{"AWS_REGION": "", "AWS_DEFAULT_REGION": ""})
+	if _, err := LoadConfig(context.Background()); err == nil || !strings.Contains(err.Error(), "AWS_REGION") {
+		t.Errorf("LoadConfig without a region: %v, want an error naming AWS_REGION", err)
 	}
 }

@@ -1,8 +1,7 @@
 // Package platform groups what every function uses to run on AWS and to be
 // operated: structured logs with redaction (logs), CloudWatch embedded
-// metrics (metrics), secrets from Secrets Manager or SSM with rotation
-// (secrets), settings read from the environment (envconfig) and a small
-// signed client for the AWS operations on the receiver's path (awsapi).
+// metrics (metrics), secrets from Secrets Manager with rotation (secrets)
+// and settings read from the environment (envconfig).
 //
 // These packages know no provider and no business; each states its own
 // guarantee in its package doc.

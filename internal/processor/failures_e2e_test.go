@@ -64,7 +64,7 @@ func TestCrashedProcessorBootstrapLosesNothing(t *testing.T) {
 					stuck = append(stuck, string(k)+" "+string(it.Status))
 				}
 			}
-			t.Fatalf("%v after the crash: not DONE: %v (queue empty: %v)", limit, stuck, p.QueueEmpty(t))
+			t.Fatalf("%v after the crash: not DONE: %v (queue empty: %v; DLQ: %v)", limit, stuck, p.QueueEmpty(t), p.DLQReasons(t))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

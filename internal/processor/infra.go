@@ -6,7 +6,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
 
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -34,14 +33,6 @@ func infrastructure(err error) bool {
 	if err == nil || webhook.IsPermanent(err) {
 		return false
 	}
-	var ae *awsapi.Error
-	if errors.As(err, &ae) {
-		return infraServices[ae.Service] && unavailable(ae.StatusCode, ae.Code)
-	}
-	var se *awsapi.SendError
-	if errors.As(err, &se) {
-		return infraServices[se.Service]
-	}
 	var op *smithy.OperationError
 	if !errors.As(err, &op) || !infraServices[op.ServiceID] {
 		return false
@@ -59,9 +50,10 @@ func infrastructure(err error) bool {
 }
 
 // unavailable reports whether an answer says the service could not serve
-// the request now: a 5xx, a throttle, a request timeout.
+// the request now: a 5xx, a throttle, a request timeout, or credentials
+// that expired (the next invocation gets fresh ones).
 func unavailable(status int, code string) bool {
-	if status >= 500 {
+	if status >= 500 || code == "ExpiredToken" || code == "ExpiredTokenException" {
 		return true
 	}
 	_, throttled := retry.DefaultThrottleErrorCodes[code]

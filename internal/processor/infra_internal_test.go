@@ -12,7 +12,6 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -38,17 +37,18 @@ func TestInfrastructureErrors(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{"inbox store: no answer", &awsapi.SendError{Service: "DynamoDB", Operation: "UpdateItem", Attempts: 3, Err: timeout}, true},
-		{"inbox store: 500", &awsapi.Error{Service: "DynamoDB", Operation: "UpdateItem", Code: "InternalServerError", StatusCode: 500}, true},
-		{"inbox store: throttled", &awsapi.Error{Service: "DynamoDB", Operation: "UpdateItem", Code: "ProvisionedThroughputExceededException", StatusCode: 400}, true},
-		{"inbox store: wrapped", fmt.Errorf("load payload: %w", &awsapi.SendError{Service: "DynamoDB", Err: timeout}), true},
-		// What awsapi returns when the invocation's deadline ends its wait
-		// before a retry: the deadline and the last answer, both wrapped.
-		{"inbox store: deadline while waiting to retry a 500", fmt.Errorf("DynamoDB UpdateItem: %w (waiting to retry after 2 attempts: %w)", context.DeadlineExceeded,
-			&awsapi.Error{Service: "DynamoDB", Operation: "UpdateItem", Code: "InternalServerError", StatusCode: 500}), true},
-		{"inbox store: validation", &awsapi.Error{Service: "DynamoDB", Operation: "UpdateItem", Code: "ValidationException", StatusCode: 400}, false},
-		{"inbox store: condition", &awsapi.Error{Service: "DynamoDB", Code: "ConditionalCheckFailedException", StatusCode: 400}, false},
-		{"secrets: 500", &awsapi.Error{Service: "Secrets Manager", Code: "InternalFailure", StatusCode: 500}, false},
+		{"inbox store: no answer", sdkError("DynamoDB", &smithyhttp.RequestSendError{Err: timeout}), true},
+		{"inbox store: 500", sdkError("DynamoDB", answered(500, "InternalServerError")), true},
+		{"inbox store: throttled", sdkError("DynamoDB", answered(400, "ProvisionedThroughputExceededException")), true},
+		{"inbox store: wrapped", fmt.Errorf("load payload: %w", sdkError("DynamoDB", &smithyhttp.RequestSendError{Err: timeout})), true},
+		// What the SDK returns when the invocation's deadline ends its
+		// wait before a retry: the operation, canceled.
+		{"inbox store: deadline while waiting to retry", sdkError("DynamoDB", &smithy.CanceledError{Err: context.DeadlineExceeded}), true},
+		{"inbox store: expired credentials", sdkError("DynamoDB", answered(400, "ExpiredTokenException")), true},
+		{"inbox store: access denied", sdkError("DynamoDB", answered(400, "AccessDeniedException")), false},
+		{"inbox store: validation", sdkError("DynamoDB", answered(400, "ValidationException")), false},
+		{"inbox store: condition", sdkError("DynamoDB", answered(400, "ConditionalCheckFailedException")), false},
+		{"secrets: 500", sdkError("Secrets Manager", answered(500, "InternalFailure")), false},
 		{"ledger: no answer", fmt.Errorf("record effect: %w", sdkError("DynamoDB", &smithyhttp.RequestSendError{Err: timeout})), true},
 		{"ledger: 503", sdkError("DynamoDB", answered(503, "ServiceUnavailable")), true},
 		{"ledger: throttled", sdkError("DynamoDB", answered(400, "ThrottlingException")), true},

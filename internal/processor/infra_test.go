@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // storeDown is what the inbox store's client returns while DynamoDB does
 // not answer.
-var storeDown = &awsapi.SendError{Service: "DynamoDB", Operation: "PutItem", Attempts: 3,
-	Err: errors.New("read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout")}
+var storeDown = &smithy.OperationError{ServiceID: "DynamoDB", OperationName: "PutItem",
+	Err: &smithyhttp.RequestSendError{Err: errors.New("read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout")}}
 
 // receiveAgain delivers msg once more, as SQS does after its delay: the
 // same message with one more receive, or, after it was sent again on

@@ -23,6 +23,12 @@
 //     not counted), or else sent again as a fresh message after its
 //     backoff.
 //
+// A lease that fails for a reason other than the infrastructure (the
+// store refused the request: access denied, a validation error; or the
+// item cannot be decoded) is parked at once with the reason, as a
+// permanent error: nothing ran, so there are no tries to count, and
+// waiting does not change it.
+//
 // A message for an event already DONE or IGNORED is acknowledged without
 // running anything. A message for a DEAD event is processed again: it came
 // back from the DLQ through SQS's own redrive, which cannot mark the
@@ -404,9 +410,13 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 			log.Warn("lease failed: the inbox store is unavailable; back after a backoff", "retry_in", d.String(), "reason", err.Error())
 			h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.Failed, 1))
 			return h.later(ctx, log, msg, env, d)
+		case err != nil && work.Err() != nil:
+			// The invocation's time ran out during the call: nothing was
+			// refused. Back shortly, as a message not started.
+			log.Warn("lease cut short by the invocation's deadline; back shortly", "reason", err.Error())
+			return h.notStarted(ctx, msg)
 		case err != nil:
-			log.Error("lease failed; retry", "reason", err.Error())
-			return true
+			return h.leaseRefused(ctx, log, env, owner, err)
 		}
 		if it.TakenFrom != "" {
 			log.Warn("took over a lease that ran out", "from", it.TakenFrom, "attempts", it.Attempts)
@@ -415,6 +425,32 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 		err = h.run(work, effectsBy, log, env.Key, it)
 		return h.finish(ctx, log, msg, env, owner, it, err)
 	}
+}
+
+// leaseRefused parks an event whose lease failed for a reason waiting
+// does not change: the inbox store refused the request itself (access
+// denied, a validation error) or returned an item that cannot be decoded.
+// Like any permanent error it goes to the DLQ at once with the reason, so
+// the DLQ alarm fires and a person reads why, instead of going back to
+// SQS until its redrive moves it without one. The claim is marked DEAD
+// only if the lease was taken (an undecodable item is leased, then
+// unreadable): Finish writes nothing without it. A claim never leased
+// stays pending, so once the store lets the processor in again (an IAM
+// change that had not reached it yet) the reconciler re-enqueues it after
+// STUCK_AFTER, or a replay does sooner.
+func (h *Handler) leaseRefused(ctx context.Context, log *slog.Logger, env webhook.Envelope, owner string, err error) (retry bool) {
+	err = fmt.Errorf("could not lease the event in the inbox: %w", err)
+	reason := logs.RedactError(err)
+	log.Error("lease refused by the inbox store; parked", "reason", reason)
+	if perr := h.park(ctx, log, env.Marshal(), env, err, 0); perr != nil {
+		return true
+	}
+	h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.Parked, 1))
+	res := inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: reason, At: h.cfg.Now()}
+	if _, ferr := h.store.Finish(ctx, env.Key, owner, res); ferr != nil {
+		log.Warn("the claim is not marked DEAD: no lease was taken, or the item could not be read back", "reason", ferr.Error())
+	}
+	return false
 }
 
 // heldBy reports whether it is under a live lease at now.

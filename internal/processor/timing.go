@@ -63,15 +63,3 @@ func (t Timing) Validate() error {
 	}
 	return nil
 }
-
-// ReceivesPerCrash is how many receives a worker's death costs the
-// events it held: 1 when its messages come back after every lease it could
-// have taken has ended (Visibility > FunctionTimeout − Budget + Lease: the
-// last message is started with Budget left), else 2 (the first receive
-// after the crash finds the lease live and waits for its end).
-func (t Timing) ReceivesPerCrash() int {
-	if t.Visibility > t.FunctionTimeout-t.Budget+t.Lease {
-		return 1
-	}
-	return 2
-}

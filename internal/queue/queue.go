@@ -2,8 +2,7 @@
 //
 // Delivery is at least once, as SQS gives it: a message may arrive twice,
 // which is why the processor leases the inbox claim before doing anything.
-// Receive, Delete and Release serve the DLQ replay; StartRedrive is SQS's
-// own DLQ redrive (the console's "Start DLQ redrive"). A Queue is safe for
+// Receive, Delete and Release serve the DLQ replay. A Queue is safe for
 // concurrent use.
 package queue
 
@@ -13,7 +12,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -24,16 +26,13 @@ import (
 // its encoding, SQS's checksum of it and a longer answer.
 const AttrEventType = "event_type"
 
-// sqsAPI lists the SQS calls a Queue makes (awsapi.SQS: the receiver,
-// which sends through a Queue, links no aws-sdk-go-v2 service package).
+// sqsAPI lists the SQS calls a Queue makes (*sqs.Client).
 type sqsAPI interface {
-	SendMessage(context.Context, *awsapi.SendMessageInput) (*awsapi.SendMessageOutput, error)
-	ChangeMessageVisibility(context.Context, *awsapi.ChangeMessageVisibilityInput) error
-	ReceiveMessage(context.Context, *awsapi.ReceiveMessageInput) (*awsapi.ReceiveMessageOutput, error)
-	GetQueueAttributes(context.Context, *awsapi.GetQueueAttributesInput) (*awsapi.GetQueueAttributesOutput, error)
-	DeleteMessage(context.Context, *awsapi.DeleteMessageInput) error
-	StartMessageMoveTask(context.Context, *awsapi.StartMessageMoveTaskInput) (*awsapi.StartMessageMoveTaskOutput, error)
-	ListMessageMoveTasks(context.Context, *awsapi.ListMessageMoveTasksInput) (*awsapi.ListMessageMoveTasksOutput, error)
+	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+	ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+	DeleteMessage(context.Context, *sqs.DeleteMessageInput, ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
 }
 
 // Queue sends envelopes to one SQS queue.
@@ -43,7 +42,7 @@ type Queue struct {
 }
 
 // New returns a Queue for the queue at url, using a ready client
-// (awsapi.SQSFromConfig).
+// (sqs.NewFromConfig).
 func New(client sqsAPI, url string) *Queue { return &Queue{client: client, url: url} }
 
 // URL returns the queue's URL.
@@ -66,9 +65,9 @@ func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Dura
 		d = MaxDelay
 	}
 	secs := int32((d + time.Second - 1) / time.Second)
-	_, err := q.client.SendMessage(ctx, &awsapi.SendMessageInput{
-		QueueUrl:                q.url,
-		MessageBody:             env.Marshal(),
+	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl:                aws.String(q.url),
+		MessageBody:             aws.String(env.Marshal()),
 		MessageSystemAttributes: traceAttributes(ctx),
 		DelaySeconds:            max(secs, 0),
 	})
@@ -79,13 +78,15 @@ func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Dura
 }
 
 // Attributes returns the message attributes that travel with env.
-func Attributes(env webhook.Envelope) map[string]awsapi.MessageAttributeValue {
+func Attributes(env webhook.Envelope) map[string]types.MessageAttributeValue {
 	if env.Type == "" {
 		return nil
 	}
-	return map[string]awsapi.MessageAttributeValue{
-		AttrEventType: {DataType: "String", StringValue: env.Type},
-	}
+	return map[string]types.MessageAttributeValue{AttrEventType: stringAttr(env.Type)}
+}
+
+func stringAttr(v string) types.MessageAttributeValue {
+	return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
 }
 
 // Attributes a parked message carries, so an operator sees why it is in the
@@ -106,14 +107,14 @@ func (q *Queue) Park(ctx context.Context, body string, env webhook.Envelope, rea
 	}
 	attrs := Attributes(env)
 	if attrs == nil {
-		attrs = map[string]awsapi.MessageAttributeValue{}
+		attrs = map[string]types.MessageAttributeValue{}
 	}
-	attrs[AttrReason] = awsapi.MessageAttributeValue{DataType: "String", StringValue: reason}
-	attrs[AttrAttempts] = awsapi.MessageAttributeValue{DataType: "Number", StringValue: strconv.Itoa(attempts)}
-	attrs[AttrParkedAt] = awsapi.MessageAttributeValue{DataType: "String", StringValue: at.UTC().Format(time.RFC3339)}
-	_, err := q.client.SendMessage(ctx, &awsapi.SendMessageInput{
-		QueueUrl:                q.url,
-		MessageBody:             body,
+	attrs[AttrReason] = stringAttr(reason)
+	attrs[AttrAttempts] = types.MessageAttributeValue{DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(attempts))}
+	attrs[AttrParkedAt] = stringAttr(at.UTC().Format(time.RFC3339))
+	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl:                aws.String(q.url),
+		MessageBody:             aws.String(body),
 		MessageAttributes:       attrs,
 		MessageSystemAttributes: traceAttributes(ctx),
 	})
@@ -132,9 +133,9 @@ func (q *Queue) Delay(ctx context.Context, receiptHandle string, d time.Duration
 	if d > MaxVisibility {
 		d = MaxVisibility
 	}
-	err := q.client.ChangeMessageVisibility(ctx, &awsapi.ChangeMessageVisibilityInput{
-		QueueUrl:          q.url,
-		ReceiptHandle:     receiptHandle,
+	_, err := q.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl:          aws.String(q.url),
+		ReceiptHandle:     aws.String(receiptHandle),
 		VisibilityTimeout: int32(d / time.Second),
 	})
 	if err != nil {

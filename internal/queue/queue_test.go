@@ -7,25 +7,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 type fakeSQS struct {
 	sqsAPI  // the receive and move calls, which these tests do not make
-	sent    []*awsapi.SendMessageInput
-	changed []*awsapi.ChangeMessageVisibilityInput
+	sent    []*sqs.SendMessageInput
+	changed []*sqs.ChangeMessageVisibilityInput
 	err     error
 }
 
-func (f *fakeSQS) SendMessage(_ context.Context, in *awsapi.SendMessageInput) (*awsapi.SendMessageOutput, error) {
+func (f *fakeSQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
 	f.sent = append(f.sent, in)
-	return &awsapi.SendMessageOutput{}, f.err
+	return &sqs.SendMessageOutput{}, f.err
 }
 
-func (f *fakeSQS) ChangeMessageVisibility(_ context.Context, in *awsapi.ChangeMessageVisibilityInput) error {
+func (f *fakeSQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
 	f.changed = append(f.changed, in)
-	return f.err
+	return &sqs.ChangeMessageVisibilityOutput{}, f.err
 }
 
 func TestSendCarriesTheEnvelopeOnly(t *testing.T) {
@@ -36,11 +38,12 @@ func TestSendCarriesTheEnvelopeOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := f.sent[0]
-	if in.QueueUrl != "http://q/events" || in.MessageBody != env.Marshal() {
-		t.Errorf("sent %s to %s", in.MessageBody, in.QueueUrl)
+	body := aws.ToString(in.MessageBody)
+	if aws.ToString(in.QueueUrl) != "http://q/events" || body != env.Marshal() {
+		t.Errorf("sent %s to %s", body, aws.ToString(in.QueueUrl))
 	}
-	if back, err := webhook.ParseEnvelope(in.MessageBody); err != nil || back != env {
-		t.Errorf("body %s reads back as %+v, %v; want %+v", in.MessageBody, back, err, env)
+	if back, err := webhook.ParseEnvelope(body); err != nil || back != env {
+		t.Errorf("body %s reads back as %+v, %v; want %+v", body, back, err, env)
 	}
 	if len(in.MessageAttributes) != 0 {
 		t.Errorf("message attributes %v, want none: the envelope carries the type", in.MessageAttributes)
@@ -60,13 +63,14 @@ func TestParkCarriesReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	attrs := f.sent[0].MessageAttributes
-	if got := attrs[AttrReason].StringValue; len(got) != 1024 {
+	value := func(name string) string { return aws.ToString(attrs[name].StringValue) }
+	if got := value(AttrReason); len(got) != 1024 {
 		t.Errorf("reason is %d bytes, want truncated to 1024", len(got))
 	}
-	if attrs[AttrAttempts].StringValue != "3" || attrs[AttrParkedAt].StringValue != "2026-11-30T12:00:00Z" {
-		t.Errorf("attempts %q parked_at %q", attrs[AttrAttempts].StringValue, attrs[AttrParkedAt].StringValue)
+	if value(AttrAttempts) != "3" || value(AttrParkedAt) != "2026-11-30T12:00:00Z" {
+		t.Errorf("attempts %q parked_at %q", value(AttrAttempts), value(AttrParkedAt))
 	}
-	if attrs[AttrEventType].StringValue != env.Type {
+	if value(AttrEventType) != env.Type {
 		t.Error("parked message lost its event type")
 	}
 }
@@ -104,8 +108,8 @@ func TestSendAfterRoundsUpAndCaps(t *testing.T) {
 			if got := f.sent[0].DelaySeconds; got != tt.want {
 				t.Errorf("DelaySeconds = %d, want %d", got, tt.want)
 			}
-			if f.sent[0].MessageBody != env.Marshal() {
-				t.Errorf("body = %s, want the envelope", f.sent[0].MessageBody)
+			if body := aws.ToString(f.sent[0].MessageBody); body != env.Marshal() {
+				t.Errorf("body = %s, want the envelope", body)
 			}
 		})
 	}

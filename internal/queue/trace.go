@@ -4,7 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
 // AttrTrace is the SQS system attribute that carries an X-Ray trace header
@@ -52,12 +53,12 @@ func TraceRoot(h string) string {
 
 // traceAttributes returns the system attributes that carry ctx's trace,
 // or nil.
-func traceAttributes(ctx context.Context) map[string]awsapi.MessageAttributeValue {
+func traceAttributes(ctx context.Context) map[string]types.MessageSystemAttributeValue {
 	h := Trace(ctx)
 	if h == "" {
 		return nil
 	}
-	return map[string]awsapi.MessageAttributeValue{
-		AttrTrace: {DataType: "String", StringValue: h},
+	return map[string]types.MessageSystemAttributeValue{
+		AttrTrace: {DataType: aws.String("String"), StringValue: aws.String(h)},
 	}
 }

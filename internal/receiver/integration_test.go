@@ -38,7 +38,7 @@ func newRealStack(t *testing.T, sqsURL func(string) string) *realStack {
 	if sqsURL != nil {
 		url = sqsURL(url)
 	}
-	s.h = handlerOn(fixed, inbox.NewDynamoDB(emu.LeanDynamoDB(), s.table), queue.New(emu.LeanSQS(), url))
+	s.h = handlerOn(fixed, inbox.NewDynamoDB(emu.DynamoDB(), s.table), queue.New(emu.SQS(), url))
 	return s
 }
 

@@ -439,7 +439,7 @@ func TestStuckClaimsShareABudgetAcrossShardsFromARotatingStart(t *testing.T) {
 	}
 	c := &clock{t: now}
 	sender := newCountingSender(s.Events)
-	h := reconcile.New(reconcile.Config{Limit: inbox.PendingShards, Margin: time.Minute, Now: c.Now}, s.Inbox, sender, nil, nil, nil, nil)
+	h := reconcile.New(reconcile.Config{Limit: inbox.PendingShards, Margin: time.Minute, Now: c.Now}, s.Inbox, sender, nil, reconcile.Sources{}, nil, nil)
 
 	// A budget of one claim a shard: the oldest of each shard, not the
 	// first shard's three.
@@ -493,4 +493,38 @@ func full(m map[int][]webhook.Key, n int) bool {
 		}
 	}
 	return true
+}
+
+// The deployment names the Stripe event types (STRIPE_EVENT_TYPES), not
+// the example shop: a business that handles charge.refunded gets a missed
+// one back, and no checkout it does not handle.
+func TestTheReconcilerListsTheTypesTheDeploymentNames(t *testing.T) {
+	ctx := context.Background()
+	s := pipelinetest.New(t)
+	start := time.Now().Add(-20 * time.Minute)
+	checkoutKeys, _ := stripeHas(t, s, 300, 2, func(i int) time.Time { return start.Add(time.Duration(i) * time.Minute) })
+	refund := webhook.NewKey("stripe", "evt_recon_types_refund")
+	body := fmt.Sprintf(`{"id":%q,"object":"event","type":"charge.refunded","created":%d,"livemode":false,"data":{"object":{"id":"ch_1"}}}`,
+		refund.EventID(), start.Add(5*time.Minute).Unix())
+	if err := s.Stripe.AddEvent([]byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	run := reconciler(t, s, map[string]string{"STRIPE_EVENTS_LOOKBACK": "1h", "STRIPE_EVENT_TYPES": "charge.refunded,invoice.paid"})
+	sum, err := run(ctx)
+	if err != nil {
+		t.Fatalf("reconciler: %v\n%+v", err, sum)
+	}
+	if diff := cmp.Diff(map[webhook.Key]int{refund: 1}, queued(t, s)); diff != "" {
+		t.Errorf("enqueued (-want +got):\n%s", diff)
+	}
+	for _, k := range checkoutKeys {
+		if _, err := s.Inbox.Get(ctx, k); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("%s, of a type the deployment does not name, was claimed: %v", k, err)
+		}
+	}
+	for _, q := range s.Stripe.EventQueries() {
+		if !strings.Contains(q, "charge.refunded") || strings.Contains(q, "checkout.session.completed") {
+			t.Errorf("events listed with other types than the deployment's: %s", q)
+		}
+	}
 }

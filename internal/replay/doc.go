@@ -10,7 +10,11 @@
 //     error kept), so the processor takes it; an event under a live lease
 //     is left alone.
 //   - A DLQ message is deleted only after its copy was sent to the events
-//     queue, or when its event is already DONE (dropped, and reported).
+//     queue, when its event is already DONE, or when it is an older copy
+//     of an event the run has sent again (dropped, and reported). An event
+//     parked again after the run sent it, because it failed again, keeps
+//     its new message and reason: it is reported, not replayed again in
+//     the same run.
 //   - Nothing is lost: a message that is not an envelope, whose event has
 //     no claim or payload any more, or that failed is left in the DLQ and
 //     reported, visible again at the end of the run.

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/replay"
@@ -21,13 +24,28 @@ type stack struct {
 	replay *replay.Handler
 }
 
+// noWait is a Config.Wait that does not long-poll: on the local emulators
+// a short poll sees every message.
+const noWait = -1
+
+// redrive starts SQS's own DLQ redrive ("Start DLQ redrive") from the DLQ
+// to the events queue, which cannot mark messages.
+func (s *stack) redrive(t *testing.T) {
+	t.Helper()
+	if _, err := s.SQS.StartMessageMoveTask(context.Background(), &sqs.StartMessageMoveTaskInput{
+		SourceArn: aws.String(s.Stack.Queues["EventsDLQ"].ARN), DestinationArn: aws.String(s.Stack.Queues["EventsQueue"].ARN),
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	p := pipelinetest.New(t)
 	return &stack{
 		Pipeline: p,
 		replayFn: p.Build(t, "DlqReplayFunction", nil).(func(context.Context, replay.Request) (replay.Summary, error)),
-		replay:   replay.New(replay.Config{Wait: replay.NoWait}, p.Inbox, p.Events, p.DLQ, nil),
+		replay:   replay.New(replay.Config{Wait: noWait}, p.Inbox, p.Events, p.DLQ, nil),
 	}
 }
 

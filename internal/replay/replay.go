@@ -64,7 +64,7 @@ func (r Request) Validate() error {
 const (
 	Replayed    = "replayed"     // claim requeued, message sent (and its DLQ copy deleted)
 	WouldReplay = "would replay" // the same, in a dry run
-	Dropped     = "dropped"      // DLQ message of an event already DONE (or sent again in this run), deleted
+	Dropped     = "dropped"      // DLQ message of an event already DONE (or a copy parked before this run sent it again), deleted
 	WouldDrop   = "would drop"   // the same, in a dry run
 	Skipped     = "skipped"      // left as it is; Note says why
 	Failed      = "failed"       // could not be replayed; Note says why; left in the DLQ
@@ -160,12 +160,14 @@ type Config struct {
 	// Default 3 min.
 	Visibility time.Duration
 	// Wait is the long poll of each DLQ receive; the last, empty receive
-	// waits this long. Default 1 s.
+	// waits this long. Default 1 s; a negative Wait does not long-poll.
 	Wait time.Duration
 	// Margin: the replay stops when its context's deadline is closer.
 	// Default 10 s.
 	Margin time.Duration
-	Now    func() time.Time
+	// Now is the wall clock: leases are compared with it, and so is SQS's
+	// SentTimestamp of a DLQ message (see message). Default time.Now.
+	Now func() time.Time
 	// Metrics records Replayed, by provider; nil records nothing.
 	Metrics *metrics.Recorder
 }
@@ -190,10 +192,6 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
-
-// NoWait is a Config.Wait that does not long-poll (for tests on local
-// emulators, where a short poll sees every message).
-const NoWait = -1
 
 // inboxStore lists the inbox calls a replay makes.
 type inboxStore interface {
@@ -293,9 +291,9 @@ func (h *Handler) fromDLQ(ctx context.Context, req Request) Summary {
 		max = h.cfg.DefaultMax
 	}
 	var (
-		held     []string                   // receipt handles to make visible again at the end
-		received = map[string]bool{}        // message IDs seen, to notice a wrap-around
-		replayed = map[webhook.Key]string{} // events sent in this run → their outcome
+		held     []string                      // receipt handles to make visible again at the end
+		received = map[string]bool{}           // message IDs seen, to notice a wrap-around
+		replayed = map[webhook.Key]time.Time{} // events sent in this run → when
 		handled  int
 	)
 	defer func() {
@@ -363,7 +361,15 @@ scan:
 // message handles one DLQ message. It returns the line to report (nil for
 // a message the filter leaves out), whether the message stays in the DLQ,
 // and whether it counts towards the max.
-func (h *Handler) message(ctx context.Context, m queue.Message, req Request, replayed map[webhook.Key]string) (line *Line, keep, counts bool) {
+//
+// replayed holds the events this run has sent (or, in a dry run, would
+// send), each with the time just before its claim was requeued. Another
+// message for such an event is one of two things, told apart by when it
+// was sent to the DLQ: a copy parked before the event was sent again,
+// which that send supersedes (dropped), or the event parked again since,
+// because it failed again (kept, with its new reason, for the next
+// replay; replaying it again in this run would only repeat the failure).
+func (h *Handler) message(ctx context.Context, m queue.Message, req Request, replayed map[webhook.Key]time.Time) (line *Line, keep, counts bool) {
 	reason := m.Attributes[queue.AttrReason]
 	ctx = queue.WithTrace(ctx, m.Trace) // the replayed event stays in its trace
 	env, err := webhook.ParseEnvelope(m.Body)
@@ -378,8 +384,14 @@ func (h *Handler) message(ctx context.Context, m queue.Message, req Request, rep
 	if req.EventType != "" && env.Type != req.EventType {
 		return nil, true, false
 	}
-	if _, done := replayed[env.Key]; done {
-		l := Line{Key: env.Key.String(), MessageID: m.ID, Reason: reason, Note: "another message for this event was replayed in this run"}
+	if sentAt, done := replayed[env.Key]; done {
+		if m.SentAt.IsZero() || !m.SentAt.Before(sentAt) {
+			return &Line{
+				Key: env.Key.String(), MessageID: m.ID, Outcome: Skipped, Reason: reason,
+				Note: "parked again after this run replayed it; left in the DLQ: fix the cause, then replay it again",
+			}, true, false
+		}
+		l := Line{Key: env.Key.String(), MessageID: m.ID, Reason: reason, Note: "a copy parked before this run replayed the event"}
 		if req.DryRun {
 			l.Outcome = WouldDrop
 			return &l, true, true
@@ -391,13 +403,16 @@ func (h *Handler) message(ctx context.Context, m queue.Message, req Request, rep
 		l.Outcome = Dropped
 		return &l, false, true
 	}
+	// SQS stamps SentTimestamp in milliseconds: so is the replay's time,
+	// so that a message parked in the same millisecond counts as later.
+	at := h.cfg.Now().Truncate(time.Millisecond)
 	l, sent := h.event(ctx, env.Key, req.DryRun, true)
 	l.MessageID = m.ID
 	if reason != "" {
 		l.Reason = reason
 	}
 	if sent || l.Outcome == WouldReplay {
-		replayed[env.Key] = l.Outcome
+		replayed[env.Key] = at
 	}
 	if !sent && l.Outcome != Dropped {
 		return &l, true, true // skipped, failed, or a dry run: it stays

@@ -262,9 +262,7 @@ func TestNativeRedriveOfADeadEventIsProcessedOnce(t *testing.T) {
 	keys := s.poisoned(t, 200, 3)
 	// The cause is fixed; the operator uses SQS's "Start DLQ redrive" to
 	// the events queue (StartMessageMoveTask), which cannot mark messages.
-	if _, err := s.DLQ.StartRedrive(ctx, s.Stack.Queues["EventsDLQ"].ARN, s.Stack.Queues["EventsQueue"].ARN); err != nil {
-		t.Fatal(err)
-	}
+	s.redrive(t)
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, keys, inbox.Done) })
 	s.effectsOnce(t, keys)
 	if got := len(pipelinetest.Peek(t, s.DLQ)); got != 0 {
@@ -328,5 +326,160 @@ func TestEventFilesAreValidRequests(t *testing.T) {
 				t.Errorf("%s: %v", name, err)
 			}
 		})
+	}
+}
+
+// processedAfterSend is the events queue of a replay with the processor
+// running beside it: after each envelope the replay sends, the processor
+// works the events queue until after reports true, before the replay reads
+// the DLQ again.
+type processedAfterSend struct {
+	s     *stack
+	t     *testing.T
+	after func() bool
+}
+
+func (p processedAfterSend) Send(ctx context.Context, env webhook.Envelope) error {
+	if err := p.s.Events.Send(ctx, env); err != nil {
+		return err
+	}
+	p.s.ProcessUntil(p.t, 20*time.Second, p.after)
+	return nil
+}
+
+// TestEventParkedAgainDuringTheReplayKeepsItsMessage: an event that fails
+// again after a replay sent it is parked again, while the replay still
+// reads the DLQ; that new message stays, with its new reason, so the DLQ
+// alarm and `status` still show the event, and a later replay (the cause
+// fixed) brings it to DONE. A copy parked before the run is still
+// dropped as superseded by the replay.
+func TestEventParkedAgainDuringTheReplayKeepsItsMessage(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	key := s.poisoned(t, 300, 1)[0]
+	env := webhook.Envelope{Key: key, Type: "checkout.session.completed"}
+	if err := s.DLQ.Park(ctx, env.Marshal(), env, "an older copy", 1, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// The cause is not fixed: the Stripe API refuses the invoice again, now
+	// with 404.
+	s.Stripe.FailNext(404)
+	attempts := func() int {
+		it, err := s.Inbox.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return it.Attempts
+	}
+	parkedAgain := func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Dead) && attempts() == 2 }
+	h := replay.New(replay.Config{Wait: noWait}, s.Inbox, processedAfterSend{s, t, parkedAgain}, s.DLQ, nil)
+
+	sum, err := h.Handle(ctx, replay.Request{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Moved != 1 || sum.Dropped != 1 || sum.Skipped != 1 || sum.Failed != 0 {
+		t.Errorf("summary: %s, want 1 moved, the older copy dropped, the new park skipped", sum.Text())
+	}
+	for _, l := range sum.Events {
+		if l.Outcome == replay.Skipped && (!strings.Contains(l.Note, "parked again") || !strings.Contains(l.Reason, "404")) {
+			t.Errorf("the new park reported as %+v, want parked again with the 404", l)
+		}
+	}
+	reasons := s.DLQReasons(t)
+	if len(reasons) != 1 || !strings.Contains(reasons[key], "404") {
+		t.Fatalf("DLQ after the replay holds %v, want %s with its new reason (the 404)", reasons, key)
+	}
+	if got := len(pipelinetest.Peek(t, s.DLQ)); got != 1 {
+		t.Errorf("DLQ after the replay: %d messages, want 1", got)
+	}
+	if it, _ := s.Inbox.Get(ctx, key); it.Status != inbox.Dead || !strings.Contains(it.LastError, "404") {
+		t.Errorf("inbox item %s (%q), want DEAD with the 404", it.Status, it.LastError)
+	}
+
+	// A later replay, the cause fixed, sends it once more and it is done.
+	sum, err = s.replay.Handle(ctx, replay.Request{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{string(key): replay.Replayed}, outcomes(sum)); diff != "" {
+		t.Errorf("later replay's outcomes (-want +got):\n%s", diff)
+	}
+	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Done) })
+	s.effectsOnce(t, []webhook.Key{key})
+	if got := len(pipelinetest.Peek(t, s.DLQ)); got != 0 {
+		t.Errorf("DLQ at the end: %d messages, want none", got)
+	}
+}
+
+// TestReplayFunctionBesideARunningProcessorLosesNoPark: the dlq-replay
+// function as built for Lambda, with the processor polling the events
+// queue at the same time, as in AWS. However the two interleave, an event
+// that fails again ends DEAD with one DLQ message carrying its new reason.
+func TestReplayFunctionBesideARunningProcessorLosesNoPark(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	key := s.poisoned(t, 400, 1)[0]
+	s.Stripe.FailNext(404)
+
+	pctx, stop := context.WithCancel(ctx)
+	polled := make(chan error, 1)
+	go func() {
+		for pctx.Err() == nil {
+			if _, err := s.Source.PollOnce(pctx); err != nil && pctx.Err() == nil {
+				polled <- err
+				return
+			}
+		}
+		polled <- nil
+	}()
+	sum, err := s.replayFn(ctx, replay.Request{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Moved != 1 || sum.Failed != 0 {
+		t.Errorf("summary: %s, want the event moved", sum.Text())
+	}
+	var it inbox.Item
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if it, err = s.Inbox.Get(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if it.Status == inbox.Dead && it.Attempts == 2 {
+			break
+		}
+	}
+	stop()
+	if err := <-polled; err != nil {
+		t.Fatal(err)
+	}
+	if it.Status != inbox.Dead || it.Attempts != 2 {
+		t.Fatalf("inbox item %s after %d attempts, want DEAD after 2 (parked, replayed, parked again)", it.Status, it.Attempts)
+	}
+	reasons := s.DLQReasons(t)
+	if len(reasons) != 1 || !strings.Contains(reasons[key], "404") {
+		t.Errorf("DLQ holds %v, want %s with its new reason (the 404)", reasons, key)
+	}
+}
+
+// TestNativeRedriveOfAnEventThatFailsAgainParksItAgain: after SQS's own
+// redrive, an event whose cause is not fixed is parked again by the
+// processor, with its new reason, and is DEAD: nothing hides it.
+func TestNativeRedriveOfAnEventThatFailsAgainParksItAgain(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	key := s.poisoned(t, 500, 1)[0]
+	s.Stripe.FailNext(404)
+	s.redrive(t)
+	s.ProcessUntil(t, 20*time.Second, func() bool {
+		it, err := s.Inbox.Get(ctx, key)
+		return err == nil && it.Status == inbox.Dead && it.Attempts == 2
+	})
+	reasons := s.DLQReasons(t)
+	if len(reasons) != 1 || !strings.Contains(reasons[key], "404") {
+		t.Errorf("DLQ holds %v, want %s with its new reason (the 404)", reasons, key)
+	}
+	if got := pipelinetest.Peek(t, s.Events); len(got) != 0 {
+		t.Errorf("events queue: %d messages, want none", len(got))
 	}
 }

@@ -18,6 +18,12 @@
 // purchase, gave. A new source of access (another provider's order, say)
 // is one more kind of entitlement item under the same holder.
 //
+// Every event is dispatched by its provider and type (processorfn.Mux)
+// before its payload is read, so a type the shop does not handle is
+// IGNORED whatever its body holds; and every decision is taken from the
+// signed body, never from a header the signature does not cover (Shopify's
+// topic and event id route an event, nothing more).
+//
 // Every effect runs through an effects.Runner, so a retry after a partial
 // failure repeats only what did not finish, and every effect is idempotent at
 // its own level: records are written "only if newer" (effects.PutIfNewer)

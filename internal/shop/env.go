@@ -4,13 +4,13 @@ import (
 	"context"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/processorfn"
 )
 
 // Settings is the example shop's part of the processor function's
@@ -56,5 +56,5 @@ func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (p
 		}
 	}
 	billing := NewStripeBilling(apiKey, s.StripeAPIURL, stripeapi.HTTPClient())
-	return New(c, dynamodb.NewFromConfig(cfg), sesv2.NewFromConfig(cfg), billing), nil
+	return New(c, processorfn.DynamoDB(ctx, cfg), sesv2.NewFromConfig(cfg), billing), nil
 }

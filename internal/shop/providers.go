@@ -26,8 +26,9 @@ import (
 // or repeated payment notification, in any arrival order. Stock and points
 // are per-order deltas (effects.AddDelta keyed by the Shopify order, not
 // by the event), so an order counts once whichever of orders/create,
-// orders/updated and orders/paid says first that it is paid, and however
-// often.
+// orders/updated and orders/paid first carries a body that says it is
+// paid, and however often, under whatever event id (Shopify's event id and
+// topic are unsigned headers).
 const (
 	pkOrder   = "order#"
 	pkStock   = "stock#"
@@ -69,26 +70,16 @@ type Level struct {
 	Amount int64  `json:"amount"`
 }
 
-// providerEvent handles the events of providers other than Stripe: Adyen
-// and GoPay payments, Shopify orders. Everything else (GitHub, Standard
-// Webhooks, other types) is webhook.ErrNoHandler: IGNORED, and visible in
-// `hookinbox inspect`.
-func (s *Shop) providerEvent(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
-	switch ev.Provider {
-	case "adyen":
-		return s.adyenNotification(ctx, ev, fx)
-	case "gopay":
-		return s.gopayPayment(ctx, ev, fx)
-	case "shopify":
-		switch ev.Type {
-		case "orders/paid", "orders/create", "orders/updated":
-			return s.shopifyOrder(ctx, ev, fx)
-		}
-	}
-	return fmt.Errorf("shop: %s %s %s: %w", ev.Provider, ev.Type, ev.Key(), webhook.ErrNoHandler)
-}
+// The Adyen event codes the shop handles; every other code (CAPTURE,
+// REPORT_AVAILABLE, ...) is IGNORED before its item is read.
+const (
+	adyenAuthorisation = "AUTHORISATION"
+	adyenRefund        = "REFUND"
+)
 
 // adyenItem is the part of an Adyen NotificationRequestItem the shop reads.
+// The amount's value is a json.Number, which takes a JSON number or a
+// string holding one: Adyen's own examples send "value":"0".
 type adyenItem struct {
 	PspReference      string `json:"pspReference"`
 	OriginalReference string `json:"originalReference"`
@@ -96,29 +87,30 @@ type adyenItem struct {
 	EventCode         string `json:"eventCode"`
 	Success           string `json:"success"`
 	Amount            struct {
-		Value    int64  `json:"value"`
-		Currency string `json:"currency"`
+		Value    json.Number `json:"value"`
+		Currency string      `json:"currency"`
 	} `json:"amount"`
 }
 
 // adyenNotification marks the order paid on a successful AUTHORISATION and
 // refunded on a successful REFUND (of the payment named by its
-// originalReference). A failed one changes nothing.
+// originalReference). A failed one changes nothing. Every field it reads is
+// one Adyen signs.
 func (s *Shop) adyenNotification(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	var it adyenItem
 	if err := json.Unmarshal(ev.Raw, &it); err != nil {
 		return webhook.Permanent(fmt.Errorf("%s %s: parse notification item: %w", ev.Type, ev.Key(), err))
 	}
-	o := Order{Provider: "adyen", Payment: it.PspReference, Reference: it.MerchantReference, Amount: it.Amount.Value, Currency: it.Amount.Currency}
-	switch {
-	case it.EventCode == "AUTHORISATION" && it.Success == "true":
-		o.Status = OrderPaid
-	case it.EventCode == "REFUND" && it.Success == "true":
-		o.Status, o.Payment = OrderRefunded, it.OriginalReference
-	case it.EventCode == "AUTHORISATION" || it.EventCode == "REFUND":
+	if it.Success != "true" {
 		return nil // a refused payment or refund: nothing to record
-	default:
-		return fmt.Errorf("shop: adyen %s %s: %w", it.EventCode, ev.Key(), webhook.ErrNoHandler)
+	}
+	amount, err := it.Amount.Value.Int64()
+	if err != nil {
+		return webhook.Permanent(fmt.Errorf("%s %s: amount.value %q is not a whole number of minor units", ev.Type, ev.Key(), it.Amount.Value))
+	}
+	o := Order{Provider: "adyen", Payment: it.PspReference, Reference: it.MerchantReference, Status: OrderPaid, Amount: amount, Currency: it.Amount.Currency}
+	if it.EventCode == adyenRefund {
+		o.Status, o.Payment = OrderRefunded, it.OriginalReference
 	}
 	if o.Payment == "" {
 		return webhook.Permanent(fmt.Errorf("%s %s: no payment reference", ev.Type, ev.Key()))
@@ -128,29 +120,36 @@ func (s *Shop) adyenNotification(ctx context.Context, ev webhook.Event, fx effec
 
 // gopayPayment applies the state GoPay's API returned for the payment (the
 // processor fetched it; the notification carried only the id): PAID marks
-// the order paid, REFUNDED refunded. The effect is named after the state,
-// so the same state fetched twice changes nothing, and PAID then REFUNDED
-// records both facts once each.
+// the order paid, REFUNDED refunded, any other state is IGNORED before the
+// rest of the payment is read. The effect is named after the state, so the
+// same state fetched twice changes nothing, and PAID then REFUNDED records
+// both facts once each.
 func (s *Shop) gopayPayment(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
-	var p struct {
-		ID          json.Number `json:"id"`
-		OrderNumber string      `json:"order_number"`
-		State       string      `json:"state"`
-		Amount      int64       `json:"amount"`
-		Currency    string      `json:"currency"`
+	var head struct {
+		ID    json.Number `json:"id"`
+		State string      `json:"state"`
 	}
-	if err := json.Unmarshal(ev.Raw, &p); err != nil || p.ID.String() != ev.ID {
+	if err := json.Unmarshal(ev.Raw, &head); err != nil || head.ID.String() != ev.ID {
 		return webhook.Permanent(fmt.Errorf("%s: the fetched payment is not payment %s", ev.Key(), ev.ID))
 	}
-	o := Order{Provider: "gopay", Payment: ev.ID, Reference: p.OrderNumber, Amount: p.Amount, Currency: p.Currency}
-	switch p.State {
+	o := Order{Provider: "gopay", Payment: ev.ID}
+	switch head.State {
 	case "PAID":
 		o.Status = OrderPaid
 	case "REFUNDED":
 		o.Status = OrderRefunded
 	default:
-		return fmt.Errorf("shop: gopay payment %s in state %s: %w", ev.ID, p.State, webhook.ErrNoHandler)
+		return fmt.Errorf("shop: gopay payment %s in state %s: %w", ev.ID, head.State, webhook.ErrNoHandler)
 	}
+	var p struct {
+		OrderNumber string `json:"order_number"`
+		Amount      int64  `json:"amount"`
+		Currency    string `json:"currency"`
+	}
+	if err := json.Unmarshal(ev.Raw, &p); err != nil {
+		return webhook.Permanent(fmt.Errorf("%s: parse %s payment: %w", ev.Key(), head.State, err))
+	}
+	o.Reference, o.Amount, o.Currency = p.OrderNumber, p.Amount, p.Currency
 	return s.markOrder(ctx, ev, fx, o)
 }
 
@@ -189,17 +188,21 @@ type shopifyOrder struct {
 
 // shopifyOrder decrements the stock of every line item and accrues the
 // customer's loyalty points (one per whole unit of the total) once the
-// order is paid: on orders/paid, or orders/create or orders/updated whose
-// financial_status is "paid". Both are deltas keyed by the order, so the
-// order counts once whichever of its events comes first, and however often
-// each is delivered.
+// order's own body says it is paid (financial_status "paid"), whichever of
+// orders/create, orders/updated and orders/paid carries it. Shopify signs
+// the body only: the topic and the event id are headers anyone holding a
+// captured body can change, so they route the event and nothing more (a
+// pending order resent as orders/paid stays pending). Both effects are
+// deltas keyed by the order, not by the event, so the order counts once
+// whichever of its events comes first, however often each is delivered,
+// and under however many made-up event ids.
 func (s *Shop) shopifyOrder(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	var o shopifyOrder
 	if err := json.Unmarshal(ev.Raw, &o); err != nil {
 		return webhook.Permanent(fmt.Errorf("%s %s: parse order: %w", ev.Type, ev.Key(), err))
 	}
-	if ev.Type != "orders/paid" && o.FinancialStatus != "paid" {
-		return nil // not paid yet: orders/paid (or a later update) will say so
+	if o.FinancialStatus != "paid" {
+		return nil // not paid (yet): a later event whose body says paid counts it
 	}
 	if o.ID.String() == "" || webhook.ValidateEventID(o.ID.String()) != nil {
 		return webhook.Permanent(fmt.Errorf("%s %s: order has no usable id", ev.Type, ev.Key()))

@@ -9,6 +9,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/shop/shopevents"
+	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/processorfn"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -37,6 +39,7 @@ type Shop struct {
 	mail    Mailer
 	billing Billing
 	now     func() time.Time // the clock of subscription reads
+	mux     *processorfn.Mux
 }
 
 // New returns a shop that keeps its records in cfg.Table through db
@@ -44,27 +47,34 @@ type Shop struct {
 // *sesv2.Client) and invoices through billing (see NewStripeBilling). Call
 // cfg.Validate first; New does not.
 func New(cfg Config, db dynamoDB, mail Mailer, billing Billing) *Shop {
-	return &Shop{cfg: cfg, db: db, mail: mail, billing: billing, now: time.Now}
+	s := &Shop{cfg: cfg, db: db, mail: mail, billing: billing, now: time.Now}
+	// Every event is dispatched by its provider and type before its
+	// payload is read: a type not listed here is IGNORED, whatever its
+	// body holds (GitHub's and Standard Webhooks' events all are).
+	s.mux = processorfn.NewMux().
+		On(verify.StripeProvider, s.checkoutCompleted, shopevents.CheckoutCompleted, shopevents.CheckoutAsyncPaid).
+		On(verify.StripeProvider, s.subscriptionChanged, shopevents.SubscriptionCreated, shopevents.SubscriptionUpdated, shopevents.SubscriptionDeleted).
+		On(verify.AdyenProvider, s.adyenNotification, adyenAuthorisation, adyenRefund).
+		On(verify.GoPayProvider, s.gopayPayment, verify.GoPayNotification).
+		On(verify.ShopifyProvider, s.shopifyOrder, "orders/paid", "orders/create", "orders/updated")
+	return s
 }
 
 // Handle applies the event's effects, each through fx so that a retry
 // skips those already done. It returns an error wrapping
-// webhook.ErrNoHandler for an event it does not handle, a
+// webhook.ErrNoHandler for an event it does not handle (decided by its
+// provider and type alone, before the payload is read), a
 // webhook.Permanent error for an event it cannot map (unparsable payload, a
 // needed field missing) or an outside system's permanent refusal, and any
 // other error when a retry may succeed.
 func (s *Shop) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
-	if ev.Provider != "stripe" {
-		return s.providerEvent(ctx, ev, fx)
-	}
-	switch ev.Type {
-	case shopevents.CheckoutCompleted, shopevents.CheckoutAsyncPaid:
-		return s.checkoutCompleted(ctx, ev, fx)
-	case shopevents.SubscriptionCreated, shopevents.SubscriptionUpdated, shopevents.SubscriptionDeleted:
-		return s.subscriptionChanged(ctx, ev, fx)
-	}
-	return fmt.Errorf("shop: %s %s: %w", ev.Type, ev.Key(), webhook.ErrNoHandler)
+	return s.mux.Handle(ctx, ev, fx)
 }
+
+// Handles reports whether the shop handles events of provider with
+// eventType; the processor counts every other type as "other" in its
+// metrics.
+func (s *Shop) Handles(provider, eventType string) bool { return s.mux.Handles(provider, eventType) }
 
 // version returns the version the event's records are written with.
 func version(ev webhook.Event) (effects.Version, error) {

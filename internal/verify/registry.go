@@ -21,7 +21,7 @@ type Options struct {
 }
 
 // Spec is everything hookinbox knows about one provider. A provider is
-// data, not a branch (DESIGN rule 11): the receiver routes {provider} to
+// data, not a branch: the receiver routes {provider} to
 // the verifier its Spec builds, the settings read its variables, and the
 // template has a parameter per variable. Adding a provider is one file
 // with its verifier and one line in Specs.
@@ -37,6 +37,11 @@ type Spec struct {
 	// secret is an API credential for the processor, the receiver never
 	// reads it, and New gets none.
 	Unsigned bool
+	// TypeUnsigned means the event type comes from a header the signature
+	// does not cover (GitHub's X-GitHub-Event, Shopify's X-Shopify-Topic):
+	// whoever holds one captured body can send it under any type, so the
+	// type is never a metric dimension as it is (TypeBounded).
+	TypeUnsigned bool
 	// Method is the HTTP method the provider delivers with; "" is POST.
 	Method string
 	// Accepted is the body answered once every event of a delivery is
@@ -51,10 +56,10 @@ type Spec struct {
 // Specs lists every provider hookinbox speaks.
 var Specs = []Spec{
 	{Name: StripeProvider, SecretEnv: "STRIPE_WEBHOOK_SECRET", New: newStripe},
-	{Name: GitHubProvider, SecretEnv: "GITHUB_WEBHOOK_SECRET", New: func(s []string, _ Options) (Verifier, error) {
+	{Name: GitHubProvider, SecretEnv: "GITHUB_WEBHOOK_SECRET", TypeUnsigned: true, New: func(s []string, _ Options) (Verifier, error) {
 		return &GitHub{Secrets: s}, checkSecrets(GitHubProvider, s)
 	}},
-	{Name: ShopifyProvider, SecretEnv: "SHOPIFY_WEBHOOK_SECRET", New: func(s []string, _ Options) (Verifier, error) {
+	{Name: ShopifyProvider, SecretEnv: "SHOPIFY_WEBHOOK_SECRET", TypeUnsigned: true, New: func(s []string, _ Options) (Verifier, error) {
 		return &Shopify{Secrets: s}, checkSecrets(ShopifyProvider, s)
 	}},
 	{Name: StandardProvider, SecretEnv: "STANDARD_WEBHOOK_SECRET", New: func(s []string, o Options) (Verifier, error) {
@@ -73,6 +78,17 @@ func Lookup(name string) (Spec, bool) {
 		}
 	}
 	return Spec{}, false
+}
+
+// TypeBounded reports whether provider's event types form a set no one
+// without the signing secret can add to: the provider is registered and
+// its type is signed (Stripe, Standard Webhooks, Adyen) or fixed by
+// hookinbox (GoPay). It is the bound
+// of the EventType metric dimension where the business is not known (the
+// receiver), for metrics.Recorder.WithEventTypes.
+func TypeBounded(provider, _ string) bool {
+	s, ok := Lookup(provider)
+	return ok && !s.TypeUnsigned
 }
 
 // newStripe adapts the Stripe verifier to the Stripe-Signature header.

@@ -38,7 +38,7 @@ func TestBuildersReportEveryMissingSetting(t *testing.T) {
 		"ReceiverFunction":          {"INBOX_TABLE", "EVENTS_QUEUE_URL", "STRIPE_WEBHOOK_SECRET"},
 		"ProcessorFunction":         {"INBOX_TABLE", "EVENTS_QUEUE_URL", "EVENTS_DLQ_URL", "SHOP_TABLE", "MAIL_FROM", "STRIPE_API_KEY"},
 		"DlqReplayFunction":         {"INBOX_TABLE", "EVENTS_QUEUE_URL", "EVENTS_DLQ_URL"},
-		"ReconcilerFunction":        {"INBOX_TABLE", "EVENTS_QUEUE_URL", "STRIPE_API_KEY"},
+		"ReconcilerFunction":        {"INBOX_TABLE", "EVENTS_QUEUE_URL"},
 		"StripeEventBridgeFunction": {"INBOX_TABLE", "EVENTS_QUEUE_URL"},
 	}
 	if len(want) != len(Builders) {

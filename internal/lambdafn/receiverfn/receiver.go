@@ -9,11 +9,13 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
@@ -35,10 +37,12 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
+	// A type only a header names (GitHub, Shopify) is counted as "other".
+	rec = rec.WithEventTypes(verify.TypeBounded)
 	in := intake.New(
 		intake.Config{Grace: s.Grace, Metrics: rec},
-		inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table),
-		queue.New(awsapi.SQSFromConfig(cfg), s.QueueURL),
+		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
+		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 		log,
 	)
 	// Without METRICS_FILE the metrics go to stdout with the log lines.
@@ -55,7 +59,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 // (GoPay) needs no secret here: its secret is the processor's.
 func receiverProviders(ctx context.Context, cfg aws.Config, s Settings) (map[string]receiver.Provider, error) {
 	opts := verify.Options{StripeTolerance: s.Tolerance}
-	var sm *awsapi.SecretsManager
+	var sm *secretsmanager.Client
 	providers := map[string]receiver.Provider{}
 	for _, spec := range verify.Specs {
 		ps, enabled := s.Secrets[spec.Name]
@@ -71,7 +75,7 @@ func receiverProviders(ctx context.Context, cfg aws.Config, s Settings) (map[str
 			v, err = spec.New(ps.Inline, opts)
 		default:
 			if sm == nil {
-				sm = awsapi.SecretsManagerFromConfig(cfg)
+				sm = secretsmanager.NewFromConfig(cfg)
 			}
 			arn, spec := ps.ARN, spec
 			r := &verify.Rotating{

@@ -6,10 +6,11 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 )
@@ -25,10 +26,10 @@ func Build(_ context.Context, cfg aws.Config, getenv func(string) string, log *s
 	if err != nil {
 		return nil, err
 	}
-	sq := awsapi.SQSFromConfig(cfg)
+	sq := sqs.NewFromConfig(cfg)
 	h := replay.New(
 		replay.Config{DefaultMax: s.DefaultMax, Metrics: rec},
-		inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table),
+		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
 		queue.New(sq, s.QueueURL),
 		queue.New(sq, s.DLQURL),
 		log,

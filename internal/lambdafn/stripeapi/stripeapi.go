@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/stripe/stripe-go/v76"
 
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 )
 
@@ -36,7 +36,7 @@ const DefaultURL = "https://api.stripe.com"
 func Key(ctx context.Context, cfg aws.Config, inline []string, arn string, maxAge, minInterval time.Duration) (*secrets.Rotating, error) {
 	load := func(context.Context) ([]string, error) { return inline, nil }
 	if len(inline) == 0 {
-		sm := awsapi.SecretsManagerFromConfig(cfg)
+		sm := secretsmanager.NewFromConfig(cfg)
 		load = func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) }
 	}
 	r := &secrets.Rotating{Load: load, MaxAge: maxAge, MinInterval: minInterval}

@@ -7,11 +7,12 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/stripebridge"
@@ -34,8 +35,8 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	// reconciler's events from the API.
 	in := intake.New(
 		intake.Config{FromProviderAPI: true, Metrics: rec},
-		inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(cfg), s.Table),
-		queue.New(awsapi.SQSFromConfig(cfg), s.QueueURL),
+		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
+		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 		log,
 	)
 	return stripebridge.New(in, rec, log).Handle, nil

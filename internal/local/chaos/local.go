@@ -169,8 +169,8 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 		return fail(fmt.Errorf("set the events queue's visibility timeout: %w", err))
 	}
 	db := emu.DynamoDB()
-	l.events = queue.New(emu.LeanSQS(), evq.URL)
-	l.inbox = inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
+	l.events = queue.New(emu.SQS(), evq.URL)
+	l.inbox = inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
 	l.ledger = effects.NewLedger(db, st.Tables["InboxTable"], 0)
 	l.shop = shop.New(shop.Config{Table: st.Tables["ShopTable"], MailFrom: "shop@example.com"}, db, nil, nil)
 

@@ -12,10 +12,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/internal/verify"
@@ -65,8 +65,8 @@ func NewRemote(cfg RemoteConfig, awsCfg aws.Config) *Remote {
 	return &Remote{
 		url: cfg.WebhookURL, secrets: cfg.Secrets, gopay: strings.TrimSuffix(cfg.GoPayStandin, "/"),
 		client: &http.Client{Timeout: 30 * time.Second},
-		events: queue.New(awsapi.SQSFromConfig(awsCfg), cfg.EventsQueueURL),
-		inbox:  inbox.NewDynamoDB(awsapi.DynamoDBFromConfig(awsCfg), cfg.InboxTable),
+		events: queue.New(sqs.NewFromConfig(awsCfg), cfg.EventsQueueURL),
+		inbox:  inbox.NewDynamoDB(dynamodb.NewFromConfig(awsCfg), cfg.InboxTable),
 		ledger: effects.NewLedger(db, cfg.InboxTable, 0),
 		shop:   shop.New(shop.Config{Table: cfg.ShopTable, MailFrom: "shop@example.com"}, db, nil, nil),
 	}

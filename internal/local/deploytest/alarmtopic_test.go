@@ -12,11 +12,12 @@ import (
 )
 
 // alarmTargetProblems returns why CloudWatch could not publish some alarm
-// of tpl deployed in c: an action that is not a topic of the template
-// (its key cannot be checked), or a topic encrypted with a key that is
-// not a customer-managed key of the template whose policy lets
-// cloudwatch.amazonaws.com use it. The AWS-managed alias/aws/sns key is
-// the usual culprit: its policy cannot be changed, so alarms are dropped.
+// of tpl deployed in c, or could publish for other accounts too: an action
+// that is not a topic of the template (its key cannot be checked), or a
+// topic encrypted with a key that is not a customer-managed key of the
+// template whose policy lets cloudwatch.amazonaws.com use it for this
+// account's alarms only. The AWS-managed alias/aws/sns key is the usual
+// culprit: its policy cannot be changed, so alarms are dropped.
 func alarmTargetProblems(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context) []string {
 	t.Helper()
 	var problems []string
@@ -75,8 +76,8 @@ func alarmTargetProblems(t *testing.T, tpl *samtemplate.Template, c samtemplate.
 					problems = append(problems, fmt.Sprintf("%s notifies %s, encrypted with %s, not a customer-managed key of this template", alarm, topic, k))
 					continue
 				}
-				if !letsCloudWatchUse(t, tpl, c, keyID) {
-					problems = append(problems, fmt.Sprintf("%s notifies %s, encrypted with %s, whose key policy does not let cloudwatch.amazonaws.com use kms:Decrypt and kms:GenerateDataKey*", alarm, topic, keyID))
+				if p := cloudWatchKeyProblem(t, tpl, c, keyID); p != "" {
+					problems = append(problems, fmt.Sprintf("%s notifies %s, encrypted with %s, %s", alarm, topic, keyID, p))
 				}
 			}
 		}
@@ -84,9 +85,11 @@ func alarmTargetProblems(t *testing.T, tpl *samtemplate.Template, c samtemplate.
 	return problems
 }
 
-// letsCloudWatchUse reports whether the key's policy allows
-// cloudwatch.amazonaws.com kms:Decrypt and kms:GenerateDataKey*.
-func letsCloudWatchUse(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context, keyID string) bool {
+// cloudWatchKeyProblem returns "" when the key's policy allows
+// cloudwatch.amazonaws.com kms:Decrypt and kms:GenerateDataKey* only on
+// behalf of this account (an aws:SourceAccount or aws:SourceArn
+// condition), and otherwise what is missing.
+func cloudWatchKeyProblem(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context, keyID string) string {
 	t.Helper()
 	v, err := tpl.Resolve(tpl.Resources[keyID].Properties["KeyPolicy"], c)
 	if err != nil {
@@ -104,6 +107,9 @@ func letsCloudWatchUse(t *testing.T, tpl *samtemplate.Template, c samtemplate.Co
 		if !contains(stringList(principal["Service"]), "cloudwatch.amazonaws.com") {
 			continue
 		}
+		if !forAccount(st["Condition"], c.WithDefaults().AccountID) {
+			return "whose key policy lets cloudwatch.amazonaws.com use the key without an aws:SourceAccount or aws:SourceArn condition naming this account: alarms of any account could use it"
+		}
 		for _, a := range stringList(st["Action"]) {
 			switch a {
 			case "kms:*":
@@ -113,7 +119,31 @@ func letsCloudWatchUse(t *testing.T, tpl *samtemplate.Template, c samtemplate.Co
 			}
 		}
 	}
-	return need["kms:Decrypt"] && need["kms:GenerateDataKey*"]
+	if !need["kms:Decrypt"] || !need["kms:GenerateDataKey*"] {
+		return "whose key policy does not let cloudwatch.amazonaws.com use kms:Decrypt and kms:GenerateDataKey*"
+	}
+	return ""
+}
+
+// forAccount reports whether a statement's resolved Condition confines a
+// service principal to requests made for account: aws:SourceAccount equal
+// to it, or aws:SourceArn an ARN in it.
+func forAccount(condition any, account string) bool {
+	ops, _ := condition.(map[string]any)
+	for op, kv := range ops {
+		keys, _ := kv.(map[string]any)
+		for k, v := range keys {
+			for _, val := range stringList(v) {
+				switch {
+				case strings.EqualFold(k, "aws:SourceAccount") && op == "StringEquals" && val == account:
+					return true
+				case strings.EqualFold(k, "aws:SourceArn") && strings.HasPrefix(op, "Arn") && strings.Count(val, ":") >= 5 && strings.Split(val, ":")[4] == account:
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // stringList returns a string or a list of strings as a list.
@@ -132,7 +162,7 @@ func stringList(v any) []string {
 }
 
 func TestTemplateAlarmsCanPublishToTheirTopic(t *testing.T) {
-	const inv = "every alarm's topic is unencrypted or under a customer-managed key that lets CloudWatch use it (never alias/aws/sns)"
+	const inv = "every alarm's topic is unencrypted or under a customer-managed key that lets CloudWatch use it for this account's alarms (never alias/aws/sns)"
 	tpl := loadProject(t)
 	contexts := deployments(t, tpl)
 	contexts["unencrypted"] = deployment(t, tpl, samtemplate.Context{Params: map[string]string{"AlarmTopicEncryption": "none"}})
@@ -143,8 +173,9 @@ func TestTemplateAlarmsCanPublishToTheirTopic(t *testing.T) {
 			}
 		})
 	}
-	// The check itself: it rejects the AWS-managed key, and a key of our
-	// own whose policy forgets CloudWatch.
+	// The check itself: it rejects the AWS-managed key, a key of our own
+	// whose policy forgets CloudWatch, and one that lets CloudWatch use it
+	// for any account's alarms.
 	raw, err := os.ReadFile(projectTemplate)
 	if err != nil {
 		t.Fatal(err)
@@ -157,9 +188,13 @@ func TestTemplateAlarmsCanPublishToTheirTopic(t *testing.T) {
 		{"AWS-managed key", line, "KmsMasterKeyId: alias/aws/sns", "AWS-managed key alias/aws/sns"},
 		{"AWS-managed key by ARN", line, "KmsMasterKeyId: !Sub arn:${AWS::Partition}:kms:${AWS::Region}:${AWS::AccountId}:alias/aws/sns", "AWS-managed key"},
 		{"key policy without CloudWatch", "Service: cloudwatch.amazonaws.com", "Service: logs.amazonaws.com", "does not let cloudwatch.amazonaws.com"},
+		{"key policy for any account's alarms", "            Condition:\n              StringEquals:\n                aws:SourceAccount: !Ref AWS::AccountId\n", "", "without an aws:SourceAccount or aws:SourceArn condition"},
 		{"a key from elsewhere", line, "KmsMasterKeyId: arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555", "not a customer-managed key of this template"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(string(raw), tc.from) {
+				t.Fatalf("template.yaml no longer has %q; update this test", tc.from)
+			}
 			bad, err := samtemplate.Parse([]byte(strings.Replace(string(raw), tc.from, tc.to, 1)))
 			if err != nil {
 				t.Fatal(err)

@@ -10,4 +10,7 @@
 // hookinboxtest), and these checks ship nothing. They read the template
 // through internal/local/samtemplate, the same reader the local stack uses,
 // so the stack and the checks cannot disagree about what the template says.
+// The permissions are checked on the template the SAM transform makes of
+// it (testdata/sam_translate.py, with the samtranslator package cfn-lint
+// installs), which holds the roles as they are deployed.
 package deploytest

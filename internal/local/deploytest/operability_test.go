@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -396,25 +395,5 @@ func TestTemplateThrottling(t *testing.T) {
 	}
 	if p := tpl.Parameters["ProcessorMaxConcurrency"]; p.MaxValue == "" {
 		broken(t, inv, "ProcessorMaxConcurrency has no MaxValue: a replay must not overrun the business's APIs")
-	}
-}
-
-func TestTemplateEveryFunctionLeastPrivilege(t *testing.T) {
-	const inv = "every function's policies are explicit statements, each action on one named resource"
-	tpl := loadProject(t)
-	ids := tpl.ByType(samtemplate.FunctionType)
-	sort.Strings(ids)
-	for name, c := range deployments(t, tpl) {
-		for _, id := range ids {
-			props, _ := tpl.Function(id)
-			policies, err := tpl.Resolve(props["Policies"], c)
-			if err != nil {
-				broken(t, inv, "%s %s: %v", name, id, err)
-				continue
-			}
-			if _, err := grants(policies); err != nil {
-				broken(t, inv, "%s %s: %v", name, id, err)
-			}
-		}
 	}
 }

@@ -1,7 +1,8 @@
 package deploytest
 
 // The invariants of the project's template.yaml. Each failure names the
-// invariant it breaks; DESIGN.md and STYLE.md say why each one matters.
+// invariant it breaks and why it matters; docs/architecture.md states the
+// rules they hold the template to.
 
 import (
 	"bufio"
@@ -159,6 +160,10 @@ func deployment(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context) 
 				return keyID, nil
 			case "Arn":
 				return fmt.Sprintf("arn:%s:kms:%s:%s:key/%s", d.Partition, d.Region, d.AccountID, keyID), nil
+			}
+		case "AWS::IAM::Role":
+			if attr == "Arn" {
+				return fmt.Sprintf("arn:%s:iam::%s:role/%s-%s-AbCdEf012345", d.Partition, d.AccountID, d.StackName, id), nil
 			}
 		case "AWS::Events::EventBus":
 			n, err := name("Name")
@@ -507,27 +512,20 @@ func TestTemplateEventsDLQ(t *testing.T) {
 	}
 }
 
-// grants returns "action on resource" for every Allow in a function's
-// resolved Policies, and an error for anything that is not an explicit,
+// grants returns "action on resource" for every Allow in a role's resolved
+// policy documents, and an error for anything that is not an explicit,
 // specific statement.
-func grants(policies any) ([]string, error) {
-	list, ok := policies.([]any)
-	if !ok {
-		return nil, fmt.Errorf("Policies is %s, want a list of {Statement: [...]}", fmt.Sprint(policies))
-	}
+func grants(docs []any) ([]string, error) {
 	var out []string
-	for i, p := range list {
-		doc, ok := p.(map[string]any)
-		if !ok || len(doc) != 1 || doc["Statement"] == nil {
-			return nil, fmt.Errorf("Policies[%d] is %s, want {Statement: [...]} (no managed or SAM template policies)", i, fmt.Sprint(p))
-		}
+	for i, d := range docs {
+		doc, _ := d.(map[string]any)
 		stmts, ok := doc["Statement"].([]any)
 		if !ok {
-			return nil, fmt.Errorf("Policies[%d].Statement is %s, want a list", i, fmt.Sprint(doc["Statement"]))
+			return nil, fmt.Errorf("policy %d Statement is %s, want a list", i, fmt.Sprint(doc["Statement"]))
 		}
 		for j, s := range stmts {
 			st, _ := s.(map[string]any)
-			where := fmt.Sprintf("Policies[%d].Statement[%d]", i, j)
+			where := fmt.Sprintf("policy %d statement %d", i, j)
 			for _, k := range []string{"NotAction", "NotResource", "NotPrincipal"} {
 				if _, ok := st[k]; ok {
 					return nil, fmt.Errorf("%s uses %s", where, k)
@@ -601,14 +599,19 @@ func arn(c samtemplate.Context, id string) string {
 	return s
 }
 
-// checkGrants asserts that function's resolved Policies grant exactly what
-// want returns for each deployment, each on a specific resource, and
-// secretsmanager:GetSecretValue on the ARN that parameter secretParam
-// names, in the deployments that set it.
+// checkGrants asserts that function's role, as the SAM transform deploys
+// it, grants exactly what want returns for each deployment, each on a
+// specific resource, and secretsmanager:GetSecretValue on the ARN that
+// parameter secretParam names, in the deployments that set it.
 func checkGrants(t *testing.T, function, secretParam string, want func(c samtemplate.Context) []string) {
 	t.Helper()
-	inv := function + "'s policies grant only its own calls, each on one resource"
-	tpl, props := projectFunction(t, inv, function)
+	inv := function + "'s role grants only its own calls, each on one resource"
+	tpl := translated(t, projectTemplate)
+	role, err := roleOf(tpl, function)
+	if err != nil {
+		broken(t, inv, "%v", err)
+		return
+	}
 	for name, c := range deployments(t, tpl) {
 		t.Run(name, func(t *testing.T) {
 			w := want(c)
@@ -616,18 +619,18 @@ func checkGrants(t *testing.T, function, secretParam string, want func(c samtemp
 				w = append(w, "secretsmanager:GetSecretValue on "+v)
 			}
 			sort.Strings(w)
-			policies, err := tpl.Resolve(props["Policies"], c)
+			docs, _, err := rolePermissions(tpl, c, role)
 			if err != nil {
-				broken(t, inv, "%v", err)
+				broken(t, inv, "%s: %v", role, err)
 				return
 			}
-			got, err := grants(policies)
+			got, err := grants(docs)
 			if err != nil {
-				broken(t, inv, "%v", err)
+				broken(t, inv, "%s: %v", role, err)
 				return
 			}
 			if diff := cmp.Diff(got, w); diff != "" {
-				broken(t, inv, "grants (-got +want):\n%s", diff)
+				broken(t, inv, "%s grants (-got +want):\n%s", role, diff)
 			}
 		})
 	}

@@ -15,8 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 // Region, AccountID and the static credentials are what the emulators and
@@ -31,7 +29,7 @@ const (
 
 // startTimeout bounds how long Start waits for the emulators when ctx has no
 // earlier deadline; npm ci, when needed, is not counted.
-const startTimeout = 30 * time.Second
+const startTimeout = 2 * time.Minute // a loaded machine warms the emulators up slowly
 
 // Options configures Start and StartFunction.
 type Options struct {
@@ -243,21 +241,9 @@ func (e *Emulators) DynamoDB() *dynamodb.Client {
 	return dynamodb.NewFromConfig(e.configAt(e.DynamoDBURL))
 }
 
-// LeanDynamoDB returns a client of internal/platform/awsapi (what the
-// inbox store speaks) for the DynamoDB endpoint, configured as DynamoDB().
-func (e *Emulators) LeanDynamoDB() *awsapi.DynamoDB {
-	return awsapi.DynamoDBFromConfig(e.configAt(e.DynamoDBURL))
-}
-
 // SQS returns a client for the SQS endpoint.
 func (e *Emulators) SQS() *sqs.Client {
 	return sqs.NewFromConfig(e.configAt(e.SQSURL))
-}
-
-// LeanSQS returns a client of internal/platform/awsapi (what the queue
-// package speaks) for the SQS endpoint, configured as SQS().
-func (e *Emulators) LeanSQS() *awsapi.SQS {
-	return awsapi.SQSFromConfig(e.configAt(e.SQSURL))
 }
 
 // EnvMap returns the variables that point an AWS SDK in another process at

@@ -5,7 +5,8 @@
 // in-process handler (through aws-lambda-go's own JSON handler) or a real
 // bootstrap binary under the Lambda Runtime Interface Emulator.
 //
-// The same handler code runs here, in Lambda and in tests (DESIGN rule 9).
+// The same handler code runs here, in Lambda and in tests: what runs
+// locally is what is deployed.
 // Everything here is safe for concurrent use and stops when its context is
 // cancelled.
 package lambdalocal

@@ -202,7 +202,7 @@ func mustJSON(b *testing.B, v any) []byte {
 func BenchmarkReceiverBesideFloor(b *testing.B) {
 	p := pipelinetest.New(b)
 	emu := devstacktest.ForTest(b)
-	fl := floor.New(emu.LeanDynamoDB(), emu.LeanSQS(), p.Stack.Tables["InboxTable"], p.Events.URL())
+	fl := floor.New(emu.DynamoDB(), emu.SQS(), p.Stack.Tables["InboxTable"], p.Events.URL())
 	targets := []benchTarget{{"receiver", p.Receive}, {"floor", fl.Handle}}
 	warmUpOnce.Do(func() {
 		prefix := fmt.Sprintf("rw%d", time.Now().UnixNano()%1e6)

@@ -40,7 +40,7 @@ type costRow struct {
 // "payload". `go test -v -run RequestsAndCapacity ./internal/local/pipelinetest`
 // prints the table docs/performance.md quotes.
 //
-// It asserts what the design promises: every state change of an event is
+// It asserts what docs/performance.md states: every state change of an event is
 // one write unit whatever the payload's size; the receiver makes one
 // DynamoDB request for a new event whose payload rides in its claim
 // (inbox.Claim.Inline: the 1 KiB event) and two, side by side, otherwise

@@ -13,18 +13,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
-
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 // Meter counts the AWS requests made through the clients of an aws.Config
 // it is installed in, and the DynamoDB capacity each one consumed, as AWS
 // bills them: one request per HTTP attempt, read and write units as
 // DynamoDB reports them with ReturnConsumedCapacity TOTAL (which the meter
-// sets on every DynamoDB request). It counts both kinds of client a
-// function makes from the config: aws-sdk-go-v2's (through its middleware
-// stack) and internal/platform/awsapi's (through its Hook). It is safe for
-// concurrent use.
+// sets on every DynamoDB request), through the SDK's middleware stack. It
+// is safe for concurrent use.
 type Meter struct {
 	mu    sync.Mutex
 	calls []Call
@@ -46,82 +42,13 @@ type Call struct {
 	ConditionFailed bool
 }
 
-// Install adds the meter to cfg: to its API options for the SDK's clients
-// and, as an awsapi.Hook, to its ConfigSources for awsapi's; every client
-// made from cfg afterwards is metered. businessTables are tables whose
+// Install adds the meter to cfg's API options: every client made from cfg
+// afterwards is metered. businessTables are tables whose
 // items are counted as "shop".
 func (m *Meter) Install(cfg *aws.Config, businessTables ...string) {
 	cfg.APIOptions = append(cfg.APIOptions, func(st *middleware.Stack) error {
 		return m.addTo(st, businessTables)
 	})
-	cfg.ConfigSources = append(cfg.ConfigSources, m.hook(businessTables))
-}
-
-// hook is the meter as an awsapi.Hook: the same Call, from awsapi's
-// inputs and outputs.
-func (m *Meter) hook(businessTables []string) awsapi.Hook {
-	return func(ctx context.Context, call *awsapi.Call, send func(context.Context) error) error {
-		c := Call{Service: call.Service, Operation: call.Operation}
-		table, key := leanRequest(call.Input)
-		c.Item = kindOf(table, key, businessTables)
-		err := send(ctx)
-		c.Attempts = call.Attempts
-		if err == nil {
-			c.RCU, c.WCU = leanConsumed(call.Output)
-		}
-		c.ConditionFailed = errors.Is(err, awsapi.ErrConditionalCheckFailed)
-		m.mu.Lock()
-		m.calls = append(m.calls, c)
-		m.mu.Unlock()
-		return err
-	}
-}
-
-// leanRequest asks DynamoDB for the capacity an awsapi request consumes
-// and returns the table it names and the key of the single item it
-// touches (nil for a Query).
-func leanRequest(params any) (table string, key awsapi.Item) {
-	total := awsapi.ReturnCapacityTotal
-	switch in := params.(type) {
-	case *awsapi.PutItemInput:
-		in.ReturnConsumedCapacity = total
-		return in.TableName, in.Item
-	case *awsapi.UpdateItemInput:
-		in.ReturnConsumedCapacity = total
-		return in.TableName, in.Key
-	case *awsapi.DeleteItemInput:
-		in.ReturnConsumedCapacity = total
-		return in.TableName, in.Key
-	case *awsapi.GetItemInput:
-		in.ReturnConsumedCapacity = total
-		return in.TableName, in.Key
-	case *awsapi.QueryInput:
-		in.ReturnConsumedCapacity = total
-		return in.TableName, nil
-	}
-	return "", nil
-}
-
-// leanConsumed returns the units an awsapi DynamoDB output reports.
-func leanConsumed(result any) (rcu, wcu float64) {
-	var cc *awsapi.ConsumedCapacity
-	read := false
-	switch out := result.(type) {
-	case *awsapi.PutItemOutput:
-		cc = out.ConsumedCapacity
-	case *awsapi.UpdateItemOutput:
-		cc = out.ConsumedCapacity
-	case *awsapi.DeleteItemOutput:
-		cc = out.ConsumedCapacity
-	case *awsapi.GetItemOutput:
-		cc, read = out.ConsumedCapacity, true
-	case *awsapi.QueryOutput:
-		cc, read = out.ConsumedCapacity, true
-	}
-	if cc == nil {
-		return 0, 0
-	}
-	return units(cc.ReadCapacityUnits, cc.WriteCapacityUnits, cc.CapacityUnits, read)
 }
 
 // attemptsKey carries a call's attempt counter down the middleware stack.
@@ -327,29 +254,17 @@ func itemKind(params any, table string, businessTables []string) string {
 	default:
 		return ""
 	}
-	ak := awsapi.Item{}
-	if sk, ok := key["sk"].(*types.AttributeValueMemberS); ok {
-		ak["sk"] = awsapi.S(sk.Value)
-	}
-	return kindOf(table, ak, businessTables)
-}
-
-// kindOf names the item of table with key (see Call.Item).
-func kindOf(table string, key awsapi.Item, businessTables []string) string {
-	if key == nil {
-		return ""
-	}
 	for _, b := range businessTables {
 		if table == b {
 			return "shop"
 		}
 	}
-	sk, ok := key["sk"].String()
+	sk, ok := key["sk"].(*types.AttributeValueMemberS)
 	switch {
 	case !ok:
 		return ""
-	case sk == "event" || sk == "payload":
-		return sk
+	case sk.Value == "event" || sk.Value == "payload":
+		return sk.Value
 	}
 	return "ledger"
 }

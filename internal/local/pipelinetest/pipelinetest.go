@@ -29,6 +29,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
@@ -134,10 +135,10 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 
 	p.Receive = p.Build(t, "ReceiverFunction", nil).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
 	p.Process = p.Build(t, "ProcessorFunction", opts.ProcessorEnv).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
-	p.Inbox = inbox.NewDynamoDB(emu.LeanDynamoDB(), st.Tables["InboxTable"])
+	p.Inbox = inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
 	p.Shop = shop.New(shop.Config{Table: shopTable, MailFrom: "shop@example.com"}, p.DynamoDB, nil, nil)
-	p.Events = queue.New(emu.LeanSQS(), st.Queues["EventsQueue"].URL)
-	p.DLQ = queue.New(emu.LeanSQS(), st.Queues["EventsDLQ"].URL)
+	p.Events = queue.New(emu.SQS(), st.Queues["EventsQueue"].URL)
+	p.DLQ = queue.New(emu.SQS(), st.Queues["EventsDLQ"].URL)
 	sourceCfg := emu.AWSConfig()
 	po.Config(&sourceCfg)
 	p.Source = &lambdalocal.SQSSource{
@@ -162,7 +163,7 @@ func (p *Pipeline) Send(t testing.TB, req events.APIGatewayV2HTTPRequest) events
 // url for service, an SDK service ID such as "Secrets Manager" (moto), as
 // AWS_ENDPOINT_URL_<SERVICE> does.
 func (p *Pipeline) SetEndpoint(service, url string) {
-	p.env[lambdafn.EndpointVariable(service)] = url
+	p.env[devstack.EndpointVariable(service)] = url
 }
 
 // Build builds the template function logicalID in process, as its Lambda

@@ -59,7 +59,7 @@ const (
 
 	// Reconciler.
 	StuckClaims     = "StuckClaims"     // claims stuck in RECEIVED or FAILED, plus overdue leases, per run
-	Reconciled      = "Reconciled"      // stuck claims re-enqueued
+	Reconciled      = "Reconciled"      // stuck claims re-enqueued; by provider, the claims the reconciler made from its API
 	OverdueLeases   = "OverdueLeases"   // PROCESSING long after the lease ended
 	Missed          = "Missed"          // provider events that never arrived as webhooks, claimed now
 	Skipped         = "Skipped"         // provider events given up on after failing in MaxTries runs, recorded
@@ -85,12 +85,19 @@ const (
 	DimEffect    = "Effect"
 )
 
+// OtherEventType is the EventType dimension of every event whose type a
+// Recorder made with WithEventTypes does not name.
+const OtherEventType = "other"
+
 // Dims are the dimension values of one line; an empty field is no
 // dimension. Every line publishes its metrics without dimensions (what the
 // alarms watch), by Reason alone and by Effect alone when set, and by all
 // the set fields together (Provider, EventType, Reason, Effect in that
 // order). Values come from verified events or from fixed sets, never from
 // an unverified request: every value is a custom metric that costs money.
+// A verified event's type is not enough where the signature does not
+// cover it (GitHub's and Shopify's are headers): a function bounds its
+// EventType values with WithEventTypes.
 type Dims struct {
 	Provider  string
 	EventType string
@@ -124,16 +131,34 @@ const MaxDimLen = 128
 
 // Recorder writes EMF lines.
 type Recorder struct {
-	w         io.Writer
-	namespace string
-	now       func() time.Time
-	mu        sync.Mutex
+	w          io.Writer
+	namespace  string
+	now        func() time.Time
+	eventTypes func(provider, eventType string) bool // nil: every type
+	mu         sync.Mutex
 }
 
 // New returns a Recorder that writes lines to w under the CloudWatch
 // namespace.
 func New(w io.Writer, namespace string) *Recorder {
 	return &Recorder{w: w, namespace: namespace, now: time.Now}
+}
+
+// WithEventTypes returns r with its EventType dimension bounded: a type
+// for which known(provider, type) is false is written as OtherEventType,
+// so a type the sender chose cannot mint a new metric. Call it before r
+// is used.
+func (r *Recorder) WithEventTypes(known func(provider, eventType string) bool) *Recorder {
+	r.eventTypes = known
+	return r
+}
+
+// bound returns d with its EventType within the set r publishes.
+func (r *Recorder) bound(d Dims) Dims {
+	if d.EventType != "" && r.eventTypes != nil && !r.eventTypes(d.Provider, d.EventType) {
+		d.EventType = OtherEventType
+	}
+	return d
 }
 
 // Emit writes one line carrying ms under the dimensions d. Metrics whose
@@ -143,6 +168,7 @@ func (r *Recorder) Emit(d Dims, ms ...Metric) {
 	if r == nil || len(ms) == 0 {
 		return
 	}
+	d = r.bound(d)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.write(d, ms, nil)
@@ -252,6 +278,7 @@ func (r *Recorder) EmitContext(ctx context.Context, d Dims, ms ...Metric) {
 		r.Emit(d, ms...)
 		return
 	}
+	d = r.bound(d)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i := range b.entries {

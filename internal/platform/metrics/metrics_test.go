@@ -219,3 +219,31 @@ func TestBatchWritesOneLinePerDimensions(t *testing.T) {
 		t.Errorf("an emptied batch and a context without one wrote:\n%s", buf.String())
 	}
 }
+
+// TestWithEventTypesBoundsTheDimension: a recorder told which types to name
+// writes every other type as OtherEventType, through Emit and through a
+// batch, so a type chosen by a sender mints no metric.
+func TestWithEventTypesBoundsTheDimension(t *testing.T) {
+	var buf bytes.Buffer
+	known := func(provider, typ string) bool { return provider == "stripe" && typ == "checkout.session.completed" }
+	r := metrics.WithClock(metrics.New(&buf, "hookinbox/shop-prod"), func() time.Time { return at }).WithEventTypes(known)
+	r.Emit(metrics.Dims{Provider: "stripe", EventType: "checkout.session.completed"}, metrics.Counted(metrics.Processed, 1))
+	r.Emit(metrics.Dims{Provider: "github", EventType: "made-up-1"}, metrics.Counted(metrics.Ignored, 1))
+	ctx, b := metrics.WithBatch(context.Background())
+	r.EmitContext(ctx, metrics.Dims{Provider: "github", EventType: "made-up-2"}, metrics.Counted(metrics.Received, 1))
+	r.EmitContext(ctx, metrics.Dims{Provider: "github", EventType: "made-up-3"}, metrics.Counted(metrics.Received, 1))
+	r.Emit(metrics.Dims{Provider: "github"}, metrics.Counted(metrics.Busy, 1)) // no type: no EventType dimension
+	r.Flush(b)
+	var got []string
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		l, err := emf.Parse([]byte(line))
+		if err != nil {
+			t.Fatalf("%v in %s", err, line)
+		}
+		got = append(got, l.Dims[metrics.DimProvider]+" "+l.Dims[metrics.DimEventType])
+	}
+	want := []string{"stripe checkout.session.completed", "github other", "github ", "github other"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("provider and event type of each line (-want +got):\n%s", diff)
+	}
+}

@@ -9,20 +9,21 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 )
 
 // secretsAPI lists the Secrets Manager call this package makes
-// (awsapi.SecretsManager: the receiver links no aws-sdk-go-v2 service
-// package).
+// (*secretsmanager.Client).
 type secretsAPI interface {
-	GetSecretValue(context.Context, *awsapi.GetSecretValueInput) (*awsapi.GetSecretValueOutput, error)
+	GetSecretValue(context.Context, *secretsmanager.GetSecretValueInput, ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
 }
 
 // List returns the comma-separated values of the secret named by arn.
 func List(ctx context.Context, client secretsAPI, arn string) ([]string, error) {
-	out, err := client.GetSecretValue(ctx, &awsapi.GetSecretValueInput{SecretId: arn})
+	out, err := client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
 	if err != nil {
 		return nil, fmt.Errorf("get secret %s: %w", arn, err)
 	}

@@ -7,18 +7,17 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/hookinbox/hookinbox/internal/platform/awsapi"
 )
 
 // secretValueFn is a Secrets Manager whose GetSecretValue answers what the
 // function returns for the secret's id.
 type secretValueFn func(id string) (*string, error)
 
-func (f secretValueFn) GetSecretValue(_ context.Context, in *awsapi.GetSecretValueInput) (*awsapi.GetSecretValueOutput, error) {
-	v, err := f(in.SecretId)
-	return &awsapi.GetSecretValueOutput{SecretString: v}, err
+func (f secretValueFn) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	v, err := f(aws.ToString(in.SecretId))
+	return &secretsmanager.GetSecretValueOutput{SecretString: v}, err
 }
 
 func TestList(t *testing.T) {
