@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -144,12 +145,22 @@ func (b *batchLogger) outcome(ctx context.Context, m events.SQSMessage, retry bo
 		return "handled"
 	}
 	it, err := b.status(ctx, env.Key)
-	switch {
-	case err != nil:
+	if err != nil {
 		if retry {
 			return "to retry"
 		}
 		return "handled (" + err.Error() + ")"
+	}
+	if stripeapi.IsThin(it.Payload) {
+		// A thin event: what ran is what the processor fetched.
+		return itemOutcome(it, retry) + " (thin: fetched its v2 event and object from Stripe)"
+	}
+	return itemOutcome(it, retry)
+}
+
+// itemOutcome says what the inbox item it records after a batch.
+func itemOutcome(it inbox.Item, retry bool) string {
+	switch {
 	case it.Status == inbox.Done:
 		return "done"
 	case it.Status == inbox.Ignored:

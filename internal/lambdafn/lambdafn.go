@@ -3,9 +3,9 @@
 // from its Lambda environment.
 //
 // Each function's builder lives in its own package beside this one
-// (receiverfn, processorfn, replayfn, reconcilerfn), so each bootstrap
+// (receiverfn, processorfn, replayfn, reconcilerfn, stripebridgefn), so each bootstrap
 // links only what its function uses; catalog maps the template's logical
-// IDs to all four for `hookinbox dev` and the tests, which run the same
+// IDs to all of them for `hookinbox dev` and the tests, which run the same
 // builders in-process: the same handler code runs in Lambda, in the local
 // stack and in tests. This package links no handler and no service client.
 //

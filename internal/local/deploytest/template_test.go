@@ -197,13 +197,14 @@ func deployments(t *testing.T, tpl *samtemplate.Template) map[string]samtemplate
 		"shop-prod": deployment(t, tpl, samtemplate.Context{
 			StackName: "shop-prod", Region: "eu-west-1", AccountID: "210987654321",
 			Params: map[string]string{
-				"StripeWebhookSecretArn": secretARN,
-				"StripeTolerance":        "120s",
-				"MaxBodyBytes":           "65536",
-				"SecretMaxAge":           "2m",
-				"StripeApiKeyArn":        apiKeyARN,
-				"MailFrom":               "orders@shop.example.org",
-				"MailFromIdentity":       "shop.example.org",
+				"StripeWebhookSecretArn":  secretARN,
+				"StripeTolerance":         "120s",
+				"MaxBodyBytes":            "65536",
+				"SecretMaxAge":            "2m",
+				"StripeApiKeyArn":         apiKeyARN,
+				"MailFrom":                "orders@shop.example.org",
+				"MailFromIdentity":        "shop.example.org",
+				"StripeEventBridgeSource": "aws.partner/stripe.com/ed_61ShopProd0EventBridge",
 			},
 		}),
 	}
