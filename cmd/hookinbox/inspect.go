@@ -93,7 +93,7 @@ Examples:
 	if err != nil {
 		return usagef("%v", err)
 	}
-	t, err := sf.resolve(ctx, "inspect", stderr, readsOnly)
+	t, err := sf.resolve(ctx, "inspect", stderr, readsOnly, false)
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ Examples:
 	if *dryRun {
 		allowed = readsAndPeeks
 	}
-	t, err := sf.resolve(ctx, "replay", stderr, allowed)
+	t, err := sf.resolve(ctx, "replay", stderr, allowed, true)
 	if err != nil {
 		return err
 	}

@@ -270,6 +270,11 @@ func TestOperatingADeployedStack(t *testing.T) {
 		got.Item.Status != inbox.Dead || len(got.Effects) != 1 || payload.String() != string(ev.Raw) {
 		t.Errorf("inspect --json: %+v (%v)", got, err)
 	}
+	// With the table named, inspect needs nothing from CloudFormation.
+	var errOut2 bytes.Buffer
+	if err := cmdInspect(ctx, append([]string{string(it.Key), "--table", table, "--stack", "no-such-stack"}, noLocal...), io.Discard, &errOut2); err != nil {
+		t.Errorf("inspect --table: %v\n%s", err, errOut2.String())
+	}
 	unchanged("inspect")
 
 	out, _ = run(cmdStatus, "--json")

@@ -150,7 +150,7 @@ Examples:
 	if *since <= 0 || *stuckAfter <= 0 {
 		return usagef("--since and --stuck-after must be positive")
 	}
-	t, err := sf.resolve(ctx, "status", stderr, readsOnly)
+	t, err := sf.resolve(ctx, "status", stderr, readsOnly, true)
 	if err != nil {
 		return err
 	}

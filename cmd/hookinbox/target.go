@@ -53,7 +53,7 @@ to that deployed stack, with the configuration the AWS CLI uses
 emulator instead), and finds its table and queues in the stack's outputs
 (InboxTableName, EventsQueueUrl, EventsDLQUrl; it needs
 cloudformation:DescribeStacks) unless --table, --queue-url and --dlq-url
-name them all.`
+name them.`
 
 // target is the stack a command talks to.
 type target struct {
@@ -81,11 +81,11 @@ func (f *stackFlags) explicit() bool {
 	return false
 }
 
-// resolve finds the stack the flags choose. Every client built from the
-// target's configuration refuses, before sending it, an operation allowed
-// does not accept (nil accepts every one); the CloudFormation look-up is
-// one read.
-func (f *stackFlags) resolve(ctx context.Context, command string, stderr io.Writer, allowed func(operation string) bool) (*target, error) {
+// resolve finds the stack the flags choose: its inbox table and, when
+// queues is set, its two queues. Every client built from the target's
+// configuration refuses, before sending it, an operation allowed does not
+// accept (nil accepts every one); the CloudFormation look-up is one read.
+func (f *stackFlags) resolve(ctx context.Context, command string, stderr io.Writer, allowed func(operation string) bool, queues bool) (*target, error) {
 	if !f.explicit() {
 		st, err := loadState(f.stateFile)
 		if err != nil {
@@ -104,14 +104,17 @@ func (f *stackFlags) resolve(ctx context.Context, command string, stderr io.Writ
 			t.args += " --" + fl.name + " " + fl.value
 		}
 	}
-	if t.table == "" || t.queueURL == "" || t.dlqURL == "" {
+	if t.table == "" || queues && (t.queueURL == "" || t.dlqURL == "") {
 		out, err := stackOutputs(ctx, cloudformation.NewFromConfig(cfg), f.stack)
 		if err != nil {
 			return nil, fmt.Errorf("%w\n(pass --stack with the stack name sam deploy was given, or name the resources with --table, --queue-url and --dlq-url)", err)
 		}
 		t.table, t.queueURL, t.dlqURL = orDefault(t.table, out[outputInboxTable]), orDefault(t.queueURL, out[outputEventsQueue]), orDefault(t.dlqURL, out[outputDLQ])
-		for _, o := range []struct{ key, value string }{{outputInboxTable, t.table}, {outputEventsQueue, t.queueURL}, {outputDLQ, t.dlqURL}} {
-			if o.value == "" {
+		for _, o := range []struct {
+			key, value string
+			needed     bool
+		}{{outputInboxTable, t.table, true}, {outputEventsQueue, t.queueURL, queues}, {outputDLQ, t.dlqURL, queues}} {
+			if o.needed && o.value == "" {
 				return nil, fmt.Errorf("stack %s has no output %s: is it a hookinbox stack, deployed from this version's template.yaml?", f.stack, o.key)
 			}
 		}
