@@ -54,8 +54,9 @@
 // panic in the business code fails that event alone, with the panic text.
 //
 // An unfinished event whose payload is missing is fetched from its
-// provider's API (Config.Fetchers) and stored back before it is run. An
-// id-only notification (GoPay, Config.FetchAlways) is always fetched.
+// provider's API (Config.Fetchers) and stored back before it is run. A
+// notification that only points at the event (GoPay's id, a Stripe thin
+// event: Config.FetchWhen) is fetched on every attempt.
 //
 // One bad message never fails the batch (partial batch responses). A
 // Handler is safe for concurrent use.
@@ -138,14 +139,15 @@ type Config struct {
 	Concurrency int
 	// Fetchers fetch an event's payload from its provider's API, by
 	// provider name, for an unfinished event whose stored payload is
-	// missing. A provider without one makes such an event FAILED (and
-	// parked at the last receive).
+	// missing or is only a pointer (FetchWhen). A provider without one
+	// makes such an event FAILED (and parked at the last receive).
 	Fetchers map[string]Fetcher
-	// FetchAlways names the providers that notify with an id only (GoPay):
-	// their events are always fetched with Fetchers, fresh on every
-	// attempt, and the stored notification is never read as content.
-	FetchAlways map[string]bool
-	Now         func() time.Time
+	// FetchWhen recognises, by provider, a stored notification that only
+	// points at the event: every GoPay notification (an id; Always), a
+	// Stripe thin event. Such an event is fetched with Fetchers, fresh on
+	// every attempt, and the notification is never read as content.
+	FetchWhen map[string]func(stored []byte) bool
+	Now       func() time.Time
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
@@ -153,10 +155,18 @@ type Config struct {
 	Metrics *metrics.Recorder
 }
 
-// Fetcher returns the raw event eventID as its provider's API serves it
-// (Stripe: GET /v1/events/{id}). An event the provider does not know comes
-// back as a permanent error (webhook.Permanent).
-type Fetcher func(ctx context.Context, eventID string) ([]byte, error)
+// Fetcher returns the raw event eventID as its provider's API serves it,
+// given the notification stored for it (nil when none is: a lost payload,
+// which Stripe's fetcher gets with GET /v1/events/{id}). For a
+// notification FetchWhen recognises it returns what the business reads:
+// GoPay's payment, or a Stripe thin event's snapshot-shaped view. An
+// event the provider does not know comes back as a permanent error
+// (webhook.Permanent) or, where the provider says so, webhook.ErrNoHandler.
+type Fetcher func(ctx context.Context, eventID string, stored []byte) ([]byte, error)
+
+// Always is the FetchWhen of a provider whose every notification is only
+// a pointer (GoPay).
+func Always([]byte) bool { return true }
 
 func (c Config) withDefaults() Config {
 	if c.LeaseFor <= 0 {
@@ -527,36 +537,39 @@ func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger
 
 // payload returns the event's stored payload (the one the leased item
 // carries inline, or its payload item's) or, when none is stored, the one
-// its provider's API serves, which it stores for the next attempt. An
-// id-only provider's event (Config.FetchAlways) is always fetched: its
-// state is what the API says now.
+// its provider's API serves, which it stores for the next attempt. A
+// stored notification that only points at the event (Config.FetchWhen) is
+// fetched, fresh on every attempt: its state is what the API says now.
 func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) ([]byte, error) {
-	if h.cfg.FetchAlways[key.Provider()] {
-		fetch, ok := h.cfg.Fetchers[key.Provider()]
-		if !ok {
-			return nil, webhook.Permanent(fmt.Errorf("%s notifies with an id only and has no API fetch", key.Provider()))
+	stored := it.Payload // inline: no read
+	if stored == nil {
+		raw, err := h.store.Payload(ctx, key)
+		switch {
+		case err == nil:
+			stored = raw
+		case !errors.Is(err, inbox.ErrNotFound):
+			return nil, fmt.Errorf("load payload: %w", err) // transient
 		}
-		raw, err := fetch(ctx, key.EventID())
+	}
+	fetch, canFetch := h.cfg.Fetchers[key.Provider()]
+	if pointer := h.cfg.FetchWhen[key.Provider()]; pointer != nil && pointer(stored) {
+		if !canFetch {
+			return nil, webhook.Permanent(fmt.Errorf("%s notifies with a pointer and has no API fetch", key.Provider()))
+		}
+		raw, err := fetch(ctx, key.EventID(), stored)
 		if err != nil {
 			return nil, fmt.Errorf("fetch %s from the provider's API: %w", key, err)
 		}
+		log.Info("fetched the event the notification points at from the provider's API")
 		return raw, nil
 	}
-	if it.Payload != nil {
-		return it.Payload, nil // inline: no read
+	if stored != nil {
+		return stored, nil
 	}
-	raw, err := h.store.Payload(ctx, key)
-	if err == nil {
-		return raw, nil
+	if !canFetch {
+		return nil, fmt.Errorf("load payload: none stored and no API fetch for provider %q: %w", key.Provider(), inbox.ErrNotFound)
 	}
-	if !errors.Is(err, inbox.ErrNotFound) {
-		return nil, fmt.Errorf("load payload: %w", err) // transient
-	}
-	fetch, ok := h.cfg.Fetchers[key.Provider()]
-	if !ok {
-		return nil, fmt.Errorf("load payload: none stored and no API fetch for provider %q: %w", key.Provider(), err)
-	}
-	raw, err = fetch(ctx, key.EventID())
+	raw, err := fetch(ctx, key.EventID(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("no payload stored; fetch %s from the provider's API: %w", key, err)
 	}
