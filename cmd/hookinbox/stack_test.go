@@ -63,8 +63,8 @@ func closedAddr(t *testing.T) string {
 }
 
 // deployableSubset returns the part of template.yaml moto's CloudFormation
-// can create: its DynamoDB tables and SQS queues, and the outputs that
-// name them. (moto knows neither SAM's transform nor alarms on metrics:
+// can create: its DynamoDB tables and SQS queues that no condition turns
+// off, and the outputs that name them. (moto knows neither SAM's transform nor alarms on metrics:
 // the functions, API, alarms and dashboard are left out, and no command
 // here reads them.)
 func deployableSubset(t *testing.T) []byte {
@@ -94,7 +94,11 @@ func deployableSubset(t *testing.T) []byte {
 	resources, outputs := &yaml.Node{Kind: yaml.MappingNode}, &yaml.Node{Kind: yaml.MappingNode}
 	res := field(root, "Resources")
 	for i := 0; i+1 < len(res.Content); i += 2 {
-		if typ := field(res.Content[i+1], "Type"); typ != nil && (typ.Value == "AWS::DynamoDB::Table" || typ.Value == "AWS::SQS::Queue") {
+		r := res.Content[i+1]
+		typ := field(r, "Type")
+		// A resource under a condition (a feature a parameter turns on)
+		// is left out with the parameters the condition reads.
+		if typ != nil && (typ.Value == "AWS::DynamoDB::Table" || typ.Value == "AWS::SQS::Queue") && field(r, "Condition") == nil {
 			add(resources, res.Content[i].Value, res.Content[i+1])
 			kept[res.Content[i].Value] = true
 		}
