@@ -68,8 +68,8 @@ type target struct {
 	args string
 }
 
-// explicit reports whether the flags ask for a deployed stack.
-func (f *stackFlags) explicit() bool {
+// deployed reports whether the flags ask for a deployed stack.
+func (f *stackFlags) deployed() bool {
 	if f.useAWS {
 		return true
 	}
@@ -86,7 +86,7 @@ func (f *stackFlags) explicit() bool {
 // configuration refuses, before sending it, an operation allowed does not
 // accept (nil accepts every one); the CloudFormation look-up is one read.
 func (f *stackFlags) resolve(ctx context.Context, command string, stderr io.Writer, allowed func(operation string) bool, queues bool) (*target, error) {
-	if !f.explicit() {
+	if !f.deployed() {
 		st, err := loadState(f.stateFile)
 		if err != nil {
 			return nil, fmt.Errorf("%w; or pass --stack NAME to talk to a deployed stack", err)
