@@ -24,6 +24,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
+	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 // Local defaults. The secrets are not secrets: they only ever sign and
@@ -129,6 +130,9 @@ type devStack struct {
 	// stripe is the Stripe API stand-in; every Stripe webhook POSTed is
 	// applied to it first (see serveLogged).
 	stripe atomic.Pointer[standin.Stripe]
+	// verifiers read the events of each delivery for the log line, by
+	// provider (see deliveryVerifiers); set before the stack is ready.
+	verifiers map[string]verify.Verifier
 
 	cleanups []func()
 }
@@ -350,6 +354,11 @@ func (d *devStack) wire(ctx context.Context, st *pipeline.Stack, fns []pipeline.
 			switch t.Kind {
 			case pipeline.TriggerHTTP:
 				api.Routes = append(api.Routes, lambdalocal.Route{Method: t.Method, Path: t.Path, Function: fn})
+				if strings.HasPrefix(t.Path, webhookPath) && d.verifiers == nil {
+					if env, err := st.Env(spec.LogicalID, nil); err == nil {
+						d.verifiers = deliveryVerifiers(env)
+					}
+				}
 			case pipeline.TriggerSQS:
 				src := &lambdalocal.SQSSource{
 					Client: sqsClient, QueueURL: t.Queue.URL, QueueARN: t.Queue.ARN, Region: devstack.Region,

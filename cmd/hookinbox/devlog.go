@@ -15,6 +15,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -36,11 +38,6 @@ func (d *devStack) serveLogged(h http.Handler, w http.ResponseWriter, r *http.Re
 	rec := &recorder{ResponseWriter: w}
 	h.ServeHTTP(rec, r)
 
-	var ev struct {
-		ID   string `json:"id"`
-		Type string `json:"type"`
-	}
-	_ = json.Unmarshal(body, &ev)
 	var answer struct {
 		Status  string `json:"status"`
 		Error   string `json:"error"`
@@ -49,10 +46,58 @@ func (d *devStack) serveLogged(h http.Handler, w http.ResponseWriter, r *http.Re
 	_ = json.Unmarshal(rec.body.Bytes(), &answer)
 	what := strings.TrimSpace(answer.Status + answer.Error + answer.Message)
 	about := ""
-	if ev.ID != "" {
-		about = fmt.Sprintf(" %s (%s)", ev.ID, ev.Type)
+	for _, ev := range d.deliveryEvents(r, body) {
+		about += fmt.Sprintf(" %s (%s)", ev.Key(), ev.Type)
 	}
 	d.logf("%s %s → %d %s%s %s", r.Method, r.URL.Path, rec.status(), what, about, time.Since(begin).Round(time.Millisecond))
+}
+
+// webhookPath is where the HTTP API takes deliveries: webhookPath+provider.
+const webhookPath = "/webhooks/"
+
+// deliveryVerifiers builds, from a receiver function's environment, the
+// verifier of every provider it enables with inline secrets (the local
+// stack's), as the receiver does: the dev log names the events a delivery
+// carries only once they verify, so a forged body's claims never reach it.
+func deliveryVerifiers(env map[string]string) map[string]verify.Verifier {
+	opts := verify.Options{}
+	if d, err := time.ParseDuration(env["STRIPE_TOLERANCE"]); err == nil {
+		opts.StripeTolerance = d
+	}
+	out := map[string]verify.Verifier{}
+	for _, spec := range verify.Specs {
+		secrets := envconfig.Split(env[spec.SecretEnv])
+		if !spec.Unsigned && len(secrets) == 0 {
+			continue
+		}
+		if v, err := spec.New(secrets, opts); err == nil {
+			out[spec.Name] = v
+		}
+	}
+	return out
+}
+
+// deliveryEvents returns the events of a webhook delivery as its
+// provider's verifier reads them, or none when the request is no delivery
+// or does not verify.
+func (d *devStack) deliveryEvents(r *http.Request, body []byte) []webhook.Event {
+	provider, ok := strings.CutPrefix(r.URL.Path, webhookPath)
+	v := d.verifiers[provider]
+	if !ok || v == nil {
+		return nil
+	}
+	req := webhook.Request{Method: r.Method, Header: map[string]string{}, Query: map[string]string{}, Body: body}
+	for k, vs := range r.Header {
+		req.Header[strings.ToLower(k)] = strings.Join(vs, ",")
+	}
+	for k, vs := range r.URL.Query() {
+		req.Query[k] = strings.Join(vs, ",")
+	}
+	evs, err := v.Verify(r.Context(), req)
+	if err != nil {
+		return nil
+	}
+	return evs
 }
 
 // recorder keeps the status and the start of the body of a response.

@@ -122,9 +122,16 @@ func TestEndToEnd(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	// The dev log names the outcome with the key.
-	if logLine := "stripe#" + id + " done"; !waitFor(ctx, func() bool { return strings.Contains(logs.String(), logLine) }) {
-		t.Errorf("the dev log has no %q line", logLine)
+	// The dev log names each delivery's event and the receiver's answer,
+	// and the outcome with the key.
+	for _, logLine := range []string{
+		"POST /webhooks/stripe → 200 accepted stripe#" + id + " (checkout.session.completed)",
+		"POST /webhooks/stripe → 200 duplicate stripe#" + id + " (checkout.session.completed)",
+		"stripe#" + id + " done",
+	} {
+		if !waitFor(ctx, func() bool { return strings.Contains(logs.String(), logLine) }) {
+			t.Errorf("the dev log has no %q line", logLine)
+		}
 	}
 	if len(state.Entitlements) != 1 || len(state.Emails) != 1 || len(state.Invoices) != 1 {
 		t.Errorf("shop state: %d entitlements, %d emails, %d invoices; want 1 of each\n%+v",

@@ -66,20 +66,23 @@ func viewOf(it inbox.Item) itemView {
 }
 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("inspect", "<provider>#<event id> [--json] [--payload]", `
+	fs := newFlagSet("inspect", "<provider>#<event id> [--json] [--payload] [--stack NAME]", `
 Prints one event's inbox item (status, attempts, lease, outcome) and its
 effect ledger (every effect that finished, with its idempotency key and
-result) from the running local stack, and any open intent: an at-most-once
-effect (the welcome email) that an attempt started and no attempt
-recorded, so it may have run; the event is parked until a person resolves
-it, and inspect prints the two commands that do (docs/operations.md, "The
-DLQ alarm fired"). A bare evt_ ID means stripe#evt_...
+the result it recorded), and any open intent: an at-most-once effect (the
+welcome email) that an attempt started and no attempt recorded, so it may
+have run; the event is parked until a person resolves it, and inspect
+prints the two commands that do (docs/operations.md, "The DLQ alarm
+fired"). A bare evt_ ID means stripe#evt_... It only reads: any request
+that would change the stack is refused before it is sent.
+`+stackHelp+`
 
-Example:
-  hookinbox inspect 'stripe#evt_1OEa2nLkdIwHu7ixQnXZgA6E'`)
+Examples:
+  hookinbox inspect 'stripe#evt_1OEa2nLkdIwHu7ixQnXZgA6E'
+  hookinbox inspect 'shopify#b54557e4-bdd9-4b37-8a5f-bf7d70bcd043' --stack shop-prod`)
 	asJSON := fs.Bool("json", false, "print JSON only (item, effects and payload)")
 	withPayload := fs.Bool("payload", false, "print the stored raw payload too")
-	stateFile := fs.String("state-file", defaultStateFile(), "state file of the running stack")
+	sf := addStackFlags(fs)
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
@@ -87,31 +90,17 @@ Example:
 	if len(rest) != 1 {
 		return usagef("want one event key, like stripe#evt_123")
 	}
-	arg := rest[0]
-	if !strings.Contains(arg, "#") {
-		arg = "stripe#" + arg
-	}
-	key, err := webhook.ParseKey(arg)
+	key, err := webhook.ParseKey(normalizeKey(rest[0]))
 	if err != nil {
 		return usagef("%v", err)
 	}
-	st, err := loadState(*stateFile)
+	t, err := sf.resolve(ctx, "inspect", stderr, readsOnly, false)
 	if err != nil {
 		return err
 	}
-	table, err := st.table("InboxTable")
-	if err != nil {
-		return err
-	}
-	db, err := st.dynamoDB()
-	if err != nil {
-		return err
-	}
-	cfg, err := st.awsConfig()
-	if err != nil {
-		return err
-	}
-	store := inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), table)
+	table := t.table
+	db := dynamodb.NewFromConfig(t.cfg)
+	store := inbox.NewDynamoDB(db, table)
 	it, err := store.Get(ctx, key)
 	if errors.Is(err, inbox.ErrNotFound) {
 		return fmt.Errorf("%s is not in the inbox (table %s): was it sent to this stack? `hookinbox send` prints the keys it sends", key, table)
@@ -146,7 +135,7 @@ Example:
 		return enc.Encode(out)
 	}
 	printInspection(stdout, it, recs)
-	printOpenIntents(stdout, table, open)
+	printOpenIntents(stdout, table, open, t.args)
 	if *withPayload {
 		fmt.Fprintf(stdout, "\nPayload (%d bytes):\n%s\n", len(payload), strings.TrimSpace(string(payload)))
 	}
@@ -199,8 +188,9 @@ func printInspection(w io.Writer, it inbox.Item, recs []effects.Record) {
 }
 
 // printOpenIntents prints the open intents of an event and, for each, the
-// two writes that resolve it (docs/operations.md, "The DLQ alarm fired").
-func printOpenIntents(w io.Writer, table string, open []effects.Intent) {
+// two writes that resolve it (docs/operations.md, "The DLQ alarm fired"),
+// then the replay, with stackArgs choosing the stack.
+func printOpenIntents(w io.Writer, table string, open []effects.Intent, stackArgs string) {
 	if len(open) == 0 {
 		return
 	}
@@ -219,5 +209,5 @@ func printOpenIntents(w io.Writer, table string, open []effects.Intent) {
 		fmt.Fprintf(w, "    it did not: release it (the replay runs it):\n")
 		fmt.Fprintf(w, "      aws dynamodb update-item --table-name %s --key '%s' --update-expression 'SET #s = :r' --expression-attribute-names '{\"#s\":\"state\"}' --expression-attribute-values '{\":r\":{\"S\":\"released\"}}'\n", table, ddbKey)
 	}
-	fmt.Fprintf(w, "    then replay it: hookinbox replay --key '%s'\n", open[0].Key)
+	fmt.Fprintf(w, "    then replay it: hookinbox replay --key '%s'%s\n", open[0].Key, stackArgs)
 }

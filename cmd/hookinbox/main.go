@@ -5,12 +5,13 @@
 //	hookinbox inspect stripe#evt_123                     an inbox item and its effect ledger
 //	hookinbox state                                      the example shop's state
 //	hookinbox replay ...                                 replay parked or finished events
-//	hookinbox status [--json] [--aws]                    queues, DLQ, stuck claims, reconciler, counts
+//	hookinbox status [--json] [--stack NAME]             queues, DLQ, stuck claims, reconciler, counts
 //	hookinbox reconcile [--json]                         run the reconciler once against the local stack
 //	hookinbox chaos --events events.jsonl                the duplicate-proof test
 //
 // `hookinbox dev` writes a state file with its endpoints and resource names,
-// so the other subcommands find the running stack without flags. Exit status
+// so the other subcommands find the running stack without flags; inspect,
+// replay and status take --stack NAME for a deployed stack. Exit status
 // is 2 for a usage error, 1 for any other failure.
 package main
 

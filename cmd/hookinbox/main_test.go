@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if err := devstack.StopShared(); err != nil {
 		code = 1
 	}
+	if err := devstack.StopSharedMoto(); err != nil {
+		code = 1
+	}
 	os.Exit(code)
 }
 

@@ -45,8 +45,9 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	path := localStateFile(t, emu, st)
 	var out, errOut bytes.Buffer
-	if err := cmdReplay(ctx, []string{"--all", "--dry-run", "--stack", st.Name}, &out, &errOut); err != nil {
+	if err := cmdReplay(ctx, []string{"--all", "--dry-run", "--state-file", path}, &out, &errOut); err != nil {
 		t.Fatalf("replay --all --dry-run: %v\n%s", err, errOut.String())
 	}
 	if !strings.Contains(out.String(), "would replay") || !strings.Contains(out.String(), "stripe#evt_cli") || !strings.Contains(out.String(), "unknown price") {
@@ -57,7 +58,7 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := cmdReplay(ctx, []string{"--all", "--json", "--stack", st.Name}, &out, &errOut); err != nil {
+	if err := cmdReplay(ctx, []string{"--all", "--json", "--state-file", path}, &out, &errOut); err != nil {
 		t.Fatalf("replay --all --json: %v\n%s", err, errOut.String())
 	}
 	var sum replay.Summary
@@ -71,7 +72,8 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 		t.Errorf("after the replay: status %s, want FAILED", got.Status)
 	}
 
-	// By bare event ID, with the queues given explicitly.
+	// By bare event ID, with the table and queues given explicitly (as
+	// for a stack CloudFormation does not know).
 	out.Reset()
 	err = cmdReplay(ctx, []string{"evt_cli", "--dry-run", "--table", st.Tables["InboxTable"],
 		"--queue-url", st.Queues["EventsQueue"].URL, "--dlq-url", st.Queues["EventsDLQ"].URL}, &out, &errOut)
@@ -86,13 +88,15 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 }
 
 // TestReplayPrefersTheRunningLocalStack checks that, with a local stack
-// running and no endpoint variables set, replay goes to the local stack
-// rather than to whatever AWS account the default profile names.
+// running and no --stack, replay goes to the local stack rather than to
+// whatever AWS account the default profile or the endpoint variables in
+// the shell name.
 func TestReplayPrefersTheRunningLocalStack(t *testing.T) {
 	emu := devstacktest.ForTest(t)
 	st := devstacktest.NewTestStack(t)
+	elsewhere := "http://" + closedAddr(t)
 	for _, k := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"} {
-		t.Setenv(k, "")
+		t.Setenv(k, elsewhere)
 	}
 	// Credentials that would fail against AWS: only the local stack answers.
 	t.Setenv("AWS_ACCESS_KEY_ID", "not-a-real-key")

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -118,20 +117,18 @@ func countNames() []string {
 var reconciledProviders = []string{"stripe"}
 
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("status", "[--json] [--aws] [--stack S] [--since D]", `
+	fs := newFlagSet("status", "[--json] [--stack NAME] [--since D]", `
 One screen for the operator: the events queue's depth (and on AWS the age
 of its oldest message), the DLQ's depth, the oldest unfinished event,
 claims stuck longer than --stuck-after and leases long overdue, the
 reconciler's checkpoint per provider and the events it found missed, and
 the last hour's counts by outcome (received, duplicates, verification
 failures, processed, failed, parked, ...). When the DLQ holds events it
-prints the commands that replay them.
-
-While a local stack (hookinbox dev) is running, and no AWS_ENDPOINT_URL*
-variable is set, it reads that stack; the counts come from the metric
-lines its functions write (the state file's metrics_file). Otherwise, or
-with --aws, it reads AWS with the default configuration: the table and
-queues of --stack, and the counts from CloudWatch (namespace
+prints the commands that replay them. It only reads: any request that
+would change the stack is refused before it is sent.
+`+stackHelp+`
+On a local stack the counts come from the metric lines its functions
+write (the state file's metrics_file); on AWS from CloudWatch (namespace
 hookinbox/<stack>; it needs cloudwatch:GetMetricData).
 
 With --json only JSON goes to stdout.
@@ -139,13 +136,11 @@ With --json only JSON goes to stdout.
 Examples:
   hookinbox status
   hookinbox status --json
-  hookinbox status --aws --stack shop-prod --since 24h`)
+  hookinbox status --stack shop-prod --since 24h`)
 	asJSON := fs.Bool("json", false, "print JSON only")
-	useAWS := fs.Bool("aws", false, "read AWS with the default configuration even while a local stack is running")
-	stack := fs.String("stack", "hookinbox", "the stack `name` the table, queues and metrics namespace are named after")
 	since := fs.Duration("since", time.Hour, "the window of the counts")
 	stuckAfter := fs.Duration("stuck-after", 15*time.Minute, "a claim unfinished with no message for this long is stuck (the reconciler's STUCK_AFTER)")
-	stateFile := fs.String("state-file", defaultStateFile(), "state file of the running local stack")
+	sf := addStackFlags(fs)
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
@@ -156,21 +151,18 @@ Examples:
 	if *since <= 0 || *stuckAfter <= 0 {
 		return usagef("--since and --stuck-after must be positive")
 	}
+	t, err := sf.resolve(ctx, "status", stderr, readsOnly, true)
+	if err != nil {
+		return err
+	}
 
-	r := &statusReport{Source: "aws", Stack: *stack, At: time.Now().UTC(), Window: since.String(), StuckAfter: stuckAfter.String()}
+	r := &statusReport{Source: "aws", Stack: t.stack, At: time.Now().UTC(), Window: since.String(), StuckAfter: stuckAfter.String()}
 	var (
-		cfg                   aws.Config
-		table, eventsQ, dlqQ  string
-		counts                func(ctx context.Context) (map[string]float64, error)
-		replayArgs, stackNote string
-		oldestAge             func(ctx context.Context) (*float64, error)
+		counts    func(ctx context.Context) (map[string]float64, error)
+		oldestAge func(ctx context.Context) (*float64, error)
 	)
-	if st, lerr := loadState(*stateFile); lerr == nil && !*useAWS && !endpointsInEnv() {
-		if cfg, err = st.awsConfig(); err != nil {
-			return err
-		}
-		r.Source, r.Stack = "local", st.StackName
-		table, eventsQ, dlqQ = st.Tables["InboxTable"], st.Queues["EventsQueue"].URL, st.Queues["EventsDLQ"].URL
+	if st := t.local; st != nil {
+		r.Source = "local"
 		if d, err := time.ParseDuration(st.functionEnv("ReconcilerFunction", "STUCK_AFTER")); err == nil && !flagSet(fs, "stuck-after") {
 			*stuckAfter, r.StuckAfter = d, d.String()
 		}
@@ -178,34 +170,18 @@ Examples:
 		counts = func(context.Context) (map[string]float64, error) {
 			return fileCounts(st.MetricsFile, r.At.Add(-*since))
 		}
-		if *stateFile != defaultStateFile() {
-			stackNote = " --state-file " + *stateFile
-		}
 	} else {
-		if cfg, err = config.LoadDefaultConfig(ctx); err != nil {
-			return fmt.Errorf("load the AWS configuration: %w", err)
-		}
-		sq := sqs.NewFromConfig(cfg)
-		table = *stack + "-inbox"
-		if eventsQ, err = queueURLOf(ctx, sq, *stack+"-events"); err != nil {
-			return err
-		}
-		if dlqQ, err = queueURLOf(ctx, sq, *stack+"-events-dlq"); err != nil {
-			return err
-		}
-		cw := cloudwatch.NewFromConfig(cfg)
-		ns := "hookinbox/" + *stack
+		cw := cloudwatch.NewFromConfig(t.cfg)
+		ns := "hookinbox/" + t.stack
 		r.CountsFrom = "CloudWatch namespace " + ns
 		counts = func(ctx context.Context) (map[string]float64, error) {
 			return cloudWatchCounts(ctx, cw, ns, r.At.Add(-*since), r.At)
 		}
-		oldestAge = func(ctx context.Context) (*float64, error) { return oldestMessageAge(ctx, cw, *stack+"-events", r.At) }
-		replayArgs = " --aws"
-		if *stack != "hookinbox" {
-			stackNote = " --stack " + *stack
+		oldestAge = func(ctx context.Context) (*float64, error) {
+			return oldestMessageAge(ctx, cw, queueName(t.queueURL), r.At)
 		}
 	}
-	r.collect(ctx, sqs.NewFromConfig(cfg), dynamodb.NewFromConfig(cfg), table, eventsQ, dlqQ, *stuckAfter, counts)
+	r.collect(ctx, sqs.NewFromConfig(t.cfg), dynamodb.NewFromConfig(t.cfg), t.table, t.queueURL, t.dlqURL, *stuckAfter, counts)
 	if oldestAge != nil {
 		if age, err := oldestAge(ctx); err != nil {
 			r.problem("age of the oldest message: %v", err)
@@ -215,8 +191,8 @@ Examples:
 	}
 	if r.DLQ.total() > 0 {
 		r.Replay = []string{
-			"hookinbox replay --all --dry-run" + replayArgs + stackNote,
-			"hookinbox replay --all" + replayArgs + stackNote,
+			"hookinbox replay --all --dry-run" + t.args,
+			"hookinbox replay --all" + t.args,
 		}
 	}
 	if *asJSON {
@@ -226,6 +202,11 @@ Examples:
 	}
 	r.print(stdout)
 	return nil
+}
+
+// queueName returns the name of the queue at url (its last path segment).
+func queueName(url string) string {
+	return url[strings.LastIndex(url, "/")+1:]
 }
 
 // flagSet reports whether the flag name was given on the command line.
@@ -297,7 +278,7 @@ func (r *statusReport) collect(ctx context.Context, sq *sqs.Client, db *dynamodb
 // queueDepth reads a queue's approximate message counts.
 func queueDepth(ctx context.Context, sq *sqs.Client, url string) (queueStatus, error) {
 	d, err := queue.New(sq, url).Depth(ctx)
-	return queueStatus{Name: url[strings.LastIndex(url, "/")+1:], Visible: d.Visible, InFlight: d.InFlight, Delayed: d.Delayed}, err
+	return queueStatus{Name: queueName(url), Visible: d.Visible, InFlight: d.InFlight, Delayed: d.Delayed}, err
 }
 
 // fileCounts sums the local stack's metric lines since the given time.

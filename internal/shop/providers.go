@@ -159,15 +159,15 @@ func (s *Shop) markOrder(ctx context.Context, ev webhook.Event, fx effects.Runne
 	if o.Status == OrderRefunded {
 		name = effectMarkRefunded
 	}
-	return fx.Do(ctx, name, func(ctx context.Context, _ string) error {
+	return effects.DoResult(ctx, fx, name, func(ctx context.Context, _ string) (string, error) {
 		item := map[string]types.AttributeValue{
 			"pk": str(pkOrder + o.Provider + "#" + o.Payment), "sk": str(skOrder),
 			"provider": str(o.Provider), "payment": str(o.Payment), "reference": str(o.Reference),
 			"status": str(o.Status), "currency": str(o.Currency),
 			"amount": &types.AttributeValueMemberN{Value: strconv.FormatInt(o.Amount, 10)},
 		}
-		_, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, item, effects.Version{At: orderRank[o.Status], EventID: string(ev.Key())})
-		return err
+		applied, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, item, effects.Version{At: orderRank[o.Status], EventID: string(ev.Key())})
+		return effects.NewerResult(applied), err
 	})
 }
 
@@ -224,13 +224,19 @@ func (s *Shop) shopifyOrder(ctx context.Context, ev webhook.Event, fx effects.Ru
 		skus = append(skus, sku)
 	}
 	sort.Strings(skus)
-	err := fx.Do(ctx, effectDecrementStock, func(ctx context.Context, _ string) error {
+	// The result is "applied" when this event wrote any SKU's delta (an
+	// earlier attempt may have written the others), "already done" when
+	// another event of the order had written them all.
+	err := effects.DoResult(ctx, fx, effectDecrementStock, func(ctx context.Context, _ string) (string, error) {
+		wrote := false
 		for _, sku := range skus {
-			if _, err := effects.AddDelta(ctx, s.db, s.cfg.Table, pkStock+sku, orderKey, -sold[sku]); err != nil {
-				return err
+			applied, err := effects.AddDelta(ctx, s.db, s.cfg.Table, pkStock+sku, orderKey, -sold[sku])
+			if err != nil {
+				return "", err
 			}
+			wrote = wrote || applied
 		}
-		return nil
+		return effects.OnceResult(wrote), nil
 	})
 	if err != nil || o.Customer == nil || o.Customer.ID.String() == "" {
 		return err // a guest order earns no points
@@ -239,9 +245,9 @@ func (s *Shop) shopifyOrder(ctx context.Context, ev webhook.Event, fx effects.Ru
 	if err != nil {
 		return webhook.Permanent(fmt.Errorf("%s %s: total_price: %w", ev.Type, ev.Key(), err))
 	}
-	return fx.Do(ctx, effectAccruePoints, func(ctx context.Context, _ string) error {
-		_, err := effects.AddDelta(ctx, s.db, s.cfg.Table, pkLoyalty+o.Customer.ID.String(), orderKey, points)
-		return err
+	return effects.DoResult(ctx, fx, effectAccruePoints, func(ctx context.Context, _ string) (string, error) {
+		applied, err := effects.AddDelta(ctx, s.db, s.cfg.Table, pkLoyalty+o.Customer.ID.String(), orderKey, points)
+		return effects.OnceResult(applied), err
 	})
 }
 

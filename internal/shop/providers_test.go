@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -137,6 +138,54 @@ func TestShopHandlesOnlyWhatItRoutes(t *testing.T) {
 	for _, pt := range [][2]string{{"stripe", "invoice.paid"}, {"adyen", "REPORT_AVAILABLE"}, {"github", "push"}, {"shopify", "made/up"}, {"github", "orders/paid"}} {
 		if s.Handles(pt[0], pt[1]) {
 			t.Errorf("Handles(%s, %s) = true", pt[0], pt[1])
+		}
+	}
+}
+
+// TestProviderEffectsRecordTheirResult: every effect of a Shopify, Adyen
+// and GoPay event records what its write did, as the Stripe effects do, so
+// the ledger (and `hookinbox inspect`) says whether the event changed the
+// order, the stock and the points or found them already written.
+func TestProviderEffectsRecordTheirResult(t *testing.T) {
+	h := newFakeHarness(t)
+	results := func(ev webhook.Event) map[string]string {
+		t.Helper()
+		handle(t, h, ev)
+		recs, err := h.ledger.Records(context.Background(), ev.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, r := range recs {
+			got[r.Effect] = r.Result
+		}
+		return got
+	}
+	adyen := func(id, code, psp, original string) webhook.Event {
+		return webhook.Event{Provider: "adyen", ID: id, Type: code,
+			Raw: []byte(`{"amount":{"currency":"EUR","value":2500},"eventCode":"` + code + `","merchantReference":"order-7731",` +
+				`"pspReference":"` + psp + `","originalReference":"` + original + `","success":"true"}`)}
+	}
+	tests := []struct {
+		name string
+		ev   webhook.Event
+		want map[string]string
+	}{
+		{"shopify paid order", webhook.Event{Provider: "shopify", ID: "e0a1f6b2-1001", Type: "orders/paid", Raw: shopifyOrderBody("paid")},
+			map[string]string{effectDecrementStock: effects.ResultApplied, effectAccruePoints: effects.ResultApplied}},
+		{"shopify the same order under another event", webhook.Event{Provider: "shopify", ID: "e0a1f6b2-1002", Type: "orders/updated", Raw: shopifyOrderBody("paid")},
+			map[string]string{effectDecrementStock: effects.ResultAlreadyDone, effectAccruePoints: effects.ResultAlreadyDone}},
+		{"adyen refund", adyen("8816178952380554-REFUND", "REFUND", "8816178952380554", "8816178952380553"),
+			map[string]string{effectMarkRefunded: effects.ResultApplied}},
+		{"adyen authorisation after its refund", adyen("8816178952380553-AUTHORISATION", "AUTHORISATION", "8816178952380553", ""),
+			map[string]string{effectMarkPaid: effects.ResultSkippedOlder}},
+		{"gopay paid", webhook.Event{Provider: "gopay", ID: "3000006529", Type: "notification", IDOnly: true,
+			Raw: []byte(`{"id":3000006529,"state":"PAID","amount":1000,"currency":"CZK","order_number":"001"}`)},
+			map[string]string{effectMarkPaid: effects.ResultApplied}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, results(tt.ev)); diff != "" {
+			t.Errorf("%s: effect results (-want +got):\n%s", tt.name, diff)
 		}
 	}
 }
