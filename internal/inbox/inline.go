@@ -55,9 +55,8 @@ func inlineUnits(key webhook.Key, n int) int {
 
 // inlineMaxRatio bounds the work spent on payloads that cannot fit: a
 // payload is compressed only if it would fit at this ratio. Provider JSON
-// of half a kilobyte or more compresses 1.5-3.1× with the fixed codes and
-// 1.8-3.6× at flate.BestSpeed (testdata/: GitHub, Shopify and Adyen about
-// 2×, Stripe more), so a payload that would need more than 4× is not
+// of half a kilobyte or more compresses 1.8-3.6× at flate.BestSpeed
+// (testdata/: GitHub, Shopify and Adyen about 2×, Stripe more), so a payload that would need more than 4× is not
 // compressed at all.
 const inlineMaxRatio = 4
 
