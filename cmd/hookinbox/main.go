@@ -7,6 +7,7 @@
 //	hookinbox replay ...                                 replay parked or finished events
 //	hookinbox status [--json] [--aws]                    queues, DLQ, stuck claims, reconciler, counts
 //	hookinbox chaos --events events.jsonl                the duplicate-proof test
+//	hookinbox template --business business.yaml          your stack's template
 //
 // `hookinbox dev` writes a state file with its endpoints and resource names,
 // so the other subcommands find the running stack without flags. Exit status
@@ -46,6 +47,7 @@ func init() {
 		{"replay", "replay events from the DLQ or the inbox", cmdReplay},
 		{"status", "one screen for the operator: queues, DLQ, stuck claims, reconciler, last hour's counts", cmdStatus},
 		{"chaos", "deliver a corpus twice, shuffled, and compare with one clean delivery", cmdChaos},
+		{"template", "write your stack's template: hookinbox's with your business file put in", cmdTemplate},
 		{"load", "load the receiver with signed deliveries beside a floor program; throughput, latency, ratios", cmdLoad},
 		{"help", "show help for a command", cmdHelp},
 	}
