@@ -55,9 +55,12 @@ type Options struct {
 	// Business builds the processor's business, as processorfn.Run
 	// does in your processor's main. Required.
 	Business processorfn.BusinessBuilder
-	// Env is added to the processor's environment, over the template's:
-	// a setting the template takes from a parameter, say.
+	// Env is added to the processor's environment, over the template's.
 	Env map[string]string
+	// Parameters are the template's parameter values, over its
+	// defaults: a parameter without a default (your CRM's URL, say)
+	// needs one.
+	Parameters map[string]string
 	// Template is the path of the SAM template the stack is made of.
 	// Default: template.yaml at the root of the module under test (the
 	// nearest directory at or above the working directory with a
@@ -103,6 +106,7 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		Processor:    processorfn.Builder(f.wrap(opts.Business)),
 		ProcessorEnv: env,
 		Template:     tpl,
+		Params:       opts.Parameters,
 	})
 	return &Pipeline{p: p, faults: f, lost: lost}
 }

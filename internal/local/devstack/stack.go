@@ -36,6 +36,10 @@ type Stack struct {
 	Template *samtemplate.Template
 	Tables   map[string]string // logical ID → table name
 	Queues   map[string]Queue  // logical ID → queue
+	// Params are the stack's parameter values, over the template's
+	// defaults (set before Context is used; a parameter with no default
+	// needs one).
+	Params map[string]string
 
 	emu *Emulators
 }
@@ -147,7 +151,7 @@ func (s *Stack) defaultName(id string) string { return s.Name + "-" + id }
 // FunctionName or logical ID, Arn its Lambda ARN; Ref of any other resource
 // is its logical ID.
 func (s *Stack) Context() samtemplate.Context {
-	return samtemplate.Context{StackName: s.Name, Region: Region, AccountID: AccountID, Lookup: s.lookup}
+	return samtemplate.Context{StackName: s.Name, Region: Region, AccountID: AccountID, Lookup: s.lookup, Params: s.Params}
 }
 
 func (s *Stack) lookup(id, attr string) (string, error) {

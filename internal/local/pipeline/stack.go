@@ -54,6 +54,9 @@ type Options struct {
 	Config func(*aws.Config)
 	// Log returns the logger of the function logicalID; default none.
 	Log func(logicalID string) *slog.Logger
+	// Params are the template's parameter values, over its defaults: a
+	// parameter without a default needs one.
+	Params map[string]string
 }
 
 // Stack is one running local pipeline: the template's tables and queues
@@ -94,6 +97,7 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 	if err != nil {
 		return nil, err
 	}
+	st.Params = opts.Params
 	s := &Stack{
 		Stack: st, Emulators: emu, opts: opts,
 		SES: standin.NewSES(), Stripe: standin.NewStripe(), GoPay: standin.NewGoPay(GoPayClientID, GoPayClientSecret),

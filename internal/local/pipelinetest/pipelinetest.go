@@ -103,6 +103,8 @@ type Options struct {
 	// function environments the stack has, instead of the repository's
 	// template.yaml: another module's stack.
 	Template *samtemplate.Template
+	// Params are the template's parameter values, over its defaults.
+	Params map[string]string
 }
 
 // NewWith is New with opts.
@@ -120,6 +122,7 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		// Every level, through the scrubber the Lambda mains use.
 		Log:      func(string) *slog.Logger { return logs.New(p.Logs, slog.LevelDebug) },
 		Template: opts.Template,
+		Params:   opts.Params,
 	}
 	if opts.Processor != nil {
 		po.Builders = map[string]lambdafn.Builder{"ProcessorFunction": opts.Processor}
