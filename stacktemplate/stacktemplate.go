@@ -142,7 +142,7 @@ func addBusiness(root, biz *yaml.Node) error {
 		case "Description":
 			desc := value(root, "Description")
 			if desc == nil || val.Kind != yaml.ScalarNode {
-				return errors.New("Description: want a string")
+				return errors.New("the Description must be a string")
 			}
 			desc.Value = strings.TrimSpace(val.Value) + ": " + desc.Value
 		case "Parameters", "Conditions", "Resources", "Outputs":
@@ -166,7 +166,7 @@ func addBusiness(root, biz *yaml.Node) error {
 // addProcessor adds the business's processor settings and permissions.
 func addProcessor(root, p *yaml.Node) error {
 	if p.Kind != yaml.MappingNode {
-		return errors.New("Processor: want a mapping with Environment and Policy")
+		return errors.New("the Processor key must be a mapping with Environment and Policy")
 	}
 	for i := 0; i < len(p.Content); i += 2 {
 		key, val := p.Content[i].Value, p.Content[i+1]
@@ -178,7 +178,7 @@ func addProcessor(root, p *yaml.Node) error {
 			}
 		case "Policy":
 			if val.Kind != yaml.SequenceNode {
-				return errors.New("Processor.Policy: want a list of IAM statements")
+				return errors.New("the Processor key's Policy must be a list of IAM statements")
 			}
 			statements, err := processorStatements(root)
 			if err != nil {
@@ -191,7 +191,7 @@ func addProcessor(root, p *yaml.Node) error {
 			}
 			statements.Content = append(statements.Content, val.Content...)
 		default:
-			return fmt.Errorf("Processor: unknown key %s: want Environment or Policy", key)
+			return fmt.Errorf("unknown key %s under Processor: want Environment or Policy", key)
 		}
 	}
 	return nil
