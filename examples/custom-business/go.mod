@@ -35,7 +35,7 @@ require (
 
 // This example builds against the hookinbox next to it. In your own
 // repository, drop the replace and require a release: go get
-// github.com/hookinbox/hookinbox@v0.7.0
+// github.com/hookinbox/hookinbox@<version>
 replace github.com/hookinbox/hookinbox => ../..
 
 tool github.com/hookinbox/hookinbox/cmd/hookinbox
