@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/hookinboxtest"
 	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/stacktemplate"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -268,5 +271,61 @@ func TestCheckOnceLosesAnswersOfTheBusinessesWrites(t *testing.T) {
 	}
 	if len(errs) != 1 || !strings.Contains(errs[0], "lost answer") || !strings.Contains(errs[0], "more than once") {
 		t.Errorf("an UpdateItem ADD inside an effect: CheckOnce reported %d problems, want one: the lost answer of that write", len(errs))
+	}
+}
+
+// TestRunsTheTeamsTemplate: a template generated for a team's business
+// (stacktemplate) gives the business its own table, created on the
+// emulators, and its settings as the template sets them, parameters
+// resolved.
+func TestRunsTheTeamsTemplate(t *testing.T) {
+	tpl, err := stacktemplate.Generate([]byte(`
+Parameters:
+  Greeting:
+    Type: String
+Resources:
+  NotesTable:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      AttributeDefinitions:
+        - {AttributeName: pk, AttributeType: S}
+        - {AttributeName: sk, AttributeType: S}
+      KeySchema:
+        - {AttributeName: pk, KeyType: HASH}
+        - {AttributeName: sk, KeyType: RANGE}
+      BillingMode: PAY_PER_REQUEST
+Processor:
+  Environment:
+    NOTES_TABLE: !Ref NotesTable
+    GREETING: !Ref Greeting
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "template.yaml")
+	if err := os.WriteFile(path, tpl, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var table, greeting string
+	p := hookinboxtest.NewWith(t, hookinboxtest.Options{
+		Template:   path,
+		Parameters: map[string]string{"Greeting": "hello"},
+		Business: func(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
+			table, greeting = getenv("NOTES_TABLE"), getenv("GREETING")
+			if getenv("SHOP_TABLE") != "" {
+				t.Errorf("the processor has the example shop's SHOP_TABLE: the pipeline runs hookinbox's template, not the team's")
+			}
+			return adder{db: processorfn.DynamoDB(ctx, cfg), table: table}, nil
+		},
+	})
+	if table == "" || table != p.Table(t, "NotesTable") || greeting != "hello" {
+		t.Errorf("the business got NOTES_TABLE %q, GREETING %q; want the stack's notes table %q and the parameter's value", table, greeting, p.Table(t, "NotesTable"))
+	}
+	ev := hookinboxtest.Standard(t, "invoice.paid")
+	p.Deliver(t, ev)
+	p.ProcessUntil(t, time.Minute, func() bool { return p.AllFinished(t, []webhook.Key{ev.Key()}) })
+	out, err := p.DynamoDB().GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), Key: counterKey, ConsistentRead: aws.Bool(true)})
+	if err != nil || out.Item["n"] == nil {
+		t.Errorf("the business's table: %v, %v; want the count it wrote through the processor's client", out, err)
 	}
 }
