@@ -37,8 +37,7 @@ type Stack struct {
 	Tables   map[string]string // logical ID → table name
 	Queues   map[string]Queue  // logical ID → queue
 	// Params are the stack's parameter values, over the template's
-	// defaults (set before Context is used; a parameter with no default
-	// needs one).
+	// defaults: a parameter with no default needs one (CreateStackWith).
 	Params map[string]string
 
 	emu *Emulators
@@ -52,6 +51,13 @@ type Stack struct {
 // RedrivePolicy points at it. It returns once every table is ACTIVE. On error
 // it deletes what it created.
 func (e *Emulators) CreateStack(ctx context.Context, tpl *samtemplate.Template, stackName string) (*Stack, error) {
+	return e.CreateStackWith(ctx, tpl, stackName, nil)
+}
+
+// CreateStackWith is CreateStack with the template's parameter values
+// params (Stack.Params), which the names and the functions' environment
+// resolve with.
+func (e *Emulators) CreateStackWith(ctx context.Context, tpl *samtemplate.Template, stackName string, params map[string]string) (*Stack, error) {
 	if tpl == nil {
 		return nil, errors.New("create stack: nil template")
 	}
@@ -60,6 +66,7 @@ func (e *Emulators) CreateStack(ctx context.Context, tpl *samtemplate.Template, 
 		Template: tpl,
 		Tables:   map[string]string{},
 		Queues:   map[string]Queue{},
+		Params:   params,
 		emu:      e,
 	}
 	fail := func(err error) (*Stack, error) {

@@ -93,11 +93,10 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 	if opts.Log == nil {
 		opts.Log = func(string) *slog.Logger { return slog.New(slog.DiscardHandler) }
 	}
-	st, err := emu.CreateStack(ctx, opts.Template, opts.Name)
+	st, err := emu.CreateStackWith(ctx, opts.Template, opts.Name, opts.Params)
 	if err != nil {
 		return nil, err
 	}
-	st.Params = opts.Params
 	s := &Stack{
 		Stack: st, Emulators: emu, opts: opts,
 		SES: standin.NewSES(), Stripe: standin.NewStripe(), GoPay: standin.NewGoPay(GoPayClientID, GoPayClientSecret),
