@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -69,7 +70,10 @@ func TestMakeDev(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "dev.json")
 
 	var log syncBuffer
-	dev := exec.Command("make", "dev", "CRM_URL="+srv.URL, "DEV_FLAGS=--addr 127.0.0.1:0 --state-file "+state)
+	// A port and a stack name of its own: the emulators may be shared
+	// (AWS_ENDPOINT_URL*), and so may the machine.
+	stack := fmt.Sprintf("t%d", time.Now().UnixNano()%1e9)
+	dev := exec.Command("make", "dev", "CRM_URL="+srv.URL, "DEV_FLAGS=--addr 127.0.0.1:0 --stack-name "+stack+" --state-file "+state)
 	dev.Stdout, dev.Stderr = &log, &log
 	dev.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := dev.Start(); err != nil {
