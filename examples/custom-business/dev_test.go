@@ -37,17 +37,30 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// crmCalls counts the fake CRM's requests by path.
+// crmCalls counts the fake CRM's requests by path, and refuses those of
+// refuse (422).
 type crmCalls struct {
-	mu    sync.Mutex
-	paths map[string]int
+	mu     sync.Mutex
+	paths  map[string]int
+	refuse string
 }
 
 func (c *crmCalls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	c.paths[r.URL.Path]++
+	refused := r.URL.Path == c.refuse
 	c.mu.Unlock()
+	if refused {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		return
+	}
 	_, _ = w.Write([]byte(`{"id":"crm_1"}`))
+}
+
+func (c *crmCalls) setRefuse(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refuse = path
 }
 
 func (c *crmCalls) count(path string) int {
@@ -58,13 +71,14 @@ func (c *crmCalls) count(path string) int {
 
 // TestMakeDev runs `make dev` as a team does, sends one event of each
 // provider the business handles with `hookinbox send`, and waits until
-// `hookinbox inspect` shows each DONE with its effects and the CRM got
-// its calls. Ctrl-C (SIGINT) stops the stack.
+// `hookinbox inspect` shows the checkout DONE with its effects and the
+// order DEAD (the CRM refused it); then, the CRM fixed, `hookinbox replay`
+// sends the order back and it ends DONE. Ctrl-C (SIGINT) stops the stack.
 func TestMakeDev(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: builds the functions and runs the local stack")
 	}
-	crm := &crmCalls{paths: map[string]int{}}
+	crm := &crmCalls{paths: map[string]int{}, refuse: "/orders"}
 	srv := httptest.NewServer(crm)
 	defer srv.Close()
 	state := filepath.Join(t.TempDir(), "dev.json")
@@ -123,23 +137,32 @@ func TestMakeDev(t *testing.T) {
 		}
 		keys = append(keys, m[1])
 	}
-	for _, key := range keys {
-		var got struct {
-			Item    struct{ Status string }
-			Effects []struct{ Effect string }
-		}
-		waitFor(t, time.Minute, key+" DONE", &log, exited, func() bool {
+	var got struct {
+		Item    struct{ Status string }
+		Effects []struct{ Effect string }
+	}
+	until := func(key, status string) {
+		t.Helper()
+		waitFor(t, time.Minute, key+" "+status, &log, exited, func() bool {
 			if err := json.Unmarshal([]byte(hookinbox("inspect", key, "--json")), &got); err != nil {
 				t.Fatalf("inspect --json: %v", err)
 			}
-			return got.Item.Status == "DONE"
+			return got.Item.Status == status
 		})
-		if len(got.Effects) == 0 {
-			t.Errorf("%s is DONE with no effect recorded", key)
-		}
 	}
-	if crm.count("/contacts") != 1 || crm.count("/orders") != 1 {
-		t.Errorf("the CRM got %v, want one contact and one order", crm.paths)
+	until(keys[0], "DONE")
+	if len(got.Effects) != 2 {
+		t.Errorf("%s is DONE with effects %v, want save-contact and crm-notify", keys[0], got.Effects)
+	}
+	until(keys[1], "DEAD")
+	crm.setRefuse("")
+	hookinbox("replay", "--all")
+	until(keys[1], "DONE")
+	if len(got.Effects) != 1 {
+		t.Errorf("%s is DONE with effects %v, want crm-order", keys[1], got.Effects)
+	}
+	if crm.count("/contacts") != 1 || crm.count("/orders") != 2 {
+		t.Errorf("the CRM got %v, want one contact, and the order refused once and then taken", crm.paths)
 	}
 }
 
