@@ -27,12 +27,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/gopayapi"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
@@ -107,21 +109,29 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	fetchers := map[string]processor.Fetcher{
 		verify.StripeProvider: stripeapi.FetchEvent(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
 	}
-	fetchAlways := map[string]bool{}
+	// A Stripe thin event is only a pointer: the processor fetches the v2
+	// event and its object on every attempt.
+	fetchWhen := map[string]func([]byte) bool{verify.StripeProvider: stripeapi.IsThin}
 	if s.GoPayEnabled() {
 		secret, err := stripeapi.Key(ctx, cfg, s.GoPaySecret, s.GoPaySecretARN, s.SecretMaxAge, s.SecretReload)
 		if err != nil {
 			return nil, fmt.Errorf("gopay client secret: %w", err)
 		}
-		fetchers[verify.GoPayProvider] = processor.GoPayPayments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())
-		fetchAlways[verify.GoPayProvider] = true
+		// Every fetch records a payment that is not final yet, so the
+		// reconciler fetches it again until it is.
+		watch := &reconcile.GoPayWatch{DB: db, Table: s.Table}
+		fetchers[verify.GoPayProvider] = processor.GoPayFetcher(watch.Watching(gopayapi.Payments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())))
+		fetchWhen[verify.GoPayProvider] = processor.Always
 	}
+	business = stripeHealth{next: business, metrics: rec, log: log}
 	h := processor.New(
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
+			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow,
 			Metrics:  rec,
-			Fetchers: fetchers, FetchAlways: fetchAlways,
+			Fetchers: fetchers, FetchWhen: fetchWhen,
+			IDOnly: map[string]bool{verify.GoPayProvider: true},
 		},
 		inbox.NewDynamoDB(db, s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),

@@ -30,6 +30,8 @@ type settings struct {
 	MaxReceiveCount int           // MAX_RECEIVE_COUNT, default 5: the queue's redrive setting
 	BackoffMax      time.Duration // BACKOFF_MAX, default 15m (the most): the longest wait before a retry
 	MaxInfraFails   int           // MAX_INFRA_FAILURES, default 20: attempts the infrastructure may fail before the event is parked
+	NotFoundTries   int           // NOT_FOUND_TRIES, default 2: tries of an id-only event (GoPay) its provider does not know before it ends IGNORED
+	NotFoundWindow  time.Duration // NOT_FOUND_WINDOW, default 15m: how long notifications of such an event are duplicates, not fetched
 }
 
 // loadSettings reads the settings through getenv, reporting every missing
@@ -54,6 +56,14 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		MaxReceiveCount: int(r.Int("MAX_RECEIVE_COUNT", 5)),
 		BackoffMax:      r.Duration("BACKOFF_MAX", 15*time.Minute),
 		MaxInfraFails:   int(r.Int("MAX_INFRA_FAILURES", processor.DefaultMaxInfraFailures)),
+		NotFoundTries:   int(r.Int("NOT_FOUND_TRIES", processor.DefaultNotFoundTries)),
+		NotFoundWindow:  r.Duration("NOT_FOUND_WINDOW", processor.DefaultNotFoundWindow),
+	}
+	if s.NotFoundTries < 1 || s.NotFoundTries > s.MaxReceiveCount {
+		r.Problem("want NOT_FOUND_TRIES (%d) from 1 to MAX_RECEIVE_COUNT (%d)", s.NotFoundTries, s.MaxReceiveCount)
+	}
+	if s.NotFoundWindow <= 0 {
+		r.Problem("want NOT_FOUND_WINDOW (%v) above zero", s.NotFoundWindow)
 	}
 	if s.BackoffMax < time.Second || s.BackoffMax > 15*time.Minute || s.BackoffMax%time.Second != 0 {
 		r.Problem("want BACKOFF_MAX (%v) in whole seconds from 1s to 15m, the longest delay SQS gives a message", s.BackoffMax)

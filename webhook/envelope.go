@@ -3,8 +3,6 @@ package webhook
 import (
 	"encoding/json"
 	"fmt"
-
-	"github.com/hookinbox/hookinbox/internal/platform/jsonstr"
 )
 
 // Envelope is the body of every message on the events queue. It names the
@@ -15,18 +13,10 @@ type Envelope struct {
 	Type string `json:"type,omitempty"`
 }
 
-// Marshal returns the envelope as the JSON message body: what
-// encoding/json writes for it, byte for byte, written without reflection
-// (the receiver sends one for every new event).
+// Marshal returns the envelope as the JSON message body.
 func (e Envelope) Marshal() string {
-	b := make([]byte, 0, len(`{"key":"","type":""}`)+len(e.Key)+len(e.Type)+8)
-	b = append(b, `{"key":`...)
-	b = jsonstr.Append(b, string(e.Key))
-	if e.Type != "" {
-		b = append(b, `,"type":`...)
-		b = jsonstr.Append(b, e.Type)
-	}
-	return string(append(b, '}'))
+	b, _ := json.Marshal(e) // two strings: encoding cannot fail
+	return string(b)
 }
 
 // ParseEnvelope decodes a message body. A body that is not an envelope with

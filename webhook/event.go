@@ -18,7 +18,10 @@ type Event struct {
 	Type     string    // e.g. "checkout.session.completed"
 	Created  time.Time // when the provider created the event
 	Livemode bool      // false for test-mode events
-	Raw      []byte    // the verified body, byte for byte
+	// Raw is the verified body, byte for byte; where the signed body
+	// wraps the event (a GitHub hook with the form content type sends
+	// payload=<URL-encoded JSON>), the event it carries, as JSON.
+	Raw []byte
 	// IDOnly marks a notification that carries only the object's id, not
 	// its content (GoPay): nothing in it is trusted, the processor fetches
 	// the current state from the provider's API, and once an earlier

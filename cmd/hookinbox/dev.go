@@ -127,6 +127,8 @@ type devStack struct {
 	logMu sync.Mutex
 	ready atomic.Bool
 	api   atomic.Pointer[lambdalocal.HTTPAPI]
+	// reconciler runs the ReconcilerFunction on `hookinbox reconcile`.
+	reconciler atomic.Pointer[scheduleLogger]
 	// stripe is the Stripe API stand-in; every Stripe webhook POSTed is
 	// applied to it first (see serveLogged).
 	stripe atomic.Pointer[standin.Stripe]
@@ -379,6 +381,9 @@ func (d *devStack) wire(ctx context.Context, st *pipeline.Stack, fns []pipeline.
 				go func() { defer pollers.Done(); _ = sch.Run(pollCtx) }()
 			}
 		}
+		if spec.LogicalID == "ReconcilerFunction" {
+			d.reconciler.Store(&scheduleLogger{d: d, fn: fn, id: spec.LogicalID, expr: "hookinbox reconcile"})
+		}
 		for _, s := range spec.Skipped {
 			d.logf("%s: not emulated: %s", spec.LogicalID, s)
 		}
@@ -406,7 +411,30 @@ func (d *devStack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"message":"hookinbox dev is starting"}`)
 		return
 	}
+	if r.URL.Path == reconcilePath && r.Method == http.MethodPost {
+		d.reconcile(w, r)
+		return
+	}
 	d.serveLogged(api, w, r)
+}
+
+// reconcile runs the ReconcilerFunction once, as its schedule does, and
+// answers its summary (500 with the error when the run failed).
+func (d *devStack) reconcile(w http.ResponseWriter, r *http.Request) {
+	fn := d.reconciler.Load()
+	if fn == nil {
+		http.Error(w, "this stack has no ReconcilerFunction", http.StatusNotFound)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Minute) // the template's Timeout
+	defer cancel()
+	out, err := fn.Invoke(ctx, []byte(`{"source":"hookinbox.reconcile","detail-type":"Scheduled Event","detail":{}}`))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
 }
 
 func (d *devStack) stateOf(root, baseURL string, st *pipeline.Stack, fns []pipeline.Function) (*devState, error) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -197,6 +199,65 @@ func TestEndToEnd(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("status does not say %q:\n%s", want, out)
 		}
+	}
+
+	// hookinbox reconcile: a GoPay payment notified while AUTHORIZED, then
+	// paid without a notification, is fetched and applied once.
+	const payment = "3000009001"
+	setPayment := func(state string) {
+		t.Helper()
+		body := `{"id":` + payment + `,"order_number":"order-e2e","state":"` + state + `","amount":700,"currency":"CZK"}`
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, strings.TrimSuffix(st.Endpoints["GOPAY_API_URL"], "/api")+"/_standin/payments/"+payment, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("set payment %s: %v %v", state, resp, err)
+		}
+		resp.Body.Close()
+	}
+	setPayment("AUTHORIZED")
+	if out, err := hookinbox("send", "gopay", payment); err != nil || !strings.Contains(out, "accepted") {
+		t.Fatalf("send gopay: %v\n%s", err, out)
+	}
+	if !waitFor(ctx, func() bool {
+		out, err := hookinbox("inspect", "gopay#"+payment, "--json")
+		var got inspection
+		return err == nil && json.Unmarshal([]byte(out), &got) == nil && got.Item.Status == "IGNORED"
+	}) {
+		t.Fatal("the AUTHORIZED payment's notification was never processed")
+	}
+	setPayment("PAID")
+	out, err = hookinbox("reconcile", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum reconcile.Summary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("reconcile --json is not JSON only: %v\n%s", err, out)
+	}
+	var gopay *reconcile.ProviderRun
+	for i := range sum.Providers {
+		if sum.Providers[i].Provider == "gopay" {
+			gopay = &sum.Providers[i]
+		}
+	}
+	if gopay == nil || gopay.Missed != 1 || len(sum.Errors) != 0 {
+		t.Errorf("reconcile: %+v, want the GoPay source to hand on 1 payment, no errors", sum)
+	}
+	if !waitFor(ctx, func() bool {
+		out, err := hookinbox("state", "--json")
+		var state shop.State
+		if err != nil || json.Unmarshal([]byte(out), &state) != nil {
+			return false
+		}
+		return slices.ContainsFunc(state.Orders, func(o shop.Order) bool { return o.Payment == payment && o.Status == shop.OrderPaid })
+	}) {
+		t.Error("the payment paid without a notification never reached the shop")
+	}
+	if out, err := hookinbox("reconcile"); err != nil || !strings.Contains(out, "gopay         listed 0, missed 0") {
+		t.Errorf("reconcile again: %v, want nothing fetched:\n%s", err, out)
 	}
 
 	// A short load run: the receiver (its bootstrap under the RIE) beside

@@ -46,6 +46,7 @@ type itemView struct {
 	LastError     string       `json:"last_error,omitempty"`
 	ProcessedAt   *time.Time   `json:"processed_at,omitempty"`
 	Outcome       string       `json:"outcome,omitempty"`
+	RenewAfter    *time.Time   `json:"renew_after,omitempty"`
 }
 
 func viewOf(it inbox.Item) itemView {
@@ -60,7 +61,7 @@ func viewOf(it inbox.Item) itemView {
 		Created: t(it.Created), ReceivedAt: t(it.ReceivedAt), EnqueuedAt: t(it.EnqueuedAt),
 		PayloadSHA256: it.PayloadSHA256, ExpiresAt: t(it.ExpiresAt),
 		LeaseOwner: it.LeaseOwner, LeaseUntil: t(it.LeaseUntil), Attempts: it.Attempts, InfraFailures: it.InfraFailures, LastError: it.LastError,
-		ProcessedAt: t(it.ProcessedAt), Outcome: it.Outcome,
+		ProcessedAt: t(it.ProcessedAt), Outcome: it.Outcome, RenewAfter: t(it.RenewAfter),
 	}
 }
 
@@ -177,6 +178,9 @@ func printInspection(w io.Writer, it inbox.Item, recs []effects.Record) {
 	row("enqueued", ts(it.EnqueuedAt))
 	if !it.ProcessedAt.IsZero() {
 		row("processed", ts(it.ProcessedAt))
+	}
+	if !it.RenewAfter.IsZero() {
+		row("renew after", ts(it.RenewAfter)+" (notifications before then are duplicates, not fetched)")
 	}
 	if it.LeaseOwner != "" {
 		row("lease", fmt.Sprintf("%s until %s", it.LeaseOwner, ts(it.LeaseUntil)))

@@ -153,3 +153,22 @@ func TestInspectShowsOpenIntentsAndHowToResolveThem(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectShowsTheNotFoundWindow: a GoPay payment GoPay did not know
+// shows until when its notifications are duplicates, in text and JSON.
+func TestInspectShowsTheNotFoundWindow(t *testing.T) {
+	until := time.Date(2026, 12, 1, 12, 15, 0, 0, time.UTC)
+	it := inbox.Item{Key: "gopay#3000000001", Status: inbox.Ignored, Outcome: "not found at gopay", RenewAfter: until}
+	var text strings.Builder
+	printInspection(&text, it, nil)
+	if !strings.Contains(text.String(), "renew after") || !strings.Contains(text.String(), "not fetched") {
+		t.Errorf("inspect text has no renew after line:\n%s", text.String())
+	}
+	b, err := json.Marshal(viewOf(it))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"renew_after":"2026-12-01T12:15:00Z"`) {
+		t.Errorf("inspect JSON %s has no renew_after", b)
+	}
+}

@@ -6,6 +6,7 @@
 //	hookinbox state                                      the example shop's state
 //	hookinbox replay ...                                 replay parked or finished events
 //	hookinbox status [--json] [--aws]                    queues, DLQ, stuck claims, reconciler, counts
+//	hookinbox reconcile [--json]                         run the reconciler once against the local stack
 //	hookinbox chaos --events events.jsonl                the duplicate-proof test
 //	hookinbox template --business business.yaml          your stack's template
 //
@@ -46,6 +47,7 @@ func init() {
 		{"state", "show the example shop's state (entitlements, emails, invoices)", cmdState},
 		{"replay", "replay events from the DLQ or the inbox", cmdReplay},
 		{"status", "one screen for the operator: queues, DLQ, stuck claims, reconciler, last hour's counts", cmdStatus},
+		{"reconcile", "run the reconciler once, now, against the local stack's API stand-ins", cmdReconcile},
 		{"chaos", "deliver a corpus twice, shuffled, and compare with one clean delivery", cmdChaos},
 		{"template", "write your stack's template: hookinbox's with your business file put in", cmdTemplate},
 		{"load", "load the receiver with signed deliveries beside a floor program; throughput, latency, ratios", cmdLoad},
@@ -130,7 +132,7 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'hookinbox <command> --help' for a command's flags.")

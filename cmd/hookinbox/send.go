@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,7 +31,9 @@ type sendFlags struct {
 	keepID                 bool
 	customer, email        string
 	subscription, status   string
+	thin                   bool
 	timeout                time.Duration
+	form, unprefixed, v1a  bool
 }
 
 func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -48,18 +51,30 @@ customer.subscription.updated, customer.subscription.deleted, invoice.paid,
 file. Either way the event gets a fresh evt_ ID unless --id is given (or,
 for a file, --keep-id). --times N sends the SAME event, byte for byte, N times.
 
+--thin sends the event type as a thin event notification (object
+v2.core.event, type v1.<event type>, a related_object), as a thin event
+destination does; it first puts the v2 event and the object on the running
+stack's Stripe stand-in, which the processor fetches them from.
+
 The URL and secret come from the running stack's state file (written by
 hookinbox dev) unless --url and --secret are given.
 
 The other providers take a file and sign it exactly as they do:
   github    X-Hub-Signature-256 (sha256= hex HMAC of the body); the event is
             --type or the file's name (testdata/github/issues.json: issues);
-            a fresh X-GitHub-Delivery unless --id
+            a fresh X-GitHub-Delivery unless --id; --form sends it as a hook
+            whose content type is application/x-www-form-urlencoded does
+            (payload=<URL-encoded JSON>, signed over the form)
   shopify   X-Shopify-Hmac-Sha256 (base64 HMAC of the body); the topic is
             --type or the file's name with _ for / (orders_paid: orders/paid);
-            a fresh X-Shopify-Event-Id unless --id
+            a fresh X-Shopify-Event-Id unless --id; --unprefixed names the
+            headers without X- (Shopify-Hmac-Sha256, ...), as Shopify's newer
+            deliveries do
   standard  Standard Webhooks webhook-id, -timestamp, -signature (v1,<base64>
-            HMAC of id.timestamp.body); a fresh msg_ id unless --id
+            HMAC of id.timestamp.body under each whsec_ secret, v1a,<base64>
+            ed25519 signature under each whsk_ key); a fresh msg_ id unless
+            --id; --v1a signs v1a only, with the whsk_ keys of --secret or
+            the local stack's signing key
   adyen     every notification item's additionalData.hmacSignature
             (base64 HMAC of Adyen's field order under the hex key)
   gopay     GET ?id=<payment id>, unsigned as GoPay sends it; given a payment
@@ -68,7 +83,10 @@ The other providers take a file and sign it exactly as they do:
 
 Examples:
   hookinbox send stripe checkout.session.completed --times 3
+  hookinbox send stripe checkout.session.completed --thin
   hookinbox send shopify testdata/shopify/orders_paid.json --times 2
+  hookinbox send github testdata/github/issues.json --form
+  hookinbox send standard testdata/standard/invoice.paid.json --v1a
   hookinbox send adyen testdata/adyen/AUTHORISATION.json
   hookinbox send gopay testdata/gopay/payment.PAID.json --times 2
   hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due
@@ -84,7 +102,11 @@ Examples:
 	fs.StringVar(&f.email, "email", "", "customer email (event types; default the fixture's)")
 	fs.StringVar(&f.subscription, "subscription", "", "subscription ID, sub_...; on checkout.session.completed makes a subscription checkout (event types)")
 	fs.StringVar(&f.status, "status", "", "subscription status: active, past_due, canceled, ... (event types)")
+	fs.BoolVar(&f.thin, "thin", false, "send a thin event notification (Stripe event types; needs a running hookinbox dev)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each delivery")
+	fs.BoolVar(&f.form, "form", false, "github: send as a form-encoded hook (payload=<URL-encoded JSON>)")
+	fs.BoolVar(&f.unprefixed, "unprefixed", false, "shopify: name the headers without X- (Shopify-Hmac-Sha256, ...)")
+	fs.BoolVar(&f.v1a, "v1a", false, "standard: sign v1a (ed25519) with the whsk_ keys of --secret, else the local signing key")
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
@@ -133,6 +155,14 @@ func sendProvider(ctx context.Context, provider, what string, f sendFlags, stdou
 	}
 	if provider == verify.StripeProvider && f.status != "" && f.subscription == "" && !strings.HasPrefix(what, "customer.subscription.") {
 		return usagef("--status needs --subscription, or a customer.subscription.* event")
+	}
+	switch {
+	case f.form && provider != verify.GitHubProvider:
+		return usagef("--form is for github deliveries only")
+	case f.unprefixed && provider != verify.ShopifyProvider:
+		return usagef("--unprefixed is for shopify deliveries only")
+	case f.v1a && provider != verify.StandardProvider:
+		return usagef("--v1a is for standard deliveries only")
 	}
 	url, secret := f.url, f.secret
 	st, err := loadState(f.stateFile)
@@ -232,6 +262,54 @@ func stripeBody(what string, f sendFlags) ([]byte, error) {
 	return body, nil
 }
 
+// thinBody returns the thin notification of the snapshot event body: a
+// fresh v2 event id, type v1.<type>, created now, and the event's
+// data.object as related object. It first puts the v2 event and the
+// object on the running stack's Stripe stand-in (PUT /_standin/...), as
+// Stripe holds them before it notifies.
+func thinBody(ctx context.Context, snapshot []byte, f sendFlags, st *devState) ([]byte, error) {
+	if st == nil || st.Endpoints["STRIPE_API_URL"] == "" {
+		return nil, errors.New("--thin needs a running hookinbox dev: its Stripe stand-in serves the v2 event and the object the processor fetches")
+	}
+	var ev struct {
+		Type string `json:"type"`
+		Data struct {
+			Object json.RawMessage `json:"object"`
+		} `json:"data"`
+	}
+	var obj struct{ ID, Object string }
+	if err := json.Unmarshal(snapshot, &ev); err != nil || json.Unmarshal(ev.Data.Object, &obj) != nil || obj.ID == "" || obj.Object == "" {
+		return nil, errors.New("--thin: the event has no data.object with an id and an object type")
+	}
+	rel := verifytest.StripeRelated{ID: obj.ID, Type: obj.Object, URL: stripeObjectPath(obj.Object, obj.ID)}
+	id := orFresh(f.id, "evt_test_65"+strings.TrimPrefix(stripeevent.NewID(), "evt_"))
+	thin := verifytest.StripeThin("v1."+ev.Type, id, time.Now(), rel, "")
+	api := strings.TrimSuffix(st.Endpoints["STRIPE_API_URL"], "/")
+	for path, body := range map[string][]byte{rel.URL: ev.Data.Object, "/v2/core/events/" + id: thin} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, api+"/_standin"+path, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		resp, err := (&http.Client{Timeout: f.timeout}).Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("put %s on the Stripe stand-in: %w", path, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("put %s on the Stripe stand-in: %s", path, resp.Status)
+		}
+	}
+	return thin, nil
+}
+
+// stripeObjectPath is the API path of a v1 object: checkout.session
+// cs_1 is /v1/checkout/sessions/cs_1, invoice in_1 /v1/invoices/in_1.
+func stripeObjectPath(object, id string) string {
+	parts := strings.Split(object, ".")
+	parts[len(parts)-1] += "s"
+	return "/v1/" + strings.Join(parts, "/") + "/" + id
+}
+
 // stripeHeader is the header Stripe sends body with, signed now.
 func stripeHeader(body []byte, secrets []string) map[string]string {
 	return map[string]string{
@@ -270,6 +348,11 @@ func buildDelivery(ctx context.Context, provider, what, url, secret string, f se
 		if err != nil {
 			return providerDelivery{}, err
 		}
+		if f.thin {
+			if body, err = thinBody(ctx, body, f, st); err != nil {
+				return providerDelivery{}, err
+			}
+		}
 		var head struct{ ID, Type string }
 		if err := json.Unmarshal(body, &head); err != nil {
 			return providerDelivery{}, fmt.Errorf("event is not JSON: %w", err)
@@ -291,19 +374,32 @@ func buildDelivery(ctx context.Context, provider, what, url, secret string, f se
 		}
 		id := orFresh(f.id, uuid())
 		d.header, d.key, d.typ = verifytest.GitHubHeaders(body, secret, id, typ), "github#"+id, typ
+		if f.form {
+			d.body, d.header = verifytest.GitHubForm(body, secret, id, typ)
+		}
 	case verify.ShopifyProvider:
 		if typ == "" {
 			typ = strings.Replace(name, "_", "/", 1)
 		}
 		id := orFresh(f.id, uuid())
 		d.header, d.key, d.typ = verifytest.ShopifyHeaders(body, secret, id, typ, time.Now()), "shopify#"+id, typ
+		if f.unprefixed {
+			d.header = verifytest.ShopifyUnprefixed(d.header)
+		}
 	case verify.StandardProvider:
 		var head struct {
 			Type string `json:"type"`
 		}
 		_ = json.Unmarshal(body, &head)
 		id := orFresh(f.id, "msg_"+strings.TrimPrefix(stripeevent.NewID(), "evt_"))
-		d.header, d.key, d.typ = verifytest.StandardHeaders(body, id, time.Now(), envconfig.Split(secret)...), "standard#"+id, head.Type
+		signers := envconfig.Split(secret) // a whpk_ public key among them signs nothing
+		if f.v1a {
+			signers = slices.DeleteFunc(signers, func(s string) bool { return !strings.HasPrefix(s, "whsk_") })
+			if len(signers) == 0 {
+				signers = []string{pipeline.StandardSigningKey}
+			}
+		}
+		d.header, d.key, d.typ = verifytest.StandardHeaders(body, id, time.Now(), signers...), "standard#"+id, head.Type
 	case verify.AdyenProvider:
 		signed, err := verifytest.SignAdyenFile(body, envconfig.Split(secret)[0])
 		if err != nil {

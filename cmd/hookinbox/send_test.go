@@ -19,6 +19,8 @@ import (
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -175,10 +177,12 @@ func TestSendIDs(t *testing.T) {
 func TestSendSignsAsEachProvider(t *testing.T) {
 	var mu sync.Mutex
 	var got []webhook.Event
+	var headers []map[string]string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		provider := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 		spec, _ := verify.Lookup(provider)
-		v, err := spec.New([]string{localSecrets[provider]}, verify.Options{})
+		// What the local stack's receiver accepts.
+		v, err := spec.New(envconfig.Split(pipeline.LocalEnv("")[spec.SecretEnv]), verify.Options{})
 		if err != nil {
 			t.Errorf("%s: %v", provider, err)
 		}
@@ -198,31 +202,58 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 		}
 		mu.Lock()
 		got = append(got, evs...)
+		headers = append(headers, header)
 		mu.Unlock()
 		_, _ = w.Write([]byte(`{"status":"accepted"}`))
 	}))
 	defer srv.Close()
 	tests := []struct {
-		provider, file, wantType string
+		name, provider, file, wantType string
+		flags                          func(*sendFlags)
+		header                         func(map[string]string) bool // what the delivery's header must show
 	}{
-		{"github", "../../testdata/github/issues.json", "issues"},
-		{"shopify", "../../testdata/shopify/orders_paid.json", "orders/paid"},
-		{"standard", "../../testdata/standard/invoice.paid.json", "invoice.paid"},
-		{"adyen", "../../testdata/adyen/REFUND.json", "REFUND"},
-		{"gopay", "3000006529", "notification"},
+		{"github", "github", "../../testdata/github/issues.json", "issues", nil, nil},
+		{"github --form", "github", "../../testdata/github/issues.json", "issues", func(f *sendFlags) { f.form = true },
+			func(h map[string]string) bool { return h["content-type"] == "application/x-www-form-urlencoded" }},
+		{"shopify", "shopify", "../../testdata/shopify/orders_paid.json", "orders/paid", nil, nil},
+		{"shopify --unprefixed", "shopify", "../../testdata/shopify/orders_paid.json", "orders/paid", func(f *sendFlags) { f.unprefixed = true },
+			func(h map[string]string) bool {
+				return h["shopify-hmac-sha256"] != "" && h["x-shopify-hmac-sha256"] == ""
+			}},
+		{"standard", "standard", "../../testdata/standard/invoice.paid.json", "invoice.paid", nil,
+			func(h map[string]string) bool { return strings.HasPrefix(h["webhook-signature"], "v1,") }},
+		{"standard --v1a", "standard", "../../testdata/standard/invoice.paid.json", "invoice.paid", func(f *sendFlags) { f.v1a = true },
+			func(h map[string]string) bool { return strings.HasPrefix(h["webhook-signature"], "v1a,") }},
+		{"adyen", "adyen", "../../testdata/adyen/REFUND.json", "REFUND", nil, nil},
+		{"gopay", "gopay", "3000006529", "notification", nil, nil},
 	}
 	for _, tc := range tests {
-		t.Run(tc.provider, func(t *testing.T) {
-			got = nil
+		t.Run(tc.name, func(t *testing.T) {
+			got, headers = nil, nil
 			var out strings.Builder
 			f := sendFlags{url: srv.URL + "/webhooks/" + tc.provider, stateFile: t.TempDir() + "/none.json", times: 1, timeout: 5 * time.Second}
+			if tc.flags != nil {
+				tc.flags(&f)
+			}
 			if err := sendProvider(t.Context(), tc.provider, tc.file, f, &out); err != nil {
 				t.Fatalf("send: %v\n%s", err, out.String())
 			}
 			if len(got) != 1 || got[0].Type != tc.wantType || !strings.Contains(out.String(), string(got[0].Key())) {
-				t.Errorf("verified %+v; send printed:\n%s", got, out.String())
+				t.Fatalf("verified %+v; send printed:\n%s", got, out.String())
+			}
+			if tc.header != nil && !tc.header(headers[0]) {
+				t.Errorf("delivery headers %v", headers[0])
+			}
+			if file, _ := os.ReadFile(tc.file); tc.provider == "github" && string(got[0].Raw) != string(file) {
+				t.Errorf("the event verified is not the file's JSON: %.80q", got[0].Raw)
 			}
 		})
+	}
+	// Each flag is for its provider only.
+	for _, args := range [][]string{{"stripe", "invoice.paid", "--form"}, {"github", "x.json", "--unprefixed"}, {"shopify", "x.json", "--v1a"}} {
+		if out, code := runSend(t, append(args, "--url", srv.URL)...); code != 2 || !strings.Contains(out, "only") {
+			t.Errorf("send %v: exit %d\n%s", args, code, out)
+		}
 	}
 }
 

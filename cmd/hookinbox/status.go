@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
@@ -313,12 +314,12 @@ func fileCounts(path string, since time.Time) (map[string]float64, error) {
 		return nil, err
 	}
 	defer f.Close()
-	lines, err := metrics.ReadLines(f)
+	lines, err := emf.ReadLines(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, n := range countNames() {
-		out[n] = metrics.Sum(lines, n, nil, since)
+		out[n] = emf.Sum(lines, n, nil, since)
 	}
 	return out, nil
 }

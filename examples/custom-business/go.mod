@@ -34,8 +34,9 @@ require (
 )
 
 // This example builds against the hookinbox next to it. In your own
-// repository, drop the replace and require a release: go get
-// github.com/hookinbox/hookinbox@<version>
+// repository, drop the replace and require hookinbox's main branch: go get
+// github.com/hookinbox/hookinbox@main (no release is tagged yet; go.mod
+// then records a pseudo-version of that commit).
 replace github.com/hookinbox/hookinbox => ../..
 
 tool github.com/hookinbox/hookinbox/cmd/hookinbox

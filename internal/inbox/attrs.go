@@ -100,6 +100,7 @@ func unmarshal(m attrs) (Item, error) {
 	it.LastError = getS(m, "last_error")
 	it.ProcessedAt = getT("processed_at")
 	it.Outcome = getS(m, "outcome")
+	it.RenewAfter = fromMillis("renew_after")
 	if b := getB(m, attrPayloadDeflate); b != nil && err == nil {
 		it.Payload, err = inflate(b)
 	}

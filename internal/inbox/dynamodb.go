@@ -74,7 +74,8 @@ func NewDynamoDB(db dynamoDBAPI, table string) *DynamoDB {
 var _ Store = (*DynamoDB)(nil)
 
 // Claim implements Store with one PutItem conditioned on
-// attribute_not_exists(pk); an inline payload rides in it.
+// attribute_not_exists(pk) (for an IDOnly event, or a finished item whose
+// renew_after has passed); an inline payload rides in it.
 func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
 	it, packed := c.newItem()
 	in := &dynamodb.PutItemInput{
@@ -84,11 +85,12 @@ func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	if c.Event.IDOnly {
-		in.ConditionExpression = aws.String("attribute_not_exists(pk) OR #s IN (:done, :ignored)")
+		in.ConditionExpression = aws.String("attribute_not_exists(pk) OR (#s IN (:done, :ignored) AND (attribute_not_exists(renew_after) OR renew_after <= :now))")
 		in.ExpressionAttributeNames = map[string]string{"#s": "status"}
 		in.ExpressionAttributeValues = attrs{
 			":done":    str(string(Done)),
 			":ignored": str(string(Ignored)),
+			":now":     millis(it.ReceivedAt),
 		}
 	}
 	ctx, attempts := withAttempts(ctx)
@@ -304,6 +306,12 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 		add = " ADD infra_failures :one"
 		values[":one"] = num(1)
 	}
+	if r.RenewAfter.IsZero() {
+		remove += ", renew_after"
+	} else {
+		set += ", renew_after = :renew"
+		values[":renew"] = millis(r.RenewAfter)
+	}
 	if r.Status.Final() {
 		set += ", processed_at = :at"
 		remove += ", pending"
@@ -318,6 +326,7 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 			at = st.ProcessedAt.Equal(r.At)
 		}
 		return at && st.Status == r.Status && st.Outcome == r.Outcome && st.LeaseOwner == "" &&
+			st.RenewAfter.UnixMilli() == r.RenewAfter.UnixMilli() &&
 			(r.Error == "" || st.LastError == r.Error)
 	}
 	return s.update(ctx, key, "finish", ErrLeaseLost, mine, &dynamodb.UpdateItemInput{

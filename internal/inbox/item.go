@@ -48,10 +48,14 @@ var (
 	ErrClaimChanged = errors.New("inbox: claim changed")
 )
 
-// renewable reports whether a claim in status may be claimed again by an
-// IDOnly notification: the earlier one is finished, so the new one must
-// fetch the state again. A DEAD event waits for a person instead.
-func renewable(s Status) bool { return s == Done || s == Ignored }
+// renewable reports whether it may be claimed again, at now, by an IDOnly
+// notification: the earlier one is finished, so the new one must fetch
+// the state again, unless its outcome holds renewals off until
+// it.RenewAfter (the provider did not know the object). A DEAD event
+// waits for a person instead.
+func renewable(it Item, now time.Time) bool {
+	return (it.Status == Done || it.Status == Ignored) && it.RenewAfter.UnixMilli() <= now.UnixMilli()
+}
 
 // PendingShards is how many index partitions unfinished items spread over,
 // so the sparse "pending" index never has one hot partition key.
@@ -84,6 +88,9 @@ type Item struct {
 
 	ProcessedAt time.Time
 	Outcome     string
+	// RenewAfter, on a finished IDOnly event, is when a new notification
+	// of it may claim it again (Result.RenewAfter); zero: at once.
+	RenewAfter time.Time
 
 	// Payload is the raw payload when the status item carries it (see
 	// Claim.Inline), so the lease that returns the item hands it over
@@ -158,6 +165,7 @@ func normalize(it Item) Item {
 	it.ProcessedAt = utc(it.ProcessedAt)
 	it.EnqueuedAt = utc(it.EnqueuedAt).Truncate(time.Millisecond)
 	it.LeaseUntil = utc(it.LeaseUntil).Truncate(time.Millisecond)
+	it.RenewAfter = utc(it.RenewAfter).Truncate(time.Millisecond)
 	return it
 }
 

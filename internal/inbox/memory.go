@@ -36,7 +36,7 @@ func (m *Memory) Claim(_ context.Context, c Claim) (Item, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	key := c.Event.Key()
-	if old, ok := m.items[key]; ok && !(c.Event.IDOnly && renewable(old.Status)) {
+	if old, ok := m.items[key]; ok && !(c.Event.IDOnly && renewable(old, c.At)) {
 		return old, fmt.Errorf("claim %s: %w", key, ErrAlreadyClaimed)
 	}
 	it := c.NewItem()
@@ -221,6 +221,7 @@ func finished(it Item, r Result) Item {
 	it.Status = r.Status
 	it.LeaseOwner, it.LeaseUntil = "", time.Time{}
 	it.Outcome = r.Outcome
+	it.RenewAfter = r.RenewAfter
 	if r.Error != "" {
 		it.LastError = r.Error
 	}

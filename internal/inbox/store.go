@@ -19,7 +19,9 @@ type Store interface {
 	// An IDOnly event (a notification whose state the processor fetches)
 	// also claims a key whose item is DONE or IGNORED, replacing it with a
 	// new RECEIVED item: at most one fetch is pending per id, and a
-	// notification after the last one finished is fetched again.
+	// notification after the last one finished is fetched again, unless
+	// that one finished with a RenewAfter later than c.At: until then a
+	// notification is a duplicate (the provider did not know the object).
 	Claim(ctx context.Context, c Claim) (Item, error)
 	// PutPayload stores raw as the payload of the claim it (its Key,
 	// ReceivedAt and ExpiresAt), in one write that needs no claim to exist
@@ -78,6 +80,9 @@ type Result struct {
 	Outcome string // short, PII-free summary of what happened
 	Error   string // the reason, for FAILED and DEAD
 	At      time.Time
+	// RenewAfter, with a final Status, holds off IDOnly claims of the
+	// event until then (see Store.Claim); zero allows them at once.
+	RenewAfter time.Time
 	// Infrastructure marks an attempt that failed because the
 	// infrastructure was unavailable, not the business: Finish counts it
 	// in Item.InfraFailures.

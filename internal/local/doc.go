@@ -10,8 +10,8 @@
 // the test helpers), the Lambda runtime emulator driver (lambdalocal), the
 // stateful stand-ins for outside APIs (standin), the template reader
 // (samtemplate), the template's invariants (deploytest), `hookinbox chaos`
-// (chaos) and the floor program the performance work measures against
-// (floor).
+// (chaos), the floor program the performance work measures against
+// (floor) and the check of the Markdown pages' links (doclinks).
 //
 // The rule is checked by internal/lambdafn/catalog's tests: no function
 // links a package under internal/local, nor package testing.

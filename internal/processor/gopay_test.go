@@ -24,7 +24,7 @@ func TestGoPayPayments(t *testing.T) {
 
 	fetch := processor.GoPayPayments("client-1", secrets.Static("secret-1"), srv.URL+"/api", nil)
 	for range 2 {
-		raw, err := fetch(ctx, "3000006529")
+		raw, err := fetch(ctx, "3000006529", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,14 +35,14 @@ func TestGoPayPayments(t *testing.T) {
 	if n := g.Tokens(); n != 1 {
 		t.Errorf("%d tokens for two fetches, want 1 (kept until it expires)", n)
 	}
-	if _, err := fetch(ctx, "3000000001"); !errors.Is(err, webhook.ErrNoHandler) {
-		t.Errorf("unknown payment: err = %v, want ErrNoHandler (IGNORED, not parked)", err)
+	if _, err := fetch(ctx, "3000000001", nil); !errors.Is(err, processor.ErrNotFoundAtProvider) || webhook.IsPermanent(err) {
+		t.Errorf("unknown payment: err = %v, want ErrNotFoundAtProvider (IGNORED, not parked)", err)
 	}
-	if _, err := fetch(ctx, "12ab"); !webhook.IsPermanent(err) {
+	if _, err := fetch(ctx, "12ab", nil); !webhook.IsPermanent(err) {
 		t.Errorf("id that is not a number: err = %v, want permanent", err)
 	}
 	bad := processor.GoPayPayments("client-1", secrets.Static("wrong"), srv.URL+"/api", nil)
-	if _, err := bad(ctx, "3000006529"); err == nil || webhook.IsPermanent(err) || errors.Is(err, webhook.ErrNoHandler) {
+	if _, err := bad(ctx, "3000006529", nil); err == nil || webhook.IsPermanent(err) || errors.Is(err, processor.ErrNotFoundAtProvider) {
 		t.Errorf("refused secret: err = %v, want a transient error", err)
 	}
 }

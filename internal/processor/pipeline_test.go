@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
+	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -94,10 +95,10 @@ func TestPipelineBatchWithOnePoisonMessage(t *testing.T) {
 		}
 	}
 	lines := p.Metrics(t)
-	if got := metrics.Sum(lines, metrics.Processed, nil, time.Time{}); got != 4 {
+	if got := emf.Sum(lines, metrics.Processed, nil, time.Time{}); got != 4 {
 		t.Errorf("Processed = %v, want 4", got)
 	}
-	if got := metrics.Sum(lines, metrics.Failed, map[string]string{metrics.DimEventType: "checkout.session.completed"}, time.Time{}); got != 1 {
+	if got := emf.Sum(lines, metrics.Failed, map[string]string{metrics.DimEventType: "checkout.session.completed"}, time.Time{}); got != 1 {
 		t.Errorf("Failed = %v, want 1", got)
 	}
 }
@@ -185,7 +186,7 @@ func TestPipelineAbandonedLeaseTakenOver(t *testing.T) {
 	if _, err := p.Inbox.Finish(context.Background(), k, "dead-worker", inbox.Result{Status: inbox.Failed, Error: "late", At: time.Now()}); err == nil {
 		t.Error("the dead worker overwrote the new owner's result")
 	}
-	if got := metrics.Sum(p.Metrics(t), metrics.LeaseTakeovers, map[string]string{metrics.DimProvider: "stripe"}, time.Time{}); got != 1 {
+	if got := emf.Sum(p.Metrics(t), metrics.LeaseTakeovers, map[string]string{metrics.DimProvider: "stripe"}, time.Time{}); got != 1 {
 		t.Errorf("LeaseTakeovers = %v, want 1", got)
 	}
 	if !strings.Contains(p.Logs.String(), `"from":"dead-worker"`) {

@@ -7,6 +7,12 @@
 //
 //   - nil                 → DONE, message acknowledged;
 //   - webhook.ErrNoHandler → IGNORED, acknowledged;
+//   - ErrNotFoundAtProvider (an id-only notification whose object its
+//     provider does not know) → FAILED and retried after a backoff until
+//     the event has had Config.NotFoundTries tries, then IGNORED
+//     "not found at <provider>" with renewals held off for
+//     Config.NotFoundWindow: never parked, so a made-up id raises no
+//     alarm, and a repeat of it is a duplicate at the receiver;
 //   - permanent           → parked in the DLQ with the reason, DEAD, and
 //     acknowledged so it leaves the events queue at once;
 //   - the infrastructure unavailable (a DynamoDB or SQS call that timed
@@ -54,11 +60,14 @@
 // panic in the business code fails that event alone, with the panic text.
 //
 // An unfinished event whose payload is missing is fetched from its
-// provider's API (Config.Fetchers) and stored back before it is run. An
-// id-only notification (GoPay, Config.FetchAlways) is always fetched.
+// provider's API (Config.Fetchers) and stored back before it is run. A
+// notification that only points at the event (GoPay's id, a Stripe thin
+// event: Config.FetchWhen) is fetched on every attempt.
 //
-// One bad message never fails the batch (partial batch responses). A
-// Handler is safe for concurrent use.
+// One bad message never fails the batch (partial batch responses). The
+// id-only providers' messages of a batch run in a lane of their own, so
+// made-up ids never hold the other providers' slots. A Handler is safe
+// for concurrent use.
 package processor
 
 import (
@@ -134,18 +143,37 @@ type Config struct {
 	// the infrastructure was unavailable before the event is parked with
 	// the last such reason. Default DefaultMaxInfraFailures.
 	MaxInfraFailures int
-	// Concurrency is how many messages of a batch run at once. Default 4.
+	// Concurrency is how many messages of a batch run at once, in each of
+	// its two lanes: the id-only providers' messages (IDOnly) and the
+	// others. Default 4.
 	Concurrency int
 	// Fetchers fetch an event's payload from its provider's API, by
 	// provider name, for an unfinished event whose stored payload is
-	// missing. A provider without one makes such an event FAILED (and
-	// parked at the last receive).
+	// missing or is only a pointer (FetchWhen). A provider without one
+	// makes such an event FAILED (and parked at the last receive).
 	Fetchers map[string]Fetcher
-	// FetchAlways names the providers that notify with an id only (GoPay):
-	// their events are always fetched with Fetchers, fresh on every
-	// attempt, and the stored notification is never read as content.
-	FetchAlways map[string]bool
-	Now         func() time.Time
+	// FetchWhen recognises, by provider, a stored notification that only
+	// points at the event: every GoPay notification (an id; Always), a
+	// Stripe thin event. Such an event is fetched with Fetchers, fresh on
+	// every attempt, and the notification is never read as content.
+	FetchWhen map[string]func(stored []byte) bool
+	// IDOnly names the providers that notify with an id only (GoPay),
+	// whose ids anyone can make up: their messages run in a lane of their
+	// own in every batch, and a fetch their provider answers "not found"
+	// (ErrNotFoundAtProvider) is never parked.
+	IDOnly map[string]bool
+	// NotFoundTries is how many tries an id-only event gets when its
+	// provider answers that it does not know the object
+	// (ErrNotFoundAtProvider): the ones before the last are retried after
+	// a backoff, in case the provider's API lags behind its notification;
+	// the last ends IGNORED. Default DefaultNotFoundTries.
+	NotFoundTries int
+	// NotFoundWindow is how long an id-only event that ended IGNORED as
+	// not found stays so: until then a notification of it is a duplicate
+	// at the receiver and nothing fetches it. Default
+	// DefaultNotFoundWindow.
+	NotFoundWindow time.Duration
+	Now            func() time.Time
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
@@ -153,10 +181,30 @@ type Config struct {
 	Metrics *metrics.Recorder
 }
 
-// Fetcher returns the raw event eventID as its provider's API serves it
-// (Stripe: GET /v1/events/{id}). An event the provider does not know comes
-// back as a permanent error (webhook.Permanent).
-type Fetcher func(ctx context.Context, eventID string) ([]byte, error)
+// Fetcher returns the raw event eventID as its provider's API serves it,
+// given the notification stored for it (nil when none is: a lost payload,
+// which Stripe's fetcher gets with GET /v1/events/{id}). For a
+// notification FetchWhen recognises it returns what the business reads:
+// GoPay's payment, or a Stripe thin event's snapshot-shaped view. An
+// event the provider does not know comes back as a permanent error
+// (webhook.Permanent) or, where the provider says so, webhook.ErrNoHandler;
+// for an id-only provider (Config.IDOnly), whose ids anyone can make up,
+// as an error wrapping ErrNotFoundAtProvider instead.
+type Fetcher func(ctx context.Context, eventID string, stored []byte) ([]byte, error)
+
+// Always is the FetchWhen of a provider whose every notification is only
+// a pointer (GoPay).
+func Always([]byte) bool { return true }
+
+// ErrNotFoundAtProvider is wrapped by the error of an id-only provider's
+// Fetcher for an object the provider does not know (GoPay: 404).
+var ErrNotFoundAtProvider = errors.New("not found at the provider")
+
+// Defaults of Config.NotFoundTries and Config.NotFoundWindow.
+const (
+	DefaultNotFoundTries  = 2
+	DefaultNotFoundWindow = 15 * time.Minute
+)
 
 func (c Config) withDefaults() Config {
 	if c.LeaseFor <= 0 {
@@ -191,6 +239,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = 4
+	}
+	if c.NotFoundTries <= 0 {
+		c.NotFoundTries = DefaultNotFoundTries
+	}
+	if c.NotFoundWindow <= 0 {
+		c.NotFoundWindow = DefaultNotFoundWindow
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -263,10 +317,10 @@ func New(cfg Config, store leaseStore, l ledger, b Business, events eventsQueue,
 // messages it does not start go back with a short visibility.
 func (h *Handler) Handle(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
 	var (
-		mu       sync.Mutex
-		failures []events.SQSBatchItemFailure
-		wg       sync.WaitGroup
-		slots    = make(chan struct{}, h.cfg.Concurrency)
+		mu         sync.Mutex
+		failures   []events.SQSBatchItemFailure
+		notStarted int
+		wg         sync.WaitGroup
 	)
 	fail := func(msg events.SQSMessage) {
 		mu.Lock()
@@ -278,31 +332,57 @@ func (h *Handler) Handle(ctx context.Context, batch events.SQSEvent) (events.SQS
 		h.log.Error("the invocation outlasts the lease: set LEASE_DURATION above the function timeout",
 			"lease", h.cfg.LeaseFor.String(), "remaining", time.Until(deadline).Round(time.Millisecond).String())
 	}
-	notStarted := 0
-	for _, msg := range batch.Records {
-		slots <- struct{}{}
-		if bounded && time.Until(deadline) < h.cfg.Budget {
-			<-slots
-			notStarted++
-			if h.notStarted(ctx, msg) {
-				fail(msg)
+	// lane starts msgs, Concurrency at a time.
+	lane := func(msgs []events.SQSMessage) {
+		slots := make(chan struct{}, h.cfg.Concurrency)
+		for _, msg := range msgs {
+			slots <- struct{}{}
+			if bounded && time.Until(deadline) < h.cfg.Budget {
+				<-slots
+				mu.Lock()
+				notStarted++
+				mu.Unlock()
+				if h.notStarted(ctx, msg) {
+					fail(msg)
+				}
+				continue
 			}
-			continue
+			wg.Add(1)
+			go func(msg events.SQSMessage) {
+				defer func() { <-slots; wg.Done() }()
+				if h.guarded(ctx, msg) {
+					fail(msg)
+				}
+			}(msg)
 		}
-		wg.Add(1)
-		go func(msg events.SQSMessage) {
-			defer func() { <-slots; wg.Done() }()
-			if h.guarded(ctx, msg) {
-				fail(msg)
-			}
-		}(msg)
 	}
+	// Id-only notifications (GoPay) run in a lane of their own: made-up
+	// ids, which anyone can send, never take the other providers' slots.
+	others, idOnly := h.lanes(batch.Records)
+	var lanes sync.WaitGroup
+	lanes.Add(1)
+	go func() { defer lanes.Done(); lane(idOnly) }()
+	lane(others)
+	lanes.Wait()
 	wg.Wait()
 	if notStarted > 0 {
 		h.log.Warn("messages not started: too little time left in the invocation; they come back shortly",
 			"not_started", notStarted, "budget", h.cfg.Budget.String())
 	}
 	return events.SQSEventResponse{BatchItemFailures: failures}, nil
+}
+
+// lanes splits a batch into the id-only providers' messages
+// (Config.IDOnly) and the others, each in batch order.
+func (h *Handler) lanes(msgs []events.SQSMessage) (others, idOnly []events.SQSMessage) {
+	for _, msg := range msgs {
+		if env, err := webhook.ParseEnvelope(msg.Body); err == nil && h.cfg.IDOnly[env.Key.Provider()] {
+			idOnly = append(idOnly, msg)
+			continue
+		}
+		others = append(others, msg)
+	}
+	return others, idOnly
 }
 
 // guarded runs message, turning a panic outside the business code (which
@@ -527,36 +607,39 @@ func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger
 
 // payload returns the event's stored payload (the one the leased item
 // carries inline, or its payload item's) or, when none is stored, the one
-// its provider's API serves, which it stores for the next attempt. An
-// id-only provider's event (Config.FetchAlways) is always fetched: its
-// state is what the API says now.
+// its provider's API serves, which it stores for the next attempt. A
+// stored notification that only points at the event (Config.FetchWhen) is
+// fetched, fresh on every attempt: its state is what the API says now.
 func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) ([]byte, error) {
-	if h.cfg.FetchAlways[key.Provider()] {
-		fetch, ok := h.cfg.Fetchers[key.Provider()]
-		if !ok {
-			return nil, webhook.Permanent(fmt.Errorf("%s notifies with an id only and has no API fetch", key.Provider()))
+	stored := it.Payload // inline: no read
+	if stored == nil {
+		raw, err := h.store.Payload(ctx, key)
+		switch {
+		case err == nil:
+			stored = raw
+		case !errors.Is(err, inbox.ErrNotFound):
+			return nil, fmt.Errorf("load payload: %w", err) // transient
 		}
-		raw, err := fetch(ctx, key.EventID())
+	}
+	fetch, canFetch := h.cfg.Fetchers[key.Provider()]
+	if pointer := h.cfg.FetchWhen[key.Provider()]; pointer != nil && pointer(stored) {
+		if !canFetch {
+			return nil, webhook.Permanent(fmt.Errorf("%s notifies with a pointer and has no API fetch", key.Provider()))
+		}
+		raw, err := fetch(ctx, key.EventID(), stored)
 		if err != nil {
 			return nil, fmt.Errorf("fetch %s from the provider's API: %w", key, err)
 		}
+		log.Info("fetched the event the notification points at from the provider's API")
 		return raw, nil
 	}
-	if it.Payload != nil {
-		return it.Payload, nil // inline: no read
+	if stored != nil {
+		return stored, nil
 	}
-	raw, err := h.store.Payload(ctx, key)
-	if err == nil {
-		return raw, nil
+	if !canFetch {
+		return nil, fmt.Errorf("load payload: none stored and no API fetch for provider %q: %w", key.Provider(), inbox.ErrNotFound)
 	}
-	if !errors.Is(err, inbox.ErrNotFound) {
-		return nil, fmt.Errorf("load payload: %w", err) // transient
-	}
-	fetch, ok := h.cfg.Fetchers[key.Provider()]
-	if !ok {
-		return nil, fmt.Errorf("load payload: none stored and no API fetch for provider %q: %w", key.Provider(), err)
-	}
-	raw, err = fetch(ctx, key.EventID())
+	raw, err := fetch(ctx, key.EventID(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("no payload stored; fetch %s from the provider's API: %w", key, err)
 	}
@@ -588,12 +671,22 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 	exhausted := !infra && receives >= h.cfg.MaxReceiveCount && tries >= h.cfg.MaxReceiveCount
 	infraExhausted := infra && infraFailures >= h.cfg.MaxInfraFailures
 	var res inbox.Result
+	notFoundRetry := false
 	reason := logs.RedactError(err) // what is recorded: last_error, the DLQ reason, the log line
 	switch {
 	case err == nil:
 		res = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: now}
 	case errors.Is(err, webhook.ErrNoHandler):
 		res = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + env.Type, At: now}
+	case errors.Is(err, ErrNotFoundAtProvider) && tries < h.cfg.NotFoundTries:
+		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
+		notFoundRetry = true
+	case errors.Is(err, ErrNotFoundAtProvider):
+		// Anyone can make up an id: the event is not parked (no alarm),
+		// and the claim's condition keeps its repeats from being fetched
+		// for the window.
+		res = inbox.Result{Status: inbox.Ignored, Outcome: "not found at " + env.Key.Provider(), Error: reason, At: now,
+			RenewAfter: now.Add(h.cfg.NotFoundWindow)}
 	case webhook.IsPermanent(err) || exhausted || infraExhausted:
 		if perr := h.park(ctx, log, env.Marshal(), env, err, it.Attempts); perr != nil {
 			res = inbox.Result{Status: inbox.Failed, Error: reason, At: now, Infrastructure: infra}
@@ -615,6 +708,13 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		// Lease lost: a new owner runs the event; the ledger keeps it from
 		// repeating what we finished. Let the message come back.
 		return true
+	}
+	if notFoundRetry {
+		// Not a failure of ours (anyone can make an id up): no Failed
+		// count for the processor-errors alarm, no warning.
+		delay := h.backoff(tries)
+		log.Info("not found at the provider; fetched once more after a backoff", "attempts", it.Attempts, "retry_in", delay.String(), "reason", res.Error)
+		return h.later(ctx, log, msg, env, delay)
 	}
 	h.count(env, it, res)
 	if res.Status != inbox.Failed {

@@ -378,13 +378,13 @@ func TestMissingPayloadIsFetchedFromTheProvider(t *testing.T) {
 		wantStatus inbox.Status
 		wantStored bool
 	}{
-		{"fetched and stored", map[string]processor.Fetcher{"stripe": func(_ context.Context, id string) ([]byte, error) {
+		{"fetched and stored", map[string]processor.Fetcher{"stripe": func(_ context.Context, id string, _ []byte) ([]byte, error) {
 			return []byte(`{"id":"` + id + `","object":"event"}`), nil
 		}}, inbox.Done, true},
-		{"the provider does not know it", map[string]processor.Fetcher{"stripe": func(_ context.Context, id string) ([]byte, error) {
+		{"the provider does not know it", map[string]processor.Fetcher{"stripe": func(_ context.Context, id string, _ []byte) ([]byte, error) {
 			return nil, webhook.Permanent(errors.New("stripe has no event " + id))
 		}}, inbox.Dead, false},
-		{"the provider is down", map[string]processor.Fetcher{"stripe": func(_ context.Context, id string) ([]byte, error) {
+		{"the provider is down", map[string]processor.Fetcher{"stripe": func(_ context.Context, id string, _ []byte) ([]byte, error) {
 			return nil, errors.New("stripe: 503")
 		}}, inbox.Failed, false},
 		{"no fetcher for the provider", nil, inbox.Failed, false},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/shop"
@@ -79,6 +80,20 @@ func TestProvidersEndToEnd(t *testing.T) {
 			t.Errorf("status %s, want IGNORED (the shop has no GitHub handler)", got)
 		}
 		refused(t, lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(body, "attacker", "forged-1", "issues"), body), 401, "github#forged-1")
+
+		// A hook with the form content type: signed over the form, stored
+		// and processed as the JSON event it carries.
+		const formID = "72d3162e-cc78-11e3-81ab-4c9367dc0959"
+		form, headers := verifytest.GitHubForm(body, pipelinetest.GitHubSecret, formID, "issues")
+		twice(t, lambdalocal.WebhookEvent("github", "POST", headers, form), "github#"+formID)
+		if got := status(t, "github#"+formID); got != inbox.Ignored {
+			t.Errorf("form delivery: status %s, want IGNORED", got)
+		}
+		if raw, err := p.Inbox.Payload(ctx, "github#"+formID); err != nil || string(raw) != string(body) {
+			t.Errorf("form delivery: stored payload %q, %v; want the JSON event", raw, err)
+		}
+		_, forged := verifytest.GitHubForm(body, "attacker", "forged-form", "issues")
+		refused(t, lambdalocal.WebhookEvent("github", "POST", forged, form), 401, "github#forged-form")
 	})
 
 	t.Run("standard", func(t *testing.T) {
@@ -89,6 +104,16 @@ func TestProvidersEndToEnd(t *testing.T) {
 			t.Errorf("status %s, want IGNORED", got)
 		}
 		refused(t, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_forged", now, "whsec_YXR0YWNrZXI="), body), 401, "standard#msg_forged")
+
+		// v1a: signed with the sender's ed25519 key, verified with the
+		// public key the local receiver holds beside its whsec_ secret.
+		const v1aID = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4X"
+		twice(t, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, v1aID, now, pipeline.StandardSigningKey), body), "standard#"+v1aID)
+		if got := status(t, "standard#"+v1aID); got != inbox.Ignored {
+			t.Errorf("v1a: status %s, want IGNORED", got)
+		}
+		const attacker = "whsk_YXR0YWNrZXItc2lnbmluZy1rZXktb2YtMzItYnl0ZXM=" // another 32-byte key
+		refused(t, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_forged_v1a", now, attacker), body), 401, "standard#msg_forged_v1a")
 	})
 
 	t.Run("shopify", func(t *testing.T) {
@@ -104,10 +129,13 @@ func TestProvidersEndToEnd(t *testing.T) {
 			return lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders(b, pipelinetest.ShopifySecret, eventID, topic, now), b)
 		}
 		// orders/updated (already paid) lands before orders/create, then
-		// orders/paid: each twice.
+		// orders/paid with the unprefixed headers of Shopify's newer
+		// deliveries (Shopify-Hmac-Sha256, Shopify-Topic, ...): each twice.
 		twice(t, send("orders/updated", "e0a1f6b2-0001", "paid"), "shopify#e0a1f6b2-0001")
 		twice(t, send("orders/create", "e0a1f6b2-0002", "pending"), "shopify#e0a1f6b2-0002")
-		twice(t, send("orders/paid", "e0a1f6b2-0003", "paid"), "shopify#e0a1f6b2-0003")
+		paid := send("orders/paid", "e0a1f6b2-0003", "paid")
+		paid.Headers = verifytest.ShopifyUnprefixed(paid.Headers)
+		twice(t, paid, "shopify#e0a1f6b2-0003")
 		st := p.State(t)
 		wantStock := []shop.Level{{ID: "MUG-BLUE", Amount: -3}, {ID: "TEE-L", Amount: -1}}
 		if diff := cmp.Diff(wantStock, st.Stock); diff != "" {
@@ -187,13 +215,23 @@ func TestProvidersEndToEnd(t *testing.T) {
 		if diff := cmp.Diff([]string{"mark-order-paid", "mark-order-refunded"}, recordedEffects(t, p, key)); diff != "" {
 			t.Errorf("effects recorded (-want +got):\n%s", diff)
 		}
-		// An id GoPay does not know ends IGNORED, not parked.
+		// An id GoPay does not know is fetched twice (a retry after a
+		// backoff), then ends IGNORED, not parked; notifications of it are
+		// then duplicates, not fetched again.
 		if resp := p.Send(t, lambdalocal.GoPayNotification("3000000001")); resp.StatusCode != 200 {
 			t.Fatalf("unknown payment: %d %s", resp.StatusCode, resp.Body)
 		}
 		settle(t, "gopay#3000000001")
-		if got := status(t, "gopay#3000000001"); got != inbox.Ignored {
-			t.Errorf("unknown payment: %s, want IGNORED", got)
+		if it, err := p.Inbox.Get(ctx, "gopay#3000000001"); err != nil || it.Status != inbox.Ignored || it.Outcome != "not found at gopay" {
+			t.Errorf("unknown payment: %+v, %v; want IGNORED, not found at gopay", it, err)
+		}
+		for range 5 {
+			if resp := p.Send(t, lambdalocal.GoPayNotification("3000000001")); resp.StatusCode != 200 || !strings.Contains(resp.Body, "duplicate") {
+				t.Fatalf("unknown payment notified again: %d %s, want duplicate", resp.StatusCode, resp.Body)
+			}
+		}
+		if msgs := pipelinetest.Peek(t, p.Events); len(msgs) != 0 || p.GoPay.Fetches(3000000001) != 2 {
+			t.Errorf("unknown payment notified again: %d messages, %d fetches; want none and 2", len(msgs), p.GoPay.Fetches(3000000001))
 		}
 		refused(t, lambdalocal.GoPayNotification("30000065x9"), 400, "gopay#30000065x9")
 	})

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -37,20 +38,20 @@ func fuzzProviders() map[string]verifyfuzz.VerifierFuzz {
 	gh, shop := &verify.GitHub{Secrets: []string{ghSecret}}, &verify.Shopify{Secrets: []string{shopSecret}}
 	// A delivery id the body decides, so the same body signs alike.
 	id := func(body []byte) string { return fmt.Sprintf("d-%x", sha256.Sum256(body))[:18] }
+	github := verifyfuzz.FromRequestVerifier("github", gh.Verify,
+		func(b []byte) map[string]string { return verifytest.GitHubHeaders(b, ghSecret, id(b), "issues") },
+		func(h map[string]string, b []byte) bool {
+			return verifyfuzz.HMACGenuine(h["x-hub-signature-256"], "sha256=", hex.DecodeString, b, ghSecret)
+		})
+	github.Carried = verifyfuzz.GitHubCarried
 	return map[string]verifyfuzz.VerifierFuzz{
 		"stripe": verifyfuzz.StripeFuzz(s.Verify, now, secret, oldSecret),
-		"github": verifyfuzz.FromRequestVerifier("github", gh.Verify,
-			func(b []byte) map[string]string { return verifytest.GitHubHeaders(b, ghSecret, id(b), "issues") },
-			func(h map[string]string, b []byte) bool {
-				return verifyfuzz.HMACGenuine(h["x-hub-signature-256"], "sha256=", hex.DecodeString, b, ghSecret)
-			}),
+		"github": github,
 		"shopify": verifyfuzz.FromRequestVerifier("shopify", shop.Verify,
 			func(b []byte) map[string]string {
 				return verifytest.ShopifyHeaders(b, shopSecret, id(b), "orders/paid", now)
 			},
-			func(h map[string]string, b []byte) bool {
-				return verifyfuzz.HMACGenuine(h["x-shopify-hmac-sha256"], "", base64.StdEncoding.DecodeString, b, shopSecret)
-			}),
+			func(h map[string]string, b []byte) bool { return verifyfuzz.ShopifyGenuine(h, b, shopSecret) }),
 	}
 }
 
@@ -126,6 +127,7 @@ func FuzzReceiverHandle(f *testing.F) {
 		f.Add("paypal", "POST", "", body, verifyfuzz.Signed, pos, false)
 		f.Add("github", "POST", "", body, verifyfuzz.Signed, pos, false)
 		f.Add("github", "POST", "", body, verifyfuzz.Tampered, pos, false)
+		f.Add("github", "POST", "content-type: application/x-www-form-urlencoded", []byte(url.Values{"payload": {string(body)}}.Encode()), verifyfuzz.Signed, pos, false)
 		f.Add("shopify", "POST", "", body, verifyfuzz.Signed, pos, false)
 		f.Add("shopify", "POST", "", body, verifyfuzz.Tampered, pos, true)
 	}
@@ -195,8 +197,12 @@ func FuzzReceiverHandle(f *testing.F) {
 		if err != nil || it.Status != inbox.Received {
 			t.Fatalf("claim of %s = %+v, %v; want RECEIVED", msgs[0].Key, it, err)
 		}
-		if raw, err := store.Payload(ctx, msgs[0].Key); err != nil || string(raw) != string(sent) {
-			t.Fatalf("stored payload of %s is not the signed body (%v)", msgs[0].Key, err)
+		want := sent
+		if fz.Carried != nil {
+			want = fz.Carried(headers, sent)
+		}
+		if raw, err := store.Payload(ctx, msgs[0].Key); err != nil || string(raw) != string(want) {
+			t.Fatalf("stored payload of %s is not the event the signed body carries (%v)", msgs[0].Key, err)
 		}
 		if msgs[0].Key.Provider() != provider {
 			t.Fatalf("message key %s is not under provider %q", msgs[0].Key, provider)

@@ -35,7 +35,10 @@ const (
 	githubSecret   = "gh-secret-hookinbox"
 	shopifySecret  = "shpss_hookinbox_test"
 	standardSecret = "whsec_c2VjcmV0LW9mLWhvb2tpbmJveC10ZXN0LWVuZHBvaW50"
-	adyenKey       = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+	// standardSigningKey is a Standard Webhooks sender's ed25519 key
+	// (v1a); the receiver holds only its public key.
+	standardSigningKey = "whsk_cmVjZWl2ZXItdGVzdC1zdGFuZGFyZC1lZDI1NTE5ISE=" // 32 bytes
+	adyenKey           = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
 )
 
 // allProviders builds every provider of verify.Specs as the receiver
@@ -44,7 +47,7 @@ func allProviders(t *testing.T, clock func() time.Time) map[string]receiver.Prov
 	t.Helper()
 	secrets := map[string][]string{
 		"stripe": {secret}, "github": {githubSecret}, "shopify": {shopifySecret},
-		"standard": {standardSecret}, "adyen": {adyenKey}, "gopay": nil,
+		"standard": {standardSecret, verifytest.StandardPublicKey(standardSigningKey)}, "adyen": {adyenKey}, "gopay": nil,
 	}
 	out := map[string]receiver.Provider{}
 	for _, spec := range verify.Specs {

@@ -13,7 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -173,5 +175,38 @@ func TestIntegrationHostileRequests(t *testing.T) {
 	}
 	if got := s.messages(t); len(got) != 0 {
 		t.Errorf("hostile requests sent %v, want nothing", got)
+	}
+}
+
+// TestIntegrationGoPayImpossibleIDsChangeNothing: a GoPay notification
+// whose id GoPay cannot issue (GoPay's payment ids are positive int64s) is
+// refused with 400 before any write: no inbox item, no message, so it can
+// neither be fetched nor parked.
+func TestIntegrationGoPayImpossibleIDsChangeNothing(t *testing.T) {
+	s := newRealStack(t, nil)
+	emu := devstacktest.ForTest(t)
+	in := intake.New(intake.Config{Now: fixed}, inbox.NewDynamoDB(emu.DynamoDB(), s.table), queue.New(emu.SQS(), s.queue), nil)
+	h := receiver.New(receiver.Config{}, allProviders(t, fixed), in, nil)
+	for _, id := range []string{
+		"9999999999999999999",  // 19 digits, above 2^63-1
+		"9223372036854775808",  // 2^63
+		"99999999999999999999", // 20 digits
+		"", "0", "0123", "-1", "+1", "12a", "1.5", "1e9", " 1", "1,2", "３０００",
+	} {
+		resp, _ := h.Handle(context.Background(), lambdalocal.GoPayNotification(id))
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("id %q: status %d (%s), want 400", id, resp.StatusCode, resp.Body)
+		}
+	}
+	if got := s.items(t); len(got) != 0 {
+		t.Errorf("impossible GoPay ids wrote %v, want nothing", got)
+	}
+	if got := s.messages(t); len(got) != 0 {
+		t.Errorf("impossible GoPay ids sent %v, want nothing", got)
+	}
+	// The largest id GoPay can issue is claimed as usual.
+	resp, _ := h.Handle(context.Background(), lambdalocal.GoPayNotification("9223372036854775807"))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("id 2^63-1: status %d (%s), want 200", resp.StatusCode, resp.Body)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
@@ -38,7 +39,7 @@ func TestHostileRequestsAreCountedByFixedReason(t *testing.T) {
 			if _, err := h.Handle(context.Background(), c.req); err != nil {
 				t.Fatal(err)
 			}
-			lines, err := metrics.ReadLines(&buf)
+			lines, err := emf.ReadLines(&buf)
 			if err != nil || len(lines) != 1 {
 				t.Fatalf("%d metric lines (%v), want 1:\n%s", len(lines), err, buf.String())
 			}
@@ -74,13 +75,13 @@ func TestBusyIsNotAnIntakeError(t *testing.T) {
 	if resp, _ := h.Handle(ctx, lambdalocal.GoPayNotification("3000006529")); resp.StatusCode != 503 {
 		t.Fatalf("repeat while fetching: %d, want 503", resp.StatusCode)
 	}
-	lines, err := metrics.ReadLines(&buf)
+	lines, err := emf.ReadLines(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gopay := map[string]string{metrics.DimProvider: "gopay"}
 	for name, want := range map[string]float64{metrics.Received: 2, metrics.Busy: 1, metrics.IntakeErrors: 0, metrics.Enqueued: 1} {
-		if got := metrics.Sum(lines, name, gopay, time.Time{}); got != want {
+		if got := emf.Sum(lines, name, gopay, time.Time{}); got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
@@ -113,7 +114,7 @@ func TestOneEventWritesOneLine(t *testing.T) {
 		if strings.Count(text, "\n") != 0 {
 			t.Fatalf("%s: %d lines, want 1:\n%s", want.msg, strings.Count(text, "\n")+1, text)
 		}
-		l, err := metrics.Parse([]byte(text))
+		l, err := emf.Parse([]byte(text))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -213,3 +213,120 @@ func TestGoPayOnePendingFetchPerID(t *testing.T) {
 		t.Fatalf("notification after the fetch finished: %d messages in all, want 2", n)
 	}
 }
+
+// TestGitHubFormDeliveryStoresTheEvent: a form-encoded GitHub delivery
+// (payload=<URL-encoded JSON>, signed over the form) is accepted once, and
+// what is stored for the processor is the JSON event, not the form; the
+// same event sent as JSON by a hook with the other content type is stored
+// alike.
+func TestGitHubFormDeliveryStoresTheEvent(t *testing.T) {
+	event := []byte(`{"action":"opened","issue":{"number":1347,"title":"a + b & c = 100%"}}`)
+	store, q := inbox.NewMemory(), &fakeQueue{}
+	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
+	ctx := context.Background()
+	form, headers := verifytest.GitHubForm(event, githubSecret, "d-form", "issues")
+	for i, want := range []string{"accepted", "duplicate"} {
+		resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("github", "POST", headers, form))
+		if resp.StatusCode != http.StatusOK || answer(t, resp) != want {
+			t.Fatalf("form delivery %d: %d %s, want 200 %s", i+1, resp.StatusCode, resp.Body, want)
+		}
+	}
+	resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(event, githubSecret, "d-json", "issues"), event))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("JSON delivery: %d %s", resp.StatusCode, resp.Body)
+	}
+	for _, key := range []webhook.Key{"github#d-form", "github#d-json"} {
+		if raw, err := store.Payload(ctx, key); err != nil || string(raw) != string(event) {
+			t.Errorf("stored payload of %s = %q, %v; want the JSON event", key, raw, err)
+		}
+	}
+	if n := len(q.Sent()); n != 2 {
+		t.Errorf("%d messages, want one per event", n)
+	}
+	_, forged := verifytest.GitHubForm(event, "attacker", "d-forged", "issues")
+	if resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("github", "POST", forged, form)); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("forged form delivery: %d %s, want 401", resp.StatusCode, resp.Body)
+	}
+	if _, err := store.Get(ctx, "github#d-forged"); err == nil {
+		t.Error("forged form delivery was claimed")
+	}
+}
+
+// TestShopifyUnprefixedHeadersAccepted: a delivery with the unprefixed
+// headers of Shopify's newer deliveries (Shopify-Hmac-Sha256,
+// Shopify-Topic, Shopify-Event-Id, ...) is claimed once under its event id
+// like an X-Shopify- one; forged, it is refused with nothing written.
+func TestShopifyUnprefixedHeadersAccepted(t *testing.T) {
+	body := []byte(`{"id":820982911946154508,"financial_status":"paid","line_items":[]}`)
+	store, q := inbox.NewMemory(), &fakeQueue{}
+	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
+	ctx := context.Background()
+	headers := verifytest.ShopifyUnprefixed(verifytest.ShopifyHeaders(body, shopifySecret, "98880550-7158-44d4-b7cd-2c97c8a091b6", "orders/paid", now))
+	forged := verifytest.ShopifyUnprefixed(verifytest.ShopifyHeaders(body, "attacker", "e-forged", "orders/paid", now))
+	if resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("shopify", "POST", forged, body)); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("forged: %d %s, want 401", resp.StatusCode, resp.Body)
+	}
+	for i, want := range []string{"accepted", "duplicate"} {
+		resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("shopify", "POST", headers, body))
+		if resp.StatusCode != http.StatusOK || answer(t, resp) != want {
+			t.Fatalf("delivery %d: %d %s, want 200 %s", i+1, resp.StatusCode, resp.Body, want)
+		}
+	}
+	sent := q.Sent()
+	if len(sent) != 1 || sent[0].Key != "shopify#98880550-7158-44d4-b7cd-2c97c8a091b6" || sent[0].Type != "orders/paid" {
+		t.Fatalf("messages %+v, want one for shopify#98880550-7158-44d4-b7cd-2c97c8a091b6 orders/paid", sent)
+	}
+	it, err := store.Get(ctx, sent[0].Key)
+	if err != nil || !it.Created.Equal(now) {
+		t.Errorf("claim %+v, %v; want created at Shopify-Triggered-At %s", it, err, now)
+	}
+	if _, err := store.Get(ctx, "shopify#e-forged"); err == nil {
+		t.Error("the forged delivery was claimed")
+	}
+}
+
+// TestStandardV1aAccepted: a Standard Webhooks delivery signed v1a
+// (ed25519) is claimed once when the receiver holds the sender's whpk_
+// public key beside its whsec_ secret; signed with another key, or stale,
+// it is refused with nothing written.
+func TestStandardV1aAccepted(t *testing.T) {
+	body := []byte(`{"type":"user.created","timestamp":"2026-11-30T12:00:00Z","data":{"id":"u_1"}}`)
+	store, q := inbox.NewMemory(), &fakeQueue{}
+	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
+	ctx := context.Background()
+	const otherKey = "whsk_YW5vdGhlci1zdGFuZGFyZC13ZWJob29rcy1zZW5kZXI=" // 32 bytes, not ours
+	for name, req := range map[string]events.APIGatewayV2HTTPRequest{
+		"another key": lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_forged", now, otherKey), body),
+		"stale":       lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_stale", now.Add(-6*time.Minute), standardSigningKey), body),
+	} {
+		if resp, _ := h.Handle(ctx, req); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s: %d %s, want 401", name, resp.StatusCode, resp.Body)
+		}
+	}
+	if pending, _ := store.Pending(ctx, now.Add(time.Hour), 100); len(pending) != 0 || len(q.Sent()) != 0 {
+		t.Fatalf("refused deliveries wrote %d claims and sent %d messages", len(pending), len(q.Sent()))
+	}
+	// A sender rolling from the symmetric secret to its key signs with both.
+	req := lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_v1a", now, standardSigningKey), body)
+	both := lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_both", now, standardSecret, standardSigningKey), body)
+	for i, tc := range []struct {
+		req  events.APIGatewayV2HTTPRequest
+		want string
+	}{{req, "accepted"}, {req, "duplicate"}, {both, "accepted"}} {
+		resp, _ := h.Handle(ctx, tc.req)
+		if resp.StatusCode != http.StatusOK || answer(t, resp) != tc.want {
+			t.Fatalf("delivery %d: %d %s, want 200 %s", i+1, resp.StatusCode, resp.Body, tc.want)
+		}
+	}
+	if got := keyStrings(sentKeys(q)); strings.Join(got, " ") != "standard#msg_v1a standard#msg_both" {
+		t.Errorf("messages for %v, want one each for msg_v1a and msg_both", got)
+	}
+}
+
+func sentKeys(q *fakeQueue) []webhook.Key {
+	var keys []webhook.Key
+	for _, env := range q.Sent() {
+		keys = append(keys, env.Key)
+	}
+	return keys
+}

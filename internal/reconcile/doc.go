@@ -12,9 +12,11 @@
 //     the sparse "pending" index without scanning the table, shard by
 //     shard with a per-shard budget, starting at a shard that rotates
 //     every minute, so one busy shard cannot starve the others.
-//   - Missed events: the provider's event list (Stripe's /v1/events,
-//     only the types the business handles) since a checkpoint is read
-//     about a page at a time, oldest first; each event is claimed and
+//   - Missed events, from each configured source (Sources), each with a
+//     checkpoint of its own and run whatever the others did. A Lister
+//     (Stripe's /v1/events, only the types the business handles;
+//     GitHubDeliveries; ShopifyOrders) is read about a page at a time
+//     since its checkpoint, oldest first; each event is claimed and
 //     enqueued through the receiver's own path (package intake), so an
 //     event that never arrived as a webhook is processed, and one that did
 //     is a duplicate the inbox refuses. The checkpoint, kept in the inbox
@@ -22,12 +24,15 @@
 //     handled. An event that fails in Config.MaxTries runs while later
 //     events are accepted is recorded (a "skipped#<key>" item beside the
 //     checkpoint), logged and counted, and the checkpoint moves past it.
+//     A Sweeper (GoPaySweep) fetches again, a budget a run, the objects
+//     last seen in a state that is not final, and hands each one that
+//     changed to the intake as its notification would.
 //
 // Each run records its metrics (internal/platform/metrics: StuckClaims, which the
 // stuck-claims alarm watches, Reconciled, OverdueLeases, ReconcileErrors,
-// Missed, Skipped and CheckpointLag) as CloudWatch embedded-metric-format
-// lines. Error text is scrubbed of email addresses before it is recorded.
-// Re-enqueueing is at least once; the processor's lease and effect ledger
+// and per source Missed, Reconciled, Skipped, ReconcileErrors and
+// CheckpointLag) as CloudWatch embedded-metric-format lines. Error text
+// is scrubbed of email addresses before it is recorded. Re-enqueueing is at least once; the processor's lease and effect ledger
 // make a second message harmless. A Handler is safe for concurrent use,
 // and two runs at once do no harm beyond duplicate messages.
 package reconcile

@@ -70,7 +70,7 @@ type (
 // through an intake of its own (on cfg's clock) that sends to q too.
 func fromStripe(p *pipelinetest.Pipeline, cfg reconcile.Config, q envelopeSender, source eventSource, cps checkpoints, log *slog.Logger) *reconcile.Handler {
 	in := intake.New(intake.Config{FromProviderAPI: true, Now: cfg.Now}, p.Inbox, q, nil)
-	return reconcile.New(cfg, p.Inbox, q, in, source, cps, log)
+	return reconcile.New(cfg, p.Inbox, q, in, reconcile.Sources{Lists: []reconcile.Lister{source}}, cps, log)
 }
 
 // countingSender passes sends on to inner and counts, per key, those that

@@ -30,6 +30,8 @@ type Config struct {
 	// Lookback is how far back the first run (no checkpoint) lists
 	// events. Default 0: from the first run on.
 	Lookback time.Duration
+	// Lookbacks replace Lookback for the providers they name.
+	Lookbacks map[string]time.Duration
 	// Settle is how old an event must be before the reconciler claims it,
 	// and how far behind now the checkpoint stays: a webhook on its way is
 	// not counted as missed, and an event the provider lists a little late
@@ -77,17 +79,48 @@ type sender interface {
 	Send(ctx context.Context, env webhook.Envelope) error
 }
 
-// accepter claims and enqueues an event; *intake.Intake is the one.
-type accepter interface {
+// Accepter claims and enqueues an event; *intake.Intake is the one.
+type Accepter interface {
 	Accept(ctx context.Context, ev webhook.Event) (intake.Outcome, error)
 }
 
-// eventSource lists a provider's events about a page at a time: Next
-// returns those created in [from, upTo), oldest first, for some upTo in
-// (from, to]. stripeapi.Events is one.
-type eventSource interface {
+// Lister lists a provider's events about a page at a time: Next returns
+// those created in [from, upTo), oldest first, for some upTo in (from,
+// to]. stripeapi.Events, GitHubDeliveries and ShopifyOrders are listers.
+type Lister interface {
 	Provider() string
 	Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error)
+}
+
+// keyedApart is a Lister whose events are keyed apart from their
+// webhooks' (ShopifyOrders: the API does not give the webhook's event
+// id): what it claims is counted as FromAPI, not Missed, since the
+// webhook may have come, and the business keys their effects so they
+// apply once.
+type keyedApart interface{ KeyedApart() bool }
+
+// Sweeper is a provider whose unfinished objects are fetched again until
+// they are final (GoPay payments): Sweep fetches up to its budget, hands
+// each change to in, and says what it did. It keeps its own place.
+type Sweeper interface {
+	Provider() string
+	Sweep(ctx context.Context, now time.Time, in Accepter, late func() bool) (Swept, error)
+}
+
+// Swept is what one Sweep did.
+type Swept struct {
+	Fetched int       // objects fetched from the provider's API
+	Missed  int       // of those, changed without a notification: handed to the intake
+	Skipped int       // watched too long without becoming final: dropped
+	Since   time.Time // when the sweep now under way started: every object watched before it was fetched since
+	Events  []Line
+}
+
+// Sources are the providers a Handler reconciles; each is off unless
+// given, and each keeps its own checkpoint.
+type Sources struct {
+	Lists  []Lister
+	Sweeps []Sweeper
 }
 
 // checkpointStore keeps, per provider, the time before which every event
@@ -103,19 +136,19 @@ type Handler struct {
 	cfg         Config
 	store       pendingStore
 	events      sender
-	intake      accepter
-	source      eventSource
+	intake      Accepter
+	sources     Sources
 	checkpoints checkpointStore
 	log         *slog.Logger
 }
 
-// New returns a Handler. source, intake and checkpoints may be nil
-// together: the run then only re-enqueues stuck claims.
-func New(cfg Config, store pendingStore, events sender, in accepter, source eventSource, checkpoints checkpointStore, log *slog.Logger) *Handler {
+// New returns a Handler. With no sources, intake and checkpoints may be
+// nil: the run then only re-enqueues stuck claims.
+func New(cfg Config, store pendingStore, events sender, in Accepter, sources Sources, checkpoints checkpointStore, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{cfg: cfg.withDefaults(), store: store, events: events, intake: in, source: source, checkpoints: checkpoints, log: log}
+	return &Handler{cfg: cfg.withDefaults(), store: store, events: events, intake: in, sources: sources, checkpoints: checkpoints, log: log}
 }
 
 // Line is one claim or event the run acted on.
@@ -143,10 +176,24 @@ type Summary struct {
 	Listed        int       `json:"listed"`        // provider events listed
 	Pages         int       `json:"pages"`         // list windows read, each followed by a checkpoint save
 	Missed        int       `json:"missed"`        // of those, never claimed before: claimed and enqueued now
+	FromAPI       int       `json:"fromAPI"`       // of those, keyed apart from their webhooks: claimed, whether the webhook came or not
 	Skipped       int       `json:"skipped"`       // events given up on after MaxTries runs, recorded
-	Checkpoint    time.Time `json:"checkpoint"`    // events created before it are all handled
+	Checkpoint    time.Time `json:"checkpoint"`    // the oldest source checkpoint: events created before it are all handled
 	Errors        []string  `json:"errors,omitempty"`
 	Events        []Line    `json:"events"`
+	// Providers says what each source did, in the order they ran.
+	Providers []ProviderRun `json:"providers,omitempty"`
+}
+
+// ProviderRun is what one source did in a run.
+type ProviderRun struct {
+	Provider   string    `json:"provider"`
+	Listed     int       `json:"listed"`  // events listed, or objects fetched (GoPay)
+	Missed     int       `json:"missed"`  // never arrived: claimed and enqueued now
+	FromAPI    int       `json:"fromAPI"` // keyed apart from their webhooks: claimed, whether the webhook came or not
+	Skipped    int       `json:"skipped"` // given up on after MaxTries runs
+	Checkpoint time.Time `json:"checkpoint"`
+	Errors     int       `json:"errors"`
 }
 
 // Handle runs the reconciler once, for the schedule's event. The error
@@ -163,9 +210,37 @@ func (h *Handler) Run(ctx context.Context) (Summary, error) {
 	if err := h.stuck(ctx, now, &s); err != nil {
 		errs = append(errs, err)
 	}
-	if h.source != nil {
-		if err := h.missed(ctx, now, &s); err != nil {
-			errs = append(errs, err)
+	// Each source runs whatever the others did: one failing provider
+	// does not keep the others' missed events away.
+	for _, src := range h.sources.Lists {
+		before := s
+		s.Checkpoint = time.Time{}
+		err := h.missed(ctx, now, src, &s)
+		pr := ProviderRun{Provider: src.Provider(), Listed: s.Listed - before.Listed, Missed: s.Missed - before.Missed, FromAPI: s.FromAPI - before.FromAPI,
+			Skipped: s.Skipped - before.Skipped, Checkpoint: s.Checkpoint}
+		if err != nil {
+			pr.Errors = 1
+			errs = append(errs, fmt.Errorf("%s: %w", src.Provider(), err))
+		}
+		s.Providers = append(s.Providers, pr)
+	}
+	for _, src := range h.sources.Sweeps {
+		sw, err := src.Sweep(ctx, now, h.intake, func() bool { return h.late(ctx) })
+		s.Listed += sw.Fetched
+		s.Missed += sw.Missed
+		s.Skipped += sw.Skipped
+		s.Events = append(s.Events, sw.Events...)
+		pr := ProviderRun{Provider: src.Provider(), Listed: sw.Fetched, Missed: sw.Missed, Skipped: sw.Skipped, Checkpoint: sw.Since}
+		if err != nil {
+			pr.Errors = 1
+			errs = append(errs, fmt.Errorf("%s: %w", src.Provider(), err))
+		}
+		s.Providers = append(s.Providers, pr)
+	}
+	s.Checkpoint = time.Time{}
+	for _, pr := range s.Providers {
+		if !pr.Checkpoint.IsZero() && (s.Checkpoint.IsZero() || pr.Checkpoint.Before(s.Checkpoint)) {
+			s.Checkpoint = pr.Checkpoint
 		}
 	}
 	for _, err := range errs {
@@ -269,14 +344,18 @@ func (h *Handler) reenqueue(ctx context.Context, it inbox.Item, cutoff, now time
 // the path itself (a second failure stops the run). An event that has
 // failed in MaxTries runs while later events were accepted is recorded
 // and skipped, so the checkpoint moves past it.
-func (h *Handler) missed(ctx context.Context, now time.Time, s *Summary) error {
-	provider := h.source.Provider()
+func (h *Handler) missed(ctx context.Context, now time.Time, source Lister, s *Summary) error {
+	provider := source.Provider()
 	cp, ok, err := h.checkpoints.Load(ctx, provider)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		cp = Checkpoint{At: now.Add(-h.cfg.Lookback)}
+		lookback, ok := h.cfg.Lookbacks[provider]
+		if !ok {
+			lookback = h.cfg.Lookback
+		}
+		cp = Checkpoint{At: now.Add(-max(lookback, 0))}
 	}
 	from := cp.At.Truncate(time.Second)
 	s.Checkpoint = from
@@ -289,12 +368,15 @@ func (h *Handler) missed(ctx context.Context, now time.Time, s *Summary) error {
 		to = from.Add(h.cfg.MaxSpan)
 	}
 	p := &pass{h: h, provider: provider, was: cp, s: s}
+	if k, ok := source.(keyedApart); ok {
+		p.keyedApart = k.KeyedApart()
+	}
 	for from.Before(to) && !p.stop {
 		if h.late(ctx) {
 			p.halt(from, fmt.Errorf("stopped at %s: the function is about to time out; the next run goes on from there", from.Format(time.RFC3339)))
 			break
 		}
-		evs, upTo, err := h.source.Next(ctx, from, to)
+		evs, upTo, err := source.Next(ctx, from, to)
 		if err != nil {
 			p.halt(from, fmt.Errorf("list %s events since %s: %w", provider, from.Format(time.RFC3339), err))
 			break
@@ -324,6 +406,9 @@ type pass struct {
 	provider string
 	was      Checkpoint // as the run found it
 	s        *Summary
+	// keyedApart: the source's events are not keyed as their webhooks
+	// (keyedApart), so a claim does not show a webhook was lost.
+	keyedApart bool
 
 	done          time.Time   // every event before it is handled, or skipped
 	failed        webhook.Key // the first event that failed, if any
@@ -361,7 +446,11 @@ func (p *pass) page(ctx context.Context, evs []webhook.Event, upTo time.Time) {
 		if p.failed != "" {
 			p.laterAccepted = true
 		}
-		if outcome == intake.Accepted {
+		if outcome == intake.Accepted && p.keyedApart {
+			p.s.FromAPI++
+			p.s.Events = append(p.s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Claimed,
+				Note: "from the provider's API; its webhook, if it came, is keyed apart: the business applies it once"})
+		} else if outcome == intake.Accepted {
 			p.s.Missed++
 			p.s.Events = append(p.s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Claimed,
 				Note: "created " + ev.Created.Format(time.RFC3339) + "; never arrived as a webhook"})
@@ -414,23 +503,35 @@ func (h *Handler) skip(ctx context.Context, provider string, ev webhook.Event, r
 
 // report logs the run and records its metrics: StuckClaims (which the
 // stuck-claims alarm watches, so it is recorded every run, zero included),
-// Reconciled, OverdueLeases and ReconcileErrors without dimensions, and
-// the provider's Missed, Skipped and CheckpointLag.
+// Reconciled and OverdueLeases without dimensions, and per source Missed,
+// Skipped, CheckpointLag and ReconcileErrors (each also published without
+// dimensions, which the alarms watch). Stuck-claim errors are counted
+// without a provider.
 func (h *Handler) report(ctx context.Context, s Summary) {
+	sourceErrs := 0
+	for _, pr := range s.Providers {
+		sourceErrs += pr.Errors
+	}
 	h.cfg.Metrics.Emit(metrics.Dims{},
 		metrics.Counted(metrics.StuckClaims, s.Stuck), metrics.Counted(metrics.Reconciled, s.Reenqueued),
-		metrics.Counted(metrics.OverdueLeases, s.OverdueLeases), metrics.Counted(metrics.ReconcileErrors, len(s.Errors)))
-	if h.source != nil {
-		ms := []metrics.Metric{metrics.Counted(metrics.Missed, s.Missed), metrics.Counted(metrics.Skipped, s.Skipped)}
-		if !s.Checkpoint.IsZero() {
-			ms = append(ms, metrics.Secs(metrics.CheckpointLag, h.cfg.Now().Sub(s.Checkpoint)))
+		metrics.Counted(metrics.OverdueLeases, s.OverdueLeases), metrics.Counted(metrics.ReconcileErrors, len(s.Errors)-sourceErrs))
+	for _, pr := range s.Providers {
+		ms := []metrics.Metric{metrics.Counted(metrics.Missed, pr.Missed), metrics.Counted(metrics.Skipped, pr.Skipped),
+			metrics.Counted(metrics.Reconciled, pr.Missed+pr.FromAPI),
+			metrics.Counted(metrics.ReconcileErrors, pr.Errors)}
+		if !pr.Checkpoint.IsZero() {
+			ms = append(ms, metrics.Secs(metrics.CheckpointLag, h.cfg.Now().Sub(pr.Checkpoint)))
 		}
-		h.cfg.Metrics.Emit(metrics.Dims{Provider: h.source.Provider()}, ms...)
+		h.cfg.Metrics.Emit(metrics.Dims{Provider: pr.Provider}, ms...)
 	}
 	attrs := []any{
 		"stuck_claims", s.Stuck, "reenqueued", s.Reenqueued, "missed", s.Missed, "skipped", s.Skipped,
 		"overdue_leases", s.OverdueLeases, "start_shard", s.StartShard, "listed", s.Listed, "pages", s.Pages,
 		"checkpoint", s.Checkpoint, "errors", len(s.Errors),
+	}
+	for _, pr := range s.Providers {
+		attrs = append(attrs, slog.Group(pr.Provider, "listed", pr.Listed, "missed", pr.Missed, "from_api", pr.FromAPI, "skipped", pr.Skipped,
+			"checkpoint", pr.Checkpoint, "errors", pr.Errors))
 	}
 	level := slog.LevelInfo
 	if len(s.Errors) > 0 {

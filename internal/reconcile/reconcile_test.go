@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
+	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
@@ -66,10 +67,10 @@ func TestOutageEventsAreClaimedOnceAndProcessedOnce(t *testing.T) {
 	}
 	// Counted: Missed by provider, and the messages the intake sent.
 	lines := s.Metrics(t)
-	if got := metrics.Sum(lines, metrics.Missed, map[string]string{metrics.DimProvider: "stripe"}, time.Time{}); got != 20 {
+	if got := emf.Sum(lines, metrics.Missed, map[string]string{metrics.DimProvider: "stripe"}, time.Time{}); got != 20 {
 		t.Errorf("Missed = %v, want 20", got)
 	}
-	if got := metrics.Sum(lines, metrics.CheckpointLag, nil, time.Time{}); got < 4*60 || got > 6*60 {
+	if got := emf.Sum(lines, metrics.CheckpointLag, nil, time.Time{}); got < 4*60 || got > 6*60 {
 		t.Errorf("CheckpointLag = %v s, want about 5 minutes", got)
 	}
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, all, inbox.Done) })
@@ -382,7 +383,7 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterMaxTries(t *testing.T) {
 	}
 	// The run's metric line counts it (by provider), and an ERROR line
 	// names it.
-	lines, err := metrics.ReadLines(strings.NewReader(metricLines.String()))
+	lines, err := emf.ReadLines(strings.NewReader(metricLines.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +439,7 @@ func TestStuckClaimsShareABudgetAcrossShardsFromARotatingStart(t *testing.T) {
 	}
 	c := &clock{t: now}
 	sender := newCountingSender(s.Events)
-	h := reconcile.New(reconcile.Config{Limit: inbox.PendingShards, Margin: time.Minute, Now: c.Now}, s.Inbox, sender, nil, nil, nil, nil)
+	h := reconcile.New(reconcile.Config{Limit: inbox.PendingShards, Margin: time.Minute, Now: c.Now}, s.Inbox, sender, nil, reconcile.Sources{}, nil, nil)
 
 	// A budget of one claim a shard: the oldest of each shard, not the
 	// first shard's three.
@@ -492,4 +493,38 @@ func full(m map[int][]webhook.Key, n int) bool {
 		}
 	}
 	return true
+}
+
+// The deployment names the Stripe event types (STRIPE_EVENT_TYPES), not
+// the example shop: a business that handles charge.refunded gets a missed
+// one back, and no checkout it does not handle.
+func TestTheReconcilerListsTheTypesTheDeploymentNames(t *testing.T) {
+	ctx := context.Background()
+	s := pipelinetest.New(t)
+	start := time.Now().Add(-20 * time.Minute)
+	checkoutKeys, _ := stripeHas(t, s, 300, 2, func(i int) time.Time { return start.Add(time.Duration(i) * time.Minute) })
+	refund := webhook.NewKey("stripe", "evt_recon_types_refund")
+	body := fmt.Sprintf(`{"id":%q,"object":"event","type":"charge.refunded","created":%d,"livemode":false,"data":{"object":{"id":"ch_1"}}}`,
+		refund.EventID(), start.Add(5*time.Minute).Unix())
+	if err := s.Stripe.AddEvent([]byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	run := reconciler(t, s, map[string]string{"STRIPE_EVENTS_LOOKBACK": "1h", "STRIPE_EVENT_TYPES": "charge.refunded,invoice.paid"})
+	sum, err := run(ctx)
+	if err != nil {
+		t.Fatalf("reconciler: %v\n%+v", err, sum)
+	}
+	if diff := cmp.Diff(map[webhook.Key]int{refund: 1}, queued(t, s)); diff != "" {
+		t.Errorf("enqueued (-want +got):\n%s", diff)
+	}
+	for _, k := range checkoutKeys {
+		if _, err := s.Inbox.Get(ctx, k); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("%s, of a type the deployment does not name, was claimed: %v", k, err)
+		}
+	}
+	for _, q := range s.Stripe.EventQueries() {
+		if !strings.Contains(q, "charge.refunded") || strings.Contains(q, "checkout.session.completed") {
+			t.Errorf("events listed with other types than the deployment's: %s", q)
+		}
+	}
 }

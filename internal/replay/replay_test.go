@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/replay"
@@ -84,10 +85,10 @@ func TestReplayAllBringsPoisonedEventsToDoneOnce(t *testing.T) {
 
 	// Counted once, under the events' provider; the 10 parks before it too.
 	lines := s.Metrics(t)
-	if got := metrics.Sum(lines, metrics.Replayed, map[string]string{metrics.DimProvider: "stripe"}, time.Time{}); got != 10 {
+	if got := emf.Sum(lines, metrics.Replayed, map[string]string{metrics.DimProvider: "stripe"}, time.Time{}); got != 10 {
 		t.Errorf("Replayed = %v, want 10", got)
 	}
-	if got := metrics.Sum(lines, metrics.Parked, nil, time.Time{}); got != 10 {
+	if got := emf.Sum(lines, metrics.Parked, nil, time.Time{}); got != 10 {
 		t.Errorf("Parked = %v, want 10", got)
 	}
 

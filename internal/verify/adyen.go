@@ -157,14 +157,3 @@ func (a *Adyen) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, e
 	}
 	return events, nil
 }
-
-// ParseAdyenItem decodes an item's Raw as Verify stored it.
-func ParseAdyenItem(raw []byte) (AdyenItem, error) {
-	var it AdyenItem
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if err := d.Decode(&it); err != nil {
-		return AdyenItem{}, fmt.Errorf("adyen item: %w", err)
-	}
-	return it, nil
-}

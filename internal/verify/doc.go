@@ -9,7 +9,12 @@
 //     the raw bytes as received; the body is decoded only after it matched,
 //     so an unsigned garbage body is unauthenticated (401), never
 //     malformed (400).
-//   - Signatures are compared in constant time with hmac.Equal.
+//   - HMAC signatures are compared in constant time with hmac.Equal;
+//     ed25519 signatures (Standard Webhooks v1a) are checked with
+//     crypto/ed25519 under public keys, which hold nothing secret.
+//   - An event carries the signed body byte for byte, or, where the body
+//     wraps it (a GitHub hook with the form content type), the JSON it
+//     wraps, so what is stored and processed is the same either way.
 //   - Several secrets are accepted at once, so a secret can be rotated
 //     without dropping deliveries, and a header may carry several
 //     signatures (Stripe sends one per active secret while rolling).

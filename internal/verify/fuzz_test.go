@@ -19,7 +19,7 @@ import (
 func fuzzDeliveryID(body []byte) string { return fmt.Sprintf("d-%x", sha256.Sum256(body))[:18] }
 
 // fuzzBodies returns the fuzzers' starting bodies: the real Stripe payloads
-// in the repository's testdata/stripe (and its variants) and the hostile shapes
+// in the repository's testdata/stripe (its variants and thin notifications) and the hostile shapes
 // the unit tests name. Further regression inputs live in
 // testdata/fuzz/<FuzzName>/, as go test reads them.
 func fuzzBodies(f *testing.F) [][]byte {
@@ -28,6 +28,11 @@ func fuzzBodies(f *testing.F) [][]byte {
 	if err != nil {
 		f.Fatal(err)
 	}
+	_, thin, err := verifytest.StripeThinPayloads()
+	if err != nil {
+		f.Fatal(err)
+	}
+	bodies = append(bodies, thin...)
 	return append(bodies,
 		nil,
 		[]byte("not json at all"),

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"mime"
+	"net/url"
 	"strings"
 
 	"github.com/hookinbox/hookinbox/webhook"
@@ -19,6 +21,13 @@ const GitHubProvider = "github"
 // the type is X-GitHub-Event. The scheme has no timestamp, so a captured
 // delivery verifies for ever; the inbox answers its replay as a duplicate.
 //
+// A hook has one of two content types. application/json sends the event
+// as the body. application/x-www-form-urlencoded (the default of a hook
+// created through GitHub's API) sends "payload=" and the URL-encoded JSON:
+// the signature still covers the body as sent, and the event returned
+// carries the JSON of the payload field, so what is stored and processed
+// (and reprocessed after a replay) is the same JSON either way.
+//
 // go-github's ValidatePayload does the same check, but it is not among the
 // modules served here and would bring a large API client for twenty lines.
 // Safe for concurrent use.
@@ -28,8 +37,9 @@ type GitHub struct {
 
 // Verify implements the receiver's verifier: 401 (ErrNoSignature,
 // ErrBadSignature) before anything is parsed, then 400 for a missing or
-// implausible delivery id (ErrNoEventID, ErrBadEventID), no event name or
-// a body that is not a JSON object.
+// implausible delivery id (ErrNoEventID, ErrBadEventID), no event name, a
+// body that is not a JSON object, or a form body without exactly one
+// payload field holding one (ErrNotJSON).
 func (g *GitHub) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
 	if err := checkSecrets(GitHubProvider, g.Secrets); err != nil {
 		return nil, err
@@ -57,11 +67,37 @@ func (g *GitHub) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, 
 	if typ == "" {
 		return nil, fmt.Errorf("github: no X-GitHub-Event: %w", ErrNotEvent)
 	}
-	if err := jsonObject(GitHubProvider, r.Body); err != nil {
+	event := r.Body
+	if githubForm(r.Header["content-type"]) {
+		if event, err = githubFormPayload(r.Body); err != nil {
+			return nil, err
+		}
+	}
+	if err := jsonObject(GitHubProvider, event); err != nil {
 		return nil, err
 	}
-	if !json.Valid(r.Body) {
+	if !json.Valid(event) {
 		return nil, fmt.Errorf("github: body is not valid JSON: %w", ErrNotJSON)
 	}
-	return []webhook.Event{{Provider: GitHubProvider, ID: id, Type: typ, Raw: r.Body}}, nil
+	return []webhook.Event{{Provider: GitHubProvider, ID: id, Type: typ, Raw: event}}, nil
+}
+
+// githubForm reports whether the content type is the form encoding; any
+// other (application/json, or none) means the body is the event.
+func githubForm(contentType string) bool {
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mediaType == "application/x-www-form-urlencoded"
+}
+
+// githubFormPayload returns the event a signed form body carries in its
+// one payload field.
+func githubFormPayload(body []byte) ([]byte, error) {
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, fmt.Errorf("github: %d-byte form body is not URL-encoded: %w", len(body), ErrNotJSON)
+	}
+	if len(form["payload"]) != 1 {
+		return nil, fmt.Errorf("github: form body has %d payload fields, want 1: %w", len(form["payload"]), ErrNotJSON)
+	}
+	return []byte(form["payload"][0]), nil
 }

@@ -76,6 +76,71 @@ func TestGitHubVerify(t *testing.T) {
 	}
 }
 
+// TestGitHubFormEncoded: a hook whose content type is
+// application/x-www-form-urlencoded sends payload=<URL-encoded JSON>,
+// signed over the form bytes as sent; the event is the JSON of the payload
+// field. The signature was computed outside Go:
+//
+//	printf '%s' 'payload=%7B%22zen%22%3A%22Design+for+failure.%22%2C%22hook_id%22%3A123%7D' |
+//	  openssl dgst -sha256 -hmac "It's a Secret to Everybody"
+func TestGitHubFormEncoded(t *testing.T) {
+	const delivery = "72d3162e-cc78-11e3-81ab-4c9367dc0958"
+	event := []byte(`{"zen":"Design for failure.","hook_id":123}`)
+	form := []byte("payload=%7B%22zen%22%3A%22Design+for+failure.%22%2C%22hook_id%22%3A123%7D")
+	g := &verify.GitHub{Secrets: []string{"It's a Secret to Everybody"}}
+	ctx := context.Background()
+	headers := map[string]string{
+		"content-type":        "application/x-www-form-urlencoded",
+		"x-hub-signature-256": "sha256=6aa05071e5f6f3ca4f5e19131d582ca7d89f1247c9aa0710fdd3cc976973df1d",
+		"x-github-delivery":   delivery,
+		"x-github-event":      "ping",
+	}
+	evs, err := g.Verify(ctx, webhook.Request{Header: headers, Body: form})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Key() != "github#"+delivery || evs[0].Type != "ping" || string(evs[0].Raw) != string(event) {
+		t.Fatalf("Verify = %+v, want the ping carrying %s", evs, event)
+	}
+	// Our builder sends the same bytes with the same signature.
+	body, built := verifytest.GitHubForm(event, "It's a Secret to Everybody", delivery, "ping")
+	if string(body) != string(form) || built["x-hub-signature-256"] != headers["x-hub-signature-256"] || built["content-type"] != headers["content-type"] {
+		t.Errorf("GitHubForm = %s %v, want %s %v", body, built, form, headers)
+	}
+
+	signed := func(body string, contentType string) webhook.Request {
+		h := verifytest.GitHubHeaders([]byte(body), "It's a Secret to Everybody", delivery, "ping")
+		h["content-type"] = contentType
+		return webhook.Request{Header: h, Body: []byte(body)}
+	}
+	const formType = "application/x-www-form-urlencoded"
+	// A charset parameter and any case of the media type are the same type.
+	if _, err := g.Verify(ctx, signed(string(form), "Application/X-WWW-Form-Urlencoded; charset=utf-8")); err != nil {
+		t.Errorf("form with a charset: %v", err)
+	}
+	tests := []struct {
+		name string
+		req  webhook.Request
+		want error
+	}{
+		{"the form body's JSON, re-signed by no one", webhook.Request{Header: headers, Body: event}, verify.ErrBadSignature},
+		{"decoded JSON signed, sent as a form", signed(string(event), formType), verify.ErrNotJSON},
+		{"no payload field", signed("zen=1", formType), verify.ErrNotJSON},
+		{"two payload fields", signed(string(form)+"&"+string(form), formType), verify.ErrNotJSON},
+		{"bad escape", signed("payload=%7", formType), verify.ErrNotJSON},
+		{"payload not an object", signed("payload=%5B1%5D", formType), verify.ErrNotJSON},
+		{"payload not JSON", signed("payload=%7Bnope", formType), verify.ErrNotJSON},
+		{"a form sent as JSON", signed(string(form), "application/json"), verify.ErrNotJSON},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := g.Verify(ctx, tc.req); !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
 // FuzzGitHubVerify holds verify.GitHub to verifyfuzz.VerifierFuzz's
 // property: no panic, nothing accepted unless an independent HMAC of the
 // exact body matches, every refusal a 4xx kind, a genuine delivery never
@@ -90,7 +155,13 @@ func FuzzGitHubVerify(f *testing.F) {
 		func(h map[string]string, b []byte) bool {
 			return verifyfuzz.HMACGenuine(h["x-hub-signature-256"], "sha256=", hex.DecodeString, b, secret)
 		})
+	fz.Carried = verifyfuzz.GitHubCarried
 	fz.Seed(f, []byte(`{"action":"opened","number":1}`), []byte("Hello, World!"), nil)
+	// Form-encoded deliveries, genuine and with the fuzzer's headers.
+	form, _ := verifytest.GitHubForm([]byte(`{"action":"opened","number":1}`), secret, "d-1", "issues")
+	f.Add("content-type: application/x-www-form-urlencoded", form, verifyfuzz.Signed, uint16(0))
+	f.Add("content-type: application/x-www-form-urlencoded", form, verifyfuzz.Tampered, uint16(9))
+	f.Add("content-type: application/x-www-form-urlencoded; charset=utf-8", []byte("payload=%7B%7D&payload=%7B%7D"), verifyfuzz.Signed, uint16(0))
 	// GitHub's documented example, under its own secret: forged here.
 	f.Add("x-hub-signature-256: sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17\nx-github-delivery: d-1\nx-github-event: ping",
 		[]byte("Hello, World!"), verifyfuzz.AsGiven, uint16(0))

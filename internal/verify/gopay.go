@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/hookinbox/hookinbox/webhook"
@@ -16,13 +17,14 @@ const GoPayProvider = "gopay"
 // processor replaces it with the payment state it fetches.
 const GoPayNotification = "notification"
 
-// MaxGoPayIDLen bounds a GoPay payment id: an int64 has at most 19 digits.
+// MaxGoPayIDLen bounds a GoPay payment id: GoPay's API types payment ids
+// as 64-bit signed integers (long), whose largest, 2^63-1, has 19 digits.
 const MaxGoPayIDLen = 19
 
 // GoPay accepts GoPay's payment notifications, GET ...?id=<payment id>.
 // Nothing in them is signed, so nothing in them is trusted: Verify only
-// checks that the id is a plausible payment id (1 to 19 ASCII digits) and
-// returns an IDOnly event keyed gopay#<id>; the processor fetches the
+// checks that the id is one GoPay can issue (a positive int64 written in
+// ASCII digits, without leading zeros) and returns an IDOnly event keyed gopay#<id>; the processor fetches the
 // payment's state from GoPay's API with the client credentials. It never
 // calls out itself, so a caller cannot make the receiver do more than one
 // conditional write per request. Safe for concurrent use.
@@ -45,7 +47,9 @@ func (GoPay) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, erro
 }
 
 // GoPayID reports, as ErrNoEventID or ErrBadEventID, an id that cannot be
-// a GoPay payment id.
+// a GoPay payment id: empty, longer than MaxGoPayIDLen, anything but ASCII
+// digits, a leading zero (GoPay writes none, and 0123 would be another key
+// for payment 123), zero, or above 2^63-1.
 func GoPayID(id string) error {
 	switch {
 	case id == "":
@@ -53,7 +57,10 @@ func GoPayID(id string) error {
 	case len(id) > MaxGoPayIDLen:
 		return fmt.Errorf("gopay: id is %d characters, more than %d: %w", len(id), MaxGoPayIDLen, ErrBadEventID)
 	case strings.TrimLeft(id, "0123456789") != "" || id[0] == '0':
-		return fmt.Errorf("gopay: id is not a positive decimal number: %w", ErrBadEventID)
+		return fmt.Errorf("gopay: id is not a positive decimal number without leading zeros: %w", ErrBadEventID)
+	}
+	if _, err := strconv.ParseInt(id, 10, 64); err != nil {
+		return fmt.Errorf("gopay: id is above 2^63-1, more than a GoPay payment id holds: %w", ErrBadEventID)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package verify_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,7 +29,16 @@ func TestGoPayVerify(t *testing.T) {
 		{"leading zero", "0123", verify.ErrBadEventID},
 		{"repeated id (API Gateway joins them)", "1,2", verify.ErrBadEventID},
 		{"too long", strings.Repeat("9", 20), verify.ErrBadEventID},
+		{"above 2^63-1 (19 digits)", "9999999999999999999", verify.ErrBadEventID},
+		{"2^63", "9223372036854775808", verify.ErrBadEventID},
+		{"zero", "0", verify.ErrBadEventID},
+		{"plus sign", "+123", verify.ErrBadEventID},
 		{"unicode digits", "３０００", verify.ErrBadEventID},
+	}
+	for _, id := range []string{"1", "9223372036854775807"} {
+		if _, err := (verify.GoPay{}).Verify(context.Background(), webhook.Request{Query: map[string]string{"id": id}}); err != nil {
+			t.Errorf("id %s: %v, want accepted", id, err)
+		}
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,12 +50,14 @@ func TestGoPayVerify(t *testing.T) {
 	}
 }
 
-// FuzzGoPayVerify: no panic; an accepted id is 1 to 19 ASCII digits and
-// makes a valid key; everything else is malformed.
+// FuzzGoPayVerify: no panic; an accepted id is a positive int64 written in
+// ASCII digits without a leading zero, and makes a valid key; everything
+// else is malformed.
 func FuzzGoPayVerify(f *testing.F) {
 	f.Add("3000006529")
 	f.Add("")
 	f.Add("1e9")
+	f.Add("9223372036854775808")
 	f.Fuzz(func(t *testing.T, id string) {
 		evs, err := verify.GoPay{}.Verify(context.Background(), webhook.Request{Query: map[string]string{"id": id}})
 		if err != nil {
@@ -54,7 +66,8 @@ func FuzzGoPayVerify(f *testing.F) {
 			}
 			return
 		}
-		if len(id) == 0 || len(id) > 19 || strings.Trim(id, "0123456789") != "" || webhook.ValidateEventID(evs[0].ID) != nil {
+		n, perr := strconv.ParseInt(id, 10, 64)
+		if perr != nil || n <= 0 || strconv.FormatInt(n, 10) != id || webhook.ValidateEventID(evs[0].ID) != nil {
 			t.Fatalf("accepted id %q", id)
 		}
 	})

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/hookinbox/hookinbox/webhook"
@@ -90,14 +89,6 @@ func Lookup(name string) (Spec, bool) {
 func TypeBounded(provider, _ string) bool {
 	s, ok := Lookup(provider)
 	return ok && !s.TypeUnsigned
-}
-
-// HTTPMethod returns the method the provider delivers with.
-func (s Spec) HTTPMethod() string {
-	if s.Method == "" {
-		return http.MethodPost
-	}
-	return s.Method
 }
 
 // newStripe adapts the Stripe verifier to the Stripe-Signature header.

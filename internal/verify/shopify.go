@@ -20,7 +20,13 @@ const ShopifyProvider = "shopify"
 // key: the same event delivered to several subscriptions, or redelivered,
 // keeps it), falling back to X-Shopify-Webhook-Id; the type is
 // X-Shopify-Topic ("orders/paid"), and the occurrence time
-// X-Shopify-Triggered-At. Safe for concurrent use.
+// X-Shopify-Triggered-At.
+//
+// Shopify's newer deliveries name the same headers without X-
+// (Shopify-Hmac-Sha256, Shopify-Topic, Shopify-Event-Id, ...), and
+// Shopify's own API libraries accept either spelling: each header is read
+// as X-Shopify-<name>, or Shopify-<name> when that is absent. Safe for
+// concurrent use.
 type Shopify struct {
 	Secrets []string // accepted client secrets; several while rotating
 }
@@ -32,9 +38,9 @@ func (s *Shopify) Verify(_ context.Context, r webhook.Request) ([]webhook.Event,
 	if err := checkSecrets(ShopifyProvider, s.Secrets); err != nil {
 		return nil, err
 	}
-	header := strings.TrimSpace(r.Header["x-shopify-hmac-sha256"])
+	header := shopifyHeader(r, "hmac-sha256")
 	if header == "" {
-		return nil, fmt.Errorf("shopify: no X-Shopify-Hmac-Sha256 header: %w", ErrNoSignature)
+		return nil, fmt.Errorf("shopify: no X-Shopify-Hmac-Sha256 (or Shopify-Hmac-Sha256) header: %w", ErrNoSignature)
 	}
 	sig, err := base64.StdEncoding.DecodeString(header)
 	if err != nil {
@@ -47,14 +53,14 @@ func (s *Shopify) Verify(_ context.Context, r webhook.Request) ([]webhook.Event,
 	if !anyEqual([][]byte{sig}, want) {
 		return nil, fmt.Errorf("shopify: signature matches none of %d secrets: %w", len(s.Secrets), ErrBadSignature)
 	}
-	id, what := strings.TrimSpace(r.Header["x-shopify-event-id"]), "X-Shopify-Event-Id"
+	id, what := shopifyHeader(r, "event-id"), "X-Shopify-Event-Id"
 	if id == "" {
-		id, what = strings.TrimSpace(r.Header["x-shopify-webhook-id"]), "X-Shopify-Webhook-Id"
+		id, what = shopifyHeader(r, "webhook-id"), "X-Shopify-Webhook-Id"
 	}
 	if err := eventID(ShopifyProvider, what, id); err != nil {
 		return nil, err
 	}
-	topic := strings.TrimSpace(r.Header["x-shopify-topic"])
+	topic := shopifyHeader(r, "topic")
 	if topic == "" {
 		return nil, fmt.Errorf("shopify: no X-Shopify-Topic: %w", ErrNotEvent)
 	}
@@ -65,8 +71,17 @@ func (s *Shopify) Verify(_ context.Context, r webhook.Request) ([]webhook.Event,
 		return nil, fmt.Errorf("shopify: body is not valid JSON: %w", ErrNotJSON)
 	}
 	var at time.Time
-	if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(r.Header["x-shopify-triggered-at"])); err == nil {
+	if t, err := time.Parse(time.RFC3339Nano, shopifyHeader(r, "triggered-at")); err == nil {
 		at = t.UTC()
 	}
 	return []webhook.Event{{Provider: ShopifyProvider, ID: id, Type: topic, Created: at, Raw: r.Body}}, nil
+}
+
+// shopifyHeader returns x-shopify-<name>, or shopify-<name> when that is
+// absent.
+func shopifyHeader(r webhook.Request, name string) string {
+	if v := strings.TrimSpace(r.Header["x-shopify-"+name]); v != "" {
+		return v
+	}
+	return strings.TrimSpace(r.Header["shopify-"+name])
 }

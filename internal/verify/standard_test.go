@@ -1,7 +1,10 @@
 package verify_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"errors"
 	"strconv"
 	"strings"
@@ -108,23 +111,149 @@ func TestStandardVerify(t *testing.T) {
 	}
 }
 
+// The reference libraries' v1a (ed25519) vector: the Go library's
+// TestAsymmetricWebhookSign signs the symmetric vector's message with this
+// 32-byte seed (base64 of "TESTSIGNINGKEYDONOTUSETHISFORANY").
+const (
+	stdV1aSeed = "VEVTVFNJR05JTkdLRVlET05PVFVTRVRISVNGT1JBTlk="
+	stdV1aSig  = "v1a,tQ9V2XOqn7jL/DQenEFpqIugdBVtiMmER5mhSkXBNwM0mkATuDe6KYYUuxqtaiHeYGb7KaaBRdM5WqyeFiL8Ag=="
+)
+
+// whpk returns the whpk_ public key of a seed, with crypto/ed25519 alone.
+func whpk(seed []byte) string {
+	return "whpk_" + base64.StdEncoding.EncodeToString(ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey))
+}
+
+func TestStandardV1aReferenceVector(t *testing.T) {
+	seed, err := base64.StdEncoding.DecodeString(stdV1aSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signedAt := time.Unix(stdVectorTS, 0)
+	req := webhook.Request{Header: map[string]string{
+		"webhook-id": stdVectorID, "webhook-timestamp": strconv.Itoa(stdVectorTS),
+		// A v1 signature under a secret we do not hold beside it.
+		"webhook-signature": "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc= " + stdV1aSig,
+	}, Body: []byte(stdVectorBody)}
+	for name, secrets := range map[string][]string{
+		"public key only":        {whpk(seed)},
+		"beside a whsec_ secret": {"whsec_b2xkLXNlY3JldA==", whpk(seed)},
+	} {
+		s := &verify.Standard{Secrets: secrets, Now: stdClock(signedAt.Add(10 * time.Second))}
+		evs, err := s.Verify(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(evs) != 1 || evs[0].Key() != "standard#"+stdVectorID || !evs[0].Created.Equal(signedAt) {
+			t.Fatalf("%s: Verify = %+v", name, evs)
+		}
+	}
+	// Our signer reproduces the vector (ed25519 signatures are
+	// deterministic), and derives the same public key.
+	if got := verifytest.StandardHeaders([]byte(stdVectorBody), stdVectorID, signedAt, "whsk_"+stdV1aSeed)["webhook-signature"]; got != stdV1aSig {
+		t.Errorf("StandardHeaders v1a signature = %q, want %q", got, stdV1aSig)
+	}
+	if got := verifytest.StandardPublicKey("whsk_" + stdV1aSeed); got != whpk(seed) {
+		t.Errorf("StandardPublicKey = %q, want %q", got, whpk(seed))
+	}
+}
+
+func TestStandardV1a(t *testing.T) {
+	const hmacSecret = "whsec_c2VjcmV0LW9mLWhvb2tpbmJveC10ZXN0LWVuZHBvaW50"
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	body := []byte(`{"type":"invoice.paid","timestamp":"2026-11-30T12:00:00Z","data":{"id":"inv_1"}}`)
+	seedOld, seedNew, seedAttacker := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32), bytes.Repeat([]byte{3}, 32)
+	whsk := func(seed []byte) string { return "whsk_" + base64.StdEncoding.EncodeToString(seed) }
+	// Rotating: the old and the new public key, and a symmetric secret.
+	s := &verify.Standard{Secrets: []string{whpk(seedOld), whpk(seedNew), hmacSecret}, Now: stdClock(now)}
+	ctx := context.Background()
+	h := func(at time.Time, mut func(map[string]string), keys ...string) webhook.Request {
+		hd := verifytest.StandardHeaders(body, "msg_1", at, keys...)
+		mut(hd)
+		return webhook.Request{Header: hd, Body: body}
+	}
+	same := func(map[string]string) {}
+	for name, req := range map[string]webhook.Request{
+		"v1a under the new key":            h(now, same, whsk(seedNew)),
+		"v1a under the old key":            h(now, same, whsk(seedOld)),
+		"v1 and v1a in one header":         h(now, same, hmacSecret, whsk(seedNew)),
+		"a forged v1 beside a genuine v1a": h(now, same, "whsec_YXR0YWNrZXI=", whsk(seedNew)),
+		"a forged v1a beside a genuine v1": h(now, same, whsk(seedAttacker), hmacSecret),
+		"svix- headers": h(now, func(m map[string]string) {
+			m["svix-signature"] = m["webhook-signature"]
+			delete(m, "webhook-signature")
+		}, whsk(seedNew)),
+		"a 64-byte private key signs the same":   h(now, same, "whsk_"+base64.StdEncoding.EncodeToString(ed25519.NewKeyFromSeed(seedNew))),
+		"a public key in the signer's list only": h(now, same, whpk(seedAttacker), whsk(seedNew)),
+	} {
+		evs, err := s.Verify(ctx, req)
+		if err != nil || len(evs) != 1 || evs[0].Key() != "standard#msg_1" || evs[0].Type != "invoice.paid" {
+			t.Errorf("%s: Verify = %+v, %v", name, evs, err)
+		}
+	}
+
+	only := &verify.Standard{Secrets: []string{whpk(seedNew)}, Now: stdClock(now)}
+	notJSON := []byte("not json")
+	tests := []struct {
+		name string
+		v    *verify.Standard
+		req  webhook.Request
+		want error
+	}{
+		{"another key", s, h(now, same, whsk(seedAttacker)), verify.ErrBadSignature},
+		{"v1 only, public keys only", only, h(now, same, hmacSecret), verify.ErrNoSignature},
+		{"v1a only, whsec_ only", &verify.Standard{Secrets: []string{hmacSecret}, Now: stdClock(now)}, h(now, same, whsk(seedNew)), verify.ErrNoSignature},
+		{"other id than signed", only, h(now, func(m map[string]string) { m["webhook-id"] = "msg_2" }, whsk(seedNew)), verify.ErrBadSignature},
+		{"other timestamp than signed", only, h(now, func(m map[string]string) { m["webhook-timestamp"] = strconv.FormatInt(now.Unix()+1, 10) }, whsk(seedNew)), verify.ErrBadSignature},
+		{"truncated signature", only, h(now, func(m map[string]string) { m["webhook-signature"] = m["webhook-signature"][:40] }, whsk(seedNew)), verify.ErrBadSignature},
+		{"empty v1a", only, h(now, func(m map[string]string) { m["webhook-signature"] = "v1a," }, whsk(seedNew)), verify.ErrBadSignature},
+		{"tampered body", only, webhook.Request{Header: verifytest.StandardHeaders(body, "msg_1", now, whsk(seedNew)), Body: append([]byte(" "), body...)}, verify.ErrBadSignature},
+		{"stale timestamp", only, h(now.Add(-5*time.Minute-time.Second), same, whsk(seedNew)), verify.ErrStale},
+		{"future timestamp", only, h(now.Add(5*time.Minute+time.Second), same, whsk(seedNew)), verify.ErrFuture},
+		{"malformed body", only, webhook.Request{Header: verifytest.StandardHeaders(notJSON, "msg_1", now, whsk(seedNew)), Body: notJSON}, verify.ErrNotJSON},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.v.Verify(ctx, tc.req); !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+
+	for name, secret := range map[string]string{
+		"a private signing key":   whsk(seedNew),
+		"a 31-byte public key":    "whpk_" + base64.StdEncoding.EncodeToString(make([]byte, 31)),
+		"a public key not base64": "whpk_%%%",
+	} {
+		err := (&verify.Standard{Secrets: []string{hmacSecret, secret}}).Validate()
+		if err == nil {
+			t.Errorf("Validate accepted %s", name)
+		} else if strings.Contains(err.Error(), strings.TrimPrefix(strings.TrimPrefix(secret, "whsk_"), "whpk_")) {
+			t.Errorf("Validate's error names the secret: %v", err)
+		}
+	}
+}
+
 // FuzzStandardVerify holds verify.Standard to verifyfuzz.VerifierFuzz's
 // property (see FuzzGitHubVerify), on a clock at the reference vector's
 // time, with svix- headers in play.
 func FuzzStandardVerify(f *testing.F) {
 	at := time.Unix(stdVectorTS, 0)
-	s := &verify.Standard{Secrets: []string{stdVectorSecret}, Now: stdClock(at)}
+	public := verifytest.StandardPublicKey("whsk_" + stdV1aSeed)
+	s := &verify.Standard{Secrets: []string{stdVectorSecret, public}, Now: stdClock(at)}
 	fz := verifyfuzz.FromRequestVerifier("standard", s.Verify,
 		func(b []byte) map[string]string {
-			return verifytest.StandardHeaders(b, fuzzDeliveryID(b), at, stdVectorSecret)
+			return verifytest.StandardHeaders(b, fuzzDeliveryID(b), at, stdVectorSecret, "whsk_"+stdV1aSeed)
 		},
 		func(h map[string]string, b []byte) bool {
-			return verifyfuzz.StandardGenuine(h, b, at, verify.StandardTolerance, stdVectorSecret)
+			return verifyfuzz.StandardGenuine(h, b, at, verify.StandardTolerance, stdVectorSecret, public)
 		})
 	fz.Seed(f, []byte(stdVectorBody), []byte(`{"type":"invoice.paid"}`), nil)
 	vector := "webhook-id: " + stdVectorID + "\nwebhook-timestamp: " + strconv.Itoa(stdVectorTS) + "\nwebhook-signature: "
 	f.Add(vector+stdVectorSig, []byte(stdVectorBody), verifyfuzz.AsGiven, uint16(0))
 	f.Add(vector+"v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OF= v1a,xyz", []byte(stdVectorBody), verifyfuzz.AsGiven, uint16(0))
 	f.Add(strings.ReplaceAll(vector, "webhook-", "svix-")+stdVectorSig, []byte(stdVectorBody), verifyfuzz.AsGiven, uint16(0))
+	f.Add(vector+stdV1aSig, []byte(stdVectorBody), verifyfuzz.AsGiven, uint16(0))
+	f.Add(vector+"v1a,"+strings.Repeat("A", 86)+"== "+stdV1aSig[:40], []byte(stdVectorBody), verifyfuzz.AsGiven, uint16(0))
 	f.Fuzz(fz.Check)
 }

@@ -97,7 +97,7 @@ func (s *Stripe) Verify(signatureHeader string, body []byte) (webhook.Event, err
 	if err := s.checkTimestamp(h.timestamp); err != nil {
 		return webhook.Event{}, err
 	}
-	return parseStripeEvent(body)
+	return ParseStripeEvent(body)
 }
 
 // stripeHeader is a parsed Stripe-Signature header.
@@ -205,65 +205,176 @@ func (s *Stripe) checkTimestamp(signed time.Time) error {
 	return nil
 }
 
-// stripeEventHead is the part of a Stripe event hookinbox reads; every API
-// version has these fields.
+// StripeThinObject is the "object" of a thin event notification (an
+// event destination with the thin payload style): the notification names
+// the event and the object it is about, and the processor fetches both.
+const StripeThinObject = "v2.core.event"
+
+// stripeEventHead is the part of a Stripe event hookinbox reads: a
+// snapshot event (object "event", created a Unix time) or a thin
+// notification (object "v2.core.event", created an RFC 3339 time, the
+// related object, and during a snapshot-to-thin migration the id of the
+// snapshot event of the same action).
 type stripeEventHead struct {
-	ID       string `json:"id"`
-	Object   string `json:"object"`
-	Type     string `json:"type"`
-	Created  int64  `json:"created"`
-	Livemode bool   `json:"livemode"`
+	ID            string          `json:"id"`
+	Object        string          `json:"object"`
+	Type          string          `json:"type"`
+	Created       json.RawMessage `json:"created"`
+	Livemode      bool            `json:"livemode"`
+	SnapshotEvent *string         `json:"snapshot_event"`
+	RelatedObject *struct {
+		URL string `json:"url"`
+	} `json:"related_object"`
 }
 
-// parseStripeEvent decodes a verified body. Its errors describe where the
-// body went wrong, never what it holds.
-func parseStripeEvent(body []byte) (webhook.Event, error) {
+// ParseStripeEvent decodes a Stripe event that is authentic already: a
+// webhook body Verify has verified, or the detail of an event Amazon
+// EventBridge delivered from Stripe's partner event source. It returns the
+// event with Provider "stripe" and Raw set to body, or ErrNotJSON,
+// ErrNotEvent, ErrNoEventID or ErrBadEventID. Its errors describe where
+// the body went wrong, never what it holds.
+//
+// A thin notification is claimed under its snapshot_event when it has one
+// (the snapshot event of the same action: Stripe's idempotency key for a
+// migration that runs both destinations), else under its own id; its type
+// loses the "v1." prefix, so it routes and counts as the snapshot event
+// does ("v1.checkout.session.completed" is "checkout.session.completed").
+func ParseStripeEvent(body []byte) (webhook.Event, error) {
 	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
 		return webhook.Event{}, fmt.Errorf("stripe event: %d-byte body: %w", len(body), ErrNotJSON)
 	}
-	head, ok := scanStripeHead(body) // one pass for the usual body
-	if !ok {
-		head = stripeEventHead{}
-		if err := json.Unmarshal(body, &head); err != nil {
-			var syntaxErr *json.SyntaxError
-			var typeErr *json.UnmarshalTypeError
-			switch {
-			case errors.As(err, &syntaxErr):
-				return webhook.Event{}, fmt.Errorf("stripe event: syntax error at byte %d: %w", syntaxErr.Offset, ErrNotJSON)
-			case errors.As(err, &typeErr) && typeErr.Field == "id":
-				return webhook.Event{}, fmt.Errorf("stripe event: id is a JSON %s, not a string: %w", typeErr.Value, ErrBadEventID)
-			case errors.As(err, &typeErr):
-				return webhook.Event{}, fmt.Errorf("stripe event: field %q is a JSON %s, not %s: %w", typeErr.Field, typeErr.Value, typeErr.Type, ErrNotEvent)
-			default:
-				return webhook.Event{}, fmt.Errorf("stripe event: cannot decode %d-byte body: %w", len(body), ErrNotJSON)
-			}
+	var head stripeEventHead
+	if err := json.Unmarshal(body, &head); err != nil {
+		var syntaxErr *json.SyntaxError
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syntaxErr):
+			return webhook.Event{}, fmt.Errorf("stripe event: syntax error at byte %d: %w", syntaxErr.Offset, ErrNotJSON)
+		case errors.As(err, &typeErr) && (typeErr.Field == "id" || typeErr.Field == "snapshot_event"):
+			return webhook.Event{}, fmt.Errorf("stripe event: %s is a JSON %s, not a string: %w", typeErr.Field, typeErr.Value, ErrBadEventID)
+		case errors.As(err, &typeErr):
+			return webhook.Event{}, fmt.Errorf("stripe event: field %q is a JSON %s, not %s: %w", typeErr.Field, typeErr.Value, typeErr.Type, ErrNotEvent)
+		default:
+			return webhook.Event{}, fmt.Errorf("stripe event: cannot decode %d-byte body: %w", len(body), ErrNotJSON)
 		}
 	}
+	thin := head.Object == StripeThinObject
+	if err := checkStripeID("id", head.ID); err != nil {
+		return webhook.Event{}, err
+	}
 	switch {
-	case head.ID == "":
-		return webhook.Event{}, fmt.Errorf("stripe event: %w", ErrNoEventID)
-	case webhook.ValidateEventID(head.ID) != nil:
-		// ValidateEventID's message quotes the offending character; say
-		// only what is wrong, not what the sender wrote.
-		if len(head.ID) > webhook.MaxEventIDLen {
-			return webhook.Event{}, fmt.Errorf("stripe event: id is %d bytes, more than %d: %w", len(head.ID), webhook.MaxEventIDLen, ErrBadEventID)
-		}
-		return webhook.Event{}, fmt.Errorf("stripe event: id has characters other than letters, digits, '_' and '-': %w", ErrBadEventID)
-	case head.Object != "" && head.Object != "event":
-		return webhook.Event{}, fmt.Errorf("stripe event: object is not \"event\": %w", ErrNotEvent)
+	case head.Object != "" && head.Object != "event" && !thin:
+		return webhook.Event{}, fmt.Errorf("stripe event: object is neither \"event\" nor %q: %w", StripeThinObject, ErrNotEvent)
 	case head.Type == "":
 		return webhook.Event{}, fmt.Errorf("stripe event: no type: %w", ErrNotEvent)
 	}
-	var created time.Time
-	if head.Created != 0 {
-		created = time.Unix(head.Created, 0).UTC()
+	created, err := stripeCreated(head.Created, thin)
+	if err != nil {
+		return webhook.Event{}, err
 	}
-	return webhook.Event{
+	ev := webhook.Event{
 		Provider: StripeProvider,
 		ID:       head.ID,
 		Type:     head.Type,
 		Created:  created,
 		Livemode: head.Livemode,
 		Raw:      body,
-	}, nil
+	}
+	if !thin {
+		return ev, nil
+	}
+	if head.SnapshotEvent != nil {
+		if err := checkStripeID("snapshot_event", *head.SnapshotEvent); err != nil {
+			return webhook.Event{}, err
+		}
+		ev.ID = *head.SnapshotEvent
+	}
+	if head.RelatedObject != nil && !StripeAPIPath(head.RelatedObject.URL) {
+		return webhook.Event{}, fmt.Errorf("stripe event: related_object.url is not a Stripe API path: %w", ErrNotEvent)
+	}
+	ev.Type = StripeSnapshotType(head.Type)
+	return ev, nil
+}
+
+// StripeSnapshotType returns the snapshot type of a thin event's type:
+// "v1.customer.created" is "customer.created"; a type of an API v2
+// resource ("v2.core.account.created") is its own.
+func StripeSnapshotType(thinType string) string {
+	return strings.TrimPrefix(thinType, "v1.")
+}
+
+// StripeAPIPath reports whether p can be a Stripe API object path, as a
+// thin event's related_object.url is ("/v1/customers/cus_..."): /v1/ or
+// /v2/ and then letters, digits, '_', '-', '.' and '/', with no "..".
+func StripeAPIPath(p string) bool {
+	if !strings.HasPrefix(p, "/v1/") && !strings.HasPrefix(p, "/v2/") || strings.Contains(p, "..") || strings.Contains(p, "//") {
+		return false
+	}
+	for _, c := range p {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkStripeID checks an event id field: present and a valid event id.
+func checkStripeID(field, id string) error {
+	switch {
+	case id == "":
+		if field == "id" {
+			return fmt.Errorf("stripe event: %w", ErrNoEventID)
+		}
+		return fmt.Errorf("stripe event: %s is empty: %w", field, ErrBadEventID)
+	case webhook.ValidateEventID(id) != nil:
+		// ValidateEventID's message quotes the offending character; say
+		// only what is wrong, not what the sender wrote.
+		if len(id) > webhook.MaxEventIDLen {
+			return fmt.Errorf("stripe event: %s is %d bytes, more than %d: %w", field, len(id), webhook.MaxEventIDLen, ErrBadEventID)
+		}
+		return fmt.Errorf("stripe event: %s has characters other than letters, digits, '_' and '-': %w", field, ErrBadEventID)
+	}
+	return nil
+}
+
+// stripeCreated reads created: a Unix time in a snapshot event, an RFC
+// 3339 time in a thin notification; absent (or null) is the zero time.
+func stripeCreated(raw json.RawMessage, thin bool) (time.Time, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return time.Time{}, nil
+	}
+	if thin {
+		var text string
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return time.Time{}, fmt.Errorf("stripe event: created is not a string: %w", ErrNotEvent)
+		}
+		t, err := time.Parse(time.RFC3339Nano, text)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("stripe event: created is not an RFC 3339 time: %w", ErrNotEvent)
+		}
+		return t.UTC(), nil
+	}
+	var sec int64
+	if err := json.Unmarshal(raw, &sec); err != nil {
+		return time.Time{}, fmt.Errorf("stripe event: field \"created\" is a JSON %s, not int64: %w", jsonKind(raw), ErrNotEvent)
+	}
+	if sec == 0 {
+		return time.Time{}, nil
+	}
+	return time.Unix(sec, 0).UTC(), nil
+}
+
+// jsonKind names the kind of a JSON value by its first byte.
+func jsonKind(raw json.RawMessage) string {
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	}
+	return "number"
 }

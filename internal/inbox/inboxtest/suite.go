@@ -127,6 +127,46 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
+	t.Run("IDOnlyClaimHeldOffUntilRenewAfter", func(t *testing.T) {
+		s := newStore(t)
+		ev := webhook.Event{Provider: "gopay", ID: "3000000001", Type: "notification", Raw: []byte(`{"id":3000000001}`), IDOnly: true}
+		first, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Lease(ctx, first.Key, "w1", t0, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		until := t0.Add(10 * time.Minute).Truncate(time.Millisecond) // the precision stored
+		res := inbox.Result{Status: inbox.Ignored, Outcome: "not found at gopay", At: t0.Add(time.Second), RenewAfter: until}
+		if fin, err := s.Finish(ctx, first.Key, "w1", res); err != nil || !fin.RenewAfter.Equal(until) {
+			t.Fatalf("Finish = %+v, %v; want RenewAfter %v", fin, err, until)
+		}
+		// Until RenewAfter every notification is a duplicate of the
+		// finished item, which stays as it is.
+		for _, at := range []time.Time{t0.Add(2 * time.Second), until.Add(-time.Millisecond)} {
+			got, err := s.Claim(ctx, inbox.Claim{Event: ev, At: at, TTL: time.Hour})
+			if !errors.Is(err, inbox.ErrAlreadyClaimed) || got.Status != inbox.Ignored || !got.RenewAfter.Equal(until) {
+				t.Fatalf("claim at %v: %+v, %v; want ErrAlreadyClaimed with the IGNORED item", at, got, err)
+			}
+		}
+		// From RenewAfter on it is claimed again, without the hold.
+		again, err := s.Claim(ctx, inbox.Claim{Event: ev, At: until, TTL: time.Hour})
+		if err != nil || again.Status != inbox.Received || !again.RenewAfter.IsZero() {
+			t.Fatalf("claim at RenewAfter: %+v, %v; want a new RECEIVED claim", again, err)
+		}
+		// A later outcome without RenewAfter clears it.
+		if _, err := s.Lease(ctx, first.Key, "w2", until, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if fin, err := s.Finish(ctx, first.Key, "w2", inbox.Result{Status: inbox.Done, Outcome: "PAID", At: until.Add(time.Second)}); err != nil || !fin.RenewAfter.IsZero() {
+			t.Fatalf("Finish without RenewAfter = %+v, %v", fin, err)
+		}
+		if stored, err := s.Get(ctx, first.Key); err != nil || !stored.RenewAfter.IsZero() {
+			t.Errorf("stored = %+v, %v; want no RenewAfter", stored, err)
+		}
+	})
+
 	t.Run("ConcurrentClaimsOneWins", func(t *testing.T) {
 		s := newStore(t)
 		const n = 20

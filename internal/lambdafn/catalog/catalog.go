@@ -9,6 +9,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/lambdafn/receiverfn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/reconcilerfn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/replayfn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/stripebridgefn"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/processorfn"
 )
@@ -19,13 +20,16 @@ var Builders = map[string]lambdafn.Builder{
 	"ProcessorFunction":  processorfn.Builder(shop.FromEnv),
 	"DlqReplayFunction":  replayfn.Build,
 	"ReconcilerFunction": reconcilerfn.Build,
+	// Only with the template parameter StripeEventBridgeSource set.
+	"StripeEventBridgeFunction": stripebridgefn.Build,
 }
 
 // Packages maps each function's logical ID to the package of its
 // bootstrap, as the Makefile's build-<LogicalId> target builds it.
 var Packages = map[string]string{
-	"ReceiverFunction":   "./functions/receiver",
-	"ProcessorFunction":  "./functions/processor",
-	"DlqReplayFunction":  "./functions/dlq-replay",
-	"ReconcilerFunction": "./functions/reconciler",
+	"ReceiverFunction":          "./functions/receiver",
+	"ProcessorFunction":         "./functions/processor",
+	"DlqReplayFunction":         "./functions/dlq-replay",
+	"ReconcilerFunction":        "./functions/reconciler",
+	"StripeEventBridgeFunction": "./functions/stripe-eventbridge",
 }

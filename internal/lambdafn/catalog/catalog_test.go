@@ -35,10 +35,11 @@ func TestEveryTemplateFunctionHasABuilder(t *testing.T) {
 // an empty environment names every missing key in one error.
 func TestBuildersReportEveryMissingSetting(t *testing.T) {
 	want := map[string][]string{
-		"ReceiverFunction":   {"INBOX_TABLE", "EVENTS_QUEUE_URL", "STRIPE_WEBHOOK_SECRET"},
-		"ProcessorFunction":  {"INBOX_TABLE", "EVENTS_QUEUE_URL", "EVENTS_DLQ_URL", "SHOP_TABLE", "MAIL_FROM", "STRIPE_API_KEY"},
-		"DlqReplayFunction":  {"INBOX_TABLE", "EVENTS_QUEUE_URL", "EVENTS_DLQ_URL"},
-		"ReconcilerFunction": {"INBOX_TABLE", "EVENTS_QUEUE_URL", "STRIPE_API_KEY"},
+		"ReceiverFunction":          {"INBOX_TABLE", "EVENTS_QUEUE_URL", "STRIPE_WEBHOOK_SECRET"},
+		"ProcessorFunction":         {"INBOX_TABLE", "EVENTS_QUEUE_URL", "EVENTS_DLQ_URL", "SHOP_TABLE", "MAIL_FROM", "STRIPE_API_KEY"},
+		"DlqReplayFunction":         {"INBOX_TABLE", "EVENTS_QUEUE_URL", "EVENTS_DLQ_URL"},
+		"ReconcilerFunction":        {"INBOX_TABLE", "EVENTS_QUEUE_URL"},
+		"StripeEventBridgeFunction": {"INBOX_TABLE", "EVENTS_QUEUE_URL"},
 	}
 	if len(want) != len(Builders) {
 		t.Fatalf("the test covers %d functions, Builders has %d", len(want), len(Builders))

@@ -5,6 +5,7 @@ package reconcilerfn
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -13,42 +14,36 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
-	"github.com/hookinbox/hookinbox/internal/shop/shopevents"
 )
 
-// Build builds the scheduled reconciler: stuck claims and the Stripe
-// events that never arrived, claimed through the receiver's own intake.
+// Build builds the scheduled reconciler: stuck claims, and what each
+// configured source (buildSources) never delivered, claimed through the
+// receiver's own intake.
 func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 	s, err := LoadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
-	// The key is read again when older than secrets.DefaultMaxAge: a run
-	// refused with a rolled key is followed by one with the new key.
-	keys, err := stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	source := stripeapi.NewEvents(keys, s.StripeAPIURL, stripeapi.HTTPClient())
-	// Only the types the business handles are listed: others would be
-	// claimed only to be IGNORED.
-	source.Types = shopevents.Types()
 	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
 		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	store := inbox.NewDynamoDB(db, s.Table)
+	sources, err := buildSources(ctx, cfg, s, store, db)
+	if err != nil {
+		return nil, err
+	}
 	events := queue.New(sqs.NewFromConfig(cfg), s.QueueURL)
 	// Events from the API are re-enqueued by the duplicate path after the
 	// same wait as stuck claims, and their bytes differ from the webhook's.
 	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
 	h := reconcile.New(
-		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec},
-		store, events, in, source,
+		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec,
+			Lookbacks: map[string]time.Duration{"github": s.GitHubLookback, "shopify": s.ShopifyLookback}},
+		store, events, in, sources,
 		reconcile.NewCheckpoints(db, s.Table),
 		log,
 	)

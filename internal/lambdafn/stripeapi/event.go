@@ -13,18 +13,25 @@ import (
 )
 
 // FetchEvent returns the processor's fetcher of Stripe events (a
-// processor.Fetcher): GET /v1/events/{id} through the Stripe API at apiURL
-// (Stripe's own when empty) with the first of keys (a refused key is
-// reloaded and the call made once more, WithKey), over httpClient
-// (stripe-go's default when nil). It makes no retries of its own (the
-// queue retries). The event comes back as the bytes the API returned,
-// which is the object a webhook delivers; it is authentic for the same
-// reason the reconciler's list is: fetched from Stripe over TLS with our
-// own secret key. An event Stripe does not know (404) is a permanent
-// error; anything else is left transient.
-func FetchEvent(keys *secrets.Rotating, apiURL string, httpClient *http.Client) func(ctx context.Context, eventID string) ([]byte, error) {
+// processor.Fetcher) through the Stripe API at apiURL (Stripe's own when
+// empty) with the first of keys (a refused key is reloaded and the call
+// made once more, WithKey), over httpClient (stripe-go's default when
+// nil). It makes no retries of its own (the queue retries, with backoff).
+//
+// For a lost payload (stored nil, or anything but a thin notification) it
+// returns GET /v1/events/{id}: the bytes the API returned, which is the
+// object a webhook delivers. For a stored thin notification (IsThin) it
+// returns the snapshot-shaped view FetchThin builds from the v2 event and
+// its related object. What it fetches is authentic for the same reason
+// the reconciler's list is: fetched from Stripe over TLS with our own
+// secret key. An event or object Stripe does not know (404) is a
+// permanent error naming it; anything else is left transient.
+func FetchEvent(keys *secrets.Rotating, apiURL string, httpClient *http.Client) func(ctx context.Context, eventID string, stored []byte) ([]byte, error) {
 	backend := NewBackend(apiURL, httpClient, 0)
-	return func(ctx context.Context, eventID string) ([]byte, error) {
+	return func(ctx context.Context, eventID string, stored []byte) ([]byte, error) {
+		if IsThin(stored) {
+			return fetchThin(ctx, backend, keys, eventID, stored)
+		}
 		var ev fetchedEvent
 		err := WithKey(ctx, keys, func(key string) error {
 			ev = fetchedEvent{}

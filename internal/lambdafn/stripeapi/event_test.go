@@ -25,16 +25,16 @@ func TestFetchEvent(t *testing.T) {
 	defer srv.Close()
 	fetch := stripeapi.FetchEvent(secrets.Static("sk_test_fetch"), srv.URL, srv.Client())
 
-	got, err := fetch(context.Background(), "evt_fetch1")
+	got, err := fetch(context.Background(), "evt_fetch1", nil)
 	if err != nil || string(got) != string(body) {
 		t.Errorf("fetch evt_fetch1 = %.60s..., %v; want the event's bytes", got, err)
 	}
-	_, err = fetch(context.Background(), "evt_unknown")
+	_, err = fetch(context.Background(), "evt_unknown", nil)
 	if err == nil || !webhook.IsPermanent(err) || !strings.Contains(err.Error(), "evt_unknown") {
 		t.Errorf("fetch of an unknown event: %v, want a permanent error naming it", err)
 	}
 	wrongKey := stripeapi.FetchEvent(secrets.Static("sk_test_wrong"), srv.URL, srv.Client())
-	if _, err := wrongKey(context.Background(), "evt_fetch1"); err == nil || webhook.IsPermanent(err) {
+	if _, err := wrongKey(context.Background(), "evt_fetch1", nil); err == nil || webhook.IsPermanent(err) {
 		t.Errorf("fetch with a rejected key: %v, want a transient error (the key may be rotating)", err)
 	}
 }

@@ -50,6 +50,21 @@ func alarmMetrics(p map[string]any) []watched {
 	return out
 }
 
+// exists reports whether the resource id is created in the deployment c:
+// it has no Condition, or its Condition holds.
+func exists(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context, id string) bool {
+	t.Helper()
+	cond := tpl.Resources[id].Condition
+	if cond == "" {
+		return true
+	}
+	on, err := tpl.Resolve(samtemplate.Fn{Name: "Condition", Args: cond}, c)
+	if err != nil {
+		t.Fatalf("%s Condition %s: %v", id, cond, err)
+	}
+	return on == true
+}
+
 // resolvedAlarms returns every alarm's resolved properties by logical ID.
 func resolvedAlarms(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context) map[string]map[string]any {
 	t.Helper()
@@ -228,6 +243,9 @@ func TestTemplateDashboard(t *testing.T) {
 				return slices.ContainsFunc(graphed, func(g watched) bool { return cmp.Equal(g, m) })
 			}
 			for id, p := range resolvedAlarms(t, tpl, c) {
+				if !exists(t, tpl, c, id) {
+					continue
+				}
 				for _, m := range alarmMetrics(p) {
 					if len(m.Dims) == 1 && m.Dims[metrics.DimReason] != "" {
 						continue // graphed by the SEARCH over Reason below
@@ -242,6 +260,9 @@ func TestTemplateDashboard(t *testing.T) {
 				}
 			}
 			for _, id := range tpl.ByType(samtemplate.FunctionType) {
+				if !exists(t, tpl, c, id) {
+					continue
+				}
 				fn, _ := c.Lookup(id, "")
 				for _, metric := range []string{"Errors", "Duration", "Throttles"} {
 					if m := (watched{"AWS/Lambda", metric, map[string]string{"FunctionName": fn}}); !has(m) {

@@ -165,6 +165,17 @@ func deployment(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context) 
 			if attr == "Arn" {
 				return fmt.Sprintf("arn:%s:iam::%s:role/%s-%s-AbCdEf012345", d.Partition, d.AccountID, d.StackName, id), nil
 			}
+		case "AWS::Events::EventBus":
+			n, err := name("Name")
+			if err != nil {
+				return "", err
+			}
+			switch attr {
+			case "", "Name":
+				return n, nil
+			case "Arn":
+				return fmt.Sprintf("arn:%s:events:%s:%s:event-bus/%s", d.Partition, d.Region, d.AccountID, n), nil
+			}
 		case "AWS::SNS::Topic":
 			if attr == "" || attr == "TopicArn" {
 				return fmt.Sprintf("arn:%s:sns:%s:%s:%s-%s-AbCdEf012345", d.Partition, d.Region, d.AccountID, d.StackName, id), nil
@@ -286,8 +297,10 @@ func TestTemplateReceiverRoute(t *testing.T) {
 	}
 	events, _ := props["Events"].(map[string]any)
 	want := map[string]any{
-		"Webhook":           map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/{provider}", "Method": "POST"},
-		"GoPayNotification": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/gopay", "Method": "GET"},
+		"Webhook": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/{provider}", "Method": "POST"},
+		"GoPayNotification": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/gopay", "Method": "GET",
+			"RouteSettings": map[string]any{ // TestTemplateGoPayRouteThrottle
+				"ThrottlingRateLimit": samtemplate.Ref{Name: "GoPayThrottleRate"}, "ThrottlingBurstLimit": samtemplate.Ref{Name: "GoPayThrottleBurst"}}},
 	}
 	got := map[string]any{}
 	for name, e := range events {

@@ -29,7 +29,7 @@ const (
 
 // startTimeout bounds how long Start waits for the emulators when ctx has no
 // earlier deadline; npm ci, when needed, is not counted.
-const startTimeout = 30 * time.Second
+const startTimeout = 2 * time.Minute // a loaded machine warms the emulators up slowly
 
 // Options configures Start and StartFunction.
 type Options struct {

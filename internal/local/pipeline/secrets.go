@@ -7,13 +7,24 @@ const (
 	// StripeSecret is the receiver's STRIPE_WEBHOOK_SECRET.
 	StripeSecret = "whsec_local_hookinbox_dev"
 	// StripeKey is STRIPE_API_KEY, and the key the Stripe stand-in accepts.
-	StripeKey         = "sk_test_local_hookinbox_dev"
-	GitHubSecret      = "local-hookinbox-github"
-	ShopifySecret     = "local-hookinbox-shopify"
-	StandardSecret    = "whsec_bG9jYWwtaG9va2luYm94LXN0YW5kYXJkLXdlYmhvb2tz"
-	AdyenHMACKey      = "6C6F63616C2D686F6F6B696E626F782D616479656E2D686D61632D6B65792121"
-	GoPayClientID     = "local-hookinbox-gopay"
-	GoPayClientSecret = "local-hookinbox-gopay-secret"
+	StripeKey      = "sk_test_local_hookinbox_dev"
+	GitHubSecret   = "local-hookinbox-github"
+	ShopifySecret  = "local-hookinbox-shopify"
+	StandardSecret = "whsec_bG9jYWwtaG9va2luYm94LXN0YW5kYXJkLXdlYmhvb2tz"
+	// StandardSigningKey is the ed25519 key `hookinbox send standard
+	// --v1a` signs with (a sender's whsk_ key, its 32-byte seed);
+	// StandardPublicKey, its public key, is what the receiver holds.
+	StandardSigningKey = "whsk_bG9jYWwtaG9va2luYm94LXN0YW5kYXJkLWVkMjU1MTk="
+	StandardPublicKey  = "whpk_srfnsXapahVaCD+EDfQ9n+OF1KtPpm5ZERieGgDGp+M="
+	AdyenHMACKey       = "6C6F63616C2D686F6F6B696E626F782D616479656E2D686D61632D6B65792121"
+	GoPayClientID      = "local-hookinbox-gopay"
+	GoPayClientSecret  = "local-hookinbox-gopay-secret"
+	// GitHubToken is GITHUB_TOKEN, and the token the GitHub API stand-in
+	// accepts.
+	GitHubToken = "ghp_local_hookinbox_dev"
+	// ShopifyAdminToken is SHOPIFY_ADMIN_TOKEN, and the token the Shopify
+	// Admin API stand-in accepts.
+	ShopifyAdminToken = "shpat_local_hookinbox_dev"
 )
 
 // LocalEnv is the local value of every secret a function may declare,
@@ -24,10 +35,12 @@ func LocalEnv(gopayURL string) map[string]string {
 		"STRIPE_API_KEY":          StripeKey,
 		"GITHUB_WEBHOOK_SECRET":   GitHubSecret,
 		"SHOPIFY_WEBHOOK_SECRET":  ShopifySecret,
-		"STANDARD_WEBHOOK_SECRET": StandardSecret,
+		"STANDARD_WEBHOOK_SECRET": StandardSecret + "," + StandardPublicKey, // v1 and v1a
 		"ADYEN_HMAC_KEY":          AdyenHMACKey,
 		"GOPAY_CLIENT_ID":         GoPayClientID,
 		"GOPAY_CLIENT_SECRET":     GoPayClientSecret,
 		"GOPAY_API_URL":           gopayURL,
+		"GITHUB_TOKEN":            GitHubToken,
+		"SHOPIFY_ADMIN_TOKEN":     ShopifyAdminToken,
 	}
 }

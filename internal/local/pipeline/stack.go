@@ -1,6 +1,6 @@
 // Package pipeline runs hookinbox's functions on this machine as Lambda
 // runs them. A Stack is the template's tables and queues on the local
-// emulators (devstack), the SES, Stripe and GoPay API stand-ins
+// emulators (devstack), the SES, Stripe, GoPay, GitHub and Shopify API stand-ins
 // (standin), and each function of the template built from the environment
 // the template gives it, filled in with the stack's endpoints and the
 // local secrets: in process, through catalog.Builders and
@@ -33,6 +33,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
@@ -66,11 +67,14 @@ type Stack struct {
 	*devstack.Stack
 	Emulators *devstack.Emulators
 	SES       *standin.SES
-	Stripe    *standin.Stripe // accepts StripeKey
-	GoPay     *standin.GoPay  // accepts GoPayClientID and GoPayClientSecret
+	Stripe    *standin.Stripe  // accepts StripeKey
+	GoPay     *standin.GoPay   // accepts GoPayClientID and GoPayClientSecret
+	GitHub    *standin.GitHub  // accepts GitHubToken
+	Shopify   *standin.Shopify // accepts ShopifyAdminToken
 	// Endpoints point a function at the stack: AWS_ENDPOINT_URL_DYNAMODB,
 	// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_SESV2 (the SES stand-in),
-	// STRIPE_API_URL and GOPAY_API_URL (the stand-ins).
+	// STRIPE_API_URL, GOPAY_API_URL, GITHUB_API_URL and SHOPIFY_API_URL
+	// (the stand-ins).
 	Endpoints map[string]string
 
 	opts    Options
@@ -100,10 +104,11 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 	s := &Stack{
 		Stack: st, Emulators: emu, opts: opts,
 		SES: standin.NewSES(), Stripe: standin.NewStripe(), GoPay: standin.NewGoPay(GoPayClientID, GoPayClientSecret),
+		GitHub: standin.NewGitHub(GitHubToken), Shopify: standin.NewShopify(ShopifyAdminToken),
 	}
 	s.Stripe.Key = StripeKey
 	var urls []string
-	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay} {
+	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay, s.GitHub, s.Shopify} {
 		srv, err := standin.Serve(h, "")
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("stack %s: start a stand-in: %w", opts.Name, err), s.Close())
@@ -117,6 +122,8 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		"AWS_ENDPOINT_URL_SESV2":    urls[0],
 		"STRIPE_API_URL":            urls[1],
 		"GOPAY_API_URL":             urls[2] + "/api",
+		"GITHUB_API_URL":            urls[3],
+		"SHOPIFY_API_URL":           urls[4] + "/admin/api/" + reconcile.ShopifyAPIVersion + "/graphql.json",
 	}
 	return s, nil
 }

@@ -31,11 +31,11 @@ import (
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
+	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
-	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
 )
@@ -206,7 +206,7 @@ func (p *Pipeline) Deliver(t testing.TB, body []byte) string {
 
 // Metrics returns every embedded-metric-format line the functions Build
 // made have written so far (their METRICS_FILE).
-func (p *Pipeline) Metrics(t testing.TB) []metrics.Line {
+func (p *Pipeline) Metrics(t testing.TB) []emf.Line {
 	t.Helper()
 	f, err := os.Open(p.metricsFile)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -216,7 +216,7 @@ func (p *Pipeline) Metrics(t testing.TB) []metrics.Line {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	lines, err := metrics.ReadLines(f)
+	lines, err := emf.ReadLines(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -82,7 +83,7 @@ func TestCheckoutDeliveredTwiceIsProcessedOnce(t *testing.T) {
 		{metrics.Parked, nil, 0},
 		{metrics.Failed, nil, 0},
 	} {
-		got := metrics.Sum(lines, want.name, want.dims, time.Time{})
+		got := emf.Sum(lines, want.name, want.dims, time.Time{})
 		if want.sum >= 0 && got != want.sum || want.sum < 0 && got <= 0 {
 			t.Errorf("%s %v = %v, want %v (-1: some)", want.name, want.dims, got, want.sum)
 		}

@@ -3,6 +3,7 @@ package standin
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -161,5 +162,49 @@ func TestStripeListsInvoicesAndForgetsKeys(t *testing.T) {
 	}
 	if got := s.Invoices(); len(got) != 3 {
 		t.Errorf("invoices = %v, want 3", got)
+	}
+}
+
+// The local stack adds GitHub deliveries and Shopify orders over HTTP;
+// they are served as the tests' are.
+func TestGitHubAndShopifyTakeTheirDataOverHTTP(t *testing.T) {
+	do := func(h http.Handler, method, path, body string, header map[string]string) (int, string) {
+		t.Helper()
+		srv, err := Serve(h, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	gh := NewGitHub("ghp_1")
+	if code, body := do(gh, "POST", "/_standin/deliveries/repos/a/b/hooks/1", `{"guid":"g-1","event":"push","status_code":502,"payload":{"ref":"main"}}`, nil); code != 200 {
+		t.Fatalf("add delivery: %d %s", code, body)
+	}
+	if code, body := do(gh, "GET", "/repos/a/b/hooks/1/deliveries/1", "", map[string]string{"Authorization": "Bearer ghp_1"}); code != 200 ||
+		!strings.Contains(body, `"payload":{"ref":"main"}`) || !strings.Contains(body, `"status":"failed"`) {
+		t.Errorf("record: %d %s", code, body)
+	}
+	sh := NewShopify("shpat_1")
+	if code, body := do(sh, "PUT", "/_standin/orders", `{"id":9,"financial":"PAID","total_price":"1.00","currency":"EUR","line_items":[{"sku":"S","quantity":1}]}`, nil); code != 200 {
+		t.Fatalf("set order: %d %s", code, body)
+	}
+	q := `{"query":"query Orders","variables":{"first":10,"q":"financial_status:paid"}}`
+	if code, body := do(sh, "POST", "/admin/api/2025-07/graphql.json", q, map[string]string{"X-Shopify-Access-Token": "shpat_1"}); code != 200 ||
+		!strings.Contains(body, `"legacyResourceId":"9"`) {
+		t.Errorf("orders: %d %s", code, body)
 	}
 }

@@ -36,6 +36,14 @@ type InvoiceCall struct {
 //   - GET /v1/subscriptions/{id}: the subscription as SetSubscription, or
 //     the newest subscription event given to AddEvent or Apply, left it;
 //     404 for one it never heard of.
+//   - GET /v2/core/events/{id}: the v2 events added with AddThinEvent, or
+//     404 not_found.
+//   - GET of any other object path set with SetObject
+//     (/v1/checkout/sessions/cs_..., /v2/core/accounts/acct_...): its body
+//     as set; 404 for a path never set.
+//   - PUT /_standin/<path>: AddThinEvent for /v2/core/events/{id},
+//     SetObject for any other /v1/ or /v2/ path (no key needed): how
+//     `hookinbox send stripe --thin` prepares a running stack's stand-in.
 //
 // HoldInvoices makes invoice calls hang, as a slow Stripe does.
 //
@@ -57,7 +65,11 @@ type Stripe struct {
 	types    []string
 	queries  []string // the query of every GET /v1/events
 	subs     map[string]stripeSubscription
-	hold     *invoiceHold // set by HoldInvoices
+	hold     *invoiceHold               // set by HoldInvoices
+	v2Events map[string]json.RawMessage // AddThinEvent: id → v2 event
+	objects  map[string]json.RawMessage // SetObject: path → body
+	gets     []string                   // the path of every GET of a v2 event or a SetObject path
+	versions []string                   // the Stripe-Version of each of those GETs
 }
 
 // stripeInvoice is an invoice the stand-in created.
@@ -76,7 +88,84 @@ type stripeSubscription struct {
 
 // NewStripe returns a Stripe stand-in with no invoices and no events.
 func NewStripe() *Stripe {
-	return &Stripe{byKey: map[string]string{}, subs: map[string]stripeSubscription{}}
+	return &Stripe{byKey: map[string]string{}, subs: map[string]stripeSubscription{},
+		v2Events: map[string]json.RawMessage{}, objects: map[string]json.RawMessage{}}
+}
+
+// AddThinEvent makes the v2 event of a thin notification (its JSON as
+// GET /v2/core/events/{id} answers it) fetchable.
+func (s *Stripe) AddThinEvent(body []byte) error {
+	var head struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(body, &head); err != nil || head.ID == "" {
+		return fmt.Errorf("stand-in stripe: v2 event without id: %v", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.v2Events[head.ID] = append(json.RawMessage(nil), body...)
+	return nil
+}
+
+// SetObject sets what GET path answers: an object a thin event's
+// related_object.url names, in its current state.
+func (s *Stripe) SetObject(path string, body []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.objects[path] = append(json.RawMessage(nil), body...)
+}
+
+// ThinGets returns the path and the Stripe-Version header of every GET of
+// a v2 event or of a SetObject path so far, in order.
+func (s *Stripe) ThinGets() (paths, versions []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.gets...), append([]string(nil), s.versions...)
+}
+
+// put serves PUT /_standin/v2/core/events/{id} (AddThinEvent) and PUT
+// /_standin/<object path> (SetObject), for `hookinbox send stripe --thin`
+// against a running stack: what Stripe holds before it sends a thin event.
+func (s *Stripe) put(w http.ResponseWriter, r *http.Request, path string) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	switch {
+	case err != nil:
+		stripeError(w, http.StatusBadRequest, "invalid_request_error", "unreadable body")
+		return
+	case !strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, "/v2/"):
+		stripeError(w, http.StatusNotFound, "invalid_request_error", "PUT /_standin/v1/... or /_standin/v2/...")
+		return
+	case strings.HasPrefix(path, "/v2/core/events/"):
+		if err := s.AddThinEvent(body); err != nil {
+			stripeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			return
+		}
+	default:
+		s.SetObject(path, body)
+	}
+	_, _ = io.WriteString(w, "{}")
+}
+
+// getThin answers GET of a v2 event or a SetObject path; ok is false when
+// path is neither kind.
+func (s *Stripe) getThin(w http.ResponseWriter, r *http.Request) (ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, isEvent := strings.CutPrefix(r.URL.Path, "/v2/core/events/")
+	body, known := s.objects[r.URL.Path]
+	if isEvent {
+		body, known = s.v2Events[id]
+	} else if !known {
+		return false
+	}
+	s.gets = append(s.gets, r.URL.Path)
+	s.versions = append(s.versions, r.Header.Get("Stripe-Version"))
+	if !known {
+		stripeError(w, http.StatusNotFound, "invalid_request_error", "No such event: '"+id+"'")
+		return true
+	}
+	_, _ = w.Write(body)
+	return true
 }
 
 // SetKey replaces the API key accepted, as rolling a key in the Stripe
@@ -218,6 +307,10 @@ func (s *Stripe) AddEvent(body []byte) error {
 // ServeHTTP implements http.Handler.
 func (s *Stripe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
+	if path, ok := strings.CutPrefix(r.URL.Path, "/_standin"); ok && r.Method == http.MethodPut {
+		s.put(w, r, path)
+		return
+	}
 	s.mu.Lock()
 	key := s.Key
 	if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
@@ -227,6 +320,9 @@ func (s *Stripe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Unlock()
+	if r.Method == http.MethodGet && s.getThin(w, r) {
+		return
+	}
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/invoices":
 		s.createInvoice(w, r)

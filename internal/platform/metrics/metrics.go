@@ -5,22 +5,19 @@
 // ships to CloudWatch Logs, so publishing a metric costs no API call and
 // cannot fail the work it measures.
 //
-// A Recorder renders each line into one reused buffer under a mutex and
-// hands it to its writer in one Write, so lines never interleave and the
-// hot path allocates nothing but what the writer does. A nil *Recorder
-// records nothing. A Recorder is safe for concurrent use.
+// A Recorder encodes each line with encoding/json and hands it to its
+// writer in one Write under a mutex, so lines never interleave. A nil
+// *Recorder records nothing. A Recorder is safe for concurrent use.
 package metrics
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"math"
-	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
-
-	"github.com/hookinbox/hookinbox/internal/platform/jsonstr"
 )
 
 // Unit is a CloudWatch unit.
@@ -53,12 +50,16 @@ const (
 	EffectDuration = "EffectDuration" // one effect's run, by Effect (milliseconds)
 	EndToEndAge    = "EndToEndAge"    // from the provider's creation of the event to DONE (seconds)
 
+	// StripeEventsNotGenerated counts Stripe's reports that it could not
+	// create some events (v2.core.health.event_generation_failure.resolved).
+	StripeEventsNotGenerated = "StripeEventsNotGenerated"
+
 	// Replay.
 	Replayed = "Replayed" // events sent back to the processor
 
 	// Reconciler.
 	StuckClaims     = "StuckClaims"     // claims stuck in RECEIVED or FAILED, plus overdue leases, per run
-	Reconciled      = "Reconciled"      // stuck claims re-enqueued
+	Reconciled      = "Reconciled"      // stuck claims re-enqueued; by provider, the claims the reconciler made from its API
 	OverdueLeases   = "OverdueLeases"   // PROCESSING long after the lease ended
 	Missed          = "Missed"          // provider events that never arrived as webhooks, claimed now
 	Skipped         = "Skipped"         // provider events given up on after failing in MaxTries runs, recorded
@@ -70,7 +71,7 @@ const (
 var Names = map[string]Unit{
 	Received: Count, Duplicate: Count, VerifyFailed: Count, IntakeErrors: Count, Busy: Count, Enqueued: Count,
 	Processed: Count, Ignored: Count, Failed: Count, Parked: Count, LeaseTakeovers: Count,
-	EffectDuration: Milliseconds, EndToEndAge: Seconds,
+	EffectDuration: Milliseconds, EndToEndAge: Seconds, StripeEventsNotGenerated: Count,
 	Replayed:    Count,
 	StuckClaims: Count, Reconciled: Count, OverdueLeases: Count, Missed: Count, Skipped: Count, ReconcileErrors: Count,
 	CheckpointLag: Seconds,
@@ -135,19 +136,12 @@ type Recorder struct {
 	now        func() time.Time
 	eventTypes func(provider, eventType string) bool // nil: every type
 	mu         sync.Mutex
-	buf        []byte
 }
 
 // New returns a Recorder that writes lines to w under the CloudWatch
 // namespace.
 func New(w io.Writer, namespace string) *Recorder {
-	return &Recorder{w: w, namespace: namespace, now: time.Now, buf: make([]byte, 0, 512)}
-}
-
-// WithClock returns r with its clock replaced, for tests.
-func (r *Recorder) WithClock(now func() time.Time) *Recorder {
-	r.now = now
-	return r
+	return &Recorder{w: w, namespace: namespace, now: time.Now}
 }
 
 // WithEventTypes returns r with its EventType dimension bounded: a type
@@ -180,77 +174,74 @@ func (r *Recorder) Emit(d Dims, ms ...Metric) {
 	r.write(d, ms, nil)
 }
 
-// write renders one line into r.buf and writes it; r.mu is held.
+// emfDirective is the "_aws" member of a line, as CloudWatch reads it.
+type emfDirective struct {
+	Timestamp         int64
+	CloudWatchMetrics []emfMetrics
+}
+
+type emfMetrics struct {
+	Namespace  string
+	Dimensions [][]string
+	Metrics    []emfMetric
+}
+
+type emfMetric struct {
+	Name string
+	Unit Unit
+}
+
+// write encodes one line and writes it; r.mu is held. A line with no
+// finite metric is not written.
 func (r *Recorder) write(d Dims, ms []Metric, fields []Field) {
-	b := r.buf[:0]
-	b = append(b, `{"_aws":{"Timestamp":`...)
-	b = strconv.AppendInt(b, r.now().UnixMilli(), 10)
-	b = append(b, `,"CloudWatchMetrics":[{"Namespace":`...)
-	b = jsonstr.Append(b, r.namespace)
-	b = append(b, `,"Dimensions":[[]`...)
-	b = appendSets(b, d)
-	b = append(b, `],"Metrics":[`...)
-	n := 0
+	line := make(map[string]any, 1+4+len(ms)+len(fields))
+	var names []emfMetric
 	for _, m := range ms {
 		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
 			continue
 		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"Name":`...)
-		b = jsonstr.Append(b, m.Name)
-		b = append(b, `,"Unit":`...)
-		b = jsonstr.Append(b, string(m.Unit))
-		b = append(b, '}')
-		n++
+		names = append(names, emfMetric{Name: m.Name, Unit: m.Unit})
+		line[m.Name] = m.Value
 	}
-	b = append(b, "]}]}"...)
-	b = appendDim(b, DimProvider, d.Provider)
-	b = appendDim(b, DimEventType, d.EventType)
-	b = appendDim(b, DimReason, d.Reason)
-	b = appendDim(b, DimEffect, d.Effect)
-	for _, m := range ms {
-		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
-			continue
+	if len(names) == 0 {
+		return
+	}
+	for _, kv := range [4][2]string{{DimProvider, d.Provider}, {DimEventType, d.EventType}, {DimReason, d.Reason}, {DimEffect, d.Effect}} {
+		if kv[1] != "" {
+			line[kv[0]] = cutDim(kv[1])
 		}
-		b = append(b, ',')
-		b = jsonstr.Append(b, m.Name)
-		b = append(b, ':')
-		b = strconv.AppendFloat(b, m.Value, 'f', -1, 64)
 	}
 	for _, f := range fields {
-		b = append(b, ',')
-		b = jsonstr.Append(b, f.Key)
-		b = append(b, ':')
-		if f.isBool {
-			b = strconv.AppendBool(b, f.b)
-		} else {
-			b = jsonstr.Append(b, f.s)
-		}
+		line[f.Key] = f.value
 	}
-	b = append(b, "}\n"...)
-	r.buf = b
-	if n > 0 {
-		_, _ = r.w.Write(b)
+	line["_aws"] = emfDirective{
+		Timestamp: r.now().UnixMilli(),
+		CloudWatchMetrics: []emfMetrics{{
+			Namespace:  r.namespace,
+			Dimensions: dimensionSets(d),
+			Metrics:    names,
+		}},
 	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		return // every value above is a string, a bool or a finite number
+	}
+	_, _ = r.w.Write(append(b, '\n'))
 }
 
 // Field is a member an EMF line carries beside its metrics and
 // dimensions: CloudWatch Logs keeps it with the line (Logs Insights reads
 // it), CloudWatch publishes nothing from it.
 type Field struct {
-	Key    string
-	s      string
-	b      bool
-	isBool bool
+	Key   string
+	value any
 }
 
 // String returns a string field.
-func String(key, value string) Field { return Field{Key: key, s: value} }
+func String(key, value string) Field { return Field{Key: key, value: value} }
 
 // Bool returns a boolean field.
-func Bool(key string, value bool) Field { return Field{Key: key, b: value, isBool: true} }
+func Bool(key string, value bool) Field { return Field{Key: key, value: value} }
 
 // Batch holds the metrics recorded with a context made by WithBatch until
 // Flush writes them: one line per set of dimensions, with the metrics of
@@ -335,54 +326,36 @@ func (r *Recorder) Flush(b *Batch, fields ...Field) {
 	}
 }
 
-// appendSets appends the dimension sets beyond the empty one.
-func appendSets(b []byte, d Dims) []byte {
-	var all [4]string
-	n := 0
+// dimensionSets returns the line's dimension sets: the empty one, Reason
+// alone and Effect alone when set beside another dimension, and all the
+// set dimensions together.
+func dimensionSets(d Dims) [][]string {
+	sets := [][]string{{}}
+	var all []string
 	for _, kv := range [4][2]string{{DimProvider, d.Provider}, {DimEventType, d.EventType}, {DimReason, d.Reason}, {DimEffect, d.Effect}} {
 		if kv[1] != "" {
-			all[n] = kv[0]
-			n++
+			all = append(all, kv[0])
 		}
 	}
-	single := func(b []byte, name string) []byte {
-		b = append(b, `,["`...)
-		b = append(b, name...)
-		return append(b, `"]`...)
+	if d.Reason != "" && len(all) > 1 {
+		sets = append(sets, []string{DimReason})
 	}
-	if d.Reason != "" && n > 1 {
-		b = single(b, DimReason)
+	if d.Effect != "" && len(all) > 1 {
+		sets = append(sets, []string{DimEffect})
 	}
-	if d.Effect != "" && n > 1 {
-		b = single(b, DimEffect)
+	if len(all) > 0 {
+		sets = append(sets, all)
 	}
-	if n > 0 {
-		b = append(b, ",["...)
-		for i := range n {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '"')
-			b = append(b, all[i]...)
-			b = append(b, '"')
-		}
-		b = append(b, ']')
-	}
-	return b
+	return sets
 }
 
-func appendDim(b []byte, name, value string) []byte {
-	if value == "" {
-		return b
-	}
+// cutDim cuts a dimension value to at most MaxDimLen bytes of valid UTF-8.
+func cutDim(value string) string {
 	if len(value) > MaxDimLen {
 		value = value[:MaxDimLen]
 		for !utf8.ValidString(value) {
 			value = value[:len(value)-1]
 		}
 	}
-	b = append(b, ",\""...)
-	b = append(b, name...)
-	b = append(b, "\":"...)
-	return jsonstr.Append(b, value)
+	return value
 }

@@ -1,8 +1,9 @@
-package metrics
+package metrics_test
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -11,18 +12,21 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/local/emf"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 )
 
 var at = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-func record(t *testing.T, d Dims, ms ...Metric) Line {
+func record(t *testing.T, d metrics.Dims, ms ...metrics.Metric) emf.Line {
 	t.Helper()
 	var buf bytes.Buffer
-	New(&buf, "hookinbox/shop-prod").WithClock(func() time.Time { return at }).Emit(d, ms...)
+	metrics.WithClock(metrics.New(&buf, "hookinbox/shop-prod"), func() time.Time { return at }).Emit(d, ms...)
 	if !strings.HasSuffix(buf.String(), "\n") || strings.Count(buf.String(), "\n") != 1 {
 		t.Fatalf("want one line, got %q", buf.String())
 	}
-	l, err := Parse(buf.Bytes())
+	l, err := emf.Parse(buf.Bytes())
 	if err != nil {
 		t.Fatalf("%v in %s", err, buf.String())
 	}
@@ -32,65 +36,65 @@ func record(t *testing.T, d Dims, ms ...Metric) Line {
 func TestEmitLines(t *testing.T) {
 	tests := []struct {
 		name   string
-		dims   Dims
-		ms     []Metric
+		dims   metrics.Dims
+		ms     []metrics.Metric
 		sets   [][]string
-		units  map[string]Unit
+		units  map[string]metrics.Unit
 		values map[string]float64
 		dimmed map[string]string
 	}{
 		{
 			name:   "no dimensions",
-			ms:     []Metric{Counted(StuckClaims, 3), Counted(Reconciled, 2)},
+			ms:     []metrics.Metric{metrics.Counted(metrics.StuckClaims, 3), metrics.Counted(metrics.Reconciled, 2)},
 			sets:   [][]string{{}},
-			units:  map[string]Unit{StuckClaims: Count, Reconciled: Count},
-			values: map[string]float64{StuckClaims: 3, Reconciled: 2},
+			units:  map[string]metrics.Unit{metrics.StuckClaims: metrics.Count, metrics.Reconciled: metrics.Count},
+			values: map[string]float64{metrics.StuckClaims: 3, metrics.Reconciled: 2},
 			dimmed: map[string]string{},
 		},
 		{
 			name:   "provider and event type",
-			dims:   Dims{Provider: "stripe", EventType: "checkout.session.completed"},
-			ms:     []Metric{Counted(Processed, 1), Secs(EndToEndAge, 1500*time.Millisecond)},
-			sets:   [][]string{{}, {DimProvider, DimEventType}},
-			units:  map[string]Unit{Processed: Count, EndToEndAge: Seconds},
-			values: map[string]float64{Processed: 1, EndToEndAge: 1.5},
-			dimmed: map[string]string{DimProvider: "stripe", DimEventType: "checkout.session.completed"},
+			dims:   metrics.Dims{Provider: "stripe", EventType: "checkout.session.completed"},
+			ms:     []metrics.Metric{metrics.Counted(metrics.Processed, 1), metrics.Secs(metrics.EndToEndAge, 1500*time.Millisecond)},
+			sets:   [][]string{{}, {metrics.DimProvider, metrics.DimEventType}},
+			units:  map[string]metrics.Unit{metrics.Processed: metrics.Count, metrics.EndToEndAge: metrics.Seconds},
+			values: map[string]float64{metrics.Processed: 1, metrics.EndToEndAge: 1.5},
+			dimmed: map[string]string{metrics.DimProvider: "stripe", metrics.DimEventType: "checkout.session.completed"},
 		},
 		{
 			name:   "verification failure by reason",
-			dims:   Dims{Provider: "stripe", Reason: "bad-signature"},
-			ms:     []Metric{Counted(VerifyFailed, 1)},
-			sets:   [][]string{{}, {DimReason}, {DimProvider, DimReason}},
-			units:  map[string]Unit{VerifyFailed: Count},
-			values: map[string]float64{VerifyFailed: 1},
-			dimmed: map[string]string{DimProvider: "stripe", DimReason: "bad-signature"},
+			dims:   metrics.Dims{Provider: "stripe", Reason: "bad-signature"},
+			ms:     []metrics.Metric{metrics.Counted(metrics.VerifyFailed, 1)},
+			sets:   [][]string{{}, {metrics.DimReason}, {metrics.DimProvider, metrics.DimReason}},
+			units:  map[string]metrics.Unit{metrics.VerifyFailed: metrics.Count},
+			values: map[string]float64{metrics.VerifyFailed: 1},
+			dimmed: map[string]string{metrics.DimProvider: "stripe", metrics.DimReason: "bad-signature"},
 		},
 		{
 			name:   "reason alone",
-			dims:   Dims{Reason: "unknown-provider"},
-			ms:     []Metric{Counted(VerifyFailed, 1)},
-			sets:   [][]string{{}, {DimReason}},
-			units:  map[string]Unit{VerifyFailed: Count},
-			values: map[string]float64{VerifyFailed: 1},
-			dimmed: map[string]string{DimReason: "unknown-provider"},
+			dims:   metrics.Dims{Reason: "unknown-provider"},
+			ms:     []metrics.Metric{metrics.Counted(metrics.VerifyFailed, 1)},
+			sets:   [][]string{{}, {metrics.DimReason}},
+			units:  map[string]metrics.Unit{metrics.VerifyFailed: metrics.Count},
+			values: map[string]float64{metrics.VerifyFailed: 1},
+			dimmed: map[string]string{metrics.DimReason: "unknown-provider"},
 		},
 		{
 			name:   "effect duration",
-			dims:   Dims{Effect: "create-invoice"},
-			ms:     []Metric{Millis(EffectDuration, 2500*time.Microsecond)},
-			sets:   [][]string{{}, {DimEffect}},
-			units:  map[string]Unit{EffectDuration: Milliseconds},
-			values: map[string]float64{EffectDuration: 2.5},
-			dimmed: map[string]string{DimEffect: "create-invoice"},
+			dims:   metrics.Dims{Effect: "create-invoice"},
+			ms:     []metrics.Metric{metrics.Millis(metrics.EffectDuration, 2500*time.Microsecond)},
+			sets:   [][]string{{}, {metrics.DimEffect}},
+			units:  map[string]metrics.Unit{metrics.EffectDuration: metrics.Milliseconds},
+			values: map[string]float64{metrics.EffectDuration: 2.5},
+			dimmed: map[string]string{metrics.DimEffect: "create-invoice"},
 		},
 		{
 			name:   "values that need escaping, and a non-number left out",
-			dims:   Dims{Provider: "stripe", EventType: "odd\"type\\\n\xff"},
-			ms:     []Metric{Counted(Received, 1), {Name: EndToEndAge, Unit: Seconds, Value: math.NaN()}},
-			sets:   [][]string{{}, {DimProvider, DimEventType}},
-			units:  map[string]Unit{Received: Count},
-			values: map[string]float64{Received: 1},
-			dimmed: map[string]string{DimProvider: "stripe", DimEventType: "odd\"type\\\n\ufffd"},
+			dims:   metrics.Dims{Provider: "stripe", EventType: "odd\"type\\\n\xff"},
+			ms:     []metrics.Metric{metrics.Counted(metrics.Received, 1), {Name: metrics.EndToEndAge, Unit: metrics.Seconds, Value: math.NaN()}},
+			sets:   [][]string{{}, {metrics.DimProvider, metrics.DimEventType}},
+			units:  map[string]metrics.Unit{metrics.Received: metrics.Count},
+			values: map[string]float64{metrics.Received: 1},
+			dimmed: map[string]string{metrics.DimProvider: "stripe", metrics.DimEventType: "odd\"type\\\n\ufffd"},
 		},
 	}
 	for _, tt := range tests {
@@ -116,26 +120,26 @@ func TestEmitLines(t *testing.T) {
 }
 
 func TestEmitCutsLongDimensionValues(t *testing.T) {
-	l := record(t, Dims{Provider: "stripe", EventType: strings.Repeat("é", 100)}, Counted(Received, 1))
-	if got := len(l.Dims[DimEventType]); got > MaxDimLen || got < MaxDimLen-1 {
-		t.Errorf("event type cut to %d bytes, want about %d", got, MaxDimLen)
+	l := record(t, metrics.Dims{Provider: "stripe", EventType: strings.Repeat("é", 100)}, metrics.Counted(metrics.Received, 1))
+	if got := len(l.Dims[metrics.DimEventType]); got > metrics.MaxDimLen || got < metrics.MaxDimLen-1 {
+		t.Errorf("event type cut to %d bytes, want about %d", got, metrics.MaxDimLen)
 	}
 }
 
 func TestNilRecorderAndNoMetricsWriteNothing(t *testing.T) {
-	var r *Recorder
-	r.Emit(Dims{}, Counted(Received, 1))
+	var r *metrics.Recorder
+	r.Emit(metrics.Dims{}, metrics.Counted(metrics.Received, 1))
 	var buf bytes.Buffer
-	New(&buf, "ns").Emit(Dims{Provider: "stripe"})
-	New(&buf, "ns").Emit(Dims{}, Metric{Name: Received, Unit: Count, Value: math.Inf(1)})
+	metrics.New(&buf, "ns").Emit(metrics.Dims{Provider: "stripe"})
+	metrics.New(&buf, "ns").Emit(metrics.Dims{}, metrics.Metric{Name: metrics.Received, Unit: metrics.Count, Value: math.Inf(1)})
 	if buf.Len() != 0 {
 		t.Errorf("wrote %q", buf.String())
 	}
 }
 
 func TestEveryNameHasItsUnit(t *testing.T) {
-	for name, unit := range Names {
-		if unit != Count && unit != Milliseconds && unit != Seconds {
+	for name, unit := range metrics.Names {
+		if unit != metrics.Count && unit != metrics.Milliseconds && unit != metrics.Seconds {
 			t.Errorf("%s: unit %q", name, unit)
 		}
 	}
@@ -152,32 +156,22 @@ func TestParseRefusesWhatCloudWatchWould(t *testing.T) {
 	}
 	for name, line := range tests {
 		t.Run(name, func(t *testing.T) {
-			if _, err := Parse([]byte(line)); err == nil {
+			if _, err := emf.Parse([]byte(line)); err == nil {
 				t.Errorf("parsed %s", line)
 			}
 		})
 	}
-	if _, err := Parse([]byte(`{"level":"INFO","msg":"hi"}`)); !errors.Is(err, ErrNotEMF) {
+	if _, err := emf.Parse([]byte(`{"level":"INFO","msg":"hi"}`)); !errors.Is(err, emf.ErrNotEMF) {
 		t.Errorf("plain log line: %v, want ErrNotEMF", err)
 	}
 }
 
-func TestEmitAllocatesNothing(t *testing.T) {
-	r := New(io.Discard, "hookinbox/shop-prod")
-	d := Dims{Provider: "stripe", EventType: "checkout.session.completed"}
-	r.Emit(d, Counted(Received, 1), Counted(Enqueued, 1)) // grow the buffer once
-	allocs := testing.AllocsPerRun(100, func() { r.Emit(d, Counted(Received, 1), Counted(Enqueued, 1)) })
-	if allocs != 0 {
-		t.Errorf("Emit allocates %.0f times per line, want 0", allocs)
-	}
-}
-
 func BenchmarkEmit(b *testing.B) {
-	r := New(io.Discard, "hookinbox/shop-prod")
-	d := Dims{Provider: "stripe", EventType: "checkout.session.completed"}
+	r := metrics.New(io.Discard, "hookinbox/shop-prod")
+	d := metrics.Dims{Provider: "stripe", EventType: "checkout.session.completed"}
 	b.ReportAllocs()
 	for b.Loop() {
-		r.Emit(d, Counted(Received, 1), Counted(Enqueued, 1))
+		r.Emit(d, metrics.Counted(metrics.Received, 1), metrics.Counted(metrics.Enqueued, 1))
 	}
 }
 
@@ -187,34 +181,41 @@ func BenchmarkEmit(b *testing.B) {
 // are written at once; an empty batch writes nothing.
 func TestBatchWritesOneLinePerDimensions(t *testing.T) {
 	var buf bytes.Buffer
-	r := New(&buf, "hookinbox/test")
-	ctx, batch := WithBatch(context.Background())
-	d := Dims{Provider: "stripe", EventType: "customer.created"}
-	r.EmitContext(ctx, d, Counted(Received, 1))
-	r.EmitContext(ctx, Dims{Provider: "stripe"}, Counted(IntakeErrors, 1))
-	r.EmitContext(ctx, d, Counted(Enqueued, 1), Counted(Received, 1))
+	r := metrics.New(&buf, "hookinbox/test")
+	ctx, batch := metrics.WithBatch(context.Background())
+	d := metrics.Dims{Provider: "stripe", EventType: "customer.created"}
+	r.EmitContext(ctx, d, metrics.Counted(metrics.Received, 1))
+	r.EmitContext(ctx, metrics.Dims{Provider: "stripe"}, metrics.Counted(metrics.IntakeErrors, 1))
+	r.EmitContext(ctx, d, metrics.Counted(metrics.Enqueued, 1), metrics.Counted(metrics.Received, 1))
 	if buf.Len() != 0 {
 		t.Fatalf("written before Flush: %s", buf.String())
 	}
-	r.Flush(batch, String("msg", "webhook accepted"), Bool("livemode", true))
-	lines, err := ReadLines(bytes.NewReader(buf.Bytes()))
+	r.Flush(batch, metrics.String("msg", "webhook accepted"), metrics.Bool("livemode", true))
+	lines, err := emf.ReadLines(bytes.NewReader(buf.Bytes()))
 	if err != nil || len(lines) != 2 {
 		t.Fatalf("%d lines (%v), want 2:\n%s", len(lines), err, buf.String())
 	}
-	if lines[0].Values[Received] != 2 || lines[0].Values[Enqueued] != 1 || lines[0].Dims[DimEventType] != "customer.created" {
+	if lines[0].Values[metrics.Received] != 2 || lines[0].Values[metrics.Enqueued] != 1 || lines[0].Dims[metrics.DimEventType] != "customer.created" {
 		t.Errorf("first line %v %v, want Received 2, Enqueued 1 by event type", lines[0].Values, lines[0].Dims)
 	}
-	if lines[1].Values[IntakeErrors] != 1 || len(lines[1].Values) != 1 {
+	if lines[1].Values[metrics.IntakeErrors] != 1 || len(lines[1].Values) != 1 {
 		t.Errorf("second line %v, want IntakeErrors 1", lines[1].Values)
 	}
-	first, _, _ := strings.Cut(buf.String(), "\n")
-	if !strings.Contains(first, `"msg":"webhook accepted","livemode":true}`) || strings.Count(buf.String(), `"msg"`) != 1 {
+	first, second, _ := strings.Cut(buf.String(), "\n")
+	var got1, got2 map[string]any
+	if err := json.Unmarshal([]byte(first), &got1); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(second), &got2); err != nil {
+		t.Fatal(err)
+	}
+	if got1["msg"] != "webhook accepted" || got1["livemode"] != true || got2["msg"] != nil || got2["livemode"] != nil {
 		t.Errorf("fields not on the first line only:\n%s", buf.String())
 	}
 	buf.Reset()
-	r.Flush(batch, String("msg", "again"))
-	r.EmitContext(context.Background(), d, Counted(Received, 1))
-	if lines, _ := ReadLines(bytes.NewReader(buf.Bytes())); len(lines) != 1 || strings.Contains(buf.String(), "again") {
+	r.Flush(batch, metrics.String("msg", "again"))
+	r.EmitContext(context.Background(), d, metrics.Counted(metrics.Received, 1))
+	if lines, _ := emf.ReadLines(bytes.NewReader(buf.Bytes())); len(lines) != 1 || strings.Contains(buf.String(), "again") {
 		t.Errorf("an emptied batch and a context without one wrote:\n%s", buf.String())
 	}
 }
@@ -225,21 +226,21 @@ func TestBatchWritesOneLinePerDimensions(t *testing.T) {
 func TestWithEventTypesBoundsTheDimension(t *testing.T) {
 	var buf bytes.Buffer
 	known := func(provider, typ string) bool { return provider == "stripe" && typ == "checkout.session.completed" }
-	r := New(&buf, "hookinbox/shop-prod").WithClock(func() time.Time { return at }).WithEventTypes(known)
-	r.Emit(Dims{Provider: "stripe", EventType: "checkout.session.completed"}, Counted(Processed, 1))
-	r.Emit(Dims{Provider: "github", EventType: "made-up-1"}, Counted(Ignored, 1))
-	ctx, b := WithBatch(context.Background())
-	r.EmitContext(ctx, Dims{Provider: "github", EventType: "made-up-2"}, Counted(Received, 1))
-	r.EmitContext(ctx, Dims{Provider: "github", EventType: "made-up-3"}, Counted(Received, 1))
-	r.Emit(Dims{Provider: "github"}, Counted(Busy, 1)) // no type: no EventType dimension
+	r := metrics.WithClock(metrics.New(&buf, "hookinbox/shop-prod"), func() time.Time { return at }).WithEventTypes(known)
+	r.Emit(metrics.Dims{Provider: "stripe", EventType: "checkout.session.completed"}, metrics.Counted(metrics.Processed, 1))
+	r.Emit(metrics.Dims{Provider: "github", EventType: "made-up-1"}, metrics.Counted(metrics.Ignored, 1))
+	ctx, b := metrics.WithBatch(context.Background())
+	r.EmitContext(ctx, metrics.Dims{Provider: "github", EventType: "made-up-2"}, metrics.Counted(metrics.Received, 1))
+	r.EmitContext(ctx, metrics.Dims{Provider: "github", EventType: "made-up-3"}, metrics.Counted(metrics.Received, 1))
+	r.Emit(metrics.Dims{Provider: "github"}, metrics.Counted(metrics.Busy, 1)) // no type: no EventType dimension
 	r.Flush(b)
 	var got []string
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(buf.String(), "\n"), "\n") {
-		l, err := Parse([]byte(line))
+		l, err := emf.Parse([]byte(line))
 		if err != nil {
 			t.Fatalf("%v in %s", err, line)
 		}
-		got = append(got, l.Dims[DimProvider]+" "+l.Dims[DimEventType])
+		got = append(got, l.Dims[metrics.DimProvider]+" "+l.Dims[metrics.DimEventType])
 	}
 	want := []string{"stripe checkout.session.completed", "github other", "github ", "github other"}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -7,12 +7,15 @@ package verifyfuzz
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"mime"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,7 +45,8 @@ const (
 //   - no input panics;
 //   - a request is accepted only when Genuine, computed here without the
 //     verifier's code, says its headers carry a valid signature of its
-//     exact body, and the event accepted carries that body byte for byte,
+//     exact body, and the event accepted carries that body byte for byte
+//     (or, where the body wraps the event, what Carried says it wraps),
 //     the provider's name and an ID that webhook.ValidateEventID accepts;
 //   - a refusal is a sender's error (webhook.ErrUnauthenticated or
 //     webhook.ErrMalformed, a 4xx), never ours;
@@ -64,6 +68,10 @@ type VerifierFuzz struct {
 	// Genuine reports whether headers carry a valid, timely signature of
 	// body, computed independently of the verifier.
 	Genuine func(headers map[string]string, body []byte) bool
+	// Carried returns the event a signed body carries, computed without
+	// the verifier's code; nil means the body itself (every provider but
+	// GitHub's form encoding, see GitHubCarried).
+	Carried func(headers map[string]string, body []byte) []byte
 }
 
 // Seed adds, for each body, the inputs the fuzzer starts from: the body
@@ -117,8 +125,12 @@ func (fz VerifierFuzz) Check(t *testing.T, lines string, body []byte, mode uint8
 		if err := webhook.ValidateEventID(ev.ID); err != nil {
 			t.Errorf("accepted event ID: %v", err)
 		}
-		if !bytes.Equal(ev.Raw, sent) {
-			t.Errorf("event Raw is not the signed body")
+		want := sent
+		if fz.Carried != nil {
+			want = fz.Carried(headers, sent)
+		}
+		if !bytes.Equal(ev.Raw, want) {
+			t.Errorf("event Raw is not the event the signed body carries")
 		}
 	}
 	if err != nil && !errors.Is(err, webhook.ErrUnauthenticated) && !errors.Is(err, webhook.ErrMalformed) {
@@ -285,14 +297,38 @@ func HMACGenuine(value, prefix string, decode func(string) ([]byte, error), body
 	return false
 }
 
+// ShopifyGenuine reports whether X-Shopify-Hmac-Sha256 or its unprefixed
+// spelling Shopify-Hmac-Sha256 is the base64 HMAC-SHA256 of body under one
+// of secrets (see HMACGenuine): either one is enough, so the oracle is at
+// least as lenient as a verifier may be.
+func ShopifyGenuine(headers map[string]string, body []byte, secrets ...string) bool {
+	return HMACGenuine(headers["x-shopify-hmac-sha256"], "", base64.StdEncoding.DecodeString, body, secrets...) ||
+		HMACGenuine(headers["shopify-hmac-sha256"], "", base64.StdEncoding.DecodeString, body, secrets...)
+}
+
+// GitHubCarried is GitHub's VerifierFuzz.Carried: the body, or for a
+// form-encoded delivery (Content-Type application/x-www-form-urlencoded,
+// as mime.ParseMediaType reads it) the value of its payload field.
+func GitHubCarried(headers map[string]string, body []byte) []byte {
+	if mediaType, _, err := mime.ParseMediaType(headers["content-type"]); err != nil || mediaType != "application/x-www-form-urlencoded" {
+		return body
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil
+	}
+	return []byte(form.Get("payload"))
+}
+
 // StandardGenuine reports whether headers carry a Standard Webhooks
 // signature of body, computed here without the verifier's code: a
 // webhook-id, a webhook-timestamp within tolerance of now, and among the
 // space-separated parts of webhook-signature a "v1,<base64>" that is the
 // HMAC-SHA256 of "<id>.<timestamp>.<body>" under one of secrets
-// ("whsec_<base64 key>"). Each header may come as svix-<name> instead (as
-// Svix sends them), and any mix of the two counts, so the oracle is at
-// least as lenient as a verifier may be.
+// ("whsec_<base64 key>"), or a "v1a,<base64>" that is its ed25519
+// signature under one of them ("whpk_<base64 public key>"). Each header
+// may come as svix-<name> instead (as Svix sends them), and any mix of the
+// two counts, so the oracle is at least as lenient as a verifier may be.
 func StandardGenuine(headers map[string]string, body []byte, now time.Time, tolerance time.Duration, secrets ...string) bool {
 	values := func(name string) []string {
 		var vs []string
@@ -303,12 +339,17 @@ func StandardGenuine(headers map[string]string, body []byte, now time.Time, tole
 		}
 		return vs
 	}
-	var sigs [][]byte
+	var sigs, asigs [][]byte
 	for _, header := range values("signature") {
 		for part := range strings.FieldsSeq(header) {
 			if value, ok := strings.CutPrefix(part, "v1,"); ok {
 				if sig, err := base64.StdEncoding.DecodeString(value); err == nil {
 					sigs = append(sigs, sig)
+				}
+			}
+			if value, ok := strings.CutPrefix(part, "v1a,"); ok {
+				if sig, err := base64.StdEncoding.DecodeString(value); err == nil {
+					asigs = append(asigs, sig)
 				}
 			}
 		}
@@ -321,6 +362,15 @@ func StandardGenuine(headers map[string]string, body []byte, now time.Time, tole
 				continue
 			}
 			for _, secret := range secrets {
+				if pub, ok := strings.CutPrefix(strings.TrimSpace(secret), "whpk_"); ok {
+					key, err := base64.StdEncoding.DecodeString(pub)
+					for _, sig := range asigs {
+						if err == nil && len(key) == ed25519.PublicKeySize && ed25519.Verify(key, []byte(id+"."+ts+"."+string(body)), sig) {
+							return true
+						}
+					}
+					continue
+				}
 				key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(strings.TrimSpace(secret), "whsec_"))
 				if err == nil && macAmong(key, id+"."+ts+".", body, sigs) {
 					return true

@@ -87,7 +87,9 @@ func TestStandardGenuine(t *testing.T) {
 		ts     = "1614265330"
 		body   = `{"test": 2432232314}`
 		sig    = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+		v1a    = "v1a,tQ9V2XOqn7jL/DQenEFpqIugdBVtiMmER5mhSkXBNwM0mkATuDe6KYYUuxqtaiHeYGb7KaaBRdM5WqyeFiL8Ag=="
 	)
+	public := verifytest.StandardPublicKey("whsk_VEVTVFNJR05JTkdLRVlET05PVFVTRVRISVNGT1JBTlk=")
 	at := time.Unix(1614265330, 0)
 	headers := func(prefix, id, ts, sig string) map[string]string {
 		return map[string]string{prefix + "id": id, prefix + "timestamp": ts, prefix + "signature": sig}
@@ -112,10 +114,14 @@ func TestStandardGenuine(t *testing.T) {
 		{"another id", headers("webhook-", "msg_other", ts, sig), body, at, false},
 		{"signature without its version", headers("webhook-", id, ts, strings.TrimPrefix(sig, "v1,")), body, at, false},
 		{"no headers", map[string]string{}, body, at, false},
+		// The reference libraries' v1a vector, under its public key.
+		{"v1a vector", headers("webhook-", id, ts, "v1,AAAA "+v1a), body, at, true},
+		{"v1a, tampered body", headers("webhook-", id, ts, v1a), `{"test": 2432232315}`, at, false},
+		{"v1a spelled v1", headers("webhook-", id, ts, "v1,"+strings.TrimPrefix(v1a, "v1a,")), body, at, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := verifyfuzz.StandardGenuine(tc.headers, []byte(tc.body), tc.now, 5*time.Minute, secret); got != tc.want {
+			if got := verifyfuzz.StandardGenuine(tc.headers, []byte(tc.body), tc.now, 5*time.Minute, secret, public); got != tc.want {
 				t.Errorf("StandardGenuine = %v, want %v", got, tc.want)
 			}
 		})

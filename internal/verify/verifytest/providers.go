@@ -2,12 +2,14 @@ package verifytest
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +50,17 @@ func GitHubHeaders(body []byte, secret, delivery, event string) map[string]strin
 	}
 }
 
+// GitHubForm returns the body and headers GitHub sends for event when the
+// hook's content type is application/x-www-form-urlencoded (the default of
+// a hook created through GitHub's API): "payload=" and the URL-encoded
+// JSON, signed as it is sent, over the form bytes.
+func GitHubForm(event []byte, secret, delivery, name string) ([]byte, map[string]string) {
+	body := []byte(url.Values{"payload": {string(event)}}.Encode())
+	headers := GitHubHeaders(body, secret, delivery, name)
+	headers["content-type"] = "application/x-www-form-urlencoded"
+	return body, headers
+}
+
 // ShopifyHeaders returns the headers Shopify sends with body: the topic,
 // the event id, a webhook id derived from it, the trigger time and
 // X-Shopify-Hmac-Sha256 (the base64 HMAC of the body) under secret.
@@ -64,19 +77,43 @@ func ShopifyHeaders(body []byte, secret, eventID, topic string, at time.Time) ma
 	}
 }
 
+// ShopifyUnprefixed returns headers (ShopifyHeaders') with every
+// X-Shopify- name without its X- (Shopify-Hmac-Sha256, Shopify-Topic,
+// ...), as Shopify's newer deliveries send them.
+func ShopifyUnprefixed(headers map[string]string) map[string]string {
+	out := make(map[string]string, len(headers))
+	for k, v := range headers {
+		out[strings.TrimPrefix(k, "x-")] = v
+	}
+	return out
+}
+
 // StandardHeaders returns the Standard Webhooks headers for body sent as
-// message id at at: one "v1,<base64>" signature per secret
-// ("whsec_<base64>"), space-separated, as a sender does while rotating.
-// It panics on a secret that is not base64: a test's own mistake.
+// message id at at, with one signature of "<id>.<unix>.<body>" per secret,
+// space-separated, as a sender does while rotating: "v1,<base64 HMAC>"
+// for a "whsec_<base64>" secret, "v1a,<base64 ed25519 signature>" for a
+// "whsk_<base64>" private key (its 32-byte seed, or the 64-byte key).
+// A "whpk_" public key verifies but cannot sign: it is skipped, so a
+// receiver's own list of secrets signs what it accepts. It panics on a
+// secret that is not base64: a test's own mistake.
 func StandardHeaders(body []byte, id string, at time.Time, secrets ...string) map[string]string {
 	ts := strconv.FormatInt(at.Unix(), 10)
+	signed := id + "." + ts + "." + string(body)
 	var sigs []string
 	for _, s := range secrets {
+		s = strings.TrimSpace(s)
+		if strings.HasPrefix(s, "whpk_") {
+			continue
+		}
+		if seed, ok := strings.CutPrefix(s, "whsk_"); ok {
+			sigs = append(sigs, "v1a,"+base64.StdEncoding.EncodeToString(ed25519.Sign(StandardPrivateKey(seed), []byte(signed))))
+			continue
+		}
 		key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, "whsec_"))
 		if err != nil {
 			panic(fmt.Sprintf("verifytest: standard secret is not base64: %v", err))
 		}
-		sigs = append(sigs, "v1,"+base64.StdEncoding.EncodeToString(mac(key, id, ".", ts, ".", string(body))))
+		sigs = append(sigs, "v1,"+base64.StdEncoding.EncodeToString(mac(key, signed)))
 	}
 	return map[string]string{
 		"content-type":      "application/json",
@@ -84,6 +121,28 @@ func StandardHeaders(body []byte, id string, at time.Time, secrets ...string) ma
 		"webhook-timestamp": ts,
 		"webhook-signature": strings.Join(sigs, " "),
 	}
+}
+
+// StandardPrivateKey returns the ed25519 private key of a Standard
+// Webhooks "whsk_<base64>" signing key (the prefix may be left off): a
+// 32-byte seed, as the specification's reference libraries hold it, or
+// the 64-byte private key. It panics on anything else.
+func StandardPrivateKey(whsk string) ed25519.PrivateKey {
+	k, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(whsk, "whsk_"))
+	switch {
+	case err == nil && len(k) == ed25519.SeedSize:
+		return ed25519.NewKeyFromSeed(k)
+	case err == nil && len(k) == ed25519.PrivateKeySize:
+		return ed25519.PrivateKey(k)
+	}
+	panic(fmt.Sprintf("verifytest: whsk_ key is not a base64 %d-byte seed or %d-byte key", ed25519.SeedSize, ed25519.PrivateKeySize))
+}
+
+// StandardPublicKey returns the "whpk_<base64>" public key of a "whsk_"
+// signing key, the secret a receiver verifies its v1a signatures with.
+func StandardPublicKey(whsk string) string {
+	pub := StandardPrivateKey(whsk).Public().(ed25519.PublicKey)
+	return "whpk_" + base64.StdEncoding.EncodeToString(pub)
 }
 
 // AdyenItem is one notification item to build: the fields Adyen signs,

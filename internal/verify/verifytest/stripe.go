@@ -325,3 +325,54 @@ func StripePayloads() (names []string, bodies [][]byte, err error) {
 	}
 	return names, bodies, nil
 }
+
+// StripeThinPayloads returns the thin event notifications kept in the
+// repository's testdata/stripe/thin, shaped as Stripe documents them, with
+// their paths below testdata/stripe as names, in a fixed order.
+func StripeThinPayloads() (names []string, bodies [][]byte, err error) {
+	dir, err := stripeDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, "thin", "*.json"))
+	for _, p := range paths {
+		body, err := os.ReadFile(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		names, bodies = append(names, filepath.ToSlash(rel)), append(bodies, body)
+	}
+	return names, bodies, nil
+}
+
+// StripeRelated is the related_object of a thin event notification.
+type StripeRelated struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	URL  string `json:"url"`
+}
+
+// StripeThin returns a thin event notification of the thin type typ
+// ("v1.checkout.session.completed", "v2.core.account.created") with this
+// id, created at, about related (no related_object when its URL is
+// empty) and, when snapshot is not empty, naming the snapshot event of
+// the same action (snapshot_event), as Stripe sends it during a
+// snapshot-to-thin migration.
+func StripeThin(typ, id string, at time.Time, related StripeRelated, snapshot string) []byte {
+	ev := map[string]any{
+		"id": id, "object": "v2.core.event", "type": typ, "livemode": false,
+		"created": at.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+	}
+	if related.URL != "" {
+		ev["related_object"] = related
+	}
+	if snapshot != "" {
+		ev["snapshot_event"] = snapshot
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		panic(err) // strings, a bool and a struct of strings
+	}
+	return b
+}

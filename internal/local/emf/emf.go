@@ -1,4 +1,8 @@
-package metrics
+// Package emf reads CloudWatch embedded-metric-format lines back, as
+// CloudWatch would publish them: what internal/platform/metrics writes.
+// The CLI's status command, the benchmarks and the tests use it; nothing
+// that ships does.
+package emf
 
 import (
 	"bufio"
@@ -8,16 +12,18 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 )
 
 // Line is one EMF line read back: what CloudWatch would publish from it.
 type Line struct {
 	Namespace  string
 	Time       time.Time
-	Dimensions [][]string         // the dimension sets, [] first
-	Units      map[string]Unit    // metric name → unit
-	Values     map[string]float64 // metric name → value
-	Dims       map[string]string  // dimension name → value
+	Dimensions [][]string              // the dimension sets, [] first
+	Units      map[string]metrics.Unit // metric name → unit
+	Values     map[string]float64      // metric name → value
+	Dims       map[string]string       // dimension name → value
 }
 
 // ErrNotEMF: the line is JSON but carries no "_aws" metadata.
@@ -55,7 +61,7 @@ func Parse(line []byte) (Line, error) {
 	d := aws.CloudWatchMetrics[0]
 	l := Line{
 		Namespace: d.Namespace, Time: time.UnixMilli(*aws.Timestamp), Dimensions: d.Dimensions,
-		Units: map[string]Unit{}, Values: map[string]float64{}, Dims: map[string]string{},
+		Units: map[string]metrics.Unit{}, Values: map[string]float64{}, Dims: map[string]string{},
 	}
 	if l.Namespace == "" {
 		return Line{}, errors.New("emf: no Namespace")
@@ -65,7 +71,7 @@ func Parse(line []byte) (Line, error) {
 		if err := json.Unmarshal(raw[m.Name], &v); err != nil {
 			return Line{}, fmt.Errorf("emf: metric %s is not a number member: %w", m.Name, err)
 		}
-		l.Units[m.Name], l.Values[m.Name] = Unit(m.Unit), v
+		l.Units[m.Name], l.Values[m.Name] = metrics.Unit(m.Unit), v
 	}
 	for _, set := range d.Dimensions {
 		for _, name := range set {

@@ -1,0 +1,62 @@
+package reconcilerfn
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hookinbox/hookinbox/internal/reconcile"
+)
+
+func env(kv map[string]string) func(string) string {
+	base := map[string]string{"INBOX_TABLE": "t", "EVENTS_QUEUE_URL": "q"}
+	for k, v := range kv {
+		base[k] = v
+	}
+	return func(k string) string { return base[k] }
+}
+
+// Every source is off unless configured; an inbox alone is enough.
+func TestEverySourceIsOffUnlessConfigured(t *testing.T) {
+	s, err := LoadSettings(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.StripeEnabled() || len(s.GitHubHooks) != 0 || s.ShopifyDomain != "" || s.GoPayEnabled() {
+		t.Errorf("sources on with an empty environment: %+v", s)
+	}
+}
+
+// A source half configured is refused at start, naming what is missing.
+func TestSourcesHalfConfiguredAreRefused(t *testing.T) {
+	_, err := LoadSettings(env(map[string]string{
+		"STRIPE_API_KEY":         "sk_test_1",
+		"GITHUB_RECONCILE_HOOKS": "repos/acme/shop/hooks/1,acme/shop",
+		"SHOPIFY_SHOP_DOMAIN":    "https://x.myshopify.com",
+		"GOPAY_CLIENT_SECRET":    "s",
+		"GOPAY_RECONCILE_BUDGET": "5000",
+	}))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"STRIPE_EVENT_TYPES is empty", `"acme/shop" is not repos/`, "GITHUB_TOKEN and GITHUB_TOKEN_ARN are empty",
+		"SHOPIFY_SHOP_DOMAIN=", "SHOPIFY_ADMIN_TOKEN and SHOPIFY_ADMIN_TOKEN_ARN are empty", "GOPAY_CLIENT_ID is empty", "GOPAY_RECONCILE_BUDGET=5000"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q:\n%v", want, err)
+		}
+	}
+}
+
+// The Shopify endpoint defaults to the shop's own at the pinned version.
+func TestShopifyURLDefaultsToTheShops(t *testing.T) {
+	s, err := LoadSettings(env(map[string]string{"SHOPIFY_SHOP_DOMAIN": "acme.myshopify.com", "SHOPIFY_ADMIN_TOKEN": "shpat_1",
+		"STRIPE_API_KEY": "sk_test_1", "STRIPE_EVENT_TYPES": "invoice.paid, charge.refunded"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "https://acme.myshopify.com/admin/api/" + reconcile.ShopifyAPIVersion + "/graphql.json"; s.ShopifyAPIURL != want {
+		t.Errorf("SHOPIFY_API_URL = %q, want %q", s.ShopifyAPIURL, want)
+	}
+	if got := strings.Join(s.StripeEventTypes, ","); got != "invoice.paid,charge.refunded" {
+		t.Errorf("STRIPE_EVENT_TYPES = %q", got)
+	}
+}
