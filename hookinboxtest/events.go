@@ -30,6 +30,7 @@ import (
 // Shopify, GitHub, Standard, Adyen, GoPay) start from hookinbox's realistic
 // fixtures (testdata/<provider>/) and give each event fresh IDs, so no
 // two events share an event, an order, a session or a payment.
+// StripeThin is a Stripe thin event notification.
 type Event struct {
 	// Provider is the receiver's name of the provider: "stripe",
 	// "shopify", "github", "standard", "adyen" or "gopay".
@@ -43,6 +44,11 @@ type Event struct {
 	// Body is the payload as the provider sends it; for GoPay, which
 	// notifies with the payment ID only, the payment its API serves.
 	Body []byte
+
+	// A Stripe thin event's related object, as the Stripe stand-in
+	// serves it at objectPath.
+	objectPath string
+	object     []byte
 }
 
 // Key returns the event's inbox key, "<provider>#<id>".
@@ -54,6 +60,32 @@ func Stripe(t testing.TB, typ string) Event {
 	t.Helper()
 	id := stripeevent.NewID()
 	return Event{Provider: verify.StripeProvider, ID: id, Type: typ, Body: stripeBody(t, typ, id)}
+}
+
+// StripeThin returns the thin event notification of the event type typ
+// ("checkout.session.completed", ...): a v2 event v1.<typ> about the
+// object of StripeEvent's fixture of typ, with fresh IDs. Deliver first
+// puts the v2 event and the object on the Stripe stand-in, as Stripe
+// holds them before it notifies; the processor fetches both, and the
+// business sees the event as a snapshot event of type typ with the object
+// as it is now.
+func StripeThin(t testing.TB, typ string) Event {
+	t.Helper()
+	var snap struct {
+		Data struct {
+			Object json.RawMessage `json:"object"`
+		} `json:"data"`
+	}
+	var obj struct{ ID, Object string }
+	if err := json.Unmarshal(stripeBody(t, typ, stripeevent.NewID()), &snap); err != nil || json.Unmarshal(snap.Data.Object, &obj) != nil || obj.ID == "" {
+		t.Fatalf("hookinboxtest: stripe %s fixture has no object with an id", typ)
+	}
+	parts := strings.Split(obj.Object, ".")
+	parts[len(parts)-1] += "s"
+	path := "/v1/" + strings.Join(parts, "/") + "/" + obj.ID
+	id := "evt_test_65" + token(t)
+	body := verifytest.StripeThin("v1."+typ, id, time.Now(), verifytest.StripeRelated{ID: obj.ID, Type: obj.Object, URL: path}, "")
+	return Event{Provider: verify.StripeProvider, ID: id, Type: typ, Body: body, objectPath: path, object: snap.Data.Object}
 }
 
 // Shopify returns the order webhook of topic ("orders/create",
@@ -157,6 +189,12 @@ func (p *Pipeline) Deliver(t testing.TB, ev Event) string {
 func (p *Pipeline) request(ev Event, at time.Time) (events.APIGatewayV2HTTPRequest, error) {
 	switch ev.Provider {
 	case verify.StripeProvider:
+		if ev.object != nil {
+			if err := p.p.Stack.Stripe.AddThinEvent(ev.Body); err != nil {
+				return events.APIGatewayV2HTTPRequest{}, err
+			}
+			p.p.Stack.Stripe.SetObject(ev.objectPath, ev.object)
+		}
 		return p.p.Stack.StripeRequest(ev.Body), nil
 	case verify.GitHubProvider:
 		return lambdalocal.WebhookEvent(ev.Provider, "POST", verifytest.GitHubHeaders(ev.Body, pipeline.GitHubSecret, ev.ID, ev.Type), ev.Body), nil

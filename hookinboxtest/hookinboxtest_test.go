@@ -91,6 +91,7 @@ func TestDeliversEveryProvider(t *testing.T) {
 	p := hookinboxtest.New(t, func(context.Context, aws.Config, func(string) string) (processorfn.Business, error) { return s, nil }, nil)
 	evs := []hookinboxtest.Event{
 		hookinboxtest.Stripe(t, "checkout.session.completed"),
+		hookinboxtest.StripeThin(t, "checkout.session.completed"),
 		hookinboxtest.Shopify(t, "orders/paid"),
 		hookinboxtest.GitHub(t, "issues"),
 		hookinboxtest.Standard(t, "invoice.paid"),

@@ -95,11 +95,14 @@ func attr(item map[string]types.AttributeValue, name string) string {
 // TestEffectsOnceWhereverAnAttemptFails: hookinboxtest.CheckOnce fails
 // the processing of a checkout and of an order at every point between
 // their effects, and loses DynamoDB's answer to every write, and the CRM
-// still gets each request once.
+// still gets each request once: snapshot and thin checkouts, and orders.
 func TestEffectsOnceWhereverAnAttemptFails(t *testing.T) {
 	p, f := pipeline(t, crm.FromEnv)
 	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event { return hookinboxtest.Stripe(t, "checkout.session.completed") }, f.Count)
 	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event { return hookinboxtest.Shopify(t, "orders/paid") }, f.Count)
+	// A thin event: the processor fetches the session, the business sees
+	// the same checkout.
+	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event { return hookinboxtest.StripeThin(t, "checkout.session.completed") }, f.Count)
 }
 
 // notifiesFirst is the business written wrong: it tells the CRM about the
