@@ -102,7 +102,9 @@ func TestEffectsOnceWhereverAnAttemptFails(t *testing.T) {
 	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event { return hookinboxtest.Shopify(t, "orders/paid") }, f.Count)
 	// A thin event: the processor fetches the session, the business sees
 	// the same checkout.
-	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event { return hookinboxtest.StripeThin(t, "checkout.session.completed") }, f.Count)
+	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event {
+		return hookinboxtest.StripeThin(t, "checkout.session.completed")
+	}, f.Count)
 }
 
 // notifiesFirst is the business written wrong: it tells the CRM about the
