@@ -1,27 +1,43 @@
 // Package hookinboxtest runs hookinbox's pipeline — receiver → SQS events
-// queue → processor (→ DLQ) — on the local emulators with your Business,
-// so a team's own module can test its effects end to end, with
-// duplicates and shuffled order, before it deploys.
+// queue → processor (→ DLQ) — on the local emulators with your Business
+// and your stack's template, so a team's own module can test its effects
+// end to end before it deploys: deliveries of every provider (Event,
+// Deliver), duplicates and shuffled order, and a check that fails the
+// processing of an event at every point between its effects and after a
+// lost DynamoDB answer, and counts your outside side effects (CheckOnce).
 //
 // New starts (or reuses) dynalite and local-aws-sqs from hookinbox's
-// local/ lock file (moto with HOOKINBOX_EMULATORS=moto), creates a fresh
-// stack from hookinbox's template.yaml under a unique name, and deletes it
-// when the test ends; the emulators need Node.js, and `npm ci` runs in the
-// hookinbox module the first time. Tests that share the emulators do not
-// see each other's events. With -short, New skips the test. It is part of
-// hookinbox's public API (test helpers only: nothing shipped imports it).
+// local/ lock file (moto with HOOKINBOX_EMULATORS=moto) and creates a
+// fresh stack under a unique name from your template: every table and
+// queue in it (your business's tables too), each function's environment
+// as the template sets it, resolved to the local stack. It deletes them
+// when the test ends. The processor runs your business as the deployed
+// function does (processorfn.Builder): its DynamoDB client
+// (processorfn.DynamoDB) reaches the emulators, your settings come from
+// the template's environment and Options.Env. The emulators need Node.js,
+// and `npm ci` runs in the hookinbox module the first time. Tests that
+// share the emulators do not see each other's events. With -short, New
+// skips the test. It is part of hookinbox's public API (test helpers
+// only: nothing shipped imports it).
 package hookinboxtest
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/processorfn"
 	"github.com/hookinbox/hookinbox/stripeevent"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -29,16 +45,97 @@ import (
 
 // Pipeline is one test's hookinbox stack with its business.
 type Pipeline struct {
-	p *pipelinetest.Pipeline
+	p      *pipelinetest.Pipeline
+	faults *faults
+	lost   *lostAnswers
+}
+
+// Options say what NewWith runs.
+type Options struct {
+	// Business builds the processor's business, as processorfn.Run
+	// does in your processor's main. Required.
+	Business processorfn.BusinessBuilder
+	// Env is added to the processor's environment, over the template's.
+	Env map[string]string
+	// Parameters are the template's parameter values, over its
+	// defaults: a parameter without a default (your CRM's URL, say)
+	// needs one.
+	Parameters map[string]string
+	// Template is the path of the SAM template the stack is made of.
+	// Default: template.yaml at the root of the module under test (the
+	// nearest directory at or above the working directory with a
+	// go.mod), or hookinbox's own when that module has none.
+	Template string
 }
 
 // New builds the pipeline with the processor running the business b
 // builds; env is added to the processor's environment (your settings).
-// The Stripe signing secret and API key are the pipeline's own, and the
-// Stripe API is a local stand-in.
+// It is NewWith with the default template.
 func New(t testing.TB, b processorfn.BusinessBuilder, env map[string]string) *Pipeline {
 	t.Helper()
-	return &Pipeline{p: pipelinetest.NewWith(t, pipelinetest.Options{Processor: processorfn.Builder(b), ProcessorEnv: env})}
+	return NewWith(t, Options{Business: b, Env: env})
+}
+
+// NewWith builds the pipeline opts say. The receiver accepts the local
+// signing secrets Deliver signs with; the Stripe and GoPay APIs are local
+// stand-ins. The processor retries a failed event after 1 s
+// (BACKOFF_MAX; Options.Env may set another), and reaches DynamoDB
+// through a proxy that CheckOnce uses to lose answers.
+func NewWith(t testing.TB, opts Options) *Pipeline {
+	t.Helper()
+	if opts.Business == nil {
+		t.Fatal("hookinboxtest: Options.Business is nil")
+	}
+	path, err := templatePath(opts.Template)
+	if err != nil {
+		t.Fatalf("hookinboxtest: %v", err)
+	}
+	tpl, err := samtemplate.Load(path)
+	if err != nil {
+		t.Fatalf("hookinboxtest: template %s: %v", path, err)
+	}
+	emu := devstacktest.ForTest(t)
+	lost := startLostAnswers(t, emu.DynamoDBURL)
+	f := &faults{failAt: -1}
+	env := map[string]string{"BACKOFF_MAX": "1s"}
+	for k, v := range opts.Env {
+		env[k] = v
+	}
+	env["AWS_ENDPOINT_URL_DYNAMODB"] = lost.url
+	p := pipelinetest.NewWith(t, pipelinetest.Options{
+		Processor:    processorfn.Builder(f.wrap(opts.Business)),
+		ProcessorEnv: env,
+		Template:     tpl,
+		Params:       opts.Parameters,
+	})
+	return &Pipeline{p: p, faults: f, lost: lost}
+}
+
+// templatePath returns path, or the default template (Options.Template).
+func templatePath(path string) (string, error) {
+	if path != "" {
+		return filepath.Abs(path)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(d, "template.yaml")); err == nil {
+				return filepath.Join(d, "template.yaml"), nil
+			}
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	root, err := devstack.RepoRoot("")
+	if err != nil {
+		return "", fmt.Errorf("no template.yaml in this module, and hookinbox's: %w", err)
+	}
+	return filepath.Join(root, "template.yaml"), nil
 }
 
 // DeliverStripe signs body as Stripe does and hands it to the receiver, as
@@ -94,20 +191,32 @@ func (p *Pipeline) Effects(t testing.TB, key webhook.Key) []effects.Record {
 	return recs
 }
 
+// Table returns the local name of the template's table logicalID (your
+// business's table: what the processor's environment names with !Ref),
+// failing the test when the template has no such table.
+func (p *Pipeline) Table(t testing.TB, logicalID string) string {
+	t.Helper()
+	name, ok := p.p.Stack.Tables[logicalID]
+	if !ok {
+		t.Fatalf("hookinboxtest: the template has no table %s", logicalID)
+	}
+	return name
+}
+
+// DynamoDB returns a DynamoDB client of the local emulators, for reading
+// what your business wrote (Table names its tables). CheckOnce never
+// loses its answers.
+func (p *Pipeline) DynamoDB() *dynamodb.Client { return p.p.DynamoDB }
+
 // StripeEvent returns hookinbox's realistic fixture of the Stripe event
 // type (testdata/stripe/<type>.json: checkout.session.completed,
-// customer.subscription.created, .updated, .deleted, invoice.paid) with
-// the event ID id.
+// customer.subscription.created, .updated, .deleted, invoice.paid, ...)
+// with the event ID id, and a fresh ID for its object (the checkout
+// session, subscription or invoice) and its customer, so no two events
+// share a session. Stripe(t, typ) is the same as an Event.
 func (p *Pipeline) StripeEvent(t testing.TB, typ, id string) []byte {
 	t.Helper()
-	raw, err := verifytest.StripeFixture(typ)
-	if err == nil {
-		raw, err = verifytest.PatchStripe(raw, id, time.Time{})
-	}
-	if err != nil {
-		t.Fatalf("hookinboxtest: %v", err)
-	}
-	return raw
+	return stripeBody(t, typ, id)
 }
 
 // NewStripeEventID returns a fresh ID shaped like Stripe's: evt_ and 24

@@ -35,6 +35,8 @@ type chaosFlags struct {
 	stateFile   string
 	quiet       time.Duration
 	fault       string
+	template    string
+	params      envFlag
 }
 
 // errDifferences makes the exit status 1 after the verdict is printed.
@@ -96,6 +98,9 @@ its figures.`)
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "with --url: state file of the running stack")
 	fs.DurationVar(&f.quiet, "quiet-within", 10*time.Minute, "how long each run may take to get quiet")
 	fs.StringVar(&f.fault, "fault", "", "inject this fault through toxiproxy during the chaos run: "+faultNames())
+	fs.StringVar(&f.template, "template", "", "SAM template of both runs' stacks (default template.yaml at the repository root); another module's (hookinbox template) runs its functions as the Makefile beside it builds them, under aws-lambda-rie, and compares every item of its tables")
+	f.params = envFlag{}
+	fs.Var(f.params, "parameter", "set the template parameter Name=Value (repeatable); one without a default needs it")
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
@@ -152,9 +157,31 @@ func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, s
 	if err != nil {
 		return err
 	}
-	tpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
+	tplPath := f.template
+	if tplPath == "" {
+		tplPath = filepath.Join(root, "template.yaml")
+	}
+	tpl, err := samtemplate.Load(tplPath)
 	if err != nil {
 		return err
+	}
+	localOpts := chaos.LocalOptions{Params: f.params}
+	if dir, err := filepath.Abs(filepath.Dir(tplPath)); err != nil {
+		return err
+	} else if dir != root {
+		// Another module's stack: its own mains, as sam build builds them.
+		buildDir, err := os.MkdirTemp("", "hookinbox-chaos-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(buildDir)
+		localOpts.Bootstraps = map[string]string{}
+		for _, id := range []string{"ReceiverFunction", "ProcessorFunction", "ReconcilerFunction"} {
+			fmt.Fprintf(stderr, "hookinbox chaos: building %s with make build-%s in %s\n", id, id, dir)
+			if localOpts.Bootstraps[id], err = devstack.BuildFunctionIn(ctx, dir, id, filepath.Join(buildDir, id)); err != nil {
+				return err
+			}
+		}
 	}
 	var remote *chaos.Remote
 	if f.url != "" {
@@ -190,7 +217,7 @@ func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, s
 		return st, snap, nil
 	}
 	local := func(name string) (*chaos.Local, error) {
-		return chaos.NewLocal(ctx, emu, tpl, "chaos-"+name+"-"+suffix, chaos.LocalOptions{})
+		return chaos.NewLocal(ctx, emu, tpl, "chaos-"+name+"-"+suffix, localOpts)
 	}
 
 	refStack, err := local("ref")
@@ -208,7 +235,7 @@ func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, s
 	var target chaos.Target = remote
 	var injector *chaos.Injector
 	if remote == nil {
-		opts := chaos.LocalOptions{}
+		opts := localOpts
 		proxies := map[string]*toxiproxy.Proxy{}
 		if f.fault != "" {
 			tp, err := devstack.StartToxiproxy(ctx, devstack.Options{Root: root})
@@ -283,9 +310,14 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	shopTable, err := st.table("ShopTable")
-	if err != nil {
-		return nil, err
+	// The example shop's table, or every other table of another
+	// module's stack.
+	shopTable := st.Tables["ShopTable"]
+	business := map[string]string{}
+	for id, name := range st.Tables {
+		if id != "InboxTable" {
+			business[id] = name
+		}
 	}
 	q, ok := st.Queues["EventsQueue"]
 	if !ok {
@@ -306,7 +338,7 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 	return chaos.NewRemote(chaos.RemoteConfig{
 		WebhookURL: f.url, Secrets: secrets,
 		GoPayStandin: strings.TrimSuffix(st.Endpoints["GOPAY_API_URL"], "/api"),
-		InboxTable:   inboxTable, ShopTable: shopTable, EventsQueueURL: q.URL,
+		InboxTable:   inboxTable, ShopTable: shopTable, BusinessTables: business, EventsQueueURL: q.URL,
 	}, cfg), nil
 }
 

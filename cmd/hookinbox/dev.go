@@ -46,6 +46,7 @@ type devFlags struct {
 	dynamoDBPort int
 	sqsPort      int
 	env          envFlag
+	params       envFlag
 }
 
 // envFlag collects repeated -env KEY=VALUE flags.
@@ -77,7 +78,7 @@ func localAddr() string {
 }
 
 func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := devFlags{env: envFlag{}}
+	f := devFlags{env: envFlag{}, params: envFlag{}}
 	fs := newFlagSet("dev", "[flags]", `
 Runs the local stack in the foreground until Ctrl-C: dynalite and
 local-aws-sqs on 127.0.0.1 (unless AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_DYNAMODB
@@ -99,10 +100,11 @@ and replay read.`)
 	fs.BoolVar(&f.verbose, "verbose", false, "print the functions' own logs")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "where to write the stack's endpoints and names (default from $"+stateFileEnv+")")
 	fs.StringVar(&f.stackName, "stack-name", defaultStackName, "stack name that prefixes table and queue names")
-	fs.StringVar(&f.template, "template", "", "SAM template (default template.yaml at the repository root)")
+	fs.StringVar(&f.template, "template", "", "SAM template (default template.yaml at the repository root); another module's (hookinbox template) runs its functions as the Makefile beside it builds them, under aws-lambda-rie")
 	fs.IntVar(&f.dynamoDBPort, "dynamodb-port", 0, "port of dynalite on 127.0.0.1 (default: a free one)")
 	fs.IntVar(&f.sqsPort, "sqs-port", 0, "port of local-aws-sqs on 127.0.0.1 (default: a free one)")
 	fs.Var(f.env, "env", "set KEY=VALUE in every function's environment (repeatable)")
+	fs.Var(f.params, "parameter", "set the template parameter Name=Value (repeatable); one without a default needs it")
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
@@ -121,6 +123,7 @@ and replay read.`)
 type devStack struct {
 	flags          devFlags
 	stdout, stderr io.Writer
+	buildDir       string // where make build-<LogicalId> runs: the template's directory
 
 	logMu sync.Mutex
 	ready atomic.Bool
@@ -177,6 +180,15 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("load template: %w", err)
 	}
+	// Another module's stack (stacktemplate): its functions are its own
+	// mains, built by the Makefile beside its template as sam build does.
+	if d.buildDir, err = filepath.Abs(filepath.Dir(tplPath)); err != nil {
+		return err
+	}
+	if d.buildDir != root && !d.flags.rie {
+		d.logf("%s is not hookinbox's template: its functions are built by the Makefile beside it and run under aws-lambda-rie", tplPath)
+		d.flags.rie = true
+	}
 
 	// Listen first: a busy port fails before anything starts, and
 	// /healthz answers 503 while the rest comes up.
@@ -229,7 +241,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	maps.Copy(env, d.flags.env)
 	// The template's tables and queues, the stand-ins for SES and the
 	// Stripe and GoPay APIs.
-	st, err := pipeline.Start(ctx, emu, pipeline.Options{Name: d.flags.stackName, Template: tpl, Env: env, Log: d.functionLogger})
+	st, err := pipeline.Start(ctx, emu, pipeline.Options{Name: d.flags.stackName, Template: tpl, Env: env, Log: d.functionLogger, Params: d.flags.params})
 	if err != nil {
 		if emu.External {
 			return fmt.Errorf("%w\n(the tables or queues may exist from an earlier run: delete them, or pass --stack-name another-name)", err)
@@ -312,7 +324,7 @@ func (d *devStack) startFunctions(ctx context.Context, st *pipeline.Stack, fns [
 	paths := make([]string, len(fns))
 	for i, fn := range fns {
 		begin := time.Now()
-		p, err := devstack.BuildFunction(ctx, fn.LogicalID, filepath.Join(buildDir, fn.LogicalID))
+		p, err := devstack.BuildFunctionIn(ctx, d.buildDir, fn.LogicalID, filepath.Join(buildDir, fn.LogicalID))
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@
 //	hookinbox status [--json] [--stack NAME]             queues, DLQ, stuck claims, reconciler, counts
 //	hookinbox reconcile [--json]                         run the reconciler once against the local stack
 //	hookinbox chaos --events events.jsonl                the duplicate-proof test
+//	hookinbox template --business business.yaml          your stack's template
 //
 // `hookinbox dev` writes a state file with its endpoints and resource names,
 // so the other subcommands find the running stack without flags; inspect,
@@ -49,6 +50,7 @@ func init() {
 		{"status", "one screen for the operator: queues, DLQ, stuck claims, reconciler, last hour's counts", cmdStatus},
 		{"reconcile", "run the reconciler once, now, against the local stack's API stand-ins", cmdReconcile},
 		{"chaos", "deliver a corpus twice, shuffled, and compare with one clean delivery", cmdChaos},
+		{"template", "write your stack's template: hookinbox's with your business file put in", cmdTemplate},
 		{"load", "load the receiver with signed deliveries beside a floor program; throughput, latency, ratios", cmdLoad},
 		{"help", "show help for a command", cmdHelp},
 	}

@@ -1,14 +1,18 @@
 // Package crm is an example business for hookinbox, kept in its own module
-// the way a team keeps theirs: on a completed Stripe checkout it tells a
-// CRM about the new customer, once, through hookinbox's effect ledger.
+// the way a team keeps theirs: on a completed Stripe checkout it keeps the
+// customer in its own table, by email, and tells a CRM about them; on a
+// paid Shopify order it tells the CRM about the order, with the Stripe
+// customer of the order's email when a checkout saved one. Each CRM call and
+// each write is an effect of hookinbox's ledger.
 //
-// Guarantees: the CRM gets one request per checkout event however often
-// Stripe delivers it (the ledger records the effect; the request carries
-// an Idempotency-Key derived from the event, for the window between the
-// CRM answering and the record being written). A CRM that is down (5xx,
-// 429, no answer) is retried with backoff by hookinbox; a CRM that refuses
-// the request (another 4xx) parks the event in the DLQ with the reason.
-// A Business is safe for concurrent use.
+// Guarantees: the CRM gets one request per event however often the
+// provider delivers it and wherever an attempt fails (the ledger records
+// each effect; each request carries an Idempotency-Key derived from the
+// event, for the window between the CRM answering and the record being
+// written). A CRM that is down (5xx, 429, no answer) is retried with
+// backoff by hookinbox; a CRM that refuses the request (another 4xx)
+// parks the event in the DLQ with the reason. A Business is safe for
+// concurrent use.
 package crm
 
 import (
@@ -18,9 +22,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stripe/stripe-go/v76"
 
 	"github.com/hookinbox/hookinbox/effects"
@@ -29,31 +36,68 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// EffectNotify is the ledger name of the CRM call. Never rename an
-// effect: a new name runs again on replay.
-const EffectNotify = "crm-notify"
+// The ledger names of the effects. Never rename an effect: a new name
+// runs again on replay.
+const (
+	EffectNotify = "crm-notify"   // POST <CRM_URL>/contacts
+	EffectSave   = "save-contact" // the contact in the contacts table
+	EffectOrder  = "crm-order"    // POST <CRM_URL>/orders
+)
 
-// Business sends new customers to the CRM at URL.
+// Table is what the business does with its contacts table; a
+// *dynamodb.Client is one.
+type Table interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+}
+
+// Business sends new customers and paid orders to the CRM at URL, and
+// keeps each customer in the table Contacts, by email.
 type Business struct {
-	URL    string
-	Client *http.Client
+	URL      string // the CRM's base URL (CRM_URL)
+	Client   *http.Client
+	DB       Table
+	Contacts string // the contacts table (CONTACTS_TABLE)
 }
 
-// FromEnv builds the Business from CRM_URL; it is a
-// processorfn.BusinessBuilder.
-func FromEnv(_ context.Context, _ aws.Config, getenv func(string) string) (processorfn.Business, error) {
-	url := getenv("CRM_URL")
-	if url == "" {
-		return nil, fmt.Errorf("crm: CRM_URL is required (the CRM's contacts endpoint)")
+// FromEnv builds the business from CRM_URL and CONTACTS_TABLE, with the
+// processor's DynamoDB client; it is a processorfn.BusinessBuilder.
+func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
+	var missing []string
+	for _, k := range []string{"CRM_URL", "CONTACTS_TABLE"} {
+		if getenv(k) == "" {
+			missing = append(missing, k)
+		}
 	}
-	return &Business{URL: url, Client: &http.Client{Timeout: 10 * time.Second}}, nil
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("crm: %s required (the CRM's base URL; the contacts table)", strings.Join(missing, " and "))
+	}
+	b := &Business{
+		URL: strings.TrimSuffix(getenv("CRM_URL"), "/"), Client: &http.Client{Timeout: 10 * time.Second},
+		DB: processorfn.DynamoDB(ctx, cfg), Contacts: getenv("CONTACTS_TABLE"),
+	}
+	return b.Mux(), nil
 }
 
-// Handle runs the effects of one verified event.
-func (b *Business) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
-	if ev.Provider != "stripe" || ev.Type != "checkout.session.completed" {
-		return fmt.Errorf("%s %s: %w", ev.Provider, ev.Type, webhook.ErrNoHandler)
-	}
+// Mux returns the business's handlers by provider and event type: every
+// other event ends IGNORED before its payload is read.
+func (b *Business) Mux() *processorfn.Mux {
+	return processorfn.NewMux().
+		On("stripe", b.Checkout, "checkout.session.completed").
+		On("shopify", b.OrderPaid, "orders/paid")
+}
+
+// Contact is what the CRM receives about a customer.
+type Contact struct {
+	Customer string `json:"customer,omitempty"`
+	Email    string `json:"email,omitempty"`
+	Session  string `json:"checkout_session"`
+	Event    string `json:"hookinbox_event"`
+}
+
+// Checkout saves the customer of a completed checkout under their email
+// (so a later order finds them), then tells the CRM about them.
+func (b *Business) Checkout(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	cs, err := stripeevent.Object[stripe.CheckoutSession](ev)
 	if err != nil {
 		return err
@@ -65,44 +109,112 @@ func (b *Business) Handle(ctx context.Context, ev webhook.Event, fx effects.Runn
 	if cs.CustomerDetails != nil {
 		contact.Email = cs.CustomerDetails.Email
 	}
+	if contact.Email != "" && contact.Customer != "" {
+		err := fx.Do(ctx, EffectSave, func(ctx context.Context, _ string) error {
+			// The same item on every attempt: writing it twice is writing
+			// it once.
+			_, err := b.DB.PutItem(ctx, &dynamodb.PutItemInput{
+				TableName: aws.String(b.Contacts),
+				Item: map[string]types.AttributeValue{
+					"pk": str(emailKey(contact.Email)), "sk": str("contact"),
+					"customer": str(contact.Customer), "checkout_session": str(contact.Session), "event": str(contact.Event),
+				},
+			})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
 	return effects.DoResult(ctx, fx, EffectNotify, func(ctx context.Context, idempotencyKey string) (string, error) {
-		return b.notify(ctx, contact, idempotencyKey)
+		var out struct {
+			ID string `json:"id"`
+		}
+		err := b.Post(ctx, "/contacts", contact, idempotencyKey, &out)
+		return out.ID, err
 	})
 }
 
-// Contact is what the CRM receives.
-type Contact struct {
-	Customer string `json:"customer,omitempty"`
+// emailKey is the contacts table's partition key of an email.
+func emailKey(email string) string { return "email#" + strings.ToLower(email) }
+
+// Order is what the CRM receives about a paid order.
+type Order struct {
+	Order    string `json:"order"`
 	Email    string `json:"email,omitempty"`
-	Session  string `json:"checkout_session"`
+	Customer string `json:"customer,omitempty"`
+	Total    string `json:"total"`
+	Currency string `json:"currency"`
 	Event    string `json:"hookinbox_event"`
 }
 
-// notify POSTs the contact and returns the CRM's contact ID.
-func (b *Business) notify(ctx context.Context, c Contact, idempotencyKey string) (string, error) {
-	body, _ := json.Marshal(c)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, bytes.NewReader(body))
+// OrderPaid tells the CRM about a paid Shopify order, with the customer
+// of its email when a checkout saved one.
+func (b *Business) OrderPaid(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
+	var o struct {
+		ID         json.Number `json:"id"`
+		Email      string      `json:"email"`
+		TotalPrice string      `json:"total_price"`
+		Currency   string      `json:"currency"`
+		Customer   struct {
+			Email string `json:"email"`
+		} `json:"customer"`
+	}
+	if err := json.Unmarshal(ev.Raw, &o); err != nil || o.ID == "" {
+		return webhook.Permanent(fmt.Errorf("shopify %s: not an order: %v", ev.Key(), err))
+	}
+	if o.Email == "" {
+		o.Email = o.Customer.Email
+	}
+	order := Order{Order: o.ID.String(), Email: o.Email, Total: o.TotalPrice, Currency: o.Currency, Event: string(ev.Key())}
+	if o.Email != "" {
+		// A read, not an effect: it changes nothing, so it may run again.
+		out, err := b.DB.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: aws.String(b.Contacts), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"pk": str(emailKey(o.Email)), "sk": str("contact")},
+		})
+		if err != nil {
+			return fmt.Errorf("contacts table: %w", err)
+		}
+		if v, ok := out.Item["customer"].(*types.AttributeValueMemberS); ok {
+			order.Customer = v.Value
+		}
+	}
+	return effects.DoResult(ctx, fx, EffectOrder, func(ctx context.Context, idempotencyKey string) (string, error) {
+		var out struct {
+			ID string `json:"id"`
+		}
+		err := b.Post(ctx, "/orders", order, idempotencyKey, &out)
+		return out.ID, err
+	})
+}
+
+// Post POSTs v as JSON to the CRM's path with the Idempotency-Key, and
+// decodes a 2xx answer into out. A CRM that is down or throttles is a
+// transient error (retried); any other refusal is permanent.
+func (b *Business) Post(ctx context.Context, path string, v any, idempotencyKey string, out any) error {
+	body, _ := json.Marshal(v)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL+path, bytes.NewReader(body))
 	if err != nil {
-		return "", webhook.Permanent(fmt.Errorf("crm request: %w", err))
+		return webhook.Permanent(fmt.Errorf("crm request: %w", err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", idempotencyKey)
 	resp, err := b.Client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("crm: %w", err) // transient: retried
+		return fmt.Errorf("crm: %w", err) // transient: retried
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		var out struct {
-			ID string `json:"id"`
-		}
-		_ = json.Unmarshal(raw, &out)
-		return out.ID, nil
+		_ = json.Unmarshal(raw, out)
+		return nil
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return "", fmt.Errorf("crm answered %s", resp.Status)
+		return fmt.Errorf("crm answered %s", resp.Status)
 	default:
-		return "", webhook.Permanent(fmt.Errorf("crm refused the contact: %s", resp.Status))
+		return webhook.Permanent(fmt.Errorf("crm refused %s: %s", path, resp.Status))
 	}
 }
+
+func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }

@@ -1,55 +1,186 @@
 package crm_test
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"example.com/custom-business/crm"
 
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/hookinboxtest"
+	"github.com/hookinbox/hookinbox/processorfn"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// TestPipeline runs hookinbox's receiver → SQS → processor on the local
-// emulators with this module's business: 20 checkouts, each delivered
-// twice in shuffled order, reach the CRM once each, and all end DONE.
-func TestPipeline(t *testing.T) {
+// pipeline runs this module's template.yaml on the local emulators with
+// the business build builds, against a fake CRM.
+func pipeline(t *testing.T, build processorfn.BusinessBuilder) (*hookinboxtest.Pipeline, *fakeCRM) {
 	f := &fakeCRM{}
 	srv := httptest.NewServer(f)
-	defer srv.Close()
-	p := hookinboxtest.New(t, crm.FromEnv, map[string]string{"CRM_URL": srv.URL})
+	t.Cleanup(srv.Close)
+	return hookinboxtest.NewWith(t, hookinboxtest.Options{Business: build, Parameters: map[string]string{"CrmUrl": srv.URL}}), f
+}
 
-	var bodies [][]byte
-	var keys []webhook.Key
+// TestPipeline runs hookinbox's receiver → SQS → processor on the local
+// emulators with this module's business and template: 20 checkouts and
+// 5 paid orders, each delivered twice in shuffled order, reach the CRM
+// once each, the customers are in the contacts table, and all end DONE.
+func TestPipeline(t *testing.T) {
+	p, f := pipeline(t, crm.FromEnv)
+	var evs []hookinboxtest.Event
 	for range 20 {
-		id := hookinboxtest.NewStripeEventID()
-		bodies = append(bodies, p.StripeEvent(t, "checkout.session.completed", id))
-		keys = append(keys, webhook.Key("stripe#"+id))
+		evs = append(evs, hookinboxtest.Stripe(t, "checkout.session.completed"))
 	}
-	deliveries := append(append([][]byte{}, bodies...), bodies...)
+	for range 5 {
+		evs = append(evs, hookinboxtest.Shopify(t, "orders/paid"))
+	}
+	var keys []webhook.Key
+	for _, ev := range evs {
+		keys = append(keys, ev.Key())
+	}
+	deliveries := append(append([]hookinboxtest.Event{}, evs...), evs...)
 	rand.Shuffle(len(deliveries), func(i, j int) { deliveries[i], deliveries[j] = deliveries[j], deliveries[i] })
 	accepted := 0
-	for _, b := range deliveries {
-		if p.DeliverStripe(t, b) == "accepted" {
+	for _, ev := range deliveries {
+		if p.Deliver(t, ev) == "accepted" {
 			accepted++
 		}
 	}
-	if accepted != len(bodies) {
-		t.Errorf("%d deliveries accepted, want %d (one per event)", accepted, len(bodies))
+	if accepted != len(evs) {
+		t.Errorf("%d deliveries accepted, want %d (one per event)", accepted, len(evs))
 	}
-	p.ProcessUntil(t, time.Minute, func() bool { return len(f.calls()) >= len(bodies) && p.AllFinished(t, keys) })
+	p.ProcessUntil(t, time.Minute, func() bool { return f.Count() >= len(evs) && p.AllFinished(t, keys) })
 	for _, k := range keys {
 		if got := p.Status(t, k); got != "DONE" {
 			t.Errorf("%s is %s, want DONE", k, got)
 		}
 	}
 	seen := map[string]int{}
-	for _, k := range f.calls() {
-		seen[k]++
+	for _, c := range f.Calls() {
+		seen[c]++
 	}
-	if len(f.calls()) != len(bodies) || len(seen) != len(bodies) {
-		t.Errorf("the CRM got %d calls with %d distinct keys, want %d of each", len(f.calls()), len(seen), len(bodies))
+	if f.Count() != len(evs) || len(seen) != len(evs) {
+		t.Errorf("the CRM got %d calls with %d distinct keys, want %d of each", f.Count(), len(seen), len(evs))
 	}
+	// The fixture's customer email is the same in every checkout; the
+	// contacts table holds it once, with one of the checkouts' customers.
+	out, err := p.DynamoDB().GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName: aws.String(p.Table(t, "ContactsTable")), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "email#jenny.rosen@example.com"}, "sk": &types.AttributeValueMemberS{Value: "contact"}},
+	})
+	if err != nil || !strings.HasPrefix(attr(out.Item, "customer"), "cus_") {
+		t.Errorf("contacts table: %v, %v; want the checkout's customer", out, err)
+	}
+}
+
+func attr(item map[string]types.AttributeValue, name string) string {
+	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+// TestEffectsOnceWhereverAnAttemptFails: hookinboxtest.CheckOnce fails
+// the processing of a checkout and of an order at every point between
+// their effects, and loses DynamoDB's answer to every write, and the CRM
+// still gets each request once: snapshot and thin checkouts, and orders.
+func TestEffectsOnceWhereverAnAttemptFails(t *testing.T) {
+	p, f := pipeline(t, crm.FromEnv)
+	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event { return hookinboxtest.Stripe(t, "checkout.session.completed") }, f.Count)
+	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event { return hookinboxtest.Shopify(t, "orders/paid") }, f.Count)
+	// A thin event: the processor fetches the session, the business sees
+	// the same checkout.
+	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event {
+		return hookinboxtest.StripeThin(t, "checkout.session.completed")
+	}, f.Count)
+}
+
+// notifiesFirst is the business written wrong: it tells the CRM about the
+// customer straight away, outside the effect ledger, and then runs the
+// real business. Every duplicate delivery and shuffle test passes with
+// it (the receiver removes duplicates before the business sees them);
+// CheckOnce must catch it.
+type notifiesFirst struct{ b *crm.Business }
+
+func (n notifiesFirst) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
+	if ev.Provider == "stripe" {
+		if err := n.b.Post(ctx, "/contacts", crm.Contact{Event: string(ev.Key())}, "", &struct{}{}); err != nil {
+			return err
+		}
+	}
+	return n.b.Mux().Handle(ctx, ev, fx)
+}
+
+func TestCheckOnceCatchesACRMCallOutsideTheLedger(t *testing.T) {
+	p, f := pipeline(t, func(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
+		if _, err := crm.FromEnv(ctx, cfg, getenv); err != nil {
+			return nil, err
+		}
+		return notifiesFirst{b: &crm.Business{URL: getenv("CRM_URL"), Client: http.DefaultClient, DB: processorfn.DynamoDB(ctx, cfg), Contacts: getenv("CONTACTS_TABLE")}}, nil
+	})
+	errs := recorded(t, func(tb testing.TB) {
+		p.CheckOnce(tb, func(tb testing.TB) hookinboxtest.Event { return hookinboxtest.Stripe(tb, "checkout.session.completed") }, f.Count)
+	})
+	twice := 0
+	for _, e := range errs {
+		t.Log(e)
+		if strings.Contains(e, "more than once") {
+			twice++
+		}
+	}
+	// The call runs again after every failure that makes the business
+	// run again: before, between and after its two effects. (A lost
+	// DynamoDB answer only makes the SDK send that write again.)
+	if twice < 3 {
+		t.Errorf("CheckOnce reported %d side effects that happened more than once, want at least 3 (a failure before, between and after the effects)", twice)
+	}
+}
+
+// recorder is a testing.TB that records failures instead of failing the
+// test, so a test can assert what a check reports. Fatal ends the
+// goroutine recorded runs the check in.
+type recorder struct {
+	testing.TB
+	mu     sync.Mutex
+	errors []string
+}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) Error(args ...any) { r.Errorf("%s", fmt.Sprint(args...)) }
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+func (r *recorder) Fatal(args ...any) { r.Fatalf("%s", fmt.Sprint(args...)) }
+func (r *recorder) FailNow()          { r.Fatalf("FailNow") }
+func (r *recorder) Fail()             { r.Errorf("Fail") }
+
+// recorded runs check with a recorder in a goroutine of its own and
+// returns what it reported.
+func recorded(t *testing.T, check func(testing.TB)) []string {
+	r := &recorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		check(r)
+	}()
+	<-done
+	return r.errors
 }

@@ -2,8 +2,10 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -56,6 +58,13 @@ type LocalOptions struct {
 	Proxy func(name, upstream string) (string, error)
 	// Log receives the functions' JSON logs; nil discards them.
 	Log *slog.Logger
+	// Bootstraps, when set, name the bootstrap of each function (by
+	// logical ID), built for this host (devstack.BuildFunctionIn), which
+	// then runs under aws-lambda-rie instead of in process: another
+	// module's stack, whose processor is its own main.
+	Bootstraps map[string]string
+	// Params are the template's parameter values, over its defaults.
+	Params map[string]string
 }
 
 // Local is a fresh pipeline.Stack of template.yaml on the local
@@ -76,8 +85,9 @@ type Local struct {
 	events         *queue.Queue
 	inbox          *inbox.DynamoDB
 	ledger         *effects.Ledger
-	shop           *shop.Shop
+	business       businessReader
 	stop           context.CancelFunc
+	functions      []*devstack.Function // those running under aws-lambda-rie
 	pollers        sync.WaitGroup
 }
 
@@ -98,8 +108,9 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	}
 	st, err := pipeline.Start(ctx, emu, pipeline.Options{
 		Name: stackName, Template: tpl,
-		Env: map[string]string{"METRICS_FILE": os.DevNull}, // the embedded metric lines are not the verdict
-		Log: func(id string) *slog.Logger { return opts.Log.With("function", id) },
+		Env:    map[string]string{"METRICS_FILE": os.DevNull}, // the embedded metric lines are not the verdict
+		Log:    func(id string) *slog.Logger { return opts.Log.With("function", id) },
+		Params: opts.Params,
 	})
 	if err != nil {
 		return nil, err
@@ -130,6 +141,14 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 			env["LEASE_DURATION"] = opts.Lease.String()
 		}
 		maps.Copy(env, extra)
+		if path, ok := opts.Bootstraps[id]; ok {
+			fn, err := st.StartBootstrap(ctx, id, path, env, io.Discard)
+			if err != nil {
+				return nil, err
+			}
+			l.functions = append(l.functions, fn)
+			return fn, nil
+		}
 		return st.Build(ctx, id, env)
 	}
 	recvEnv := LocalSecrets.env() // every provider a corpus may hold
@@ -148,8 +167,12 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	if err != nil {
 		return fail(err)
 	}
-	var ok bool
-	if l.receive, ok = recv.(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)); !ok {
+	switch h := recv.(type) {
+	case func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error):
+		l.receive = h
+	case lambdalocal.Invoker:
+		l.receive = httpInvoker(h)
+	default:
 		return fail(fmt.Errorf("ReceiverFunction's handler is a %T", recv))
 	}
 	timeout := func(id string) time.Duration {
@@ -160,7 +183,7 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 		return time.Duration(fn.Timeout) * time.Second
 	}
 	l.receiveTimeout = timeout("ReceiverFunction")
-	procInvoker := timeoutInvoker{lambdalocal.InProcess(proc), timeout("ProcessorFunction")}
+	procInvoker := timeoutInvoker{invoker(proc), timeout("ProcessorFunction")}
 	evq := st.Queues["EventsQueue"]
 	if _, err := l.sqs.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
 		QueueUrl:   &evq.URL,
@@ -172,12 +195,16 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	l.events = queue.New(emu.SQS(), evq.URL)
 	l.inbox = inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
 	l.ledger = effects.NewLedger(db, st.Tables["InboxTable"], 0)
-	l.shop = shop.New(shop.Config{Table: st.Tables["ShopTable"], MailFrom: "shop@example.com"}, db, nil, nil)
+	if table, ok := st.Tables["ShopTable"]; ok {
+		l.business = shopBusiness(shop.New(shop.Config{Table: table, MailFrom: "shop@example.com"}, db, nil, nil))
+	} else {
+		l.business = TableRecords(db, businessTables(st.Tables))
+	}
 
 	pollCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	l.stop = stop
 	reconciler := &lambdalocal.Schedule{Name: stackName + "-reconciler", Interval: opts.Reconcile,
-		Function: timeoutInvoker{lambdalocal.InProcess(rec), timeout("ReconcilerFunction")}, Log: opts.Log}
+		Function: timeoutInvoker{invoker(rec), timeout("ReconcilerFunction")}, Log: opts.Log}
 	l.pollers.Add(1)
 	go func() {
 		defer l.pollers.Done()
@@ -209,13 +236,48 @@ func (t timeoutInvoker) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	return t.Invoker.Invoke(ctx, payload)
 }
 
-// Close stops the pollers and the stand-ins and deletes the stack.
+// invoker returns h, a handler Build made or a function running under
+// aws-lambda-rie, as an Invoker.
+func invoker(h any) lambdalocal.Invoker {
+	if inv, ok := h.(lambdalocal.Invoker); ok {
+		return inv
+	}
+	return lambdalocal.InProcess(h)
+}
+
+// httpInvoker returns the receiver's handler of a receiver running under
+// aws-lambda-rie: the request and the answer as JSON, as Lambda passes
+// them.
+func httpInvoker(inv lambdalocal.Invoker) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		var resp events.APIGatewayV2HTTPResponse
+		payload, err := json.Marshal(req)
+		if err != nil {
+			return resp, err
+		}
+		out, err := inv.Invoke(ctx, payload)
+		if err != nil {
+			return resp, err
+		}
+		if err := json.Unmarshal(out, &resp); err != nil {
+			return resp, fmt.Errorf("receiver answered %q: %w", out, err)
+		}
+		return resp, nil
+	}
+}
+
+// Close stops the pollers, the functions and the stand-ins and deletes
+// the stack.
 func (l *Local) Close() error {
 	if l.stop != nil {
 		l.stop()
 		l.pollers.Wait()
 	}
-	return l.Stack.Close()
+	var errs []error
+	for _, fn := range l.functions {
+		errs = append(errs, fn.Stop())
+	}
+	return errors.Join(append(errs, l.Stack.Close())...)
 }
 
 // Deliver implements Target: for a Stripe event the Stripe stand-in first
@@ -265,7 +327,7 @@ func (l *Local) Busy(ctx context.Context) (int, int, error) {
 
 // Snapshot implements Target, with what the stand-ins performed.
 func (l *Local) Snapshot(ctx context.Context, keys []webhook.Key) (Snapshot, error) {
-	s, err := snapshot(ctx, l.inbox, l.ledger, l.shop, keys)
+	s, err := snapshot(ctx, l.inbox, l.ledger, l.business, keys)
 	if err != nil {
 		return s, err
 	}
@@ -313,7 +375,7 @@ func busy(ctx context.Context, q depthReader, in pendingLister) (int, int, error
 	return d.Total(), len(pending), nil
 }
 
-// inboxReader, ledgerReader and stateReader are the reads snapshot makes.
+// inboxReader and ledgerReader are the reads snapshot makes.
 type (
 	inboxReader interface {
 		Get(ctx context.Context, key webhook.Key) (inbox.Item, error)
@@ -321,14 +383,11 @@ type (
 	ledgerReader interface {
 		Records(ctx context.Context, key webhook.Key) ([]effects.Record, error)
 	}
-	stateReader interface {
-		State(ctx context.Context) (shop.State, error)
-	}
 )
 
 // snapshot reads the status and ledger of every key (eight at a time)
-// and the shop's state.
-func snapshot(ctx context.Context, in inboxReader, ledger ledgerReader, sh stateReader, keys []webhook.Key) (Snapshot, error) {
+// and the business's state.
+func snapshot(ctx context.Context, in inboxReader, ledger ledgerReader, business businessReader, keys []webhook.Key) (Snapshot, error) {
 	s := Snapshot{Status: map[webhook.Key]inbox.Status{}, Reason: map[webhook.Key]string{}, Ledger: map[webhook.Key][]string{}}
 	var mu sync.Mutex
 	var errs []error
@@ -371,10 +430,10 @@ func snapshot(ctx context.Context, in inboxReader, ledger ledgerReader, sh state
 	if len(errs) > 0 {
 		return s, fmt.Errorf("snapshot: %w", errors.Join(errs...))
 	}
-	st, err := sh.State(ctx)
+	records, err := business(ctx)
 	if err != nil {
 		return s, fmt.Errorf("snapshot: business state: %w", err)
 	}
-	s.Business = ShopRecords(st)
+	s.Business = records
 	return s, nil
 }

@@ -28,14 +28,14 @@ import (
 // APIs performed is not visible: Snapshot leaves Performed nil, and the
 // ledger is the record of effects. A Remote is safe for concurrent use.
 type Remote struct {
-	url     string
-	secrets Secrets
-	gopay   string // the GoPay stand-in's base URL, or ""
-	client  *http.Client
-	events  *queue.Queue
-	inbox   *inbox.DynamoDB
-	ledger  *effects.Ledger
-	shop    *shop.Shop
+	url      string
+	secrets  Secrets
+	gopay    string // the GoPay stand-in's base URL, or ""
+	client   *http.Client
+	events   *queue.Queue
+	inbox    *inbox.DynamoDB
+	ledger   *effects.Ledger
+	business businessReader
 }
 
 // RemoteConfig names a running stack's webhook URL, signing secrets and
@@ -52,9 +52,12 @@ type RemoteConfig struct {
 	// stand-in: a GoPay notification first sets its payment there
 	// (PUT /_standin/payments/{id}), as GoPay's state changes before it
 	// notifies. Without it the payments must exist at GoPay already.
-	GoPayStandin   string
-	InboxTable     string
+	GoPayStandin string
+	InboxTable   string
+	// ShopTable is the example shop's table; when empty, the business
+	// state is every item of BusinessTables (TableRecords).
 	ShopTable      string
+	BusinessTables map[string]string
 	EventsQueueURL string
 }
 
@@ -62,13 +65,17 @@ type RemoteConfig struct {
 // awsCfg.
 func NewRemote(cfg RemoteConfig, awsCfg aws.Config) *Remote {
 	db := dynamodb.NewFromConfig(awsCfg)
+	business := TableRecords(db, cfg.BusinessTables)
+	if cfg.ShopTable != "" {
+		business = shopBusiness(shop.New(shop.Config{Table: cfg.ShopTable, MailFrom: "shop@example.com"}, db, nil, nil))
+	}
 	return &Remote{
 		url: cfg.WebhookURL, secrets: cfg.Secrets, gopay: strings.TrimSuffix(cfg.GoPayStandin, "/"),
-		client: &http.Client{Timeout: 30 * time.Second},
-		events: queue.New(sqs.NewFromConfig(awsCfg), cfg.EventsQueueURL),
-		inbox:  inbox.NewDynamoDB(dynamodb.NewFromConfig(awsCfg), cfg.InboxTable),
-		ledger: effects.NewLedger(db, cfg.InboxTable, 0),
-		shop:   shop.New(shop.Config{Table: cfg.ShopTable, MailFrom: "shop@example.com"}, db, nil, nil),
+		client:   &http.Client{Timeout: 30 * time.Second},
+		events:   queue.New(sqs.NewFromConfig(awsCfg), cfg.EventsQueueURL),
+		inbox:    inbox.NewDynamoDB(dynamodb.NewFromConfig(awsCfg), cfg.InboxTable),
+		ledger:   effects.NewLedger(db, cfg.InboxTable, 0),
+		business: business,
 	}
 }
 
@@ -151,8 +158,8 @@ func (r *Remote) Busy(ctx context.Context) (int, int, error) {
 }
 
 // Snapshot implements Target. The business state is the whole shop
-// table: Compare the events of a corpus on a stack that holds nothing
-// else, or filter with Only.
+// table, or every item of the business's tables: Compare the events of a
+// corpus on a stack that holds nothing else, or filter with Within.
 func (r *Remote) Snapshot(ctx context.Context, keys []webhook.Key) (Snapshot, error) {
-	return snapshot(ctx, r.inbox, r.ledger, r.shop, keys)
+	return snapshot(ctx, r.inbox, r.ledger, r.business, keys)
 }

@@ -208,7 +208,8 @@ func (s Snapshot) Within(ref Snapshot) Snapshot {
 	return s
 }
 
-// recordTokens returns the identifying values of one ShopRecords line.
+// recordTokens returns the identifying values of one ShopRecords or
+// TableRecords line.
 func recordTokens(line string) []string {
 	_, js, _ := strings.Cut(line, " ")
 	var m map[string]any
@@ -217,7 +218,12 @@ func recordTokens(line string) []string {
 	}
 	var out []string
 	for _, f := range []string{"holder", "customer", "id", "source_id", "event", "payment"} {
-		if v, ok := m[f].(string); ok && v != "" {
+		v, ok := m[f].(string)
+		if attr, isAttr := m[f].(map[string]any); isAttr {
+			// A TableRecords item: the attribute's value as the SDK holds it.
+			v, ok = attr["Value"].(string)
+		}
+		if ok && v != "" {
 			out = append(out, v)
 		}
 	}

@@ -21,6 +21,13 @@ func BuildFunction(ctx context.Context, logicalID, outDir string) (string, error
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", logicalID, err)
 	}
+	return BuildFunctionIn(ctx, root, logicalID, outDir)
+}
+
+// BuildFunctionIn is BuildFunction with the Makefile of dir: another
+// module's stack, whose template and Makefile are there (sam build runs
+// the Makefile of a function's CodeUri, "." beside the template).
+func BuildFunctionIn(ctx context.Context, dir, logicalID, outDir string) (string, error) {
 	abs, err := filepath.Abs(outDir)
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", logicalID, err)
@@ -34,9 +41,9 @@ func BuildFunction(ctx context.Context, logicalID, outDir string) (string, error
 	}
 	cmd := exec.CommandContext(ctx, makePath, "build-"+logicalID,
 		"GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH, "ARTIFACTS_DIR="+abs)
-	cmd.Dir = root
+	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build %s: make build-%s: %w\n%s", logicalID, logicalID, err, out)
+		return "", fmt.Errorf("build %s: make build-%s in %s: %w\n%s", logicalID, logicalID, dir, err, out)
 	}
 	bootstrap := filepath.Join(abs, "bootstrap")
 	if _, err := os.Stat(bootstrap); err != nil {

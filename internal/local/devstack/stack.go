@@ -36,6 +36,9 @@ type Stack struct {
 	Template *samtemplate.Template
 	Tables   map[string]string // logical ID → table name
 	Queues   map[string]Queue  // logical ID → queue
+	// Params are the stack's parameter values, over the template's
+	// defaults: a parameter with no default needs one (CreateStackWith).
+	Params map[string]string
 
 	emu *Emulators
 }
@@ -48,6 +51,13 @@ type Stack struct {
 // RedrivePolicy points at it. It returns once every table is ACTIVE. On error
 // it deletes what it created.
 func (e *Emulators) CreateStack(ctx context.Context, tpl *samtemplate.Template, stackName string) (*Stack, error) {
+	return e.CreateStackWith(ctx, tpl, stackName, nil)
+}
+
+// CreateStackWith is CreateStack with the template's parameter values
+// params (Stack.Params), which the names and the functions' environment
+// resolve with.
+func (e *Emulators) CreateStackWith(ctx context.Context, tpl *samtemplate.Template, stackName string, params map[string]string) (*Stack, error) {
 	if tpl == nil {
 		return nil, errors.New("create stack: nil template")
 	}
@@ -56,6 +66,7 @@ func (e *Emulators) CreateStack(ctx context.Context, tpl *samtemplate.Template, 
 		Template: tpl,
 		Tables:   map[string]string{},
 		Queues:   map[string]Queue{},
+		Params:   params,
 		emu:      e,
 	}
 	fail := func(err error) (*Stack, error) {
@@ -147,7 +158,7 @@ func (s *Stack) defaultName(id string) string { return s.Name + "-" + id }
 // FunctionName or logical ID, Arn its Lambda ARN; Ref of any other resource
 // is its logical ID.
 func (s *Stack) Context() samtemplate.Context {
-	return samtemplate.Context{StackName: s.Name, Region: Region, AccountID: AccountID, Lookup: s.lookup}
+	return samtemplate.Context{StackName: s.Name, Region: Region, AccountID: AccountID, Lookup: s.lookup, Params: s.Params}
 }
 
 func (s *Stack) lookup(id, attr string) (string, error) {

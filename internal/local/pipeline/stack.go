@@ -55,6 +55,9 @@ type Options struct {
 	Config func(*aws.Config)
 	// Log returns the logger of the function logicalID; default none.
 	Log func(logicalID string) *slog.Logger
+	// Params are the template's parameter values, over its defaults: a
+	// parameter without a default needs one.
+	Params map[string]string
 }
 
 // Stack is one running local pipeline: the template's tables and queues
@@ -94,7 +97,7 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 	if opts.Log == nil {
 		opts.Log = func(string) *slog.Logger { return slog.New(slog.DiscardHandler) }
 	}
-	st, err := emu.CreateStack(ctx, opts.Template, opts.Name)
+	st, err := emu.CreateStackWith(ctx, opts.Template, opts.Name, opts.Params)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
@@ -98,6 +99,12 @@ type Options struct {
 	Processor lambdafn.Builder
 	// ProcessorEnv is added to the processor's environment.
 	ProcessorEnv map[string]string
+	// Template, when set, is the template whose tables, queues and
+	// function environments the stack has, instead of the repository's
+	// template.yaml: another module's stack.
+	Template *samtemplate.Template
+	// Params are the template's parameter values, over its defaults.
+	Params map[string]string
 }
 
 // NewWith is New with opts.
@@ -113,7 +120,9 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		Env:    map[string]string{"METRICS_FILE": p.metricsFile},
 		Config: func(cfg *aws.Config) { p.Meter.Install(cfg, shopTable) },
 		// Every level, through the scrubber the Lambda mains use.
-		Log: func(string) *slog.Logger { return logs.New(p.Logs, slog.LevelDebug) },
+		Log:      func(string) *slog.Logger { return logs.New(p.Logs, slog.LevelDebug) },
+		Template: opts.Template,
+		Params:   opts.Params,
 	}
 	if opts.Processor != nil {
 		po.Builders = map[string]lambdafn.Builder{"ProcessorFunction": opts.Processor}

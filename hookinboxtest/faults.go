@@ -1,0 +1,249 @@
+package hookinboxtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// errInjected is the failure CheckOnce makes an attempt end with: a
+// transient error, which the processor retries.
+var errInjected = errors.New("hookinboxtest: injected failure")
+
+// faults makes the next attempt of the business fail after a number of
+// effects, once. Disarmed (failAt < 0) it only watches: it keeps the
+// effect names of the last attempt.
+type faults struct {
+	mu     sync.Mutex
+	failAt int      // fail the attempt after this many effects; -1: none
+	fired  bool     // the armed failure happened
+	last   []string // effects the last attempt ran or found recorded, in order
+}
+
+// arm makes the next attempt fail after n effects.
+func (f *faults) arm(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failAt, f.fired = n, false
+}
+
+// state returns whether the armed failure happened and the effects of the
+// last attempt.
+func (f *faults) state() (fired bool, last []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fired, append([]string(nil), f.last...)
+}
+
+// wrap returns b's builder with the business wrapped in f.
+func (f *faults) wrap(b processorfn.BusinessBuilder) processorfn.BusinessBuilder {
+	return func(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
+		inner, err := b(ctx, cfg, getenv)
+		if err != nil {
+			return nil, err
+		}
+		return &faultyBusiness{inner: inner, f: f}, nil
+	}
+}
+
+// faultyBusiness runs the business with its effects counted, failing an
+// attempt where f is armed.
+type faultyBusiness struct {
+	inner processorfn.Business
+	f     *faults
+}
+
+// Handles delegates to the business's Handles, or says what the
+// processor's metrics say without one.
+func (b *faultyBusiness) Handles(provider, eventType string) bool {
+	if h, ok := b.inner.(interface{ Handles(string, string) bool }); ok {
+		return h.Handles(provider, eventType)
+	}
+	return verify.TypeBounded(provider, eventType)
+}
+
+// Handle runs the business's Handle with fx counted. An armed failure at
+// n effects fails the (n+1)-th effect without running it, or, when the
+// business runs only n, the attempt after Handle returned: as a crash
+// there would.
+func (b *faultyBusiness) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
+	b.f.mu.Lock()
+	r := &faultRunner{inner: fx, failAt: b.f.failAt}
+	b.f.failAt = -1
+	b.f.mu.Unlock()
+	err := b.inner.Handle(ctx, ev, r)
+	r.mu.Lock()
+	fired := r.fired || (r.failAt >= 0 && len(r.names) == r.failAt)
+	names := r.names
+	r.mu.Unlock()
+	b.f.mu.Lock()
+	b.f.last = names
+	if fired {
+		b.f.fired = true
+	} else if r.failAt >= 0 {
+		b.f.failAt = r.failAt // this attempt ran fewer effects: keep it armed
+	}
+	b.f.mu.Unlock()
+	if fired {
+		return errInjected
+	}
+	return err
+}
+
+// faultRunner is a Runner that counts the effects it runs and fails every
+// one after the first failAt.
+type faultRunner struct {
+	inner  effects.Runner
+	mu     sync.Mutex
+	failAt int
+	fired  bool
+	names  []string
+}
+
+func (r *faultRunner) gate() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fired || (r.failAt >= 0 && len(r.names) == r.failAt) {
+		r.fired = true
+		return errInjected
+	}
+	return nil
+}
+
+func (r *faultRunner) done(name string, err error) error {
+	if err == nil {
+		r.mu.Lock()
+		r.names = append(r.names, name)
+		r.mu.Unlock()
+	}
+	return err
+}
+
+// Do implements effects.Runner.
+func (r *faultRunner) Do(ctx context.Context, name string, fn func(context.Context, string) error) error {
+	if err := r.gate(); err != nil {
+		return err
+	}
+	return r.done(name, r.inner.Do(ctx, name, fn))
+}
+
+// DoResult implements effects.ResultRunner.
+func (r *faultRunner) DoResult(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
+	if err := r.gate(); err != nil {
+		return err
+	}
+	return r.done(name, effects.DoResult(ctx, r.inner, name, fn))
+}
+
+// DoAtMostOnce implements effects.AtMostOnceRunner.
+func (r *faultRunner) DoAtMostOnce(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
+	if err := r.gate(); err != nil {
+		return err
+	}
+	return r.done(name, effects.AtMostOnce(ctx, r.inner, name, fn))
+}
+
+// lostAnswers is an HTTP proxy in front of DynamoDB for the processor. It
+// forwards every request; armed, it lets the n-th write after arming
+// (PutItem, UpdateItem, DeleteItem, BatchWriteItem, TransactWriteItems)
+// reach DynamoDB, reads the answer, and closes the connection without
+// sending a byte of it: the write is applied, the client sees the
+// connection end, and the SDK sends the request again.
+type lostAnswers struct {
+	target string
+	url    string
+	mu     sync.Mutex
+	writes int // writes forwarded
+	loseAt int // lose the answer of this write; 0: none
+	lost   int // answers lost
+}
+
+func startLostAnswers(t testing.TB, target string) *lostAnswers {
+	t.Helper()
+	l := &lostAnswers{target: target}
+	srv := httptest.NewServer(l)
+	t.Cleanup(srv.Close)
+	l.url = srv.URL
+	return l
+}
+
+// count returns the writes forwarded so far and the answers lost.
+func (l *lostAnswers) count() (writes, lost int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.writes, l.lost
+}
+
+// loseNth arms the proxy to lose the answer of the n-th write from now.
+func (l *lostAnswers) loseNth(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.loseAt = l.writes + n
+}
+
+var writeTargets = []string{".PutItem", ".UpdateItem", ".DeleteItem", ".BatchWriteItem", ".TransactWriteItems"}
+
+func (l *lostAnswers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, l.target+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	req.Header = r.Header.Clone()
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	answer, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	target := r.Header.Get("X-Amz-Target")
+	isWrite := false
+	for _, s := range writeTargets {
+		isWrite = isWrite || strings.HasSuffix(target, s)
+	}
+	l.mu.Lock()
+	lose := false
+	if isWrite {
+		l.writes++
+		if lose = l.writes == l.loseAt; lose {
+			l.lost++
+		}
+	}
+	l.mu.Unlock()
+	if lose {
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+		return
+	}
+	for k, vs := range resp.Header {
+		if k != "Content-Length" {
+			w.Header()[k] = vs
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(answer)
+}

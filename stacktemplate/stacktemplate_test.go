@@ -1,0 +1,245 @@
+package stacktemplate
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hookinbox/hookinbox"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+)
+
+const crm = `
+Description: crm (hookinbox with a CRM)
+Parameters:
+  CrmUrl:
+    Type: String
+Conditions:
+  HasCrm: !Not [!Equals [!Ref CrmUrl, ""]]
+Resources:
+  ContactsTable:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      TableName: !Sub "${AWS::StackName}-contacts"
+      AttributeDefinitions:
+        - {AttributeName: pk, AttributeType: S}
+        - {AttributeName: sk, AttributeType: S}
+      KeySchema:
+        - {AttributeName: pk, KeyType: HASH}
+        - {AttributeName: sk, KeyType: RANGE}
+      BillingMode: PAY_PER_REQUEST
+  ScratchTable:
+    Type: AWS::DynamoDB::Table
+    DeletionPolicy: Delete
+    UpdateReplacePolicy: Delete
+    Properties:
+      AttributeDefinitions:
+        - {AttributeName: pk, AttributeType: S}
+      KeySchema:
+        - {AttributeName: pk, KeyType: HASH}
+      BillingMode: PAY_PER_REQUEST
+Outputs:
+  ContactsTableName:
+    Value: !Ref ContactsTable
+Processor:
+  Environment:
+    CRM_URL: !Ref CrmUrl
+    CONTACTS_TABLE: !Ref ContactsTable
+  Policy:
+    - Sid: Contacts
+      Effect: Allow
+      Action: [dynamodb:GetItem, dynamodb:PutItem]
+      Resource: !GetAtt ContactsTable.Arn
+`
+
+func generated(t *testing.T, business string) ([]byte, *samtemplate.Template) {
+	t.Helper()
+	out, err := Generate([]byte(business))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := samtemplate.Parse(out)
+	if err != nil {
+		t.Fatalf("the generated template does not parse: %v", err)
+	}
+	return out, tpl
+}
+
+// TestGenerateKeepsHookinboxAndAddsTheBusiness is the contract: the shop
+// goes, the business comes in, everything else of hookinbox's template is
+// as it was.
+func TestGenerateKeepsHookinboxAndAddsTheBusiness(t *testing.T) {
+	out, got := generated(t, crm)
+	base, err := samtemplate.Parse(hookinbox.Template())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(out), Header) {
+		t.Errorf("the generated template does not start with Header")
+	}
+	if want := "crm (hookinbox with a CRM): " + base.Description; got.Description != want {
+		t.Errorf("Description = %q, want %q", got.Description, want)
+	}
+	for _, name := range shopParameters {
+		if _, ok := got.Parameters[name]; ok {
+			t.Errorf("parameter %s of the example shop is still there", name)
+		}
+	}
+	for _, name := range shopResources {
+		if _, ok := got.Resources[name]; ok {
+			t.Errorf("resource %s of the example shop is still there", name)
+		}
+	}
+	for _, name := range shopOutputs {
+		if _, ok := got.Outputs[name]; ok {
+			t.Errorf("output %s of the example shop is still there", name)
+		}
+	}
+	if _, ok := got.Parameters["CrmUrl"]; !ok {
+		t.Errorf("no CrmUrl parameter")
+	}
+	if _, ok := got.Conditions["HasCrm"]; !ok {
+		t.Errorf("no HasCrm condition")
+	}
+	if _, ok := got.Outputs["ContactsTableName"]; !ok {
+		t.Errorf("no ContactsTableName output")
+	}
+	// Every resource of hookinbox's but the shop's is kept as it was,
+	// but for the processor's environment and role.
+	for id, want := range base.Resources {
+		if id == "ShopTable" || id == "ProcessorFunction" || id == "ProcessorRole" {
+			continue
+		}
+		if !reflect.DeepEqual(got.Resources[id], want) {
+			t.Errorf("resource %s changed", id)
+		}
+	}
+	for name, want := range base.Parameters {
+		if _, shop := got.Parameters[name]; shop || !contains(shopParameters, name) {
+			if !reflect.DeepEqual(got.Parameters[name], want) {
+				t.Errorf("parameter %s changed", name)
+			}
+		}
+	}
+	if !reflect.DeepEqual(got.Globals, base.Globals) {
+		t.Errorf("Globals changed")
+	}
+
+	env := got.Resources["ProcessorFunction"].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+	baseEnv := base.Resources["ProcessorFunction"].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+	for k, v := range baseEnv {
+		if contains(shopEnvironment, k) {
+			if _, ok := env[k]; ok {
+				t.Errorf("the processor still has the shop's %s", k)
+			}
+		} else if !reflect.DeepEqual(env[k], v) {
+			t.Errorf("the processor's %s changed: %v, want %v", k, env[k], v)
+		}
+	}
+	if env["CRM_URL"] != (samtemplate.Ref{Name: "CrmUrl"}) || env["CONTACTS_TABLE"] != (samtemplate.Ref{Name: "ContactsTable"}) {
+		t.Errorf("the processor's CRM_URL, CONTACTS_TABLE = %v, %v; want the business's !Refs", env["CRM_URL"], env["CONTACTS_TABLE"])
+	}
+
+	sids := statementSids(t, out)
+	for _, sid := range shopStatements {
+		if contains(sids, sid) {
+			t.Errorf("ProcessorRole still has the shop's statement %s", sid)
+		}
+	}
+	want := append(without(statementSids(t, hookinbox.Template()), shopStatements), "Contacts")
+	if !reflect.DeepEqual(sids, want) {
+		t.Errorf("ProcessorRole's statements %v, want hookinbox's but the shop's, then the business's: %v", sids, want)
+	}
+
+	// The business's tables keep their data unless it says otherwise.
+	for table, policy := range map[string]string{"ContactsTable": "Retain", "ScratchTable": "Delete"} {
+		for _, key := range []string{"DeletionPolicy", "UpdateReplacePolicy"} {
+			if got := scalar(value(node(t, out), "Resources", table, key)); got != policy {
+				t.Errorf("%s %s = %q, want %s", table, key, got, policy)
+			}
+		}
+	}
+}
+
+// TestGenerateWithoutBusinessIsTheStackWithoutTheShop: an empty business
+// file gives hookinbox's stack with no business, which nothing mentions.
+func TestGenerateWithoutBusinessIsTheStackWithoutTheShop(t *testing.T) {
+	out, _ := generated(t, "{}")
+	for _, name := range shopNames {
+		if strings.Contains(string(out), name) {
+			t.Errorf("the template without a business still mentions %s", name)
+		}
+	}
+}
+
+func TestGenerateRefuses(t *testing.T) {
+	tests := map[string]string{
+		"a parameter hookinbox has":          "Parameters:\n  LogLevel: {Type: String}\n",
+		"a resource hookinbox has":           "Resources:\n  InboxTable: {Type: AWS::SNS::Topic}\n",
+		"an output hookinbox has":            "Outputs:\n  WebhookUrl: {Value: x}\n",
+		"a processor variable hookinbox has": "Processor:\n  Environment:\n    INBOX_TABLE: x\n",
+		"a statement hookinbox has":          "Processor:\n  Policy:\n    - {Sid: ParkInDLQ, Effect: Allow, Action: sqs:SendMessage, Resource: x}\n",
+		"an unknown key":                     "Globals: {}\n",
+		"an unknown processor key":           "Processor:\n  Role: x\n",
+		"a list":                             "- Parameters\n",
+		"a policy that is not a list":        "Processor:\n  Policy: {Sid: X}\n",
+	}
+	for name, business := range tests {
+		if _, err := Generate([]byte(business)); err == nil {
+			t.Errorf("%s: Generate accepted it", name)
+		}
+	}
+}
+
+func TestGenerateIsDeterministic(t *testing.T) {
+	a, _ := generated(t, crm)
+	b, _ := generated(t, crm)
+	if string(a) != string(b) {
+		t.Errorf("two generations of the same business differ")
+	}
+}
+
+func node(t *testing.T, out []byte) *yaml.Node {
+	t.Helper()
+	var doc yaml.Node
+	if err := yaml.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Content[0]
+}
+
+func statementSids(t *testing.T, tpl []byte) []string {
+	t.Helper()
+	st, err := processorStatements(node(t, tpl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sids []string
+	for _, s := range st.Content {
+		if sid := scalar(value(s, "Sid")); sid != "" {
+			sids = append(sids, sid)
+		}
+	}
+	return sids
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func without(list, drop []string) []string {
+	var out []string
+	for _, v := range list {
+		if !contains(drop, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
