@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -58,17 +61,7 @@ func BenchmarkColdStart(b *testing.B) {
 	}
 	for _, fn := range functions {
 		b.Run(fn.name, func(b *testing.B) {
-			bootstrap := filepath.Join(dir, fn.name, "bootstrap")
-			if fn.logicalID == "" {
-				cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bootstrap, "./cmd/floor")
-				cmd.Dir = root
-				cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("build the floor: %v\n%s", err, out)
-				}
-			} else if _, err := devstack.BuildFunction(context.Background(), fn.logicalID, filepath.Dir(bootstrap)); err != nil {
-				b.Fatal(err)
-			}
+			bootstrap := buildBootstrap(b, root, filepath.Join(dir, fn.name), fn.logicalID)
 			env := coldEnv(b, p, fn.logicalID)
 			var took []time.Duration
 			b.ResetTimer()
@@ -96,6 +89,90 @@ func BenchmarkColdStart(b *testing.B) {
 			b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "median-ms")
 		})
 	}
+}
+
+// BenchmarkInit times Lambda's init phase of the receiver's bootstrap and
+// the floor's: from exec to the bootstrap's first request for an event
+// (GET /2018-06-01/runtime/invocation/next), which comes once its
+// package init, its AWS configuration and its handler are done. The
+// runtime API is a stand-in that answers nothing; each iteration is a
+// fresh process. Read the median-ms metric.
+func BenchmarkInit(b *testing.B) {
+	p := pipelinetest.New(b)
+	root, err := devstack.RepoRoot("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	for _, fn := range []struct{ name, logicalID string }{{"floor", ""}, {"ReceiverFunction", "ReceiverFunction"}} {
+		b.Run(fn.name, func(b *testing.B) {
+			bootstrap := buildBootstrap(b, root, filepath.Join(dir, fn.name), fn.logicalID)
+			env := coldEnv(b, p, fn.logicalID)
+			var took []time.Duration
+			for i := 0; i < b.N; i++ {
+				took = append(took, timeToNext(b, bootstrap, env))
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "median-ms")
+		})
+	}
+}
+
+// timeToNext starts bootstrap with env against a runtime API stand-in and
+// returns how long it took to ask for its first event; then it kills it.
+func timeToNext(b *testing.B, bootstrap string, env map[string]string) time.Duration {
+	b.Helper()
+	next := make(chan time.Time, 1)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/runtime/invocation/next") {
+			select {
+			case next <- time.Now():
+			default:
+			}
+			<-r.Context().Done() // no event: the bootstrap waits until it is killed
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer api.Close()
+	cmd := exec.Command(bootstrap)
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Env = append(cmd.Env, "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(api.URL, "http://"))
+	begin := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	select {
+	case at := <-next:
+		return at.Sub(begin)
+	case <-time.After(30 * time.Second):
+		b.Fatalf("%s asked for no event within 30 s", bootstrap)
+		return 0
+	}
+}
+
+// buildBootstrap builds the bootstrap of the template function logicalID
+// into dir as `sam build` does for this host, or the floor's (cmd/floor,
+// with the same flags) when logicalID is "", and returns its path.
+func buildBootstrap(b *testing.B, root, dir, logicalID string) string {
+	b.Helper()
+	bootstrap := filepath.Join(dir, "bootstrap")
+	if logicalID != "" {
+		if _, err := devstack.BuildFunction(context.Background(), logicalID, dir); err != nil {
+			b.Fatal(err)
+		}
+		return bootstrap
+	}
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bootstrap, "./cmd/floor")
+	cmd.Dir = root
+	cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build the floor: %v\n%s", err, out)
+	}
+	return bootstrap
 }
 
 // coldEnv is the environment a bootstrap gets (pipeline.Stack.Env); the
