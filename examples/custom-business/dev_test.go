@@ -118,9 +118,11 @@ func TestMakeDev(t *testing.T) {
 	hookinbox := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command("go", append([]string{"tool", "hookinbox"}, append(args, "--state-file", state)...)...)
-		out, err := cmd.CombinedOutput()
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr // which stack it reads: not part of the output
+		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("hookinbox %v: %v\n%s\ndev log:\n%s", args, err, out, log.String())
+			t.Fatalf("hookinbox %v: %v\n%s%s\ndev log:\n%s", args, err, out, stderr.String(), log.String())
 		}
 		return string(out)
 	}
