@@ -56,12 +56,12 @@ func (p *Pipeline) CheckOnce(t testing.TB, newEvent func(t testing.TB) Event, co
 		return delta, true
 	}
 
-	w0, _ := p.lost.count()
+	w0, _ := p.lost.Count()
 	clean, ok := run("a clean run", func() {})
 	if !ok {
 		t.FailNow()
 	}
-	w1, _ := p.lost.count()
+	w1, _ := p.lost.Count()
 	_, names := p.faults.state()
 	if clean == 0 {
 		t.Fatalf("hookinboxtest: CheckOnce: a clean run counted no side effect: count counts nothing this business does with the event, so nothing can be checked")
@@ -94,9 +94,9 @@ func (p *Pipeline) CheckOnce(t testing.TB, newEvent func(t testing.TB) Event, co
 
 	for i := 1; i <= w1-w0; i++ {
 		what := fmt.Sprintf("a lost answer to DynamoDB write %d of %d", i, w1-w0)
-		_, lostBefore := p.lost.count()
-		got, ok := run(what, func() { p.lost.loseNth(i) })
-		if _, lostAfter := p.lost.count(); lostAfter == lostBefore {
+		_, lostBefore := p.lost.Count()
+		got, ok := run(what, func() { p.lost.LoseNth(i) })
+		if _, lostAfter := p.lost.Count(); lostAfter == lostBefore {
 			t.Errorf("%s: no answer was lost: the processing made fewer DynamoDB writes than in the clean run", what)
 			continue
 		}

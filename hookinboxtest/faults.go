@@ -1,15 +1,9 @@
 package hookinboxtest
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
-	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -154,96 +148,4 @@ func (r *faultRunner) DoAtMostOnce(ctx context.Context, name string, fn func(con
 		return err
 	}
 	return r.done(name, effects.AtMostOnce(ctx, r.inner, name, fn))
-}
-
-// lostAnswers is an HTTP proxy in front of DynamoDB for the processor. It
-// forwards every request; armed, it lets the n-th write after arming
-// (PutItem, UpdateItem, DeleteItem, BatchWriteItem, TransactWriteItems)
-// reach DynamoDB, reads the answer, and closes the connection without
-// sending a byte of it: the write is applied, the client sees the
-// connection end, and the SDK sends the request again.
-type lostAnswers struct {
-	target string
-	url    string
-	mu     sync.Mutex
-	writes int // writes forwarded
-	loseAt int // lose the answer of this write; 0: none
-	lost   int // answers lost
-}
-
-func startLostAnswers(t testing.TB, target string) *lostAnswers {
-	t.Helper()
-	l := &lostAnswers{target: target}
-	srv := httptest.NewServer(l)
-	t.Cleanup(srv.Close)
-	l.url = srv.URL
-	return l
-}
-
-// count returns the writes forwarded so far and the answers lost.
-func (l *lostAnswers) count() (writes, lost int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.writes, l.lost
-}
-
-// loseNth arms the proxy to lose the answer of the n-th write from now.
-func (l *lostAnswers) loseNth(n int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.loseAt = l.writes + n
-}
-
-var writeTargets = []string{".PutItem", ".UpdateItem", ".DeleteItem", ".BatchWriteItem", ".TransactWriteItems"}
-
-func (l *lostAnswers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, l.target+r.URL.RequestURI(), bytes.NewReader(body))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	req.Header = r.Header.Clone()
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	answer, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	target := r.Header.Get("X-Amz-Target")
-	isWrite := false
-	for _, s := range writeTargets {
-		isWrite = isWrite || strings.HasSuffix(target, s)
-	}
-	l.mu.Lock()
-	lose := false
-	if isWrite {
-		l.writes++
-		if lose = l.writes == l.loseAt; lose {
-			l.lost++
-		}
-	}
-	l.mu.Unlock()
-	if lose {
-		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
-			conn.Close()
-		}
-		return
-	}
-	for k, vs := range resp.Header {
-		if k != "Content-Length" {
-			w.Header()[k] = vs
-		}
-	}
-	w.WriteHeader(resp.StatusCode)
-	_, _ = w.Write(answer)
 }

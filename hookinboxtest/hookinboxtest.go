@@ -36,6 +36,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
+	"github.com/hookinbox/hookinbox/internal/local/lostanswer"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/processorfn"
@@ -47,7 +48,7 @@ import (
 type Pipeline struct {
 	p      *pipelinetest.Pipeline
 	faults *faults
-	lost   *lostAnswers
+	lost   *lostanswer.Proxy
 }
 
 // Options say what NewWith runs.
@@ -95,13 +96,13 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		t.Fatalf("hookinboxtest: template %s: %v", path, err)
 	}
 	emu := devstacktest.ForTest(t)
-	lost := startLostAnswers(t, emu.DynamoDBURL)
+	lost := lostanswer.Start(t, emu.DynamoDBURL)
 	f := &faults{failAt: -1}
 	env := map[string]string{"BACKOFF_MAX": "1s"}
 	for k, v := range opts.Env {
 		env[k] = v
 	}
-	env["AWS_ENDPOINT_URL_DYNAMODB"] = lost.url
+	env["AWS_ENDPOINT_URL_DYNAMODB"] = lost.URL
 	p := pipelinetest.NewWith(t, pipelinetest.Options{
 		Processor:    processorfn.Builder(f.wrap(opts.Business)),
 		ProcessorEnv: env,
