@@ -259,7 +259,12 @@ func (g *GitHubDeliveries) do(ctx context.Context, url, token string) (int, http
 	req.Header.Set("Accept", "application/vnd.github+json")
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
-	client := g.HTTP
+	return send(g.HTTP, req)
+}
+
+// send sends req with client (a 20 s timeout when nil) and reads at most
+// 8 MiB of the answer.
+func send(client *http.Client, req *http.Request) (int, http.Header, []byte, error) {
 	if client == nil {
 		client = &http.Client{Timeout: 20 * time.Second}
 	}
