@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -37,9 +38,15 @@ func infrastructure(err error) bool {
 	if !errors.As(err, &op) || !infraServices[op.ServiceID] {
 		return false
 	}
+	// No answer: the request timed out, was reset or refused. The SDK
+	// wraps a send that failed in a response error of status 0.
+	var sendErr *smithyhttp.RequestSendError
+	if errors.As(err, &sendErr) {
+		return true
+	}
 	var answered interface{ HTTPStatusCode() int }
-	if !errors.As(err, &answered) {
-		return true // no answer: the request timed out, was reset or refused
+	if !errors.As(err, &answered) || answered.HTTPStatusCode() == 0 {
+		return true
 	}
 	code := ""
 	var api smithy.APIError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"testing"
 
@@ -44,6 +45,10 @@ func TestInfrastructureErrors(t *testing.T) {
 		// What the SDK returns when the invocation's deadline ends its
 		// wait before a retry: the operation, canceled.
 		{"inbox store: deadline while waiting to retry", sdkError("DynamoDB", &smithy.CanceledError{Err: context.DeadlineExceeded}), true},
+		// What the SDK returns when a connection closes before any answer,
+		// after its retries: a response error of status 0 around the send.
+		{"inbox store: connection closed, retries spent", sdkError("DynamoDB", &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{
+			Response: &smithyhttp.Response{Response: &http.Response{}}, Err: &smithyhttp.RequestSendError{Err: io.EOF}}}), true},
 		{"inbox store: expired credentials", sdkError("DynamoDB", answered(400, "ExpiredTokenException")), true},
 		{"inbox store: access denied", sdkError("DynamoDB", answered(400, "AccessDeniedException")), false},
 		{"inbox store: validation", sdkError("DynamoDB", answered(400, "ValidationException")), false},
