@@ -20,6 +20,13 @@ const StandardProvider = "standard"
 // now, either way: the specification's five minutes.
 const StandardTolerance = 5 * time.Minute
 
+// StandardMaxV1a is the most v1a signatures one webhook-signature header
+// may carry. Each costs an ed25519 verification per public key (tens of
+// microseconds, where a v1 signature costs a comparison), and a sender
+// signs once per key it is rolling: more is refused before any is checked,
+// so one request cannot buy much CPU.
+const StandardMaxV1a = 8
+
 // Standard verifies Standard Webhooks deliveries (Svix and the senders
 // that follow the specification): webhook-signature holds space-separated
 // signatures of "<webhook-id>.<webhook-timestamp>.<body>", each
@@ -91,7 +98,7 @@ func (s *Standard) keys() (standardKeys, error) {
 
 // Verify implements the receiver's verifier. 401: no signature header, no
 // signature of a scheme a secret is configured for (v1 for whsec_, v1a for
-// whpk_), no matching one, a timestamp that is not a Unix time or more
+// whpk_), more than StandardMaxV1a v1a ones, no matching one, a timestamp that is not a Unix time or more
 // than the tolerance from now (ErrStale, ErrFuture). 400, only once
 // signed: no or implausible webhook-id, a body that is not a JSON object.
 func (s *Standard) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
@@ -114,6 +121,9 @@ func (s *Standard) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 	}
 	if len(sigs)+len(asigs) == 0 {
 		return nil, fmt.Errorf("standard: no %s signature in webhook-signature: %w", keys.schemes(), ErrNoSignature)
+	}
+	if len(asigs) > StandardMaxV1a {
+		return nil, fmt.Errorf("standard: webhook-signature has %d v1a signatures, more than %d: %w", len(asigs), StandardMaxV1a, ErrNoSignature)
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {

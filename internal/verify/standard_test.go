@@ -185,6 +185,9 @@ func TestStandardV1a(t *testing.T) {
 		}, whsk(seedNew)),
 		"a 64-byte private key signs the same":   h(now, same, "whsk_"+base64.StdEncoding.EncodeToString(ed25519.NewKeyFromSeed(seedNew))),
 		"a public key in the signer's list only": h(now, same, whpk(seedAttacker), whsk(seedNew)),
+		"the genuine v1a last of the most allowed": h(now, func(m map[string]string) {
+			m["webhook-signature"] = strings.Repeat(verifytest.StandardHeaders(body, "msg_1", now, whsk(seedAttacker))["webhook-signature"]+" ", verify.StandardMaxV1a-1) + m["webhook-signature"]
+		}, whsk(seedNew)),
 	} {
 		evs, err := s.Verify(ctx, req)
 		if err != nil || len(evs) != 1 || evs[0].Key() != "standard#msg_1" || evs[0].Type != "invoice.paid" {
@@ -207,6 +210,9 @@ func TestStandardV1a(t *testing.T) {
 		{"other timestamp than signed", only, h(now, func(m map[string]string) { m["webhook-timestamp"] = strconv.FormatInt(now.Unix()+1, 10) }, whsk(seedNew)), verify.ErrBadSignature},
 		{"truncated signature", only, h(now, func(m map[string]string) { m["webhook-signature"] = m["webhook-signature"][:40] }, whsk(seedNew)), verify.ErrBadSignature},
 		{"empty v1a", only, h(now, func(m map[string]string) { m["webhook-signature"] = "v1a," }, whsk(seedNew)), verify.ErrBadSignature},
+		{"a genuine v1a among too many", only, h(now, func(m map[string]string) {
+			m["webhook-signature"] = strings.Repeat(verifytest.StandardHeaders(body, "msg_1", now, whsk(seedAttacker))["webhook-signature"]+" ", verify.StandardMaxV1a) + m["webhook-signature"]
+		}, whsk(seedNew)), verify.ErrNoSignature},
 		{"tampered body", only, webhook.Request{Header: verifytest.StandardHeaders(body, "msg_1", now, whsk(seedNew)), Body: append([]byte(" "), body...)}, verify.ErrBadSignature},
 		{"stale timestamp", only, h(now.Add(-5*time.Minute-time.Second), same, whsk(seedNew)), verify.ErrStale},
 		{"future timestamp", only, h(now.Add(5*time.Minute+time.Second), same, whsk(seedNew)), verify.ErrFuture},
