@@ -105,8 +105,8 @@ func TestMotoQuirks(t *testing.T) {
 		t.Errorf("a 20 KB PutItem consumed %v units: moto now bills by size; update docs/reliability.md and run the capacity test on moto", got)
 	}
 
-	// StartMessageMoveTask (the console's DLQ redrive) is not implemented:
-	// the redrive tests run on local-aws-sqs only.
+	// moto answers StartMessageMoveTask (the console's DLQ redrive) with an
+	// error: the redrive tests run on local-aws-sqs only.
 	q := e.SQS()
 	_, err = q.StartMessageMoveTask(ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(s.Queues["WorkDLQ"].ARN)})
 	if err == nil {

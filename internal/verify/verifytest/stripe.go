@@ -312,7 +312,13 @@ func StripePayloads() (names []string, bodies [][]byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, glob := range []string{"*.json", "variants/*.json"} {
+	return readPayloads(dir, "*.json", "variants/*.json")
+}
+
+// readPayloads reads the files below dir that match globs, in order, and
+// names each by its path below dir.
+func readPayloads(dir string, globs ...string) (names []string, bodies [][]byte, err error) {
+	for _, glob := range globs {
 		paths, _ := filepath.Glob(filepath.Join(dir, glob))
 		for _, p := range paths {
 			body, err := os.ReadFile(p)
@@ -334,16 +340,7 @@ func StripeThinPayloads() (names []string, bodies [][]byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	paths, _ := filepath.Glob(filepath.Join(dir, "thin", "*.json"))
-	for _, p := range paths {
-		body, err := os.ReadFile(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		names, bodies = append(names, filepath.ToSlash(rel)), append(bodies, body)
-	}
-	return names, bodies, nil
+	return readPayloads(dir, "thin/*.json")
 }
 
 // StripeRelated is the related_object of a thin event notification.
