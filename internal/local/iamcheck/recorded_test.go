@@ -1,0 +1,66 @@
+package iamcheck
+
+import (
+	"os"
+	"testing"
+
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+)
+
+// recorded returns template.yaml as the SAM transform deploys it and the
+// requests the integration tests recorded in $HOOKINBOX_IAM_RECORD (make
+// test-iam, make test); without records the test is skipped, saying so.
+func recorded(t *testing.T) (*samtemplate.Template, []Recorded) {
+	t.Helper()
+	dir := os.Getenv(RecordVariable)
+	if dir == "" {
+		t.Skipf("no recorded requests: %s is not set (make test-iam and make test record the integration tests' requests, then run this check)", RecordVariable)
+	}
+	recs, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) == 0 {
+		t.Fatalf("%s=%s holds no records: did the integration tests run with it set?", RecordVariable, dir)
+	}
+	tpl, err := samtemplate.Translate("../../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tpl, recs
+}
+
+// TestRecordedRequestsAllowedAndEveryGrantUsed: every request a function
+// made in the integration tests is one its role, as SAM deploys
+// template.yaml, allows; every grant is used by some request or its
+// function's Metadata says why it is kept.
+func TestRecordedRequestsAllowedAndEveryGrantUsed(t *testing.T) {
+	tpl, recs := recorded(t)
+	rep := Check(tpl, recs)
+	for _, p := range rep.Problems {
+		t.Error(p)
+	}
+	for _, r := range rep.Refused {
+		t.Error("refused: " + r)
+	}
+	for _, u := range rep.Unused {
+		t.Error("unused: " + u)
+	}
+	t.Logf("%d stacks recorded, %d grants checked", len(recs), len(rep.Grants))
+}
+
+// TestRecordedRequestsNeedEveryGrant removes each action entry of each
+// role's statements in turn: the check must then fail, refusing a request
+// that needed it or naming the exemption that explained it.
+func TestRecordedRequestsNeedEveryGrant(t *testing.T) {
+	tpl, recs := recorded(t)
+	rep := Check(tpl, recs)
+	if !rep.OK() {
+		t.Skip("TestRecordedRequestsAllowedAndEveryGrantUsed fails: fix it first")
+	}
+	for _, g := range rep.Grants {
+		if Without(tpl, recs, g).OK() {
+			t.Errorf("without %s the check passes: a grant nothing needs", g)
+		}
+	}
+}
