@@ -17,6 +17,7 @@ func TestTemplateDlqReplayPolicy(t *testing.T) {
 		table, queue, dlq := arn(c, "InboxTable"), arn(c, "EventsQueue"), arn(c, "EventsDLQ")
 		return []string{
 			"dynamodb:GetItem on " + table,
+			"dynamodb:Query on " + table,
 			"dynamodb:UpdateItem on " + table,
 			"sqs:ChangeMessageVisibility on " + dlq,
 			"sqs:DeleteMessage on " + dlq,

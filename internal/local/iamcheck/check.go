@@ -82,7 +82,7 @@ func check(tpl *samtemplate.Template, recs []Recorded, drop string) Report {
 	exempt := map[string]bool{}     // grant key → explained
 	exemptions := map[string]bool{} // "function action resource" → matched a grant
 	for _, rec := range recs {
-		c := context(tpl, rec.Stack)
+		c := deployedIn(tpl, rec.Stack)
 		roles, problems := roles(tpl, c, drop)
 		rep.Problems = append(rep.Problems, prefix(rec.Stack, problems)...)
 		markExempt(tpl, c, roles, exempt, exemptions, &rep)
@@ -130,7 +130,7 @@ func check(tpl *samtemplate.Template, recs []Recorded, drop string) Report {
 	}
 	if len(recs) > 0 {
 		full := everything(tpl, recs[0].Stack)
-		c := context(tpl, full)
+		c := deployedIn(tpl, full)
 		roles, problems := roles(tpl, c, drop)
 		rep.Problems = append(rep.Problems, prefix(full, problems)...)
 		markExempt(tpl, c, roles, exempt, exemptions, &rep)
@@ -195,10 +195,10 @@ func dedupe(s []string) []string {
 	return out
 }
 
-// context resolves the template as deployed in st: its parameters, and
+// deployedIn resolves the template as deployed in st: its parameters, and
 // the physical names it recorded; a resource it did not create (its
 // Condition was false there) is named as CloudFormation would.
-func context(tpl *samtemplate.Template, st Stack) samtemplate.Context {
+func deployedIn(tpl *samtemplate.Template, st Stack) samtemplate.Context {
 	c := samtemplate.Context{StackName: st.Name, Region: st.Region, AccountID: st.AccountID, Params: st.Params}
 	c.Lookup = func(id, attr string) (string, error) {
 		if v, ok := st.Resources[id][attr]; ok {

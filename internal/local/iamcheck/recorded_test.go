@@ -12,16 +12,16 @@ import (
 // test-iam, make test); without records the test is skipped, saying so.
 func recorded(t *testing.T) (*samtemplate.Template, []Recorded) {
 	t.Helper()
-	dir := os.Getenv(RecordVariable)
+	dir := os.Getenv(CheckVariable)
 	if dir == "" {
-		t.Skipf("no recorded requests: %s is not set (make test-iam and make test record the integration tests' requests, then run this check)", RecordVariable)
+		t.Skipf("no recorded requests to check: %s is not set (make test-iam and make test record the integration tests' requests, then run this check)", CheckVariable)
 	}
 	recs, err := ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(recs) == 0 {
-		t.Fatalf("%s=%s holds no records: did the integration tests run with it set?", RecordVariable, dir)
+		t.Fatalf("%s=%s holds no records: did the integration tests run with %s set?", CheckVariable, dir, RecordVariable)
 	}
 	tpl, err := samtemplate.Translate("../../../template.yaml")
 	if err != nil {

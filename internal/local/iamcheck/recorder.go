@@ -17,9 +17,13 @@ import (
 	"sync"
 )
 
-// RecordVariable names the directory the local stacks record their
-// functions' requests in; `make test-iam` and `make test` set it.
-const RecordVariable = "HOOKINBOX_IAM_RECORD"
+// The variables of the check's two steps: the tests' local stacks record
+// their functions' requests in $HOOKINBOX_IAM_RECORD, and the check reads
+// every record under $HOOKINBOX_IAM_CHECK (make test-iam, make test).
+const (
+	RecordVariable = "HOOKINBOX_IAM_RECORD"
+	CheckVariable  = "HOOKINBOX_IAM_CHECK"
+)
 
 // AccessKeyID is the access key ID the function logicalID signs with in a
 // recorded local stack; the emulators accept any.
