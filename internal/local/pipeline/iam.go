@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"maps"
+	"strings"
+
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
@@ -8,8 +11,12 @@ import (
 
 // newRecorder records the requests of st's functions in dir (Options.IAMRecord).
 func newRecorder(dir, test string, st *devstack.Stack) (*iamcheck.Recorder, error) {
+	params, err := deployedParams(st)
+	if err != nil {
+		return nil, err
+	}
 	rec := iamcheck.Stack{
-		Name: st.Name, Test: test, Params: st.Params, Region: devstack.Region, AccountID: devstack.AccountID,
+		Name: st.Name, Test: test, Params: params, Region: devstack.Region, AccountID: devstack.AccountID,
 		Resources: map[string]map[string]string{},
 	}
 	keys := map[string]string{} // "table" or "table/index" → partition key
@@ -51,4 +58,36 @@ func hashKey(schema any) string {
 		}
 	}
 	return ""
+}
+
+// deployedParams returns the parameters st stands for in AWS: its own, and
+// for each secret the local stack gives a function inline (LocalEnv), the
+// secret ARN parameter that enables the same provider in AWS, where the
+// inline variable is always empty. A stack that sets the parameter keeps
+// its value.
+func deployedParams(st *devstack.Stack) (map[string]string, error) {
+	params := maps.Clone(st.Params)
+	if params == nil {
+		params = map[string]string{}
+	}
+	inline := LocalEnv("")
+	for _, fn := range st.Template.ByType(samtemplate.FunctionType) {
+		props, err := st.Template.Function(fn)
+		if err != nil {
+			return nil, err
+		}
+		env, _ := props["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		for k, v := range vars {
+			ref, ok := v.(samtemplate.Ref)
+			name, isARN := strings.CutSuffix(k, "_ARN")
+			if !ok || !isARN || inline[name] == "" || params[ref.Name] != "" {
+				continue
+			}
+			if _, ok := st.Template.Parameters[ref.Name]; ok {
+				params[ref.Name] = "arn:aws:secretsmanager:" + devstack.Region + ":" + devstack.AccountID + ":secret:local-inline-" + ref.Name + "-AbCdEf"
+			}
+		}
+	}
+	return params, nil
 }
