@@ -199,7 +199,7 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dry, err := s.replay.Handle(ctx, replay.Request{All: true, EventType: checkoutType, DryRun: true})
+	dry, err := s.replayFn(ctx, replay.Request{All: true, EventType: checkoutType, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 		t.Fatalf("dry run: %s", dry.Text())
 	}
 
-	sum, err := s.replay.Handle(ctx, replay.Request{All: true, EventType: checkoutType})
+	sum, err := s.replayFn(ctx, replay.Request{All: true, EventType: checkoutType})
 	if err != nil {
 		t.Fatal(err)
 	}

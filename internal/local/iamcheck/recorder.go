@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The variables of the check's two steps: the tests' local stacks record
@@ -130,6 +131,8 @@ func (r *Recorder) Front(upstream string) (string, error) {
 			pr.Out.Host = pr.In.Host
 		},
 		ErrorHandler: func(http.ResponseWriter, *http.Request, error) { panic(http.ErrAbortHandler) },
+		// As many idle connections as the functions keep to the emulator.
+		Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute},
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(req.Body)
