@@ -2,14 +2,21 @@ package iamcheck
 
 import (
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 )
 
+var project struct {
+	once sync.Once
+	tpl  *samtemplate.Template
+	err  error
+}
+
 // recorded returns template.yaml as the SAM transform deploys it and the
-// requests the integration tests recorded in $HOOKINBOX_IAM_RECORD (make
-// test-iam, make test); without records the test is skipped, saying so.
+// requests the integration tests recorded (make test-iam, make test);
+// without records the test is skipped, saying so.
 func recorded(t *testing.T) (*samtemplate.Template, []Recorded) {
 	t.Helper()
 	dir := os.Getenv(CheckVariable)
@@ -23,11 +30,11 @@ func recorded(t *testing.T) (*samtemplate.Template, []Recorded) {
 	if len(recs) == 0 {
 		t.Fatalf("%s=%s holds no records: did the integration tests run with %s set?", CheckVariable, dir, RecordVariable)
 	}
-	tpl, err := samtemplate.Translate("../../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
+	project.once.Do(func() { project.tpl, project.err = samtemplate.Translate("../../../template.yaml") })
+	if project.err != nil {
+		t.Fatal(project.err)
 	}
-	return tpl, recs
+	return project.tpl, recs
 }
 
 // TestRecordedRequestsAllowedAndEveryGrantUsed: every request a function
