@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -592,4 +593,56 @@ func TestEffectResults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Two syncs of one subscription at once: the first to start reads
+// "active", then Stripe cancels it, and the second reads "canceled" and
+// writes first. The first read's answer arrives last; it is older and must
+// not win.
+func TestSubscriptionSlowReadLoses(t *testing.T) {
+	first := subscriptionEvent(shopevents.SubscriptionUpdated, "evt_1SlowRead0000000000001", t0, "active")
+	second := subscriptionEvent(shopevents.SubscriptionDeleted, "evt_1SlowRead0000000000002", t0.Add(time.Second), "canceled")
+	for _, h := range harnesses {
+		t.Run(h.name, func(t *testing.T) {
+			hh := subscriptionHarness(t, h.new, "active")
+			var tick atomic.Int64
+			hh.shop.now = func() time.Time { return t0.Add(time.Duration(tick.Add(1)) * time.Millisecond) }
+			slow := &slowRead{Billing: hh.shop.billing, read: make(chan struct{}), release: make(chan struct{})}
+			hh.shop.billing = slow
+			done := make(chan error, 1)
+			go func() { done <- hh.shop.Handle(context.Background(), first, hh.ledger.For(first.Key())) }()
+			<-slow.read // the first sync has read "active"; its answer is on the way
+			hh.setSubscription("sub_Shop000000001", "cus_Shop000000001", "canceled")
+			handle(t, hh, second)
+			close(slow.release)
+			if err := <-done; err != nil {
+				t.Fatalf("Handle %s: %v", first.ID, err)
+			}
+			st := state(t, hh)
+			if len(st.Subscriptions) != 1 || st.Subscriptions[0].Status != "canceled" {
+				t.Errorf("subscriptions = %+v, want sub_Shop000000001 canceled", st.Subscriptions)
+			}
+			want := []Access{{Holder: "cus_Shop000000001", Sources: []string{}}}
+			if diff := cmp.Diff(want, st.Access); diff != "" {
+				t.Errorf("access (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// slowRead is Billing whose first subscription read holds its answer:
+// it signals read once Stripe answered, then waits for release.
+type slowRead struct {
+	Billing
+	started       atomic.Bool
+	read, release chan struct{}
+}
+
+func (b *slowRead) Subscription(ctx context.Context, id string) (SubscriptionState, error) {
+	st, err := b.Billing.Subscription(ctx, id)
+	if b.started.CompareAndSwap(false, true) {
+		close(b.read)
+		<-b.release
+	}
+	return st, err
 }

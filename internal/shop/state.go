@@ -81,8 +81,8 @@ type Entitlement struct {
 }
 
 // Subscription is a Stripe subscription as it was last read from Stripe's
-// API. Status is Stripe's status string; Version.At is the time of that
-// read (Unix milliseconds) and Version.EventID the event that caused it.
+// API. Status is Stripe's status string; Version.At is the time that read
+// started (Unix milliseconds) and Version.EventID the event that caused it.
 type Subscription struct {
 	ID       string          `json:"id"`
 	Status   string          `json:"status"`
