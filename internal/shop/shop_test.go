@@ -40,6 +40,7 @@ func TestCheckout(t *testing.T) {
 			t.Run("Rejected", func(t *testing.T) { testCheckoutRejected(t, h.new) })
 			t.Run("DelayedPayment", func(t *testing.T) { testCheckoutDelayedPayment(t, h.new(t)) })
 			t.Run("KeyRefused", func(t *testing.T) { testCheckoutKeyRefused(t, h.new(t)) })
+			t.Run("ThinAndSnapshotClaims", func(t *testing.T) { testCheckoutTwoClaims(t, h.new(t)) })
 		})
 	}
 }
@@ -56,8 +57,8 @@ func testCheckoutOnce(t *testing.T, h *harness) {
 			Version: effects.Version{At: t0.Unix(), EventID: ev.ID},
 		}},
 		Subscriptions: []Subscription{},
-		Emails:        []Email{{Event: ev.Key(), To: "jenny.rosen@example.com", Template: "welcome"}},
-		Invoices:      []Invoice{{Event: ev.Key(), InvoiceID: invoicesCreated(h.invoiceCalls())[0], Customer: "cus_Shop000000001"}},
+		Emails:        []Email{{Event: ev.Key(), Session: cs, To: "jenny.rosen@example.com", Template: "welcome"}},
+		Invoices:      []Invoice{{Event: ev.Key(), Session: cs, InvoiceID: invoicesCreated(h.invoiceCalls())[0], Customer: "cus_Shop000000001"}},
 	}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("State (-want +got):\n%s", diff)
@@ -70,10 +71,10 @@ func testCheckoutOnce(t *testing.T, h *harness) {
 	if len(calls) != 1 {
 		t.Fatalf("%d invoice calls, want 1", len(calls))
 	}
-	if got, want := calls[0].IdempotencyKey, effects.IdempotencyKey(ev.Key(), "create-invoice"); got != want {
+	if got, want := calls[0].IdempotencyKey, effects.IdempotencyKey(checkoutKey(cs), "create-invoice"); got != want {
 		t.Errorf("invoice Idempotency-Key = %q, want %q", got, want)
 	}
-	if got, want := calls[0].Event, string(ev.Key()); got != want {
+	if got, want := calls[0].Event, "stripe-checkout#"+cs; got != want {
 		t.Errorf("invoice metadata hookinbox_event = %q, want %q", got, want)
 	}
 }
@@ -106,7 +107,7 @@ func testInvoiceFailsThenRetry(t *testing.T, h *harness) {
 		t.Errorf("sent %d emails, want 1: the retry must skip the recorded email", got)
 	}
 	calls := h.invoiceCalls()
-	want := effects.IdempotencyKey(ev.Key(), "create-invoice")
+	want := effects.IdempotencyKey(checkoutKey(sessionID(t, ev)), "create-invoice")
 	if len(calls) != 2 || calls[0].IdempotencyKey != want || calls[1].IdempotencyKey != want {
 		t.Errorf("invoice calls = %+v, want 2 with Idempotency-Key %q", calls, want)
 	}
@@ -645,4 +646,32 @@ func (b *slowRead) Subscription(ctx context.Context, id string) (SubscriptionSta
 		<-b.release
 	}
 	return st, err
+}
+
+// testCheckoutTwoClaims: one checkout reaches the shop as two events under
+// two keys, as with a thin destination beside the reconciler: the thin
+// event claimed under its own id (it named no snapshot_event) and the
+// snapshot event the reconciler listed. The session gets one email and
+// one invoice, whichever runs first.
+func testCheckoutTwoClaims(t *testing.T, h *harness) {
+	const session = "cs_test_TwoClaims0000000001"
+	for _, order := range [][2]string{{"evt_1TwoClaimsSnapshot00001", "evt_test_61TwoClaimsThin00001"}, {"evt_test_61TwoClaimsThin00002", "evt_1TwoClaimsSnapshot00002"}} {
+		before := len(h.mails())
+		for _, id := range order {
+			ev := checkoutEvent(id, t0)
+			ev.Raw = verifytest.StripeEvent(ev.Type, id, t0, verifytest.WithCustomer("cus_Shop000000001"), verifytest.WithSession(session+order[0][len(order[0])-1:]))
+			handle(t, h, ev)
+			handle(t, h, ev) // and each delivered again
+		}
+		if got := len(h.mails()) - before; got != 1 {
+			t.Errorf("%s then %s: sent %d emails, want 1", order[0], order[1], got)
+		}
+	}
+	if got := invoicesCreated(h.invoiceCalls()); len(got) != 2 {
+		t.Errorf("invoices created = %v, want 1 a session", got)
+	}
+	st := state(t, h)
+	if len(st.Emails) != 2 || len(st.Invoices) != 2 {
+		t.Errorf("State emails %+v, invoices %+v; want 1 of each a session", st.Emails, st.Invoices)
+	}
 }
