@@ -3,8 +3,8 @@ package shop
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -174,8 +174,8 @@ func invoiceItem(i Invoice) map[string]types.AttributeValue {
 		"sk":               str(skInvoice),
 		"event":            str(string(i.Event)),
 		"checkout_session": str(i.Session),
-		"invoice_id": str(i.InvoiceID),
-		"customer":   str(i.Customer),
+		"invoice_id":       str(i.InvoiceID),
+		"customer":         str(i.Customer),
 	}
 }
 
