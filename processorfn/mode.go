@@ -13,8 +13,9 @@ import (
 // rk_test_ test); Adyen's is ADYEN_LIVE, or else Stripe's. stripeKey is
 // the key the processor loaded.
 func liveModes(s settings, stripeKey string) (map[string]bool, error) {
-	stripe, ok := parseMode(s.StripeLivemode)
+	stripe, _ := parseMode(s.StripeLivemode)
 	if s.StripeLivemode == "" {
+		var ok bool
 		if stripe, ok = keyMode(stripeKey); !ok {
 			return nil, errors.New("set STRIPE_LIVEMODE to true or false: the Stripe key starts with none of sk_live_, rk_live_, sk_test_ and rk_test_")
 		}
