@@ -232,6 +232,20 @@ func subscriptionHarness(t *testing.T, newHarness func(*testing.T) *harness, sta
 	return h
 }
 
+// wantCanceled checks that the shop holds sub_Shop000000001 canceled and
+// its customer without access.
+func wantCanceled(t *testing.T, h *harness) {
+	t.Helper()
+	st := state(t, h)
+	if len(st.Subscriptions) != 1 || st.Subscriptions[0].Status != "canceled" {
+		t.Errorf("subscriptions = %+v, want sub_Shop000000001 canceled", st.Subscriptions)
+	}
+	want := []Access{{Holder: "cus_Shop000000001", Sources: []string{}}}
+	if diff := cmp.Diff(want, st.Access); diff != "" {
+		t.Errorf("access (-want +got):\n%s", diff)
+	}
+}
+
 func TestSubscriptionOrder(t *testing.T) {
 	created := subscriptionEvent(shopevents.SubscriptionCreated, "evt_1Sub00000000000000000001", t0, "active")
 	updated := subscriptionEvent(shopevents.SubscriptionUpdated, "evt_1Sub00000000000000000002", t0.Add(time.Minute), "past_due")
@@ -253,14 +267,7 @@ func TestSubscriptionOrder(t *testing.T) {
 					for _, ev := range o.events {
 						handle(t, hh, ev)
 					}
-					st := state(t, hh)
-					if len(st.Subscriptions) != 1 || st.Subscriptions[0].Status != "canceled" {
-						t.Errorf("subscriptions = %+v, want sub_Shop000000001 canceled", st.Subscriptions)
-					}
-					want := []Access{{Holder: "cus_Shop000000001", Sources: []string{}}}
-					if diff := cmp.Diff(want, st.Access); diff != "" {
-						t.Errorf("access (-want +got):\n%s", diff)
-					}
+					wantCanceled(t, hh)
 				})
 			}
 		})
@@ -619,14 +626,7 @@ func TestSubscriptionSlowReadLoses(t *testing.T) {
 			if err := <-done; err != nil {
 				t.Fatalf("Handle %s: %v", first.ID, err)
 			}
-			st := state(t, hh)
-			if len(st.Subscriptions) != 1 || st.Subscriptions[0].Status != "canceled" {
-				t.Errorf("subscriptions = %+v, want sub_Shop000000001 canceled", st.Subscriptions)
-			}
-			want := []Access{{Holder: "cus_Shop000000001", Sources: []string{}}}
-			if diff := cmp.Diff(want, st.Access); diff != "" {
-				t.Errorf("access (-want +got):\n%s", diff)
-			}
+			wantCanceled(t, hh)
 		})
 	}
 }
