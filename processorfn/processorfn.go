@@ -100,6 +100,14 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil || berr != nil {
 		return nil, errors.Join(err, berr)
 	}
+	keys, err := apiKey.Values(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stripe key: %w", err)
+	}
+	live, err := liveModes(s, append(keys, "")[0])
+	if err != nil {
+		return nil, err
+	}
 	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
 		return nil, err
@@ -132,6 +140,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			Metrics:  rec,
 			Fetchers: fetchers, FetchWhen: fetchWhen,
 			IDOnly: map[string]bool{verify.GoPayProvider: true},
+			Live:   live,
 		},
 		inbox.NewDynamoDB(db, s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),

@@ -18,6 +18,8 @@ type settings struct {
 	StripeAPIKey    []string      // STRIPE_API_KEY; used as is when set
 	StripeAPIKeyARN string        // STRIPE_API_KEY_ARN, read when STRIPE_API_KEY is empty
 	StripeAPIURL    string        // STRIPE_API_URL, default Stripe's
+	StripeLivemode  string        // STRIPE_LIVEMODE: "true", "false", or empty for the key's mode
+	AdyenLive       string        // ADYEN_LIVE: "true", "false", or empty for Stripe's mode
 	GoPayClientID   string        // GOPAY_CLIENT_ID, required when GoPay is enabled
 	GoPaySecret     []string      // GOPAY_CLIENT_SECRET; used as is when set
 	GoPaySecretARN  string        // GOPAY_CLIENT_SECRET_ARN, read when GOPAY_CLIENT_SECRET is empty
@@ -44,6 +46,8 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		StripeAPIKey:    r.List("STRIPE_API_KEY"),
 		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
 		StripeAPIURL:    r.String("STRIPE_API_URL", stripeapi.DefaultURL),
+		StripeLivemode:  r.String("STRIPE_LIVEMODE", ""),
+		AdyenLive:       r.String("ADYEN_LIVE", ""),
 		GoPayClientID:   r.String("GOPAY_CLIENT_ID", ""),
 		GoPaySecret:     r.List("GOPAY_CLIENT_SECRET"),
 		GoPaySecretARN:  r.String("GOPAY_CLIENT_SECRET_ARN", ""),
@@ -67,6 +71,11 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	}
 	if s.BackoffMax < time.Second || s.BackoffMax > 15*time.Minute || s.BackoffMax%time.Second != 0 {
 		r.Problem("want BACKOFF_MAX (%v) in whole seconds from 1s to 15m, the longest delay SQS gives a message", s.BackoffMax)
+	}
+	for key, v := range map[string]string{"STRIPE_LIVEMODE": s.StripeLivemode, "ADYEN_LIVE": s.AdyenLive} {
+		if _, ok := parseMode(v); !ok && v != "" {
+			r.Problem("want %s (%q) true, false or empty", key, v)
+		}
 	}
 	if s.MaxInfraFails < 1 {
 		r.Problem("want MAX_INFRA_FAILURES (%d) at least 1", s.MaxInfraFails)

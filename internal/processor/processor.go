@@ -7,6 +7,9 @@
 //
 //   - nil                 → DONE, message acknowledged;
 //   - webhook.ErrNoHandler → IGNORED, acknowledged;
+//   - an event whose mode is not the deployment's (Config.Live:
+//     a test-mode Stripe or Adyen event on a live deployment) → IGNORED
+//     with the reason, before the business runs, counted in OtherMode;
 //   - ErrNotFoundAtProvider (an id-only notification whose object its
 //     provider does not know) → FAILED and retried after a backoff until
 //     the event has had Config.NotFoundTries tries, then IGNORED
@@ -173,7 +176,12 @@ type Config struct {
 	// at the receiver and nothing fetches it. Default
 	// DefaultNotFoundWindow.
 	NotFoundWindow time.Duration
-	Now            func() time.Time
+	// Live is the mode the deployment runs, by provider, for the
+	// providers whose events say theirs (Stripe's livemode, Adyen's
+	// live): an event of the other mode ends IGNORED before the business
+	// runs (ErrOtherMode). A provider not listed is not checked.
+	Live map[string]bool
+	Now  func() time.Time
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
@@ -574,6 +582,9 @@ func (h *Handler) later(ctx context.Context, log *slog.Logger, msg events.SQSMes
 // run rebuilds the verified event from the inbox and runs the business on it.
 // Its effect calls must end by effectsBy (zero: no deadline of their own).
 func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger, key webhook.Key, it inbox.Item) (err error) {
+	if err := h.checkMode(key, it); err != nil {
+		return err
+	}
 	raw, err := h.payload(ctx, log, key, it)
 	if err != nil {
 		return err
@@ -678,6 +689,8 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		res = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: now}
 	case errors.Is(err, webhook.ErrNoHandler):
 		res = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + env.Type, At: now}
+	case errors.Is(err, ErrOtherMode):
+		res = inbox.Result{Status: inbox.Ignored, Outcome: reason, At: now}
 	case errors.Is(err, ErrNotFoundAtProvider) && tries < h.cfg.NotFoundTries:
 		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
 		notFoundRetry = true
@@ -717,6 +730,9 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		return h.later(ctx, log, msg, env, delay)
 	}
 	h.count(env, it, res)
+	if errors.Is(err, ErrOtherMode) {
+		h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.OtherMode, 1))
+	}
 	if res.Status != inbox.Failed {
 		log.Info("event "+string(res.Status), "attempts", it.Attempts, "reason", res.Error)
 		return false
