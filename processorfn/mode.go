@@ -11,8 +11,15 @@ import (
 // events carry one (processor.Config.Live): Stripe's is STRIPE_LIVEMODE,
 // or else the Stripe key's (sk_live_ or rk_live_ live, sk_test_ or
 // rk_test_ test); Adyen's is ADYEN_LIVE, or else Stripe's. stripeKey is
-// the key the processor loaded.
+// the key the processor loaded. A deployment with neither setting nor key
+// checks no mode: it does not call Stripe, and Adyen's mode needs ADYEN_LIVE.
 func liveModes(s settings, stripeKey string) (map[string]bool, error) {
+	if s.StripeLivemode == "" && stripeKey == "" {
+		if live, ok := parseMode(s.AdyenLive); ok {
+			return map[string]bool{verify.AdyenProvider: live}, nil
+		}
+		return map[string]bool{}, nil
+	}
 	stripe, _ := parseMode(s.StripeLivemode)
 	if s.StripeLivemode == "" {
 		var ok bool
