@@ -457,22 +457,26 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		if got := lease(t, s, it.Key, "w2", t0.Add(2*time.Second)); got.TakenFrom != "" {
 			t.Errorf("lease after FAILED taken from %q; a finished attempt leaves no lease to take over", got.TakenFrom)
 		}
-		got, err = s.Finish(ctx, it.Key, "w2", inbox.Result{Status: inbox.Dead, Error: "unknown price", At: t0.Add(3 * time.Second)})
+		got, err = s.Finish(ctx, it.Key, "w2", inbox.Result{Status: inbox.Dead, Error: "unknown price", At: t0.Add(3 * time.Second), Infrastructure: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status != inbox.Dead || got.LastError != "unknown price" || got.Attempts != 2 {
+		if got.Status != inbox.Dead || got.LastError != "unknown price" || got.Attempts != 2 || got.InfraFailures != 1 {
 			t.Errorf("after DEAD: %+v", got)
 		}
 		if pending, err := s.Pending(ctx, t0.Add(time.Hour), 0); err != nil || len(pending) != 0 {
 			t.Errorf("Pending with only a DEAD event: %d items, err %v; want none", len(pending), err)
 		}
 		// A message for a DEAD event is a redrive from the DLQ: a person
-		// sent it back, so it is leased again, keeping its history.
+		// sent it back, so it is leased again, keeping its last error, its
+		// failure counts started afresh (this lease is attempt 1).
 		got = lease(t, s, it.Key, "w3", t0.Add(time.Hour))
-		if got.Status != inbox.Processing || got.Attempts != 3 || got.LastError != "unknown price" ||
-			got.Outcome != "" || !got.ProcessedAt.IsZero() {
+		if got.Status != inbox.Processing || got.Attempts != 1 || got.InfraFailures != 0 || got.LastError != "unknown price" ||
+			got.Outcome != "" || !got.ProcessedAt.IsZero() || got.LeaseOwner != "w3" {
 			t.Errorf("Lease of DEAD: %+v", got)
+		}
+		if _, err := s.Lease(ctx, it.Key, "w9", t0.Add(time.Hour+time.Second), time.Minute); !errors.Is(err, inbox.ErrLeaseHeld) {
+			t.Errorf("second Lease of a redriven DEAD event: err = %v, want ErrLeaseHeld", err)
 		}
 		// Leased again, it is unfinished: the pending index has it back.
 		pending, err := s.Pending(ctx, t0.Add(2*time.Hour), 0)
@@ -559,24 +563,33 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
-	t.Run("RequeueKeepsHistory", func(t *testing.T) {
+	t.Run("RequeueKeepsTheReasonAndStartsTheCountsAfresh", func(t *testing.T) {
 		s := newStore(t)
 		it := claim(t, s, "evt_rq")
-		lease(t, s, it.Key, "w1", t0)
-		if _, err := s.Requeue(ctx, it.Key, t0.Add(time.Second)); !errors.Is(err, inbox.ErrLeaseHeld) {
+		for i := range 3 {
+			owner := fmt.Sprintf("w%d", i)
+			lease(t, s, it.Key, owner, t0.Add(time.Duration(i)*time.Second))
+			if _, err := s.Finish(ctx, it.Key, owner, inbox.Result{Status: inbox.Failed, Error: "throttled", At: t0.Add(time.Duration(i) * time.Second), Infrastructure: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lease(t, s, it.Key, "w1", t0.Add(time.Minute))
+		if _, err := s.Requeue(ctx, it.Key, t0.Add(time.Minute+time.Second)); !errors.Is(err, inbox.ErrLeaseHeld) {
 			t.Errorf("Requeue under live lease: err = %v, want ErrLeaseHeld", err)
 		}
-		if _, err := s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Dead, Error: "mapping gap", At: t0.Add(time.Second)}); err != nil {
+		if _, err := s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Dead, Error: "mapping gap", At: t0.Add(time.Minute + time.Second), Infrastructure: true}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Requeue(ctx, it.Key, t0.Add(time.Hour))
 		if err != nil {
 			t.Fatalf("Requeue of DEAD: %v", err)
 		}
-		if got.Status != inbox.Failed || got.Attempts != 1 || got.LastError != "mapping gap" || !got.ProcessedAt.IsZero() {
-			t.Errorf("after Requeue: %+v", got)
+		if got.Status != inbox.Failed || got.Attempts != 0 || got.InfraFailures != 0 || got.LastError != "mapping gap" || !got.ProcessedAt.IsZero() {
+			t.Errorf("after Requeue: %+v; want FAILED, counts afresh, the reason kept", got)
 		}
-		lease(t, s, it.Key, "w2", t0.Add(time.Hour))
+		if got := lease(t, s, it.Key, "w2", t0.Add(time.Hour)); got.Attempts != 1 || got.InfraFailures != 0 {
+			t.Errorf("lease after Requeue: attempts %d infra_failures %d, want 1 and 0", got.Attempts, got.InfraFailures)
+		}
 		if _, err := s.Finish(ctx, it.Key, "w2", inbox.Result{Status: inbox.Done, At: t0.Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
