@@ -353,6 +353,17 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 	})
 }
 
+// EndHold implements Store with one conditional UpdateItem.
+func (s *DynamoDB) EndHold(ctx context.Context, key webhook.Key) error {
+	_, err := s.update(ctx, key, "end hold", ErrNotHeld, nil, &dynamodb.UpdateItemInput{
+		ConditionExpression:       aws.String("#s = :ignored"),
+		UpdateExpression:          aws.String("REMOVE renew_after"),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: attrs{":ignored": str(string(Ignored))},
+	})
+	return err
+}
+
 // Requeue implements Store with one conditional UpdateItem.
 func (s *DynamoDB) Requeue(ctx context.Context, key webhook.Key, now time.Time) (Item, error) {
 	// No mark to check: a retry after an applied Requeue meets its

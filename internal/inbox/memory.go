@@ -161,6 +161,22 @@ func (m *Memory) Finish(_ context.Context, key webhook.Key, owner string, r Resu
 	return it, nil
 }
 
+// EndHold implements Store.
+func (m *Memory) EndHold(_ context.Context, key webhook.Key) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	it, ok := m.items[key]
+	switch {
+	case !ok:
+		return fmt.Errorf("end hold %s: %w", key, ErrNotFound)
+	case it.Status != Ignored:
+		return fmt.Errorf("end hold %s: %w", key, ErrNotHeld)
+	}
+	it.RenewAfter = time.Time{}
+	m.items[key] = it
+	return nil
+}
+
 // Requeue implements Store.
 func (m *Memory) Requeue(_ context.Context, key webhook.Key, now time.Time) (Item, error) {
 	m.mu.Lock()

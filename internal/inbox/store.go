@@ -56,6 +56,11 @@ type Store interface {
 	// Finish writes the outcome of a lease, only if owner still holds it;
 	// otherwise ErrLeaseLost.
 	Finish(ctx context.Context, key webhook.Key, owner string, r Result) (Item, error)
+	// EndHold lets the next IDOnly claim of an IGNORED event through at
+	// once, ending the hold its RenewAfter set: the provider knows the
+	// object now. An event in another status gives ErrNotHeld, no event
+	// ErrNotFound; nothing is written then.
+	EndHold(ctx context.Context, key webhook.Key) error
 	// Requeue puts an event that is not DONE and not under a live lease back
 	// to FAILED, keeping its last error, so a processor takes it again. Its
 	// attempts and InfraFailures start afresh: a replay follows a fix, and

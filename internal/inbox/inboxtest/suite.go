@@ -127,6 +127,30 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
+	t.Run("EndHoldLetsTheNextIDOnlyClaimThrough", func(t *testing.T) {
+		s := newStore(t)
+		ev := webhook.Event{Provider: "gopay", ID: "3000000002", Type: "notification", Raw: []byte(`{"id":3000000002}`), IDOnly: true}
+		first, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lease(t, s, first.Key, "w1", t0)
+		res := inbox.Result{Status: inbox.Ignored, Outcome: "not found at gopay", At: t0.Add(time.Second), RenewAfter: t0.Add(time.Hour)}
+		if _, err := s.Finish(ctx, first.Key, "w1", res); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.EndHold(ctx, first.Key); err != nil {
+			t.Fatalf("EndHold of an IGNORED event: %v", err)
+		}
+		if got, err := s.Get(ctx, first.Key); err != nil || got.Status != inbox.Ignored || !got.RenewAfter.IsZero() {
+			t.Fatalf("after EndHold: %+v, %v; want IGNORED without RenewAfter", got, err)
+		}
+		again, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0.Add(2 * time.Second), TTL: time.Hour})
+		if err != nil || again.Status != inbox.Received {
+			t.Fatalf("claim after EndHold: %+v, %v; want a new RECEIVED claim", again, err)
+		}
+	})
+
 	t.Run("IDOnlyClaimHeldOffUntilRenewAfter", func(t *testing.T) {
 		s := newStore(t)
 		ev := webhook.Event{Provider: "gopay", ID: "3000000001", Type: "notification", Raw: []byte(`{"id":3000000001}`), IDOnly: true}
@@ -154,6 +178,15 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		again, err := s.Claim(ctx, inbox.Claim{Event: ev, At: until, TTL: time.Hour})
 		if err != nil || again.Status != inbox.Received || !again.RenewAfter.IsZero() {
 			t.Fatalf("claim at RenewAfter: %+v, %v; want a new RECEIVED claim", again, err)
+		}
+		// EndHold lets the next notification through before RenewAfter,
+		// once the provider knows the object; only an IGNORED event has
+		// a hold to end.
+		if err := s.EndHold(ctx, first.Key); !errors.Is(err, inbox.ErrNotHeld) {
+			t.Errorf("EndHold of a RECEIVED claim: %v, want ErrNotHeld", err)
+		}
+		if err := s.EndHold(ctx, "gopay#404"); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("EndHold of no claim: %v, want ErrNotFound", err)
 		}
 		// A later outcome without RenewAfter clears it.
 		if _, err := s.Lease(ctx, first.Key, "w2", until, time.Minute); err != nil {
