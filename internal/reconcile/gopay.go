@@ -144,17 +144,13 @@ func (w *GoPayWatch) Watching(fetch GoPayFetch) GoPayFetch {
 // record writes the payment's state: a state that is not final is kept
 // (first_seen only the first time), a final one ends the watch.
 func (w *GoPayWatch) record(ctx context.Context, id, state string) error {
-	key := map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
-		"sk": &types.AttributeValueMemberS{Value: gopayWatchPrefix + id},
-	}
 	if GoPayFinal(state) {
 		return w.end(ctx, id)
 	}
 	now := w.now()
 	_, err := w.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                &w.Table,
-		Key:                      key,
+		Key:                      watchKey(gopayWatchPrefix + id),
 		UpdateExpression:         aws.String("SET #st = :st, checked_at = :now, first_seen = if_not_exists(first_seen, :first), expires_at = if_not_exists(expires_at, :exp)"),
 		ExpressionAttributeNames: map[string]string{"#st": "state"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -200,6 +196,25 @@ func (w *GoPayWatch) forget(ctx context.Context, id string) error {
 	return nil
 }
 
+// list reads up to limit watch list items whose sort key meets cond, in
+// which :sk stands for sk.
+func (w *GoPayWatch) list(ctx context.Context, cond, sk string, limit int) ([]map[string]types.AttributeValue, error) {
+	out, err := w.DB.Query(ctx, &dynamodb.QueryInput{
+		TableName:              &w.Table,
+		KeyConditionExpression: aws.String("pk = :pk AND " + cond),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
+			":sk": &types.AttributeValueMemberS{Value: sk},
+		},
+		Limit:          aws.Int32(int32(limit)),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.Items, nil
+}
+
 // watchKey is the key of a watch list item.
 func watchKey(sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
@@ -210,10 +225,7 @@ func watchKey(sk string) map[string]types.AttributeValue {
 
 // end removes the payment from the watch list.
 func (w *GoPayWatch) end(ctx context.Context, id string) error {
-	_, err := w.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &w.Table, Key: map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
-		"sk": &types.AttributeValueMemberS{Value: gopayWatchPrefix + id},
-	}})
+	_, err := w.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &w.Table, Key: watchKey(gopayWatchPrefix + id)})
 	if err != nil {
 		return fmt.Errorf("gopay payment %s: end its watch: %w", id, err)
 	}
@@ -261,23 +273,14 @@ func (g *GoPaySweep) Sweep(ctx context.Context, now time.Time, in Accepter, late
 	if err != nil {
 		return Swept{}, err
 	}
-	out, err := w.DB.Query(ctx, &dynamodb.QueryInput{
-		TableName:              &w.Table,
-		KeyConditionExpression: aws.String("pk = :pk AND sk > :after"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk":    &types.AttributeValueMemberS{Value: gopayWatchPartition},
-			":after": &types.AttributeValueMemberS{Value: after},
-		},
-		Limit:          aws.Int32(int32(budget)),
-		ConsistentRead: aws.Bool(true),
-	})
+	items, err := w.list(ctx, "sk > :sk", after, budget)
 	if err != nil {
 		return Swept{Since: since}, fmt.Errorf("list watched gopay payments: %w", err)
 	}
 	sw := Swept{Since: since}
 	var errs []error
-	stopped, ended := false, len(out.Items) < budget
-	for _, item := range out.Items {
+	stopped, ended := false, len(items) < budget
+	for _, item := range items {
 		sk := attrS(item, "sk")
 		if !strings.HasPrefix(sk, gopayWatchPrefix) {
 			ended = true // the unknown ids sort after the payments
@@ -362,22 +365,12 @@ func (g *GoPaySweep) one(ctx context.Context, now time.Time, in Accepter, id str
 // within GoPayUnknownMaxAge of its first 404; made-up ids are dropped
 // quietly (no line, nothing counted: they raise no alarm).
 func (g *GoPaySweep) unknown(ctx context.Context, now time.Time, in Accepter, late func() bool, sw *Swept) error {
-	w := g.Watch
-	out, err := w.DB.Query(ctx, &dynamodb.QueryInput{
-		TableName:              &w.Table,
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :unknown)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk":      &types.AttributeValueMemberS{Value: gopayWatchPartition},
-			":unknown": &types.AttributeValueMemberS{Value: gopayUnknownPrefix},
-		},
-		Limit:          aws.Int32(int32(cmp.Or(g.UnknownBudget, 20))),
-		ConsistentRead: aws.Bool(true),
-	})
+	items, err := g.Watch.list(ctx, "begins_with(sk, :sk)", gopayUnknownPrefix, cmp.Or(g.UnknownBudget, 20))
 	if err != nil {
 		return fmt.Errorf("list unknown gopay payments: %w", err)
 	}
 	var errs []error
-	for _, item := range out.Items {
+	for _, item := range items {
 		if late() {
 			break
 		}
