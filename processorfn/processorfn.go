@@ -136,7 +136,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
-			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow,
+			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow, NotFoundHold: s.NotFoundHold,
 			Metrics:  rec,
 			Fetchers: fetchers, FetchWhen: fetchWhen,
 			IDOnly: map[string]bool{verify.GoPayProvider: true},

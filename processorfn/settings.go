@@ -34,6 +34,7 @@ type settings struct {
 	MaxInfraFails   int           // MAX_INFRA_FAILURES, default 20: attempts the infrastructure may fail before the event is parked
 	NotFoundTries   int           // NOT_FOUND_TRIES, default 2: tries of an id-only event (GoPay) its provider does not know before it ends IGNORED
 	NotFoundWindow  time.Duration // NOT_FOUND_WINDOW, default 15m: how long notifications of such an event are duplicates, not fetched
+	NotFoundHold    time.Duration // NOT_FOUND_HOLD, default 10s: the same after the first claim of a GoPay id GoPay did not know
 }
 
 // loadSettings reads the settings through getenv, reporting every missing
@@ -62,6 +63,7 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		MaxInfraFails:   int(r.Int("MAX_INFRA_FAILURES", processor.DefaultMaxInfraFailures)),
 		NotFoundTries:   int(r.Int("NOT_FOUND_TRIES", processor.DefaultNotFoundTries)),
 		NotFoundWindow:  r.Duration("NOT_FOUND_WINDOW", processor.DefaultNotFoundWindow),
+		NotFoundHold:    r.Duration("NOT_FOUND_HOLD", processor.DefaultNotFoundHold),
 	}
 	if s.NotFoundTries < 1 || s.NotFoundTries > s.MaxReceiveCount {
 		r.Problem("want NOT_FOUND_TRIES (%d) from 1 to MAX_RECEIVE_COUNT (%d)", s.NotFoundTries, s.MaxReceiveCount)

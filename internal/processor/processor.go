@@ -181,7 +181,14 @@ type Config struct {
 	// live): an event of the other mode ends IGNORED before the business
 	// runs (ErrOtherMode). A provider not listed is not checked.
 	Live map[string]bool
-	Now  func() time.Time
+	// NotFoundHold replaces NotFoundWindow for an id its provider did not
+	// know at this claim only: the fetch error counts the provider's "not
+	// found" answers (NotFoundCounter) and there were no more than
+	// NotFoundTries, so a provider whose API lags its notification is
+	// fetched again at its next notification after this short hold. Default
+	// DefaultNotFoundHold.
+	NotFoundHold time.Duration
+	Now          func() time.Time
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
@@ -208,10 +215,19 @@ func Always([]byte) bool { return true }
 // Fetcher for an object the provider does not know (GoPay: 404).
 var ErrNotFoundAtProvider = errors.New("not found at the provider")
 
-// Defaults of Config.NotFoundTries and Config.NotFoundWindow.
+// NotFoundCounter is implemented by a Fetcher's not-found error that
+// counts the provider's "not found" answers for the object over claims,
+// this one included (GoPay's watch list of unknown ids).
+type NotFoundCounter interface {
+	NotFoundCount() int
+}
+
+// Defaults of Config.NotFoundTries, Config.NotFoundWindow and
+// Config.NotFoundHold.
 const (
 	DefaultNotFoundTries  = 2
 	DefaultNotFoundWindow = 15 * time.Minute
+	DefaultNotFoundHold   = 10 * time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -253,6 +269,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.NotFoundWindow <= 0 {
 		c.NotFoundWindow = DefaultNotFoundWindow
+	}
+	if c.NotFoundHold <= 0 {
+		c.NotFoundHold = DefaultNotFoundHold
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -691,7 +710,7 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		res = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + env.Type, At: now}
 	case errors.Is(err, ErrOtherMode):
 		res = inbox.Result{Status: inbox.Ignored, Outcome: reason, At: now}
-	case errors.Is(err, ErrNotFoundAtProvider) && tries < h.cfg.NotFoundTries:
+	case errors.Is(err, ErrNotFoundAtProvider) && tries < h.cfg.NotFoundTries && !h.notFoundBefore(err):
 		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
 		notFoundRetry = true
 	case errors.Is(err, ErrNotFoundAtProvider):
@@ -699,7 +718,7 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		// and the claim's condition keeps its repeats from being fetched
 		// for the window.
 		res = inbox.Result{Status: inbox.Ignored, Outcome: "not found at " + env.Key.Provider(), Error: reason, At: now,
-			RenewAfter: now.Add(h.cfg.NotFoundWindow)}
+			RenewAfter: now.Add(h.notFoundHold(err))}
 	case webhook.IsPermanent(err) || exhausted || infraExhausted:
 		if perr := h.park(ctx, log, env.Marshal(), env, err, it.Attempts); perr != nil {
 			res = inbox.Result{Status: inbox.Failed, Error: reason, At: now, Infrastructure: infra}
@@ -819,4 +838,23 @@ func ceilSecond(d time.Duration) time.Duration {
 		d += time.Second - r
 	}
 	return d
+}
+
+// notFoundBefore reports whether err, a not-found error, says the provider
+// did not know the object at an earlier claim either: its count of "not
+// found" answers is above one claim's NotFoundTries.
+func (h *Handler) notFoundBefore(err error) bool {
+	var c NotFoundCounter
+	return errors.As(err, &c) && c.NotFoundCount() > h.cfg.NotFoundTries
+}
+
+// notFoundHold is how long notifications of an object its provider did not
+// know are duplicates: NotFoundHold after the first claim of an id whose
+// fetcher counts its "not found" answers, NotFoundWindow otherwise.
+func (h *Handler) notFoundHold(err error) time.Duration {
+	var c NotFoundCounter
+	if errors.As(err, &c) && !h.notFoundBefore(err) {
+		return h.cfg.NotFoundHold
+	}
+	return h.cfg.NotFoundWindow
 }

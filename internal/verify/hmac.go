@@ -32,6 +32,31 @@ func anyEqual(candidates, wanted [][]byte) bool {
 	return ok
 }
 
+// The shortest secret each provider's verifier accepts. A list of secrets
+// is split on commas (or given as a JSON array): a longer minimum keeps a
+// secret that contains a comma from becoming shorter, guessable ones.
+// Shopify's are 32 characters or more (hex, or shpss_ and hex); GitHub
+// takes any string the user chose.
+const (
+	minGitHubSecret  = 16
+	minShopifySecret = 32
+)
+
+// checkSecretLen reports a secret shorter than min characters, saying which
+// entry and why, never the secret.
+func checkSecretLen(provider string, secrets []string, min int) error {
+	if err := checkSecrets(provider, secrets); err != nil {
+		return err
+	}
+	for i, s := range secrets {
+		if n := len([]rune(s)); n < min {
+			return fmt.Errorf("%s verifier: secret %d is %d characters; %s secrets have at least %d "+
+				"(a secret that contains a comma must be given as a JSON array: [\"...\"])", provider, i, n, provider, min)
+		}
+	}
+	return nil
+}
+
 // checkSecrets reports an empty secret list or an empty secret; the error
 // names the provider, never a secret.
 func checkSecrets(provider string, secrets []string) error {

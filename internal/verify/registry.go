@@ -29,7 +29,8 @@ type Spec struct {
 	// Name is the {provider} path segment and the prefix of its keys.
 	Name string
 	// SecretEnv names the variable holding the provider's secrets, a
-	// comma-separated list (several while rotating); SecretEnv+"_ARN"
+	// comma-separated list or a JSON array of strings (several while
+	// rotating; secrets.Parse); SecretEnv+"_ARN"
 	// names a Secrets Manager secret holding the same list. The provider
 	// is enabled when either is set.
 	SecretEnv string
@@ -57,10 +58,10 @@ type Spec struct {
 var Specs = []Spec{
 	{Name: StripeProvider, SecretEnv: "STRIPE_WEBHOOK_SECRET", New: newStripe},
 	{Name: GitHubProvider, SecretEnv: "GITHUB_WEBHOOK_SECRET", TypeUnsigned: true, New: func(s []string, _ Options) (Verifier, error) {
-		return &GitHub{Secrets: s}, checkSecrets(GitHubProvider, s)
+		return &GitHub{Secrets: s}, checkSecretLen(GitHubProvider, s, minGitHubSecret)
 	}},
 	{Name: ShopifyProvider, SecretEnv: "SHOPIFY_WEBHOOK_SECRET", TypeUnsigned: true, New: func(s []string, _ Options) (Verifier, error) {
-		return &Shopify{Secrets: s}, checkSecrets(ShopifyProvider, s)
+		return &Shopify{Secrets: s}, checkSecretLen(ShopifyProvider, s, minShopifySecret)
 	}},
 	{Name: StandardProvider, SecretEnv: "STANDARD_WEBHOOK_SECRET", New: func(s []string, o Options) (Verifier, error) {
 		v := &Standard{Secrets: s, Now: o.Now}

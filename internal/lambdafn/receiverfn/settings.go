@@ -29,7 +29,7 @@ type Settings struct {
 
 // ProviderSecrets is where one provider's secrets come from.
 type ProviderSecrets struct {
-	Inline []string // <SecretEnv>, comma-separated; used as is when set (local runs)
+	Inline []string // <SecretEnv>, comma-separated or a JSON array (secrets.Parse); used as is when set (local runs)
 	ARN    string   // <SecretEnv>_ARN, read when Inline is empty
 }
 
@@ -48,7 +48,11 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	}
 	var names []string
 	for _, spec := range verify.Specs {
-		ps := ProviderSecrets{Inline: r.List(spec.SecretEnv), ARN: r.String(spec.SecretEnv+"_ARN", "")}
+		inline, err := secrets.Parse(r.String(spec.SecretEnv, ""))
+		if err != nil {
+			r.Problem("%s: %v", spec.SecretEnv, err)
+		}
+		ps := ProviderSecrets{Inline: inline, ARN: r.String(spec.SecretEnv+"_ARN", "")}
 		if len(ps.Inline) > 0 || ps.ARN != "" {
 			s.Secrets[spec.Name] = ps
 		}

@@ -19,6 +19,12 @@ const MaxLookback = 30 * 24 * time.Hour
 // a hook's deliveries for 3 days.
 const MaxGitHubLookback = 72 * time.Hour
 
+// DefaultSourceLookback is the first run's window of the GitHub and
+// Shopify sources: the minutes between a deployment and its first run, and
+// a token fixed within the hour. Beside an older system that handled the
+// same hook or shop, a longer window runs its work here again.
+const DefaultSourceLookback = time.Hour
+
 // gitHubHook is the form of a GITHUB_RECONCILE_HOOKS entry.
 var gitHubHook = regexp.MustCompile(`^(repos/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|orgs/[A-Za-z0-9_.-]+)/hooks/[0-9]+$`)
 
@@ -45,14 +51,14 @@ type Settings struct {
 	GitHubToken    []string      // GITHUB_TOKEN; used as is when set
 	GitHubTokenARN string        // GITHUB_TOKEN_ARN, read when GITHUB_TOKEN is empty
 	GitHubAPIURL   string        // GITHUB_API_URL, default https://api.github.com
-	GitHubLookback time.Duration // GITHUB_RECONCILE_LOOKBACK, default none, at most 72h
+	GitHubLookback time.Duration // GITHUB_RECONCILE_LOOKBACK, default DefaultSourceLookback, at most 72h; 0s: from the first run
 
 	// Shopify: on when SHOPIFY_SHOP_DOMAIN is set.
 	ShopifyDomain   string        // SHOPIFY_SHOP_DOMAIN, <shop>.myshopify.com
 	ShopifyToken    []string      // SHOPIFY_ADMIN_TOKEN; used as is when set
 	ShopifyTokenARN string        // SHOPIFY_ADMIN_TOKEN_ARN, read when SHOPIFY_ADMIN_TOKEN is empty
 	ShopifyAPIURL   string        // SHOPIFY_API_URL, default the shop's Admin GraphQL endpoint (reconcile.ShopifyAdminURL)
-	ShopifyLookback time.Duration // SHOPIFY_RECONCILE_LOOKBACK, default none
+	ShopifyLookback time.Duration // SHOPIFY_RECONCILE_LOOKBACK, default DefaultSourceLookback; 0s: from the first run
 
 	// GoPay: on when GOPAY_CLIENT_SECRET or GOPAY_CLIENT_SECRET_ARN is set
 	// (the processor's credentials).
@@ -80,12 +86,12 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		GitHubToken:      r.List("GITHUB_TOKEN"),
 		GitHubTokenARN:   r.String("GITHUB_TOKEN_ARN", ""),
 		GitHubAPIURL:     r.String("GITHUB_API_URL", reconcile.DefaultGitHubAPIURL),
-		GitHubLookback:   r.Duration("GITHUB_RECONCILE_LOOKBACK", 0),
+		GitHubLookback:   r.Window("GITHUB_RECONCILE_LOOKBACK", DefaultSourceLookback),
 		ShopifyDomain:    r.String("SHOPIFY_SHOP_DOMAIN", ""),
 		ShopifyToken:     r.List("SHOPIFY_ADMIN_TOKEN"),
 		ShopifyTokenARN:  r.String("SHOPIFY_ADMIN_TOKEN_ARN", ""),
 		ShopifyAPIURL:    r.String("SHOPIFY_API_URL", ""),
-		ShopifyLookback:  r.Duration("SHOPIFY_RECONCILE_LOOKBACK", 0),
+		ShopifyLookback:  r.Window("SHOPIFY_RECONCILE_LOOKBACK", DefaultSourceLookback),
 		GoPayClientID:    r.String("GOPAY_CLIENT_ID", ""),
 		GoPaySecret:      r.List("GOPAY_CLIENT_SECRET"),
 		GoPaySecretARN:   r.String("GOPAY_CLIENT_SECRET_ARN", ""),

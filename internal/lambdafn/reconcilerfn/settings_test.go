@@ -3,6 +3,7 @@ package reconcilerfn
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 )
@@ -58,5 +59,42 @@ func TestShopifyURLDefaultsToTheShops(t *testing.T) {
 	}
 	if got := strings.Join(s.StripeEventTypes, ","); got != "invoice.paid,charge.refunded" {
 		t.Errorf("STRIPE_EVENT_TYPES = %q", got)
+	}
+}
+
+// The GitHub and Shopify sources' first run looks back an hour unless
+// told otherwise; 0s starts from the first run, and GitHub's window is at
+// most the 3 days it keeps deliveries.
+func TestSourceLookbacks(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		env                    map[string]string
+		wantGitHub, wantShopfy time.Duration
+		wantErr                string
+	}{
+		{name: "defaults", wantGitHub: time.Hour, wantShopfy: time.Hour},
+		{name: "empty as the template passes it", env: map[string]string{"GITHUB_RECONCILE_LOOKBACK": "", "SHOPIFY_RECONCILE_LOOKBACK": ""},
+			wantGitHub: time.Hour, wantShopfy: time.Hour},
+		{name: "from the first run", env: map[string]string{"GITHUB_RECONCILE_LOOKBACK": "0s", "SHOPIFY_RECONCILE_LOOKBACK": "0"}},
+		{name: "all GitHub keeps", env: map[string]string{"GITHUB_RECONCILE_LOOKBACK": "72h", "SHOPIFY_RECONCILE_LOOKBACK": "240h"},
+			wantGitHub: 72 * time.Hour, wantShopfy: 240 * time.Hour},
+		{name: "longer than GitHub keeps", env: map[string]string{"GITHUB_RECONCILE_LOOKBACK": "73h"}, wantErr: "longer than the 3 days"},
+		{name: "negative", env: map[string]string{"SHOPIFY_RECONCILE_LOOKBACK": "-1h"}, wantErr: "SHOPIFY_RECONCILE_LOOKBACK"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := LoadSettings(env(tc.env))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("LoadSettings: %v, want an error saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.GitHubLookback != tc.wantGitHub || s.ShopifyLookback != tc.wantShopfy {
+				t.Errorf("lookbacks GitHub %s Shopify %s, want %s and %s", s.GitHubLookback, s.ShopifyLookback, tc.wantGitHub, tc.wantShopfy)
+			}
+		})
 	}
 }

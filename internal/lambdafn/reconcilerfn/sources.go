@@ -20,6 +20,7 @@ import (
 // from Secrets Manager, read again when older than 5 minutes.
 func buildSources(ctx context.Context, cfg aws.Config, s Settings, claims interface {
 	Get(ctx context.Context, key webhook.Key) (inbox.Item, error)
+	EndHold(ctx context.Context, key webhook.Key) error
 }, db *dynamodb.Client) (reconcile.Sources, error) {
 	var src reconcile.Sources
 	if s.StripeEnabled() {
@@ -58,6 +59,7 @@ func buildSources(ctx context.Context, cfg aws.Config, s Settings, claims interf
 			Watch:  &reconcile.GoPayWatch{DB: db, Table: s.Table, MaxAge: s.GoPayMaxAge},
 			Fetch:  gopayapi.Payments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient()),
 			Budget: s.GoPayBudget,
+			Inbox:  claims,
 		})
 	}
 	return src, nil

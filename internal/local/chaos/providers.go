@@ -117,7 +117,7 @@ type Secrets map[string][]string
 var LocalSecrets = Secrets{
 	verify.StripeProvider:   {LocalSecret},
 	verify.GitHubProvider:   {"local-hookinbox-chaos-github"},
-	verify.ShopifyProvider:  {"local-hookinbox-chaos-shopify"},
+	verify.ShopifyProvider:  {"local-hookinbox-chaos-shopify-secret"},
 	verify.StandardProvider: {"whsec_bG9jYWwtaG9va2luYm94LWNoYW9zLXN0YW5kYXJk"},
 	verify.AdyenProvider:    {"6C6F63616C2D686F6F6B696E626F782D6368616F732D616479656E2D6B657921"},
 }
