@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
@@ -359,7 +358,7 @@ func (d *devStack) wire(ctx context.Context, st *pipeline.Stack, fns []pipeline.
 	})
 	api := &lambdalocal.HTTPAPI{Log: d.errorLogger("http api")}
 	sqsClient := st.Emulators.SQS()
-	inboxItem := inbox.NewDynamoDB(st.Emulators.DynamoDB(), st.Tables["InboxTable"]).Get
+	inboxItem := st.Inbox().Get
 	for _, spec := range fns {
 		fn := invokers[spec.LogicalID]
 		for _, t := range spec.Triggers {
@@ -457,7 +456,7 @@ func (d *devStack) stateOf(root, baseURL string, st *pipeline.Stack, fns []pipel
 		BaseURL: baseURL, WebhookURL: baseURL + "/webhooks/stripe", HealthURL: baseURL + "/healthz",
 		StripeWebhookSecret: d.flags.secret, StripeAPIKey: pipeline.StripeKey,
 		Endpoints: st.Endpoints, Env: st.Emulators.EnvMap(),
-		Tables: st.Tables, Queues: map[string]stateQueue{},
+		Tables: st.Tables, Buckets: st.Buckets, Queues: map[string]stateQueue{},
 		MetricsFile: metricsFileFor(d.flags.stateFile),
 	}
 	s.Env["AWS_ENDPOINT_URL_SESV2"] = st.Endpoints["AWS_ENDPOINT_URL_SESV2"]

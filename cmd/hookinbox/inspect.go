@@ -100,7 +100,7 @@ Examples:
 	}
 	table := t.table
 	db := dynamodb.NewFromConfig(t.cfg)
-	store := inbox.NewDynamoDB(db, table)
+	store := t.store()
 	it, err := store.Get(ctx, key)
 	if errors.Is(err, inbox.ErrNotFound) {
 		return fmt.Errorf("%s is not in the inbox (table %s): was it sent to this stack? `hookinbox send` prints the keys it sends", key, table)
