@@ -167,6 +167,7 @@ func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 		return nil, fmt.Errorf("payload %s: %w", key, err)
 	}
 	var separate []byte
+	var object, sum string
 	for _, item := range out.Items {
 		if b := getB(item, attrPayloadDeflate); b != nil {
 			raw, err := inflate(b)
@@ -175,15 +176,22 @@ func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 			}
 			return raw, nil
 		}
-		if name := getS(item, attrPayloadObject); name != "" && skOf(item) == SortEvent {
-			raw, err := s.bodies.get(ctx, name, getS(item, "payload_sha256"))
+		if skOf(item) == SortEvent {
+			object, sum = getS(item, attrPayloadObject), getS(item, "payload_sha256")
+		}
+		if b := getB(item, "payload"); b != nil && skOf(item) == SortPayload {
+			separate = b
+		}
+	}
+	if object != "" {
+		// A body the provider's API served since (the processor stores
+		// a small one in a payload item) stands in for a lost object.
+		raw, err := s.bodies.get(ctx, object, sum)
+		if err == nil || separate == nil || !errors.Is(err, ErrNotFound) {
 			if err != nil {
 				return nil, fmt.Errorf("payload %s: %w", key, err)
 			}
 			return raw, nil
-		}
-		if b := getB(item, "payload"); b != nil && skOf(item) == SortPayload {
-			separate = b
 		}
 	}
 	if separate == nil {

@@ -72,11 +72,7 @@ func (m *Memory) Payload(_ context.Context, key webhook.Key) ([]byte, error) {
 	defer m.mu.Unlock()
 	if it, ok := m.items[key]; ok && it.Payload != nil {
 		return clone(it.Payload), nil
-	} else if ok && it.PayloadObject != "" {
-		raw, stored := m.objects[it.PayloadObject]
-		if !stored {
-			return nil, fmt.Errorf("payload %s: %w", key, ErrNotFound)
-		}
+	} else if raw, stored := m.objects[it.PayloadObject]; ok && stored {
 		return clone(raw), nil
 	}
 	p, ok := m.payloads[key]

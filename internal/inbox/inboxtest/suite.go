@@ -376,6 +376,15 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		if _, err := s.Payload(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
 			t.Errorf("Payload before PutPayload: %v, want ErrNotFound", err)
 		}
+		// The object lost, the processor stores what the provider's API
+		// serves: it stands in until the object is there.
+		fetched := Event("evt_huge").Raw
+		if err := s.PutPayload(ctx, c.PayloadItem(), fetched); err != nil {
+			t.Fatal(err)
+		}
+		if raw, err := s.Payload(ctx, it.Key); err != nil || string(raw) != string(fetched) {
+			t.Errorf("Payload with the object missing = %d bytes, %v; want the fetched %d", len(raw), err, len(fetched))
+		}
 		if err := s.PutPayload(ctx, c.PayloadItem(), ev.Raw); err != nil {
 			t.Fatal(err)
 		}
