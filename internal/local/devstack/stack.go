@@ -212,7 +212,7 @@ func (s *Stack) lookup(id, attr string) (string, error) {
 	}
 	switch res.Type {
 	case bucketType:
-		if s.emu.S3URL == "" {
+		if s.emu == nil || s.emu.S3URL == "" {
 			return "", fmt.Errorf("bucket %s was not created in stack %s: no S3 endpoint (set AWS_ENDPOINT_URL_S3)", id, s.Name)
 		}
 		return "", fmt.Errorf("%s %s was not created in stack %s (is its Condition false?)", res.Type, id, s.Name)
