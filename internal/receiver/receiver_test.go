@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -210,7 +211,8 @@ func TestBodyLimitIsWhatLambdaReceives(t *testing.T) {
 	if receiver.DefaultMaxBodyBytes != 6_291_456-32_768 {
 		t.Fatalf("DefaultMaxBodyBytes = %d, want 6 MiB less 32 KiB of envelope", receiver.DefaultMaxBodyBytes)
 	}
-	atLimit := signedSize("checkout.session.completed", "evt_limit", receiver.DefaultMaxBodyBytes)
+	body := padded(verifytest.StripeEvent("checkout.session.completed", "evt_limit", now.Add(-time.Second)), receiver.DefaultMaxBodyBytes)
+	atLimit := request(body, verifytest.SignStripe(body, now, secret))
 	if len(atLimit.Body) != receiver.DefaultMaxBodyBytes {
 		t.Fatalf("body of %d bytes, want %d", len(atLimit.Body), receiver.DefaultMaxBodyBytes)
 	}
