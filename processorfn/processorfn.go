@@ -142,7 +142,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			IDOnly: map[string]bool{verify.GoPayProvider: true},
 			Live:   live,
 		},
-		inbox.NewDynamoDB(db, s.Table),
+		inbox.NewDynamoDB(db, s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle)),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
 		business,
 		queue.New(sq, s.QueueURL),

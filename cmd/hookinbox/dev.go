@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
@@ -80,10 +79,11 @@ func localAddr() string {
 func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := devFlags{env: envFlag{}, params: envFlag{}}
 	fs := newFlagSet("dev", "[flags]", `
-Runs the local stack in the foreground until Ctrl-C: dynalite and
-local-aws-sqs on 127.0.0.1 (unless AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_DYNAMODB
-and AWS_ENDPOINT_URL_SQS point elsewhere, e.g. LocalStack), every table and
-queue of template.yaml (named hookinbox-inbox, hookinbox-events, ...), SES and
+Runs the local stack in the foreground until Ctrl-C: dynalite,
+local-aws-sqs and gofakes3 (S3) on 127.0.0.1 (unless AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_DYNAMODB
+and AWS_ENDPOINT_URL_SQS point elsewhere, e.g. LocalStack, with
+AWS_ENDPOINT_URL_S3 for S3), every table, queue and bucket of template.yaml
+(named hookinbox-inbox, hookinbox-events, ...), SES and
 Stripe API stand-ins, and every function of the template wired to its events:
 HttpApi routes served on --addr, SQS event sources with the template's batch
 size and window, rate(...) schedules. GET /healthz answers 200 once ready.
@@ -211,7 +211,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	if _, err := os.Stat(filepath.Join(root, "local", "node_modules", "dynalite")); err != nil && os.Getenv("AWS_ENDPOINT_URL") == "" && os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
 		d.logf("installing the emulators: npm ci --prefix local (first run only; takes a minute)")
 	}
-	d.logf("starting dynalite and local-aws-sqs")
+	d.logf("starting dynalite, local-aws-sqs and gofakes3")
 	emu, err := devstack.Start(ctx, devstack.Options{
 		Root: root, Stderr: d.childLog("emulators"),
 		DynamoDBPort: d.flags.dynamoDBPort, SQSPort: d.flags.sqsPort,
@@ -359,7 +359,7 @@ func (d *devStack) wire(ctx context.Context, st *pipeline.Stack, fns []pipeline.
 	})
 	api := &lambdalocal.HTTPAPI{Log: d.errorLogger("http api")}
 	sqsClient := st.Emulators.SQS()
-	inboxItem := inbox.NewDynamoDB(st.Emulators.DynamoDB(), st.Tables["InboxTable"]).Get
+	inboxItem := st.Inbox().Get
 	for _, spec := range fns {
 		fn := invokers[spec.LogicalID]
 		for _, t := range spec.Triggers {
@@ -457,7 +457,7 @@ func (d *devStack) stateOf(root, baseURL string, st *pipeline.Stack, fns []pipel
 		BaseURL: baseURL, WebhookURL: baseURL + "/webhooks/stripe", HealthURL: baseURL + "/healthz",
 		StripeWebhookSecret: d.flags.secret, StripeAPIKey: pipeline.StripeKey,
 		Endpoints: st.Endpoints, Env: st.Emulators.EnvMap(),
-		Tables: st.Tables, Queues: map[string]stateQueue{},
+		Tables: st.Tables, Buckets: st.Buckets, Queues: map[string]stateQueue{},
 		MetricsFile: metricsFileFor(d.flags.stateFile),
 	}
 	s.Env["AWS_ENDPOINT_URL_SESV2"] = st.Endpoints["AWS_ENDPOINT_URL_SESV2"]

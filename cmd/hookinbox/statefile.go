@@ -44,8 +44,9 @@ type devState struct {
 	// `hookinbox status` sums.
 	MetricsFile string `json:"metrics_file"`
 
-	Tables    map[string]string     `json:"tables"` // logical ID → name
-	Queues    map[string]stateQueue `json:"queues"` // logical ID → queue
+	Tables    map[string]string     `json:"tables"`            // logical ID → name
+	Buckets   map[string]string     `json:"buckets,omitempty"` // logical ID → name
+	Queues    map[string]stateQueue `json:"queues"`            // logical ID → queue
 	Functions []stateFunction       `json:"functions"`
 }
 

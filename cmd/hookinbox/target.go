@@ -11,7 +11,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
 )
 
 // The outputs of template.yaml that name what inspect, replay and status
@@ -20,6 +23,7 @@ const (
 	outputInboxTable  = "InboxTableName"
 	outputEventsQueue = "EventsQueueUrl"
 	outputDLQ         = "EventsDLQUrl"
+	outputBodyBucket  = "BodyBucketName"
 )
 
 // stackFlags are the flags inspect, replay and status share to choose the
@@ -62,6 +66,9 @@ type target struct {
 	local                   *devState
 	stack                   string
 	table, queueURL, dlqURL string
+	// bucket keeps the bodies too large for an item; "" when the stack
+	// names none (a stack deployed before there was one).
+	bucket string
 	// args are the flags that choose this stack, for the commands a
 	// command prints: "" or " --state-file F" locally, " --stack S" (and
 	// any names given) on AWS.
@@ -110,6 +117,7 @@ func (f *stackFlags) resolve(ctx context.Context, command string, stderr io.Writ
 			return nil, fmt.Errorf("%w\n(pass --stack with the stack name sam deploy was given, or name the resources with --table, --queue-url and --dlq-url)", err)
 		}
 		t.table, t.queueURL, t.dlqURL = orDefault(t.table, out[outputInboxTable]), orDefault(t.queueURL, out[outputEventsQueue]), orDefault(t.dlqURL, out[outputDLQ])
+		t.bucket = out[outputBodyBucket]
 		for _, o := range []struct {
 			key, value string
 			needed     bool
@@ -130,7 +138,7 @@ func (f *stackFlags) localTarget(command string, stderr io.Writer, st *devState,
 		return nil, err
 	}
 	guard(&cfg, allowed)
-	t := &target{cfg: cfg, local: st, stack: st.StackName, table: st.Tables["InboxTable"],
+	t := &target{cfg: cfg, local: st, stack: st.StackName, table: st.Tables["InboxTable"], bucket: st.Buckets["BodyBucket"],
 		queueURL: st.Queues["EventsQueue"].URL, dlqURL: st.Queues["EventsDLQ"].URL}
 	if f.stateFile != defaultStateFile() {
 		t.args = " --state-file " + f.stateFile
@@ -140,6 +148,12 @@ func (f *stackFlags) localTarget(command string, stderr io.Writer, st *devState,
 	}
 	fmt.Fprintf(stderr, "hookinbox %s: using the local stack (%s); pass --stack NAME for a deployed one\n", command, f.stateFile)
 	return t, nil
+}
+
+// store returns the store on the target's inbox table, reading the
+// bodies kept in its bucket (path-style on the local stack's S3 server).
+func (t *target) store() *inbox.DynamoDB {
+	return inbox.NewDynamoDB(dynamodb.NewFromConfig(t.cfg), t.table).WithBodies(inbox.BodiesFor(t.cfg, t.bucket, t.local != nil))
 }
 
 // stackOutputs returns the outputs of the CloudFormation stack name.

@@ -41,7 +41,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	rec = rec.WithEventTypes(verify.TypeBounded)
 	in := intake.New(
 		intake.Config{Grace: s.Grace, Metrics: rec},
-		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
+		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle)),
 		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 		log,
 	)

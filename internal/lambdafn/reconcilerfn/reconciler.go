@@ -31,7 +31,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	store := inbox.NewDynamoDB(db, s.Table)
+	store := inbox.NewDynamoDB(db, s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle))
 	sources, err := buildSources(ctx, cfg, s, store, db)
 	if err != nil {
 		return nil, err

@@ -193,7 +193,7 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	}
 	db := emu.DynamoDB()
 	l.events = queue.New(emu.SQS(), evq.URL)
-	l.inbox = inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	l.inbox = st.Inbox()
 	l.ledger = effects.NewLedger(db, st.Tables["InboxTable"], 0)
 	if table, ok := st.Tables["ShopTable"]; ok {
 		l.business = shopBusiness(shop.New(shop.Config{Table: table, MailFrom: "shop@example.com"}, db, nil, nil))

@@ -26,17 +26,47 @@ func startDynalite(ctx context.Context, opts Options) (*Emulators, error) {
 	if err := ensureNodeModules(ctx, root, opts.Stderr); err != nil {
 		return nil, err
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return nil, fmt.Errorf("start emulators: node not found in PATH (install Node 20): %w", err)
-	}
-
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, startTimeout)
 		defer cancel()
 	}
 
+	// gofakes3 starts beside node (its first build takes a while).
+	type s3Server struct {
+		url  string
+		proc *child
+		err  error
+	}
+	s3Started := make(chan s3Server, 1)
+	go func() {
+		url, proc, err := startS3(ctx, opts)
+		s3Started <- s3Server{url, proc, err}
+	}()
+	withS3 := func(e *Emulators, err error) (*Emulators, error) {
+		s := <-s3Started
+		if err == nil && s.err != nil {
+			_ = e.Stop()
+			err = s.err
+		}
+		if err != nil {
+			if s.proc != nil {
+				_ = s.proc.stop(time.Second)
+			}
+			return nil, err
+		}
+		e.S3URL, e.s3proc = s.url, s.proc
+		return e, nil
+	}
+	return withS3(startNode(ctx, root, opts))
+}
+
+// startNode starts local/emulators.js (see startDynalite).
+func startNode(ctx context.Context, root string, opts Options) (*Emulators, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("start emulators: node not found in PATH (install Node 20): %w", err)
+	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start emulators: %w", err)

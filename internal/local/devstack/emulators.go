@@ -69,6 +69,10 @@ type Emulators struct {
 	// DynamoDBURL and SQSURL are the endpoints, such as
 	// http://127.0.0.1:41235.
 	DynamoDBURL, SQSURL string
+	// S3URL is the S3 endpoint (gofakes3 for FamilyDynalite, moto_server
+	// for FamilyMoto); empty when External and AWS_ENDPOINT_URL_S3 and
+	// AWS_ENDPOINT_URL are unset: no bucket is created then.
+	S3URL string
 
 	// External is true when the endpoints came from AWS_ENDPOINT_URL* and
 	// Start started nothing.
@@ -82,8 +86,9 @@ type Emulators struct {
 	// succeed (stock moto_server; see MotoRacyConditions).
 	racyConditions bool
 
-	proc  *child   // nil when External
-	stdin *os.File // write end of the node process's stdin
+	proc   *child   // nil when External
+	s3proc *child   // gofakes3, for FamilyDynalite
+	stdin  *os.File // write end of the node process's stdin
 }
 
 // Start starts the emulators of opts.Family (or of HOOKINBOX_EMULATORS):
@@ -138,7 +143,11 @@ func fromEnv() (*Emulators, bool, error) {
 	if ddb == "" || q == "" {
 		return nil, true, errors.New("start emulators: set both AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS, or AWS_ENDPOINT_URL, or none of them to start the local emulators")
 	}
-	return &Emulators{DynamoDBURL: ddb, SQSURL: q, External: true}, true, nil
+	s3URL := os.Getenv("AWS_ENDPOINT_URL_S3")
+	if s3URL == "" {
+		s3URL = all
+	}
+	return &Emulators{DynamoDBURL: ddb, SQSURL: q, S3URL: s3URL, External: true}, true, nil
 }
 
 // waitReady polls both endpoints until each answers HTTP with any status.
@@ -204,6 +213,11 @@ func (e *Emulators) Stop() error {
 	if e.stdin != nil {
 		_ = e.stdin.Close()
 	}
+	if e.s3proc != nil {
+		if err := e.s3proc.stop(3 * time.Second); err != nil {
+			return fmt.Errorf("stop gofakes3: %w", err)
+		}
+	}
 	if err := e.proc.stop(3 * time.Second); err != nil {
 		return fmt.Errorf("stop emulators: %w", err)
 	}
@@ -256,15 +270,20 @@ func (e *Emulators) SQS() *sqs.Client {
 
 // EnvMap returns the variables that point an AWS SDK in another process at
 // these endpoints: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS,
-// AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+// AWS_ENDPOINT_URL_S3 (when there is one), AWS_REGION, AWS_ACCESS_KEY_ID
+// and AWS_SECRET_ACCESS_KEY.
 func (e *Emulators) EnvMap() map[string]string {
-	return map[string]string{
+	m := map[string]string{
 		"AWS_ENDPOINT_URL_DYNAMODB": e.DynamoDBURL,
 		"AWS_ENDPOINT_URL_SQS":      e.SQSURL,
 		"AWS_REGION":                Region,
 		"AWS_ACCESS_KEY_ID":         accessKey,
 		"AWS_SECRET_ACCESS_KEY":     secretKey,
 	}
+	if e.S3URL != "" {
+		m["AWS_ENDPOINT_URL_S3"] = e.S3URL
+	}
+	return m
 }
 
 // RacyConditions reports whether concurrent conditional writes on one
