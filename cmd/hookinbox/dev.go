@@ -208,8 +208,10 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	baseURL := "http://" + ln.Addr().String()
 
 	// Emulators.
-	if _, err := os.Stat(filepath.Join(root, "local", "node_modules", "dynalite")); err != nil && os.Getenv("AWS_ENDPOINT_URL") == "" && os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
-		d.logf("installing the emulators: npm ci --prefix local (first run only; takes a minute)")
+	if dir, err := devstack.EmulatorDir(root); err == nil && os.Getenv("AWS_ENDPOINT_URL") == "" && os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "dynalite")); err != nil {
+			d.logf("installing the emulators into %s: npm ci (first run only; takes a minute)", dir)
+		}
 	}
 	d.logf("starting dynalite and local-aws-sqs")
 	emu, err := devstack.Start(ctx, devstack.Options{

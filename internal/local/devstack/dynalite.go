@@ -16,14 +16,18 @@ import (
 // startDynalite starts FamilyDynalite: local/emulators.js under node, which
 // serves dynalite and local-aws-sqs on opts' ports and prints their
 // endpoints as its first line of output. It finds the repository root
-// (RepoRoot) and runs `npm ci --prefix local` first if local/node_modules
-// is missing.
+// (RepoRoot) and runs from EmulatorDir, installing the emulators there
+// first (npm ci) when they are missing.
 func startDynalite(ctx context.Context, opts Options) (*Emulators, error) {
 	root, err := RepoRoot(opts.Root)
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureNodeModules(ctx, root, opts.Stderr); err != nil {
+	dir, err := EmulatorDir(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureNodeModules(ctx, root, dir, opts.Stderr); err != nil {
 		return nil, err
 	}
 	node, err := exec.LookPath("node")
@@ -47,14 +51,14 @@ func startDynalite(ctx context.Context, opts Options) (*Emulators, error) {
 		stdinW.Close()
 		return nil, fmt.Errorf("start emulators: %w", err)
 	}
-	args := []string{filepath.Join(root, "local", "emulators.js"),
+	args := []string{filepath.Join(dir, "emulators.js"),
 		"--dynamodb-port", strconv.Itoa(opts.DynamoDBPort),
 		"--sqs-port", strconv.Itoa(opts.SQSPort)}
 	if !opts.WarmUp {
 		args = append(args, "--warmup", "0")
 	}
 	cmd := exec.Command(node, args...)
-	cmd.Dir = filepath.Join(root, "local")
+	cmd.Dir = dir
 	cmd.Stdin = stdinR
 	cmd.Stdout = stdoutW
 	proc, err := startChild(cmd, nil, opts.Stderr)
