@@ -30,7 +30,7 @@ func selfCommand() string {
 // selfCommandIn is selfCommand for the module whose go.mod is raw.
 func selfCommandIn(gomod []byte) string {
 	const module = "github.com/hookinbox/hookinbox"
-	f, err := modfile.ParseLax("go.mod", gomod, nil)
+	f, err := modfile.Parse("go.mod", gomod, nil)
 	if err != nil {
 		return "hookinbox"
 	}
