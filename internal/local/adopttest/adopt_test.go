@@ -59,15 +59,22 @@ func TestAdoptingCommandsInAFreshModule(t *testing.T) {
 	writeProxy(t, root, proxy)
 	u.own(t, work)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	upstream, _ := exec.Command("go", "env", "GOPROXY").Output()
-	env := []string{
-		"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + filepath.Join(work, "tmp"),
-		"GOPROXY=file://" + proxy + "," + strings.TrimSpace(string(upstream)),
-		"GOSUMDB=off", // hookinbox@main here is this checkout, unknown to any checksum database
-		"GOTOOLCHAIN=local", "GOFLAGS=",
+	// The test's environment (certificates, proxies), but the user's own
+	// home, caches and Go settings.
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "GO") && !strings.HasPrefix(k, "XDG_") && k != "HOME" && k != "TMPDIR" && k != "AWS_ENDPOINT_URL" {
+			env = append(env, kv)
+		}
 	}
+	env = append(env, "HOME="+home, "TMPDIR="+filepath.Join(work, "tmp"),
+		"GOPROXY=file://"+proxy+","+strings.TrimSpace(string(upstream)),
+		"GOSUMDB=off", // hookinbox@main here is this checkout, unknown to any checksum database
+		"GOTOOLCHAIN=local", "GOFLAGS=")
 	t.Cleanup(func() {
 		// The module cache is read-only: go clean -modcache empties it.
 		u.run(context.Background(), t, src, env, "go clean -modcache")
@@ -202,9 +209,22 @@ func writeProxy(t *testing.T, root, dir string) {
 	if err := os.MkdirAll(atV, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The committed tree, as git archive writes it (a worktree's .git is
+	// a file, which modzip.CreateFromVCS does not take).
+	tree := filepath.Join(dir, "tree")
+	if err := os.MkdirAll(tree, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := exec.Command("sh", "-ec", `git -C "$1" archive HEAD | tar -x -C "$2"`, "sh", root, tree)
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("git archive: %v\n%s", err, out)
+	}
 	var zip bytes.Buffer
-	if err := modzip.CreateFromVCS(&zip, module.Version{Path: hookinbox, Version: version}, root, "HEAD", ""); err != nil {
+	if err := modzip.CreateFromDir(&zip, module.Version{Path: hookinbox, Version: version}, tree); err != nil {
 		t.Fatalf("zip the checkout: %v", err)
+	}
+	if err := os.RemoveAll(tree); err != nil {
+		t.Fatal(err)
 	}
 	info, _ := json.Marshal(map[string]any{"Version": version, "Time": at})
 	for name, body := range map[string][]byte{
