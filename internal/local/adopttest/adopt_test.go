@@ -57,6 +57,13 @@ func TestAdoptingCommandsInAFreshModule(t *testing.T) {
 		}
 	}
 	writeProxy(t, root, proxy)
+	// The other modules from this machine's download cache, read as a
+	// second proxy: the same versions hookinbox's own build fetched.
+	downloads := filepath.Join(work, "downloads")
+	gomodcache, _ := exec.Command("go", "env", "GOMODCACHE").Output()
+	if out, err := exec.Command("cp", "-a", filepath.Join(strings.TrimSpace(string(gomodcache)), "cache", "download"), downloads).CombinedOutput(); err != nil {
+		t.Fatalf("copy the download cache: %v\n%s", err, out)
+	}
 	u.own(t, work)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -72,7 +79,7 @@ func TestAdoptingCommandsInAFreshModule(t *testing.T) {
 		}
 	}
 	env = append(env, "HOME="+home, "TMPDIR="+filepath.Join(work, "tmp"),
-		"GOPROXY=file://"+proxy+","+strings.TrimSpace(string(upstream)),
+		"GOPROXY=file://"+proxy+",file://"+downloads+","+strings.TrimSpace(string(upstream)),
 		"GOSUMDB=off", // hookinbox@main here is this checkout, unknown to any checksum database
 		"GOTOOLCHAIN=local", "GOFLAGS=")
 	t.Cleanup(func() {
