@@ -34,8 +34,8 @@ const hookinbox = "github.com/hookinbox/hookinbox"
 // checkout's committed tree. Then hookinbox's directory in the module
 // cache is unchanged and the emulators are in the user's cache directory.
 func TestAdoptingCommandsInAFreshModule(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: downloads the module's dependencies and runs the example's pipeline tests")
+	if os.Getenv("HOOKINBOX_ADOPT_TEST") == "" {
+		t.Skip("builds hookinbox's CLI and the example's tests with a cold build cache as another user, several minutes on 2 cores: run it with make test-adopt (HOOKINBOX_ADOPT_TEST=1)")
 	}
 	root := repoRoot(t)
 	doc, err := os.ReadFile(filepath.Join(root, "docs", "adopting.md"))
@@ -66,7 +66,7 @@ func TestAdoptingCommandsInAFreshModule(t *testing.T) {
 	}
 	u.own(t, work)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	// The test's environment (certificates, proxies), but the user's own
 	// home, caches and Go settings.
