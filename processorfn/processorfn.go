@@ -36,6 +36,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Business is your code: Handle runs the effects of one verified event
@@ -48,7 +49,9 @@ import (
 // Handles(provider, eventType string) bool (Mux has) names the types the
 // processor's metrics break down by; every other type is counted as
 // "other".
-type Business = processor.Business
+type Business interface {
+	Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error
+}
 
 // BusinessBuilder builds your Business at cold start from the function's
 // AWS config and environment. It reads its own settings through getenv and

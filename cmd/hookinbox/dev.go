@@ -124,6 +124,7 @@ type devStack struct {
 	flags          devFlags
 	stdout, stderr io.Writer
 	buildDir       string // where make build-<LogicalId> runs: the template's directory
+	sampleType     string // the Stripe event type the banner sends: one the business handles
 
 	logMu sync.Mutex
 	ready atomic.Bool
@@ -138,6 +139,17 @@ type devStack struct {
 	verifiers map[string]verify.Verifier
 
 	cleanups []func()
+}
+
+// sampleStripeType returns the first Stripe event type the template's
+// reconciler lists (StripeEventTypes' default: the business's), else
+// checkout.session.completed.
+func sampleStripeType(tpl *samtemplate.Template) string {
+	first, _, _ := strings.Cut(tpl.Parameters["StripeEventTypes"].Default, ",")
+	if first = strings.TrimSpace(first); first != "" {
+		return first
+	}
+	return "checkout.session.completed"
 }
 
 // logf prints one timestamped line on stderr.
@@ -180,6 +192,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("load template: %w", err)
 	}
+	d.sampleType = sampleStripeType(tpl)
 	// Another module's stack (stacktemplate): its functions are its own
 	// mains, built by the Makefile beside its template as sam build does.
 	if d.buildDir, err = filepath.Abs(filepath.Dir(tplPath)); err != nil {
@@ -208,8 +221,10 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	baseURL := "http://" + ln.Addr().String()
 
 	// Emulators.
-	if _, err := os.Stat(filepath.Join(root, "local", "node_modules", "dynalite")); err != nil && os.Getenv("AWS_ENDPOINT_URL") == "" && os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
-		d.logf("installing the emulators: npm ci --prefix local (first run only; takes a minute)")
+	if dir, err := devstack.EmulatorDir(root); err == nil && os.Getenv("AWS_ENDPOINT_URL") == "" && os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "dynalite")); err != nil {
+			d.logf("installing the emulators into %s: npm ci (first run only; takes a minute)", dir)
+		}
 	}
 	d.logf("starting dynalite, local-aws-sqs and gofakes3")
 	emu, err := devstack.Start(ctx, devstack.Options{
@@ -461,6 +476,8 @@ func (d *devStack) stateOf(root, baseURL string, st *pipeline.Stack, fns []pipel
 		MetricsFile: metricsFileFor(d.flags.stateFile),
 	}
 	s.Env["AWS_ENDPOINT_URL_SESV2"] = st.Endpoints["AWS_ENDPOINT_URL_SESV2"]
+	// The AWS CLI v1 reads its region from AWS_DEFAULT_REGION only.
+	s.Env["AWS_DEFAULT_REGION"] = devstack.Region
 	for id, q := range st.Queues {
 		s.Queues[id] = stateQueue{Name: q.Name, URL: q.URL, ARN: q.ARN}
 	}
@@ -516,9 +533,16 @@ func (d *devStack) printBanner(s *devState, specs []pipeline.Function) {
 	if d.flags.stateFile != defaultStateFile() {
 		stateArg = " --state-file " + d.flags.stateFile
 	}
-	fmt.Fprintln(w, "In another terminal, send the same event three times, then look at the shop:")
-	fmt.Fprintf(w, "  go run ./cmd/hookinbox send stripe checkout.session.completed --times 3%s\n", stateArg)
-	fmt.Fprintf(w, "  go run ./cmd/hookinbox state%s\n", stateArg)
+	self := selfCommand()
+	if _, shop := s.Tables["ShopTable"]; shop {
+		fmt.Fprintln(w, "In another terminal, send the same event three times, then look at the shop:")
+		fmt.Fprintf(w, "  %s send stripe checkout.session.completed --times 3%s\n", self, stateArg)
+		fmt.Fprintf(w, "  %s state%s\n", self, stateArg)
+	} else {
+		fmt.Fprintln(w, "In another terminal, send the same event three times, then inspect it (send prints its key):")
+		fmt.Fprintf(w, "  %s send stripe %s --times 3%s\n", self, d.sampleType, stateArg)
+		fmt.Fprintf(w, "  %s inspect stripe#<event id>%s\n", self, stateArg)
+	}
 	fmt.Fprintf(w, "From elsewhere: --url %s --secret %s\n\n", s.WebhookURL, s.StripeWebhookSecret)
 
 	fmt.Fprintln(w, "Point other tools (AWS CLI, SDKs) at the stack:")

@@ -137,7 +137,7 @@ func loadState(path string) (*devState, error) {
 	}
 	st, err := readStateFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s does not exist; start one with `make dev` (or `go run ./cmd/hookinbox dev`) in another terminal, or pass --state-file", errNoStack, path)
+		return nil, fmt.Errorf("%w: %s does not exist; start one with `make dev` (or `%s dev`) in another terminal, or pass --state-file", errNoStack, path, selfCommand())
 	}
 	if err != nil {
 		return nil, err

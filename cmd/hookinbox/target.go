@@ -106,6 +106,10 @@ func (f *stackFlags) resolve(ctx context.Context, command string, stderr io.Writ
 	}
 	guard(&cfg, allowed)
 	t := &target{cfg: cfg, stack: f.stack, table: f.table, queueURL: f.queueURL, dlqURL: f.dlqURL, args: " --stack " + f.stack}
+	// Resources named by their flags alone belong to no stack we know.
+	if !f.useAWS && !flagSet(f.fs, "stack") && t.table != "" && (!queues || t.queueURL != "" && t.dlqURL != "") {
+		t.stack, t.args = "", ""
+	}
 	for _, fl := range []struct{ name, value string }{{"table", f.table}, {"queue-url", f.queueURL}, {"dlq-url", f.dlqURL}} {
 		if fl.value != "" {
 			t.args += " --" + fl.name + " " + fl.value
@@ -127,8 +131,17 @@ func (f *stackFlags) resolve(ctx context.Context, command string, stderr io.Writ
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "hookinbox %s: AWS stack %s in %s (table %s)\n", command, t.stack, orDefault(cfg.Region, "no region"), t.table)
+	fmt.Fprintf(stderr, "hookinbox %s: %s in %s (table %s)\n", command, t.where(), orDefault(cfg.Region, "no region"), t.table)
 	return t, nil
+}
+
+// where names the target for a person: "AWS stack NAME", or "AWS
+// resources" when the flags named them without a stack.
+func (t *target) where() string {
+	if t.stack == "" {
+		return "AWS resources"
+	}
+	return "AWS stack " + t.stack
 }
 
 // localTarget is the running local stack st.

@@ -131,7 +131,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		r.Problem("GITHUB_RECONCILE_LOOKBACK=%s is longer than the 3 days GitHub keeps deliveries", s.GitHubLookback)
 	}
 	if s.StripeEnabled() && len(s.StripeEventTypes) == 0 {
-		r.Problem("STRIPE_EVENT_TYPES is empty: name the Stripe event types the business handles (comma-separated), or unset STRIPE_API_KEY and STRIPE_API_KEY_ARN to turn the Stripe source off")
+		r.Problem("STRIPE_EVENT_TYPES is empty: name the Stripe event types the business handles (comma-separated; a generated template takes them from the business file's EventTypes stripe), or unset STRIPE_API_KEY and STRIPE_API_KEY_ARN to turn the Stripe source off")
 	}
 	if s.Lookback > MaxLookback {
 		r.Problem("STRIPE_EVENTS_LOOKBACK=%s is longer than the 30 days Stripe lists events", s.Lookback)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
@@ -65,6 +66,9 @@ type LocalOptions struct {
 	Bootstraps map[string]string
 	// Params are the template's parameter values, over its defaults.
 	Params map[string]string
+	// Builders replace the in-process builders of functions (by logical
+	// ID): a business of a test's own, run in process.
+	Builders map[string]lambdafn.Builder
 }
 
 // Local is a fresh pipeline.Stack of template.yaml on the local
@@ -110,7 +114,7 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 		Name: stackName, Template: tpl,
 		Env:    map[string]string{"METRICS_FILE": os.DevNull}, // the embedded metric lines are not the verdict
 		Log:    func(id string) *slog.Logger { return opts.Log.With("function", id) },
-		Params: opts.Params,
+		Params: opts.Params, Builders: opts.Builders,
 	})
 	if err != nil {
 		return nil, err

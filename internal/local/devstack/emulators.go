@@ -94,10 +94,10 @@ type Emulators struct {
 // Start starts the emulators of opts.Family (or of HOOKINBOX_EMULATORS):
 // for FamilyMoto, moto_server (see startMoto); by default, as follows.
 //
-// It starts local/emulators.js under node, finding the repository root by
-// walking up to go.mod and running `npm ci --prefix local` first if
-// local/node_modules is missing (under a file lock, so parallel test binaries
-// do not race). If AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS or
+// It starts local/emulators.js under node from EmulatorDir: hookinbox's
+// local/ when `make local/node_modules` installed the emulators there, else
+// a copy in the user's cache directory, where `npm ci` installs them on the
+// first run (under a file lock, so parallel test binaries do not race). If AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS or
 // AWS_ENDPOINT_URL is set it uses those endpoints instead and starts nothing.
 // It returns once both endpoints answer HTTP. ctx bounds the start only; the
 // emulators run until Stop or until this process exits.
