@@ -592,10 +592,11 @@ func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger
 			err = fmt.Errorf("business code panicked: %v", r)
 		}
 	}()
-	var fx effects.Runner = timedRunner{h.ledger.For(key), h.cfg.Metrics}
+	mw := []effects.Middleware{timed(h.cfg.Metrics)}
 	if !effectsBy.IsZero() {
-		fx = deadlineRunner{fx, effectsBy}
+		mw = []effects.Middleware{notAfter(effectsBy), timed(h.cfg.Metrics)}
 	}
+	fx := effects.With(h.ledger.For(key), mw...)
 	if deadline, ok := ctx.Deadline(); ok {
 		// An effect that has run is recorded with retries until the
 		// ledger's share of the reserve is used up, whatever context the
