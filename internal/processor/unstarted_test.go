@@ -43,9 +43,9 @@ func TestEffectPastItsDeadlineIsNotStarted(t *testing.T) {
 	db, table := devstacktest.TestTable(t, "InboxTable")
 	store := &slowIntents{Client: db}
 	f := newFixture(t)
-	const reserve = 400 * time.Millisecond
+	const reserve = 1200 * time.Millisecond
 	sent := 0
-	h := processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }, Budget: time.Second, Reserve: reserve},
+	h := processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }, Budget: 2 * time.Second, Reserve: reserve},
 		f.store, effects.NewLedger(store, table, time.Hour), businessFunc(func(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 			return effects.AtMostOnce(ctx, fx, "welcome-email", func(ctx context.Context, _ string) (string, error) {
 				if err := ctx.Err(); err != nil {
@@ -57,12 +57,12 @@ func TestEffectPastItsDeadlineIsNotStarted(t *testing.T) {
 		}), f.q, f.q, nil)
 	msg := f.claim(t, "evt_slowstore", "checkout.session.completed")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	invocationDeadline, _ := ctx.Deadline()
-	// The intent is written after the effect's deadline and before the
-	// ledger's (half the reserve later).
-	slowUntil := invocationDeadline.Add(-reserve * 3 / 4)
+	// The intent is written after the effect's deadline and well before
+	// the ledger's (half the reserve later), which releases it.
+	slowUntil := invocationDeadline.Add(-reserve * 5 / 6)
 	store.until.Store(&slowUntil)
 	resp, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{msg}})
 	if err != nil {
