@@ -55,8 +55,9 @@
 //
 // Each invocation keeps to its deadline: a message is started only while
 // the remaining time exceeds the per-message budget, its effects must end
-// a reserve before the deadline (so the outcome is always written), and
-// the messages not started go back at once with a short visibility. A
+// a reserve before the deadline (so the outcome is always written; one
+// whose deadline passed before it starts is not started, and retried),
+// and the messages not started go back at once with a short visibility. A
 // panic in the business code fails that event alone, with the panic text.
 //
 // An unfinished event whose payload is missing is fetched from its
