@@ -46,7 +46,8 @@ type Effect struct {
 	// (see AtMostOnce). Without it the effect runs at least once, with the
 	// same idempotency key on every attempt.
 	AtMostOnce bool
-	Fn         Func
+	// Fn makes the effect happen.
+	Fn Func
 }
 
 // Runner runs the named effects of one event, each once as far as the

@@ -127,6 +127,10 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 		if !errors.Is(err, ErrInvalid) || !webhook.IsPermanent(err) {
 			t.Errorf("err = %v, want ErrInvalid, permanent", err)
 		}
+		err = With(l.For(key), func(_ string, next Func) Func { return next }).Run(ctx, Effect{Name: "x"})
+		if !errors.Is(err, ErrInvalid) || !webhook.IsPermanent(err) {
+			t.Errorf("no function: err = %v, want ErrInvalid, permanent", err)
+		}
 	})
 
 	t.Run("Result", func(t *testing.T) {
