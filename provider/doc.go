@@ -1,7 +1,13 @@
-// Package verify authenticates webhook deliveries: one file per provider,
-// each turning a request (headers, query, the exact raw body) into the
-// webhook.Events it carries, or into an error that wraps one of the webhook
-// error kinds. Specs (registry.go) lists the providers.
+// Package provider is hookinbox's contract with a webhook provider: what
+// the receiver, processor, reconciler, `hookinbox send`, chaos and
+// hookinboxtest need to know about one (Provider). Each provider hookinbox
+// ships is a package below this one (provider/stripe, provider/github,
+// ...) and a line in provider/builtin; a team adds its own by implementing
+// Provider in its own module and handing it to its functions.
+//
+// A verifier turns a request (headers, query, the exact raw body) into the
+// webhook.Events it carries, or into an error wrapping ErrNoSignature,
+// ErrBadSignature, ... (each wraps a webhook error kind).
 //
 // Guarantees, for every provider:
 //
@@ -28,5 +34,6 @@
 //     the timestamp was) but never a secret, a signature or payload content.
 //   - Verifiers hold no mutable state and are safe for concurrent use.
 //
-// Package verifytest builds signed requests for tests in every package.
-package verify
+// It is part of hookinbox's public API; within v0.x a minor release may
+// change it, and the CHANGELOG says how.
+package provider

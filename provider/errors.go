@@ -1,4 +1,4 @@
-package verify
+package provider
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 // Verification failures. Each wraps a webhook error kind, so a caller maps it
 // to an HTTP status with errors.Is(err, webhook.ErrUnauthenticated) or
 // errors.Is(err, webhook.ErrMalformed), and branches on the exact condition
-// with errors.Is(err, verify.ErrStale) and the like. Verifiers return them
+// with errors.Is(err, provider.ErrStale) and the like. Verifiers return them
 // wrapped with context; the context never holds a secret, a signature or
 // payload content.
 var (

@@ -1,11 +1,11 @@
-package verify_test
+package provider_test
 
 import (
 	"errors"
 	"fmt"
 	"testing"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -14,12 +14,12 @@ func TestReason(t *testing.T) {
 		err  error
 		want string
 	}{
-		{fmt.Errorf("verify: %w", verify.ErrBadSignature), "bad-signature"},
-		{fmt.Errorf("verify: %w", verify.ErrNoSignature), "no-signature"},
-		{verify.ErrStale, "stale"},
-		{verify.ErrFuture, "future"},
-		{verify.ErrNotJSON, "not-json"},
-		{verify.ErrBadEventID, "bad-event-id"},
+		{fmt.Errorf("verify: %w", provider.ErrBadSignature), "bad-signature"},
+		{fmt.Errorf("verify: %w", provider.ErrNoSignature), "no-signature"},
+		{provider.ErrStale, "stale"},
+		{provider.ErrFuture, "future"},
+		{provider.ErrNotJSON, "not-json"},
+		{provider.ErrBadEventID, "bad-event-id"},
 		{fmt.Errorf("%w: 300000 bytes", webhook.ErrTooLarge), "too-large"},
 		{webhook.ErrUnknownProvider, "unknown-provider"},
 		{webhook.ErrMethodNotAllowed, "method-not-allowed"},
@@ -28,7 +28,7 @@ func TestReason(t *testing.T) {
 		{errors.New("dynamodb: throttled"), ""},
 	}
 	for _, tt := range tests {
-		if got := verify.Reason(tt.err); got != tt.want {
+		if got := provider.Reason(tt.err); got != tt.want {
 			t.Errorf("Reason(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package verify
+package provider
 
 import (
 	"crypto/hmac"
@@ -9,8 +9,8 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// hmacSHA256 returns the HMAC-SHA256 of the concatenated parts under key.
-func hmacSHA256(key []byte, parts ...[]byte) []byte {
+// HMACSHA256 returns the HMAC-SHA256 of the concatenated parts under key.
+func HMACSHA256(key []byte, parts ...[]byte) []byte {
 	m := hmac.New(sha256.New, key)
 	for _, p := range parts {
 		m.Write(p)
@@ -18,9 +18,9 @@ func hmacSHA256(key []byte, parts ...[]byte) []byte {
 	return m.Sum(nil)
 }
 
-// anyEqual reports whether some candidate equals some wanted MAC, comparing
+// AnyEqual reports whether some candidate equals some wanted MAC, comparing
 // every pair in constant time.
-func anyEqual(candidates, wanted [][]byte) bool {
+func AnyEqual(candidates, wanted [][]byte) bool {
 	ok := false
 	for _, w := range wanted {
 		for _, c := range candidates {
@@ -32,9 +32,9 @@ func anyEqual(candidates, wanted [][]byte) bool {
 	return ok
 }
 
-// checkSecrets reports an empty secret list or an empty secret; the error
+// CheckSecrets reports an empty secret list or an empty secret; the error
 // names the provider, never a secret.
-func checkSecrets(provider string, secrets []string) error {
+func CheckSecrets(provider string, secrets []string) error {
 	if len(secrets) == 0 {
 		return fmt.Errorf("%s verifier: no secret", provider)
 	}
@@ -46,9 +46,9 @@ func checkSecrets(provider string, secrets []string) error {
 	return nil
 }
 
-// eventID checks an id the provider gave in a header or field, saying what
+// CheckEventID checks an id the provider gave in a header or field, saying what
 // is wrong without repeating what the sender wrote.
-func eventID(provider, what, id string) error {
+func CheckEventID(provider, what, id string) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("%s: no %s: %w", provider, what, ErrNoEventID)
@@ -60,8 +60,8 @@ func eventID(provider, what, id string) error {
 	return nil
 }
 
-// jsonObject reports a body that is not a JSON object as ErrNotJSON.
-func jsonObject(provider string, body []byte) error {
+// CheckJSONObject reports a body that is not a JSON object as ErrNotJSON.
+func CheckJSONObject(provider string, body []byte) error {
 	trimmed := strings.TrimLeft(string(body[:min(len(body), 64)]), " \t\r\n")
 	if trimmed == "" || trimmed[0] != '{' {
 		return fmt.Errorf("%s: %d-byte body: %w", provider, len(body), ErrNotJSON)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/gopay"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -15,7 +17,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/processor"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -62,7 +63,7 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 	ctx := context.Background()
 	notify := func(want intake.Outcome) {
 		t.Helper()
-		evs, err := verify.GoPay{}.Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000001"}})
+		evs, err := gopay.Verifier{}.Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000001"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +72,7 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 		}
 	}
 	const key = webhook.Key("gopay#3000000001")
-	body := webhook.Envelope{Key: key, Type: verify.GoPayNotification}.Marshal()
+	body := webhook.Envelope{Key: key, Type: gopay.Notification}.Marshal()
 	handle := func(receives int) events.SQSEventResponse {
 		t.Helper()
 		resp, err := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{message("gopay", body, receives)}})

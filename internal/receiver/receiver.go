@@ -29,7 +29,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -211,7 +210,7 @@ func (h *Handler) count(ctx context.Context, provider string, known bool, outcom
 		}
 		return
 	}
-	if reason := verify.Reason(err); reason != "" && len(evs) == 0 {
+	if reason := provider.Reason(err); reason != "" && len(evs) == 0 {
 		h.cfg.Metrics.EmitContext(ctx, metrics.Dims{Provider: provider, Reason: reason}, metrics.Counted(metrics.VerifyFailed, 1))
 		return
 	}

@@ -1,4 +1,4 @@
-package verify
+package adyen
 
 import (
 	"bytes"
@@ -10,14 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // AdyenProvider is the Provider of every event Adyen.Verify returns.
-const AdyenProvider = "adyen"
+const Name = "adyen"
 
 // AdyenAccepted is the body Adyen expects once a batch is accepted.
-const AdyenAccepted = "[accepted]"
+const Accepted = "[accepted]"
 
 // Adyen verifies Adyen standard notifications. One POST carries a batch of
 // notificationItems, and each item carries its own
@@ -33,19 +34,19 @@ const AdyenAccepted = "[accepted]"
 // keyed adyen#<pspReference>-<eventCode> (Adyen's duplicate rule: same
 // pspReference and eventCode), with the item's JSON as its Raw. Safe for
 // concurrent use.
-type Adyen struct {
+type Verifier struct {
 	Keys []string // hex HMAC keys; several while rotating
 }
 
 // Validate reports a configuration that cannot verify anything: no key, or
 // one that is not hex. The error names no key.
-func (a *Adyen) Validate() error {
+func (a *Verifier) Validate() error {
 	_, err := a.keys()
 	return err
 }
 
-func (a *Adyen) keys() ([][]byte, error) {
-	if err := checkSecrets(AdyenProvider, a.Keys); err != nil {
+func (a *Verifier) keys() ([][]byte, error) {
+	if err := provider.CheckSecrets(Name, a.Keys); err != nil {
 		return nil, err
 	}
 	keys := make([][]byte, 0, len(a.Keys))
@@ -67,8 +68,8 @@ type adyenBatch struct {
 	} `json:"notificationItems"`
 }
 
-// AdyenItem is the part of a NotificationRequestItem hookinbox reads.
-type AdyenItem struct {
+// Item is the part of a NotificationRequestItem hookinbox reads.
+type Item struct {
 	PspReference        string `json:"pspReference"`
 	OriginalReference   string `json:"originalReference"`
 	MerchantAccountCode string `json:"merchantAccountCode"`
@@ -86,7 +87,7 @@ type AdyenItem struct {
 }
 
 // SigningString returns the string Adyen signs for the item.
-func (it AdyenItem) SigningString() string {
+func (it Item) SigningString() string {
 	return strings.Join([]string{
 		it.PspReference, it.OriginalReference, it.MerchantAccountCode, it.MerchantReference,
 		it.Amount.Value.String(), it.Amount.Currency, it.EventCode, it.Success,
@@ -97,7 +98,7 @@ func (it AdyenItem) SigningString() string {
 // item or is no notification at all (nothing signed to check), or when any
 // item's signature is missing or wrong; 400, once every item is signed,
 // for an item whose pspReference or eventCode cannot make a key.
-func (a *Adyen) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+func (a *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
 	keys, err := a.keys()
 	if err != nil {
 		return nil, err
@@ -106,40 +107,40 @@ func (a *Adyen) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, e
 	dec := json.NewDecoder(bytes.NewReader(r.Body))
 	dec.UseNumber()
 	if err := dec.Decode(&batch); err != nil {
-		return nil, fmt.Errorf("adyen: %d-byte body is not a notification: %w", len(r.Body), ErrNoSignature)
+		return nil, fmt.Errorf("adyen: %d-byte body is not a notification: %w", len(r.Body), provider.ErrNoSignature)
 	}
 	if len(batch.NotificationItems) == 0 {
-		return nil, fmt.Errorf("adyen: notification has no items: %w", ErrNoSignature)
+		return nil, fmt.Errorf("adyen: notification has no items: %w", provider.ErrNoSignature)
 	}
-	items := make([]AdyenItem, len(batch.NotificationItems))
+	items := make([]Item, len(batch.NotificationItems))
 	for i, n := range batch.NotificationItems {
 		d := json.NewDecoder(bytes.NewReader(n.Item))
 		d.UseNumber()
 		if err := d.Decode(&items[i]); err != nil {
-			return nil, fmt.Errorf("adyen: item %d is not a NotificationRequestItem: %w", i, ErrNoSignature)
+			return nil, fmt.Errorf("adyen: item %d is not a NotificationRequestItem: %w", i, provider.ErrNoSignature)
 		}
 		sig, err := base64.StdEncoding.DecodeString(strings.TrimSpace(items[i].AdditionalData.HMACSignature))
 		if err != nil || len(sig) == 0 {
-			return nil, fmt.Errorf("adyen: item %d has no base64 hmacSignature: %w", i, ErrNoSignature)
+			return nil, fmt.Errorf("adyen: item %d has no base64 hmacSignature: %w", i, provider.ErrNoSignature)
 		}
 		data := []byte(items[i].SigningString())
 		var want [][]byte
 		for _, k := range keys {
-			want = append(want, hmacSHA256(k, data))
+			want = append(want, provider.HMACSHA256(k, data))
 		}
-		if !anyEqual([][]byte{sig}, want) {
-			return nil, fmt.Errorf("adyen: item %d of %d: signature matches none of %d keys: %w", i, len(items), len(keys), ErrBadSignature)
+		if !provider.AnyEqual([][]byte{sig}, want) {
+			return nil, fmt.Errorf("adyen: item %d of %d: signature matches none of %d keys: %w", i, len(items), len(keys), provider.ErrBadSignature)
 		}
 	}
 	events := make([]webhook.Event, 0, len(items))
 	for i, it := range items {
-		if err := eventID(AdyenProvider, fmt.Sprintf("item %d pspReference", i), it.PspReference); err != nil {
+		if err := provider.CheckEventID(Name, fmt.Sprintf("item %d pspReference", i), it.PspReference); err != nil {
 			return nil, err
 		}
-		if err := eventID(AdyenProvider, fmt.Sprintf("item %d eventCode", i), it.EventCode); err != nil {
+		if err := provider.CheckEventID(Name, fmt.Sprintf("item %d eventCode", i), it.EventCode); err != nil {
 			return nil, err
 		}
-		if err := eventID(AdyenProvider, fmt.Sprintf("item %d pspReference-eventCode", i), it.PspReference+"-"+it.EventCode); err != nil {
+		if err := provider.CheckEventID(Name, fmt.Sprintf("item %d pspReference-eventCode", i), it.PspReference+"-"+it.EventCode); err != nil {
 			return nil, err
 		}
 		var at time.Time
@@ -147,7 +148,7 @@ func (a *Adyen) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, e
 			at = t.UTC()
 		}
 		events = append(events, webhook.Event{
-			Provider: AdyenProvider,
+			Provider: Name,
 			ID:       it.PspReference + "-" + it.EventCode,
 			Type:     it.EventCode,
 			Created:  at,

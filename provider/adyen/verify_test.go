@@ -1,4 +1,4 @@
-package verify_test
+package adyen_test
 
 import (
 	"bytes"
@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/adyen"
+
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -35,7 +37,7 @@ const adyenVectorBody = `{"live":"false","notificationItems":[{"NotificationRequ
   "pspReference":"pspReference","reason":"reason","success":"true"}}]}`
 
 func TestAdyenPublishedExample(t *testing.T) {
-	a := &verify.Adyen{Keys: []string{adyenVectorKey}}
+	a := &adyen.Verifier{Keys: []string{adyenVectorKey}}
 	evs, err := a.Verify(context.Background(), webhook.Request{Body: []byte(adyenVectorBody)})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +50,7 @@ func TestAdyenPublishedExample(t *testing.T) {
 		t.Fatalf("item %+v, %v: signing string %q", it, err, it.SigningString())
 	}
 	forged := strings.Replace(adyenVectorBody, `"value":1000`, `"value":100000`, 1)
-	if _, err := a.Verify(context.Background(), webhook.Request{Body: []byte(forged)}); !errors.Is(err, verify.ErrBadSignature) {
+	if _, err := a.Verify(context.Background(), webhook.Request{Body: []byte(forged)}); !errors.Is(err, provider.ErrBadSignature) {
 		t.Fatalf("amount changed: err = %v, want ErrBadSignature", err)
 	}
 }
@@ -63,7 +65,7 @@ func adyenItem(psp, code string, success bool) verifytest.AdyenItem {
 
 func TestAdyenVerifyBatch(t *testing.T) {
 	const key, otherKey = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056", "00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF"
-	a := &verify.Adyen{Keys: []string{otherKey, key}}
+	a := &adyen.Verifier{Keys: []string{otherKey, key}}
 	ctx := context.Background()
 	body := verifytest.AdyenNotification(key, adyenItem("8816178952380553", "AUTHORISATION", true), adyenItem("8816178952380553", "CAPTURE", true))
 	evs, err := a.Verify(ctx, webhook.Request{Body: body})
@@ -81,13 +83,13 @@ func TestAdyenVerifyBatch(t *testing.T) {
 		body string
 		want error
 	}{
-		{"forged key", string(verifytest.AdyenNotification("ABCD", adyenItem("A1", "AUTHORISATION", true))), verify.ErrBadSignature},
-		{"one forged item of two", oneForged, verify.ErrBadSignature},
-		{"no signature", strings.Replace(string(good), `"hmacSignature"`, `"hmacSignatureX"`, 1), verify.ErrNoSignature},
-		{"no items", `{"live":"false","notificationItems":[]}`, verify.ErrNoSignature},
-		{"malformed body", `{"live":`, verify.ErrNoSignature},
-		{"missing pspReference", string(verifytest.AdyenNotification(key, adyenItem("", "AUTHORISATION", true))), verify.ErrNoEventID},
-		{"bad pspReference", string(verifytest.AdyenNotification(key, adyenItem("a#b", "AUTHORISATION", true))), verify.ErrBadEventID},
+		{"forged key", string(verifytest.AdyenNotification("ABCD", adyenItem("A1", "AUTHORISATION", true))), provider.ErrBadSignature},
+		{"one forged item of two", oneForged, provider.ErrBadSignature},
+		{"no signature", strings.Replace(string(good), `"hmacSignature"`, `"hmacSignatureX"`, 1), provider.ErrNoSignature},
+		{"no items", `{"live":"false","notificationItems":[]}`, provider.ErrNoSignature},
+		{"malformed body", `{"live":`, provider.ErrNoSignature},
+		{"missing pspReference", string(verifytest.AdyenNotification(key, adyenItem("", "AUTHORISATION", true))), provider.ErrNoEventID},
+		{"bad pspReference", string(verifytest.AdyenNotification(key, adyenItem("a#b", "AUTHORISATION", true))), provider.ErrBadEventID},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,11 +98,11 @@ func TestAdyenVerifyBatch(t *testing.T) {
 			}
 		})
 	}
-	if err := (&verify.Adyen{Keys: []string{"not hex"}}).Validate(); err == nil {
+	if err := (&adyen.Verifier{Keys: []string{"not hex"}}).Validate(); err == nil {
 		t.Error("Validate accepted a key that is not hex")
 	}
 	// SignAdyenFile signs a realistic file the same way.
-	resigned, err := verifytest.SignAdyenFile([]byte(adyenVectorBody), adyenVectorKey)
+	resigned, err := adyen.SignFile([]byte(adyenVectorBody), adyenVectorKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +118,7 @@ func FuzzAdyenVerify(f *testing.F) {
 	f.Add([]byte(`{"notificationItems":[{"NotificationRequestItem":{}}]}`))
 	f.Add([]byte(`{}`))
 	key, _ := hex.DecodeString(adyenVectorKey)
-	a := &verify.Adyen{Keys: []string{adyenVectorKey}}
+	a := &adyen.Verifier{Keys: []string{adyenVectorKey}}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		evs, err := a.Verify(context.Background(), webhook.Request{Body: body})
 		if err != nil {
@@ -141,12 +143,12 @@ func FuzzAdyenVerify(f *testing.F) {
 
 // parseAdyenItem decodes an item's Raw as Verify stored it, numbers kept
 // as written, as Verify decodes them.
-func parseAdyenItem(raw []byte) (verify.AdyenItem, error) {
-	var it verify.AdyenItem
+func parseAdyenItem(raw []byte) (adyen.Item, error) {
+	var it adyen.Item
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	if err := d.Decode(&it); err != nil {
-		return verify.AdyenItem{}, fmt.Errorf("adyen item: %w", err)
+		return adyen.Item{}, fmt.Errorf("adyen item: %w", err)
 	}
 	return it, nil
 }

@@ -1,4 +1,4 @@
-package reconcile
+package github
 
 import (
 	"cmp"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -15,12 +14,12 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// DefaultGitHubAPIURL is GitHub's REST API.
-const DefaultGitHubAPIURL = "https://api.github.com"
+// DefaultAPIURL is GitHub's REST API.
+const DefaultAPIURL = "https://api.github.com"
 
 // GitHubDeliveries lists what GitHub's webhook deliveries lost. GitHub
 // never redelivers a failed delivery by itself; it keeps a hook's
@@ -49,8 +48,8 @@ const DefaultGitHubAPIURL = "https://api.github.com"
 // supported yet. Safe for concurrent use.
 type GitHubDeliveries struct {
 	Hooks   []string
-	Token   *secrets.Rotating
-	BaseURL string // DefaultGitHubAPIURL when empty
+	Token   provider.Secret
+	BaseURL string // DefaultAPIURL when empty
 	HTTP    *http.Client
 	// Inbox is where a delivery's claim is looked up.
 	Inbox interface {
@@ -66,9 +65,6 @@ type GitHubDeliveries struct {
 	resetAt time.Time // the limit is spent until then
 }
 
-// Provider implements Lister.
-func (g *GitHubDeliveries) Provider() string { return "github" }
-
 // gitHubDelivery is one entry of a hook's delivery list.
 type gitHubDelivery struct {
 	ID          int64     `json:"id"`
@@ -78,7 +74,7 @@ type gitHubDelivery struct {
 	StatusCode  int       `json:"status_code"`
 }
 
-// Next implements Lister: the deliveries of every hook in [from, to)
+// Next implements provider.Lister: the deliveries of every hook in [from, to)
 // whose GUID has no claim, oldest first, as events; upTo is to.
 func (g *GitHubDeliveries) Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error) {
 	var evs []webhook.Event
@@ -89,7 +85,7 @@ func (g *GitHubDeliveries) Next(ctx context.Context, from, to time.Time) ([]webh
 			return nil, from, fmt.Errorf("list deliveries of %s: %w", hook, err)
 		}
 		for _, d := range listed {
-			_, err := g.Inbox.Get(ctx, webhook.NewKey(g.Provider(), d.GUID))
+			_, err := g.Inbox.Get(ctx, webhook.NewKey(Name, d.GUID))
 			if err == nil {
 				continue // it arrived
 			}
@@ -166,118 +162,57 @@ func (g *GitHubDeliveries) record(ctx context.Context, hook string, d gitHubDeli
 	if typ == "" {
 		return webhook.Event{}, errors.New("the record names no event")
 	}
-	return webhook.Event{Provider: g.Provider(), ID: d.GUID, Type: typ, Created: d.DeliveredAt.UTC(), Raw: rec.Request.Payload}, nil
+	return webhook.Event{Provider: Name, ID: d.GUID, Type: typ, Created: d.DeliveredAt.UTC(), Raw: rec.Request.Payload}, nil
 }
 
 func (g *GitHubDeliveries) base() string {
-	return strings.TrimSuffix(cmp.Or(g.BaseURL, DefaultGitHubAPIURL), "/")
+	return strings.TrimSuffix(cmp.Or(g.BaseURL, DefaultAPIURL), "/")
 }
 
 // get GETs url into v, waiting out rate limits within the deadline, and
 // returns the answer's headers. A refused token (401) is reloaded once.
 func (g *GitHubDeliveries) get(ctx context.Context, url string, v any) (http.Header, error) {
-	refreshed := false
-	for try := 0; ; try++ {
+	g.mu.Lock()
+	spent := time.Until(g.resetAt)
+	g.mu.Unlock()
+	if err := provider.Pause(ctx, spent, g.Margin, g.Sleep, "rate limited"); err != nil {
+		return nil, err
+	}
+	api := &provider.Client{Secret: g.Token, HTTP: g.HTTP, Margin: g.Margin, Sleep: g.Sleep,
+		RetryAfter: func(status int, h http.Header) (time.Duration, bool) {
+			if status != http.StatusForbidden && status != http.StatusTooManyRequests {
+				return 0, false
+			}
+			return retryAfter(h)
+		}}
+	resp, err := api.Do(ctx, func(ctx context.Context) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err == nil {
+			req.Header.Set("Accept", "application/vnd.github+json")
+			req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
+		}
+		return req, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
 		g.mu.Lock()
-		spent := time.Until(g.resetAt)
+		g.resetAt = resetTime(resp.Header)
 		g.mu.Unlock()
-		if err := g.wait(ctx, spent); err != nil {
-			return nil, err
+	}
+	switch {
+	case resp.Status == http.StatusOK:
+		if err := json.Unmarshal(resp.Body, v); err != nil {
+			return nil, fmt.Errorf("GET %s: the answer is not what the API serves: %w", url, err)
 		}
-		tokens, err := g.Token.Values(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("github token: %w", err)
-		}
-		status, h, body, err := g.do(ctx, url, tokens[0])
-		if err != nil {
-			return nil, err
-		}
-		if h.Get("X-RateLimit-Remaining") == "0" {
-			g.mu.Lock()
-			g.resetAt = resetTime(h)
-			g.mu.Unlock()
-		}
-		switch {
-		case status == http.StatusOK:
-			if err := json.Unmarshal(body, v); err != nil {
-				return nil, fmt.Errorf("GET %s: the answer is not what the API serves: %w", url, err)
-			}
-			return h, nil
-		case status == http.StatusUnauthorized && !refreshed:
-			refreshed = true
-			if _, _, err := g.Token.Refresh(ctx, tokens); err != nil {
-				return nil, fmt.Errorf("github token: %w", err)
-			}
-		case (status == http.StatusForbidden || status == http.StatusTooManyRequests) && try < 3:
-			wait, limited := retryAfter(h)
-			if !limited {
-				return nil, fmt.Errorf("GET %s: HTTP %d: the token may lack admin:repo_hook (or admin:org_hook) read access", url, status)
-			}
-			if err := g.wait(ctx, wait); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, fmt.Errorf("GET %s: HTTP %d", url, status)
+		return resp.Header, nil
+	case resp.Status == http.StatusForbidden:
+		if _, limited := retryAfter(resp.Header); !limited {
+			return nil, fmt.Errorf("GET %s: HTTP %d: the token may lack admin:repo_hook (or admin:org_hook) read access", url, resp.Status)
 		}
 	}
-}
-
-func (g *GitHubDeliveries) wait(ctx context.Context, d time.Duration) error {
-	return pause(ctx, d, g.Margin, g.Sleep, "rate limited")
-}
-
-// pause waits d, when that ends before ctx's deadline less margin (default
-// 15 s); otherwise it fails at once, saying why (a rate limit, a
-// throttle), and the next run goes on. sleep, when set, replaces the
-// timer.
-func pause(ctx context.Context, d, margin time.Duration, sleep func(context.Context, time.Duration) error, why string) error {
-	if d <= 0 {
-		return nil
-	}
-	if dl, ok := ctx.Deadline(); ok && time.Now().Add(d).After(dl.Add(-cmp.Or(margin, 15*time.Second))) {
-		return fmt.Errorf("%s for another %s, past this run's deadline: the next run goes on", why, d.Round(time.Second))
-	}
-	if sleep != nil {
-		return sleep(ctx, d)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// do sends one GET and reads at most 8 MiB of the answer.
-func (g *GitHubDeliveries) do(ctx context.Context, url, token string) (int, http.Header, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	req.Header.Set("Accept", "application/vnd.github+json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
-	return send(g.HTTP, req)
-}
-
-// send sends req with client (a 20 s timeout when nil) and reads at most
-// 8 MiB of the answer.
-func send(client *http.Client, req *http.Request) (int, http.Header, []byte, error) {
-	if client == nil {
-		client = &http.Client{Timeout: 20 * time.Second}
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	return resp.StatusCode, resp.Header, body, nil
+	return nil, fmt.Errorf("GET %s: HTTP %d", url, resp.Status)
 }
 
 // retryAfter returns how long a 403 or 429 asks to wait: Retry-After

@@ -1,4 +1,4 @@
-package verify
+package github
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // GitHubProvider is the Provider of every event GitHub.Verify returns.
-const GitHubProvider = "github"
+const Name = "github"
 
 // GitHub verifies GitHub webhook deliveries: X-Hub-Signature-256 is
 // "sha256=" and the hex HMAC-SHA256 of the raw body under the webhook's
@@ -31,7 +32,7 @@ const GitHubProvider = "github"
 // go-github's ValidatePayload does the same check, but it is not among the
 // modules served here and would bring a large API client for twenty lines.
 // Safe for concurrent use.
-type GitHub struct {
+type Verifier struct {
 	Secrets []string // accepted secrets; several while rotating
 }
 
@@ -40,32 +41,32 @@ type GitHub struct {
 // implausible delivery id (ErrNoEventID, ErrBadEventID), no event name, a
 // body that is not a JSON object, or a form body without exactly one
 // payload field holding one (ErrNotJSON).
-func (g *GitHub) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
-	if err := checkSecrets(GitHubProvider, g.Secrets); err != nil {
+func (g *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+	if err := provider.CheckSecrets(Name, g.Secrets); err != nil {
 		return nil, err
 	}
 	hexSig, ok := strings.CutPrefix(strings.TrimSpace(r.Header["x-hub-signature-256"]), "sha256=")
 	if !ok {
-		return nil, fmt.Errorf("github: no X-Hub-Signature-256 sha256= header: %w", ErrNoSignature)
+		return nil, fmt.Errorf("github: no X-Hub-Signature-256 sha256= header: %w", provider.ErrNoSignature)
 	}
 	sig, err := hex.DecodeString(hexSig)
 	if err != nil {
-		return nil, fmt.Errorf("github: X-Hub-Signature-256 is not hex: %w", ErrBadSignature)
+		return nil, fmt.Errorf("github: X-Hub-Signature-256 is not hex: %w", provider.ErrBadSignature)
 	}
 	var want [][]byte
 	for _, s := range g.Secrets {
-		want = append(want, hmacSHA256([]byte(s), r.Body))
+		want = append(want, provider.HMACSHA256([]byte(s), r.Body))
 	}
-	if !anyEqual([][]byte{sig}, want) {
-		return nil, fmt.Errorf("github: signature matches none of %d secrets: %w", len(g.Secrets), ErrBadSignature)
+	if !provider.AnyEqual([][]byte{sig}, want) {
+		return nil, fmt.Errorf("github: signature matches none of %d secrets: %w", len(g.Secrets), provider.ErrBadSignature)
 	}
 	id := strings.TrimSpace(r.Header["x-github-delivery"])
-	if err := eventID(GitHubProvider, "X-GitHub-Delivery", id); err != nil {
+	if err := provider.CheckEventID(Name, "X-GitHub-Delivery", id); err != nil {
 		return nil, err
 	}
 	typ := strings.TrimSpace(r.Header["x-github-event"])
 	if typ == "" {
-		return nil, fmt.Errorf("github: no X-GitHub-Event: %w", ErrNotEvent)
+		return nil, fmt.Errorf("github: no X-GitHub-Event: %w", provider.ErrNotEvent)
 	}
 	event := r.Body
 	if githubForm(r.Header["content-type"]) {
@@ -73,13 +74,13 @@ func (g *GitHub) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, 
 			return nil, err
 		}
 	}
-	if err := jsonObject(GitHubProvider, event); err != nil {
+	if err := provider.CheckJSONObject(Name, event); err != nil {
 		return nil, err
 	}
 	if !json.Valid(event) {
-		return nil, fmt.Errorf("github: body is not valid JSON: %w", ErrNotJSON)
+		return nil, fmt.Errorf("github: body is not valid JSON: %w", provider.ErrNotJSON)
 	}
-	return []webhook.Event{{Provider: GitHubProvider, ID: id, Type: typ, Raw: event}}, nil
+	return []webhook.Event{{Provider: Name, ID: id, Type: typ, Raw: event}}, nil
 }
 
 // githubForm reports whether the content type is the form encoding; any
@@ -94,10 +95,10 @@ func githubForm(contentType string) bool {
 func githubFormPayload(body []byte) ([]byte, error) {
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
-		return nil, fmt.Errorf("github: %d-byte form body is not URL-encoded: %w", len(body), ErrNotJSON)
+		return nil, fmt.Errorf("github: %d-byte form body is not URL-encoded: %w", len(body), provider.ErrNotJSON)
 	}
 	if len(form["payload"]) != 1 {
-		return nil, fmt.Errorf("github: form body has %d payload fields, want 1: %w", len(form["payload"]), ErrNotJSON)
+		return nil, fmt.Errorf("github: form body has %d payload fields, want 1: %w", len(form["payload"]), provider.ErrNotJSON)
 	}
 	return []byte(form["payload"][0]), nil
 }

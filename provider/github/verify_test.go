@@ -1,4 +1,4 @@
-package verify_test
+package github_test
 
 import (
 	"context"
@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/github"
+
 	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -18,7 +19,7 @@ import (
 // "Hello, World!".
 func TestGitHubDocumentedExample(t *testing.T) {
 	const sig = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
-	g := &verify.GitHub{Secrets: []string{"It's a Secret to Everybody"}}
+	g := &github.Verifier{Secrets: []string{"It's a Secret to Everybody"}}
 	req := webhook.Request{Method: "POST", Header: map[string]string{
 		"x-hub-signature-256": sig,
 		"x-github-delivery":   "72d3162e-cc78-11e3-81ab-4c9367dc0958",
@@ -27,11 +28,11 @@ func TestGitHubDocumentedExample(t *testing.T) {
 	// The documented payload is not JSON: it authenticates (no 401) and
 	// is then refused as malformed (400).
 	_, err := g.Verify(context.Background(), req)
-	if !errors.Is(err, verify.ErrNotJSON) {
+	if !errors.Is(err, provider.ErrNotJSON) {
 		t.Fatalf("documented example: err = %v, want ErrNotJSON after a matching signature", err)
 	}
 	req.Header["x-hub-signature-256"] = "sha256=" + strings.Repeat("0", 64)
-	if _, err := g.Verify(context.Background(), req); !errors.Is(err, verify.ErrBadSignature) {
+	if _, err := g.Verify(context.Background(), req); !errors.Is(err, provider.ErrBadSignature) {
 		t.Fatalf("wrong signature: err = %v, want ErrBadSignature", err)
 	}
 }
@@ -39,9 +40,9 @@ func TestGitHubDocumentedExample(t *testing.T) {
 func TestGitHubVerify(t *testing.T) {
 	const delivery = "72d3162e-cc78-11e3-81ab-4c9367dc0958"
 	body := []byte(`{"zen":"Keep it logically awesome.","hook_id":123}`)
-	g := &verify.GitHub{Secrets: []string{"old", "current"}}
+	g := &github.Verifier{Secrets: []string{"old", "current"}}
 	ctx := context.Background()
-	got, err := g.Verify(ctx, webhook.Request{Header: verifytest.GitHubHeaders(body, "current", delivery, "ping"), Body: body})
+	got, err := g.Verify(ctx, webhook.Request{Header: github.Headers(body, "current", delivery, "ping"), Body: body})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestGitHubVerify(t *testing.T) {
 		t.Fatalf("Verify = %+v", got)
 	}
 	h := func(mut func(map[string]string)) webhook.Request {
-		hd := verifytest.GitHubHeaders(body, "current", delivery, "ping")
+		hd := github.Headers(body, "current", delivery, "ping")
 		mut(hd)
 		return webhook.Request{Header: hd, Body: body}
 	}
@@ -58,14 +59,14 @@ func TestGitHubVerify(t *testing.T) {
 		req  webhook.Request
 		want error
 	}{
-		{"forged", webhook.Request{Header: verifytest.GitHubHeaders(body, "attacker", delivery, "ping"), Body: body}, verify.ErrBadSignature},
-		{"no signature", h(func(m map[string]string) { delete(m, "x-hub-signature-256") }), verify.ErrNoSignature},
-		{"sha1 only", h(func(m map[string]string) { m["x-hub-signature-256"] = "sha1=abc" }), verify.ErrNoSignature},
-		{"not hex", h(func(m map[string]string) { m["x-hub-signature-256"] = "sha256=zz" }), verify.ErrBadSignature},
-		{"missing delivery id", h(func(m map[string]string) { delete(m, "x-github-delivery") }), verify.ErrNoEventID},
-		{"bad delivery id", h(func(m map[string]string) { m["x-github-delivery"] = "a#b" }), verify.ErrBadEventID},
-		{"no event name", h(func(m map[string]string) { delete(m, "x-github-event") }), verify.ErrNotEvent},
-		{"malformed body", webhook.Request{Header: verifytest.GitHubHeaders([]byte("{not json"), "current", delivery, "ping"), Body: []byte("{not json")}, verify.ErrNotJSON},
+		{"forged", webhook.Request{Header: github.Headers(body, "attacker", delivery, "ping"), Body: body}, provider.ErrBadSignature},
+		{"no signature", h(func(m map[string]string) { delete(m, "x-hub-signature-256") }), provider.ErrNoSignature},
+		{"sha1 only", h(func(m map[string]string) { m["x-hub-signature-256"] = "sha1=abc" }), provider.ErrNoSignature},
+		{"not hex", h(func(m map[string]string) { m["x-hub-signature-256"] = "sha256=zz" }), provider.ErrBadSignature},
+		{"missing delivery id", h(func(m map[string]string) { delete(m, "x-github-delivery") }), provider.ErrNoEventID},
+		{"bad delivery id", h(func(m map[string]string) { m["x-github-delivery"] = "a#b" }), provider.ErrBadEventID},
+		{"no event name", h(func(m map[string]string) { delete(m, "x-github-event") }), provider.ErrNotEvent},
+		{"malformed body", webhook.Request{Header: github.Headers([]byte("{not json"), "current", delivery, "ping"), Body: []byte("{not json")}, provider.ErrNotJSON},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,7 +88,7 @@ func TestGitHubFormEncoded(t *testing.T) {
 	const delivery = "72d3162e-cc78-11e3-81ab-4c9367dc0958"
 	event := []byte(`{"zen":"Design for failure.","hook_id":123}`)
 	form := []byte("payload=%7B%22zen%22%3A%22Design+for+failure.%22%2C%22hook_id%22%3A123%7D")
-	g := &verify.GitHub{Secrets: []string{"It's a Secret to Everybody"}}
+	g := &github.Verifier{Secrets: []string{"It's a Secret to Everybody"}}
 	ctx := context.Background()
 	headers := map[string]string{
 		"content-type":        "application/x-www-form-urlencoded",
@@ -103,13 +104,13 @@ func TestGitHubFormEncoded(t *testing.T) {
 		t.Fatalf("Verify = %+v, want the ping carrying %s", evs, event)
 	}
 	// Our builder sends the same bytes with the same signature.
-	body, built := verifytest.GitHubForm(event, "It's a Secret to Everybody", delivery, "ping")
+	body, built := github.Form(event, "It's a Secret to Everybody", delivery, "ping")
 	if string(body) != string(form) || built["x-hub-signature-256"] != headers["x-hub-signature-256"] || built["content-type"] != headers["content-type"] {
 		t.Errorf("GitHubForm = %s %v, want %s %v", body, built, form, headers)
 	}
 
 	signed := func(body string, contentType string) webhook.Request {
-		h := verifytest.GitHubHeaders([]byte(body), "It's a Secret to Everybody", delivery, "ping")
+		h := github.Headers([]byte(body), "It's a Secret to Everybody", delivery, "ping")
 		h["content-type"] = contentType
 		return webhook.Request{Header: h, Body: []byte(body)}
 	}
@@ -123,14 +124,14 @@ func TestGitHubFormEncoded(t *testing.T) {
 		req  webhook.Request
 		want error
 	}{
-		{"the form body's JSON, re-signed by no one", webhook.Request{Header: headers, Body: event}, verify.ErrBadSignature},
-		{"decoded JSON signed, sent as a form", signed(string(event), formType), verify.ErrNotJSON},
-		{"no payload field", signed("zen=1", formType), verify.ErrNotJSON},
-		{"two payload fields", signed(string(form)+"&"+string(form), formType), verify.ErrNotJSON},
-		{"bad escape", signed("payload=%7", formType), verify.ErrNotJSON},
-		{"payload not an object", signed("payload=%5B1%5D", formType), verify.ErrNotJSON},
-		{"payload not JSON", signed("payload=%7Bnope", formType), verify.ErrNotJSON},
-		{"a form sent as JSON", signed(string(form), "application/json"), verify.ErrNotJSON},
+		{"the form body's JSON, re-signed by no one", webhook.Request{Header: headers, Body: event}, provider.ErrBadSignature},
+		{"decoded JSON signed, sent as a form", signed(string(event), formType), provider.ErrNotJSON},
+		{"no payload field", signed("zen=1", formType), provider.ErrNotJSON},
+		{"two payload fields", signed(string(form)+"&"+string(form), formType), provider.ErrNotJSON},
+		{"bad escape", signed("payload=%7", formType), provider.ErrNotJSON},
+		{"payload not an object", signed("payload=%5B1%5D", formType), provider.ErrNotJSON},
+		{"payload not JSON", signed("payload=%7Bnope", formType), provider.ErrNotJSON},
+		{"a form sent as JSON", signed(string(form), "application/json"), provider.ErrNotJSON},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,16 +142,16 @@ func TestGitHubFormEncoded(t *testing.T) {
 	}
 }
 
-// FuzzGitHubVerify holds verify.GitHub to verifyfuzz.VerifierFuzz's
+// FuzzGitHubVerify holds github.Verifier to verifyfuzz.VerifierFuzz's
 // property: no panic, nothing accepted unless an independent HMAC of the
 // exact body matches, every refusal a 4xx kind, a genuine delivery never
 // refused as unauthenticated and a tampered one always refused.
 func FuzzGitHubVerify(f *testing.F) {
 	const secret = "s3cret"
-	g := &verify.GitHub{Secrets: []string{secret}}
+	g := &github.Verifier{Secrets: []string{secret}}
 	fz := verifyfuzz.FromRequestVerifier("github", g.Verify,
 		func(b []byte) map[string]string {
-			return verifytest.GitHubHeaders(b, secret, fuzzDeliveryID(b), "issues")
+			return github.Headers(b, secret, verifyfuzz.DeliveryID(b), "issues")
 		},
 		func(h map[string]string, b []byte) bool {
 			return verifyfuzz.HMACGenuine(h["x-hub-signature-256"], "sha256=", hex.DecodeString, b, secret)
@@ -158,7 +159,7 @@ func FuzzGitHubVerify(f *testing.F) {
 	fz.Carried = verifyfuzz.GitHubCarried
 	fz.Seed(f, []byte(`{"action":"opened","number":1}`), []byte("Hello, World!"), nil)
 	// Form-encoded deliveries, genuine and with the fuzzer's headers.
-	form, _ := verifytest.GitHubForm([]byte(`{"action":"opened","number":1}`), secret, "d-1", "issues")
+	form, _ := github.Form([]byte(`{"action":"opened","number":1}`), secret, "d-1", "issues")
 	f.Add("content-type: application/x-www-form-urlencoded", form, verifyfuzz.Signed, uint16(0))
 	f.Add("content-type: application/x-www-form-urlencoded", form, verifyfuzz.Tampered, uint16(9))
 	f.Add("content-type: application/x-www-form-urlencoded; charset=utf-8", []byte("payload=%7B%7D&payload=%7B%7D"), verifyfuzz.Signed, uint16(0))

@@ -1,4 +1,4 @@
-package processor_test
+package gopay_test
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
-	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -22,9 +23,9 @@ func TestGoPayPayments(t *testing.T) {
 	g.SetPayment(standin.GoPayPayment{ID: 3000006529, OrderNumber: "o-1", State: "PAID", Amount: 100, Currency: "CZK"})
 	ctx := context.Background()
 
-	fetch := processor.GoPayPayments("client-1", secrets.Static("secret-1"), srv.URL+"/api", nil)
+	fetch := gopay.Payments("client-1", secrets.Static("secret-1"), srv.URL+"/api", nil)
 	for range 2 {
-		raw, err := fetch(ctx, "3000006529", nil)
+		raw, err := fetch(ctx, "3000006529")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,14 +36,14 @@ func TestGoPayPayments(t *testing.T) {
 	if n := g.Tokens(); n != 1 {
 		t.Errorf("%d tokens for two fetches, want 1 (kept until it expires)", n)
 	}
-	if _, err := fetch(ctx, "3000000001", nil); !errors.Is(err, processor.ErrNotFoundAtProvider) || webhook.IsPermanent(err) {
+	if _, err := fetch(ctx, "3000000001"); !errors.Is(err, provider.ErrNotFound) || webhook.IsPermanent(err) {
 		t.Errorf("unknown payment: err = %v, want ErrNotFoundAtProvider (IGNORED, not parked)", err)
 	}
-	if _, err := fetch(ctx, "12ab", nil); !webhook.IsPermanent(err) {
+	if _, err := fetch(ctx, "12ab"); !webhook.IsPermanent(err) {
 		t.Errorf("id that is not a number: err = %v, want permanent", err)
 	}
-	bad := processor.GoPayPayments("client-1", secrets.Static("wrong"), srv.URL+"/api", nil)
-	if _, err := bad(ctx, "3000006529", nil); err == nil || webhook.IsPermanent(err) || errors.Is(err, processor.ErrNotFoundAtProvider) {
+	bad := gopay.Payments("client-1", secrets.Static("wrong"), srv.URL+"/api", nil)
+	if _, err := bad(ctx, "3000006529"); err == nil || webhook.IsPermanent(err) || errors.Is(err, provider.ErrNotFound) {
 		t.Errorf("refused secret: err = %v, want a transient error", err)
 	}
 }

@@ -1,4 +1,4 @@
-package reconcile
+package gopay
 
 import (
 	"cmp"
@@ -14,9 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookinbox/hookinbox/internal/gopayapi"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -27,9 +26,9 @@ import (
 //	watch#gopay   payment#<id>   state, first_seen (epoch s), checked_at, expires_at
 //	watch#gopay   cursor         after (the sort key the sweep reached), since
 //
-// written by every fetch of a payment (GoPayWatch.Watching wraps the
+// written by every fetch of a payment (Watch.Watching wraps the
 // processor's fetch): a state that is not final is recorded, a final one
-// removes the item. The reconciler's sweep (GoPaySweep) fetches the
+// removes the item. The reconciler's sweep (Sweeper) fetches the
 // watched payments again, a budget a run, and hands a payment whose state
 // changed to the intake as its notification would, so the processor
 // fetches and applies the new state once.
@@ -39,15 +38,15 @@ const (
 	gopayCursor         = "cursor"
 )
 
-// GoPayWatchTTL is how long a watch item lives (its expires_at, for the
+// WatchTTL is how long a watch item lives (its expires_at, for the
 // table's TTL) even when no reconciler sweeps it: the longest
-// GoPayWatch.MaxAge.
-const GoPayWatchTTL = 30 * 24 * time.Hour
+// Watch.MaxAge.
+const WatchTTL = 30 * 24 * time.Hour
 
-// GoPayFinal reports whether a GoPay payment state is final: anything but
+// Final reports whether a GoPay payment state is final: anything but
 // CREATED, PAYMENT_METHOD_CHOSEN and AUTHORIZED, which GoPay may leave
 // without a notification.
-func GoPayFinal(state string) bool {
+func Final(state string) bool {
 	switch state {
 	case "CREATED", "PAYMENT_METHOD_CHOSEN", "AUTHORIZED":
 		return false
@@ -64,36 +63,36 @@ type gopayDB interface {
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// GoPayFetch returns a GoPay payment as the API serves it
-// (gopayapi.Payments).
-type GoPayFetch = func(ctx context.Context, id string) ([]byte, error)
+// Fetcher returns a GoPay payment as the API serves it
+// (Payments).
+type Fetcher = func(ctx context.Context, id string) ([]byte, error)
 
-// GoPayWatch is the list of GoPay payments not final yet, in the inbox
+// Watch is the list of GoPay payments not final yet, in the inbox
 // table. Safe for concurrent use.
-type GoPayWatch struct {
+type Watch struct {
 	DB    gopayDB
 	Table string
 	// MaxAge is how long a payment is watched after it was first seen not
-	// final; default 7 days, at most GoPayWatchTTL.
+	// final; default 7 days, at most WatchTTL.
 	MaxAge time.Duration
 	Now    func() time.Time
 }
 
-func (w *GoPayWatch) now() time.Time {
+func (w *Watch) now() time.Time {
 	if w.Now == nil {
 		return time.Now()
 	}
 	return w.Now()
 }
 
-func (w *GoPayWatch) maxAge() time.Duration {
-	return min(cmp.Or(w.MaxAge, 7*24*time.Hour), GoPayWatchTTL)
+func (w *Watch) maxAge() time.Duration {
+	return min(cmp.Or(w.MaxAge, 7*24*time.Hour), WatchTTL)
 }
 
 // Watching returns fetch, recording the state of every payment it
 // fetches. A failed record fails the fetch, so the caller tries again
 // rather than lose the watch.
-func (w *GoPayWatch) Watching(fetch GoPayFetch) GoPayFetch {
+func (w *Watch) Watching(fetch Fetcher) Fetcher {
 	return func(ctx context.Context, id string) ([]byte, error) {
 		raw, err := fetch(ctx, id)
 		if err != nil {
@@ -108,12 +107,12 @@ func (w *GoPayWatch) Watching(fetch GoPayFetch) GoPayFetch {
 
 // record writes the payment's state: a state that is not final is kept
 // (first_seen only the first time), a final one ends the watch.
-func (w *GoPayWatch) record(ctx context.Context, id, state string) error {
+func (w *Watch) record(ctx context.Context, id, state string) error {
 	key := map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
 		"sk": &types.AttributeValueMemberS{Value: gopayWatchPrefix + id},
 	}
-	if GoPayFinal(state) {
+	if Final(state) {
 		return w.end(ctx, id)
 	}
 	now := w.now()
@@ -126,7 +125,7 @@ func (w *GoPayWatch) record(ctx context.Context, id, state string) error {
 			":st":    &types.AttributeValueMemberS{Value: state},
 			":now":   &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339)},
 			":first": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)},
-			":exp":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(GoPayWatchTTL).Unix(), 10)},
+			":exp":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(WatchTTL).Unix(), 10)},
 		},
 	})
 	if err != nil {
@@ -136,7 +135,7 @@ func (w *GoPayWatch) record(ctx context.Context, id, state string) error {
 }
 
 // end removes the payment from the watch list.
-func (w *GoPayWatch) end(ctx context.Context, id string) error {
+func (w *Watch) end(ctx context.Context, id string) error {
 	_, err := w.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &w.Table, Key: map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
 		"sk": &types.AttributeValueMemberS{Value: gopayWatchPrefix + id},
@@ -148,7 +147,7 @@ func (w *GoPayWatch) end(ctx context.Context, id string) error {
 }
 
 // gopayState returns the state of a fetched payment ("" when it has
-// none; gopayapi.Payments checks there is one).
+// none; Payments checks there is one).
 func gopayState(raw []byte) string {
 	var p struct {
 		State string `json:"state"`
@@ -157,29 +156,26 @@ func gopayState(raw []byte) string {
 	return p.State
 }
 
-// GoPaySweep is the GoPay source: each run fetches up to Budget watched
+// Sweeper is the GoPay source: each run fetches up to Budget watched
 // payments again, from where the last run stopped, and hands each whose
 // state changed to the intake as a notification of it. A payment still
 // not final after the watch's MaxAge is dropped, logged and counted as
 // skipped. Its checkpoint is when the sweep under way started: every
 // payment watched before then was fetched since the sweep before.
-type GoPaySweep struct {
-	Watch *GoPayWatch
-	Fetch GoPayFetch // without Watching: the sweep records what it handed on
+type Sweeper struct {
+	Watch *Watch
+	Fetch Fetcher // without Watching: the sweep records what it handed on
 	// Budget is how many payments one run fetches; default 50.
 	Budget int
 }
 
-// Provider implements Sweeper.
-func (g *GoPaySweep) Provider() string { return verify.GoPayProvider }
-
-// Sweep implements Sweeper.
-func (g *GoPaySweep) Sweep(ctx context.Context, now time.Time, in Accepter, late func() bool) (Swept, error) {
+// Sweep implements provider.Sweeper.
+func (g *Sweeper) Sweep(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, late func() bool) (provider.Swept, error) {
 	w := g.Watch
 	budget := cmp.Or(g.Budget, 50)
 	after, since, err := g.cursor(ctx, now)
 	if err != nil {
-		return Swept{}, err
+		return provider.Swept{}, err
 	}
 	out, err := w.DB.Query(ctx, &dynamodb.QueryInput{
 		TableName:              &w.Table,
@@ -192,9 +188,9 @@ func (g *GoPaySweep) Sweep(ctx context.Context, now time.Time, in Accepter, late
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return Swept{Since: since}, fmt.Errorf("list watched gopay payments: %w", err)
+		return provider.Swept{Since: since}, fmt.Errorf("list watched gopay payments: %w", err)
 	}
-	sw := Swept{Since: since}
+	sw := provider.Swept{Since: since}
 	var errs []error
 	stopped := false
 	for _, item := range out.Items {
@@ -204,7 +200,7 @@ func (g *GoPaySweep) Sweep(ctx context.Context, now time.Time, in Accepter, late
 			break
 		}
 		sk := attrS(item, "sk")
-		if err := g.one(ctx, now, in, strings.TrimPrefix(sk, gopayWatchPrefix), item, &sw); err != nil {
+		if err := g.one(ctx, now, accept, strings.TrimPrefix(sk, gopayWatchPrefix), item, &sw); err != nil {
 			errs = append(errs, err)
 		}
 		after = sk
@@ -221,47 +217,47 @@ func (g *GoPaySweep) Sweep(ctx context.Context, now time.Time, in Accepter, late
 }
 
 // one fetches one watched payment and hands a changed state on.
-func (g *GoPaySweep) one(ctx context.Context, now time.Time, in Accepter, id string, item map[string]types.AttributeValue, sw *Swept) error {
-	key := webhook.NewKey(verify.GoPayProvider, id)
+func (g *Sweeper) one(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, id string, item map[string]types.AttributeValue, sw *provider.Swept) error {
+	key := webhook.NewKey(Name, id)
 	was := attrS(item, "state")
 	first, _ := strconv.ParseInt(attrN(item, "first_seen"), 10, 64)
 	if age := now.Sub(time.Unix(first, 0)); age > g.Watch.maxAge() {
 		sw.Skipped++
 		note := fmt.Sprintf("still %s after %s: no longer fetched", was, age.Round(time.Hour))
-		sw.Events = append(sw.Events, Line{Key: key.String(), Type: verify.GoPayNotification, Outcome: Skipped, Note: note})
+		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: Notification, Outcome: provider.Skipped, Note: note})
 		return g.Watch.end(ctx, id)
 	}
 	sw.Fetched++
 	raw, err := g.Fetch(ctx, id)
-	if errors.Is(err, gopayapi.ErrNotFound) {
+	if errors.Is(err, provider.ErrNotFound) {
 		// GoPay does not know the payment (any more): nothing to wait for.
-		sw.Events = append(sw.Events, Line{Key: key.String(), Type: verify.GoPayNotification, Outcome: Skipped, Note: "GoPay does not know this payment: no longer fetched"})
+		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: Notification, Outcome: provider.Skipped, Note: "GoPay does not know this payment: no longer fetched"})
 		sw.Skipped++
 		return g.Watch.end(ctx, id)
 	}
 	if err != nil {
 		reason := logs.RedactError(err)
-		sw.Events = append(sw.Events, Line{Key: key.String(), Type: verify.GoPayNotification, Outcome: Failed, Note: reason})
+		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: Notification, Outcome: provider.Failed, Note: reason})
 		return fmt.Errorf("fetch gopay payment %s: %s", id, reason)
 	}
 	state := gopayState(raw)
 	if state != was {
 		// Changed without a notification: notify as GoPay would have. The
 		// processor fetches the payment again and applies the new state.
-		ev := webhook.Event{Provider: verify.GoPayProvider, ID: id, Type: verify.GoPayNotification, Created: now,
+		ev := webhook.Event{Provider: Name, ID: id, Type: Notification, Created: now,
 			Raw: []byte(`{"id":` + id + `}`), IDOnly: true}
-		if _, err := in.Accept(ctx, ev); errors.Is(err, webhook.ErrBusy) {
+		if err := accept(ctx, ev); errors.Is(err, webhook.ErrBusy) {
 			// Its last notification is being fetched right now: that fetch
 			// or the next sweep sees the new state.
-			sw.Events = append(sw.Events, Line{Key: key.String(), Type: ev.Type, Outcome: Failed, Note: "being fetched now; the next sweep looks again"})
+			sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Failed, Note: "being fetched now; the next sweep looks again"})
 			return nil
 		} else if err != nil {
 			reason := logs.RedactError(err)
-			sw.Events = append(sw.Events, Line{Key: key.String(), Type: ev.Type, Outcome: Failed, Note: reason})
+			sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Failed, Note: reason})
 			return fmt.Errorf("claim %s: %s", key, reason) // the watch keeps the old state: the next run tries again
 		}
 		sw.Missed++
-		sw.Events = append(sw.Events, Line{Key: key.String(), Type: ev.Type, Outcome: Claimed,
+		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Claimed,
 			Note: "state " + was + " → " + state + " without a notification"})
 	}
 	return g.Watch.record(ctx, id, state)
@@ -269,7 +265,7 @@ func (g *GoPaySweep) one(ctx context.Context, now time.Time, in Accepter, id str
 
 // cursor returns where the sweep stands: the sort key it reached, and when
 // the sweep under way started (now when there is none).
-func (g *GoPaySweep) cursor(ctx context.Context, now time.Time) (string, time.Time, error) {
+func (g *Sweeper) cursor(ctx context.Context, now time.Time) (string, time.Time, error) {
 	w := g.Watch
 	out, err := w.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &w.Table, ConsistentRead: aws.Bool(true), Key: map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
@@ -286,7 +282,7 @@ func (g *GoPaySweep) cursor(ctx context.Context, now time.Time) (string, time.Ti
 	return after, since, nil
 }
 
-func (g *GoPaySweep) saveCursor(ctx context.Context, after string, since, now time.Time) error {
+func (g *Sweeper) saveCursor(ctx context.Context, after string, since, now time.Time) error {
 	w := g.Watch
 	_, err := w.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &w.Table, Item: map[string]types.AttributeValue{
 		"pk":         &types.AttributeValueMemberS{Value: gopayWatchPartition},

@@ -1,4 +1,4 @@
-package verify_test
+package gopay_test
 
 import (
 	"context"
@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/gopay"
+
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 func TestGoPayVerify(t *testing.T) {
-	evs, err := verify.GoPay{}.Verify(context.Background(), webhook.Request{Method: "GET", Query: map[string]string{"id": "3000006529"}})
+	evs, err := gopay.Verifier{}.Verify(context.Background(), webhook.Request{Method: "GET", Query: map[string]string{"id": "3000006529"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,26 +25,26 @@ func TestGoPayVerify(t *testing.T) {
 		name, id string
 		want     error
 	}{
-		{"missing id", "", verify.ErrNoEventID},
-		{"letters", "30000065a9", verify.ErrBadEventID},
-		{"negative", "-1", verify.ErrBadEventID},
-		{"leading zero", "0123", verify.ErrBadEventID},
-		{"repeated id (API Gateway joins them)", "1,2", verify.ErrBadEventID},
-		{"too long", strings.Repeat("9", 20), verify.ErrBadEventID},
-		{"above 2^63-1 (19 digits)", "9999999999999999999", verify.ErrBadEventID},
-		{"2^63", "9223372036854775808", verify.ErrBadEventID},
-		{"zero", "0", verify.ErrBadEventID},
-		{"plus sign", "+123", verify.ErrBadEventID},
-		{"unicode digits", "３０００", verify.ErrBadEventID},
+		{"missing id", "", provider.ErrNoEventID},
+		{"letters", "30000065a9", provider.ErrBadEventID},
+		{"negative", "-1", provider.ErrBadEventID},
+		{"leading zero", "0123", provider.ErrBadEventID},
+		{"repeated id (API Gateway joins them)", "1,2", provider.ErrBadEventID},
+		{"too long", strings.Repeat("9", 20), provider.ErrBadEventID},
+		{"above 2^63-1 (19 digits)", "9999999999999999999", provider.ErrBadEventID},
+		{"2^63", "9223372036854775808", provider.ErrBadEventID},
+		{"zero", "0", provider.ErrBadEventID},
+		{"plus sign", "+123", provider.ErrBadEventID},
+		{"unicode digits", "３０００", provider.ErrBadEventID},
 	}
 	for _, id := range []string{"1", "9223372036854775807"} {
-		if _, err := (verify.GoPay{}).Verify(context.Background(), webhook.Request{Query: map[string]string{"id": id}}); err != nil {
+		if _, err := (gopay.Verifier{}).Verify(context.Background(), webhook.Request{Query: map[string]string{"id": id}}); err != nil {
 			t.Errorf("id %s: %v, want accepted", id, err)
 		}
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := verify.GoPay{}.Verify(context.Background(), webhook.Request{Query: map[string]string{"id": tc.id}})
+			_, err := gopay.Verifier{}.Verify(context.Background(), webhook.Request{Query: map[string]string{"id": tc.id}})
 			if !errors.Is(err, tc.want) || !errors.Is(err, webhook.ErrMalformed) {
 				t.Errorf("err = %v, want %v (400)", err, tc.want)
 			}
@@ -59,7 +61,7 @@ func FuzzGoPayVerify(f *testing.F) {
 	f.Add("1e9")
 	f.Add("9223372036854775808")
 	f.Fuzz(func(t *testing.T, id string) {
-		evs, err := verify.GoPay{}.Verify(context.Background(), webhook.Request{Query: map[string]string{"id": id}})
+		evs, err := gopay.Verifier{}.Verify(context.Background(), webhook.Request{Query: map[string]string{"id": id}})
 		if err != nil {
 			if !errors.Is(err, webhook.ErrMalformed) {
 				t.Fatalf("error %v is not malformed", err)

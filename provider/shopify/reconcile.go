@@ -1,4 +1,4 @@
-package reconcile
+package shopify
 
 import (
 	"bytes"
@@ -7,22 +7,21 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// ShopifyAPIVersion is the Admin GraphQL API version ShopifyOrders asks
+// APIVersion is the Admin GraphQL API version ShopifyOrders asks
 // for by default.
-const ShopifyAPIVersion = "2025-07"
+const APIVersion = "2025-07"
 
-// ShopifyAdminURL returns the shop's Admin GraphQL endpoint for
-// ShopifyAPIVersion.
-func ShopifyAdminURL(shopDomain string) string {
-	return "https://" + shopDomain + "/admin/api/" + ShopifyAPIVersion + "/graphql.json"
+// AdminURL returns the shop's Admin GraphQL endpoint for
+// APIVersion.
+func AdminURL(shopDomain string) string {
+	return "https://" + shopDomain + "/admin/api/" + APIVersion + "/graphql.json"
 }
 
 // ShopifyOrders lists the paid orders a shop's webhooks may have lost:
@@ -44,8 +43,8 @@ func ShopifyAdminURL(shopDomain string) string {
 // answer's wait, only while that ends before the deadline less Margin.
 // Safe for concurrent use.
 type ShopifyOrders struct {
-	URL   string // the Admin GraphQL endpoint (ShopifyAdminURL)
-	Token *secrets.Rotating
+	URL   string // the Admin GraphQL endpoint (AdminURL)
+	Token provider.Secret
 	HTTP  *http.Client
 	// Margin is how much of the deadline a throttle wait leaves; default 15 s.
 	Margin time.Duration
@@ -55,13 +54,6 @@ type ShopifyOrders struct {
 	mu      sync.Mutex
 	readyAt time.Time // when the bucket holds the last query's requested cost again
 }
-
-// Provider implements Lister.
-func (s *ShopifyOrders) Provider() string { return "shopify" }
-
-// KeyedApart reports that the orders are keyed apart from their webhooks:
-// what the reconciler claims from them is counted as FromAPI, not Missed.
-func (s *ShopifyOrders) KeyedApart() bool { return true }
 
 const shopifyOrdersQuery = `query Orders($first: Int!, $after: String, $q: String!) {
   orders(first: $first, after: $after, sortKey: UPDATED_AT, query: $q) {
@@ -208,7 +200,7 @@ func (s *ShopifyOrders) event(ctx context.Context, o shopifyOrder) (webhook.Even
 	if err != nil {
 		return webhook.Event{}, err
 	}
-	return webhook.Event{Provider: s.Provider(), ID: "order-" + o.LegacyResourceID + "-paid", Type: "orders/paid",
+	return webhook.Event{Provider: Name, ID: "order-" + o.LegacyResourceID + "-paid", Type: "orders/paid",
 		Created: o.UpdatedAt.UTC(), Raw: raw}, nil
 }
 
@@ -219,90 +211,78 @@ func (s *ShopifyOrders) query(ctx context.Context, query string, vars map[string
 	if err != nil {
 		return err
 	}
-	refreshed := false
+	api := &provider.Client{Secret: s.Token, HTTP: s.HTTP, Margin: s.Margin, Sleep: s.Sleep,
+		Auth: func(req *http.Request, token string) { req.Header.Set("X-Shopify-Access-Token", token) }}
 	s.mu.Lock()
 	wait := time.Until(s.readyAt)
 	s.mu.Unlock()
 	for try := 0; ; try++ {
-		if err := s.sleep(ctx, wait); err != nil {
+		if err := provider.Pause(ctx, wait, s.Margin, s.Sleep, "throttled"); err != nil {
 			return err
 		}
-		wait = 0
-		tokens, err := s.Token.Values(ctx)
-		if err != nil {
-			return fmt.Errorf("shopify admin token: %w", err)
-		}
-		status, h, body, err := s.post(ctx, reqBody, tokens[0])
-		if err != nil {
-			return err
-		}
-		switch {
-		case status == http.StatusUnauthorized && !refreshed:
-			refreshed = true
-			if _, _, err := s.Token.Refresh(ctx, tokens); err != nil {
-				return fmt.Errorf("shopify admin token: %w", err)
+		resp, err := api.Do(ctx, func(ctx context.Context) (*http.Request, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(reqBody))
+			if err == nil {
+				req.Header.Set("Content-Type", "application/json")
 			}
-			continue
-		case status == http.StatusTooManyRequests && try < 3:
-			secs, _ := strconv.ParseFloat(h.Get("Retry-After"), 64)
-			wait = time.Duration(max(secs, 1) * float64(time.Second))
-			continue
-		case status != http.StatusOK:
-			return fmt.Errorf("HTTP %d", status)
+			return req, err
+		})
+		if err != nil {
+			return err
 		}
-		var resp struct {
-			Data   json.RawMessage `json:"data"`
-			Errors []struct {
-				Message    string `json:"message"`
-				Extensions struct {
-					Code string `json:"code"`
-				} `json:"extensions"`
-			} `json:"errors"`
-			Extensions struct {
-				Cost struct {
-					RequestedQueryCost float64 `json:"requestedQueryCost"`
-					ThrottleStatus     struct {
-						CurrentlyAvailable float64 `json:"currentlyAvailable"`
-						RestoreRate        float64 `json:"restoreRate"`
-					} `json:"throttleStatus"`
-				} `json:"cost"`
-			} `json:"extensions"`
+		if resp.Status != http.StatusOK {
+			return fmt.Errorf("HTTP %d", resp.Status)
 		}
-		if err := json.Unmarshal(body, &resp); err != nil {
+		var answer graphQLAnswer
+		if err := json.Unmarshal(resp.Body, &answer); err != nil {
 			return fmt.Errorf("the answer is not GraphQL's: %w", err)
 		}
-		cost := resp.Extensions.Cost
-		if deficit := cost.RequestedQueryCost - cost.ThrottleStatus.CurrentlyAvailable; deficit > 0 && cost.ThrottleStatus.RestoreRate > 0 {
-			wait = time.Duration(deficit / cost.ThrottleStatus.RestoreRate * float64(time.Second))
-			s.mu.Lock()
-			s.readyAt = time.Now().Add(wait)
-			s.mu.Unlock()
-		}
-		if len(resp.Errors) > 0 {
-			if resp.Errors[0].Extensions.Code == "THROTTLED" && try < 3 {
+		wait = s.throttle(answer)
+		if len(answer.Errors) > 0 {
+			if answer.Errors[0].Extensions.Code == "THROTTLED" && try < 3 {
 				wait = max(wait, time.Second)
 				continue
 			}
-			return fmt.Errorf("GraphQL: %s", resp.Errors[0].Message)
+			return fmt.Errorf("GraphQL: %s", answer.Errors[0].Message)
 		}
-		if err := json.Unmarshal(resp.Data, data); err != nil {
+		if err := json.Unmarshal(answer.Data, data); err != nil {
 			return fmt.Errorf("the answer's data: %w", err)
 		}
 		return nil
 	}
 }
 
-func (s *ShopifyOrders) sleep(ctx context.Context, d time.Duration) error {
-	return pause(ctx, d, s.Margin, s.Sleep, "throttled")
+// graphQLAnswer is the Admin API's answer to a query.
+type graphQLAnswer struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []struct {
+		Message    string `json:"message"`
+		Extensions struct {
+			Code string `json:"code"`
+		} `json:"extensions"`
+	} `json:"errors"`
+	Extensions struct {
+		Cost struct {
+			RequestedQueryCost float64 `json:"requestedQueryCost"`
+			ThrottleStatus     struct {
+				CurrentlyAvailable float64 `json:"currentlyAvailable"`
+				RestoreRate        float64 `json:"restoreRate"`
+			} `json:"throttleStatus"`
+		} `json:"cost"`
+	} `json:"extensions"`
 }
 
-// post sends one query and reads at most 8 MiB of the answer.
-func (s *ShopifyOrders) post(ctx context.Context, body []byte, token string) (int, http.Header, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, nil, err
+// throttle returns how long the bucket needs to hold the query's cost
+// again, and remembers when that is for the next query.
+func (s *ShopifyOrders) throttle(a graphQLAnswer) time.Duration {
+	cost := a.Extensions.Cost
+	deficit := cost.RequestedQueryCost - cost.ThrottleStatus.CurrentlyAvailable
+	if deficit <= 0 || cost.ThrottleStatus.RestoreRate <= 0 {
+		return 0
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Shopify-Access-Token", token)
-	return send(s.HTTP, req)
+	wait := time.Duration(deficit / cost.ThrottleStatus.RestoreRate * float64(time.Second))
+	s.mu.Lock()
+	s.readyAt = time.Now().Add(wait)
+	s.mu.Unlock()
+	return wait
 }

@@ -1,4 +1,4 @@
-package verify
+package shopify
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // ShopifyProvider is the Provider of every event Shopify.Verify returns.
-const ShopifyProvider = "shopify"
+const Name = "shopify"
 
 // Shopify verifies Shopify webhook deliveries: X-Shopify-Hmac-Sha256 is
 // the base64 HMAC-SHA256 of the raw body under the app's client secret.
@@ -27,54 +28,54 @@ const ShopifyProvider = "shopify"
 // Shopify's own API libraries accept either spelling: each header is read
 // as X-Shopify-<name>, or Shopify-<name> when that is absent. Safe for
 // concurrent use.
-type Shopify struct {
+type Verifier struct {
 	Secrets []string // accepted client secrets; several while rotating
 }
 
 // Verify implements the receiver's verifier: 401 before anything is
 // parsed, then 400 for a missing id, topic or a body that is not a JSON
 // object.
-func (s *Shopify) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
-	if err := checkSecrets(ShopifyProvider, s.Secrets); err != nil {
+func (s *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+	if err := provider.CheckSecrets(Name, s.Secrets); err != nil {
 		return nil, err
 	}
 	header := shopifyHeader(r, "hmac-sha256")
 	if header == "" {
-		return nil, fmt.Errorf("shopify: no X-Shopify-Hmac-Sha256 (or Shopify-Hmac-Sha256) header: %w", ErrNoSignature)
+		return nil, fmt.Errorf("shopify: no X-Shopify-Hmac-Sha256 (or Shopify-Hmac-Sha256) header: %w", provider.ErrNoSignature)
 	}
 	sig, err := base64.StdEncoding.DecodeString(header)
 	if err != nil {
-		return nil, fmt.Errorf("shopify: X-Shopify-Hmac-Sha256 is not base64: %w", ErrBadSignature)
+		return nil, fmt.Errorf("shopify: X-Shopify-Hmac-Sha256 is not base64: %w", provider.ErrBadSignature)
 	}
 	var want [][]byte
 	for _, secret := range s.Secrets {
-		want = append(want, hmacSHA256([]byte(secret), r.Body))
+		want = append(want, provider.HMACSHA256([]byte(secret), r.Body))
 	}
-	if !anyEqual([][]byte{sig}, want) {
-		return nil, fmt.Errorf("shopify: signature matches none of %d secrets: %w", len(s.Secrets), ErrBadSignature)
+	if !provider.AnyEqual([][]byte{sig}, want) {
+		return nil, fmt.Errorf("shopify: signature matches none of %d secrets: %w", len(s.Secrets), provider.ErrBadSignature)
 	}
 	id, what := shopifyHeader(r, "event-id"), "X-Shopify-Event-Id"
 	if id == "" {
 		id, what = shopifyHeader(r, "webhook-id"), "X-Shopify-Webhook-Id"
 	}
-	if err := eventID(ShopifyProvider, what, id); err != nil {
+	if err := provider.CheckEventID(Name, what, id); err != nil {
 		return nil, err
 	}
 	topic := shopifyHeader(r, "topic")
 	if topic == "" {
-		return nil, fmt.Errorf("shopify: no X-Shopify-Topic: %w", ErrNotEvent)
+		return nil, fmt.Errorf("shopify: no X-Shopify-Topic: %w", provider.ErrNotEvent)
 	}
-	if err := jsonObject(ShopifyProvider, r.Body); err != nil {
+	if err := provider.CheckJSONObject(Name, r.Body); err != nil {
 		return nil, err
 	}
 	if !json.Valid(r.Body) {
-		return nil, fmt.Errorf("shopify: body is not valid JSON: %w", ErrNotJSON)
+		return nil, fmt.Errorf("shopify: body is not valid JSON: %w", provider.ErrNotJSON)
 	}
 	var at time.Time
 	if t, err := time.Parse(time.RFC3339Nano, shopifyHeader(r, "triggered-at")); err == nil {
 		at = t.UTC()
 	}
-	return []webhook.Event{{Provider: ShopifyProvider, ID: id, Type: topic, Created: at, Raw: r.Body}}, nil
+	return []webhook.Event{{Provider: Name, ID: id, Type: topic, Created: at, Raw: r.Body}}, nil
 }
 
 // shopifyHeader returns x-shopify-<name>, or shopify-<name> when that is

@@ -1,4 +1,4 @@
-package verify_test
+package shopify_test
 
 import (
 	"context"
@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+
 	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -20,7 +21,7 @@ import (
 //	printf '%s' '{"id":820982911946154508,"topic":"orders/paid"}' | openssl dgst -sha256 -hmac hush -binary | base64
 func TestShopifyDocumentedScheme(t *testing.T) {
 	body := []byte(`{"id":820982911946154508,"topic":"orders/paid"}`)
-	s := &verify.Shopify{Secrets: []string{"hush"}}
+	s := &shopify.Verifier{Secrets: []string{"hush"}}
 	evs, err := s.Verify(context.Background(), webhook.Request{Header: map[string]string{
 		"x-shopify-hmac-sha256":  "0gSap1dSbvBM4ZmhxyOu3bwLiFes4r2DJ6EdVfiv5JY=",
 		"x-shopify-topic":        "orders/paid",
@@ -40,10 +41,10 @@ func TestShopifyDocumentedScheme(t *testing.T) {
 func TestShopifyVerify(t *testing.T) {
 	body := []byte(`{"id":820982911946154508,"line_items":[]}`)
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := &verify.Shopify{Secrets: []string{"old", "new"}}
+	s := &shopify.Verifier{Secrets: []string{"old", "new"}}
 	ctx := context.Background()
 	h := func(mut func(map[string]string)) webhook.Request {
-		hd := verifytest.ShopifyHeaders(body, "new", "evt-1", "orders/paid", at)
+		hd := shopify.Headers(body, "new", "evt-1", "orders/paid", at)
 		mut(hd)
 		return webhook.Request{Header: hd, Body: body}
 	}
@@ -60,13 +61,13 @@ func TestShopifyVerify(t *testing.T) {
 		req  webhook.Request
 		want error
 	}{
-		{"forged", webhook.Request{Header: verifytest.ShopifyHeaders(body, "attacker", "evt-1", "orders/paid", at), Body: body}, verify.ErrBadSignature},
-		{"no signature", h(func(m map[string]string) { delete(m, "x-shopify-hmac-sha256") }), verify.ErrNoSignature},
-		{"not base64", h(func(m map[string]string) { m["x-shopify-hmac-sha256"] = "%%%" }), verify.ErrBadSignature},
-		{"missing id headers", h(func(m map[string]string) { delete(m, "x-shopify-event-id"); delete(m, "x-shopify-webhook-id") }), verify.ErrNoEventID},
-		{"bad id", h(func(m map[string]string) { m["x-shopify-event-id"] = strings.Repeat("a", 300) }), verify.ErrBadEventID},
-		{"no topic", h(func(m map[string]string) { delete(m, "x-shopify-topic") }), verify.ErrNotEvent},
-		{"malformed body", webhook.Request{Header: verifytest.ShopifyHeaders([]byte("[1]"), "new", "evt-1", "orders/paid", at), Body: []byte("[1]")}, verify.ErrNotJSON},
+		{"forged", webhook.Request{Header: shopify.Headers(body, "attacker", "evt-1", "orders/paid", at), Body: body}, provider.ErrBadSignature},
+		{"no signature", h(func(m map[string]string) { delete(m, "x-shopify-hmac-sha256") }), provider.ErrNoSignature},
+		{"not base64", h(func(m map[string]string) { m["x-shopify-hmac-sha256"] = "%%%" }), provider.ErrBadSignature},
+		{"missing id headers", h(func(m map[string]string) { delete(m, "x-shopify-event-id"); delete(m, "x-shopify-webhook-id") }), provider.ErrNoEventID},
+		{"bad id", h(func(m map[string]string) { m["x-shopify-event-id"] = strings.Repeat("a", 300) }), provider.ErrBadEventID},
+		{"no topic", h(func(m map[string]string) { delete(m, "x-shopify-topic") }), provider.ErrNotEvent},
+		{"malformed body", webhook.Request{Header: shopify.Headers([]byte("[1]"), "new", "evt-1", "orders/paid", at), Body: []byte("[1]")}, provider.ErrNotJSON},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,7 +84,7 @@ func TestShopifyVerify(t *testing.T) {
 // verify and give the same event as the X-Shopify- ones.
 func TestShopifyUnprefixedHeaders(t *testing.T) {
 	body := []byte(`{"id":820982911946154508,"topic":"orders/paid"}`)
-	s := &verify.Shopify{Secrets: []string{"hush"}}
+	s := &shopify.Verifier{Secrets: []string{"hush"}}
 	ctx := context.Background()
 	// TestShopifyDocumentedScheme's delivery, unprefixed.
 	evs, err := s.Verify(ctx, webhook.Request{Header: map[string]string{
@@ -104,7 +105,7 @@ func TestShopifyUnprefixedHeaders(t *testing.T) {
 
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	h := func(mut func(map[string]string)) webhook.Request {
-		hd := verifytest.ShopifyUnprefixed(verifytest.ShopifyHeaders(body, "hush", "evt-1", "orders/paid", at))
+		hd := shopify.Unprefixed(shopify.Headers(body, "hush", "evt-1", "orders/paid", at))
 		mut(hd)
 		return webhook.Request{Header: hd, Body: body}
 	}
@@ -117,13 +118,13 @@ func TestShopifyUnprefixedHeaders(t *testing.T) {
 		req  webhook.Request
 		want error
 	}{
-		{"forged", webhook.Request{Header: verifytest.ShopifyUnprefixed(verifytest.ShopifyHeaders(body, "attacker", "evt-1", "orders/paid", at)), Body: body}, verify.ErrBadSignature},
-		{"no signature", h(func(m map[string]string) { delete(m, "shopify-hmac-sha256") }), verify.ErrNoSignature},
-		{"missing id headers", h(func(m map[string]string) { delete(m, "shopify-event-id"); delete(m, "shopify-webhook-id") }), verify.ErrNoEventID},
-		{"no topic", h(func(m map[string]string) { delete(m, "shopify-topic") }), verify.ErrNotEvent},
+		{"forged", webhook.Request{Header: shopify.Unprefixed(shopify.Headers(body, "attacker", "evt-1", "orders/paid", at)), Body: body}, provider.ErrBadSignature},
+		{"no signature", h(func(m map[string]string) { delete(m, "shopify-hmac-sha256") }), provider.ErrNoSignature},
+		{"missing id headers", h(func(m map[string]string) { delete(m, "shopify-event-id"); delete(m, "shopify-webhook-id") }), provider.ErrNoEventID},
+		{"no topic", h(func(m map[string]string) { delete(m, "shopify-topic") }), provider.ErrNotEvent},
 		// A forged X-Shopify- signature is not rescued by a genuine
 		// unprefixed one: the X- one is read when present.
-		{"forged X- beside a genuine unprefixed", h(func(m map[string]string) { m["x-shopify-hmac-sha256"] = strings.Repeat("A", 43) + "=" }), verify.ErrBadSignature},
+		{"forged X- beside a genuine unprefixed", h(func(m map[string]string) { m["x-shopify-hmac-sha256"] = strings.Repeat("A", 43) + "=" }), provider.ErrBadSignature},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,14 +135,14 @@ func TestShopifyUnprefixedHeaders(t *testing.T) {
 	}
 }
 
-// FuzzShopifyVerify holds verify.Shopify to verifyfuzz.VerifierFuzz's
+// FuzzShopifyVerify holds shopify.Verifier to verifyfuzz.VerifierFuzz's
 // property (see FuzzGitHubVerify).
 func FuzzShopifyVerify(f *testing.F) {
 	const secret = "hush"
-	s := &verify.Shopify{Secrets: []string{secret}}
+	s := &shopify.Verifier{Secrets: []string{secret}}
 	fz := verifyfuzz.FromRequestVerifier("shopify", s.Verify,
 		func(b []byte) map[string]string {
-			return verifytest.ShopifyHeaders(b, secret, fuzzDeliveryID(b), "orders/paid", time.Unix(0, 0))
+			return shopify.Headers(b, secret, verifyfuzz.DeliveryID(b), "orders/paid", time.Unix(0, 0))
 		},
 		func(h map[string]string, b []byte) bool { return verifyfuzz.ShopifyGenuine(h, b, secret) })
 	fz.Seed(f, []byte(`{"id":820982911946154508,"topic":"orders/paid"}`), []byte(`{"id":1}`), nil)
@@ -152,7 +153,7 @@ func FuzzShopifyVerify(f *testing.F) {
 	f.Add("x-shopify-event-id: \nx-shopify-webhook-id: wh-1", []byte(`{"id":1}`), verifyfuzz.Signed, uint16(0))
 	// The unprefixed spelling, alone and beside a forged X- signature.
 	unprefixed := []byte(`{"id":820982911946154508,"topic":"orders/paid"}`)
-	f.Add(verifyfuzz.HeaderLines(verifytest.ShopifyUnprefixed(verifytest.ShopifyHeaders(unprefixed, secret, "e-2", "orders/paid", time.Unix(0, 0)))),
+	f.Add(verifyfuzz.HeaderLines(shopify.Unprefixed(shopify.Headers(unprefixed, secret, "e-2", "orders/paid", time.Unix(0, 0)))),
 		unprefixed, verifyfuzz.AsGiven, uint16(0))
 	f.Add("x-shopify-hmac-sha256: \nshopify-hmac-sha256: 0gSap1dSbvBM4ZmhxyOu3bwLiFes4r2DJ6EdVfiv5JY=", unprefixed, verifyfuzz.Signed, uint16(0))
 	f.Fuzz(fz.Check)

@@ -1,4 +1,4 @@
-package verify
+package standard
 
 import (
 	"context"
@@ -10,22 +10,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // StandardProvider is the Provider of every event Standard.Verify returns.
-const StandardProvider = "standard"
+const Name = "standard"
 
 // StandardTolerance is how far a Standard Webhooks timestamp may be from
 // now, either way: the specification's five minutes.
-const StandardTolerance = 5 * time.Minute
+const Tolerance = 5 * time.Minute
 
 // StandardMaxV1a is the most v1a signatures one webhook-signature header
 // may carry. Each costs an ed25519 verification per public key (tens of
 // microseconds, where a v1 signature costs a comparison), and a sender
 // signs once per key it is rolling: more is refused before any is checked,
 // so one request cannot buy much CPU.
-const StandardMaxV1a = 8
+const MaxV1a = 8
 
 // Standard verifies Standard Webhooks deliveries (Svix and the senders
 // that follow the specification): webhook-signature holds space-separated
@@ -44,7 +45,7 @@ const StandardMaxV1a = 8
 // are read when the webhook- ones are absent. The key is
 // standard#<webhook-id>, the type the body's "type". Safe for concurrent
 // use.
-type Standard struct {
+type Verifier struct {
 	// Secrets are "whsec_<base64 key>" (the prefix may be left off) and
 	// "whpk_<base64 ed25519 public key>"; several while rotating.
 	Secrets []string
@@ -58,7 +59,7 @@ type Standard struct {
 // one that is not base64, a whpk_ that is not an ed25519 public key, or a
 // private signing key (whsk_), which belongs to the sender only. The error
 // names no secret.
-func (s *Standard) Validate() error {
+func (s *Verifier) Validate() error {
 	_, err := s.keys()
 	return err
 }
@@ -69,9 +70,9 @@ type standardKeys struct {
 	public []ed25519.PublicKey // v1a: the whpk_ keys
 }
 
-func (s *Standard) keys() (standardKeys, error) {
+func (s *Verifier) keys() (standardKeys, error) {
 	var keys standardKeys
-	if err := checkSecrets(StandardProvider, s.Secrets); err != nil {
+	if err := provider.CheckSecrets(Name, s.Secrets); err != nil {
 		return keys, err
 	}
 	for i, secret := range s.Secrets {
@@ -101,7 +102,7 @@ func (s *Standard) keys() (standardKeys, error) {
 // whpk_), more than StandardMaxV1a v1a ones, no matching one, a timestamp that is not a Unix time or more
 // than the tolerance from now (ErrStale, ErrFuture). 400, only once
 // signed: no or implausible webhook-id, a body that is not a JSON object.
-func (s *Standard) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+func (s *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
 	keys, err := s.keys()
 	if err != nil {
 		return nil, err
@@ -120,40 +121,40 @@ func (s *Standard) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 		}
 	}
 	if len(sigs)+len(asigs) == 0 {
-		return nil, fmt.Errorf("standard: no %s signature in webhook-signature: %w", keys.schemes(), ErrNoSignature)
+		return nil, fmt.Errorf("standard: no %s signature in webhook-signature: %w", keys.schemes(), provider.ErrNoSignature)
 	}
-	if len(asigs) > StandardMaxV1a {
-		return nil, fmt.Errorf("standard: webhook-signature has %d v1a signatures, more than %d: %w", len(asigs), StandardMaxV1a, ErrNoSignature)
+	if len(asigs) > MaxV1a {
+		return nil, fmt.Errorf("standard: webhook-signature has %d v1a signatures, more than %d: %w", len(asigs), MaxV1a, provider.ErrNoSignature)
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("standard: webhook-timestamp is not a Unix time: %w", ErrNoSignature)
+		return nil, fmt.Errorf("standard: webhook-timestamp is not a Unix time: %w", provider.ErrNoSignature)
 	}
 	var want [][]byte
 	for _, k := range keys.hmac {
-		want = append(want, hmacSHA256(k, []byte(id), []byte("."), []byte(ts), []byte("."), r.Body))
+		want = append(want, provider.HMACSHA256(k, []byte(id), []byte("."), []byte(ts), []byte("."), r.Body))
 	}
-	if !anyEqual(sigs, want) && !keys.signedByOne(asigs, id+"."+ts+".", r.Body) {
+	if !provider.AnyEqual(sigs, want) && !keys.signedByOne(asigs, id+"."+ts+".", r.Body) {
 		return nil, fmt.Errorf("standard: none of %d v1 and %d v1a signatures matches any of %d secrets: %w",
-			len(sigs), len(asigs), len(s.Secrets), ErrBadSignature)
+			len(sigs), len(asigs), len(s.Secrets), provider.ErrBadSignature)
 	}
 	if err := s.checkTimestamp(time.Unix(sec, 0)); err != nil {
 		return nil, err
 	}
-	if err := eventID(StandardProvider, "webhook-id", id); err != nil {
+	if err := provider.CheckEventID(Name, "webhook-id", id); err != nil {
 		return nil, err
 	}
-	if err := jsonObject(StandardProvider, r.Body); err != nil {
+	if err := provider.CheckJSONObject(Name, r.Body); err != nil {
 		return nil, err
 	}
 	var head struct {
 		Type any `json:"type"`
 	}
 	if err := json.Unmarshal(r.Body, &head); err != nil {
-		return nil, fmt.Errorf("standard: cannot decode %d-byte body: %w", len(r.Body), ErrNotJSON)
+		return nil, fmt.Errorf("standard: cannot decode %d-byte body: %w", len(r.Body), provider.ErrNotJSON)
 	}
 	typ, _ := head.Type.(string)
-	return []webhook.Event{{Provider: StandardProvider, ID: id, Type: typ, Created: time.Unix(sec, 0).UTC(), Raw: r.Body}}, nil
+	return []webhook.Event{{Provider: Name, ID: id, Type: typ, Created: time.Unix(sec, 0).UTC(), Raw: r.Body}}, nil
 }
 
 // schemes names the signature schemes the keys verify.
@@ -193,10 +194,10 @@ func standardHeader(r webhook.Request, name string) string {
 	return strings.TrimSpace(r.Header["svix-"+name])
 }
 
-func (s *Standard) checkTimestamp(signed time.Time) error {
+func (s *Verifier) checkTimestamp(signed time.Time) error {
 	tolerance := s.Tolerance
 	if tolerance <= 0 {
-		tolerance = StandardTolerance
+		tolerance = Tolerance
 	}
 	now := time.Now()
 	if s.Now != nil {
@@ -204,9 +205,9 @@ func (s *Standard) checkTimestamp(signed time.Time) error {
 	}
 	switch {
 	case signed.Before(now.Add(-tolerance)):
-		return fmt.Errorf("standard: timestamp is %s old, tolerance %s: %w", now.Sub(signed).Round(time.Second), tolerance, ErrStale)
+		return fmt.Errorf("standard: timestamp is %s old, tolerance %s: %w", now.Sub(signed).Round(time.Second), tolerance, provider.ErrStale)
 	case signed.After(now.Add(tolerance)):
-		return fmt.Errorf("standard: timestamp is %s ahead, tolerance %s: %w", signed.Sub(now).Round(time.Second), tolerance, ErrFuture)
+		return fmt.Errorf("standard: timestamp is %s ahead, tolerance %s: %w", signed.Sub(now).Round(time.Second), tolerance, provider.ErrFuture)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package verify_test
+package standard_test
 
 import (
 	"bytes"
@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/standard"
+
 	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -37,7 +38,7 @@ func TestStandardReferenceVector(t *testing.T) {
 		"webhook-signature": "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc= " + stdVectorSig,
 	}, Body: []byte(stdVectorBody)}
 	for _, secret := range []string{stdVectorSecret, strings.TrimPrefix(stdVectorSecret, "whsec_")} {
-		s := &verify.Standard{Secrets: []string{secret}, Now: stdClock(signedAt.Add(10 * time.Second))}
+		s := &standard.Verifier{Secrets: []string{secret}, Now: stdClock(signedAt.Add(10 * time.Second))}
 		evs, err := s.Verify(context.Background(), req)
 		if err != nil {
 			t.Fatalf("secret %.10s...: %v", secret, err)
@@ -47,7 +48,7 @@ func TestStandardReferenceVector(t *testing.T) {
 		}
 	}
 	// Our signer reproduces the vector too.
-	if got := verifytest.StandardHeaders([]byte(stdVectorBody), stdVectorID, signedAt, stdVectorSecret)["webhook-signature"]; got != stdVectorSig {
+	if got := standard.Headers([]byte(stdVectorBody), stdVectorID, signedAt, stdVectorSecret)["webhook-signature"]; got != stdVectorSig {
 		t.Errorf("StandardHeaders signature = %q, want %q", got, stdVectorSig)
 	}
 }
@@ -56,10 +57,10 @@ func TestStandardVerify(t *testing.T) {
 	const secret = "whsec_c2VjcmV0LW9mLWhvb2tpbmJveC10ZXN0LWVuZHBvaW50"
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	body := []byte(`{"type":"invoice.paid","timestamp":"2026-11-30T12:00:00Z","data":{"id":"inv_1"}}`)
-	s := &verify.Standard{Secrets: []string{"whsec_b2xkLXNlY3JldA==", secret}, Now: stdClock(now)}
+	s := &standard.Verifier{Secrets: []string{"whsec_b2xkLXNlY3JldA==", secret}, Now: stdClock(now)}
 	ctx := context.Background()
 	h := func(at time.Time, mut func(map[string]string)) webhook.Request {
-		hd := verifytest.StandardHeaders(body, "msg_1", at, secret)
+		hd := standard.Headers(body, "msg_1", at, secret)
 		mut(hd)
 		return webhook.Request{Header: hd, Body: body}
 	}
@@ -82,17 +83,17 @@ func TestStandardVerify(t *testing.T) {
 		req  webhook.Request
 		want error
 	}{
-		{"forged", webhook.Request{Header: verifytest.StandardHeaders(body, "msg_1", now, "whsec_YXR0YWNrZXI="), Body: body}, verify.ErrBadSignature},
-		{"no signature", h(now, func(m map[string]string) { delete(m, "webhook-signature") }), verify.ErrNoSignature},
+		{"forged", webhook.Request{Header: standard.Headers(body, "msg_1", now, "whsec_YXR0YWNrZXI="), Body: body}, provider.ErrBadSignature},
+		{"no signature", h(now, func(m map[string]string) { delete(m, "webhook-signature") }), provider.ErrNoSignature},
 		{"v1a only", h(now, func(m map[string]string) {
 			m["webhook-signature"] = strings.Replace(m["webhook-signature"], "v1,", "v1a,", 1)
-		}), verify.ErrNoSignature},
-		{"no timestamp", h(now, func(m map[string]string) { delete(m, "webhook-timestamp") }), verify.ErrNoSignature},
-		{"other id than signed", h(now, func(m map[string]string) { m["webhook-id"] = "msg_2" }), verify.ErrBadSignature},
-		{"missing id header", webhook.Request{Header: verifytest.StandardHeaders(body, "", now, secret), Body: body}, verify.ErrNoEventID},
-		{"stale timestamp", h(now.Add(-5*time.Minute-time.Second), func(map[string]string) {}), verify.ErrStale},
-		{"future timestamp", h(now.Add(5*time.Minute+time.Second), func(map[string]string) {}), verify.ErrFuture},
-		{"malformed body", webhook.Request{Header: verifytest.StandardHeaders(notJSON, "msg_1", now, secret), Body: notJSON}, verify.ErrNotJSON},
+		}), provider.ErrNoSignature},
+		{"no timestamp", h(now, func(m map[string]string) { delete(m, "webhook-timestamp") }), provider.ErrNoSignature},
+		{"other id than signed", h(now, func(m map[string]string) { m["webhook-id"] = "msg_2" }), provider.ErrBadSignature},
+		{"missing id header", webhook.Request{Header: standard.Headers(body, "", now, secret), Body: body}, provider.ErrNoEventID},
+		{"stale timestamp", h(now.Add(-5*time.Minute-time.Second), func(map[string]string) {}), provider.ErrStale},
+		{"future timestamp", h(now.Add(5*time.Minute+time.Second), func(map[string]string) {}), provider.ErrFuture},
+		{"malformed body", webhook.Request{Header: standard.Headers(notJSON, "msg_1", now, secret), Body: notJSON}, provider.ErrNotJSON},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +107,7 @@ func TestStandardVerify(t *testing.T) {
 			t.Errorf("timestamp exactly 5 minutes away (%s): %v", at.Sub(now), err)
 		}
 	}
-	if err := (&verify.Standard{Secrets: []string{"whsec_%%%"}}).Validate(); err == nil {
+	if err := (&standard.Verifier{Secrets: []string{"whsec_%%%"}}).Validate(); err == nil {
 		t.Error("Validate accepted a secret that is not base64")
 	}
 }
@@ -139,7 +140,7 @@ func TestStandardV1aReferenceVector(t *testing.T) {
 		"public key only":        {whpk(seed)},
 		"beside a whsec_ secret": {"whsec_b2xkLXNlY3JldA==", whpk(seed)},
 	} {
-		s := &verify.Standard{Secrets: secrets, Now: stdClock(signedAt.Add(10 * time.Second))}
+		s := &standard.Verifier{Secrets: secrets, Now: stdClock(signedAt.Add(10 * time.Second))}
 		evs, err := s.Verify(context.Background(), req)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -150,10 +151,10 @@ func TestStandardV1aReferenceVector(t *testing.T) {
 	}
 	// Our signer reproduces the vector (ed25519 signatures are
 	// deterministic), and derives the same public key.
-	if got := verifytest.StandardHeaders([]byte(stdVectorBody), stdVectorID, signedAt, "whsk_"+stdV1aSeed)["webhook-signature"]; got != stdV1aSig {
+	if got := standard.Headers([]byte(stdVectorBody), stdVectorID, signedAt, "whsk_"+stdV1aSeed)["webhook-signature"]; got != stdV1aSig {
 		t.Errorf("StandardHeaders v1a signature = %q, want %q", got, stdV1aSig)
 	}
-	if got := verifytest.StandardPublicKey("whsk_" + stdV1aSeed); got != whpk(seed) {
+	if got := standard.PublicKey("whsk_" + stdV1aSeed); got != whpk(seed) {
 		t.Errorf("StandardPublicKey = %q, want %q", got, whpk(seed))
 	}
 }
@@ -165,10 +166,10 @@ func TestStandardV1a(t *testing.T) {
 	seedOld, seedNew, seedAttacker := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32), bytes.Repeat([]byte{3}, 32)
 	whsk := func(seed []byte) string { return "whsk_" + base64.StdEncoding.EncodeToString(seed) }
 	// Rotating: the old and the new public key, and a symmetric secret.
-	s := &verify.Standard{Secrets: []string{whpk(seedOld), whpk(seedNew), hmacSecret}, Now: stdClock(now)}
+	s := &standard.Verifier{Secrets: []string{whpk(seedOld), whpk(seedNew), hmacSecret}, Now: stdClock(now)}
 	ctx := context.Background()
 	h := func(at time.Time, mut func(map[string]string), keys ...string) webhook.Request {
-		hd := verifytest.StandardHeaders(body, "msg_1", at, keys...)
+		hd := standard.Headers(body, "msg_1", at, keys...)
 		mut(hd)
 		return webhook.Request{Header: hd, Body: body}
 	}
@@ -186,7 +187,7 @@ func TestStandardV1a(t *testing.T) {
 		"a 64-byte private key signs the same":   h(now, same, "whsk_"+base64.StdEncoding.EncodeToString(ed25519.NewKeyFromSeed(seedNew))),
 		"a public key in the signer's list only": h(now, same, whpk(seedAttacker), whsk(seedNew)),
 		"the genuine v1a last of the most allowed": h(now, func(m map[string]string) {
-			m["webhook-signature"] = strings.Repeat(verifytest.StandardHeaders(body, "msg_1", now, whsk(seedAttacker))["webhook-signature"]+" ", verify.StandardMaxV1a-1) + m["webhook-signature"]
+			m["webhook-signature"] = strings.Repeat(standard.Headers(body, "msg_1", now, whsk(seedAttacker))["webhook-signature"]+" ", standard.MaxV1a-1) + m["webhook-signature"]
 		}, whsk(seedNew)),
 	} {
 		evs, err := s.Verify(ctx, req)
@@ -195,28 +196,28 @@ func TestStandardV1a(t *testing.T) {
 		}
 	}
 
-	only := &verify.Standard{Secrets: []string{whpk(seedNew)}, Now: stdClock(now)}
+	only := &standard.Verifier{Secrets: []string{whpk(seedNew)}, Now: stdClock(now)}
 	notJSON := []byte("not json")
 	tests := []struct {
 		name string
-		v    *verify.Standard
+		v    *standard.Verifier
 		req  webhook.Request
 		want error
 	}{
-		{"another key", s, h(now, same, whsk(seedAttacker)), verify.ErrBadSignature},
-		{"v1 only, public keys only", only, h(now, same, hmacSecret), verify.ErrNoSignature},
-		{"v1a only, whsec_ only", &verify.Standard{Secrets: []string{hmacSecret}, Now: stdClock(now)}, h(now, same, whsk(seedNew)), verify.ErrNoSignature},
-		{"other id than signed", only, h(now, func(m map[string]string) { m["webhook-id"] = "msg_2" }, whsk(seedNew)), verify.ErrBadSignature},
-		{"other timestamp than signed", only, h(now, func(m map[string]string) { m["webhook-timestamp"] = strconv.FormatInt(now.Unix()+1, 10) }, whsk(seedNew)), verify.ErrBadSignature},
-		{"truncated signature", only, h(now, func(m map[string]string) { m["webhook-signature"] = m["webhook-signature"][:40] }, whsk(seedNew)), verify.ErrBadSignature},
-		{"empty v1a", only, h(now, func(m map[string]string) { m["webhook-signature"] = "v1a," }, whsk(seedNew)), verify.ErrBadSignature},
+		{"another key", s, h(now, same, whsk(seedAttacker)), provider.ErrBadSignature},
+		{"v1 only, public keys only", only, h(now, same, hmacSecret), provider.ErrNoSignature},
+		{"v1a only, whsec_ only", &standard.Verifier{Secrets: []string{hmacSecret}, Now: stdClock(now)}, h(now, same, whsk(seedNew)), provider.ErrNoSignature},
+		{"other id than signed", only, h(now, func(m map[string]string) { m["webhook-id"] = "msg_2" }, whsk(seedNew)), provider.ErrBadSignature},
+		{"other timestamp than signed", only, h(now, func(m map[string]string) { m["webhook-timestamp"] = strconv.FormatInt(now.Unix()+1, 10) }, whsk(seedNew)), provider.ErrBadSignature},
+		{"truncated signature", only, h(now, func(m map[string]string) { m["webhook-signature"] = m["webhook-signature"][:40] }, whsk(seedNew)), provider.ErrBadSignature},
+		{"empty v1a", only, h(now, func(m map[string]string) { m["webhook-signature"] = "v1a," }, whsk(seedNew)), provider.ErrBadSignature},
 		{"a genuine v1a among too many", only, h(now, func(m map[string]string) {
-			m["webhook-signature"] = strings.Repeat(verifytest.StandardHeaders(body, "msg_1", now, whsk(seedAttacker))["webhook-signature"]+" ", verify.StandardMaxV1a) + m["webhook-signature"]
-		}, whsk(seedNew)), verify.ErrNoSignature},
-		{"tampered body", only, webhook.Request{Header: verifytest.StandardHeaders(body, "msg_1", now, whsk(seedNew)), Body: append([]byte(" "), body...)}, verify.ErrBadSignature},
-		{"stale timestamp", only, h(now.Add(-5*time.Minute-time.Second), same, whsk(seedNew)), verify.ErrStale},
-		{"future timestamp", only, h(now.Add(5*time.Minute+time.Second), same, whsk(seedNew)), verify.ErrFuture},
-		{"malformed body", only, webhook.Request{Header: verifytest.StandardHeaders(notJSON, "msg_1", now, whsk(seedNew)), Body: notJSON}, verify.ErrNotJSON},
+			m["webhook-signature"] = strings.Repeat(standard.Headers(body, "msg_1", now, whsk(seedAttacker))["webhook-signature"]+" ", standard.MaxV1a) + m["webhook-signature"]
+		}, whsk(seedNew)), provider.ErrNoSignature},
+		{"tampered body", only, webhook.Request{Header: standard.Headers(body, "msg_1", now, whsk(seedNew)), Body: append([]byte(" "), body...)}, provider.ErrBadSignature},
+		{"stale timestamp", only, h(now.Add(-5*time.Minute-time.Second), same, whsk(seedNew)), provider.ErrStale},
+		{"future timestamp", only, h(now.Add(5*time.Minute+time.Second), same, whsk(seedNew)), provider.ErrFuture},
+		{"malformed body", only, webhook.Request{Header: standard.Headers(notJSON, "msg_1", now, whsk(seedNew)), Body: notJSON}, provider.ErrNotJSON},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,7 +232,7 @@ func TestStandardV1a(t *testing.T) {
 		"a 31-byte public key":    "whpk_" + base64.StdEncoding.EncodeToString(make([]byte, 31)),
 		"a public key not base64": "whpk_%%%",
 	} {
-		err := (&verify.Standard{Secrets: []string{hmacSecret, secret}}).Validate()
+		err := (&standard.Verifier{Secrets: []string{hmacSecret, secret}}).Validate()
 		if err == nil {
 			t.Errorf("Validate accepted %s", name)
 		} else if strings.Contains(err.Error(), strings.TrimPrefix(strings.TrimPrefix(secret, "whsk_"), "whpk_")) {
@@ -240,19 +241,19 @@ func TestStandardV1a(t *testing.T) {
 	}
 }
 
-// FuzzStandardVerify holds verify.Standard to verifyfuzz.VerifierFuzz's
+// FuzzStandardVerify holds standard.Verifier to verifyfuzz.VerifierFuzz's
 // property (see FuzzGitHubVerify), on a clock at the reference vector's
 // time, with svix- headers in play.
 func FuzzStandardVerify(f *testing.F) {
 	at := time.Unix(stdVectorTS, 0)
-	public := verifytest.StandardPublicKey("whsk_" + stdV1aSeed)
-	s := &verify.Standard{Secrets: []string{stdVectorSecret, public}, Now: stdClock(at)}
+	public := standard.PublicKey("whsk_" + stdV1aSeed)
+	s := &standard.Verifier{Secrets: []string{stdVectorSecret, public}, Now: stdClock(at)}
 	fz := verifyfuzz.FromRequestVerifier("standard", s.Verify,
 		func(b []byte) map[string]string {
-			return verifytest.StandardHeaders(b, fuzzDeliveryID(b), at, stdVectorSecret, "whsk_"+stdV1aSeed)
+			return standard.Headers(b, verifyfuzz.DeliveryID(b), at, stdVectorSecret, "whsk_"+stdV1aSeed)
 		},
 		func(h map[string]string, b []byte) bool {
-			return verifyfuzz.StandardGenuine(h, b, at, verify.StandardTolerance, stdVectorSecret, public)
+			return verifyfuzz.StandardGenuine(h, b, at, standard.Tolerance, stdVectorSecret, public)
 		})
 	fz.Seed(f, []byte(stdVectorBody), []byte(`{"type":"invoice.paid"}`), nil)
 	vector := "webhook-id: " + stdVectorID + "\nwebhook-timestamp: " + strconv.Itoa(stdVectorTS) + "\nwebhook-signature: "

@@ -1,22 +1,21 @@
-package stripeapi
+package stripe
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
-	"github.com/stripe/stripe-go/v76"
-	"github.com/stripe/stripe-go/v76/form"
-
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Events lists Stripe events with stripe-go, the reconciler's source:
+// Events lists Stripe events, the reconciler's source:
 // GET /v1/events with a created range and the event types the business
 // handles, about one page at a time, oldest first.
 //
@@ -25,8 +24,7 @@ import (
 // so they are authentic. Each event keeps the bytes the API returned for
 // it as its payload.
 type Events struct {
-	backend stripe.Backend
-	keys    *secrets.Rotating
+	api *api
 	// PageSize is the limit of each page; default 100, Stripe's most.
 	PageSize int64
 	// Types are the event types to list (types[]); empty lists every
@@ -42,16 +40,14 @@ type Events struct {
 const MaxTypes = 20
 
 // NewEvents lists events through the Stripe API at apiURL (Stripe's own
-// when empty) with the first of keys, read for every list call (a key
-// rolled in Secrets Manager reaches a warm reconciler within the key's
-// maximum age, and a refused key is reloaded: WithKey), over httpClient
-// (stripe-go's default when nil). stripe-go retries a failed GET twice.
-func NewEvents(keys *secrets.Rotating, apiURL string, httpClient *http.Client) *Events {
-	return &Events{backend: NewBackend(apiURL, httpClient, 2), keys: keys}
+// when empty) with the first of key's values, read for every list call
+// (a key rolled in Secrets Manager reaches a warm reconciler within the
+// key's maximum age, and a refused key is reloaded), over httpClient. A
+// GET that failed in transit or was answered 5xx is sent twice more, and
+// a rate limit waited out.
+func NewEvents(key provider.Secret, apiURL string, httpClient *http.Client) *Events {
+	return &Events{api: newAPI(key, apiURL, httpClient, 2)}
 }
-
-// Provider returns "stripe".
-func (s *Events) Provider() string { return "stripe" }
 
 // listedEvent is one event of a list page: the fields hookinbox keys and
 // routes by, and the event's bytes as the API returned them.
@@ -77,9 +73,8 @@ func (e *listedEvent) UnmarshalJSON(b []byte) error {
 
 // eventPage is one page of GET /v1/events.
 type eventPage struct {
-	stripe.APIResource
-	stripe.ListMeta
-	Data []*listedEvent `json:"data"`
+	HasMore bool           `json:"has_more"`
+	Data    []*listedEvent `json:"data"`
 }
 
 // Next returns the events created in [from, upTo), oldest first, for an
@@ -142,26 +137,26 @@ func (s *Events) Next(ctx context.Context, from, to time.Time) ([]webhook.Event,
 // list reads one page of the events created in [from, to), newest first,
 // after the event id startingAfter (none when empty).
 func (s *Events) list(ctx context.Context, from, to time.Time, size int64, startingAfter string) ([]*listedEvent, bool, error) {
-	params := &stripe.EventListParams{
-		CreatedRange: &stripe.RangeQueryParams{GreaterThanOrEqual: from.Unix(), LesserThan: to.Unix()},
+	q := url.Values{
+		"created[gte]": {strconv.FormatInt(from.Unix(), 10)},
+		"created[lt]":  {strconv.FormatInt(to.Unix(), 10)},
+		"limit":        {strconv.FormatInt(size, 10)},
 	}
 	if len(s.Types) > 0 && len(s.Types) <= MaxTypes {
-		params.Types = stripe.StringSlice(s.Types)
+		for i, t := range s.Types {
+			q.Set("types["+strconv.Itoa(i)+"]", t)
+		}
 	}
-	params.Limit = stripe.Int64(size)
 	if startingAfter != "" {
-		params.StartingAfter = stripe.String(startingAfter)
+		q.Set("starting_after", startingAfter)
 	}
-	params.Context = ctx
-	body := &form.Values{}
-	form.AppendTo(body, params)
-	page := &eventPage{}
-	err := WithKey(ctx, s.keys, func(key string) error {
-		page = &eventPage{}
-		return s.backend.CallRaw(http.MethodGet, "/v1/events", key, body, params.GetParams(), page)
-	})
+	body, err := s.api.get(ctx, "/v1/events?"+q.Encode(), nil)
 	if err != nil {
 		return nil, false, fmt.Errorf("stripe events: %w", err)
+	}
+	var page eventPage
+	if err := json.Unmarshal(body, &page); err != nil {
+		return nil, false, fmt.Errorf("stripe events: the answer is not a list of events: %w", err)
 	}
 	return page.Data, page.HasMore, nil
 }
@@ -175,7 +170,7 @@ func (s *Events) events(listed []*listedEvent) []webhook.Event {
 			continue // not something Stripe sends; nothing to claim
 		}
 		out = append(out, webhook.Event{
-			Provider: s.Provider(),
+			Provider: Name,
 			ID:       e.ID,
 			Type:     e.Type,
 			Created:  time.Unix(e.Created, 0).UTC(),

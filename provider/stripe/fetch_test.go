@@ -1,4 +1,4 @@
-package stripeapi_test
+package stripe_test
 
 import (
 	"context"
@@ -7,23 +7,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
+	"github.com/stripe/stripe-go/v76"
+
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	stripeprovider "github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 func TestFetchEvent(t *testing.T) {
-	stripe := standin.NewStripe()
-	stripe.Key = "sk_test_fetch"
+	api := standin.NewStripe()
+	api.Key = "sk_test_fetch"
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_fetch1", time.Now().Add(-time.Hour))
-	if err := stripe.AddEvent(body); err != nil {
+	if err := api.AddEvent(body); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(stripe)
+	srv := httptest.NewServer(api)
 	defer srv.Close()
-	fetch := stripeapi.FetchEvent(secrets.Static("sk_test_fetch"), srv.URL, srv.Client())
+	fetch := stripeprovider.FetchEvent(secrets.Static("sk_test_fetch"), srv.URL, srv.Client())
 
 	got, err := fetch(context.Background(), "evt_fetch1", nil)
 	if err != nil || string(got) != string(body) {
@@ -33,8 +35,16 @@ func TestFetchEvent(t *testing.T) {
 	if err == nil || !webhook.IsPermanent(err) || !strings.Contains(err.Error(), "evt_unknown") {
 		t.Errorf("fetch of an unknown event: %v, want a permanent error naming it", err)
 	}
-	wrongKey := stripeapi.FetchEvent(secrets.Static("sk_test_wrong"), srv.URL, srv.Client())
+	wrongKey := stripeprovider.FetchEvent(secrets.Static("sk_test_wrong"), srv.URL, srv.Client())
 	if _, err := wrongKey(context.Background(), "evt_fetch1", nil); err == nil || webhook.IsPermanent(err) {
 		t.Errorf("fetch with a rejected key: %v, want a transient error (the key may be rotating)", err)
+	}
+}
+
+// TestAPIVersionIsStripeGos: the v1 calls ask for the version the
+// business's stripe-go structs decode.
+func TestAPIVersionIsStripeGos(t *testing.T) {
+	if stripeprovider.APIVersion != stripe.APIVersion {
+		t.Errorf("APIVersion = %s, stripe-go's = %s", stripeprovider.APIVersion, stripe.APIVersion)
 	}
 }

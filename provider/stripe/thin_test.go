@@ -1,4 +1,4 @@
-package verify_test
+package stripe_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -28,10 +30,10 @@ func TestStripeVerifyThin(t *testing.T) {
 		{"no related object", verifytest.StripeThin("v2.core.health.event_generation_failure.resolved", "evt_test_65h", now, verifytest.StripeRelated{}, ""),
 			"evt_test_65h", "v2.core.health.event_generation_failure.resolved"},
 	}
-	v := &verify.Stripe{Secrets: []string{secret}, Now: func() time.Time { return now }}
+	v := &stripe.Verifier{Secrets: []string{secret}, Now: func() time.Time { return now }}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := v.Verify(verifytest.SignStripe(tt.body, now, secret), tt.body)
+			got, err := v.Verify(stripe.SignatureHeader(tt.body, now, secret), tt.body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,21 +52,21 @@ func TestStripeVerifyThinMalformed(t *testing.T) {
 		body string
 		want error
 	}{
-		{"no id", `{"object":"v2.core.event","type":"v1.customer.created","created":"2026-12-01T10:00:00.000Z"}`, verify.ErrNoEventID},
-		{"no type", `{"id":"evt_test_1","object":"v2.core.event","created":"2026-12-01T10:00:00.000Z"}`, verify.ErrNotEvent},
-		{"created a number", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","created":1764583200}`, verify.ErrNotEvent},
-		{"created not RFC 3339", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","created":"yesterday"}`, verify.ErrNotEvent},
-		{"snapshot_event not an id", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","snapshot_event":"evt/../x"}`, verify.ErrBadEventID},
-		{"snapshot_event empty", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","snapshot_event":""}`, verify.ErrBadEventID},
-		{"snapshot_event a number", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","snapshot_event":7}`, verify.ErrBadEventID},
-		{"related URL elsewhere", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","related_object":{"url":"https://example.com/v1/customers/cus_1"}}`, verify.ErrNotEvent},
-		{"related URL climbs", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","related_object":{"url":"/v1/../v1/customers"}}`, verify.ErrNotEvent},
-		{"another object", `{"id":"evt_test_1","object":"v2.core.event_destination","type":"x"}`, verify.ErrNotEvent},
+		{"no id", `{"object":"v2.core.event","type":"v1.customer.created","created":"2026-12-01T10:00:00.000Z"}`, provider.ErrNoEventID},
+		{"no type", `{"id":"evt_test_1","object":"v2.core.event","created":"2026-12-01T10:00:00.000Z"}`, provider.ErrNotEvent},
+		{"created a number", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","created":1764583200}`, provider.ErrNotEvent},
+		{"created not RFC 3339", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","created":"yesterday"}`, provider.ErrNotEvent},
+		{"snapshot_event not an id", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","snapshot_event":"evt/../x"}`, provider.ErrBadEventID},
+		{"snapshot_event empty", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","snapshot_event":""}`, provider.ErrBadEventID},
+		{"snapshot_event a number", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","snapshot_event":7}`, provider.ErrBadEventID},
+		{"related URL elsewhere", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","related_object":{"url":"https://example.com/v1/customers/cus_1"}}`, provider.ErrNotEvent},
+		{"related URL climbs", `{"id":"evt_test_1","object":"v2.core.event","type":"v1.customer.created","related_object":{"url":"/v1/../v1/customers"}}`, provider.ErrNotEvent},
+		{"another object", `{"id":"evt_test_1","object":"v2.core.event_destination","type":"x"}`, provider.ErrNotEvent},
 	}
-	v := &verify.Stripe{Secrets: []string{secret}, Now: func() time.Time { return now }}
+	v := &stripe.Verifier{Secrets: []string{secret}, Now: func() time.Time { return now }}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := v.Verify(verifytest.SignStripe([]byte(tt.body), now, secret), []byte(tt.body))
+			_, err := v.Verify(stripe.SignatureHeader([]byte(tt.body), now, secret), []byte(tt.body))
 			if !errors.Is(err, tt.want) || !errors.Is(err, webhook.ErrMalformed) {
 				t.Errorf("Verify() error = %v, want %v (malformed)", err, tt.want)
 			}
@@ -91,8 +93,8 @@ func TestStripeVerifyThinPayloads(t *testing.T) {
 				t.Fatal(err)
 			}
 			at := want.Created.Add(2 * time.Second)
-			v := &verify.Stripe{Secrets: []string{secret}, Now: func() time.Time { return at }}
-			got, err := v.Verify(verifytest.SignStripe(body, at, secret), body)
+			v := &stripe.Verifier{Secrets: []string{secret}, Now: func() time.Time { return at }}
+			got, err := v.Verify(stripe.SignatureHeader(body, at, secret), body)
 			if err != nil {
 				t.Fatalf("Verify() error = %v", err)
 			}
@@ -100,8 +102,8 @@ func TestStripeVerifyThinPayloads(t *testing.T) {
 			if want.SnapshotEvent != "" {
 				wantID = want.SnapshotEvent
 			}
-			if got.ID != wantID || got.Type != verify.StripeSnapshotType(want.Type) || !got.Created.Equal(want.Created) {
-				t.Errorf("Verify() = {ID:%q Type:%q Created:%v}, want %q %q %v", got.ID, got.Type, got.Created, wantID, verify.StripeSnapshotType(want.Type), want.Created)
+			if got.ID != wantID || got.Type != stripe.SnapshotType(want.Type) || !got.Created.Equal(want.Created) {
+				t.Errorf("Verify() = {ID:%q Type:%q Created:%v}, want %q %q %v", got.ID, got.Type, got.Created, wantID, stripe.SnapshotType(want.Type), want.Created)
 			}
 		})
 	}

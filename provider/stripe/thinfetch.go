@@ -1,4 +1,4 @@
-package stripeapi
+package stripe
 
 import (
 	"context"
@@ -9,20 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stripe/stripe-go/v76"
-
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
-
-// V2Version is the Stripe-Version sent with the API v2 calls a thin event
-// needs: GET /v2/core/events/{id} and the GET of a related object of an
-// API v2 resource (/v2/...). A related object of an API v1 resource
-// (/v1/...) is fetched with stripe-go's own version, stripe.APIVersion,
-// as every other v1 call is, so the business decodes it with the
-// stripe-go structs it already uses.
-const V2Version = "2025-09-30.clover"
 
 // IsThin reports whether stored is a Stripe thin event notification (the
 // processor's FetchWhen for Stripe): such an event is always fetched.
@@ -30,13 +18,12 @@ func IsThin(stored []byte) bool {
 	var head struct {
 		Object string `json:"object"`
 	}
-	return json.Unmarshal(stored, &head) == nil && head.Object == verify.StripeThinObject
+	return json.Unmarshal(stored, &head) == nil && head.Object == ThinObject
 }
 
 // thinEvent is what the fetch reads of a thin notification and of the
 // v2 event GET /v2/core/events/{id} returns.
 type thinEvent struct {
-	stripe.APIResource
 	ID            string          `json:"id"`
 	Object        string          `json:"object"`
 	Type          string          `json:"type"`
@@ -52,12 +39,6 @@ type relatedObject struct {
 	ID   string `json:"id"`
 	Type string `json:"type"`
 	URL  string `json:"url"`
-}
-
-// fetchedObject is a related object as the API returned it.
-type fetchedObject struct {
-	stripe.APIResource
-	ID string `json:"id"`
 }
 
 // snapshotView is what the business reads for a thin event: the shape of
@@ -86,7 +67,7 @@ type snapshotView struct {
 // Stripe-Context. A v2 event that names a snapshot twin the claim is not
 // under (the notification did not carry snapshot_event) is
 // webhook.ErrNoHandler: the twin's own claim runs the action, once.
-func fetchThin(ctx context.Context, backend stripe.Backend, keys *secrets.Rotating, eventID string, stored []byte) ([]byte, error) {
+func (a *api) fetchThin(ctx context.Context, eventID string, stored []byte) ([]byte, error) {
 	var n thinEvent
 	if err := json.Unmarshal(stored, &n); err != nil || n.ID == "" {
 		return nil, webhook.Permanent(fmt.Errorf("stripe thin event %s: the stored notification has no id", eventID))
@@ -96,16 +77,16 @@ func fetchThin(ctx context.Context, backend stripe.Backend, keys *secrets.Rotati
 		headers.Set("Stripe-Context", n.Context)
 	}
 	var ev thinEvent
-	err := WithKey(ctx, keys, func(key string) error {
+	body, err := a.get(ctx, "/v2/core/events/"+url.PathEscape(n.ID), headers)
+	if err == nil && json.Unmarshal(body, &ev) != nil {
 		ev = thinEvent{}
-		return backend.Call(http.MethodGet, "/v2/core/events/"+url.PathEscape(n.ID), key, &stripe.Params{Context: ctx, Headers: headers}, &ev)
-	})
+	}
 	switch {
-	case StatusCode(err) == http.StatusNotFound:
+	case statusOf(err) == http.StatusNotFound:
 		return nil, webhook.Permanent(fmt.Errorf("stripe has no v2 event %s (404): %w", n.ID, err))
 	case err != nil:
 		return nil, fmt.Errorf("get stripe v2 event %s: %w", n.ID, err)
-	case ev.ID != n.ID || ev.Object != verify.StripeThinObject || ev.Type == "":
+	case ev.ID != n.ID || ev.Object != ThinObject || ev.Type == "":
 		return nil, fmt.Errorf("get stripe v2 event %s: the API answered %q %q, not that event", n.ID, ev.Object, ev.ID)
 	}
 	if ev.SnapshotEvent != "" && ev.SnapshotEvent != eventID {
@@ -115,7 +96,7 @@ func fetchThin(ctx context.Context, backend stripe.Backend, keys *secrets.Rotati
 			n.ID, ev.SnapshotEvent, ev.SnapshotEvent, webhook.ErrNoHandler)
 	}
 	view := snapshotView{
-		ID: eventID, Object: "event", Type: verify.StripeSnapshotType(ev.Type),
+		ID: eventID, Object: "event", Type: SnapshotType(ev.Type),
 		Created: ev.Created.Unix(), Livemode: ev.Livemode, Account: ev.Context, ThinEvent: ev.ID,
 	}
 	view.Data.Object = ev.Data
@@ -123,32 +104,31 @@ func fetchThin(ctx context.Context, backend stripe.Backend, keys *secrets.Rotati
 		view.Data.Object = json.RawMessage(`{}`)
 	}
 	if rel := ev.RelatedObject; rel != nil && rel.URL != "" {
-		if !verify.StripeAPIPath(rel.URL) {
+		if !APIPath(rel.URL) {
 			return nil, webhook.Permanent(fmt.Errorf("stripe v2 event %s: related_object.url is not a Stripe API path", n.ID))
 		}
 		objHeaders := http.Header{}
 		if strings.HasPrefix(rel.URL, "/v2/") {
 			objHeaders.Set("Stripe-Version", V2Version)
 		} else {
-			view.APIVersion = stripe.APIVersion
+			view.APIVersion = APIVersion
 		}
 		if ev.Context != "" {
 			objHeaders.Set("Stripe-Context", ev.Context)
 		}
-		var obj fetchedObject
-		err := WithKey(ctx, keys, func(key string) error {
-			obj = fetchedObject{}
-			return backend.Call(http.MethodGet, rel.URL, key, &stripe.Params{Context: ctx, Headers: objHeaders}, &obj)
-		})
+		raw, err := a.get(ctx, rel.URL, objHeaders)
+		var obj struct {
+			ID string `json:"id"`
+		}
 		switch {
-		case StatusCode(err) == http.StatusNotFound:
+		case statusOf(err) == http.StatusNotFound:
 			return nil, webhook.Permanent(fmt.Errorf("stripe has no %s %s (404), the object of v2 event %s: %w", rel.Type, rel.ID, n.ID, err))
 		case err != nil:
 			return nil, fmt.Errorf("get the %s of stripe v2 event %s: %w", rel.Type, n.ID, err)
-		case obj.LastResponse == nil || (rel.ID != "" && obj.ID != rel.ID):
+		case json.Unmarshal(raw, &obj) != nil || (rel.ID != "" && obj.ID != rel.ID):
 			return nil, fmt.Errorf("get the %s of stripe v2 event %s: the API answered another object", rel.Type, n.ID)
 		}
-		view.Data.Object = obj.LastResponse.RawJSON
+		view.Data.Object = raw
 	}
 	b, err := json.Marshal(view)
 	if err != nil {

@@ -1,4 +1,4 @@
-package stripeapi_test
+package stripe_test
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stripe/stripe-go/v76"
 
-	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	stripeprovider "github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/stripeevent"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -42,7 +42,7 @@ func TestFetchThin(t *testing.T) {
 	}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
-	fetch := stripeapi.FetchEvent(secrets.Static("sk_test_thin"), srv.URL, srv.Client())
+	fetch := stripeprovider.FetchEvent(secrets.Static("sk_test_thin"), srv.URL, srv.Client())
 	ctx := context.Background()
 
 	raw, err := fetch(ctx, "evt_1snapshot1", migrating)
@@ -66,7 +66,7 @@ func TestFetchThin(t *testing.T) {
 	if diff := cmp.Diff([]string{"/v2/core/events/evt_test_65thin1", "/v1/checkout/sessions/cs_thin1"}, paths); diff != "" {
 		t.Errorf("GETs (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{stripeapi.V2Version, stripe.APIVersion}, versions); diff != "" {
+	if diff := cmp.Diff([]string{stripeprovider.V2Version, stripe.APIVersion}, versions); diff != "" {
 		t.Errorf("Stripe-Version sent (-want +got):\n%s", diff)
 	}
 
@@ -88,7 +88,7 @@ func TestFetchThin(t *testing.T) {
 	if _, err := fetch(ctx, "evt_test_65thin1", withoutTwin); !errors.Is(err, webhook.ErrNoHandler) || !strings.Contains(err.Error(), "evt_1snapshot1") {
 		t.Errorf("thin twin claimed under its own id: %v, want ErrNoHandler naming the snapshot event", err)
 	}
-	wrongKey := stripeapi.FetchEvent(secrets.Static("sk_test_wrong"), srv.URL, srv.Client())
+	wrongKey := stripeprovider.FetchEvent(secrets.Static("sk_test_wrong"), srv.URL, srv.Client())
 	if _, err := wrongKey(ctx, "evt_1snapshot1", migrating); err == nil || webhook.IsPermanent(err) {
 		t.Errorf("fetch with a rejected key: %v, want a transient error", err)
 	}
@@ -108,7 +108,7 @@ func TestFetchThinWithoutRelatedObject(t *testing.T) {
 	}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
-	raw, err := stripeapi.FetchEvent(secrets.Static("sk"), srv.URL, srv.Client())(context.Background(), "evt_test_65health", n)
+	raw, err := stripeprovider.FetchEvent(secrets.Static("sk"), srv.URL, srv.Client())(context.Background(), "evt_test_65health", n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,12 +121,12 @@ func TestFetchThinWithoutRelatedObject(t *testing.T) {
 func TestIsThin(t *testing.T) {
 	_, thin, _ := verifytest.StripeThinPayloads()
 	for _, b := range thin {
-		if !stripeapi.IsThin(b) {
+		if !stripeprovider.IsThin(b) {
 			t.Errorf("IsThin(%.60s) = false", b)
 		}
 	}
 	for _, b := range [][]byte{nil, []byte("{}"), verifytest.StripeEvent("customer.created", "evt_1", time.Now())} {
-		if stripeapi.IsThin(b) {
+		if stripeprovider.IsThin(b) {
 			t.Errorf("IsThin(%.60s) = true", b)
 		}
 	}

@@ -1,4 +1,4 @@
-package verify
+package stripe
 
 import (
 	"bytes"
@@ -12,20 +12,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // StripeProvider is the Provider of every event Stripe.Verify returns.
-const StripeProvider = "stripe"
+const Name = "stripe"
 
 // DefaultStripeTolerance is the tolerance of a Stripe with none set:
 // 300s, as stripe-go's webhook.DefaultTolerance.
-const DefaultStripeTolerance = 300 * time.Second
+const DefaultTolerance = 300 * time.Second
 
 // Stripe verifies Stripe webhook deliveries. Its fields are read, never
 // written, so one Stripe is safe for concurrent use; do not change them
 // while Verify may run.
-type Stripe struct {
+type Verifier struct {
 	// Secrets are the endpoint signing secrets ("whsec_...") currently
 	// accepted: during a rotation the old and the new one. At least one;
 	// an empty secret is never used.
@@ -43,7 +44,7 @@ type Stripe struct {
 
 // Validate reports a configuration that cannot verify anything: no secret,
 // an empty secret, a negative tolerance. The error names no secret.
-func (s *Stripe) Validate() error {
+func (s *Verifier) Validate() error {
 	var problems []string
 	if len(s.Secrets) == 0 {
 		problems = append(problems, "no signing secret")
@@ -82,7 +83,7 @@ func (s *Stripe) Validate() error {
 //
 // Unlike stripe-go's ConstructEvent, Verify accepts events of any
 // api_version: it reads only fields that every version has.
-func (s *Stripe) Verify(signatureHeader string, body []byte) (webhook.Event, error) {
+func (s *Verifier) Verify(signatureHeader string, body []byte) (webhook.Event, error) {
 	if err := s.Validate(); err != nil {
 		return webhook.Event{}, err
 	}
@@ -92,12 +93,12 @@ func (s *Stripe) Verify(signatureHeader string, body []byte) (webhook.Event, err
 	}
 	if !s.matches(h, body) {
 		return webhook.Event{}, fmt.Errorf("stripe signature: none of %d v1 signatures matches any of %d secrets: %w",
-			len(h.signatures), len(s.Secrets), ErrBadSignature)
+			len(h.signatures), len(s.Secrets), provider.ErrBadSignature)
 	}
 	if err := s.checkTimestamp(h.timestamp); err != nil {
 		return webhook.Event{}, err
 	}
-	return ParseStripeEvent(body)
+	return ParseEvent(body)
 }
 
 // stripeHeader is a parsed Stripe-Signature header.
@@ -114,7 +115,7 @@ type stripeHeader struct {
 func parseStripeHeader(header string) (stripeHeader, error) {
 	var h stripeHeader
 	if strings.TrimSpace(header) == "" {
-		return h, fmt.Errorf("stripe signature: no Stripe-Signature header: %w", ErrNoSignature)
+		return h, fmt.Errorf("stripe signature: no Stripe-Signature header: %w", provider.ErrNoSignature)
 	}
 	haveT := false
 	n := 0
@@ -126,16 +127,16 @@ func parseStripeHeader(header string) (stripeHeader, error) {
 		}
 		key, value, ok := strings.Cut(part, "=")
 		if !ok {
-			return h, fmt.Errorf("stripe signature: header part %d is not key=value: %w", n, ErrNoSignature)
+			return h, fmt.Errorf("stripe signature: header part %d is not key=value: %w", n, provider.ErrNoSignature)
 		}
 		switch key {
 		case "t":
 			if haveT {
-				return h, fmt.Errorf("stripe signature: header has more than one t=: %w", ErrNoSignature)
+				return h, fmt.Errorf("stripe signature: header has more than one t=: %w", provider.ErrNoSignature)
 			}
 			sec, err := strconv.ParseInt(value, 10, 64)
 			if err != nil {
-				return h, fmt.Errorf("stripe signature: header t= is not a Unix time: %w", ErrNoSignature)
+				return h, fmt.Errorf("stripe signature: header t= is not a Unix time: %w", provider.ErrNoSignature)
 			}
 			h.timestamp, haveT = time.Unix(sec, 0), true
 		case "v1":
@@ -147,17 +148,17 @@ func parseStripeHeader(header string) (stripeHeader, error) {
 		}
 	}
 	if !haveT {
-		return h, fmt.Errorf("stripe signature: header has no t= timestamp: %w", ErrNoSignature)
+		return h, fmt.Errorf("stripe signature: header has no t= timestamp: %w", provider.ErrNoSignature)
 	}
 	if len(h.signatures) == 0 {
-		return h, fmt.Errorf("stripe signature: header has no v1 signature: %w", ErrNoSignature)
+		return h, fmt.Errorf("stripe signature: header has no v1 signature: %w", provider.ErrNoSignature)
 	}
 	return h, nil
 }
 
 // matches reports whether some signature in h is the v1 signature of body
 // under some secret. Every comparison is constant-time.
-func (s *Stripe) matches(h stripeHeader, body []byte) bool {
+func (s *Verifier) matches(h stripeHeader, body []byte) bool {
 	for _, secret := range s.Secrets {
 		want := stripeSignature(h.timestamp, body, secret)
 		for _, sig := range h.signatures {
@@ -185,10 +186,10 @@ func stripeSignature(t time.Time, body []byte, secret string) []byte {
 // checkTimestamp rejects a signed timestamp more than the tolerance away
 // from now, either way. Comparing times rather than durations cannot
 // overflow, whatever t= says.
-func (s *Stripe) checkTimestamp(signed time.Time) error {
+func (s *Verifier) checkTimestamp(signed time.Time) error {
 	tolerance := s.Tolerance
 	if tolerance == 0 {
-		tolerance = DefaultStripeTolerance
+		tolerance = DefaultTolerance
 	}
 	now := time.Now()
 	if s.Now != nil {
@@ -197,10 +198,10 @@ func (s *Stripe) checkTimestamp(signed time.Time) error {
 	switch {
 	case signed.Before(now.Add(-tolerance)):
 		return fmt.Errorf("stripe signature: timestamp is %s old, tolerance %s: %w",
-			now.Sub(signed).Round(time.Second), tolerance, ErrStale)
+			now.Sub(signed).Round(time.Second), tolerance, provider.ErrStale)
 	case signed.After(now.Add(tolerance)):
 		return fmt.Errorf("stripe signature: timestamp is %s ahead, tolerance %s: %w",
-			signed.Sub(now).Round(time.Second), tolerance, ErrFuture)
+			signed.Sub(now).Round(time.Second), tolerance, provider.ErrFuture)
 	}
 	return nil
 }
@@ -208,7 +209,7 @@ func (s *Stripe) checkTimestamp(signed time.Time) error {
 // StripeThinObject is the "object" of a thin event notification (an
 // event destination with the thin payload style): the notification names
 // the event and the object it is about, and the processor fetches both.
-const StripeThinObject = "v2.core.event"
+const ThinObject = "v2.core.event"
 
 // stripeEventHead is the part of a Stripe event hookinbox reads: a
 // snapshot event (object "event", created a Unix time) or a thin
@@ -239,9 +240,9 @@ type stripeEventHead struct {
 // migration that runs both destinations), else under its own id; its type
 // loses the "v1." prefix, so it routes and counts as the snapshot event
 // does ("v1.checkout.session.completed" is "checkout.session.completed").
-func ParseStripeEvent(body []byte) (webhook.Event, error) {
+func ParseEvent(body []byte) (webhook.Event, error) {
 	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
-		return webhook.Event{}, fmt.Errorf("stripe event: %d-byte body: %w", len(body), ErrNotJSON)
+		return webhook.Event{}, fmt.Errorf("stripe event: %d-byte body: %w", len(body), provider.ErrNotJSON)
 	}
 	var head stripeEventHead
 	if err := json.Unmarshal(body, &head); err != nil {
@@ -249,31 +250,31 @@ func ParseStripeEvent(body []byte) (webhook.Event, error) {
 		var typeErr *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &syntaxErr):
-			return webhook.Event{}, fmt.Errorf("stripe event: syntax error at byte %d: %w", syntaxErr.Offset, ErrNotJSON)
+			return webhook.Event{}, fmt.Errorf("stripe event: syntax error at byte %d: %w", syntaxErr.Offset, provider.ErrNotJSON)
 		case errors.As(err, &typeErr) && (typeErr.Field == "id" || typeErr.Field == "snapshot_event"):
-			return webhook.Event{}, fmt.Errorf("stripe event: %s is a JSON %s, not a string: %w", typeErr.Field, typeErr.Value, ErrBadEventID)
+			return webhook.Event{}, fmt.Errorf("stripe event: %s is a JSON %s, not a string: %w", typeErr.Field, typeErr.Value, provider.ErrBadEventID)
 		case errors.As(err, &typeErr):
-			return webhook.Event{}, fmt.Errorf("stripe event: field %q is a JSON %s, not %s: %w", typeErr.Field, typeErr.Value, typeErr.Type, ErrNotEvent)
+			return webhook.Event{}, fmt.Errorf("stripe event: field %q is a JSON %s, not %s: %w", typeErr.Field, typeErr.Value, typeErr.Type, provider.ErrNotEvent)
 		default:
-			return webhook.Event{}, fmt.Errorf("stripe event: cannot decode %d-byte body: %w", len(body), ErrNotJSON)
+			return webhook.Event{}, fmt.Errorf("stripe event: cannot decode %d-byte body: %w", len(body), provider.ErrNotJSON)
 		}
 	}
-	thin := head.Object == StripeThinObject
+	thin := head.Object == ThinObject
 	if err := checkStripeID("id", head.ID); err != nil {
 		return webhook.Event{}, err
 	}
 	switch {
 	case head.Object != "" && head.Object != "event" && !thin:
-		return webhook.Event{}, fmt.Errorf("stripe event: object is neither \"event\" nor %q: %w", StripeThinObject, ErrNotEvent)
+		return webhook.Event{}, fmt.Errorf("stripe event: object is neither \"event\" nor %q: %w", ThinObject, provider.ErrNotEvent)
 	case head.Type == "":
-		return webhook.Event{}, fmt.Errorf("stripe event: no type: %w", ErrNotEvent)
+		return webhook.Event{}, fmt.Errorf("stripe event: no type: %w", provider.ErrNotEvent)
 	}
 	created, err := stripeCreated(head.Created, thin)
 	if err != nil {
 		return webhook.Event{}, err
 	}
 	ev := webhook.Event{
-		Provider: StripeProvider,
+		Provider: Name,
 		ID:       head.ID,
 		Type:     head.Type,
 		Created:  created,
@@ -289,24 +290,24 @@ func ParseStripeEvent(body []byte) (webhook.Event, error) {
 		}
 		ev.ID = *head.SnapshotEvent
 	}
-	if head.RelatedObject != nil && !StripeAPIPath(head.RelatedObject.URL) {
-		return webhook.Event{}, fmt.Errorf("stripe event: related_object.url is not a Stripe API path: %w", ErrNotEvent)
+	if head.RelatedObject != nil && !APIPath(head.RelatedObject.URL) {
+		return webhook.Event{}, fmt.Errorf("stripe event: related_object.url is not a Stripe API path: %w", provider.ErrNotEvent)
 	}
-	ev.Type = StripeSnapshotType(head.Type)
+	ev.Type = SnapshotType(head.Type)
 	return ev, nil
 }
 
 // StripeSnapshotType returns the snapshot type of a thin event's type:
 // "v1.customer.created" is "customer.created"; a type of an API v2
 // resource ("v2.core.account.created") is its own.
-func StripeSnapshotType(thinType string) string {
+func SnapshotType(thinType string) string {
 	return strings.TrimPrefix(thinType, "v1.")
 }
 
 // StripeAPIPath reports whether p can be a Stripe API object path, as a
 // thin event's related_object.url is ("/v1/customers/cus_..."): /v1/ or
 // /v2/ and then letters, digits, '_', '-', '.' and '/', with no "..".
-func StripeAPIPath(p string) bool {
+func APIPath(p string) bool {
 	if !strings.HasPrefix(p, "/v1/") && !strings.HasPrefix(p, "/v2/") || strings.Contains(p, "..") || strings.Contains(p, "//") {
 		return false
 	}
@@ -323,16 +324,16 @@ func checkStripeID(field, id string) error {
 	switch {
 	case id == "":
 		if field == "id" {
-			return fmt.Errorf("stripe event: %w", ErrNoEventID)
+			return fmt.Errorf("stripe event: %w", provider.ErrNoEventID)
 		}
-		return fmt.Errorf("stripe event: %s is empty: %w", field, ErrBadEventID)
+		return fmt.Errorf("stripe event: %s is empty: %w", field, provider.ErrBadEventID)
 	case webhook.ValidateEventID(id) != nil:
 		// ValidateEventID's message quotes the offending character; say
 		// only what is wrong, not what the sender wrote.
 		if len(id) > webhook.MaxEventIDLen {
-			return fmt.Errorf("stripe event: %s is %d bytes, more than %d: %w", field, len(id), webhook.MaxEventIDLen, ErrBadEventID)
+			return fmt.Errorf("stripe event: %s is %d bytes, more than %d: %w", field, len(id), webhook.MaxEventIDLen, provider.ErrBadEventID)
 		}
-		return fmt.Errorf("stripe event: %s has characters other than letters, digits, '_' and '-': %w", field, ErrBadEventID)
+		return fmt.Errorf("stripe event: %s has characters other than letters, digits, '_' and '-': %w", field, provider.ErrBadEventID)
 	}
 	return nil
 }
@@ -346,17 +347,17 @@ func stripeCreated(raw json.RawMessage, thin bool) (time.Time, error) {
 	if thin {
 		var text string
 		if err := json.Unmarshal(raw, &text); err != nil {
-			return time.Time{}, fmt.Errorf("stripe event: created is not a string: %w", ErrNotEvent)
+			return time.Time{}, fmt.Errorf("stripe event: created is not a string: %w", provider.ErrNotEvent)
 		}
 		t, err := time.Parse(time.RFC3339Nano, text)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("stripe event: created is not an RFC 3339 time: %w", ErrNotEvent)
+			return time.Time{}, fmt.Errorf("stripe event: created is not an RFC 3339 time: %w", provider.ErrNotEvent)
 		}
 		return t.UTC(), nil
 	}
 	var sec int64
 	if err := json.Unmarshal(raw, &sec); err != nil {
-		return time.Time{}, fmt.Errorf("stripe event: field \"created\" is a JSON %s, not int64: %w", jsonKind(raw), ErrNotEvent)
+		return time.Time{}, fmt.Errorf("stripe event: field \"created\" is a JSON %s, not int64: %w", jsonKind(raw), provider.ErrNotEvent)
 	}
 	if sec == 0 {
 		return time.Time{}, nil

@@ -1,4 +1,4 @@
-package verify_test
+package stripe_test
 
 import (
 	"bytes"
@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -41,7 +43,7 @@ func TestStripeVerify(t *testing.T) {
 		verifytest.WithAPIVersion("2019-02-19"))
 	longID := []byte(`{"id":"evt_` + strings.Repeat("a", 296) + `","object":"event","type":"charge.succeeded"}`)
 	unsignedGarbage := []byte("\x00\xffnot json at all")
-	signed := func(b []byte, at time.Time) string { return verifytest.SignStripe(b, at, secret) }
+	signed := func(b []byte, at time.Time) string { return stripe.SignatureHeader(b, at, secret) }
 
 	tests := []struct {
 		name      string
@@ -64,7 +66,7 @@ func TestStripeVerify(t *testing.T) {
 		{
 			name:     "valid with the second of two secrets (rotation)",
 			secrets:  []string{oldSecret, secret},
-			header:   verifytest.SignStripe(body, now, secret),
+			header:   stripe.SignatureHeader(body, now, secret),
 			body:     body,
 			wantID:   "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
 			wantType: "checkout.session.completed",
@@ -72,14 +74,14 @@ func TestStripeVerify(t *testing.T) {
 		{
 			name:     "valid with the first of two secrets (rotation)",
 			secrets:  []string{oldSecret, secret},
-			header:   verifytest.SignStripe(body, now, oldSecret),
+			header:   stripe.SignatureHeader(body, now, oldSecret),
 			body:     body,
 			wantID:   "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
 			wantType: "checkout.session.completed",
 		},
 		{
 			name:     "two v1 signatures, only the second matches",
-			header:   verifytest.SignStripe(body, now, otherSecret, secret),
+			header:   stripe.SignatureHeader(body, now, otherSecret, secret),
 			body:     body,
 			wantID:   "evt_1OEa2nLkdIwHu7ixQnXZgA6E",
 			wantType: "checkout.session.completed",
@@ -102,119 +104,119 @@ func TestStripeVerify(t *testing.T) {
 			name:     "v0 only is no signature",
 			header:   fmt.Sprintf("t=%d,v0=%s", now.Unix(), sign(now, body, secret)),
 			body:     body,
-			wantErr:  verify.ErrNoSignature,
+			wantErr:  provider.ErrNoSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "no header",
 			header:   "",
 			body:     body,
-			wantErr:  verify.ErrNoSignature,
+			wantErr:  provider.ErrNoSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "empty header (blank)",
 			header:   " \t ",
 			body:     body,
-			wantErr:  verify.ErrNoSignature,
+			wantErr:  provider.ErrNoSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "header of commas only",
 			header:   ",,,",
 			body:     body,
-			wantErr:  verify.ErrNoSignature,
+			wantErr:  provider.ErrNoSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "header t= only",
 			header:   fmt.Sprintf("t=%d", now.Unix()),
 			body:     body,
-			wantErr:  verify.ErrNoSignature,
+			wantErr:  provider.ErrNoSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "header without t= but a signature stripe-go would check against year 1",
 			header:   "v1=" + sign(time.Time{}, body, secret),
 			body:     body,
-			wantErr:  verify.ErrNoSignature,
+			wantErr:  provider.ErrNoSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "header with two t=",
 			header:   fmt.Sprintf("t=%d,t=%d,v1=%s", now.Unix(), now.Unix(), sign(now, body, secret)),
 			body:     body,
-			wantErr:  verify.ErrNoSignature,
+			wantErr:  provider.ErrNoSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "header with non-numeric t=",
 			header:   fmt.Sprintf("t=yesterday,v1=%s", sign(now, body, secret)),
 			body:     body,
-			wantErr:  verify.ErrNoSignature,
+			wantErr:  provider.ErrNoSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "header of garbage",
 			header:   "garbage;not a stripe header",
 			body:     body,
-			wantErr:  verify.ErrNoSignature,
+			wantErr:  provider.ErrNoSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "header of binary garbage",
 			header:   "t=\x00\xff,v1=\x01",
 			body:     body,
-			wantErr:  verify.ErrNoSignature,
+			wantErr:  provider.ErrNoSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "wrong secret",
-			header:   verifytest.SignStripe(body, now, otherSecret),
+			header:   stripe.SignatureHeader(body, now, otherSecret),
 			body:     body,
-			wantErr:  verify.ErrBadSignature,
+			wantErr:  provider.ErrBadSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "signed with one secret prefix of ours",
-			header:   verifytest.SignStripe(body, now, secret[:len(secret)-1]),
+			header:   stripe.SignatureHeader(body, now, secret[:len(secret)-1]),
 			body:     body,
-			wantErr:  verify.ErrBadSignature,
+			wantErr:  provider.ErrBadSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "tampered body (one bit of one byte)",
 			header:   signed(body, now),
 			body:     tampered,
-			wantErr:  verify.ErrBadSignature,
+			wantErr:  provider.ErrBadSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "body with a trailing newline added",
 			header:   signed(body, now),
 			body:     append(bytes.Clone(body), '\n'),
-			wantErr:  verify.ErrBadSignature,
+			wantErr:  provider.ErrBadSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "timestamp changed in a valid header",
 			header:   strings.Replace(signed(body, now), fmt.Sprint(now.Unix()), fmt.Sprint(now.Unix()-1), 1),
 			body:     body,
-			wantErr:  verify.ErrBadSignature,
+			wantErr:  provider.ErrBadSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "stale (tolerance + 1s old)",
 			header:   signed(body, now.Add(-stripewebhook.DefaultTolerance-time.Second)),
 			body:     body,
-			wantErr:  verify.ErrStale,
+			wantErr:  provider.ErrStale,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "future (tolerance + 1s ahead)",
 			header:   signed(body, now.Add(stripewebhook.DefaultTolerance+time.Second)),
 			body:     body,
-			wantErr:  verify.ErrFuture,
+			wantErr:  provider.ErrFuture,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
@@ -233,23 +235,23 @@ func TestStripeVerify(t *testing.T) {
 		},
 		{
 			name:     "stale and wrongly signed is a bad signature (signature first)",
-			header:   verifytest.SignStripe(body, now.Add(-time.Hour), otherSecret),
+			header:   stripe.SignatureHeader(body, now.Add(-time.Hour), otherSecret),
 			body:     body,
-			wantErr:  verify.ErrBadSignature,
+			wantErr:  provider.ErrBadSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "t= far in the future does not overflow",
 			header:   fmt.Sprintf("t=%d,v1=%s", int64(1)<<62, sign(time.Unix(1<<62, 0), body, secret)),
 			body:     body,
-			wantErr:  verify.ErrFuture,
+			wantErr:  provider.ErrFuture,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "t= far in the past does not overflow",
 			header:   fmt.Sprintf("t=%d,v1=%s", -(int64(1) << 62), sign(time.Unix(-(1<<62), 0), body, secret)),
 			body:     body,
-			wantErr:  verify.ErrStale,
+			wantErr:  provider.ErrStale,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
@@ -257,7 +259,7 @@ func TestStripeVerify(t *testing.T) {
 			tolerance: 10 * time.Second,
 			header:    signed(body, now.Add(-11*time.Second)),
 			body:      body,
-			wantErr:   verify.ErrStale,
+			wantErr:   provider.ErrStale,
 			wantKind:  webhook.ErrUnauthenticated,
 		},
 		{
@@ -265,7 +267,7 @@ func TestStripeVerify(t *testing.T) {
 			tolerance: 10 * time.Second,
 			header:    signed(body, now.Add(11*time.Second)),
 			body:      body,
-			wantErr:   verify.ErrFuture,
+			wantErr:   provider.ErrFuture,
 			wantKind:  webhook.ErrUnauthenticated,
 		},
 		{
@@ -302,98 +304,98 @@ func TestStripeVerify(t *testing.T) {
 			name:     "unsigned garbage body is unauthenticated, not malformed",
 			header:   "",
 			body:     unsignedGarbage,
-			wantErr:  verify.ErrNoSignature,
+			wantErr:  provider.ErrNoSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "wrongly signed garbage body is unauthenticated, not malformed",
-			header:   verifytest.SignStripe(unsignedGarbage, now, otherSecret),
+			header:   stripe.SignatureHeader(unsignedGarbage, now, otherSecret),
 			body:     unsignedGarbage,
-			wantErr:  verify.ErrBadSignature,
+			wantErr:  provider.ErrBadSignature,
 			wantKind: webhook.ErrUnauthenticated,
 		},
 		{
 			name:     "signed non-JSON",
 			header:   signed(unsignedGarbage, now),
 			body:     unsignedGarbage,
-			wantErr:  verify.ErrNotJSON,
+			wantErr:  provider.ErrNotJSON,
 			wantKind: webhook.ErrMalformed,
 		},
 		{
 			name:     "signed empty body",
 			header:   signed(nil, now),
 			body:     nil,
-			wantErr:  verify.ErrNotJSON,
+			wantErr:  provider.ErrNotJSON,
 			wantKind: webhook.ErrMalformed,
 		},
 		{
 			name:     "signed JSON null",
 			header:   signed([]byte("null"), now),
 			body:     []byte("null"),
-			wantErr:  verify.ErrNotJSON,
+			wantErr:  provider.ErrNotJSON,
 			wantKind: webhook.ErrMalformed,
 		},
 		{
 			name:     "signed JSON array",
 			header:   signed([]byte(`[{"id":"evt_1","type":"ping"}]`), now),
 			body:     []byte(`[{"id":"evt_1","type":"ping"}]`),
-			wantErr:  verify.ErrNotJSON,
+			wantErr:  provider.ErrNotJSON,
 			wantKind: webhook.ErrMalformed,
 		},
 		{
 			name:     "signed truncated JSON",
 			header:   signed(body[:len(body)-1], now),
 			body:     body[:len(body)-1],
-			wantErr:  verify.ErrNotJSON,
+			wantErr:  provider.ErrNotJSON,
 			wantKind: webhook.ErrMalformed,
 		},
 		{
 			name:     "signed JSON without id",
 			header:   signed([]byte(`{"object":"event","type":"ping"}`), now),
 			body:     []byte(`{"object":"event","type":"ping"}`),
-			wantErr:  verify.ErrNoEventID,
+			wantErr:  provider.ErrNoEventID,
 			wantKind: webhook.ErrMalformed,
 		},
 		{
 			name:     "signed JSON with an id of 300 bytes",
 			header:   signed(longID, now),
 			body:     longID,
-			wantErr:  verify.ErrBadEventID,
+			wantErr:  provider.ErrBadEventID,
 			wantKind: webhook.ErrMalformed,
 		},
 		{
 			name:     "signed JSON with an id holding ../",
 			header:   signed([]byte(`{"id":"evt_../../etc","object":"event","type":"ping"}`), now),
 			body:     []byte(`{"id":"evt_../../etc","object":"event","type":"ping"}`),
-			wantErr:  verify.ErrBadEventID,
+			wantErr:  provider.ErrBadEventID,
 			wantKind: webhook.ErrMalformed,
 		},
 		{
 			name:     "signed JSON with a numeric id",
 			header:   signed([]byte(`{"id":42,"object":"event","type":"ping"}`), now),
 			body:     []byte(`{"id":42,"object":"event","type":"ping"}`),
-			wantErr:  verify.ErrBadEventID,
+			wantErr:  provider.ErrBadEventID,
 			wantKind: webhook.ErrMalformed,
 		},
 		{
 			name:     "signed JSON without type",
 			header:   signed([]byte(`{"id":"evt_1","object":"event"}`), now),
 			body:     []byte(`{"id":"evt_1","object":"event"}`),
-			wantErr:  verify.ErrNotEvent,
+			wantErr:  provider.ErrNotEvent,
 			wantKind: webhook.ErrMalformed,
 		},
 		{
 			name:     "signed JSON of another object",
 			header:   signed([]byte(`{"id":"cus_1","object":"customer","type":"x"}`), now),
 			body:     []byte(`{"id":"cus_1","object":"customer","type":"x"}`),
-			wantErr:  verify.ErrNotEvent,
+			wantErr:  provider.ErrNotEvent,
 			wantKind: webhook.ErrMalformed,
 		},
 		{
 			name:     "signed JSON with a string created",
 			header:   signed([]byte(`{"id":"evt_1","type":"ping","created":"today"}`), now),
 			body:     []byte(`{"id":"evt_1","type":"ping","created":"today"}`),
-			wantErr:  verify.ErrNotEvent,
+			wantErr:  provider.ErrNotEvent,
 			wantKind: webhook.ErrMalformed,
 		},
 	}
@@ -403,7 +405,7 @@ func TestStripeVerify(t *testing.T) {
 			if secrets == nil {
 				secrets = []string{secret}
 			}
-			v := &verify.Stripe{Secrets: secrets, Tolerance: tc.tolerance, Now: func() time.Time { return now }}
+			v := &stripe.Verifier{Secrets: secrets, Tolerance: tc.tolerance, Now: func() time.Time { return now }}
 			got, err := v.Verify(tc.header, tc.body)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
@@ -484,8 +486,8 @@ func TestStripeVerifyEvent(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v := &verify.Stripe{Secrets: []string{secret}, Now: func() time.Time { return now }}
-			got, err := v.Verify(verifytest.SignStripe(tc.body, now, secret), tc.body)
+			v := &stripe.Verifier{Secrets: []string{secret}, Now: func() time.Time { return now }}
+			got, err := v.Verify(stripe.SignatureHeader(tc.body, now, secret), tc.body)
 			if err != nil {
 				t.Fatalf("Verify() error = %v", err)
 			}
@@ -521,8 +523,8 @@ func TestStripeVerifyRealPayloads(t *testing.T) {
 				t.Fatalf("json.Unmarshal = %+v, %v; want an event with an id, a type and created", want, err)
 			}
 			at := time.Unix(want.Created+2, 0)
-			v := &verify.Stripe{Secrets: []string{secret}, Now: func() time.Time { return at }}
-			got, err := v.Verify(verifytest.SignStripe(body, at, secret), body)
+			v := &stripe.Verifier{Secrets: []string{secret}, Now: func() time.Time { return at }}
+			got, err := v.Verify(stripe.SignatureHeader(body, at, secret), body)
 			if err != nil {
 				t.Fatalf("Verify() error = %v", err)
 			}
@@ -540,18 +542,18 @@ func TestStripeVerifyRealPayloads(t *testing.T) {
 func TestStripeVerifyStripeGoHeaders(t *testing.T) {
 	body := verifytest.StripeEvent("customer.subscription.deleted", "evt_9", now)
 	p := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{Payload: body, Secret: secret, Timestamp: now})
-	v := &verify.Stripe{Secrets: []string{oldSecret, secret}, Now: func() time.Time { return now }}
+	v := &stripe.Verifier{Secrets: []string{oldSecret, secret}, Now: func() time.Time { return now }}
 	if _, err := v.Verify(p.Header, p.Payload); err != nil {
 		t.Errorf("Verify(stripe-go header) error = %v", err)
 	}
 
 	real := time.Now()
 	old := verifytest.StripeEvent("customer.subscription.deleted", "evt_10", real, verifytest.WithAPIVersion("2019-02-19"))
-	header := verifytest.SignStripe(old, real, secret)
+	header := stripe.SignatureHeader(old, real, secret)
 	if _, err := stripewebhook.ConstructEvent(old, header, secret); err == nil {
 		t.Errorf("stripe-go ConstructEvent accepted api_version 2019-02-19; the reason Verify avoids it is gone")
 	}
-	if _, err := (&verify.Stripe{Secrets: []string{secret}}).Verify(header, old); err != nil {
+	if _, err := (&stripe.Verifier{Secrets: []string{secret}}).Verify(header, old); err != nil {
 		t.Errorf("Verify(api_version 2019-02-19, real clock) error = %v", err)
 	}
 }
@@ -560,13 +562,13 @@ func TestStripeVerifyConfig(t *testing.T) {
 	body := []byte(`{"id":"evt_1","type":"ping"}`)
 	tests := []struct {
 		name   string
-		v      verify.Stripe
+		v      stripe.Verifier
 		header string
 	}{
-		{"no secrets", verify.Stripe{}, verifytest.SignStripe(body, now, secret)},
-		{"empty secret signs nothing", verify.Stripe{Secrets: []string{""}}, verifytest.SignStripe(body, now, "")},
-		{"an empty secret among good ones", verify.Stripe{Secrets: []string{secret, " "}}, verifytest.SignStripe(body, now, " ")},
-		{"negative tolerance", verify.Stripe{Secrets: []string{secret}, Tolerance: -time.Second}, verifytest.SignStripe(body, now, secret)},
+		{"no secrets", stripe.Verifier{}, stripe.SignatureHeader(body, now, secret)},
+		{"empty secret signs nothing", stripe.Verifier{Secrets: []string{""}}, stripe.SignatureHeader(body, now, "")},
+		{"an empty secret among good ones", stripe.Verifier{Secrets: []string{secret, " "}}, stripe.SignatureHeader(body, now, " ")},
+		{"negative tolerance", stripe.Verifier{Secrets: []string{secret}, Tolerance: -time.Second}, stripe.SignatureHeader(body, now, secret)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -588,7 +590,7 @@ func TestStripeVerifyConfig(t *testing.T) {
 			}
 		})
 	}
-	good := verify.Stripe{Secrets: []string{oldSecret, secret}, Tolerance: time.Minute}
+	good := stripe.Verifier{Secrets: []string{oldSecret, secret}, Tolerance: time.Minute}
 	if err := good.Validate(); err != nil {
 		t.Errorf("Validate() = %v, want nil", err)
 	}
@@ -596,25 +598,25 @@ func TestStripeVerifyConfig(t *testing.T) {
 
 func TestStripeVerifyDefaultClock(t *testing.T) {
 	body := verifytest.StripeEvent("invoice.paid", "evt_1", time.Now())
-	v := &verify.Stripe{Secrets: []string{secret}}
-	if _, err := v.Verify(verifytest.SignStripe(body, time.Now(), secret), body); err != nil {
+	v := &stripe.Verifier{Secrets: []string{secret}}
+	if _, err := v.Verify(stripe.SignatureHeader(body, time.Now(), secret), body); err != nil {
 		t.Errorf("Verify(signed now) error = %v", err)
 	}
-	_, err := v.Verify(verifytest.SignStripe(body, time.Now().Add(-time.Hour), secret), body)
-	if !errors.Is(err, verify.ErrStale) {
-		t.Errorf("Verify(signed an hour ago) error = %v, want %v", err, verify.ErrStale)
+	_, err := v.Verify(stripe.SignatureHeader(body, time.Now().Add(-time.Hour), secret), body)
+	if !errors.Is(err, provider.ErrStale) {
+		t.Errorf("Verify(signed an hour ago) error = %v, want %v", err, provider.ErrStale)
 	}
 }
 
 func TestStripeVerifyConcurrent(t *testing.T) {
-	v := &verify.Stripe{Secrets: []string{oldSecret, secret}, Now: func() time.Time { return now }}
+	v := &stripe.Verifier{Secrets: []string{oldSecret, secret}, Now: func() time.Time { return now }}
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
 			id := fmt.Sprintf("evt_%d", i)
 			body := verifytest.StripeEvent("invoice.paid", id, now)
 			for range 50 {
-				got, err := v.Verify(verifytest.SignStripe(body, now, secret), body)
+				got, err := v.Verify(stripe.SignatureHeader(body, now, secret), body)
 				if err != nil || got.ID != id {
 					t.Errorf("Verify() = %q, %v; want %q, nil", got.ID, err, id)
 					return
@@ -628,7 +630,7 @@ func TestStripeVerifyConcurrent(t *testing.T) {
 // TestStripeDefaultsAreStripeGos keeps the defaults hookinbox copies from
 // stripe-go (so that the receiver does not link it) equal to stripe-go's.
 func TestStripeDefaultsAreStripeGos(t *testing.T) {
-	if got, want := verify.DefaultStripeTolerance, stripewebhook.DefaultTolerance; got != want {
+	if got, want := stripe.DefaultTolerance, stripewebhook.DefaultTolerance; got != want {
 		t.Errorf("DefaultStripeTolerance = %s, stripe-go's DefaultTolerance = %s", got, want)
 	}
 }

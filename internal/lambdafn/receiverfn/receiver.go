@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/hookinbox/hookinbox/provider"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -19,7 +21,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
-	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 // Build builds the webhook receiver (API Gateway HTTP API, payload v2)
@@ -66,7 +67,7 @@ func receiverProviders(ctx context.Context, cfg aws.Config, s Settings) (map[str
 		if !enabled {
 			continue
 		}
-		var v verify.Verifier
+		var v provider.Verifier
 		var err error
 		switch {
 		case spec.Unsigned:
@@ -84,7 +85,7 @@ func receiverProviders(ctx context.Context, cfg aws.Config, s Settings) (map[str
 					MaxAge:      s.SecretMaxAge,
 					MinInterval: s.SecretReload,
 				},
-				New: func(secrets []string) (verify.Verifier, error) { return spec.New(secrets, opts) },
+				New: func(secrets []string) (provider.Verifier, error) { return spec.New(secrets, opts) },
 			}
 			v, err = r, r.Init(ctx)
 		}

@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -15,8 +17,8 @@ import (
 // withStripe makes r verify Stripe deliveries, as the receiver builds it
 // for a Secrets Manager secret, on r's clock.
 func withStripe(r *verify.Rotating) *verify.Rotating {
-	spec, _ := verify.Lookup(verify.StripeProvider)
-	r.New = func(s []string) (verify.Verifier, error) { return spec.New(s, verify.Options{Now: r.Secrets.Now}) }
+	spec, _ := verify.Lookup(stripe.Name)
+	r.New = func(s []string) (provider.Verifier, error) { return spec.New(s, verify.Options{Now: r.Secrets.Now}) }
 	return r
 }
 
@@ -44,7 +46,7 @@ func TestRotatingReloadsOnMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_rot", now)
-	sign := func(secret string) string { return verifytest.SignStripe(body, clock, secret) }
+	sign := func(secret string) string { return stripe.SignatureHeader(body, clock, secret) }
 
 	if _, err := r.Verify(ctx, stripeRequest(sign("whsec_old"), body)); err != nil {
 		t.Fatalf("old secret: %v", err)
@@ -52,7 +54,7 @@ func TestRotatingReloadsOnMismatch(t *testing.T) {
 	// The secret is rolled in Secrets Manager; within the interval a
 	// mismatch does not reload (a flood of bad signatures is cheap).
 	stored = []string{"whsec_new", "whsec_old"}
-	if _, err := r.Verify(ctx, stripeRequest(sign("whsec_new"), body)); !errors.Is(err, verify.ErrBadSignature) {
+	if _, err := r.Verify(ctx, stripeRequest(sign("whsec_new"), body)); !errors.Is(err, provider.ErrBadSignature) {
 		t.Fatalf("new secret within the interval: err = %v, want ErrBadSignature", err)
 	}
 	if loads != 1 {
@@ -62,7 +64,7 @@ func TestRotatingReloadsOnMismatch(t *testing.T) {
 	if _, err := r.Verify(ctx, stripeRequest(sign("whsec_new"), body)); err != nil {
 		t.Fatalf("new secret after the interval: %v", err)
 	}
-	if _, err := r.Verify(ctx, stripeRequest(sign("whsec_attacker"), body)); !errors.Is(err, verify.ErrBadSignature) {
+	if _, err := r.Verify(ctx, stripeRequest(sign("whsec_attacker"), body)); !errors.Is(err, provider.ErrBadSignature) {
 		t.Errorf("attacker: err = %v, want ErrBadSignature", err)
 	}
 	if loads != 2 {
@@ -90,10 +92,10 @@ func TestRotatingKeepsSecretsWhenReloadFails(t *testing.T) {
 	fail = true
 	clock = clock.Add(secrets.DefaultMinInterval) // within the max age
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_keep", clock)
-	if _, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, "whsec_b"), body)); !errors.Is(err, verify.ErrBadSignature) {
+	if _, err := r.Verify(ctx, stripeRequest(stripe.SignatureHeader(body, clock, "whsec_b"), body)); !errors.Is(err, provider.ErrBadSignature) {
 		t.Errorf("mismatch with a failing reload: err = %v, want ErrBadSignature", err)
 	}
-	if _, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, "whsec_a"), body)); err != nil {
+	if _, err := r.Verify(ctx, stripeRequest(stripe.SignatureHeader(body, clock, "whsec_a"), body)); err != nil {
 		t.Errorf("the loaded secret stopped working after a failed reload: %v", err)
 	}
 }
@@ -113,7 +115,7 @@ func TestRotatingRevokedSecretStopsWithinMaxAge(t *testing.T) {
 	}
 	verifyWith := func(secret string) error {
 		body := verifytest.StripeEvent("checkout.session.completed", "evt_revoke", clock)
-		_, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, secret), body))
+		_, err := r.Verify(ctx, stripeRequest(stripe.SignatureHeader(body, clock, secret), body))
 		return err
 	}
 	stored = []string{"whsec_new"} // the old secret is revoked
@@ -122,7 +124,7 @@ func TestRotatingRevokedSecretStopsWithinMaxAge(t *testing.T) {
 		t.Fatalf("old secret within the max age: %v", err)
 	}
 	clock = clock.Add(time.Second)
-	if err := verifyWith("whsec_old"); !errors.Is(err, verify.ErrBadSignature) {
+	if err := verifyWith("whsec_old"); !errors.Is(err, provider.ErrBadSignature) {
 		t.Errorf("revoked secret at the max age: err = %v, want ErrBadSignature", err)
 	}
 	if err := verifyWith("whsec_new"); err != nil {
@@ -150,7 +152,7 @@ func TestRotatingFailsClosedWhenStale(t *testing.T) {
 	}
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_stale", clock)
 	verifyNow := func() error {
-		_, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, "whsec_a"), body))
+		_, err := r.Verify(ctx, stripeRequest(stripe.SignatureHeader(body, clock, "whsec_a"), body))
 		return err
 	}
 	fail = errors.New("AccessDeniedException")
@@ -199,8 +201,29 @@ func TestRotatingMaxAgeBelowInterval(t *testing.T) {
 	for i := range 3 {
 		clock = clock.Add(time.Second)
 		body := verifytest.StripeEvent("checkout.session.completed", "evt_age", clock)
-		if _, err := r.Verify(ctx, stripeRequest(verifytest.SignStripe(body, clock, "whsec_a"), body)); err != nil || loads != i+2 {
+		if _, err := r.Verify(ctx, stripeRequest(stripe.SignatureHeader(body, clock, "whsec_a"), body)); err != nil || loads != i+2 {
 			t.Fatalf("use %d: %v after %d loads, want nil after %d", i+1, err, loads, i+2)
 		}
 	}
+}
+
+// FuzzRotatingStripeVerify is FuzzStripeVerify for the verifier the
+// receiver function runs: secrets loaded (here from a fixed list) and
+// reloaded on a mismatch.
+func FuzzRotatingStripeVerify(f *testing.F) {
+	r := rotatingStripe(func(context.Context) ([]string, error) { return []string{secret, oldSecret}, nil },
+		func() time.Time { return now })
+	if err := r.Init(context.Background()); err != nil {
+		f.Fatal(err)
+	}
+	verifyFn := func(header string, body []byte) (webhook.Event, error) {
+		evs, err := r.Verify(context.Background(), stripeRequest(header, body))
+		if err != nil {
+			return webhook.Event{}, err
+		}
+		return evs[0], nil
+	}
+	fz := verifyfuzz.StripeFuzz(verifyFn, now, secret, oldSecret)
+	fz.Seed(f, verifyfuzz.StripeBodies(f, now)...)
+	f.Fuzz(fz.Check)
 }

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -24,7 +27,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -287,7 +289,7 @@ func (l *Local) Close() error {
 func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
 	var req events.APIGatewayV2HTTPRequest
 	switch ev.Provider {
-	case verify.GoPayProvider:
+	case gopay.Name:
 		// GoPay's state changes before it notifies; the notification is
 		// the payment id alone.
 		p, err := ev.GoPayPayment()
@@ -297,7 +299,7 @@ func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
 		l.Stack.GoPay.SetPayment(p)
 		req = lambdalocal.GoPayNotification(ev.ID)
 	default:
-		if ev.Provider == verify.StripeProvider {
+		if ev.Provider == stripe.Name {
 			l.Stack.Stripe.Apply(ev.Raw)
 		}
 		header, body, err := LocalSecrets.Signed(ev, time.Now())

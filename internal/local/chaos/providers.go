@@ -8,9 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/adyen"
+	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/verify"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -35,11 +40,11 @@ const DeliveryObject = "hookinbox.delivery"
 
 // corpusProviders are the providers a DeliveryObject line may name.
 var corpusProviders = map[string]bool{
-	verify.GitHubProvider:   true,
-	verify.ShopifyProvider:  true,
-	verify.StandardProvider: true,
-	verify.AdyenProvider:    true,
-	verify.GoPayProvider:    true,
+	github.Name:   true,
+	shopify.Name:  true,
+	standard.Name: true,
+	adyen.Name:    true,
+	gopay.Name:    true,
 }
 
 // providerEvent reads one DeliveryObject line.
@@ -69,7 +74,7 @@ func providerEvent(line []byte) (Event, error) {
 		return Event{}, fmt.Errorf("%s %s: body: %v", d.Provider, d.ID, err)
 	}
 	ev := Event{Provider: d.Provider, ID: d.ID, Type: d.Type, Raw: body.Bytes()}
-	if d.Provider == verify.GoPayProvider {
+	if d.Provider == gopay.Name {
 		if _, err := ev.GoPayPayment(); err != nil {
 			return Event{}, err
 		}
@@ -82,12 +87,12 @@ func providerEvent(line []byte) (Event, error) {
 func (e Event) GoPayPayment() (standin.GoPayPayment, error) {
 	var p standin.GoPayPayment
 	switch {
-	case e.Provider != verify.GoPayProvider:
+	case e.Provider != gopay.Name:
 		return p, fmt.Errorf("%s is not a GoPay notification", e.Key())
-	case e.Type != verify.GoPayNotification:
-		return p, fmt.Errorf("gopay %s: type %q, want %q", e.ID, e.Type, verify.GoPayNotification)
+	case e.Type != gopay.Notification:
+		return p, fmt.Errorf("gopay %s: type %q, want %q", e.ID, e.Type, gopay.Notification)
 	}
-	if err := verify.GoPayID(e.ID); err != nil {
+	if err := gopay.CheckID(e.ID); err != nil {
 		return p, err
 	}
 	if err := json.Unmarshal(e.Raw, &p); err != nil || strconv.FormatInt(p.ID, 10) != e.ID || p.State == "" {
@@ -115,11 +120,11 @@ type Secrets map[string][]string
 // LocalSecrets are the secrets of a Local stack's receiver: they sign on
 // this machine only.
 var LocalSecrets = Secrets{
-	verify.StripeProvider:   {LocalSecret},
-	verify.GitHubProvider:   {"local-hookinbox-chaos-github"},
-	verify.ShopifyProvider:  {"local-hookinbox-chaos-shopify"},
-	verify.StandardProvider: {"whsec_bG9jYWwtaG9va2luYm94LWNoYW9zLXN0YW5kYXJk"},
-	verify.AdyenProvider:    {"6C6F63616C2D686F6F6B696E626F782D6368616F732D616479656E2D6B657921"},
+	stripe.Name:   {LocalSecret},
+	github.Name:   {"local-hookinbox-chaos-github"},
+	shopify.Name:  {"local-hookinbox-chaos-shopify"},
+	standard.Name: {"whsec_bG9jYWwtaG9va2luYm94LWNoYW9zLXN0YW5kYXJk"},
+	adyen.Name:    {"6C6F63616C2D686F6F6B696E626F782D6368616F732D616479656E2D6B657921"},
 }
 
 // env returns the receiver's variables for s (verify.Specs' SecretEnv).
@@ -136,7 +141,7 @@ func (s Secrets) env() map[string]string {
 // Signed returns the headers and body of one delivery of ev at at, signed
 // with s as ev's provider signs.
 func (s Secrets) Signed(ev Event, at time.Time) (map[string]string, []byte, error) {
-	if ev.Provider == verify.GoPayProvider {
+	if ev.Provider == gopay.Name {
 		// Unsigned: GET ?id=<payment id>, no header, no body.
 		return map[string]string{}, nil, nil
 	}
@@ -145,16 +150,16 @@ func (s Secrets) Signed(ev Event, at time.Time) (map[string]string, []byte, erro
 		return nil, nil, fmt.Errorf("no %s signing secret for %s", ev.Provider, ev.Key())
 	}
 	switch ev.Provider {
-	case verify.StripeProvider:
-		return map[string]string{"content-type": "application/json", "stripe-signature": verifytest.SignStripe(ev.Raw, at, secrets...)}, ev.Raw, nil
-	case verify.GitHubProvider:
-		return verifytest.GitHubHeaders(ev.Raw, secrets[0], ev.ID, ev.Type), ev.Raw, nil
-	case verify.ShopifyProvider:
-		return verifytest.ShopifyHeaders(ev.Raw, secrets[0], ev.ID, ev.Type, at), ev.Raw, nil
-	case verify.StandardProvider:
-		return verifytest.StandardHeaders(ev.Raw, ev.ID, at, secrets...), ev.Raw, nil
-	case verify.AdyenProvider:
-		body, err := verifytest.SignAdyenFile(ev.Raw, secrets[0])
+	case stripe.Name:
+		return map[string]string{"content-type": "application/json", "stripe-signature": stripe.SignatureHeader(ev.Raw, at, secrets...)}, ev.Raw, nil
+	case github.Name:
+		return github.Headers(ev.Raw, secrets[0], ev.ID, ev.Type), ev.Raw, nil
+	case shopify.Name:
+		return shopify.Headers(ev.Raw, secrets[0], ev.ID, ev.Type, at), ev.Raw, nil
+	case standard.Name:
+		return standard.Headers(ev.Raw, ev.ID, at, secrets...), ev.Raw, nil
+	case adyen.Name:
+		body, err := adyen.SignFile(ev.Raw, secrets[0])
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", ev.Key(), err)
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/gopay"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -18,7 +20,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -95,11 +96,11 @@ func (r *Remote) Deliver(ctx context.Context, ev Event) (int, error) {
 		url = base + "/" + ev.Provider
 	}
 	method := http.MethodPost
-	if ev.Provider == verify.GoPayProvider {
+	if ev.Provider == gopay.Name {
 		if err := r.setGoPayPayment(ctx, ev); err != nil {
 			return 0, err
 		}
-		method, url = verify.GoPayMethod, url+"?id="+ev.ID
+		method, url = gopay.Method, url+"?id="+ev.ID
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {

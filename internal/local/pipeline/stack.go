@@ -25,6 +25,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -34,7 +36,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
 // Options say what Start builds.
@@ -233,7 +234,7 @@ func (s *Stack) StripeRequest(body []byte) events.APIGatewayV2HTTPRequest {
 	req := events.APIGatewayV2HTTPRequest{
 		RouteKey:       "POST /webhooks/{provider}",
 		RawPath:        "/webhooks/stripe",
-		Headers:        map[string]string{"content-type": "application/json", "stripe-signature": verifytest.SignStripe(body, time.Now(), s.secret())},
+		Headers:        map[string]string{"content-type": "application/json", "stripe-signature": stripe.SignatureHeader(body, time.Now(), s.secret())},
 		PathParameters: map[string]string{"provider": "stripe"},
 		Body:           string(body),
 	}
