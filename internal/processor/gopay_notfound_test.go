@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/gopay"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -49,13 +50,12 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 	var fetches int
 	fetch := func(_ context.Context, id string, _ []byte) ([]byte, error) {
 		fetches++
-		return nil, fmt.Errorf("get gopay payment %s: %w", id, processor.ErrNotFoundAtProvider)
+		return nil, fmt.Errorf("get gopay payment %s: %w", id, provider.ErrNotFound)
 	}
 	var emitted bytes.Buffer
 	f := newFixture(t, func(c *processor.Config) {
-		c.Fetchers = map[string]processor.Fetcher{"gopay": fetch}
+		c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: provider.Always}}
 		c.IDOnly = map[string]bool{"gopay": true}
-		c.FetchWhen = map[string]func([]byte) bool{"gopay": processor.Always}
 		c.Metrics = metrics.New(&emitted, "test")
 	})
 	sent := &sentMessages{}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/builtin"
 	"github.com/hookinbox/hookinbox/provider/standard"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
@@ -43,8 +45,8 @@ const (
 	adyenKey           = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
 )
 
-// allProviders builds every provider of verify.Specs as the receiver
-// function does, with inline secrets, on clock.
+// allProviders builds every built-in provider as the receiver function
+// does, with inline secrets, on clock.
 func allProviders(t *testing.T, clock func() time.Time) map[string]receiver.Provider {
 	t.Helper()
 	secrets := map[string][]string{
@@ -52,12 +54,13 @@ func allProviders(t *testing.T, clock func() time.Time) map[string]receiver.Prov
 		"standard": {standardSecret, standard.PublicKey(standardSigningKey)}, "adyen": {adyenKey}, "gopay": nil,
 	}
 	out := map[string]receiver.Provider{}
-	for _, spec := range verify.Specs {
-		v, err := spec.New(secrets[spec.Name], verify.Options{Now: clock})
+	for _, p := range builtin.Providers() {
+		v, err := p.Verifier(secrets[p.Name()], &provider.Env{Now: clock})
 		if err != nil {
-			t.Fatalf("%s: %v", spec.Name, err)
+			t.Fatalf("%s: %v", p.Name(), err)
 		}
-		out[spec.Name] = receiver.Provider{Verifier: v, Method: spec.Method, Accepted: spec.Accepted}
+		w := p.Webhook()
+		out[p.Name()] = receiver.Provider{Verifier: v, Method: w.Method, Accepted: w.Accepted}
 	}
 	return out
 }
@@ -65,8 +68,7 @@ func allProviders(t *testing.T, clock func() time.Time) map[string]receiver.Prov
 // stripeVerifiers returns the production Stripe verifier on the test clock,
 // accepting two secrets as during a rotation.
 func stripeVerifiers(clock func() time.Time) map[string]receiver.Provider {
-	spec, _ := verify.Lookup(stripe.Name)
-	v, err := spec.New([]string{secret, oldSecret}, verify.Options{Now: clock})
+	v, err := stripe.Provider{}.Verifier([]string{secret, oldSecret}, &provider.Env{Now: clock})
 	if err != nil {
 		panic(err)
 	}

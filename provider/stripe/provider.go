@@ -110,3 +110,15 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	events.Types = types
 	return provider.Source{List: events, Lookback: lookback}, nil
 }
+
+// KeyFromContext returns the Stripe secret key (STRIPE_API_KEY) the
+// processor loaded, from the ctx a BusinessBuilder is given, so the
+// business calls Stripe with the same key rather than loading it again;
+// nil when ctx carries no environment or the key is not set.
+func KeyFromContext(ctx context.Context) (provider.Secret, error) {
+	env := provider.EnvFromContext(ctx)
+	if env == nil || !env.HasSecret("STRIPE_API_KEY") {
+		return nil, nil
+	}
+	return env.Secret(ctx, "STRIPE_API_KEY")
+}

@@ -1,4 +1,4 @@
-package verify
+package receiverfn
 
 import (
 	"context"
@@ -8,14 +8,9 @@ import (
 	"sync"
 
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
-
-// ErrSecretsStale is returned by Rotating.Verify when its secrets are
-// older than their maximum age and cannot be loaded again (it is
-// secrets.ErrStale). It wraps no webhook kind: the delivery gets a 5xx and
-// the provider retries.
-var ErrSecretsStale = secrets.ErrStale
 
 // Rotating is a verifier whose secrets live elsewhere (Secrets Manager)
 // and may change while the function stays warm; it works for every
@@ -25,7 +20,7 @@ var ErrSecretsStale = secrets.ErrStale
 //   - when they are older than its MaxAge, before verifying: a secret
 //     revoked in Secrets Manager stops verifying in warm functions within
 //     MaxAge. If that load fails the old secrets are not used
-//     (ErrSecretsStale), so a revoked secret cannot outlive MaxAge while
+//     (secrets.ErrStale), so a revoked secret cannot outlive MaxAge while
 //     Secrets Manager is unreachable; the next load is tried after
 //     MinInterval.
 //   - when no signature matches, once, then it verifies again (Refresh,
@@ -38,13 +33,14 @@ var ErrSecretsStale = secrets.ErrStale
 type Rotating struct {
 	// Secrets holds the secrets currently accepted.
 	Secrets *secrets.Rotating
-	// New builds the verifier from the secrets (a Spec's New, bound to its
-	// options); it reports a secret that cannot be used.
-	New func(secrets []string) (Verifier, error)
+	// New builds the verifier from the secrets (the provider's Verifier,
+	// bound to the function's environment); it reports a secret that
+	// cannot be used.
+	New func(secrets []string) (provider.Verifier, error)
 
 	mu      sync.Mutex
 	built   []string // the secrets current was built from
-	current Verifier
+	current provider.Verifier
 }
 
 // Init loads the secrets for the first time and builds the verifier; a
@@ -71,10 +67,10 @@ func (r *Rotating) Verify(ctx context.Context, req webhook.Request) ([]webhook.E
 	}
 	v, err := r.verifier(used)
 	if err != nil {
-		return nil, fmt.Errorf("verifier: %w: %w", ErrSecretsStale, err)
+		return nil, fmt.Errorf("verifier: %w: %w", secrets.ErrStale, err)
 	}
 	evs, err := v.Verify(ctx, req)
-	if !errors.Is(err, ErrBadSignature) {
+	if !errors.Is(err, provider.ErrBadSignature) {
 		return evs, err
 	}
 	fresh, changed, rerr := r.Secrets.Refresh(ctx, used)
@@ -88,7 +84,7 @@ func (r *Rotating) Verify(ctx context.Context, req webhook.Request) ([]webhook.E
 }
 
 // verifier returns the verifier of vals, built once per set of secrets.
-func (r *Rotating) verifier(vals []string) (Verifier, error) {
+func (r *Rotating) verifier(vals []string) (provider.Verifier, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.current != nil && slices.Equal(r.built, vals) {

@@ -1,4 +1,4 @@
-package verify_test
+package receiverfn
 
 import (
 	"context"
@@ -10,22 +10,29 @@ import (
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // withStripe makes r verify Stripe deliveries, as the receiver builds it
 // for a Secrets Manager secret, on r's clock.
-func withStripe(r *verify.Rotating) *verify.Rotating {
-	spec, _ := verify.Lookup(stripe.Name)
-	r.New = func(s []string) (provider.Verifier, error) { return spec.New(s, verify.Options{Now: r.Secrets.Now}) }
+func withStripe(r *Rotating) *Rotating {
+	env := &provider.Env{Now: r.Secrets.Now}
+	r.New = func(s []string) (provider.Verifier, error) { return stripe.Provider{}.Verifier(s, env) }
 	return r
 }
 
 // rotatingStripe is withStripe on a Rotating with load and clock.
-func rotatingStripe(load func(context.Context) ([]string, error), clock func() time.Time) *verify.Rotating {
-	return withStripe(&verify.Rotating{Secrets: &secrets.Rotating{Load: load, Now: clock}})
+func rotatingStripe(load func(context.Context) ([]string, error), clock func() time.Time) *Rotating {
+	return withStripe(&Rotating{Secrets: &secrets.Rotating{Load: load, Now: clock}})
 }
+
+// The secrets of the Stripe fuzzer.
+const (
+	secret    = "whsec_test_hookinbox_current_0123456789"
+	oldSecret = "whsec_test_hookinbox_previous_987654321"
+)
 
 // stripeRequest is a delivery of body with the Stripe-Signature header.
 func stripeRequest(header string, body []byte) webhook.Request {
@@ -37,7 +44,7 @@ func TestRotatingReloadsOnMismatch(t *testing.T) {
 	clock := now
 	stored := []string{"whsec_old"}
 	loads := 0
-	r := withStripe(&verify.Rotating{Secrets: &secrets.Rotating{
+	r := withStripe(&Rotating{Secrets: &secrets.Rotating{
 		Load: func(context.Context) ([]string, error) { loads++; return stored, nil },
 		Now:  func() time.Time { return clock },
 	}})
@@ -76,7 +83,7 @@ func TestRotatingKeepsSecretsWhenReloadFails(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := now
 	fail := false
-	r := withStripe(&verify.Rotating{Secrets: &secrets.Rotating{
+	r := withStripe(&Rotating{Secrets: &secrets.Rotating{
 		Load: func(context.Context) ([]string, error) {
 			if fail {
 				return nil, errors.New("AccessDenied")
@@ -105,7 +112,7 @@ func TestRotatingKeepsSecretsWhenReloadFails(t *testing.T) {
 func TestRotatingRevokedSecretStopsWithinMaxAge(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	stored := []string{"whsec_new", "whsec_old"}
-	r := withStripe(&verify.Rotating{Secrets: &secrets.Rotating{
+	r := withStripe(&Rotating{Secrets: &secrets.Rotating{
 		Load: func(context.Context) ([]string, error) { return stored, nil },
 		Now:  func() time.Time { return clock },
 	}})
@@ -138,7 +145,7 @@ func TestRotatingFailsClosedWhenStale(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var fail error
 	loads := 0
-	r := withStripe(&verify.Rotating{Secrets: &secrets.Rotating{
+	r := withStripe(&Rotating{Secrets: &secrets.Rotating{
 		Load: func(context.Context) ([]string, error) {
 			loads++
 			return []string{"whsec_a"}, fail
@@ -163,7 +170,7 @@ func TestRotatingFailsClosedWhenStale(t *testing.T) {
 	clock = clock.Add(time.Minute)
 	for range 3 {
 		err := verifyNow()
-		if !errors.Is(err, verify.ErrSecretsStale) || errors.Is(err, webhook.ErrUnauthenticated) {
+		if !errors.Is(err, secrets.ErrStale) || errors.Is(err, webhook.ErrUnauthenticated) {
 			t.Errorf("stale secrets: err = %v, want ErrSecretsStale and no webhook kind", err)
 		}
 	}
@@ -178,7 +185,7 @@ func TestRotatingFailsClosedWhenStale(t *testing.T) {
 }
 
 func TestRotatingInitFails(t *testing.T) {
-	r := withStripe(&verify.Rotating{Secrets: secrets.Static(" ")})
+	r := withStripe(&Rotating{Secrets: secrets.Static(" ")})
 	if err := r.Init(context.Background()); err == nil {
 		t.Error("Init accepted an empty secret")
 	}
@@ -189,7 +196,7 @@ func TestRotatingInitFails(t *testing.T) {
 func TestRotatingMaxAgeBelowInterval(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	loads := 0
-	r := withStripe(&verify.Rotating{Secrets: &secrets.Rotating{
+	r := withStripe(&Rotating{Secrets: &secrets.Rotating{
 		Load:   func(context.Context) ([]string, error) { loads++; return []string{"whsec_a"}, nil },
 		MaxAge: time.Second,
 		Now:    func() time.Time { return clock },
@@ -211,6 +218,7 @@ func TestRotatingMaxAgeBelowInterval(t *testing.T) {
 // receiver function runs: secrets loaded (here from a fixed list) and
 // reloaded on a mismatch.
 func FuzzRotatingStripeVerify(f *testing.F) {
+	now := time.Date(2023, 11, 20, 13, 17, 41, 0, time.UTC)
 	r := rotatingStripe(func(context.Context) ([]string, error) { return []string{secret, oldSecret}, nil },
 		func() time.Time { return now })
 	if err := r.Init(context.Background()); err != nil {

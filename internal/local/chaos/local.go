@@ -287,7 +287,6 @@ func (l *Local) Close() error {
 // sends the event, and as `hookinbox dev` does); then the receiver gets a
 // delivery signed now, as the event's provider signs it.
 func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
-	var req events.APIGatewayV2HTTPRequest
 	switch ev.Provider {
 	case gopay.Name:
 		// GoPay's state changes before it notifies; the notification is
@@ -297,17 +296,14 @@ func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
 			return 0, err
 		}
 		l.Stack.GoPay.SetPayment(p)
-		req = lambdalocal.GoPayNotification(ev.ID)
-	default:
-		if ev.Provider == stripe.Name {
-			l.Stack.Stripe.Apply(ev.Raw)
-		}
-		header, body, err := LocalSecrets.Signed(ev, time.Now())
-		if err != nil {
-			return 0, err
-		}
-		req = lambdalocal.WebhookEvent(ev.Provider, "POST", header, body)
+	case stripe.Name:
+		l.Stack.Stripe.Apply(ev.Raw)
 	}
+	signed, err := LocalSecrets.Signed(ev, time.Now())
+	if err != nil {
+		return 0, err
+	}
+	req := lambdalocal.Delivery(ev.Provider, signed)
 	ctx, cancel := context.WithTimeout(ctx, l.receiveTimeout)
 	defer cancel()
 	resp, err := l.receive(ctx, req)
