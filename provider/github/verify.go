@@ -13,10 +13,10 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// GitHubProvider is the Provider of every event GitHub.Verify returns.
+// Name is the Provider of every event Verifier.Verify returns.
 const Name = "github"
 
-// GitHub verifies GitHub webhook deliveries: X-Hub-Signature-256 is
+// Verifier verifies GitHub webhook deliveries: X-Hub-Signature-256 is
 // "sha256=" and the hex HMAC-SHA256 of the raw body under the webhook's
 // secret. The key is github#<X-GitHub-Delivery>, which a redelivery keeps;
 // the type is X-GitHub-Event. The scheme has no timestamp, so a captured

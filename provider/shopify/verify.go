@@ -12,10 +12,10 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// ShopifyProvider is the Provider of every event Shopify.Verify returns.
+// Name is the Provider of every event Verifier.Verify returns.
 const Name = "shopify"
 
-// Shopify verifies Shopify webhook deliveries: X-Shopify-Hmac-Sha256 is
+// Verifier verifies Shopify webhook deliveries: X-Shopify-Hmac-Sha256 is
 // the base64 HMAC-SHA256 of the raw body under the app's client secret.
 // The key is shopify#<X-Shopify-Event-Id> (Shopify's documented duplicate
 // key: the same event delivered to several subscriptions, or redelivered,
