@@ -53,11 +53,7 @@ func (g *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 	if err != nil {
 		return nil, fmt.Errorf("github: X-Hub-Signature-256 is not hex: %w", provider.ErrBadSignature)
 	}
-	var want [][]byte
-	for _, s := range g.Secrets {
-		want = append(want, provider.HMACSHA256([]byte(s), r.Body))
-	}
-	if !provider.AnyEqual([][]byte{sig}, want) {
+	if !provider.BodySignedBy(sig, r.Body, g.Secrets) {
 		return nil, fmt.Errorf("github: signature matches none of %d secrets: %w", len(g.Secrets), provider.ErrBadSignature)
 	}
 	id := strings.TrimSpace(r.Header["x-github-delivery"])

@@ -47,11 +47,7 @@ func (s *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 	if err != nil {
 		return nil, fmt.Errorf("shopify: X-Shopify-Hmac-Sha256 is not base64: %w", provider.ErrBadSignature)
 	}
-	var want [][]byte
-	for _, secret := range s.Secrets {
-		want = append(want, provider.HMACSHA256([]byte(secret), r.Body))
-	}
-	if !provider.AnyEqual([][]byte{sig}, want) {
+	if !provider.BodySignedBy(sig, r.Body, s.Secrets) {
 		return nil, fmt.Errorf("shopify: signature matches none of %d secrets: %w", len(s.Secrets), provider.ErrBadSignature)
 	}
 	id, what := shopifyHeader(r, "event-id"), "X-Shopify-Event-Id"
