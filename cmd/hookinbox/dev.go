@@ -17,13 +17,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
-	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 // Local defaults. The secrets are not secrets: they only ever sign and
@@ -136,7 +137,7 @@ type devStack struct {
 	stripe atomic.Pointer[standin.Stripe]
 	// verifiers read the events of each delivery for the log line, by
 	// provider (see deliveryVerifiers); set before the stack is ready.
-	verifiers map[string]verify.Verifier
+	verifiers map[string]provider.Verifier
 
 	cleanups []func()
 }

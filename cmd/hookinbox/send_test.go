@@ -16,12 +16,15 @@ import (
 	"testing"
 	"time"
 
+	hprovider "github.com/hookinbox/hookinbox/provider"
+
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -32,7 +35,7 @@ type delivery struct {
 }
 
 // fakeEndpoint answers like the receiver: accepted the first time an event
-// ID arrives, duplicate after, and 401 when verify.Stripe rejects it.
+// ID arrives, duplicate after, and 401 when stripe.Verifier rejects it.
 func fakeEndpoint(t *testing.T, secret string) (*httptest.Server, func() []delivery) {
 	t.Helper()
 	var (
@@ -40,7 +43,7 @@ func fakeEndpoint(t *testing.T, secret string) (*httptest.Server, func() []deliv
 		got  []delivery
 		seen = map[string]bool{}
 	)
-	v := &verify.Stripe{Secrets: []string{secret}}
+	v := &stripe.Verifier{Secrets: []string{secret}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
@@ -180,9 +183,9 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 	var headers []map[string]string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		provider := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
-		spec, _ := verify.Lookup(provider)
+		p, _ := providers().Lookup(provider)
 		// What the local stack's receiver accepts.
-		v, err := spec.New(envconfig.Split(pipeline.LocalEnv("")[spec.SecretEnv]), verify.Options{})
+		v, err := p.Verifier(envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv]), &hprovider.Env{})
 		if err != nil {
 			t.Errorf("%s: %v", provider, err)
 		}
@@ -213,16 +216,16 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 		header                         func(map[string]string) bool // what the delivery's header must show
 	}{
 		{"github", "github", "../../testdata/github/issues.json", "issues", nil, nil},
-		{"github --form", "github", "../../testdata/github/issues.json", "issues", func(f *sendFlags) { f.form = true },
+		{"github --form", "github", "../../testdata/github/issues.json", "issues", variant("form"),
 			func(h map[string]string) bool { return h["content-type"] == "application/x-www-form-urlencoded" }},
 		{"shopify", "shopify", "../../testdata/shopify/orders_paid.json", "orders/paid", nil, nil},
-		{"shopify --unprefixed", "shopify", "../../testdata/shopify/orders_paid.json", "orders/paid", func(f *sendFlags) { f.unprefixed = true },
+		{"shopify --unprefixed", "shopify", "../../testdata/shopify/orders_paid.json", "orders/paid", variant("unprefixed"),
 			func(h map[string]string) bool {
 				return h["shopify-hmac-sha256"] != "" && h["x-shopify-hmac-sha256"] == ""
 			}},
 		{"standard", "standard", "../../testdata/standard/invoice.paid.json", "invoice.paid", nil,
 			func(h map[string]string) bool { return strings.HasPrefix(h["webhook-signature"], "v1,") }},
-		{"standard --v1a", "standard", "../../testdata/standard/invoice.paid.json", "invoice.paid", func(f *sendFlags) { f.v1a = true },
+		{"standard --v1a", "standard", "../../testdata/standard/invoice.paid.json", "invoice.paid", variant("v1a"),
 			func(h map[string]string) bool { return strings.HasPrefix(h["webhook-signature"], "v1a,") }},
 		// The running stack's list, as send reads it from the state file:
 		// its whpk_ key signs nothing, its whsec_ secret signs v1.
@@ -265,6 +268,11 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 			t.Errorf("send %v: exit %d\n%s", args, code, out)
 		}
 	}
+}
+
+// variant sets the variant flag name.
+func variant(name string) func(*sendFlags) {
+	return func(f *sendFlags) { set := true; f.variants = map[string]*bool{name: &set} }
 }
 
 // TestSendMakesFreshObjects: each send of an event type is about objects
@@ -329,7 +337,7 @@ func TestFixtures(t *testing.T) {
 		t.Fatalf("want at least 5 fixtures, got %d (%v)", len(files), err)
 	}
 	const secret = "whsec_fixture"
-	v := &verify.Stripe{Secrets: []string{secret}}
+	v := &stripe.Verifier{Secrets: []string{secret}}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			body, err := os.ReadFile(f)
