@@ -63,7 +63,9 @@ func TestPayments(t *testing.T) {
 		{name: "unknown payment is ErrNotFound", key: secrets.Static(apiKey), id: "tr_unknown0001",
 			wantErr: func(err error) bool { return errors.Is(err, mollie.ErrNotFound) }},
 		{name: "a key refused after reloading is transient", key: secrets.Static("test_wrongwrongwrongwrongwrongwr"), id: p.ID,
-			wantErr: func(err error) bool { return err != nil && !errors.Is(err, mollie.ErrNotFound) && !webhook.IsPermanent(err) }},
+			wantErr: func(err error) bool {
+				return err != nil && !errors.Is(err, mollie.ErrNotFound) && !webhook.IsPermanent(err)
+			}},
 		{name: "an id Mollie cannot issue is permanent, never sent", key: secrets.Static(apiKey), id: "tr_../../customers",
 			wantErr: webhook.IsPermanent},
 	}
