@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -18,8 +18,9 @@ import (
 const DefaultAPIURL = "https://api.mollie.com"
 
 // ErrNotFound is the error of a payment Mollie does not know (404): anyone
-// can make up an id of the right shape.
-var ErrNotFound = errors.New("mollie has no such payment")
+// can make up an id of the right shape. It wraps provider.ErrNotFound, so
+// the processor ends such a notification IGNORED, never parked.
+var ErrNotFound = fmt.Errorf("mollie has no such payment: %w", provider.ErrNotFound)
 
 // errRefused is a 401 or 403 from Mollie.
 var errRefused = errors.New("mollie refused the API key")
@@ -30,7 +31,7 @@ var errRefused = errors.New("mollie refused the API key")
 // fetch tried again. A payment Mollie does not know is ErrNotFound; every
 // other failure is transient. The answer is checked to be that payment,
 // with a status. It makes no retries of its own and logs nothing.
-func Payments(apiKey *secrets.Rotating, apiURL string, httpClient *http.Client) func(ctx context.Context, id string) ([]byte, error) {
+func Payments(apiKey provider.Secret, apiURL string, httpClient *http.Client) func(ctx context.Context, id string) ([]byte, error) {
 	if apiURL == "" {
 		apiURL = DefaultAPIURL
 	}
@@ -42,13 +43,13 @@ func Payments(apiKey *secrets.Rotating, apiURL string, httpClient *http.Client) 
 }
 
 type client struct {
-	key  *secrets.Rotating
+	key  provider.Secret
 	base string
 	http *http.Client
 }
 
 func (c *client) payment(ctx context.Context, id string) ([]byte, error) {
-	if err := ValidID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return nil, webhook.Permanent(err)
 	}
 	keys, err := c.key.Values(ctx)

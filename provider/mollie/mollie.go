@@ -68,13 +68,13 @@ func formID(body []byte) (string, error) {
 	case len(ids) > 1:
 		return "", fmt.Errorf("mollie: %d id parameters: %w", len(ids), verify.ErrBadEventID)
 	}
-	return ids[0], ValidID(ids[0])
+	return ids[0], CheckID(ids[0])
 }
 
-// ValidID reports, as ErrNoEventID or ErrBadEventID, an id that cannot be
+// CheckID reports, as ErrNoEventID or ErrBadEventID, an id that cannot be
 // a Mollie payment id: "tr_" and then ASCII letters and digits, at most
 // MaxIDLen in all.
-func ValidID(id string) error {
+func CheckID(id string) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("mollie: empty id: %w", verify.ErrNoEventID)
