@@ -11,6 +11,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/shop/shopevents"
 	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/provider/mollie"
+	"github.com/hookinbox/hookinbox/provider/paddle"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -56,7 +58,9 @@ func New(cfg Config, db dynamoDB, mail Mailer, billing Billing) *Shop {
 		On(verify.StripeProvider, s.subscriptionChanged, shopevents.SubscriptionCreated, shopevents.SubscriptionUpdated, shopevents.SubscriptionDeleted).
 		On(verify.AdyenProvider, s.adyenNotification, adyenAuthorisation, adyenRefund).
 		On(verify.GoPayProvider, s.gopayPayment, verify.GoPayNotification).
-		On(verify.ShopifyProvider, s.shopifyOrder, "orders/paid", "orders/create", "orders/updated")
+		On(verify.ShopifyProvider, s.shopifyOrder, "orders/paid", "orders/create", "orders/updated").
+		On(paddle.Name, s.paddleTransaction, paddleCompleted).
+		On(mollie.Name, s.molliePayment, mollie.Notification)
 	return s
 }
 
