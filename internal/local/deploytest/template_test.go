@@ -300,8 +300,11 @@ func TestTemplateReceiverRoute(t *testing.T) {
 	want := map[string]any{
 		"Webhook": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/{provider}", "Method": "POST"},
 		"GoPayNotification": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/gopay", "Method": "GET",
-			"RouteSettings": map[string]any{ // TestTemplateGoPayRouteThrottle
+			"RouteSettings": map[string]any{ // TestTemplateUnsignedRouteThrottles
 				"ThrottlingRateLimit": samtemplate.Ref{Name: "GoPayThrottleRate"}, "ThrottlingBurstLimit": samtemplate.Ref{Name: "GoPayThrottleBurst"}}},
+		"MollieNotification": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/mollie", "Method": "POST",
+			"RouteSettings": map[string]any{ // TestTemplateUnsignedRouteThrottles
+				"ThrottlingRateLimit": samtemplate.Ref{Name: "MollieThrottleRate"}, "ThrottlingBurstLimit": samtemplate.Ref{Name: "MollieThrottleBurst"}}},
 	}
 	got := map[string]any{}
 	for name, e := range events {
@@ -351,6 +354,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_WEBHOOK_SECRET":     "",
 			"STRIPE_WEBHOOK_SECRET_ARN": "",
 			"STRIPE_TOLERANCE":          "300s",
+			"PADDLE_TOLERANCE":          "300s",
 			"MAX_BODY_BYTES":            "262144",
 			"SECRET_MAX_AGE":            "5m",
 		})},
@@ -360,6 +364,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_WEBHOOK_SECRET":     "",
 			"STRIPE_WEBHOOK_SECRET_ARN": secretARN,
 			"STRIPE_TOLERANCE":          "120s",
+			"PADDLE_TOLERANCE":          "300s",
 			"MAX_BODY_BYTES":            "65536",
 			"SECRET_MAX_AGE":            "2m",
 			"AWS_ENDPOINT_URL":          "",
@@ -372,6 +377,9 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			if spec.Name != verify.StripeProvider {
 				tt.want[spec.SecretEnv], tt.want[spec.SecretEnv+"_ARN"] = "", ""
 			}
+		}
+		for _, env := range []string{"PADDLE_WEBHOOK_SECRET", "MOLLIE_API_KEY"} {
+			tt.want[env], tt.want[env+"_ARN"] = "", ""
 		}
 	}
 	ctxs := deployments(t, tpl)
