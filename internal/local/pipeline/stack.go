@@ -71,10 +71,11 @@ type Stack struct {
 	GoPay     *standin.GoPay   // accepts GoPayClientID and GoPayClientSecret
 	GitHub    *standin.GitHub  // accepts GitHubToken
 	Shopify   *standin.Shopify // accepts ShopifyAdminToken
+	Mollie    *standin.Mollie  // accepts MollieKey
 	// Endpoints point a function at the stack: AWS_ENDPOINT_URL_DYNAMODB,
 	// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_SESV2 (the SES stand-in),
-	// STRIPE_API_URL, GOPAY_API_URL, GITHUB_API_URL and SHOPIFY_API_URL
-	// (the stand-ins).
+	// STRIPE_API_URL, GOPAY_API_URL, GITHUB_API_URL, SHOPIFY_API_URL and
+	// MOLLIE_API_URL (the stand-ins).
 	Endpoints map[string]string
 
 	opts    Options
@@ -105,10 +106,11 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		Stack: st, Emulators: emu, opts: opts,
 		SES: standin.NewSES(), Stripe: standin.NewStripe(), GoPay: standin.NewGoPay(GoPayClientID, GoPayClientSecret),
 		GitHub: standin.NewGitHub(GitHubToken), Shopify: standin.NewShopify(ShopifyAdminToken),
+		Mollie: standin.NewMollie(MollieKey),
 	}
 	s.Stripe.Key = StripeKey
 	var urls []string
-	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay, s.GitHub, s.Shopify} {
+	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay, s.GitHub, s.Shopify, s.Mollie} {
 		srv, err := standin.Serve(h, "")
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("stack %s: start a stand-in: %w", opts.Name, err), s.Close())
@@ -124,6 +126,7 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		"GOPAY_API_URL":             urls[2] + "/api",
 		"GITHUB_API_URL":            urls[3],
 		"SHOPIFY_API_URL":           urls[4] + "/admin/api/" + reconcile.ShopifyAPIVersion + "/graphql.json",
+		"MOLLIE_API_URL":            urls[5],
 	}
 	return s, nil
 }
