@@ -13,13 +13,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/adyen"
+	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
-	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
-	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/stripeevent"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -59,7 +64,7 @@ func (e Event) Key() webhook.Key { return webhook.NewKey(e.Provider, e.ID) }
 func Stripe(t testing.TB, typ string) Event {
 	t.Helper()
 	id := stripeevent.NewID()
-	return Event{Provider: verify.StripeProvider, ID: id, Type: typ, Body: stripeBody(t, typ, id)}
+	return Event{Provider: stripe.Name, ID: id, Type: typ, Body: stripeBody(t, typ, id)}
 }
 
 // StripeThin returns the thin event notification of the event type typ
@@ -85,7 +90,7 @@ func StripeThin(t testing.TB, typ string) Event {
 	path := "/v1/" + strings.Join(parts, "/") + "/" + obj.ID
 	id := "evt_test_65" + token(t)
 	body := verifytest.StripeThin("v1."+typ, id, time.Now(), verifytest.StripeRelated{ID: obj.ID, Type: obj.Object, URL: path}, "")
-	return Event{Provider: verify.StripeProvider, ID: id, Type: typ, Body: body, objectPath: path, object: snap.Data.Object}
+	return Event{Provider: stripe.Name, ID: id, Type: typ, Body: body, objectPath: path, object: snap.Data.Object}
 }
 
 // Shopify returns the order webhook of topic ("orders/create",
@@ -100,14 +105,14 @@ func Shopify(t testing.TB, topic string) Event {
 		t.Fatalf("hookinboxtest: shopify %s fixture has no order id", topic)
 	}
 	raw = bytes.ReplaceAll(raw, []byte(order.ID.String()), []byte(digits(t, 18)))
-	return Event{Provider: verify.ShopifyProvider, ID: uuid(t), Type: topic, Body: raw}
+	return Event{Provider: shopify.Name, ID: uuid(t), Type: topic, Body: raw}
 }
 
 // GitHub returns the webhook of event ("issues", "ping") with a fresh
 // delivery ID.
 func GitHub(t testing.TB, event string) Event {
 	t.Helper()
-	return Event{Provider: verify.GitHubProvider, ID: uuid(t), Type: event, Body: fixture(t, "github", event+".json")}
+	return Event{Provider: github.Name, ID: uuid(t), Type: event, Body: fixture(t, "github", event+".json")}
 }
 
 // Standard returns the Standard Webhooks message of type typ
@@ -127,7 +132,7 @@ func Standard(t testing.TB, typ string) Event {
 		prefix, _, _ := strings.Cut(msg.Data.ID, "_")
 		raw = bytes.ReplaceAll(raw, []byte(strconv.Quote(msg.Data.ID)), []byte(strconv.Quote(prefix+"_"+token(t))))
 	}
-	return Event{Provider: verify.StandardProvider, ID: "msg_" + token(t), Type: typ, Body: raw}
+	return Event{Provider: standard.Name, ID: "msg_" + token(t), Type: typ, Body: raw}
 }
 
 // Adyen returns the standard notification of one item of eventCode
@@ -145,7 +150,7 @@ func Adyen(t testing.TB, eventCode string) Event {
 	}
 	psp := digits(t, 16)
 	raw = bytes.ReplaceAll(raw, []byte(strconv.Quote(n.Items[0].Item.PspReference)), []byte(strconv.Quote(psp)))
-	return Event{Provider: verify.AdyenProvider, ID: psp + "-" + n.Items[0].Item.EventCode, Type: n.Items[0].Item.EventCode, Body: raw}
+	return Event{Provider: adyen.Name, ID: psp + "-" + n.Items[0].Item.EventCode, Type: n.Items[0].Item.EventCode, Body: raw}
 }
 
 // GoPay returns a payment notification for a payment in state ("PAID",
@@ -161,7 +166,7 @@ func GoPay(t testing.TB, state string) Event {
 	}
 	id := "3" + digits(t, 9)
 	raw = bytes.ReplaceAll(raw, []byte(strconv.FormatInt(p.ID, 10)), []byte(id))
-	return Event{Provider: verify.GoPayProvider, ID: id, Type: verify.GoPayNotification, Body: raw}
+	return Event{Provider: gopay.Name, ID: id, Type: gopay.Notification, Body: raw}
 }
 
 // Deliver signs ev now with the local secrets, as its provider does, hands
@@ -185,38 +190,21 @@ func (p *Pipeline) Deliver(t testing.TB, ev Event) string {
 	return resp.Body
 }
 
-// request returns the API Gateway request of ev's delivery at at.
+// request returns the API Gateway request of ev's delivery at at, signed
+// by its provider with the secret the receiver holds.
 func (p *Pipeline) request(ev Event, at time.Time) (events.APIGatewayV2HTTPRequest, error) {
-	switch ev.Provider {
-	case verify.StripeProvider:
-		if ev.object != nil {
-			if err := p.p.Stack.Stripe.AddThinEvent(ev.Body); err != nil {
-				return events.APIGatewayV2HTTPRequest{}, err
-			}
-			p.p.Stack.Stripe.SetObject(ev.objectPath, ev.object)
-		}
-		return p.p.Stack.StripeRequest(ev.Body), nil
-	case verify.GitHubProvider:
-		return lambdalocal.WebhookEvent(ev.Provider, "POST", verifytest.GitHubHeaders(ev.Body, pipeline.GitHubSecret, ev.ID, ev.Type), ev.Body), nil
-	case verify.ShopifyProvider:
-		return lambdalocal.WebhookEvent(ev.Provider, "POST", verifytest.ShopifyHeaders(ev.Body, pipeline.ShopifySecret, ev.ID, ev.Type, at), ev.Body), nil
-	case verify.StandardProvider:
-		return lambdalocal.WebhookEvent(ev.Provider, "POST", verifytest.StandardHeaders(ev.Body, ev.ID, at, pipeline.StandardSecret), ev.Body), nil
-	case verify.AdyenProvider:
-		body, err := verifytest.SignAdyenFile(ev.Body, pipeline.AdyenHMACKey)
-		if err != nil {
+	pr, ok := p.reg.Lookup(ev.Provider)
+	if !ok {
+		return events.APIGatewayV2HTTPRequest{}, fmt.Errorf("hookinboxtest cannot deliver %q events: no such provider (Options.Providers)", ev.Provider)
+	}
+	if ev.object != nil {
+		// A thin event: the stand-in holds the v2 event and its object.
+		if err := p.p.Stack.Stripe.AddThinEvent(ev.Body); err != nil {
 			return events.APIGatewayV2HTTPRequest{}, err
 		}
-		return lambdalocal.WebhookEvent(ev.Provider, "POST", map[string]string{"content-type": "application/json"}, body), nil
-	case verify.GoPayProvider:
-		var pay standin.GoPayPayment
-		if err := json.Unmarshal(ev.Body, &pay); err != nil {
-			return events.APIGatewayV2HTTPRequest{}, fmt.Errorf("body is not a GoPay payment: %w", err)
-		}
-		p.p.Stack.GoPay.SetPayment(pay)
-		return lambdalocal.GoPayNotification(ev.ID), nil
+		p.p.Stack.Stripe.SetObject(ev.objectPath, ev.object)
 	}
-	return events.APIGatewayV2HTTPRequest{}, fmt.Errorf("hookinboxtest cannot deliver %q events", ev.Provider)
+	return p.p.Stack.Signed(pr, provider.TestEvent{ID: ev.ID, Type: ev.Type, Body: ev.Body}, at)
 }
 
 // stripeBody is StripeEvent: the fixture of typ with the event ID id and

@@ -41,6 +41,7 @@ type Env struct {
 
 	mu      sync.Mutex
 	secrets map[string]Secret
+	sm      *secretsmanager.Client
 }
 
 // Secret is a secret's current values (several while one is rotated),
@@ -92,7 +93,7 @@ func (e *Env) Secret(ctx context.Context, name string) (Secret, error) {
 	}
 	load := func(context.Context) ([]string, error) { return inline, nil }
 	if len(inline) == 0 {
-		sm := secretsmanager.NewFromConfig(e.AWS)
+		sm := e.secretsManager()
 		load = func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) }
 	}
 	r := &secrets.Rotating{Load: load, MaxAge: e.SecretMaxAge, MinInterval: e.SecretReload, Now: e.Now}
@@ -104,6 +105,22 @@ func (e *Env) Secret(ctx context.Context, name string) (Secret, error) {
 	}
 	e.secrets[name] = r
 	return r, nil
+}
+
+// SecretsManager returns the function's Secrets Manager client, made on
+// first use.
+func (e *Env) SecretsManager() *secretsmanager.Client {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.secretsManager()
+}
+
+// secretsManager is SecretsManager with e.mu held.
+func (e *Env) secretsManager() *secretsmanager.Client {
+	if e.sm == nil {
+		e.sm = secretsmanager.NewFromConfig(e.AWS)
+	}
+	return e.sm
 }
 
 // HTTPClient returns e.HTTP, or a client with a 20 s timeout.

@@ -1,13 +1,3 @@
-// Package provider is hookinbox's contract with a webhook provider: what
-// the receiver, processor, reconciler, `hookinbox send`, chaos and
-// hookinboxtest need to know about one. Each provider hookinbox ships is a
-// package below this one (provider/stripe, provider/github, ...) and a
-// line in provider/registry; a team adds its own by implementing Provider
-// in its own module and handing it to its functions (see
-// docs/architecture.md, "Adding a provider").
-//
-// It is part of hookinbox's public API; within v0.x a minor release may
-// change it, and the CHANGELOG says how.
 package provider
 
 import (

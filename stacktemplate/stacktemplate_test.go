@@ -185,10 +185,35 @@ func TestGenerateRefuses(t *testing.T) {
 		"an unknown processor key":           "Processor:\n  Role: x\n",
 		"a list":                             "- Parameters\n",
 		"a policy that is not a list":        "Processor:\n  Policy: {Sid: X}\n",
+		"a receiver variable hookinbox has":  "Receiver:\n  Environment:\n    INBOX_TABLE: x\n",
+		"a receiver policy":                  "Receiver:\n  Policy: []\n",
 	}
 	for name, business := range tests {
 		if _, err := Generate([]byte(business)); err == nil {
 			t.Errorf("%s: Generate accepted it", name)
+		}
+	}
+}
+
+// TestGenerateAddsAProvidersVariables: a team's own provider gets its
+// secret in the receiver's environment and its settings in the
+// reconciler's, beside hookinbox's.
+func TestGenerateAddsAProvidersVariables(t *testing.T) {
+	_, got := generated(t, "Parameters:\n  LedgerSecret: {Type: String, NoEcho: true}\n"+
+		"Receiver:\n  Environment:\n    LEDGER_WEBHOOK_SECRET: !Ref LedgerSecret\n"+
+		"Reconciler:\n  Environment:\n    LEDGER_API_URL: https://ledger.example\n")
+	for fn, want := range map[string]map[string]any{
+		"ReceiverFunction":   {"LEDGER_WEBHOOK_SECRET": samtemplate.Ref{Name: "LedgerSecret"}},
+		"ReconcilerFunction": {"LEDGER_API_URL": "https://ledger.example"},
+	} {
+		env := got.Resources[fn].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+		for k, v := range want {
+			if env[k] != v {
+				t.Errorf("%s's %s = %v, want %v", fn, k, env[k], v)
+			}
+		}
+		if _, ok := env["INBOX_TABLE"]; !ok {
+			t.Errorf("%s lost hookinbox's INBOX_TABLE", fn)
 		}
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
@@ -24,7 +26,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
-	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 // Local defaults. The secrets are not secrets: they only ever sign and
@@ -135,7 +136,7 @@ type devStack struct {
 	stripe atomic.Pointer[standin.Stripe]
 	// verifiers read the events of each delivery for the log line, by
 	// provider (see deliveryVerifiers); set before the stack is ready.
-	verifiers map[string]verify.Verifier
+	verifiers map[string]provider.Verifier
 
 	cleanups []func()
 }

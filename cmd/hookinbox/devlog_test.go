@@ -8,8 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 // TestDevLogNamesEveryProvidersEvents: the line `hookinbox dev` prints for

@@ -16,12 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -32,7 +33,7 @@ type delivery struct {
 }
 
 // fakeEndpoint answers like the receiver: accepted the first time an event
-// ID arrives, duplicate after, and 401 when verify.Stripe rejects it.
+// ID arrives, duplicate after, and 401 when stripe.Verifier rejects it.
 func fakeEndpoint(t *testing.T, secret string) (*httptest.Server, func() []delivery) {
 	t.Helper()
 	var (
@@ -40,7 +41,7 @@ func fakeEndpoint(t *testing.T, secret string) (*httptest.Server, func() []deliv
 		got  []delivery
 		seen = map[string]bool{}
 	)
-	v := &verify.Stripe{Secrets: []string{secret}}
+	v := &stripe.Verifier{Secrets: []string{secret}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
@@ -270,7 +271,7 @@ func TestFixtures(t *testing.T) {
 		t.Fatalf("want at least 5 fixtures, got %d (%v)", len(files), err)
 	}
 	const secret = "whsec_fixture"
-	v := &verify.Stripe{Secrets: []string{secret}}
+	v := &stripe.Verifier{Secrets: []string{secret}}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			body, err := os.ReadFile(f)

@@ -7,7 +7,7 @@
 //
 //   - nil                 → DONE, message acknowledged;
 //   - webhook.ErrNoHandler → IGNORED, acknowledged;
-//   - ErrNotFoundAtProvider (an id-only notification whose object its
+//   - provider.ErrNotFound (an id-only notification whose object its
 //     provider does not know) → FAILED and retried after a backoff until
 //     the event has had Config.NotFoundTries tries, then IGNORED
 //     "not found at <provider>" with renewals held off for
@@ -60,9 +60,9 @@
 // panic in the business code fails that event alone, with the panic text.
 //
 // An unfinished event whose payload is missing is fetched from its
-// provider's API (Config.Fetchers) and stored back before it is run. A
+// provider's API (Config.Fetch) and stored back before it is run. A
 // notification that only points at the event (GoPay's id, a Stripe thin
-// event: Config.FetchWhen) is fetched on every attempt.
+// event: provider.Fetch.Pointer) is fetched on every attempt.
 //
 // One bad message never fails the batch (partial batch responses). The
 // id-only providers' messages of a batch run in a lane of their own, so
@@ -91,6 +91,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -147,24 +148,22 @@ type Config struct {
 	// its two lanes: the id-only providers' messages (IDOnly) and the
 	// others. Default 4.
 	Concurrency int
-	// Fetchers fetch an event's payload from its provider's API, by
-	// provider name, for an unfinished event whose stored payload is
-	// missing or is only a pointer (FetchWhen). A provider without one
-	// makes such an event FAILED (and parked at the last receive).
-	Fetchers map[string]Fetcher
-	// FetchWhen recognises, by provider, a stored notification that only
-	// points at the event: every GoPay notification (an id; Always), a
-	// Stripe thin event. Such an event is fetched with Fetchers, fresh on
-	// every attempt, and the notification is never read as content.
-	FetchWhen map[string]func(stored []byte) bool
-	// IDOnly names the providers that notify with an id only (GoPay),
-	// whose ids anyone can make up: their messages run in a lane of their
-	// own in every batch, and a fetch their provider answers "not found"
-	// (ErrNotFoundAtProvider) is never parked.
+	// Fetch says, by provider name, how an event's payload is fetched
+	// from its provider's API (provider.Fetch): an unfinished event whose
+	// stored payload is missing, or is only a pointer (Fetch.Pointer: a
+	// GoPay notification, a Stripe thin event), fresh on every attempt;
+	// the notification is then never read as content. A provider without
+	// a Get makes such an event FAILED (and parked at the last receive).
+	Fetch map[string]provider.Fetch
+	// IDOnly names the providers that notify with an id only
+	// (provider.Webhook.IDOnly), whose ids anyone can make up: their
+	// messages run in a lane of their own in every batch, and a fetch
+	// their provider answers "not found" (provider.ErrNotFound) is never
+	// parked.
 	IDOnly map[string]bool
 	// NotFoundTries is how many tries an id-only event gets when its
 	// provider answers that it does not know the object
-	// (ErrNotFoundAtProvider): the ones before the last are retried after
+	// (provider.ErrNotFound): the ones before the last are retried after
 	// a backoff, in case the provider's API lags behind its notification;
 	// the last ends IGNORED. Default DefaultNotFoundTries.
 	NotFoundTries int
@@ -180,25 +179,6 @@ type Config struct {
 	// EffectDuration and EndToEndAge; nil records nothing.
 	Metrics *metrics.Recorder
 }
-
-// Fetcher returns the raw event eventID as its provider's API serves it,
-// given the notification stored for it (nil when none is: a lost payload,
-// which Stripe's fetcher gets with GET /v1/events/{id}). For a
-// notification FetchWhen recognises it returns what the business reads:
-// GoPay's payment, or a Stripe thin event's snapshot-shaped view. An
-// event the provider does not know comes back as a permanent error
-// (webhook.Permanent) or, where the provider says so, webhook.ErrNoHandler;
-// for an id-only provider (Config.IDOnly), whose ids anyone can make up,
-// as an error wrapping ErrNotFoundAtProvider instead.
-type Fetcher func(ctx context.Context, eventID string, stored []byte) ([]byte, error)
-
-// Always is the FetchWhen of a provider whose every notification is only
-// a pointer (GoPay).
-func Always([]byte) bool { return true }
-
-// ErrNotFoundAtProvider is wrapped by the error of an id-only provider's
-// Fetcher for an object the provider does not know (GoPay: 404).
-var ErrNotFoundAtProvider = errors.New("not found at the provider")
 
 // Defaults of Config.NotFoundTries and Config.NotFoundWindow.
 const (
@@ -608,7 +588,7 @@ func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger
 // payload returns the event's stored payload (the one the leased item
 // carries inline, or its payload item's) or, when none is stored, the one
 // its provider's API serves, which it stores for the next attempt. A
-// stored notification that only points at the event (Config.FetchWhen) is
+// stored notification that only points at the event (Config.Fetch) is
 // fetched, fresh on every attempt: its state is what the API says now.
 func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) ([]byte, error) {
 	stored := it.Payload // inline: no read
@@ -621,8 +601,9 @@ func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key
 			return nil, fmt.Errorf("load payload: %w", err) // transient
 		}
 	}
-	fetch, canFetch := h.cfg.Fetchers[key.Provider()]
-	if pointer := h.cfg.FetchWhen[key.Provider()]; pointer != nil && pointer(stored) {
+	f := h.cfg.Fetch[key.Provider()]
+	fetch, canFetch := f.Get, f.Get != nil
+	if f.Pointer != nil && f.Pointer(stored) {
 		if !canFetch {
 			return nil, webhook.Permanent(fmt.Errorf("%s notifies with a pointer and has no API fetch", key.Provider()))
 		}
@@ -678,10 +659,10 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		res = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: now}
 	case errors.Is(err, webhook.ErrNoHandler):
 		res = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + env.Type, At: now}
-	case errors.Is(err, ErrNotFoundAtProvider) && tries < h.cfg.NotFoundTries:
+	case errors.Is(err, provider.ErrNotFound) && tries < h.cfg.NotFoundTries:
 		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
 		notFoundRetry = true
-	case errors.Is(err, ErrNotFoundAtProvider):
+	case errors.Is(err, provider.ErrNotFound):
 		// Anyone can make up an id: the event is not parked (no alarm),
 		// and the claim's condition keeps its repeats from being fetched
 		// for the window.

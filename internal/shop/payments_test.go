@@ -28,7 +28,7 @@ func readFixture(t *testing.T, path string) []byte {
 func TestPaddleTransactionCompletedMarksTheOrderPaid(t *testing.T) {
 	h := newFakeHarness(t)
 	ev := webhook.Event{Provider: "paddle", ID: "evt_01hv8x2acma6xvfynhhb0s8z7c", Type: "transaction.completed",
-		Raw: readFixture(t, "../../provider/paddle/testdata/transaction.completed.json")}
+		Raw: readFixture(t, "../../testdata/paddle/transaction.completed.json")}
 	for range 2 {
 		handle(t, h, ev)
 	}
@@ -57,7 +57,7 @@ func TestPaddleTransactionCompletedMarksTheOrderPaid(t *testing.T) {
 // fetched paid again (a repeated notification) it changes nothing.
 func TestMolliePaidMarksTheOrderPaidOnce(t *testing.T) {
 	h := newFakeHarness(t)
-	paid := readFixture(t, "../../provider/mollie/testdata/payment.paid.json")
+	paid := readFixture(t, "../../testdata/mollie/payment.paid.json")
 	open := []byte(strings.Replace(string(paid), `"status": "paid"`, `"status": "open"`, 1))
 	ev := func(raw []byte) webhook.Event {
 		return webhook.Event{Provider: "mollie", ID: "tr_5B8cwPMGnU6qLbRvo7qEZo", Type: "notification", IDOnly: true, Raw: raw}

@@ -20,7 +20,7 @@ const apiKey = "test_dHar4XY7LxsDOtmnkVtjNVWXLSlXsM"
 
 func paidPayment(t *testing.T) standin.MolliePayment {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/payment.paid.json")
+	raw, err := os.ReadFile("../../testdata/mollie/payment.paid.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -55,18 +55,18 @@ func (Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, e
 // formID returns the one id of an application/x-www-form-urlencoded body.
 func formID(body []byte) (string, error) {
 	if len(body) > 4*MaxIDLen {
-		return "", fmt.Errorf("mollie: %d-byte body, more than a notification holds: %w", len(body), verify.ErrBadEventID)
+		return "", fmt.Errorf("mollie: %d-byte body, more than a notification holds: %w", len(body), provider.ErrBadEventID)
 	}
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
-		return "", fmt.Errorf("mollie: body is not a form: %w", verify.ErrBadEventID)
+		return "", fmt.Errorf("mollie: body is not a form: %w", provider.ErrBadEventID)
 	}
 	ids := form["id"]
 	switch {
 	case len(ids) == 0:
-		return "", fmt.Errorf("mollie: no id parameter: %w", verify.ErrNoEventID)
+		return "", fmt.Errorf("mollie: no id parameter: %w", provider.ErrNoEventID)
 	case len(ids) > 1:
-		return "", fmt.Errorf("mollie: %d id parameters: %w", len(ids), verify.ErrBadEventID)
+		return "", fmt.Errorf("mollie: %d id parameters: %w", len(ids), provider.ErrBadEventID)
 	}
 	return ids[0], CheckID(ids[0])
 }
@@ -77,15 +77,15 @@ func formID(body []byte) (string, error) {
 func CheckID(id string) error {
 	switch {
 	case id == "":
-		return fmt.Errorf("mollie: empty id: %w", verify.ErrNoEventID)
+		return fmt.Errorf("mollie: empty id: %w", provider.ErrNoEventID)
 	case len(id) > MaxIDLen:
-		return fmt.Errorf("mollie: id is %d characters, more than %d: %w", len(id), MaxIDLen, verify.ErrBadEventID)
+		return fmt.Errorf("mollie: id is %d characters, more than %d: %w", len(id), MaxIDLen, provider.ErrBadEventID)
 	case len(id) <= len(paymentPrefix) || id[:len(paymentPrefix)] != paymentPrefix:
-		return fmt.Errorf("mollie: id is not a payment id (tr_...): %w", verify.ErrBadEventID)
+		return fmt.Errorf("mollie: id is not a payment id (tr_...): %w", provider.ErrBadEventID)
 	}
 	for _, c := range []byte(id[len(paymentPrefix):]) {
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			return fmt.Errorf("mollie: id has characters other than letters and digits after tr_: %w", verify.ErrBadEventID)
+			return fmt.Errorf("mollie: id has characters other than letters and digits after tr_: %w", provider.ErrBadEventID)
 		}
 	}
 	return nil

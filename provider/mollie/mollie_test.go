@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/mollie"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -24,22 +24,22 @@ func TestVerify(t *testing.T) {
 		{name: "an older, shorter id", body: "id=tr_d0b0E3EA3v", wantID: "tr_d0b0E3EA3v"},
 		{name: "the longest id Mollie issues", body: "id=tr_" + strings.Repeat("a", 29), wantID: "tr_" + strings.Repeat("a", 29)},
 		{name: "another parameter beside id", body: "id=tr_d0b0E3EA3v&testByMollie=1", wantID: "tr_d0b0E3EA3v"},
-		{name: "empty body", body: "", wantErr: verify.ErrNoEventID},
-		{name: "no id parameter", body: "payment=tr_d0b0E3EA3v", wantErr: verify.ErrNoEventID},
-		{name: "empty id", body: "id=", wantErr: verify.ErrNoEventID},
-		{name: "two ids", body: "id=tr_d0b0E3EA3v&id=tr_WDqYK6vllg", wantErr: verify.ErrBadEventID},
-		{name: "one character too long", body: "id=tr_" + strings.Repeat("a", 30), wantErr: verify.ErrBadEventID},
-		{name: "a huge body", body: "id=tr_d0b0E3EA3v&x=" + strings.Repeat("a", 1<<16), wantErr: verify.ErrBadEventID},
-		{name: "prefix only", body: "id=tr_", wantErr: verify.ErrBadEventID},
-		{name: "an order id", body: "id=ord_kEn1PlbGa", wantErr: verify.ErrBadEventID},
-		{name: "a refund id", body: "id=re_4qqhO89gsT", wantErr: verify.ErrBadEventID},
-		{name: "upper-case prefix", body: "id=TR_d0b0E3EA3v", wantErr: verify.ErrBadEventID},
-		{name: "an underscore after the prefix", body: "id=tr_d0b0_E3EA3v", wantErr: verify.ErrBadEventID},
-		{name: "a '#' that would split the key", body: "id=tr_d0b0E3EA3v%23paid", wantErr: verify.ErrBadEventID},
-		{name: "a path that would leave /v2/payments/", body: "id=tr_..%2F..%2Fcustomers", wantErr: verify.ErrBadEventID},
-		{name: "non-ASCII", body: "id=tr_d0b0%C3%A9", wantErr: verify.ErrBadEventID},
-		{name: "JSON, not a form", body: `{"id":"tr_d0b0E3EA3v"}`, wantErr: verify.ErrNoEventID},
-		{name: "bad percent-encoding", body: "id=tr_%zz", wantErr: verify.ErrBadEventID},
+		{name: "empty body", body: "", wantErr: provider.ErrNoEventID},
+		{name: "no id parameter", body: "payment=tr_d0b0E3EA3v", wantErr: provider.ErrNoEventID},
+		{name: "empty id", body: "id=", wantErr: provider.ErrNoEventID},
+		{name: "two ids", body: "id=tr_d0b0E3EA3v&id=tr_WDqYK6vllg", wantErr: provider.ErrBadEventID},
+		{name: "one character too long", body: "id=tr_" + strings.Repeat("a", 30), wantErr: provider.ErrBadEventID},
+		{name: "a huge body", body: "id=tr_d0b0E3EA3v&x=" + strings.Repeat("a", 1<<16), wantErr: provider.ErrBadEventID},
+		{name: "prefix only", body: "id=tr_", wantErr: provider.ErrBadEventID},
+		{name: "an order id", body: "id=ord_kEn1PlbGa", wantErr: provider.ErrBadEventID},
+		{name: "a refund id", body: "id=re_4qqhO89gsT", wantErr: provider.ErrBadEventID},
+		{name: "upper-case prefix", body: "id=TR_d0b0E3EA3v", wantErr: provider.ErrBadEventID},
+		{name: "an underscore after the prefix", body: "id=tr_d0b0_E3EA3v", wantErr: provider.ErrBadEventID},
+		{name: "a '#' that would split the key", body: "id=tr_d0b0E3EA3v%23paid", wantErr: provider.ErrBadEventID},
+		{name: "a path that would leave /v2/payments/", body: "id=tr_..%2F..%2Fcustomers", wantErr: provider.ErrBadEventID},
+		{name: "non-ASCII", body: "id=tr_d0b0%C3%A9", wantErr: provider.ErrBadEventID},
+		{name: "JSON, not a form", body: `{"id":"tr_d0b0E3EA3v"}`, wantErr: provider.ErrNoEventID},
+		{name: "bad percent-encoding", body: "id=tr_%zz", wantErr: provider.ErrBadEventID},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,7 +13,6 @@ package paddle
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -86,7 +85,7 @@ func (v *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 		return nil, err
 	}
 	if !v.matches(ts, sigs, r.Body) {
-		return nil, fmt.Errorf("paddle signature: none of %d h1 signatures matches any of %d secrets: %w", len(sigs), len(v.Secrets), verify.ErrBadSignature)
+		return nil, fmt.Errorf("paddle signature: none of %d h1 signatures matches any of %d secrets: %w", len(sigs), len(v.Secrets), provider.ErrBadSignature)
 	}
 	if err := v.checkTimestamp(ts); err != nil {
 		return nil, err
@@ -103,17 +102,17 @@ func (v *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 // cannot be a SHA-256 HMAC in hex.
 func parseHeader(header string) (ts string, sigs [][]byte, err error) {
 	if strings.TrimSpace(header) == "" {
-		return "", nil, fmt.Errorf("paddle signature: no Paddle-Signature header: %w", verify.ErrNoSignature)
+		return "", nil, fmt.Errorf("paddle signature: no Paddle-Signature header: %w", provider.ErrNoSignature)
 	}
 	for part := range strings.SplitSeq(header, ";") {
 		key, value, _ := strings.Cut(strings.TrimSpace(part), "=")
 		switch key {
 		case "ts":
 			if ts != "" {
-				return "", nil, fmt.Errorf("paddle signature: more than one ts: %w", verify.ErrNoSignature)
+				return "", nil, fmt.Errorf("paddle signature: more than one ts: %w", provider.ErrNoSignature)
 			}
 			if _, perr := strconv.ParseInt(value, 10, 64); perr != nil || value[0] == '-' || value[0] == '+' {
-				return "", nil, fmt.Errorf("paddle signature: ts is not a Unix time: %w", verify.ErrNoSignature)
+				return "", nil, fmt.Errorf("paddle signature: ts is not a Unix time: %w", provider.ErrNoSignature)
 			}
 			ts = value
 		case "h1":
@@ -124,9 +123,9 @@ func parseHeader(header string) (ts string, sigs [][]byte, err error) {
 	}
 	switch {
 	case ts == "":
-		return "", nil, fmt.Errorf("paddle signature: no ts: %w", verify.ErrNoSignature)
+		return "", nil, fmt.Errorf("paddle signature: no ts: %w", provider.ErrNoSignature)
 	case len(sigs) == 0:
-		return "", nil, fmt.Errorf("paddle signature: no h1 signature: %w", verify.ErrNoSignature)
+		return "", nil, fmt.Errorf("paddle signature: no h1 signature: %w", provider.ErrNoSignature)
 	}
 	return ts, sigs, nil
 }
@@ -134,24 +133,16 @@ func parseHeader(header string) (ts string, sigs [][]byte, err error) {
 // matches reports whether some h1 is the signature of body at ts under
 // some secret, comparing every pair in constant time.
 func (v *Verifier) matches(ts string, sigs [][]byte, body []byte) bool {
-	ok := false
-	for _, secret := range v.Secrets {
-		want := mac(secret, ts, body)
-		for _, sig := range sigs {
-			if hmac.Equal(sig, want) {
-				ok = true
-			}
-		}
+	want := make([][]byte, len(v.Secrets))
+	for i, secret := range v.Secrets {
+		want[i] = mac(secret, ts, body)
 	}
-	return ok
+	return provider.AnyEqual(sigs, want)
 }
 
 // mac is Paddle's h1: the HMAC-SHA256 of "<ts>:<body>" under the secret.
 func mac(secret, ts string, body []byte) []byte {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts + ":"))
-	m.Write(body)
-	return m.Sum(nil)
+	return provider.HMACSHA256([]byte(secret), []byte(ts+":"), body)
 }
 
 // checkTimestamp refuses a ts further than the tolerance from now.
@@ -165,9 +156,9 @@ func (v *Verifier) checkTimestamp(ts string) error {
 	}
 	switch {
 	case signed.Before(now.Add(-tolerance)):
-		return fmt.Errorf("paddle signature: ts is %s old, tolerance %s: %w", now.Sub(signed).Round(time.Second), tolerance, verify.ErrStale)
+		return fmt.Errorf("paddle signature: ts is %s old, tolerance %s: %w", now.Sub(signed).Round(time.Second), tolerance, provider.ErrStale)
 	case signed.After(now.Add(tolerance)):
-		return fmt.Errorf("paddle signature: ts is %s ahead, tolerance %s: %w", signed.Sub(now).Round(time.Second), tolerance, verify.ErrFuture)
+		return fmt.Errorf("paddle signature: ts is %s ahead, tolerance %s: %w", signed.Sub(now).Round(time.Second), tolerance, provider.ErrFuture)
 	}
 	return nil
 }
@@ -183,8 +174,8 @@ func cmpOr(d, def time.Duration) time.Duration {
 // (the type) and occurred_at. Its errors say where the body went wrong,
 // never what it holds.
 func Parse(body []byte) (webhook.Event, error) {
-	if t := strings.TrimLeft(string(body[:min(len(body), 64)]), " \t\r\n"); t == "" || t[0] != '{' {
-		return webhook.Event{}, fmt.Errorf("paddle event: %d-byte body: %w", len(body), verify.ErrNotJSON)
+	if err := provider.CheckJSONObject("paddle event", body); err != nil {
+		return webhook.Event{}, err
 	}
 	var head struct {
 		EventID    *string `json:"event_id"`
@@ -192,21 +183,21 @@ func Parse(body []byte) (webhook.Event, error) {
 		OccurredAt *string `json:"occurred_at"`
 	}
 	if err := json.Unmarshal(body, &head); err != nil {
-		return webhook.Event{}, fmt.Errorf("paddle event: event_id, event_type and occurred_at must be strings in a JSON object: %w", verify.ErrNotEvent)
+		return webhook.Event{}, fmt.Errorf("paddle event: event_id, event_type and occurred_at must be strings in a JSON object: %w", provider.ErrNotEvent)
 	}
 	switch {
 	case head.EventID == nil || *head.EventID == "":
-		return webhook.Event{}, fmt.Errorf("paddle event: no event_id: %w", verify.ErrNoEventID)
+		return webhook.Event{}, fmt.Errorf("paddle event: no event_id: %w", provider.ErrNoEventID)
 	case webhook.ValidateEventID(*head.EventID) != nil:
-		return webhook.Event{}, fmt.Errorf("paddle event: event_id is longer than %d bytes or has characters other than letters, digits, '_' and '-': %w", webhook.MaxEventIDLen, verify.ErrBadEventID)
+		return webhook.Event{}, fmt.Errorf("paddle event: event_id is longer than %d bytes or has characters other than letters, digits, '_' and '-': %w", webhook.MaxEventIDLen, provider.ErrBadEventID)
 	case head.EventType == nil || *head.EventType == "":
-		return webhook.Event{}, fmt.Errorf("paddle event: no event_type: %w", verify.ErrNotEvent)
+		return webhook.Event{}, fmt.Errorf("paddle event: no event_type: %w", provider.ErrNotEvent)
 	}
 	ev := webhook.Event{Provider: Name, ID: *head.EventID, Type: *head.EventType, Raw: body}
 	if head.OccurredAt != nil {
 		t, err := time.Parse(time.RFC3339Nano, *head.OccurredAt)
 		if err != nil {
-			return webhook.Event{}, fmt.Errorf("paddle event: occurred_at is not an RFC 3339 time: %w", verify.ErrNotEvent)
+			return webhook.Event{}, fmt.Errorf("paddle event: occurred_at is not an RFC 3339 time: %w", provider.ErrNotEvent)
 		}
 		ev.Created = t.UTC()
 	}

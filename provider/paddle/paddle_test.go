@@ -10,13 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/paddle"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Paddle's published example (paddle-go-sdk's webhook verifier example):
-// this secret key signed testdata/price.created.json at this ts.
+// this secret key signed testdata/paddle/price.created.json at this ts.
 const (
 	sdkSecret    = "pdl_ntfset_01hsdn8d43dt7mezr1ef2jtbaw_hKkRiCGyyRhbFwIUuqiTBgI7gnWoV0Gr"
 	sdkSignature = "ts=1710929255;h1=6c05ef8fa83c44d751be6d259ec955ce5638e2c54095bf128e408e2fce1589c8"
@@ -29,7 +29,7 @@ var sdkTime = time.Unix(1710929255, 0)
 
 func readFile(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
+	b, err := os.ReadFile("../../testdata/paddle/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,27 +77,27 @@ func TestVerify(t *testing.T) {
 		{name: "two h1 while Paddle rotates, one key configured", header: signed(body, now, oldSecret, secret), body: body},
 		{name: "two h1, the matching one first", header: signed(body, now, secret, oldSecret), body: body},
 		{name: "spaces around parts and an unknown key", header: map[string]string{"paddle-signature": " " + strings.ReplaceAll(paddle.Sign(body, now, secret), ";", " ; ") + ";h2=abc"}, body: body},
-		{name: "bad signature: tampered body", header: signed(body, now, secret), body: tampered, wantErr: verify.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "bad signature: another endpoint's key", header: signed(body, now, oldSecret), body: body, wantErr: verify.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "bad signature: ts changed after signing", header: map[string]string{"paddle-signature": strings.Replace(paddle.Sign(body, now, secret), "ts=1712917130", "ts=1712917131", 1)}, body: body, wantErr: verify.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "bad signature: Stripe's scheme (ts.body)", header: map[string]string{"paddle-signature": "ts=1712917130;h1=" + strings.Repeat("0", 64)}, body: body, wantErr: verify.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "stale: 301s old", header: signed(body, now.Add(-301*time.Second), secret), body: body, wantErr: verify.ErrStale, wantKind: webhook.ErrUnauthenticated},
-		{name: "stale: a day old", header: signed(body, now.Add(-24*time.Hour), secret), body: body, wantErr: verify.ErrStale, wantKind: webhook.ErrUnauthenticated},
-		{name: "future: 301s ahead", header: signed(body, now.Add(301*time.Second), secret), body: body, wantErr: verify.ErrFuture, wantKind: webhook.ErrUnauthenticated},
-		{name: "no header", header: map[string]string{}, body: body, wantErr: verify.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "no ts", header: map[string]string{"paddle-signature": strings.SplitN(paddle.Sign(body, now, secret), ";", 2)[1]}, body: body, wantErr: verify.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "no h1", header: map[string]string{"paddle-signature": "ts=1712917130"}, body: body, wantErr: verify.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "h1 not hex", header: map[string]string{"paddle-signature": "ts=1712917130;h1=zz"}, body: body, wantErr: verify.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "two ts", header: map[string]string{"paddle-signature": "ts=1712917130;" + paddle.Sign(body, now, secret)}, body: body, wantErr: verify.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "ts not a number", header: map[string]string{"paddle-signature": "ts=soon;h1=" + strings.Repeat("0", 64)}, body: body, wantErr: verify.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "unsigned garbage is unauthenticated, not malformed", header: map[string]string{}, body: []byte("\x00not json"), wantErr: verify.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "signed, not JSON", header: signed([]byte("hello"), now, secret), body: []byte("hello"), wantErr: verify.ErrNotJSON, wantKind: webhook.ErrMalformed},
-		{name: "signed, no event_id", header: signed([]byte(`{"event_type":"x"}`), now, secret), body: []byte(`{"event_type":"x"}`), wantErr: verify.ErrNoEventID, wantKind: webhook.ErrMalformed},
-		{name: "signed, event_id with a '#'", header: signed([]byte(`{"event_id":"evt#1","event_type":"x"}`), now, secret), body: []byte(`{"event_id":"evt#1","event_type":"x"}`), wantErr: verify.ErrBadEventID, wantKind: webhook.ErrMalformed},
-		{name: "signed, no event_type", header: signed([]byte(`{"event_id":"evt_1"}`), now, secret), body: []byte(`{"event_id":"evt_1"}`), wantErr: verify.ErrNotEvent, wantKind: webhook.ErrMalformed},
-		{name: "signed, event_id a number", header: signed([]byte(`{"event_id":1,"event_type":"x"}`), now, secret), body: []byte(`{"event_id":1,"event_type":"x"}`), wantErr: verify.ErrNotEvent, wantKind: webhook.ErrMalformed},
-		{name: "signed, occurred_at not a time", header: signed([]byte(`{"event_id":"evt_1","event_type":"x","occurred_at":"noon"}`), now, secret), body: []byte(`{"event_id":"evt_1","event_type":"x","occurred_at":"noon"}`), wantErr: verify.ErrNotEvent, wantKind: webhook.ErrMalformed},
-		{name: "unsigned event", header: map[string]string{}, body: unsigned, wantErr: verify.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "bad signature: tampered body", header: signed(body, now, secret), body: tampered, wantErr: provider.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "bad signature: another endpoint's key", header: signed(body, now, oldSecret), body: body, wantErr: provider.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "bad signature: ts changed after signing", header: map[string]string{"paddle-signature": strings.Replace(paddle.Sign(body, now, secret), "ts=1712917130", "ts=1712917131", 1)}, body: body, wantErr: provider.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "bad signature: Stripe's scheme (ts.body)", header: map[string]string{"paddle-signature": "ts=1712917130;h1=" + strings.Repeat("0", 64)}, body: body, wantErr: provider.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "stale: 301s old", header: signed(body, now.Add(-301*time.Second), secret), body: body, wantErr: provider.ErrStale, wantKind: webhook.ErrUnauthenticated},
+		{name: "stale: a day old", header: signed(body, now.Add(-24*time.Hour), secret), body: body, wantErr: provider.ErrStale, wantKind: webhook.ErrUnauthenticated},
+		{name: "future: 301s ahead", header: signed(body, now.Add(301*time.Second), secret), body: body, wantErr: provider.ErrFuture, wantKind: webhook.ErrUnauthenticated},
+		{name: "no header", header: map[string]string{}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "no ts", header: map[string]string{"paddle-signature": strings.SplitN(paddle.Sign(body, now, secret), ";", 2)[1]}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "no h1", header: map[string]string{"paddle-signature": "ts=1712917130"}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "h1 not hex", header: map[string]string{"paddle-signature": "ts=1712917130;h1=zz"}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "two ts", header: map[string]string{"paddle-signature": "ts=1712917130;" + paddle.Sign(body, now, secret)}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "ts not a number", header: map[string]string{"paddle-signature": "ts=soon;h1=" + strings.Repeat("0", 64)}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "unsigned garbage is unauthenticated, not malformed", header: map[string]string{}, body: []byte("\x00not json"), wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "signed, not JSON", header: signed([]byte("hello"), now, secret), body: []byte("hello"), wantErr: provider.ErrNotJSON, wantKind: webhook.ErrMalformed},
+		{name: "signed, no event_id", header: signed([]byte(`{"event_type":"x"}`), now, secret), body: []byte(`{"event_type":"x"}`), wantErr: provider.ErrNoEventID, wantKind: webhook.ErrMalformed},
+		{name: "signed, event_id with a '#'", header: signed([]byte(`{"event_id":"evt#1","event_type":"x"}`), now, secret), body: []byte(`{"event_id":"evt#1","event_type":"x"}`), wantErr: provider.ErrBadEventID, wantKind: webhook.ErrMalformed},
+		{name: "signed, no event_type", header: signed([]byte(`{"event_id":"evt_1"}`), now, secret), body: []byte(`{"event_id":"evt_1"}`), wantErr: provider.ErrNotEvent, wantKind: webhook.ErrMalformed},
+		{name: "signed, event_id a number", header: signed([]byte(`{"event_id":1,"event_type":"x"}`), now, secret), body: []byte(`{"event_id":1,"event_type":"x"}`), wantErr: provider.ErrNotEvent, wantKind: webhook.ErrMalformed},
+		{name: "signed, occurred_at not a time", header: signed([]byte(`{"event_id":"evt_1","event_type":"x","occurred_at":"noon"}`), now, secret), body: []byte(`{"event_id":"evt_1","event_type":"x","occurred_at":"noon"}`), wantErr: provider.ErrNotEvent, wantKind: webhook.ErrMalformed},
+		{name: "unsigned event", header: map[string]string{}, body: unsigned, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,17 +10,16 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/receiver"
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
 )
 
 // Settings is the receiver function's environment, as template.yaml sets it.
 type Settings struct {
 	lambdafn.Inbox
-	// Secrets holds, for each enabled provider (see verify.Specs), its
+	// Secrets holds, for each enabled provider of the registry, its
 	// secrets given inline or the ARN of the Secrets Manager secret
 	// holding them. A provider whose variables are both empty is disabled.
 	Secrets      map[string]ProviderSecrets
-	Tolerance    time.Duration // STRIPE_TOLERANCE, default 300s
 	MaxBodyBytes int64         // MAX_BODY_BYTES, default 262144, at most inbox.MaxPayloadBytes
 	Grace        time.Duration // REENQUEUE_GRACE, default 2m
 	SecretMaxAge time.Duration // SECRET_MAX_AGE, default 5m: how long secrets from Secrets Manager are used before a reload
@@ -33,26 +32,27 @@ type ProviderSecrets struct {
 	ARN    string   // <SecretEnv>_ARN, read when Inline is empty
 }
 
-// LoadSettings reads the settings through getenv, reporting every missing
-// or invalid key in one error. At least one provider must be enabled.
-func LoadSettings(getenv func(string) string) (Settings, error) {
+// LoadSettings reads the settings of reg's providers through getenv,
+// reporting every missing or invalid key in one error. At least one
+// provider must be enabled.
+func LoadSettings(getenv func(string) string, reg *provider.Registry) (Settings, error) {
 	r := envconfig.New(getenv)
 	s := Settings{
 		Inbox:        lambdafn.ReadInbox(r),
 		Secrets:      map[string]ProviderSecrets{},
-		Tolerance:    r.Duration("STRIPE_TOLERANCE", 300*time.Second),
 		MaxBodyBytes: r.Int("MAX_BODY_BYTES", receiver.DefaultMaxBodyBytes),
 		Grace:        r.Duration("REENQUEUE_GRACE", intake.DefaultGrace),
 		SecretMaxAge: r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
 		SecretReload: r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
 	}
 	var names []string
-	for _, spec := range verify.Specs {
-		ps := ProviderSecrets{Inline: r.List(spec.SecretEnv), ARN: r.String(spec.SecretEnv+"_ARN", "")}
+	for _, p := range reg.All() {
+		env := p.Webhook().SecretEnv
+		ps := ProviderSecrets{Inline: r.List(env), ARN: r.String(env+"_ARN", "")}
 		if len(ps.Inline) > 0 || ps.ARN != "" {
-			s.Secrets[spec.Name] = ps
+			s.Secrets[p.Name()] = ps
 		}
-		names = append(names, spec.SecretEnv)
+		names = append(names, env)
 	}
 	if len(s.Secrets) == 0 {
 		r.Problem("no provider is enabled: set one of %s (comma-separated secrets) or its _ARN (a Secrets Manager secret holding them)",

@@ -7,6 +7,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/builtin"
 )
 
 func TestMaxBodyBytesIsBoundedByThePayloadItem(t *testing.T) {
@@ -28,7 +30,7 @@ func TestMaxBodyBytesIsBoundedByThePayloadItem(t *testing.T) {
 		{"a megabyte", "1048576", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := LoadSettings(env(tc.value))
+			s, err := LoadSettings(env(tc.value), builtinRegistry(t))
 			if tc.want == 0 {
 				if err == nil || !strings.Contains(err.Error(), "MAX_BODY_BYTES") {
 					t.Errorf("LoadSettings: %v, want MAX_BODY_BYTES refused", err)
@@ -40,4 +42,13 @@ func TestMaxBodyBytesIsBoundedByThePayloadItem(t *testing.T) {
 			}
 		})
 	}
+}
+
+func builtinRegistry(t *testing.T) *provider.Registry {
+	t.Helper()
+	reg, err := builtin.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
 }

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/gopay"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -116,12 +117,12 @@ func TestProviderDeliveries(t *testing.T) {
 			t.Fatal(err)
 		}
 		req := webhook.Request{Method: "POST", Header: header, Body: body}
-		if ev.Provider == verify.GoPayProvider {
+		if ev.Provider == gopay.Name {
 			// GET ?id=<payment id>, as Local and Remote deliver it.
 			if _, err := ev.GoPayPayment(); err != nil {
 				t.Errorf("%s: %v", ev.Key(), err)
 			}
-			req = webhook.Request{Method: verify.GoPayMethod, Query: map[string]string{"id": ev.ID}}
+			req = webhook.Request{Method: gopay.Method, Query: map[string]string{"id": ev.ID}}
 		}
 		got, err := v.Verify(context.Background(), req)
 		if err != nil {

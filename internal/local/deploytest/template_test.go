@@ -14,11 +14,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
-	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 const (
@@ -374,7 +375,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 	// The other providers are disabled in both deployments.
 	for _, tt := range tests {
 		for _, spec := range verify.Specs {
-			if spec.Name != verify.StripeProvider {
+			if spec.Name != stripe.Name {
 				tt.want[spec.SecretEnv], tt.want[spec.SecretEnv+"_ARN"] = "", ""
 			}
 		}

@@ -50,3 +50,8 @@ func LocalEnv(gopayURL string) map[string]string {
 		"MOLLIE_API_KEY":          MollieKey,
 	}
 }
+
+// SenderKeys are keys only a sender holds, by the variable of the
+// receiver's secrets: `hookinbox send standard --v1a` signs with the
+// local ed25519 key whose public key the receiver holds.
+var SenderKeys = map[string][]string{"STANDARD_WEBHOOK_SECRET": {StandardSigningKey}}
