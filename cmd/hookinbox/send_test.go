@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	hprovider "github.com/hookinbox/hookinbox/provider"
+
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
@@ -181,9 +183,9 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 	var headers []map[string]string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		provider := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
-		spec, _ := verify.Lookup(provider)
+		p, _ := providers().Lookup(provider)
 		// What the local stack's receiver accepts.
-		v, err := spec.New(envconfig.Split(pipeline.LocalEnv("")[spec.SecretEnv]), verify.Options{})
+		v, err := p.Verifier(envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv]), &hprovider.Env{})
 		if err != nil {
 			t.Errorf("%s: %v", provider, err)
 		}
@@ -214,16 +216,16 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 		header                         func(map[string]string) bool // what the delivery's header must show
 	}{
 		{"github", "github", "../../testdata/github/issues.json", "issues", nil, nil},
-		{"github --form", "github", "../../testdata/github/issues.json", "issues", func(f *sendFlags) { f.form = true },
+		{"github --form", "github", "../../testdata/github/issues.json", "issues", variant("form"),
 			func(h map[string]string) bool { return h["content-type"] == "application/x-www-form-urlencoded" }},
 		{"shopify", "shopify", "../../testdata/shopify/orders_paid.json", "orders/paid", nil, nil},
-		{"shopify --unprefixed", "shopify", "../../testdata/shopify/orders_paid.json", "orders/paid", func(f *sendFlags) { f.unprefixed = true },
+		{"shopify --unprefixed", "shopify", "../../testdata/shopify/orders_paid.json", "orders/paid", variant("unprefixed"),
 			func(h map[string]string) bool {
 				return h["shopify-hmac-sha256"] != "" && h["x-shopify-hmac-sha256"] == ""
 			}},
 		{"standard", "standard", "../../testdata/standard/invoice.paid.json", "invoice.paid", nil,
 			func(h map[string]string) bool { return strings.HasPrefix(h["webhook-signature"], "v1,") }},
-		{"standard --v1a", "standard", "../../testdata/standard/invoice.paid.json", "invoice.paid", func(f *sendFlags) { f.v1a = true },
+		{"standard --v1a", "standard", "../../testdata/standard/invoice.paid.json", "invoice.paid", variant("v1a"),
 			func(h map[string]string) bool { return strings.HasPrefix(h["webhook-signature"], "v1a,") }},
 		// The running stack's list, as send reads it from the state file:
 		// its whpk_ key signs nothing, its whsec_ secret signs v1.
@@ -261,6 +263,11 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 			t.Errorf("send %v: exit %d\n%s", args, code, out)
 		}
 	}
+}
+
+// variant sets the variant flag name.
+func variant(name string) func(*sendFlags) {
+	return func(f *sendFlags) { set := true; f.variants = map[string]*bool{name: &set} }
 }
 
 // TestFixtures checks every testdata/stripe event: it is a Stripe event the

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookinbox/hookinbox/provider/builtin"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/google/go-cmp/cmp"
@@ -320,7 +321,7 @@ func TestTemplateReceiverRoute(t *testing.T) {
 	}
 }
 
-// TestTemplateProviderSettings: every provider of verify.Specs can be
+// TestTemplateProviderSettings: every built-in provider can be
 // enabled from the template: its secret variable is declared empty (so
 // `sam local --env-vars` can set it) and its _ARN variable comes from a
 // parameter.
@@ -328,17 +329,18 @@ func TestTemplateProviderSettings(t *testing.T) {
 	const inv = "ReceiverFunction declares every provider's secret variables"
 	tpl, props := projectFunction(t, inv, "ReceiverFunction")
 	vars, _ := props["Environment"].(map[string]any)["Variables"].(map[string]any)
-	for _, spec := range verify.Specs {
-		if got, ok := vars[spec.SecretEnv]; !ok || got != "" {
-			broken(t, inv, "%s = %#v, want present and \"\" so `sam local --env-vars` can set it", spec.SecretEnv, got)
+	for _, p := range builtin.Providers() {
+		secretEnv := p.Webhook().SecretEnv
+		if got, ok := vars[secretEnv]; !ok || got != "" {
+			broken(t, inv, "%s = %#v, want present and \"\" so `sam local --env-vars` can set it", secretEnv, got)
 		}
-		ref, ok := vars[spec.SecretEnv+"_ARN"].(samtemplate.Ref)
+		ref, ok := vars[secretEnv+"_ARN"].(samtemplate.Ref)
 		if !ok {
-			broken(t, inv, "%s_ARN = %#v, want a !Ref to a parameter", spec.SecretEnv, vars[spec.SecretEnv+"_ARN"])
+			broken(t, inv, "%s_ARN = %#v, want a !Ref to a parameter", secretEnv, vars[secretEnv+"_ARN"])
 			continue
 		}
 		if _, ok := tpl.Parameters[ref.Name]; !ok {
-			broken(t, inv, "%s_ARN refers to %s, which is not a parameter", spec.SecretEnv, ref.Name)
+			broken(t, inv, "%s_ARN refers to %s, which is not a parameter", secretEnv, ref.Name)
 		}
 	}
 }
@@ -374,9 +376,9 @@ func TestTemplateReceiverEnv(t *testing.T) {
 	}
 	// The other providers are disabled in both deployments.
 	for _, tt := range tests {
-		for _, spec := range verify.Specs {
-			if spec.Name != stripe.Name {
-				tt.want[spec.SecretEnv], tt.want[spec.SecretEnv+"_ARN"] = "", ""
+		for _, p := range builtin.Providers() {
+			if p.Name() != stripe.Name {
+				tt.want[p.Webhook().SecretEnv], tt.want[p.Webhook().SecretEnv+"_ARN"] = "", ""
 			}
 		}
 		for _, env := range []string{"PADDLE_WEBHOOK_SECRET", "MOLLIE_API_KEY"} {

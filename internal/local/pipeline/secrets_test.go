@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"testing"
 
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/standard"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
@@ -15,8 +16,7 @@ func TestLocalStandardKeys(t *testing.T) {
 	if got := standard.PublicKey(pipeline.StandardSigningKey); got != pipeline.StandardPublicKey {
 		t.Errorf("public key of StandardSigningKey = %s, want StandardPublicKey %s", got, pipeline.StandardPublicKey)
 	}
-	spec, _ := verify.Lookup(standard.Name)
-	if _, err := spec.New([]string{pipeline.StandardSecret, pipeline.StandardPublicKey}, verify.Options{}); err != nil {
+	if _, err := (standard.Provider{}).Verifier([]string{pipeline.StandardSecret, pipeline.StandardPublicKey}, &provider.Env{}); err != nil {
 		t.Errorf("the local Standard Webhooks secrets: %v", err)
 	}
 }
