@@ -12,6 +12,7 @@
 package paddle
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -148,26 +149,11 @@ func mac(secret, ts string, body []byte) []byte {
 // checkTimestamp refuses a ts further than the tolerance from now.
 func (v *Verifier) checkTimestamp(ts string) error {
 	sec, _ := strconv.ParseInt(ts, 10, 64) // parseHeader checked it
-	signed := time.Unix(sec, 0)
-	tolerance := cmpOr(v.Tolerance, DefaultTolerance)
 	now := time.Now()
 	if v.Now != nil {
 		now = v.Now()
 	}
-	switch {
-	case signed.Before(now.Add(-tolerance)):
-		return fmt.Errorf("paddle signature: ts is %s old, tolerance %s: %w", now.Sub(signed).Round(time.Second), tolerance, provider.ErrStale)
-	case signed.After(now.Add(tolerance)):
-		return fmt.Errorf("paddle signature: ts is %s ahead, tolerance %s: %w", signed.Sub(now).Round(time.Second), tolerance, provider.ErrFuture)
-	}
-	return nil
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
+	return provider.CheckTimestamp("paddle signature: ts", time.Unix(sec, 0), now, cmp.Or(v.Tolerance, DefaultTolerance))
 }
 
 // Parse reads an authentic Paddle event: event_id (the key), event_type
