@@ -40,9 +40,8 @@ import (
 // or a payment.
 // StripeThin is a Stripe thin event notification.
 type Event struct {
-	// Provider is the receiver's name of the provider: "stripe",
-	// "shopify", "github", "standard", "adyen", "gopay", "paddle" or
-	// "mollie".
+	// Provider is the receiver's name of the provider: one of
+	// hookinbox's, or one of your own (Options.Providers).
 	Provider string
 	// ID is the event's part of its inbox key: the Stripe event ID, the
 	// X-Shopify-Event-Id, X-GitHub-Delivery or webhook-id header, Adyen's
@@ -215,10 +214,11 @@ func Mollie(t testing.TB, status string) Event {
 	return Event{Provider: mollie.Name, ID: id, Type: mollie.Notification, Body: raw}
 }
 
-// Deliver signs ev now with the local secrets, as its provider does, hands
-// it to the receiver as API Gateway would, and returns the receiver's
-// answer: "accepted" or "duplicate" ("[accepted]" for Adyen, which wants
-// that answer for both). Any answer but 200 fails the test.
+// Deliver signs ev now with the local secrets, as its provider signs
+// (provider.Provider.Sign, your own providers' too), hands it to the
+// receiver as API Gateway would, and returns the receiver's answer:
+// "accepted" or "duplicate" ("[accepted]" for Adyen, which wants that
+// answer for both). Any answer but 200 fails the test.
 func (p *Pipeline) Deliver(t testing.TB, ev Event) string {
 	t.Helper()
 	req, err := p.request(ev, time.Now())

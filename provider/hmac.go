@@ -68,3 +68,14 @@ func CheckJSONObject(provider string, body []byte) error {
 	}
 	return nil
 }
+
+// BodySignedBy reports whether sig is the HMAC-SHA256 of body under one of
+// secrets, comparing in constant time: the check of a provider that signs
+// the raw body with a shared secret.
+func BodySignedBy(sig, body []byte, secrets []string) bool {
+	want := make([][]byte, 0, len(secrets))
+	for _, s := range secrets {
+		want = append(want, HMACSHA256([]byte(s), body))
+	}
+	return AnyEqual([][]byte{sig}, want)
+}

@@ -207,3 +207,17 @@ func CheckName(name string) error {
 	}
 	return nil
 }
+
+// NoFetch is embedded by a provider whose events the processor never
+// fetches: its Processor returns the zero Fetch.
+type NoFetch struct{}
+
+// Processor implements Provider: nothing is fetched.
+func (NoFetch) Processor(context.Context, *Env) (Fetch, error) { return Fetch{}, nil }
+
+// NoSource is embedded by a provider with no reconcile source: its
+// Reconciler returns the zero Source.
+type NoSource struct{}
+
+// Reconciler implements Provider: there is no source.
+func (NoSource) Reconciler(context.Context, *Env) (Source, error) { return Source{}, nil }

@@ -1,7 +1,6 @@
 package adyen
 
 import (
-	"context"
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
@@ -10,7 +9,10 @@ import (
 
 // Provider is Adyen: standard notifications, each item signed in its
 // additionalData.hmacSignature (Verifier).
-type Provider struct{}
+type Provider struct {
+	provider.NoFetch
+	provider.NoSource
+}
 
 // Name implements provider.Provider.
 func (Provider) Name() string { return Name }
@@ -38,14 +40,4 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webh
 		return webhook.Request{}, err
 	}
 	return webhook.Request{Method: "POST", Header: provider.JSONHeader(), Body: body}, nil
-}
-
-// Processor implements provider.Provider: nothing is fetched.
-func (Provider) Processor(context.Context, *provider.Env) (provider.Fetch, error) {
-	return provider.Fetch{}, nil
-}
-
-// Reconciler implements provider.Provider: there is no source.
-func (Provider) Reconciler(context.Context, *provider.Env) (provider.Source, error) {
-	return provider.Source{}, nil
 }

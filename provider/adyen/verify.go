@@ -14,13 +14,13 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// AdyenProvider is the Provider of every event Adyen.Verify returns.
+// Name is the Provider of every event Verifier.Verify returns.
 const Name = "adyen"
 
-// AdyenAccepted is the body Adyen expects once a batch is accepted.
+// Accepted is the body Adyen expects once a batch is accepted.
 const Accepted = "[accepted]"
 
-// Adyen verifies Adyen standard notifications. One POST carries a batch of
+// Verifier verifies Adyen standard notifications. One POST carries a batch of
 // notificationItems, and each item carries its own
 // additionalData.hmacSignature: the base64 HMAC-SHA256, under the hex HMAC
 // key, of

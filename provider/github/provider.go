@@ -14,7 +14,7 @@ import (
 
 // Provider is GitHub: hooks signed in X-Hub-Signature-256 (Verifier), and
 // the hooks' recent deliveries as the reconciler's source.
-type Provider struct{}
+type Provider struct{ provider.NoFetch }
 
 // Name implements provider.Provider.
 func (Provider) Name() string { return Name }
@@ -64,11 +64,6 @@ const MaxLookback = 72 * time.Hour
 
 // hookPath is the form of a GITHUB_RECONCILE_HOOKS entry.
 var hookPath = regexp.MustCompile(`^(repos/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|orgs/[A-Za-z0-9_.-]+)/hooks/[0-9]+$`)
-
-// Processor implements provider.Provider: nothing is fetched.
-func (Provider) Processor(context.Context, *provider.Env) (provider.Fetch, error) {
-	return provider.Fetch{}, nil
-}
 
 // Reconciler implements provider.Provider: the deliveries of the hooks in
 // GITHUB_RECONCILE_HOOKS (comma-separated API paths such as

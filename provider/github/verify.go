@@ -13,10 +13,10 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// GitHubProvider is the Provider of every event GitHub.Verify returns.
+// Name is the Provider of every event Verifier.Verify returns.
 const Name = "github"
 
-// GitHub verifies GitHub webhook deliveries: X-Hub-Signature-256 is
+// Verifier verifies GitHub webhook deliveries: X-Hub-Signature-256 is
 // "sha256=" and the hex HMAC-SHA256 of the raw body under the webhook's
 // secret. The key is github#<X-GitHub-Delivery>, which a redelivery keeps;
 // the type is X-GitHub-Event. The scheme has no timestamp, so a captured
@@ -53,11 +53,7 @@ func (g *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 	if err != nil {
 		return nil, fmt.Errorf("github: X-Hub-Signature-256 is not hex: %w", provider.ErrBadSignature)
 	}
-	var want [][]byte
-	for _, s := range g.Secrets {
-		want = append(want, provider.HMACSHA256([]byte(s), r.Body))
-	}
-	if !provider.AnyEqual([][]byte{sig}, want) {
+	if !provider.BodySignedBy(sig, r.Body, g.Secrets) {
 		return nil, fmt.Errorf("github: signature matches none of %d secrets: %w", len(g.Secrets), provider.ErrBadSignature)
 	}
 	id := strings.TrimSpace(r.Header["x-github-delivery"])

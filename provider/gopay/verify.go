@@ -11,18 +11,18 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// GoPayProvider is the Provider of every event GoPay.Verify returns.
+// Name is the Provider of every event Verifier.Verify returns.
 const Name = "gopay"
 
-// GoPayNotification is the Type of every event GoPay.Verify returns; the
+// Notification is the Type of every event Verifier.Verify returns; the
 // processor replaces it with the payment state it fetches.
 const Notification = "notification"
 
-// MaxGoPayIDLen bounds a GoPay payment id: GoPay's API types payment ids
+// MaxIDLen bounds a GoPay payment id: GoPay's API types payment ids
 // as 64-bit signed integers (long), whose largest, 2^63-1, has 19 digits.
 const MaxIDLen = 19
 
-// GoPay accepts GoPay's payment notifications, GET ...?id=<payment id>.
+// Verifier accepts GoPay's payment notifications, GET ...?id=<payment id>.
 // Nothing in them is signed, so nothing in them is trusted: Verify only
 // checks that the id is one GoPay can issue (a positive int64 written in
 // ASCII digits, without leading zeros) and returns an IDOnly event keyed gopay#<id>; the processor fetches the
@@ -47,8 +47,8 @@ func (Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, e
 	}}, nil
 }
 
-// GoPayID reports, as ErrNoEventID or ErrBadEventID, an id that cannot be
-// a GoPay payment id: empty, longer than MaxGoPayIDLen, anything but ASCII
+// CheckID reports, as ErrNoEventID or ErrBadEventID, an id that cannot be
+// a GoPay payment id: empty, longer than MaxIDLen, anything but ASCII
 // digits, a leading zero (GoPay writes none, and 0123 would be another key
 // for payment 123), zero, or above 2^63-1.
 func CheckID(id string) error {
@@ -66,5 +66,5 @@ func CheckID(id string) error {
 	return nil
 }
 
-// GoPayMethod is how GoPay notifies.
+// Method is how GoPay notifies.
 const Method = http.MethodGet

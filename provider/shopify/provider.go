@@ -13,7 +13,7 @@ import (
 
 // Provider is Shopify: webhooks signed in X-Shopify-Hmac-Sha256
 // (Verifier), and the shop's orders as the reconciler's source.
-type Provider struct{}
+type Provider struct{ provider.NoFetch }
 
 // Name implements provider.Provider.
 func (Provider) Name() string { return Name }
@@ -60,11 +60,6 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 
 // shopDomain is the form of SHOPIFY_SHOP_DOMAIN.
 var shopDomain = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)+$`)
-
-// Processor implements provider.Provider: nothing is fetched.
-func (Provider) Processor(context.Context, *provider.Env) (provider.Fetch, error) {
-	return provider.Fetch{}, nil
-}
 
 // Reconciler implements provider.Provider: with SHOPIFY_SHOP_DOMAIN set
 // (<shop>.myshopify.com), the shop's paid orders, read with

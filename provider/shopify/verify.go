@@ -12,10 +12,10 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// ShopifyProvider is the Provider of every event Shopify.Verify returns.
+// Name is the Provider of every event Verifier.Verify returns.
 const Name = "shopify"
 
-// Shopify verifies Shopify webhook deliveries: X-Shopify-Hmac-Sha256 is
+// Verifier verifies Shopify webhook deliveries: X-Shopify-Hmac-Sha256 is
 // the base64 HMAC-SHA256 of the raw body under the app's client secret.
 // The key is shopify#<X-Shopify-Event-Id> (Shopify's documented duplicate
 // key: the same event delivered to several subscriptions, or redelivered,
@@ -47,11 +47,7 @@ func (s *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 	if err != nil {
 		return nil, fmt.Errorf("shopify: X-Shopify-Hmac-Sha256 is not base64: %w", provider.ErrBadSignature)
 	}
-	var want [][]byte
-	for _, secret := range s.Secrets {
-		want = append(want, provider.HMACSHA256([]byte(secret), r.Body))
-	}
-	if !provider.AnyEqual([][]byte{sig}, want) {
+	if !provider.BodySignedBy(sig, r.Body, s.Secrets) {
 		return nil, fmt.Errorf("shopify: signature matches none of %d secrets: %w", len(s.Secrets), provider.ErrBadSignature)
 	}
 	id, what := shopifyHeader(r, "event-id"), "X-Shopify-Event-Id"

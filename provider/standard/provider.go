@@ -1,7 +1,6 @@
 package standard
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"time"
@@ -12,7 +11,10 @@ import (
 
 // Provider is Standard Webhooks: messages signed in webhook-signature,
 // v1 (HMAC) or v1a (ed25519) (Verifier).
-type Provider struct{}
+type Provider struct {
+	provider.NoFetch
+	provider.NoSource
+}
 
 // Name implements provider.Provider.
 func (Provider) Name() string { return Name }
@@ -50,14 +52,4 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 		return webhook.Request{}, err
 	}
 	return webhook.Request{Method: "POST", Header: h, Body: ev.Body}, nil
-}
-
-// Processor implements provider.Provider: nothing is fetched.
-func (Provider) Processor(context.Context, *provider.Env) (provider.Fetch, error) {
-	return provider.Fetch{}, nil
-}
-
-// Reconciler implements provider.Provider: there is no source.
-func (Provider) Reconciler(context.Context, *provider.Env) (provider.Source, error) {
-	return provider.Source{}, nil
 }

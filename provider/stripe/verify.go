@@ -16,15 +16,15 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// StripeProvider is the Provider of every event Stripe.Verify returns.
+// Name is the Provider of every event Verifier.Verify returns.
 const Name = "stripe"
 
-// DefaultStripeTolerance is the tolerance of a Stripe with none set:
+// DefaultTolerance is the tolerance of a Verifier with none set:
 // 300s, as stripe-go's webhook.DefaultTolerance.
 const DefaultTolerance = 300 * time.Second
 
-// Stripe verifies Stripe webhook deliveries. Its fields are read, never
-// written, so one Stripe is safe for concurrent use; do not change them
+// Verifier verifies Stripe webhook deliveries. Its fields are read, never
+// written, so one Verifier is safe for concurrent use; do not change them
 // while Verify may run.
 type Verifier struct {
 	// Secrets are the endpoint signing secrets ("whsec_...") currently
@@ -35,7 +35,7 @@ type Verifier struct {
 	// Tolerance is how far the signed timestamp may be from now, in the
 	// past (a replay) and in the future (a skewed clock). A timestamp
 	// exactly Tolerance away is accepted. Zero means
-	// DefaultStripeTolerance; negative is a configuration error.
+	// DefaultTolerance; negative is a configuration error.
 	Tolerance time.Duration
 
 	// Now is the clock; nil means time.Now.
@@ -198,7 +198,7 @@ func (s *Verifier) checkTimestamp(signed time.Time) error {
 	return provider.CheckTimestamp("stripe signature: timestamp", signed, now, tolerance)
 }
 
-// StripeThinObject is the "object" of a thin event notification (an
+// ThinObject is the "object" of a thin event notification (an
 // event destination with the thin payload style): the notification names
 // the event and the object it is about, and the processor fetches both.
 const ThinObject = "v2.core.event"
@@ -220,7 +220,7 @@ type stripeEventHead struct {
 	} `json:"related_object"`
 }
 
-// ParseStripeEvent decodes a Stripe event that is authentic already: a
+// ParseEvent decodes a Stripe event that is authentic already: a
 // webhook body Verify has verified, or the detail of an event Amazon
 // EventBridge delivered from Stripe's partner event source. It returns the
 // event with Provider "stripe" and Raw set to body, or ErrNotJSON,
@@ -289,14 +289,14 @@ func ParseEvent(body []byte) (webhook.Event, error) {
 	return ev, nil
 }
 
-// StripeSnapshotType returns the snapshot type of a thin event's type:
+// SnapshotType returns the snapshot type of a thin event's type:
 // "v1.customer.created" is "customer.created"; a type of an API v2
 // resource ("v2.core.account.created") is its own.
 func SnapshotType(thinType string) string {
 	return strings.TrimPrefix(thinType, "v1.")
 }
 
-// StripeAPIPath reports whether p can be a Stripe API object path, as a
+// APIPath reports whether p can be a Stripe API object path, as a
 // thin event's related_object.url is ("/v1/customers/cus_..."): /v1/ or
 // /v2/ and then letters, digits, '_', '-', '.' and '/', with no "..".
 func APIPath(p string) bool {

@@ -32,7 +32,10 @@ const Header = "x-warehouse-signature"
 
 // Provider is the warehouse system. It fetches nothing and has no
 // reconcile source.
-type Provider struct{}
+type Provider struct {
+	provider.NoFetch
+	provider.NoSource
+}
 
 // Name implements provider.Provider.
 func (Provider) Name() string { return Name }
@@ -59,16 +62,6 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webh
 	}}, nil
 }
 
-// Processor implements provider.Provider: nothing is fetched.
-func (Provider) Processor(context.Context, *provider.Env) (provider.Fetch, error) {
-	return provider.Fetch{}, nil
-}
-
-// Reconciler implements provider.Provider: there is no source.
-func (Provider) Reconciler(context.Context, *provider.Env) (provider.Source, error) {
-	return provider.Source{}, nil
-}
-
 type verifier struct{ secrets []string }
 
 // Verify checks the signature over the raw body before reading it: 401
@@ -82,11 +75,7 @@ func (v verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event,
 	if err != nil {
 		return nil, fmt.Errorf("warehouse: X-Warehouse-Signature is not hex: %w", provider.ErrBadSignature)
 	}
-	var want [][]byte
-	for _, s := range v.secrets {
-		want = append(want, provider.HMACSHA256([]byte(s), r.Body))
-	}
-	if !provider.AnyEqual([][]byte{sig}, want) {
+	if !provider.BodySignedBy(sig, r.Body, v.secrets) {
 		return nil, fmt.Errorf("warehouse: signature matches none of %d secrets: %w", len(v.secrets), provider.ErrBadSignature)
 	}
 	if err := provider.CheckJSONObject(Name, r.Body); err != nil {
