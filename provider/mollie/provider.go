@@ -22,7 +22,9 @@ const APIURLEnv = "MOLLIE_API_URL"
 
 // Provider is Mollie's payment webhooks, for the registry: id-only
 // notifications whose payment the processor fetches on every attempt.
-type Provider struct{}
+type Provider struct {
+	provider.NoSource
+}
 
 // Name is "mollie".
 func (Provider) Name() string { return Name }
@@ -68,10 +70,4 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 		Get:     func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
 		Pointer: provider.Always,
 	}, nil
-}
-
-// Reconciler has no source: Mollie calls the webhook again until it is
-// answered 200, for up to a day.
-func (Provider) Reconciler(context.Context, *provider.Env) (provider.Source, error) {
-	return provider.Source{}, nil
 }

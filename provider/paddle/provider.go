@@ -1,7 +1,6 @@
 package paddle
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -22,7 +21,10 @@ const ToleranceEnv = "PADDLE_TOLERANCE"
 // Provider is Paddle Billing, for the registry. Paddle signs every
 // notification and carries the whole event, so nothing is fetched and
 // nothing is reconciled.
-type Provider struct{}
+type Provider struct {
+	provider.NoFetch
+	provider.NoSource
+}
 
 // Name is "paddle".
 func (Provider) Name() string { return Name }
@@ -51,14 +53,4 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 		Header: map[string]string{"content-type": "application/json", SignatureHeader: Sign(ev.Body, at, secrets...)},
 		Body:   ev.Body,
 	}, nil
-}
-
-// Processor fetches nothing: every notification carries its event.
-func (Provider) Processor(context.Context, *provider.Env) (provider.Fetch, error) {
-	return provider.Fetch{}, nil
-}
-
-// Reconciler has no source.
-func (Provider) Reconciler(context.Context, *provider.Env) (provider.Source, error) {
-	return provider.Source{}, nil
 }
