@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -93,6 +94,42 @@ func TestEndToEnd(t *testing.T) {
 	if got := p.Stack.Mollie.Fetches(pay.ID); got != 3 {
 		t.Errorf("the payment was fetched %d times, want 3 (once per processed notification)", got)
 	}
+}
+
+// TestPaymentMollieDoesNotKnowIsIgnored: a made-up id of the right shape
+// is claimed, fetched NOT_FOUND_TRIES times (Mollie answers 404), then
+// IGNORED, never parked; a notification of it within NOT_FOUND_WINDOW is a
+// duplicate, not fetched again.
+func TestPaymentMollieDoesNotKnowIsIgnored(t *testing.T) {
+	p := pipelinetest.NewWith(t, pipelinetest.Options{ProcessorEnv: map[string]string{"BACKOFF_MAX": "1s"}})
+	const id = "tr_madeUp00001"
+	key := webhook.Key("mollie#" + id)
+	if code, status := notify(t, p, id); code != 200 || status != "accepted" {
+		t.Fatalf("notification: %d %s, want 200 accepted", code, status)
+	}
+	p.ProcessUntil(t, 60*time.Second, finished(t, p, key))
+	it, err := p.Inbox.Get(context.Background(), key)
+	if err != nil || it.Status != inbox.Ignored || it.Outcome != "not found at mollie" {
+		t.Errorf("%s: %s %q (%v), want IGNORED, not found at mollie", key, it.Status, it.Outcome, err)
+	}
+	if got := p.Stack.Mollie.Fetches(id); got != 2 {
+		t.Errorf("fetched %d times, want 2 (NOT_FOUND_TRIES)", got)
+	}
+	if code, status := notify(t, p, id); code != 200 || status != "duplicate" {
+		t.Errorf("notification within the window: %d %s, want 200 duplicate", code, status)
+	}
+	if n, err := dlqMessages(p); n != 0 || err != nil {
+		t.Errorf("%d messages in the DLQ (%v), want none", n, err)
+	}
+}
+
+// dlqMessages counts the messages a receive from the DLQ returns.
+func dlqMessages(p *pipelinetest.Pipeline) (int, error) {
+	out, err := p.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(p.DLQ.URL()), MaxNumberOfMessages: 10})
+	if err != nil {
+		return 0, err
+	}
+	return len(out.Messages), nil
 }
 
 // TestIDsMollieCannotIssueChangeNothing: a notification whose id is not a

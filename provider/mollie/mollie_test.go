@@ -66,8 +66,9 @@ func TestVerify(t *testing.T) {
 
 func TestNotifyIsWhatVerifyAccepts(t *testing.T) {
 	body, header := mollie.Notify("tr_5B8cwPMGnU6qLbRvo7qEZo")
-	if got, want := string(body), "id=tr_5B8cwPMGnU6qLbRvo7qEZo"; got != want {
-		t.Errorf("body = %q, want Mollie's %q", got, want)
+	// Mollie's documented example: Content-Length 28.
+	if got, want := string(body), "id=tr_5B8cwPMGnU6qLbRvo7qEZo"; got != want || len(body) != 28 {
+		t.Errorf("body = %q (%d bytes), want Mollie's %q (28)", got, len(body), want)
 	}
 	evs, err := mollie.Verifier{}.Verify(context.Background(), webhook.Request{Method: "POST", Header: header, Body: body})
 	if err != nil || len(evs) != 1 || evs[0].Key() != "mollie#tr_5B8cwPMGnU6qLbRvo7qEZo" {
