@@ -184,7 +184,7 @@ func sendProvider(ctx context.Context, name, what string, f sendFlags, stdout io
 	// ones; a variant may need a key only senders hold (a whsk_ key).
 	secrets := envconfig.Split(f.secret)
 	if len(secrets) == 0 && st != nil {
-		secrets = envconfig.Split(st.functionEnv("ReceiverFunction", p.Webhook().SecretEnv))
+		secrets = envconfig.Split(st.receiverSecret(p.Webhook().SecretEnv))
 	}
 	if len(secrets) == 0 {
 		secrets = envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv])
@@ -256,6 +256,9 @@ func signDelivery(p provider.Provider, ev provider.TestEvent, url string, signer
 		}
 	}
 	d.key, d.typ = strings.Join(keys, " "), strings.Join(types, ",")
+	if ev.Type != "" {
+		d.typ = ev.Type // as sent: a thin event's v1.<type>
+	}
 	return d, nil
 }
 
@@ -431,7 +434,11 @@ func stripeTestEvent(ctx context.Context, what string, f sendFlags, st *devState
 			return provider.TestEvent{}, err
 		}
 	}
-	return provider.TestEvent{Body: body}, nil
+	var head struct{ Type string }
+	if err := json.Unmarshal(body, &head); err != nil {
+		return provider.TestEvent{}, fmt.Errorf("event is not JSON: %w", err)
+	}
+	return provider.TestEvent{Type: head.Type, Body: body}, nil
 }
 
 // stageStandin sets the object of an id-only notification on the running

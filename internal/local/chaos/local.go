@@ -13,9 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/gopay"
-	"github.com/hookinbox/hookinbox/provider/stripe"
-
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -287,17 +284,10 @@ func (l *Local) Close() error {
 // sends the event, and as `hookinbox dev` does); then the receiver gets a
 // delivery signed now, as the event's provider signs it.
 func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
-	switch ev.Provider {
-	case gopay.Name:
-		// GoPay's state changes before it notifies; the notification is
-		// the payment id alone.
-		p, err := ev.GoPayPayment()
-		if err != nil {
-			return 0, err
-		}
-		l.Stack.GoPay.SetPayment(p)
-	case stripe.Name:
-		l.Stack.Stripe.Apply(ev.Raw)
+	// The provider's state changes before it notifies (GoPay's
+	// notification is the payment id alone).
+	if err := l.Stack.Stage(ev.Provider, ev.Raw); err != nil {
+		return 0, err
 	}
 	signed, err := LocalSecrets.Signed(ev, time.Now())
 	if err != nil {
