@@ -11,23 +11,23 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// DefaultAPIURL is Mollie's API base URL.
-const DefaultAPIURL = "https://api.mollie.com"
+// defaultAPIURL is Mollie's API base URL.
+const defaultAPIURL = "https://api.mollie.com"
 
-// ErrNotFound is the error of a payment Mollie does not know (404): anyone
+// errNotFound is the error of a payment Mollie does not know (404): anyone
 // can make up an id of the right shape. It wraps provider.ErrNotFound, so
 // the processor ends such a notification IGNORED, never parked.
-var ErrNotFound = fmt.Errorf("mollie has no such payment: %w", provider.ErrNotFound)
+var errNotFound = fmt.Errorf("mollie has no such payment: %w", provider.ErrNotFound)
 
 // Payments returns the fetch of Mollie payments, the only source of a
 // payment's state: GET {apiURL}/v2/payments/{id} with the API key as a
 // bearer token, through provider.Client (a refused key reloaded once, a
-// 429 waited out). A payment Mollie does not know is ErrNotFound; every
+// 429 waited out). A payment Mollie does not know wraps provider.ErrNotFound; every
 // other failure is transient. The answer is checked to be that payment,
 // with a status. It makes no retries of its own and logs nothing.
 func Payments(apiKey provider.Secret, apiURL string, httpClient *http.Client) func(ctx context.Context, id string) ([]byte, error) {
 	if apiURL == "" {
-		apiURL = DefaultAPIURL
+		apiURL = defaultAPIURL
 	}
 	base := strings.TrimSuffix(apiURL, "/")
 	api := &provider.Client{Secret: apiKey, HTTP: httpClient, Refused: refused}
@@ -46,7 +46,7 @@ func Payments(apiKey provider.Secret, apiURL string, httpClient *http.Client) fu
 		case err != nil:
 			return nil, fmt.Errorf("get mollie payment %s: %w", id, err)
 		case resp.Status == http.StatusNotFound:
-			return nil, fmt.Errorf("get mollie payment %s: %w", id, ErrNotFound)
+			return nil, fmt.Errorf("get mollie payment %s: %w", id, errNotFound)
 		case resp.Status != http.StatusOK:
 			return nil, fmt.Errorf("get mollie payment %s: HTTP %d", id, resp.Status)
 		}

@@ -26,8 +26,8 @@ const Name = "mollie"
 // status is known only once it is fetched.
 const Notification = "notification"
 
-// MaxIDLen is the longest id Mollie issues, its prefix included.
-const MaxIDLen = 32
+// maxIDLen is the longest id Mollie issues, its prefix included.
+const maxIDLen = 32
 
 // paymentPrefix starts every Mollie payment id.
 const paymentPrefix = "tr_"
@@ -54,7 +54,7 @@ func (Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, e
 
 // formID returns the one id of an application/x-www-form-urlencoded body.
 func formID(body []byte) (string, error) {
-	if len(body) > 4*MaxIDLen {
+	if len(body) > 4*maxIDLen {
 		return "", fmt.Errorf("mollie: %d-byte body, more than a notification holds: %w", len(body), provider.ErrBadEventID)
 	}
 	form, err := url.ParseQuery(string(body))
@@ -73,13 +73,13 @@ func formID(body []byte) (string, error) {
 
 // CheckID reports, as ErrNoEventID or ErrBadEventID, an id that cannot be
 // a Mollie payment id: "tr_" and then ASCII letters and digits, at most
-// MaxIDLen in all.
+// maxIDLen in all.
 func CheckID(id string) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("mollie: empty id: %w", provider.ErrNoEventID)
-	case len(id) > MaxIDLen:
-		return fmt.Errorf("mollie: id is %d characters, more than %d: %w", len(id), MaxIDLen, provider.ErrBadEventID)
+	case len(id) > maxIDLen:
+		return fmt.Errorf("mollie: id is %d characters, more than %d: %w", len(id), maxIDLen, provider.ErrBadEventID)
 	case len(id) <= len(paymentPrefix) || id[:len(paymentPrefix)] != paymentPrefix:
 		return fmt.Errorf("mollie: id is not a payment id (tr_...): %w", provider.ErrBadEventID)
 	}

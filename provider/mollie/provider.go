@@ -11,14 +11,14 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// SecretEnv names the variable holding the API key the processor fetches
-// payments with ("live_..." or "test_..."); SecretEnv+"_ARN" names a
+// secretEnv names the variable holding the API key the processor fetches
+// payments with ("live_..." or "test_..."); secretEnv+"_ARN" names a
 // Secrets Manager secret holding it. Mollie is enabled when either is set.
-const SecretEnv = "MOLLIE_API_KEY"
+const secretEnv = "MOLLIE_API_KEY"
 
-// APIURLEnv names the variable holding Mollie's API base URL; unset means
-// DefaultAPIURL. Local runs point it at the stand-in.
-const APIURLEnv = "MOLLIE_API_URL"
+// apiURLEnv names the variable holding Mollie's API base URL; unset means
+// defaultAPIURL. Local runs point it at the stand-in.
+const apiURLEnv = "MOLLIE_API_URL"
 
 // Provider is Mollie's payment webhooks, for the registry: id-only
 // notifications whose payment the processor fetches on every attempt.
@@ -31,7 +31,7 @@ func (Provider) Name() string { return Name }
 
 // Webhook: POST /webhooks/mollie, unsigned, id-only.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{SecretEnv: SecretEnv, Unsigned: true, IDOnly: true}
+	return provider.Webhook{SecretEnv: secretEnv, Unsigned: true, IDOnly: true}
 }
 
 // Verifier needs no secret: nothing Mollie sends is signed.
@@ -59,13 +59,13 @@ func (Provider) Sign(ev provider.TestEvent, _ []string, _ time.Time) (webhook.Re
 }
 
 // Processor fetches every notification's payment with the API key in
-// SecretEnv from the API at APIURLEnv; without a key, nothing.
+// secretEnv from the API at apiURLEnv; without a key, nothing.
 func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
-	key, err := env.Secret(ctx, SecretEnv)
+	key, err := env.Secret(ctx, secretEnv)
 	if err != nil || key == nil {
 		return provider.Fetch{}, err
 	}
-	get := Payments(key, env.Reader().String(APIURLEnv, DefaultAPIURL), env.HTTPClient())
+	get := Payments(key, env.Reader().String(apiURLEnv, defaultAPIURL), env.HTTPClient())
 	return provider.Fetch{
 		Get:     func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
 		Pointer: provider.Always,

@@ -29,13 +29,13 @@ import (
 // Name is the provider's path segment and the prefix of its keys.
 const Name = "paddle"
 
-// SignatureHeader is the header Paddle signs its notifications in, lower
+// signatureHeader is the header Paddle signs its notifications in, lower
 // case as API Gateway gives it.
-const SignatureHeader = "paddle-signature"
+const signatureHeader = "paddle-signature"
 
-// DefaultTolerance is how far the signed timestamp may be from now when
+// defaultTolerance is how far the signed timestamp may be from now when
 // Verifier.Tolerance is zero.
-const DefaultTolerance = 300 * time.Second
+const defaultTolerance = 300 * time.Second
 
 // Verifier verifies Paddle Billing notifications. Its fields are read,
 // never written.
@@ -44,7 +44,7 @@ type Verifier struct {
 	// ("pdl_ntfset_..."): during a rotation the old and the new one.
 	Secrets []string
 	// Tolerance is how far ts may be from now, either way; a timestamp
-	// exactly Tolerance away is accepted. Zero means DefaultTolerance.
+	// exactly Tolerance away is accepted. Zero means 300 s.
 	Tolerance time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -74,14 +74,14 @@ func (v *Verifier) Validate() error {
 // Verify checks Paddle-Signature over the exact raw body, then the signed
 // timestamp, and only then reads event_id, event_type and occurred_at. It
 // returns one event keyed paddle#<event_id> with Raw set to the body.
-// Errors wrap verify's sentinels: ErrNoSignature (no header, no ts, no
+// Errors wrap provider's sentinels: ErrNoSignature (no header, no ts, no
 // h1), ErrBadSignature, ErrStale, ErrFuture, ErrNotJSON, ErrNotEvent,
 // ErrNoEventID, ErrBadEventID.
 func (v *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
 	if err := v.Validate(); err != nil {
 		return nil, err
 	}
-	ts, sigs, err := parseHeader(r.Header[SignatureHeader])
+	ts, sigs, err := parseHeader(r.Header[signatureHeader])
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (v *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 	if err := v.checkTimestamp(ts); err != nil {
 		return nil, err
 	}
-	ev, err := Parse(r.Body)
+	ev, err := parse(r.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -153,13 +153,13 @@ func (v *Verifier) checkTimestamp(ts string) error {
 	if v.Now != nil {
 		now = v.Now()
 	}
-	return provider.CheckTimestamp("paddle signature: ts", time.Unix(sec, 0), now, cmp.Or(v.Tolerance, DefaultTolerance))
+	return provider.CheckTimestamp("paddle signature: ts", time.Unix(sec, 0), now, cmp.Or(v.Tolerance, defaultTolerance))
 }
 
-// Parse reads an authentic Paddle event: event_id (the key), event_type
+// parse reads an authentic Paddle event: event_id (the key), event_type
 // (the type) and occurred_at. Its errors say where the body went wrong,
 // never what it holds.
-func Parse(body []byte) (webhook.Event, error) {
+func parse(body []byte) (webhook.Event, error) {
 	if err := provider.CheckJSONObject("paddle event", body); err != nil {
 		return webhook.Event{}, err
 	}

@@ -9,14 +9,14 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// SecretEnv names the variable holding the notification destination's
-// secret keys, comma-separated while rotating; SecretEnv+"_ARN" names a
+// secretEnv names the variable holding the notification destination's
+// secret keys, comma-separated while rotating; secretEnv+"_ARN" names a
 // Secrets Manager secret holding them.
-const SecretEnv = "PADDLE_WEBHOOK_SECRET"
+const secretEnv = "PADDLE_WEBHOOK_SECRET"
 
-// ToleranceEnv names the variable holding Verifier.Tolerance as a Go
-// duration ("300s"); unset means DefaultTolerance.
-const ToleranceEnv = "PADDLE_TOLERANCE"
+// toleranceEnv names the variable holding Verifier.Tolerance as a Go
+// duration ("300s"); unset means defaultTolerance.
+const toleranceEnv = "PADDLE_TOLERANCE"
 
 // Provider is Paddle Billing, for the registry. Paddle signs every
 // notification and carries the whole event, so nothing is fetched and
@@ -29,13 +29,13 @@ type Provider struct {
 // Name is "paddle".
 func (Provider) Name() string { return Name }
 
-// Webhook: POST /webhooks/paddle, signed with the keys in SecretEnv.
-func (Provider) Webhook() provider.Webhook { return provider.Webhook{SecretEnv: SecretEnv} }
+// Webhook: POST /webhooks/paddle, signed with the keys in secretEnv.
+func (Provider) Webhook() provider.Webhook { return provider.Webhook{SecretEnv: secretEnv} }
 
-// Verifier verifies with secrets and the tolerance in ToleranceEnv.
+// Verifier verifies with secrets and the tolerance in toleranceEnv.
 func (Provider) Verifier(secrets []string, env *provider.Env) (provider.Verifier, error) {
 	r := env.Reader()
-	v := &Verifier{Secrets: secrets, Tolerance: r.Duration(ToleranceEnv, DefaultTolerance), Now: env.Now}
+	v := &Verifier{Secrets: secrets, Tolerance: r.Duration(toleranceEnv, defaultTolerance), Now: env.Now}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 	}
 	return webhook.Request{
 		Method: http.MethodPost,
-		Header: map[string]string{"content-type": "application/json", SignatureHeader: Sign(ev.Body, at, secrets...)},
+		Header: map[string]string{"content-type": "application/json", signatureHeader: Sign(ev.Body, at, secrets...)},
 		Body:   ev.Body,
 	}, nil
 }
