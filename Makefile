@@ -36,7 +36,7 @@ build-floor:
 	$(gobuild) ./cmd/floor
 
 .DEFAULT_GOAL := test
-.PHONY: build sizes test test-moto test-examples vet lint-template fuzz chaos faults bench dev clean $(FUNCTIONS:%=build-%) build-floor
+.PHONY: build sizes test test-moto test-iam iam-check test-examples vet lint-template fuzz chaos faults bench dev clean $(FUNCTIONS:%=build-%) build-floor
 
 # build builds every function into bin/<LogicalId>/bootstrap. Each target
 # gets its own ARTIFACTS_DIR unless one is given.
@@ -61,9 +61,32 @@ local/node_modules: local/package-lock.json
 # test is THE test command (README, .ci/run): the static checks, then every
 # test, integration tests included; they start the emulators themselves.
 test: vet lint-template local/node_modules
-	go test -count=1 -timeout 8m ./...
-	$(MAKE) --no-print-directory test-moto MOTO_SKIP='$(MOTO_SKIP_IN_TEST)'
+	rm -rf $(IAM_RECORD)
+	HOOKINBOX_IAM_RECORD=$(IAM_RECORD)/dynalite go test -count=1 -timeout 8m ./...
+	$(MAKE) --no-print-directory test-moto MOTO_SKIP='$(MOTO_SKIP_IN_TEST)' HOOKINBOX_IAM_RECORD=$(IAM_RECORD)/moto
+	$(MAKE) --no-print-directory iam-check
 	$(MAKE) --no-print-directory test-examples
+
+# test-iam checks IAM as deployed, alone: the tests that run the
+# functions record every AWS request each makes (on both emulator
+# families, through a recording proxy: internal/local/iamcheck), then
+# iam-check checks them against each function's role in the SAM-translated
+# template.yaml, both ways: every request allowed, every grant used (or
+# explained in the function's Metadata UnexercisedGrants), and the check
+# fails without any one granted action. make test records its whole run.
+IAM_RECORD ?= $(CURDIR)/bin/iam-record
+IAM_PKGS := ./internal/local/pipelinetest/ ./internal/processor/ ./internal/replay/ ./internal/reconcile/ ./internal/lambdafn/ ./cmd/hookinbox/
+IAM_MOTO_PKGS := ./internal/local/pipelinetest/ ./internal/processor/
+test-iam: local/node_modules
+	rm -rf $(IAM_RECORD)
+	HOOKINBOX_IAM_RECORD=$(IAM_RECORD)/dynalite go test -count=1 -timeout 8m -skip '$(MOTO_SKIP_IN_TEST)' $(IAM_PKGS)
+	@command -v moto_server >/dev/null || { echo "moto_server is not installed: pip install 'moto[server]'"; exit 1; }
+	HOOKINBOX_IAM_RECORD=$(IAM_RECORD)/moto HOOKINBOX_EMULATORS=moto go test -count=1 -timeout 8m -skip '$(MOTO_SKIP_IN_TEST)' $(IAM_MOTO_PKGS)
+	$(MAKE) --no-print-directory iam-check
+
+# iam-check checks the requests recorded in $(IAM_RECORD).
+iam-check:
+	HOOKINBOX_IAM_CHECK=$(IAM_RECORD) go test -count=1 -run '^TestRecordedRequests' ./internal/local/iamcheck/
 
 # test-examples builds and tests examples/custom-business, a module of its
 # own that imports only hookinbox's public packages (the adoption path):

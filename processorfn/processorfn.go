@@ -100,9 +100,18 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	}
 	// The business gets the environment the providers read
 	// (provider.EnvFromContext), so it uses the secrets they loaded.
-	business, berr := b(provider.ContextWithEnv(ctx, env), cfg, getenv)
+	bctx := provider.ContextWithEnv(ctx, env)
+	business, berr := b(bctx, cfg, getenv)
 	if err != nil || berr != nil {
 		return nil, errors.Join(err, berr)
+	}
+	stripeKey, err := stripeKeyValue(bctx)
+	if err != nil {
+		return nil, err
+	}
+	live, err := liveModes(s, stripeKey)
+	if err != nil {
+		return nil, err
 	}
 	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
@@ -115,8 +124,8 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
-			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow,
-			Metrics: rec, Fetch: fetch, IDOnly: idOnly,
+			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow, NotFoundHold: s.NotFoundHold,
+			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: live,
 		},
 		inbox.NewDynamoDB(db, s.Table),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),

@@ -77,7 +77,8 @@ func (e *Env) HasSecret(name string) bool {
 }
 
 // Secret returns the secret whose values are in the variable name,
-// comma-separated (local runs), or else in the Secrets Manager secret
+// comma-separated or a JSON array (local runs), or else in the Secrets
+// Manager secret
 // name+"_ARN" names, loaded now and kept fresh; nil and no error when
 // neither is set. Every call with the same name returns the same Secret,
 // so a function loads each secret once.
@@ -87,7 +88,11 @@ func (e *Env) Secret(ctx context.Context, name string) (Secret, error) {
 	if s, ok := e.secrets[name]; ok {
 		return s, nil
 	}
-	inline, arn := envconfig.Split(e.Get(name)), e.Get(name+"_ARN")
+	inline, err := secrets.Parse(e.Get(name))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	arn := e.Get(name + "_ARN")
 	if len(inline) == 0 && arn == "" {
 		return nil, nil
 	}

@@ -32,6 +32,23 @@ func AnyEqual(candidates, wanted [][]byte) bool {
 	return ok
 }
 
+// CheckSecretLen is CheckSecrets, and reports a secret shorter than min
+// characters, saying which entry and why, never the secret. A list of
+// secrets is split on commas (or given as a JSON array): a minimum keeps a
+// secret that contains a comma from becoming shorter, guessable ones.
+func CheckSecretLen(provider string, secrets []string, min int) error {
+	if err := CheckSecrets(provider, secrets); err != nil {
+		return err
+	}
+	for i, s := range secrets {
+		if n := len([]rune(s)); n < min {
+			return fmt.Errorf("%s verifier: secret %d is %d characters; %s secrets have at least %d "+
+				"(a secret that contains a comma must be given as a JSON array: [\"...\"])", provider, i, n, provider, min)
+		}
+	}
+	return nil
+}
+
 // CheckSecrets reports an empty secret list or an empty secret; the error
 // names the provider, never a secret.
 func CheckSecrets(provider string, secrets []string) error {

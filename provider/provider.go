@@ -41,7 +41,8 @@ type Provider interface {
 // Webhook is how a provider delivers.
 type Webhook struct {
 	// SecretEnv names the variable holding the provider's secrets, a
-	// comma-separated list (several while rotating); SecretEnv+"_ARN"
+	// comma-separated list or a JSON array of strings (several while
+	// rotating); SecretEnv+"_ARN"
 	// names a Secrets Manager secret holding the same list. The provider
 	// is enabled in the receiver when either is set. It is also the name
 	// of the template's variable and the key of the local secrets.
@@ -153,6 +154,13 @@ type Source struct {
 	// the business keys its effects so they apply once.
 	KeyedApart bool
 }
+
+// DefaultSourceLookback is a first run's window for a source that reads
+// a provider's recent deliveries (GitHub's, Shopify's): the minutes
+// between a deployment and its first run, and a token fixed within the
+// hour. Beside an older system that handled the same hook or shop, a
+// longer window runs its work here again.
+const DefaultSourceLookback = time.Hour
 
 // Lister lists a provider's events about a page at a time: Next returns
 // those created in [from, upTo), oldest first, for some upTo in (from,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"time"
@@ -253,33 +254,48 @@ func (s *DynamoDB) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, no
 
 // Lease implements Store with one conditional UpdateItem.
 func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now time.Time, d time.Duration) (Item, error) {
-	// A DEAD event is taken too: its message came back from the DLQ (a
-	// native redrive), so a person asked for it. The lease puts it back in
-	// the pending index and clears the parked outcome, as Requeue does.
 	mine := func(st Item) bool {
 		return st.Status == Processing && st.LeaseOwner == owner && st.LeaseUntil.UnixMilli() == now.Add(d).UnixMilli()
 	}
-	it, err := s.update(ctx, key, "lease", nil, mine, &dynamodb.UpdateItemInput{
-		ConditionExpression: aws.String("attribute_exists(pk) AND (#s IN (:received, :failed, :dead) OR (#s = :processing AND lease_until < :now))"),
-		// taken_from keeps the owner whose lease ran out ("-" when there
-		// was none): the processor counts lease takeovers from it.
-		UpdateExpression: aws.String("SET #s = :processing, taken_from = if_not_exists(lease_owner, :nobody), lease_owner = :owner, lease_until = :until, pending = :shard ADD attempts :one REMOVE processed_at, outcome"),
-		ExpressionAttributeNames: map[string]string{
-			"#s": "status",
-		},
-		ExpressionAttributeValues: attrs{
-			":received":   str(string(Received)),
-			":failed":     str(string(Failed)),
-			":dead":       str(string(Dead)),
+	// taken_from keeps the owner whose lease ran out ("-" when there was
+	// none): the processor counts lease takeovers from it.
+	const lease = "SET #s = :processing, taken_from = if_not_exists(lease_owner, :nobody), lease_owner = :owner, lease_until = :until, pending = :shard"
+	values := func(more attrs) attrs {
+		v := attrs{
 			":shard":      str(pendingShard(key)),
 			":processing": str(string(Processing)),
-			":now":        millis(now),
 			":owner":      str(owner),
 			":until":      millis(now.Add(d)),
 			":one":        num(1),
 			":nobody":     str(noOwner),
-		},
+		}
+		maps.Copy(v, more)
+		return v
+	}
+	it, err := s.update(ctx, key, "lease", nil, mine, &dynamodb.UpdateItemInput{
+		ConditionExpression:      aws.String("attribute_exists(pk) AND (#s IN (:received, :failed) OR (#s = :processing AND lease_until < :now))"),
+		UpdateExpression:         aws.String(lease + " ADD attempts :one REMOVE processed_at, outcome"),
+		ExpressionAttributeNames: map[string]string{"#s": "status"},
+		ExpressionAttributeValues: values(attrs{
+			":received": str(string(Received)),
+			":failed":   str(string(Failed)),
+			":now":      millis(now),
+		}),
 	})
+	if err != nil && errors.Is(err, errRefused) && it.Status == Dead {
+		// A DEAD event's message came back from the DLQ (a native
+		// redrive), so a person asked for it. As a replay's Requeue does,
+		// the lease puts it back in the pending index, clears the parked
+		// outcome and starts the failure counts afresh (this lease is
+		// attempt 1): an event parked after an outage is not parked again
+		// by its first failure.
+		it, err = s.update(ctx, key, "lease", nil, mine, &dynamodb.UpdateItemInput{
+			ConditionExpression:       aws.String("#s = :dead"),
+			UpdateExpression:          aws.String(lease + ", attempts = :one REMOVE processed_at, outcome, infra_failures"),
+			ExpressionAttributeNames:  map[string]string{"#s": "status"},
+			ExpressionAttributeValues: values(attrs{":dead": str(string(Dead))}),
+		})
+	}
 	if err != nil && errors.Is(err, errRefused) {
 		return it, fmt.Errorf("lease %s: %w", key, leaseRefusal(it, now))
 	}
@@ -337,13 +353,25 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 	})
 }
 
+// EndHold implements Store with one conditional UpdateItem.
+func (s *DynamoDB) EndHold(ctx context.Context, key webhook.Key) error {
+	_, err := s.update(ctx, key, "end hold", ErrNotHeld, nil, &dynamodb.UpdateItemInput{
+		ConditionExpression:       aws.String("#s = :ignored"),
+		UpdateExpression:          aws.String("REMOVE renew_after"),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: attrs{":ignored": str(string(Ignored))},
+	})
+	return err
+}
+
 // Requeue implements Store with one conditional UpdateItem.
 func (s *DynamoDB) Requeue(ctx context.Context, key webhook.Key, now time.Time) (Item, error) {
 	// No mark to check: a retry after an applied Requeue meets its
 	// condition again and writes the same.
 	it, err := s.update(ctx, key, "requeue", nil, nil, &dynamodb.UpdateItemInput{
 		ConditionExpression: aws.String("attribute_exists(pk) AND #s <> :done AND (#s <> :processing OR lease_until < :now)"),
-		UpdateExpression:    aws.String("SET #s = :failed, enqueued_at = :now, pending = :shard REMOVE lease_owner, lease_until, processed_at, outcome"),
+		// A replay starts the failure counts afresh: the cause was fixed.
+		UpdateExpression: aws.String("SET #s = :failed, enqueued_at = :now, pending = :shard, attempts = :zero REMOVE lease_owner, lease_until, processed_at, outcome, infra_failures"),
 		ExpressionAttributeNames: map[string]string{
 			"#s": "status",
 		},
@@ -353,6 +381,7 @@ func (s *DynamoDB) Requeue(ctx context.Context, key webhook.Key, now time.Time) 
 			":failed":     str(string(Failed)),
 			":now":        millis(now),
 			":shard":      str(pendingShard(key)),
+			":zero":       num(0),
 		},
 	})
 	if err != nil && errors.Is(err, errRefused) {

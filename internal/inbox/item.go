@@ -46,6 +46,8 @@ var (
 	ErrLeaseLost = errors.New("inbox: lease lost")
 	// ErrClaimChanged: the claim is no longer the one the caller made, so it was not released.
 	ErrClaimChanged = errors.New("inbox: claim changed")
+	// ErrNotHeld: the event is not IGNORED, so no hold holds its claims off (EndHold).
+	ErrNotHeld = errors.New("inbox: event not IGNORED")
 )
 
 // renewable reports whether it may be claimed again, at now, by an IDOnly

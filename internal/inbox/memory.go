@@ -133,6 +133,10 @@ func (m *Memory) Lease(_ context.Context, key webhook.Key, owner string, now tim
 	if err := leaseRefusal(it, now); err != nil {
 		return it, fmt.Errorf("lease %s: %w", key, err)
 	}
+	if it.Status == Dead {
+		// Redriven from the DLQ by a person: the failure counts start afresh.
+		it.Attempts, it.InfraFailures = 0, 0
+	}
 	it.Status = Processing
 	it.TakenFrom = it.LeaseOwner
 	it.LeaseOwner = owner
@@ -157,6 +161,22 @@ func (m *Memory) Finish(_ context.Context, key webhook.Key, owner string, r Resu
 	return it, nil
 }
 
+// EndHold implements Store.
+func (m *Memory) EndHold(_ context.Context, key webhook.Key) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	it, ok := m.items[key]
+	switch {
+	case !ok:
+		return fmt.Errorf("end hold %s: %w", key, ErrNotFound)
+	case it.Status != Ignored:
+		return fmt.Errorf("end hold %s: %w", key, ErrNotHeld)
+	}
+	it.RenewAfter = time.Time{}
+	m.items[key] = it
+	return nil
+}
+
 // Requeue implements Store.
 func (m *Memory) Requeue(_ context.Context, key webhook.Key, now time.Time) (Item, error) {
 	m.mu.Lock()
@@ -173,6 +193,7 @@ func (m *Memory) Requeue(_ context.Context, key webhook.Key, now time.Time) (Ite
 	}
 	it.Status = Failed
 	it.LeaseOwner, it.LeaseUntil = "", time.Time{}
+	it.Attempts, it.InfraFailures = 0, 0
 	it.EnqueuedAt = now
 	it.ProcessedAt, it.Outcome = time.Time{}, ""
 	it = normalize(it)

@@ -50,14 +50,22 @@ type Store interface {
 	// until now+d, counts the attempt and clears the previous outcome. DONE
 	// or IGNORED gives ErrFinished; a live lease held by someone else gives
 	// ErrLeaseHeld. DEAD is taken because a message for a parked event
-	// means a person sent it back (SQS's DLQ redrive cannot mark it).
+	// means a person sent it back (SQS's DLQ redrive cannot mark it); its
+	// attempts and InfraFailures then start afresh, as after Requeue.
 	Lease(ctx context.Context, key webhook.Key, owner string, now time.Time, d time.Duration) (Item, error)
 	// Finish writes the outcome of a lease, only if owner still holds it;
 	// otherwise ErrLeaseLost.
 	Finish(ctx context.Context, key webhook.Key, owner string, r Result) (Item, error)
+	// EndHold lets the next IDOnly claim of an IGNORED event through at
+	// once, ending the hold its RenewAfter set: the provider knows the
+	// object now. An event in another status gives ErrNotHeld, no event
+	// ErrNotFound; nothing is written then.
+	EndHold(ctx context.Context, key webhook.Key) error
 	// Requeue puts an event that is not DONE and not under a live lease back
-	// to FAILED, keeping its attempts and last error, so a processor takes it
-	// again. A DONE event gives ErrFinished.
+	// to FAILED, keeping its last error, so a processor takes it again. Its
+	// attempts and InfraFailures start afresh: a replay follows a fix, and
+	// must not be parked by the counts of the failures before it. A DONE
+	// event gives ErrFinished.
 	Requeue(ctx context.Context, key webhook.Key, now time.Time) (Item, error)
 	// Pending returns up to limit unfinished events (RECEIVED, PROCESSING,
 	// FAILED) whose last activity was before cutoff, oldest first, without

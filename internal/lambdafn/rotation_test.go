@@ -47,12 +47,13 @@ func secretIn(t *testing.T, moto *devstack.Moto, value string) (string, func(str
 // running processor's billing client without a cold start.
 func TestStripeKeyRotationReachesWarmProcessor(t *testing.T) {
 	moto := devstacktest.MotoForTest(t)
-	p := pipelinetest.New(t)
 	arn, putKey := secretIn(t, moto, "sk_test_old")
+	// Deployed with the secret's ARN, as the role's grant needs.
+	p := pipelinetest.NewWith(t, pipelinetest.Options{Params: map[string]string{"StripeApiKeyArn": arn}})
 	p.Stripe.SetKey("sk_test_old")
 	p.SetEndpoint("Secrets Manager", moto.URL)
 	process := p.Build(t, "ProcessorFunction", map[string]string{
-		"STRIPE_API_KEY": "", "STRIPE_API_KEY_ARN": arn,
+		"STRIPE_API_KEY": "",
 		// Reloads may follow each other at once: the test needs no clock.
 		"SECRET_RELOAD_INTERVAL": "1ms",
 	}).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
@@ -125,11 +126,11 @@ func TestStripeKeyRotationReachesWarmProcessor(t *testing.T) {
 // a rolled one is accepted on the first delivery signed with it.
 func TestWebhookSecretRotationInWarmReceiver(t *testing.T) {
 	moto := devstacktest.MotoForTest(t)
-	p := pipelinetest.New(t)
 	arn, putSecret := secretIn(t, moto, "whsec_old")
+	p := pipelinetest.NewWith(t, pipelinetest.Options{Params: map[string]string{"StripeWebhookSecretArn": arn}})
 	p.SetEndpoint("Secrets Manager", moto.URL)
 	receive := p.Build(t, "ReceiverFunction", map[string]string{
-		"STRIPE_WEBHOOK_SECRET": "", "STRIPE_WEBHOOK_SECRET_ARN": arn,
+		"STRIPE_WEBHOOK_SECRET": "",
 		// Every delivery finds the secrets past their age: no clock needed.
 		"SECRET_MAX_AGE": "1ms", "SECRET_RELOAD_INTERVAL": "1ms",
 	}).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))

@@ -1,6 +1,7 @@
 package processor_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -28,4 +29,12 @@ func deliverCheckouts(t *testing.T, p *pipelinetest.Pipeline, prefix string, n i
 		p.Deliver(t, b)
 	}
 	return keys
+}
+
+// heldEvent returns the event key of a checkout whose invoice call the
+// Stripe stand-in held: the call names the checkout session's key
+// (stripe-checkout#cs_test_<id>), and each checkout of checkouts is its
+// own session, named after its event (stripe#evt_<id>).
+func heldEvent(sessionKey string) webhook.Key {
+	return webhook.NewKey("stripe", "evt_"+strings.TrimPrefix(sessionKey, "stripe-checkout#cs_test_"))
 }

@@ -72,7 +72,7 @@ func TestCrashedProcessorBootstrapLosesNothing(t *testing.T) {
 	<-polled
 
 	for _, k := range hung {
-		it, err := p.Inbox.Get(context.Background(), webhook.Key(k))
+		it, err := p.Inbox.Get(context.Background(), heldEvent(k))
 		if err != nil || it.Attempts != 2 {
 			t.Errorf("%s (held when killed): attempts %d (%v), want 2: the crash and the takeover", k, it.Attempts, err)
 		}
@@ -115,7 +115,7 @@ func TestHangingEffectsEndInsideTheInvocation(t *testing.T) {
 		hung = append(hung, <-held)
 	}
 	for _, k := range hung {
-		if it, _ := p.Inbox.Get(context.Background(), webhook.Key(k)); it.Attempts != 2 {
+		if it, _ := p.Inbox.Get(context.Background(), heldEvent(k)); it.Attempts != 2 {
 			t.Errorf("%s (its invoice call hung): attempts %d, want 2: cut off, then retried", k, it.Attempts)
 		}
 	}

@@ -7,6 +7,9 @@
 //
 //   - nil                 → DONE, message acknowledged;
 //   - webhook.ErrNoHandler → IGNORED, acknowledged;
+//   - an event whose mode is not the deployment's (Config.Live:
+//     a test-mode Stripe or Adyen event on a live deployment) → IGNORED
+//     with the reason, before the business runs, counted in OtherMode;
 //   - provider.ErrNotFound (an id-only notification whose object its
 //     provider does not know) → FAILED and retried after a backoff until
 //     the event has had Config.NotFoundTries tries, then IGNORED
@@ -172,7 +175,19 @@ type Config struct {
 	// at the receiver and nothing fetches it. Default
 	// DefaultNotFoundWindow.
 	NotFoundWindow time.Duration
-	Now            func() time.Time
+	// Live is the mode the deployment runs, by provider, for the
+	// providers whose events say theirs (Stripe's livemode, Adyen's
+	// live): an event of the other mode ends IGNORED before the business
+	// runs (ErrOtherMode). A provider not listed is not checked.
+	Live map[string]bool
+	// NotFoundHold replaces NotFoundWindow for an id its provider did not
+	// know at this claim only: the fetch error counts the provider's "not
+	// found" answers (NotFoundCounter) and there were no more than
+	// NotFoundTries, so a provider whose API lags its notification is
+	// fetched again at its next notification after this short hold. Default
+	// DefaultNotFoundHold.
+	NotFoundHold time.Duration
+	Now          func() time.Time
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
@@ -180,10 +195,19 @@ type Config struct {
 	Metrics *metrics.Recorder
 }
 
-// Defaults of Config.NotFoundTries and Config.NotFoundWindow.
+// NotFoundCounter is implemented by a provider.Fetch's not-found error that
+// counts the provider's "not found" answers for the object over claims,
+// this one included (GoPay's watch list of unknown ids).
+type NotFoundCounter interface {
+	NotFoundCount() int
+}
+
+// Defaults of Config.NotFoundTries, Config.NotFoundWindow and
+// Config.NotFoundHold.
 const (
 	DefaultNotFoundTries  = 2
 	DefaultNotFoundWindow = 15 * time.Minute
+	DefaultNotFoundHold   = 10 * time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -225,6 +249,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.NotFoundWindow <= 0 {
 		c.NotFoundWindow = DefaultNotFoundWindow
+	}
+	if c.NotFoundHold <= 0 {
+		c.NotFoundHold = DefaultNotFoundHold
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -554,6 +581,9 @@ func (h *Handler) later(ctx context.Context, log *slog.Logger, msg events.SQSMes
 // run rebuilds the verified event from the inbox and runs the business on it.
 // Its effect calls must end by effectsBy (zero: no deadline of their own).
 func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger, key webhook.Key, it inbox.Item) (err error) {
+	if err := h.checkMode(key, it); err != nil {
+		return err
+	}
 	raw, err := h.payload(ctx, log, key, it)
 	if err != nil {
 		return err
@@ -659,7 +689,9 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		res = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: now}
 	case errors.Is(err, webhook.ErrNoHandler):
 		res = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + env.Type, At: now}
-	case errors.Is(err, provider.ErrNotFound) && tries < h.cfg.NotFoundTries:
+	case errors.Is(err, ErrOtherMode):
+		res = inbox.Result{Status: inbox.Ignored, Outcome: reason, At: now}
+	case errors.Is(err, provider.ErrNotFound) && tries < h.cfg.NotFoundTries && !h.notFoundBefore(err):
 		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
 		notFoundRetry = true
 	case errors.Is(err, provider.ErrNotFound):
@@ -667,7 +699,7 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		// and the claim's condition keeps its repeats from being fetched
 		// for the window.
 		res = inbox.Result{Status: inbox.Ignored, Outcome: "not found at " + env.Key.Provider(), Error: reason, At: now,
-			RenewAfter: now.Add(h.cfg.NotFoundWindow)}
+			RenewAfter: now.Add(h.notFoundHold(err))}
 	case webhook.IsPermanent(err) || exhausted || infraExhausted:
 		if perr := h.park(ctx, log, env.Marshal(), env, err, it.Attempts); perr != nil {
 			res = inbox.Result{Status: inbox.Failed, Error: reason, At: now, Infrastructure: infra}
@@ -698,6 +730,9 @@ func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMe
 		return h.later(ctx, log, msg, env, delay)
 	}
 	h.count(env, it, res)
+	if errors.Is(err, ErrOtherMode) {
+		h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.OtherMode, 1))
+	}
 	if res.Status != inbox.Failed {
 		log.Info("event "+string(res.Status), "attempts", it.Attempts, "reason", res.Error)
 		return false
@@ -784,4 +819,23 @@ func ceilSecond(d time.Duration) time.Duration {
 		d += time.Second - r
 	}
 	return d
+}
+
+// notFoundBefore reports whether err, a not-found error, says the provider
+// did not know the object at an earlier claim either: its count of "not
+// found" answers is above one claim's NotFoundTries.
+func (h *Handler) notFoundBefore(err error) bool {
+	var c NotFoundCounter
+	return errors.As(err, &c) && c.NotFoundCount() > h.cfg.NotFoundTries
+}
+
+// notFoundHold is how long notifications of an object its provider did not
+// know are duplicates: NotFoundHold after the first claim of an id whose
+// fetcher counts its "not found" answers, NotFoundWindow otherwise.
+func (h *Handler) notFoundHold(err error) time.Duration {
+	var c NotFoundCounter
+	if errors.As(err, &c) && !h.notFoundBefore(err) {
+		return h.cfg.NotFoundHold
+	}
+	return h.cfg.NotFoundWindow
 }

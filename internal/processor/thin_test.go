@@ -218,7 +218,8 @@ func eventBridgeEvent(t *testing.T, n int, stripeEvent []byte) events.EventBridg
 // events, each several times, in any order) are one claim each, through
 // the same intake, and run each effect once.
 func TestStripeEventBridgeAndWebhookAreOneClaim(t *testing.T) {
-	p := pipelinetest.New(t)
+	// The EventBridge function is deployed only with a partner source.
+	p := pipelinetest.NewWith(t, pipelinetest.Options{Params: map[string]string{"StripeEventBridgeSource": "aws.partner/stripe.com/ed_test_61hookinbox"}})
 	handle, ok := p.Build(t, "StripeEventBridgeFunction", nil).(func(context.Context, events.EventBridgeEvent) error)
 	if !ok {
 		t.Fatal("StripeEventBridgeFunction's handler does not take an EventBridge event")

@@ -37,7 +37,7 @@ var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // Secrets of the providers besides Stripe.
 const (
 	githubSecret   = "gh-secret-hookinbox"
-	shopifySecret  = "shpss_hookinbox_test"
+	shopifySecret  = "shpss_hookinbox_test_0123456789abcdef"
 	standardSecret = "whsec_c2VjcmV0LW9mLWhvb2tpbmJveC10ZXN0LWVuZHBvaW50"
 	// standardSigningKey is a Standard Webhooks sender's ed25519 key
 	// (v1a); the receiver holds only its public key.

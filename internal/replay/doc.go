@@ -6,9 +6,9 @@
 // Guarantees:
 //
 //   - Before an event's message is sent, its claim is put back to FAILED
-//     with one conditional write (inbox.Store.Requeue: attempts and last
-//     error kept), so the processor takes it; an event under a live lease
-//     is left alone.
+//     with one conditional write (inbox.Store.Requeue: the last error
+//     kept, the failure counts started afresh), so the processor takes it
+//     with all its tries; an event under a live lease is left alone.
 //   - A DLQ message is deleted only after its copy was sent to the events
 //     queue, when its event is already DONE, or when it is an older copy
 //     of an event the run has sent again (dropped, and reported). An event

@@ -20,9 +20,9 @@ import (
 // reads subscriptions. Implementations mark errors that no retry can fix
 // with webhook.Permanent.
 type Billing interface {
-	// CreateInvoice creates the invoice for req.Event, at most once, and
-	// returns its ID: an invoice that already carries req.Event is
-	// returned instead of a second one.
+	// CreateInvoice creates the invoice for req.Key, at most once, and
+	// returns its ID: an invoice that already carries req.Key is returned
+	// instead of a second one.
 	CreateInvoice(ctx context.Context, req InvoiceRequest) (invoiceID string, err error)
 	// Subscription returns the subscription's current state.
 	Subscription(ctx context.Context, id string) (SubscriptionState, error)
@@ -35,16 +35,17 @@ type SubscriptionState struct {
 	Status   string // Stripe's status: active, past_due, canceled, ...
 }
 
-// MetadataEvent is the invoice metadata key that names the event an
-// invoice was created for ("stripe#evt_..."). It is the invoice's identity
-// beyond the 24 hours Stripe keeps an Idempotency-Key.
+// MetadataEvent is the invoice metadata key that names what an invoice
+// was created for (InvoiceRequest.Key: the shop's checkout session,
+// "stripe-checkout#cs_..."). It is the invoice's identity beyond the 24
+// hours Stripe keeps an Idempotency-Key.
 const MetadataEvent = "hookinbox_event"
 
 // InvoiceRequest is an invoice to create.
 type InvoiceRequest struct {
 	Customer       string            // Stripe customer ID, "cus_..."
 	Description    string            // shown on the invoice
-	Event          webhook.Key       // stored as metadata[hookinbox_event]; one invoice per event
+	Key            webhook.Key       // what the invoice is for (a checkout session); stored as metadata[hookinbox_event]; one invoice per key
 	Since          time.Time         // the invoice cannot be older (the event's creation); zero: no bound
 	Metadata       map[string]string // more metadata stored on the invoice
 	IdempotencyKey string            // sent as Stripe's Idempotency-Key header
@@ -76,7 +77,7 @@ type stripeBilling struct {
 }
 
 // CreateInvoice first looks for an invoice of req.Customer, created since
-// req.Since, whose metadata names req.Event, and returns it when there is
+// req.Since, whose metadata names req.Key, and returns it when there is
 // one; otherwise it creates the invoice with req.IdempotencyKey. The
 // Idempotency-Key alone covers 24 hours (Stripe forgets keys after that); the
 // lookup covers a replay days later. It uses the list API, not search:
@@ -85,8 +86,8 @@ type stripeBilling struct {
 // read-after-write consistent, and the customer and the created bound keep
 // it to a page or two.
 func (b *stripeBilling) CreateInvoice(ctx context.Context, req InvoiceRequest) (string, error) {
-	if req.Event == "" {
-		return "", webhook.Permanent(errors.New("create invoice: no event to tie it to"))
+	if req.Key == "" {
+		return "", webhook.Permanent(errors.New("create invoice: no key to tie it to"))
 	}
 	var id string
 	err := stripeapi.WithKey(ctx, b.keys, func(key string) error {
@@ -104,7 +105,7 @@ func (b *stripeBilling) CreateInvoice(ctx context.Context, req InvoiceRequest) (
 }
 
 // findInvoice returns the ID of req.Customer's invoice created since
-// req.Since for req.Event, or "".
+// req.Since for req.Key, or "".
 func (b *stripeBilling) findInvoice(ctx context.Context, key string, req InvoiceRequest) (string, error) {
 	params := &stripe.InvoiceListParams{Customer: stripe.String(req.Customer)}
 	if !req.Since.IsZero() {
@@ -114,12 +115,12 @@ func (b *stripeBilling) findInvoice(ctx context.Context, key string, req Invoice
 	params.Context = ctx
 	it := (&invoice.Client{B: b.backend, Key: key}).List(params)
 	for it.Next() {
-		if inv := it.Invoice(); inv.Metadata[MetadataEvent] == string(req.Event) {
+		if inv := it.Invoice(); inv.Metadata[MetadataEvent] == string(req.Key) {
 			return inv.ID, nil
 		}
 	}
 	if err := it.Err(); err != nil {
-		return "", fmt.Errorf("look for an invoice of %s: %w", req.Event, err)
+		return "", fmt.Errorf("look for an invoice of %s: %w", req.Key, err)
 	}
 	return "", nil
 }
@@ -134,7 +135,7 @@ func (b *stripeBilling) newInvoice(ctx context.Context, key string, req InvoiceR
 	for k, v := range req.Metadata {
 		params.AddMetadata(k, v)
 	}
-	params.AddMetadata(MetadataEvent, string(req.Event))
+	params.AddMetadata(MetadataEvent, string(req.Key))
 	params.SetIdempotencyKey(req.IdempotencyKey)
 	inv, err := (&invoice.Client{B: b.backend, Key: key}).New(params)
 	if err != nil {

@@ -52,6 +52,14 @@ func (s *checkoutSession) email() string {
 // fulfilled too: its access is held by the email address given at
 // checkout, and it gets no invoice from the shop, since a Stripe invoice
 // needs a customer (Checkout's own invoice_creation covers guests).
+//
+// The email and the invoice are keyed by the session, not by the event:
+// the same checkout can reach the shop as two events (a thin event claimed
+// under its own id beside the snapshot event the reconciler lists), and
+// either runs them once. The first event to claim the session's welcome
+// email sends it; another finds the claim and sends nothing. The invoice's
+// Idempotency-Key and metadata name the session, so Stripe returns the
+// first invoice to the second call.
 func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	var cs checkoutSession
 	if err := parseObject(ev, "checkout.session", &cs); err != nil {
@@ -71,7 +79,7 @@ func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effec
 	case cs.Mode == "subscription" && subID == "":
 		return webhook.Permanent(fmt.Errorf("%s %s: subscription checkout session %s has no subscription", ev.Type, ev.Key(), cs.ID))
 	}
-	key := ev.Key()
+	key, order := ev.Key(), checkoutKey(cs.ID)
 
 	err = effects.DoResult(ctx, fx, effectGrantAccess, func(ctx context.Context, _ string) (string, error) {
 		if cs.Mode == "subscription" {
@@ -89,37 +97,49 @@ func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effec
 	}
 
 	// SES takes no idempotency key: the email is sent at most once (an
-	// attempt that cannot tell whether it went out parks the event), and
-	// its record, a pure function of the event, is written after it by
-	// every attempt until one succeeds.
+	// attempt that cannot tell whether it went out parks the event), by
+	// the event that claimed it for the session, and its record is written
+	// after it by every attempt of that event until one succeeds.
 	err = effects.AtMostOnce(ctx, fx, effectWelcomeEmail, func(ctx context.Context, ik string) (string, error) {
+		mine, err := s.putOwned(ctx, emailItem(Email{Event: key, Session: cs.ID, To: to, Template: templateWelcome}, false))
+		switch {
+		case err != nil:
+			return "", effects.NotDone(err)
+		case !mine:
+			return "sent for checkout session " + cs.ID + " by another event", nil
+		}
 		return s.sendWelcome(ctx, to, ik)
 	})
 	if err != nil {
 		return err
 	}
-	if _, err := effects.PutOnce(ctx, s.db, s.cfg.Table, emailItem(Email{Event: key, To: to, Template: templateWelcome})); err != nil {
+	if _, err := s.putOwned(ctx, emailItem(Email{Event: key, Session: cs.ID, To: to, Template: templateWelcome}, true)); err != nil {
 		return err
 	}
 	if customer == "" {
 		return nil
 	}
 
-	return effects.DoResult(ctx, fx, effectCreateInvoice, func(ctx context.Context, ik string) (string, error) {
+	return effects.DoResult(ctx, fx, effectCreateInvoice, func(ctx context.Context, _ string) (string, error) {
 		id, err := s.billing.CreateInvoice(ctx, InvoiceRequest{
 			Customer:       customer,
 			Description:    "Order " + cs.ID,
-			Event:          key,
+			Key:            order,
 			Since:          ev.Created,
-			IdempotencyKey: ik,
+			IdempotencyKey: effects.IdempotencyKey(order, effectCreateInvoice),
 			Metadata:       map[string]string{"checkout_session": cs.ID},
 		})
 		if err != nil {
 			return "", err
 		}
-		if _, err := effects.PutOnce(ctx, s.db, s.cfg.Table, invoiceItem(Invoice{Event: key, InvoiceID: id, Customer: customer})); err != nil {
+		if _, err := effects.PutOnce(ctx, s.db, s.cfg.Table, invoiceItem(Invoice{Event: key, Session: cs.ID, InvoiceID: id, Customer: customer})); err != nil {
 			return "", err
 		}
 		return id, nil
 	})
 }
+
+// checkoutKey is the key of checkout session id as a business object
+// (stripe-checkout#cs_...): the welcome email and the invoice are keyed by
+// it, whichever event brings the session.
+func checkoutKey(id string) webhook.Key { return webhook.NewKey("stripe-checkout", id) }

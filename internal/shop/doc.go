@@ -27,15 +27,19 @@
 // Every effect runs through an effects.Runner, so a retry after a partial
 // failure repeats only what did not finish, and every effect is idempotent at
 // its own level: records are written "only if newer" (effects.PutIfNewer)
-// or once per event (effects.PutOnce), and calls to Stripe carry an
-// idempotency key. An invoice is also looked up by the event key in its
-// metadata before it is created, since Stripe forgets idempotency keys
-// after 24 hours and a replay can come later than that.
+// or once per business object (effects.PutOnce), and calls to Stripe
+// carry an idempotency key. A checkout's email and invoice are keyed by
+// its Checkout Session, not the event, so a thin event and the snapshot
+// event of one checkout, claimed under two keys, send and create them
+// once. An invoice is also looked up by the session's key in its metadata
+// before it is created, since Stripe forgets idempotency keys after 24
+// hours and a replay can come later than that.
 //
-// Purchases, emails and invoices are a pure function of the set of events
-// handled, whatever their order and however often each was delivered.
-// Subscriptions are Stripe's state as last read: their version is the time
-// of the read, and any read after the last change gives the current status.
+// Purchases, emails and invoices are a pure function of the set of
+// checkouts handled, whatever their order and however often each was
+// delivered. Subscriptions are Stripe's state as last read: their version
+// is the time the read started, and any read started after the last change
+// gives the current status.
 //
 // The welcome email is the one effect whose outside system takes no
 // idempotency key (SES), so it runs at most once (effects.AtMostOnce): the

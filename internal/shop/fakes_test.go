@@ -96,7 +96,8 @@ func newDynamoHarness(t *testing.T) *harness {
 
 // fakeDB is an in-memory table that understands the two conditions the
 // effects package writes with: "not there yet" and "only if newer" (told
-// apart by the :at value). The scenario tests run against DynamoDB too, so
+// apart by the :at value), and the shop's "not there yet or owned by
+// :event". The scenario tests run against DynamoDB too, so
 // the fake cannot drift unnoticed.
 type fakeDB struct {
 	mu    sync.Mutex
@@ -116,6 +117,9 @@ func (f *fakeDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func
 			newV, _ := effects.VersionOf(in.Item)
 			oldV, has := effects.VersionOf(old)
 			ok = !has || newV.After(oldV)
+		}
+		if owner, owned := in.ExpressionAttributeValues[":event"]; owned {
+			ok = getS(old, "event") == owner.(*types.AttributeValueMemberS).Value
 		}
 		if !ok {
 			return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
@@ -218,7 +222,7 @@ func (b *fakeBilling) setSubscription(id, customer, status string) {
 func (b *fakeBilling) CreateInvoice(_ context.Context, req InvoiceRequest) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	call := invoiceCall{IdempotencyKey: req.IdempotencyKey, Customer: req.Customer, Event: string(req.Event)}
+	call := invoiceCall{IdempotencyKey: req.IdempotencyKey, Customer: req.Customer, Event: string(req.Key)}
 	if status := b.failing; status != 0 {
 		b.failing = 0
 		b.log = append(b.log, call)

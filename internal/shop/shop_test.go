@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,6 +40,7 @@ func TestCheckout(t *testing.T) {
 			t.Run("Rejected", func(t *testing.T) { testCheckoutRejected(t, h.new) })
 			t.Run("DelayedPayment", func(t *testing.T) { testCheckoutDelayedPayment(t, h.new(t)) })
 			t.Run("KeyRefused", func(t *testing.T) { testCheckoutKeyRefused(t, h.new(t)) })
+			t.Run("ThinAndSnapshotClaims", func(t *testing.T) { testCheckoutTwoClaims(t, h.new(t)) })
 		})
 	}
 }
@@ -55,8 +57,8 @@ func testCheckoutOnce(t *testing.T, h *harness) {
 			Version: effects.Version{At: t0.Unix(), EventID: ev.ID},
 		}},
 		Subscriptions: []Subscription{},
-		Emails:        []Email{{Event: ev.Key(), To: "jenny.rosen@example.com", Template: "welcome"}},
-		Invoices:      []Invoice{{Event: ev.Key(), InvoiceID: invoicesCreated(h.invoiceCalls())[0], Customer: "cus_Shop000000001"}},
+		Emails:        []Email{{Event: ev.Key(), Session: cs, To: "jenny.rosen@example.com", Template: "welcome"}},
+		Invoices:      []Invoice{{Event: ev.Key(), Session: cs, InvoiceID: invoicesCreated(h.invoiceCalls())[0], Customer: "cus_Shop000000001"}},
 	}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("State (-want +got):\n%s", diff)
@@ -69,10 +71,10 @@ func testCheckoutOnce(t *testing.T, h *harness) {
 	if len(calls) != 1 {
 		t.Fatalf("%d invoice calls, want 1", len(calls))
 	}
-	if got, want := calls[0].IdempotencyKey, effects.IdempotencyKey(ev.Key(), "create-invoice"); got != want {
+	if got, want := calls[0].IdempotencyKey, effects.IdempotencyKey(checkoutKey(cs), "create-invoice"); got != want {
 		t.Errorf("invoice Idempotency-Key = %q, want %q", got, want)
 	}
-	if got, want := calls[0].Event, string(ev.Key()); got != want {
+	if got, want := calls[0].Event, "stripe-checkout#"+cs; got != want {
 		t.Errorf("invoice metadata hookinbox_event = %q, want %q", got, want)
 	}
 }
@@ -105,7 +107,7 @@ func testInvoiceFailsThenRetry(t *testing.T, h *harness) {
 		t.Errorf("sent %d emails, want 1: the retry must skip the recorded email", got)
 	}
 	calls := h.invoiceCalls()
-	want := effects.IdempotencyKey(ev.Key(), "create-invoice")
+	want := effects.IdempotencyKey(checkoutKey(sessionID(t, ev)), "create-invoice")
 	if len(calls) != 2 || calls[0].IdempotencyKey != want || calls[1].IdempotencyKey != want {
 		t.Errorf("invoice calls = %+v, want 2 with Idempotency-Key %q", calls, want)
 	}
@@ -230,6 +232,20 @@ func subscriptionHarness(t *testing.T, newHarness func(*testing.T) *harness, sta
 	return h
 }
 
+// wantCanceled checks that the shop holds sub_Shop000000001 canceled and
+// its customer without access.
+func wantCanceled(t *testing.T, h *harness) {
+	t.Helper()
+	st := state(t, h)
+	if len(st.Subscriptions) != 1 || st.Subscriptions[0].Status != "canceled" {
+		t.Errorf("subscriptions = %+v, want sub_Shop000000001 canceled", st.Subscriptions)
+	}
+	want := []Access{{Holder: "cus_Shop000000001", Sources: []string{}}}
+	if diff := cmp.Diff(want, st.Access); diff != "" {
+		t.Errorf("access (-want +got):\n%s", diff)
+	}
+}
+
 func TestSubscriptionOrder(t *testing.T) {
 	created := subscriptionEvent(shopevents.SubscriptionCreated, "evt_1Sub00000000000000000001", t0, "active")
 	updated := subscriptionEvent(shopevents.SubscriptionUpdated, "evt_1Sub00000000000000000002", t0.Add(time.Minute), "past_due")
@@ -251,14 +267,7 @@ func TestSubscriptionOrder(t *testing.T) {
 					for _, ev := range o.events {
 						handle(t, hh, ev)
 					}
-					st := state(t, hh)
-					if len(st.Subscriptions) != 1 || st.Subscriptions[0].Status != "canceled" {
-						t.Errorf("subscriptions = %+v, want sub_Shop000000001 canceled", st.Subscriptions)
-					}
-					want := []Access{{Holder: "cus_Shop000000001", Sources: []string{}}}
-					if diff := cmp.Diff(want, st.Access); diff != "" {
-						t.Errorf("access (-want +got):\n%s", diff)
-					}
+					wantCanceled(t, hh)
 				})
 			}
 		})
@@ -591,5 +600,78 @@ func TestEffectResults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Two syncs of one subscription at once: the first to start reads
+// "active", then Stripe cancels it, and the second reads "canceled" and
+// writes first. The first read's answer arrives last; it is older and must
+// not win.
+func TestSubscriptionSlowReadLoses(t *testing.T) {
+	first := subscriptionEvent(shopevents.SubscriptionUpdated, "evt_1SlowRead0000000000001", t0, "active")
+	second := subscriptionEvent(shopevents.SubscriptionDeleted, "evt_1SlowRead0000000000002", t0.Add(time.Second), "canceled")
+	for _, h := range harnesses {
+		t.Run(h.name, func(t *testing.T) {
+			hh := subscriptionHarness(t, h.new, "active")
+			var tick atomic.Int64
+			hh.shop.now = func() time.Time { return t0.Add(time.Duration(tick.Add(1)) * time.Millisecond) }
+			slow := &slowRead{Billing: hh.shop.billing, read: make(chan struct{}), release: make(chan struct{})}
+			hh.shop.billing = slow
+			done := make(chan error, 1)
+			go func() { done <- hh.shop.Handle(context.Background(), first, hh.ledger.For(first.Key())) }()
+			<-slow.read // the first sync has read "active"; its answer is on the way
+			hh.setSubscription("sub_Shop000000001", "cus_Shop000000001", "canceled")
+			handle(t, hh, second)
+			close(slow.release)
+			if err := <-done; err != nil {
+				t.Fatalf("Handle %s: %v", first.ID, err)
+			}
+			wantCanceled(t, hh)
+		})
+	}
+}
+
+// slowRead is Billing whose first subscription read holds its answer:
+// it signals read once Stripe answered, then waits for release.
+type slowRead struct {
+	Billing
+	started       atomic.Bool
+	read, release chan struct{}
+}
+
+func (b *slowRead) Subscription(ctx context.Context, id string) (SubscriptionState, error) {
+	st, err := b.Billing.Subscription(ctx, id)
+	if b.started.CompareAndSwap(false, true) {
+		close(b.read)
+		<-b.release
+	}
+	return st, err
+}
+
+// testCheckoutTwoClaims: one checkout reaches the shop as two events under
+// two keys, as with a thin destination beside the reconciler: the thin
+// event claimed under its own id (it named no snapshot_event) and the
+// snapshot event the reconciler listed. The session gets one email and
+// one invoice, whichever runs first.
+func testCheckoutTwoClaims(t *testing.T, h *harness) {
+	const session = "cs_test_TwoClaims0000000001"
+	for _, order := range [][2]string{{"evt_1TwoClaimsSnapshot00001", "evt_test_61TwoClaimsThin00001"}, {"evt_test_61TwoClaimsThin00002", "evt_1TwoClaimsSnapshot00002"}} {
+		before := len(h.mails())
+		for _, id := range order {
+			ev := checkoutEvent(id, t0)
+			ev.Raw = verifytest.StripeEvent(ev.Type, id, t0, verifytest.WithCustomer("cus_Shop000000001"), verifytest.WithSession(session+order[0][len(order[0])-1:]))
+			handle(t, h, ev)
+			handle(t, h, ev) // and each delivered again
+		}
+		if got := len(h.mails()) - before; got != 1 {
+			t.Errorf("%s then %s: sent %d emails, want 1", order[0], order[1], got)
+		}
+	}
+	if got := invoicesCreated(h.invoiceCalls()); len(got) != 2 {
+		t.Errorf("invoices created = %v, want 1 a session", got)
+	}
+	st := state(t, h)
+	if len(st.Emails) != 2 || len(st.Invoices) != 2 {
+		t.Errorf("State emails %+v, invoices %+v; want 1 of each a session", st.Emails, st.Invoices)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -21,8 +22,8 @@ import (
 //	access#<holder>             purchase#<session id>       entitlement: holder, customer | email, source, source_id, active, version_at, version_event
 //	access#<holder>             subscription#<sub id>       entitlement, as above
 //	subscription#<sub id>       subscription                id, status, customer, version_at, version_event
-//	email#<event key>           email                       event, to, template
-//	invoice#<event key>         invoice                     event, invoice_id, customer
+//	email#<checkout key>        email                       event, checkout_session, to, template, sent
+//	invoice#<checkout key>      invoice                     event, checkout_session, invoice_id, customer
 //
 // A holder is who has access: a Stripe customer ID, or for a guest
 // checkout (no customer) GuestHolder of the address given at checkout. Each
@@ -30,6 +31,12 @@ import (
 // entitlement item, written "only if newer" by the events about that
 // source alone; the holder has access while any of them is active (see
 // Shop.Access), so ending one source never takes away what another gave.
+//
+// A checkout's email and invoice are keyed by the checkout session
+// (checkoutKey), whichever event brought it: the email item is the claim
+// of the event that sends it (event), written before the send and again
+// with sent once SES accepted it; the invoice item names the event that
+// recorded it first.
 const (
 	pkAccess       = "access#"
 	skEmail        = "email"
@@ -81,8 +88,8 @@ type Entitlement struct {
 }
 
 // Subscription is a Stripe subscription as it was last read from Stripe's
-// API. Status is Stripe's status string; Version.At is the time of that
-// read (Unix milliseconds) and Version.EventID the event that caused it.
+// API. Status is Stripe's status string; Version.At is the time that read
+// started (Unix milliseconds) and Version.EventID the event that caused it.
 type Subscription struct {
 	ID       string          `json:"id"`
 	Status   string          `json:"status"`
@@ -90,16 +97,20 @@ type Subscription struct {
 	Version  effects.Version `json:"version"`
 }
 
-// Email is an email the shop sent because of an event.
+// Email is an email the shop sent for a checkout session, and the event
+// that sent it.
 type Email struct {
 	Event    webhook.Key `json:"event"`
+	Session  string      `json:"checkout_session"`
 	To       string      `json:"to"`
 	Template string      `json:"template"`
 }
 
-// Invoice is a Stripe invoice the shop created because of an event.
+// Invoice is a Stripe invoice the shop created for a checkout session,
+// and the event that recorded it first.
 type Invoice struct {
 	Event     webhook.Key `json:"event"`
+	Session   string      `json:"checkout_session"`
 	InvoiceID string      `json:"invoice_id"`
 	Customer  string      `json:"customer"`
 }
@@ -143,23 +154,28 @@ func subscriptionItem(s Subscription) map[string]types.AttributeValue {
 	}
 }
 
-func emailItem(e Email) map[string]types.AttributeValue {
+// emailItem is e's item: the claim of e.Event to send it, and with sent
+// the record that SES accepted it.
+func emailItem(e Email, sent bool) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		"pk":       str("email#" + string(e.Event)),
-		"sk":       str(skEmail),
-		"event":    str(string(e.Event)),
-		"to":       str(e.To),
-		"template": str(e.Template),
+		"pk":               str("email#" + string(checkoutKey(e.Session))),
+		"sk":               str(skEmail),
+		"event":            str(string(e.Event)),
+		"checkout_session": str(e.Session),
+		"to":               str(e.To),
+		"template":         str(e.Template),
+		"sent":             &types.AttributeValueMemberBOOL{Value: sent},
 	}
 }
 
 func invoiceItem(i Invoice) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		"pk":         str("invoice#" + string(i.Event)),
-		"sk":         str(skInvoice),
-		"event":      str(string(i.Event)),
-		"invoice_id": str(i.InvoiceID),
-		"customer":   str(i.Customer),
+		"pk":               str("invoice#" + string(checkoutKey(i.Session))),
+		"sk":               str(skInvoice),
+		"event":            str(string(i.Event)),
+		"checkout_session": str(i.Session),
+		"invoice_id":       str(i.InvoiceID),
+		"customer":         str(i.Customer),
 	}
 }
 
@@ -250,16 +266,40 @@ func (st *State) add(it map[string]types.AttributeValue) {
 			ID: getS(it, "id"), Status: getS(it, "status"), Customer: getS(it, "customer"), Version: v,
 		})
 	case sk == skEmail && strings.HasPrefix(pk, "email#"):
+		if sent, _ := it["sent"].(*types.AttributeValueMemberBOOL); sent != nil && !sent.Value {
+			break // claimed, not (yet) accepted by SES
+		}
 		st.Emails = append(st.Emails, Email{
-			Event: webhook.Key(getS(it, "event")), To: getS(it, "to"), Template: getS(it, "template"),
+			Event: webhook.Key(getS(it, "event")), Session: getS(it, "checkout_session"), To: getS(it, "to"), Template: getS(it, "template"),
 		})
 	case sk == skInvoice && strings.HasPrefix(pk, "invoice#"):
 		st.Invoices = append(st.Invoices, Invoice{
-			Event: webhook.Key(getS(it, "event")), InvoiceID: getS(it, "invoice_id"), Customer: getS(it, "customer"),
+			Event: webhook.Key(getS(it, "event")), Session: getS(it, "checkout_session"), InvoiceID: getS(it, "invoice_id"), Customer: getS(it, "customer"),
 		})
 	default:
 		st.addProviderItem(pk, sk, it)
 	}
+}
+
+// putOwned writes item, whose "event" attribute names the event that owns
+// it, unless an item with its key is owned by another event; it reports
+// whether it wrote. The owner writes it again as often as it likes.
+func (s *Shop) putOwned(ctx context.Context, item map[string]types.AttributeValue) (bool, error) {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 &s.cfg.Table,
+		Item:                      item,
+		ConditionExpression:       aws.String("attribute_not_exists(pk) OR #event = :event"),
+		ExpressionAttributeNames:  map[string]string{"#event": "event"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":event": item["event"]},
+	})
+	var taken *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &taken):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("put %s: %w", getS(item, "pk"), err)
+	}
+	return true, nil
 }
 
 func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }

@@ -26,10 +26,12 @@ func (s *subscription) object() (typ, id string) { return s.Object, s.ID }
 // second carry no order (an update and a cancellation in one second can be
 // delivered, and ordered by ID, either way). So the subscription is read
 // from Stripe's API (GET /v1/subscriptions/{id}) and written with the time
-// of that read as its version: every read after the last change returns
-// the current status, and a newer read always wins, so whatever the order
-// and timing of the events the record ends in Stripe's actual current
-// status. A status precedence (canceled beats active, ...) was the
+// that read started as its version: a read started after the last change
+// returns the current status, and a read started later always wins, so
+// whatever the order and timing of the events the record ends in Stripe's
+// actual current status. The start, not the answer, orders two reads: a
+// read that started first but answered last may hold the older status.
+// (Stripe's subscription carries no version of its own to use instead.) A status precedence (canceled beats active, ...) was the
 // alternative; it needs no call, but it guesses, and a subscription that
 // really went past_due → active in one second would end wrong.
 func (s *Shop) subscriptionChanged(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
@@ -44,9 +46,11 @@ func (s *Shop) subscriptionChanged(ctx context.Context, ev webhook.Event, fx eff
 
 // syncSubscription reads subscription id from Stripe and writes its record
 // and its customer's entitlement from it, both "only if newer" than what
-// an earlier read wrote (version: the read's time in Unix milliseconds,
-// then the event ID). result says which of the two writes applied.
+// an earlier read wrote (version: the time the read started, in Unix
+// milliseconds, then the event ID). result says which of the two writes
+// applied.
 func (s *Shop) syncSubscription(ctx context.Context, ev webhook.Event, id string) (result string, err error) {
+	v := effects.Version{At: s.now().UnixMilli(), EventID: ev.ID}
 	sub, err := s.billing.Subscription(ctx, id)
 	if err != nil {
 		return "", err
@@ -54,7 +58,6 @@ func (s *Shop) syncSubscription(ctx context.Context, ev webhook.Event, id string
 	if sub.Customer == "" {
 		return "", webhook.Permanent(fmt.Errorf("%s %s: subscription %s has no customer", ev.Type, ev.Key(), id))
 	}
-	v := effects.Version{At: s.now().UnixMilli(), EventID: ev.ID}
 	subApplied, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, subscriptionItem(Subscription{
 		ID: id, Status: sub.Status, Customer: sub.Customer,
 	}), v)

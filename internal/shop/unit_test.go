@@ -113,7 +113,7 @@ func TestClassifyStripe(t *testing.T) {
 			stripeAPI.FailNext(tt.status)
 			srv := serveStandin(t, stripeAPI)
 			b := NewStripeBilling(secrets.Static("sk_test_123"), srv.URL, srv.Client())
-			_, err := b.CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Event: "stripe#evt_1", IdempotencyKey: "k"})
+			_, err := b.CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k"})
 			if err == nil {
 				t.Fatal("CreateInvoice succeeded, want an error")
 			}
@@ -129,7 +129,7 @@ func TestClassifyStripe(t *testing.T) {
 		srv := serveStandin(t, standin.NewStripe())
 		url := srv.URL
 		srv.Close()
-		_, err := NewStripeBilling(secrets.Static("sk_test_123"), url, nil).CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Event: "stripe#evt_1", IdempotencyKey: "k"})
+		_, err := NewStripeBilling(secrets.Static("sk_test_123"), url, nil).CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k"})
 		if err == nil || webhook.IsPermanent(err) {
 			t.Errorf("err = %v, want transient", err)
 		}
@@ -140,8 +140,8 @@ func TestStripeBillingRequest(t *testing.T) {
 	stripeAPI := standin.NewStripe()
 	srv := serveStandin(t, stripeAPI)
 	b := NewStripeBilling(secrets.Static("sk_test_123"), srv.URL, srv.Client())
-	req := InvoiceRequest{Customer: "cus_1", Description: "Order cs_1", IdempotencyKey: "hookinbox:stripe#evt_1:create-invoice",
-		Event: "stripe#evt_1"}
+	req := InvoiceRequest{Customer: "cus_1", Description: "Order cs_1", IdempotencyKey: "hookinbox:stripe-checkout#cs_1:create-invoice",
+		Key: "stripe-checkout#cs_1"}
 	id1, err := b.CreateInvoice(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -151,11 +151,11 @@ func TestStripeBillingRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	if id1 != id2 {
-		t.Errorf("the same event gave invoices %s and %s", id1, id2)
+		t.Errorf("the same key gave invoices %s and %s", id1, id2)
 	}
 	// The second call found the invoice by its metadata: one POST.
 	want := []invoiceCall{
-		{IdempotencyKey: req.IdempotencyKey, Customer: "cus_1", Event: "stripe#evt_1", InvoiceID: id1},
+		{IdempotencyKey: req.IdempotencyKey, Customer: "cus_1", Event: "stripe-checkout#cs_1", InvoiceID: id1},
 	}
 	if diff := cmp.Diff(want, stripeCalls(stripeAPI)); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
@@ -174,7 +174,7 @@ func TestStripeBillingReloadsRefusedKey(t *testing.T) {
 		MinInterval: time.Nanosecond,
 	}
 	b := NewStripeBilling(keys, srv.URL, srv.Client())
-	req := InvoiceRequest{Customer: "cus_1", Event: "stripe#evt_1", IdempotencyKey: "k1"}
+	req := InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k1"}
 	_, err := b.CreateInvoice(context.Background(), req)
 	if err == nil || webhook.IsPermanent(err) {
 		t.Fatalf("with a refused key that Secrets Manager still holds: err = %v, want transient", err)
@@ -230,7 +230,7 @@ func TestStripeBillingRequestsMatchStripesAPI(t *testing.T) {
 	b := NewStripeBilling(secrets.Static("sk_test_123"), mock.URL, nil)
 	ctx := context.Background()
 	id, err := b.CreateInvoice(ctx, InvoiceRequest{
-		Customer: "cus_123", Description: "Order cs_123", Event: "stripe#evt_123", Since: t0,
+		Customer: "cus_123", Description: "Order cs_123", Key: "stripe-checkout#cs_123", Since: t0,
 		Metadata: map[string]string{"checkout_session": "cs_123"}, IdempotencyKey: "hookinbox:stripe#evt_123:create-invoice",
 	})
 	if err != nil || id == "" {

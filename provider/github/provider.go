@@ -27,9 +27,13 @@ func (Provider) Webhook() provider.Webhook {
 	}
 }
 
+// MinSecretLen is the shortest secret the verifier accepts: GitHub takes
+// any string the user chose.
+const MinSecretLen = 16
+
 // Verifier implements provider.Provider.
 func (Provider) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
-	return &Verifier{Secrets: secrets}, provider.CheckSecrets(Name, secrets)
+	return &Verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, MinSecretLen)
 }
 
 // Sign implements provider.Provider: ev.Body under the first secret, the
@@ -69,12 +73,13 @@ var hookPath = regexp.MustCompile(`^(repos/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|orgs/
 // GITHUB_RECONCILE_HOOKS (comma-separated API paths such as
 // repos/<owner>/<repo>/hooks/<id>; none turns the source off), read with
 // GITHUB_TOKEN (or its _ARN) from GITHUB_API_URL, the first run going
-// back GITHUB_RECONCILE_LOOKBACK (default none, at most 72h).
+// back GITHUB_RECONCILE_LOOKBACK (default provider.DefaultSourceLookback,
+// at most 72h; 0s: from the first run).
 func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Source, error) {
 	r := env.Reader()
 	hooks := r.List("GITHUB_RECONCILE_HOOKS")
 	apiURL := r.String("GITHUB_API_URL", DefaultAPIURL)
-	lookback := r.Duration("GITHUB_RECONCILE_LOOKBACK", 0)
+	lookback := r.Window("GITHUB_RECONCILE_LOOKBACK", provider.DefaultSourceLookback)
 	for _, hook := range hooks {
 		if !hookPath.MatchString(hook) {
 			r.Problem("GITHUB_RECONCILE_HOOKS: %q is not repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>", hook)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/provider"
 )
 
@@ -76,5 +77,6 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 		Watch:  &Watch{DB: env.DynamoDB, Table: env.Table, MaxAge: maxAge},
 		Fetch:  Payments(s.clientID, s.secret, s.apiURL, env.HTTPClient()),
 		Budget: budget,
+		Inbox:  inbox.NewDynamoDB(env.DynamoDB, env.Table),
 	}}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -24,18 +25,32 @@ import (
 // in the inbox table under one partition,
 //
 //	watch#gopay   payment#<id>   state, first_seen (epoch s), checked_at, expires_at
+//	watch#gopay   unknown#<id>   first_missed (epoch s), misses, sweeps, expires_at
 //	watch#gopay   cursor         after (the sort key the sweep reached), since
 //
 // written by every fetch of a payment (Watch.Watching wraps the
 // processor's fetch): a state that is not final is recorded, a final one
-// removes the item. The reconciler's sweep (Sweeper) fetches the
-// watched payments again, a budget a run, and hands a payment whose state
-// changed to the intake as its notification would, so the processor
-// fetches and applies the new state once.
+// removes the item, and a payment GoPay does not know (404) is recorded
+// as unknown, counting the 404s. The reconciler's sweep (Sweeper)
+// fetches the watched payments again, a budget a run, and hands a payment
+// whose state changed to the intake as its notification would, so the
+// processor fetches and applies the new state once; and it fetches the
+// unknown ids, a smaller budget a run, at most UnknownSweeps times
+// each within UnknownMaxAge of the first 404, and hands one GoPay
+// knows by then to the intake (its API lagged its notification).
 const (
 	gopayWatchPartition = "watch#gopay"
 	gopayWatchPrefix    = "payment#"
+	gopayUnknownPrefix  = "unknown#"
 	gopayCursor         = "cursor"
+)
+
+// How long, and how often, the sweep fetches a payment id GoPay answered
+// 404 for: made-up ids cost at most this many fetches, and a payment GoPay
+// knows a little later than it notifies is found within minutes.
+const (
+	UnknownMaxAge = time.Hour
+	UnknownSweeps = 3
 )
 
 // WatchTTL is how long a watch item lives (its expires_at, for the
@@ -78,6 +93,19 @@ type Watch struct {
 	Now    func() time.Time
 }
 
+// notFound is a watched fetch's error for a payment GoPay does not know:
+// it counts GoPay's 404s for the id while it is watched as unknown
+// (processor.NotFoundCounter), so the processor holds repeated
+// notifications of a made-up id off longer than the first.
+type notFound struct {
+	err    error
+	misses int
+}
+
+func (e *notFound) Error() string      { return e.err.Error() }
+func (e *notFound) Unwrap() error      { return e.err }
+func (e *notFound) NotFoundCount() int { return e.misses }
+
 func (w *Watch) now() time.Time {
 	if w.Now == nil {
 		return time.Now()
@@ -95,6 +123,13 @@ func (w *Watch) maxAge() time.Duration {
 func (w *Watch) Watching(fetch Fetcher) Fetcher {
 	return func(ctx context.Context, id string) ([]byte, error) {
 		raw, err := fetch(ctx, id)
+		if errors.Is(err, provider.ErrNotFound) {
+			misses, rerr := w.missed(ctx, id)
+			if rerr != nil {
+				return nil, rerr
+			}
+			return nil, &notFound{err: err, misses: misses}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -108,17 +143,13 @@ func (w *Watch) Watching(fetch Fetcher) Fetcher {
 // record writes the payment's state: a state that is not final is kept
 // (first_seen only the first time), a final one ends the watch.
 func (w *Watch) record(ctx context.Context, id, state string) error {
-	key := map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
-		"sk": &types.AttributeValueMemberS{Value: gopayWatchPrefix + id},
-	}
 	if Final(state) {
 		return w.end(ctx, id)
 	}
 	now := w.now()
 	_, err := w.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                &w.Table,
-		Key:                      key,
+		Key:                      watchKey(gopayWatchPrefix + id),
 		UpdateExpression:         aws.String("SET #st = :st, checked_at = :now, first_seen = if_not_exists(first_seen, :first), expires_at = if_not_exists(expires_at, :exp)"),
 		ExpressionAttributeNames: map[string]string{"#st": "state"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -134,12 +165,66 @@ func (w *Watch) record(ctx context.Context, id, state string) error {
 	return nil
 }
 
+// missed records a 404 for the payment id and returns how many it has
+// had while watched as unknown.
+func (w *Watch) missed(ctx context.Context, id string) (int, error) {
+	now := w.now()
+	out, err := w.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        &w.Table,
+		Key:              watchKey(gopayUnknownPrefix + id),
+		UpdateExpression: aws.String("SET first_missed = if_not_exists(first_missed, :now), expires_at = if_not_exists(expires_at, :exp) ADD misses :one"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)},
+			":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(UnknownMaxAge).Unix(), 10)},
+			":one": &types.AttributeValueMemberN{Value: "1"},
+		},
+		ReturnValues: types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("gopay payment %s: watch it as unknown: %w", id, err)
+	}
+	misses, _ := strconv.Atoi(attrN(out.Attributes, "misses"))
+	return misses, nil
+}
+
+// forget removes an unknown id from the watch list.
+func (w *Watch) forget(ctx context.Context, id string) error {
+	if _, err := w.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &w.Table, Key: watchKey(gopayUnknownPrefix + id)}); err != nil {
+		return fmt.Errorf("gopay payment %s: end its watch as unknown: %w", id, err)
+	}
+	return nil
+}
+
+// list reads up to limit watch list items whose sort key meets cond, in
+// which :sk stands for sk.
+func (w *Watch) list(ctx context.Context, cond, sk string, limit int) ([]map[string]types.AttributeValue, error) {
+	out, err := w.DB.Query(ctx, &dynamodb.QueryInput{
+		TableName:              &w.Table,
+		KeyConditionExpression: aws.String("pk = :pk AND " + cond),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
+			":sk": &types.AttributeValueMemberS{Value: sk},
+		},
+		Limit:          aws.Int32(int32(limit)),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.Items, nil
+}
+
+// watchKey is the key of a watch list item.
+func watchKey(sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
+		"sk": &types.AttributeValueMemberS{Value: sk},
+	}
+}
+
 // end removes the payment from the watch list.
 func (w *Watch) end(ctx context.Context, id string) error {
-	_, err := w.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &w.Table, Key: map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
-		"sk": &types.AttributeValueMemberS{Value: gopayWatchPrefix + id},
-	}})
+	_, err := w.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &w.Table, Key: watchKey(gopayWatchPrefix + id)})
 	if err != nil {
 		return fmt.Errorf("gopay payment %s: end its watch: %w", id, err)
 	}
@@ -167,6 +252,13 @@ type Sweeper struct {
 	Fetch Fetcher // without Watching: the sweep records what it handed on
 	// Budget is how many payments one run fetches; default 50.
 	Budget int
+	// UnknownBudget is how many unknown ids one run fetches; default 20.
+	UnknownBudget int
+	// Inbox ends the hold of an unknown id's IGNORED claim once GoPay
+	// knows the payment (inbox.Store.EndHold).
+	Inbox interface {
+		EndHold(ctx context.Context, key webhook.Key) error
+	}
 }
 
 // Sweep implements provider.Sweeper.
@@ -177,35 +269,35 @@ func (g *Sweeper) Sweep(ctx context.Context, now time.Time, accept func(context.
 	if err != nil {
 		return provider.Swept{}, err
 	}
-	out, err := w.DB.Query(ctx, &dynamodb.QueryInput{
-		TableName:              &w.Table,
-		KeyConditionExpression: aws.String("pk = :pk AND sk > :after"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk":    &types.AttributeValueMemberS{Value: gopayWatchPartition},
-			":after": &types.AttributeValueMemberS{Value: after},
-		},
-		Limit:          aws.Int32(int32(budget)),
-		ConsistentRead: aws.Bool(true),
-	})
+	items, err := w.list(ctx, "sk > :sk", after, budget)
 	if err != nil {
 		return provider.Swept{Since: since}, fmt.Errorf("list watched gopay payments: %w", err)
 	}
 	sw := provider.Swept{Since: since}
 	var errs []error
-	stopped := false
-	for _, item := range out.Items {
+	stopped, ended := false, len(items) < budget
+	for _, item := range items {
+		sk := attrS(item, "sk")
+		if !strings.HasPrefix(sk, gopayWatchPrefix) {
+			ended = true // the unknown ids sort after the payments
+			break
+		}
 		if late() {
 			stopped = true
 			errs = append(errs, errors.New("stopped: the function is about to time out; the next run goes on from there"))
 			break
 		}
-		sk := attrS(item, "sk")
 		if err := g.one(ctx, now, accept, strings.TrimPrefix(sk, gopayWatchPrefix), item, &sw); err != nil {
 			errs = append(errs, err)
 		}
 		after = sk
 	}
-	if !stopped && len(out.Items) < budget {
+	if !stopped {
+		if err := g.unknown(ctx, now, accept, late, &sw); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !stopped && ended {
 		// Every watched payment was fetched: the next sweep starts now.
 		after, since = gopayWatchPrefix, now
 	}
@@ -263,6 +355,70 @@ func (g *Sweeper) one(ctx context.Context, now time.Time, accept func(context.Co
 	return g.Watch.record(ctx, id, state)
 }
 
+// unknown fetches up to UnknownBudget ids GoPay answered 404 for, and
+// hands each GoPay knows now to the intake, ending the hold of its
+// IGNORED claim first. An id is fetched at most UnknownSweeps times,
+// within UnknownMaxAge of its first 404; made-up ids are dropped
+// quietly (no line, nothing counted: they raise no alarm).
+func (g *Sweeper) unknown(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, late func() bool, sw *provider.Swept) error {
+	items, err := g.Watch.list(ctx, "begins_with(sk, :sk)", gopayUnknownPrefix, cmp.Or(g.UnknownBudget, 20))
+	if err != nil {
+		return fmt.Errorf("list unknown gopay payments: %w", err)
+	}
+	var errs []error
+	for _, item := range items {
+		if late() {
+			break
+		}
+		id := strings.TrimPrefix(attrS(item, "sk"), gopayUnknownPrefix)
+		if err := g.unknownOne(ctx, now, accept, id, item, sw); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unknownOne fetches one unknown id again.
+func (g *Sweeper) unknownOne(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, id string, item map[string]types.AttributeValue, sw *provider.Swept) error {
+	first, _ := strconv.ParseInt(attrN(item, "first_missed"), 10, 64)
+	sweeps, _ := strconv.Atoi(attrN(item, "sweeps"))
+	if now.Sub(time.Unix(first, 0)) > UnknownMaxAge || sweeps >= UnknownSweeps {
+		return g.Watch.forget(ctx, id)
+	}
+	key := webhook.NewKey(Name, id)
+	sw.Fetched++
+	raw, err := g.Fetch(ctx, id)
+	if errors.Is(err, provider.ErrNotFound) {
+		if sweeps+1 >= UnknownSweeps {
+			return g.Watch.forget(ctx, id)
+		}
+		return g.Watch.swept(ctx, id)
+	}
+	if err != nil {
+		reason := logs.RedactError(err)
+		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: Notification, Outcome: provider.Failed, Note: reason})
+		return fmt.Errorf("fetch gopay payment %s: %s", id, reason)
+	}
+	// GoPay knows it now. An IGNORED claim is let through; any other
+	// status means a later notification claimed it since.
+	if err := g.Inbox.EndHold(ctx, key); errors.Is(err, inbox.ErrNotHeld) {
+		return g.Watch.forget(ctx, id)
+	} else if err != nil && !errors.Is(err, inbox.ErrNotFound) {
+		return fmt.Errorf("gopay payment %s: %w", id, err)
+	}
+	ev := webhook.Event{Provider: Name, ID: id, Type: Notification, Created: now,
+		Raw: []byte(`{"id":` + id + `}`), IDOnly: true}
+	if err := accept(ctx, ev); err != nil {
+		reason := logs.RedactError(err)
+		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Failed, Note: reason})
+		return fmt.Errorf("claim %s: %s", key, reason) // still watched: the next run tries again
+	}
+	sw.Missed++
+	sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Claimed,
+		Note: "GoPay did not know it when it notified; now " + gopayState(raw)})
+	return g.Watch.forget(ctx, id)
+}
+
 // cursor returns where the sweep stands: the sort key it reached, and when
 // the sweep under way started (now when there is none).
 func (g *Sweeper) cursor(ctx context.Context, now time.Time) (string, time.Time, error) {
@@ -309,4 +465,20 @@ func attrN(item map[string]types.AttributeValue, name string) string {
 		return v.Value
 	}
 	return ""
+}
+
+// swept counts one more sweep of an unknown id that GoPay still does not know.
+func (w *Watch) swept(ctx context.Context, id string) error {
+	_, err := w.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        &w.Table,
+		Key:              watchKey(gopayUnknownPrefix + id),
+		UpdateExpression: aws.String("ADD sweeps :one"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":one": &types.AttributeValueMemberN{Value: "1"},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("gopay payment %s: count its sweep: %w", id, err)
+	}
+	return nil
 }

@@ -26,9 +26,13 @@ func (Provider) Webhook() provider.Webhook {
 	}
 }
 
+// MinSecretLen is the shortest secret the verifier accepts: Shopify's are
+// 32 characters or more (hex, or shpss_ and hex).
+const MinSecretLen = 32
+
 // Verifier implements provider.Provider.
 func (Provider) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
-	return &Verifier{Secrets: secrets}, provider.CheckSecrets(Name, secrets)
+	return &Verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, MinSecretLen)
 }
 
 // Sign implements provider.Provider: ev.Body under the first secret, the
@@ -65,13 +69,13 @@ var shopDomain = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)+
 // (<shop>.myshopify.com), the shop's paid orders, read with
 // SHOPIFY_ADMIN_TOKEN (or its _ARN) from SHOPIFY_API_URL (default the
 // shop's Admin GraphQL endpoint), the first run going back
-// SHOPIFY_RECONCILE_LOOKBACK (default none). The orders are keyed apart
-// from their webhooks.
+// SHOPIFY_RECONCILE_LOOKBACK (default provider.DefaultSourceLookback; 0s:
+// from the first run). The orders are keyed apart from their webhooks.
 func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Source, error) {
 	r := env.Reader()
 	domain := r.String("SHOPIFY_SHOP_DOMAIN", "")
 	apiURL := r.String("SHOPIFY_API_URL", "")
-	lookback := r.Duration("SHOPIFY_RECONCILE_LOOKBACK", 0)
+	lookback := r.Window("SHOPIFY_RECONCILE_LOOKBACK", provider.DefaultSourceLookback)
 	if domain == "" {
 		return provider.Source{}, r.Err()
 	}

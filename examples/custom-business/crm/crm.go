@@ -7,11 +7,13 @@
 // warehouse) it tells the CRM about the shipment. Each CRM call and each
 // write is an effect of hookinbox's ledger.
 //
-// Guarantees: the CRM gets one request per event however often the
-// provider delivers it and wherever an attempt fails (the ledger records
-// each effect; each request carries an Idempotency-Key derived from the
-// event, for the window between the CRM answering and the record being
-// written). A CRM that is down (5xx, 429, no answer) is retried with
+// Guarantees: the CRM gets one request per checkout event and one per
+// paid order however often the provider delivers it and wherever an
+// attempt fails (the ledger records each effect; each request carries an
+// Idempotency-Key, for the window between the CRM answering and the record
+// being written). A paid order is keyed by the order, not the event: its
+// webhook and the reconciler's claim (shopify#order-<id>-paid), or a
+// captured body resent under new event ids, make one CRM order. A CRM that is down (5xx, 429, no answer) is retried with
 // backoff by hookinbox; a CRM that refuses the request (another 4xx)
 // parks the event in the DLQ with the reason. A Business is safe for
 // concurrent use.
@@ -27,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"errors"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -174,28 +177,42 @@ type Order struct {
 	Customer string `json:"customer,omitempty"`
 	Total    string `json:"total"`
 	Currency string `json:"currency"`
-	Event    string `json:"hookinbox_event"`
+	Key      string `json:"hookinbox_key"` // the order's key, shopify-order#<id>
 }
 
 // OrderPaid tells the CRM about a paid Shopify order, with the customer
-// of its email when a checkout saved one.
+// of its email when a checkout saved one, once per order.
+//
+// Shopify signs the body only: the topic and the event id are headers
+// anyone holding a captured body can change. So "paid" comes from the
+// body's financial_status (a pending order resent as orders/paid sends
+// nothing), and the CRM order is keyed by the order id in the body: the
+// first event of the order claims it in the contacts table
+// (order#<id>), and every other event of it (the reconciler's
+// shopify#order-<id>-paid, a resend under a new event id) finds the claim
+// and sends nothing. The Idempotency-Key is the order's too.
 func (b *Business) OrderPaid(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	var o struct {
-		ID         json.Number `json:"id"`
-		Email      string      `json:"email"`
-		TotalPrice string      `json:"total_price"`
-		Currency   string      `json:"currency"`
-		Customer   struct {
+		ID              json.Number `json:"id"`
+		FinancialStatus string      `json:"financial_status"`
+		Email           string      `json:"email"`
+		TotalPrice      string      `json:"total_price"`
+		Currency        string      `json:"currency"`
+		Customer        struct {
 			Email string `json:"email"`
 		} `json:"customer"`
 	}
-	if err := json.Unmarshal(ev.Raw, &o); err != nil || o.ID == "" {
-		return webhook.Permanent(fmt.Errorf("shopify %s: not an order: %v", ev.Key(), err))
+	if err := json.Unmarshal(ev.Raw, &o); err != nil || webhook.ValidateEventID(o.ID.String()) != nil {
+		return webhook.Permanent(fmt.Errorf("shopify %s: not an order with a usable id: %v", ev.Key(), err))
+	}
+	if o.FinancialStatus != "paid" {
+		return nil // not paid: the topic is unsigned and decides nothing
 	}
 	if o.Email == "" {
 		o.Email = o.Customer.Email
 	}
-	order := Order{Order: o.ID.String(), Email: o.Email, Total: o.TotalPrice, Currency: o.Currency, Event: string(ev.Key())}
+	key := webhook.NewKey("shopify-order", o.ID.String())
+	order := Order{Order: o.ID.String(), Email: o.Email, Total: o.TotalPrice, Currency: o.Currency, Key: string(key)}
 	if o.Email != "" {
 		// A read, not an effect: it changes nothing, so it may run again.
 		out, err := b.DB.GetItem(ctx, &dynamodb.GetItemInput{
@@ -209,13 +226,41 @@ func (b *Business) OrderPaid(ctx context.Context, ev webhook.Event, fx effects.R
 			order.Customer = v.Value
 		}
 	}
-	return effects.DoResult(ctx, fx, EffectOrder, func(ctx context.Context, idempotencyKey string) (string, error) {
+	return effects.DoResult(ctx, fx, EffectOrder, func(ctx context.Context, _ string) (string, error) {
+		mine, err := b.claimOrder(ctx, key, ev.Key())
+		switch {
+		case err != nil:
+			return "", err
+		case !mine:
+			return "sent for " + string(key) + " by another event", nil
+		}
 		var out struct {
 			ID string `json:"id"`
 		}
-		err := b.Post(ctx, "/orders", order, idempotencyKey, &out)
+		err = b.Post(ctx, "/orders", order, effects.IdempotencyKey(key, EffectOrder), &out)
 		return out.ID, err
 	})
+}
+
+// claimOrder records in the contacts table that event sends the CRM order
+// of order, unless another event did; it reports whether event holds the
+// claim (its own retries do).
+func (b *Business) claimOrder(ctx context.Context, order, event webhook.Key) (bool, error) {
+	_, err := b.DB.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(b.Contacts),
+		Item:                      map[string]types.AttributeValue{"pk": str(string(order)), "sk": str(EffectOrder), "event": str(string(event))},
+		ConditionExpression:       aws.String("attribute_not_exists(pk) OR #event = :event"),
+		ExpressionAttributeNames:  map[string]string{"#event": "event"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":event": str(string(event))},
+	})
+	var taken *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &taken):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("claim %s: %w", order, err)
+	}
+	return true, nil
 }
 
 // Post POSTs v as JSON to the CRM's path with the Idempotency-Key, and

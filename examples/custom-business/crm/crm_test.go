@@ -7,10 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -72,9 +75,16 @@ func (m *memTable) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...fu
 	return &dynamodb.GetItemOutput{Item: m.items[m.key(in.Key)]}, nil
 }
 
+// PutItem writes in.Item; the one condition the business writes with
+// ("not there yet, or owned by :event") is checked.
 func (m *memTable) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if owner, ok := in.ExpressionAttributeValues[":event"]; ok {
+		if old, exists := m.items[m.key(in.Item)]; exists && old["event"].(*types.AttributeValueMemberS).Value != owner.(*types.AttributeValueMemberS).Value {
+			return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+		}
+	}
 	m.items[m.key(in.Item)] = in.Item
 	return &dynamodb.PutItemOutput{}, nil
 }
@@ -119,7 +129,7 @@ func TestCheckoutOnceAndOrderFindsTheCustomer(t *testing.T) {
 	if err := mux.Handle(context.Background(), order, ledger.For(order.Key())); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.Calls(); len(got) != 2 || got[1] != "/orders "+effects.IdempotencyKey(order.Key(), crm.EffectOrder) {
+	if got := f.Calls(); len(got) != 2 || got[1] != "/orders "+effects.IdempotencyKey("shopify-order#820982911946154508", crm.EffectOrder) {
 		t.Errorf("CRM calls = %q, want the contact then the order", got)
 	}
 	if body := f.last["/orders"]; !contains(body, `"customer":"cus_R7xK2mQpL4vN9a"`) {
@@ -166,5 +176,41 @@ func TestFromEnvNamesEveryMissingSetting(t *testing.T) {
 	_, err := crm.FromEnv(context.Background(), awsConfig(), func(string) string { return "" })
 	if err == nil || !contains(err.Error(), "CRM_URL") || !contains(err.Error(), "CONTACTS_TABLE") {
 		t.Errorf("FromEnv with nothing set: %v, want an error naming CRM_URL and CONTACTS_TABLE", err)
+	}
+}
+
+// A paid order reaches the CRM once whatever event brings it: its
+// webhook, the reconciler's claim shopify#order-<id>-paid, and the
+// captured body resent under new event ids. A pending order resent under
+// the unsigned topic orders/paid sends nothing.
+func TestOrderOnceWhateverEventBringsIt(t *testing.T) {
+	f := &fakeCRM{}
+	b, _ := newBusiness(t, f)
+	mux := b.Mux()
+	ledger := effects.NewMemoryLedger()
+	paid := event(t, "shopify", "orders/paid", "../testdata/orders_paid.json")
+	pending := paid
+	pending.Raw = []byte(strings.Replace(string(paid.Raw), `"financial_status": "paid"`, `"financial_status": "pending"`, 1))
+	pending.Raw = []byte(strings.Replace(string(pending.Raw), "820982911946154508", "820982911946154509", 1))
+	tests := []struct {
+		id string
+		ev webhook.Event
+	}{
+		{"0b6a7c1e-4a0f-4c39-9d0a-2f1d3e4c5b6a", paid},    // the webhook
+		{"order-820982911946154508-paid", paid},           // the reconciler's claim
+		{"1c7b8d2f-5b1a-4d4a-8e1b-3a2e4f5d6c7b", paid},    // a resend under a new id
+		{"2d8c9e3a-6c2b-4e5b-9f2c-4b3f5a6e7d8c", paid},    // and another
+		{"3e9dab4b-7d3c-4f6c-8a3d-5c4a6b7f8e9d", pending}, // a pending order sent as orders/paid
+	}
+	for _, tt := range tests {
+		ev := tt.ev
+		ev.ID = tt.id
+		if err := mux.Handle(context.Background(), ev, ledger.For(ev.Key())); err != nil {
+			t.Fatalf("%s: %v", ev.Key(), err)
+		}
+	}
+	want := []string{"/orders " + effects.IdempotencyKey("shopify-order#820982911946154508", crm.EffectOrder)}
+	if got := f.Calls(); !slices.Equal(got, want) {
+		t.Errorf("CRM calls = %q, want %q", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package crm_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -146,6 +147,41 @@ func TestEffectsOnceWhereverAnAttemptFails(t *testing.T) {
 	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event {
 		return hookinboxtest.StripeThin(t, "checkout.session.completed")
 	}, f.Count)
+	// The reconciler's claim of a paid order (shopify#order-<id>-paid),
+	// and then, each failure case over, the order's webhook beside it:
+	// the webhook adds no CRM order.
+	var orders []hookinboxtest.Event
+	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event {
+		ev := hookinboxtest.Shopify(t, "orders/paid")
+		orders = append(orders, ev)
+		return reconciled(t, ev)
+	}, f.Count)
+	before := f.Count()
+	var keys []webhook.Key
+	for _, ev := range orders {
+		if got := p.Deliver(t, ev); got != "accepted" {
+			t.Fatalf("the webhook of %s: %s, want accepted (a claim of its own)", ev.Key(), got)
+		}
+		keys = append(keys, ev.Key())
+	}
+	p.ProcessUntil(t, time.Minute, func() bool { return p.AllFinished(t, keys) })
+	if got := f.Count() - before; got != 0 {
+		t.Errorf("the webhooks of %d orders the reconciler had claimed made %d CRM calls, want 0", len(orders), got)
+	}
+}
+
+// reconciled returns the reconciler's claim of the paid order ev brings:
+// the same body under the key shopify#order-<id>-paid.
+func reconciled(t testing.TB, ev hookinboxtest.Event) hookinboxtest.Event {
+	t.Helper()
+	var o struct {
+		ID json.Number `json:"id"`
+	}
+	if err := json.Unmarshal(ev.Body, &o); err != nil {
+		t.Fatal(err)
+	}
+	ev.ID = "order-" + o.ID.String() + "-paid"
+	return ev
 }
 
 // notifiesFirst is the business written wrong: it tells the CRM about the

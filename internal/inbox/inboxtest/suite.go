@@ -127,6 +127,30 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
+	t.Run("EndHoldLetsTheNextIDOnlyClaimThrough", func(t *testing.T) {
+		s := newStore(t)
+		ev := webhook.Event{Provider: "gopay", ID: "3000000002", Type: "notification", Raw: []byte(`{"id":3000000002}`), IDOnly: true}
+		first, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lease(t, s, first.Key, "w1", t0)
+		res := inbox.Result{Status: inbox.Ignored, Outcome: "not found at gopay", At: t0.Add(time.Second), RenewAfter: t0.Add(time.Hour)}
+		if _, err := s.Finish(ctx, first.Key, "w1", res); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.EndHold(ctx, first.Key); err != nil {
+			t.Fatalf("EndHold of an IGNORED event: %v", err)
+		}
+		if got, err := s.Get(ctx, first.Key); err != nil || got.Status != inbox.Ignored || !got.RenewAfter.IsZero() {
+			t.Fatalf("after EndHold: %+v, %v; want IGNORED without RenewAfter", got, err)
+		}
+		again, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0.Add(2 * time.Second), TTL: time.Hour})
+		if err != nil || again.Status != inbox.Received {
+			t.Fatalf("claim after EndHold: %+v, %v; want a new RECEIVED claim", again, err)
+		}
+	})
+
 	t.Run("IDOnlyClaimHeldOffUntilRenewAfter", func(t *testing.T) {
 		s := newStore(t)
 		ev := webhook.Event{Provider: "gopay", ID: "3000000001", Type: "notification", Raw: []byte(`{"id":3000000001}`), IDOnly: true}
@@ -154,6 +178,15 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		again, err := s.Claim(ctx, inbox.Claim{Event: ev, At: until, TTL: time.Hour})
 		if err != nil || again.Status != inbox.Received || !again.RenewAfter.IsZero() {
 			t.Fatalf("claim at RenewAfter: %+v, %v; want a new RECEIVED claim", again, err)
+		}
+		// EndHold lets the next notification through before RenewAfter,
+		// once the provider knows the object; only an IGNORED event has
+		// a hold to end.
+		if err := s.EndHold(ctx, first.Key); !errors.Is(err, inbox.ErrNotHeld) {
+			t.Errorf("EndHold of a RECEIVED claim: %v, want ErrNotHeld", err)
+		}
+		if err := s.EndHold(ctx, "gopay#404"); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("EndHold of no claim: %v, want ErrNotFound", err)
 		}
 		// A later outcome without RenewAfter clears it.
 		if _, err := s.Lease(ctx, first.Key, "w2", until, time.Minute); err != nil {
@@ -457,22 +490,26 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		if got := lease(t, s, it.Key, "w2", t0.Add(2*time.Second)); got.TakenFrom != "" {
 			t.Errorf("lease after FAILED taken from %q; a finished attempt leaves no lease to take over", got.TakenFrom)
 		}
-		got, err = s.Finish(ctx, it.Key, "w2", inbox.Result{Status: inbox.Dead, Error: "unknown price", At: t0.Add(3 * time.Second)})
+		got, err = s.Finish(ctx, it.Key, "w2", inbox.Result{Status: inbox.Dead, Error: "unknown price", At: t0.Add(3 * time.Second), Infrastructure: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status != inbox.Dead || got.LastError != "unknown price" || got.Attempts != 2 {
+		if got.Status != inbox.Dead || got.LastError != "unknown price" || got.Attempts != 2 || got.InfraFailures != 1 {
 			t.Errorf("after DEAD: %+v", got)
 		}
 		if pending, err := s.Pending(ctx, t0.Add(time.Hour), 0); err != nil || len(pending) != 0 {
 			t.Errorf("Pending with only a DEAD event: %d items, err %v; want none", len(pending), err)
 		}
 		// A message for a DEAD event is a redrive from the DLQ: a person
-		// sent it back, so it is leased again, keeping its history.
+		// sent it back, so it is leased again, keeping its last error, its
+		// failure counts started afresh (this lease is attempt 1).
 		got = lease(t, s, it.Key, "w3", t0.Add(time.Hour))
-		if got.Status != inbox.Processing || got.Attempts != 3 || got.LastError != "unknown price" ||
-			got.Outcome != "" || !got.ProcessedAt.IsZero() {
+		if got.Status != inbox.Processing || got.Attempts != 1 || got.InfraFailures != 0 || got.LastError != "unknown price" ||
+			got.Outcome != "" || !got.ProcessedAt.IsZero() || got.LeaseOwner != "w3" {
 			t.Errorf("Lease of DEAD: %+v", got)
+		}
+		if _, err := s.Lease(ctx, it.Key, "w9", t0.Add(time.Hour+time.Second), time.Minute); !errors.Is(err, inbox.ErrLeaseHeld) {
+			t.Errorf("second Lease of a redriven DEAD event: err = %v, want ErrLeaseHeld", err)
 		}
 		// Leased again, it is unfinished: the pending index has it back.
 		pending, err := s.Pending(ctx, t0.Add(2*time.Hour), 0)
@@ -559,24 +596,33 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
-	t.Run("RequeueKeepsHistory", func(t *testing.T) {
+	t.Run("RequeueKeepsTheReasonAndStartsTheCountsAfresh", func(t *testing.T) {
 		s := newStore(t)
 		it := claim(t, s, "evt_rq")
-		lease(t, s, it.Key, "w1", t0)
-		if _, err := s.Requeue(ctx, it.Key, t0.Add(time.Second)); !errors.Is(err, inbox.ErrLeaseHeld) {
+		for i := range 3 {
+			owner := fmt.Sprintf("w%d", i)
+			lease(t, s, it.Key, owner, t0.Add(time.Duration(i)*time.Second))
+			if _, err := s.Finish(ctx, it.Key, owner, inbox.Result{Status: inbox.Failed, Error: "throttled", At: t0.Add(time.Duration(i) * time.Second), Infrastructure: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lease(t, s, it.Key, "w1", t0.Add(time.Minute))
+		if _, err := s.Requeue(ctx, it.Key, t0.Add(time.Minute+time.Second)); !errors.Is(err, inbox.ErrLeaseHeld) {
 			t.Errorf("Requeue under live lease: err = %v, want ErrLeaseHeld", err)
 		}
-		if _, err := s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Dead, Error: "mapping gap", At: t0.Add(time.Second)}); err != nil {
+		if _, err := s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Dead, Error: "mapping gap", At: t0.Add(time.Minute + time.Second), Infrastructure: true}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Requeue(ctx, it.Key, t0.Add(time.Hour))
 		if err != nil {
 			t.Fatalf("Requeue of DEAD: %v", err)
 		}
-		if got.Status != inbox.Failed || got.Attempts != 1 || got.LastError != "mapping gap" || !got.ProcessedAt.IsZero() {
-			t.Errorf("after Requeue: %+v", got)
+		if got.Status != inbox.Failed || got.Attempts != 0 || got.InfraFailures != 0 || got.LastError != "mapping gap" || !got.ProcessedAt.IsZero() {
+			t.Errorf("after Requeue: %+v; want FAILED, counts afresh, the reason kept", got)
 		}
-		lease(t, s, it.Key, "w2", t0.Add(time.Hour))
+		if got := lease(t, s, it.Key, "w2", t0.Add(time.Hour)); got.Attempts != 1 || got.InfraFailures != 0 {
+			t.Errorf("lease after Requeue: attempts %d infra_failures %d, want 1 and 0", got.Attempts, got.InfraFailures)
+		}
 		if _, err := s.Finish(ctx, it.Key, "w2", inbox.Result{Status: inbox.Done, At: t0.Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}

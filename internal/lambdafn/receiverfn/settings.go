@@ -28,7 +28,7 @@ type Settings struct {
 
 // ProviderSecrets is where one provider's secrets come from.
 type ProviderSecrets struct {
-	Inline []string // <SecretEnv>, comma-separated; used as is when set (local runs)
+	Inline []string // <SecretEnv>, comma-separated or a JSON array (secrets.Parse); used as is when set (local runs)
 	ARN    string   // <SecretEnv>_ARN, read when Inline is empty
 }
 
@@ -48,7 +48,11 @@ func LoadSettings(getenv func(string) string, reg *provider.Registry) (Settings,
 	var names []string
 	for _, p := range reg.All() {
 		env := p.Webhook().SecretEnv
-		ps := ProviderSecrets{Inline: r.List(env), ARN: r.String(env+"_ARN", "")}
+		inline, err := secrets.Parse(r.String(env, ""))
+		if err != nil {
+			r.Problem("%s: %v", env, err)
+		}
+		ps := ProviderSecrets{Inline: inline, ARN: r.String(env+"_ARN", "")}
 		if len(ps.Inline) > 0 || ps.ARN != "" {
 			s.Secrets[p.Name()] = ps
 		}

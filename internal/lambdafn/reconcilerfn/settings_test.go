@@ -2,8 +2,10 @@ package reconcilerfn
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/provider"
@@ -74,5 +76,49 @@ func TestShopifyURLDefaultsToTheShops(t *testing.T) {
 	}
 	if len(got) != 2 {
 		t.Errorf("%d sources, want Stripe and Shopify", len(got))
+	}
+}
+
+// The GitHub and Shopify sources' first run looks back an hour unless
+// told otherwise; 0s starts from the first run, and GitHub's window is at
+// most the 3 days it keeps deliveries.
+func TestSourceLookbacks(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		env                    map[string]string
+		wantGitHub, wantShopfy time.Duration
+		wantErr                string
+	}{
+		{name: "defaults", wantGitHub: time.Hour, wantShopfy: time.Hour},
+		{name: "empty as the template passes it", env: map[string]string{"GITHUB_RECONCILE_LOOKBACK": "", "SHOPIFY_RECONCILE_LOOKBACK": ""},
+			wantGitHub: time.Hour, wantShopfy: time.Hour},
+		{name: "from the first run", env: map[string]string{"GITHUB_RECONCILE_LOOKBACK": "0s", "SHOPIFY_RECONCILE_LOOKBACK": "0"}},
+		{name: "all GitHub keeps", env: map[string]string{"GITHUB_RECONCILE_LOOKBACK": "72h", "SHOPIFY_RECONCILE_LOOKBACK": "240h"},
+			wantGitHub: 72 * time.Hour, wantShopfy: 240 * time.Hour},
+		{name: "longer than GitHub keeps", env: map[string]string{"GITHUB_RECONCILE_LOOKBACK": "73h"}, wantErr: "longer than the 3 days"},
+		{name: "negative", env: map[string]string{"SHOPIFY_RECONCILE_LOOKBACK": "-1h"}, wantErr: "SHOPIFY_RECONCILE_LOOKBACK"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"GITHUB_RECONCILE_HOOKS": "repos/acme/shop/hooks/1", "GITHUB_TOKEN": "ghp_1",
+				"SHOPIFY_SHOP_DOMAIN": "acme.myshopify.com", "SHOPIFY_ADMIN_TOKEN": "shpat_1"}
+			maps.Copy(env, tc.env)
+			got, err := sources(t, env)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("sources: %v, want an error saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			lookbacks := map[string]time.Duration{}
+			for _, src := range got {
+				lookbacks[src.Provider] = src.Lookback
+			}
+			if lookbacks["github"] != tc.wantGitHub || lookbacks["shopify"] != tc.wantShopfy {
+				t.Errorf("lookbacks GitHub %s Shopify %s, want %s and %s", lookbacks["github"], lookbacks["shopify"], tc.wantGitHub, tc.wantShopfy)
+			}
+		})
 	}
 }

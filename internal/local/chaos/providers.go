@@ -116,7 +116,7 @@ type Secrets map[string][]string
 var LocalSecrets = Secrets{
 	stripe.Name:   {LocalSecret},
 	github.Name:   {"local-hookinbox-chaos-github"},
-	shopify.Name:  {"local-hookinbox-chaos-shopify"},
+	shopify.Name:  {"local-hookinbox-chaos-shopify-secret"},
 	standard.Name: {"whsec_bG9jYWwtaG9va2luYm94LWNoYW9zLXN0YW5kYXJk"},
 	adyen.Name:    {"6C6F63616C2D686F6F6B696E626F782D6368616F732D616479656E2D6B657921"},
 }

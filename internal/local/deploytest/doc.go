@@ -11,6 +11,6 @@
 // through internal/local/samtemplate, the same reader the local stack uses,
 // so the stack and the checks cannot disagree about what the template says.
 // The permissions are checked on the template the SAM transform makes of
-// it (testdata/sam_translate.py, with the samtranslator package cfn-lint
+// it (samtemplate.Translate, with the samtranslator package cfn-lint
 // installs), which holds the roles as they are deployed.
 package deploytest

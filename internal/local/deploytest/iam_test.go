@@ -1,9 +1,7 @@
 package deploytest
 
 import (
-	"bytes"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"sort"
 	"strings"
@@ -27,9 +25,7 @@ var translations = struct {
 }{byPath: map[string]*samtemplate.Template{}}
 
 // translated returns the CloudFormation template the SAM transform makes of
-// the template at path. testdata/sam_translate.py runs the transform
-// offline with the samtranslator package cfn-lint installs (make test
-// requires cfn-lint); without it the test fails and says so.
+// the template at path (samtemplate.Translate), once per path.
 func translated(t *testing.T, path string) *samtemplate.Template {
 	t.Helper()
 	translations.Lock()
@@ -37,21 +33,9 @@ func translated(t *testing.T, path string) *samtemplate.Template {
 	if tpl, ok := translations.byPath[path]; ok {
 		return tpl
 	}
-	const need = "the SAM-translated template checks need python3 with cfn-lint and its samtranslator (pip install cfn-lint; make test requires it)"
-	python, err := exec.LookPath("python3")
+	tpl, err := samtemplate.Translate(path)
 	if err != nil {
-		t.Fatalf("%s: %v", need, err)
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(python, "testdata/sam_translate.py", path)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("SAM transform of %s: %v\n%s\n%s", path, err, stderr.String(), need)
-	}
-	tpl, err := samtemplate.Parse(out)
-	if err != nil {
-		t.Fatalf("SAM transform of %s: %v", path, err)
+		t.Fatal(err)
 	}
 	translations.byPath[path] = tpl
 	return tpl

@@ -131,6 +131,7 @@ func TestTemplateAlarmsOnOneTopic(t *testing.T) {
 				m    watched
 			}{
 				{"a burst of signature mismatches", watched{ns, metrics.VerifyFailed, map[string]string{"Reason": "bad-signature"}}},
+				{"webhooks refused as too large", watched{ns, metrics.VerifyFailed, map[string]string{"Reason": "too-large"}}},
 				{"processor errors", watched{"AWS/Lambda", "Errors", map[string]string{"FunctionName": fn("ProcessorFunction")}}},
 				{"events failing in the processor", watched{ns, metrics.Failed, map[string]string{}}},
 				{"the age of the oldest queued event", watched{"AWS/SQS", "ApproximateAgeOfOldestMessage", map[string]string{"QueueName": queue("EventsQueue")}}},

@@ -9,7 +9,7 @@ const (
 	// StripeKey is STRIPE_API_KEY, and the key the Stripe stand-in accepts.
 	StripeKey      = "sk_test_local_hookinbox_dev"
 	GitHubSecret   = "local-hookinbox-github"
-	ShopifySecret  = "local-hookinbox-shopify"
+	ShopifySecret  = "local-hookinbox-shopify-webhook-secret"
 	StandardSecret = "whsec_bG9jYWwtaG9va2luYm94LXN0YW5kYXJkLXdlYmhvb2tz"
 	// StandardSigningKey is the ed25519 key `hookinbox send standard
 	// --v1a` signs with (a sender's whsk_ key, its 32-byte seed);

@@ -38,6 +38,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
@@ -68,6 +69,12 @@ type Options struct {
 	// Secrets are local values of more secret variables (a team's own
 	// provider's), set like LocalEnv's in the functions that declare them.
 	Secrets map[string]string
+	// IAMRecord, when set, is the directory where every request of the
+	// stack's functions is recorded for iamcheck.Check: each function
+	// signs with its own access key ID (iamcheck.AccessKeyID) and reaches
+	// every AWS endpoint through a recording proxy. IAMTest names the
+	// test in the record.
+	IAMRecord, IAMTest string
 }
 
 // Stack is one running local pipeline: the template's tables and queues
@@ -88,8 +95,9 @@ type Stack struct {
 	// MOLLIE_API_URL (the stand-ins).
 	Endpoints map[string]string
 
-	opts    Options
-	servers []*standin.Server
+	opts     Options
+	servers  []*standin.Server
+	recorder *iamcheck.Recorder // nil unless Options.IAMRecord
 }
 
 // Start creates the stack's tables and queues on emu and serves the
@@ -138,6 +146,11 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		"SHOPIFY_API_URL":           urls[4] + "/admin/api/" + shopify.APIVersion + "/graphql.json",
 		"MOLLIE_API_URL":            urls[5],
 	}
+	if opts.IAMRecord != "" {
+		if s.recorder, err = newRecorder(opts.IAMRecord, opts.IAMTest, st); err != nil {
+			return nil, errors.Join(fmt.Errorf("stack %s: %w", opts.Name, err), s.Close())
+		}
+	}
 	return s, nil
 }
 
@@ -148,14 +161,20 @@ func (s *Stack) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return s.Delete(ctx)
+	err := s.Delete(ctx)
+	if s.recorder != nil {
+		err = errors.Join(err, s.recorder.Close())
+	}
+	return err
 }
 
 // Env returns the environment of the function logicalID: the variables
 // the template gives it, resolved to this stack, with the local secrets
 // (LocalEnv) in those it declares; the emulators' region, credentials and
 // endpoints, and the stand-ins' (Endpoints); then Options.Env and
-// overrides. Empty AWS_ENDPOINT_URL* variables are left out.
+// overrides. Empty AWS_ENDPOINT_URL* variables are left out. When the
+// stack records (Options.IAMRecord), the function signs with its own
+// access key ID and every AWS endpoint is its recording proxy.
 func (s *Stack) Env(logicalID string, overrides map[string]string) (map[string]string, error) {
 	env, err := s.FunctionEnv(logicalID)
 	if err != nil {
@@ -179,6 +198,16 @@ func (s *Stack) Env(logicalID string, overrides map[string]string) (map[string]s
 			delete(env, k)
 		}
 	}
+	if s.recorder != nil {
+		env["AWS_ACCESS_KEY_ID"] = iamcheck.AccessKeyID(logicalID)
+		for k, v := range env {
+			if strings.HasPrefix(k, "AWS_ENDPOINT_URL") {
+				if env[k], err = s.recorder.Front(v); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
 	return env, nil
 }
 
@@ -200,19 +229,40 @@ func (s *Stack) Build(ctx context.Context, logicalID string, overrides map[strin
 		return nil, err
 	}
 	getenv := func(k string) string { return env[k] }
-	cfg, err := devstack.ConfigFromEnv(getenv)
+	cfg, err := s.config(logicalID, getenv)
 	if err != nil {
-		return nil, fmt.Errorf("function %s: %w", logicalID, err)
-	}
-	cfg.Retryer = s.Emulators.AWSConfig().Retryer
-	if s.opts.Config != nil {
-		s.opts.Config(&cfg)
+		return nil, err
 	}
 	h, err := build(ctx, cfg, getenv, s.opts.Log(logicalID))
 	if err != nil {
 		return nil, fmt.Errorf("function %s: %w", logicalID, err)
 	}
 	return h, nil
+}
+
+// Config returns the AWS configuration the function logicalID is built
+// with: Lambda's event source mapping, which polls with the function's
+// role, uses it too.
+func (s *Stack) Config(logicalID string) (aws.Config, error) {
+	env, err := s.Env(logicalID, nil)
+	if err != nil {
+		return aws.Config{}, err
+	}
+	return s.config(logicalID, func(k string) string { return env[k] })
+}
+
+// config is the AWS configuration of getenv's environment with the
+// emulators' quick retries and Options.Config.
+func (s *Stack) config(logicalID string, getenv func(string) string) (aws.Config, error) {
+	cfg, err := devstack.ConfigFromEnv(getenv)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("function %s: %w", logicalID, err)
+	}
+	cfg.Retryer = s.Emulators.AWSConfig().Retryer
+	if s.opts.Config != nil {
+		s.opts.Config(&cfg)
+	}
+	return cfg, nil
 }
 
 // StartBootstrap runs bootstrap, the function logicalID built for this

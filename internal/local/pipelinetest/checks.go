@@ -69,7 +69,9 @@ func (p *Pipeline) State(t testing.TB) shop.State {
 }
 
 // EffectsOnce checks that the stand-ins saw one email per key in all, and
-// one invoice created for each key, however often the events ran.
+// one invoice per key, each created once for its checkout session (the
+// invoice's metadata names the session, not the event), however often the
+// events ran. Each key is a checkout of its own (Checkout).
 func (p *Pipeline) EffectsOnce(t testing.TB, keys []webhook.Key) {
 	t.Helper()
 	if got := len(p.SES.Sent()); got != len(keys) {
@@ -85,9 +87,12 @@ func (p *Pipeline) EffectsOnce(t testing.TB, keys []webhook.Key) {
 		}
 		invoices[c.Event][c.InvoiceID] = true
 	}
-	for _, k := range keys {
-		if n := len(invoices[string(k)]); n != 1 {
-			t.Errorf("%s: %d invoices, want 1", k, n)
+	if len(invoices) != len(keys) {
+		t.Errorf("invoices for %d checkout sessions, want one per event (%d)", len(invoices), len(keys))
+	}
+	for session, ids := range invoices {
+		if len(ids) != 1 {
+			t.Errorf("%s: %d invoices, want 1", session, len(ids))
 		}
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/emf"
+	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
@@ -135,6 +136,11 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		Secrets:  opts.Secrets,
 		Builders: map[string]lambdafn.Builder{},
 	}
+	if opts.Template == nil {
+		// Recorded for the IAM check (make test-iam), which knows
+		// template.yaml's roles.
+		po.IAMRecord, po.IAMTest = os.Getenv(iamcheck.RecordVariable), t.Name()
+	}
 	if opts.Processor != nil {
 		po.Builders["ProcessorFunction"] = opts.Processor
 	}
@@ -163,10 +169,13 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 	p.Shop = shop.New(shop.Config{Table: shopTable, MailFrom: "shop@example.com"}, p.DynamoDB, nil, nil)
 	p.Events = queue.New(emu.SQS(), st.Queues["EventsQueue"].URL)
 	p.DLQ = queue.New(emu.SQS(), st.Queues["EventsDLQ"].URL)
-	sourceCfg := emu.AWSConfig()
-	po.Config(&sourceCfg)
+	// Lambda's event source mapping polls with the processor's role.
+	sourceCfg, err := st.Config("ProcessorFunction")
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.Source = &lambdalocal.SQSSource{
-		Client: sqs.NewFromConfig(sourceCfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(emu.SQSURL) }), QueueURL: p.Events.URL(), QueueARN: st.Queues["EventsQueue"].ARN,
+		Client: sqs.NewFromConfig(sourceCfg), QueueURL: p.Events.URL(), QueueARN: st.Queues["EventsQueue"].ARN,
 		BatchSize: 10, Function: lambdalocal.InProcess(p.Process),
 	}
 	return p

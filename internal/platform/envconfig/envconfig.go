@@ -40,6 +40,16 @@ func (r *Reader) String(key, def string) string {
 	return def
 }
 
+// Window returns the key as Duration does, but also accepts zero ("0s",
+// "0"): a window that may be empty.
+func (r *Reader) Window(key string, def time.Duration) time.Duration {
+	v := strings.TrimSpace(r.get(key))
+	if d, err := time.ParseDuration(v); err == nil && d == 0 || v == "0" {
+		return 0
+	}
+	return r.Duration(key, def)
+}
+
 // Duration returns the key as a Go duration ("300s", "2m"), a bare number
 // meaning seconds, or def when empty.
 func (r *Reader) Duration(key string, def time.Duration) time.Duration {

@@ -44,6 +44,7 @@ const (
 	// Processor.
 	Processed      = "Processed"      // events that reached DONE
 	Ignored        = "Ignored"        // events with no handler (IGNORED)
+	OtherMode      = "OtherMode"      // events of the other mode (test-mode on a live deployment), IGNORED
 	Failed         = "Failed"         // attempts that failed transiently and will be retried
 	Parked         = "Parked"         // events parked in the DLQ (DEAD)
 	LeaseTakeovers = "LeaseTakeovers" // leases taken from a worker whose lease had run out
@@ -70,7 +71,7 @@ const (
 // Names lists every metric name above with its unit.
 var Names = map[string]Unit{
 	Received: Count, Duplicate: Count, VerifyFailed: Count, IntakeErrors: Count, Busy: Count, Enqueued: Count,
-	Processed: Count, Ignored: Count, Failed: Count, Parked: Count, LeaseTakeovers: Count,
+	Processed: Count, Ignored: Count, Failed: Count, Parked: Count, LeaseTakeovers: Count, OtherMode: Count,
 	EffectDuration: Milliseconds, EndToEndAge: Seconds, StripeEventsNotGenerated: Count,
 	Replayed:    Count,
 	StuckClaims: Count, Reconciled: Count, OverdueLeases: Count, Missed: Count, Skipped: Count, ReconcileErrors: Count,

@@ -31,6 +31,11 @@ func TestList(t *testing.T) {
 		{name: "one", value: aws.String("whsec_a"), want: []string{"whsec_a"}},
 		{name: "rotation", value: aws.String(" whsec_new , whsec_old,"), want: []string{"whsec_new", "whsec_old"}},
 		{name: "empty", value: aws.String(" , "), wantErr: "is empty"},
+		{name: "JSON array keeps commas", value: aws.String(`["new, with a comma", " old "]`), want: []string{"new, with a comma", " old "}},
+		{name: "empty JSON array", value: aws.String(`[]`), wantErr: "is empty"},
+		{name: "JSON array with an empty entry", value: aws.String(`["a,b", ""]`), wantErr: "JSON array entry 1 is empty"},
+		{name: "not an array of strings", value: aws.String(`["a,b", 1]`), wantErr: "not a JSON array of strings"},
+		{name: "a console key/value secret", value: aws.String(`{"secret":"a,b"}`), wantErr: "is a JSON object"},
 		{name: "binary only", value: nil, wantErr: "no SecretString"},
 		{name: "api error", err: errors.New("AccessDenied"), wantErr: "AccessDenied"},
 	}

@@ -23,14 +23,20 @@ const maxMetadataValue = 500
 type Option func(*patch)
 
 type patch struct {
-	customer, email, subscription, status, payment, apiVersion string
-	livemode                                                   *bool
-	size                                                       int
+	customer, email, subscription, status, payment, apiVersion, session string
+	livemode                                                            *bool
+	size                                                                int
 }
 
 // WithCustomer sets the customer ID ("cus_...") the object belongs to:
 // every occurrence of the fixture's customer ID.
 func WithCustomer(id string) Option { return func(p *patch) { p.customer = id } }
+
+// WithSession sets a checkout session's ID ("cs_..."). Without it a
+// checkout session gets an ID made from the event's ("cs_test_" and the
+// event ID after "evt_"): each event is its own checkout, as Stripe sends
+// one checkout.session.completed a session, unless two name one session.
+func WithSession(id string) Option { return func(p *patch) { p.session = id } }
 
 // WithEmail sets a checkout session's customer_details.email, or a
 // customer's email.
@@ -130,6 +136,14 @@ func PatchStripe(body []byte, id string, at time.Time, opts ...Option) ([]byte, 
 	}
 	if old, ok := obj["customer"].(string); ok && p.customer != "" {
 		data["object"] = replaceString(obj, old, p.customer)
+		obj = data["object"].(map[string]any)
+	}
+	if old, ok := obj["id"].(string); ok && obj["object"] == "checkout.session" {
+		session := p.session
+		if session == "" {
+			session = "cs_test_" + strings.TrimPrefix(id, "evt_")
+		}
+		data["object"] = replaceString(obj, old, session)
 		obj = data["object"].(map[string]any)
 	}
 	if p.email != "" {

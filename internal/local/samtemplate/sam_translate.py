@@ -1,6 +1,7 @@
 """Print the CloudFormation template AWS SAM deploys for a SAM template.
 
 Usage: python3 sam_translate.py template.yaml > translated.json
+(samtemplate.Translate embeds and runs it.)
 
 It runs the SAM transform (the samtranslator package cfn-lint depends on)
 offline: the names of AWS-managed policies a template may use in Policies
