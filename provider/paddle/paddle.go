@@ -53,22 +53,10 @@ type Verifier struct {
 // Validate reports a configuration that cannot verify anything: no secret,
 // an empty secret, a negative tolerance. The error names no secret.
 func (v *Verifier) Validate() error {
-	var problems []string
-	if len(v.Secrets) == 0 {
-		problems = append(problems, "no secret key")
-	}
-	for i, s := range v.Secrets {
-		if strings.TrimSpace(s) == "" {
-			problems = append(problems, fmt.Sprintf("secret key %d is empty", i))
-		}
-	}
 	if v.Tolerance < 0 {
-		problems = append(problems, fmt.Sprintf("tolerance %s is negative", v.Tolerance))
+		return fmt.Errorf("paddle verifier: tolerance %s is negative", v.Tolerance)
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("paddle verifier: %s", strings.Join(problems, "; "))
-	}
-	return nil
+	return provider.CheckSecrets(Name, v.Secrets)
 }
 
 // Verify checks Paddle-Signature over the exact raw body, then the signed

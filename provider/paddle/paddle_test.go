@@ -138,8 +138,8 @@ func TestValidate(t *testing.T) {
 		want string // "" for valid
 	}{
 		{name: "one key", v: paddle.Verifier{Secrets: []string{secret}}},
-		{name: "no key", v: paddle.Verifier{}, want: "no secret key"},
-		{name: "empty key", v: paddle.Verifier{Secrets: []string{secret, " "}}, want: "secret key 1 is empty"},
+		{name: "no key", v: paddle.Verifier{}, want: "no secret"},
+		{name: "empty key", v: paddle.Verifier{Secrets: []string{secret, " "}}, want: "secret 1 is empty"},
 		{name: "negative tolerance", v: paddle.Verifier{Secrets: []string{secret}, Tolerance: -time.Second}, want: "tolerance -1s is negative"},
 	}
 	for _, tt := range tests {
