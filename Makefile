@@ -36,7 +36,7 @@ build-floor:
 	$(gobuild) ./cmd/floor
 
 .DEFAULT_GOAL := test
-.PHONY: build sizes test test-moto test-iam iam-check test-examples vet lint-template fuzz chaos faults bench dev clean $(FUNCTIONS:%=build-%) build-floor
+.PHONY: build sizes test test-adopt test-moto test-iam iam-check test-examples vet lint-template fuzz chaos faults bench dev clean $(FUNCTIONS:%=build-%) build-floor
 
 # build builds every function into bin/<LogicalId>/bootstrap. Each target
 # gets its own ARTIFACTS_DIR unless one is given.
@@ -96,6 +96,14 @@ test-examples: local/node_modules
 	if [ -n "$$unformatted" ]; then echo "gofmt -l reports:"; echo "$$unformatted"; exit 1; fi
 	cd examples/custom-business && go vet ./... && go test -count=1 ./...
 	cfn-lint --include-checks I -- examples/custom-business/template.yaml
+
+# test-adopt runs docs/adopting.md's commands in a fresh module outside
+# the repository, as a user who is not root (nobody, when run as root),
+# with hookinbox in a read-only module cache served from this checkout's
+# committed tree: a cold build of the CLI and the example's tests, several
+# minutes. Commit first: it serves HEAD.
+test-adopt:
+	HOOKINBOX_ADOPT_TEST=1 go test -count=1 -timeout 25m ./internal/local/adopttest/
 
 # test-moto runs the inbox and effects conformance suites, the queue,
 # shop and pipeline tests on the second emulator family, moto_server

@@ -14,8 +14,11 @@
 // when the test ends. The processor runs your business as the deployed
 // function does (processorfn.Builder): its DynamoDB client
 // (processorfn.DynamoDB) reaches the emulators, your settings come from
-// the template's environment and Options.Env. The emulators need Node.js,
-// and `npm ci` runs in the hookinbox module the first time. Tests that
+// the template's environment and Options.Env. The emulators need Node.js
+// 20 with npm: the first run installs them (npm ci, from hookinbox's lock
+// file) into <user cache dir>/hookinbox/emulators-<hash>
+// (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux), never into the
+// read-only module cache. Tests that
 // share the emulators do not see each other's events. With -short, New
 // skips the test. It is part of hookinbox's public API (test helpers
 // only: nothing shipped imports it).

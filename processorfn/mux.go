@@ -3,6 +3,7 @@ package processorfn
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -66,4 +67,18 @@ func (m *Mux) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) e
 func (m *Mux) Handles(provider, eventType string) bool {
 	_, ok := m.routes[route{provider, eventType}]
 	return ok
+}
+
+// EventTypes returns the event types registered for each provider, each
+// list sorted: what the business file's EventTypes must list
+// (hookinboxtest.CheckEventTypes), so the reconciler looks for them.
+func (m *Mux) EventTypes() map[string][]string {
+	types := map[string][]string{}
+	for r := range m.routes {
+		types[r.provider] = append(types[r.provider], r.eventType)
+	}
+	for _, list := range types {
+		slices.Sort(list)
+	}
+	return types
 }

@@ -3,6 +3,7 @@ package processorfn_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/hookinbox/hookinbox/effects"
@@ -69,4 +70,25 @@ func TestMuxRegisteringTwicePanics(t *testing.T) {
 	}()
 	h := func(context.Context, webhook.Event, effects.Runner) error { return nil }
 	processorfn.NewMux().On("stripe", h, "invoice.paid").On("stripe", h, "invoice.paid")
+}
+
+// TestBusinessIsProcessorfns: Business is this package's own type, so go
+// doc shows its Handle method, not an alias of an internal type.
+func TestBusinessIsProcessorfns(t *testing.T) {
+	typ := reflect.TypeOf((*processorfn.Business)(nil)).Elem()
+	if got, want := typ.PkgPath(), "github.com/hookinbox/hookinbox/processorfn"; got != want {
+		t.Errorf("Business is declared in %s, want %s", got, want)
+	}
+	if _, ok := typ.MethodByName("Handle"); !ok {
+		t.Errorf("Business has no method Handle")
+	}
+}
+
+func TestMuxEventTypes(t *testing.T) {
+	nop := func(context.Context, webhook.Event, effects.Runner) error { return nil }
+	m := processorfn.NewMux().On("stripe", nop, "invoice.paid", "checkout.session.completed").On("shopify", nop, "orders/paid")
+	want := map[string][]string{"stripe": {"checkout.session.completed", "invoice.paid"}, "shopify": {"orders/paid"}}
+	if got := m.EventTypes(); !reflect.DeepEqual(got, want) {
+		t.Errorf("EventTypes = %v, want %v", got, want)
+	}
 }

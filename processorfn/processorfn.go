@@ -34,6 +34,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Business is your code: Handle runs the effects of one verified event
@@ -46,7 +47,9 @@ import (
 // Handles(provider, eventType string) bool (Mux has) names the types the
 // processor's metrics break down by; every other type is counted as
 // "other".
-type Business = processor.Business
+type Business interface {
+	Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error
+}
 
 // BusinessBuilder builds your Business at cold start from the function's
 // AWS config and environment. It reads its own settings through getenv and
@@ -127,7 +130,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow, NotFoundHold: s.NotFoundHold,
 			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: live,
 		},
-		inbox.NewDynamoDB(db, s.Table),
+		inbox.NewDynamoDB(db, s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle)),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
 		business,
 		queue.New(sq, s.QueueURL),

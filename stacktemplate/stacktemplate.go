@@ -11,6 +11,9 @@
 // !GetAtt, !Sub, ...), and these top-level keys, each optional:
 //
 //	Description: custom-business (hookinbox with a CRM business)
+//	EventTypes:         # the event types the business handles, by provider
+//	  stripe: [invoice.paid, checkout.session.completed]
+//	  shopify: [orders/paid]
 //	Parameters: {...}   # added to the template's Parameters
 //	Conditions: {...}   # added to its Conditions
 //	Resources: {...}    # added to its Resources: the business's tables, ...
@@ -34,6 +37,11 @@
 //   - A name the business gives that hookinbox's template already has (a
 //     parameter, condition, resource, output or environment variable) is
 //     an error, as is an unknown top-level key.
+//   - EventTypes' Stripe list (at most 20 types) becomes the default of
+//     the parameter StripeEventTypes, which the reconciler lists Stripe's
+//     events by; no list gives an empty default, never the example shop's
+//     types. Its lists are the ones hookinboxtest.CheckEventTypes compares
+//     with what the business's processorfn.Mux handles.
 //   - Every AWS::DynamoDB::Table of the business without a DeletionPolicy
 //     or UpdateReplacePolicy gets Retain: deleting or replacing the stack
 //     keeps the business's data unless the business file says Delete.
@@ -87,13 +95,20 @@ func generate(base, business []byte) ([]byte, error) {
 		return nil, fmt.Errorf("business file: %w", err)
 	}
 	if len(biz.Content) == 0 || biz.Content[0].Kind != yaml.MappingNode {
-		return nil, errors.New("business file: want a mapping with Description, Parameters, Conditions, Resources, Outputs, Processor, Receiver or Reconciler")
+		return nil, errors.New("business file: want a mapping with Description, EventTypes, Parameters, Conditions, Resources, Outputs, Processor, Receiver or Reconciler")
 	}
 	if err := removeShop(root); err != nil {
 		return nil, fmt.Errorf("hookinbox's template: %w", err)
 	}
 	if err := addBusiness(root, biz.Content[0]); err != nil {
 		return nil, fmt.Errorf("business file: %w", err)
+	}
+	types, err := EventTypes(business)
+	if err != nil {
+		return nil, err
+	}
+	if err := setStripeEventTypes(root, types["stripe"]); err != nil {
+		return nil, fmt.Errorf("hookinbox's template: %w", err)
 	}
 	var out bytes.Buffer
 	out.WriteString(Header)
@@ -164,10 +179,66 @@ func addBusiness(root, biz *yaml.Node) error {
 			if err := addEnvironment(root, key, val); err != nil {
 				return err
 			}
+		case "EventTypes":
+			// Read by EventTypes.
 		default:
-			return fmt.Errorf("unknown key %s: want Description, Parameters, Conditions, Resources, Outputs, Processor, Receiver or Reconciler", key)
+			return fmt.Errorf("unknown key %s: want Description, EventTypes, Parameters, Conditions, Resources, Outputs, Processor, Receiver or Reconciler", key)
 		}
 	}
+	return nil
+}
+
+// maxStripeEventTypes is the most types Stripe's event list filters by.
+const maxStripeEventTypes = 20
+
+// EventTypes returns the business file's EventTypes: the event types the
+// business handles, by provider ("stripe", "shopify", ...), each list as
+// written. A file without the key has none.
+func EventTypes(business []byte) (map[string][]string, error) {
+	var file struct {
+		EventTypes map[string][]string `yaml:"EventTypes"`
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(business, &doc); err != nil {
+		return nil, fmt.Errorf("business file: %w", err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	n := value(doc.Content[0], "EventTypes")
+	if n == nil {
+		return nil, nil
+	}
+	wrapped := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: "EventTypes"}, n}}
+	if err := wrapped.Decode(&file); err != nil {
+		return nil, fmt.Errorf("business file: EventTypes must map each provider to a list of event types: %w", err)
+	}
+	for provider, types := range file.EventTypes {
+		for _, t := range types {
+			if t == "" || strings.ContainsAny(t, ", ") {
+				return nil, fmt.Errorf("business file: EventTypes %s: %q is not an event type", provider, t)
+			}
+		}
+		if provider == "stripe" && len(types) > maxStripeEventTypes {
+			return nil, fmt.Errorf("business file: EventTypes stripe: %d types, Stripe's event list filters by at most %d", len(types), maxStripeEventTypes)
+		}
+	}
+	return file.EventTypes, nil
+}
+
+// setStripeEventTypes sets the default of the parameter StripeEventTypes
+// to types, comma-separated, and says where it comes from.
+func setStripeEventTypes(root *yaml.Node, types []string) error {
+	param := value(root, "Parameters", "StripeEventTypes")
+	def, desc := value(param, "Default"), value(param, "Description")
+	if def == nil || desc == nil {
+		return errors.New("the parameter StripeEventTypes has no Default or Description")
+	}
+	def.Value, def.Tag, def.Style = strings.Join(types, ","), "!!str", yaml.DoubleQuotedStyle
+	desc.Value = "The Stripe event types the business handles (comma-separated, at most 20): " +
+		"the reconciler lists only these from Stripe's event list. " +
+		"The default is the business file's EventTypes stripe list; change that list and generate again."
+	desc.Style = yaml.FoldedStyle
 	return nil
 }
 

@@ -1,14 +1,20 @@
 package stacktemplate
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 
 	"github.com/hookinbox/hookinbox"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/reconcilerfn"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
 const crm = `
@@ -117,6 +123,9 @@ func TestGenerateKeepsHookinboxAndAddsTheBusiness(t *testing.T) {
 		}
 	}
 	for name, want := range base.Parameters {
+		if name == "StripeEventTypes" {
+			continue // TestGenerateStripeEventTypesAreTheBusinesss
+		}
 		if _, shop := got.Parameters[name]; shop || !contains(shopParameters, name) {
 			if !reflect.DeepEqual(got.Parameters[name], want) {
 				t.Errorf("parameter %s changed", name)
@@ -174,6 +183,70 @@ func TestGenerateWithoutBusinessIsTheStackWithoutTheShop(t *testing.T) {
 	}
 }
 
+// TestGenerateStripeEventTypesAreTheBusinesss: the reconciler of a
+// generated stack lists the Stripe types the business file names, and
+// never the example shop's.
+func TestGenerateStripeEventTypesAreTheBusinesss(t *testing.T) {
+	tests := map[string]struct {
+		business string
+		want     []string
+	}{
+		"invoice.paid": {
+			business: crm + "EventTypes:\n  stripe: [invoice.paid, customer.subscription.deleted]\n  shopify: [orders/paid]\n",
+			want:     []string{"invoice.paid", "customer.subscription.deleted"},
+		},
+		"no Stripe types": {business: crm + "EventTypes:\n  shopify: [orders/paid]\n"},
+		"no EventTypes":   {business: crm},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, tpl := generated(t, tt.business)
+			env, err := tpl.FunctionEnv("ReconcilerFunction", samtemplate.Context{
+				Lookup: func(id, attr string) (string, error) { return id + "." + attr, nil },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What the deployed reconciler reads, given a Stripe key.
+			env["STRIPE_API_KEY"] = "sk_test_x"
+			reg, err := builtin.Registry()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sources, err := reconcilerfn.Sources(context.Background(), &provider.Env{Getenv: func(k string) string { return env[k] }}, reg)
+			if len(tt.want) == 0 {
+				if got := env["STRIPE_EVENT_TYPES"]; got != "" {
+					t.Errorf("STRIPE_EVENT_TYPES = %q, want empty (not the example shop's types)", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var types []string
+			for _, src := range sources {
+				if events, ok := src.List.(*stripe.Events); ok {
+					types = events.Types
+				}
+			}
+			if diff := cmp.Diff(tt.want, types); diff != "" {
+				t.Errorf("the reconciler's Stripe types (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEventTypes(t *testing.T) {
+	got, err := EventTypes([]byte("EventTypes:\n  stripe: [invoice.paid]\n  shopify: [orders/paid, orders/create]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"stripe": {"invoice.paid"}, "shopify": {"orders/paid", "orders/create"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("EventTypes (-want +got):\n%s", diff)
+	}
+}
+
 func TestGenerateRefuses(t *testing.T) {
 	tests := map[string]string{
 		"a parameter hookinbox has":          "Parameters:\n  LogLevel: {Type: String}\n",
@@ -187,6 +260,9 @@ func TestGenerateRefuses(t *testing.T) {
 		"a policy that is not a list":        "Processor:\n  Policy: {Sid: X}\n",
 		"a receiver variable hookinbox has":  "Receiver:\n  Environment:\n    INBOX_TABLE: x\n",
 		"a receiver policy":                  "Receiver:\n  Policy: []\n",
+		"event types that are not lists":     "EventTypes:\n  stripe: invoice.paid\n",
+		"a comma in an event type":           "EventTypes:\n  stripe: [\"invoice.paid,invoice.created\"]\n",
+		"21 Stripe types":                    "EventTypes:\n  stripe: [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, u]\n",
 	}
 	for name, business := range tests {
 		if _, err := Generate([]byte(business)); err == nil {

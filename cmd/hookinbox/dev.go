@@ -19,7 +19,6 @@ import (
 
 	"github.com/hookinbox/hookinbox/provider"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
@@ -81,10 +80,11 @@ func localAddr() string {
 func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := devFlags{env: envFlag{}, params: envFlag{}}
 	fs := newFlagSet("dev", "[flags]", `
-Runs the local stack in the foreground until Ctrl-C: dynalite and
-local-aws-sqs on 127.0.0.1 (unless AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_DYNAMODB
-and AWS_ENDPOINT_URL_SQS point elsewhere, e.g. LocalStack), every table and
-queue of template.yaml (named hookinbox-inbox, hookinbox-events, ...), SES and
+Runs the local stack in the foreground until Ctrl-C: dynalite,
+local-aws-sqs and gofakes3 (S3) on 127.0.0.1 (unless AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_DYNAMODB
+and AWS_ENDPOINT_URL_SQS point elsewhere, e.g. LocalStack, with
+AWS_ENDPOINT_URL_S3 for S3), every table, queue and bucket of template.yaml
+(named hookinbox-inbox, hookinbox-events, ...), SES and
 Stripe API stand-ins, and every function of the template wired to its events:
 HttpApi routes served on --addr, SQS event sources with the template's batch
 size and window, rate(...) schedules. GET /healthz answers 200 once ready.
@@ -125,6 +125,7 @@ type devStack struct {
 	flags          devFlags
 	stdout, stderr io.Writer
 	buildDir       string // where make build-<LogicalId> runs: the template's directory
+	sampleType     string // the Stripe event type the banner sends: one the business handles
 
 	logMu sync.Mutex
 	ready atomic.Bool
@@ -139,6 +140,17 @@ type devStack struct {
 	verifiers map[string]provider.Verifier
 
 	cleanups []func()
+}
+
+// sampleStripeType returns the first Stripe event type the template's
+// reconciler lists (StripeEventTypes' default: the business's), else
+// checkout.session.completed.
+func sampleStripeType(tpl *samtemplate.Template) string {
+	first, _, _ := strings.Cut(tpl.Parameters["StripeEventTypes"].Default, ",")
+	if first = strings.TrimSpace(first); first != "" {
+		return first
+	}
+	return "checkout.session.completed"
 }
 
 // logf prints one timestamped line on stderr.
@@ -181,6 +193,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("load template: %w", err)
 	}
+	d.sampleType = sampleStripeType(tpl)
 	// Another module's stack (stacktemplate): its functions are its own
 	// mains, built by the Makefile beside its template as sam build does.
 	if d.buildDir, err = filepath.Abs(filepath.Dir(tplPath)); err != nil {
@@ -209,10 +222,12 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	baseURL := "http://" + ln.Addr().String()
 
 	// Emulators.
-	if _, err := os.Stat(filepath.Join(root, "local", "node_modules", "dynalite")); err != nil && os.Getenv("AWS_ENDPOINT_URL") == "" && os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
-		d.logf("installing the emulators: npm ci --prefix local (first run only; takes a minute)")
+	if dir, err := devstack.EmulatorDir(root); err == nil && os.Getenv("AWS_ENDPOINT_URL") == "" && os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "dynalite")); err != nil {
+			d.logf("installing the emulators into %s: npm ci (first run only; takes a minute)", dir)
+		}
 	}
-	d.logf("starting dynalite and local-aws-sqs")
+	d.logf("starting dynalite, local-aws-sqs and gofakes3")
 	emu, err := devstack.Start(ctx, devstack.Options{
 		Root: root, Stderr: d.childLog("emulators"),
 		DynamoDBPort: d.flags.dynamoDBPort, SQSPort: d.flags.sqsPort,
@@ -360,7 +375,7 @@ func (d *devStack) wire(ctx context.Context, st *pipeline.Stack, fns []pipeline.
 	})
 	api := &lambdalocal.HTTPAPI{Log: d.errorLogger("http api")}
 	sqsClient := st.Emulators.SQS()
-	inboxItem := inbox.NewDynamoDB(st.Emulators.DynamoDB(), st.Tables["InboxTable"]).Get
+	inboxItem := st.Inbox().Get
 	for _, spec := range fns {
 		fn := invokers[spec.LogicalID]
 		for _, t := range spec.Triggers {
@@ -458,10 +473,12 @@ func (d *devStack) stateOf(root, baseURL string, st *pipeline.Stack, fns []pipel
 		BaseURL: baseURL, WebhookURL: baseURL + "/webhooks/stripe", HealthURL: baseURL + "/healthz",
 		StripeWebhookSecret: d.flags.secret, StripeAPIKey: pipeline.StripeKey,
 		Endpoints: st.Endpoints, Env: st.Emulators.EnvMap(),
-		Tables: st.Tables, Queues: map[string]stateQueue{},
+		Tables: st.Tables, Buckets: st.Buckets, Queues: map[string]stateQueue{},
 		MetricsFile: metricsFileFor(d.flags.stateFile),
 	}
 	s.Env["AWS_ENDPOINT_URL_SESV2"] = st.Endpoints["AWS_ENDPOINT_URL_SESV2"]
+	// The AWS CLI v1 reads its region from AWS_DEFAULT_REGION only.
+	s.Env["AWS_DEFAULT_REGION"] = devstack.Region
 	for id, q := range st.Queues {
 		s.Queues[id] = stateQueue{Name: q.Name, URL: q.URL, ARN: q.ARN}
 	}
@@ -517,9 +534,16 @@ func (d *devStack) printBanner(s *devState, specs []pipeline.Function) {
 	if d.flags.stateFile != defaultStateFile() {
 		stateArg = " --state-file " + d.flags.stateFile
 	}
-	fmt.Fprintln(w, "In another terminal, send the same event three times, then look at the shop:")
-	fmt.Fprintf(w, "  go run ./cmd/hookinbox send stripe checkout.session.completed --times 3%s\n", stateArg)
-	fmt.Fprintf(w, "  go run ./cmd/hookinbox state%s\n", stateArg)
+	self := selfCommand()
+	if _, shop := s.Tables["ShopTable"]; shop {
+		fmt.Fprintln(w, "In another terminal, send the same event three times, then look at the shop:")
+		fmt.Fprintf(w, "  %s send stripe checkout.session.completed --times 3%s\n", self, stateArg)
+		fmt.Fprintf(w, "  %s state%s\n", self, stateArg)
+	} else {
+		fmt.Fprintln(w, "In another terminal, send the same event three times, then inspect it (send prints its key):")
+		fmt.Fprintf(w, "  %s send stripe %s --times 3%s\n", self, d.sampleType, stateArg)
+		fmt.Fprintf(w, "  %s inspect stripe#<event id>%s\n", self, stateArg)
+	}
 	fmt.Fprintf(w, "From elsewhere: --url %s --secret %s\n\n", s.WebhookURL, s.StripeWebhookSecret)
 
 	fmt.Fprintln(w, "Point other tools (AWS CLI, SDKs) at the stack:")

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
@@ -86,6 +88,17 @@ func TestEndToEnd(t *testing.T) {
 			return string(out), fmt.Errorf("hookinbox %s: %v\n%s%s", strings.Join(args, " "), err, out, &stderr)
 		}
 		return string(out), nil
+	}
+
+	// dev created the template's body bucket on its S3 server.
+	if st, err := loadState(stateFile); err != nil {
+		t.Error(err)
+	} else if st.Buckets["BodyBucket"] == "" {
+		t.Errorf("state file: buckets %v; want BodyBucket", st.Buckets)
+	} else if cfg, err := st.awsConfig(); err != nil {
+		t.Error(err)
+	} else if _, err := s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }).HeadBucket(context.Background(), &s3.HeadBucketInput{Bucket: aws.String(st.Buckets["BodyBucket"])}); err != nil {
+		t.Errorf("BodyBucket %s on dev's S3 server: %v", st.Buckets["BodyBucket"], err)
 	}
 
 	// The same event three times: one accepted, two duplicates.

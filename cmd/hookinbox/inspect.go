@@ -38,6 +38,7 @@ type itemView struct {
 	ReceivedAt    *time.Time   `json:"received_at,omitempty"`
 	EnqueuedAt    *time.Time   `json:"enqueued_at,omitempty"`
 	PayloadSHA256 string       `json:"payload_sha256"`
+	PayloadObject string       `json:"payload_object,omitempty"`
 	ExpiresAt     *time.Time   `json:"expires_at,omitempty"`
 	LeaseOwner    string       `json:"lease_owner,omitempty"`
 	LeaseUntil    *time.Time   `json:"lease_until,omitempty"`
@@ -59,7 +60,7 @@ func viewOf(it inbox.Item) itemView {
 	return itemView{
 		Key: it.Key, Status: it.Status, Provider: it.Provider, EventType: it.EventType, Livemode: it.Livemode,
 		Created: t(it.Created), ReceivedAt: t(it.ReceivedAt), EnqueuedAt: t(it.EnqueuedAt),
-		PayloadSHA256: it.PayloadSHA256, ExpiresAt: t(it.ExpiresAt),
+		PayloadSHA256: it.PayloadSHA256, PayloadObject: it.PayloadObject, ExpiresAt: t(it.ExpiresAt),
 		LeaseOwner: it.LeaseOwner, LeaseUntil: t(it.LeaseUntil), Attempts: it.Attempts, InfraFailures: it.InfraFailures, LastError: it.LastError,
 		ProcessedAt: t(it.ProcessedAt), Outcome: it.Outcome, RenewAfter: t(it.RenewAfter),
 	}
@@ -100,7 +101,7 @@ Examples:
 	}
 	table := t.table
 	db := dynamodb.NewFromConfig(t.cfg)
-	store := inbox.NewDynamoDB(db, table)
+	store := t.store()
 	it, err := store.Get(ctx, key)
 	if errors.Is(err, inbox.ErrNotFound) {
 		return fmt.Errorf("%s is not in the inbox (table %s): was it sent to this stack? `hookinbox send` prints the keys it sends", key, table)
@@ -176,6 +177,9 @@ func printInspection(w io.Writer, it inbox.Item, recs []effects.Record) {
 	}
 	row("livemode", fmt.Sprint(it.Livemode))
 	row("payload sha256", it.PayloadSHA256)
+	if it.PayloadObject != "" {
+		row("payload object", it.PayloadObject+" (in the body bucket)")
+	}
 	row("expires", ts(it.ExpiresAt))
 	fmt.Fprintf(w, "\nEffects done: %d\n", len(recs))
 	for _, r := range recs {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -170,5 +171,53 @@ func TestInspectShowsTheNotFoundWindow(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"renew_after":"2026-12-01T12:15:00Z"`) {
 		t.Errorf("inspect JSON %s has no renew_after", b)
+	}
+}
+
+// TestInspectAndReplayReadABodyKeptInS3: a parked event whose body is over
+// the item limit is shown whole by inspect, with the object that keeps it,
+// and replayed by key.
+func TestInspectAndReplayReadABodyKeptInS3(t *testing.T) {
+	emu, st := stackInEnv(t)
+	ctx := context.Background()
+	store := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"]).WithBodies(inbox.NewBodies(emu.S3(), st.Buckets["BodyBucket"]))
+	path := localStateFile(t, emu, st)
+
+	now := time.Now()
+	raw := []byte(`{"ref":"refs/heads/main","padding":"` + strings.Repeat("a", inbox.MaxPayloadBytes) + `"}`)
+	c := inbox.Claim{Event: webhook.Event{Provider: "github", ID: "d-bigpark", Type: "push", Created: now, Raw: raw}, At: now, TTL: time.Hour}
+	it, err := store.Claim(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.PutPayload(ctx, c.PayloadItem(), raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Lease(ctx, it.Key, "w", now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Finish(ctx, it.Key, "w", inbox.Result{Status: inbox.Dead, Error: "parked", At: now}); err != nil {
+		t.Fatal(err)
+	}
+
+	var out, errOut strings.Builder
+	if err := cmdInspect(ctx, []string{string(it.Key), "--json", "--state-file", path}, &out, &errOut); err != nil {
+		t.Fatalf("inspect: %v\n%s", err, errOut.String())
+	}
+	var got inspection
+	if err := json.Unmarshal([]byte(out.String()), &got); err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, got.Payload); err != nil || compact.String() != string(raw) || got.Item.PayloadObject != it.PayloadObject {
+		t.Errorf("inspect --json: payload of %d bytes (%v), object %q; want the %d-byte body and %q", compact.Len(), err, got.Item.PayloadObject, len(raw), it.PayloadObject)
+	}
+
+	out.Reset()
+	if err := cmdReplay(ctx, []string{"--key", string(it.Key), "--json", "--state-file", path}, &out, &errOut); err != nil {
+		t.Fatalf("replay: %v\n%s", err, errOut.String())
+	}
+	if after, err := store.Get(ctx, it.Key); err != nil || after.Status != inbox.Failed {
+		t.Errorf("after replay: %s, %v; want FAILED, queued again (replay said %s)", after.Status, err, out.String())
 	}
 }

@@ -7,10 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 )
@@ -82,7 +80,7 @@ Examples:
 		return fmt.Errorf("the stack names no events queue or DLQ; restart hookinbox dev")
 	}
 	sq := sqs.NewFromConfig(t.cfg)
-	h := replay.New(replay.Config{}, inbox.NewDynamoDB(dynamodb.NewFromConfig(t.cfg), t.table),
+	h := replay.New(replay.Config{}, t.store(),
 		queue.New(sq, t.queueURL), queue.New(sq, t.dlqURL), nil)
 	sum, err := h.Handle(ctx, req)
 	if err != nil {

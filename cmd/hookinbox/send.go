@@ -17,8 +17,10 @@ import (
 
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
@@ -34,6 +36,7 @@ type sendFlags struct {
 	keepID                 bool
 	customer, email        string
 	subscription, status   string
+	object                 string
 	thin                   bool
 	timeout                time.Duration
 	variants               map[string]*bool // a provider's ways of sending (provider.Webhook.Variants), by flag
@@ -49,9 +52,11 @@ status and error.
 
 An event type (checkout.session.completed, customer.subscription.created,
 customer.subscription.updated, customer.subscription.deleted, invoice.paid,
-...) sends the real event of that type in testdata/stripe/, with the
---customer, --email, --subscription and --status given; a path sends that
-file. Either way the event gets a fresh evt_ ID unless --id is given (or,
+...) sends the real event of that type in hookinbox's testdata/stripe/
+about objects of its own (a fresh invoice, session or subscription ID each
+run, unless --object or --subscription names one), with the --customer,
+--email, --subscription and --status given; a path sends that file as it
+is. Either way the event gets a fresh evt_ ID unless --id is given (or,
 for a file, --keep-id). --times N sends the SAME event, byte for byte, N times.
 
 --thin sends the event type as a thin event notification (object
@@ -62,7 +67,11 @@ stack's Stripe stand-in, which the processor fetches them from.
 The URL and secret come from the running stack's state file (written by
 hookinbox dev) unless --url and --secret are given.
 
-The other providers take a file and sign it exactly as they do:
+The other providers take a file, or the name of one of hookinbox's own
+payloads (testdata/<provider>/: a Shopify topic orders/paid, a GitHub
+event issues, a Standard Webhooks type invoice.paid, an Adyen event code
+AUTHORISATION; a Shopify order gets a fresh order ID), and sign it exactly
+as they do:
   github    X-Hub-Signature-256 (sha256= hex HMAC of the body); the event is
             --type or the file's name (testdata/github/issues.json: issues);
             a fresh X-GitHub-Delivery unless --id; --form sends it as a hook
@@ -92,7 +101,8 @@ The other providers take a file and sign it exactly as they do:
 Examples:
   hookinbox send stripe checkout.session.completed --times 3
   hookinbox send stripe checkout.session.completed --thin
-  hookinbox send shopify testdata/shopify/orders_paid.json --times 2
+  hookinbox send shopify orders/paid --times 2
+  hookinbox send shopify my-order.json --type orders/paid
   hookinbox send github testdata/github/issues.json --form
   hookinbox send standard testdata/standard/invoice.paid.json --v1a
   hookinbox send adyen testdata/adyen/AUTHORISATION.json
@@ -111,6 +121,7 @@ Examples:
 	fs.StringVar(&f.customer, "customer", "", "customer ID, cus_... (event types)")
 	fs.StringVar(&f.email, "email", "", "customer email (event types; default the fixture's)")
 	fs.StringVar(&f.subscription, "subscription", "", "subscription ID, sub_...; on checkout.session.completed makes a subscription checkout (event types)")
+	fs.StringVar(&f.object, "object", "", "ID of the event's object (in_..., cs_..., sub_...; event types; default a fresh one each run)")
 	fs.StringVar(&f.status, "status", "", "subscription status: active, past_due, canceled, ... (event types)")
 	fs.BoolVar(&f.thin, "thin", false, "send a thin event notification (Stripe event types; needs a running hookinbox dev)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each delivery")
@@ -313,6 +324,14 @@ func stripeBody(what string, f sendFlags) ([]byte, error) {
 		at = time.Now()
 	}
 	var opts []verifytest.Option
+	if at.IsZero() {
+		// A file is sent about the objects it names.
+	} else if opts, err = verifytest.FreshStripe(body); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if f.object != "" {
+		opts = append(opts, verifytest.WithObjectID(f.object))
+	}
 	if f.customer != "" {
 		opts = append(opts, verifytest.WithCustomer(f.customer))
 	}
@@ -397,8 +416,8 @@ func validEventType(t string) bool {
 
 // testEvent reads what to send: for Stripe an event type or a file
 // (stripeBody, --thin), for an id-only provider a payment id or file
-// (which the running stack's stand-in takes first), for the others a
-// file.
+// (which the running stack's stand-in takes first), for the others a file
+// or the name of one of hookinbox's payloads (providerPayload).
 func testEvent(ctx context.Context, p provider.Provider, what string, f sendFlags, st *devState) (provider.TestEvent, error) {
 	if p.Name() == stripe.Name {
 		return stripeTestEvent(ctx, what, f, st)
@@ -406,17 +425,57 @@ func testEvent(ctx context.Context, p provider.Provider, what string, f sendFlag
 	if p.Webhook().IDOnly && !isFile(what) {
 		return provider.TestEvent{ID: what}, nil
 	}
-	body, err := os.ReadFile(what)
-	if err != nil {
-		return provider.TestEvent{}, fmt.Errorf("%s wants a payload file (see testdata/%s/): %w", p.Name(), p.Name(), err)
-	}
 	if p.Webhook().IDOnly {
+		body, err := os.ReadFile(what)
+		if err != nil {
+			return provider.TestEvent{}, err
+		}
 		if err := stageStandin(ctx, p.Name(), body, f, st); err != nil {
 			return provider.TestEvent{}, err
 		}
 		return provider.TestEvent{Body: body}, nil
 	}
-	return provider.TestEvent{ID: f.id, Type: f.typ, Body: body, File: filepath.Base(what)}, nil
+	body, err := providerPayload(p.Name(), what)
+	if err != nil {
+		return provider.TestEvent{}, err
+	}
+	// A payload name is its file's: orders/paid is orders_paid.json.
+	file := filepath.Base(what)
+	if !isFile(what) {
+		file = strings.ReplaceAll(what, "/", "_") + ".json"
+	}
+	return provider.TestEvent{ID: f.id, Type: f.typ, Body: body, File: file}, nil
+}
+
+// providerPayload returns the file what, or else hookinbox's own payload
+// of that name (testdata/<provider>/<what, / as _>.json), a Shopify order
+// with a fresh order ID.
+func providerPayload(name, what string) ([]byte, error) {
+	if isFile(what) || strings.HasSuffix(what, ".json") {
+		body, err := os.ReadFile(what)
+		if err != nil {
+			return nil, fmt.Errorf("%s wants a payload file, or one of hookinbox's payload names: %w", name, err)
+		}
+		return body, nil
+	}
+	root, err := devstack.RepoRoot("")
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, "testdata", name)
+	body, err := os.ReadFile(filepath.Join(dir, strings.ReplaceAll(what, "/", "_")+".json"))
+	if err != nil {
+		paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		var names []string
+		for _, p := range paths {
+			names = append(names, strings.Replace(strings.TrimSuffix(filepath.Base(p), ".json"), "_", "/", 1))
+		}
+		return nil, usagef("%s: no such file, and hookinbox has no %s payload of that name (it has %s): send a file", what, name, strings.Join(names, ", "))
+	}
+	if name == shopify.Name {
+		return verifytest.FreshShopifyOrder(body)
+	}
+	return body, nil
 }
 
 // stripeTestEvent is the Stripe event of the type or file what, patched

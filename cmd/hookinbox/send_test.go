@@ -234,6 +234,11 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 			func(f *sendFlags) { f.secret = pipeline.LocalEnv("")["STANDARD_WEBHOOK_SECRET"] },
 			func(h map[string]string) bool { return !strings.Contains(h["webhook-signature"], " ") }},
 		{"adyen", "adyen", "../../testdata/adyen/REFUND.json", "REFUND", nil, nil},
+		// hookinbox's own payloads by name, in a team's module too.
+		{"shopify topic", "shopify", "orders/paid", "orders/paid", nil, nil},
+		{"github event", "github", "issues", "issues", nil, nil},
+		{"standard type", "standard", "invoice.paid", "invoice.paid", nil, nil},
+		{"adyen event code", "adyen", "AUTHORISATION", "AUTHORISATION", nil, nil},
 		{"gopay", "gopay", "3000006529", "notification", nil, nil},
 		{"paddle", "paddle", "../../testdata/paddle/transaction.completed.json", "transaction.completed", nil,
 			func(h map[string]string) bool { return strings.HasPrefix(h["paddle-signature"], "ts=") }},
@@ -257,7 +262,7 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 			if tc.header != nil && !tc.header(headers[0]) {
 				t.Errorf("delivery headers %v", headers[0])
 			}
-			if file, _ := os.ReadFile(tc.file); tc.provider == "github" && string(got[0].Raw) != string(file) {
+			if file, err := os.ReadFile(tc.file); err == nil && tc.provider == "github" && string(got[0].Raw) != string(file) {
 				t.Errorf("the event verified is not the file's JSON: %.80q", got[0].Raw)
 			}
 		})
@@ -273,6 +278,60 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 // variant sets the variant flag name.
 func variant(name string) func(*sendFlags) {
 	return func(f *sendFlags) { set := true; f.variants = map[string]*bool{name: &set} }
+}
+
+// TestSendMakesFreshObjects: each send of an event type is about objects
+// of its own (invoice, subscription, payment intent, Shopify order), so a
+// business keyed by them sees new ones; --object names one.
+func TestSendMakesFreshObjects(t *testing.T) {
+	type object struct {
+		ID, Subscription string
+		PaymentIntent    string `json:"payment_intent"`
+	}
+	stripeObject := func(t *testing.T, args ...string) object {
+		t.Helper()
+		srv, deliveries := fakeEndpoint(t, "whsec_fresh")
+		if out, code := runSend(t, append([]string{"stripe"}, append(args, "--url", srv.URL, "--secret", "whsec_fresh")...)...); code != 0 {
+			t.Fatalf("send exited %d:\n%s", code, out)
+		}
+		var ev struct {
+			Data struct{ Object object } `json:"data"`
+		}
+		if err := json.Unmarshal(deliveries()[0].body, &ev); err != nil {
+			t.Fatal(err)
+		}
+		return ev.Data.Object
+	}
+	a, b := stripeObject(t, "invoice.paid"), stripeObject(t, "invoice.paid")
+	for _, pair := range [][2]string{{a.ID, b.ID}, {a.Subscription, b.Subscription}, {a.PaymentIntent, b.PaymentIntent}} {
+		if pair[0] == pair[1] || pair[0] == "" {
+			t.Errorf("two sends of invoice.paid name %q and %q, want two fresh IDs", pair[0], pair[1])
+		}
+	}
+	if !strings.HasPrefix(a.ID, "in_") || !strings.HasPrefix(a.Subscription, "sub_") {
+		t.Errorf("invoice %s of subscription %s, want in_... and sub_...", a.ID, a.Subscription)
+	}
+	if got := stripeObject(t, "invoice.paid", "--object", "in_given", "--subscription", "sub_given"); got.ID != "in_given" || got.Subscription != "sub_given" {
+		t.Errorf("--object in_given --subscription sub_given sent %+v", got)
+	}
+
+	var orders []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var order struct{ ID json.Number }
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &order)
+		orders = append(orders, order.ID.String())
+		_, _ = w.Write([]byte(`{"status":"accepted"}`))
+	}))
+	defer srv.Close()
+	for range 2 {
+		if out, code := runSend(t, "shopify", "orders/paid", "--url", srv.URL, "--secret", "s"); code != 0 {
+			t.Fatalf("send shopify exited %d:\n%s", code, out)
+		}
+	}
+	if len(orders) != 2 || orders[0] == orders[1] || len(orders[0]) != 13 {
+		t.Errorf("two sends of orders/paid sent orders %v, want two fresh 13-digit IDs", orders)
+	}
 }
 
 // TestFixtures checks every testdata/stripe event: it is a Stripe event the

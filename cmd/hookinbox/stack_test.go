@@ -40,7 +40,7 @@ func localStateFile(t *testing.T, emu *devstack.Emulators, st *devstack.Stack) s
 	state := &devState{
 		PID: os.Getpid(), Region: devstack.Region, StackName: st.Name,
 		Endpoints: map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": emu.DynamoDBURL, "AWS_ENDPOINT_URL_SQS": emu.SQSURL},
-		Env:       emu.EnvMap(), Tables: st.Tables, Queues: map[string]stateQueue{},
+		Env:       emu.EnvMap(), Tables: st.Tables, Buckets: st.Buckets, Queues: map[string]stateQueue{},
 	}
 	for id, q := range st.Queues {
 		state.Queues[id] = stateQueue{Name: q.Name, URL: q.URL, ARN: q.ARN}

@@ -44,8 +44,9 @@ type devState struct {
 	// `hookinbox status` sums.
 	MetricsFile string `json:"metrics_file"`
 
-	Tables    map[string]string     `json:"tables"` // logical ID → name
-	Queues    map[string]stateQueue `json:"queues"` // logical ID → queue
+	Tables    map[string]string     `json:"tables"`            // logical ID → name
+	Buckets   map[string]string     `json:"buckets,omitempty"` // logical ID → name
+	Queues    map[string]stateQueue `json:"queues"`            // logical ID → queue
 	Functions []stateFunction       `json:"functions"`
 }
 
@@ -149,7 +150,7 @@ func loadState(path string) (*devState, error) {
 	}
 	st, err := readStateFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s does not exist; start one with `make dev` (or `go run ./cmd/hookinbox dev`) in another terminal, or pass --state-file", errNoStack, path)
+		return nil, fmt.Errorf("%w: %s does not exist; start one with `make dev` (or `%s dev`) in another terminal, or pass --state-file", errNoStack, path, selfCommand())
 	}
 	if err != nil {
 		return nil, err

@@ -173,6 +173,11 @@ Examples:
 		counts = func(ctx context.Context) (map[string]float64, error) {
 			return cloudWatchCounts(ctx, cw, ns, r.At.Add(-*since), r.At)
 		}
+		if t.stack == "" {
+			// The namespace is the stack's: without it there are no counts.
+			r.CountsFrom = "none: pass --stack NAME for the CloudWatch namespace hookinbox/<stack>"
+			counts = func(context.Context) (map[string]float64, error) { return map[string]float64{}, nil }
+		}
 		oldestAge = func(ctx context.Context) (*float64, error) {
 			return oldestMessageAge(ctx, cw, queueName(t.queueURL), r.At)
 		}
@@ -377,6 +382,9 @@ func oldestMessageAge(ctx context.Context, cw metricData, queueName string, now 
 // print writes the report for a terminal.
 func (r *statusReport) print(w io.Writer) {
 	where := "AWS stack " + r.Stack
+	if r.Stack == "" {
+		where = "AWS resources"
+	}
 	if r.Source == "local" {
 		where = "local stack " + r.Stack
 	}
@@ -414,7 +422,7 @@ func (r *statusReport) print(w io.Writer) {
 		}
 	}
 	if len(r.Replay) > 0 {
-		fmt.Fprintf(w, "\nThe DLQ holds %d events. See what a replay would do, then replay them:\n", r.DLQ.total())
+		fmt.Fprintf(w, "\nThe DLQ holds %s. See what a replay would do, then replay them:\n", plural(r.DLQ.total(), "event"))
 		for _, c := range r.Replay {
 			fmt.Fprintf(w, "  %s\n", c)
 		}
@@ -423,6 +431,14 @@ func (r *statusReport) print(w io.Writer) {
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "\ncould not read: %s\n", p)
 	}
+}
+
+// plural returns "1 event", "2 events".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // ago formats seconds for a person.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +57,65 @@ func TestCloudWatchCounts(t *testing.T) {
 	age, err := oldestMessageAge(context.Background(), f, "shop-prod-events", now)
 	if err != nil || age == nil || *age != 42 {
 		t.Errorf("oldest message age %v (%v), want the latest value, 42", age, err)
+	}
+}
+
+// TestStatusPrintNamesWhatItRead: a report of resources named without a
+// stack does not call itself the stack hookinbox, and counts agree with
+// their noun.
+func TestStatusPrintNamesWhatItRead(t *testing.T) {
+	tests := []struct {
+		name   string
+		report statusReport
+		want   []string
+		not    []string
+	}{
+		{"resources", statusReport{Source: "aws", DLQ: queueStatus{Visible: 1}, Replay: []string{"hookinbox replay --all"}},
+			[]string{"hookinbox status: AWS resources at", "The DLQ holds 1 event."}, []string{"AWS stack", "1 events"}},
+		{"stack", statusReport{Source: "aws", Stack: "shop-prod", DLQ: queueStatus{Visible: 2}, Replay: []string{"hookinbox replay --all"}},
+			[]string{"hookinbox status: AWS stack shop-prod at", "The DLQ holds 2 events."}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			tt.report.print(&out)
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("no %q in:\n%s", w, out.String())
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(out.String(), n) {
+					t.Errorf("%q in:\n%s", n, out.String())
+				}
+			}
+		})
+	}
+}
+
+func TestResolveResourcesWithoutStack(t *testing.T) {
+	t.Setenv("AWS_REGION", "eu-west-1")
+	tests := []struct {
+		args      []string
+		wantStack string
+		wantWhere string
+	}{
+		{[]string{"--table", "t", "--queue-url", "https://sqs/q", "--dlq-url", "https://sqs/d"}, "", "AWS resources in eu-west-1"},
+		{[]string{"--stack", "shop", "--table", "t", "--queue-url", "https://sqs/q", "--dlq-url", "https://sqs/d"}, "shop", "AWS stack shop in eu-west-1"},
+	}
+	for _, tt := range tests {
+		fs := newFlagSet("status", "", "")
+		sf := addStackFlags(fs)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		target, err := sf.resolve(t.Context(), "status", &stderr, readsOnly, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if target.stack != tt.wantStack || !strings.Contains(stderr.String(), tt.wantWhere) {
+			t.Errorf("%v: stack %q, said %q; want %q, %q", tt.args, target.stack, stderr.String(), tt.wantStack, tt.wantWhere)
+		}
 	}
 }

@@ -11,7 +11,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
 )
 
 // The outputs of template.yaml that name what inspect, replay and status
@@ -20,6 +23,7 @@ const (
 	outputInboxTable  = "InboxTableName"
 	outputEventsQueue = "EventsQueueUrl"
 	outputDLQ         = "EventsDLQUrl"
+	outputBodyBucket  = "BodyBucketName"
 )
 
 // stackFlags are the flags inspect, replay and status share to choose the
@@ -62,6 +66,9 @@ type target struct {
 	local                   *devState
 	stack                   string
 	table, queueURL, dlqURL string
+	// bucket keeps the bodies too large for an item; "" when the stack
+	// names none (a stack deployed before there was one).
+	bucket string
 	// args are the flags that choose this stack, for the commands a
 	// command prints: "" or " --state-file F" locally, " --stack S" (and
 	// any names given) on AWS.
@@ -99,6 +106,10 @@ func (f *stackFlags) resolve(ctx context.Context, command string, stderr io.Writ
 	}
 	guard(&cfg, allowed)
 	t := &target{cfg: cfg, stack: f.stack, table: f.table, queueURL: f.queueURL, dlqURL: f.dlqURL, args: " --stack " + f.stack}
+	// Resources named by their flags alone belong to no stack we know.
+	if !f.useAWS && !flagSet(f.fs, "stack") && t.table != "" && (!queues || t.queueURL != "" && t.dlqURL != "") {
+		t.stack, t.args = "", ""
+	}
 	for _, fl := range []struct{ name, value string }{{"table", f.table}, {"queue-url", f.queueURL}, {"dlq-url", f.dlqURL}} {
 		if fl.value != "" {
 			t.args += " --" + fl.name + " " + fl.value
@@ -110,6 +121,7 @@ func (f *stackFlags) resolve(ctx context.Context, command string, stderr io.Writ
 			return nil, fmt.Errorf("%w\n(pass --stack with the stack name sam deploy was given, or name the resources with --table, --queue-url and --dlq-url)", err)
 		}
 		t.table, t.queueURL, t.dlqURL = orDefault(t.table, out[outputInboxTable]), orDefault(t.queueURL, out[outputEventsQueue]), orDefault(t.dlqURL, out[outputDLQ])
+		t.bucket = out[outputBodyBucket]
 		for _, o := range []struct {
 			key, value string
 			needed     bool
@@ -119,8 +131,17 @@ func (f *stackFlags) resolve(ctx context.Context, command string, stderr io.Writ
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "hookinbox %s: AWS stack %s in %s (table %s)\n", command, t.stack, orDefault(cfg.Region, "no region"), t.table)
+	fmt.Fprintf(stderr, "hookinbox %s: %s in %s (table %s)\n", command, t.where(), orDefault(cfg.Region, "no region"), t.table)
 	return t, nil
+}
+
+// where names the target for a person: "AWS stack NAME", or "AWS
+// resources" when the flags named them without a stack.
+func (t *target) where() string {
+	if t.stack == "" {
+		return "AWS resources"
+	}
+	return "AWS stack " + t.stack
 }
 
 // localTarget is the running local stack st.
@@ -130,7 +151,7 @@ func (f *stackFlags) localTarget(command string, stderr io.Writer, st *devState,
 		return nil, err
 	}
 	guard(&cfg, allowed)
-	t := &target{cfg: cfg, local: st, stack: st.StackName, table: st.Tables["InboxTable"],
+	t := &target{cfg: cfg, local: st, stack: st.StackName, table: st.Tables["InboxTable"], bucket: st.Buckets["BodyBucket"],
 		queueURL: st.Queues["EventsQueue"].URL, dlqURL: st.Queues["EventsDLQ"].URL}
 	if f.stateFile != defaultStateFile() {
 		t.args = " --state-file " + f.stateFile
@@ -140,6 +161,12 @@ func (f *stackFlags) localTarget(command string, stderr io.Writer, st *devState,
 	}
 	fmt.Fprintf(stderr, "hookinbox %s: using the local stack (%s); pass --stack NAME for a deployed one\n", command, f.stateFile)
 	return t, nil
+}
+
+// store returns the store on the target's inbox table, reading the
+// bodies kept in its bucket (path-style on the local stack's S3 server).
+func (t *target) store() *inbox.DynamoDB {
+	return inbox.NewDynamoDB(dynamodb.NewFromConfig(t.cfg), t.table).WithBodies(inbox.BodiesFor(t.cfg, t.bucket, t.local != nil))
 }
 
 // stackOutputs returns the outputs of the CloudFormation stack name.

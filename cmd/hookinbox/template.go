@@ -15,7 +15,9 @@ func cmdTemplate(_ context.Context, args []string, stdout, _ io.Writer) error {
 Writes your stack's SAM template: hookinbox's template.yaml, as this version
 of hookinbox ships it, with the example shop taken out and your business put
 in from the business file (its parameters, resources, outputs, the
-processor's environment and IAM statements). A business table without a
+processor's environment and IAM statements). The file's EventTypes stripe
+list becomes StripeEventTypes' default: the Stripe types the reconciler
+looks for. A business table without a
 DeletionPolicy keeps its data (Retain). See the stacktemplate package for
 the file's keys and the contract. Generate again after upgrading hookinbox.`)
 	fs.StringVar(&business, "business", "", "the business file (required)")

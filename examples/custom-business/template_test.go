@@ -12,8 +12,17 @@ import (
 	"strings"
 	"testing"
 
+	"example.com/custom-business/crm"
+
+	"github.com/hookinbox/hookinbox/hookinboxtest"
 	"github.com/hookinbox/hookinbox/stacktemplate"
 )
+
+// TestEventTypesAreTheMuxs: business.yaml's EventTypes, which the
+// template's reconciler looks for, are the types the business handles.
+func TestEventTypesAreTheMuxs(t *testing.T) {
+	hookinboxtest.CheckEventTypes(t, (&crm.Business{}).Mux(), "business.yaml")
+}
 
 func TestTemplateIsGenerated(t *testing.T) {
 	business, err := os.ReadFile("business.yaml")

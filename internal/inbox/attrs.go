@@ -34,6 +34,9 @@ func marshal(it Item) attrs {
 	if !it.Status.Final() {
 		m["pending"] = str(pendingShard(it.Key))
 	}
+	if it.PayloadObject != "" {
+		m[attrPayloadObject] = str(it.PayloadObject)
+	}
 	return m
 }
 
@@ -101,6 +104,7 @@ func unmarshal(m attrs) (Item, error) {
 	it.ProcessedAt = getT("processed_at")
 	it.Outcome = getS(m, "outcome")
 	it.RenewAfter = fromMillis("renew_after")
+	it.PayloadObject = getS(m, attrPayloadObject)
 	if b := getB(m, attrPayloadDeflate); b != nil && err == nil {
 		it.Payload, err = inflate(b)
 	}
@@ -109,6 +113,10 @@ func unmarshal(m attrs) (Item, error) {
 	}
 	return it, nil
 }
+
+// attrPayloadObject is the status item's attribute naming the S3 object
+// of a payload too large for an item (Item.PayloadObject).
+const attrPayloadObject = "payload_object"
 
 // noOwner is taken_from of a lease that took over nobody's.
 const noOwner = "-"

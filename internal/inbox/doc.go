@@ -17,7 +17,8 @@
 // event's three writes of the item then cost no more write units than a
 // payload item of its own would add (one unit a write under about 2 KiB,
 // two for 2-5 KiB, see inline.go); a larger payload at (pk, sk =
-// "payload"). The sparse pending index projects the status attributes
+// "payload"); one over MaxPayloadBytes in S3 (Bodies, bodies.go), the
+// object named by the status item (attribute payload_object). The sparse pending index projects the status attributes
 // only (PendingAttributes), never the payload. Other packages may keep per-event items in the same
 // partition under other sort keys (the effect ledger uses
 // "effect#<name>").

@@ -62,8 +62,9 @@ type dynamoDBAPI interface {
 // claim's received_at and payload hash, the lease's owner and end, the
 // outcome and its time) and succeeds.
 type DynamoDB struct {
-	db    dynamoDBAPI
-	table string
+	db     dynamoDBAPI
+	table  string
+	bodies *Bodies // nil: no bucket; a payload over MaxPayloadBytes gives ErrNoBucket
 }
 
 // NewDynamoDB returns the store on table, using a ready client
@@ -73,6 +74,14 @@ func NewDynamoDB(db dynamoDBAPI, table string) *DynamoDB {
 }
 
 var _ Store = (*DynamoDB)(nil)
+
+// WithBodies returns s keeping the payloads too large for an item in
+// bodies (see Claim.External); nil keeps none.
+func (s *DynamoDB) WithBodies(bodies *Bodies) *DynamoDB {
+	c := *s
+	c.bodies = bodies
+	return &c
+}
 
 // Claim implements Store with one PutItem conditioned on
 // attribute_not_exists(pk) (for an IDOnly event, or a finished item whose
@@ -109,8 +118,19 @@ func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
 
 // PutPayload implements Store with one UpdateItem, which creates the
 // payload item when it is missing: the bytes are set only if none are
-// stored (if_not_exists), the claim token and expiry always.
+// stored (if_not_exists), the claim token and expiry always. A payload
+// over MaxPayloadBytes is written as the object it.PayloadObject names
+// (its claim's, Claim.PayloadItem) with one PutObject instead.
 func (s *DynamoDB) PutPayload(ctx context.Context, it Item, raw []byte) error {
+	if len(raw) > MaxPayloadBytes {
+		if it.PayloadObject == "" {
+			return fmt.Errorf("put payload %s: %w", it.Key, ErrNoBodyLocation)
+		}
+		if err := s.bodies.put(ctx, it.PayloadObject, raw); err != nil {
+			return fmt.Errorf("put payload %s: %w", it.Key, err)
+		}
+		return nil
+	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(s.table),
 		Key:              itemKey(it.Key, SortPayload),
@@ -130,7 +150,8 @@ func (s *DynamoDB) PutPayload(ctx context.Context, it Item, raw []byte) error {
 // Payload implements Store with one consistent Query that reads the
 // status item and the payload item together ("event" and "payload" are
 // the only sort keys between them: the ledger's "effect#..." sort
-// before): the inline payload if the status item carries one, else the
+// before): the inline payload if the status item carries one, the S3
+// object it names (one GetObject, checked against its hash), else the
 // payload item's.
 func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
@@ -147,6 +168,7 @@ func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 		return nil, fmt.Errorf("payload %s: %w", key, err)
 	}
 	var separate []byte
+	var object, sum string
 	for _, item := range out.Items {
 		if b := getB(item, attrPayloadDeflate); b != nil {
 			raw, err := inflate(b)
@@ -155,8 +177,22 @@ func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 			}
 			return raw, nil
 		}
+		if skOf(item) == SortEvent {
+			object, sum = getS(item, attrPayloadObject), getS(item, "payload_sha256")
+		}
 		if b := getB(item, "payload"); b != nil && skOf(item) == SortPayload {
 			separate = b
+		}
+	}
+	if object != "" {
+		// A body the provider's API served since (the processor stores
+		// a small one in a payload item) stands in for a lost object.
+		raw, err := s.bodies.get(ctx, object, sum)
+		if err == nil || separate == nil || !errors.Is(err, ErrNotFound) {
+			if err != nil {
+				return nil, fmt.Errorf("payload %s: %w", key, err)
+			}
+			return raw, nil
 		}
 	}
 	if separate == nil {
@@ -194,8 +230,11 @@ func (s *DynamoDB) Release(ctx context.Context, it Item) error {
 	if err != nil {
 		return fmt.Errorf("release %s: %w", it.Key, err)
 	}
-	if it.Payload != nil {
-		return nil // the payload was inline: it went with the claim
+	if it.Payload != nil || it.PayloadObject != "" {
+		// The payload was inline: it went with the claim. An S3 object
+		// stays: a claim made again for the same bytes writes the same
+		// object, and the bucket's lifecycle rule expires it.
+		return nil
 	}
 	// The payload goes only if it is still this claim's: a delivery or a
 	// newer claim that stored it since then has handed it to itself.

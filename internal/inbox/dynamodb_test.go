@@ -34,7 +34,8 @@ func TestDynamoDBConformance(t *testing.T) {
 					devstacktest.SkipOnMoto(t, emu, devstack.MotoRacyConditions)
 				}
 				st := devstacktest.NewTestStack(t)
-				return inbox.NewDynamoDB(refusals{emu.DynamoDB(), tc.dropItem}, st.Tables["InboxTable"])
+				return inbox.NewDynamoDB(refusals{emu.DynamoDB(), tc.dropItem}, st.Tables["InboxTable"]).
+					WithBodies(inbox.NewBodies(emu.S3(), st.Buckets["BodyBucket"]))
 			})
 		})
 	}

@@ -98,6 +98,10 @@ type Item struct {
 	// Claim.Inline), so the lease that returns the item hands it over
 	// without another read; nil when the payload has its own item.
 	Payload []byte
+	// PayloadObject is the S3 object (its key in the body bucket) that
+	// keeps a payload too large for an item (see Claim.External); "" when
+	// the payload is in the table.
+	PayloadObject string
 }
 
 // Claim is what the receiver knows of a verified event when it claims it.
@@ -146,15 +150,29 @@ func (c Claim) newItem() (Item, []byte) {
 	if packed != nil {
 		it.Payload = c.Event.Raw
 	}
+	if c.External() {
+		it.PayloadObject = bodyObject(it.Key, it.PayloadSHA256)
+	}
 	return it, packed
 }
+
+// External reports whether the payload is too large for a payload item
+// (over MaxPayloadBytes), so it is kept as an S3 object the claim names.
+// Such a payload is written after its claim is won, never beside it: a
+// duplicate writes nothing.
+func (c Claim) External() bool { return len(c.Event.Raw) > MaxPayloadBytes }
 
 // PayloadItem returns what PutPayload needs of the item the claim
 // writes (Key, ReceivedAt, ExpiresAt), without hashing the payload as
 // NewItem does, so the payload write can start beside the claim at no
 // extra cost.
 func (c Claim) PayloadItem() Item {
-	return normalize(Item{Key: c.Event.Key(), ReceivedAt: c.At, ExpiresAt: c.At.Add(c.TTL)})
+	it := normalize(Item{Key: c.Event.Key(), ReceivedAt: c.At, ExpiresAt: c.At.Add(c.TTL)})
+	if c.External() {
+		it.PayloadSHA256 = c.PayloadSHA256()
+		it.PayloadObject = bodyObject(it.Key, it.PayloadSHA256)
+	}
+	return it
 }
 
 // normalize returns it with its times in UTC at the precision the table

@@ -16,6 +16,7 @@ type Memory struct {
 	mu       sync.Mutex
 	items    map[webhook.Key]Item
 	payloads map[webhook.Key]payload
+	objects  map[string][]byte // the body bucket's objects, by name
 }
 
 // payload is a stored payload and the claim it belongs to.
@@ -26,7 +27,7 @@ type payload struct {
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{items: map[webhook.Key]Item{}, payloads: map[webhook.Key]payload{}}
+	return &Memory{items: map[webhook.Key]Item{}, payloads: map[webhook.Key]payload{}, objects: map[string][]byte{}}
 }
 
 var _ Store = (*Memory)(nil)
@@ -49,6 +50,13 @@ func (m *Memory) Claim(_ context.Context, c Claim) (Item, error) {
 func (m *Memory) PutPayload(_ context.Context, it Item, raw []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if len(raw) > MaxPayloadBytes {
+		if it.PayloadObject == "" {
+			return fmt.Errorf("put payload %s: %w", it.Key, ErrNoBodyLocation)
+		}
+		m.objects[it.PayloadObject] = clone(raw)
+		return nil
+	}
 	p, ok := m.payloads[it.Key]
 	if !ok {
 		p.raw = append([]byte(nil), raw...)
@@ -64,6 +72,8 @@ func (m *Memory) Payload(_ context.Context, key webhook.Key) ([]byte, error) {
 	defer m.mu.Unlock()
 	if it, ok := m.items[key]; ok && it.Payload != nil {
 		return clone(it.Payload), nil
+	} else if raw, stored := m.objects[it.PayloadObject]; ok && stored {
+		return clone(raw), nil
 	}
 	p, ok := m.payloads[key]
 	if !ok {

@@ -100,8 +100,8 @@ func New(cfg Config, store claimStore, queue sender, log *slog.Logger) *Intake {
 	return &Intake{cfg: cfg.withDefaults(), store: store, queue: queue, log: log}
 }
 
-// Accept makes the claim and stores the payload together, then sends the
-// message, answering Accepted; or handles a duplicate, answering
+// Accept makes the claim and stores the payload together (a payload kept
+// in S3 after the claim), then sends the message, answering Accepted; or handles a duplicate, answering
 // Duplicate. An error means the event may not be enqueued and the caller
 // must try again later (the receiver answers 5xx, the reconciler keeps
 // its checkpoint before it).
@@ -114,16 +114,24 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	// claim-then-put; a duplicate's write keeps the stored bytes and only
 	// stores them when they are missing (a claim whose own payload write
 	// was lost).
+	//
+	// A payload too large for an item (c.External) is written to S3 only
+	// after the claim is won, and before the message is sent: a duplicate
+	// writes nothing, and a failed write releases the claim.
 	var stored chan error
-	if !c.Inline() {
+	external := c.External()
+	if !c.Inline() && !external {
 		stored = make(chan error, 1)
 		go func() { stored <- in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw) }()
 	}
 	it, err := in.store.Claim(ctx, c)
 	var perr error
-	if stored != nil {
+	switch {
+	case stored != nil:
 		perr = <-stored
-	} else if errors.Is(err, inbox.ErrAlreadyClaimed) && it.Payload == nil && it.Status != inbox.Done && it.Status != inbox.Ignored {
+	case external && err == nil:
+		perr = in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw)
+	case !external && errors.Is(err, inbox.ErrAlreadyClaimed) && it.Payload == nil && it.PayloadObject == "" && it.Status != inbox.Done && it.Status != inbox.Ignored:
 		// The stored claim keeps its payload apart (made by an earlier
 		// version, or from other bytes) and may have lost it: store this
 		// delivery's, as a larger event's duplicate does.
@@ -187,6 +195,14 @@ func (in *Intake) duplicate(ctx context.Context, ev webhook.Event, sum string, i
 	}
 	if err != nil {
 		return err
+	}
+	if it.PayloadObject != "" && sum == it.PayloadSHA256 {
+		// The claim's own body write may have been lost with its
+		// message: nothing is sent before the body is stored. The object
+		// is named by the hash, so this writes the same bytes.
+		if err := in.store.PutPayload(ctx, it, ev.Raw); err != nil {
+			return fmt.Errorf("store the body of %s before re-enqueueing it: %w", it.Key, err)
+		}
 	}
 	if err := in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type}); err != nil {
 		return err

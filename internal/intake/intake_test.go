@@ -92,7 +92,7 @@ func backends(t *testing.T, fn func(t *testing.T, s inbox.Store, q *recorder)) {
 	t.Run("dynalite", func(t *testing.T) {
 		emu := devstacktest.ForTest(t)
 		st := devstacktest.NewTestStack(t)
-		s := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+		s := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"]).WithBodies(inbox.NewBodies(emu.S3(), st.Buckets["BodyBucket"]))
 		fn(t, s, &recorder{store: s, next: queue.New(emu.SQS(), st.Queues["EventsQueue"].URL)})
 	})
 }
@@ -106,7 +106,7 @@ func TestOutcomeNames(t *testing.T) {
 }
 
 func TestNewEventIsSentOnlyAfterClaimAndPayload(t *testing.T) {
-	for _, ev := range []webhook.Event{inboxtest.Event("evt_order"), inboxtest.LargeEvent("evt_orderlarge")} {
+	for _, ev := range []webhook.Event{inboxtest.Event("evt_order"), inboxtest.LargeEvent("evt_orderlarge"), inboxtest.HugeEvent("evt_orderhuge")} {
 		backends(t, func(t *testing.T, s inbox.Store, q *recorder) {
 			ctx := context.Background()
 			in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, q, nil)
@@ -275,6 +275,55 @@ func TestFailedPayloadOrSendReleasesEverything(t *testing.T) {
 		}
 		if len(q.sent) != 1 {
 			t.Errorf("sent %v, want one message", q.sent)
+		}
+	})
+}
+
+// TestHugeBodyIsWrittenOnlyByItsClaim: a body kept in S3 is written after
+// the claim is won, never by a duplicate, and again (the same object)
+// only before a stuck claim's message is sent again; a failed write
+// releases the claim.
+func TestHugeBodyIsWrittenOnlyByItsClaim(t *testing.T) {
+	backends(t, func(t *testing.T, real inbox.Store, q *recorder) {
+		ctx := context.Background()
+		var calls []string
+		s := &store{Store: real}
+		s.claim = func(ctx context.Context, c inbox.Claim) (inbox.Item, error) {
+			calls = append(calls, "claim")
+			return real.Claim(ctx, c)
+		}
+		s.putPayload = func(ctx context.Context, it inbox.Item, raw []byte) error {
+			calls = append(calls, "put")
+			return real.PutPayload(ctx, it, raw)
+		}
+		clock := now
+		in := intake.New(intake.Config{Now: func() time.Time { return clock }}, s, q, nil)
+		ev := inboxtest.HugeEvent("evt_huge")
+		for i, want := range []intake.Outcome{intake.Accepted, intake.Duplicate} {
+			if got, err := in.Accept(ctx, ev); err != nil || got != want {
+				t.Fatalf("Accept %d = %v, %v; want %v", i+1, got, err, want)
+			}
+		}
+		if want := []string{"claim", "put", "claim"}; !slices.Equal(calls, want) {
+			t.Errorf("calls %q, want %q: the body after the claim, nothing by the duplicate", calls, want)
+		}
+		// The claim waited past the grace period (its function died): the
+		// next delivery stores the body again before it sends.
+		calls, clock = nil, now.Add(intake.DefaultGrace+time.Second)
+		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Duplicate {
+			t.Fatalf("Accept after the grace period = %v, %v", got, err)
+		}
+		if want := []string{"claim", "put"}; !slices.Equal(calls, want) || len(q.sent) != 2 || q.seen[1] != "claim+payload" {
+			t.Errorf("calls %q, sends %v (%q); want the body stored, then a second send", calls, q.sent, q.seen)
+		}
+
+		s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("s3: SlowDown") }
+		other := inboxtest.HugeEvent("evt_huge_nobody")
+		if _, err := in.Accept(ctx, other); err == nil {
+			t.Error("body write failed: no error")
+		}
+		if _, err := real.Get(ctx, other.Key()); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("claim after a failed body write: %v, want released", err)
 		}
 	})
 }

@@ -73,10 +73,21 @@ func LoadConfig(ctx context.Context) (aws.Config, error) {
 type Inbox struct {
 	Table    string // INBOX_TABLE
 	QueueURL string // EVENTS_QUEUE_URL
+	// Bucket keeps the bodies too large for an item (BODY_BUCKET); empty
+	// keeps none, and a larger body is refused or cannot be read.
+	Bucket string
+	// S3PathStyle addresses the bucket in the path, as local S3 servers
+	// want: when AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL is set.
+	S3PathStyle bool
 }
 
-// ReadInbox reads INBOX_TABLE and EVENTS_QUEUE_URL, both required; r
-// reports what is missing with the function's other settings.
+// ReadInbox reads INBOX_TABLE and EVENTS_QUEUE_URL, both required, and
+// BODY_BUCKET; r reports what is missing with the function's other
+// settings.
 func ReadInbox(r *envconfig.Reader) Inbox {
-	return Inbox{Table: r.Required("INBOX_TABLE"), QueueURL: r.Required("EVENTS_QUEUE_URL")}
+	return Inbox{
+		Table: r.Required("INBOX_TABLE"), QueueURL: r.Required("EVENTS_QUEUE_URL"),
+		Bucket:      r.String("BODY_BUCKET", ""),
+		S3PathStyle: r.String("AWS_ENDPOINT_URL_S3", "") != "" || r.String("AWS_ENDPOINT_URL", "") != "",
+	}
 }

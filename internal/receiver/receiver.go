@@ -35,7 +35,7 @@ import (
 
 // Config tunes a Handler. The zero value of each field means its default.
 type Config struct {
-	MaxBodyBytes int64 // largest body accepted; default 256 KiB, at most inbox.MaxPayloadBytes
+	MaxBodyBytes int64 // largest body accepted; default DefaultMaxBodyBytes, the most Lambda can receive
 	// Metrics records Received, Duplicate, VerifyFailed and IntakeErrors;
 	// nil records nothing.
 	Metrics *metrics.Recorder
@@ -45,8 +45,21 @@ type Config struct {
 	LogInMetrics bool
 }
 
-// DefaultMaxBodyBytes is Config.MaxBodyBytes's default.
-const DefaultMaxBodyBytes = 256 << 10
+// The largest body Lambda can receive from an HTTP API request. A
+// synchronous invocation takes an event of at most LambdaPayloadLimit
+// bytes; the payload v2 event carries the body beside EventEnvelopeBytes
+// at most of everything else. API Gateway limits the request line and
+// headers to 10,240 bytes, and the event holds them at most three times
+// (headers and cookies, rawPath and http.path, rawQueryString and
+// queryStringParameters), with about 2 KiB of requestContext: 32 KiB
+// covers it. A text body (JSON, form) rides as it is, so the largest is
+// DefaultMaxBodyBytes; a binary one is base64-encoded, so it is at most
+// 3/4 of that (4,694,016 bytes) and never reaches the receiver larger.
+const (
+	LambdaPayloadLimit  = 6 << 20  // 6,291,456 bytes
+	EventEnvelopeBytes  = 32 << 10 // 32,768 bytes
+	DefaultMaxBodyBytes = LambdaPayloadLimit - EventEnvelopeBytes
+)
 
 func (c Config) withDefaults() Config {
 	if c.MaxBodyBytes <= 0 {

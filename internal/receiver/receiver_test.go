@@ -4,14 +4,19 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -197,5 +202,48 @@ func TestInternalErrorTextNeverReachesCaller(t *testing.T) {
 	resp, _ := h.Handle(context.Background(), signed("checkout.session.completed", "evt_leak"))
 	if resp.Body != `{"error":"internal error"}` {
 		t.Errorf("body = %s, want only the public message", resp.Body)
+	}
+}
+
+// TestBodyLimitIsWhatLambdaReceives: by default a body of exactly
+// DefaultMaxBodyBytes (6 MB of invocation less the event's envelope) is
+// accepted and stored whole, and one byte more is answered 413 with the
+// reason, as a text body or base64-encoded.
+func TestBodyLimitIsWhatLambdaReceives(t *testing.T) {
+	if receiver.DefaultMaxBodyBytes != 6_291_456-32_768 {
+		t.Fatalf("DefaultMaxBodyBytes = %d, want 6 MiB less 32 KiB of envelope", receiver.DefaultMaxBodyBytes)
+	}
+	body := padded(verifytest.StripeEvent("checkout.session.completed", "evt_limit", now.Add(-time.Second)), receiver.DefaultMaxBodyBytes)
+	atLimit := request(body, stripe.SignatureHeader(body, now, secret))
+	if len(atLimit.Body) != receiver.DefaultMaxBodyBytes {
+		t.Fatalf("body of %d bytes, want %d", len(atLimit.Body), receiver.DefaultMaxBodyBytes)
+	}
+	over := atLimit
+	over.Body += " " // the size is checked before the signature
+	for _, tc := range []struct {
+		name string
+		req  events.APIGatewayV2HTTPRequest
+		want int
+	}{
+		{"at the limit", atLimit, http.StatusOK},
+		{"one byte over", over, http.StatusRequestEntityTooLarge},
+		{"one byte over, base64", base64Request(over), http.StatusRequestEntityTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, store, _ := newHandler(t, fixed)
+			resp, err := h.Handle(context.Background(), tc.req)
+			if err != nil || resp.StatusCode != tc.want {
+				t.Fatalf("answer %d %s, %v; want %d", resp.StatusCode, resp.Body, err, tc.want)
+			}
+			if tc.want != http.StatusOK {
+				if got := answer(t, resp); !strings.Contains(got, "too large") {
+					t.Errorf("413 says %q; want the reason", got)
+				}
+				return
+			}
+			if raw, err := store.Payload(context.Background(), "stripe#evt_limit"); err != nil || string(raw) != atLimit.Body {
+				t.Errorf("stored %d bytes, %v; want the whole %d", len(raw), err, len(atLimit.Body))
+			}
+		})
 	}
 }

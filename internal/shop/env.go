@@ -9,7 +9,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
-	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/processorfn"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 )
@@ -28,7 +27,7 @@ type Settings struct {
 // config and environment (Settings), reporting every missing setting in
 // one error: the shop is a processorfn.BusinessBuilder, and
 // functions/processor runs it with processorfn.Run(shop.FromEnv).
-func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (processor.Business, error) {
+func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
 	r := envconfig.New(getenv)
 	s := Settings{
 		Table:           r.Required("SHOP_TABLE"),

@@ -34,3 +34,12 @@ func KiBEvent(id string) webhook.Event {
 	ev.Raw = []byte(`{"id":"` + id + `","type":"checkout.session.completed","metadata":{"note":"` + strings.Repeat("thank you ", 95) + `"}}`)
 	return ev
 }
+
+// HugeEvent returns an event like Event whose payload is one byte over
+// inbox.MaxPayloadBytes: too large for an item, so it is kept in S3.
+func HugeEvent(id string) webhook.Event {
+	ev := Event(id)
+	head := `{"id":"` + id + `","type":"checkout.session.completed","padding":"`
+	ev.Raw = []byte(head + strings.Repeat("x", inbox.MaxPayloadBytes+1-len(head)-2) + `"}`)
+	return ev
+}

@@ -389,6 +389,54 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
+	t.Run("HugePayloadIsKeptAsAnObjectTheClaimNames", func(t *testing.T) {
+		s := newStore(t)
+		ev := HugeEvent("evt_huge")
+		c := inbox.Claim{Event: ev, At: t0, TTL: time.Hour}.Prepared()
+		if !c.External() || c.Inline() {
+			t.Fatalf("a %d-byte payload: External %v, Inline %v; want kept in S3", len(ev.Raw), c.External(), c.Inline())
+		}
+		it, err := s.Claim(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.PayloadObject == "" || it.PayloadSHA256 != inbox.PayloadSHA256(ev.Raw) {
+			t.Fatalf("Claim = object %q, hash %s; want both", it.PayloadObject, it.PayloadSHA256)
+		}
+		if got, err := s.Get(ctx, it.Key); err != nil || got.PayloadObject != it.PayloadObject {
+			t.Errorf("Get = object %q, %v; want %q", got.PayloadObject, err, it.PayloadObject)
+		}
+		if _, err := s.Payload(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Payload before PutPayload: %v, want ErrNotFound", err)
+		}
+		// The object lost, the processor stores what the provider's API
+		// serves: it stands in until the object is there.
+		fetched := Event("evt_huge").Raw
+		if err := s.PutPayload(ctx, c.PayloadItem(), fetched); err != nil {
+			t.Fatal(err)
+		}
+		if raw, err := s.Payload(ctx, it.Key); err != nil || string(raw) != string(fetched) {
+			t.Errorf("Payload with the object missing = %d bytes, %v; want the fetched %d", len(raw), err, len(fetched))
+		}
+		if err := s.PutPayload(ctx, c.PayloadItem(), ev.Raw); err != nil {
+			t.Fatal(err)
+		}
+		if raw, err := s.Payload(ctx, it.Key); err != nil || string(raw) != string(ev.Raw) {
+			t.Errorf("Payload = %d bytes, %v; want the event's %d", len(raw), err, len(ev.Raw))
+		}
+		// Only its claim names an object: a payload this large stored for
+		// an item without one has nowhere to go.
+		if err := s.PutPayload(ctx, inbox.Item{Key: it.Key, ReceivedAt: t0}, ev.Raw); !errors.Is(err, inbox.ErrNoBodyLocation) {
+			t.Errorf("PutPayload without an object: %v, want ErrNoBodyLocation", err)
+		}
+		if err := s.Release(ctx, it); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		if _, err := s.Get(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Get after Release: %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("ReleaseOfAnInlineClaimTakesItsPayload", func(t *testing.T) {
 		s := newStore(t)
 		it := claim(t, s, "evt_relinline")

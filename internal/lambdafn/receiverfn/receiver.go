@@ -53,7 +53,7 @@ func Builder(reg *provider.Registry) lambdafn.Builder {
 		rec = rec.WithEventTypes(reg.TypeBounded)
 		in := intake.New(
 			intake.Config{Grace: s.Grace, Metrics: rec},
-			inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
+			inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle)),
 			queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 			log,
 		)

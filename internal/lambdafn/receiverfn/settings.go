@@ -19,8 +19,10 @@ type Settings struct {
 	// Secrets holds, for each enabled provider of the registry, its
 	// secrets given inline or the ARN of the Secrets Manager secret
 	// holding them. A provider whose variables are both empty is disabled.
-	Secrets      map[string]ProviderSecrets
-	MaxBodyBytes int64         // MAX_BODY_BYTES, default 262144, at most inbox.MaxPayloadBytes
+	Secrets map[string]ProviderSecrets
+	// MAX_BODY_BYTES, default receiver.DefaultMaxBodyBytes (the most
+	// Lambda can receive), or inbox.MaxPayloadBytes without BODY_BUCKET.
+	MaxBodyBytes int64
 	Grace        time.Duration // REENQUEUE_GRACE, default 2m
 	SecretMaxAge time.Duration // SECRET_MAX_AGE, default 5m: how long secrets from Secrets Manager are used before a reload
 	SecretReload time.Duration // SECRET_RELOAD_INTERVAL, default 1m: the least time between two loads of a secret
@@ -40,11 +42,15 @@ func LoadSettings(getenv func(string) string, reg *provider.Registry) (Settings,
 	s := Settings{
 		Inbox:        lambdafn.ReadInbox(r),
 		Secrets:      map[string]ProviderSecrets{},
-		MaxBodyBytes: r.Int("MAX_BODY_BYTES", receiver.DefaultMaxBodyBytes),
 		Grace:        r.Duration("REENQUEUE_GRACE", intake.DefaultGrace),
 		SecretMaxAge: r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
 		SecretReload: r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
 	}
+	maxBody := int64(receiver.DefaultMaxBodyBytes)
+	if s.Bucket == "" {
+		maxBody = inbox.MaxPayloadBytes
+	}
+	s.MaxBodyBytes = r.Int("MAX_BODY_BYTES", maxBody)
 	var names []string
 	for _, p := range reg.All() {
 		env := p.Webhook().SecretEnv
@@ -62,8 +68,11 @@ func LoadSettings(getenv func(string) string, reg *provider.Registry) (Settings,
 		r.Problem("no provider is enabled: set one of %s (comma-separated secrets) or its _ARN (a Secrets Manager secret holding them)",
 			strings.Join(names, ", "))
 	}
-	if s.MaxBodyBytes > inbox.MaxPayloadBytes {
-		r.Problem("MAX_BODY_BYTES=%d is more than the %d bytes a payload item can hold (DynamoDB's 400 KB item limit)", s.MaxBodyBytes, inbox.MaxPayloadBytes)
+	switch {
+	case s.MaxBodyBytes > maxBody && s.Bucket == "":
+		r.Problem("MAX_BODY_BYTES=%d is more than the %d bytes a payload item can hold (DynamoDB's 400 KB item limit); set BODY_BUCKET to keep larger bodies in S3", s.MaxBodyBytes, maxBody)
+	case s.MaxBodyBytes > maxBody:
+		r.Problem("MAX_BODY_BYTES=%d is more than the %d bytes of body Lambda can receive from an HTTP API request", s.MaxBodyBytes, maxBody)
 	}
 	return s, r.Err()
 }

@@ -52,7 +52,7 @@ func Builder(reg *provider.Registry) lambdafn.Builder {
 		if err != nil {
 			return nil, err
 		}
-		store := inbox.NewDynamoDB(db, in.Table)
+		store := inbox.NewDynamoDB(db, in.Table).WithBodies(inbox.BodiesFor(cfg, in.Bucket, in.S3PathStyle))
 		events := queue.New(sqs.NewFromConfig(cfg), in.QueueURL)
 		// Events from the API are re-enqueued by the duplicate path after
 		// the same wait as stuck claims, and their bytes differ from the

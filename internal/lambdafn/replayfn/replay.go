@@ -29,7 +29,7 @@ func Build(_ context.Context, cfg aws.Config, getenv func(string) string, log *s
 	sq := sqs.NewFromConfig(cfg)
 	h := replay.New(
 		replay.Config{DefaultMax: s.DefaultMax, Metrics: rec},
-		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
+		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle)),
 		queue.New(sq, s.QueueURL),
 		queue.New(sq, s.DLQURL),
 		log,

@@ -19,7 +19,11 @@ import (
 )
 
 // Generate returns a realistic corpus of n events, one JSON line each, as
-// `hookinbox chaos --generate` writes it. Most are Stripe events:
+// `hookinbox chaos --generate` writes it. Every customer has objects of
+// their own (sessions, payment intents, charges, invoices, subscriptions,
+// orders, payments), and the events about one object name it and its
+// relations alike (an invoice's customer and subscription are the ones of
+// that customer's subscription events). Most are Stripe events:
 // customers buying once (some refunded later), subscribing (created,
 // past_due, active again, some cancelled) with the subscription events
 // out of order in the file, paying a checkout late (completed unpaid,
@@ -48,6 +52,10 @@ func Generate(n int, seed uint64, start time.Time) [][]byte {
 			opts = append([]verifytest.Option{verifytest.WithCustomer(cus), verifytest.WithEmail(mail)}, opts...)
 			return verifytest.StripeEvent(typ, id, at.Add(time.Duration(seq)*time.Minute), opts...)
 		}
+		// oid names customer c's n-th object of a kind (in, cs, pi, ...):
+		// every object is the customer's own, and the events about it
+		// name it alike.
+		oid := func(prefix string, n int) string { return fmt.Sprintf("%s_chaos%05d%c", prefix, c, 'a'+n) }
 		var evs [][]byte
 		kind := rng.IntN(14)
 		if c < len(firstKinds) {
@@ -57,30 +65,37 @@ func Generate(n int, seed uint64, start time.Time) [][]byte {
 		case kind >= 10: // another provider's customer
 			evs = providerEvents(rng, kind-10, c, at)
 		case kind < 3: // a one-time purchase, sometimes refunded
-			evs = append(evs, ev("customer.created"), ev("payment_intent.succeeded"), ev("checkout.session.completed"))
+			pi, ch := verifytest.WithRelated("payment_intent", oid("pi", 0)), oid("ch", 0)
+			evs = append(evs, ev("customer.created"),
+				ev("payment_intent.succeeded", verifytest.WithObjectID(oid("pi", 0)), verifytest.WithRelated("latest_charge", ch)),
+				ev("checkout.session.completed", verifytest.WithObjectID(oid("cs", 0)), pi))
 			if rng.IntN(3) == 0 {
-				evs = append(evs, ev("charge.refunded"))
+				evs = append(evs, ev("charge.refunded", verifytest.WithObjectID(ch), pi))
 			}
 		case kind < 7: // a subscription and its changes, out of order
-			sub := fmt.Sprintf("sub_chaos%05d", c)
+			sub, invoice := fmt.Sprintf("sub_chaos%05d", c), verifytest.WithRelated("latest_invoice", oid("in", 0))
 			evs = append(evs,
-				ev("checkout.session.completed", verifytest.WithSubscription(sub, "")),
-				ev("customer.subscription.created", verifytest.WithSubscription(sub, "active")),
-				ev("invoice.paid"),
-				ev("customer.subscription.updated", verifytest.WithSubscription(sub, "past_due")),
-				ev("customer.subscription.updated", verifytest.WithSubscription(sub, "active")),
+				ev("checkout.session.completed", verifytest.WithObjectID(oid("cs", 0)), verifytest.WithRelated("payment_intent", oid("pi", 0)), verifytest.WithSubscription(sub, "")),
+				ev("customer.subscription.created", verifytest.WithSubscription(sub, "active"), invoice),
+				ev("invoice.paid", verifytest.WithObjectID(oid("in", 0)), verifytest.WithSubscription(sub, ""),
+					verifytest.WithRelated("payment_intent", oid("pi", 1)), verifytest.WithRelated("charge", oid("ch", 1))),
+				ev("customer.subscription.updated", verifytest.WithSubscription(sub, "past_due"), invoice),
+				ev("customer.subscription.updated", verifytest.WithSubscription(sub, "active"), invoice),
 			)
 			if rng.IntN(2) == 0 {
-				evs = append(evs, ev("customer.subscription.deleted", verifytest.WithSubscription(sub, "canceled")))
+				evs = append(evs, ev("customer.subscription.deleted", verifytest.WithSubscription(sub, "canceled"), invoice))
 			}
 			rng.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
 		case kind < 9: // a delayed payment method: completed unpaid, paid later
+			cs, pi := verifytest.WithObjectID(oid("cs", 0)), verifytest.WithRelated("payment_intent", oid("pi", 0))
 			evs = append(evs,
-				ev("checkout.session.completed", verifytest.WithPaymentStatus("unpaid")),
-				ev("checkout.session.async_payment_succeeded"),
+				ev("checkout.session.completed", cs, pi, verifytest.WithPaymentStatus("unpaid")),
+				ev("checkout.session.async_payment_succeeded", cs, pi),
 			)
 		default: // events nobody handles
-			evs = append(evs, ev("customer.created"), ev("customer.updated"), ev("invoice.paid"))
+			evs = append(evs, ev("customer.created"), ev("customer.updated"),
+				ev("invoice.paid", verifytest.WithObjectID(oid("in", 0)), verifytest.WithSubscription(fmt.Sprintf("sub_chaos%05d", c), ""),
+					verifytest.WithRelated("payment_intent", oid("pi", 0)), verifytest.WithRelated("charge", oid("ch", 0))))
 		}
 		for _, e := range evs {
 			var line bytes.Buffer

@@ -3,6 +3,7 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +150,49 @@ func TestProviderDeliveries(t *testing.T) {
 				t.Errorf("ReadEvents error = %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestGenerateObjectsAreTheirCustomers: every Stripe object of a corpus
+// (session, payment intent, charge, invoice, subscription) belongs to one
+// customer, whichever event names it, and an invoice's subscription is
+// its customer's.
+func TestGenerateObjectsAreTheirCustomers(t *testing.T) {
+	owner := map[string]string{} // object ID → customer
+	var invoices int
+	for i, line := range Generate(1000, 20261130, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)) {
+		var ev struct {
+			Type string `json:"type"`
+			Data struct {
+				Object struct {
+					ID, Object, Customer, Subscription string
+					PaymentIntent                      any `json:"payment_intent"`
+				} `json:"object"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(line, &ev) != nil || ev.Type == "" {
+			continue // another provider's delivery line
+		}
+		obj := ev.Data.Object
+		cus := obj.Customer
+		if obj.Object == "customer" {
+			cus = obj.ID
+		}
+		pi, _ := obj.PaymentIntent.(string)
+		for _, id := range []string{obj.ID, obj.Subscription, pi} {
+			if id == "" || id == cus {
+				continue
+			}
+			if prev, ok := owner[id]; ok && prev != cus {
+				t.Errorf("line %d: %s %s of %s, named with %s before", i+1, ev.Type, id, cus, prev)
+			}
+			owner[id] = cus
+		}
+		if ev.Type == "invoice.paid" {
+			invoices++
+		}
+	}
+	if invoices < 10 {
+		t.Errorf("%d invoice.paid events, want a corpus with many", invoices)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
@@ -64,6 +65,9 @@ type LocalOptions struct {
 	Bootstraps map[string]string
 	// Params are the template's parameter values, over its defaults.
 	Params map[string]string
+	// Builders replace the in-process builders of functions (by logical
+	// ID): a business of a test's own, run in process.
+	Builders map[string]lambdafn.Builder
 }
 
 // Local is a fresh pipeline.Stack of template.yaml on the local
@@ -109,7 +113,7 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 		Name: stackName, Template: tpl,
 		Env:    map[string]string{"METRICS_FILE": os.DevNull}, // the embedded metric lines are not the verdict
 		Log:    func(id string) *slog.Logger { return opts.Log.With("function", id) },
-		Params: opts.Params,
+		Params: opts.Params, Builders: opts.Builders,
 	})
 	if err != nil {
 		return nil, err
@@ -192,7 +196,7 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	}
 	db := emu.DynamoDB()
 	l.events = queue.New(emu.SQS(), evq.URL)
-	l.inbox = inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	l.inbox = st.Inbox()
 	l.ledger = effects.NewLedger(db, st.Tables["InboxTable"], 0)
 	if table, ok := st.Tables["ShopTable"]; ok {
 		l.business = shopBusiness(shop.New(shop.Config{Table: table, MailFrom: "shop@example.com"}, db, nil, nil))

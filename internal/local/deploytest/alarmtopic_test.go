@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/receiver"
 )
 
 // alarmTargetProblems returns why CloudWatch could not publish some alarm
@@ -207,13 +207,14 @@ func TestTemplateAlarmsCanPublishToTheirTopic(t *testing.T) {
 	}
 }
 
-func TestTemplateMaxBodyBytesFitsThePayloadItem(t *testing.T) {
-	const inv = "MaxBodyBytes is bounded by what the payload item can hold (inbox.MaxPayloadBytes)"
+func TestTemplateMaxBodyBytesIsWhatLambdaReceives(t *testing.T) {
+	const inv = "MaxBodyBytes defaults to, and is bounded by, the largest body Lambda receives from the HTTP API (receiver.DefaultMaxBodyBytes)"
 	p := loadProject(t).Parameters["MaxBodyBytes"]
-	if p.MaxValue != strconv.Itoa(inbox.MaxPayloadBytes) {
-		broken(t, inv, "MaxValue = %q, want %d", p.MaxValue, inbox.MaxPayloadBytes)
+	want := strconv.Itoa(receiver.DefaultMaxBodyBytes)
+	if p.MaxValue != want {
+		broken(t, inv, "MaxValue = %q, want %s", p.MaxValue, want)
 	}
-	if d, err := strconv.Atoi(p.Default); err != nil || d > inbox.MaxPayloadBytes {
-		broken(t, inv, "Default %q is above %d", p.Default, inbox.MaxPayloadBytes)
+	if p.Default != want {
+		broken(t, inv, "Default = %q, want %s", p.Default, want)
 	}
 }

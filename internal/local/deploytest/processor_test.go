@@ -139,6 +139,7 @@ func TestTemplateProcessorPolicy(t *testing.T) {
 			"dynamodb:PutItem on " + shop,
 			"dynamodb:Query on " + inbox,
 			"dynamodb:UpdateItem on " + inbox,
+			"s3:GetObject on " + bodies(c),
 			"ses:SendEmail on arn:" + d.Partition + ":ses:" + d.Region + ":" + d.AccountID + ":identity/" + identity,
 			"sqs:ChangeMessageVisibility on " + queue,
 			// Lambda's event source polls with the processor's role.

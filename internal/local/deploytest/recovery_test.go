@@ -19,6 +19,7 @@ func TestTemplateDlqReplayPolicy(t *testing.T) {
 			"dynamodb:GetItem on " + table,
 			"dynamodb:Query on " + table,
 			"dynamodb:UpdateItem on " + table,
+			"s3:GetObject on " + bodies(c),
 			"sqs:ChangeMessageVisibility on " + dlq,
 			"sqs:DeleteMessage on " + dlq,
 			"sqs:ReceiveMessage on " + dlq,
@@ -36,6 +37,7 @@ func TestTemplateReconcilerPolicy(t *testing.T) {
 			"dynamodb:PutItem on " + table,
 			"dynamodb:Query on " + table + "/index/pending",
 			"dynamodb:UpdateItem on " + table,
+			"s3:PutObject on " + bodies(c),
 			"sqs:SendMessage on " + queue,
 		}
 	})
@@ -52,6 +54,7 @@ func TestTemplateRecoveryEnv(t *testing.T) {
 		{"DlqReplayFunction", defaultsEnv(map[string]string{
 			"EVENTS_DLQ_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/hookinbox-events-dlq",
 			"REPLAY_MAX":     "100",
+			"BODY_BUCKET":    "hookinbox-bodybucket-abcdef012345",
 		})},
 		{"ReconcilerFunction", defaultsEnv(map[string]string{
 			"STRIPE_API_KEY":             "",
@@ -74,6 +77,7 @@ func TestTemplateRecoveryEnv(t *testing.T) {
 			"SHOPIFY_ADMIN_TOKEN":        "",
 			"SHOPIFY_ADMIN_TOKEN_ARN":    "",
 			"SHOPIFY_API_URL":            "",
+			"BODY_BUCKET":                "hookinbox-bodybucket-abcdef012345",
 		})},
 	}
 	for _, tt := range tests {

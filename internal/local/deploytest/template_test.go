@@ -178,6 +178,14 @@ func deployment(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context) 
 			case "Arn":
 				return fmt.Sprintf("arn:%s:events:%s:%s:event-bus/%s", d.Partition, d.Region, d.AccountID, n), nil
 			}
+		case "AWS::S3::Bucket":
+			n := strings.ToLower(d.StackName + "-" + id + "-abcdef012345")
+			switch attr {
+			case "":
+				return n, nil
+			case "Arn":
+				return fmt.Sprintf("arn:%s:s3:::%s", d.Partition, n), nil
+			}
 		case "AWS::SNS::Topic":
 			if attr == "" || attr == "TopicArn" {
 				return fmt.Sprintf("arn:%s:sns:%s:%s:%s-%s-AbCdEf012345", d.Partition, d.Region, d.AccountID, d.StackName, id), nil
@@ -358,8 +366,9 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_WEBHOOK_SECRET_ARN": "",
 			"STRIPE_TOLERANCE":          "300s",
 			"PADDLE_TOLERANCE":          "300s",
-			"MAX_BODY_BYTES":            "262144",
+			"MAX_BODY_BYTES":            "6258688",
 			"SECRET_MAX_AGE":            "5m",
+			"BODY_BUCKET":               "hookinbox-bodybucket-abcdef012345",
 		})},
 		{"shop-prod", map[string]string{
 			"INBOX_TABLE":               "shop-prod-inbox",
@@ -370,6 +379,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"PADDLE_TOLERANCE":          "300s",
 			"MAX_BODY_BYTES":            "65536",
 			"SECRET_MAX_AGE":            "2m",
+			"BODY_BUCKET":               "shop-prod-bodybucket-abcdef012345",
 			"AWS_ENDPOINT_URL":          "",
 			"METRICS_NAMESPACE":         "hookinbox/shop-prod",
 		}},
@@ -557,7 +567,7 @@ func grants(docs []any) ([]string, error) {
 					return nil, fmt.Errorf("%s grants wildcard action %q", where, a)
 				}
 				for _, r := range resources {
-					if r == "" || strings.Contains(r, "*") {
+					if r == "" || strings.Contains(r, "*") && !prefixObjects(r) {
 						return nil, fmt.Errorf("%s grants %s on %q, want a specific resource", where, a, r)
 					}
 					out = append(out, a+" on "+r)
@@ -567,6 +577,15 @@ func grants(docs []any) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// prefixObjects reports whether r is the objects under one prefix of one
+// named bucket (arn:aws:s3:::bucket/prefix/*): S3 has no narrower
+// resource for objects whose names the functions make.
+func prefixObjects(r string) bool {
+	rest, ok := strings.CutSuffix(r, "/*")
+	bucket, prefix, found := strings.Cut(strings.TrimPrefix(rest, "arn:aws:s3:::"), "/")
+	return ok && found && strings.HasPrefix(r, "arn:aws:s3:::") && bucket != "" && prefix != "" && !strings.Contains(rest, "*")
 }
 
 // strings1 takes a string or a non-empty list of strings.
@@ -598,9 +617,16 @@ func TestTemplateReceiverPolicy(t *testing.T) {
 			"dynamodb:GetItem on " + table,
 			"dynamodb:PutItem on " + table,
 			"dynamodb:UpdateItem on " + table,
+			"s3:PutObject on " + bodies(c),
 			"sqs:SendMessage on " + queue,
 		}
 	})
+}
+
+// bodies returns the ARN of the inbox's objects in the body bucket of
+// deployment c: the only S3 resource a function is granted.
+func bodies(c samtemplate.Context) string {
+	return arn(c, "BodyBucket") + "/" + inbox.BodyPrefix + "*"
 }
 
 // arn returns the ARN of resource id in deployment c.

@@ -16,27 +16,62 @@ import (
 // startDynalite starts FamilyDynalite: local/emulators.js under node, which
 // serves dynalite and local-aws-sqs on opts' ports and prints their
 // endpoints as its first line of output. It finds the repository root
-// (RepoRoot) and runs `npm ci --prefix local` first if local/node_modules
-// is missing.
+// (RepoRoot) and runs from EmulatorDir, installing the emulators there
+// first (npm ci) when they are missing.
 func startDynalite(ctx context.Context, opts Options) (*Emulators, error) {
 	root, err := RepoRoot(opts.Root)
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureNodeModules(ctx, root, opts.Stderr); err != nil {
+	dir, err := EmulatorDir(root)
+	if err != nil {
 		return nil, err
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return nil, fmt.Errorf("start emulators: node not found in PATH (install Node 20): %w", err)
+	if err := ensureNodeModules(ctx, root, dir, opts.Stderr); err != nil {
+		return nil, err
 	}
-
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, startTimeout)
 		defer cancel()
 	}
 
+	// gofakes3 starts beside node (its first build takes a while).
+	type s3Server struct {
+		url  string
+		proc *child
+		err  error
+	}
+	s3Started := make(chan s3Server, 1)
+	go func() {
+		url, proc, err := startS3(ctx, opts)
+		s3Started <- s3Server{url, proc, err}
+	}()
+	withS3 := func(e *Emulators, err error) (*Emulators, error) {
+		s := <-s3Started
+		if err == nil && s.err != nil {
+			_ = e.Stop()
+			err = s.err
+		}
+		if err != nil {
+			if s.proc != nil {
+				_ = s.proc.stop(time.Second)
+			}
+			return nil, err
+		}
+		e.S3URL, e.s3proc = s.url, s.proc
+		return e, nil
+	}
+	return withS3(startNode(ctx, dir, opts))
+}
+
+// startNode starts emulators.js from dir, the emulators directory (see
+// startDynalite).
+func startNode(ctx context.Context, dir string, opts Options) (*Emulators, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("start emulators: node not found in PATH (install Node 20): %w", err)
+	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start emulators: %w", err)
@@ -47,14 +82,14 @@ func startDynalite(ctx context.Context, opts Options) (*Emulators, error) {
 		stdinW.Close()
 		return nil, fmt.Errorf("start emulators: %w", err)
 	}
-	args := []string{filepath.Join(root, "local", "emulators.js"),
+	args := []string{filepath.Join(dir, "emulators.js"),
 		"--dynamodb-port", strconv.Itoa(opts.DynamoDBPort),
 		"--sqs-port", strconv.Itoa(opts.SQSPort)}
 	if !opts.WarmUp {
 		args = append(args, "--warmup", "0")
 	}
 	cmd := exec.Command(node, args...)
-	cmd.Dir = filepath.Join(root, "local")
+	cmd.Dir = dir
 	cmd.Stdin = stdinR
 	cmd.Stdout = stdoutW
 	proc, err := startChild(cmd, nil, opts.Stderr)

@@ -69,6 +69,10 @@ type Emulators struct {
 	// DynamoDBURL and SQSURL are the endpoints, such as
 	// http://127.0.0.1:41235.
 	DynamoDBURL, SQSURL string
+	// S3URL is the S3 endpoint (gofakes3 for FamilyDynalite, moto_server
+	// for FamilyMoto); empty when External and AWS_ENDPOINT_URL_S3 and
+	// AWS_ENDPOINT_URL are unset: no bucket is created then.
+	S3URL string
 
 	// External is true when the endpoints came from AWS_ENDPOINT_URL* and
 	// Start started nothing.
@@ -82,17 +86,18 @@ type Emulators struct {
 	// succeed (stock moto_server; see MotoRacyConditions).
 	racyConditions bool
 
-	proc  *child   // nil when External
-	stdin *os.File // write end of the node process's stdin
+	proc   *child   // nil when External
+	s3proc *child   // gofakes3, for FamilyDynalite
+	stdin  *os.File // write end of the node process's stdin
 }
 
 // Start starts the emulators of opts.Family (or of HOOKINBOX_EMULATORS):
 // for FamilyMoto, moto_server (see startMoto); by default, as follows.
 //
-// It starts local/emulators.js under node, finding the repository root by
-// walking up to go.mod and running `npm ci --prefix local` first if
-// local/node_modules is missing (under a file lock, so parallel test binaries
-// do not race). If AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS or
+// It starts local/emulators.js under node from EmulatorDir: hookinbox's
+// local/ when `make local/node_modules` installed the emulators there, else
+// a copy in the user's cache directory, where `npm ci` installs them on the
+// first run (under a file lock, so parallel test binaries do not race). If AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS or
 // AWS_ENDPOINT_URL is set it uses those endpoints instead and starts nothing.
 // It returns once both endpoints answer HTTP. ctx bounds the start only; the
 // emulators run until Stop or until this process exits.
@@ -138,7 +143,11 @@ func fromEnv() (*Emulators, bool, error) {
 	if ddb == "" || q == "" {
 		return nil, true, errors.New("start emulators: set both AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS, or AWS_ENDPOINT_URL, or none of them to start the local emulators")
 	}
-	return &Emulators{DynamoDBURL: ddb, SQSURL: q, External: true}, true, nil
+	s3URL := os.Getenv("AWS_ENDPOINT_URL_S3")
+	if s3URL == "" {
+		s3URL = all
+	}
+	return &Emulators{DynamoDBURL: ddb, SQSURL: q, S3URL: s3URL, External: true}, true, nil
 }
 
 // waitReady polls both endpoints until each answers HTTP with any status.
@@ -204,6 +213,11 @@ func (e *Emulators) Stop() error {
 	if e.stdin != nil {
 		_ = e.stdin.Close()
 	}
+	if e.s3proc != nil {
+		if err := e.s3proc.stop(3 * time.Second); err != nil {
+			return fmt.Errorf("stop gofakes3: %w", err)
+		}
+	}
 	if err := e.proc.stop(3 * time.Second); err != nil {
 		return fmt.Errorf("stop emulators: %w", err)
 	}
@@ -256,15 +270,20 @@ func (e *Emulators) SQS() *sqs.Client {
 
 // EnvMap returns the variables that point an AWS SDK in another process at
 // these endpoints: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS,
-// AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+// AWS_ENDPOINT_URL_S3 (when there is one), AWS_REGION, AWS_ACCESS_KEY_ID
+// and AWS_SECRET_ACCESS_KEY.
 func (e *Emulators) EnvMap() map[string]string {
-	return map[string]string{
+	m := map[string]string{
 		"AWS_ENDPOINT_URL_DYNAMODB": e.DynamoDBURL,
 		"AWS_ENDPOINT_URL_SQS":      e.SQSURL,
 		"AWS_REGION":                Region,
 		"AWS_ACCESS_KEY_ID":         accessKey,
 		"AWS_SECRET_ACCESS_KEY":     secretKey,
 	}
+	if e.S3URL != "" {
+		m["AWS_ENDPOINT_URL_S3"] = e.S3URL
+	}
+	return m
 }
 
 // RacyConditions reports whether concurrent conditional writes on one

@@ -11,10 +11,11 @@ import (
 // docs/reliability.md lists each one's quirks.
 const (
 	// FamilyDynalite is dynalite (DynamoDB) and local-aws-sqs (SQS), the
-	// Node packages pinned in local/: the default.
+	// Node packages pinned in local/, and gofakes3 (S3), pinned by a tool
+	// line in go.mod: the default.
 	FamilyDynalite = "dynalite"
 	// FamilyMoto is moto_server (pip install "moto[server]"), one server
-	// for DynamoDB and SQS, started with MOTO_ACCOUNT_ID set to AccountID
+	// for DynamoDB, SQS and S3, started with MOTO_ACCOUNT_ID set to AccountID
 	// so its ARNs match the ones the stack builds.
 	FamilyMoto = "moto"
 )
@@ -46,5 +47,5 @@ func startMotoFamily(ctx context.Context, opts Options) (*Emulators, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (or unset %s to use dynalite and local-aws-sqs)", err, FamilyEnv)
 	}
-	return &Emulators{DynamoDBURL: m.URL, SQSURL: m.URL, Family: FamilyMoto, racyConditions: !m.SerialDynamoDB, proc: m.proc}, nil
+	return &Emulators{DynamoDBURL: m.URL, SQSURL: m.URL, S3URL: m.URL, Family: FamilyMoto, racyConditions: !m.SerialDynamoDB, proc: m.proc}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,23 +49,59 @@ func RepoRoot(dir string) (string, error) {
 	return abs, nil
 }
 
-// ensureNodeModules runs `npm ci --prefix local` in root unless the emulator
-// packages are installed. An exclusive flock on a lock file named after root
-// serialises concurrent callers; the second one finds the work done.
-func ensureNodeModules(ctx context.Context, root string, logs io.Writer) error {
-	installed := func() bool {
-		for _, p := range []string{"dynalite", "local-aws-sqs"} {
-			if _, err := os.Stat(filepath.Join(root, "local", "node_modules", p, "package.json")); err != nil {
-				return false
-			}
-		}
-		return true
+// emulatorFiles are the files of local/ that run the emulators; their
+// hash names the user-cache copy (EmulatorDir).
+var emulatorFiles = []string{"package.json", "package-lock.json", "emulators.js", "warmup.js"}
+
+// EmulatorDir returns the directory the emulators run from: root/local
+// when its node_modules holds them (hookinbox's own checkout after `make
+// local/node_modules`), else <user cache dir>/hookinbox/emulators-<hash of
+// local/'s files>, a copy of local/ whose packages `npm ci` installs once.
+// The module cache is read-only, so a team's module never installs into
+// hookinbox's tree. It does not install; ensureNodeModules does.
+func EmulatorDir(root string) (string, error) {
+	own := filepath.Join(root, "local")
+	if emulatorsInstalled(own) {
+		return own, nil
 	}
-	if installed() {
+	h := sha256.New()
+	for _, name := range emulatorFiles {
+		raw, err := os.ReadFile(filepath.Join(own, name))
+		if err != nil {
+			return "", fmt.Errorf("emulator files: %w", err)
+		}
+		fmt.Fprintf(h, "%s %d\n", name, len(raw))
+		h.Write(raw)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("emulator directory: %w (set XDG_CACHE_HOME or HOME)", err)
+	}
+	return filepath.Join(cache, "hookinbox", "emulators-"+hex.EncodeToString(h.Sum(nil)[:8])), nil
+}
+
+// emulatorsInstalled reports whether dir's node_modules holds the emulators.
+func emulatorsInstalled(dir string) bool {
+	for _, p := range []string{"dynalite", "local-aws-sqs"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", p, "package.json")); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// ensureNodeModules makes dir (EmulatorDir) ready: unless its node_modules
+// holds the emulators, it copies local/'s files from root into it and runs
+// `npm ci` there. An exclusive flock on dir + ".lock" serialises concurrent
+// callers; the second one finds the work done.
+func ensureNodeModules(ctx context.Context, root, dir string, logs io.Writer) error {
+	if emulatorsInstalled(dir) {
 		return nil
 	}
-	sum := sha256.Sum256([]byte(root))
-	lockPath := filepath.Join(os.TempDir(), "hookinbox-npm-"+hex.EncodeToString(sum[:8])+".lock")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("install emulators: %w", err)
+	}
+	lockPath := dir + ".lock"
 	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("install emulators: %w", err)
@@ -76,25 +111,36 @@ func ensureNodeModules(ctx context.Context, root string, logs io.Writer) error {
 		return fmt.Errorf("install emulators: lock %s: %w", lockPath, err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if installed() {
+	if emulatorsInstalled(dir) {
 		return nil
+	}
+	if own := filepath.Join(root, "local"); dir != own {
+		for _, name := range emulatorFiles {
+			raw, err := os.ReadFile(filepath.Join(own, name))
+			if err != nil {
+				return fmt.Errorf("install emulators: %w", err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), raw, 0o644); err != nil {
+				return fmt.Errorf("install emulators: %w", err)
+			}
+		}
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		return fmt.Errorf("install emulators: local/node_modules is missing and npm is not in PATH (install Node 20 and run npm ci --prefix local): %w", err)
+		return fmt.Errorf("install emulators into %s: npm is not in PATH (install Node 20, then run the command again): %w", dir, err)
 	}
-	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", "local", "--no-audit", "--no-fund")
-	cmd.Dir = root
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
 	tail := &tailBuffer{max: 4096}
 	cmd.Stdout = io.MultiWriter(orDiscard(logs), tail)
 	cmd.Stderr = cmd.Stdout
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("install emulators: npm ci --prefix local: %w\n%s", err, tail.String())
+		return fmt.Errorf("install emulators: npm ci in %s: %w\n%s", dir, err, tail.String())
 	}
-	if !installed() {
-		return errors.New("install emulators: npm ci --prefix local did not install dynalite and local-aws-sqs")
+	if !emulatorsInstalled(dir) {
+		return fmt.Errorf("install emulators: npm ci in %s did not install dynalite and local-aws-sqs", dir)
 	}
 	return nil
 }

@@ -36,6 +36,7 @@ type Stack struct {
 	Template *samtemplate.Template
 	Tables   map[string]string // logical ID → table name
 	Queues   map[string]Queue  // logical ID → queue
+	Buckets  map[string]string // logical ID → bucket name
 	// Params are the stack's parameter values, over the template's
 	// defaults: a parameter with no default needs one (CreateStackWith).
 	Params map[string]string
@@ -43,8 +44,8 @@ type Stack struct {
 	emu *Emulators
 }
 
-// CreateStack creates every AWS::DynamoDB::Table and AWS::SQS::Queue of tpl
-// on e, with names resolved as CloudFormation would for a stack named
+// CreateStack creates every AWS::DynamoDB::Table, AWS::SQS::Queue and
+// AWS::S3::Bucket (when e has an S3 endpoint) of tpl on e, with names resolved as CloudFormation would for a stack named
 // stackName (a resource without a name gets "<stackName>-<LogicalID>").
 // Resources whose Condition is false are skipped. Queues are created in
 // dependency order, so a dead-letter queue exists before the queue whose
@@ -66,6 +67,7 @@ func (e *Emulators) CreateStackWith(ctx context.Context, tpl *samtemplate.Templa
 		Template: tpl,
 		Tables:   map[string]string{},
 		Queues:   map[string]Queue{},
+		Buckets:  map[string]string{},
 		Params:   params,
 		emu:      e,
 	}
@@ -99,6 +101,19 @@ func (e *Emulators) CreateStackWith(ctx context.Context, tpl *samtemplate.Templa
 	for _, id := range queues {
 		if err := s.createQueue(ctx, q, id); err != nil {
 			return fail(fmt.Errorf("queue %s: %w", id, err))
+		}
+	}
+
+	buckets, err := s.Included(bucketType)
+	if err != nil {
+		return fail(err)
+	}
+	if len(buckets) > 0 && e.S3URL != "" {
+		client := e.S3()
+		for _, id := range buckets {
+			if err := s.createBucket(ctx, client, id); err != nil {
+				return fail(fmt.Errorf("bucket %s: %w", id, err))
+			}
 		}
 	}
 
@@ -182,11 +197,25 @@ func (s *Stack) lookup(id, attr string) (string, error) {
 		}
 		return "", fmt.Errorf("queue %s: attribute %s is not emulated", id, attr)
 	}
+	if name, ok := s.Buckets[id]; ok {
+		switch attr {
+		case "":
+			return name, nil
+		case "Arn":
+			return "arn:aws:s3:::" + name, nil
+		}
+		return "", fmt.Errorf("bucket %s: attribute %s is not emulated", id, attr)
+	}
 	res, ok := s.Template.Resources[id]
 	if !ok {
 		return "", fmt.Errorf("no resource %s in the template", id)
 	}
 	switch res.Type {
+	case bucketType:
+		if s.emu == nil || s.emu.S3URL == "" {
+			return "", fmt.Errorf("bucket %s was not created in stack %s: no S3 endpoint (set AWS_ENDPOINT_URL_S3)", id, s.Name)
+		}
+		return "", fmt.Errorf("%s %s was not created in stack %s (is its Condition false?)", res.Type, id, s.Name)
 	case tableType, queueType:
 		return "", fmt.Errorf("%s %s was not created in stack %s (is its Condition false?)", res.Type, id, s.Name)
 	case "AWS::Serverless::Function", "AWS::Lambda::Function":
@@ -243,6 +272,14 @@ func (s *Stack) Delete(ctx context.Context) error {
 			var nf *sqstypes.QueueDoesNotExist
 			if err != nil && !errors.As(err, &nf) {
 				errs = append(errs, fmt.Errorf("delete queue %s (%s): %w", id, qu.Name, err))
+			}
+		}
+	}
+	if len(s.Buckets) > 0 {
+		client := s.emu.S3()
+		for id, name := range s.Buckets {
+			if err := deleteBucket(ctx, client, name); err != nil {
+				errs = append(errs, fmt.Errorf("delete bucket %s (%s): %w", id, name, err))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +41,10 @@ func TestParseRate(t *testing.T) {
 // fakeStack is a stack of tpl as CreateStack would name it, without
 // emulators.
 func fakeStack(tpl *samtemplate.Template) *Stack {
-	st := &devstack.Stack{Name: "hookinbox", Template: tpl, Tables: map[string]string{}, Queues: map[string]devstack.Queue{}}
+	st := &devstack.Stack{Name: "hookinbox", Template: tpl, Tables: map[string]string{}, Queues: map[string]devstack.Queue{}, Buckets: map[string]string{}}
+	for _, id := range tpl.ByType("AWS::S3::Bucket") {
+		st.Buckets[id] = "hookinbox-" + strings.ToLower(id)
+	}
 	for _, id := range tpl.ByType("AWS::DynamoDB::Table") {
 		st.Tables[id] = "hookinbox-" + id
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
@@ -90,7 +91,8 @@ type Stack struct {
 	Shopify   *standin.Shopify // accepts ShopifyAdminToken
 	Mollie    *standin.Mollie  // accepts MollieKey
 	// Endpoints point a function at the stack: AWS_ENDPOINT_URL_DYNAMODB,
-	// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_SESV2 (the SES stand-in),
+	// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_S3 (when the emulators serve
+	// S3), AWS_ENDPOINT_URL_SESV2 (the SES stand-in),
 	// STRIPE_API_URL, GOPAY_API_URL, GITHUB_API_URL, SHOPIFY_API_URL and
 	// MOLLIE_API_URL (the stand-ins).
 	Endpoints map[string]string
@@ -146,12 +148,25 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		"SHOPIFY_API_URL":           urls[4] + "/admin/api/" + shopify.APIVersion + "/graphql.json",
 		"MOLLIE_API_URL":            urls[5],
 	}
+	if emu.S3URL != "" {
+		s.Endpoints["AWS_ENDPOINT_URL_S3"] = emu.S3URL
+	}
 	if opts.IAMRecord != "" {
 		if s.recorder, err = newRecorder(opts.IAMRecord, opts.IAMTest, st); err != nil {
 			return nil, errors.Join(fmt.Errorf("stack %s: %w", opts.Name, err), s.Close())
 		}
 	}
 	return s, nil
+}
+
+// Inbox returns the store on the stack's inbox table, with its body
+// bucket: what the functions read and write.
+func (s *Stack) Inbox() *inbox.DynamoDB {
+	store := inbox.NewDynamoDB(s.Emulators.DynamoDB(), s.Tables["InboxTable"])
+	if bucket := s.Buckets["BodyBucket"]; bucket != "" {
+		store = store.WithBodies(inbox.NewBodies(s.Emulators.S3(), bucket))
+	}
+	return store
 }
 
 // Close stops the stand-ins and deletes the tables and queues.

@@ -165,7 +165,7 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 
 	p.Receive = p.Build(t, "ReceiverFunction", nil).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
 	p.Process = p.Build(t, "ProcessorFunction", opts.ProcessorEnv).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
-	p.Inbox = inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	p.Inbox = st.Inbox()
 	p.Shop = shop.New(shop.Config{Table: shopTable, MailFrom: "shop@example.com"}, p.DynamoDB, nil, nil)
 	p.Events = queue.New(emu.SQS(), st.Queues["EventsQueue"].URL)
 	p.DLQ = queue.New(emu.SQS(), st.Queues["EventsDLQ"].URL)

@@ -23,13 +23,29 @@ const maxMetadataValue = 500
 type Option func(*patch)
 
 type patch struct {
-	customer, email, subscription, status, payment, apiVersion, session string
-	livemode                                                            *bool
-	size                                                                int
+	customer, email, subscription, status, payment, apiVersion string
+	object, session                                            string
+	related                                                    [][2]string // field, new ID
+	livemode                                                   *bool
+	size                                                       int
+}
+
+// WithObjectID sets the ID of the event's object (in_..., cs_..., pi_...):
+// every occurrence of the fixture's, so each event can be about an object
+// of its own, or several events about one.
+func WithObjectID(id string) Option { return func(p *patch) { p.object = id } }
+
+// WithRelated sets the ID the object's field (payment_intent, charge,
+// latest_invoice, latest_charge, ...) names, every occurrence of it, so
+// the events about one purchase name the same objects. A field the object
+// does not have is left alone.
+func WithRelated(field, id string) Option {
+	return func(p *patch) { p.related = append(p.related, [2]string{field, id}) }
 }
 
 // WithCustomer sets the customer ID ("cus_...") the object belongs to:
-// every occurrence of the fixture's customer ID.
+// every occurrence of the fixture's customer ID (the object's own ID when
+// it is a customer).
 func WithCustomer(id string) Option { return func(p *patch) { p.customer = id } }
 
 // WithSession sets a checkout session's ID ("cs_..."). Without it a
@@ -134,11 +150,27 @@ func PatchStripe(body []byte, id string, at time.Time, opts ...Option) ([]byte, 
 	if p.livemode != nil {
 		ev["livemode"], obj["livemode"] = *p.livemode, *p.livemode
 	}
-	if old, ok := obj["customer"].(string); ok && p.customer != "" {
-		data["object"] = replaceString(obj, old, p.customer)
-		obj = data["object"].(map[string]any)
+	// replace changes every occurrence of the string old in the object.
+	replace := func(old, id string) {
+		if old != "" && id != "" {
+			data["object"] = replaceString(obj, old, id)
+			obj = data["object"].(map[string]any)
+		}
 	}
-	if old, ok := obj["id"].(string); ok && obj["object"] == "checkout.session" {
+	if old, _ := obj["id"].(string); p.object != "" {
+		replace(old, p.object)
+	}
+	for _, r := range p.related {
+		old, _ := obj[r[0]].(string)
+		replace(old, r[1])
+	}
+	if obj["object"] == "customer" {
+		old, _ := obj["id"].(string)
+		replace(old, p.customer)
+	} else if old, ok := obj["customer"].(string); ok {
+		replace(old, p.customer)
+	}
+	if old, ok := obj["id"].(string); ok && obj["object"] == "checkout.session" && (p.session != "" || p.object == "") {
 		session := p.session
 		if session == "" {
 			session = "cs_test_" + strings.TrimPrefix(id, "evt_")

@@ -113,6 +113,25 @@ func TestStripeEventDecodes(t *testing.T) {
 		check(t, "subscription", s.Subscription.ID, "sub_1ODwX1LkdIwHu7ixS9hRk3Ya")
 		check(t, "email", s.CustomerDetails.Email, "jenny.rosen@example.com")
 	})
+	t.Run("invoice.paid about its own invoice", func(t *testing.T) {
+		e := decodeEvent(t, verifytest.StripeEvent("invoice.paid", "evt_6", at,
+			verifytest.WithObjectID("in_test_own"), verifytest.WithCustomer("cus_own"),
+			verifytest.WithSubscription("sub_own", ""), verifytest.WithRelated("payment_intent", "pi_own"),
+			verifytest.WithRelated("charge", "ch_own")))
+		var in stripe.Invoice
+		decodeObject(t, e, &in)
+		check(t, "id", in.ID, "in_test_own")
+		check(t, "customer", in.Customer.ID, "cus_own")
+		check(t, "subscription", in.Subscription.ID, "sub_own")
+		check(t, "payment_intent", in.PaymentIntent.ID, "pi_own")
+		check(t, "charge", in.Charge.ID, "ch_own")
+	})
+	t.Run("customer.created of its own customer", func(t *testing.T) {
+		e := decodeEvent(t, verifytest.StripeEvent("customer.created", "evt_7", at, verifytest.WithCustomer("cus_own")))
+		var c stripe.Customer
+		decodeObject(t, e, &c)
+		check(t, "id", c.ID, "cus_own")
+	})
 	t.Run("checkout.session.async_payment_succeeded", func(t *testing.T) {
 		e := decodeEvent(t, verifytest.StripeEvent("checkout.session.async_payment_succeeded", "evt_5", at))
 		var s stripe.CheckoutSession

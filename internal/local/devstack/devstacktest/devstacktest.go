@@ -26,7 +26,7 @@ func ForTest(t testing.TB) *devstack.Emulators {
 	skipShort(t, "dynalite and local-aws-sqs")
 	e, err := devstack.Shared()
 	if err != nil {
-		t.Fatalf("%v\n(run make test, or npm ci --prefix local and check that node is in PATH; or point AWS_ENDPOINT_URL at LocalStack)", err)
+		t.Fatalf("%v\n(%s)", err, installHint())
 	}
 	return e
 }
@@ -116,4 +116,17 @@ func SkipOnMoto(t testing.TB, e *devstack.Emulators, quirk string) {
 	if e.Family == devstack.FamilyMoto {
 		t.Skipf("skipped on moto: %s (docs/reliability.md, Emulator quirks)", quirk)
 	}
+}
+
+// installHint says what to do when the emulators do not start, in
+// hookinbox's tree or in a team's module alike.
+func installHint() string {
+	where := "a directory of your user cache"
+	if root, err := devstack.RepoRoot(""); err == nil {
+		if dir, err := devstack.EmulatorDir(root); err == nil {
+			where = dir
+		}
+	}
+	return "the emulators need Node.js 20 with npm in PATH; they install once into " + where +
+		" (delete it to install them again); or run the tests on moto_server with HOOKINBOX_EMULATORS=moto, or point AWS_ENDPOINT_URL at LocalStack"
 }

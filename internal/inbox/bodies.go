@@ -1,0 +1,117 @@
+package inbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// BodyPrefix is the prefix of every object the inbox keeps in its bucket
+// (template.yaml's BodyBucket): the functions' S3 permissions and the
+// bucket's expiry rule name it.
+const BodyPrefix = "inbox/"
+
+// A payload over MaxPayloadBytes fits neither the claim item nor a payload
+// item: it is kept as an S3 object, whose key the claim item holds
+// (attribute payload_object) beside the payload's hash. The key is
+// BodyPrefix, the event key (path-escaped) and the hash: a claim made
+// again for the same bytes writes the same object.
+func bodyObject(key webhook.Key, sum string) string {
+	return BodyPrefix + url.PathEscape(string(key)) + "/" + sum
+}
+
+// Conditions of the body store, checked with errors.Is.
+var (
+	// ErrNoBucket: a payload is, or must be, kept in S3, and the store
+	// was made without a bucket (WithBodies).
+	ErrNoBucket = errors.New("inbox: the payload is kept in S3 and no bucket is configured (BODY_BUCKET)")
+	// ErrBodyMismatch: the object read back is not the payload the claim
+	// hashed.
+	ErrBodyMismatch = errors.New("inbox: the stored body does not match the claim's hash")
+	// ErrNoBodyLocation: a payload over MaxPayloadBytes is stored for an
+	// item whose claim did not name an object for it (only a claim of
+	// that payload does).
+	ErrNoBodyLocation = errors.New("inbox: payload too large for an item, and its claim names no object")
+)
+
+// objectAPI lists the S3 calls the body store makes (*s3.Client).
+type objectAPI interface {
+	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+}
+
+// Bodies is where payloads too large for an item are kept: objects under
+// BodyPrefix in one S3 bucket.
+type Bodies struct {
+	s3     objectAPI
+	bucket string
+}
+
+// NewBodies returns the body store on bucket, using a ready client
+// (s3.NewFromConfig).
+func NewBodies(client objectAPI, bucket string) *Bodies {
+	return &Bodies{s3: client, bucket: bucket}
+}
+
+// BodiesFor returns the body store on bucket with an S3 client of cfg,
+// addressing the bucket in the path when pathStyle (local S3 servers);
+// nil when bucket is empty.
+func BodiesFor(cfg aws.Config, bucket string, pathStyle bool) *Bodies {
+	if bucket == "" {
+		return nil
+	}
+	return NewBodies(s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = pathStyle }), bucket)
+}
+
+// put writes raw as the object name. Writing it again writes the same
+// bytes: the name carries their hash.
+func (b *Bodies) put(ctx context.Context, name string, raw []byte) error {
+	if b == nil {
+		return ErrNoBucket
+	}
+	_, err := b.s3.PutObject(ctx, &s3.PutObjectInput{
+		Bucket:        aws.String(b.bucket),
+		Key:           aws.String(name),
+		Body:          bytes.NewReader(raw),
+		ContentLength: aws.Int64(int64(len(raw))),
+		ContentType:   aws.String("application/octet-stream"),
+	})
+	if err != nil {
+		return fmt.Errorf("put object %s: %w", name, err)
+	}
+	return nil
+}
+
+// get reads the object name and checks it against the hash sum; a missing
+// object is ErrNotFound.
+func (b *Bodies) get(ctx context.Context, name, sum string) ([]byte, error) {
+	if b == nil {
+		return nil, ErrNoBucket
+	}
+	out, err := b.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(name)})
+	var api smithy.APIError
+	if errors.As(err, &api) && (api.ErrorCode() == "NoSuchKey" || api.ErrorCode() == "NotFound") {
+		return nil, fmt.Errorf("get object %s: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get object %s: %w", name, err)
+	}
+	defer out.Body.Close()
+	raw, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, fmt.Errorf("get object %s: %w", name, err)
+	}
+	if PayloadSHA256(raw) != sum {
+		return nil, fmt.Errorf("get object %s: %w", name, ErrBodyMismatch)
+	}
+	return raw, nil
+}

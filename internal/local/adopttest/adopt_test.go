@@ -1,0 +1,291 @@
+package adopttest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
+)
+
+const hookinbox = "github.com/hookinbox/hookinbox"
+
+// TestAdoptingCommandsInAFreshModule runs docs/adopting.md's commands, as
+// written there, in a module outside the repository: section 1's (a new
+// module that gets hookinbox@main and its CLI as a tool), then, with the
+// example's business copied in as the page says, the commands that
+// fetch its imports, generate its template and run its tests, whose
+// pipeline tests start the emulators. It runs them as a user who is not
+// root (nobody, when the test runs as root), with a module cache of that
+// user's, which Go keeps read-only, and hookinbox@main served from this
+// checkout's committed tree. Then hookinbox's directory in the module
+// cache is unchanged and the emulators are in the user's cache directory.
+func TestAdoptingCommandsInAFreshModule(t *testing.T) {
+	if os.Getenv("HOOKINBOX_ADOPT_TEST") == "" {
+		t.Skip("builds hookinbox's CLI and the example's tests with a cold build cache as another user, several minutes on 2 cores: run it with make test-adopt (HOOKINBOX_ADOPT_TEST=1)")
+	}
+	root := repoRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "adopting.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := shBlock(t, doc, "go mod init")
+	build := shBlock(t, doc, "go mod tidy")
+
+	work, err := os.MkdirTemp("", "hookinbox-adopt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := newUser(t, work)
+	home, src, proxy := filepath.Join(work, "home"), filepath.Join(work, "src"), filepath.Join(work, "proxy")
+	for _, d := range []string{home, src, proxy, filepath.Join(work, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeProxy(t, root, proxy)
+	// The other modules from this machine's download cache, read as a
+	// second proxy: the same versions hookinbox's own build fetched.
+	downloads := filepath.Join(work, "downloads")
+	gomodcache, _ := exec.Command("go", "env", "GOMODCACHE").Output()
+	if out, err := exec.Command("cp", "-a", filepath.Join(strings.TrimSpace(string(gomodcache)), "cache", "download"), downloads).CombinedOutput(); err != nil {
+		t.Fatalf("copy the download cache: %v\n%s", err, out)
+	}
+	u.own(t, work)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	// The test's environment (certificates, proxies), but the user's own
+	// home, caches and Go settings.
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "GO") && !strings.HasPrefix(k, "XDG_") && k != "HOME" && k != "TMPDIR" && !strings.HasPrefix(k, "AWS_ENDPOINT_URL") && k != "HOOKINBOX_EMULATORS" {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home, "TMPDIR="+filepath.Join(work, "tmp"),
+		// No network for Go: a module missing here is an error, not a wait.
+		"GOPROXY=file://"+proxy+",file://"+downloads+",off",
+		"GOSUMDB=off", // hookinbox@main here is this checkout, unknown to any checksum database
+		"GOTOOLCHAIN=local", "GOFLAGS=")
+	t.Cleanup(func() {
+		// The module cache is read-only: go clean -modcache empties it.
+		u.run(context.Background(), t, src, env, "go clean -modcache")
+		if err := os.RemoveAll(work); err != nil {
+			t.Logf("remove %s: %v", work, err)
+		}
+	})
+
+	if out, err := u.run(ctx, t, src, env, setup); err != nil {
+		t.Fatalf("adopting.md's section 1 failed: %v\n%s", err, out)
+	}
+	mod := filepath.Join(src, "my-webhooks")
+	copyExample(t, filepath.Join(root, "examples", "custom-business"), mod, "example.com/my-webhooks")
+	u.own(t, mod)
+	if out, err := u.run(ctx, t, mod, env, build); err != nil {
+		t.Fatalf("adopting.md's commands after copying the example failed: %v\n%s", err, out)
+	}
+
+	modcache, err := filepath.Glob(filepath.Join(home, "go", "pkg", "mod", "github.com", "hookinbox", "hookinbox@*"))
+	if err != nil || len(modcache) != 1 {
+		t.Fatalf("hookinbox in the module cache: %v (%v)", modcache, err)
+	}
+	if _, err := os.Stat(filepath.Join(modcache[0], "local", "node_modules")); err == nil {
+		t.Errorf("%s/local/node_modules exists: the emulators were installed into the module cache", modcache[0])
+	}
+	if fi, err := os.Stat(filepath.Join(modcache[0], "local")); err != nil || fi.Mode().Perm()&0o222 != 0 {
+		t.Errorf("hookinbox's local/ in the module cache is not read-only: %v (%v)", fi.Mode(), err)
+	}
+	installed, _ := filepath.Glob(filepath.Join(home, ".cache", "hookinbox", "emulators-*", "node_modules", "dynalite", "package.json"))
+	if len(installed) != 1 {
+		t.Errorf("emulators in the user cache directory: %v, want one install under %s", installed, filepath.Join(home, ".cache", "hookinbox"))
+	}
+}
+
+// shBlock returns the ```sh block of the page that contains marker.
+func shBlock(t *testing.T, doc []byte, marker string) string {
+	t.Helper()
+	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllSubmatch(doc, -1) {
+		if bytes.Contains(m[1], []byte(marker)) {
+			return string(m[1])
+		}
+	}
+	t.Fatalf("docs/adopting.md has no sh block with %q", marker)
+	return ""
+}
+
+// runner runs commands as a user who is not root.
+type runner struct {
+	cred *syscall.Credential // nil: the test's own user, already not root
+}
+
+// newUser returns the test's own user, or nobody when the test runs as
+// root (whom a read-only directory does not stop).
+func newUser(t *testing.T, work string) runner {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return runner{}
+	}
+	nobody, err := lookupUser("nobody")
+	if err != nil {
+		os.RemoveAll(work)
+		t.Skipf("running as root and there is no user nobody to run adopting.md's commands as: %v", err)
+	}
+	return runner{cred: nobody}
+}
+
+func lookupUser(name string) (*syscall.Credential, error) {
+	usr, err := user.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	uid, err := strconv.ParseUint(usr.Uid, 10, 32)
+	if err != nil {
+		return nil, err
+	}
+	gid, err := strconv.ParseUint(usr.Gid, 10, 32)
+	if err != nil {
+		return nil, err
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+}
+
+// own gives the user every file under dir.
+func (u runner) own(t *testing.T, dir string) {
+	t.Helper()
+	if u.cred == nil {
+		return
+	}
+	err := filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, int(u.cred.Uid), int(u.cred.Gid))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// run runs script with sh -e in dir as the user, with only env.
+func (u runner) run(ctx context.Context, t *testing.T, dir string, env []string, script string) (string, error) {
+	t.Helper()
+	t.Logf("in %s:\n%s", dir, script)
+	cmd := exec.CommandContext(ctx, "sh", "-ec", script)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: u.cred, Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// writeProxy writes a module proxy (GOPROXY=file://dir) that serves the
+// committed tree of the checkout at root as hookinbox@main.
+func writeProxy(t *testing.T, root, dir string) {
+	t.Helper()
+	head, err := exec.Command("git", "-C", root, "log", "-1", "--format=%H %ct").Output()
+	if err != nil {
+		t.Fatalf("git log: %v", err)
+	}
+	hash, secs, _ := strings.Cut(strings.TrimSpace(string(head)), " ")
+	unix, err := strconv.ParseInt(secs, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(unix, 0).UTC()
+	version := module.PseudoVersion("v0", "", at, hash[:12])
+	gomod, err := exec.Command("git", "-C", root, "show", "HEAD:go.mod").Output()
+	if err != nil {
+		t.Fatalf("git show HEAD:go.mod: %v", err)
+	}
+	atV := filepath.Join(dir, hookinbox, "@v")
+	if err := os.MkdirAll(atV, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The committed tree, as git archive writes it (a worktree's .git is
+	// a file, which modzip.CreateFromVCS does not take).
+	tree := filepath.Join(dir, "tree")
+	if err := os.MkdirAll(tree, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := exec.Command("sh", "-ec", `git -C "$1" archive HEAD | tar -x -C "$2"`, "sh", root, tree)
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("git archive: %v\n%s", err, out)
+	}
+	var zip bytes.Buffer
+	if err := modzip.CreateFromDir(&zip, module.Version{Path: hookinbox, Version: version}, tree); err != nil {
+		t.Fatalf("zip the checkout: %v", err)
+	}
+	if err := os.RemoveAll(tree); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := json.Marshal(map[string]any{"Version": version, "Time": at})
+	for name, body := range map[string][]byte{
+		"list": []byte(version + "\n"), "main.info": info, version + ".info": info,
+		version + ".mod": gomod, version + ".zip": zip.Bytes(),
+	} {
+		if err := os.WriteFile(filepath.Join(atV, name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// copyExample copies the example's business into mod as adopting.md says,
+// with its import path changed to path.
+func copyExample(t *testing.T, example, mod, path string) {
+	t.Helper()
+	for _, name := range []string{"crm", "functions", "testdata", "business.yaml", "Makefile", "samconfig.toml"} {
+		err := filepath.WalkDir(filepath.Join(example, name), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(example, p)
+			dst := filepath.Join(mod, rel)
+			if d.IsDir() {
+				return os.MkdirAll(dst, 0o755)
+			}
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if strings.HasSuffix(p, ".go") {
+				raw = bytes.ReplaceAll(raw, []byte("example.com/custom-business"), []byte(path))
+			}
+			return os.WriteFile(dst, raw, 0o644)
+		})
+		if err != nil {
+			t.Fatalf("copy the example's %s: %v", name, err)
+		}
+	}
+}
+
+// repoRoot returns the checkout's root: the directory above holding go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			t.Fatal(fmt.Errorf("no go.mod above %s", wd))
+		}
+	}
+}

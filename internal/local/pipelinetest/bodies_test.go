@@ -1,0 +1,180 @@
+package pipelinetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/replay"
+	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// firstParks is a business that parks each event the first time it sees
+// it (webhook.Permanent) and succeeds the next, recording the hash of
+// every payload it was handed.
+type firstParks struct {
+	mu   sync.Mutex
+	seen map[webhook.Key][]string
+}
+
+func (b *firstParks) Handle(_ context.Context, ev webhook.Event, _ effects.Runner) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seen[ev.Key()] = append(b.seen[ev.Key()], inbox.PayloadSHA256(ev.Raw))
+	if len(b.seen[ev.Key()]) == 1 {
+		return webhook.Permanent(errors.New("parked on purpose"))
+	}
+	return nil
+}
+
+func (b *firstParks) hashes(key webhook.Key) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.seen[key]...)
+}
+
+// bigJSON returns a JSON object of exactly n bytes: head's members, then
+// a padding string, as a large push or order pads its lists.
+func bigJSON(head string, n int) []byte {
+	open := `{` + head + `,"padding":"`
+	return []byte(open + strings.Repeat("a", n-len(open)-2) + `"}`)
+}
+
+// providerRequest is the API Gateway request delivering body, signed as
+// provider signs it; id is the event's id.
+func providerRequest(provider, id string, body []byte) events.APIGatewayV2HTTPRequest {
+	var headers map[string]string
+	switch provider {
+	case "github":
+		headers = github.Headers(body, GitHubSecret, id, "push")
+	case "shopify":
+		headers = shopify.Headers(body, ShopifySecret, id, "orders/create", time.Now())
+	}
+	headers["content-type"] = "application/json"
+	req := events.APIGatewayV2HTTPRequest{
+		RouteKey: "POST /webhooks/{provider}", RawPath: "/webhooks/" + provider,
+		Headers: headers, PathParameters: map[string]string{"provider": provider}, Body: string(body),
+	}
+	req.RequestContext.HTTP.Method = http.MethodPost
+	return req
+}
+
+// objects returns the names of the body bucket's objects of key.
+func objects(t *testing.T, p *Pipeline, key webhook.Key) []string {
+	t.Helper()
+	out, err := p.Stack.Emulators.S3().ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{
+		Bucket: aws.String(p.Stack.Buckets["BodyBucket"]), Prefix: aws.String(inbox.BodyPrefix + url.PathEscape(string(key)) + "/"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range out.Contents {
+		names = append(names, aws.ToString(o.Key))
+	}
+	return names
+}
+
+// TestProviderSizedBodiesAreKept delivers, twice each, bodies of the sizes
+// GitHub and Shopify send, too large for a DynamoDB item: each is accepted
+// once and answered duplicate once, its body is stored once in S3, the
+// processor reads it whole, and after the event is parked a replay
+// finds it and the processor reads it again.
+func TestProviderSizedBodiesAreKept(t *testing.T) {
+	business := &firstParks{seen: map[webhook.Key][]string{}}
+	p := NewWith(t, Options{Processor: processorfn.Builder(func(context.Context, aws.Config, func(string) string) (processorfn.Business, error) {
+		return business, nil
+	})})
+	replayer := p.Build(t, "DlqReplayFunction", nil).(func(context.Context, replay.Request) (replay.Summary, error))
+	for _, tc := range []struct {
+		provider, id string
+		size         int
+		head         string
+	}{
+		{"github", "d-1mib", 1 << 20, `"ref":"refs/heads/main","repository":{"full_name":"octo/big"}`},
+		{"github", "d-5mib", 5 << 20, `"ref":"refs/heads/main","repository":{"full_name":"octo/huge"}`},
+		{"shopify", "e-2mib", 2 << 20, `"id":820982911946154508,"line_items":[{"id":1,"quantity":1}]`},
+	} {
+		t.Run(fmt.Sprintf("%s %d MiB", tc.provider, tc.size>>20), func(t *testing.T) {
+			body := bigJSON(tc.head, tc.size)
+			key := webhook.Key(tc.provider + "#" + tc.id)
+			for i, want := range []string{"accepted", "duplicate"} {
+				resp := p.Send(t, providerRequest(tc.provider, tc.id, body))
+				var got struct{ Status string }
+				_ = json.Unmarshal([]byte(resp.Body), &got)
+				if resp.StatusCode != http.StatusOK || got.Status != want {
+					t.Fatalf("delivery %d: %d %s; want 200 %s", i+1, resp.StatusCode, resp.Body, want)
+				}
+			}
+			if got := objects(t, p, key); len(got) != 1 {
+				t.Errorf("body objects %v; want one, written by the first delivery only", got)
+			}
+			it, err := p.Inbox.Get(context.Background(), key)
+			if err != nil || it.PayloadObject == "" || it.PayloadSHA256 != inbox.PayloadSHA256(body) {
+				t.Fatalf("claim %+v, %v; want it naming its object and the body's hash", it, err)
+			}
+
+			sum := inbox.PayloadSHA256(body)
+			p.ProcessUntil(t, time.Minute, func() bool { return p.AllIn(t, []webhook.Key{key}, inbox.Dead) })
+			if got := business.hashes(key); len(got) != 1 || got[0] != sum {
+				t.Fatalf("the business was handed %v; want the whole body once", got)
+			}
+			if _, ok := p.DLQReasons(t)[key]; !ok {
+				t.Fatalf("%s is not in the DLQ", key)
+			}
+			sumry, err := replayer(context.Background(), replay.Request{All: true})
+			if err != nil || sumry.Moved != 1 || sumry.Failed != 0 {
+				t.Fatalf("replay = %+v, %v; want the parked event moved", sumry, err)
+			}
+			p.ProcessUntil(t, time.Minute, func() bool { return p.AllIn(t, []webhook.Key{key}, inbox.Done) })
+			if got := business.hashes(key); len(got) != 2 || got[1] != sum {
+				t.Errorf("after the replay the business was handed %v; want the whole body again", got)
+			}
+		})
+	}
+}
+
+// TestFailedBodyWriteReleasesTheClaim: S3 refuses the body of a won
+// claim. The receiver answers 5xx so the provider retries, releases the
+// claim and sends nothing; the retry is accepted.
+func TestFailedBodyWriteReleasesTheClaim(t *testing.T) {
+	p := New(t)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+	failing := p.Build(t, "ReceiverFunction", map[string]string{"AWS_ENDPOINT_URL_S3": down.URL, "AWS_MAX_ATTEMPTS": "1"}).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
+	body := bigJSON(`"ref":"refs/heads/main"`, inbox.MaxPayloadBytes+1)
+	key := webhook.Key("github#d-s3down")
+	resp, err := failing(context.Background(), providerRequest("github", "d-s3down", body))
+	if err != nil || resp.StatusCode < 500 {
+		t.Fatalf("receiver answered %d %s, %v; want 5xx", resp.StatusCode, resp.Body, err)
+	}
+	if _, err := p.Inbox.Get(context.Background(), key); !errors.Is(err, inbox.ErrNotFound) {
+		t.Errorf("claim after the failed body write: %v; want it released", err)
+	}
+	if msgs := Peek(t, p.Events); len(msgs) != 0 {
+		t.Errorf("events queue holds %v; want nothing sent", msgs)
+	}
+	if resp := p.Send(t, providerRequest("github", "d-s3down", body)); resp.StatusCode != http.StatusOK || !strings.Contains(resp.Body, "accepted") {
+		t.Errorf("the provider's retry: %d %s; want accepted", resp.StatusCode, resp.Body)
+	}
+}
