@@ -37,7 +37,7 @@ func TestGoPayPayments(t *testing.T) {
 		t.Errorf("%d tokens for two fetches, want 1 (kept until it expires)", n)
 	}
 	if _, err := fetch(ctx, "3000000001"); !errors.Is(err, provider.ErrNotFound) || webhook.IsPermanent(err) {
-		t.Errorf("unknown payment: err = %v, want ErrNotFoundAtProvider (IGNORED, not parked)", err)
+		t.Errorf("unknown payment: err = %v, want provider.ErrNotFound (IGNORED, not parked)", err)
 	}
 	if _, err := fetch(ctx, "12ab"); !webhook.IsPermanent(err) {
 		t.Errorf("id that is not a number: err = %v, want permanent", err)

@@ -13,7 +13,7 @@ import (
 )
 
 // IsThin reports whether stored is a Stripe thin event notification (the
-// processor's FetchWhen for Stripe): such an event is always fetched.
+// processor's Fetch.Pointer for Stripe): such an event is always fetched.
 func IsThin(stored []byte) bool {
 	var head struct {
 		Object string `json:"object"`
