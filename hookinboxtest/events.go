@@ -17,6 +17,8 @@ import (
 	"github.com/hookinbox/hookinbox/provider/adyen"
 	"github.com/hookinbox/hookinbox/provider/github"
 	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/mollie"
+	"github.com/hookinbox/hookinbox/provider/paddle"
 	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/standard"
 	"github.com/hookinbox/hookinbox/provider/stripe"
@@ -32,9 +34,10 @@ import (
 
 // Event is one event a provider delivers: Deliver signs it as the
 // provider does and hands it to the receiver. The constructors (Stripe,
-// Shopify, GitHub, Standard, Adyen, GoPay) start from hookinbox's realistic
-// fixtures (testdata/<provider>/) and give each event fresh IDs, so no
-// two events share an event, an order, a session or a payment.
+// Shopify, GitHub, Standard, Adyen, GoPay, Paddle, Mollie) start from
+// hookinbox's realistic fixtures (testdata/<provider>/) and give each
+// event fresh IDs, so no two events share an event, an order, a session
+// or a payment.
 // StripeThin is a Stripe thin event notification.
 type Event struct {
 	// Provider is the receiver's name of the provider: one of
@@ -42,12 +45,13 @@ type Event struct {
 	Provider string
 	// ID is the event's part of its inbox key: the Stripe event ID, the
 	// X-Shopify-Event-Id, X-GitHub-Delivery or webhook-id header, Adyen's
-	// "<pspReference>-<eventCode>", or the GoPay payment ID.
+	// "<pspReference>-<eventCode>", the GoPay or Mollie payment ID, or
+	// Paddle's event_id.
 	ID string
 	// Type is the event type the business sees (webhook.Event.Type).
 	Type string
-	// Body is the payload as the provider sends it; for GoPay, which
-	// notifies with the payment ID only, the payment its API serves.
+	// Body is the payload as the provider sends it; for GoPay and Mollie,
+	// which notify with the payment ID only, the payment their API serves.
 	Body []byte
 
 	// A Stripe thin event's related object, as the Stripe stand-in
@@ -167,6 +171,47 @@ func GoPay(t testing.TB, state string) Event {
 	id := "3" + digits(t, 9)
 	raw = bytes.ReplaceAll(raw, []byte(strconv.FormatInt(p.ID, 10)), []byte(id))
 	return Event{Provider: gopay.Name, ID: id, Type: gopay.Notification, Body: raw}
+}
+
+// Paddle returns a Paddle Billing event of type typ (a file under
+// testdata/paddle/: "transaction.completed") with a fresh event_id and
+// transaction id.
+func Paddle(t testing.TB, typ string) Event {
+	t.Helper()
+	raw := fixture(t, "paddle", typ+".json")
+	var ev struct {
+		EventID string `json:"event_id"`
+		Data    struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.EventID == "" {
+		t.Fatalf("hookinboxtest: paddle %s fixture is not an event", typ)
+	}
+	id := "evt_" + strings.ToLower(token(t))
+	raw = bytes.ReplaceAll(raw, []byte(strconv.Quote(ev.EventID)), []byte(strconv.Quote(id)))
+	if obj := ev.Data.ID; obj != "" {
+		prefix := obj[:strings.LastIndex(obj, "_")+1]
+		raw = bytes.ReplaceAll(raw, []byte(strconv.Quote(obj)), []byte(strconv.Quote(prefix+strings.ToLower(token(t)))))
+	}
+	return Event{Provider: paddle.Name, ID: id, Type: typ, Body: raw}
+}
+
+// Mollie returns a payment notification for a payment in status ("paid",
+// "open", "failed", ...) with a fresh payment ID: Deliver sets the payment
+// on the Mollie stand-in, as Mollie's state changes before it notifies,
+// and the processor fetches it from there.
+func Mollie(t testing.TB, status string) Event {
+	t.Helper()
+	raw := fixture(t, "mollie", "payment.paid.json")
+	var p standin.MolliePayment
+	if err := json.Unmarshal(raw, &p); err != nil || p.ID == "" {
+		t.Fatal("hookinboxtest: the mollie fixture is not a payment")
+	}
+	id := "tr_" + token(t)[:10]
+	raw = bytes.ReplaceAll(raw, []byte(p.ID), []byte(id))
+	raw = bytes.Replace(raw, []byte(`"status": "paid"`), []byte(`"status": `+strconv.Quote(status)), 1)
+	return Event{Provider: mollie.Name, ID: id, Type: mollie.Notification, Body: raw}
 }
 
 // Deliver signs ev now with the local secrets, as its provider signs

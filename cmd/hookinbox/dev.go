@@ -256,7 +256,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	env := map[string]string{"METRICS_FILE": metricsFile, "STRIPE_WEBHOOK_SECRET": d.flags.secret}
 	maps.Copy(env, d.flags.env)
 	// The template's tables and queues, the stand-ins for SES and the
-	// Stripe and GoPay APIs.
+	// Stripe, GoPay and Mollie APIs.
 	st, err := pipeline.Start(ctx, emu, pipeline.Options{Name: d.flags.stackName, Template: tpl, Env: env, Log: d.functionLogger, Params: d.flags.params})
 	if err != nil {
 		if emu.External {

@@ -92,6 +92,11 @@ as they do:
   gopay     GET ?id=<payment id>, unsigned as GoPay sends it; given a payment
             file (testdata/gopay/payment.PAID.json) it first sets that payment
             on the local stack's GoPay stand-in, whose API the processor asks.
+  paddle    Paddle-Signature (ts=<unix>;h1=<hex HMAC of ts:body>, one h1 per
+            secret key)
+  mollie    POST id=<payment id>, unsigned as Mollie sends it; given a
+            payment file (testdata/mollie/payment.paid.json) it first sets
+            that payment on the local stack's Mollie stand-in.
 
 Examples:
   hookinbox send stripe checkout.session.completed --times 3
@@ -102,6 +107,8 @@ Examples:
   hookinbox send standard testdata/standard/invoice.paid.json --v1a
   hookinbox send adyen testdata/adyen/AUTHORISATION.json
   hookinbox send gopay testdata/gopay/payment.PAID.json --times 2
+  hookinbox send paddle testdata/paddle/transaction.completed.json
+  hookinbox send mollie testdata/mollie/payment.paid.json --times 2
   hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due
   hookinbox send stripe testdata/stripe/invoice.paid.json`)
 	fs.StringVar(&f.url, "url", "", "webhook URL (default: the running stack's, else http://127.0.0.1:3000/webhooks/<provider>)")
@@ -494,20 +501,27 @@ func stripeTestEvent(ctx context.Context, what string, f sendFlags, st *devState
 }
 
 // stageStandin sets the object of an id-only notification on the running
-// stack's stand-in (GoPay's payment: GoPay's state changes before it
-// notifies).
+// stack's stand-in (a GoPay or Mollie payment: the provider's state
+// changes before it notifies).
 func stageStandin(ctx context.Context, name string, raw []byte, f sendFlags, st *devState) error {
 	var p struct {
-		ID json.Number `json:"id"`
+		ID json.RawMessage `json:"id"` // GoPay's a number, Mollie's a string
 	}
-	if err := json.Unmarshal(raw, &p); err != nil || p.ID == "" {
+	id := ""
+	if err := json.Unmarshal(raw, &p); err == nil {
+		id = strings.Trim(string(p.ID), `"`)
+	}
+	if id == "" || neturl.PathEscape(id) != id {
 		return fmt.Errorf("the file is not a %s payment with an id", name)
 	}
-	if st == nil || st.Endpoints["GOPAY_API_URL"] == "" {
+	var api string
+	if st != nil {
+		api, _ = pipeline.StandinURL(name, st.Endpoints)
+	}
+	if api == "" {
 		return errors.New("setting a payment needs a running hookinbox dev (its stand-in); send a payment id to notify only")
 	}
-	api := strings.TrimSuffix(st.Endpoints["GOPAY_API_URL"], "/api")
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, api+"/_standin/payments/"+p.ID.String(), bytes.NewReader(raw))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, api+"/_standin/payments/"+id, bytes.NewReader(raw))
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -239,6 +240,10 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 		{"standard type", "standard", "invoice.paid", "invoice.paid", nil, nil},
 		{"adyen event code", "adyen", "AUTHORISATION", "AUTHORISATION", nil, nil},
 		{"gopay", "gopay", "3000006529", "notification", nil, nil},
+		{"paddle", "paddle", "../../testdata/paddle/transaction.completed.json", "transaction.completed", nil,
+			func(h map[string]string) bool { return strings.HasPrefix(h["paddle-signature"], "ts=") }},
+		{"mollie", "mollie", "tr_WDqYK6vllg", "notification", nil,
+			func(h map[string]string) bool { return h["content-type"] == "application/x-www-form-urlencoded" }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -366,4 +371,59 @@ func repoRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// TestSendStagesIDOnlyPayments: given a payment file, send first sets the
+// payment on the running stack's stand-in (GoPay's or Mollie's), then
+// notifies with its id alone; given an id, it only notifies.
+func TestSendStagesIDOnlyPayments(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.RequestURI()+" "+string(body))
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"status":"accepted"}`))
+	}))
+	defer receiver.Close()
+	gopayAPI, mollieAPI := standin.NewGoPay("id", "secret"), standin.NewMollie("test_key")
+	gopaySrv, mollieSrv := httptest.NewServer(gopayAPI), httptest.NewServer(mollieAPI)
+	defer gopaySrv.Close()
+	defer mollieSrv.Close()
+	state := filepath.Join(t.TempDir(), "state.json")
+	st, _ := json.Marshal(devState{PID: os.Getpid(), BaseURL: receiver.URL,
+		Endpoints: map[string]string{"GOPAY_API_URL": gopaySrv.URL + "/api", "MOLLIE_API_URL": mollieSrv.URL}})
+	if err := os.WriteFile(state, st, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ provider, what, want string }{
+		{"gopay", "../../testdata/gopay/payment.PAID.json", "GET /webhooks/gopay?id=3000006529 "},
+		{"mollie", "../../testdata/mollie/payment.paid.json", "POST /webhooks/mollie id=tr_5B8cwPMGnU6qLbRvo7qEZo"},
+		{"mollie", "tr_WDqYK6vllg", "POST /webhooks/mollie id=tr_WDqYK6vllg"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.provider+" "+filepath.Base(tc.what), func(t *testing.T) {
+			got = nil
+			if out, code := runSend(t, tc.provider, tc.what, "--state-file", state); code != 0 {
+				t.Fatalf("send exited %d:\n%s", code, out)
+			}
+			if len(got) != 1 || got[0] != tc.want {
+				t.Errorf("delivered %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// The processor's fetch finds the staged Mollie payment, and only it.
+	for id, want := range map[string]int{"tr_5B8cwPMGnU6qLbRvo7qEZo": http.StatusOK, "tr_WDqYK6vllg": http.StatusNotFound} {
+		req, _ := http.NewRequest(http.MethodGet, mollieSrv.URL+"/v2/payments/"+id, nil)
+		req.Header.Set("Authorization", "Bearer test_key")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET payment %s: %d, want %d", id, resp.StatusCode, want)
+		}
+	}
 }

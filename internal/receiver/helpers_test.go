@@ -44,6 +44,7 @@ const (
 	// (v1a); the receiver holds only its public key.
 	standardSigningKey = "whsk_cmVjZWl2ZXItdGVzdC1zdGFuZGFyZC1lZDI1NTE5ISE=" // 32 bytes
 	adyenKey           = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+	paddleSecret       = "pdl_ntfset_01hv8w0d1ry0q8z2c3m4x5y6z7_receiverTestReceiverTest00"
 )
 
 // allProviders builds every built-in provider as the receiver function
@@ -53,6 +54,7 @@ func allProviders(t *testing.T, clock func() time.Time) map[string]receiver.Prov
 	secrets := map[string][]string{
 		"stripe": {secret}, "github": {githubSecret}, "shopify": {shopifySecret},
 		"standard": {standardSecret, standard.PublicKey(standardSigningKey)}, "adyen": {adyenKey}, "gopay": nil,
+		"paddle": {paddleSecret}, "mollie": nil,
 	}
 	out := map[string]receiver.Provider{}
 	for _, p := range builtin.Providers() {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/provider/paddle"
 	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/standard"
 
@@ -51,6 +52,11 @@ func TestProvidersAcceptedOnceForgedRefused(t *testing.T) {
 	gh := github.Headers(ghBody, githubSecret, "72d3162e-cc78-11e3-81ab-4c9367dc0958", "issues")
 	sh := shopify.Headers(shBody, shopifySecret, "98880550-7158-44d4-b7cd-2c97c8a091b5", "orders/create", now)
 	std := standard.Headers(stdBody, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", now, standardSecret)
+	pdBody := []byte(`{"event_id":"evt_01hv8x2acma6xvfynhhb0s8z7c","event_type":"transaction.completed","data":{"id":"txn_01hv8wptq8987qeep44cyrewp9"}}`)
+	pd := map[string]string{"content-type": "application/json", "paddle-signature": paddle.Sign(pdBody, now, paddleSecret)}
+	mollieForm := func(body string) events.APIGatewayV2HTTPRequest {
+		return lambdalocal.WebhookEvent("mollie", "POST", map[string]string{"content-type": "application/x-www-form-urlencoded"}, []byte(body))
+	}
 	oneForged := strings.Replace(string(verifytest.AdyenNotification(adyenKey, adyenItem("A1", "AUTHORISATION"), adyenItem("A2", "REFUND"))),
 		`"pspReference": "A2"`, `"pspReference": "A3"`, 1)
 
@@ -106,6 +112,27 @@ func TestProvidersAcceptedOnceForgedRefused(t *testing.T) {
 				"oversized body":       {lambdalocal.WebhookEvent("adyen", "POST", nil, huge), 413},
 				"no signature in item": {lambdalocal.WebhookEvent("adyen", "POST", nil, []byte(strings.Replace(string(adyenBody), "hmacSignature", "x", -1))), 401},
 			}},
+		{"paddle", lambdalocal.WebhookEvent("paddle", "POST", pd, pdBody), []webhook.Key{"paddle#evt_01hv8x2acma6xvfynhhb0s8z7c"}, "", map[string]struct {
+			req    events.APIGatewayV2HTTPRequest
+			status int
+		}{
+			"forged":          {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign(pdBody, now, "pdl_ntfset_attacker")}, pdBody), 401},
+			"no signature":    {lambdalocal.WebhookEvent("paddle", "POST", with(pd, "paddle-signature", ""), pdBody), 401},
+			"stale timestamp": {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign(pdBody, now.Add(-6*time.Minute), paddleSecret)}, pdBody), 401},
+			"missing id":      {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign([]byte(`{"event_type":"x"}`), now, paddleSecret)}, []byte(`{"event_type":"x"}`)), 400},
+			"malformed body":  {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign([]byte("nope"), now, paddleSecret)}, []byte("nope")), 400},
+			"oversized body":  {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign(huge, now, paddleSecret)}, huge), 413},
+		}},
+		{"mollie", mollieForm("id=tr_WDqYK6vllg"), []webhook.Key{"mollie#tr_WDqYK6vllg"}, "", map[string]struct {
+			req    events.APIGatewayV2HTTPRequest
+			status int
+		}{
+			"missing id":     {mollieForm("payment=tr_WDqYK6vllg"), 400},
+			"an order id":    {mollieForm("id=ord_kEn1PlbGa"), 400},
+			"too long":       {mollieForm("id=tr_" + strings.Repeat("a", 30)), 400},
+			"GET":            {lambdalocal.WebhookEvent("mollie", "GET", nil, nil), 405},
+			"oversized body": {mollieForm("id=tr_WDqYK6vllg&pad=" + string(huge)), 413},
+		}},
 		{"gopay", lambdalocal.GoPayNotification("3000006529"), []webhook.Key{"gopay#3000006529"}, "", map[string]struct {
 			req    events.APIGatewayV2HTTPRequest
 			status int

@@ -15,6 +15,8 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/shop/shopevents"
 	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/provider/mollie"
+	"github.com/hookinbox/hookinbox/provider/paddle"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -60,7 +62,9 @@ func New(cfg Config, db dynamoDB, mail Mailer, billing Billing) *Shop {
 		On(stripe.Name, s.subscriptionChanged, shopevents.SubscriptionCreated, shopevents.SubscriptionUpdated, shopevents.SubscriptionDeleted).
 		On(adyen.Name, s.adyenNotification, adyenAuthorisation, adyenRefund).
 		On(gopay.Name, s.gopayPayment, gopay.Notification).
-		On(shopify.Name, s.shopifyOrder, "orders/paid", "orders/create", "orders/updated")
+		On(shopify.Name, s.shopifyOrder, "orders/paid", "orders/create", "orders/updated").
+		On(paddle.Name, s.paddleTransaction, paddleCompleted).
+		On(mollie.Name, s.molliePayment, mollie.Notification)
 	return s
 }
 

@@ -8,6 +8,8 @@ import (
 	"github.com/hookinbox/hookinbox/provider/adyen"
 	"github.com/hookinbox/hookinbox/provider/github"
 	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/mollie"
+	"github.com/hookinbox/hookinbox/provider/paddle"
 	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/standard"
 	"github.com/hookinbox/hookinbox/provider/stripe"
@@ -23,6 +25,8 @@ func Providers() []provider.Provider {
 		standard.Provider{},
 		adyen.Provider{},
 		gopay.Provider{},
+		paddle.Provider{},
+		mollie.Provider{},
 	}
 }
 

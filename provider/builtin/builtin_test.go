@@ -23,6 +23,7 @@ func TestEveryProviderVerifiesWhatItSigns(t *testing.T) {
 		"stripe": "stripe/checkout.session.completed.json", "github": "github/issues.json",
 		"shopify": "shopify/orders_paid.json", "standard": "standard/invoice.paid.json",
 		"adyen": "adyen/REFUND.json", "gopay": "gopay/payment.PAID.json",
+		"paddle": "paddle/transaction.completed.json", "mollie": "mollie/payment.paid.json",
 	}
 	reg, err := builtin.Registry()
 	if err != nil {

@@ -203,11 +203,5 @@ func (s *Verifier) checkTimestamp(signed time.Time) error {
 	if s.Now != nil {
 		now = s.Now()
 	}
-	switch {
-	case signed.Before(now.Add(-tolerance)):
-		return fmt.Errorf("standard: timestamp is %s old, tolerance %s: %w", now.Sub(signed).Round(time.Second), tolerance, provider.ErrStale)
-	case signed.After(now.Add(tolerance)):
-		return fmt.Errorf("standard: timestamp is %s ahead, tolerance %s: %w", signed.Sub(now).Round(time.Second), tolerance, provider.ErrFuture)
-	}
-	return nil
+	return provider.CheckTimestamp("standard: timestamp", signed, now, tolerance)
 }

@@ -310,8 +310,11 @@ func TestTemplateReceiverRoute(t *testing.T) {
 	want := map[string]any{
 		"Webhook": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/{provider}", "Method": "POST"},
 		"GoPayNotification": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/gopay", "Method": "GET",
-			"RouteSettings": map[string]any{ // TestTemplateGoPayRouteThrottle
+			"RouteSettings": map[string]any{ // TestTemplateUnsignedRouteThrottles
 				"ThrottlingRateLimit": samtemplate.Ref{Name: "GoPayThrottleRate"}, "ThrottlingBurstLimit": samtemplate.Ref{Name: "GoPayThrottleBurst"}}},
+		"MollieNotification": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/mollie", "Method": "POST",
+			"RouteSettings": map[string]any{ // TestTemplateUnsignedRouteThrottles
+				"ThrottlingRateLimit": samtemplate.Ref{Name: "MollieThrottleRate"}, "ThrottlingBurstLimit": samtemplate.Ref{Name: "MollieThrottleBurst"}}},
 	}
 	got := map[string]any{}
 	for name, e := range events {
@@ -362,6 +365,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_WEBHOOK_SECRET":     "",
 			"STRIPE_WEBHOOK_SECRET_ARN": "",
 			"STRIPE_TOLERANCE":          "300s",
+			"PADDLE_TOLERANCE":          "300s",
 			"MAX_BODY_BYTES":            "6258688",
 			"SECRET_MAX_AGE":            "5m",
 			"BODY_BUCKET":               "hookinbox-bodybucket-abcdef012345",
@@ -372,6 +376,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_WEBHOOK_SECRET":     "",
 			"STRIPE_WEBHOOK_SECRET_ARN": secretARN,
 			"STRIPE_TOLERANCE":          "120s",
+			"PADDLE_TOLERANCE":          "300s",
 			"MAX_BODY_BYTES":            "65536",
 			"SECRET_MAX_AGE":            "2m",
 			"BODY_BUCKET":               "shop-prod-bodybucket-abcdef012345",

@@ -28,6 +28,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/mollie"
 	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
@@ -88,11 +89,12 @@ type Stack struct {
 	GoPay     *standin.GoPay   // accepts GoPayClientID and GoPayClientSecret
 	GitHub    *standin.GitHub  // accepts GitHubToken
 	Shopify   *standin.Shopify // accepts ShopifyAdminToken
+	Mollie    *standin.Mollie  // accepts MollieKey
 	// Endpoints point a function at the stack: AWS_ENDPOINT_URL_DYNAMODB,
 	// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_S3 (when the emulators serve
 	// S3), AWS_ENDPOINT_URL_SESV2 (the SES stand-in),
-	// STRIPE_API_URL, GOPAY_API_URL, GITHUB_API_URL and SHOPIFY_API_URL
-	// (the stand-ins).
+	// STRIPE_API_URL, GOPAY_API_URL, GITHUB_API_URL, SHOPIFY_API_URL and
+	// MOLLIE_API_URL (the stand-ins).
 	Endpoints map[string]string
 
 	opts     Options
@@ -124,10 +126,11 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		Stack: st, Emulators: emu, opts: opts,
 		SES: standin.NewSES(), Stripe: standin.NewStripe(), GoPay: standin.NewGoPay(GoPayClientID, GoPayClientSecret),
 		GitHub: standin.NewGitHub(GitHubToken), Shopify: standin.NewShopify(ShopifyAdminToken),
+		Mollie: standin.NewMollie(MollieKey),
 	}
 	s.Stripe.Key = StripeKey
 	var urls []string
-	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay, s.GitHub, s.Shopify} {
+	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay, s.GitHub, s.Shopify, s.Mollie} {
 		srv, err := standin.Serve(h, "")
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("stack %s: start a stand-in: %w", opts.Name, err), s.Close())
@@ -143,6 +146,7 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		"GOPAY_API_URL":             urls[2] + "/api",
 		"GITHUB_API_URL":            urls[3],
 		"SHOPIFY_API_URL":           urls[4] + "/admin/api/" + shopify.APIVersion + "/graphql.json",
+		"MOLLIE_API_URL":            urls[5],
 	}
 	if emu.S3URL != "" {
 		s.Endpoints["AWS_ENDPOINT_URL_S3"] = emu.S3URL
@@ -326,8 +330,8 @@ func (s *Stack) secret() string {
 }
 
 // Stage puts on the stand-ins what a provider holds before it sends body:
-// a Stripe event's objects, a GoPay payment (its notification is the id
-// alone). Other providers' deliveries need nothing.
+// a Stripe event's objects, a GoPay or Mollie payment (its notification
+// is the id alone). Other providers' deliveries need nothing.
 func (s *Stack) Stage(provider string, body []byte) error {
 	switch provider {
 	case stripe.Name:
@@ -338,8 +342,28 @@ func (s *Stack) Stage(provider string, body []byte) error {
 			return fmt.Errorf("body is not a GoPay payment: %w", err)
 		}
 		s.GoPay.SetPayment(pay)
+	case mollie.Name:
+		var pay standin.MolliePayment
+		if err := json.Unmarshal(body, &pay); err != nil || pay.ID == "" || pay.Status == "" {
+			return fmt.Errorf("body is not a Mollie payment with an id and a status")
+		}
+		s.Mollie.SetPayment(pay)
 	}
 	return nil
+}
+
+// StandinURL returns the base URL of the stand-in of the id-only provider
+// name among a running stack's endpoints, which takes a payment with
+// PUT /_standin/payments/{id}; false when there is none.
+func StandinURL(name string, endpoints map[string]string) (string, bool) {
+	var u string
+	switch name {
+	case gopay.Name:
+		u = strings.TrimSuffix(endpoints["GOPAY_API_URL"], "/api")
+	case mollie.Name:
+		u = endpoints["MOLLIE_API_URL"]
+	}
+	return u, u != ""
 }
 
 // Signed returns the API Gateway request of the delivery of ev by p,
