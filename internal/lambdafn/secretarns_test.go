@@ -33,6 +33,8 @@ func TestEverySecretFromSecretsManager(t *testing.T) {
 		"StripeApiKeyArn":          "STRIPE_API_KEY",
 		"GitHubTokenArn":           "GITHUB_TOKEN",
 		"ShopifyAdminTokenArn":     "SHOPIFY_ADMIN_TOKEN",
+		"PaddleSecretArn":          "PADDLE_WEBHOOK_SECRET",
+		"MollieApiKeyArn":          "MOLLIE_API_KEY",
 	} {
 		params[param], _ = secretIn(t, moto, local[variable])
 		inline[variable] = ""
