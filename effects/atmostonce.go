@@ -19,39 +19,25 @@ import (
 // person checks the outside system and then resolves it (docs/operations.md).
 var ErrOutcomeUnknown = errors.New("effect may have run; its outcome is unknown, so it is not repeated")
 
-// AtMostOnceRunner is a Runner that can run an effect at most once even when
-// the outside system takes no idempotency key (an email through SES, an SMS,
-// a call to an API without one). Both ledgers' runners are
-// AtMostOnceRunners; use AtMostOnce to reach it through a Runner.
-type AtMostOnceRunner interface {
-	Runner
-	// DoAtMostOnce runs fn unless effect name is recorded for this event,
-	// as DoResult does, but first records, with a conditional write, that
-	// this attempt is starting it (an intent). After fn returns:
-	//
-	//   - nil: the outcome replaces the intent, written with retries until
-	//     the context's RecordDeadline (or its own deadline) passes.
-	//   - an error marked NotDone (the outside system refused the call, so
-	//     it certainly did not happen): the intent is released and the
-	//     error returned as it is; a retry runs fn again.
-	//   - any other error (a timeout, a reset connection: the call may have
-	//     happened): the intent stays and ErrOutcomeUnknown is returned,
-	//     marked webhook.Permanent.
-	//
-	// An attempt that finds another attempt's intent without an outcome
-	// returns ErrOutcomeUnknown at once and does not call fn.
-	DoAtMostOnce(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) (result string, err error)) error
-}
-
-// AtMostOnce runs fn through r at most once (AtMostOnceRunner.DoAtMostOnce)
-// when r is an AtMostOnceRunner. With any other Runner it falls back to
-// DoResult, which is at least once: such a runner cannot tell a call that
-// may have happened from one that did not.
+// AtMostOnce runs fn through r as effect name at most once, even when the
+// outside system takes no idempotency key (an email through SES, an SMS,
+// a call to an API without one). The ledger first records, with a
+// conditional write, that this attempt is starting it (an intent). After
+// fn returns:
+//
+//   - nil: the outcome replaces the intent, written with retries until
+//     the context's RecordDeadline (or its own deadline) passes.
+//   - an error marked NotDone (the outside system refused the call, so
+//     it certainly did not happen): the intent is released and the
+//     error returned as it is; a retry runs fn again.
+//   - any other error (a timeout, a reset connection: the call may have
+//     happened): the intent stays and ErrOutcomeUnknown is returned,
+//     marked webhook.Permanent.
+//
+// An attempt that finds another attempt's intent without an outcome
+// returns ErrOutcomeUnknown at once and does not call fn.
 func AtMostOnce(ctx context.Context, r Runner, name string, fn func(ctx context.Context, idempotencyKey string) (string, error)) error {
-	if ar, ok := r.(AtMostOnceRunner); ok {
-		return ar.DoAtMostOnce(ctx, name, fn)
-	}
-	return DoResult(ctx, r, name, fn)
+	return r.Run(ctx, Effect{Name: name, AtMostOnce: true, Fn: fn})
 }
 
 // notDone marks an error after which the effect certainly did not happen.

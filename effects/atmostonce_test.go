@@ -190,7 +190,7 @@ func TestRecordOutlivesTheEffectsContext(t *testing.T) {
 		fails = 0
 		var err error
 		if name == "plain" {
-			err = l.For(key).Do(ctx, name, func(context.Context, string) error { return nil })
+			err = Do(ctx, l.For(key), name, func(context.Context, string) error { return nil })
 		} else {
 			err = AtMostOnce(ctx, l.For(key), name, func(context.Context, string) (string, error) { return "", nil })
 		}

@@ -24,6 +24,11 @@
 //     (NotDone), returns ErrOutcomeUnknown, marked permanent, instead of
 //     calling again.
 //
+// Every effect runs through Runner.Run, described by an Effect: Do,
+// DoResult and AtMostOnce build one. A wrapper (With and a Middleware)
+// wraps only the effect's function and passes the rest on, so it cannot
+// change how the effect runs.
+//
 // Guarantees: every write is one conditional PutItem; nothing reads and then
 // writes. The record of an effect that has run is written with retries
 // until the deadline WithRecordDeadline put in the context, or its end.

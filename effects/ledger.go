@@ -30,37 +30,59 @@ func invalidf(format string, args ...any) error {
 	return webhook.Permanent(fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...)))
 }
 
-// Runner runs the named effects of one event, each at most once as far as
-// the ledger records.
+// Func is what an effect does: it receives an idempotency key derived
+// from the event key and the effect name, to pass to outside systems, and
+// returns a short outcome to record (such as the ID an outside system
+// gave it; "" for none).
+type Func func(ctx context.Context, idempotencyKey string) (result string, err error)
+
+// Effect is one named effect of an event and how it must run.
+type Effect struct {
+	// Name identifies the effect within its event; it never changes, or a
+	// retry runs the effect again under the new name.
+	Name string
+	// AtMostOnce makes the ledger record an intent before Fn and never
+	// call Fn again for the event once an attempt may have called it
+	// (see AtMostOnce). Without it the effect runs at least once, with the
+	// same idempotency key on every attempt.
+	AtMostOnce bool
+	// Fn makes the effect happen.
+	Fn Func
+}
+
+// Runner runs the named effects of one event, each once as far as the
+// ledger records. Run is the only way to run an effect, so a wrapper that
+// passes the Effect on keeps its guarantee (Middleware, With).
 type Runner interface {
-	// Do runs fn unless effect name is already recorded for this event, and
-	// records it when fn returns nil. fn receives an idempotency key derived
-	// from the event key and the effect name, to pass to outside systems.
-	// An error from fn is returned wrapped, with its kind (webhook.Permanent)
-	// kept, and nothing is recorded.
-	Do(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) error) error
+	// Run runs e.Fn unless effect e.Name is already recorded for this
+	// event, and records it, with e.Fn's result, when e.Fn returns nil.
+	// An error from e.Fn is returned wrapped, with its kind
+	// (webhook.Permanent) kept, and nothing is recorded. With
+	// e.AtMostOnce it behaves as AtMostOnce describes.
+	Run(ctx context.Context, e Effect) error
 }
 
-// ResultRunner is a Runner that can also record a short outcome of an
-// effect, such as the ID an outside system gave it. Both ledgers' runners
-// are ResultRunners; use DoResult to reach it through a Runner.
-type ResultRunner interface {
-	Runner
-	// DoResult is Do for an fn that returns a short outcome, stored as
-	// Record.Result.
-	DoResult(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) (result string, err error)) error
+// Do runs fn through r as effect name, at least once: a retry after its
+// record was lost runs it again with the same idempotency key.
+func Do(ctx context.Context, r Runner, name string, fn func(ctx context.Context, idempotencyKey string) error) error {
+	return r.Run(ctx, Effect{Name: name, Fn: func(ctx context.Context, ik string) (string, error) { return "", fn(ctx, ik) }})
 }
 
-// DoResult runs fn through r like Runner.Do and records fn's result when r
-// is a ResultRunner; with any other Runner the result is dropped.
+// DoResult is Do for an fn that returns a short outcome, stored as
+// Record.Result.
 func DoResult(ctx context.Context, r Runner, name string, fn func(ctx context.Context, idempotencyKey string) (string, error)) error {
-	if rr, ok := r.(ResultRunner); ok {
-		return rr.DoResult(ctx, name, fn)
+	return r.Run(ctx, Effect{Name: name, Fn: fn})
+}
+
+// check reports an effect the ledgers cannot run.
+func (e Effect) check(key webhook.Key) error {
+	switch {
+	case e.Name == "":
+		return invalidf("empty effect name for %s", key)
+	case e.Fn == nil:
+		return invalidf("effect %s of %s has no function", e.Name, key)
 	}
-	return r.Do(ctx, name, func(ctx context.Context, ik string) error {
-		_, err := fn(ctx, ik)
-		return err
-	})
+	return nil
 }
 
 // Record is one finished effect of one event.
@@ -308,11 +330,18 @@ type intent struct {
 	started time.Time
 }
 
-func (r *ledgerRunner) Do(ctx context.Context, name string, fn func(context.Context, string) error) error {
-	return r.DoResult(ctx, name, func(ctx context.Context, ik string) (string, error) { return "", fn(ctx, ik) })
+func (r *ledgerRunner) Run(ctx context.Context, e Effect) error {
+	if err := e.check(r.key); err != nil {
+		return err
+	}
+	if e.AtMostOnce {
+		return r.atMostOnce(ctx, e.Name, e.Fn)
+	}
+	return r.atLeastOnce(ctx, e.Name, e.Fn)
 }
 
-func (r *ledgerRunner) DoResult(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
+// atLeastOnce runs fn unless it is recorded, and records it.
+func (r *ledgerRunner) atLeastOnce(ctx context.Context, name string, fn Func) error {
 	unlock, done, _, err := r.begin(ctx, name)
 	defer unlock()
 	if err != nil || done {
@@ -333,8 +362,8 @@ func (r *ledgerRunner) DoResult(ctx context.Context, name string, fn func(contex
 	return nil
 }
 
-// DoAtMostOnce implements AtMostOnceRunner.
-func (r *ledgerRunner) DoAtMostOnce(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
+// atMostOnce runs fn behind an intent (AtMostOnce).
+func (r *ledgerRunner) atMostOnce(ctx context.Context, name string, fn Func) error {
 	unlock, done, in, err := r.begin(ctx, name)
 	defer unlock()
 	switch {
@@ -422,9 +451,6 @@ func (r *ledgerRunner) finished(name string) {
 // effect is recorded or has failed (unlock releases it), and reports
 // whether the effect is recorded and its open intent.
 func (r *ledgerRunner) begin(ctx context.Context, name string) (unlock func(), done bool, in intent, err error) {
-	if name == "" {
-		return func() {}, false, intent{}, invalidf("empty effect name for %s", r.key)
-	}
 	lock := r.lock(name)
 	lock.Lock()
 	done, in, err = r.state(ctx, name)

@@ -43,7 +43,7 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 	t.Run("RunsAndRecords", func(t *testing.T) {
 		l := newLedger(t)
 		var gotKey string
-		err := l.For(key).Do(ctx, "grant-access", func(_ context.Context, ik string) error {
+		err := Do(ctx, l.For(key), "grant-access", func(_ context.Context, ik string) error {
 			gotKey = ik
 			return nil
 		})
@@ -63,7 +63,7 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 		attempt := func() error {
 			r := l.For(key) // a new attempt gets a new Runner
 			for _, name := range []string{"a", "b", "c"} {
-				err := r.Do(ctx, name, func(context.Context, string) error {
+				err := Do(ctx, r, name, func(context.Context, string) error {
 					calls[name]++
 					if name == "b" && fail {
 						return errors.New("smtp down")
@@ -99,7 +99,7 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 		r := l.For(key)
 		n := 0
 		for i := 0; i < 3; i++ {
-			if err := r.Do(ctx, "x", func(context.Context, string) error { n++; return nil }); err != nil {
+			if err := Do(ctx, r, "x", func(context.Context, string) error { n++; return nil }); err != nil {
 				t.Fatalf("Do #%d: %v", i, err)
 			}
 		}
@@ -110,7 +110,7 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 
 	t.Run("ErrorKindKept", func(t *testing.T) {
 		l := newLedger(t)
-		err := l.For(key).Do(ctx, "x", func(context.Context, string) error {
+		err := Do(ctx, l.For(key), "x", func(context.Context, string) error {
 			return webhook.Permanent(errors.New("no such product"))
 		})
 		if !webhook.IsPermanent(err) {
@@ -123,9 +123,13 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 
 	t.Run("EmptyName", func(t *testing.T) {
 		l := newLedger(t)
-		err := l.For(key).Do(ctx, "", func(context.Context, string) error { return nil })
+		err := Do(ctx, l.For(key), "", func(context.Context, string) error { return nil })
 		if !errors.Is(err, ErrInvalid) || !webhook.IsPermanent(err) {
 			t.Errorf("err = %v, want ErrInvalid, permanent", err)
+		}
+		err = With(l.For(key), func(_ string, next Func) Func { return next }).Run(ctx, Effect{Name: "x"})
+		if !errors.Is(err, ErrInvalid) || !webhook.IsPermanent(err) {
+			t.Errorf("no function: err = %v, want ErrInvalid, permanent", err)
 		}
 	})
 
@@ -145,7 +149,7 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 		other := webhook.NewKey("stripe", "evt_other")
 		n := 0
 		for _, k := range []webhook.Key{key, other, key} {
-			if err := l.For(k).Do(ctx, "x", func(context.Context, string) error { n++; return nil }); err != nil {
+			if err := Do(ctx, l.For(k), "x", func(context.Context, string) error { n++; return nil }); err != nil {
 				t.Fatalf("Do %s: %v", k, err)
 			}
 		}
@@ -166,7 +170,7 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := r.Do(ctx, "x", func(context.Context, string) error { n.Add(1); return nil }); err != nil {
+				if err := Do(ctx, r, "x", func(context.Context, string) error { n.Add(1); return nil }); err != nil {
 					t.Errorf("Do: %v", err)
 				}
 			}()
@@ -186,7 +190,7 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := l.For(key).Do(ctx, "x", func(context.Context, string) error { return nil }); err != nil {
+				if err := Do(ctx, l.For(key), "x", func(context.Context, string) error { return nil }); err != nil {
 					t.Errorf("Do: %v", err)
 				}
 			}()

@@ -51,23 +51,14 @@ type memoryRunner struct {
 	attempt string
 }
 
-func (r *memoryRunner) Do(ctx context.Context, name string, fn func(context.Context, string) error) error {
-	return r.DoResult(ctx, name, func(ctx context.Context, ik string) (string, error) { return "", fn(ctx, ik) })
-}
-
-func (r *memoryRunner) DoResult(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
-	return r.do(ctx, name, false, fn)
-}
-
-// DoAtMostOnce implements AtMostOnceRunner.
-func (r *memoryRunner) DoAtMostOnce(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
-	return r.do(ctx, name, true, fn)
-}
-
-func (r *memoryRunner) do(ctx context.Context, name string, atMostOnce bool, fn func(context.Context, string) (string, error)) error {
-	if name == "" {
-		return invalidf("empty effect name for %s", r.key)
+func (r *memoryRunner) Run(ctx context.Context, e Effect) error {
+	if err := e.check(r.key); err != nil {
+		return err
 	}
+	return r.do(ctx, e.Name, e.AtMostOnce, e.Fn)
+}
+
+func (r *memoryRunner) do(ctx context.Context, name string, atMostOnce bool, fn Func) error {
 	m, id := r.m, string(r.key)+"\x00"+name
 	m.mu.Lock()
 	lock, ok := m.running[id]

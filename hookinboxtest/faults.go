@@ -126,26 +126,10 @@ func (r *faultRunner) done(name string, err error) error {
 	return err
 }
 
-// Do implements effects.Runner.
-func (r *faultRunner) Do(ctx context.Context, name string, fn func(context.Context, string) error) error {
+// Run implements effects.Runner.
+func (r *faultRunner) Run(ctx context.Context, e effects.Effect) error {
 	if err := r.gate(); err != nil {
 		return err
 	}
-	return r.done(name, r.inner.Do(ctx, name, fn))
-}
-
-// DoResult implements effects.ResultRunner.
-func (r *faultRunner) DoResult(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
-	if err := r.gate(); err != nil {
-		return err
-	}
-	return r.done(name, effects.DoResult(ctx, r.inner, name, fn))
-}
-
-// DoAtMostOnce implements effects.AtMostOnceRunner.
-func (r *faultRunner) DoAtMostOnce(ctx context.Context, name string, fn func(context.Context, string) (string, error)) error {
-	if err := r.gate(); err != nil {
-		return err
-	}
-	return r.done(name, effects.AtMostOnce(ctx, r.inner, name, fn))
+	return r.done(e.Name, r.inner.Run(ctx, e))
 }

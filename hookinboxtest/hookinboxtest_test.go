@@ -71,7 +71,7 @@ type seen struct {
 }
 
 func (s *seen) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
-	return fx.Do(ctx, "see", func(context.Context, string) error {
+	return effects.Do(ctx, fx, "see", func(context.Context, string) error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.events[ev.Key()] = ev.Type
@@ -182,13 +182,13 @@ type twoEffects struct {
 
 func (b twoEffects) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	call := func(context.Context, string) error { b.calls.Add(1); return nil }
-	if err := fx.Do(ctx, "first", call); err != nil {
+	if err := effects.Do(ctx, fx, "first", call); err != nil {
 		return err
 	}
 	if b.outside {
 		b.calls.Add(1)
 	}
-	return fx.Do(ctx, "second", call)
+	return effects.Do(ctx, fx, "second", call)
 }
 
 func TestCheckOnce(t *testing.T) {
@@ -237,7 +237,7 @@ var counterKey = map[string]dbtypes.AttributeValue{
 }
 
 func (a adder) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
-	return fx.Do(ctx, "add", func(ctx context.Context, _ string) error {
+	return effects.Do(ctx, fx, "add", func(ctx context.Context, _ string) error {
 		_, err := a.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: aws.String(a.table), Key: counterKey,
 			UpdateExpression:          aws.String("ADD n :one"),

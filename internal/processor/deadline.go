@@ -2,44 +2,29 @@ package processor
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/hookinbox/hookinbox/effects"
 )
 
-// deadlineRunner is an effect runner whose effects must end by a deadline
-// earlier than its context's: the outside call is cut off there, while the
+// notAfter is the middleware that makes effects end by a deadline earlier
+// than their context's: the outside call is cut off at by, while the
 // ledger reads and records, and the outcome after them, keep the time that
 // is left. An effect that answers right at its deadline is still recorded,
-// so its retry does not repeat it.
-type deadlineRunner struct {
-	effects.Runner
-	by time.Time
-}
-
-// Do implements effects.Runner.
-func (r deadlineRunner) Do(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) error) error {
-	return r.Runner.Do(ctx, name, func(ctx context.Context, ik string) error {
-		ctx, cancel := context.WithDeadline(ctx, r.by)
-		defer cancel()
-		return fn(ctx, ik)
-	})
-}
-
-// DoResult implements effects.ResultRunner.
-func (r deadlineRunner) DoResult(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) (string, error)) error {
-	return effects.DoResult(ctx, r.Runner, name, func(ctx context.Context, ik string) (string, error) {
-		ctx, cancel := context.WithDeadline(ctx, r.by)
-		defer cancel()
-		return fn(ctx, ik)
-	})
-}
-
-// DoAtMostOnce implements effects.AtMostOnceRunner.
-func (r deadlineRunner) DoAtMostOnce(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) (string, error)) error {
-	return effects.AtMostOnce(ctx, r.Runner, name, func(ctx context.Context, ik string) (string, error) {
-		ctx, cancel := context.WithDeadline(ctx, r.by)
-		defer cancel()
-		return fn(ctx, ik)
-	})
+// so its retry does not repeat it. An effect whose deadline has passed
+// before it starts is not started: it fails marked effects.NotDone, so an
+// at-most-once effect's intent is released and a retry runs it.
+func notAfter(by time.Time) effects.Middleware {
+	return func(_ string, next effects.Func) effects.Func {
+		return func(ctx context.Context, ik string) (string, error) {
+			if late := time.Since(by); late >= 0 {
+				return "", effects.NotDone(fmt.Errorf("not started: its deadline passed %v before it could start: %w",
+					late.Round(time.Millisecond), context.DeadlineExceeded))
+			}
+			ctx, cancel := context.WithDeadline(ctx, by)
+			defer cancel()
+			return next(ctx, ik)
+		}
+	}
 }

@@ -39,7 +39,7 @@ func (b *business) Handle(ctx context.Context, ev webhook.Event, fx effects.Runn
 		return fmt.Errorf("%s: %w", ev.Type, webhook.ErrNoHandler)
 	}
 	for _, name := range []string{"first", "second"} {
-		err := fx.Do(ctx, name, func(ctx context.Context, ik string) error {
+		err := effects.Do(ctx, fx, name, func(ctx context.Context, ik string) error {
 			if v, ok := b.panics[ev.ID]; ok {
 				panic(v)
 			}
@@ -229,12 +229,12 @@ func (l deadlineLedger) For(key webhook.Key) effects.Runner {
 
 type deadlineRunner struct{ effects.Runner }
 
-func (r deadlineRunner) Do(ctx context.Context, name string, fn func(context.Context, string) error) error {
-	if err := r.Runner.Do(ctx, name, fn); err != nil {
+func (r deadlineRunner) Run(ctx context.Context, e effects.Effect) error {
+	if err := r.Runner.Run(ctx, e); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("record effect %s: %w", name, err)
+		return fmt.Errorf("record effect %s: %w", e.Name, err)
 	}
 	return nil
 }

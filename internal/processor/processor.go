@@ -58,8 +58,9 @@
 //
 // Each invocation keeps to its deadline: a message is started only while
 // the remaining time exceeds the per-message budget, its effects must end
-// a reserve before the deadline (so the outcome is always written), and
-// the messages not started go back at once with a short visibility. A
+// a reserve before the deadline (so the outcome is always written; one
+// whose deadline passed before it starts is not started, and retried),
+// and the messages not started go back at once with a short visibility. A
 // panic in the business code fails that event alone, with the panic text.
 //
 // An unfinished event whose payload is missing is fetched from its
@@ -82,18 +83,16 @@ import (
 	"log/slog"
 	mathrand "math/rand/v2"
 	"runtime/debug"
-	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambdacontext"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
-	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -231,48 +230,20 @@ const (
 )
 
 func (c Config) withDefaults() Config {
-	if c.LeaseFor <= 0 {
-		c.LeaseFor = DefaultLeaseFor
-	}
-	if c.MaxReceiveCount <= 0 {
-		c.MaxReceiveCount = 5
-	}
-	if c.Budget <= 0 {
-		c.Budget = DefaultBudget
-	}
-	if c.Reserve <= 0 {
-		c.Reserve = DefaultReserve
-	}
-	if c.HeldWait <= 0 {
-		c.HeldWait = c.Budget / 2
-	}
-	if c.RetrySoon <= 0 {
-		c.RetrySoon = time.Second
-	}
-	if c.LeaseJitter <= 0 {
-		c.LeaseJitter = 2 * time.Second
-	}
-	if c.BackoffBase <= 0 {
-		c.BackoffBase = 10 * time.Second
-	}
-	if c.BackoffMax <= 0 {
-		c.BackoffMax = 15 * time.Minute
-	}
-	if c.MaxInfraFailures <= 0 {
-		c.MaxInfraFailures = DefaultMaxInfraFailures
-	}
-	if c.Concurrency <= 0 {
-		c.Concurrency = 4
-	}
-	if c.NotFoundTries <= 0 {
-		c.NotFoundTries = DefaultNotFoundTries
-	}
-	if c.NotFoundWindow <= 0 {
-		c.NotFoundWindow = DefaultNotFoundWindow
-	}
-	if c.NotFoundHold <= 0 {
-		c.NotFoundHold = DefaultNotFoundHold
-	}
+	orDefault(&c.LeaseFor, DefaultLeaseFor)
+	orDefault(&c.MaxReceiveCount, 5)
+	orDefault(&c.Budget, DefaultBudget)
+	orDefault(&c.Reserve, DefaultReserve)
+	orDefault(&c.HeldWait, c.Budget/2)
+	orDefault(&c.RetrySoon, time.Second)
+	orDefault(&c.LeaseJitter, 2*time.Second)
+	orDefault(&c.BackoffBase, 10*time.Second)
+	orDefault(&c.BackoffMax, 15*time.Minute)
+	orDefault(&c.MaxInfraFailures, DefaultMaxInfraFailures)
+	orDefault(&c.Concurrency, 4)
+	orDefault(&c.NotFoundTries, DefaultNotFoundTries)
+	orDefault(&c.NotFoundWindow, DefaultNotFoundWindow)
+	orDefault(&c.NotFoundHold, DefaultNotFoundHold)
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -280,6 +251,13 @@ func (c Config) withDefaults() Config {
 		c.Jitter = mathrand.Float64
 	}
 	return c
+}
+
+// orDefault sets *v to def unless *v is positive.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // Business is the user's code: it runs the effects of one event through fx
@@ -343,73 +321,69 @@ func New(cfg Config, store leaseStore, l ledger, b Business, events eventsQueue,
 // Budget remains and gives its effects the deadline minus Reserve; the
 // messages it does not start go back with a short visibility.
 func (h *Handler) Handle(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
-	var (
-		mu         sync.Mutex
-		failures   []events.SQSBatchItemFailure
-		notStarted int
-		wg         sync.WaitGroup
-	)
-	fail := func(msg events.SQSMessage) {
-		mu.Lock()
-		failures = append(failures, events.SQSBatchItemFailure{ItemIdentifier: msg.MessageId})
-		mu.Unlock()
-	}
-	deadline, bounded := ctx.Deadline()
-	if bounded && time.Until(deadline) > h.cfg.LeaseFor {
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) > h.cfg.LeaseFor {
 		h.log.Error("the invocation outlasts the lease: set LEASE_DURATION above the function timeout",
 			"lease", h.cfg.LeaseFor.String(), "remaining", time.Until(deadline).Round(time.Millisecond).String())
 	}
-	// lane starts msgs, Concurrency at a time.
-	lane := func(msgs []events.SQSMessage) {
-		slots := make(chan struct{}, h.cfg.Concurrency)
-		for _, msg := range msgs {
-			slots <- struct{}{}
-			if bounded && time.Until(deadline) < h.cfg.Budget {
-				<-slots
-				mu.Lock()
-				notStarted++
-				mu.Unlock()
-				if h.notStarted(ctx, msg) {
-					fail(msg)
-				}
-				continue
-			}
-			wg.Add(1)
-			go func(msg events.SQSMessage) {
-				defer func() { <-slots; wg.Done() }()
-				if h.guarded(ctx, msg) {
-					fail(msg)
-				}
-			}(msg)
-		}
-	}
+	b := &batchRun{msgs: batch.Records, retry: make([]bool, len(batch.Records))}
 	// Id-only notifications (GoPay) run in a lane of their own: made-up
 	// ids, which anyone can send, never take the other providers' slots.
-	others, idOnly := h.lanes(batch.Records)
-	var lanes sync.WaitGroup
-	lanes.Add(1)
-	go func() { defer lanes.Done(); lane(idOnly) }()
-	lane(others)
-	lanes.Wait()
-	wg.Wait()
-	if notStarted > 0 {
-		h.log.Warn("messages not started: too little time left in the invocation; they come back shortly",
-			"not_started", notStarted, "budget", h.cfg.Budget.String())
+	var lanes errgroup.Group
+	for _, lane := range h.lanes(batch.Records) {
+		lanes.Go(func() error { h.lane(ctx, b, lane); return nil })
 	}
-	return events.SQSEventResponse{BatchItemFailures: failures}, nil
+	_ = lanes.Wait() // a lane returns no error
+	if n := b.notStarted.Load(); n > 0 {
+		h.log.Warn("messages not started: too little time left in the invocation; they come back shortly",
+			"not_started", n, "budget", h.cfg.Budget.String())
+	}
+	var resp events.SQSEventResponse
+	for i, msg := range batch.Records {
+		if b.retry[i] {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: msg.MessageId})
+		}
+	}
+	return resp, nil
 }
 
-// lanes splits a batch into the id-only providers' messages
-// (Config.IDOnly) and the others, each in batch order.
-func (h *Handler) lanes(msgs []events.SQSMessage) (others, idOnly []events.SQSMessage) {
-	for _, msg := range msgs {
-		if env, err := webhook.ParseEnvelope(msg.Body); err == nil && h.cfg.IDOnly[env.Key.Provider()] {
-			idOnly = append(idOnly, msg)
-			continue
-		}
-		others = append(others, msg)
+// batchRun is one batch being processed.
+type batchRun struct {
+	msgs       []events.SQSMessage
+	retry      []bool // by index in msgs: SQS delivers the message again
+	notStarted atomic.Int64
+}
+
+// lane processes the messages of b at the indexes in lane, Concurrency at
+// a time, each started only while Budget remains.
+func (h *Handler) lane(ctx context.Context, b *batchRun, lane []int) {
+	var g errgroup.Group
+	g.SetLimit(h.cfg.Concurrency)
+	for _, i := range lane {
+		g.Go(func() error {
+			if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < h.cfg.Budget {
+				b.notStarted.Add(1)
+				b.retry[i] = h.notStarted(ctx, b.msgs[i])
+				return nil
+			}
+			b.retry[i] = h.guarded(ctx, b.msgs[i])
+			return nil
+		})
 	}
-	return others, idOnly
+	_ = g.Wait() // a message returns no error
+}
+
+// lanes splits a batch into the indexes of the other providers' messages
+// and of the id-only providers' (Config.IDOnly), each in batch order.
+func (h *Handler) lanes(msgs []events.SQSMessage) [2][]int {
+	var lanes [2][]int
+	for i, msg := range msgs {
+		lane := 0
+		if env, err := webhook.ParseEnvelope(msg.Body); err == nil && h.cfg.IDOnly[env.Key.Provider()] {
+			lane = 1
+		}
+		lanes[lane] = append(lanes[lane], i)
+	}
+	return lanes
 }
 
 // guarded runs message, turning a panic outside the business code (which
@@ -423,438 +397,4 @@ func (h *Handler) guarded(ctx context.Context, msg events.SQSMessage) (retry boo
 		}
 	}()
 	return h.message(ctx, msg)
-}
-
-// notStarted puts back a message the invocation has no time for.
-func (h *Handler) notStarted(ctx context.Context, msg events.SQSMessage) (retry bool) {
-	log := h.log.With("message_id", msg.MessageId, "receive_count", msg.Attributes["ApproximateReceiveCount"])
-	env, err := webhook.ParseEnvelope(msg.Body)
-	if err != nil {
-		env = webhook.Envelope{} // the next receive parks it
-	}
-	soon := ceilSecond(h.cfg.RetrySoon + time.Duration(h.cfg.Jitter()*float64(h.cfg.RetrySoon)))
-	return h.later(ctx, log, msg, env, soon)
-}
-
-// message processes one message and reports whether SQS should deliver it again.
-func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry bool) {
-	log := h.log.With("message_id", msg.MessageId, "receive_count", msg.Attributes["ApproximateReceiveCount"])
-	if lc, ok := lambdacontext.FromContext(ctx); ok {
-		log = log.With("request_id", lc.AwsRequestID)
-	}
-	// The event's trace came with the message: what this message sends
-	// (a park in the DLQ) carries it on, and its log lines name it.
-	if trace := msg.Attributes[queue.AttrTrace]; trace != "" {
-		ctx = queue.WithTrace(ctx, trace)
-		log = log.With("trace_id", queue.TraceRoot(trace))
-	}
-	env, err := webhook.ParseEnvelope(msg.Body)
-	if err != nil {
-		// Not ours to interpret; park it as it is, for a person.
-		log.Error("unreadable message parked", "reason", logs.RedactError(err))
-		if perr := h.park(ctx, log, msg.Body, webhook.Envelope{}, err, 0); perr != nil {
-			return true
-		}
-		h.cfg.Metrics.Emit(metrics.Dims{}, metrics.Counted(metrics.Parked, 1))
-		return false
-	}
-	log = log.With("key", env.Key.String(), "type", env.Type)
-	// The effects end Reserve before the invocation's deadline; the ledger
-	// and the lease get half of Reserve more, and the outcome is written
-	// with ctx in the rest.
-	work, effectsBy := ctx, time.Time{}
-	if deadline, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		work, cancel = context.WithDeadline(ctx, deadline.Add(-h.cfg.Reserve/2))
-		defer cancel()
-		effectsBy = deadline.Add(-h.cfg.Reserve)
-	}
-	owner := h.instance + "/" + msg.MessageId
-	waitUntil := time.Now().Add(h.cfg.HeldWait)
-	for tries := 0; ; tries++ {
-		it, err := h.store.Lease(work, env.Key, owner, h.cfg.Now(), h.cfg.LeaseFor)
-		switch {
-		case errors.Is(err, inbox.ErrFinished):
-			log.Info("already finished; acknowledged", "status", string(it.Status))
-			return false
-		case errors.Is(err, inbox.ErrLeaseHeld):
-			// Usually a duplicate whose twin is running right now: wait a
-			// moment for it; otherwise come back when its lease ends.
-			it = h.awaitHolder(work, env.Key, it, waitUntil)
-			switch {
-			case it.Status.Final():
-				log.Info("the lease holder finished it; acknowledged", "status", string(it.Status))
-				return false
-			case it.Status == inbox.Failed:
-				// The holder's own message retries it after its backoff.
-				d := h.backoff(it.Attempts)
-				log.Info("the lease holder failed it; this copy comes back after a backoff", "retry_in", d.String())
-				return h.later(ctx, log, msg, env, d)
-			case heldBy(it, h.cfg.Now()) || tries >= 2:
-				d := ceilSecond(it.LeaseUntil.Sub(h.cfg.Now()) + time.Duration(h.cfg.Jitter()*float64(h.cfg.LeaseJitter)))
-				log.Info("another worker holds the lease; back when it ends", "lease_until", it.LeaseUntil, "retry_in", d.String())
-				return h.later(ctx, log, msg, env, d)
-			}
-			continue // the lease ended without an outcome (a dead holder): take it over
-		case errors.Is(err, inbox.ErrNotFound):
-			log.Warn("no claim for this message (expired or released); acknowledged")
-			return false
-		case err != nil && infrastructure(err):
-			// The inbox store is unavailable: nothing ran, so the event's
-			// tries are untouched; come back after a growing backoff.
-			receives, _ := strconv.Atoi(msg.Attributes["ApproximateReceiveCount"])
-			d := h.infraBackoff(receives)
-			log.Warn("lease failed: the inbox store is unavailable; back after a backoff", "retry_in", d.String(), "reason", err.Error())
-			h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.Failed, 1))
-			return h.later(ctx, log, msg, env, d)
-		case err != nil && work.Err() != nil:
-			// The invocation's time ran out during the call: nothing was
-			// refused. Back shortly, as a message not started.
-			log.Warn("lease cut short by the invocation's deadline; back shortly", "reason", err.Error())
-			return h.notStarted(ctx, msg)
-		case err != nil:
-			return h.leaseRefused(ctx, log, env, owner, err)
-		}
-		if it.TakenFrom != "" {
-			log.Warn("took over a lease that ran out", "from", it.TakenFrom, "attempts", it.Attempts)
-			h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.LeaseTakeovers, 1))
-		}
-		err = h.run(work, effectsBy, log, env.Key, it)
-		return h.finish(ctx, log, msg, env, owner, it, err)
-	}
-}
-
-// leaseRefused parks an event whose lease failed for a reason waiting
-// does not change: the inbox store refused the request itself (access
-// denied, a validation error) or returned an item that cannot be decoded.
-// Like any permanent error it goes to the DLQ at once with the reason, so
-// the DLQ alarm fires and a person reads why, instead of going back to
-// SQS until its redrive moves it without one. The claim is marked DEAD
-// only if the lease was taken (an undecodable item is leased, then
-// unreadable): Finish writes nothing without it. A claim never leased
-// stays pending, so once the store lets the processor in again (an IAM
-// change that had not reached it yet) the reconciler re-enqueues it after
-// STUCK_AFTER, or a replay does sooner.
-func (h *Handler) leaseRefused(ctx context.Context, log *slog.Logger, env webhook.Envelope, owner string, err error) (retry bool) {
-	err = fmt.Errorf("could not lease the event in the inbox: %w", err)
-	reason := logs.RedactError(err)
-	log.Error("lease refused by the inbox store; parked", "reason", reason)
-	if perr := h.park(ctx, log, env.Marshal(), env, err, 0); perr != nil {
-		return true
-	}
-	h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.Parked, 1))
-	res := inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: reason, At: h.cfg.Now()}
-	if _, ferr := h.store.Finish(ctx, env.Key, owner, res); ferr != nil {
-		log.Warn("the claim is not marked DEAD: no lease was taken, or the item could not be read back", "reason", ferr.Error())
-	}
-	return false
-}
-
-// heldBy reports whether it is under a live lease at now.
-func heldBy(it inbox.Item, now time.Time) bool {
-	return it.Status == inbox.Processing && it.LeaseUntil.After(now)
-}
-
-// awaitHolder polls the event until no live lease holds it, until
-// waitUntil, or until ctx ends, and returns what it saw last.
-func (h *Handler) awaitHolder(ctx context.Context, key webhook.Key, it inbox.Item, waitUntil time.Time) inbox.Item {
-	if deadline, ok := ctx.Deadline(); ok && deadline.Before(waitUntil) {
-		waitUntil = deadline
-	}
-	pause := 50 * time.Millisecond
-	for heldBy(it, h.cfg.Now()) && time.Now().Add(pause).Before(waitUntil) {
-		select {
-		case <-ctx.Done():
-			return it
-		case <-time.After(pause):
-		}
-		got, err := h.store.Get(ctx, key)
-		if err != nil {
-			return it
-		}
-		it = got
-		pause = min(2*pause, time.Second)
-	}
-	return it
-}
-
-// later puts the message back for d. On the last receive SQS allows, a
-// message returned as a failure would be moved to the DLQ at its next
-// receive, unprocessed and without a reason: it is sent again as a fresh
-// message instead, and this one acknowledged.
-func (h *Handler) later(ctx context.Context, log *slog.Logger, msg events.SQSMessage, env webhook.Envelope, d time.Duration) (retry bool) {
-	receives, _ := strconv.Atoi(msg.Attributes["ApproximateReceiveCount"])
-	if receives >= h.cfg.MaxReceiveCount && env.Key != "" {
-		err := h.events.SendAfter(ctx, env, d)
-		if err == nil {
-			log.Info("last receive: sent again as a fresh message", "send_in", d.String())
-			return false
-		}
-		log.Error("last receive: could not send the message again", "reason", err.Error())
-	}
-	if err := h.events.Delay(ctx, msg.ReceiptHandle, d); err != nil {
-		log.Warn("could not set the message's visibility; SQS's visibility timeout applies", "reason", err.Error())
-	}
-	return true
-}
-
-// run rebuilds the verified event from the inbox and runs the business on it.
-// Its effect calls must end by effectsBy (zero: no deadline of their own).
-func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger, key webhook.Key, it inbox.Item) (err error) {
-	if err := h.checkMode(key, it); err != nil {
-		return err
-	}
-	raw, err := h.payload(ctx, log, key, it)
-	if err != nil {
-		return err
-	}
-	ev := webhook.Event{
-		Provider: key.Provider(),
-		ID:       key.EventID(),
-		Type:     it.EventType,
-		Created:  it.Created,
-		Livemode: it.Livemode,
-		Raw:      raw,
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			log.Error("business code panicked", "panic", logs.RedactEmails(fmt.Sprint(r)), "stack", string(debug.Stack()))
-			err = fmt.Errorf("business code panicked: %v", r)
-		}
-	}()
-	var fx effects.Runner = timedRunner{h.ledger.For(key), h.cfg.Metrics}
-	if !effectsBy.IsZero() {
-		fx = deadlineRunner{fx, effectsBy}
-	}
-	if deadline, ok := ctx.Deadline(); ok {
-		// An effect that has run is recorded with retries until the
-		// ledger's share of the reserve is used up, whatever context the
-		// business hands the ledger.
-		ctx = effects.WithRecordDeadline(ctx, deadline)
-	}
-	return h.business.Handle(ctx, ev, fx)
-}
-
-// payload returns the event's stored payload (the one the leased item
-// carries inline, or its payload item's) or, when none is stored, the one
-// its provider's API serves, which it stores for the next attempt. A
-// stored notification that only points at the event (Config.FetchWhen) is
-// fetched, fresh on every attempt: its state is what the API says now.
-func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) ([]byte, error) {
-	stored := it.Payload // inline: no read
-	if stored == nil {
-		raw, err := h.store.Payload(ctx, key)
-		switch {
-		case err == nil:
-			stored = raw
-		case !errors.Is(err, inbox.ErrNotFound):
-			return nil, fmt.Errorf("load payload: %w", err) // transient
-		}
-	}
-	fetch, canFetch := h.cfg.Fetchers[key.Provider()]
-	if pointer := h.cfg.FetchWhen[key.Provider()]; pointer != nil && pointer(stored) {
-		if !canFetch {
-			return nil, webhook.Permanent(fmt.Errorf("%s notifies with a pointer and has no API fetch", key.Provider()))
-		}
-		raw, err := fetch(ctx, key.EventID(), stored)
-		if err != nil {
-			return nil, fmt.Errorf("fetch %s from the provider's API: %w", key, err)
-		}
-		log.Info("fetched the event the notification points at from the provider's API")
-		return raw, nil
-	}
-	if stored != nil {
-		return stored, nil
-	}
-	if !canFetch {
-		return nil, fmt.Errorf("load payload: none stored and no API fetch for provider %q: %w", key.Provider(), inbox.ErrNotFound)
-	}
-	raw, err := fetch(ctx, key.EventID(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("no payload stored; fetch %s from the provider's API: %w", key, err)
-	}
-	log.Warn("no payload stored; fetched the event from the provider's API")
-	if err := h.store.PutPayload(ctx, it, raw); err != nil {
-		log.Warn("could not store the fetched payload; the next attempt fetches it again", "reason", err.Error())
-	}
-	return raw, nil
-}
-
-// finish classifies err, once, and writes the outcome.
-func (h *Handler) finish(ctx context.Context, log *slog.Logger, msg events.SQSMessage, env webhook.Envelope, owner string, it inbox.Item, err error) (retry bool) {
-	now := h.cfg.Now()
-	// Parked by the processor, with its reason, on the last receive SQS
-	// allows once the event has had its tries; receives that ran nothing
-	// (a live lease met, no time left) do not count as tries.
-	// An attempt the infrastructure failed is counted apart
-	// (InfraFailures) and bounded by MaxInfraFailures instead.
-	receives, _ := strconv.Atoi(msg.Attributes["ApproximateReceiveCount"])
-	infra := err != nil && !errors.Is(err, webhook.ErrNoHandler) && infrastructure(err)
-	tries := it.Attempts - it.InfraFailures // this attempt included
-	infraFailures := it.InfraFailures
-	if infra {
-		infraFailures++
-		if infraFailures >= h.cfg.MaxInfraFailures {
-			err = fmt.Errorf("the infrastructure failed %d attempts; the last: %w", infraFailures, err)
-		}
-	}
-	exhausted := !infra && receives >= h.cfg.MaxReceiveCount && tries >= h.cfg.MaxReceiveCount
-	infraExhausted := infra && infraFailures >= h.cfg.MaxInfraFailures
-	var res inbox.Result
-	notFoundRetry := false
-	reason := logs.RedactError(err) // what is recorded: last_error, the DLQ reason, the log line
-	switch {
-	case err == nil:
-		res = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: now}
-	case errors.Is(err, webhook.ErrNoHandler):
-		res = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + env.Type, At: now}
-	case errors.Is(err, ErrOtherMode):
-		res = inbox.Result{Status: inbox.Ignored, Outcome: reason, At: now}
-	case errors.Is(err, ErrNotFoundAtProvider) && tries < h.cfg.NotFoundTries && !h.notFoundBefore(err):
-		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now}
-		notFoundRetry = true
-	case errors.Is(err, ErrNotFoundAtProvider):
-		// Anyone can make up an id: the event is not parked (no alarm),
-		// and the claim's condition keeps its repeats from being fetched
-		// for the window.
-		res = inbox.Result{Status: inbox.Ignored, Outcome: "not found at " + env.Key.Provider(), Error: reason, At: now,
-			RenewAfter: now.Add(h.notFoundHold(err))}
-	case webhook.IsPermanent(err) || exhausted || infraExhausted:
-		if perr := h.park(ctx, log, env.Marshal(), env, err, it.Attempts); perr != nil {
-			res = inbox.Result{Status: inbox.Failed, Error: reason, At: now, Infrastructure: infra}
-			break
-		}
-		res = inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: reason, At: now, Infrastructure: infra}
-	default:
-		res = inbox.Result{Status: inbox.Failed, Error: reason, At: now, Infrastructure: infra}
-	}
-	if _, ferr := h.store.Finish(ctx, env.Key, owner, res); ferr != nil {
-		log.Error("could not record the outcome", "status", string(res.Status), "reason", ferr.Error())
-		if infrastructure(ferr) {
-			// The store is unavailable; the lease stays until it ends.
-			// Come back after a growing backoff, and no sooner than the
-			// lease's end, so the next receive can take it over.
-			d := max(h.infraBackoff(infraFailures+1), ceilSecond(it.LeaseUntil.Sub(h.cfg.Now())))
-			return h.later(ctx, log, msg, env, d)
-		}
-		// Lease lost: a new owner runs the event; the ledger keeps it from
-		// repeating what we finished. Let the message come back.
-		return true
-	}
-	if notFoundRetry {
-		// Not a failure of ours (anyone can make an id up): no Failed
-		// count for the processor-errors alarm, no warning.
-		delay := h.backoff(tries)
-		log.Info("not found at the provider; fetched once more after a backoff", "attempts", it.Attempts, "retry_in", delay.String(), "reason", res.Error)
-		return h.later(ctx, log, msg, env, delay)
-	}
-	h.count(env, it, res)
-	if errors.Is(err, ErrOtherMode) {
-		h.cfg.Metrics.Emit(metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}, metrics.Counted(metrics.OtherMode, 1))
-	}
-	if res.Status != inbox.Failed {
-		log.Info("event "+string(res.Status), "attempts", it.Attempts, "reason", res.Error)
-		return false
-	}
-	if infra {
-		delay := h.infraBackoff(infraFailures)
-		log.Warn("event FAILED: the infrastructure is unavailable; will retry, its tries untouched",
-			"attempts", it.Attempts, "infra_failures", infraFailures, "retry_in", delay.String(), "reason", res.Error)
-		return h.later(ctx, log, msg, env, delay)
-	}
-	delay := h.backoff(tries)
-	log.Warn("event FAILED; will retry", "attempts", it.Attempts, "retry_in", delay.String(), "reason", res.Error)
-	return h.later(ctx, log, msg, env, delay)
-}
-
-// count records the outcome of one attempt.
-func (h *Handler) count(env webhook.Envelope, it inbox.Item, res inbox.Result) {
-	d := metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}
-	switch res.Status {
-	case inbox.Done:
-		if it.Created.IsZero() {
-			h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Processed, 1))
-			break
-		}
-		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Processed, 1), metrics.Secs(metrics.EndToEndAge, res.At.Sub(it.Created)))
-	case inbox.Ignored:
-		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Ignored, 1))
-	case inbox.Dead:
-		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Parked, 1))
-	case inbox.Failed:
-		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Failed, 1))
-	}
-}
-
-// park sends the event to the DLQ with err as the reason.
-func (h *Handler) park(ctx context.Context, log *slog.Logger, body string, env webhook.Envelope, err error, attempts int) error {
-	if perr := h.dlq.Park(ctx, body, env, logs.RedactError(err), attempts, h.cfg.Now()); perr != nil {
-		log.Error("could not park in the DLQ; retry", "reason", perr.Error())
-		return perr
-	}
-	return nil
-}
-
-// backoff returns the visibility delay after the attempt-th failure:
-// full jitter over an exponential ceiling.
-func (h *Handler) backoff(attempt int) time.Duration {
-	d := time.Duration(h.cfg.Jitter() * float64(h.ceiling(attempt)))
-	if d < time.Second {
-		d = time.Second
-	}
-	return d
-}
-
-// infraBackoff returns the visibility delay after the n-th failure of the
-// infrastructure: a random time in the upper half of the exponential
-// ceiling, so every wait is longer than the last until BackoffMax, and
-// copies do not all come back at once.
-func (h *Handler) infraBackoff(n int) time.Duration {
-	ceiling := h.ceiling(n)
-	return ceilSecond(ceiling/2 + time.Duration(h.cfg.Jitter()*float64(ceiling/2)))
-}
-
-// ceiling returns min(BackoffMax, BackoffBase·2^(n-1)).
-func (h *Handler) ceiling(n int) time.Duration {
-	ceiling := h.cfg.BackoffMax
-	if n < 1 {
-		n = 1
-	}
-	if n <= 30 {
-		if c := h.cfg.BackoffBase << (n - 1); c > 0 && c < ceiling {
-			ceiling = c
-		}
-	}
-	return ceiling
-}
-
-// ceilSecond rounds d up to whole seconds, at least one: SQS counts
-// visibility in seconds, and a message must not come back before d.
-func ceilSecond(d time.Duration) time.Duration {
-	if d < time.Second {
-		return time.Second
-	}
-	if r := d % time.Second; r != 0 {
-		d += time.Second - r
-	}
-	return d
-}
-
-// notFoundBefore reports whether err, a not-found error, says the provider
-// did not know the object at an earlier claim either: its count of "not
-// found" answers is above one claim's NotFoundTries.
-func (h *Handler) notFoundBefore(err error) bool {
-	var c NotFoundCounter
-	return errors.As(err, &c) && c.NotFoundCount() > h.cfg.NotFoundTries
-}
-
-// notFoundHold is how long notifications of an object its provider did not
-// know are duplicates: NotFoundHold after the first claim of an id whose
-// fetcher counts its "not found" answers, NotFoundWindow otherwise.
-func (h *Handler) notFoundHold(err error) time.Duration {
-	var c NotFoundCounter
-	if errors.As(err, &c) && !h.notFoundBefore(err) {
-		return h.cfg.NotFoundHold
-	}
-	return h.cfg.NotFoundWindow
 }

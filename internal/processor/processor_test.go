@@ -421,9 +421,9 @@ func TestEffectDoneAtItsDeadlineIsRecorded(t *testing.T) {
 	var effectDeadline time.Time
 	slow := processor.New(processor.Config{Now: f.now, Budget: time.Second, Reserve: 400 * time.Millisecond}, f.store,
 		deadlineLedger{f.ledger}, businessFunc(func(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
-			return fx.Do(ctx, "welcome-email", func(ctx context.Context, _ string) error {
+			return effects.Do(ctx, fx, "welcome-email", func(ctx context.Context, _ string) error {
 				effectDeadline, _ = ctx.Deadline()
-				<-ctx.Done() // the call answers as its deadline comes: sent
+				<-ctx.Done()
 				return nil
 			})
 		}), f.q, f.q, nil)
@@ -447,7 +447,7 @@ func BenchmarkProcessOneMessage(b *testing.B) {
 	// measures the processor's own work: lease, payload, ledger, finish.
 	threeEffects := businessFunc(func(ctx context.Context, _ webhook.Event, fx effects.Runner) error {
 		for _, name := range []string{"grant-access", "welcome-email", "create-invoice"} {
-			if err := fx.Do(ctx, name, func(context.Context, string) error { return nil }); err != nil {
+			if err := effects.Do(ctx, fx, name, func(context.Context, string) error { return nil }); err != nil {
 				return err
 			}
 		}

@@ -113,9 +113,7 @@ func (b *Business) Checkout(ctx context.Context, ev webhook.Event, fx effects.Ru
 		contact.Email = cs.CustomerDetails.Email
 	}
 	if contact.Email != "" && contact.Customer != "" {
-		err := fx.Do(ctx, EffectSave, func(ctx context.Context, _ string) error {
-			// The same item on every attempt: writing it twice is writing
-			// it once.
+		err := effects.Do(ctx, fx, EffectSave, func(ctx context.Context, _ string) error {
 			_, err := b.DB.PutItem(ctx, &dynamodb.PutItemInput{
 				TableName: aws.String(b.Contacts),
 				Item: map[string]types.AttributeValue{

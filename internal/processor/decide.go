@@ -1,0 +1,209 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/platform/logs"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// attempt is what one attempt of an event came to: decide's input.
+type attempt struct {
+	err        error      // what loading the payload and running the business returned
+	item       inbox.Item // the event as leased: Attempts counts this attempt
+	receives   int        // the message's ApproximateReceiveCount
+	eventType  string
+	provider   string
+	now        time.Time
+	jitter     float64 // in [0, 1): the backoff's draw
+	parkFailed bool    // the DLQ refused the event an earlier decision parked
+}
+
+// decision is what becomes of an event and its message after an attempt.
+type decision struct {
+	result        inbox.Result  // the outcome Finish writes, giving up the lease
+	park          bool          // park the event in the DLQ with result.Error first
+	retryIn       time.Duration // the message comes back after it; zero: acknowledged
+	uncounted     bool          // no metric: a not-found id is no failure of ours
+	infraFailures int           // the event's infrastructure failures, this attempt's included
+	level         slog.Level
+	note          string // the log line
+}
+
+// decide classifies an attempt's error, once, and says what becomes of
+// the event and its message. It reads nothing but a and c.
+func (c Config) decide(a attempt) decision {
+	f := c.facts(a)
+	reason := logs.RedactError(f.err) // last_error, the DLQ reason, the log line
+	d := decision{infraFailures: f.infraFailures, level: slog.LevelInfo}
+	switch {
+	case f.err == nil:
+		d.result = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: a.now}
+	case errors.Is(f.err, webhook.ErrNoHandler):
+		d.result = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + a.eventType, At: a.now}
+	case errors.Is(f.err, ErrOtherMode):
+		d.result = inbox.Result{Status: inbox.Ignored, Outcome: reason, At: a.now}
+	case errors.Is(f.err, ErrNotFoundAtProvider) && f.tries < c.NotFoundTries && !c.notFoundBefore(f.err):
+		// Not a failure of ours (anyone can make an id up): no Failed
+		// count for the processor-errors alarm, no warning.
+		d.result = inbox.Result{Status: inbox.Failed, Error: reason, At: a.now}
+		d.retryIn, d.uncounted = c.backoff(f.tries, a.jitter), true
+		d.note = "not found at the provider; fetched once more after a backoff"
+		return d
+	case errors.Is(f.err, ErrNotFoundAtProvider):
+		// Not parked (no alarm); the claim's condition keeps its repeats
+		// from being fetched for the window.
+		d.result = inbox.Result{Status: inbox.Ignored, Outcome: "not found at " + a.provider, Error: reason, At: a.now,
+			RenewAfter: a.now.Add(c.notFoundHold(f.err))}
+	case f.parkable && !a.parkFailed:
+		d.result = inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: reason, At: a.now, Infrastructure: f.infra}
+		d.park = true
+	default:
+		return c.failed(a, f, reason)
+	}
+	d.note = "event " + string(d.result.Status)
+	return d
+}
+
+// facts are what decide reads from an attempt.
+type facts struct {
+	err           error // the attempt's error, naming the bound when the infrastructure reached it
+	infra         bool  // the infrastructure failed the attempt
+	tries         int   // the event's attempts, infrastructure failures not counted
+	infraFailures int   // this attempt's included
+	parkable      bool  // permanent, or out of tries
+}
+
+// facts counts the event's tries. It is parked, with its reason, once its
+// error is permanent; on the last receive SQS allows once it has had as
+// many tries (receives that ran nothing do not count); or once the
+// infrastructure failed MaxInfraFailures of its attempts.
+func (c Config) facts(a attempt) facts {
+	f := facts{err: a.err, tries: a.item.Attempts - a.item.InfraFailures, infraFailures: a.item.InfraFailures}
+	f.infra = a.err != nil && !errors.Is(a.err, webhook.ErrNoHandler) && infrastructure(a.err)
+	if f.infra {
+		f.infraFailures++
+	}
+	infraExhausted := f.infra && f.infraFailures >= c.MaxInfraFailures
+	if infraExhausted {
+		f.err = fmt.Errorf("the infrastructure failed %d attempts; the last: %w", f.infraFailures, a.err)
+	}
+	exhausted := !f.infra && a.receives >= c.MaxReceiveCount && f.tries >= c.MaxReceiveCount
+	f.parkable = webhook.IsPermanent(f.err) || exhausted || infraExhausted
+	return f
+}
+
+// failed is the decision for an attempt to retry: FAILED, the message back
+// after a backoff, one that grows with every failure of the
+// infrastructure when it was at fault.
+func (c Config) failed(a attempt, f facts, reason string) decision {
+	d := decision{result: inbox.Result{Status: inbox.Failed, Error: reason, At: a.now, Infrastructure: f.infra},
+		infraFailures: f.infraFailures, level: slog.LevelWarn}
+	if f.infra {
+		d.retryIn = c.infraBackoff(f.infraFailures, a.jitter)
+		d.note = "event FAILED: the infrastructure is unavailable; will retry, its tries untouched"
+		return d
+	}
+	d.retryIn = c.backoff(f.tries, a.jitter)
+	d.note = "event FAILED; will retry"
+	return d
+}
+
+// apply carries out what decide makes of a, and reports whether SQS should
+// deliver the message again. An event the DLQ refuses is FAILED instead.
+func (h *Handler) apply(ctx context.Context, j *job, a attempt) (retry bool) {
+	d := h.cfg.decide(a)
+	if d.park && h.park(ctx, j.log, j.env.Marshal(), j.env, d.result.Error, a.item.Attempts) != nil {
+		a.parkFailed = true
+		d = h.cfg.decide(a)
+	}
+	if _, err := h.store.Finish(ctx, j.env.Key, j.owner, d.result); err != nil {
+		return h.unfinished(ctx, j, a.item, d, err)
+	}
+	if !d.uncounted {
+		h.count(j.env, a.item, d.result)
+	}
+	if errors.Is(a.err, ErrOtherMode) {
+		h.cfg.Metrics.Emit(metrics.Dims{Provider: j.env.Key.Provider(), EventType: j.env.Type}, metrics.Counted(metrics.OtherMode, 1))
+	}
+	attrs := []any{"attempts", a.item.Attempts}
+	if d.result.Infrastructure {
+		attrs = append(attrs, "infra_failures", d.infraFailures)
+	}
+	if d.retryIn > 0 {
+		attrs = append(attrs, "retry_in", d.retryIn.String())
+	}
+	j.log.Log(ctx, d.level, d.note, append(attrs, "reason", d.result.Error)...)
+	if d.retryIn == 0 {
+		return false
+	}
+	return h.later(ctx, j, d.retryIn)
+}
+
+// unfinished handles an outcome d that Finish could not write (err).
+func (h *Handler) unfinished(ctx context.Context, j *job, it inbox.Item, d decision, err error) (retry bool) {
+	j.log.Error("could not record the outcome", "status", string(d.result.Status), "reason", err.Error())
+	if !infrastructure(err) {
+		// Lease lost: a new owner runs the event; the ledger keeps it from
+		// repeating what we finished. Let the message come back.
+		return true
+	}
+	// The store is unavailable; the lease stays until it ends. Come back
+	// after a growing backoff, and no sooner than the lease's end, so the
+	// next receive can take it over.
+	delay := max(h.cfg.infraBackoff(d.infraFailures+1, h.cfg.Jitter()), ceilSecond(it.LeaseUntil.Sub(h.cfg.Now())))
+	return h.later(ctx, j, delay)
+}
+
+// count records the outcome of one attempt.
+func (h *Handler) count(env webhook.Envelope, it inbox.Item, res inbox.Result) {
+	d := metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}
+	switch res.Status {
+	case inbox.Done:
+		if it.Created.IsZero() {
+			h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Processed, 1))
+			break
+		}
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Processed, 1), metrics.Secs(metrics.EndToEndAge, res.At.Sub(it.Created)))
+	case inbox.Ignored:
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Ignored, 1))
+	case inbox.Dead:
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Parked, 1))
+	case inbox.Failed:
+		h.cfg.Metrics.Emit(d, metrics.Counted(metrics.Failed, 1))
+	}
+}
+
+// park sends the event to the DLQ with its reason.
+func (h *Handler) park(ctx context.Context, log *slog.Logger, body string, env webhook.Envelope, reason string, attempts int) error {
+	if err := h.dlq.Park(ctx, body, env, reason, attempts, h.cfg.Now()); err != nil {
+		log.Error("could not park in the DLQ; retry", "reason", err.Error())
+		return err
+	}
+	return nil
+}
+
+// notFoundBefore reports whether err, a not-found error, says the provider
+// did not know the object at an earlier claim either: its count of "not
+// found" answers is above one claim's NotFoundTries.
+func (c Config) notFoundBefore(err error) bool {
+	var n NotFoundCounter
+	return errors.As(err, &n) && n.NotFoundCount() > c.NotFoundTries
+}
+
+// notFoundHold is how long notifications of an object its provider did not
+// know are duplicates: NotFoundHold after the first claim of an id whose
+// fetcher counts its "not found" answers, NotFoundWindow otherwise.
+func (c Config) notFoundHold(err error) time.Duration {
+	var n NotFoundCounter
+	if errors.As(err, &n) && !c.notFoundBefore(err) {
+		return c.NotFoundHold
+	}
+	return c.NotFoundWindow
+}

@@ -1,0 +1,62 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// payload returns the event's stored payload (the one the leased item
+// carries inline, or its payload item's) or, when none is stored, the one
+// its provider's API serves, which it stores for the next attempt. A
+// stored notification that only points at the event (Config.FetchWhen) is
+// fetched, fresh on every attempt: its state is what the API says now.
+func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) ([]byte, error) {
+	stored := it.Payload // inline: no read
+	if stored == nil {
+		raw, err := h.store.Payload(ctx, key)
+		switch {
+		case err == nil:
+			stored = raw
+		case !errors.Is(err, inbox.ErrNotFound):
+			return nil, fmt.Errorf("load payload: %w", err) // transient
+		}
+	}
+	fetch, canFetch := h.cfg.Fetchers[key.Provider()]
+	if pointer := h.cfg.FetchWhen[key.Provider()]; pointer != nil && pointer(stored) {
+		if !canFetch {
+			return nil, webhook.Permanent(fmt.Errorf("%s notifies with a pointer and has no API fetch", key.Provider()))
+		}
+		raw, err := fetch(ctx, key.EventID(), stored)
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s from the provider's API: %w", key, err)
+		}
+		log.Info("fetched the event the notification points at from the provider's API")
+		return raw, nil
+	}
+	if stored != nil {
+		return stored, nil
+	}
+	if !canFetch {
+		return nil, fmt.Errorf("load payload: none stored and no API fetch for provider %q: %w", key.Provider(), inbox.ErrNotFound)
+	}
+	return h.refetch(ctx, log, fetch, key, it)
+}
+
+// refetch fetches an event whose payload was lost from its provider's API
+// and stores it for the next attempt.
+func (h *Handler) refetch(ctx context.Context, log *slog.Logger, fetch Fetcher, key webhook.Key, it inbox.Item) ([]byte, error) {
+	raw, err := fetch(ctx, key.EventID(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("no payload stored; fetch %s from the provider's API: %w", key, err)
+	}
+	log.Warn("no payload stored; fetched the event from the provider's API")
+	if err := h.store.PutPayload(ctx, it, raw); err != nil {
+		log.Warn("could not store the fetched payload; the next attempt fetches it again", "reason", err.Error())
+	}
+	return raw, nil
+}
