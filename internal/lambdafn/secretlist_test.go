@@ -24,10 +24,11 @@ import (
 func TestSecretWithACommaFromSecretsManager(t *testing.T) {
 	const secret = "chosen by a person, 2026-12-02"
 	moto := devstacktest.MotoForTest(t)
-	p := pipelinetest.New(t)
-	p.SetEndpoint("Secrets Manager", moto.URL)
-
 	listed, _ := secretIn(t, moto, secret)
+	array, _ := secretIn(t, moto, `["`+secret+`"]`)
+	// Deployed with the parameter, as in AWS, so the role may read it.
+	p := pipelinetest.NewWith(t, pipelinetest.Options{Params: map[string]string{"GitHubWebhookSecretArn": array}})
+	p.SetEndpoint("Secrets Manager", moto.URL)
 	env := map[string]string{
 		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
 		devstack.EndpointVariable("Secrets Manager"): moto.URL,
@@ -43,7 +44,6 @@ func TestSecretWithACommaFromSecretsManager(t *testing.T) {
 		t.Fatalf("cold start with a comma-separated secret that a comma shortens: %v; want it refused with the reason, without the secret", err)
 	}
 
-	array, _ := secretIn(t, moto, `["`+secret+`"]`)
 	receive := p.Build(t, "ReceiverFunction", map[string]string{
 		"GITHUB_WEBHOOK_SECRET": "", "GITHUB_WEBHOOK_SECRET_ARN": array,
 	}).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))

@@ -35,6 +35,9 @@ func newRecorder(dir, test string, st *devstack.Stack) (*iamcheck.Recorder, erro
 	for id, q := range st.Queues {
 		rec.Resources[id] = map[string]string{"": q.URL, "QueueUrl": q.URL, "Arn": q.ARN, "QueueName": q.Name}
 	}
+	for id, name := range st.Buckets {
+		rec.Resources[id] = map[string]string{"": name, "Arn": "arn:aws:s3:::" + name}
+	}
 	place := iamcheck.Place{
 		Region: devstack.Region, AccountID: devstack.AccountID,
 		PartitionKey: func(table, index string) string {
