@@ -13,13 +13,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/adyen"
+	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/mollie"
+	"github.com/hookinbox/hookinbox/provider/paddle"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
-	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
-	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/stripeevent"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -27,22 +34,24 @@ import (
 
 // Event is one event a provider delivers: Deliver signs it as the
 // provider does and hands it to the receiver. The constructors (Stripe,
-// Shopify, GitHub, Standard, Adyen, GoPay) start from hookinbox's realistic
-// fixtures (testdata/<provider>/) and give each event fresh IDs, so no
-// two events share an event, an order, a session or a payment.
+// Shopify, GitHub, Standard, Adyen, GoPay, Paddle, Mollie) start from
+// hookinbox's realistic fixtures (testdata/<provider>/) and give each
+// event fresh IDs, so no two events share an event, an order, a session
+// or a payment.
 // StripeThin is a Stripe thin event notification.
 type Event struct {
-	// Provider is the receiver's name of the provider: "stripe",
-	// "shopify", "github", "standard", "adyen" or "gopay".
+	// Provider is the receiver's name of the provider: one of
+	// hookinbox's, or one of your own (Options.Providers).
 	Provider string
 	// ID is the event's part of its inbox key: the Stripe event ID, the
 	// X-Shopify-Event-Id, X-GitHub-Delivery or webhook-id header, Adyen's
-	// "<pspReference>-<eventCode>", or the GoPay payment ID.
+	// "<pspReference>-<eventCode>", the GoPay or Mollie payment ID, or
+	// Paddle's event_id.
 	ID string
 	// Type is the event type the business sees (webhook.Event.Type).
 	Type string
-	// Body is the payload as the provider sends it; for GoPay, which
-	// notifies with the payment ID only, the payment its API serves.
+	// Body is the payload as the provider sends it; for GoPay and Mollie,
+	// which notify with the payment ID only, the payment their API serves.
 	Body []byte
 
 	// A Stripe thin event's related object, as the Stripe stand-in
@@ -59,7 +68,7 @@ func (e Event) Key() webhook.Key { return webhook.NewKey(e.Provider, e.ID) }
 func Stripe(t testing.TB, typ string) Event {
 	t.Helper()
 	id := stripeevent.NewID()
-	return Event{Provider: verify.StripeProvider, ID: id, Type: typ, Body: stripeBody(t, typ, id)}
+	return Event{Provider: stripe.Name, ID: id, Type: typ, Body: stripeBody(t, typ, id)}
 }
 
 // StripeThin returns the thin event notification of the event type typ
@@ -85,7 +94,7 @@ func StripeThin(t testing.TB, typ string) Event {
 	path := "/v1/" + strings.Join(parts, "/") + "/" + obj.ID
 	id := "evt_test_65" + token(t)
 	body := verifytest.StripeThin("v1."+typ, id, time.Now(), verifytest.StripeRelated{ID: obj.ID, Type: obj.Object, URL: path}, "")
-	return Event{Provider: verify.StripeProvider, ID: id, Type: typ, Body: body, objectPath: path, object: snap.Data.Object}
+	return Event{Provider: stripe.Name, ID: id, Type: typ, Body: body, objectPath: path, object: snap.Data.Object}
 }
 
 // Shopify returns the order webhook of topic ("orders/create",
@@ -100,14 +109,14 @@ func Shopify(t testing.TB, topic string) Event {
 		t.Fatalf("hookinboxtest: shopify %s fixture has no order id", topic)
 	}
 	raw = bytes.ReplaceAll(raw, []byte(order.ID.String()), []byte(digits(t, 18)))
-	return Event{Provider: verify.ShopifyProvider, ID: uuid(t), Type: topic, Body: raw}
+	return Event{Provider: shopify.Name, ID: uuid(t), Type: topic, Body: raw}
 }
 
 // GitHub returns the webhook of event ("issues", "ping") with a fresh
 // delivery ID.
 func GitHub(t testing.TB, event string) Event {
 	t.Helper()
-	return Event{Provider: verify.GitHubProvider, ID: uuid(t), Type: event, Body: fixture(t, "github", event+".json")}
+	return Event{Provider: github.Name, ID: uuid(t), Type: event, Body: fixture(t, "github", event+".json")}
 }
 
 // Standard returns the Standard Webhooks message of type typ
@@ -127,7 +136,7 @@ func Standard(t testing.TB, typ string) Event {
 		prefix, _, _ := strings.Cut(msg.Data.ID, "_")
 		raw = bytes.ReplaceAll(raw, []byte(strconv.Quote(msg.Data.ID)), []byte(strconv.Quote(prefix+"_"+token(t))))
 	}
-	return Event{Provider: verify.StandardProvider, ID: "msg_" + token(t), Type: typ, Body: raw}
+	return Event{Provider: standard.Name, ID: "msg_" + token(t), Type: typ, Body: raw}
 }
 
 // Adyen returns the standard notification of one item of eventCode
@@ -145,7 +154,7 @@ func Adyen(t testing.TB, eventCode string) Event {
 	}
 	psp := digits(t, 16)
 	raw = bytes.ReplaceAll(raw, []byte(strconv.Quote(n.Items[0].Item.PspReference)), []byte(strconv.Quote(psp)))
-	return Event{Provider: verify.AdyenProvider, ID: psp + "-" + n.Items[0].Item.EventCode, Type: n.Items[0].Item.EventCode, Body: raw}
+	return Event{Provider: adyen.Name, ID: psp + "-" + n.Items[0].Item.EventCode, Type: n.Items[0].Item.EventCode, Body: raw}
 }
 
 // GoPay returns a payment notification for a payment in state ("PAID",
@@ -161,13 +170,55 @@ func GoPay(t testing.TB, state string) Event {
 	}
 	id := "3" + digits(t, 9)
 	raw = bytes.ReplaceAll(raw, []byte(strconv.FormatInt(p.ID, 10)), []byte(id))
-	return Event{Provider: verify.GoPayProvider, ID: id, Type: verify.GoPayNotification, Body: raw}
+	return Event{Provider: gopay.Name, ID: id, Type: gopay.Notification, Body: raw}
 }
 
-// Deliver signs ev now with the local secrets, as its provider does, hands
-// it to the receiver as API Gateway would, and returns the receiver's
-// answer: "accepted" or "duplicate" ("[accepted]" for Adyen, which wants
-// that answer for both). Any answer but 200 fails the test.
+// Paddle returns a Paddle Billing event of type typ (a file under
+// testdata/paddle/: "transaction.completed") with a fresh event_id and
+// transaction id.
+func Paddle(t testing.TB, typ string) Event {
+	t.Helper()
+	raw := fixture(t, "paddle", typ+".json")
+	var ev struct {
+		EventID string `json:"event_id"`
+		Data    struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.EventID == "" {
+		t.Fatalf("hookinboxtest: paddle %s fixture is not an event", typ)
+	}
+	id := "evt_" + strings.ToLower(token(t))
+	raw = bytes.ReplaceAll(raw, []byte(strconv.Quote(ev.EventID)), []byte(strconv.Quote(id)))
+	if obj := ev.Data.ID; obj != "" {
+		prefix := obj[:strings.LastIndex(obj, "_")+1]
+		raw = bytes.ReplaceAll(raw, []byte(strconv.Quote(obj)), []byte(strconv.Quote(prefix+strings.ToLower(token(t)))))
+	}
+	return Event{Provider: paddle.Name, ID: id, Type: typ, Body: raw}
+}
+
+// Mollie returns a payment notification for a payment in status ("paid",
+// "open", "failed", ...) with a fresh payment ID: Deliver sets the payment
+// on the Mollie stand-in, as Mollie's state changes before it notifies,
+// and the processor fetches it from there.
+func Mollie(t testing.TB, status string) Event {
+	t.Helper()
+	raw := fixture(t, "mollie", "payment.paid.json")
+	var p standin.MolliePayment
+	if err := json.Unmarshal(raw, &p); err != nil || p.ID == "" {
+		t.Fatal("hookinboxtest: the mollie fixture is not a payment")
+	}
+	id := "tr_" + token(t)[:10]
+	raw = bytes.ReplaceAll(raw, []byte(p.ID), []byte(id))
+	raw = bytes.Replace(raw, []byte(`"status": "paid"`), []byte(`"status": `+strconv.Quote(status)), 1)
+	return Event{Provider: mollie.Name, ID: id, Type: mollie.Notification, Body: raw}
+}
+
+// Deliver signs ev now with the local secrets, as its provider signs
+// (provider.Provider.Sign, your own providers' too), hands it to the
+// receiver as API Gateway would, and returns the receiver's answer:
+// "accepted" or "duplicate" ("[accepted]" for Adyen, which wants that
+// answer for both). Any answer but 200 fails the test.
 func (p *Pipeline) Deliver(t testing.TB, ev Event) string {
 	t.Helper()
 	req, err := p.request(ev, time.Now())
@@ -185,38 +236,21 @@ func (p *Pipeline) Deliver(t testing.TB, ev Event) string {
 	return resp.Body
 }
 
-// request returns the API Gateway request of ev's delivery at at.
+// request returns the API Gateway request of ev's delivery at at, signed
+// by its provider with the secret the receiver holds.
 func (p *Pipeline) request(ev Event, at time.Time) (events.APIGatewayV2HTTPRequest, error) {
-	switch ev.Provider {
-	case verify.StripeProvider:
-		if ev.object != nil {
-			if err := p.p.Stack.Stripe.AddThinEvent(ev.Body); err != nil {
-				return events.APIGatewayV2HTTPRequest{}, err
-			}
-			p.p.Stack.Stripe.SetObject(ev.objectPath, ev.object)
-		}
-		return p.p.Stack.StripeRequest(ev.Body), nil
-	case verify.GitHubProvider:
-		return lambdalocal.WebhookEvent(ev.Provider, "POST", verifytest.GitHubHeaders(ev.Body, pipeline.GitHubSecret, ev.ID, ev.Type), ev.Body), nil
-	case verify.ShopifyProvider:
-		return lambdalocal.WebhookEvent(ev.Provider, "POST", verifytest.ShopifyHeaders(ev.Body, pipeline.ShopifySecret, ev.ID, ev.Type, at), ev.Body), nil
-	case verify.StandardProvider:
-		return lambdalocal.WebhookEvent(ev.Provider, "POST", verifytest.StandardHeaders(ev.Body, ev.ID, at, pipeline.StandardSecret), ev.Body), nil
-	case verify.AdyenProvider:
-		body, err := verifytest.SignAdyenFile(ev.Body, pipeline.AdyenHMACKey)
-		if err != nil {
+	pr, ok := p.reg.Lookup(ev.Provider)
+	if !ok {
+		return events.APIGatewayV2HTTPRequest{}, fmt.Errorf("hookinboxtest cannot deliver %q events: no such provider (Options.Providers)", ev.Provider)
+	}
+	if ev.object != nil {
+		// A thin event: the stand-in holds the v2 event and its object.
+		if err := p.p.Stack.Stripe.AddThinEvent(ev.Body); err != nil {
 			return events.APIGatewayV2HTTPRequest{}, err
 		}
-		return lambdalocal.WebhookEvent(ev.Provider, "POST", map[string]string{"content-type": "application/json"}, body), nil
-	case verify.GoPayProvider:
-		var pay standin.GoPayPayment
-		if err := json.Unmarshal(ev.Body, &pay); err != nil {
-			return events.APIGatewayV2HTTPRequest{}, fmt.Errorf("body is not a GoPay payment: %w", err)
-		}
-		p.p.Stack.GoPay.SetPayment(pay)
-		return lambdalocal.GoPayNotification(ev.ID), nil
+		p.p.Stack.Stripe.SetObject(ev.objectPath, ev.object)
 	}
-	return events.APIGatewayV2HTTPRequest{}, fmt.Errorf("hookinboxtest cannot deliver %q events", ev.Provider)
+	return p.p.Stack.Signed(pr, provider.TestEvent{ID: ev.ID, Type: ev.Type, Body: ev.Body}, at)
 }
 
 // stripeBody is StripeEvent: the fixture of typ with the event ID id and

@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/hookinbox/hookinbox/effects"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -25,6 +25,7 @@ type faults struct {
 	failAt int      // fail the attempt after this many effects; -1: none
 	fired  bool     // the armed failure happened
 	last   []string // effects the last attempt ran or found recorded, in order
+	reg    *provider.Registry
 }
 
 // arm makes the next attempt fail after n effects.
@@ -66,7 +67,7 @@ func (b *faultyBusiness) Handles(provider, eventType string) bool {
 	if h, ok := b.inner.(interface{ Handles(string, string) bool }); ok {
 		return h.Handles(provider, eventType)
 	}
-	return verify.TypeBounded(provider, eventType)
+	return b.f.reg.TypeBounded(provider, eventType)
 }
 
 // Handle runs the business's Handle with fx counted. An armed failure at

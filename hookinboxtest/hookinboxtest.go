@@ -43,6 +43,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/builtin"
 	"github.com/hookinbox/hookinbox/stripeevent"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -52,6 +54,7 @@ type Pipeline struct {
 	p      *pipelinetest.Pipeline
 	faults *faults
 	lost   *lostanswer.Proxy
+	reg    *provider.Registry
 }
 
 // Options say what NewWith runs.
@@ -65,6 +68,12 @@ type Options struct {
 	// defaults: a parameter without a default (your CRM's URL, say)
 	// needs one.
 	Parameters map[string]string
+	// Providers are your own providers, beside hookinbox's, as your
+	// functions' mains hand them to processorfn.Run, receiverfn.Run and
+	// reconcilerfn.Run. Each gets the local secret "local-hookinbox-<name>"
+	// in the variable it names (Webhook().SecretEnv), in every function
+	// whose template environment declares it; Deliver signs with it.
+	Providers []provider.Provider
 	// Template is the path of the SAM template the stack is made of.
 	// Default: template.yaml at the root of the module under test (the
 	// nearest directory at or above the working directory with a
@@ -106,13 +115,24 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		env[k] = v
 	}
 	env["AWS_ENDPOINT_URL_DYNAMODB"] = lost.URL
+	reg, err := builtin.Registry(opts.Providers...)
+	if err != nil {
+		t.Fatalf("hookinboxtest: %v", err)
+	}
+	f.reg = reg
+	secrets := map[string]string{}
+	for _, pr := range opts.Providers {
+		secrets[pr.Webhook().SecretEnv] = "local-hookinbox-" + pr.Name()
+	}
 	p := pipelinetest.NewWith(t, pipelinetest.Options{
-		Processor:    processorfn.Builder(f.wrap(opts.Business)),
+		Processor:    processorfn.Builder(f.wrap(opts.Business), opts.Providers...),
 		ProcessorEnv: env,
 		Template:     tpl,
 		Params:       opts.Parameters,
+		Registry:     reg,
+		Secrets:      secrets,
 	})
-	return &Pipeline{p: p, faults: f, lost: lost}
+	return &Pipeline{p: p, faults: f, lost: lost, reg: reg}
 }
 
 // templatePath returns path, or the default template (Options.Template).

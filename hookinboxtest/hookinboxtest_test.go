@@ -97,6 +97,8 @@ func TestDeliversEveryProvider(t *testing.T) {
 		hookinboxtest.Standard(t, "invoice.paid"),
 		hookinboxtest.Adyen(t, "AUTHORISATION"),
 		hookinboxtest.GoPay(t, "PAID"),
+		hookinboxtest.Paddle(t, "transaction.completed"),
+		hookinboxtest.Mollie(t, "paid"),
 	}
 	var keys []webhook.Key
 	for _, ev := range evs {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/provider/builtin"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -31,8 +32,12 @@ func TestEventTypes(t *testing.T) {
 			{"github", "push"}: false, {"shopify", "orders/paid"}: false, {"made-up", "x"}: false,
 		}},
 	}
+	reg, err := builtin.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range tests {
-		known := eventTypes(tt.b)
+		known := eventTypes(tt.b, reg)
 		for pt, want := range tt.want {
 			if got := known(pt[0], pt[1]); got != want {
 				t.Errorf("%s: %s %s named = %v, want %v", tt.name, pt[0], pt[1], got, want)

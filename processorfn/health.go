@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"log/slog"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -30,7 +31,7 @@ type stripeHealth struct {
 }
 
 func (s stripeHealth) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
-	if ev.Provider != verify.StripeProvider || ev.Type != StripeEventGenerationFailureResolved {
+	if ev.Provider != stripe.Name || ev.Type != StripeEventGenerationFailureResolved {
 		return s.next.Handle(ctx, ev, fx)
 	}
 	// The processor's fetch hands the v2 event's data over as data.object.
@@ -58,6 +59,6 @@ func (s stripeHealth) Handle(ctx context.Context, ev webhook.Event, fx effects.R
 		"key", ev.Key().String(), "alert_id", d.AlertID, "severity", d.Severity, "resolved_at", d.ResolvedAt,
 		"event_type", impact.EventType, "object_type", impact.RelatedObject.Type, "object_id", impact.RelatedObject.ID,
 		"account", impact.Context, "summary", logs.RedactEmails(d.Summary))
-	s.metrics.Emit(metrics.Dims{Provider: verify.StripeProvider}, metrics.Counted(metrics.StripeEventsNotGenerated, 1))
+	s.metrics.Emit(metrics.Dims{Provider: stripe.Name}, metrics.Counted(metrics.StripeEventsNotGenerated, 1))
 	return nil
 }

@@ -1,11 +1,28 @@
 package processorfn
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider/adyen"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 )
+
+// stripeKeyValue returns the Stripe key the processor loaded
+// (stripe.KeyFromContext), or "" when none is set.
+func stripeKeyValue(ctx context.Context) (string, error) {
+	key, err := stripe.KeyFromContext(ctx)
+	if err != nil || key == nil {
+		return "", err
+	}
+	vals, err := key.Values(ctx)
+	if err != nil {
+		return "", fmt.Errorf("stripe key: %w", err)
+	}
+	return vals[0], nil
+}
 
 // liveModes returns the mode the deployment runs for the providers whose
 // events carry one (processor.Config.Live): Stripe's is STRIPE_LIVEMODE,
@@ -16,22 +33,22 @@ import (
 func liveModes(s settings, stripeKey string) (map[string]bool, error) {
 	if s.StripeLivemode == "" && stripeKey == "" {
 		if live, ok := parseMode(s.AdyenLive); ok {
-			return map[string]bool{verify.AdyenProvider: live}, nil
+			return map[string]bool{adyen.Name: live}, nil
 		}
 		return map[string]bool{}, nil
 	}
-	stripe, _ := parseMode(s.StripeLivemode)
+	stripeLive, _ := parseMode(s.StripeLivemode)
 	if s.StripeLivemode == "" {
 		var ok bool
-		if stripe, ok = keyMode(stripeKey); !ok {
+		if stripeLive, ok = keyMode(stripeKey); !ok {
 			return nil, errors.New("set STRIPE_LIVEMODE to true or false: the Stripe key starts with none of sk_live_, rk_live_, sk_test_ and rk_test_")
 		}
 	}
-	adyen := stripe
+	adyenLive := stripeLive
 	if s.AdyenLive != "" {
-		adyen, _ = parseMode(s.AdyenLive)
+		adyenLive, _ = parseMode(s.AdyenLive)
 	}
-	return map[string]bool{verify.StripeProvider: stripe, verify.AdyenProvider: adyen}, nil
+	return map[string]bool{stripe.Name: stripeLive, adyen.Name: adyenLive}, nil
 }
 
 // parseMode reads "true" or "false"; ok is false for anything else.

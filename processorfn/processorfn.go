@@ -8,8 +8,9 @@
 //	func main() { processorfn.Run(mybusiness.FromEnv) }
 //
 // The processor reads its own settings (INBOX_TABLE, EVENTS_QUEUE_URL,
-// EVENTS_DLQ_URL, the Stripe key for fetching a lost payload, the lease
-// and budget timings) and your BusinessBuilder reads yours, from the same
+// EVENTS_DLQ_URL, the lease and budget timings), each provider its own
+// (the Stripe key for fetching a lost payload, ...), and your
+// BusinessBuilder reads yours, from the same
 // environment; a cold start reports every missing setting of both in one
 // error. It is part of hookinbox's public API (see the CHANGELOG for
 // changes within v0.x). Build is safe to call more than once, and the
@@ -27,15 +28,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/effects"
-	"github.com/hookinbox/hookinbox/internal/gopayapi"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
-	"github.com/hookinbox/hookinbox/internal/reconcile"
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/builtin"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -61,15 +59,22 @@ type Business interface {
 type BusinessBuilder func(ctx context.Context, cfg aws.Config, getenv func(string) string) (Business, error)
 
 // Run is the whole main of a processor Lambda whose business b builds:
-// JSON logs, the default AWS config, the handler, lambda.Start. A function
-// that cannot start logs every missing setting and exits 1.
-func Run(b BusinessBuilder) { lambdafn.Main(Builder(b)) }
+// JSON logs, the default AWS config, the handler, lambda.Start. providers
+// are the team's own, beside hookinbox's (the receiver and reconciler get
+// the same: receiverfn.Run, reconcilerfn.Run). A function that cannot
+// start logs every missing setting and exits 1.
+func Run(b BusinessBuilder, providers ...provider.Provider) { lambdafn.Main(Builder(b, providers...)) }
 
-// Builder returns the processor's builder with the business b builds, for
-// Run, `hookinbox dev` and tests, which all wire the processor this way.
-func Builder(b BusinessBuilder) lambdafn.Builder {
+// Builder returns the processor's builder with the business b builds and
+// hookinbox's providers and providers, for Run, `hookinbox dev` and
+// tests, which all wire the processor this way.
+func Builder(b BusinessBuilder, providers ...provider.Provider) lambdafn.Builder {
 	return func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
-		return build(ctx, cfg, getenv, log, b)
+		reg, err := builtin.Registry(providers...)
+		if err != nil {
+			return nil, err
+		}
+		return build(ctx, cfg, getenv, log, b, reg)
 	}
 }
 
@@ -85,29 +90,29 @@ func DynamoDB(ctx context.Context, cfg aws.Config) *dynamodb.Client {
 	return dynamodb.NewFromConfig(cfg)
 }
 
-func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger, b BusinessBuilder) (any, error) {
+func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger, b BusinessBuilder, reg *provider.Registry) (any, error) {
 	s, err := loadSettings(getenv)
 	db := dynamodb.NewFromConfig(cfg)
 	ctx = context.WithValue(ctx, dynamoDBKey{}, db)
-	bctx := ctx
-	var apiKey *secrets.Rotating
-	if err == nil {
-		if apiKey, err = stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, s.SecretMaxAge, s.SecretReload); err != nil {
-			return nil, err
-		}
-		// The business gets this key (stripeapi.KeyFromContext) rather than
-		// loading the same secret again.
-		bctx = stripeapi.ContextWithKey(ctx, apiKey)
+	env := &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: s.Table, SecretMaxAge: s.SecretMaxAge, SecretReload: s.SecretReload}
+	fetch, ferr := providerFetches(ctx, env, reg)
+	err = errors.Join(err, ferr)
+	idOnly := map[string]bool{}
+	for _, p := range reg.All() {
+		idOnly[p.Name()] = p.Webhook().IDOnly
 	}
+	// The business gets the environment the providers read
+	// (provider.EnvFromContext), so it uses the secrets they loaded.
+	bctx := provider.ContextWithEnv(ctx, env)
 	business, berr := b(bctx, cfg, getenv)
 	if err != nil || berr != nil {
 		return nil, errors.Join(err, berr)
 	}
-	keys, err := apiKey.Values(ctx)
+	stripeKey, err := stripeKeyValue(bctx)
 	if err != nil {
-		return nil, fmt.Errorf("stripe key: %w", err)
+		return nil, err
 	}
-	live, err := liveModes(s, append(keys, "")[0])
+	live, err := liveModes(s, stripeKey)
 	if err != nil {
 		return nil, err
 	}
@@ -115,35 +120,15 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
-	rec = rec.WithEventTypes(eventTypes(business))
+	rec = rec.WithEventTypes(eventTypes(business, reg))
 	sq := sqs.NewFromConfig(cfg)
-	fetchers := map[string]processor.Fetcher{
-		verify.StripeProvider: stripeapi.FetchEvent(apiKey, s.StripeAPIURL, stripeapi.HTTPClient()),
-	}
-	// A Stripe thin event is only a pointer: the processor fetches the v2
-	// event and its object on every attempt.
-	fetchWhen := map[string]func([]byte) bool{verify.StripeProvider: stripeapi.IsThin}
-	if s.GoPayEnabled() {
-		secret, err := stripeapi.Key(ctx, cfg, s.GoPaySecret, s.GoPaySecretARN, s.SecretMaxAge, s.SecretReload)
-		if err != nil {
-			return nil, fmt.Errorf("gopay client secret: %w", err)
-		}
-		// Every fetch records a payment that is not final yet, so the
-		// reconciler fetches it again until it is.
-		watch := &reconcile.GoPayWatch{DB: db, Table: s.Table}
-		fetchers[verify.GoPayProvider] = processor.GoPayFetcher(watch.Watching(gopayapi.Payments(s.GoPayClientID, secret, s.GoPayAPIURL, stripeapi.HTTPClient())))
-		fetchWhen[verify.GoPayProvider] = processor.Always
-	}
 	business = stripeHealth{next: business, metrics: rec, log: log}
 	h := processor.New(
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
 			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow, NotFoundHold: s.NotFoundHold,
-			Metrics:  rec,
-			Fetchers: fetchers, FetchWhen: fetchWhen,
-			IDOnly: map[string]bool{verify.GoPayProvider: true},
-			Live:   live,
+			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: live,
 		},
 		inbox.NewDynamoDB(db, s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle)),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
@@ -155,6 +140,24 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	return h.Handle, nil
 }
 
+// providerFetches returns how the processor fetches each provider's
+// events (provider.Provider.Processor), by name; the error names every
+// setting missing or wrong, of every provider.
+func providerFetches(ctx context.Context, env *provider.Env, reg *provider.Registry) (map[string]provider.Fetch, error) {
+	fetch := map[string]provider.Fetch{}
+	var errs []error
+	for _, p := range reg.All() {
+		f, err := p.Processor(ctx, env)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", p.Name(), err))
+		case f.Get != nil:
+			fetch[p.Name()] = f
+		}
+	}
+	return fetch, errors.Join(errs...)
+}
+
 // handlesTypes is a Business that says which event types it handles.
 type handlesTypes interface {
 	Handles(provider, eventType string) bool
@@ -163,11 +166,11 @@ type handlesTypes interface {
 // eventTypes returns the event types the processor's metrics name as
 // their EventType dimension, every other one being "other": those the
 // business handles when it says which (a Mux does, through Handles), or
-// else those no sender can choose (verify.TypeBounded). A made-up
+// else those no sender can choose (reg.TypeBounded). A made-up
 // X-GitHub-Event or X-Shopify-Topic so never mints a metric.
-func eventTypes(b Business) func(provider, eventType string) bool {
+func eventTypes(b Business, reg *provider.Registry) func(provider, eventType string) bool {
 	if h, ok := b.(handlesTypes); ok {
 		return h.Handles
 	}
-	return verify.TypeBounded
+	return reg.TypeBounded
 }

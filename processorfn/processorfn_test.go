@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/hookinbox/hookinbox/effects"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -46,7 +46,7 @@ func TestBuilderWithOwnBusiness(t *testing.T) {
 	// The business is given the Stripe key the processor loaded.
 	var keys []string
 	withKey := processorfn.Builder(func(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
-		if key := stripeapi.KeyFromContext(ctx); key != nil {
+		if key, err := stripe.KeyFromContext(ctx); err == nil && key != nil {
 			keys, _ = key.Values(ctx)
 		}
 		return crmFromEnv(ctx, cfg, getenv)

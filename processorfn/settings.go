@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/processor"
@@ -15,15 +14,8 @@ import (
 type settings struct {
 	lambdafn.Inbox
 	DLQURL          string        // EVENTS_DLQ_URL
-	StripeAPIKey    []string      // STRIPE_API_KEY; used as is when set
-	StripeAPIKeyARN string        // STRIPE_API_KEY_ARN, read when STRIPE_API_KEY is empty
-	StripeAPIURL    string        // STRIPE_API_URL, default Stripe's
 	StripeLivemode  string        // STRIPE_LIVEMODE: "true", "false", or empty for the key's mode
 	AdyenLive       string        // ADYEN_LIVE: "true", "false", or empty for Stripe's mode
-	GoPayClientID   string        // GOPAY_CLIENT_ID, required when GoPay is enabled
-	GoPaySecret     []string      // GOPAY_CLIENT_SECRET; used as is when set
-	GoPaySecretARN  string        // GOPAY_CLIENT_SECRET_ARN, read when GOPAY_CLIENT_SECRET is empty
-	GoPayAPIURL     string        // GOPAY_API_URL, default GoPay's production API
 	SecretMaxAge    time.Duration // SECRET_MAX_AGE, default 5m: how long a key from Secrets Manager is used before a reload
 	SecretReload    time.Duration // SECRET_RELOAD_INTERVAL, default 1m: the least time between two loads of a secret
 	LeaseFor        time.Duration // LEASE_DURATION, default 45s: the function timeout plus a margin
@@ -44,15 +36,8 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	s := settings{
 		Inbox:           lambdafn.ReadInbox(r),
 		DLQURL:          r.Required("EVENTS_DLQ_URL"),
-		StripeAPIKey:    r.List("STRIPE_API_KEY"),
-		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
-		StripeAPIURL:    r.String("STRIPE_API_URL", stripeapi.DefaultURL),
 		StripeLivemode:  r.String("STRIPE_LIVEMODE", ""),
 		AdyenLive:       r.String("ADYEN_LIVE", ""),
-		GoPayClientID:   r.String("GOPAY_CLIENT_ID", ""),
-		GoPaySecret:     r.List("GOPAY_CLIENT_SECRET"),
-		GoPaySecretARN:  r.String("GOPAY_CLIENT_SECRET_ARN", ""),
-		GoPayAPIURL:     r.String("GOPAY_API_URL", processor.DefaultGoPayAPIURL),
 		SecretMaxAge:    r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
 		SecretReload:    r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
 		LeaseFor:        r.Duration("LEASE_DURATION", processor.DefaultLeaseFor),
@@ -85,15 +70,5 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	if s.Reserve <= 0 || s.Reserve >= s.Budget || s.Budget >= s.LeaseFor {
 		r.Problem("want 0 < OUTCOME_RESERVE (%v) < MESSAGE_BUDGET (%v) < LEASE_DURATION (%v)", s.Reserve, s.Budget, s.LeaseFor)
 	}
-	if len(s.StripeAPIKey) == 0 && s.StripeAPIKeyARN == "" {
-		r.Problem("set STRIPE_API_KEY or STRIPE_API_KEY_ARN (a Secrets Manager secret holding the Stripe secret key)")
-	}
-	if s.GoPayEnabled() && s.GoPayClientID == "" {
-		r.Problem("GoPay is enabled (GOPAY_CLIENT_SECRET or GOPAY_CLIENT_SECRET_ARN is set) but GOPAY_CLIENT_ID is empty")
-	}
 	return s, r.Err()
 }
-
-// GoPayEnabled reports whether GoPay's client secret is set: the processor
-// then fetches GoPay payments.
-func (s settings) GoPayEnabled() bool { return len(s.GoPaySecret) > 0 || s.GoPaySecretARN != "" }

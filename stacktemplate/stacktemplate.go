@@ -21,6 +21,10 @@
 //	Processor:
 //	  Environment: {...} # added to ProcessorFunction's Environment.Variables
 //	  Policy: [...]      # IAM statements added to ProcessorRole's policy
+//	Receiver:
+//	  Environment: {...} # added to ReceiverFunction's: a provider's secret
+//	Reconciler:
+//	  Environment: {...} # added to ReconcilerFunction's
 //
 // The contract, tested in hookinbox on every change of its template:
 //
@@ -91,7 +95,7 @@ func generate(base, business []byte) ([]byte, error) {
 		return nil, fmt.Errorf("business file: %w", err)
 	}
 	if len(biz.Content) == 0 || biz.Content[0].Kind != yaml.MappingNode {
-		return nil, errors.New("business file: want a mapping with Description, EventTypes, Parameters, Conditions, Resources, Outputs or Processor")
+		return nil, errors.New("business file: want a mapping with Description, EventTypes, Parameters, Conditions, Resources, Outputs, Processor, Receiver or Reconciler")
 	}
 	if err := removeShop(root); err != nil {
 		return nil, fmt.Errorf("hookinbox's template: %w", err)
@@ -171,10 +175,14 @@ func addBusiness(root, biz *yaml.Node) error {
 			if err := addProcessor(root, val); err != nil {
 				return err
 			}
+		case "Receiver", "Reconciler":
+			if err := addEnvironment(root, key, val); err != nil {
+				return err
+			}
 		case "EventTypes":
 			// Read by EventTypes.
 		default:
-			return fmt.Errorf("unknown key %s: want Description, EventTypes, Parameters, Conditions, Resources, Outputs or Processor", key)
+			return fmt.Errorf("unknown key %s: want Description, EventTypes, Parameters, Conditions, Resources, Outputs, Processor, Receiver or Reconciler", key)
 		}
 	}
 	return nil
@@ -266,6 +274,16 @@ func addProcessor(root, p *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// addEnvironment adds the business's settings of the function fn
+// ("Receiver": ReceiverFunction), the variables of a team's own provider.
+func addEnvironment(root *yaml.Node, fn string, f *yaml.Node) error {
+	if f.Kind != yaml.MappingNode || len(f.Content) != 2 || f.Content[0].Value != "Environment" {
+		return fmt.Errorf("the %s key must be a mapping with Environment", fn)
+	}
+	vars := value(root, "Resources", fn+"Function", "Properties", "Environment", "Variables")
+	return mergeInto(vars, f.Content[1], fn+".Environment", fn+"Function's Environment")
 }
 
 // merge adds the entries of the mapping val to the template's section.

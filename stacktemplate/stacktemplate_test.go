@@ -1,6 +1,7 @@
 package stacktemplate
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +12,9 @@ import (
 	"github.com/hookinbox/hookinbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/reconcilerfn"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
 const crm = `
@@ -205,7 +209,11 @@ func TestGenerateStripeEventTypesAreTheBusinesss(t *testing.T) {
 			}
 			// What the deployed reconciler reads, given a Stripe key.
 			env["STRIPE_API_KEY"] = "sk_test_x"
-			settings, err := reconcilerfn.LoadSettings(func(k string) string { return env[k] })
+			reg, err := builtin.Registry()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sources, err := reconcilerfn.Sources(context.Background(), &provider.Env{Getenv: func(k string) string { return env[k] }}, reg)
 			if len(tt.want) == 0 {
 				if got := env["STRIPE_EVENT_TYPES"]; got != "" {
 					t.Errorf("STRIPE_EVENT_TYPES = %q, want empty (not the example shop's types)", got)
@@ -215,7 +223,13 @@ func TestGenerateStripeEventTypesAreTheBusinesss(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, settings.StripeEventTypes); diff != "" {
+			var types []string
+			for _, src := range sources {
+				if events, ok := src.List.(*stripe.Events); ok {
+					types = events.Types
+				}
+			}
+			if diff := cmp.Diff(tt.want, types); diff != "" {
 				t.Errorf("the reconciler's Stripe types (-want +got):\n%s", diff)
 			}
 		})
@@ -244,6 +258,8 @@ func TestGenerateRefuses(t *testing.T) {
 		"an unknown processor key":           "Processor:\n  Role: x\n",
 		"a list":                             "- Parameters\n",
 		"a policy that is not a list":        "Processor:\n  Policy: {Sid: X}\n",
+		"a receiver variable hookinbox has":  "Receiver:\n  Environment:\n    INBOX_TABLE: x\n",
+		"a receiver policy":                  "Receiver:\n  Policy: []\n",
 		"event types that are not lists":     "EventTypes:\n  stripe: invoice.paid\n",
 		"a comma in an event type":           "EventTypes:\n  stripe: [\"invoice.paid,invoice.created\"]\n",
 		"21 Stripe types":                    "EventTypes:\n  stripe: [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, u]\n",
@@ -251,6 +267,29 @@ func TestGenerateRefuses(t *testing.T) {
 	for name, business := range tests {
 		if _, err := Generate([]byte(business)); err == nil {
 			t.Errorf("%s: Generate accepted it", name)
+		}
+	}
+}
+
+// TestGenerateAddsAProvidersVariables: a team's own provider gets its
+// secret in the receiver's environment and its settings in the
+// reconciler's, beside hookinbox's.
+func TestGenerateAddsAProvidersVariables(t *testing.T) {
+	_, got := generated(t, "Parameters:\n  LedgerSecret: {Type: String, NoEcho: true}\n"+
+		"Receiver:\n  Environment:\n    LEDGER_WEBHOOK_SECRET: !Ref LedgerSecret\n"+
+		"Reconciler:\n  Environment:\n    LEDGER_API_URL: https://ledger.example\n")
+	for fn, want := range map[string]map[string]any{
+		"ReceiverFunction":   {"LEDGER_WEBHOOK_SECRET": samtemplate.Ref{Name: "LedgerSecret"}},
+		"ReconcilerFunction": {"LEDGER_API_URL": "https://ledger.example"},
+	} {
+		env := got.Resources[fn].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+		for k, v := range want {
+			if env[k] != v {
+				t.Errorf("%s's %s = %v, want %v", fn, k, env[k], v)
+			}
+		}
+		if _, ok := env["INBOX_TABLE"]; !ok {
+			t.Errorf("%s lost hookinbox's INBOX_TABLE", fn)
 		}
 	}
 }

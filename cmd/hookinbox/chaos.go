@@ -11,13 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 
 	"github.com/hookinbox/hookinbox/internal/local/chaos"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -329,10 +330,10 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 	}
 	// Stripe's from --secret; the other providers' from the stack's
 	// receiver, as `hookinbox dev` enabled them.
-	secrets := chaos.Secrets{verify.StripeProvider: envconfig.Split(secret)}
-	for _, spec := range verify.Specs {
-		if v := st.functionEnv("ReceiverFunction", spec.SecretEnv); v != "" && spec.Name != verify.StripeProvider {
-			secrets[spec.Name] = envconfig.Split(v)
+	secrets := chaos.Secrets{stripe.Name: envconfig.Split(secret)}
+	for _, p := range providers().All() {
+		if v := st.functionEnv("ReceiverFunction", p.Webhook().SecretEnv); v != "" && p.Name() != stripe.Name {
+			secrets[p.Name()] = envconfig.Split(v)
 		}
 	}
 	return chaos.NewRemote(chaos.RemoteConfig{

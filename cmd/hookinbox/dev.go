@@ -17,13 +17,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
-	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 // Local defaults. The secrets are not secrets: they only ever sign and
@@ -136,7 +137,7 @@ type devStack struct {
 	stripe atomic.Pointer[standin.Stripe]
 	// verifiers read the events of each delivery for the log line, by
 	// provider (see deliveryVerifiers); set before the stack is ready.
-	verifiers map[string]verify.Verifier
+	verifiers map[string]provider.Verifier
 
 	cleanups []func()
 }
@@ -255,7 +256,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	env := map[string]string{"METRICS_FILE": metricsFile, "STRIPE_WEBHOOK_SECRET": d.flags.secret}
 	maps.Copy(env, d.flags.env)
 	// The template's tables and queues, the stand-ins for SES and the
-	// Stripe and GoPay APIs.
+	// Stripe, GoPay and Mollie APIs.
 	st, err := pipeline.Start(ctx, emu, pipeline.Options{Name: d.flags.stackName, Template: tpl, Env: env, Log: d.functionLogger, Params: d.flags.params})
 	if err != nil {
 		if emu.External {

@@ -10,13 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -59,19 +60,16 @@ const webhookPath = "/webhooks/"
 // verifier of every provider it enables with inline secrets (the local
 // stack's), as the receiver does: the dev log names the events a delivery
 // carries only once they verify, so a forged body's claims never reach it.
-func deliveryVerifiers(env map[string]string) map[string]verify.Verifier {
-	opts := verify.Options{}
-	if d, err := time.ParseDuration(env["STRIPE_TOLERANCE"]); err == nil {
-		opts.StripeTolerance = d
-	}
-	out := map[string]verify.Verifier{}
-	for _, spec := range verify.Specs {
-		secrets := envconfig.Split(env[spec.SecretEnv])
-		if !spec.Unsigned && len(secrets) == 0 {
+func deliveryVerifiers(env map[string]string) map[string]provider.Verifier {
+	penv := &provider.Env{Getenv: func(k string) string { return env[k] }}
+	out := map[string]provider.Verifier{}
+	for _, p := range providers().All() {
+		secrets := envconfig.Split(env[p.Webhook().SecretEnv])
+		if !p.Webhook().Unsigned && len(secrets) == 0 {
 			continue
 		}
-		if v, err := spec.New(secrets, opts); err == nil {
-			out[spec.Name] = v
+		if v, err := p.Verifier(secrets, penv); err == nil {
+			out[p.Name()] = v
 		}
 	}
 	return out
@@ -196,7 +194,7 @@ func (b *batchLogger) outcome(ctx context.Context, m events.SQSMessage, retry bo
 		}
 		return "handled (" + err.Error() + ")"
 	}
-	if stripeapi.IsThin(it.Payload) {
+	if stripe.IsThin(it.Payload) {
 		// A thin event: what ran is what the processor fetched.
 		return itemOutcome(it, retry) + " (thin: fetched its v2 event and object from Stripe)"
 	}

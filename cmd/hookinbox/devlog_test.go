@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 )
 
 // TestDevLogNamesEveryProvidersEvents: the line `hookinbox dev` prints for
@@ -18,10 +19,7 @@ import (
 // delivery signed as `hookinbox send` signs it); a delivery that does not
 // verify names no event.
 func TestDevLogNamesEveryProvidersEvents(t *testing.T) {
-	env := map[string]string{}
-	for _, s := range verify.Specs {
-		env[s.SecretEnv] = localSecrets[s.Name]
-	}
+	env := pipeline.LocalEnv("")
 	var log bytes.Buffer
 	d := &devStack{stderr: &log, verifiers: deliveryVerifiers(env)}
 	receiver := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -39,15 +37,18 @@ func TestDevLogNamesEveryProvidersEvents(t *testing.T) {
 		t.Run(tc.provider, func(t *testing.T) {
 			log.Reset()
 			f := sendFlags{stateFile: t.TempDir() + "/none.json", times: 1}
-			dl, err := buildDelivery(context.Background(), tc.provider, tc.what, "http://127.0.0.1:3000/webhooks/"+tc.provider, localSecrets[tc.provider], f, nil)
+			p, _ := providers().Lookup(tc.provider)
+			ev, err := testEvent(context.Background(), p, tc.what, f, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := httptest.NewRequest(dl.method, dl.url, bytes.NewReader(dl.body))
-			header := dl.header
-			if dl.sign != nil {
-				header = dl.sign()
+			secrets := envconfig.Split(env[p.Webhook().SecretEnv])
+			dl, err := signDelivery(p, ev, "http://127.0.0.1:3000/webhooks/"+tc.provider, secrets, secrets)
+			if err != nil {
+				t.Fatal(err)
 			}
+			req := httptest.NewRequest(dl.req.Method, dl.url, bytes.NewReader(dl.req.Body))
+			header := dl.req.Header
 			for k, v := range header {
 				req.Header.Set(k, v)
 			}
@@ -64,15 +65,15 @@ func TestDevLogNamesEveryProvidersEvents(t *testing.T) {
 
 			// The same delivery with its body changed verifies no more
 			// (Adyen signs some fields of each item: change the amount).
-			if len(dl.body) == 0 {
+			if len(dl.req.Body) == 0 {
 				return
 			}
-			tampered := append(bytes.Clone(dl.body), ' ')
+			tampered := append(bytes.Clone(dl.req.Body), ' ')
 			if tc.provider == "adyen" {
-				tampered = bytes.Replace(dl.body, []byte("2500"), []byte("2501"), 1)
+				tampered = bytes.Replace(dl.req.Body, []byte("2500"), []byte("2501"), 1)
 			}
 			log.Reset()
-			req = httptest.NewRequest(dl.method, dl.url, bytes.NewReader(tampered))
+			req = httptest.NewRequest(dl.req.Method, dl.url, bytes.NewReader(tampered))
 			for k, v := range header {
 				req.Header.Set(k, v)
 			}

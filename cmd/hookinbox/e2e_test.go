@@ -280,6 +280,51 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("reconcile again: %v, want nothing fetched:\n%s", err, out)
 	}
 
+	// Paddle and Mollie through send, on the real bootstraps: a completed
+	// Paddle transaction sent twice, and a Mollie payment staged on the
+	// stand-in and notified twice, each mark their order paid once.
+	if out, err := hookinbox("send", "paddle", "../../testdata/paddle/transaction.completed.json", "--times", "2"); err != nil ||
+		strings.Count(out, "→ accepted") != 1 || strings.Count(out, "→ duplicate") != 1 {
+		t.Errorf("send paddle --times 2: %v, want one accepted, one duplicate:\n%s", err, out)
+	}
+	const molliePayment = "tr_5B8cwPMGnU6qLbRvo7qEZo"
+	if out, err := hookinbox("send", "mollie", "../../testdata/mollie/payment.paid.json"); err != nil || !strings.Contains(out, "→ accepted") {
+		t.Errorf("send mollie: %v\n%s", err, out)
+	}
+	finished := func(key string) bool {
+		out, err := hookinbox("inspect", key, "--json")
+		var got inspection
+		return err == nil && json.Unmarshal([]byte(out), &got) == nil && got.Item.Status == "DONE"
+	}
+	if !waitFor(ctx, func() bool { return finished("mollie#" + molliePayment) }) {
+		t.Fatal("the Mollie notification was never processed")
+	}
+	if out, err := hookinbox("send", "mollie", molliePayment); err != nil || !strings.Contains(out, "→ accepted") {
+		t.Errorf("send mollie again after it finished: %v, want accepted (fetched again)\n%s", err, out)
+	}
+	if !waitFor(ctx, func() bool {
+		return finished("paddle#evt_01hv8x2acma6xvfynhhb0s8z7c") && finished("mollie#"+molliePayment)
+	}) {
+		t.Fatal("the Paddle event or the second Mollie notification was never processed")
+	}
+	out, err = hookinbox("state", "--json")
+	var orders shop.State
+	if err != nil || json.Unmarshal([]byte(out), &orders) != nil {
+		t.Fatalf("state: %v\n%s", err, out)
+	}
+	for _, want := range []shop.Order{
+		{Provider: "paddle", Payment: "txn_01hv8wptq8987qeep44cyrewp9", Reference: "order-1042", Status: shop.OrderPaid, Amount: 3300, Currency: "USD"},
+		{Provider: "mollie", Payment: molliePayment, Reference: "order-2024", Status: shop.OrderPaid, Amount: 7500, Currency: "EUR"},
+	} {
+		if !slices.Contains(orders.Orders, want) {
+			t.Errorf("state orders %+v, want %+v among them", orders.Orders, want)
+		}
+	}
+	var mollieItem inspection
+	if out, err := hookinbox("inspect", "mollie#"+molliePayment, "--json"); err != nil || json.Unmarshal([]byte(out), &mollieItem) != nil || len(mollieItem.Effects) != 1 {
+		t.Errorf("inspect mollie#%s: %v, effects %+v; want mark-order-paid once", molliePayment, err, mollieItem.Effects)
+	}
+
 	// A short load run: the receiver (its bootstrap under the RIE) beside
 	// the floor program, on the stack's emulators.
 	out, err = hookinbox("load", "--stack", "--warmup", "5", "--count", "20", "--rounds", "1", "--concurrency", "2", "--dup", "0.2")

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
-	"github.com/hookinbox/hookinbox/internal/verify"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -38,7 +38,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := (&verify.Stripe{Secrets: []string{pipeline.StripeSecret}, Now: func() time.Time { return at }}).Verify(sig, []byte(body))
+	ev, err := (&stripe.Verifier{Secrets: []string{pipeline.StripeSecret}, Now: func() time.Time { return at }}).Verify(sig, []byte(body))
 	if err != nil {
 		t.Fatalf("functions/receiver/event.json: the stored stripe-signature does not verify with %s: %v", pipeline.StripeSecret, err)
 	}
@@ -47,7 +47,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 		p := pipelinetest.New(t)
 		fn := p.StartBootstrap(t, "ReceiverFunction", nil)
 		// A stored signature goes stale after the tolerance: sign again now.
-		headers["stripe-signature"] = verifytest.SignStripe([]byte(body), time.Now(), pipeline.StripeSecret)
+		headers["stripe-signature"] = stripe.SignatureHeader([]byte(body), time.Now(), pipeline.StripeSecret)
 		out, err := fn.Invoke(ctx, mustJSON(t, receiverEvent))
 		if err != nil {
 			t.Fatal(err)
@@ -64,7 +64,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 			t.Errorf("inbox item of %s: %+v, %v; want RECEIVED", ev.Key(), it, err)
 		}
 		// The provider delivers it again: a polite duplicate, no second message.
-		headers["stripe-signature"] = verifytest.SignStripe([]byte(body), time.Now(), pipeline.StripeSecret)
+		headers["stripe-signature"] = stripe.SignatureHeader([]byte(body), time.Now(), pipeline.StripeSecret)
 		out, err = fn.Invoke(ctx, mustJSON(t, receiverEvent))
 		if err != nil {
 			t.Fatal(err)

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/floor"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
@@ -516,7 +518,7 @@ func makeDeliveries(n int, dup float64, size int, secret string) []loadRequest {
 			continue
 		}
 		body := verifytest.StripeEvent(typ, fmt.Sprintf("evt_load%s%07d", prefix, i), now, opts...)
-		out = append(out, loadRequest{body: body, signature: verifytest.SignStripe(body, now, secret)})
+		out = append(out, loadRequest{body: body, signature: stripe.SignatureHeader(body, now, secret)})
 	}
 	return out
 }

@@ -3,22 +3,26 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/stripeevent"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -35,7 +39,7 @@ type sendFlags struct {
 	object                 string
 	thin                   bool
 	timeout                time.Duration
-	form, unprefixed, v1a  bool
+	variants               map[string]*bool // a provider's ways of sending (provider.Webhook.Variants), by flag
 }
 
 func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -88,6 +92,11 @@ as they do:
   gopay     GET ?id=<payment id>, unsigned as GoPay sends it; given a payment
             file (testdata/gopay/payment.PAID.json) it first sets that payment
             on the local stack's GoPay stand-in, whose API the processor asks.
+  paddle    Paddle-Signature (ts=<unix>;h1=<hex HMAC of ts:body>, one h1 per
+            secret key)
+  mollie    POST id=<payment id>, unsigned as Mollie sends it; given a
+            payment file (testdata/mollie/payment.paid.json) it first sets
+            that payment on the local stack's Mollie stand-in.
 
 Examples:
   hookinbox send stripe checkout.session.completed --times 3
@@ -98,6 +107,8 @@ Examples:
   hookinbox send standard testdata/standard/invoice.paid.json --v1a
   hookinbox send adyen testdata/adyen/AUTHORISATION.json
   hookinbox send gopay testdata/gopay/payment.PAID.json --times 2
+  hookinbox send paddle testdata/paddle/transaction.completed.json
+  hookinbox send mollie testdata/mollie/payment.paid.json --times 2
   hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due
   hookinbox send stripe testdata/stripe/invoice.paid.json`)
 	fs.StringVar(&f.url, "url", "", "webhook URL (default: the running stack's, else http://127.0.0.1:3000/webhooks/<provider>)")
@@ -114,9 +125,12 @@ Examples:
 	fs.StringVar(&f.status, "status", "", "subscription status: active, past_due, canceled, ... (event types)")
 	fs.BoolVar(&f.thin, "thin", false, "send a thin event notification (Stripe event types; needs a running hookinbox dev)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each delivery")
-	fs.BoolVar(&f.form, "form", false, "github: send as a form-encoded hook (payload=<URL-encoded JSON>)")
-	fs.BoolVar(&f.unprefixed, "unprefixed", false, "shopify: name the headers without X- (Shopify-Hmac-Sha256, ...)")
-	fs.BoolVar(&f.v1a, "v1a", false, "standard: sign v1a (ed25519) with the whsk_ keys of --secret, else the local signing key")
+	f.variants = map[string]*bool{}
+	for _, p := range providers().All() {
+		for _, v := range p.Webhook().Variants {
+			f.variants[v.Name] = fs.Bool(v.Name, false, v.Usage)
+		}
+	}
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
@@ -127,35 +141,30 @@ Examples:
 	return sendProvider(ctx, rest[0], rest[1], f, stdout)
 }
 
-// localSecrets is the secret send signs with for each provider when no
-// --secret is given and no stack is running.
-var localSecrets = map[string]string{
-	verify.StripeProvider:   pipeline.StripeSecret,
-	verify.GitHubProvider:   pipeline.GitHubSecret,
-	verify.ShopifyProvider:  pipeline.ShopifySecret,
-	verify.StandardProvider: pipeline.StandardSecret,
-	verify.AdyenProvider:    pipeline.AdyenHMACKey,
-}
-
 // providerDelivery is one delivery, built once and sent --times times.
 type providerDelivery struct {
-	method, url string
-	header      map[string]string
-	sign        func() map[string]string // if set, the header of each send: Stripe signs each attempt anew
-	body        []byte
-	key, typ    string
+	url      string
+	req      webhook.Request
+	key, typ string
 }
 
-// sendProvider sends an event type or a file (or, for GoPay, a payment) as
-// provider would, signed as it signs, --times times with the same bytes.
-func sendProvider(ctx context.Context, provider, what string, f sendFlags, stdout io.Writer) error {
-	spec, ok := verify.Lookup(provider)
+// providers is the registry send, dev and chaos speak: hookinbox's.
+func providers() *provider.Registry {
+	reg, err := builtin.Registry()
+	if err != nil {
+		panic(err) // hookinbox's own providers: names are unique
+	}
+	return reg
+}
+
+// sendProvider sends an event type or a file (or, for an id-only
+// provider, an id) as provider would, signed as it signs, --times times
+// with the same bytes.
+func sendProvider(ctx context.Context, name, what string, f sendFlags, stdout io.Writer) error {
+	reg := providers()
+	p, ok := reg.Lookup(name)
 	if !ok {
-		var names []string
-		for _, s := range verify.Specs {
-			names = append(names, s.Name)
-		}
-		return usagef("unknown provider %q: send knows %s", provider, strings.Join(names, ", "))
+		return usagef("unknown provider %q: send knows %s", name, strings.Join(reg.Names(), ", "))
 	}
 	if f.times < 1 {
 		return usagef("--times must be at least 1")
@@ -163,21 +172,14 @@ func sendProvider(ctx context.Context, provider, what string, f sendFlags, stdou
 	if f.id != "" && webhook.ValidateEventID(f.id) != nil {
 		return usagef("--id %q: use letters, digits, '_' and '-' (like evt_1Abc)", f.id)
 	}
-	if provider == verify.StripeProvider && f.status != "" && f.subscription == "" && !strings.HasPrefix(what, "customer.subscription.") {
-		return usagef("--status needs --subscription, or a customer.subscription.* event")
+	variant, err := chosenVariant(reg, p, f)
+	if err != nil {
+		return err
 	}
-	switch {
-	case f.form && provider != verify.GitHubProvider:
-		return usagef("--form is for github deliveries only")
-	case f.unprefixed && provider != verify.ShopifyProvider:
-		return usagef("--unprefixed is for shopify deliveries only")
-	case f.v1a && provider != verify.StandardProvider:
-		return usagef("--v1a is for standard deliveries only")
-	}
-	url, secret := f.url, f.secret
+	url := f.url
 	st, err := loadState(f.stateFile)
 	if err != nil {
-		if !errors.Is(err, errNoStack) && (url == "" || secret == "") {
+		if !errors.Is(err, errNoStack) && (url == "" || f.secret == "") {
 			return err
 		}
 		st = nil
@@ -187,22 +189,88 @@ func sendProvider(ctx context.Context, provider, what string, f sendFlags, stdou
 		if st != nil {
 			base = st.BaseURL
 		}
-		url = base + "/webhooks/" + provider
+		url = base + "/webhooks/" + name
 	}
-	if secret == "" && st != nil {
-		secret = st.functionEnv("ReceiverFunction", spec.SecretEnv)
-		if provider == verify.StripeProvider {
-			secret = st.StripeWebhookSecret
-		}
+	// The receiver's secrets: --secret, the running stack's, or the local
+	// ones; a variant may need a key only senders hold (a whsk_ key).
+	secrets := envconfig.Split(f.secret)
+	if len(secrets) == 0 && st != nil {
+		secrets = envconfig.Split(st.receiverSecret(p.Webhook().SecretEnv))
 	}
-	if secret == "" {
-		secret = localSecrets[provider]
+	if len(secrets) == 0 {
+		secrets = envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv])
 	}
-	d, err := buildDelivery(ctx, provider, what, url, secret, f, st)
+	signers := secrets
+	if variant != "" {
+		signers = append(slices.Clone(secrets), pipeline.SenderKeys[p.Webhook().SecretEnv]...)
+	}
+	ev, err := testEvent(ctx, p, what, f, st)
+	if err != nil {
+		return err
+	}
+	ev.Variant = variant
+	d, err := signDelivery(p, ev, url, signers, secrets)
 	if err != nil {
 		return err
 	}
 	return sendTimes(ctx, stdout, f, d)
+}
+
+// chosenVariant returns the variant flag given, if any, refusing one that
+// is not p's.
+func chosenVariant(reg *provider.Registry, p provider.Provider, f sendFlags) (string, error) {
+	chosen := ""
+	for name, set := range f.variants {
+		if !*set {
+			continue
+		}
+		if !slices.ContainsFunc(p.Webhook().Variants, func(v provider.Variant) bool { return v.Name == name }) {
+			for _, other := range reg.All() {
+				if slices.ContainsFunc(other.Webhook().Variants, func(v provider.Variant) bool { return v.Name == name }) {
+					return "", usagef("--%s is for %s deliveries only", name, other.Name())
+				}
+			}
+		}
+		chosen = name
+	}
+	return chosen, nil
+}
+
+// signDelivery signs ev as p does with signers and names the events it
+// carries, as the receiver verifies them with secrets.
+func signDelivery(p provider.Provider, ev provider.TestEvent, url string, signers, secrets []string) (providerDelivery, error) {
+	req, err := p.Sign(ev, signers, time.Now())
+	if err != nil {
+		return providerDelivery{}, err
+	}
+	if len(req.Query) > 0 {
+		q := neturl.Values{}
+		for k, v := range req.Query {
+			q.Set(k, v)
+		}
+		url += "?" + q.Encode()
+	}
+	d := providerDelivery{url: url, req: req, key: p.Name() + "#?"}
+	v, err := p.Verifier(secrets, &provider.Env{})
+	if err != nil {
+		return d, nil // signed with keys the receiver does not hold: the events go unnamed
+	}
+	evs, err := v.Verify(context.Background(), req)
+	if err != nil || len(evs) == 0 {
+		return d, nil
+	}
+	var keys, types []string
+	for _, e := range evs {
+		keys = append(keys, e.Key().String())
+		if !slices.Contains(types, e.Type) {
+			types = append(types, e.Type)
+		}
+	}
+	d.key, d.typ = strings.Join(keys, " "), strings.Join(types, ",")
+	if ev.Type != "" {
+		d.typ = ev.Type // as sent: a thin event's v1.<type>
+	}
+	return d, nil
 }
 
 // sendTimes sends d f.times times, prints one line per delivery and then
@@ -328,15 +396,6 @@ func stripeObjectPath(object, id string) string {
 	return "/v1/" + strings.Join(parts, "/") + "/" + id
 }
 
-// stripeHeader is the header Stripe sends body with, signed now.
-func stripeHeader(body []byte, secrets []string) map[string]string {
-	return map[string]string{
-		"Content-Type":     "application/json; charset=utf-8",
-		"User-Agent":       "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
-		"Stripe-Signature": verifytest.SignStripe(body, time.Now(), secrets...),
-	}
-}
-
 func isFile(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
@@ -355,102 +414,47 @@ func validEventType(t string) bool {
 	return true
 }
 
-// buildDelivery reads the file (for Stripe, or the event of that type)
-// and signs it as provider does.
-func buildDelivery(ctx context.Context, provider, what, url, secret string, f sendFlags, st *devState) (providerDelivery, error) {
-	switch provider {
-	case verify.GoPayProvider:
-		return gopayDelivery(ctx, what, url, f, st)
-	case verify.StripeProvider:
-		body, err := stripeBody(what, f)
-		if err != nil {
-			return providerDelivery{}, err
-		}
-		if f.thin {
-			if body, err = thinBody(ctx, body, f, st); err != nil {
-				return providerDelivery{}, err
-			}
-		}
-		var head struct{ ID, Type string }
-		if err := json.Unmarshal(body, &head); err != nil {
-			return providerDelivery{}, fmt.Errorf("event is not JSON: %w", err)
-		}
-		return providerDelivery{method: http.MethodPost, url: url, body: body, key: "stripe#" + head.ID, typ: head.Type,
-			sign: func() map[string]string { return stripeHeader(body, envconfig.Split(secret)) }}, nil
+// testEvent reads what to send: for Stripe an event type or a file
+// (stripeBody, --thin), for an id-only provider a payment id or file
+// (which the running stack's stand-in takes first), for the others a file
+// or the name of one of hookinbox's payloads (providerPayload).
+func testEvent(ctx context.Context, p provider.Provider, what string, f sendFlags, st *devState) (provider.TestEvent, error) {
+	if p.Name() == stripe.Name {
+		return stripeTestEvent(ctx, what, f, st)
 	}
-	body, err := providerPayload(provider, what)
+	if p.Webhook().IDOnly && !isFile(what) {
+		return provider.TestEvent{ID: what}, nil
+	}
+	if p.Webhook().IDOnly {
+		body, err := os.ReadFile(what)
+		if err != nil {
+			return provider.TestEvent{}, err
+		}
+		if err := stageStandin(ctx, p.Name(), body, f, st); err != nil {
+			return provider.TestEvent{}, err
+		}
+		return provider.TestEvent{Body: body}, nil
+	}
+	body, err := providerPayload(p.Name(), what)
 	if err != nil {
-		return providerDelivery{}, err
+		return provider.TestEvent{}, err
 	}
-	name := strings.ReplaceAll(strings.TrimSuffix(filepath.Base(what), ".json"), "/", "_")
+	// A payload name is its file's: orders/paid is orders_paid.json.
+	file := filepath.Base(what)
 	if !isFile(what) {
-		name = strings.ReplaceAll(what, "/", "_")
+		file = strings.ReplaceAll(what, "/", "_") + ".json"
 	}
-	typ := f.typ
-	d := providerDelivery{method: http.MethodPost, url: url, body: body}
-	switch provider {
-	case verify.GitHubProvider:
-		if typ == "" {
-			typ = name
-		}
-		id := orFresh(f.id, uuid())
-		d.header, d.key, d.typ = verifytest.GitHubHeaders(body, secret, id, typ), "github#"+id, typ
-		if f.form {
-			d.body, d.header = verifytest.GitHubForm(body, secret, id, typ)
-		}
-	case verify.ShopifyProvider:
-		if typ == "" {
-			typ = strings.Replace(name, "_", "/", 1)
-		}
-		id := orFresh(f.id, uuid())
-		d.header, d.key, d.typ = verifytest.ShopifyHeaders(body, secret, id, typ, time.Now()), "shopify#"+id, typ
-		if f.unprefixed {
-			d.header = verifytest.ShopifyUnprefixed(d.header)
-		}
-	case verify.StandardProvider:
-		var head struct {
-			Type string `json:"type"`
-		}
-		_ = json.Unmarshal(body, &head)
-		id := orFresh(f.id, "msg_"+strings.TrimPrefix(stripeevent.NewID(), "evt_"))
-		signers := envconfig.Split(secret) // a whpk_ public key among them signs nothing
-		if f.v1a {
-			signers = slices.DeleteFunc(signers, func(s string) bool { return !strings.HasPrefix(s, "whsk_") })
-			if len(signers) == 0 {
-				signers = []string{pipeline.StandardSigningKey}
-			}
-		}
-		d.header, d.key, d.typ = verifytest.StandardHeaders(body, id, time.Now(), signers...), "standard#"+id, head.Type
-	case verify.AdyenProvider:
-		signed, err := verifytest.SignAdyenFile(body, envconfig.Split(secret)[0])
-		if err != nil {
-			return providerDelivery{}, fmt.Errorf("%s: %w", what, err)
-		}
-		var batch struct {
-			Items []struct {
-				Item struct{ PspReference, EventCode string } `json:"NotificationRequestItem"`
-			} `json:"notificationItems"`
-		}
-		_ = json.Unmarshal(signed, &batch)
-		var keys []string
-		for _, it := range batch.Items {
-			keys = append(keys, "adyen#"+it.Item.PspReference+"-"+it.Item.EventCode)
-		}
-		d.body, d.header, d.key, d.typ = signed, map[string]string{"content-type": "application/json"}, strings.Join(keys, " "), "notification"
-	default:
-		return providerDelivery{}, usagef("send does not know how %s signs", provider)
-	}
-	return d, nil
+	return provider.TestEvent{ID: f.id, Type: f.typ, Body: body, File: file}, nil
 }
 
 // providerPayload returns the file what, or else hookinbox's own payload
 // of that name (testdata/<provider>/<what, / as _>.json), a Shopify order
 // with a fresh order ID.
-func providerPayload(provider, what string) ([]byte, error) {
+func providerPayload(name, what string) ([]byte, error) {
 	if isFile(what) || strings.HasSuffix(what, ".json") {
 		body, err := os.ReadFile(what)
 		if err != nil {
-			return nil, fmt.Errorf("%s wants a payload file, or one of hookinbox's payload names: %w", provider, err)
+			return nil, fmt.Errorf("%s wants a payload file, or one of hookinbox's payload names: %w", name, err)
 		}
 		return body, nil
 	}
@@ -458,7 +462,7 @@ func providerPayload(provider, what string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(root, "testdata", provider)
+	dir := filepath.Join(root, "testdata", name)
 	body, err := os.ReadFile(filepath.Join(dir, strings.ReplaceAll(what, "/", "_")+".json"))
 	if err != nil {
 		paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -466,69 +470,83 @@ func providerPayload(provider, what string) ([]byte, error) {
 		for _, p := range paths {
 			names = append(names, strings.Replace(strings.TrimSuffix(filepath.Base(p), ".json"), "_", "/", 1))
 		}
-		return nil, usagef("%s: no such file, and hookinbox has no %s payload of that name (it has %s): send a file", what, provider, strings.Join(names, ", "))
+		return nil, usagef("%s: no such file, and hookinbox has no %s payload of that name (it has %s): send a file", what, name, strings.Join(names, ", "))
 	}
-	if provider == verify.ShopifyProvider {
+	if name == shopify.Name {
 		return verifytest.FreshShopifyOrder(body)
 	}
 	return body, nil
 }
 
-// gopayDelivery is GoPay's unsigned GET ?id=<payment id>. Given a payment
-// file it first sets the payment on the running stack's GoPay stand-in
-// (GoPay's own state changes before it notifies).
-func gopayDelivery(ctx context.Context, what, url string, f sendFlags, st *devState) (providerDelivery, error) {
-	id := what
-	if isFile(what) {
-		raw, err := os.ReadFile(what)
-		if err != nil {
-			return providerDelivery{}, err
-		}
-		var p struct {
-			ID json.Number `json:"id"`
-		}
-		if err := json.Unmarshal(raw, &p); err != nil || p.ID == "" {
-			return providerDelivery{}, fmt.Errorf("%s is not a GoPay payment with an id", what)
-		}
-		id = p.ID.String()
-		if st == nil || st.Endpoints["GOPAY_API_URL"] == "" {
-			return providerDelivery{}, errors.New("setting a payment needs a running hookinbox dev (its GoPay stand-in); send a payment id to notify only")
-		}
-		api := strings.TrimSuffix(st.Endpoints["GOPAY_API_URL"], "/api")
-		req, err := http.NewRequestWithContext(ctx, http.MethodPut, api+"/_standin/payments/"+id, bytes.NewReader(raw))
-		if err != nil {
-			return providerDelivery{}, err
-		}
-		resp, err := (&http.Client{Timeout: f.timeout}).Do(req)
-		if err != nil {
-			return providerDelivery{}, fmt.Errorf("set the payment on the GoPay stand-in: %w", err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return providerDelivery{}, fmt.Errorf("set the payment on the GoPay stand-in: %s", resp.Status)
+// stripeTestEvent is the Stripe event of the type or file what, patched
+// as the flags say, or its thin notification.
+func stripeTestEvent(ctx context.Context, what string, f sendFlags, st *devState) (provider.TestEvent, error) {
+	if f.status != "" && f.subscription == "" && !strings.HasPrefix(what, "customer.subscription.") {
+		return provider.TestEvent{}, usagef("--status needs --subscription, or a customer.subscription.* event")
+	}
+	body, err := stripeBody(what, f)
+	if err != nil {
+		return provider.TestEvent{}, err
+	}
+	if f.thin {
+		if body, err = thinBody(ctx, body, f, st); err != nil {
+			return provider.TestEvent{}, err
 		}
 	}
-	if err := verify.GoPayID(id); err != nil {
-		return providerDelivery{}, usagef("%q is neither a GoPay payment file nor a payment id", what)
+	var head struct{ Type string }
+	if err := json.Unmarshal(body, &head); err != nil {
+		return provider.TestEvent{}, fmt.Errorf("event is not JSON: %w", err)
 	}
-	return providerDelivery{method: http.MethodGet, url: url + "?id=" + id, key: "gopay#" + id, typ: verify.GoPayNotification}, nil
+	return provider.TestEvent{Type: head.Type, Body: body}, nil
+}
+
+// stageStandin sets the object of an id-only notification on the running
+// stack's stand-in (a GoPay or Mollie payment: the provider's state
+// changes before it notifies).
+func stageStandin(ctx context.Context, name string, raw []byte, f sendFlags, st *devState) error {
+	var p struct {
+		ID json.RawMessage `json:"id"` // GoPay's a number, Mollie's a string
+	}
+	id := ""
+	if err := json.Unmarshal(raw, &p); err == nil {
+		id = strings.Trim(string(p.ID), `"`)
+	}
+	if id == "" || neturl.PathEscape(id) != id {
+		return fmt.Errorf("the file is not a %s payment with an id", name)
+	}
+	var api string
+	if st != nil {
+		api, _ = pipeline.StandinURL(name, st.Endpoints)
+	}
+	if api == "" {
+		return errors.New("setting a payment needs a running hookinbox dev (its stand-in); send a payment id to notify only")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, api+"/_standin/payments/"+id, bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Timeout: f.timeout}).Do(req)
+	if err != nil {
+		return fmt.Errorf("set the payment on the stand-in: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("set the payment on the stand-in: %s", resp.Status)
+	}
+	return nil
 }
 
 // deliver sends d and describes the answer; ok is false unless 2xx.
 func deliver(ctx context.Context, client *http.Client, d providerDelivery) (string, bool) {
 	var body io.Reader
-	if d.body != nil {
-		body = bytes.NewReader(d.body)
+	if d.req.Body != nil {
+		body = bytes.NewReader(d.req.Body)
 	}
-	req, err := http.NewRequestWithContext(ctx, d.method, d.url, body)
+	req, err := http.NewRequestWithContext(ctx, d.req.Method, d.url, body)
 	if err != nil {
 		return "error: " + err.Error(), false
 	}
-	header := d.header
-	if d.sign != nil {
-		header = d.sign()
-	}
-	for k, v := range header {
+	for k, v := range d.req.Header {
 		req.Header.Set(k, v)
 	}
 	resp, err := client.Do(req)
@@ -555,12 +573,4 @@ func orFresh(id, fresh string) string {
 		return id
 	}
 	return fresh
-}
-
-// uuid returns a random version-4 UUID, as GitHub and Shopify id deliveries.
-func uuid() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[:4], b[4:6], b[6:8], b[8:10], b[10:])
 }

@@ -16,12 +16,16 @@ import (
 	"testing"
 	"time"
 
+	hprovider "github.com/hookinbox/hookinbox/provider"
+
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -32,7 +36,7 @@ type delivery struct {
 }
 
 // fakeEndpoint answers like the receiver: accepted the first time an event
-// ID arrives, duplicate after, and 401 when verify.Stripe rejects it.
+// ID arrives, duplicate after, and 401 when stripe.Verifier rejects it.
 func fakeEndpoint(t *testing.T, secret string) (*httptest.Server, func() []delivery) {
 	t.Helper()
 	var (
@@ -40,7 +44,7 @@ func fakeEndpoint(t *testing.T, secret string) (*httptest.Server, func() []deliv
 		got  []delivery
 		seen = map[string]bool{}
 	)
-	v := &verify.Stripe{Secrets: []string{secret}}
+	v := &stripe.Verifier{Secrets: []string{secret}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
@@ -180,9 +184,9 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 	var headers []map[string]string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		provider := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
-		spec, _ := verify.Lookup(provider)
+		p, _ := providers().Lookup(provider)
 		// What the local stack's receiver accepts.
-		v, err := spec.New(envconfig.Split(pipeline.LocalEnv("")[spec.SecretEnv]), verify.Options{})
+		v, err := p.Verifier(envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv]), &hprovider.Env{})
 		if err != nil {
 			t.Errorf("%s: %v", provider, err)
 		}
@@ -213,16 +217,16 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 		header                         func(map[string]string) bool // what the delivery's header must show
 	}{
 		{"github", "github", "../../testdata/github/issues.json", "issues", nil, nil},
-		{"github --form", "github", "../../testdata/github/issues.json", "issues", func(f *sendFlags) { f.form = true },
+		{"github --form", "github", "../../testdata/github/issues.json", "issues", variant("form"),
 			func(h map[string]string) bool { return h["content-type"] == "application/x-www-form-urlencoded" }},
 		{"shopify", "shopify", "../../testdata/shopify/orders_paid.json", "orders/paid", nil, nil},
-		{"shopify --unprefixed", "shopify", "../../testdata/shopify/orders_paid.json", "orders/paid", func(f *sendFlags) { f.unprefixed = true },
+		{"shopify --unprefixed", "shopify", "../../testdata/shopify/orders_paid.json", "orders/paid", variant("unprefixed"),
 			func(h map[string]string) bool {
 				return h["shopify-hmac-sha256"] != "" && h["x-shopify-hmac-sha256"] == ""
 			}},
 		{"standard", "standard", "../../testdata/standard/invoice.paid.json", "invoice.paid", nil,
 			func(h map[string]string) bool { return strings.HasPrefix(h["webhook-signature"], "v1,") }},
-		{"standard --v1a", "standard", "../../testdata/standard/invoice.paid.json", "invoice.paid", func(f *sendFlags) { f.v1a = true },
+		{"standard --v1a", "standard", "../../testdata/standard/invoice.paid.json", "invoice.paid", variant("v1a"),
 			func(h map[string]string) bool { return strings.HasPrefix(h["webhook-signature"], "v1a,") }},
 		// The running stack's list, as send reads it from the state file:
 		// its whpk_ key signs nothing, its whsec_ secret signs v1.
@@ -236,6 +240,10 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 		{"standard type", "standard", "invoice.paid", "invoice.paid", nil, nil},
 		{"adyen event code", "adyen", "AUTHORISATION", "AUTHORISATION", nil, nil},
 		{"gopay", "gopay", "3000006529", "notification", nil, nil},
+		{"paddle", "paddle", "../../testdata/paddle/transaction.completed.json", "transaction.completed", nil,
+			func(h map[string]string) bool { return strings.HasPrefix(h["paddle-signature"], "ts=") }},
+		{"mollie", "mollie", "tr_WDqYK6vllg", "notification", nil,
+			func(h map[string]string) bool { return h["content-type"] == "application/x-www-form-urlencoded" }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,6 +273,11 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 			t.Errorf("send %v: exit %d\n%s", args, code, out)
 		}
 	}
+}
+
+// variant sets the variant flag name.
+func variant(name string) func(*sendFlags) {
+	return func(f *sendFlags) { set := true; f.variants = map[string]*bool{name: &set} }
 }
 
 // TestSendMakesFreshObjects: each send of an event type is about objects
@@ -329,7 +342,7 @@ func TestFixtures(t *testing.T) {
 		t.Fatalf("want at least 5 fixtures, got %d (%v)", len(files), err)
 	}
 	const secret = "whsec_fixture"
-	v := &verify.Stripe{Secrets: []string{secret}}
+	v := &stripe.Verifier{Secrets: []string{secret}}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			body, err := os.ReadFile(f)
@@ -358,4 +371,59 @@ func repoRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// TestSendStagesIDOnlyPayments: given a payment file, send first sets the
+// payment on the running stack's stand-in (GoPay's or Mollie's), then
+// notifies with its id alone; given an id, it only notifies.
+func TestSendStagesIDOnlyPayments(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.RequestURI()+" "+string(body))
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"status":"accepted"}`))
+	}))
+	defer receiver.Close()
+	gopayAPI, mollieAPI := standin.NewGoPay("id", "secret"), standin.NewMollie("test_key")
+	gopaySrv, mollieSrv := httptest.NewServer(gopayAPI), httptest.NewServer(mollieAPI)
+	defer gopaySrv.Close()
+	defer mollieSrv.Close()
+	state := filepath.Join(t.TempDir(), "state.json")
+	st, _ := json.Marshal(devState{PID: os.Getpid(), BaseURL: receiver.URL,
+		Endpoints: map[string]string{"GOPAY_API_URL": gopaySrv.URL + "/api", "MOLLIE_API_URL": mollieSrv.URL}})
+	if err := os.WriteFile(state, st, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ provider, what, want string }{
+		{"gopay", "../../testdata/gopay/payment.PAID.json", "GET /webhooks/gopay?id=3000006529 "},
+		{"mollie", "../../testdata/mollie/payment.paid.json", "POST /webhooks/mollie id=tr_5B8cwPMGnU6qLbRvo7qEZo"},
+		{"mollie", "tr_WDqYK6vllg", "POST /webhooks/mollie id=tr_WDqYK6vllg"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.provider+" "+filepath.Base(tc.what), func(t *testing.T) {
+			got = nil
+			if out, code := runSend(t, tc.provider, tc.what, "--state-file", state); code != 0 {
+				t.Fatalf("send exited %d:\n%s", code, out)
+			}
+			if len(got) != 1 || got[0] != tc.want {
+				t.Errorf("delivered %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// The processor's fetch finds the staged Mollie payment, and only it.
+	for id, want := range map[string]int{"tr_5B8cwPMGnU6qLbRvo7qEZo": http.StatusOK, "tr_WDqYK6vllg": http.StatusNotFound} {
+		req, _ := http.NewRequest(http.MethodGet, mollieSrv.URL+"/v2/payments/"+id, nil)
+		req.Header.Set("Authorization", "Bearer test_key")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET payment %s: %d, want %d", id, resp.StatusCode, want)
+		}
+	}
 }

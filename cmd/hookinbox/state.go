@@ -82,7 +82,7 @@ func printShopState(w io.Writer, table string, s shop.State) {
 		fmt.Fprintf(w, "  %-22s customer %s (event %s)\n", i.InvoiceID, i.Customer, i.Event)
 	}
 	if len(s.Orders) > 0 {
-		fmt.Fprintf(w, "\nOrders (Adyen, GoPay): %d\n", len(s.Orders))
+		fmt.Fprintf(w, "\nOrders (Adyen, GoPay, Paddle, Mollie): %d\n", len(s.Orders))
 		for _, o := range s.Orders {
 			fmt.Fprintf(w, "  %-6s %-18s %-9s %d %s (reference %s)\n", o.Provider, o.Payment, o.Status, o.Amount, o.Currency, o.Reference)
 		}

@@ -75,6 +75,19 @@ func (st *devState) functionEnv(logicalID, key string) string {
 	return ""
 }
 
+// receiverSecret returns the receiver's secret variable name as the
+// running stack sets it; the Stripe signing secret is `hookinbox dev
+// --secret` (StripeWebhookSecret).
+func (st *devState) receiverSecret(name string) string {
+	if v := st.functionEnv("ReceiverFunction", name); v != "" {
+		return v
+	}
+	if name == "STRIPE_WEBHOOK_SECRET" {
+		return st.StripeWebhookSecret
+	}
+	return ""
+}
+
 // defaultStateFile returns $HOOKINBOX_STATE_FILE, or hookinbox-dev.json in
 // the temporary directory.
 func defaultStateFile() string {

@@ -112,10 +112,6 @@ func countNames() []string {
 	return append(out, rest...)
 }
 
-// reconciledProviders are the providers whose event lists the reconciler
-// checkpoints.
-var reconciledProviders = []string{"stripe"}
-
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("status", "[--json] [--stack NAME] [--since D]", `
 One screen for the operator: the events queue's depth (and on AWS the age
@@ -265,17 +261,21 @@ func (r *statusReport) collect(ctx context.Context, sq *sqs.Client, db *dynamodb
 	}
 
 	cps := reconcile.NewCheckpoints(db, table)
-	for _, p := range reconciledProviders {
+	// Every provider whose events the reconciler has listed has a
+	// checkpoint.
+	for _, p := range providers().Names() {
 		c := checkpointStatus{Provider: p, Missed: r.Counts[metrics.Missed]}
 		cp, ok, err := cps.Load(ctx, p)
 		switch {
 		case err != nil:
 			r.problem("reconciler checkpoint of %s: %v", p, err)
-		case ok:
-			c.Checkpoint = cp.At.UTC().Format(time.RFC3339)
-			c.LagSeconds = r.At.Sub(cp.At).Seconds()
-			c.Blocked, c.Tries = cp.Blocked.String(), cp.Tries
+			continue
+		case !ok:
+			continue
 		}
+		c.Checkpoint = cp.At.UTC().Format(time.RFC3339)
+		c.LagSeconds = r.At.Sub(cp.At).Seconds()
+		c.Blocked, c.Tries = cp.Blocked.String(), cp.Tries
 		r.Reconciler = append(r.Reconciler, c)
 	}
 }

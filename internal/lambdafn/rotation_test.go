@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -16,7 +18,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -138,7 +139,7 @@ func TestWebhookSecretRotationInWarmReceiver(t *testing.T) {
 		t.Helper()
 		n++
 		_, body := pipelinetest.Checkout("whrot", n, time.Now())
-		req := lambdalocal.WebhookEvent("stripe", "POST", map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), secret)}, body)
+		req := lambdalocal.WebhookEvent("stripe", "POST", map[string]string{"stripe-signature": stripe.SignatureHeader(body, time.Now(), secret)}, body)
 		resp, err := receive(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)

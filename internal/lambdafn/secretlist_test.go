@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookinbox/hookinbox/provider/github"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/lambdafn/receiverfn"
@@ -13,7 +15,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
 // A GitHub secret that contains a comma, in Secrets Manager: stored as a
@@ -57,7 +58,7 @@ func TestSecretWithACommaFromSecretsManager(t *testing.T) {
 		{" 2026-12-02", "5a0e1c2e-0000-11f0-8000-000000000002", 401},
 		{"chosen by a person", "5a0e1c2e-0000-11f0-8000-000000000003", 401},
 	} {
-		req := lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(body, tc.signedWith, tc.guid, "issues"), body)
+		req := lambdalocal.WebhookEvent("github", "POST", github.Headers(body, tc.signedWith, tc.guid, "issues"), body)
 		resp, err := receive(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -49,14 +50,14 @@ func (c Config) decide(a attempt) decision {
 		d.result = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + a.eventType, At: a.now}
 	case errors.Is(f.err, ErrOtherMode):
 		d.result = inbox.Result{Status: inbox.Ignored, Outcome: reason, At: a.now}
-	case errors.Is(f.err, ErrNotFoundAtProvider) && f.tries < c.NotFoundTries && !c.notFoundBefore(f.err):
+	case errors.Is(f.err, provider.ErrNotFound) && f.tries < c.NotFoundTries && !c.notFoundBefore(f.err):
 		// Not a failure of ours (anyone can make an id up): no Failed
 		// count for the processor-errors alarm, no warning.
 		d.result = inbox.Result{Status: inbox.Failed, Error: reason, At: a.now}
 		d.retryIn, d.uncounted = c.backoff(f.tries, a.jitter), true
 		d.note = "not found at the provider; fetched once more after a backoff"
 		return d
-	case errors.Is(f.err, ErrNotFoundAtProvider):
+	case errors.Is(f.err, provider.ErrNotFound):
 		// Not parked (no alarm); the claim's condition keeps its repeats
 		// from being fetched for the window.
 		d.result = inbox.Result{Status: inbox.Ignored, Outcome: "not found at " + a.provider, Error: reason, At: a.now,

@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/standard"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
 
@@ -84,15 +88,15 @@ func TestUnhandledTypesEndIgnoredWhateverTheirBody(t *testing.T) {
 	// Shopify: a topic the shop does not handle, on a body that would not
 	// decode as an order.
 	product := []byte(`{"id":"not a number","variants":null,"line_items":[{"quantity":"2"}]}`)
-	accept(t, p, lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders(product, pipelinetest.ShopifySecret, "e0a1f6b2-0201", "products/update", now), product))
+	accept(t, p, lambdalocal.WebhookEvent("shopify", "POST", shopify.Headers(product, pipelinetest.ShopifySecret, "e0a1f6b2-0201", "products/update", now), product))
 	keys = append(keys, "shopify#e0a1f6b2-0201")
 
 	// GitHub and Standard Webhooks: the shop handles none of their types.
 	push := []byte(`{"after":12,"commits":"many","repository":null}`)
-	accept(t, p, lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(push, pipelinetest.GitHubSecret, "72d3162e-cc78-11e3-81ab-4c9367dc0201", "push"), push))
+	accept(t, p, lambdalocal.WebhookEvent("github", "POST", github.Headers(push, pipelinetest.GitHubSecret, "72d3162e-cc78-11e3-81ab-4c9367dc0201", "push"), push))
 	keys = append(keys, "github#72d3162e-cc78-11e3-81ab-4c9367dc0201")
 	contact := []byte(`{"type":"contact.created","timestamp":17,"data":"nope"}`)
-	accept(t, p, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(contact, "msg_2KWPBgLlAfxdpx2AI54pPJ8201", now, pipelinetest.StandardSecret), contact))
+	accept(t, p, lambdalocal.WebhookEvent("standard", "POST", standard.Headers(contact, "msg_2KWPBgLlAfxdpx2AI54pPJ8201", now, pipelinetest.StandardSecret), contact))
 	keys = append(keys, "standard#msg_2KWPBgLlAfxdpx2AI54pPJ8201")
 
 	// GoPay: a payment in a state the shop does not act on.
@@ -123,7 +127,7 @@ func TestUnsignedHeadersDecideNothing(t *testing.T) {
 	}
 	shopify := func(id, topic string, body []byte) webhook.Key {
 		t.Helper()
-		accept(t, p, lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders(body, pipelinetest.ShopifySecret, id, topic, now), body))
+		accept(t, p, lambdalocal.WebhookEvent("shopify", "POST", shopify.Headers(body, pipelinetest.ShopifySecret, id, topic, now), body))
 		return webhook.NewKey("shopify", id)
 	}
 
@@ -155,7 +159,7 @@ func TestUnsignedHeadersDecideNothing(t *testing.T) {
 	_, _ = rand.Read(b[:])
 	madeUp := "made-up-" + hex.EncodeToString(b[:])
 	issue := []byte(`{"action":"opened","issue":{"number":1347},"repository":{"full_name":"octocat/Hello-World"}}`)
-	accept(t, p, lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(issue, pipelinetest.GitHubSecret, "72d3162e-cc78-11e3-81ab-4c9367dc0301", madeUp), issue))
+	accept(t, p, lambdalocal.WebhookEvent("github", "POST", github.Headers(issue, pipelinetest.GitHubSecret, "72d3162e-cc78-11e3-81ab-4c9367dc0301", madeUp), issue))
 	settleAll(t, p, inbox.Ignored, "github#72d3162e-cc78-11e3-81ab-4c9367dc0301", shopify("replayed-0307", madeUp, paid))
 
 	counted := map[string]float64{} // "<provider> <metric>" of the lines typed "other"

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -21,7 +22,7 @@ func TestDecide(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	infraErr := sdkError("DynamoDB", &smithyhttp.RequestSendError{Err: errors.New("i/o timeout")})
 	refused := sdkError("DynamoDB", answered(400, "ValidationException"))
-	notFound := fmt.Errorf("fetch gopay#1: 404: %w", ErrNotFoundAtProvider)
+	notFound := fmt.Errorf("fetch gopay#1: 404: %w", provider.ErrNotFound)
 	item := func(attempts, infraFailures int) inbox.Item {
 		return inbox.Item{Attempts: attempts, InfraFailures: infraFailures}
 	}

@@ -6,12 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/gopay"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/processor"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -44,18 +46,17 @@ func TestNotFoundHoldDependsOnEarlierClaims(t *testing.T) {
 				n := tc.counts[min(fetches, len(tc.counts)-1)]
 				fetches++
 				if n < 0 {
-					return nil, fmt.Errorf("get %s: %w", id, processor.ErrNotFoundAtProvider)
+					return nil, fmt.Errorf("get %s: %w", id, provider.ErrNotFound)
 				}
-				return nil, fmt.Errorf("get %s: %w: %w", id, countedNotFound(n), processor.ErrNotFoundAtProvider)
+				return nil, fmt.Errorf("get %s: %w: %w", id, countedNotFound(n), provider.ErrNotFound)
 			}
 			f := newFixture(t, func(c *processor.Config) {
-				c.Fetchers = map[string]processor.Fetcher{"gopay": fetch}
+				c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: provider.Always}}
 				c.IDOnly = map[string]bool{"gopay": true}
-				c.FetchWhen = map[string]func([]byte) bool{"gopay": processor.Always}
 			})
 			ctx := context.Background()
 			in := intake.New(intake.Config{Now: f.now}, f.store, &sentMessages{}, nil)
-			evs, err := verify.GoPay{}.Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000009"}})
+			evs, err := gopay.Verifier{}.Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000009"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +64,7 @@ func TestNotFoundHoldDependsOnEarlierClaims(t *testing.T) {
 				t.Fatal(err)
 			}
 			key := evs[0].Key()
-			body := webhook.Envelope{Key: key, Type: verify.GoPayNotification}.Marshal()
+			body := webhook.Envelope{Key: key, Type: gopay.Notification}.Marshal()
 			var it inbox.Item
 			for receive := 1; receive <= 3 && it.Status != inbox.Ignored; receive++ {
 				f.clock = f.clock.Add(10 * time.Second)

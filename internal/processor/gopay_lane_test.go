@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -22,16 +23,15 @@ func TestIDOnlyMessagesRunInALaneOfTheirOwn(t *testing.T) {
 	fetch := func(ctx context.Context, id string, _ []byte) ([]byte, error) {
 		select {
 		case <-othersDone:
-			return nil, fmt.Errorf("get gopay payment %s: %w", id, processor.ErrNotFoundAtProvider)
+			return nil, fmt.Errorf("get gopay payment %s: %w", id, provider.ErrNotFound)
 		case <-time.After(10 * time.Second): // only when the lane is missing
 			return nil, errors.New("the other messages did not run while the id-only fetches held their slots")
 		}
 	}
 	f := newFixture(t, func(c *processor.Config) {
 		c.Concurrency = 2
-		c.Fetchers = map[string]processor.Fetcher{"gopay": fetch}
+		c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: provider.Always}}
 		c.IDOnly = map[string]bool{"gopay": true}
-		c.FetchWhen = map[string]func([]byte) bool{"gopay": processor.Always}
 	})
 	ctx := context.Background()
 	var batch events.SQSEvent

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/gopay"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -15,7 +18,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/processor"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -48,13 +50,12 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 	var fetches int
 	fetch := func(_ context.Context, id string, _ []byte) ([]byte, error) {
 		fetches++
-		return nil, fmt.Errorf("get gopay payment %s: %w", id, processor.ErrNotFoundAtProvider)
+		return nil, fmt.Errorf("get gopay payment %s: %w", id, provider.ErrNotFound)
 	}
 	var emitted bytes.Buffer
 	f := newFixture(t, func(c *processor.Config) {
-		c.Fetchers = map[string]processor.Fetcher{"gopay": fetch}
+		c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: provider.Always}}
 		c.IDOnly = map[string]bool{"gopay": true}
-		c.FetchWhen = map[string]func([]byte) bool{"gopay": processor.Always}
 		c.Metrics = metrics.New(&emitted, "test")
 	})
 	sent := &sentMessages{}
@@ -62,7 +63,7 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 	ctx := context.Background()
 	notify := func(want intake.Outcome) {
 		t.Helper()
-		evs, err := verify.GoPay{}.Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000001"}})
+		evs, err := gopay.Verifier{}.Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000001"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +72,7 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 		}
 	}
 	const key = webhook.Key("gopay#3000000001")
-	body := webhook.Envelope{Key: key, Type: verify.GoPayNotification}.Marshal()
+	body := webhook.Envelope{Key: key, Type: gopay.Notification}.Marshal()
 	handle := func(receives int) events.SQSEventResponse {
 		t.Helper()
 		resp, err := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{message("gopay", body, receives)}})

@@ -13,7 +13,7 @@ import (
 // payload returns the event's stored payload (the one the leased item
 // carries inline, or its payload item's) or, when none is stored, the one
 // its provider's API serves, which it stores for the next attempt. A
-// stored notification that only points at the event (Config.FetchWhen) is
+// stored notification that only points at the event (provider.Fetch.Pointer) is
 // fetched, fresh on every attempt: its state is what the API says now.
 func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) ([]byte, error) {
 	stored := it.Payload // inline: no read
@@ -26,8 +26,9 @@ func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key
 			return nil, fmt.Errorf("load payload: %w", err) // transient
 		}
 	}
-	fetch, canFetch := h.cfg.Fetchers[key.Provider()]
-	if pointer := h.cfg.FetchWhen[key.Provider()]; pointer != nil && pointer(stored) {
+	f := h.cfg.Fetch[key.Provider()]
+	fetch, canFetch := f.Get, f.Get != nil
+	if f.Pointer != nil && f.Pointer(stored) {
 		if !canFetch {
 			return nil, webhook.Permanent(fmt.Errorf("%s notifies with a pointer and has no API fetch", key.Provider()))
 		}
@@ -49,7 +50,7 @@ func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key
 
 // refetch fetches an event whose payload was lost from its provider's API
 // and stores it for the next attempt.
-func (h *Handler) refetch(ctx context.Context, log *slog.Logger, fetch Fetcher, key webhook.Key, it inbox.Item) ([]byte, error) {
+func (h *Handler) refetch(ctx context.Context, log *slog.Logger, fetch func(context.Context, string, []byte) ([]byte, error), key webhook.Key, it inbox.Item) ([]byte, error) {
 	raw, err := fetch(ctx, key.EventID(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("no payload stored; fetch %s from the provider's API: %w", key, err)

@@ -10,7 +10,7 @@
 //   - an event whose mode is not the deployment's (Config.Live:
 //     a test-mode Stripe or Adyen event on a live deployment) → IGNORED
 //     with the reason, before the business runs, counted in OtherMode;
-//   - ErrNotFoundAtProvider (an id-only notification whose object its
+//   - provider.ErrNotFound (an id-only notification whose object its
 //     provider does not know) → FAILED and retried after a backoff until
 //     the event has had Config.NotFoundTries tries, then IGNORED
 //     "not found at <provider>" with renewals held off for
@@ -64,9 +64,9 @@
 // panic in the business code fails that event alone, with the panic text.
 //
 // An unfinished event whose payload is missing is fetched from its
-// provider's API (Config.Fetchers) and stored back before it is run. A
+// provider's API (Config.Fetch) and stored back before it is run. A
 // notification that only points at the event (GoPay's id, a Stripe thin
-// event: Config.FetchWhen) is fetched on every attempt.
+// event: provider.Fetch.Pointer) is fetched on every attempt.
 //
 // One bad message never fails the batch (partial batch responses). The
 // id-only providers' messages of a batch run in a lane of their own, so
@@ -78,7 +78,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	mathrand "math/rand/v2"
@@ -93,6 +92,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -149,24 +149,22 @@ type Config struct {
 	// its two lanes: the id-only providers' messages (IDOnly) and the
 	// others. Default 4.
 	Concurrency int
-	// Fetchers fetch an event's payload from its provider's API, by
-	// provider name, for an unfinished event whose stored payload is
-	// missing or is only a pointer (FetchWhen). A provider without one
-	// makes such an event FAILED (and parked at the last receive).
-	Fetchers map[string]Fetcher
-	// FetchWhen recognises, by provider, a stored notification that only
-	// points at the event: every GoPay notification (an id; Always), a
-	// Stripe thin event. Such an event is fetched with Fetchers, fresh on
-	// every attempt, and the notification is never read as content.
-	FetchWhen map[string]func(stored []byte) bool
-	// IDOnly names the providers that notify with an id only (GoPay),
+	// Fetch says, by provider name, how an event's payload is fetched
+	// from its provider's API (provider.Fetch): an unfinished event whose
+	// stored payload is missing, or is only a pointer (Fetch.Pointer: a
+	// GoPay notification, a Stripe thin event), fresh on every attempt;
+	// the notification is then never read as content. A provider without
+	// a Get makes such an event FAILED (and parked at the last receive).
+	Fetch map[string]provider.Fetch
+	// IDOnly names the providers that notify with an id only
+	// (provider.Webhook.IDOnly: GoPay),
 	// whose ids anyone can make up: their messages run in a lane of their
 	// own in every batch, and a fetch their provider answers "not found"
-	// (ErrNotFoundAtProvider) is never parked.
+	// (provider.ErrNotFound) is never parked.
 	IDOnly map[string]bool
 	// NotFoundTries is how many tries an id-only event gets when its
 	// provider answers that it does not know the object
-	// (ErrNotFoundAtProvider): the ones before the last are retried after
+	// (provider.ErrNotFound): the ones before the last are retried after
 	// a backoff, in case the provider's API lags behind its notification;
 	// the last ends IGNORED. Default DefaultNotFoundTries.
 	NotFoundTries int
@@ -195,26 +193,7 @@ type Config struct {
 	Metrics *metrics.Recorder
 }
 
-// Fetcher returns the raw event eventID as its provider's API serves it,
-// given the notification stored for it (nil when none is: a lost payload,
-// which Stripe's fetcher gets with GET /v1/events/{id}). For a
-// notification FetchWhen recognises it returns what the business reads:
-// GoPay's payment, or a Stripe thin event's snapshot-shaped view. An
-// event the provider does not know comes back as a permanent error
-// (webhook.Permanent) or, where the provider says so, webhook.ErrNoHandler;
-// for an id-only provider (Config.IDOnly), whose ids anyone can make up,
-// as an error wrapping ErrNotFoundAtProvider instead.
-type Fetcher func(ctx context.Context, eventID string, stored []byte) ([]byte, error)
-
-// Always is the FetchWhen of a provider whose every notification is only
-// a pointer (GoPay).
-func Always([]byte) bool { return true }
-
-// ErrNotFoundAtProvider is wrapped by the error of an id-only provider's
-// Fetcher for an object the provider does not know (GoPay: 404).
-var ErrNotFoundAtProvider = errors.New("not found at the provider")
-
-// NotFoundCounter is implemented by a Fetcher's not-found error that
+// NotFoundCounter is implemented by a provider.Fetch's not-found error that
 // counts the provider's "not found" answers for the object over claims,
 // this one included (GoPay's watch list of unknown ids).
 type NotFoundCounter interface {

@@ -16,6 +16,7 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -374,24 +375,24 @@ func TestDeadlineBudget(t *testing.T) {
 func TestMissingPayloadIsFetchedFromTheProvider(t *testing.T) {
 	tests := []struct {
 		name       string
-		fetchers   map[string]processor.Fetcher
+		fetch      func(context.Context, string, []byte) ([]byte, error)
 		wantStatus inbox.Status
 		wantStored bool
 	}{
-		{"fetched and stored", map[string]processor.Fetcher{"stripe": func(_ context.Context, id string, _ []byte) ([]byte, error) {
+		{"fetched and stored", func(_ context.Context, id string, _ []byte) ([]byte, error) {
 			return []byte(`{"id":"` + id + `","object":"event"}`), nil
-		}}, inbox.Done, true},
-		{"the provider does not know it", map[string]processor.Fetcher{"stripe": func(_ context.Context, id string, _ []byte) ([]byte, error) {
+		}, inbox.Done, true},
+		{"the provider does not know it", func(_ context.Context, id string, _ []byte) ([]byte, error) {
 			return nil, webhook.Permanent(errors.New("stripe has no event " + id))
-		}}, inbox.Dead, false},
-		{"the provider is down", map[string]processor.Fetcher{"stripe": func(_ context.Context, id string, _ []byte) ([]byte, error) {
+		}, inbox.Dead, false},
+		{"the provider is down", func(_ context.Context, id string, _ []byte) ([]byte, error) {
 			return nil, errors.New("stripe: 503")
-		}}, inbox.Failed, false},
+		}, inbox.Failed, false},
 		{"no fetcher for the provider", nil, inbox.Failed, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, func(c *processor.Config) { c.Fetchers = tt.fetchers })
+			f := newFixture(t, func(c *processor.Config) { c.Fetch = map[string]provider.Fetch{"stripe": {Get: tt.fetch}} })
 			// A payload too large to ride in its claim, whose own write was lost.
 			ev := webhook.Event{Provider: "stripe", ID: "evt_nopayload", Type: "checkout.session.completed", Created: t0,
 				Raw: []byte(`{"padding":"` + strings.Repeat("x", inbox.InlineMaxRaw) + `"}`)}

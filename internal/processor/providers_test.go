@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/standard"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
 
@@ -75,16 +79,16 @@ func TestProvidersEndToEnd(t *testing.T) {
 	t.Run("github", func(t *testing.T) {
 		body := []byte(`{"action":"opened","issue":{"number":1347,"title":"Found a bug"},"repository":{"full_name":"octocat/Hello-World"}}`)
 		const id = "72d3162e-cc78-11e3-81ab-4c9367dc0958"
-		twice(t, lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(body, pipelinetest.GitHubSecret, id, "issues"), body), "github#"+id)
+		twice(t, lambdalocal.WebhookEvent("github", "POST", github.Headers(body, pipelinetest.GitHubSecret, id, "issues"), body), "github#"+id)
 		if got := status(t, "github#"+id); got != inbox.Ignored {
 			t.Errorf("status %s, want IGNORED (the shop has no GitHub handler)", got)
 		}
-		refused(t, lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(body, "attacker", "forged-1", "issues"), body), 401, "github#forged-1")
+		refused(t, lambdalocal.WebhookEvent("github", "POST", github.Headers(body, "attacker", "forged-1", "issues"), body), 401, "github#forged-1")
 
 		// A hook with the form content type: signed over the form, stored
 		// and processed as the JSON event it carries.
 		const formID = "72d3162e-cc78-11e3-81ab-4c9367dc0959"
-		form, headers := verifytest.GitHubForm(body, pipelinetest.GitHubSecret, formID, "issues")
+		form, headers := github.Form(body, pipelinetest.GitHubSecret, formID, "issues")
 		twice(t, lambdalocal.WebhookEvent("github", "POST", headers, form), "github#"+formID)
 		if got := status(t, "github#"+formID); got != inbox.Ignored {
 			t.Errorf("form delivery: status %s, want IGNORED", got)
@@ -92,28 +96,28 @@ func TestProvidersEndToEnd(t *testing.T) {
 		if raw, err := p.Inbox.Payload(ctx, "github#"+formID); err != nil || string(raw) != string(body) {
 			t.Errorf("form delivery: stored payload %q, %v; want the JSON event", raw, err)
 		}
-		_, forged := verifytest.GitHubForm(body, "attacker", "forged-form", "issues")
+		_, forged := github.Form(body, "attacker", "forged-form", "issues")
 		refused(t, lambdalocal.WebhookEvent("github", "POST", forged, form), 401, "github#forged-form")
 	})
 
 	t.Run("standard", func(t *testing.T) {
 		body := []byte(`{"type":"contact.created","timestamp":"2026-11-30T12:00:00Z","data":{"id":"c_1"}}`)
 		const id = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W"
-		twice(t, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, id, now, pipelinetest.StandardSecret), body), "standard#"+id)
+		twice(t, lambdalocal.WebhookEvent("standard", "POST", standard.Headers(body, id, now, pipelinetest.StandardSecret), body), "standard#"+id)
 		if got := status(t, "standard#"+id); got != inbox.Ignored {
 			t.Errorf("status %s, want IGNORED", got)
 		}
-		refused(t, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_forged", now, "whsec_YXR0YWNrZXI="), body), 401, "standard#msg_forged")
+		refused(t, lambdalocal.WebhookEvent("standard", "POST", standard.Headers(body, "msg_forged", now, "whsec_YXR0YWNrZXI="), body), 401, "standard#msg_forged")
 
 		// v1a: signed with the sender's ed25519 key, verified with the
 		// public key the local receiver holds beside its whsec_ secret.
 		const v1aID = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4X"
-		twice(t, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, v1aID, now, pipeline.StandardSigningKey), body), "standard#"+v1aID)
+		twice(t, lambdalocal.WebhookEvent("standard", "POST", standard.Headers(body, v1aID, now, pipeline.StandardSigningKey), body), "standard#"+v1aID)
 		if got := status(t, "standard#"+v1aID); got != inbox.Ignored {
 			t.Errorf("v1a: status %s, want IGNORED", got)
 		}
 		const attacker = "whsk_YXR0YWNrZXItc2lnbmluZy1rZXktb2YtMzItYnl0ZXM=" // another 32-byte key
-		refused(t, lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_forged_v1a", now, attacker), body), 401, "standard#msg_forged_v1a")
+		refused(t, lambdalocal.WebhookEvent("standard", "POST", standard.Headers(body, "msg_forged_v1a", now, attacker), body), 401, "standard#msg_forged_v1a")
 	})
 
 	t.Run("shopify", func(t *testing.T) {
@@ -126,7 +130,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 		}
 		send := func(topic, eventID, status string) events.APIGatewayV2HTTPRequest {
 			b := order(status)
-			return lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders(b, pipelinetest.ShopifySecret, eventID, topic, now), b)
+			return lambdalocal.WebhookEvent("shopify", "POST", shopify.Headers(b, pipelinetest.ShopifySecret, eventID, topic, now), b)
 		}
 		// orders/updated (already paid) lands before orders/create, then
 		// orders/paid with the unprefixed headers of Shopify's newer
@@ -134,7 +138,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 		twice(t, send("orders/updated", "e0a1f6b2-0001", "paid"), "shopify#e0a1f6b2-0001")
 		twice(t, send("orders/create", "e0a1f6b2-0002", "pending"), "shopify#e0a1f6b2-0002")
 		paid := send("orders/paid", "e0a1f6b2-0003", "paid")
-		paid.Headers = verifytest.ShopifyUnprefixed(paid.Headers)
+		paid.Headers = shopify.Unprefixed(paid.Headers)
 		twice(t, paid, "shopify#e0a1f6b2-0003")
 		st := p.State(t)
 		wantStock := []shop.Level{{ID: "MUG-BLUE", Amount: -3}, {ID: "TEE-L", Amount: -1}}
@@ -145,7 +149,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 			t.Errorf("loyalty points (-want +got):\n%s", diff)
 		}
 		b := order("paid")
-		refused(t, lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders(b, "attacker", "forged-2", "orders/paid", now), b), 401, "shopify#forged-2")
+		refused(t, lambdalocal.WebhookEvent("shopify", "POST", shopify.Headers(b, "attacker", "forged-2", "orders/paid", now), b), 401, "shopify#forged-2")
 	})
 
 	t.Run("adyen", func(t *testing.T) {

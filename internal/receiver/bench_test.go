@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
@@ -26,7 +28,7 @@ func benchRequests(b *testing.B, n int) []events.APIGatewayV2HTTPRequest {
 	reqs := make([]events.APIGatewayV2HTTPRequest, n)
 	for i := range reqs {
 		body := verifytest.StripeEvent("payment_intent.succeeded", fmt.Sprintf("evt_bench%09d", i), now.Add(-time.Second), verifytest.WithSize(2048))
-		reqs[i] = request(body, verifytest.SignStripe(body, now, secret))
+		reqs[i] = request(body, stripe.SignatureHeader(body, now, secret))
 	}
 	if l := len(reqs[0].Body); l < 1900 || l > 2200 {
 		b.Fatalf("bench event is %d bytes, want about 2 KB", l)
@@ -89,7 +91,7 @@ func BenchmarkReceiverDuplicate(b *testing.B) {
 func BenchmarkStripeConstructEvent(b *testing.B) {
 	reqs := benchRequests(b, 1)
 	body := []byte(reqs[0].Body)
-	header := verifytest.SignStripe(body, time.Now(), secret)
+	header := stripe.SignatureHeader(body, time.Now(), secret)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	b.ResetTimer()

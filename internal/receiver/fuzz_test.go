@@ -15,11 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/receiver"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -33,13 +36,13 @@ const fuzzMaxBody = 8 << 10
 // its verifier's fuzz description (verifyfuzz.VerifierFuzz). A provider
 // added to the receiver gets its entry here too.
 func fuzzProviders() map[string]verifyfuzz.VerifierFuzz {
-	s := &verify.Stripe{Secrets: []string{secret, oldSecret}, Now: fixed}
+	s := &stripe.Verifier{Secrets: []string{secret, oldSecret}, Now: fixed}
 	const ghSecret, shopSecret = "gh_fuzz_secret", "shpss_fuzz_secret"
-	gh, shop := &verify.GitHub{Secrets: []string{ghSecret}}, &verify.Shopify{Secrets: []string{shopSecret}}
+	gh, shop := &github.Verifier{Secrets: []string{ghSecret}}, &shopify.Verifier{Secrets: []string{shopSecret}}
 	// A delivery id the body decides, so the same body signs alike.
 	id := func(body []byte) string { return fmt.Sprintf("d-%x", sha256.Sum256(body))[:18] }
 	github := verifyfuzz.FromRequestVerifier("github", gh.Verify,
-		func(b []byte) map[string]string { return verifytest.GitHubHeaders(b, ghSecret, id(b), "issues") },
+		func(b []byte) map[string]string { return github.Headers(b, ghSecret, id(b), "issues") },
 		func(h map[string]string, b []byte) bool {
 			return verifyfuzz.HMACGenuine(h["x-hub-signature-256"], "sha256=", hex.DecodeString, b, ghSecret)
 		})
@@ -49,7 +52,7 @@ func fuzzProviders() map[string]verifyfuzz.VerifierFuzz {
 		"github": github,
 		"shopify": verifyfuzz.FromRequestVerifier("shopify", shop.Verify,
 			func(b []byte) map[string]string {
-				return verifytest.ShopifyHeaders(b, shopSecret, id(b), "orders/paid", now)
+				return shopify.Headers(b, shopSecret, id(b), "orders/paid", now)
 			},
 			func(h map[string]string, b []byte) bool { return verifyfuzz.ShopifyGenuine(h, b, shopSecret) }),
 	}

@@ -11,6 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -18,7 +23,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/receiver"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -40,23 +44,26 @@ const (
 	// (v1a); the receiver holds only its public key.
 	standardSigningKey = "whsk_cmVjZWl2ZXItdGVzdC1zdGFuZGFyZC1lZDI1NTE5ISE=" // 32 bytes
 	adyenKey           = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+	paddleSecret       = "pdl_ntfset_01hv8w0d1ry0q8z2c3m4x5y6z7_receiverTestReceiverTest00"
 )
 
-// allProviders builds every provider of verify.Specs as the receiver
-// function does, with inline secrets, on clock.
+// allProviders builds every built-in provider as the receiver function
+// does, with inline secrets, on clock.
 func allProviders(t *testing.T, clock func() time.Time) map[string]receiver.Provider {
 	t.Helper()
 	secrets := map[string][]string{
 		"stripe": {secret}, "github": {githubSecret}, "shopify": {shopifySecret},
-		"standard": {standardSecret, verifytest.StandardPublicKey(standardSigningKey)}, "adyen": {adyenKey}, "gopay": nil,
+		"standard": {standardSecret, standard.PublicKey(standardSigningKey)}, "adyen": {adyenKey}, "gopay": nil,
+		"paddle": {paddleSecret}, "mollie": nil,
 	}
 	out := map[string]receiver.Provider{}
-	for _, spec := range verify.Specs {
-		v, err := spec.New(secrets[spec.Name], verify.Options{Now: clock})
+	for _, p := range builtin.Providers() {
+		v, err := p.Verifier(secrets[p.Name()], &provider.Env{Now: clock})
 		if err != nil {
-			t.Fatalf("%s: %v", spec.Name, err)
+			t.Fatalf("%s: %v", p.Name(), err)
 		}
-		out[spec.Name] = receiver.Provider{Verifier: v, Method: spec.Method, Accepted: spec.Accepted}
+		w := p.Webhook()
+		out[p.Name()] = receiver.Provider{Verifier: v, Method: w.Method, Accepted: w.Accepted}
 	}
 	return out
 }
@@ -64,8 +71,7 @@ func allProviders(t *testing.T, clock func() time.Time) map[string]receiver.Prov
 // stripeVerifiers returns the production Stripe verifier on the test clock,
 // accepting two secrets as during a rotation.
 func stripeVerifiers(clock func() time.Time) map[string]receiver.Provider {
-	spec, _ := verify.Lookup(verify.StripeProvider)
-	v, err := spec.New([]string{secret, oldSecret}, verify.Options{Now: clock})
+	v, err := stripe.Provider{}.Verifier([]string{secret, oldSecret}, &provider.Env{Now: clock})
 	if err != nil {
 		panic(err)
 	}
@@ -114,7 +120,7 @@ func signedSize(typ, id string, size int) events.APIGatewayV2HTTPRequest {
 		opts = append(opts, verifytest.WithSize(size))
 	}
 	body := verifytest.StripeEvent(typ, id, now.Add(-time.Second), opts...)
-	return request(body, verifytest.SignStripe(body, now, secret))
+	return request(body, stripe.SignatureHeader(body, now, secret))
 }
 
 // base64Request returns req with its body base64-encoded, as API Gateway
@@ -176,10 +182,10 @@ func padded(body []byte, size int) []byte {
 func hostileRequests(maxBody int) []hostileCase {
 	at := now.Add(-time.Second)
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_hostile", at)
-	good := verifytest.SignStripe(body, now, secret)
+	good := stripe.SignatureHeader(body, now, secret)
 	withBody := func(b []byte, header string) events.APIGatewayV2HTTPRequest { return request(b, header) }
 	signedBody := func(b []byte) events.APIGatewayV2HTTPRequest {
-		return request(b, verifytest.SignStripe(b, now, secret))
+		return request(b, stripe.SignatureHeader(b, now, secret))
 	}
 	v1 := good[strings.Index(good, "v1="):]
 	tampered := append([]byte(nil), body...)
@@ -201,11 +207,11 @@ func hostileRequests(maxBody int) []hostileCase {
 		{"v0 signature only", withBody(body, strings.Replace(good, "v1=", "v0=", 1)), 401},
 		{"no timestamp", withBody(body, v1), 401},
 		{"garbage header", withBody(body, "garbage;;=="), 401},
-		{"wrong secret", withBody(body, verifytest.SignStripe(body, now, "whsec_attacker")), 401},
+		{"wrong secret", withBody(body, stripe.SignatureHeader(body, now, "whsec_attacker")), 401},
 		{"tampered body", withBody(tampered, good), 401},
 		{"signature of another body", withBody(verifytest.StripeEvent("checkout.session.completed", "evt_other", at), good), 401},
-		{"stale timestamp", withBody(body, verifytest.SignStripe(body, now.Add(-301*time.Second), secret)), 401},
-		{"future timestamp", withBody(body, verifytest.SignStripe(body, now.Add(301*time.Second), secret)), 401},
+		{"stale timestamp", withBody(body, stripe.SignatureHeader(body, now.Add(-301*time.Second), secret)), 401},
+		{"future timestamp", withBody(body, stripe.SignatureHeader(body, now.Add(301*time.Second), secret)), 401},
 		{"base64 flag lying", lyingBase64, 400},
 		{"base64 body not flagged", notFlagged, 401},
 		{"huge body", signedBody(huge), 413},
@@ -225,7 +231,7 @@ func hostileRequests(maxBody int) []hostileCase {
 
 // signHeaderAt signs body at t with the current secret.
 func signHeaderAt(body string, t time.Time) string {
-	return verifytest.SignStripe([]byte(body), t, secret)
+	return stripe.SignatureHeader([]byte(body), t, secret)
 }
 
 // attrString reads a DynamoDB string attribute.

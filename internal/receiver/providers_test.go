@@ -7,6 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/provider/paddle"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/standard"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -44,9 +49,14 @@ func TestProvidersAcceptedOnceForgedRefused(t *testing.T) {
 		}
 		return out
 	}
-	gh := verifytest.GitHubHeaders(ghBody, githubSecret, "72d3162e-cc78-11e3-81ab-4c9367dc0958", "issues")
-	sh := verifytest.ShopifyHeaders(shBody, shopifySecret, "98880550-7158-44d4-b7cd-2c97c8a091b5", "orders/create", now)
-	std := verifytest.StandardHeaders(stdBody, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", now, standardSecret)
+	gh := github.Headers(ghBody, githubSecret, "72d3162e-cc78-11e3-81ab-4c9367dc0958", "issues")
+	sh := shopify.Headers(shBody, shopifySecret, "98880550-7158-44d4-b7cd-2c97c8a091b5", "orders/create", now)
+	std := standard.Headers(stdBody, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", now, standardSecret)
+	pdBody := []byte(`{"event_id":"evt_01hv8x2acma6xvfynhhb0s8z7c","event_type":"transaction.completed","data":{"id":"txn_01hv8wptq8987qeep44cyrewp9"}}`)
+	pd := map[string]string{"content-type": "application/json", "paddle-signature": paddle.Sign(pdBody, now, paddleSecret)}
+	mollieForm := func(body string) events.APIGatewayV2HTTPRequest {
+		return lambdalocal.WebhookEvent("mollie", "POST", map[string]string{"content-type": "application/x-www-form-urlencoded"}, []byte(body))
+	}
 	oneForged := strings.Replace(string(verifytest.AdyenNotification(adyenKey, adyenItem("A1", "AUTHORISATION"), adyenItem("A2", "REFUND"))),
 		`"pspReference": "A2"`, `"pspReference": "A3"`, 1)
 
@@ -64,31 +74,31 @@ func TestProvidersAcceptedOnceForgedRefused(t *testing.T) {
 			req    events.APIGatewayV2HTTPRequest
 			status int
 		}{
-			"forged":           {lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(ghBody, "attacker", "d-1", "issues"), ghBody), 401},
+			"forged":           {lambdalocal.WebhookEvent("github", "POST", github.Headers(ghBody, "attacker", "d-1", "issues"), ghBody), 401},
 			"no signature":     {lambdalocal.WebhookEvent("github", "POST", with(gh, "x-hub-signature-256", ""), ghBody), 401},
 			"missing id":       {lambdalocal.WebhookEvent("github", "POST", with(gh, "x-github-delivery", ""), ghBody), 400},
-			"malformed body":   {lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders([]byte("x=1"), githubSecret, "d-2", "issues"), []byte("x=1")), 400},
-			"oversized body":   {lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(huge, githubSecret, "d-3", "issues"), huge), 413},
+			"malformed body":   {lambdalocal.WebhookEvent("github", "POST", github.Headers([]byte("x=1"), githubSecret, "d-2", "issues"), []byte("x=1")), 400},
+			"oversized body":   {lambdalocal.WebhookEvent("github", "POST", github.Headers(huge, githubSecret, "d-3", "issues"), huge), 413},
 			"wrong method GET": {lambdalocal.WebhookEvent("github", "GET", gh, ghBody), 405},
 		}},
 		{"shopify", lambdalocal.WebhookEvent("shopify", "POST", sh, shBody), []webhook.Key{"shopify#98880550-7158-44d4-b7cd-2c97c8a091b5"}, "", map[string]struct {
 			req    events.APIGatewayV2HTTPRequest
 			status int
 		}{
-			"forged":         {lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders(shBody, "attacker", "e-1", "orders/create", now), shBody), 401},
+			"forged":         {lambdalocal.WebhookEvent("shopify", "POST", shopify.Headers(shBody, "attacker", "e-1", "orders/create", now), shBody), 401},
 			"missing id":     {lambdalocal.WebhookEvent("shopify", "POST", with(with(sh, "x-shopify-event-id", ""), "x-shopify-webhook-id", ""), shBody), 400},
-			"malformed body": {lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders([]byte("[]"), shopifySecret, "e-2", "orders/create", now), []byte("[]")), 400},
-			"oversized body": {lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders(huge, shopifySecret, "e-3", "orders/create", now), huge), 413},
+			"malformed body": {lambdalocal.WebhookEvent("shopify", "POST", shopify.Headers([]byte("[]"), shopifySecret, "e-2", "orders/create", now), []byte("[]")), 400},
+			"oversized body": {lambdalocal.WebhookEvent("shopify", "POST", shopify.Headers(huge, shopifySecret, "e-3", "orders/create", now), huge), 413},
 		}},
 		{"standard", lambdalocal.WebhookEvent("standard", "POST", std, stdBody), []webhook.Key{"standard#msg_2KWPBgLlAfxdpx2AI54pPJ85f4W"}, "", map[string]struct {
 			req    events.APIGatewayV2HTTPRequest
 			status int
 		}{
-			"forged":          {lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(stdBody, "msg_1", now, "whsec_YXR0YWNrZXI="), stdBody), 401},
-			"missing id":      {lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(stdBody, "", now, standardSecret), stdBody), 400},
-			"stale timestamp": {lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(stdBody, "msg_3", now.Add(-6*time.Minute), standardSecret), stdBody), 401},
-			"malformed body":  {lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders([]byte("nope"), "msg_4", now, standardSecret), []byte("nope")), 400},
-			"oversized body":  {lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(huge, "msg_5", now, standardSecret), huge), 413},
+			"forged":          {lambdalocal.WebhookEvent("standard", "POST", standard.Headers(stdBody, "msg_1", now, "whsec_YXR0YWNrZXI="), stdBody), 401},
+			"missing id":      {lambdalocal.WebhookEvent("standard", "POST", standard.Headers(stdBody, "", now, standardSecret), stdBody), 400},
+			"stale timestamp": {lambdalocal.WebhookEvent("standard", "POST", standard.Headers(stdBody, "msg_3", now.Add(-6*time.Minute), standardSecret), stdBody), 401},
+			"malformed body":  {lambdalocal.WebhookEvent("standard", "POST", standard.Headers([]byte("nope"), "msg_4", now, standardSecret), []byte("nope")), 400},
+			"oversized body":  {lambdalocal.WebhookEvent("standard", "POST", standard.Headers(huge, "msg_5", now, standardSecret), huge), 413},
 		}},
 		{"adyen", lambdalocal.WebhookEvent("adyen", "POST", map[string]string{"content-type": "application/json"}, adyenBody),
 			[]webhook.Key{"adyen#8816178952380553-AUTHORISATION", "adyen#8816178952380553-CAPTURE"}, "[accepted]", map[string]struct {
@@ -102,6 +112,27 @@ func TestProvidersAcceptedOnceForgedRefused(t *testing.T) {
 				"oversized body":       {lambdalocal.WebhookEvent("adyen", "POST", nil, huge), 413},
 				"no signature in item": {lambdalocal.WebhookEvent("adyen", "POST", nil, []byte(strings.Replace(string(adyenBody), "hmacSignature", "x", -1))), 401},
 			}},
+		{"paddle", lambdalocal.WebhookEvent("paddle", "POST", pd, pdBody), []webhook.Key{"paddle#evt_01hv8x2acma6xvfynhhb0s8z7c"}, "", map[string]struct {
+			req    events.APIGatewayV2HTTPRequest
+			status int
+		}{
+			"forged":          {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign(pdBody, now, "pdl_ntfset_attacker")}, pdBody), 401},
+			"no signature":    {lambdalocal.WebhookEvent("paddle", "POST", with(pd, "paddle-signature", ""), pdBody), 401},
+			"stale timestamp": {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign(pdBody, now.Add(-6*time.Minute), paddleSecret)}, pdBody), 401},
+			"missing id":      {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign([]byte(`{"event_type":"x"}`), now, paddleSecret)}, []byte(`{"event_type":"x"}`)), 400},
+			"malformed body":  {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign([]byte("nope"), now, paddleSecret)}, []byte("nope")), 400},
+			"oversized body":  {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign(huge, now, paddleSecret)}, huge), 413},
+		}},
+		{"mollie", mollieForm("id=tr_WDqYK6vllg"), []webhook.Key{"mollie#tr_WDqYK6vllg"}, "", map[string]struct {
+			req    events.APIGatewayV2HTTPRequest
+			status int
+		}{
+			"missing id":     {mollieForm("payment=tr_WDqYK6vllg"), 400},
+			"an order id":    {mollieForm("id=ord_kEn1PlbGa"), 400},
+			"too long":       {mollieForm("id=tr_" + strings.Repeat("a", 30)), 400},
+			"GET":            {lambdalocal.WebhookEvent("mollie", "GET", nil, nil), 405},
+			"oversized body": {mollieForm("id=tr_WDqYK6vllg&pad=" + string(huge)), 413},
+		}},
 		{"gopay", lambdalocal.GoPayNotification("3000006529"), []webhook.Key{"gopay#3000006529"}, "", map[string]struct {
 			req    events.APIGatewayV2HTTPRequest
 			status int
@@ -224,14 +255,14 @@ func TestGitHubFormDeliveryStoresTheEvent(t *testing.T) {
 	store, q := inbox.NewMemory(), &fakeQueue{}
 	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 	ctx := context.Background()
-	form, headers := verifytest.GitHubForm(event, githubSecret, "d-form", "issues")
+	form, headers := github.Form(event, githubSecret, "d-form", "issues")
 	for i, want := range []string{"accepted", "duplicate"} {
 		resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("github", "POST", headers, form))
 		if resp.StatusCode != http.StatusOK || answer(t, resp) != want {
 			t.Fatalf("form delivery %d: %d %s, want 200 %s", i+1, resp.StatusCode, resp.Body, want)
 		}
 	}
-	resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("github", "POST", verifytest.GitHubHeaders(event, githubSecret, "d-json", "issues"), event))
+	resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("github", "POST", github.Headers(event, githubSecret, "d-json", "issues"), event))
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("JSON delivery: %d %s", resp.StatusCode, resp.Body)
 	}
@@ -243,7 +274,7 @@ func TestGitHubFormDeliveryStoresTheEvent(t *testing.T) {
 	if n := len(q.Sent()); n != 2 {
 		t.Errorf("%d messages, want one per event", n)
 	}
-	_, forged := verifytest.GitHubForm(event, "attacker", "d-forged", "issues")
+	_, forged := github.Form(event, "attacker", "d-forged", "issues")
 	if resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("github", "POST", forged, form)); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("forged form delivery: %d %s, want 401", resp.StatusCode, resp.Body)
 	}
@@ -261,8 +292,8 @@ func TestShopifyUnprefixedHeadersAccepted(t *testing.T) {
 	store, q := inbox.NewMemory(), &fakeQueue{}
 	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 	ctx := context.Background()
-	headers := verifytest.ShopifyUnprefixed(verifytest.ShopifyHeaders(body, shopifySecret, "98880550-7158-44d4-b7cd-2c97c8a091b6", "orders/paid", now))
-	forged := verifytest.ShopifyUnprefixed(verifytest.ShopifyHeaders(body, "attacker", "e-forged", "orders/paid", now))
+	headers := shopify.Unprefixed(shopify.Headers(body, shopifySecret, "98880550-7158-44d4-b7cd-2c97c8a091b6", "orders/paid", now))
+	forged := shopify.Unprefixed(shopify.Headers(body, "attacker", "e-forged", "orders/paid", now))
 	if resp, _ := h.Handle(ctx, lambdalocal.WebhookEvent("shopify", "POST", forged, body)); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("forged: %d %s, want 401", resp.StatusCode, resp.Body)
 	}
@@ -296,8 +327,8 @@ func TestStandardV1aAccepted(t *testing.T) {
 	ctx := context.Background()
 	const otherKey = "whsk_YW5vdGhlci1zdGFuZGFyZC13ZWJob29rcy1zZW5kZXI=" // 32 bytes, not ours
 	for name, req := range map[string]events.APIGatewayV2HTTPRequest{
-		"another key": lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_forged", now, otherKey), body),
-		"stale":       lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_stale", now.Add(-6*time.Minute), standardSigningKey), body),
+		"another key": lambdalocal.WebhookEvent("standard", "POST", standard.Headers(body, "msg_forged", now, otherKey), body),
+		"stale":       lambdalocal.WebhookEvent("standard", "POST", standard.Headers(body, "msg_stale", now.Add(-6*time.Minute), standardSigningKey), body),
 	} {
 		if resp, _ := h.Handle(ctx, req); resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("%s: %d %s, want 401", name, resp.StatusCode, resp.Body)
@@ -307,8 +338,8 @@ func TestStandardV1aAccepted(t *testing.T) {
 		t.Fatalf("refused deliveries wrote %d claims and sent %d messages", len(pending), len(q.Sent()))
 	}
 	// A sender rolling from the symmetric secret to its key signs with both.
-	req := lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_v1a", now, standardSigningKey), body)
-	both := lambdalocal.WebhookEvent("standard", "POST", verifytest.StandardHeaders(body, "msg_both", now, standardSecret, standardSigningKey), body)
+	req := lambdalocal.WebhookEvent("standard", "POST", standard.Headers(body, "msg_v1a", now, standardSigningKey), body)
+	both := lambdalocal.WebhookEvent("standard", "POST", standard.Headers(body, "msg_both", now, standardSecret, standardSigningKey), body)
 	for i, tc := range []struct {
 		req  events.APIGatewayV2HTTPRequest
 		want string

@@ -29,7 +29,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -209,13 +209,13 @@ func logFields(ctx context.Context, provider string, ev webhook.Event, o intake.
 // count records the delivery's metrics, per event. A provider dimension
 // is written only for a registered provider, and an event type only for a
 // verified event: an unverified request cannot mint metrics.
-func (h *Handler) count(ctx context.Context, provider string, known bool, outcome map[webhook.Key]intake.Outcome, evs []webhook.Event, err error) {
+func (h *Handler) count(ctx context.Context, name string, known bool, outcome map[webhook.Key]intake.Outcome, evs []webhook.Event, err error) {
 	if !known {
-		provider = ""
+		name = ""
 	}
 	if err == nil {
 		for _, ev := range evs {
-			d := metrics.Dims{Provider: provider, EventType: ev.Type}
+			d := metrics.Dims{Provider: name, EventType: ev.Type}
 			if outcome[ev.Key()] == intake.Duplicate {
 				h.cfg.Metrics.EmitContext(ctx, d, metrics.Counted(metrics.Received, 1), metrics.Counted(metrics.Duplicate, 1))
 			} else {
@@ -224,11 +224,11 @@ func (h *Handler) count(ctx context.Context, provider string, known bool, outcom
 		}
 		return
 	}
-	if reason := verify.Reason(err); reason != "" && len(evs) == 0 {
-		h.cfg.Metrics.EmitContext(ctx, metrics.Dims{Provider: provider, Reason: reason}, metrics.Counted(metrics.VerifyFailed, 1))
+	if reason := provider.Reason(err); reason != "" && len(evs) == 0 {
+		h.cfg.Metrics.EmitContext(ctx, metrics.Dims{Provider: name, Reason: reason}, metrics.Counted(metrics.VerifyFailed, 1))
 		return
 	}
-	d := metrics.Dims{Provider: provider}
+	d := metrics.Dims{Provider: name}
 	if len(evs) > 0 {
 		d.EventType = evs[0].Type
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
 
@@ -212,7 +214,7 @@ func TestBodyLimitIsWhatLambdaReceives(t *testing.T) {
 		t.Fatalf("DefaultMaxBodyBytes = %d, want 6 MiB less 32 KiB of envelope", receiver.DefaultMaxBodyBytes)
 	}
 	body := padded(verifytest.StripeEvent("checkout.session.completed", "evt_limit", now.Add(-time.Second)), receiver.DefaultMaxBodyBytes)
-	atLimit := request(body, verifytest.SignStripe(body, now, secret))
+	atLimit := request(body, stripe.SignatureHeader(body, now, secret))
 	if len(atLimit.Body) != receiver.DefaultMaxBodyBytes {
 		t.Fatalf("body of %d bytes, want %d", len(atLimit.Body), receiver.DefaultMaxBodyBytes)
 	}

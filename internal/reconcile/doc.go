@@ -12,10 +12,12 @@
 //     the sparse "pending" index without scanning the table, shard by
 //     shard with a per-shard budget, starting at a shard that rotates
 //     every minute, so one busy shard cannot starve the others.
-//   - Missed events, from each configured source (Sources), each with a
-//     checkpoint of its own and run whatever the others did. A Lister
-//     (Stripe's /v1/events, only the types the business handles;
-//     GitHubDeliveries; ShopifyOrders) is read about a page at a time
+//   - Missed events, from each provider's source (Source, which the
+//     provider's package builds: provider.Provider.Reconciler), each with
+//     a checkpoint of its own and run whatever the others did. A
+//     provider.Lister (Stripe's /v1/events, only the types the business
+//     handles; GitHub's hook deliveries; Shopify's paid orders) is read
+//     about a page at a time
 //     since its checkpoint, oldest first; each event is claimed and
 //     enqueued through the receiver's own path (package intake), so an
 //     event that never arrived as a webhook is processed, and one that did
@@ -24,7 +26,7 @@
 //     handled. An event that fails in Config.MaxTries runs while later
 //     events are accepted is recorded (a "skipped#<key>" item beside the
 //     checkpoint), logged and counted, and the checkpoint moves past it.
-//     A Sweeper (GoPaySweep) fetches again, a budget a run, the objects
+//     A provider.Sweeper (GoPay's) fetches again, a budget a run, the objects
 //     last seen in a state that is not final, and hands each one that
 //     changed to the intake as its notification would.
 //

@@ -13,9 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookinbox/hookinbox/internal/intake"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -55,7 +56,6 @@ type (
 		Send(ctx context.Context, env webhook.Envelope) error
 	}
 	eventSource interface {
-		Provider() string
 		Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error)
 	}
 	checkpoints interface {
@@ -70,7 +70,7 @@ type (
 // through an intake of its own (on cfg's clock) that sends to q too.
 func fromStripe(p *pipelinetest.Pipeline, cfg reconcile.Config, q envelopeSender, source eventSource, cps checkpoints, log *slog.Logger) *reconcile.Handler {
 	in := intake.New(intake.Config{FromProviderAPI: true, Now: cfg.Now}, p.Inbox, q, nil)
-	return reconcile.New(cfg, p.Inbox, q, in, reconcile.Sources{Lists: []reconcile.Lister{source}}, cps, log)
+	return reconcile.New(cfg, p.Inbox, q, in, []reconcile.Source{{Provider: "stripe", Source: provider.Source{List: source}}}, cps, log)
 }
 
 // countingSender passes sends on to inner and counts, per key, those that
@@ -144,7 +144,7 @@ func (c *clock) Set(t time.Time) {
 
 // pagedSource records how many events each Next returned.
 type pagedSource struct {
-	*stripeapi.Events
+	*stripe.Events
 	mu    sync.Mutex
 	sizes []int
 }

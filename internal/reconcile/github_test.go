@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/github"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -16,7 +18,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -47,7 +48,7 @@ func TestGitHubDeliveriesThatFailedAreClaimedOnceFromTheirRecords(t *testing.T) 
 	for i := range 30 {
 		guid := fmt.Sprintf("9f1c2d3e-0000-4000-8000-%012d", i)
 		body := fmt.Appendf(nil, `{"action":"opened","issue":{"number":%d},"repository":{"full_name":"acme/shop"}}`, i)
-		headers := verifytest.GitHubHeaders(body, pipelinetest.GitHubSecret, guid, "issues")
+		headers := github.Headers(body, pipelinetest.GitHubSecret, guid, "issues")
 		key := webhook.NewKey("github", guid)
 		all = append(all, key)
 		status := 200

@@ -12,8 +12,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -137,7 +137,7 @@ func TestGoPayPaymentKnownLateIsFoundByTheReconciler(t *testing.T) {
 	}
 
 	fetched := s.GoPay.Fetches(id)
-	for range reconcile.GoPayUnknownSweeps + 1 {
+	for range gopay.UnknownSweeps + 1 {
 		sum, err := run(ctx)
 		if err != nil {
 			t.Fatalf("reconciler: %v\n%+v", err, sum)
@@ -149,8 +149,8 @@ func TestGoPayPaymentKnownLateIsFoundByTheReconciler(t *testing.T) {
 	if n := s.GoPay.Fetches(id); n != fetched {
 		t.Errorf("the paid payment was fetched %d more times by the sweep, want none", n-fetched)
 	}
-	if n := s.GoPay.Fetches(madeUp); n != 2+reconcile.GoPayUnknownSweeps {
-		t.Errorf("made-up id fetched %d times, want 2 by the processor and %d by the sweep", n, reconcile.GoPayUnknownSweeps)
+	if n := s.GoPay.Fetches(madeUp); n != 2+gopay.UnknownSweeps {
+		t.Errorf("made-up id fetched %d times, want 2 by the processor and %d by the sweep", n, gopay.UnknownSweeps)
 	}
 	if it, err := s.Inbox.Get(ctx, webhook.NewKey("gopay", "3000009002")); err != nil || it.Status != inbox.Ignored {
 		t.Errorf("made-up id: %+v, %v; want still IGNORED", it, err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/internal/gopayapi"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
@@ -15,8 +14,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
-	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -103,17 +102,18 @@ func TestAGoPayPaymentNotFinalAfterItsMaxAgeIsDropped(t *testing.T) {
 		t.Fatalf("notification: %d %s", resp.StatusCode, resp.Body)
 	}
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllFinal(t, []webhook.Key{key}) })
-	sweep := &reconcile.GoPaySweep{
-		Watch: &reconcile.GoPayWatch{DB: s.DynamoDB, Table: s.Stack.Tables["InboxTable"]},
-		Fetch: gopayapi.Payments(pipeline.GoPayClientID, secrets.Static(pipeline.GoPayClientSecret), s.Endpoints["GOPAY_API_URL"], nil),
+	sweep := &gopay.Sweeper{
+		Watch: &gopay.Watch{DB: s.DynamoDB, Table: s.Stack.Tables["InboxTable"]},
+		Fetch: gopay.Payments(pipeline.GoPayClientID, secrets.Static(pipeline.GoPayClientSecret), s.Endpoints["GOPAY_API_URL"], nil),
 	}
 	in := intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, s.Events, nil)
+	accept := func(ctx context.Context, ev webhook.Event) error { _, err := in.Accept(ctx, ev); return err }
 	fetched := s.GoPay.Fetches(3000007002)
-	sw, err := sweep.Sweep(ctx, time.Now().Add(8*24*time.Hour), in, func() bool { return false })
+	sw, err := sweep.Sweep(ctx, time.Now().Add(8*24*time.Hour), accept, func() bool { return false })
 	if err != nil || sw.Skipped != 1 || sw.Fetched != 0 {
 		t.Fatalf("sweep 8 days on: %+v, %v; want the payment dropped unfetched", sw, err)
 	}
-	sw, err = sweep.Sweep(ctx, time.Now(), in, func() bool { return false })
+	sw, err = sweep.Sweep(ctx, time.Now(), accept, func() bool { return false })
 	if err != nil || sw.Fetched != 0 || sw.Skipped != 0 {
 		t.Errorf("next sweep: %+v, %v; want nothing watched", sw, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -28,10 +29,9 @@ type Config struct {
 	// busy shard cannot starve the others. Default 512 (64 a shard).
 	Limit int
 	// Lookback is how far back the first run (no checkpoint) lists
-	// events. Default 0: from the first run on.
+	// events, for a source without a Lookback of its own. Default 0: from
+	// the first run on.
 	Lookback time.Duration
-	// Lookbacks replace Lookback for the providers they name.
-	Lookbacks map[string]time.Duration
 	// Settle is how old an event must be before the reconciler claims it,
 	// and how far behind now the checkpoint stays: a webhook on its way is
 	// not counted as missed, and an event the provider lists a little late
@@ -84,44 +84,16 @@ type Accepter interface {
 	Accept(ctx context.Context, ev webhook.Event) (intake.Outcome, error)
 }
 
-// Lister lists a provider's events about a page at a time: Next returns
-// those created in [from, upTo), oldest first, for some upTo in (from,
-// to]. stripeapi.Events, GitHubDeliveries and ShopifyOrders are listers.
-type Lister interface {
-	Provider() string
-	Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error)
+// Source is one provider's reconcile source (provider.Source: a
+// provider.Lister or provider.Sweeper) under the provider's name; each
+// keeps its own checkpoint.
+type Source struct {
+	Provider string
+	provider.Source
 }
 
-// keyedApart is a Lister whose events are keyed apart from their
-// webhooks' (ShopifyOrders: the API does not give the webhook's event
-// id): what it claims is counted as FromAPI, not Missed, since the
-// webhook may have come, and the business keys their effects so they
-// apply once.
-type keyedApart interface{ KeyedApart() bool }
-
-// Sweeper is a provider whose unfinished objects are fetched again until
-// they are final (GoPay payments): Sweep fetches up to its budget, hands
-// each change to in, and says what it did. It keeps its own place.
-type Sweeper interface {
-	Provider() string
-	Sweep(ctx context.Context, now time.Time, in Accepter, late func() bool) (Swept, error)
-}
-
-// Swept is what one Sweep did.
-type Swept struct {
-	Fetched int       // objects fetched from the provider's API
-	Missed  int       // of those, changed without a notification: handed to the intake
-	Skipped int       // watched too long without becoming final: dropped
-	Since   time.Time // when the sweep now under way started: every object watched before it was fetched since
-	Events  []Line
-}
-
-// Sources are the providers a Handler reconciles; each is off unless
-// given, and each keeps its own checkpoint.
-type Sources struct {
-	Lists  []Lister
-	Sweeps []Sweeper
-}
+// Line is one claim or event the run acted on.
+type Line = provider.Line
 
 // checkpointStore keeps, per provider, the time before which every event
 // has been handled, and the events skipped.
@@ -137,34 +109,26 @@ type Handler struct {
 	store       pendingStore
 	events      sender
 	intake      Accepter
-	sources     Sources
+	sources     []Source
 	checkpoints checkpointStore
 	log         *slog.Logger
 }
 
 // New returns a Handler. With no sources, intake and checkpoints may be
 // nil: the run then only re-enqueues stuck claims.
-func New(cfg Config, store pendingStore, events sender, in Accepter, sources Sources, checkpoints checkpointStore, log *slog.Logger) *Handler {
+func New(cfg Config, store pendingStore, events sender, in Accepter, sources []Source, checkpoints checkpointStore, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Handler{cfg: cfg.withDefaults(), store: store, events: events, intake: in, sources: sources, checkpoints: checkpoints, log: log}
 }
 
-// Line is one claim or event the run acted on.
-type Line struct {
-	Key     string `json:"key"`
-	Type    string `json:"type,omitempty"`
-	Outcome string `json:"outcome"`
-	Note    string `json:"note,omitempty"`
-}
-
 // Outcomes in Line.Outcome.
 const (
-	Reenqueued = "re-enqueued" // a stuck claim, or a lease long overdue, got a new message
-	Claimed    = "claimed"     // an event that never arrived, now claimed and enqueued
-	Failed     = "failed"      // see Note; the next run tries again
-	Skipped    = "skipped"     // failed in MaxTries runs; recorded, and the checkpoint moved past it
+	Reenqueued = "re-enqueued"    // a stuck claim, or a lease long overdue, got a new message
+	Claimed    = provider.Claimed // an event that never arrived, now claimed and enqueued
+	Failed     = provider.Failed  // see Note; the next run tries again
+	Skipped    = provider.Skipped // failed in MaxTries runs; recorded, and the checkpoint moved past it
 )
 
 // Summary is what one run did.
@@ -212,28 +176,35 @@ func (h *Handler) Run(ctx context.Context) (Summary, error) {
 	}
 	// Each source runs whatever the others did: one failing provider
 	// does not keep the others' missed events away.
-	for _, src := range h.sources.Lists {
+	for _, src := range h.sources {
+		if src.List == nil {
+			continue
+		}
 		before := s
 		s.Checkpoint = time.Time{}
 		err := h.missed(ctx, now, src, &s)
-		pr := ProviderRun{Provider: src.Provider(), Listed: s.Listed - before.Listed, Missed: s.Missed - before.Missed, FromAPI: s.FromAPI - before.FromAPI,
+		pr := ProviderRun{Provider: src.Provider, Listed: s.Listed - before.Listed, Missed: s.Missed - before.Missed, FromAPI: s.FromAPI - before.FromAPI,
 			Skipped: s.Skipped - before.Skipped, Checkpoint: s.Checkpoint}
 		if err != nil {
 			pr.Errors = 1
-			errs = append(errs, fmt.Errorf("%s: %w", src.Provider(), err))
+			errs = append(errs, fmt.Errorf("%s: %w", src.Provider, err))
 		}
 		s.Providers = append(s.Providers, pr)
 	}
-	for _, src := range h.sources.Sweeps {
-		sw, err := src.Sweep(ctx, now, h.intake, func() bool { return h.late(ctx) })
+	accept := func(ctx context.Context, ev webhook.Event) error { _, err := h.intake.Accept(ctx, ev); return err }
+	for _, src := range h.sources {
+		if src.Sweep == nil {
+			continue
+		}
+		sw, err := src.Sweep.Sweep(ctx, now, accept, func() bool { return h.late(ctx) })
 		s.Listed += sw.Fetched
 		s.Missed += sw.Missed
 		s.Skipped += sw.Skipped
 		s.Events = append(s.Events, sw.Events...)
-		pr := ProviderRun{Provider: src.Provider(), Listed: sw.Fetched, Missed: sw.Missed, Skipped: sw.Skipped, Checkpoint: sw.Since}
+		pr := ProviderRun{Provider: src.Provider, Listed: sw.Fetched, Missed: sw.Missed, Skipped: sw.Skipped, Checkpoint: sw.Since}
 		if err != nil {
 			pr.Errors = 1
-			errs = append(errs, fmt.Errorf("%s: %w", src.Provider(), err))
+			errs = append(errs, fmt.Errorf("%s: %w", src.Provider, err))
 		}
 		s.Providers = append(s.Providers, pr)
 	}
@@ -344,18 +315,13 @@ func (h *Handler) reenqueue(ctx context.Context, it inbox.Item, cutoff, now time
 // the path itself (a second failure stops the run). An event that has
 // failed in MaxTries runs while later events were accepted is recorded
 // and skipped, so the checkpoint moves past it.
-func (h *Handler) missed(ctx context.Context, now time.Time, source Lister, s *Summary) error {
-	provider := source.Provider()
-	cp, ok, err := h.checkpoints.Load(ctx, provider)
+func (h *Handler) missed(ctx context.Context, now time.Time, source Source, s *Summary) error {
+	cp, ok, err := h.checkpoints.Load(ctx, source.Provider)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		lookback, ok := h.cfg.Lookbacks[provider]
-		if !ok {
-			lookback = h.cfg.Lookback
-		}
-		cp = Checkpoint{At: now.Add(-max(lookback, 0))}
+		cp = Checkpoint{At: now.Add(-max(cmp.Or(source.Lookback, h.cfg.Lookback), 0))}
 	}
 	from := cp.At.Truncate(time.Second)
 	s.Checkpoint = from
@@ -367,24 +333,21 @@ func (h *Handler) missed(ctx context.Context, now time.Time, source Lister, s *S
 	if to.Sub(from) > h.cfg.MaxSpan {
 		to = from.Add(h.cfg.MaxSpan)
 	}
-	p := &pass{h: h, provider: provider, was: cp, s: s}
-	if k, ok := source.(keyedApart); ok {
-		p.keyedApart = k.KeyedApart()
-	}
+	p := &pass{h: h, provider: source.Provider, was: cp, s: s, keyedApart: source.KeyedApart}
 	for from.Before(to) && !p.stop {
 		if h.late(ctx) {
 			p.halt(from, fmt.Errorf("stopped at %s: the function is about to time out; the next run goes on from there", from.Format(time.RFC3339)))
 			break
 		}
-		evs, upTo, err := source.Next(ctx, from, to)
+		evs, upTo, err := source.List.Next(ctx, from, to)
 		if err != nil {
-			p.halt(from, fmt.Errorf("list %s events since %s: %w", provider, from.Format(time.RFC3339), err))
+			p.halt(from, fmt.Errorf("list %s events since %s: %w", source.Provider, from.Format(time.RFC3339), err))
 			break
 		}
 		s.Listed += len(evs)
 		s.Pages++
 		p.page(ctx, evs, upTo)
-		if err := h.checkpoints.Save(ctx, provider, p.checkpoint()); err != nil {
+		if err := h.checkpoints.Save(ctx, source.Provider, p.checkpoint()); err != nil {
 			return errors.Join(p.err, err)
 		}
 		s.Checkpoint = p.checkpoint().At
@@ -392,7 +355,7 @@ func (h *Handler) missed(ctx context.Context, now time.Time, source Lister, s *S
 	}
 	if p.stop && p.failed == "" {
 		// Stopped before anything failed: save where it stopped.
-		if err := h.checkpoints.Save(ctx, provider, p.checkpoint()); err != nil {
+		if err := h.checkpoints.Save(ctx, source.Provider, p.checkpoint()); err != nil {
 			return errors.Join(p.err, err)
 		}
 		s.Checkpoint = p.checkpoint().At

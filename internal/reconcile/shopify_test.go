@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/shopify"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/shop"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -36,7 +37,7 @@ func TestShopifyPaidOrdersWhoseWebhookWasLostAreAppliedOnce(t *testing.T) {
 	body := fmt.Appendf(nil, `{"id":%d,"financial_status":"paid","total_price":"20.00","currency":"EUR","customer":{"id":%d},"line_items":[{"sku":"TEE-S","variant_id":808950002,"quantity":1}]}`,
 		came.ID, came.CustomerID)
 	webhookKey := webhook.NewKey("shopify", "b7e3a1c2-0001")
-	req := lambdalocal.WebhookEvent("shopify", "POST", verifytest.ShopifyHeaders(body, pipelinetest.ShopifySecret, webhookKey.EventID(), "orders/paid", came.UpdatedAt), body)
+	req := lambdalocal.WebhookEvent("shopify", "POST", shopify.Headers(body, pipelinetest.ShopifySecret, webhookKey.EventID(), "orders/paid", came.UpdatedAt), body)
 	if resp := s.Send(t, req); resp.StatusCode != 200 {
 		t.Fatalf("orders/paid: %d %s", resp.StatusCode, resp.Body)
 	}

@@ -12,7 +12,7 @@ import (
 	stripesub "github.com/stripe/stripe-go/v76/subscription"
 
 	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -67,13 +67,13 @@ type InvoiceRequest struct {
 // through the queue, and errors are returned. Invoices are created as
 // drafts (auto_advance false): the checkout already took the payment, so
 // Stripe must not finalize and charge them.
-func NewStripeBilling(keys *secrets.Rotating, apiURL string, httpClient *http.Client) Billing {
+func NewStripeBilling(keys provider.Secret, apiURL string, httpClient *http.Client) Billing {
 	return &stripeBilling{backend: stripeapi.NewBackend(apiURL, httpClient, 0), keys: keys}
 }
 
 type stripeBilling struct {
 	backend stripe.Backend
-	keys    *secrets.Rotating
+	keys    provider.Secret
 }
 
 // CreateInvoice first looks for an invoice of req.Customer, created since

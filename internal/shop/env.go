@@ -10,6 +10,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
 // Settings is the example shop's part of the processor function's
@@ -33,11 +34,14 @@ func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (p
 		MailFrom:        r.Required("MAIL_FROM"),
 		StripeAPIKey:    r.List("STRIPE_API_KEY"),
 		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
-		StripeAPIURL:    r.String("STRIPE_API_URL", stripeapi.DefaultURL),
+		StripeAPIURL:    r.String("STRIPE_API_URL", stripe.DefaultAPIURL),
 	}
 	maxAge := r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge)
 	reload := r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval)
-	apiKey := stripeapi.KeyFromContext(ctx) // the processor's, when processorfn builds the shop
+	apiKey, err := stripe.KeyFromContext(ctx) // the processor's, when processorfn builds the shop
+	if err != nil {
+		return nil, err
+	}
 	if apiKey == nil && len(s.StripeAPIKey) == 0 && s.StripeAPIKeyARN == "" {
 		r.Problem("set STRIPE_API_KEY or STRIPE_API_KEY_ARN (the shop creates invoices and reads subscriptions)")
 	}
@@ -49,7 +53,6 @@ func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (p
 		return nil, err
 	}
 	if apiKey == nil {
-		var err error
 		if apiKey, err = stripeapi.Key(ctx, cfg, s.StripeAPIKey, s.StripeAPIKeyARN, maxAge, reload); err != nil {
 			return nil, err
 		}

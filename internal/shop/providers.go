@@ -53,10 +53,10 @@ const (
 	effectAccruePoints   = "accrue-loyalty-points"
 )
 
-// Order is a payment the shop recorded from Adyen or GoPay.
+// Order is a payment the shop recorded from Adyen, GoPay, Paddle or Mollie.
 type Order struct {
 	Provider  string `json:"provider"`
-	Payment   string `json:"payment"`   // Adyen's pspReference of the payment, GoPay's payment id
+	Payment   string `json:"payment"`   // Adyen's pspReference, GoPay's or Mollie's payment id, Paddle's transaction id
 	Reference string `json:"reference"` // the merchant's order reference
 	Status    string `json:"status"`    // paid or refunded
 	Amount    int64  `json:"amount"`    // minor units

@@ -5,12 +5,18 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/adyen"
+	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/shop/shopevents"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/provider/mollie"
+	"github.com/hookinbox/hookinbox/provider/paddle"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -52,11 +58,13 @@ func New(cfg Config, db dynamoDB, mail Mailer, billing Billing) *Shop {
 	// payload is read: a type not listed here is IGNORED, whatever its
 	// body holds (GitHub's and Standard Webhooks' events all are).
 	s.mux = processorfn.NewMux().
-		On(verify.StripeProvider, s.checkoutCompleted, shopevents.CheckoutCompleted, shopevents.CheckoutAsyncPaid).
-		On(verify.StripeProvider, s.subscriptionChanged, shopevents.SubscriptionCreated, shopevents.SubscriptionUpdated, shopevents.SubscriptionDeleted).
-		On(verify.AdyenProvider, s.adyenNotification, adyenAuthorisation, adyenRefund).
-		On(verify.GoPayProvider, s.gopayPayment, verify.GoPayNotification).
-		On(verify.ShopifyProvider, s.shopifyOrder, "orders/paid", "orders/create", "orders/updated")
+		On(stripe.Name, s.checkoutCompleted, shopevents.CheckoutCompleted, shopevents.CheckoutAsyncPaid).
+		On(stripe.Name, s.subscriptionChanged, shopevents.SubscriptionCreated, shopevents.SubscriptionUpdated, shopevents.SubscriptionDeleted).
+		On(adyen.Name, s.adyenNotification, adyenAuthorisation, adyenRefund).
+		On(gopay.Name, s.gopayPayment, gopay.Notification).
+		On(shopify.Name, s.shopifyOrder, "orders/paid", "orders/create", "orders/updated").
+		On(paddle.Name, s.paddleTransaction, paddleCompleted).
+		On(mollie.Name, s.molliePayment, mollie.Notification)
 	return s
 }
 

@@ -61,8 +61,8 @@ type State struct {
 	Subscriptions []Subscription `json:"subscriptions"`
 	Emails        []Email        `json:"emails"`
 	Invoices      []Invoice      `json:"invoices"`
-	// Orders, Stock and Loyalty are what the Adyen, GoPay and Shopify
-	// events recorded (see providers.go).
+	// Orders, Stock and Loyalty are what the other providers' events
+	// recorded (see providers.go, paddle.go, mollie.go).
 	Orders  []Order `json:"orders,omitempty"`
 	Stock   []Level `json:"stock,omitempty"`   // per SKU, the change in stock
 	Loyalty []Level `json:"loyalty,omitempty"` // per Shopify customer, the points

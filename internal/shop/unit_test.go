@@ -13,10 +13,10 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -68,7 +68,9 @@ func TestConfigValidate(t *testing.T) {
 func TestFromEnvTakesTheProcessorsStripeKey(t *testing.T) {
 	env := map[string]string{"SHOP_TABLE": "shop", "MAIL_FROM": "shop@example.com"}
 	getenv := func(k string) string { return env[k] }
-	ctx := stripeapi.ContextWithKey(context.Background(), secrets.Static("sk_test_1"))
+	ctx := provider.ContextWithEnv(context.Background(), &provider.Env{Getenv: func(k string) string {
+		return map[string]string{"STRIPE_API_KEY": "sk_test_1"}[k]
+	}})
 	if _, err := FromEnv(ctx, aws.Config{Region: "us-east-1"}, getenv); err != nil {
 		t.Errorf("FromEnv with the processor's key and no STRIPE_API_KEY: %v", err)
 	}

@@ -17,12 +17,14 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -63,24 +65,24 @@ func (h *Handler) Handle(ctx context.Context, ev events.EventBridgeEvent) error 
 	log := h.log.With("eventbridge_id", ev.ID, "detail_type", ev.DetailType)
 	if !strings.HasPrefix(ev.Source, SourcePrefix) {
 		log.Error("eventbridge event refused: not from a Stripe partner event source", "reason", "unknown-source")
-		h.metrics.Emit(metrics.Dims{Provider: verify.StripeProvider, Reason: "unknown-source"}, metrics.Counted(metrics.VerifyFailed, 1))
+		h.metrics.Emit(metrics.Dims{Provider: stripe.Name, Reason: "unknown-source"}, metrics.Counted(metrics.VerifyFailed, 1))
 		return nil
 	}
-	se, err := verify.ParseStripeEvent(ev.Detail)
+	se, err := stripe.ParseEvent(ev.Detail)
 	if err != nil {
-		reason := verify.Reason(err)
+		reason := provider.Reason(err)
 		log.Error("eventbridge event refused: its detail is not a Stripe event", "reason", reason, "error", logs.RedactError(err))
-		h.metrics.Emit(metrics.Dims{Provider: verify.StripeProvider, Reason: reason}, metrics.Counted(metrics.VerifyFailed, 1))
+		h.metrics.Emit(metrics.Dims{Provider: stripe.Name, Reason: reason}, metrics.Counted(metrics.VerifyFailed, 1))
 		return nil
 	}
 	log = log.With("key", se.Key().String(), "type", se.Type)
 	outcome, err := h.intake.Accept(ctx, se)
 	if err != nil {
 		log.Error("eventbridge event not claimed; EventBridge retries", "reason", err.Error())
-		h.metrics.Emit(metrics.Dims{Provider: verify.StripeProvider}, metrics.Counted(metrics.IntakeErrors, 1))
+		h.metrics.Emit(metrics.Dims{Provider: stripe.Name}, metrics.Counted(metrics.IntakeErrors, 1))
 		return fmt.Errorf("claim %s: %w", se.Key(), err)
 	}
-	d := metrics.Dims{Provider: verify.StripeProvider, EventType: se.Type}
+	d := metrics.Dims{Provider: stripe.Name, EventType: se.Type}
 	if outcome == intake.Duplicate {
 		h.metrics.Emit(d, metrics.Counted(metrics.Received, 1), metrics.Counted(metrics.Duplicate, 1))
 	} else {

@@ -2,8 +2,10 @@
 // the way a team keeps theirs: on a completed Stripe checkout it keeps the
 // customer in its own table, by email, and tells a CRM about them; on a
 // paid Shopify order it tells the CRM about the order, with the Stripe
-// customer of the order's email when a checkout saved one. Each CRM call and
-// each write is an effect of hookinbox's ledger.
+// customer of the order's email when a checkout saved one; on a shipment
+// the warehouse dispatched (this module's own provider, package
+// warehouse) it tells the CRM about the shipment. Each CRM call and each
+// write is an effect of hookinbox's ledger.
 //
 // Guarantees: the CRM gets one request per checkout event and one per
 // paid order however often the provider delivers it and wherever an
@@ -33,6 +35,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stripe/stripe-go/v76"
 
+	"example.com/custom-business/warehouse"
+
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/processorfn"
 	"github.com/hookinbox/hookinbox/stripeevent"
@@ -42,9 +46,10 @@ import (
 // The ledger names of the effects. Never rename an effect: a new name
 // runs again on replay.
 const (
-	EffectNotify = "crm-notify"   // POST <CRM_URL>/contacts
-	EffectSave   = "save-contact" // the contact in the contacts table
-	EffectOrder  = "crm-order"    // POST <CRM_URL>/orders
+	EffectNotify   = "crm-notify"   // POST <CRM_URL>/contacts
+	EffectSave     = "save-contact" // the contact in the contacts table
+	EffectOrder    = "crm-order"    // POST <CRM_URL>/orders
+	EffectShipment = "crm-shipment" // POST <CRM_URL>/shipments
 )
 
 // Table is what the business does with its contacts table; a
@@ -87,7 +92,31 @@ func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (p
 func (b *Business) Mux() *processorfn.Mux {
 	return processorfn.NewMux().
 		On("stripe", b.Checkout, "checkout.session.completed").
-		On("shopify", b.OrderPaid, "orders/paid")
+		On("shopify", b.OrderPaid, "orders/paid").
+		On(warehouse.Name, b.Shipped, "shipment.dispatched")
+}
+
+// Shipment is what the CRM receives about a dispatched shipment.
+type Shipment struct {
+	Order string `json:"order"`
+	Event string `json:"hookinbox_event"`
+}
+
+// Shipped tells the CRM about a shipment the warehouse dispatched.
+func (b *Business) Shipped(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
+	var s struct {
+		Order string `json:"order"`
+	}
+	if err := json.Unmarshal(ev.Raw, &s); err != nil || s.Order == "" {
+		return webhook.Permanent(fmt.Errorf("warehouse %s: not a shipment of an order: %v", ev.Key(), err))
+	}
+	return effects.DoResult(ctx, fx, EffectShipment, func(ctx context.Context, idempotencyKey string) (string, error) {
+		var out struct {
+			ID string `json:"id"`
+		}
+		err := b.Post(ctx, "/shipments", Shipment{Order: s.Order, Event: string(ev.Key())}, idempotencyKey, &out)
+		return out.ID, err
+	})
 }
 
 // Contact is what the CRM receives about a customer.

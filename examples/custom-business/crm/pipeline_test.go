@@ -18,10 +18,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"example.com/custom-business/crm"
+	"example.com/custom-business/warehouse"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/hookinboxtest"
 	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -31,7 +33,11 @@ func pipeline(t *testing.T, build processorfn.BusinessBuilder) (*hookinboxtest.P
 	f := &fakeCRM{}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	return hookinboxtest.NewWith(t, hookinboxtest.Options{Business: build, Parameters: map[string]string{"CrmUrl": srv.URL}}), f
+	return hookinboxtest.NewWith(t, hookinboxtest.Options{
+		Business: build, Parameters: map[string]string{"CrmUrl": srv.URL},
+		// This module's own provider, as its functions' mains add it.
+		Providers: []provider.Provider{warehouse.Provider{}},
+	}), f
 }
 
 // TestPipeline runs hookinbox's receiver → SQS → processor on the local
@@ -83,6 +89,41 @@ func TestPipeline(t *testing.T) {
 	})
 	if err != nil || !strings.HasPrefix(attr(out.Item, "customer"), "cus_") {
 		t.Errorf("contacts table: %v, %v; want the checkout's customer", out, err)
+	}
+}
+
+// TestWarehouseShipmentsReachTheCRMOnce: this module's own provider,
+// added as the functions' mains add it, is signed by hookinboxtest as the
+// warehouse signs, verified by the receiver, and handled by the business:
+// each shipment delivered twice reaches the CRM once.
+func TestWarehouseShipmentsReachTheCRMOnce(t *testing.T) {
+	p, f := pipeline(t, crm.FromEnv)
+	var keys []webhook.Key
+	for i := range 3 {
+		ev := hookinboxtest.Event{Provider: warehouse.Name, ID: fmt.Sprintf("wh_evt_%d_%d", time.Now().UnixNano(), i), Type: "shipment.dispatched"}
+		ev.Body = fmt.Appendf(nil, `{"id":%q,"type":"shipment.dispatched","created":"2026-12-01T10:00:00Z","order":"10%d"}`, ev.ID, i)
+		if got := p.Deliver(t, ev); got != "accepted" {
+			t.Fatalf("%s: %s, want accepted", ev.Key(), got)
+		}
+		if got := p.Deliver(t, ev); got != "duplicate" {
+			t.Fatalf("%s again: %s, want duplicate", ev.Key(), got)
+		}
+		keys = append(keys, ev.Key())
+	}
+	p.ProcessUntil(t, time.Minute, func() bool { return p.AllFinished(t, keys) })
+	shipments := 0
+	for _, c := range f.Calls() {
+		if strings.HasPrefix(c, "/shipments ") {
+			shipments++
+		}
+	}
+	for _, k := range keys {
+		if got := p.Status(t, k); got != "DONE" {
+			t.Errorf("%s is %s, want DONE", k, got)
+		}
+	}
+	if shipments != len(keys) {
+		t.Errorf("the CRM got %d shipments, want %d", shipments, len(keys))
 	}
 }
 

@@ -10,17 +10,16 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/receiver"
-	"github.com/hookinbox/hookinbox/internal/verify"
+	"github.com/hookinbox/hookinbox/provider"
 )
 
 // Settings is the receiver function's environment, as template.yaml sets it.
 type Settings struct {
 	lambdafn.Inbox
-	// Secrets holds, for each enabled provider (see verify.Specs), its
+	// Secrets holds, for each enabled provider of the registry, its
 	// secrets given inline or the ARN of the Secrets Manager secret
 	// holding them. A provider whose variables are both empty is disabled.
-	Secrets   map[string]ProviderSecrets
-	Tolerance time.Duration // STRIPE_TOLERANCE, default 300s
+	Secrets map[string]ProviderSecrets
 	// MAX_BODY_BYTES, default receiver.DefaultMaxBodyBytes (the most
 	// Lambda can receive), or inbox.MaxPayloadBytes without BODY_BUCKET.
 	MaxBodyBytes int64
@@ -35,14 +34,14 @@ type ProviderSecrets struct {
 	ARN    string   // <SecretEnv>_ARN, read when Inline is empty
 }
 
-// LoadSettings reads the settings through getenv, reporting every missing
-// or invalid key in one error. At least one provider must be enabled.
-func LoadSettings(getenv func(string) string) (Settings, error) {
+// LoadSettings reads the settings of reg's providers through getenv,
+// reporting every missing or invalid key in one error. At least one
+// provider must be enabled.
+func LoadSettings(getenv func(string) string, reg *provider.Registry) (Settings, error) {
 	r := envconfig.New(getenv)
 	s := Settings{
 		Inbox:        lambdafn.ReadInbox(r),
 		Secrets:      map[string]ProviderSecrets{},
-		Tolerance:    r.Duration("STRIPE_TOLERANCE", 300*time.Second),
 		Grace:        r.Duration("REENQUEUE_GRACE", intake.DefaultGrace),
 		SecretMaxAge: r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
 		SecretReload: r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
@@ -53,16 +52,17 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	}
 	s.MaxBodyBytes = r.Int("MAX_BODY_BYTES", maxBody)
 	var names []string
-	for _, spec := range verify.Specs {
-		inline, err := secrets.Parse(r.String(spec.SecretEnv, ""))
+	for _, p := range reg.All() {
+		env := p.Webhook().SecretEnv
+		inline, err := secrets.Parse(r.String(env, ""))
 		if err != nil {
-			r.Problem("%s: %v", spec.SecretEnv, err)
+			r.Problem("%s: %v", env, err)
 		}
-		ps := ProviderSecrets{Inline: inline, ARN: r.String(spec.SecretEnv+"_ARN", "")}
+		ps := ProviderSecrets{Inline: inline, ARN: r.String(env+"_ARN", "")}
 		if len(ps.Inline) > 0 || ps.ARN != "" {
-			s.Secrets[spec.Name] = ps
+			s.Secrets[p.Name()] = ps
 		}
-		names = append(names, spec.SecretEnv)
+		names = append(names, env)
 	}
 	if len(s.Secrets) == 0 {
 		r.Problem("no provider is enabled: set one of %s (comma-separated secrets) or its _ARN (a Secrets Manager secret holding them)",

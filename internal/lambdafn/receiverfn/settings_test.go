@@ -12,6 +12,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/builtin"
 )
 
 // TestMaxBodyBytesIsBoundedByWhereBodiesGo: with a body bucket the
@@ -38,7 +40,7 @@ func TestMaxBodyBytesIsBoundedByWhereBodiesGo(t *testing.T) {
 		{"no bucket: one byte over", "", strconv.Itoa(inbox.MaxPayloadBytes + 1), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := LoadSettings(env(tc.bucket, tc.value))
+			s, err := LoadSettings(env(tc.bucket, tc.value), builtinRegistry(t))
 			if tc.want == 0 {
 				if err == nil || !strings.Contains(err.Error(), "MAX_BODY_BYTES") {
 					t.Errorf("LoadSettings: %v, want MAX_BODY_BYTES refused", err)
@@ -87,4 +89,13 @@ func TestColdStartRefusesSecretsAListWouldShorten(t *testing.T) {
 			}
 		})
 	}
+}
+
+func builtinRegistry(t *testing.T) *provider.Registry {
+	t.Helper()
+	reg, err := builtin.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
 }

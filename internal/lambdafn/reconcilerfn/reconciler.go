@@ -4,6 +4,8 @@ package reconcilerfn
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -14,38 +16,72 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/builtin"
 )
 
-// Build builds the scheduled reconciler: stuck claims, and what each
-// configured source (buildSources) never delivered, claimed through the
-// receiver's own intake.
+// Build builds the scheduled reconciler of hookinbox's providers.
 func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
-	s, err := LoadSettings(getenv)
+	reg, err := builtin.Registry()
 	if err != nil {
 		return nil, err
 	}
-	rec, err := lambdafn.Recorder(getenv)
-	if err != nil {
-		return nil, err
+	return Builder(reg)(ctx, cfg, getenv, log)
+}
+
+// Builder returns the builder of the reconciler of reg's providers: stuck
+// claims, and what each provider's source configured (Sources) never
+// delivered, claimed through the receiver's own intake.
+func Builder(reg *provider.Registry) lambdafn.Builder {
+	return func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
+		r := envconfig.New(getenv)
+		in := lambdafn.ReadInbox(r)
+		stuckAfter := r.Duration("STUCK_AFTER", 15*time.Minute)
+		if err := r.Err(); err != nil {
+			return nil, err
+		}
+		rec, err := lambdafn.Recorder(getenv)
+		if err != nil {
+			return nil, err
+		}
+		db := dynamodb.NewFromConfig(cfg)
+		sources, err := Sources(ctx, &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: in.Table}, reg)
+		if err != nil {
+			return nil, err
+		}
+		store := inbox.NewDynamoDB(db, in.Table).WithBodies(inbox.BodiesFor(cfg, in.Bucket, in.S3PathStyle))
+		events := queue.New(sqs.NewFromConfig(cfg), in.QueueURL)
+		// Events from the API are re-enqueued by the duplicate path after
+		// the same wait as stuck claims, and their bytes differ from the
+		// webhook's.
+		claims := intake.New(intake.Config{Grace: stuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
+		h := reconcile.New(
+			reconcile.Config{StuckAfter: stuckAfter, Metrics: rec},
+			store, events, claims, sources,
+			reconcile.NewCheckpoints(db, in.Table),
+			log,
+		)
+		return h.Handle, nil
 	}
-	db := dynamodb.NewFromConfig(cfg)
-	store := inbox.NewDynamoDB(db, s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle))
-	sources, err := buildSources(ctx, cfg, s, store, db)
-	if err != nil {
-		return nil, err
+}
+
+// Sources returns the reconcile source of each provider of reg that has
+// one and whose settings in env turn it on; the error names every setting
+// missing or wrong, of every provider.
+func Sources(ctx context.Context, env *provider.Env, reg *provider.Registry) ([]reconcile.Source, error) {
+	var sources []reconcile.Source
+	var errs []error
+	for _, p := range reg.All() {
+		src, err := p.Reconciler(ctx, env)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s source: %w", p.Name(), err))
+		case src.List != nil || src.Sweep != nil:
+			sources = append(sources, reconcile.Source{Provider: p.Name(), Source: src})
+		}
 	}
-	events := queue.New(sqs.NewFromConfig(cfg), s.QueueURL)
-	// Events from the API are re-enqueued by the duplicate path after the
-	// same wait as stuck claims, and their bytes differ from the webhook's.
-	in := intake.New(intake.Config{Grace: s.StuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
-	h := reconcile.New(
-		reconcile.Config{StuckAfter: s.StuckAfter, Lookback: s.Lookback, Metrics: rec,
-			Lookbacks: map[string]time.Duration{"github": s.GitHubLookback, "shopify": s.ShopifyLookback}},
-		store, events, in, sources,
-		reconcile.NewCheckpoints(db, s.Table),
-		log,
-	)
-	return h.Handle, nil
+	return sources, errors.Join(errs...)
 }

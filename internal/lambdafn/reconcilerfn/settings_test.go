@@ -1,41 +1,49 @@
 package reconcilerfn
 
 import (
+	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
-func env(kv map[string]string) func(string) string {
+func sources(t *testing.T, kv map[string]string) ([]reconcile.Source, error) {
+	t.Helper()
+	reg, err := builtin.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
 	base := map[string]string{"INBOX_TABLE": "t", "EVENTS_QUEUE_URL": "q"}
 	for k, v := range kv {
 		base[k] = v
 	}
-	return func(k string) string { return base[k] }
+	return Sources(context.Background(), &provider.Env{Getenv: func(k string) string { return base[k] }}, reg)
 }
 
 // Every source is off unless configured; an inbox alone is enough.
 func TestEverySourceIsOffUnlessConfigured(t *testing.T) {
-	s, err := LoadSettings(env(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.StripeEnabled() || len(s.GitHubHooks) != 0 || s.ShopifyDomain != "" || s.GoPayEnabled() {
-		t.Errorf("sources on with an empty environment: %+v", s)
+	got, err := sources(t, nil)
+	if err != nil || len(got) != 0 {
+		t.Errorf("sources with an empty environment: %+v, %v", got, err)
 	}
 }
 
 // A source half configured is refused at start, naming what is missing.
 func TestSourcesHalfConfiguredAreRefused(t *testing.T) {
-	_, err := LoadSettings(env(map[string]string{
+	_, err := sources(t, map[string]string{
 		"STRIPE_API_KEY":         "sk_test_1",
 		"GITHUB_RECONCILE_HOOKS": "repos/acme/shop/hooks/1,acme/shop",
 		"SHOPIFY_SHOP_DOMAIN":    "https://x.myshopify.com",
 		"GOPAY_CLIENT_SECRET":    "s",
 		"GOPAY_RECONCILE_BUDGET": "5000",
-	}))
+	})
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -49,16 +57,25 @@ func TestSourcesHalfConfiguredAreRefused(t *testing.T) {
 
 // The Shopify endpoint defaults to the shop's own at the pinned version.
 func TestShopifyURLDefaultsToTheShops(t *testing.T) {
-	s, err := LoadSettings(env(map[string]string{"SHOPIFY_SHOP_DOMAIN": "acme.myshopify.com", "SHOPIFY_ADMIN_TOKEN": "shpat_1",
-		"STRIPE_API_KEY": "sk_test_1", "STRIPE_EVENT_TYPES": "invoice.paid, charge.refunded"}))
+	got, err := sources(t, map[string]string{"SHOPIFY_SHOP_DOMAIN": "acme.myshopify.com", "SHOPIFY_ADMIN_TOKEN": "shpat_1",
+		"STRIPE_API_KEY": "sk_test_1", "STRIPE_EVENT_TYPES": "invoice.paid, charge.refunded"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "https://acme.myshopify.com/admin/api/" + reconcile.ShopifyAPIVersion + "/graphql.json"; s.ShopifyAPIURL != want {
-		t.Errorf("SHOPIFY_API_URL = %q, want %q", s.ShopifyAPIURL, want)
+	for _, src := range got {
+		switch l := src.List.(type) {
+		case *shopify.ShopifyOrders:
+			if want := "https://acme.myshopify.com/admin/api/" + shopify.APIVersion + "/graphql.json"; l.URL != want {
+				t.Errorf("SHOPIFY_API_URL = %q, want %q", l.URL, want)
+			}
+		case *stripe.Events:
+			if got := strings.Join(l.Types, ","); got != "invoice.paid,charge.refunded" {
+				t.Errorf("STRIPE_EVENT_TYPES = %q", got)
+			}
+		}
 	}
-	if got := strings.Join(s.StripeEventTypes, ","); got != "invoice.paid,charge.refunded" {
-		t.Errorf("STRIPE_EVENT_TYPES = %q", got)
+	if len(got) != 2 {
+		t.Errorf("%d sources, want Stripe and Shopify", len(got))
 	}
 }
 
@@ -82,18 +99,25 @@ func TestSourceLookbacks(t *testing.T) {
 		{name: "negative", env: map[string]string{"SHOPIFY_RECONCILE_LOOKBACK": "-1h"}, wantErr: "SHOPIFY_RECONCILE_LOOKBACK"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := LoadSettings(env(tc.env))
+			env := map[string]string{"GITHUB_RECONCILE_HOOKS": "repos/acme/shop/hooks/1", "GITHUB_TOKEN": "ghp_1",
+				"SHOPIFY_SHOP_DOMAIN": "acme.myshopify.com", "SHOPIFY_ADMIN_TOKEN": "shpat_1"}
+			maps.Copy(env, tc.env)
+			got, err := sources(t, env)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("LoadSettings: %v, want an error saying %q", err, tc.wantErr)
+					t.Fatalf("sources: %v, want an error saying %q", err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.GitHubLookback != tc.wantGitHub || s.ShopifyLookback != tc.wantShopfy {
-				t.Errorf("lookbacks GitHub %s Shopify %s, want %s and %s", s.GitHubLookback, s.ShopifyLookback, tc.wantGitHub, tc.wantShopfy)
+			lookbacks := map[string]time.Duration{}
+			for _, src := range got {
+				lookbacks[src.Provider] = src.Lookback
+			}
+			if lookbacks["github"] != tc.wantGitHub || lookbacks["shopify"] != tc.wantShopfy {
+				t.Errorf("lookbacks GitHub %s Shopify %s, want %s and %s", lookbacks["github"], lookbacks["shopify"], tc.wantGitHub, tc.wantShopfy)
 			}
 		})
 	}

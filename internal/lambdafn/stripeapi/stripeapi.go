@@ -1,15 +1,14 @@
-// Package stripeapi is Stripe's API as hookinbox's functions call it: the
-// secret key, kept fresh (Key), the HTTP client and stripe-go backend
-// (HTTPClient, NewBackend), one call with a refused key refreshed
-// (WithKey), the event by id (FetchEvent, the processor's fetcher of a lost
-// payload) and the event list (Events, the reconciler's source). The
-// example shop's billing calls Stripe through it too.
+// Package stripeapi is Stripe's API through stripe-go, as the example
+// shop's billing calls it: the secret key, kept fresh (Key), the HTTP
+// client and stripe-go backend (HTTPClient, NewBackend) and one call with a
+// refused key refreshed (WithKey). hookinbox's own Stripe calls (a lost
+// payload, a thin event, the reconciler's list) are provider/stripe's,
+// without stripe-go.
 //
 // It lives apart from lambdafn so that the functions that never call
-// Stripe (the receiver, dlq-replay) do not link stripe-go; the processor
-// and reconciler engines do not import it either: their function's wiring
-// hands them what it builds here. Nothing here logs, and a key is never
-// put in an error. Everything is safe for concurrent use.
+// Stripe's SDK (the receiver, dlq-replay, the reconciler) do not link
+// stripe-go. Nothing here logs, and a key is never put in an error.
+// Everything is safe for concurrent use.
 package stripeapi
 
 import (
@@ -24,10 +23,8 @@ import (
 	"github.com/stripe/stripe-go/v76"
 
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/provider"
 )
-
-// DefaultURL is Stripe's API base URL, the default of STRIPE_API_URL.
-const DefaultURL = "https://api.stripe.com"
 
 // Key returns the Stripe secret key given inline (local runs), or the
 // values of the Secrets Manager secret arn, loaded now and kept fresh while
@@ -44,22 +41,6 @@ func Key(ctx context.Context, cfg aws.Config, inline []string, arn string, maxAg
 		return nil, err
 	}
 	return r, nil
-}
-
-type keyContext struct{}
-
-// ContextWithKey returns ctx carrying key, the Stripe secret key a function has
-// loaded, for the code it builds next: processorfn hands its business the
-// key it loaded itself, so a function loads and refreshes one Stripe key.
-func ContextWithKey(ctx context.Context, key *secrets.Rotating) context.Context {
-	return context.WithValue(ctx, keyContext{}, key)
-}
-
-// KeyFromContext returns the key ContextWithKey put in ctx, or nil when
-// there is none.
-func KeyFromContext(ctx context.Context) *secrets.Rotating {
-	key, _ := ctx.Value(keyContext{}).(*secrets.Rotating)
-	return key
 }
 
 // HTTPClient is the HTTP client of every Stripe API call: bounded well
@@ -89,7 +70,7 @@ func NewBackend(apiURL string, httpClient *http.Client, retries int64) stripe.Ba
 // (Refused) and keys has a new one (Refresh: at most one load per
 // interval), once more with the new key. A refusal never changed anything
 // at Stripe, so the second call is safe.
-func WithKey(ctx context.Context, keys *secrets.Rotating, call func(key string) error) error {
+func WithKey(ctx context.Context, keys provider.Secret, call func(key string) error) error {
 	used, err := keys.Values(ctx)
 	if err != nil {
 		return fmt.Errorf("stripe api key: %w", err)

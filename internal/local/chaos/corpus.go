@@ -8,8 +8,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/adyen"
+	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/standard"
+
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
@@ -140,34 +145,34 @@ func providerEvents(rng *rand.Rand, kind, c int, at time.Time) [][]byte {
 			created = "paid"
 		}
 		id := func(n int) string { return fmt.Sprintf("chaos-shopify-%05d-%d", c, n) }
-		add(verify.ShopifyProvider, id(1), "orders/create", body(created))
-		add(verify.ShopifyProvider, id(2), "orders/updated", body("paid"))
-		add(verify.ShopifyProvider, id(3), "orders/paid", body("paid"))
+		add(shopify.Name, id(1), "orders/create", body(created))
+		add(shopify.Name, id(2), "orders/updated", body("paid"))
+		add(shopify.Name, id(3), "orders/paid", body("paid"))
 	case 1: // an Adyen payment, sometimes refunded
 		psp := fmt.Sprintf("CHAOSPSP%08d", c)
 		item := verifytest.AdyenItem{PspReference: psp, MerchantAccount: "HookinboxChaos", MerchantReference: fmt.Sprintf("order-chaos%05d", c),
 			Value: int64(1000 + 100*rng.IntN(50)), Currency: "EUR", EventCode: "AUTHORISATION", Success: true, EventDate: at}
-		key := LocalSecrets[verify.AdyenProvider][0] // re-signed with the target's key on delivery
-		add(verify.AdyenProvider, psp+"-AUTHORISATION", "AUTHORISATION", verifytest.AdyenNotification(key, item))
+		key := LocalSecrets[adyen.Name][0] // re-signed with the target's key on delivery
+		add(adyen.Name, psp+"-AUTHORISATION", "AUTHORISATION", verifytest.AdyenNotification(key, item))
 		if rng.IntN(2) == 0 {
 			refund := item
 			refund.PspReference, refund.OriginalReference, refund.EventCode = fmt.Sprintf("CHAOSRFD%08d", c), psp, "REFUND"
 			refund.EventDate = at.Add(time.Hour)
-			add(verify.AdyenProvider, refund.PspReference+"-REFUND", "REFUND", verifytest.AdyenNotification(key, refund))
+			add(adyen.Name, refund.PspReference+"-REFUND", "REFUND", verifytest.AdyenNotification(key, refund))
 		}
 	case 3: // a GoPay payment as its API serves it when GoPay notifies
 		id := 3_000_000_000 + int64(c)
 		state := []string{"PAID", "PAID", "PAID", "PAID", "REFUNDED", "CANCELED"}[rng.IntN(6)]
 		body, _ := json.Marshal(standin.GoPayPayment{ID: id, OrderNumber: fmt.Sprintf("order-chaos%05d", c), State: state,
 			Amount: int64(10_000 + 100*rng.IntN(90)), Currency: "CZK"})
-		add(verify.GoPayProvider, strconv.FormatInt(id, 10), verify.GoPayNotification, body)
+		add(gopay.Name, strconv.FormatInt(id, 10), gopay.Notification, body)
 	default: // deliveries nobody handles: a GitHub issue, a Standard Webhooks invoice
 		gh, _ := json.Marshal(map[string]any{"action": "opened", "issue": map[string]any{"number": c, "title": "Chaos issue"},
 			"repository": map[string]any{"full_name": "hookinbox/chaos"}})
-		add(verify.GitHubProvider, fmt.Sprintf("chaos-github-%05d", c), "issues", gh)
+		add(github.Name, fmt.Sprintf("chaos-github-%05d", c), "issues", gh)
 		std, _ := json.Marshal(map[string]any{"type": "invoice.paid", "timestamp": at.Format(time.RFC3339),
 			"data": map[string]any{"id": fmt.Sprintf("inv_chaos%05d", c), "amount": 4900, "currency": "EUR"}})
-		add(verify.StandardProvider, fmt.Sprintf("msg_chaos%05d", c), "invoice.paid", std)
+		add(standard.Name, fmt.Sprintf("msg_chaos%05d", c), "invoice.paid", std)
 	}
 	rng.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
 	lines := make([][]byte, len(evs))

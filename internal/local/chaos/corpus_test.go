@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/gopay"
 
-	"github.com/hookinbox/hookinbox/internal/verify"
-	"github.com/hookinbox/hookinbox/webhook"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestReadEvents(t *testing.T) {
@@ -104,25 +104,23 @@ func TestProviderDeliveries(t *testing.T) {
 			continue
 		}
 		seen[ev.Provider] = true
-		spec, ok := verify.Lookup(ev.Provider)
+		p, ok := registry.Lookup(ev.Provider)
 		if !ok {
 			t.Fatalf("%s: no verifier", ev.Provider)
 		}
-		v, err := spec.New(LocalSecrets[ev.Provider], verify.Options{})
+		v, err := p.Verifier(LocalSecrets[ev.Provider], &provider.Env{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		header, body, err := LocalSecrets.Signed(ev, time.Now())
+		req, err := LocalSecrets.Signed(ev, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := webhook.Request{Method: "POST", Header: header, Body: body}
-		if ev.Provider == verify.GoPayProvider {
+		if ev.Provider == gopay.Name {
 			// GET ?id=<payment id>, as Local and Remote deliver it.
 			if _, err := ev.GoPayPayment(); err != nil {
 				t.Errorf("%s: %v", ev.Key(), err)
 			}
-			req = webhook.Request{Method: verify.GoPayMethod, Query: map[string]string{"id": ev.ID}}
 		}
 		got, err := v.Verify(context.Background(), req)
 		if err != nil {

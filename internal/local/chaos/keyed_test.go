@@ -56,7 +56,7 @@ func invoices(ctx context.Context, cfg aws.Config, getenv func(string) string) (
 			return webhook.Permanent(err)
 		}
 		in := body.Data.Object
-		return fx.Do(ctx, "record-invoice", func(ctx context.Context, _ string) error {
+		return effects.Do(ctx, fx, "record-invoice", func(ctx context.Context, _ string) error {
 			_, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
 				"pk":           &types.AttributeValueMemberS{Value: in.ID},
 				"customer":     &types.AttributeValueMemberS{Value: in.Customer},

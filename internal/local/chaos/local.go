@@ -25,7 +25,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -289,27 +288,16 @@ func (l *Local) Close() error {
 // sends the event, and as `hookinbox dev` does); then the receiver gets a
 // delivery signed now, as the event's provider signs it.
 func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
-	var req events.APIGatewayV2HTTPRequest
-	switch ev.Provider {
-	case verify.GoPayProvider:
-		// GoPay's state changes before it notifies; the notification is
-		// the payment id alone.
-		p, err := ev.GoPayPayment()
-		if err != nil {
-			return 0, err
-		}
-		l.Stack.GoPay.SetPayment(p)
-		req = lambdalocal.GoPayNotification(ev.ID)
-	default:
-		if ev.Provider == verify.StripeProvider {
-			l.Stack.Stripe.Apply(ev.Raw)
-		}
-		header, body, err := LocalSecrets.Signed(ev, time.Now())
-		if err != nil {
-			return 0, err
-		}
-		req = lambdalocal.WebhookEvent(ev.Provider, "POST", header, body)
+	// The provider's state changes before it notifies (GoPay's
+	// notification is the payment id alone).
+	if err := l.Stack.Stage(ev.Provider, ev.Raw); err != nil {
+		return 0, err
 	}
+	signed, err := LocalSecrets.Signed(ev, time.Now())
+	if err != nil {
+		return 0, err
+	}
+	req := lambdalocal.Delivery(ev.Provider, signed)
 	ctx, cancel := context.WithTimeout(ctx, l.receiveTimeout)
 	defer cancel()
 	resp, err := l.receive(ctx, req)

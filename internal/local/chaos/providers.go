@@ -8,9 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/adyen"
+	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/verify"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -33,15 +40,6 @@ import (
 // real GoPay account must hold the payment already.
 const DeliveryObject = "hookinbox.delivery"
 
-// corpusProviders are the providers a DeliveryObject line may name.
-var corpusProviders = map[string]bool{
-	verify.GitHubProvider:   true,
-	verify.ShopifyProvider:  true,
-	verify.StandardProvider: true,
-	verify.AdyenProvider:    true,
-	verify.GoPayProvider:    true,
-}
-
 // providerEvent reads one DeliveryObject line.
 func providerEvent(line []byte) (Event, error) {
 	var d struct {
@@ -53,9 +51,10 @@ func providerEvent(line []byte) (Event, error) {
 	if err := json.Unmarshal(line, &d); err != nil {
 		return Event{}, fmt.Errorf("%s: %v", DeliveryObject, err)
 	}
+	p, known := registry.Lookup(d.Provider)
 	switch {
-	case !corpusProviders[d.Provider]:
-		return Event{}, fmt.Errorf("%s: provider %q: want github, shopify, standard, adyen or gopay", DeliveryObject, d.Provider)
+	case !known:
+		return Event{}, fmt.Errorf("%s: provider %q: want one of %s", DeliveryObject, d.Provider, strings.Join(registry.Names(), ", "))
 	case d.Type == "":
 		return Event{}, fmt.Errorf("%s %s: no type", d.Provider, d.ID)
 	case len(d.Body) == 0:
@@ -69,7 +68,7 @@ func providerEvent(line []byte) (Event, error) {
 		return Event{}, fmt.Errorf("%s %s: body: %v", d.Provider, d.ID, err)
 	}
 	ev := Event{Provider: d.Provider, ID: d.ID, Type: d.Type, Raw: body.Bytes()}
-	if d.Provider == verify.GoPayProvider {
+	if p.Webhook().IDOnly {
 		if _, err := ev.GoPayPayment(); err != nil {
 			return Event{}, err
 		}
@@ -82,12 +81,12 @@ func providerEvent(line []byte) (Event, error) {
 func (e Event) GoPayPayment() (standin.GoPayPayment, error) {
 	var p standin.GoPayPayment
 	switch {
-	case e.Provider != verify.GoPayProvider:
+	case e.Provider != gopay.Name:
 		return p, fmt.Errorf("%s is not a GoPay notification", e.Key())
-	case e.Type != verify.GoPayNotification:
-		return p, fmt.Errorf("gopay %s: type %q, want %q", e.ID, e.Type, verify.GoPayNotification)
+	case e.Type != gopay.Notification:
+		return p, fmt.Errorf("gopay %s: type %q, want %q", e.ID, e.Type, gopay.Notification)
 	}
-	if err := verify.GoPayID(e.ID); err != nil {
+	if err := gopay.CheckID(e.ID); err != nil {
 		return p, err
 	}
 	if err := json.Unmarshal(e.Raw, &p); err != nil || strconv.FormatInt(p.ID, 10) != e.ID || p.State == "" {
@@ -115,50 +114,49 @@ type Secrets map[string][]string
 // LocalSecrets are the secrets of a Local stack's receiver: they sign on
 // this machine only.
 var LocalSecrets = Secrets{
-	verify.StripeProvider:   {LocalSecret},
-	verify.GitHubProvider:   {"local-hookinbox-chaos-github"},
-	verify.ShopifyProvider:  {"local-hookinbox-chaos-shopify-secret"},
-	verify.StandardProvider: {"whsec_bG9jYWwtaG9va2luYm94LWNoYW9zLXN0YW5kYXJk"},
-	verify.AdyenProvider:    {"6C6F63616C2D686F6F6B696E626F782D6368616F732D616479656E2D6B657921"},
+	stripe.Name:   {LocalSecret},
+	github.Name:   {"local-hookinbox-chaos-github"},
+	shopify.Name:  {"local-hookinbox-chaos-shopify-secret"},
+	standard.Name: {"whsec_bG9jYWwtaG9va2luYm94LWNoYW9zLXN0YW5kYXJk"},
+	adyen.Name:    {"6C6F63616C2D686F6F6B696E626F782D6368616F732D616479656E2D6B657921"},
 }
 
-// env returns the receiver's variables for s (verify.Specs' SecretEnv).
+// env returns the receiver's variables for s (each provider's SecretEnv).
 func (s Secrets) env() map[string]string {
 	env := map[string]string{}
-	for _, spec := range verify.Specs {
-		if v := s[spec.Name]; len(v) > 0 {
-			env[spec.SecretEnv] = strings.Join(v, ",")
+	for _, p := range registry.All() {
+		if v := s[p.Name()]; len(v) > 0 {
+			env[p.Webhook().SecretEnv] = strings.Join(v, ",")
 		}
 	}
 	return env
 }
 
-// Signed returns the headers and body of one delivery of ev at at, signed
-// with s as ev's provider signs.
-func (s Secrets) Signed(ev Event, at time.Time) (map[string]string, []byte, error) {
-	if ev.Provider == verify.GoPayProvider {
-		// Unsigned: GET ?id=<payment id>, no header, no body.
-		return map[string]string{}, nil, nil
+// Signed returns the delivery of ev at at, signed with s as ev's provider
+// signs it (provider.Provider.Sign).
+func (s Secrets) Signed(ev Event, at time.Time) (webhook.Request, error) {
+	p, ok := registry.Lookup(ev.Provider)
+	if !ok {
+		return webhook.Request{}, fmt.Errorf("chaos cannot sign %s deliveries", ev.Provider)
 	}
 	secrets := s[ev.Provider]
-	if len(secrets) == 0 {
-		return nil, nil, fmt.Errorf("no %s signing secret for %s", ev.Provider, ev.Key())
+	if len(secrets) == 0 && !p.Webhook().Unsigned {
+		return webhook.Request{}, fmt.Errorf("no %s signing secret for %s", ev.Provider, ev.Key())
 	}
-	switch ev.Provider {
-	case verify.StripeProvider:
-		return map[string]string{"content-type": "application/json", "stripe-signature": verifytest.SignStripe(ev.Raw, at, secrets...)}, ev.Raw, nil
-	case verify.GitHubProvider:
-		return verifytest.GitHubHeaders(ev.Raw, secrets[0], ev.ID, ev.Type), ev.Raw, nil
-	case verify.ShopifyProvider:
-		return verifytest.ShopifyHeaders(ev.Raw, secrets[0], ev.ID, ev.Type, at), ev.Raw, nil
-	case verify.StandardProvider:
-		return verifytest.StandardHeaders(ev.Raw, ev.ID, at, secrets...), ev.Raw, nil
-	case verify.AdyenProvider:
-		body, err := verifytest.SignAdyenFile(ev.Raw, secrets[0])
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", ev.Key(), err)
-		}
-		return map[string]string{"content-type": "application/json"}, body, nil
+	req, err := p.Sign(provider.TestEvent{ID: ev.ID, Type: ev.Type, Body: ev.Raw}, secrets, at)
+	if err != nil {
+		return webhook.Request{}, fmt.Errorf("%s: %w", ev.Key(), err)
 	}
-	return nil, nil, fmt.Errorf("chaos cannot sign %s deliveries", ev.Provider)
+	return req, nil
+}
+
+// registry is every provider a corpus may hold.
+var registry = mustRegistry()
+
+func mustRegistry() *provider.Registry {
+	reg, err := builtin.Registry()
+	if err != nil {
+		panic(err) // hookinbox's own providers: names are unique
+	}
+	return reg
 }

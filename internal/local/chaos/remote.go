@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"time"
+
+	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -18,7 +22,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
-	"github.com/hookinbox/hookinbox/internal/verify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -79,38 +82,39 @@ func NewRemote(cfg RemoteConfig, awsCfg aws.Config) *Remote {
 	}
 }
 
-// Deliver implements Target: a POST signed now, as the event's provider
-// signs it.
+// Deliver implements Target: a delivery signed now, as the event's
+// provider signs it.
 func (r *Remote) Deliver(ctx context.Context, ev Event) (int, error) {
-	header, body, err := r.secrets.Signed(ev, time.Now())
+	signed, err := r.secrets.Signed(ev, time.Now())
 	if err != nil {
 		return 0, err
 	}
 	url := r.url
-	if ev.Provider != "stripe" {
-		base, ok := strings.CutSuffix(r.url, "/stripe")
+	if ev.Provider != stripe.Name {
+		base, ok := strings.CutSuffix(r.url, "/"+stripe.Name)
 		if !ok {
 			return 0, fmt.Errorf("deliver %s: the webhook URL %s does not end in /stripe, so the %s URL is unknown", ev.Key(), r.url, ev.Provider)
 		}
 		url = base + "/" + ev.Provider
 	}
-	method := http.MethodPost
-	if ev.Provider == verify.GoPayProvider {
+	if ev.Provider == gopay.Name {
 		if err := r.setGoPayPayment(ctx, ev); err != nil {
 			return 0, err
 		}
-		method, url = verify.GoPayMethod, url+"?id="+ev.ID
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if len(signed.Query) > 0 {
+		q := neturl.Values{}
+		for k, v := range signed.Query {
+			q.Set(k, v)
+		}
+		url += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, signed.Method, url, bytes.NewReader(signed.Body))
 	if err != nil {
 		return 0, err
 	}
-	for k, v := range header {
+	for k, v := range signed.Header {
 		req.Header.Set(k, v)
-	}
-	if ev.Provider == "stripe" {
-		req.Header.Set("Content-Type", "application/json; charset=utf-8")
-		req.Header.Set("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)")
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {

@@ -14,11 +14,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
-	"github.com/hookinbox/hookinbox/internal/verify"
 )
 
 const (
@@ -308,8 +310,11 @@ func TestTemplateReceiverRoute(t *testing.T) {
 	want := map[string]any{
 		"Webhook": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/{provider}", "Method": "POST"},
 		"GoPayNotification": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/gopay", "Method": "GET",
-			"RouteSettings": map[string]any{ // TestTemplateGoPayRouteThrottle
+			"RouteSettings": map[string]any{ // TestTemplateUnsignedRouteThrottles
 				"ThrottlingRateLimit": samtemplate.Ref{Name: "GoPayThrottleRate"}, "ThrottlingBurstLimit": samtemplate.Ref{Name: "GoPayThrottleBurst"}}},
+		"MollieNotification": map[string]any{"ApiId": samtemplate.Ref{Name: "WebhookApi"}, "Path": "/webhooks/mollie", "Method": "POST",
+			"RouteSettings": map[string]any{ // TestTemplateUnsignedRouteThrottles
+				"ThrottlingRateLimit": samtemplate.Ref{Name: "MollieThrottleRate"}, "ThrottlingBurstLimit": samtemplate.Ref{Name: "MollieThrottleBurst"}}},
 	}
 	got := map[string]any{}
 	for name, e := range events {
@@ -324,7 +329,7 @@ func TestTemplateReceiverRoute(t *testing.T) {
 	}
 }
 
-// TestTemplateProviderSettings: every provider of verify.Specs can be
+// TestTemplateProviderSettings: every built-in provider can be
 // enabled from the template: its secret variable is declared empty (so
 // `sam local --env-vars` can set it) and its _ARN variable comes from a
 // parameter.
@@ -332,17 +337,18 @@ func TestTemplateProviderSettings(t *testing.T) {
 	const inv = "ReceiverFunction declares every provider's secret variables"
 	tpl, props := projectFunction(t, inv, "ReceiverFunction")
 	vars, _ := props["Environment"].(map[string]any)["Variables"].(map[string]any)
-	for _, spec := range verify.Specs {
-		if got, ok := vars[spec.SecretEnv]; !ok || got != "" {
-			broken(t, inv, "%s = %#v, want present and \"\" so `sam local --env-vars` can set it", spec.SecretEnv, got)
+	for _, p := range builtin.Providers() {
+		secretEnv := p.Webhook().SecretEnv
+		if got, ok := vars[secretEnv]; !ok || got != "" {
+			broken(t, inv, "%s = %#v, want present and \"\" so `sam local --env-vars` can set it", secretEnv, got)
 		}
-		ref, ok := vars[spec.SecretEnv+"_ARN"].(samtemplate.Ref)
+		ref, ok := vars[secretEnv+"_ARN"].(samtemplate.Ref)
 		if !ok {
-			broken(t, inv, "%s_ARN = %#v, want a !Ref to a parameter", spec.SecretEnv, vars[spec.SecretEnv+"_ARN"])
+			broken(t, inv, "%s_ARN = %#v, want a !Ref to a parameter", secretEnv, vars[secretEnv+"_ARN"])
 			continue
 		}
 		if _, ok := tpl.Parameters[ref.Name]; !ok {
-			broken(t, inv, "%s_ARN refers to %s, which is not a parameter", spec.SecretEnv, ref.Name)
+			broken(t, inv, "%s_ARN refers to %s, which is not a parameter", secretEnv, ref.Name)
 		}
 	}
 }
@@ -359,6 +365,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_WEBHOOK_SECRET":     "",
 			"STRIPE_WEBHOOK_SECRET_ARN": "",
 			"STRIPE_TOLERANCE":          "300s",
+			"PADDLE_TOLERANCE":          "300s",
 			"MAX_BODY_BYTES":            "6258688",
 			"SECRET_MAX_AGE":            "5m",
 			"BODY_BUCKET":               "hookinbox-bodybucket-abcdef012345",
@@ -369,6 +376,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"STRIPE_WEBHOOK_SECRET":     "",
 			"STRIPE_WEBHOOK_SECRET_ARN": secretARN,
 			"STRIPE_TOLERANCE":          "120s",
+			"PADDLE_TOLERANCE":          "300s",
 			"MAX_BODY_BYTES":            "65536",
 			"SECRET_MAX_AGE":            "2m",
 			"BODY_BUCKET":               "shop-prod-bodybucket-abcdef012345",
@@ -378,9 +386,9 @@ func TestTemplateReceiverEnv(t *testing.T) {
 	}
 	// The other providers are disabled in both deployments.
 	for _, tt := range tests {
-		for _, spec := range verify.Specs {
-			if spec.Name != verify.StripeProvider {
-				tt.want[spec.SecretEnv], tt.want[spec.SecretEnv+"_ARN"] = "", ""
+		for _, p := range builtin.Providers() {
+			if p.Name() != stripe.Name {
+				tt.want[p.Webhook().SecretEnv], tt.want[p.Webhook().SecretEnv+"_ARN"] = "", ""
 			}
 		}
 	}

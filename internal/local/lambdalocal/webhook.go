@@ -1,6 +1,11 @@
 package lambdalocal
 
-import "github.com/aws/aws-lambda-go/events"
+import (
+	"net/url"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookinbox/hookinbox/webhook"
+)
 
 // WebhookEvent returns the payload v2 event API Gateway hands the receiver
 // for a method request to /webhooks/<provider> (the route
@@ -27,5 +32,20 @@ func GoPayNotification(id string) events.APIGatewayV2HTTPRequest {
 	req := WebhookEvent("gopay", "GET", map[string]string{}, nil)
 	req.RouteKey, req.PathParameters = "GET /webhooks/gopay", nil
 	req.QueryStringParameters = map[string]string{"id": id}
+	return req
+}
+
+// Delivery returns the event API Gateway hands the receiver for r, a
+// delivery to /webhooks/<provider> as provider.Provider.Sign builds it.
+func Delivery(provider string, r webhook.Request) events.APIGatewayV2HTTPRequest {
+	req := WebhookEvent(provider, r.Method, r.Header, r.Body)
+	if len(r.Query) > 0 {
+		req.QueryStringParameters = r.Query
+		q := url.Values{}
+		for k, v := range r.Query {
+			q.Set(k, v)
+		}
+		req.RawQueryString = q.Encode()
+	}
 	return req
 }

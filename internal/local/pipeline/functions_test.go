@@ -79,7 +79,7 @@ func TestFunctionsOfTheTemplate(t *testing.T) {
 		t.Errorf("%d functions, want every one of the template's %d whose Condition holds (all but the EventBridge one, by default)", got, want)
 	}
 	recv := byID["ReceiverFunction"]
-	if diff := cmp.Diff([]string{"GET /webhooks/gopay", "POST /webhooks/{provider}"}, triggerStrings(recv.Triggers)); diff != "" {
+	if diff := cmp.Diff([]string{"GET /webhooks/gopay", "POST /webhooks/mollie", "POST /webhooks/{provider}"}, triggerStrings(recv.Triggers)); diff != "" {
 		t.Errorf("ReceiverFunction triggers (-want +got):\n%s", diff)
 	}
 	if recv.Env["INBOX_TABLE"] != "hookinbox-InboxTable" || recv.Timeout != 10 {

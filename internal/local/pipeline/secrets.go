@@ -19,6 +19,10 @@ const (
 	AdyenHMACKey       = "6C6F63616C2D686F6F6B696E626F782D616479656E2D686D61632D6B65792121"
 	GoPayClientID      = "local-hookinbox-gopay"
 	GoPayClientSecret  = "local-hookinbox-gopay-secret"
+	// PaddleSecret is the receiver's PADDLE_WEBHOOK_SECRET.
+	PaddleSecret = "pdl_ntfset_01localhookinboxdev000000000_localHookinboxPaddleSecret"
+	// MollieKey is MOLLIE_API_KEY, and the key the Mollie stand-in accepts.
+	MollieKey = "test_localHookinboxMollieKey000"
 	// GitHubToken is GITHUB_TOKEN, and the token the GitHub API stand-in
 	// accepts.
 	GitHubToken = "ghp_local_hookinbox_dev"
@@ -42,5 +46,12 @@ func LocalEnv(gopayURL string) map[string]string {
 		"GOPAY_API_URL":           gopayURL,
 		"GITHUB_TOKEN":            GitHubToken,
 		"SHOPIFY_ADMIN_TOKEN":     ShopifyAdminToken,
+		"PADDLE_WEBHOOK_SECRET":   PaddleSecret,
+		"MOLLIE_API_KEY":          MollieKey,
 	}
 }
+
+// SenderKeys are keys only a sender holds, by the variable of the
+// receiver's secrets: `hookinbox send standard --v1a` signs with the
+// local ed25519 key whose public key the receiver holds.
+var SenderKeys = map[string][]string{"STANDARD_WEBHOOK_SECRET": {StandardSigningKey}}

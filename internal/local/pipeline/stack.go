@@ -15,6 +15,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/mollie"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -33,10 +40,10 @@ import (
 	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/reconcile"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 )
 
 // Options say what Start builds.
@@ -60,6 +67,9 @@ type Options struct {
 	// Params are the template's parameter values, over its defaults: a
 	// parameter without a default needs one.
 	Params map[string]string
+	// Secrets are local values of more secret variables (a team's own
+	// provider's), set like LocalEnv's in the functions that declare them.
+	Secrets map[string]string
 	// IAMRecord, when set, is the directory where every request of the
 	// stack's functions is recorded for iamcheck.Check: each function
 	// signs with its own access key ID (iamcheck.AccessKeyID) and reaches
@@ -79,11 +89,12 @@ type Stack struct {
 	GoPay     *standin.GoPay   // accepts GoPayClientID and GoPayClientSecret
 	GitHub    *standin.GitHub  // accepts GitHubToken
 	Shopify   *standin.Shopify // accepts ShopifyAdminToken
+	Mollie    *standin.Mollie  // accepts MollieKey
 	// Endpoints point a function at the stack: AWS_ENDPOINT_URL_DYNAMODB,
 	// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_S3 (when the emulators serve
 	// S3), AWS_ENDPOINT_URL_SESV2 (the SES stand-in),
-	// STRIPE_API_URL, GOPAY_API_URL, GITHUB_API_URL and SHOPIFY_API_URL
-	// (the stand-ins).
+	// STRIPE_API_URL, GOPAY_API_URL, GITHUB_API_URL, SHOPIFY_API_URL and
+	// MOLLIE_API_URL (the stand-ins).
 	Endpoints map[string]string
 
 	opts     Options
@@ -115,10 +126,11 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		Stack: st, Emulators: emu, opts: opts,
 		SES: standin.NewSES(), Stripe: standin.NewStripe(), GoPay: standin.NewGoPay(GoPayClientID, GoPayClientSecret),
 		GitHub: standin.NewGitHub(GitHubToken), Shopify: standin.NewShopify(ShopifyAdminToken),
+		Mollie: standin.NewMollie(MollieKey),
 	}
 	s.Stripe.Key = StripeKey
 	var urls []string
-	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay, s.GitHub, s.Shopify} {
+	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay, s.GitHub, s.Shopify, s.Mollie} {
 		srv, err := standin.Serve(h, "")
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("stack %s: start a stand-in: %w", opts.Name, err), s.Close())
@@ -133,7 +145,8 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		"STRIPE_API_URL":            urls[1],
 		"GOPAY_API_URL":             urls[2] + "/api",
 		"GITHUB_API_URL":            urls[3],
-		"SHOPIFY_API_URL":           urls[4] + "/admin/api/" + reconcile.ShopifyAPIVersion + "/graphql.json",
+		"SHOPIFY_API_URL":           urls[4] + "/admin/api/" + shopify.APIVersion + "/graphql.json",
+		"MOLLIE_API_URL":            urls[5],
 	}
 	if emu.S3URL != "" {
 		s.Endpoints["AWS_ENDPOINT_URL_S3"] = emu.S3URL
@@ -182,7 +195,9 @@ func (s *Stack) Env(logicalID string, overrides map[string]string) (map[string]s
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range LocalEnv(s.Endpoints["GOPAY_API_URL"]) {
+	local := LocalEnv(s.Endpoints["GOPAY_API_URL"])
+	maps.Copy(local, s.opts.Secrets)
+	for k, v := range local {
 		if _, declared := env[k]; declared {
 			env[k] = v
 		}
@@ -298,7 +313,7 @@ func (s *Stack) StripeRequest(body []byte) events.APIGatewayV2HTTPRequest {
 	req := events.APIGatewayV2HTTPRequest{
 		RouteKey:       "POST /webhooks/{provider}",
 		RawPath:        "/webhooks/stripe",
-		Headers:        map[string]string{"content-type": "application/json", "stripe-signature": verifytest.SignStripe(body, time.Now(), s.secret())},
+		Headers:        map[string]string{"content-type": "application/json", "stripe-signature": stripe.SignatureHeader(body, time.Now(), s.secret())},
 		PathParameters: map[string]string{"provider": "stripe"},
 		Body:           string(body),
 	}
@@ -312,4 +327,59 @@ func (s *Stack) secret() string {
 		return v
 	}
 	return StripeSecret
+}
+
+// Stage puts on the stand-ins what a provider holds before it sends body:
+// a Stripe event's objects, a GoPay or Mollie payment (its notification
+// is the id alone). Other providers' deliveries need nothing.
+func (s *Stack) Stage(provider string, body []byte) error {
+	switch provider {
+	case stripe.Name:
+		s.Stripe.Apply(body)
+	case gopay.Name:
+		var pay standin.GoPayPayment
+		if err := json.Unmarshal(body, &pay); err != nil {
+			return fmt.Errorf("body is not a GoPay payment: %w", err)
+		}
+		s.GoPay.SetPayment(pay)
+	case mollie.Name:
+		var pay standin.MolliePayment
+		if err := json.Unmarshal(body, &pay); err != nil || pay.ID == "" || pay.Status == "" {
+			return fmt.Errorf("body is not a Mollie payment with an id and a status")
+		}
+		s.Mollie.SetPayment(pay)
+	}
+	return nil
+}
+
+// StandinURL returns the base URL of the stand-in of the id-only provider
+// name among a running stack's endpoints, which takes a payment with
+// PUT /_standin/payments/{id}; false when there is none.
+func StandinURL(name string, endpoints map[string]string) (string, bool) {
+	var u string
+	switch name {
+	case gopay.Name:
+		u = strings.TrimSuffix(endpoints["GOPAY_API_URL"], "/api")
+	case mollie.Name:
+		u = endpoints["MOLLIE_API_URL"]
+	}
+	return u, u != ""
+}
+
+// Signed returns the API Gateway request of the delivery of ev by p,
+// signed at at with the secrets the receiver holds (its variable
+// p.Webhook().SecretEnv), after Stage.
+func (s *Stack) Signed(p provider.Provider, ev provider.TestEvent, at time.Time) (events.APIGatewayV2HTTPRequest, error) {
+	if err := s.Stage(p.Name(), ev.Body); err != nil {
+		return events.APIGatewayV2HTTPRequest{}, err
+	}
+	env, err := s.Env("ReceiverFunction", nil)
+	if err != nil {
+		return events.APIGatewayV2HTTPRequest{}, err
+	}
+	req, err := p.Sign(ev, envconfig.Split(env[p.Webhook().SecretEnv]), at)
+	if err != nil {
+		return events.APIGatewayV2HTTPRequest{}, err
+	}
+	return lambdalocal.Delivery(p.Name(), req), nil
 }

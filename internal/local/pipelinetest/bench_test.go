@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -25,7 +27,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/replay"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -335,7 +336,7 @@ type benchTarget struct {
 func (t benchTarget) deliver(prefix string, i int) error {
 	_, body := pipelinetest.Checkout(prefix, i, time.Now())
 	req := events.APIGatewayV2HTTPRequest{
-		Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), pipelinetest.SigningSecret)},
+		Headers:        map[string]string{"stripe-signature": stripe.SignatureHeader(body, time.Now(), pipelinetest.SigningSecret)},
 		PathParameters: map[string]string{"provider": "stripe"},
 		Body:           string(body),
 	}

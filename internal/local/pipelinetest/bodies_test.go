@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -20,7 +23,6 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/replay"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/processorfn"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -62,9 +64,9 @@ func providerRequest(provider, id string, body []byte) events.APIGatewayV2HTTPRe
 	var headers map[string]string
 	switch provider {
 	case "github":
-		headers = verifytest.GitHubHeaders(body, GitHubSecret, id, "push")
+		headers = github.Headers(body, GitHubSecret, id, "push")
 	case "shopify":
-		headers = verifytest.ShopifyHeaders(body, ShopifySecret, id, "orders/create", time.Now())
+		headers = shopify.Headers(body, ShopifySecret, id, "orders/create", time.Now())
 	}
 	headers["content-type"] = "application/json"
 	req := events.APIGatewayV2HTTPRequest{

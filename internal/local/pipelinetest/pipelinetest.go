@@ -29,6 +29,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/receiverfn"
+	"github.com/hookinbox/hookinbox/internal/lambdafn/reconcilerfn"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/emf"
@@ -39,6 +41,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/provider"
 )
 
 // The local secrets every Pipeline's functions get (pipeline.LocalEnv).
@@ -106,6 +109,12 @@ type Options struct {
 	Template *samtemplate.Template
 	// Params are the template's parameter values, over its defaults.
 	Params map[string]string
+	// Registry, when set, is the providers the receiver and the
+	// reconciler speak instead of hookinbox's (a team's own among them).
+	Registry *provider.Registry
+	// Secrets are local values of more secret variables
+	// (pipeline.Options.Secrets).
+	Secrets map[string]string
 }
 
 // NewWith is New with opts.
@@ -124,6 +133,8 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		Log:      func(string) *slog.Logger { return logs.New(p.Logs, slog.LevelDebug) },
 		Template: opts.Template,
 		Params:   opts.Params,
+		Secrets:  opts.Secrets,
+		Builders: map[string]lambdafn.Builder{},
 	}
 	if opts.Template == nil {
 		// Recorded for the IAM check (make test-iam), which knows
@@ -131,7 +142,11 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		po.IAMRecord, po.IAMTest = os.Getenv(iamcheck.RecordVariable), t.Name()
 	}
 	if opts.Processor != nil {
-		po.Builders = map[string]lambdafn.Builder{"ProcessorFunction": opts.Processor}
+		po.Builders["ProcessorFunction"] = opts.Processor
+	}
+	if opts.Registry != nil {
+		po.Builders["ReceiverFunction"] = receiverfn.Builder(opts.Registry)
+		po.Builders["ReconcilerFunction"] = reconcilerfn.Builder(opts.Registry)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
@@ -53,7 +55,7 @@ func TestCheckoutDeliveredTwiceIsProcessedOnce(t *testing.T) {
 
 	// A delivery signed with another secret (a rotated-away secret).
 	req := events.APIGatewayV2HTTPRequest{
-		Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), "whsec_someone_else")},
+		Headers:        map[string]string{"stripe-signature": stripe.SignatureHeader(body, time.Now(), "whsec_someone_else")},
 		PathParameters: map[string]string{"provider": "stripe"},
 		Body:           string(body),
 	}
@@ -151,7 +153,7 @@ func TestOneEventIsOneTrace(t *testing.T) {
 	ctx := context.WithValue(context.Background(), "x-amzn-trace-id", trace)
 	key, body := pipelinetest.Checkout("trace", 1, time.Now().Add(-time.Minute))
 	req := events.APIGatewayV2HTTPRequest{
-		Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), pipelinetest.SigningSecret)},
+		Headers:        map[string]string{"stripe-signature": stripe.SignatureHeader(body, time.Now(), pipelinetest.SigningSecret)},
 		PathParameters: map[string]string{"provider": "stripe"},
 		Body:           string(body),
 	}
@@ -179,7 +181,7 @@ func TestLogsNameTheEventAndNoPerson(t *testing.T) {
 	key, body := pipelinetest.Checkout("logs", 1, time.Now().Add(-time.Minute), verifytest.WithEmail("jenny.rosen@example.com"))
 	deliver := func(secret string) int {
 		req := events.APIGatewayV2HTTPRequest{
-			Headers:        map[string]string{"stripe-signature": verifytest.SignStripe(body, time.Now(), secret)},
+			Headers:        map[string]string{"stripe-signature": stripe.SignatureHeader(body, time.Now(), secret)},
 			PathParameters: map[string]string{"provider": "stripe"},
 			Body:           string(body),
 		}

@@ -2,8 +2,8 @@
 // example shop calls: Amazon SES v2's SendEmail and the parts of the Stripe
 // API hookinbox uses (invoices, with Idempotency-Key replay; the event
 // list, for the reconciler); and for the provider APIs the processor and
-// the reconciler read: GoPay's payments, GitHub's hook deliveries and
-// Shopify's Admin GraphQL orders. They serve on 127.0.0.1 for tests and for
+// the reconciler read: GoPay's and Mollie's payments, GitHub's hook
+// deliveries and Shopify's Admin GraphQL orders. They serve on 127.0.0.1 for tests and for
 // `hookinbox dev`, and record what they were asked, so a test can count
 // emails sent and invoices created. Safe for concurrent use.
 package standin

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -193,7 +195,7 @@ func StripeFuzz(verify func(header string, body []byte) (webhook.Event, error), 
 			return verify(headers["stripe-signature"], body)
 		},
 		Sign: func(body []byte) map[string]string {
-			return map[string]string{"stripe-signature": verifytest.SignStripe(body, now, secrets[0])}
+			return map[string]string{"stripe-signature": stripe.SignatureHeader(body, now, secrets[0])}
 		},
 		Genuine: func(headers map[string]string, body []byte) bool {
 			return StripeGenuine(headers["stripe-signature"], body, now, tolerance, secrets...)
@@ -251,7 +253,7 @@ func macAmong(key []byte, prefix string, body []byte, sigs [][]byte) bool {
 }
 
 // RequestVerifier is a verifier of the receiver's shape (see
-// verify.GitHub): it turns one webhook.Request into its events.
+// github.Verifier): it turns one webhook.Request into its events.
 type RequestVerifier func(ctx context.Context, r webhook.Request) ([]webhook.Event, error)
 
 // FromRequestVerifier is the VerifierFuzz of a provider whose verifier
@@ -379,4 +381,38 @@ func StandardGenuine(headers map[string]string, body []byte, now time.Time, tole
 		}
 	}
 	return false
+}
+
+// DeliveryID is the delivery id the fuzzers' genuine senders give a
+// body: decided by the body, so the same body signs alike.
+func DeliveryID(body []byte) string { return fmt.Sprintf("d-%x", sha256.Sum256(body))[:18] }
+
+// StripeBodies returns the Stripe fuzzers' starting bodies: the real Stripe payloads
+// in the repository's testdata/stripe (its variants and thin notifications) and the hostile shapes
+// the unit tests name. Further regression inputs live in
+// testdata/fuzz/<FuzzName>/, as go test reads them.
+func StripeBodies(f *testing.F, now time.Time) [][]byte {
+	f.Helper()
+	_, bodies, err := verifytest.StripePayloads()
+	if err != nil {
+		f.Fatal(err)
+	}
+	_, thin, err := verifytest.StripeThinPayloads()
+	if err != nil {
+		f.Fatal(err)
+	}
+	bodies = append(bodies, thin...)
+	return append(bodies,
+		nil,
+		[]byte("not json at all"),
+		[]byte(`[1,2,3]`),
+		[]byte(`{"object":"event","type":"checkout.session.completed","created":1}`),
+		[]byte(`{"id":"../../etc/passwd","object":"event","type":"x"}`),
+		[]byte(`{"id":"evt_1#evt_2","object":"event","type":"x"}`),
+		[]byte(`{"id":"evt_`+strings.Repeat("a", 300)+`","object":"event","type":"x"}`),
+		[]byte(`{"id":7,"object":"event","type":"x"}`),
+		[]byte(`{"id":"evt_1","object":"charge","type":"x"}`),
+		[]byte(`{"id":"evt_1","object":"event","type":""}`),
+		verifytest.StripeEvent("charge.refunded", "evt_fuzz_refund", now, verifytest.WithSize(4096)),
+	)
 }

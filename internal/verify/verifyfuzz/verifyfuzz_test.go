@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
@@ -19,7 +22,7 @@ func TestStripeGenuine(t *testing.T) {
 	body := verifytest.StripeEvent("invoice.paid", "evt_oracle", at)
 	tampered := append([]byte(nil), body...)
 	tampered[10] ^= 1
-	sig := verifytest.SignStripe(body, at, secret)
+	sig := stripe.SignatureHeader(body, at, secret)
 	_, v1, _ := strings.Cut(sig, ",")
 	tests := []struct {
 		name   string
@@ -27,14 +30,14 @@ func TestStripeGenuine(t *testing.T) {
 		body   []byte
 	}{
 		{"genuine", sig, body},
-		{"genuine with the old secret", verifytest.SignStripe(body, at, oldSecret), body},
-		{"one of two signatures", verifytest.SignStripe(body, at, "whsec_other", secret), body},
+		{"genuine with the old secret", stripe.SignatureHeader(body, at, oldSecret), body},
+		{"one of two signatures", stripe.SignatureHeader(body, at, "whsec_other", secret), body},
 		{"leading zero in t", fmt.Sprintf("t=0%d,%s", at.Unix(), v1), body},
 		{"tampered body", sig, tampered},
-		{"wrong secret", verifytest.SignStripe(body, at, "whsec_other"), body},
-		{"stale", verifytest.SignStripe(body, at.Add(-301*time.Second), secret), body},
-		{"future", verifytest.SignStripe(body, at.Add(301*time.Second), secret), body},
-		{"inside the tolerance", verifytest.SignStripe(body, at.Add(-299*time.Second), secret), body},
+		{"wrong secret", stripe.SignatureHeader(body, at, "whsec_other"), body},
+		{"stale", stripe.SignatureHeader(body, at.Add(-301*time.Second), secret), body},
+		{"future", stripe.SignatureHeader(body, at.Add(301*time.Second), secret), body},
+		{"inside the tolerance", stripe.SignatureHeader(body, at.Add(-299*time.Second), secret), body},
 		{"no signature", fmt.Sprintf("t=%d", at.Unix()), body},
 		{"empty", "", body},
 	}
@@ -89,7 +92,7 @@ func TestStandardGenuine(t *testing.T) {
 		sig    = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
 		v1a    = "v1a,tQ9V2XOqn7jL/DQenEFpqIugdBVtiMmER5mhSkXBNwM0mkATuDe6KYYUuxqtaiHeYGb7KaaBRdM5WqyeFiL8Ag=="
 	)
-	public := verifytest.StandardPublicKey("whsk_VEVTVFNJR05JTkdLRVlET05PVFVTRVRISVNGT1JBTlk=")
+	public := standard.PublicKey("whsk_VEVTVFNJR05JTkdLRVlET05PVFVTRVRISVNGT1JBTlk=")
 	at := time.Unix(1614265330, 0)
 	headers := func(prefix, id, ts, sig string) map[string]string {
 		return map[string]string{prefix + "id": id, prefix + "timestamp": ts, prefix + "signature": sig}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	stripeprovider "github.com/hookinbox/hookinbox/provider/stripe"
+
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	stripe "github.com/stripe/stripe-go/v76"
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
@@ -40,7 +42,7 @@ func TestSignStripeIsStripesScheme(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := verifytest.SignStripe(tc.body, tc.at, secret)
+			got := stripeprovider.SignatureHeader(tc.body, tc.at, secret)
 			want := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{
 				Payload: tc.body, Secret: secret, Timestamp: tc.at,
 			}).Header
@@ -48,7 +50,7 @@ func TestSignStripeIsStripesScheme(t *testing.T) {
 				t.Errorf("SignStripe() = %q, want %q (stripe-go)", got, want)
 			}
 
-			got = verifytest.SignStripe(tc.body, tc.at, oldSecret, secret)
+			got = stripeprovider.SignatureHeader(tc.body, tc.at, oldSecret, secret)
 			want = fmt.Sprintf("t=%d,v1=%s,v1=%s", tc.at.Unix(),
 				hex.EncodeToString(stripewebhook.ComputeSignature(tc.at, tc.body, oldSecret)),
 				hex.EncodeToString(stripewebhook.ComputeSignature(tc.at, tc.body, secret)))
@@ -67,7 +69,7 @@ func TestSignStripeIsStripesScheme(t *testing.T) {
 func TestSignStripeAcceptedByStripeGo(t *testing.T) {
 	now := time.Now()
 	body := verifytest.StripeEvent("customer.subscription.created", "evt_1", now)
-	header := verifytest.SignStripe(body, now, oldSecret, secret)
+	header := stripeprovider.SignatureHeader(body, now, oldSecret, secret)
 	for _, s := range []string{oldSecret, secret} {
 		if err := stripewebhook.ValidatePayload(body, header, s); err != nil {
 			t.Errorf("stripe-go ValidatePayload(SignStripe()) = %v", err)
@@ -81,7 +83,7 @@ func TestSignStripeAcceptedByStripeGo(t *testing.T) {
 	if err := stripewebhook.ValidatePayload(body, header, "whsec_wrong"); err == nil {
 		t.Errorf("stripe-go ValidatePayload(wrong secret) = nil, want an error")
 	}
-	if got, want := verifytest.SignStripe(body, now), fmt.Sprintf("t=%d", now.Unix()); got != want {
+	if got, want := stripeprovider.SignatureHeader(body, now), fmt.Sprintf("t=%d", now.Unix()); got != want {
 		t.Errorf("SignStripe(no secret) = %q, want %q", got, want)
 	}
 }

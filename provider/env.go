@@ -1,0 +1,152 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+)
+
+// Env is a function's environment as a provider reads it at cold start.
+// The function fills the exported fields; a test may set Getenv alone
+// (secrets then come inline). Safe for concurrent use.
+type Env struct {
+	// Getenv reads a variable of the function's environment.
+	Getenv func(string) string
+	// AWS is the function's AWS configuration, for Secrets Manager and a
+	// provider's own AWS clients.
+	AWS aws.Config
+	// DynamoDB and Table are the function's client and inbox table, for
+	// a provider that keeps state of its own (GoPay's watched payments,
+	// under partition keys of its own); nil in the receiver.
+	DynamoDB *dynamodb.Client
+	Table    string
+	// SecretMaxAge and SecretReload say how long a secret from Secrets
+	// Manager is used before it is loaded again, and the least time
+	// between two loads; zero takes the defaults (5 min, 1 min).
+	SecretMaxAge, SecretReload time.Duration
+	// HTTP is the client of the provider's API calls; nil: one with a 20 s
+	// timeout, well inside a function's.
+	HTTP *http.Client
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	mu      sync.Mutex
+	secrets map[string]Secret
+	sm      *secretsmanager.Client
+}
+
+// Secret is a secret's current values (several while one is rotated),
+// kept fresh while a function stays warm. Values never appear in logs or
+// errors.
+type Secret interface {
+	// Values returns the current values, loading them again when they
+	// are older than their maximum age.
+	Values(ctx context.Context) ([]string, error)
+	// Refresh is called with the values used when they were refused (no
+	// signature matched, the API answered 401): it returns the values to
+	// try instead and whether they differ from used, loading them again
+	// at most once per interval.
+	Refresh(ctx context.Context, used []string) (vals []string, changed bool, err error)
+}
+
+// Get returns the variable name.
+func (e *Env) Get(name string) string {
+	if e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(name)
+}
+
+// Reader returns a reader of e's variables that collects every missing
+// or invalid one into one error (Reader.Err).
+func (e *Env) Reader() *envconfig.Reader { return envconfig.New(e.Get) }
+
+// HasSecret reports whether the secret name is set: the variable name
+// (values inline) or name+"_ARN" (a Secrets Manager secret).
+func (e *Env) HasSecret(name string) bool {
+	return len(envconfig.Split(e.Get(name))) > 0 || e.Get(name+"_ARN") != ""
+}
+
+// Secret returns the secret whose values are in the variable name,
+// comma-separated or a JSON array (local runs), or else in the Secrets
+// Manager secret
+// name+"_ARN" names, loaded now and kept fresh; nil and no error when
+// neither is set. Every call with the same name returns the same Secret,
+// so a function loads each secret once.
+func (e *Env) Secret(ctx context.Context, name string) (Secret, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s, ok := e.secrets[name]; ok {
+		return s, nil
+	}
+	inline, err := secrets.Parse(e.Get(name))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	arn := e.Get(name + "_ARN")
+	if len(inline) == 0 && arn == "" {
+		return nil, nil
+	}
+	load := func(context.Context) ([]string, error) { return inline, nil }
+	if len(inline) == 0 {
+		sm := e.secretsManager()
+		load = func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) }
+	}
+	r := &secrets.Rotating{Load: load, MaxAge: e.SecretMaxAge, MinInterval: e.SecretReload, Now: e.Now}
+	if err := r.Init(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if e.secrets == nil {
+		e.secrets = map[string]Secret{}
+	}
+	e.secrets[name] = r
+	return r, nil
+}
+
+// SecretsManager returns the function's Secrets Manager client, made on
+// first use.
+func (e *Env) SecretsManager() *secretsmanager.Client {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.secretsManager()
+}
+
+// secretsManager is SecretsManager with e.mu held.
+func (e *Env) secretsManager() *secretsmanager.Client {
+	if e.sm == nil {
+		e.sm = secretsmanager.NewFromConfig(e.AWS)
+	}
+	return e.sm
+}
+
+// HTTPClient returns e.HTTP, or a client with a 20 s timeout.
+func (e *Env) HTTPClient() *http.Client {
+	if e.HTTP != nil {
+		return e.HTTP
+	}
+	return &http.Client{Timeout: 20 * time.Second}
+}
+
+type envKey struct{}
+
+// ContextWithEnv returns ctx carrying env: the processor hands its
+// business the Env its providers read, so the business uses the secrets
+// they loaded (Env.Secret) rather than loading them again.
+func ContextWithEnv(ctx context.Context, env *Env) context.Context {
+	return context.WithValue(ctx, envKey{}, env)
+}
+
+// EnvFromContext returns the Env ContextWithEnv put in ctx, or nil.
+func EnvFromContext(ctx context.Context) *Env {
+	env, _ := ctx.Value(envKey{}).(*Env)
+	return env
+}

@@ -1,0 +1,104 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// Provider is GitHub: hooks signed in X-Hub-Signature-256 (Verifier), and
+// the hooks' recent deliveries as the reconciler's source.
+type Provider struct{ provider.NoFetch }
+
+// Name implements provider.Provider.
+func (Provider) Name() string { return Name }
+
+// Webhook implements provider.Provider.
+func (Provider) Webhook() provider.Webhook {
+	return provider.Webhook{
+		SecretEnv: "GITHUB_WEBHOOK_SECRET", TypeUnsigned: true,
+		Variants: []provider.Variant{{Name: "form", Usage: "github: send as a form-encoded hook (payload=<URL-encoded JSON>)"}},
+	}
+}
+
+// MinSecretLen is the shortest secret the verifier accepts: GitHub takes
+// any string the user chose.
+const MinSecretLen = 16
+
+// Verifier implements provider.Provider.
+func (Provider) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
+	return &Verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, MinSecretLen)
+}
+
+// Sign implements provider.Provider: ev.Body under the first secret, the
+// event ev.Type or the file's name (issues.json: issues), a fresh
+// delivery id unless ev.ID; variant "form" sends it form-encoded.
+func (Provider) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webhook.Request, error) {
+	secret, err := provider.FirstSecret(Name, secrets)
+	if err != nil {
+		return webhook.Request{}, err
+	}
+	typ := ev.Type
+	if typ == "" {
+		typ = strings.TrimSuffix(ev.File, ".json")
+	}
+	if typ == "" {
+		return webhook.Request{}, fmt.Errorf("github: no event name")
+	}
+	id := ev.ID
+	if id == "" {
+		id = provider.UUID()
+	}
+	req := webhook.Request{Method: "POST", Header: Headers(ev.Body, secret, id, typ), Body: ev.Body}
+	if ev.Variant == "form" {
+		req.Body, req.Header = Form(ev.Body, secret, id, typ)
+	}
+	return req, nil
+}
+
+// MaxLookback is the longest GITHUB_RECONCILE_LOOKBACK: GitHub keeps a
+// hook's deliveries for 3 days.
+const MaxLookback = 72 * time.Hour
+
+// hookPath is the form of a GITHUB_RECONCILE_HOOKS entry.
+var hookPath = regexp.MustCompile(`^(repos/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|orgs/[A-Za-z0-9_.-]+)/hooks/[0-9]+$`)
+
+// Reconciler implements provider.Provider: the deliveries of the hooks in
+// GITHUB_RECONCILE_HOOKS (comma-separated API paths such as
+// repos/<owner>/<repo>/hooks/<id>; none turns the source off), read with
+// GITHUB_TOKEN (or its _ARN) from GITHUB_API_URL, the first run going
+// back GITHUB_RECONCILE_LOOKBACK (default provider.DefaultSourceLookback,
+// at most 72h; 0s: from the first run).
+func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Source, error) {
+	r := env.Reader()
+	hooks := r.List("GITHUB_RECONCILE_HOOKS")
+	apiURL := r.String("GITHUB_API_URL", DefaultAPIURL)
+	lookback := r.Window("GITHUB_RECONCILE_LOOKBACK", provider.DefaultSourceLookback)
+	for _, hook := range hooks {
+		if !hookPath.MatchString(hook) {
+			r.Problem("GITHUB_RECONCILE_HOOKS: %q is not repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>", hook)
+		}
+	}
+	if len(hooks) > 0 && !env.HasSecret("GITHUB_TOKEN") {
+		r.Problem("GITHUB_RECONCILE_HOOKS is set but GITHUB_TOKEN and GITHUB_TOKEN_ARN are empty (a token that may read the hooks' deliveries)")
+	}
+	if lookback > MaxLookback {
+		r.Problem("GITHUB_RECONCILE_LOOKBACK=%s is longer than the 3 days GitHub keeps deliveries", lookback)
+	}
+	if err := r.Err(); err != nil || len(hooks) == 0 {
+		return provider.Source{}, err
+	}
+	token, err := env.Secret(ctx, "GITHUB_TOKEN")
+	if err != nil {
+		return provider.Source{}, err
+	}
+	return provider.Source{Lookback: lookback, List: &GitHubDeliveries{
+		Hooks: hooks, Token: token, BaseURL: apiURL, HTTP: env.HTTPClient(), Inbox: inbox.NewDynamoDB(env.DynamoDB, env.Table),
+	}}, nil
+}

@@ -1,0 +1,124 @@
+package stripe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// Provider is Stripe: snapshot and thin events signed in Stripe-Signature
+// (Verifier), a lost payload or a thin event fetched from the API, and
+// the event list as the reconciler's source.
+type Provider struct{}
+
+// Name implements provider.Provider.
+func (Provider) Name() string { return Name }
+
+// Webhook implements provider.Provider.
+func (Provider) Webhook() provider.Webhook {
+	return provider.Webhook{SecretEnv: "STRIPE_WEBHOOK_SECRET"}
+}
+
+// Verifier implements provider.Provider: the signing secrets ("whsec_"),
+// and STRIPE_TOLERANCE (default 300s) as the timestamp's tolerance.
+func (Provider) Verifier(secrets []string, env *provider.Env) (provider.Verifier, error) {
+	r := env.Reader()
+	v := &Verifier{Secrets: secrets, Tolerance: r.Duration("STRIPE_TOLERANCE", DefaultTolerance), Now: env.Now}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return request{v}, v.Validate()
+}
+
+// request adapts Verifier to the Stripe-Signature header.
+type request struct{ v *Verifier }
+
+func (r request) Verify(_ context.Context, req webhook.Request) ([]webhook.Event, error) {
+	ev, err := r.v.Verify(req.Header["stripe-signature"], req.Body)
+	if err != nil {
+		return nil, err
+	}
+	return []webhook.Event{ev}, nil
+}
+
+// Sign implements provider.Provider: ev.Body, an event or a thin
+// notification with its id, signed with every secret.
+func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (webhook.Request, error) {
+	if _, err := provider.FirstSecret(Name, secrets); err != nil {
+		return webhook.Request{}, err
+	}
+	var head struct{ ID string }
+	if err := json.Unmarshal(ev.Body, &head); err != nil || head.ID == "" {
+		return webhook.Request{}, fmt.Errorf("stripe: the event is not JSON with an id")
+	}
+	return webhook.Request{Method: "POST", Header: Headers(ev.Body, at, secrets...), Body: ev.Body}, nil
+}
+
+// MaxLookback is the longest STRIPE_EVENTS_LOOKBACK: Stripe lists 30 days
+// of events.
+const MaxLookback = 30 * 24 * time.Hour
+
+// Processor implements provider.Provider: STRIPE_API_KEY (or
+// STRIPE_API_KEY_ARN), required, fetches a lost payload and every thin
+// event from STRIPE_API_URL (Stripe's by default).
+func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
+	apiURL := env.Reader().String("STRIPE_API_URL", DefaultAPIURL)
+	if !env.HasSecret("STRIPE_API_KEY") {
+		return provider.Fetch{}, errors.New("set STRIPE_API_KEY or STRIPE_API_KEY_ARN (a Secrets Manager secret holding the Stripe secret key)")
+	}
+	key, err := env.Secret(ctx, "STRIPE_API_KEY")
+	if err != nil {
+		return provider.Fetch{}, err
+	}
+	// A thin event is only a pointer: it is fetched on every attempt.
+	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin}, nil
+}
+
+// Reconciler implements provider.Provider: with STRIPE_API_KEY (or its
+// _ARN) set, the events of the types in STRIPE_EVENT_TYPES (required,
+// comma-separated: the types the business handles) are listed, the first
+// run going back STRIPE_EVENTS_LOOKBACK (default none, at most 30 days).
+func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Source, error) {
+	if !env.HasSecret("STRIPE_API_KEY") {
+		return provider.Source{}, nil
+	}
+	r := env.Reader()
+	apiURL := r.String("STRIPE_API_URL", DefaultAPIURL)
+	types := r.List("STRIPE_EVENT_TYPES")
+	lookback := r.Duration("STRIPE_EVENTS_LOOKBACK", 0)
+	if len(types) == 0 {
+		r.Problem("STRIPE_EVENT_TYPES is empty: name the Stripe event types the business handles (comma-separated), or unset STRIPE_API_KEY and STRIPE_API_KEY_ARN to turn the Stripe source off")
+	}
+	if lookback > MaxLookback {
+		r.Problem("STRIPE_EVENTS_LOOKBACK=%s is longer than the 30 days Stripe lists events", lookback)
+	}
+	if err := r.Err(); err != nil {
+		return provider.Source{}, err
+	}
+	key, err := env.Secret(ctx, "STRIPE_API_KEY")
+	if err != nil {
+		return provider.Source{}, err
+	}
+	events := NewEvents(key, apiURL, env.HTTPClient())
+	// Only the types the business handles are listed: others would be
+	// claimed only to be IGNORED.
+	events.Types = types
+	return provider.Source{List: events, Lookback: lookback}, nil
+}
+
+// KeyFromContext returns the Stripe secret key (STRIPE_API_KEY) the
+// processor loaded, from the ctx a BusinessBuilder is given, so the
+// business calls Stripe with the same key rather than loading it again;
+// nil when ctx carries no environment or the key is not set.
+func KeyFromContext(ctx context.Context) (provider.Secret, error) {
+	env := provider.EnvFromContext(ctx)
+	if env == nil || !env.HasSecret("STRIPE_API_KEY") {
+		return nil, nil
+	}
+	return env.Secret(ctx, "STRIPE_API_KEY")
+}
