@@ -43,7 +43,7 @@ func TestAdoptingCommandsInAFreshModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	setup := shBlock(t, doc, "go mod init")
-	build := shBlock(t, doc, "go mod tidy")
+	build := shBlock(t, doc, "go tool hookinbox template --business")
 
 	work, err := os.MkdirTemp("", "hookinbox-adopt-")
 	if err != nil {
