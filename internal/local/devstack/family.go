@@ -8,7 +8,7 @@ import (
 
 // Families of emulators Start runs. Neither is trusted alone: make test
 // runs the conformance suites and pipeline tests on both, and
-// docs/reliability.md lists each one's quirks.
+// docs/contributing.md lists each one's quirks.
 const (
 	// FamilyDynalite is dynalite (DynamoDB) and local-aws-sqs (SQS), the
 	// Node packages pinned in local/, and gofakes3 (S3), pinned by a tool

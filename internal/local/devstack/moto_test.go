@@ -71,7 +71,7 @@ func TestMotoStartStop(t *testing.T) {
 }
 
 // TestMotoQuirks pins down where moto 5.2 differs from AWS, as
-// TestLocalSQSQuirks does for local-aws-sqs: docs/reliability.md lists
+// TestLocalSQSQuirks does for local-aws-sqs: docs/contributing.md lists
 // them, and a fixed version shows up here. A third quirk cannot be pinned
 // by a deterministic test: moto does not serialise concurrent conditional
 // writes on one item (its DynamoDB backend takes no lock, and moto_server
@@ -102,7 +102,7 @@ func TestMotoQuirks(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := aws.ToFloat64(out.ConsumedCapacity.CapacityUnits); got >= 20 {
-		t.Errorf("a 20 KB PutItem consumed %v units: moto now bills by size; update docs/reliability.md and run the capacity test on moto", got)
+		t.Errorf("a 20 KB PutItem consumed %v units: moto now bills by size; update docs/contributing.md and run the capacity test on moto", got)
 	}
 
 	// moto answers StartMessageMoveTask (the console's DLQ redrive) with an
@@ -110,7 +110,7 @@ func TestMotoQuirks(t *testing.T) {
 	q := e.SQS()
 	_, err = q.StartMessageMoveTask(ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(s.Queues["WorkDLQ"].ARN)})
 	if err == nil {
-		t.Errorf("StartMessageMoveTask works: moto implements it now; run the redrive tests on moto and update docs/reliability.md")
+		t.Errorf("StartMessageMoveTask works: moto implements it now; run the redrive tests on moto and update docs/contributing.md")
 	}
 
 	// Unlike local-aws-sqs, the current MessageSystemAttributeNames works

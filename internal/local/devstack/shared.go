@@ -113,7 +113,7 @@ func UniqueStackName() string {
 }
 
 // Quirks of moto_server that make a test meaningless on it (see
-// TestMotoQuirks and docs/reliability.md, "Emulator quirks");
+// TestMotoQuirks and docs/contributing.md, "The local emulators and how they differ from AWS");
 // devstacktest.SkipOnMoto takes one of them.
 const (
 	// MotoRacyConditions: concurrent conditional writes on one item are

@@ -114,7 +114,7 @@ func SkipOnMoto(t testing.TB, e *devstack.Emulators, quirk string) {
 		return // the harness serialises moto's DynamoDB
 	}
 	if e.Family == devstack.FamilyMoto {
-		t.Skipf("skipped on moto: %s (docs/reliability.md, Emulator quirks)", quirk)
+		t.Skipf("skipped on moto: %s (docs/contributing.md, The local emulators and how they differ from AWS)", quirk)
 	}
 }
 
