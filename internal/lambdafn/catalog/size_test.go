@@ -27,8 +27,8 @@ var notInReceiver = []string{
 	"testing",
 }
 
-// notInReconciler are packages the reconciler must not link: it lists the
-// shop's event types (shopevents), and runs none of the shop's effects.
+// notInReconciler are packages the reconciler must not link: it runs none
+// of the shop's effects.
 var notInReconciler = []string{
 	"github.com/aws/aws-sdk-go-v2/service/sesv2",
 	"github.com/hookinbox/hookinbox/effects",

@@ -1,8 +1,6 @@
-// Package shopevents names the Stripe event types the example shop acts
-// on. It imports nothing, so the reconciler lists exactly those types from
-// Stripe's API without linking the shop itself (its SES, billing and
-// effect code); the shop's Handle answers every other type with
-// webhook.ErrNoHandler.
+// Package shopevents names the Stripe event types the example shop
+// handles. It imports nothing; the template's StripeEventTypes default
+// lists the same types.
 package shopevents
 
 // Stripe event types the shop handles.
@@ -13,9 +11,3 @@ const (
 	SubscriptionUpdated = "customer.subscription.updated"
 	SubscriptionDeleted = "customer.subscription.deleted"
 )
-
-// Types returns the Stripe event types the shop acts on, for the webhook
-// endpoint's enabled events and the reconciler's event list.
-func Types() []string {
-	return []string{CheckoutCompleted, CheckoutAsyncPaid, SubscriptionCreated, SubscriptionUpdated, SubscriptionDeleted}
-}
