@@ -31,12 +31,12 @@ func bodyObject(key webhook.Key, sum string) string {
 
 // Conditions of the body store, checked with errors.Is.
 var (
-	// ErrNoBucket: a payload is, or must be, kept in S3, and the store
+	// errNoBucket: a payload is, or must be, kept in S3, and the store
 	// was made without a bucket (WithBodies).
-	ErrNoBucket = errors.New("inbox: the payload is kept in S3 and no bucket is configured (BODY_BUCKET)")
-	// ErrBodyMismatch: the object read back is not the payload the claim
+	errNoBucket = errors.New("inbox: the payload is kept in S3 and no bucket is configured (BODY_BUCKET)")
+	// errBodyMismatch: the object read back is not the payload the claim
 	// hashed.
-	ErrBodyMismatch = errors.New("inbox: the stored body does not match the claim's hash")
+	errBodyMismatch = errors.New("inbox: the stored body does not match the claim's hash")
 	// ErrNoBodyLocation: a payload over MaxPayloadBytes is stored for an
 	// item whose claim did not name an object for it (only a claim of
 	// that payload does).
@@ -76,7 +76,7 @@ func BodiesFor(cfg aws.Config, bucket string, pathStyle bool) *Bodies {
 // bytes: the name carries their hash.
 func (b *Bodies) put(ctx context.Context, name string, raw []byte) error {
 	if b == nil {
-		return ErrNoBucket
+		return errNoBucket
 	}
 	_, err := b.s3.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:        aws.String(b.bucket),
@@ -95,7 +95,7 @@ func (b *Bodies) put(ctx context.Context, name string, raw []byte) error {
 // object is ErrNotFound.
 func (b *Bodies) get(ctx context.Context, name, sum string) ([]byte, error) {
 	if b == nil {
-		return nil, ErrNoBucket
+		return nil, errNoBucket
 	}
 	out, err := b.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(name)})
 	var api smithy.APIError
@@ -111,7 +111,7 @@ func (b *Bodies) get(ctx context.Context, name, sum string) ([]byte, error) {
 		return nil, fmt.Errorf("get object %s: %w", name, err)
 	}
 	if PayloadSHA256(raw) != sum {
-		return nil, fmt.Errorf("get object %s: %w", name, ErrBodyMismatch)
+		return nil, fmt.Errorf("get object %s: %w", name, errBodyMismatch)
 	}
 	return raw, nil
 }

@@ -236,9 +236,9 @@ func TestInlineItemCostsItsUnitsInEveryState(t *testing.T) {
 				break
 			}
 		}
-		actual := tc.want*InlineItemBytes + 1 - len("x") - pad
+		actual := tc.want*inlineItemBytes + 1 - len("x") - pad
 		t.Logf("key of %d bytes: %d-byte payload inline (%d compressed) in %d units; claim item %d bytes on dynalite, %d counted by itemBytes; %d left for later states",
-			len(it.Key), n, len(c.packed), tc.want, actual, counted, tc.want*InlineItemBytes-actual)
+			len(it.Key), n, len(c.packed), tc.want, actual, counted, tc.want*inlineItemBytes-actual)
 		if counted < actual {
 			t.Errorf("itemBytes counts %d bytes, the emulator %d: it must never count less", counted, actual)
 		}

@@ -64,7 +64,7 @@ type dynamoDBAPI interface {
 type DynamoDB struct {
 	db     dynamoDBAPI
 	table  string
-	bodies *Bodies // nil: no bucket; a payload over MaxPayloadBytes gives ErrNoBucket
+	bodies *Bodies // nil: no bucket; a payload over MaxPayloadBytes gives errNoBucket
 }
 
 // NewDynamoDB returns the store on table, using a ready client

@@ -19,7 +19,7 @@ import (
 //
 // The cost rule: an event's status item is written three times in its
 // life (claim, lease, finish), each billed on the whole item, a write
-// unit a kilobyte (InlineItemBytes); a payload kept apart costs a status
+// unit a kilobyte (inlineItemBytes); a payload kept apart costs a status
 // item of one unit three times plus the payload item's units once. So
 // the claim may carry the payload when the status item, with room for
 // every attribute a later state adds, stays within inlineUnits: one unit
@@ -33,9 +33,9 @@ import (
 // The choice depends only on the event (its key, type and raw bytes), never
 // on the clock, so every delivery of an event makes the same choice.
 
-// InlineItemBytes is what one write unit covers, as DynamoDB sizes items
+// inlineItemBytes is what one write unit covers, as DynamoDB sizes items
 // (attribute names plus values).
-const InlineItemBytes = 1024
+const inlineItemBytes = 1024
 
 // InlineMaxRaw is the longest raw payload that may ride in a claim item
 // (an inline payload is never longer once inflated). Above it every state
@@ -49,7 +49,7 @@ const InlineMaxRaw = 8 << 10
 func inlineUnits(key webhook.Key, n int) int {
 	payloadItem := len("pk") + len(key) + len("sk") + len(SortPayload) + len("payload") + n +
 		len("received_at") + len("2006-01-02T15:04:05Z") + len("expires_at") + 7
-	units := (payloadItem + InlineItemBytes - 1) / InlineItemBytes
+	units := (payloadItem + inlineItemBytes - 1) / inlineItemBytes
 	return 1 + units/3
 }
 
@@ -109,7 +109,7 @@ func (c Claim) pack() []byte {
 		return nil
 	}
 	key := c.Event.Key()
-	budget := inlineUnits(key, len(raw))*InlineItemBytes - inlineHeadroom
+	budget := inlineUnits(key, len(raw))*inlineItemBytes - inlineHeadroom
 	// The status item without the payload is at least 200 bytes (its
 	// attribute names, the hash and the times alone are more): a payload
 	// over 4× the rest of the budget cannot fit (checked before the

@@ -8,9 +8,9 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 )
 
-// DefaultMetricsNamespace is the CloudWatch namespace when
+// defaultMetricsNamespace is the CloudWatch namespace when
 // METRICS_NAMESPACE is unset; the template sets hookinbox/<stack name>.
-const DefaultMetricsNamespace = "hookinbox"
+const defaultMetricsNamespace = "hookinbox"
 
 // Recorder returns the function's metrics recorder: embedded-metric-format
 // lines on stdout (where Lambda ships them to CloudWatch Logs) under
@@ -19,7 +19,7 @@ const DefaultMetricsNamespace = "hookinbox"
 func Recorder(getenv func(string) string) (*metrics.Recorder, error) {
 	ns := getenv("METRICS_NAMESPACE")
 	if ns == "" {
-		ns = DefaultMetricsNamespace
+		ns = defaultMetricsNamespace
 	}
 	var w io.Writer = os.Stdout
 	if path := getenv("METRICS_FILE"); path != "" {

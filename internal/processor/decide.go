@@ -48,7 +48,7 @@ func (c Config) decide(a attempt) decision {
 		d.result = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: a.now}
 	case errors.Is(f.err, webhook.ErrNoHandler):
 		d.result = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + a.eventType, At: a.now}
-	case errors.Is(f.err, ErrOtherMode):
+	case errors.Is(f.err, errOtherMode):
 		d.result = inbox.Result{Status: inbox.Ignored, Outcome: reason, At: a.now}
 	case errors.Is(f.err, provider.ErrNotFound) && f.tries < c.NotFoundTries && !c.notFoundBefore(f.err):
 		// Not a failure of ours (anyone can make an id up): no Failed
@@ -130,7 +130,7 @@ func (h *Handler) apply(ctx context.Context, j *job, a attempt) (retry bool) {
 	if !d.uncounted {
 		h.count(j.env, a.item, d.result)
 	}
-	if errors.Is(a.err, ErrOtherMode) {
+	if errors.Is(a.err, errOtherMode) {
 		h.cfg.Metrics.Emit(metrics.Dims{Provider: j.env.Key.Provider(), EventType: j.env.Type}, metrics.Counted(metrics.OtherMode, 1))
 	}
 	attrs := []any{"attempts", a.item.Attempts}

@@ -176,7 +176,7 @@ type Config struct {
 	// Live is the mode the deployment runs, by provider, for the
 	// providers whose events say theirs (Stripe's livemode, Adyen's
 	// live): an event of the other mode ends IGNORED before the business
-	// runs (ErrOtherMode). A provider not listed is not checked.
+	// runs (errOtherMode). A provider not listed is not checked.
 	Live map[string]bool
 	// NotFoundHold replaces NotFoundWindow for an id its provider did not
 	// know at this claim only: the fetch error counts the provider's "not

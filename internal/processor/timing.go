@@ -20,15 +20,15 @@ type Timing struct {
 	Retention       time.Duration // its MessageRetentionPeriod
 }
 
-// MinLeaseMargin is the least a lease must outlast the function timeout:
+// minLeaseMargin is the least a lease must outlast the function timeout:
 // room for the clocks of two workers to differ.
-const MinLeaseMargin = 2 * time.Second
+const minLeaseMargin = 2 * time.Second
 
 // Validate reports every rule t breaks:
 //
 //   - Reserve < Budget < FunctionTimeout: a message can be started, and
 //     its outcome written after its effects end;
-//   - FunctionTimeout + MinLeaseMargin <= Lease: a live worker never loses
+//   - FunctionTimeout + minLeaseMargin <= Lease: a live worker never loses
 //     its lease, since nothing it does outlives the invocation;
 //   - Lease < Visibility: when a dead worker's message comes back, its
 //     lease has ended (or ends within one more receive), so the event is
@@ -46,8 +46,8 @@ func (t Timing) Validate() error {
 	if t.Budget >= t.FunctionTimeout {
 		errs = append(errs, fmt.Errorf("budget %v must be below the function timeout %v", t.Budget, t.FunctionTimeout))
 	}
-	if t.Lease < t.FunctionTimeout+MinLeaseMargin {
-		errs = append(errs, fmt.Errorf("lease %v must be at least the function timeout %v plus %v", t.Lease, t.FunctionTimeout, MinLeaseMargin))
+	if t.Lease < t.FunctionTimeout+minLeaseMargin {
+		errs = append(errs, fmt.Errorf("lease %v must be at least the function timeout %v plus %v", t.Lease, t.FunctionTimeout, minLeaseMargin))
 	}
 	if t.Lease >= t.Visibility {
 		errs = append(errs, fmt.Errorf("lease %v must be below the queue's visibility timeout %v", t.Lease, t.Visibility))

@@ -53,16 +53,16 @@ func (q *Queue) Send(ctx context.Context, env webhook.Envelope) error {
 	return q.SendAfter(ctx, env, 0)
 }
 
-// MaxDelay is SQS's longest message delay (DelaySeconds).
-const MaxDelay = 15 * time.Minute
+// maxDelay is SQS's longest message delay (DelaySeconds).
+const maxDelay = 15 * time.Minute
 
 // SendAfter sends one envelope that SQS delivers after d, rounded up to
-// whole seconds and at most MaxDelay. The processor uses it to send a
+// whole seconds and at most maxDelay. The processor uses it to send a
 // message again, with a fresh receive count, instead of returning it on its
 // last receive.
 func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Duration) error {
-	if d > MaxDelay {
-		d = MaxDelay
+	if d > maxDelay {
+		d = maxDelay
 	}
 	secs := int32((d + time.Second - 1) / time.Second)
 	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
@@ -124,14 +124,14 @@ func (q *Queue) Park(ctx context.Context, body string, env webhook.Envelope, rea
 	return nil
 }
 
-// MaxVisibility is SQS's longest visibility timeout.
-const MaxVisibility = 12 * time.Hour
+// maxVisibility is SQS's longest visibility timeout.
+const maxVisibility = 12 * time.Hour
 
 // Delay hides the received message for d before SQS delivers it again: the
 // backoff of a transient failure.
 func (q *Queue) Delay(ctx context.Context, receiptHandle string, d time.Duration) error {
-	if d > MaxVisibility {
-		d = MaxVisibility
+	if d > maxVisibility {
+		d = maxVisibility
 	}
 	_, err := q.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
 		QueueUrl:          aws.String(q.url),

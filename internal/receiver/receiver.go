@@ -46,8 +46,8 @@ type Config struct {
 }
 
 // The largest body Lambda can receive from an HTTP API request. A
-// synchronous invocation takes an event of at most LambdaPayloadLimit
-// bytes; the payload v2 event carries the body beside EventEnvelopeBytes
+// synchronous invocation takes an event of at most lambdaPayloadLimit
+// bytes; the payload v2 event carries the body beside eventEnvelopeBytes
 // at most of everything else. API Gateway limits the request line and
 // headers to 10,240 bytes, and the event holds them at most three times
 // (headers and cookies, rawPath and http.path, rawQueryString and
@@ -56,9 +56,9 @@ type Config struct {
 // DefaultMaxBodyBytes; a binary one is base64-encoded, so it is at most
 // 3/4 of that (4,694,016 bytes) and never reaches the receiver larger.
 const (
-	LambdaPayloadLimit  = 6 << 20  // 6,291,456 bytes
-	EventEnvelopeBytes  = 32 << 10 // 32,768 bytes
-	DefaultMaxBodyBytes = LambdaPayloadLimit - EventEnvelopeBytes
+	lambdaPayloadLimit  = 6 << 20  // 6,291,456 bytes
+	eventEnvelopeBytes  = 32 << 10 // 32,768 bytes
+	DefaultMaxBodyBytes = lambdaPayloadLimit - eventEnvelopeBytes
 )
 
 func (c Config) withDefaults() Config {

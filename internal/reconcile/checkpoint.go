@@ -21,10 +21,10 @@ type dynamoDBAPI interface {
 	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 }
 
-// CheckpointSortKey is the sort key of checkpoint items; their partition
+// checkpointSortKey is the sort key of checkpoint items; their partition
 // key is "checkpoint#<provider>". They carry no "pending" attribute and no
 // expires_at, so the pending index and TTL never see them.
-const CheckpointSortKey = "reconciler"
+const checkpointSortKey = "reconciler"
 
 // Checkpoint is where the reconciler stands in one provider's event list.
 type Checkpoint struct {
@@ -70,7 +70,7 @@ func checkpointKey(provider, sk string) map[string]types.AttributeValue {
 
 // Load returns the provider's checkpoint, and false when there is none yet.
 func (c *Checkpoints) Load(ctx context.Context, provider string) (Checkpoint, bool, error) {
-	out, err := c.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &c.table, Key: checkpointKey(provider, CheckpointSortKey), ConsistentRead: aws.Bool(true)})
+	out, err := c.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &c.table, Key: checkpointKey(provider, checkpointSortKey), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return Checkpoint{}, false, fmt.Errorf("load %s checkpoint: %w", provider, err)
 	}
@@ -96,7 +96,7 @@ func (c *Checkpoints) Load(ctx context.Context, provider string) (Checkpoint, bo
 // never moves it back: a run that saves an older time than another run
 // already did leaves the newer one.
 func (c *Checkpoints) Save(ctx context.Context, provider string, cp Checkpoint) error {
-	item := checkpointKey(provider, CheckpointSortKey)
+	item := checkpointKey(provider, checkpointSortKey)
 	item["created_gte"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(cp.At.Unix(), 10)}
 	item["checkpoint_at"] = &types.AttributeValueMemberS{Value: cp.At.UTC().Format(time.RFC3339)}
 	item["updated_at"] = &types.AttributeValueMemberS{Value: c.now().UTC().Format(time.RFC3339Nano)}

@@ -28,8 +28,8 @@ type Request struct {
 	DryRun    bool     `json:"dryRun,omitempty"`
 }
 
-// MaxKeys is the most keys one request may name.
-const MaxKeys = 1000
+// maxKeys is the most keys one request may name.
+const maxKeys = 1000
 
 // Validate reports every problem of the request in one error.
 func (r Request) Validate() error {
@@ -46,8 +46,8 @@ func (r Request) Validate() error {
 	if r.Max < 0 {
 		problems = append(problems, `"max" must not be negative`)
 	}
-	if len(r.Keys) > MaxKeys {
-		problems = append(problems, fmt.Sprintf(`%d keys, more than %d`, len(r.Keys), MaxKeys))
+	if len(r.Keys) > maxKeys {
+		problems = append(problems, fmt.Sprintf(`%d keys, more than %d`, len(r.Keys), maxKeys))
 	}
 	for _, k := range r.Keys {
 		if _, err := webhook.ParseKey(k); err != nil {
@@ -65,7 +65,7 @@ const (
 	Replayed    = "replayed"     // claim requeued, message sent (and its DLQ copy deleted)
 	WouldReplay = "would replay" // the same, in a dry run
 	Dropped     = "dropped"      // DLQ message of an event already DONE (or a copy parked before this run sent it again), deleted
-	WouldDrop   = "would drop"   // the same, in a dry run
+	wouldDrop   = "would drop"   // the same, in a dry run
 	Skipped     = "skipped"      // left as it is; Note says why
 	Failed      = "failed"       // could not be replayed; Note says why; left in the DLQ
 )
@@ -98,7 +98,7 @@ func (s *Summary) add(l Line) {
 	switch l.Outcome {
 	case Replayed, WouldReplay:
 		s.Moved++
-	case Dropped, WouldDrop:
+	case Dropped, wouldDrop:
 		s.Dropped++
 	case Skipped:
 		s.Skipped++
@@ -393,7 +393,7 @@ func (h *Handler) message(ctx context.Context, m queue.Message, req Request, rep
 		}
 		l := Line{Key: env.Key.String(), MessageID: m.ID, Reason: reason, Note: "a copy parked before this run replayed the event"}
 		if req.DryRun {
-			l.Outcome = WouldDrop
+			l.Outcome = wouldDrop
 			return &l, true, true
 		}
 		if err := h.dlq.Delete(ctx, m.ReceiptHandle); err != nil {
@@ -486,7 +486,7 @@ func (h *Handler) done(l Line, dryRun, inDLQ bool) Line {
 	case !inDLQ:
 		l.Outcome, l.Note = Skipped, "already DONE; nothing to do"
 	case dryRun:
-		l.Outcome, l.Note = WouldDrop, "already DONE; its DLQ message would be deleted"
+		l.Outcome, l.Note = wouldDrop, "already DONE; its DLQ message would be deleted"
 	default:
 		l.Outcome, l.Note = Dropped, "already DONE; its DLQ message was deleted"
 	}

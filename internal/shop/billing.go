@@ -35,11 +35,11 @@ type SubscriptionState struct {
 	Status   string // Stripe's status: active, past_due, canceled, ...
 }
 
-// MetadataEvent is the invoice metadata key that names what an invoice
+// metadataEvent is the invoice metadata key that names what an invoice
 // was created for (InvoiceRequest.Key: the shop's checkout session,
 // "stripe-checkout#cs_..."). It is the invoice's identity beyond the 24
 // hours Stripe keeps an Idempotency-Key.
-const MetadataEvent = "hookinbox_event"
+const metadataEvent = "hookinbox_event"
 
 // InvoiceRequest is an invoice to create.
 type InvoiceRequest struct {
@@ -51,7 +51,7 @@ type InvoiceRequest struct {
 	IdempotencyKey string            // sent as Stripe's Idempotency-Key header
 }
 
-// NewStripeBilling returns Billing through the Stripe API at apiURL (Stripe's
+// newStripeBilling returns Billing through the Stripe API at apiURL (Stripe's
 // own when empty; stripe-mock or a test server otherwise) with the first
 // value of keys (a *secrets.Rotating: the key is read for every call, so a
 // key reloaded from Secrets Manager reaches the client without a cold
@@ -67,7 +67,7 @@ type InvoiceRequest struct {
 // through the queue, and errors are returned. Invoices are created as
 // drafts (auto_advance false): the checkout already took the payment, so
 // Stripe must not finalize and charge them.
-func NewStripeBilling(keys provider.Secret, apiURL string, httpClient *http.Client) Billing {
+func newStripeBilling(keys provider.Secret, apiURL string, httpClient *http.Client) Billing {
 	return &stripeBilling{backend: stripeapi.NewBackend(apiURL, httpClient, 0), keys: keys}
 }
 
@@ -115,7 +115,7 @@ func (b *stripeBilling) findInvoice(ctx context.Context, key string, req Invoice
 	params.Context = ctx
 	it := (&invoice.Client{B: b.backend, Key: key}).List(params)
 	for it.Next() {
-		if inv := it.Invoice(); inv.Metadata[MetadataEvent] == string(req.Key) {
+		if inv := it.Invoice(); inv.Metadata[metadataEvent] == string(req.Key) {
 			return inv.ID, nil
 		}
 	}
@@ -135,7 +135,7 @@ func (b *stripeBilling) newInvoice(ctx context.Context, key string, req InvoiceR
 	for k, v := range req.Metadata {
 		params.AddMetadata(k, v)
 	}
-	params.AddMetadata(MetadataEvent, string(req.Key))
+	params.AddMetadata(metadataEvent, string(req.Key))
 	params.SetIdempotencyKey(req.IdempotencyKey)
 	inv, err := (&invoice.Client{B: b.backend, Key: key}).New(params)
 	if err != nil {

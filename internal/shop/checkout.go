@@ -87,7 +87,7 @@ func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effec
 		}
 		e := Entitlement{Holder: customer, Customer: customer, Source: sourcePurchase, SourceID: cs.ID, Active: true}
 		if customer == "" {
-			e.Holder, e.Email = GuestHolder(to), to
+			e.Holder, e.Email = guestHolder(to), to
 		}
 		applied, err := effects.PutIfNewer(ctx, s.db, s.cfg.Table, entitlementItem(e), v)
 		return effects.NewerResult(applied), err

@@ -57,6 +57,6 @@ func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (p
 			return nil, err
 		}
 	}
-	billing := NewStripeBilling(apiKey, s.StripeAPIURL, stripeapi.HTTPClient())
+	billing := newStripeBilling(apiKey, s.StripeAPIURL, stripeapi.HTTPClient())
 	return New(c, processorfn.DynamoDB(ctx, cfg), sesv2.NewFromConfig(cfg), billing), nil
 }

@@ -23,7 +23,7 @@ type Mailer interface {
 // Email tag names the shop sets on every message it sends.
 const (
 	TagIdempotencyKey = "hookinbox-idempotency-key"
-	TagTemplate       = "hookinbox-template"
+	tagTemplate       = "hookinbox-template"
 )
 
 const (
@@ -51,7 +51,7 @@ func (s *Shop) sendWelcome(ctx context.Context, to, idempotencyKey string) (stri
 		}},
 		EmailTags: []sestypes.MessageTag{
 			{Name: aws.String(TagIdempotencyKey), Value: aws.String(TagValue(idempotencyKey))},
-			{Name: aws.String(TagTemplate), Value: aws.String(templateWelcome)},
+			{Name: aws.String(tagTemplate), Value: aws.String(templateWelcome)},
 		},
 	}, func(o *sesv2.Options) { o.RetryMaxAttempts = 1 })
 	if err != nil {

@@ -50,7 +50,7 @@ type Shop struct {
 
 // New returns a shop that keeps its records in cfg.Table through db
 // (typically a *dynamodb.Client), sends email through mail (typically a
-// *sesv2.Client) and invoices through billing (see NewStripeBilling). Call
+// *sesv2.Client) and invoices through billing (see newStripeBilling). Call
 // cfg.Validate first; New does not.
 func New(cfg Config, db dynamoDB, mail Mailer, billing Billing) *Shop {
 	s := &Shop{cfg: cfg, db: db, mail: mail, billing: billing, now: time.Now}

@@ -414,9 +414,9 @@ func TestGuestCheckout(t *testing.T) {
 			if err := parseObject(ev, "checkout.session", &cs); err != nil {
 				t.Fatal(err)
 			}
-			holder := GuestHolder(" " + strings.ToUpper(cs.email()) + " ")
+			holder := guestHolder(" " + strings.ToUpper(cs.email()) + " ")
 			if !strings.HasPrefix(holder, "guest:") || strings.Contains(holder, "@") {
-				t.Errorf("GuestHolder = %q, want guest: and a hash, not the address", holder)
+				t.Errorf("guestHolder = %q, want guest: and a hash, not the address", holder)
 			}
 			st := state(t, h)
 			want := []Entitlement{{Holder: holder, Email: cs.email(), Source: "purchase", SourceID: cs.ID, Active: true,

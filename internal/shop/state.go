@@ -26,7 +26,7 @@ import (
 //	invoice#<checkout key>      invoice                     event, checkout_session, invoice_id, customer
 //
 // A holder is who has access: a Stripe customer ID, or for a guest
-// checkout (no customer) GuestHolder of the address given at checkout. Each
+// checkout (no customer) guestHolder of the address given at checkout. Each
 // source of access (a one-time purchase, a subscription) has its own
 // entitlement item, written "only if newer" by the events about that
 // source alone; the holder has access while any of them is active (see
@@ -78,7 +78,7 @@ type Access struct {
 // Entitlement is the access one source (a purchase, a subscription) gives
 // its holder, as the newest event about that source left it.
 type Entitlement struct {
-	Holder   string          `json:"holder"`             // customer ID, or GuestHolder(email) for a guest
+	Holder   string          `json:"holder"`             // customer ID, or guestHolder(email) for a guest
 	Customer string          `json:"customer,omitempty"` // the Stripe customer, when there is one
 	Email    string          `json:"email,omitempty"`    // a guest's address
 	Source   string          `json:"source"`             // "purchase" or "subscription"
@@ -115,13 +115,13 @@ type Invoice struct {
 	Customer  string      `json:"customer"`
 }
 
-// GuestHolder returns the holder of the access a guest checkout (one with
+// guestHolder returns the holder of the access a guest checkout (one with
 // no Stripe customer) gave to email, for Access: "guest:" and the hex
 // SHA-256 of the address, trimmed and lower-cased. The address itself
 // stays out of the table's keys, so it never reaches an error message or
 // a key-level log; the entitlement item keeps it as an attribute. A
 // customer's holder is the customer ID.
-func GuestHolder(email string) string {
+func guestHolder(email string) string {
 	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
 	return "guest:" + hex.EncodeToString(sum[:])
 }
@@ -217,7 +217,7 @@ func (s *Shop) State(ctx context.Context) (State, error) {
 	return st, nil
 }
 
-// Access reports whether holder (a Stripe customer ID, or GuestHolder of a
+// Access reports whether holder (a Stripe customer ID, or guestHolder of a
 // guest's address) has access: whether any of their entitlements is active. It
 // reads them with one consistent Query.
 func (s *Shop) Access(ctx context.Context, holder string) (bool, error) {

@@ -112,7 +112,7 @@ func TestClassifyStripe(t *testing.T) {
 			stripeAPI := standin.NewStripe()
 			stripeAPI.FailNext(tt.status)
 			srv := serveStandin(t, stripeAPI)
-			b := NewStripeBilling(secrets.Static("sk_test_123"), srv.URL, srv.Client())
+			b := newStripeBilling(secrets.Static("sk_test_123"), srv.URL, srv.Client())
 			_, err := b.CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k"})
 			if err == nil {
 				t.Fatal("CreateInvoice succeeded, want an error")
@@ -129,7 +129,7 @@ func TestClassifyStripe(t *testing.T) {
 		srv := serveStandin(t, standin.NewStripe())
 		url := srv.URL
 		srv.Close()
-		_, err := NewStripeBilling(secrets.Static("sk_test_123"), url, nil).CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k"})
+		_, err := newStripeBilling(secrets.Static("sk_test_123"), url, nil).CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k"})
 		if err == nil || webhook.IsPermanent(err) {
 			t.Errorf("err = %v, want transient", err)
 		}
@@ -139,7 +139,7 @@ func TestClassifyStripe(t *testing.T) {
 func TestStripeBillingRequest(t *testing.T) {
 	stripeAPI := standin.NewStripe()
 	srv := serveStandin(t, stripeAPI)
-	b := NewStripeBilling(secrets.Static("sk_test_123"), srv.URL, srv.Client())
+	b := newStripeBilling(secrets.Static("sk_test_123"), srv.URL, srv.Client())
 	req := InvoiceRequest{Customer: "cus_1", Description: "Order cs_1", IdempotencyKey: "hookinbox:stripe-checkout#cs_1:create-invoice",
 		Key: "stripe-checkout#cs_1"}
 	id1, err := b.CreateInvoice(context.Background(), req)
@@ -173,7 +173,7 @@ func TestStripeBillingReloadsRefusedKey(t *testing.T) {
 		Load:        func(context.Context) ([]string, error) { return []string{stored}, nil },
 		MinInterval: time.Nanosecond,
 	}
-	b := NewStripeBilling(keys, srv.URL, srv.Client())
+	b := newStripeBilling(keys, srv.URL, srv.Client())
 	req := InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k1"}
 	_, err := b.CreateInvoice(context.Background(), req)
 	if err == nil || webhook.IsPermanent(err) {
@@ -227,7 +227,7 @@ func TestStateJSON(t *testing.T) {
 // or a wrong type gets 400) and answers with its fixtures.
 func TestStripeBillingRequestsMatchStripesAPI(t *testing.T) {
 	mock := devstacktest.StripeMockForTest(t)
-	b := NewStripeBilling(secrets.Static("sk_test_123"), mock.URL, nil)
+	b := newStripeBilling(secrets.Static("sk_test_123"), mock.URL, nil)
 	ctx := context.Background()
 	id, err := b.CreateInvoice(ctx, InvoiceRequest{
 		Customer: "cus_123", Description: "Order cs_123", Key: "stripe-checkout#cs_123", Since: t0,

@@ -28,9 +28,9 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// SourcePrefix begins the source of every event from a Stripe event
+// sourcePrefix begins the source of every event from a Stripe event
 // destination.
-const SourcePrefix = "aws.partner/stripe.com"
+const sourcePrefix = "aws.partner/stripe.com"
 
 // accepter is the intake call the handler makes.
 type accepter interface {
@@ -63,7 +63,7 @@ func New(in accepter, rec *metrics.Recorder, log *slog.Logger) *Handler {
 // dead-letter queue).
 func (h *Handler) Handle(ctx context.Context, ev events.EventBridgeEvent) error {
 	log := h.log.With("eventbridge_id", ev.ID, "detail_type", ev.DetailType)
-	if !strings.HasPrefix(ev.Source, SourcePrefix) {
+	if !strings.HasPrefix(ev.Source, sourcePrefix) {
 		log.Error("eventbridge event refused: not from a Stripe partner event source", "reason", "unknown-source")
 		h.metrics.Emit(metrics.Dims{Provider: stripe.Name, Reason: "unknown-source"}, metrics.Counted(metrics.VerifyFailed, 1))
 		return nil
