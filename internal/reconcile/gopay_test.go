@@ -13,7 +13,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -104,7 +104,7 @@ func TestAGoPayPaymentNotFinalAfterItsMaxAgeIsDropped(t *testing.T) {
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllFinal(t, []webhook.Key{key}) })
 	sweep := &gopay.Sweeper{
 		Watch: &gopay.Watch{DB: s.DynamoDB, Table: s.Stack.Tables["InboxTable"]},
-		Fetch: gopay.Payments(pipeline.GoPayClientID, secrets.Static(pipeline.GoPayClientSecret), s.Endpoints["GOPAY_API_URL"], nil),
+		Fetch: gopay.Payments(pipeline.GoPayClientID, secretstest.Static(pipeline.GoPayClientSecret), s.Endpoints["GOPAY_API_URL"], nil),
 	}
 	in := intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, s.Events, nil)
 	accept := func(ctx context.Context, ev webhook.Event) error { _, err := in.Accept(ctx, ev); return err }

@@ -15,7 +15,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -127,7 +127,7 @@ func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 		return errors.New("sqs: throttled")
 	}
 	cps := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])
-	source := stripe.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil)
+	source := stripe.NewEvents(secretstest.Static(pipelinetest.StripeKey), s.StripeURL, nil)
 	source.PageSize = 3 // four pages: auto-pagination
 	h := fromStripe(s, reconcile.Config{Lookback: time.Hour, Now: func() time.Time { return now }}, sender, source, cps, nil)
 
@@ -261,7 +261,7 @@ func TestListingAndCheckpointAdvancePageByPageWithinTheDeadline(t *testing.T) {
 	keys, _ := stripeHas(t, s, 300, 20, func(i int) time.Time { return start.Add(time.Duration(i/4) * 5 * time.Minute) })
 	c := &clock{t: time.Now()}
 	sender := newCountingSender(s.Events)
-	source := &pagedSource{Events: stripe.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil)}
+	source := &pagedSource{Events: stripe.NewEvents(secretstest.Static(pipelinetest.StripeKey), s.StripeURL, nil)}
 	source.PageSize = 3
 	cps := &savedCheckpoints{Checkpoints: reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])}
 	h := fromStripe(s, reconcile.Config{Lookback: 2 * time.Hour, Margin: time.Minute, Now: c.Now}, sender, source, cps, nil)
@@ -340,7 +340,7 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterMaxTries(t *testing.T) {
 	cps := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])
 	metricLines := &pipelinetest.SyncBuffer{}
 	h := fromStripe(s, reconcile.Config{Lookback: time.Hour, Metrics: metrics.New(metricLines, "hookinbox/test"), Now: func() time.Time { return now }},
-		sender, stripe.NewEvents(secrets.Static(pipelinetest.StripeKey), s.StripeURL, nil), cps, slog.New(slog.NewJSONHandler(s.Logs, nil)))
+		sender, stripe.NewEvents(secretstest.Static(pipelinetest.StripeKey), s.StripeURL, nil), cps, slog.New(slog.NewJSONHandler(s.Logs, nil)))
 
 	// SQS refuses everything: that is the path failing, not one event,
 	// and it does not count towards skipping.

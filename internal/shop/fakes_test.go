@@ -17,7 +17,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -84,7 +84,7 @@ func newDynamoHarness(t *testing.T) *harness {
 	cfg := testConfig
 	cfg.Table = shopTable
 	return &harness{
-		shop:            New(cfg, db, mail, newStripeBilling(secrets.Static("sk_test_123"), stripeSrv.URL, stripeSrv.Client())),
+		shop:            New(cfg, db, mail, newStripeBilling(secretstest.Static("sk_test_123"), stripeSrv.URL, stripeSrv.Client())),
 		ledger:          effects.NewLedger(db, inboxTable, 0),
 		mails:           func() []sentMail { return sesMails(ses) },
 		invoiceCalls:    func() []invoiceCall { return stripeCalls(stripeAPI) },

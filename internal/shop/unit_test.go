@@ -16,6 +16,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -112,7 +113,7 @@ func TestClassifyStripe(t *testing.T) {
 			stripeAPI := standin.NewStripe()
 			stripeAPI.FailNext(tt.status)
 			srv := serveStandin(t, stripeAPI)
-			b := newStripeBilling(secrets.Static("sk_test_123"), srv.URL, srv.Client())
+			b := newStripeBilling(secretstest.Static("sk_test_123"), srv.URL, srv.Client())
 			_, err := b.CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k"})
 			if err == nil {
 				t.Fatal("CreateInvoice succeeded, want an error")
@@ -129,7 +130,7 @@ func TestClassifyStripe(t *testing.T) {
 		srv := serveStandin(t, standin.NewStripe())
 		url := srv.URL
 		srv.Close()
-		_, err := newStripeBilling(secrets.Static("sk_test_123"), url, nil).CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k"})
+		_, err := newStripeBilling(secretstest.Static("sk_test_123"), url, nil).CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k"})
 		if err == nil || webhook.IsPermanent(err) {
 			t.Errorf("err = %v, want transient", err)
 		}
@@ -139,7 +140,7 @@ func TestClassifyStripe(t *testing.T) {
 func TestStripeBillingRequest(t *testing.T) {
 	stripeAPI := standin.NewStripe()
 	srv := serveStandin(t, stripeAPI)
-	b := newStripeBilling(secrets.Static("sk_test_123"), srv.URL, srv.Client())
+	b := newStripeBilling(secretstest.Static("sk_test_123"), srv.URL, srv.Client())
 	req := InvoiceRequest{Customer: "cus_1", Description: "Order cs_1", IdempotencyKey: "hookinbox:stripe-checkout#cs_1:create-invoice",
 		Key: "stripe-checkout#cs_1"}
 	id1, err := b.CreateInvoice(context.Background(), req)
@@ -227,7 +228,7 @@ func TestStateJSON(t *testing.T) {
 // or a wrong type gets 400) and answers with its fixtures.
 func TestStripeBillingRequestsMatchStripesAPI(t *testing.T) {
 	mock := devstacktest.StripeMockForTest(t)
-	b := newStripeBilling(secrets.Static("sk_test_123"), mock.URL, nil)
+	b := newStripeBilling(secretstest.Static("sk_test_123"), mock.URL, nil)
 	ctx := context.Background()
 	id, err := b.CreateInvoice(ctx, InvoiceRequest{
 		Customer: "cus_123", Description: "Order cs_123", Key: "stripe-checkout#cs_123", Since: t0,

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 )
 
 // A 429 with Retry-After is waited out and retried inside the deadline;
@@ -40,7 +40,7 @@ func TestGitHubRateLimitsAreWaitedOutWithinTheDeadline(t *testing.T) {
 	defer srv.Close()
 	var slept []time.Duration
 	g := &GitHubDeliveries{
-		Hooks: []string{"repos/a/b/hooks/1"}, Token: secrets.Static("t"), BaseURL: srv.URL,
+		Hooks: []string{"repos/a/b/hooks/1"}, Token: secretstest.Static("t"), BaseURL: srv.URL,
 		Inbox: inbox.NewMemory(),
 		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil },
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -23,7 +23,7 @@ func TestGoPayPayments(t *testing.T) {
 	g.SetPayment(standin.GoPayPayment{ID: 3000006529, OrderNumber: "o-1", State: "PAID", Amount: 100, Currency: "CZK"})
 	ctx := context.Background()
 
-	fetch := gopay.Payments("client-1", secrets.Static("secret-1"), srv.URL+"/api", nil)
+	fetch := gopay.Payments("client-1", secretstest.Static("secret-1"), srv.URL+"/api", nil)
 	for range 2 {
 		raw, err := fetch(ctx, "3000006529")
 		if err != nil {
@@ -42,7 +42,7 @@ func TestGoPayPayments(t *testing.T) {
 	if _, err := fetch(ctx, "12ab"); !webhook.IsPermanent(err) {
 		t.Errorf("id that is not a number: err = %v, want permanent", err)
 	}
-	bad := gopay.Payments("client-1", secrets.Static("wrong"), srv.URL+"/api", nil)
+	bad := gopay.Payments("client-1", secretstest.Static("wrong"), srv.URL+"/api", nil)
 	if _, err := bad(ctx, "3000006529"); err == nil || webhook.IsPermanent(err) || errors.Is(err, provider.ErrNotFound) {
 		t.Errorf("refused secret: err = %v, want a transient error", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/mollie"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -59,15 +60,15 @@ func TestPayments(t *testing.T) {
 		id      string
 		wantErr func(error) bool // nil: the payment
 	}{
-		{name: "paid payment", key: secrets.Static(apiKey), id: p.ID},
+		{name: "paid payment", key: secretstest.Static(apiKey), id: p.ID},
 		{name: "a refused key is reloaded once", key: rotated, id: p.ID},
-		{name: "unknown payment is ErrNotFound", key: secrets.Static(apiKey), id: "tr_unknown0001",
+		{name: "unknown payment is ErrNotFound", key: secretstest.Static(apiKey), id: "tr_unknown0001",
 			wantErr: func(err error) bool { return errors.Is(err, provider.ErrNotFound) }},
-		{name: "a key refused after reloading is transient", key: secrets.Static("test_wrongwrongwrongwrongwrongwr"), id: p.ID,
+		{name: "a key refused after reloading is transient", key: secretstest.Static("test_wrongwrongwrongwrongwrongwr"), id: p.ID,
 			wantErr: func(err error) bool {
 				return err != nil && !errors.Is(err, provider.ErrNotFound) && !webhook.IsPermanent(err)
 			}},
-		{name: "an id Mollie cannot issue is permanent, never sent", key: secrets.Static(apiKey), id: "tr_../../customers",
+		{name: "an id Mollie cannot issue is permanent, never sent", key: secretstest.Static(apiKey), id: "tr_../../customers",
 			wantErr: webhook.IsPermanent},
 	}
 	for _, tt := range tests {
@@ -113,7 +114,7 @@ func TestPaymentsRefusesAnotherAnswer(t *testing.T) {
 				_, _ = w.Write([]byte(tt.body))
 			}))
 			defer srv.Close()
-			_, err := mollie.Payments(secrets.Static(apiKey), srv.URL, srv.Client())(context.Background(), "tr_WDqYK6vllg")
+			_, err := mollie.Payments(secretstest.Static(apiKey), srv.URL, srv.Client())(context.Background(), "tr_WDqYK6vllg")
 			if err == nil || errors.Is(err, provider.ErrNotFound) || webhook.IsPermanent(err) {
 				t.Errorf("Payments error = %v, want a transient error", err)
 			}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 )
 
 // The next query waits for the cost bucket to refill to the last query's
@@ -37,7 +37,7 @@ func TestShopifyQueriesWaitForTheCostBucket(t *testing.T) {
 	}))
 	defer srv.Close()
 	var slept []time.Duration
-	s := &ShopifyOrders{URL: srv.URL, Token: secrets.Static("shpat_1"),
+	s := &ShopifyOrders{URL: srv.URL, Token: secretstest.Static("shpat_1"),
 		Sleep: func(_ context.Context, d time.Duration) error {
 			slept = append(slept, d.Round(time.Second))
 			return nil

@@ -10,7 +10,7 @@ import (
 	"github.com/stripe/stripe-go/v76"
 
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	stripeprovider "github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -25,7 +25,7 @@ func TestFetchEvent(t *testing.T) {
 	}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
-	fetch := stripeprovider.FetchEvent(secrets.Static("sk_test_fetch"), srv.URL, srv.Client())
+	fetch := stripeprovider.FetchEvent(secretstest.Static("sk_test_fetch"), srv.URL, srv.Client())
 
 	got, err := fetch(context.Background(), "evt_fetch1", nil)
 	if err != nil || string(got) != string(body) {
@@ -35,7 +35,7 @@ func TestFetchEvent(t *testing.T) {
 	if err == nil || !webhook.IsPermanent(err) || !strings.Contains(err.Error(), "evt_unknown") {
 		t.Errorf("fetch of an unknown event: %v, want a permanent error naming it", err)
 	}
-	wrongKey := stripeprovider.FetchEvent(secrets.Static("sk_test_wrong"), srv.URL, srv.Client())
+	wrongKey := stripeprovider.FetchEvent(secretstest.Static("sk_test_wrong"), srv.URL, srv.Client())
 	if _, err := wrongKey(context.Background(), "evt_fetch1", nil); err == nil || webhook.IsPermanent(err) {
 		t.Errorf("fetch with a rejected key: %v, want a transient error (the key may be rotating)", err)
 	}

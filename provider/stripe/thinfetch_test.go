@@ -13,7 +13,7 @@ import (
 	"github.com/stripe/stripe-go/v76"
 
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	stripeprovider "github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/stripeevent"
@@ -42,7 +42,7 @@ func TestFetchThin(t *testing.T) {
 	}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
-	fetch := stripeprovider.FetchEvent(secrets.Static("sk_test_thin"), srv.URL, srv.Client())
+	fetch := stripeprovider.FetchEvent(secretstest.Static("sk_test_thin"), srv.URL, srv.Client())
 	ctx := context.Background()
 
 	raw, err := fetch(ctx, "evt_1snapshot1", migrating)
@@ -88,7 +88,7 @@ func TestFetchThin(t *testing.T) {
 	if _, err := fetch(ctx, "evt_test_65thin1", withoutTwin); !errors.Is(err, webhook.ErrNoHandler) || !strings.Contains(err.Error(), "evt_1snapshot1") {
 		t.Errorf("thin twin claimed under its own id: %v, want ErrNoHandler naming the snapshot event", err)
 	}
-	wrongKey := stripeprovider.FetchEvent(secrets.Static("sk_test_wrong"), srv.URL, srv.Client())
+	wrongKey := stripeprovider.FetchEvent(secretstest.Static("sk_test_wrong"), srv.URL, srv.Client())
 	if _, err := wrongKey(ctx, "evt_1snapshot1", migrating); err == nil || webhook.IsPermanent(err) {
 		t.Errorf("fetch with a rejected key: %v, want a transient error", err)
 	}
@@ -108,7 +108,7 @@ func TestFetchThinWithoutRelatedObject(t *testing.T) {
 	}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
-	raw, err := stripeprovider.FetchEvent(secrets.Static("sk"), srv.URL, srv.Client())(context.Background(), "evt_test_65health", n)
+	raw, err := stripeprovider.FetchEvent(secretstest.Static("sk"), srv.URL, srv.Client())(context.Background(), "evt_test_65health", n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -185,7 +186,7 @@ func TestRotatingFailsClosedWhenStale(t *testing.T) {
 }
 
 func TestRotatingInitFails(t *testing.T) {
-	r := withStripe(&Rotating{Secrets: secrets.Static(" ")})
+	r := withStripe(&Rotating{Secrets: secretstest.Static(" ")})
 	if err := r.Init(context.Background()); err == nil {
 		t.Error("Init accepted an empty secret")
 	}

@@ -140,10 +140,3 @@ func (r *Rotating) minInterval() time.Duration {
 	}
 	return DefaultMinInterval
 }
-
-// Static returns a Rotating whose values are vals and never change: for
-// values given inline (local runs) and tests.
-func Static(vals ...string) *Rotating {
-	vals = slices.Clone(vals)
-	return &Rotating{Load: func(context.Context) ([]string, error) { return vals, nil }}
-}
