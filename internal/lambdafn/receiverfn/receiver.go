@@ -36,7 +36,7 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 // verifier for every one whose secret is set.
 func Builder(reg *provider.Registry) lambdafn.Builder {
 	return func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
-		s, err := LoadSettings(getenv, reg)
+		s, err := loadSettings(getenv, reg)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +70,7 @@ func Builder(reg *provider.Registry) lambdafn.Builder {
 // secret stops verifying) and when a signature does not match (so a
 // rolled secret takes effect), in warm functions too. An unsigned
 // provider (GoPay) needs no secret here: its secret is the processor's.
-func receiverProviders(ctx context.Context, env *provider.Env, reg *provider.Registry, s Settings) (map[string]receiver.Provider, error) {
+func receiverProviders(ctx context.Context, env *provider.Env, reg *provider.Registry, s settings) (map[string]receiver.Provider, error) {
 	providers := map[string]receiver.Provider{}
 	for _, p := range reg.All() {
 		ps, enabled := s.Secrets[p.Name()]

@@ -13,13 +13,13 @@ import (
 	"github.com/hookinbox/hookinbox/provider"
 )
 
-// Settings is the receiver function's environment, as template.yaml sets it.
-type Settings struct {
+// settings is the receiver function's environment, as template.yaml sets it.
+type settings struct {
 	lambdafn.Inbox
 	// Secrets holds, for each enabled provider of the registry, its
 	// secrets given inline or the ARN of the Secrets Manager secret
 	// holding them. A provider whose variables are both empty is disabled.
-	Secrets map[string]ProviderSecrets
+	Secrets map[string]providerSecrets
 	// MAX_BODY_BYTES, default receiver.DefaultMaxBodyBytes (the most
 	// Lambda can receive), or inbox.MaxPayloadBytes without BODY_BUCKET.
 	MaxBodyBytes int64
@@ -28,20 +28,20 @@ type Settings struct {
 	SecretReload time.Duration // SECRET_RELOAD_INTERVAL, default 1m: the least time between two loads of a secret
 }
 
-// ProviderSecrets is where one provider's secrets come from.
-type ProviderSecrets struct {
+// providerSecrets is where one provider's secrets come from.
+type providerSecrets struct {
 	Inline []string // <SecretEnv>, comma-separated or a JSON array (secrets.Parse); used as is when set (local runs)
 	ARN    string   // <SecretEnv>_ARN, read when Inline is empty
 }
 
-// LoadSettings reads the settings of reg's providers through getenv,
+// loadSettings reads the settings of reg's providers through getenv,
 // reporting every missing or invalid key in one error. At least one
 // provider must be enabled.
-func LoadSettings(getenv func(string) string, reg *provider.Registry) (Settings, error) {
+func loadSettings(getenv func(string) string, reg *provider.Registry) (settings, error) {
 	r := envconfig.New(getenv)
-	s := Settings{
+	s := settings{
 		Inbox:        lambdafn.ReadInbox(r),
-		Secrets:      map[string]ProviderSecrets{},
+		Secrets:      map[string]providerSecrets{},
 		Grace:        r.Duration("REENQUEUE_GRACE", intake.DefaultGrace),
 		SecretMaxAge: r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
 		SecretReload: r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
@@ -58,7 +58,7 @@ func LoadSettings(getenv func(string) string, reg *provider.Registry) (Settings,
 		if err != nil {
 			r.Problem("%s: %v", env, err)
 		}
-		ps := ProviderSecrets{Inline: inline, ARN: r.String(env+"_ARN", "")}
+		ps := providerSecrets{Inline: inline, ARN: r.String(env+"_ARN", "")}
 		if len(ps.Inline) > 0 || ps.ARN != "" {
 			s.Secrets[p.Name()] = ps
 		}

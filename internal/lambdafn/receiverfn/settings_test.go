@@ -40,15 +40,15 @@ func TestMaxBodyBytesIsBoundedByWhereBodiesGo(t *testing.T) {
 		{"no bucket: one byte over", "", strconv.Itoa(inbox.MaxPayloadBytes + 1), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := LoadSettings(env(tc.bucket, tc.value), builtinRegistry(t))
+			s, err := loadSettings(env(tc.bucket, tc.value), builtinRegistry(t))
 			if tc.want == 0 {
 				if err == nil || !strings.Contains(err.Error(), "MAX_BODY_BYTES") {
-					t.Errorf("LoadSettings: %v, want MAX_BODY_BYTES refused", err)
+					t.Errorf("loadSettings: %v, want MAX_BODY_BYTES refused", err)
 				}
 				return
 			}
 			if err != nil || s.MaxBodyBytes != tc.want {
-				t.Errorf("LoadSettings = %d, %v; want %d", s.MaxBodyBytes, err, tc.want)
+				t.Errorf("loadSettings = %d, %v; want %d", s.MaxBodyBytes, err, tc.want)
 			}
 		})
 	}

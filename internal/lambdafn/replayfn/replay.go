@@ -18,7 +18,7 @@ import (
 // Build builds the replay function, invoked by hand (the console's Test
 // button, aws lambda invoke) with a replay.Request.
 func Build(_ context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
-	s, err := LoadSettings(getenv)
+	s, err := loadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
