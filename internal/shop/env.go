@@ -13,9 +13,9 @@ import (
 	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
-// Settings is the example shop's part of the processor function's
+// settings is the example shop's part of the processor function's
 // environment, as template.yaml sets it.
-type Settings struct {
+type settings struct {
 	Table           string   // SHOP_TABLE
 	MailFrom        string   // MAIL_FROM
 	StripeAPIKey    []string // STRIPE_API_KEY; used as is when set
@@ -24,12 +24,12 @@ type Settings struct {
 }
 
 // FromEnv builds the example shop from the processor function's AWS
-// config and environment (Settings), reporting every missing setting in
+// config and environment (settings), reporting every missing setting in
 // one error: the shop is a processorfn.BusinessBuilder, and
 // functions/processor runs it with processorfn.Run(shop.FromEnv).
 func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
 	r := envconfig.New(getenv)
-	s := Settings{
+	s := settings{
 		Table:           r.Required("SHOP_TABLE"),
 		MailFrom:        r.Required("MAIL_FROM"),
 		StripeAPIKey:    r.List("STRIPE_API_KEY"),
