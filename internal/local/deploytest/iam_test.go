@@ -2,6 +2,7 @@ package deploytest
 
 import (
 	"fmt"
+	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"regexp"
 	"sort"
 	"strings"
@@ -73,7 +74,7 @@ func rolePermissions(tpl *samtemplate.Template, c samtemplate.Context, role stri
 		docs = append(docs, doc)
 	}
 	if arns, ok := props["ManagedPolicyArns"].([]any); ok && len(arns) > 0 {
-		if managed, err = strings1(arns); err != nil {
+		if managed, err = iamcheck.StringList(arns); err != nil {
 			return nil, nil, fmt.Errorf("ManagedPolicyArns: %w", err)
 		}
 	}

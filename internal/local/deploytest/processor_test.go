@@ -2,6 +2,7 @@ package deploytest
 
 import (
 	"fmt"
+	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"strconv"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestTemplateProcessorEventSource(t *testing.T) {
 	if got := p["Queue"]; got != any(samtemplate.GetAtt{Resource: "EventsQueue", Attribute: "Arn"}) {
 		broken(t, inv, "Queue = %#v, want !GetAtt EventsQueue.Arn", got)
 	}
-	types, _ := strings1(p["FunctionResponseTypes"])
+	types, _ := iamcheck.StringList(p["FunctionResponseTypes"])
 	if !contains(types, "ReportBatchItemFailures") {
 		broken(t, inv, "FunctionResponseTypes = %v, want ReportBatchItemFailures", types)
 	}

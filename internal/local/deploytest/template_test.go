@@ -7,6 +7,7 @@ package deploytest
 import (
 	"bufio"
 	"fmt"
+	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"maps"
 	"os"
 	"sort"
@@ -554,11 +555,11 @@ func grants(docs []any) ([]string, error) {
 			if st["Effect"] != "Allow" {
 				continue
 			}
-			actions, err := strings1(st["Action"])
+			actions, err := iamcheck.StringList(st["Action"])
 			if err != nil {
 				return nil, fmt.Errorf("%s Action: %w", where, err)
 			}
-			resources, err := strings1(st["Resource"])
+			resources, err := iamcheck.StringList(st["Resource"])
 			if err != nil {
 				return nil, fmt.Errorf("%s Resource: %w", where, err)
 			}
@@ -586,27 +587,6 @@ func prefixObjects(r string) bool {
 	rest, ok := strings.CutSuffix(r, "/*")
 	bucket, prefix, found := strings.Cut(strings.TrimPrefix(rest, "arn:aws:s3:::"), "/")
 	return ok && found && strings.HasPrefix(r, "arn:aws:s3:::") && bucket != "" && prefix != "" && !strings.Contains(rest, "*")
-}
-
-// strings1 takes a string or a non-empty list of strings.
-func strings1(v any) ([]string, error) {
-	switch v := v.(type) {
-	case string:
-		return []string{v}, nil
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, e := range v {
-			s, ok := e.(string)
-			if !ok {
-				return nil, fmt.Errorf("element is %s, want a string", fmt.Sprint(e))
-			}
-			out = append(out, s)
-		}
-		if len(out) > 0 {
-			return out, nil
-		}
-	}
-	return nil, fmt.Errorf("is %s, want a string or a list of strings", fmt.Sprint(v))
 }
 
 func TestTemplateReceiverPolicy(t *testing.T) {

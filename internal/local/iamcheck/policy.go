@@ -47,7 +47,7 @@ func ParseStatement(v any, where string) (Statement, error) {
 		if m[key] == nil {
 			continue
 		}
-		list, err := stringList(m[key])
+		list, err := StringList(m[key])
 		if err != nil {
 			return Statement{}, fmt.Errorf("%s: %s %w", st.Where, key, err)
 		}
@@ -82,7 +82,7 @@ func parseCondition(v any) (map[string]map[string][]string, error) {
 		}
 		out[op] = map[string][]string{}
 		for k, vals := range km {
-			list, err := stringList(vals)
+			list, err := StringList(vals)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s %w", op, k, err)
 			}
@@ -92,8 +92,9 @@ func parseCondition(v any) (map[string]map[string][]string, error) {
 	return out, nil
 }
 
-// stringList takes a string or a non-empty list of strings.
-func stringList(v any) ([]string, error) {
+// StringList takes a template value that is a string or a non-empty list
+// of strings.
+func StringList(v any) ([]string, error) {
 	switch v := v.(type) {
 	case string:
 		return []string{v}, nil
