@@ -2,13 +2,13 @@ package deploytest
 
 import (
 	"fmt"
-	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 )
 

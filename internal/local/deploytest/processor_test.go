@@ -2,11 +2,11 @@ package deploytest
 
 import (
 	"fmt"
-	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/processor"
 )

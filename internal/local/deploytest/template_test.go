@@ -7,7 +7,6 @@ package deploytest
 import (
 	"bufio"
 	"fmt"
-	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"maps"
 	"os"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"github.com/hookinbox/hookinbox/provider/builtin"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
