@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 )
 
 // The docs are read by people: these are their budgets in lines.
@@ -45,11 +47,12 @@ func TestDocsWithinBudget(t *testing.T) {
 // docs/operations.md, "The DLQ alarm fired".
 var runbookRef = regexp.MustCompile(`docs/operations\.md,? "([^"]+)"`)
 
-// TestTemplateRunbookSectionsExist: every section of docs/operations.md
-// that template.yaml names (in an alarm's description) is a heading there.
-func TestTemplateRunbookSectionsExist(t *testing.T) {
+// TestEveryAlarmHasARunbookSection: each alarm of template.yaml names, in
+// its description, a section of docs/operations.md that is a heading there,
+// and the page's alarm table lists it.
+func TestEveryAlarmHasARunbookSection(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
-	tpl, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	tpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,13 +61,25 @@ func TestTemplateRunbookSectionsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	anchors := headingAnchors(string(ops))
-	refs := runbookRef.FindAllStringSubmatch(strings.Join(strings.Fields(string(tpl)), " "), -1)
-	if len(refs) == 0 {
-		t.Fatal("template.yaml names no section of docs/operations.md")
+	alarms := tpl.ByType("AWS::CloudWatch::Alarm")
+	if len(alarms) == 0 {
+		t.Fatal("template.yaml has no alarm")
 	}
-	for _, m := range refs {
-		if !anchors[slug(m[1])] {
-			t.Errorf("template.yaml names %q, which is no heading of docs/operations.md", m[1])
+	for _, id := range alarms {
+		d, err := samtemplate.ScalarString(tpl.Resources[id].Properties["AlarmDescription"])
+		if err != nil {
+			t.Errorf("%s's AlarmDescription: %v", id, err)
+			continue
+		}
+		m := runbookRef.FindStringSubmatch(strings.Join(strings.Fields(d), " "))
+		switch {
+		case m == nil:
+			t.Errorf("%s's description names no section of docs/operations.md (See docs/operations.md, \"...\")", id)
+		case !anchors[slug(m[1])]:
+			t.Errorf("%s names %q, which is no heading of docs/operations.md", id, m[1])
+		}
+		if !bytes.Contains(ops, []byte("| `"+id+"` |")) {
+			t.Errorf("docs/operations.md's alarm table has no row for %s", id)
 		}
 	}
 }
