@@ -1,6 +1,8 @@
 package adyen
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
@@ -10,8 +12,22 @@ import (
 // Provider is Adyen: standard notifications, each item signed in its
 // additionalData.hmacSignature (Verifier).
 type Provider struct {
-	provider.NoFetch
 	provider.NoSource
+}
+
+// Processor implements provider.Provider: nothing is fetched; the mode
+// is ADYEN_LIVE's ("true" or "false"), or else the deployment's.
+func (Provider) Processor(_ context.Context, env *provider.Env) (provider.Fetch, error) {
+	switch v := env.Get("ADYEN_LIVE"); v {
+	case "true":
+		return provider.Fetch{Mode: provider.ModeLive}, nil
+	case "false":
+		return provider.Fetch{Mode: provider.ModeTest}, nil
+	case "":
+		return provider.Fetch{Mode: provider.ModeDeployment}, nil
+	default:
+		return provider.Fetch{}, fmt.Errorf("want ADYEN_LIVE (%q) true, false or empty", v)
+	}
 }
 
 // Name implements provider.Provider.

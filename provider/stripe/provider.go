@@ -65,7 +65,9 @@ const MaxLookback = 30 * 24 * time.Hour
 
 // Processor implements provider.Provider: STRIPE_API_KEY (or
 // STRIPE_API_KEY_ARN), required, fetches a lost payload and every thin
-// event from STRIPE_API_URL (Stripe's by default).
+// event from STRIPE_API_URL (Stripe's by default). The mode is
+// STRIPE_LIVEMODE's, or else the key's; EventGenerationFailureResolved
+// is an alert.
 func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
 	apiURL := env.Reader().String("STRIPE_API_URL", DefaultAPIURL)
 	if !env.HasSecret("STRIPE_API_KEY") {
@@ -75,8 +77,12 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 	if err != nil {
 		return provider.Fetch{}, err
 	}
+	m, err := mode(ctx, env, key)
+	if err != nil {
+		return provider.Fetch{}, err
+	}
 	// A thin event is only a pointer: it is fetched on every attempt.
-	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin}, nil
+	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin, Mode: m, Alert: Alert}, nil
 }
 
 // Reconciler implements provider.Provider: with STRIPE_API_KEY (or its

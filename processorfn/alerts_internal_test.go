@@ -9,6 +9,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -18,20 +20,21 @@ func (f businessFunc) Handle(ctx context.Context, ev webhook.Event, fx effects.R
 	return f(ctx, ev, fx)
 }
 
-// TestStripeHealthTellsTheOperator: Stripe's report that it could not
-// create events is logged with what it names and counted, and never
-// reaches the business; every other event does.
-func TestStripeHealthTellsTheOperator(t *testing.T) {
+// TestAlertsTellTheOperator: Stripe's report that it could not create
+// events is logged with what it names and counted, and never reaches the
+// business; every other event does.
+func TestAlertsTellTheOperator(t *testing.T) {
 	var logs, lines bytes.Buffer
 	reached := 0
-	h := stripeHealth{
+	h := alerts{
 		next:    businessFunc(func(context.Context, webhook.Event, effects.Runner) error { reached++; return nil }),
+		alert:   map[string]func(webhook.Event) (provider.Alert, bool){"stripe": stripe.Alert},
 		metrics: metrics.New(&lines, "test"),
 		log:     slog.New(slog.NewJSONHandler(&logs, nil)),
 	}
-	raw := []byte(`{"id":"evt_test_65h","object":"event","type":"` + StripeEventGenerationFailureResolved + `","data":{"object":{"alert_id":"alrt_1","severity":"critical",` +
+	raw := []byte(`{"id":"evt_test_65h","object":"event","type":"` + stripe.EventGenerationFailureResolved + `","data":{"object":{"alert_id":"alrt_1","severity":"critical",` +
 		`"summary":"mail jenny@example.com","impact":{"event_type":"customer.subscription.updated","related_object":{"id":"sub_1lost","type":"subscription"}}}}}`)
-	if err := h.Handle(context.Background(), webhook.Event{Provider: "stripe", ID: "evt_test_65h", Type: StripeEventGenerationFailureResolved, Raw: raw}, nil); err != nil {
+	if err := h.Handle(context.Background(), webhook.Event{Provider: "stripe", ID: "evt_test_65h", Type: stripe.EventGenerationFailureResolved, Raw: raw}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"level":"ERROR"`, `"alert_id":"alrt_1"`, `"event_type":"customer.subscription.updated"`, `"object_id":"sub_1lost"`, `"severity":"critical"`} {
