@@ -130,6 +130,10 @@ type Fetch struct {
 	// and the notification is never read as content. Nil: only a lost
 	// payload is fetched.
 	Pointer func(stored []byte) bool
+	// Type returns the type of a fetched event, read from what Get
+	// returned (Mollie's payment status), for a provider whose
+	// notification does not say it. Nil, or "": the notification's type.
+	Type func(fetched []byte) string
 	// Mode is the mode, live or test, the deployment runs the provider
 	// in, for a provider whose verified events say theirs
 	// (webhook.Event.Livemode). The zero Mode checks nothing.

@@ -59,7 +59,8 @@ func (Provider) Sign(ev provider.TestEvent, _ []string, _ time.Time) (webhook.Re
 }
 
 // Processor fetches every notification's payment with the API key in
-// secretEnv from the API at apiURLEnv; without a key, nothing.
+// secretEnv from the API at apiURLEnv; without a key, nothing. The
+// business sees the payment's status as the event's type.
 func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
 	key, err := env.Secret(ctx, secretEnv)
 	if err != nil || key == nil {
@@ -69,5 +70,6 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 	return provider.Fetch{
 		Get:     func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
 		Pointer: provider.Always,
+		Type:    Status,
 	}, nil
 }
