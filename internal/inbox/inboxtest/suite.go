@@ -1,4 +1,5 @@
-// Package inboxtest is the conformance suite every inbox.Store must pass.
+// Package inboxtest is the conformance suite every inbox.Store must pass,
+// and the in-memory store (Memory) unit tests use.
 // It runs on the in-memory fake and on DynamoDB (dynalite), so the fake
 // used by fast unit tests cannot drift from the real store.
 package inboxtest

@@ -1,4 +1,4 @@
-package inbox_test
+package inboxtest_test
 
 import (
 	"testing"
@@ -8,5 +8,5 @@ import (
 )
 
 func TestMemoryConformance(t *testing.T) {
-	inboxtest.Run(t, func(*testing.T) inbox.Store { return inbox.NewMemory() })
+	inboxtest.Run(t, func(*testing.T) inbox.Store { return inboxtest.NewMemory() })
 }
