@@ -75,7 +75,7 @@ test: vet lint-template local/node_modules
 # explained in the function's Metadata UnexercisedGrants), and the check
 # fails without any one granted action. make test records its whole run.
 IAM_RECORD ?= $(CURDIR)/bin/iam-record
-IAM_PKGS := ./internal/local/pipelinetest/ ./internal/processor/ ./internal/replay/ ./internal/reconcile/ ./internal/lambdafn/ ./cmd/hookinbox/
+IAM_PKGS := ./internal/local/pipelinetest/ ./internal/processor/ ./internal/replay/ ./internal/reconcile/ ./internal/lambdafn/ ./cli/
 IAM_MOTO_PKGS := ./internal/local/pipelinetest/ ./internal/processor/
 test-iam: local/node_modules
 	rm -rf $(IAM_RECORD)
