@@ -17,7 +17,6 @@ import (
 
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
-	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
@@ -448,12 +447,12 @@ func testEvent(ctx context.Context, p provider.Provider, what string, f sendFlag
 	if !isFile(what) {
 		file = strings.ReplaceAll(what, "/", "_") + ".json"
 	}
-	return provider.TestEvent{ID: f.id, Type: f.typ, Body: body, File: file}, nil
+	return provider.TestEvent{ID: f.id, Type: f.typ, Body: body, File: file, Fresh: !isFile(what)}, nil
 }
 
-// providerPayload returns the file what, or else hookinbox's own payload
-// of that name (testdata/<provider>/<what, / as _>.json), a Shopify order
-// with a fresh order ID.
+// providerPayload returns the file what, or else the payload of that
+// name (testdata/<provider>/<what, / as _>.json) in the current
+// directory (a team's module, for its own providers) or hookinbox's.
 func providerPayload(name, what string) ([]byte, error) {
 	if isFile(what) || strings.HasSuffix(what, ".json") {
 		body, err := os.ReadFile(what)
@@ -462,12 +461,16 @@ func providerPayload(name, what string) ([]byte, error) {
 		}
 		return body, nil
 	}
+	file := strings.ReplaceAll(what, "/", "_") + ".json"
+	if body, err := os.ReadFile(filepath.Join("testdata", name, file)); err == nil {
+		return body, nil // the team's own
+	}
 	root, err := devstack.RepoRoot("")
 	if err != nil {
 		return nil, err
 	}
 	dir := filepath.Join(root, "testdata", name)
-	body, err := os.ReadFile(filepath.Join(dir, strings.ReplaceAll(what, "/", "_")+".json"))
+	body, err := os.ReadFile(filepath.Join(dir, file))
 	if err != nil {
 		paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 		var names []string
@@ -475,9 +478,6 @@ func providerPayload(name, what string) ([]byte, error) {
 			names = append(names, strings.Replace(strings.TrimSuffix(filepath.Base(p), ".json"), "_", "/", 1))
 		}
 		return nil, usagef("%s: no such file, and hookinbox has no %s payload of that name (it has %s): send a file", what, name, strings.Join(names, ", "))
-	}
-	if name == shopify.Name {
-		return verifytest.FreshShopifyOrder(body)
 	}
 	return body, nil
 }

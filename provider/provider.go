@@ -112,6 +112,10 @@ type TestEvent struct {
 	File string
 	// Variant is one of the provider's Webhook.Variants, or "".
 	Variant string
+	// Fresh says Body is a sample payload sent by name (`hookinbox send
+	// shopify orders/paid`): the provider gives its object a fresh id, as
+	// a new one would have (Shopify: the order's).
+	Fresh bool
 }
 
 // Fetch is what the processor needs of a provider: how it gets the

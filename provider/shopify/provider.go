@@ -55,11 +55,17 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 	if id == "" {
 		id = provider.UUID()
 	}
-	h := Headers(ev.Body, secret, id, topic, at)
+	body := ev.Body
+	if ev.Fresh {
+		if body, err = freshOrder(body); err != nil {
+			return webhook.Request{}, err
+		}
+	}
+	h := Headers(body, secret, id, topic, at)
 	if ev.Variant == "unprefixed" {
 		h = Unprefixed(h)
 	}
-	return webhook.Request{Method: "POST", Header: h, Body: ev.Body}, nil
+	return webhook.Request{Method: "POST", Header: h, Body: body}, nil
 }
 
 // shopDomain is the form of SHOPIFY_SHOP_DOMAIN.
