@@ -43,77 +43,11 @@ type sendFlags struct {
 
 func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f sendFlags
-	fs := newFlagSet("send", "<provider> <event-type | path/to/event.json | payment id> [flags]", `
-Sends a webhook delivery to the local stack, signed exactly as Stripe signs
-it (Stripe-Signature: t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">), and prints
-one line per delivery with the answer: accepted, duplicate, or the HTTP
-status and error.
-
-An event type (checkout.session.completed, customer.subscription.created,
-customer.subscription.updated, customer.subscription.deleted, invoice.paid,
-...) sends the real event of that type in hookinbox's testdata/stripe/
-about objects of its own (a fresh invoice, session or subscription ID each
-run, unless --object or --subscription names one), with the --customer,
---email, --subscription and --status given; a path sends that file as it
-is. Either way the event gets a fresh evt_ ID unless --id is given (or,
-for a file, --keep-id). --times N sends the SAME event, byte for byte, N times.
-
---thin sends the event type as a thin event notification (object
-v2.core.event, type v1.<event type>, a related_object), as a thin event
-destination does; it first puts the v2 event and the object on the running
-stack's Stripe stand-in, which the processor fetches them from.
-
-The URL and secret come from the running stack's state file (written by
-hookinbox dev) unless --url and --secret are given.
-
-The other providers take a file, or the name of one of hookinbox's own
-payloads (testdata/<provider>/: a Shopify topic orders/paid, a GitHub
-event issues, a Standard Webhooks type invoice.paid, an Adyen event code
-AUTHORISATION; a Shopify order gets a fresh order ID), and sign it exactly
-as they do:
-  github    X-Hub-Signature-256 (sha256= hex HMAC of the body); the event is
-            --type or the file's name (testdata/github/issues.json: issues);
-            a fresh X-GitHub-Delivery unless --id; --form sends it as a hook
-            whose content type is application/x-www-form-urlencoded does
-            (payload=<URL-encoded JSON>, signed over the form)
-  shopify   X-Shopify-Hmac-Sha256 (base64 HMAC of the body); the topic is
-            --type or the file's name with _ for / (orders_paid: orders/paid);
-            a fresh X-Shopify-Event-Id unless --id; --unprefixed names the
-            headers without X- (Shopify-Hmac-Sha256, ...), as Shopify's newer
-            deliveries do
-  standard  Standard Webhooks webhook-id, -timestamp, -signature (v1,<base64>
-            HMAC of id.timestamp.body under each whsec_ secret, v1a,<base64>
-            ed25519 signature under each whsk_ key); a fresh msg_ id unless
-            --id; --v1a signs v1a only, with the whsk_ keys of --secret or
-            the local stack's signing key
-  adyen     every notification item's additionalData.hmacSignature
-            (base64 HMAC of Adyen's field order under the hex key)
-  gopay     GET ?id=<payment id>, unsigned as GoPay sends it; given a payment
-            file (testdata/gopay/payment.PAID.json) it first sets that payment
-            on the local stack's GoPay stand-in, whose API the processor asks.
-  paddle    Paddle-Signature (ts=<unix>;h1=<hex HMAC of ts:body>, one h1 per
-            secret key)
-  mollie    POST id=<payment id>, unsigned as Mollie sends it; given a
-            payment file (testdata/mollie/payment.paid.json) it first sets
-            that payment on the local stack's Mollie stand-in.
-
-Examples:
-  hookinbox send stripe checkout.session.completed --times 3
-  hookinbox send stripe checkout.session.completed --thin
-  hookinbox send shopify orders/paid --times 2
-  hookinbox send shopify my-order.json --type orders/paid
-  hookinbox send github testdata/github/issues.json --form
-  hookinbox send standard testdata/standard/invoice.paid.json --v1a
-  hookinbox send adyen testdata/adyen/AUTHORISATION.json
-  hookinbox send gopay testdata/gopay/payment.PAID.json --times 2
-  hookinbox send paddle testdata/paddle/transaction.completed.json
-  hookinbox send mollie testdata/mollie/payment.paid.json --times 2
-  hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due
-  hookinbox send stripe testdata/stripe/invoice.paid.json`)
+	fs := newFlagSet("send", "<provider> <event-type | path/to/event.json | payment id> [flags]", sendHelp(providers()))
 	fs.StringVar(&f.url, "url", "", "webhook URL (default: the running stack's, else http://127.0.0.1:3000/webhooks/<provider>)")
-	fs.StringVar(&f.secret, "secret", "", "signing secret(s), comma-separated (default: the running stack's, else the local one: "+pipeline.StripeSecret+" for Stripe)")
+	fs.StringVar(&f.secret, "secret", "", "signing secret(s), comma-separated (default: the running stack's, else the local ones)")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "state file of the running stack")
-	fs.StringVar(&f.typ, "type", "", "GitHub event or Shopify topic (default: from the file's name)")
+	fs.StringVar(&f.typ, "type", "", "the event type, for a provider that sends it beside the body (default: from the file's name)")
 	fs.IntVar(&f.times, "times", 1, "send the same event this many times")
 	fs.StringVar(&f.id, "id", "", "event ID to use (default: a fresh evt_ ID)")
 	fs.BoolVar(&f.keepID, "keep-id", false, "send a file's event with the ID it has")
@@ -138,6 +72,39 @@ Examples:
 		return usagef("want a provider and an event type or file, e.g. send stripe checkout.session.completed")
 	}
 	return sendProvider(ctx, rest[0], rest[1], f, stdout)
+}
+
+// sendHelp is send's help: what it does, then how each provider signs
+// and what it reads (provider.Webhook.SendHelp), then their examples.
+func sendHelp(reg *provider.Registry) string {
+	var b strings.Builder
+	b.WriteString(`
+Sends a webhook delivery to the local stack, signed exactly as its
+provider signs it, and prints one line per delivery with the answer:
+accepted, duplicate, or the HTTP status and error. --times N sends the
+SAME delivery, byte for byte, N times.
+
+The URL and secret come from the running stack's state file (written by
+hookinbox dev) unless --url and --secret are given.
+
+Each provider takes a file, or the name of a payload in
+testdata/<provider>/ (the current directory's, else hookinbox's), and
+signs it:
+`)
+	var examples []string
+	for _, p := range reg.All() {
+		help := p.Webhook().SendHelp
+		if help == "" {
+			help = "as the provider's Sign does"
+		}
+		fmt.Fprintf(&b, "  %-9s %s\n", p.Name(), strings.ReplaceAll(strings.TrimSpace(help), "\n", "\n            "))
+		examples = append(examples, p.Webhook().SendExamples...)
+	}
+	b.WriteString("\nExamples:\n")
+	for _, e := range examples {
+		b.WriteString("  " + e + "\n")
+	}
+	return b.String()
 }
 
 // providerDelivery is one delivery, built once and sent --times times.

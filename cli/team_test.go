@@ -27,7 +27,8 @@ type depot struct {
 
 func (depot) Name() string { return "depot" }
 func (depot) Webhook() provider.Webhook {
-	return provider.Webhook{SecretEnv: "DEPOT_WEBHOOK_SECRET"}
+	return provider.Webhook{SecretEnv: "DEPOT_WEBHOOK_SECRET", SendHelp: "x-depot-signature (hex HMAC of the body)",
+		SendExamples: []string{"hookinbox send depot parcel.sent"}}
 }
 func (depot) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
 	return depotVerifier(secrets), provider.CheckSecrets("depot", secrets)
@@ -96,5 +97,20 @@ func TestSendATeamsProvider(t *testing.T) {
 	}
 	if want := []string{"depot#dp_1 parcel.sent"}; strings.Join(verified, ",") != strings.Join(want, ",") {
 		t.Errorf("the endpoint verified %v, want %v", verified, want)
+	}
+}
+
+// TestSendHelpNamesEveryProvider: send's help has each provider's line
+// and examples, a team's too, from the provider itself.
+func TestSendHelpNamesEveryProvider(t *testing.T) {
+	reg, err := provider.NewRegistry(depot{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	help := sendHelp(reg)
+	for _, want := range []string{"  depot     x-depot-signature (hex HMAC of the body)\n", "\n  hookinbox send depot parcel.sent\n"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("send's help lacks %q:\n%s", want, help)
+		}
 	}
 }

@@ -70,6 +70,11 @@ type Webhook struct {
 	// Variants are the ways of sending a test delivery besides the usual
 	// one (GitHub's "form"): `hookinbox send` has a flag for each.
 	Variants []Variant
+	// SendHelp says, in `hookinbox send`'s help, how a test delivery is
+	// signed and what the command line gives it (lines of at most 64
+	// columns); SendExamples are its example command lines there.
+	SendHelp     string
+	SendExamples []string
 }
 
 // HTTPMethod returns the HTTP method the provider delivers with.

@@ -35,7 +35,7 @@ func (Provider) Name() string { return Name }
 
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{SecretEnv: "ADYEN_HMAC_KEY", Accepted: Accepted}
+	return provider.Webhook{SendHelp: sendHelp, SendExamples: sendExamples, SecretEnv: "ADYEN_HMAC_KEY", Accepted: Accepted}
 }
 
 // Verifier implements provider.Provider.
@@ -56,4 +56,13 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webh
 		return webhook.Request{}, err
 	}
 	return webhook.Request{Method: "POST", Header: provider.JSONHeader(), Body: body}, nil
+}
+
+// sendHelp is `hookinbox send`'s help for this provider.
+const sendHelp = `every notification item's additionalData.hmacSignature
+(base64 HMAC of Adyen's field order under the hex key)`
+
+// sendExamples are `hookinbox send`'s examples for this provider.
+var sendExamples = []string{
+	"hookinbox send adyen testdata/adyen/AUTHORISATION.json",
 }

@@ -31,7 +31,7 @@ func (Provider) Name() string { return Name }
 
 // Webhook: POST /webhooks/mollie, unsigned, id-only.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{SecretEnv: secretEnv, Unsigned: true, IDOnly: true}
+	return provider.Webhook{SendHelp: sendHelp, SendExamples: sendExamples, SecretEnv: secretEnv, Unsigned: true, IDOnly: true}
 }
 
 // Verifier needs no secret: nothing Mollie sends is signed.
@@ -72,4 +72,14 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 		Pointer: provider.Always,
 		Type:    Status,
 	}, nil
+}
+
+// sendHelp is `hookinbox send`'s help for this provider.
+const sendHelp = `POST id=<payment id>, unsigned as Mollie sends it; given a
+payment file (testdata/mollie/payment.paid.json) it first sets
+that payment on the local stack's Mollie stand-in.`
+
+// sendExamples are `hookinbox send`'s examples for this provider.
+var sendExamples = []string{
+	"hookinbox send mollie testdata/mollie/payment.paid.json --times 2",
 }
