@@ -400,7 +400,7 @@ func testEvent(ctx context.Context, p provider.Provider, what string, f sendFlag
 		if err != nil {
 			return provider.TestEvent{}, err
 		}
-		if err := stageStandin(ctx, p.Name(), body, f, st); err != nil {
+		if err := stageStandin(ctx, p, body, f, st); err != nil {
 			return provider.TestEvent{}, err
 		}
 		return provider.TestEvent{Body: body}, nil
@@ -472,22 +472,16 @@ func stripeTestEvent(ctx context.Context, what string, f sendFlags, st *devState
 }
 
 // stageStandin sets the object of an id-only notification on the running
-// stack's stand-in (a GoPay or Mollie payment: the provider's state
-// changes before it notifies).
-func stageStandin(ctx context.Context, name string, raw []byte, f sendFlags, st *devState) error {
-	var p struct {
-		ID json.RawMessage `json:"id"` // GoPay's a number, Mollie's a string
-	}
-	id := ""
-	if err := json.Unmarshal(raw, &p); err == nil {
-		id = strings.Trim(string(p.ID), `"`)
-	}
+// stack's stand-in (a payment: the provider's state changes before it
+// notifies), under the id the provider's notification of it carries.
+func stageStandin(ctx context.Context, p provider.Provider, raw []byte, f sendFlags, st *devState) error {
+	id := notifiedID(p, raw)
 	if id == "" || neturl.PathEscape(id) != id {
-		return fmt.Errorf("the file is not a %s payment with an id", name)
+		return fmt.Errorf("the file is not a %s payment with an id", p.Name())
 	}
 	var api string
 	if st != nil {
-		api, _ = pipeline.StandinURL(name, st.Endpoints)
+		api, _ = pipeline.StandinURL(p.Name(), st.Endpoints)
 	}
 	if api == "" {
 		return errors.New("setting a payment needs a running hookinbox dev (its stand-in); send a payment id to notify only")
@@ -505,6 +499,24 @@ func stageStandin(ctx context.Context, name string, raw []byte, f sendFlags, st 
 		return fmt.Errorf("set the payment on the stand-in: %s", resp.Status)
 	}
 	return nil
+}
+
+// notifiedID returns the id an unsigned provider's notification of the
+// object raw carries, as its receiver reads it; "" when there is none.
+func notifiedID(p provider.Provider, raw []byte) string {
+	req, err := p.Sign(provider.TestEvent{Body: raw}, nil, time.Now())
+	if err != nil {
+		return ""
+	}
+	v, err := p.Verifier(nil, &provider.Env{})
+	if err != nil {
+		return ""
+	}
+	evs, err := v.Verify(context.Background(), req)
+	if err != nil || len(evs) != 1 {
+		return ""
+	}
+	return evs[0].ID
 }
 
 // deliver sends d and describes the answer; ok is false unless 2xx.
