@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 
@@ -95,7 +94,7 @@ its figures.`)
 	fs.BoolVar(&f.queueDups, "queue-dups", true, "send one more SQS message for each accepted delivery")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the order and the jitter (default: from the clock; printed)")
 	fs.StringVar(&f.url, "url", "", "deliver the chaos run to this running stack's webhook URL")
-	fs.StringVar(&f.secret, "secret", "", "with --url: signing secret(s), comma-separated (default: the running stack's)")
+	fs.StringVar(&f.secret, "secret", "", "with --url: the first provider's signing secret(s), comma-separated, as hookinbox dev --secret sets them (default: the running stack's)")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "with --url: state file of the running stack")
 	fs.DurationVar(&f.quiet, "quiet-within", 10*time.Minute, "how long each run may take to get quiet")
 	fs.StringVar(&f.fault, "fault", "", "inject this fault through toxiproxy during the chaos run: "+faultNames())
@@ -324,15 +323,16 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 	if !ok {
 		return nil, errors.New("the running stack has no EventsQueue")
 	}
-	secret := f.secret
-	if secret == "" {
-		secret = st.StripeWebhookSecret
-	}
-	// Stripe's from --secret; the other providers' from the stack's
-	// receiver, as `hookinbox dev` enabled them.
-	secrets := chaos.Secrets{stripe.Name: envconfig.Split(secret)}
-	for _, p := range providers().All() {
-		if v := st.functionEnv("ReceiverFunction", p.Webhook().SecretEnv); v != "" && p.Name() != stripe.Name {
+	// Every provider's secrets as the stack's receiver holds them, as
+	// `hookinbox dev` enabled them; --secret replaces the first
+	// provider's, which `hookinbox dev --secret` sets.
+	secrets := chaos.Secrets{}
+	for i, p := range providers().All() {
+		v := st.receiverSecret(p.Webhook().SecretEnv)
+		if i == 0 && f.secret != "" {
+			v = f.secret
+		}
+		if v != "" {
 			secrets[p.Name()] = envconfig.Split(v)
 		}
 	}
