@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 
 	"github.com/hookinbox/hookinbox/internal/local/chaos"
