@@ -79,8 +79,8 @@ type sender interface {
 	Send(ctx context.Context, env webhook.Envelope) error
 }
 
-// Accepter claims and enqueues an event; *intake.Intake is the one.
-type Accepter interface {
+// accepter claims and enqueues an event; *intake.Intake is the one.
+type accepter interface {
 	Accept(ctx context.Context, ev webhook.Event) (intake.Outcome, error)
 }
 
@@ -108,7 +108,7 @@ type Handler struct {
 	cfg         Config
 	store       pendingStore
 	events      sender
-	intake      Accepter
+	intake      accepter
 	sources     []Source
 	checkpoints checkpointStore
 	log         *slog.Logger
@@ -116,7 +116,7 @@ type Handler struct {
 
 // New returns a Handler. With no sources, intake and checkpoints may be
 // nil: the run then only re-enqueues stuck claims.
-func New(cfg Config, store pendingStore, events sender, in Accepter, sources []Source, checkpoints checkpointStore, log *slog.Logger) *Handler {
+func New(cfg Config, store pendingStore, events sender, in accepter, sources []Source, checkpoints checkpointStore, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -358,7 +358,7 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
-	for _, ev := range []webhook.Event{Event("evt_inline"), KiBEvent("evt_inline")} {
+	for _, ev := range []webhook.Event{Event("evt_inline"), kibEvent("evt_inline")} {
 		t.Run(fmt.Sprintf("InlinePayloadTravelsWithTheItem/%dB", len(ev.Raw)), func(t *testing.T) {
 			inlinePayloadTravelsWithTheItem(t, newStore(t), ev)
 		})
