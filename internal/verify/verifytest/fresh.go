@@ -49,4 +49,3 @@ func freshLike(id string) string {
 	}
 	return prefix + string(b)
 }
-
