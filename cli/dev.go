@@ -23,7 +23,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
-	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 )
 
@@ -132,9 +131,9 @@ type devStack struct {
 	api   atomic.Pointer[lambdalocal.HTTPAPI]
 	// reconciler runs the ReconcilerFunction on `hookinbox reconcile`.
 	reconciler atomic.Pointer[scheduleLogger]
-	// stripe is the Stripe API stand-in; every Stripe webhook POSTed is
-	// applied to it first (see serveLogged).
-	stripe atomic.Pointer[standin.Stripe]
+	// stack holds the API stand-ins; every webhook POSTed is told to them
+	// first (pipeline.Stack.Delivered, see serveLogged).
+	stack atomic.Pointer[pipeline.Stack]
 	// verifiers read the events of each delivery for the log line, by
 	// provider (see deliveryVerifiers); set before the stack is ready.
 	verifiers map[string]provider.Verifier
@@ -269,7 +268,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 			d.logf("%v", err)
 		}
 	})
-	d.stripe.Store(st.Stripe)
+	d.stack.Store(st)
 
 	fns, err := st.Functions()
 	if err != nil {

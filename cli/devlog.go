@@ -31,10 +31,8 @@ func (d *devStack) serveLogged(h http.Handler, w http.ResponseWriter, r *http.Re
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if stripe := d.stripe.Load(); stripe != nil && r.Method == http.MethodPost && r.URL.Path == "/webhooks/stripe" {
-		// The stand-in plays the Stripe that sent the event: its objects
-		// (subscriptions) are as the event says before anyone reads them.
-		stripe.Apply(body)
+	if st := d.stack.Load(); st != nil && r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, webhookPath) {
+		st.Delivered(strings.TrimPrefix(r.URL.Path, webhookPath), body)
 	}
 	rec := &recorder{ResponseWriter: w}
 	h.ServeHTTP(rec, r)
