@@ -152,7 +152,7 @@ type Summary struct {
 // ProviderRun is what one source did in a run.
 type ProviderRun struct {
 	Provider   string    `json:"provider"`
-	Listed     int       `json:"listed"`  // events listed, or objects fetched (GoPay)
+	Listed     int       `json:"listed"`  // events listed, or objects fetched (a sweep)
 	Missed     int       `json:"missed"`  // never arrived: claimed and enqueued now
 	FromAPI    int       `json:"fromAPI"` // keyed apart from their webhooks: claimed, whether the webhook came or not
 	Skipped    int       `json:"skipped"` // given up on after MaxTries runs
