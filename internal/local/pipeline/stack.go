@@ -98,13 +98,9 @@ type Stack struct {
 	GitHub    *standin.GitHub  // accepts GitHubToken
 	Shopify   *standin.Shopify // accepts ShopifyAdminToken
 	Mollie    *standin.Mollie  // accepts MollieKey
-	// SecretsManager holds the secrets a function reads by ARN, such as
-	// a destination's signing secret (PutSecret).
-	SecretsManager *standin.SecretsManager
 	// Endpoints point a function at the stack: AWS_ENDPOINT_URL_DYNAMODB,
 	// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_S3 (when the emulators serve
 	// S3), AWS_ENDPOINT_URL_SESV2 (the SES stand-in),
-	// AWS_ENDPOINT_URL_SECRETS_MANAGER (the Secrets Manager stand-in),
 	// STRIPE_API_URL, GOPAY_API_URL, GITHUB_API_URL, SHOPIFY_API_URL and
 	// MOLLIE_API_URL (the stand-ins).
 	Endpoints map[string]string
@@ -138,11 +134,11 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		Stack: st, Emulators: emu, opts: opts,
 		SES: standin.NewSES(), Stripe: standin.NewStripe(), GoPay: standin.NewGoPay(GoPayClientID, GoPayClientSecret),
 		GitHub: standin.NewGitHub(GitHubToken), Shopify: standin.NewShopify(ShopifyAdminToken),
-		Mollie: standin.NewMollie(MollieKey), SecretsManager: standin.NewSecretsManager(),
+		Mollie: standin.NewMollie(MollieKey),
 	}
 	s.Stripe.Key = StripeKey
 	var urls []string
-	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay, s.GitHub, s.Shopify, s.Mollie, s.SecretsManager} {
+	for _, h := range []http.Handler{s.SES, s.Stripe, s.GoPay, s.GitHub, s.Shopify, s.Mollie} {
 		srv, err := standin.Serve(h, "")
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("stack %s: start a stand-in: %w", opts.Name, err), s.Close())
@@ -159,8 +155,6 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		"GITHUB_API_URL":            urls[3],
 		"SHOPIFY_API_URL":           urls[4] + "/admin/api/" + shopify.APIVersion + "/graphql.json",
 		"MOLLIE_API_URL":            urls[5],
-		// Secrets the local stack's functions read by ARN.
-		"AWS_ENDPOINT_URL_SECRETS_MANAGER": urls[6],
 	}
 	if emu.S3URL != "" {
 		s.Endpoints["AWS_ENDPOINT_URL_S3"] = emu.S3URL
