@@ -7,40 +7,23 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/provider/standard"
+
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 )
-
-// lockedBuffer is a bytes.Buffer a command writes while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // startSink runs hookinbox sink with args on a free address until the
 // test ends, and returns its URL and output.
-func startSink(t *testing.T, args ...string) (string, *lockedBuffer) {
+func startSink(t *testing.T, args ...string) (string, *pipelinetest.SyncBuffer) {
 	t.Helper()
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr pipelinetest.SyncBuffer
 	exited := make(chan int, 1)
 	go func() { exited <- run(ctx, append([]string{"sink", "--addr", addr}, args...), &stdout, &stderr) }()
 	t.Cleanup(func() {

@@ -1,18 +1,13 @@
 package pipeline
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/destination"
-	"github.com/hookinbox/hookinbox/internal/local/standin"
 )
 
 func TestLocalDestinations(t *testing.T) {
@@ -27,23 +22,27 @@ func TestLocalDestinations(t *testing.T) {
 		name    string
 		opts    Options
 		value   string
+		given   string // DESTINATION_SECRETS already set (hookinbox dev --env)
 		want    []destination.Config
-		secrets map[string]string // ARN → the value the stand-in serves
+		secrets map[string]string // DESTINATION_SECRETS: ARN → local value
 		wantErr string
 	}{
-		{"none", Options{}, "", nil, nil, ""},
-		{"forward only", Options{Forward: "http://127.0.0.1:4100/"}, "", []destination.Config{forward},
+		{"none", Options{}, "", "", nil, nil, ""},
+		{"forward only", Options{Forward: "http://127.0.0.1:4100/"}, "", "", []destination.Config{forward},
 			map[string]string{forward.Secret: DestinationSecret}, ""},
-		{"the template's, with local secrets", Options{}, crm, []destination.Config{crmConfig},
+		{"the template's, with local secrets", Options{}, crm, "", []destination.Config{crmConfig},
 			map[string]string{crmSecret: DestinationSecret, crmToken: DestinationHeaderValue}, ""},
-		{"both, another local secret", Options{Forward: "http://127.0.0.1:4100/", DestinationSecret: "whsec_bXk="}, crm, []destination.Config{crmConfig, forward},
-			map[string]string{crmSecret: "whsec_bXk=", forward.Secret: "whsec_bXk="}, ""},
-		{"forward not on loopback", Options{Forward: "http://example.com/"}, "", nil, nil, "plain http:// only to"},
-		{"name taken", Options{Forward: "http://127.0.0.1:4100/"}, strings.Replace(crm, `"crm"`, `"forward"`, 1), nil, nil, `a destination is named "forward"`},
+		{"both, another local secret", Options{Forward: "http://127.0.0.1:4100/", DestinationSecret: "whsec_bXk="}, crm, "", []destination.Config{crmConfig, forward},
+			map[string]string{crmSecret: "whsec_bXk=", crmToken: DestinationHeaderValue, forward.Secret: "whsec_bXk="}, ""},
+		{"a local value given", Options{}, crm, `{"` + crmSecret + `":"whsec_Z2l2ZW4="}`, []destination.Config{crmConfig},
+			map[string]string{crmSecret: "whsec_Z2l2ZW4=", crmToken: DestinationHeaderValue}, ""},
+		{"forward not on loopback", Options{Forward: "http://example.com/"}, "", "", nil, nil, "plain http:// only to"},
+		{"name taken", Options{Forward: "http://127.0.0.1:4100/"}, strings.Replace(crm, `"crm"`, `"forward"`, 1), "", nil, nil, `a destination is named "forward"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Stack{opts: tc.opts, SecretsManager: standin.NewSecretsManager()}
-			got, err := s.destinations(tc.value)
+			s := &Stack{opts: tc.opts}
+			env := map[string]string{destinationsEnv: tc.value, destinationSecretsEnv: tc.given}
+			err := s.setDestinations(env)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want %q", err, tc.wantErr)
@@ -54,42 +53,21 @@ func TestLocalDestinations(t *testing.T) {
 				t.Fatal(err)
 			}
 			var cfgs []destination.Config
-			if got != "" {
-				if err := json.Unmarshal([]byte(got), &cfgs); err != nil {
-					t.Fatalf("DESTINATIONS %q: %v", got, err)
+			var secrets map[string]string
+			if tc.want != nil {
+				if err := json.Unmarshal([]byte(env[destinationsEnv]), &cfgs); err != nil {
+					t.Fatalf("DESTINATIONS %q: %v", env[destinationsEnv], err)
+				}
+				if err := json.Unmarshal([]byte(env[destinationSecretsEnv]), &secrets); err != nil {
+					t.Fatalf("DESTINATION_SECRETS %q: %v", env[destinationSecretsEnv], err)
 				}
 			}
 			if diff := cmp.Diff(tc.want, cfgs); diff != "" {
 				t.Errorf("DESTINATIONS (-want +got):\n%s", diff)
 			}
-			served := secretValues(t, s.SecretsManager, tc.secrets)
-			if diff := cmp.Diff(tc.secrets, served); diff != "" {
-				t.Errorf("Secrets Manager stand-in (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.secrets, secrets); diff != "" {
+				t.Errorf("DESTINATION_SECRETS (-want +got):\n%s", diff)
 			}
 		})
 	}
-}
-
-// secretValues reads each secret of want from sm with the SDK.
-func secretValues(t *testing.T, sm *standin.SecretsManager, want map[string]string) map[string]string {
-	t.Helper()
-	if len(want) == 0 {
-		return nil
-	}
-	srv, err := standin.Serve(sm, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	client := secretsmanager.New(secretsmanager.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
-	got := map[string]string{}
-	for arn := range want {
-		out, err := client.GetSecretValue(context.Background(), &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
-		if err != nil {
-			t.Fatalf("GetSecretValue(%s): %v", arn, err)
-		}
-		got[arn] = aws.ToString(out.SecretString)
-	}
-	return got
 }

@@ -81,8 +81,7 @@ type Options struct {
 	// --forward).
 	Forward string
 	// DestinationSecret is the local value of every destination's signing
-	// secret (their ARNs are served by the Secrets Manager stand-in);
-	// default DestinationSecret.
+	// secret; default DestinationSecret.
 	DestinationSecret string
 }
 
@@ -216,7 +215,7 @@ func (s *Stack) Env(logicalID string, overrides map[string]string) (map[string]s
 	maps.Copy(env, s.opts.Env)
 	maps.Copy(env, overrides)
 	if _, declared := env[destinationsEnv]; declared || (logicalID == "ProcessorFunction" && s.opts.Forward != "") {
-		if env[destinationsEnv], err = s.destinations(env[destinationsEnv]); err != nil {
+		if err := s.setDestinations(env); err != nil {
 			return nil, fmt.Errorf("function %s: %w", logicalID, err)
 		}
 	}
