@@ -104,7 +104,11 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	// The business gets the environment the providers read
 	// (provider.EnvFromContext), so it uses the secrets they loaded.
 	bctx := provider.ContextWithEnv(ctx, env)
-	business, berr := b(bctx, cfg, getenv)
+	var business Business
+	var berr error
+	if b != nil {
+		business, berr = b(bctx, cfg, getenv)
+	}
 	if err != nil || berr != nil {
 		return nil, errors.Join(err, berr)
 	}
@@ -121,6 +125,17 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		return nil, err
 	}
 	rec = rec.WithEventTypes(eventTypes(business, reg))
+	dests, err := destinations(ctx, cfg, getenv, s, db, rec, log)
+	if err != nil {
+		return nil, err
+	}
+	concurrency := 0 // the processor's default
+	switch {
+	case dests.Len() > 0:
+		business, concurrency = dests.Wrap(business), batchConcurrency
+	case business == nil:
+		return nil, errors.New("no business and no destinations: set DESTINATIONS, or run the processor with your BusinessBuilder")
+	}
 	sq := sqs.NewFromConfig(cfg)
 	business = stripeHealth{next: business, metrics: rec, log: log}
 	h := processor.New(
@@ -128,7 +143,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
 			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow, NotFoundHold: s.NotFoundHold,
-			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: live,
+			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: live, Concurrency: concurrency,
 		},
 		inbox.NewDynamoDB(db, s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle)),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),

@@ -259,6 +259,9 @@ func finished(it Item, r Result) Item {
 	if r.Infrastructure {
 		it.InfraFailures++
 	}
+	if r.Uncounted {
+		it.Attempts--
+	}
 	if r.Status.Final() {
 		it.ProcessedAt = r.At
 	} else {

@@ -1,0 +1,203 @@
+package destination_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/destination"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/replay"
+	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+const (
+	sinkSecret    = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	sinkSecretARN = "arn:aws:secretsmanager:us-east-1:000000000000:secret:sink-AbCdEf"
+)
+
+// sink is a destination on 127.0.0.1 that answers with the statuses it
+// is given in turn (200 once they run out) and keeps what it received.
+type sink struct {
+	mu       sync.Mutex
+	statuses []int
+	got      []delivery
+	srv      *httptest.Server
+}
+
+type delivery struct {
+	ID, Type string
+	Verified bool
+}
+
+func newSink(t *testing.T, statuses ...int) *sink {
+	t.Helper()
+	s := &sink{statuses: statuses}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		hdr := map[string]string{}
+		for k := range r.Header {
+			hdr[strings.ToLower(k)] = r.Header.Get(k)
+		}
+		_, err := (&standard.Verifier{Secrets: []string{sinkSecret}}).Verify(r.Context(), webhook.Request{Method: "POST", Header: hdr, Body: body})
+		var b destination.Body
+		_ = json.Unmarshal(body, &b)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.got = append(s.got, delivery{ID: r.Header.Get("webhook-id"), Type: b.Type, Verified: err == nil && b.ID == r.Header.Get("webhook-id")})
+		code := 200
+		if len(s.statuses) > 0 {
+			code, s.statuses = s.statuses[0], s.statuses[1:]
+		}
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *sink) deliveries() []delivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]delivery(nil), s.got...)
+}
+
+func (s *sink) answer(statuses ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.statuses = statuses
+}
+
+// sendStandard delivers a Standard Webhooks event of type typ as message
+// id through the receiver and returns its key.
+func sendStandard(t *testing.T, p *pipelinetest.Pipeline, id, typ string) webhook.Key {
+	t.Helper()
+	body := []byte(`{"type":"` + typ + `","timestamp":"2026-12-01T12:00:00Z","data":{"n":1}}`)
+	h := standard.Headers(body, id, time.Now(), pipelinetest.StandardSecret)
+	if resp := p.Send(t, lambdalocal.WebhookEvent("standard", "POST", h, body)); resp.StatusCode != 200 {
+		t.Fatalf("receiver: %d %s", resp.StatusCode, resp.Body)
+	}
+	return webhook.NewKey("standard", id)
+}
+
+// TestDestinationsOnTheEmulators: through the receiver and the processor
+// as Lambda builds them (with the example shop beside the destinations),
+// on dynalite and local-aws-sqs: a 503 is retried and delivered to that
+// destination alone, with the same webhook-id; the filters choose the
+// destinations; a 410 parks the event at once; a replay of it, once the
+// destination is back, delivers to that destination only; the delivery
+// log and the metrics tell each destination's attempts.
+func TestDestinationsOnTheEmulators(t *testing.T) {
+	steady, flaky, gone, never := newSink(t), newSink(t, 503), newSink(t, 410), newSink(t)
+	cfgs := []destination.Config{
+		{Name: "steady", URL: steady.srv.URL, Events: []string{"standard:*"}, Secret: sinkSecretARN},
+		{Name: "flaky", URL: flaky.srv.URL, Events: []string{"standard:invoice.*"}, Secret: sinkSecretARN},
+		{Name: "gone", URL: gone.srv.URL, Events: []string{"standard:order.*"}, Secret: sinkSecretARN},
+		{Name: "never", URL: never.srv.URL, Events: []string{"shopify:orders/*"}, Secret: sinkSecretARN},
+	}
+	raw, _ := json.Marshal(cfgs)
+	p := pipelinetest.NewWith(t, pipelinetest.Options{ProcessorEnv: map[string]string{
+		"DESTINATIONS":        string(raw),
+		"DESTINATION_SECRETS": `{"` + sinkSecretARN + `":"` + sinkSecret + `"}`,
+		"BACKOFF_MAX":         "1s",
+	}})
+	invoice := sendStandard(t, p, "msg_dest_invoice", "invoice.paid")
+	order := sendStandard(t, p, "msg_dest_order", "order.created")
+	keys := []webhook.Key{invoice, order}
+	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllFinal(t, keys) })
+
+	for key, want := range map[webhook.Key]inbox.Status{invoice: inbox.Done, order: inbox.Dead} {
+		if it, err := p.Inbox.Get(context.Background(), key); err != nil || it.Status != want {
+			t.Errorf("%s: %s (%s), %v; want %s", key, it.Status, it.LastError, err, want)
+		}
+	}
+	if reason := p.DLQReasons(t)[order]; !strings.Contains(reason, "destination gone: 410 Gone") {
+		t.Errorf("DLQ reason of %s = %q; want it to name the destination and its answer", order, reason)
+	}
+	wantSteady := []delivery{
+		{ID: destination.WebhookID(invoice, "steady"), Type: "invoice.paid", Verified: true},
+		{ID: destination.WebhookID(order, "steady"), Type: "order.created", Verified: true},
+	}
+	sortByType := func(ds []delivery) []delivery {
+		if len(ds) == 2 && ds[0].Type > ds[1].Type {
+			ds[0], ds[1] = ds[1], ds[0]
+		}
+		return ds
+	}
+	if diff := cmp.Diff(wantSteady, sortByType(steady.deliveries())); diff != "" {
+		t.Errorf("steady received (-want +got):\n%s", diff)
+	}
+	flakyID := destination.WebhookID(invoice, "flaky")
+	if diff := cmp.Diff([]delivery{{flakyID, "invoice.paid", true}, {flakyID, "invoice.paid", true}}, flaky.deliveries()); diff != "" {
+		t.Errorf("flaky received (-want +got): a 503, then the same webhook-id again\n%s", diff)
+	}
+	if len(never.deliveries()) != 0 {
+		t.Errorf("never received %d deliveries; its pattern matches no event", len(never.deliveries()))
+	}
+
+	// The destination is back: a replay of the parked event delivers to it,
+	// and to no destination that had it already.
+	gone.answer()
+	replayFn := p.Build(t, "DlqReplayFunction", nil).(func(context.Context, replay.Request) (replay.Summary, error))
+	if _, err := replayFn(context.Background(), replay.Request{Keys: []string{string(order)}}); err != nil {
+		t.Fatal(err)
+	}
+	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, []webhook.Key{order}, inbox.Done) })
+	if got := len(gone.deliveries()); got != 2 {
+		t.Errorf("gone received %d deliveries; want 2 (the 410, then the replay)", got)
+	}
+	if got := len(steady.deliveries()); got != 2 {
+		t.Errorf("steady received %d deliveries; want 2: the replay does not deliver to it again", got)
+	}
+
+	log := destination.NewLog(p.DynamoDB, p.Stack.Tables["InboxTable"], 0)
+	attempts := map[webhook.Key]map[string]string{}
+	for _, key := range keys {
+		as, err := log.Read(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		attempts[key] = map[string]string{}
+		for _, a := range as {
+			attempts[key][a.Destination] = strings.Join([]string{string(rune('0' + a.Attempts)), a.LastAnswer, map[bool]string{true: "delivered"}[a.Delivered]}, " ")
+		}
+	}
+	want := map[webhook.Key]map[string]string{
+		invoice: {"steady": "1 200 OK delivered", "flaky": "2 200 OK delivered"},
+		order:   {"steady": "1 200 OK delivered", "gone": "2 200 OK delivered"},
+	}
+	if diff := cmp.Diff(want, attempts); diff != "" {
+		t.Errorf("delivery log (-want +got):\n%s", diff)
+	}
+	recs, err := effects.NewLedger(p.DynamoDB, p.Stack.Tables["InboxTable"], 0).Records(context.Background(), order)
+	if err != nil || len(recs) != 2 || recs[0].Effect != "destination:gone" || recs[1].Effect != "destination:steady" {
+		t.Errorf("ledger of %s = %v, %v; want destination:gone and destination:steady", order, recs, err)
+	}
+
+	counts := map[string]float64{}
+	for _, l := range p.Metrics(t) {
+		if d, ok := l.Dims[metrics.DimDestination]; ok {
+			for name, v := range l.Values {
+				counts[d+" "+name] += v
+			}
+		}
+	}
+	for k, want := range map[string]float64{"steady DestinationDelivered": 2, "flaky DestinationRetried": 1, "flaky DestinationDelivered": 1,
+		"gone DestinationGone": 1, "gone DestinationParked": 1, "gone DestinationDelivered": 1} {
+		if counts[k] != want {
+			t.Errorf("metric %s = %v; want %v", k, counts[k], want)
+		}
+	}
+}
