@@ -10,13 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dynamodbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
-	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/shop"
 )
 
@@ -131,29 +128,7 @@ func TestChaosAgainstARunningStack(t *testing.T) {
 	}
 	emulatorsInEnv(t)
 	const secret = "whsec_chaos_url_test"
-	dir := t.TempDir()
-	stateFile, addr := filepath.Join(dir, "state.json"), freeAddr(t)
-
-	ctx, stop := context.WithCancel(context.Background())
-	var devLog pipelinetest.SyncBuffer
-	exited, devCode := make(chan struct{}), 0
-	go func() {
-		devCode = run(ctx, []string{"dev", "--addr", addr, "--state-file", stateFile, "--secret", secret,
-			"--stack-name", "chaosurl" + devstack.UniqueStackName()[1:]}, &devLog, &devLog)
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		stop()
-		<-exited
-		if devCode != 0 || t.Failed() {
-			t.Logf("hookinbox dev exit %d, output:\n%s", devCode, devLog.String())
-		}
-	})
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := waitHealthy(wctx, "http://"+addr+"/healthz", exited); err != nil {
-		t.Fatal(err)
-	}
+	addr, stateFile, _ := startDev(t, "chaosurl", "--secret", secret)
 
 	corpus := corpusHead(t, 20)
 	chaos := func(t *testing.T, secret string) (int, string) {

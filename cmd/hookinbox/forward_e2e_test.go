@@ -26,27 +26,7 @@ func TestDevForwardDeliversToTheSink(t *testing.T) {
 	}
 	emulatorsInEnv(t)
 	sinkURL, sinkOut := startSink(t, "--secret", pipeline.DestinationSecret)
-	stateFile, addr := filepath.Join(t.TempDir(), "state.json"), freeAddr(t)
-	ctx, stop := context.WithCancel(context.Background())
-	var devOut pipelinetest.SyncBuffer
-	exited, devCode := make(chan struct{}), 0
-	go func() {
-		devCode = run(ctx, []string{"dev", "--addr", addr, "--state-file", stateFile, "--forward", sinkURL,
-			"--stack-name", "fwd" + devstack.UniqueStackName()[1:]}, &devOut, &devOut)
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		stop()
-		<-exited
-		if devCode != 0 || t.Failed() {
-			t.Logf("hookinbox dev exit %d, output:\n%s", devCode, devOut.String())
-		}
-	})
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := waitHealthy(wctx, "http://"+addr+"/healthz", exited); err != nil {
-		t.Fatal(err)
-	}
+	_, stateFile, devOut := startDev(t, "fwd", "--forward", sinkURL)
 	sinkAddr := strings.TrimSuffix(strings.TrimPrefix(sinkURL, "http://"), "/")
 	for _, want := range []string{
 		"signed with " + pipeline.DestinationSecret,
@@ -59,6 +39,8 @@ func TestDevForwardDeliversToTheSink(t *testing.T) {
 	}
 
 	var sendOut, sendErr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	if code := run(ctx, []string{"send", "stripe", "checkout.session.completed", "--times", "2", "--state-file", stateFile}, &sendOut, &sendErr); code != 0 {
 		t.Fatalf("send exit %d: %s%s", code, sendOut.String(), sendErr.String())
 	}
@@ -68,10 +50,40 @@ func TestDevForwardDeliversToTheSink(t *testing.T) {
 	}
 	key := webhook.Key(m)
 	want := "200 webhook-id=" + destination.WebhookID(key, pipeline.ForwardName) + " provider=stripe type=checkout.session.completed key=" + m + " first delivery\n"
-	if !waitFor(wctx, func() bool { return strings.Contains(sinkOut.String(), want) }) {
+	if !waitFor(ctx, func() bool { return strings.Contains(sinkOut.String(), want) }) {
 		t.Fatalf("the sink never printed %q:\n%s", want, sinkOut.String())
 	}
 	if n := strings.Count(sinkOut.String(), "key="+m+" "); n != 1 || strings.Contains(sinkOut.String(), "refused") {
 		t.Errorf("the sink got %d deliveries of %s, want 1 and no refusal:\n%s", n, m, sinkOut.String())
 	}
+}
+
+// startDev runs hookinbox dev with args, on a free address with a state
+// file and a stack name (prefix and a unique suffix) of its own, until the
+// test ends, and waits until it is healthy. It returns the address, the
+// state file and dev's output, logged when the test fails.
+func startDev(t *testing.T, prefix string, args ...string) (string, string, *pipelinetest.SyncBuffer) {
+	t.Helper()
+	stateFile, addr := filepath.Join(t.TempDir(), "state.json"), freeAddr(t)
+	ctx, stop := context.WithCancel(context.Background())
+	var out pipelinetest.SyncBuffer
+	exited, code := make(chan struct{}), 0
+	go func() {
+		code = run(ctx, append([]string{"dev", "--addr", addr, "--state-file", stateFile,
+			"--stack-name", prefix + devstack.UniqueStackName()[1:]}, args...), &out, &out)
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-exited
+		if code != 0 || t.Failed() {
+			t.Logf("hookinbox dev exit %d, output:\n%s", code, out.String())
+		}
+	})
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := waitHealthy(wctx, "http://"+addr+"/healthz", exited); err != nil {
+		t.Fatal(err)
+	}
+	return addr, stateFile, &out
 }

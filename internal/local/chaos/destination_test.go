@@ -15,7 +15,7 @@ import (
 func TestCheckDestination(t *testing.T) {
 	const a, b, c webhook.Key = "stripe#evt_a", "stripe#evt_b", "shopify#c"
 	ok := func(key webhook.Key, attempt, status int) sink.Delivery {
-		return sink.Delivery{ID: destination.WebhookID(key, "forward"), Body: sink.Body{Key: string(key)}, Attempt: attempt, Status: status}
+		return sink.Delivery{ID: destination.WebhookID(key, "forward"), Body: destination.Body{Key: string(key)}, Attempt: attempt, Status: status}
 	}
 	snap := Snapshot{Status: map[webhook.Key]inbox.Status{a: inbox.Done, b: inbox.Done, c: inbox.Dead}}
 	for _, tc := range []struct {
@@ -29,7 +29,7 @@ func TestCheckDestination(t *testing.T) {
 			DestinationReport{5, 3, 2, 0}, nil},
 		{"one never delivered", []sink.Delivery{ok(a, 1, 200), ok(b, 1, 503)}, DestinationReport{2, 1, 0, 0},
 			[]string{"destination forward: stripe#evt_b ended DONE but was never delivered"}},
-		{"another id on a redelivery", []sink.Delivery{ok(a, 1, 200), ok(b, 1, 200), {ID: "msg_other", Body: sink.Body{Key: string(a)}, Attempt: 1, Status: 200}},
+		{"another id on a redelivery", []sink.Delivery{ok(a, 1, 200), ok(b, 1, 200), {ID: "msg_other", Body: destination.Body{Key: string(a)}, Attempt: 1, Status: 200}},
 			DestinationReport{3, 2, 0, 0},
 			[]string{"destination forward: stripe#evt_a delivered with webhook-id msg_other, want its stable " + destination.WebhookID(a, "forward")}},
 		{"never accepted", []sink.Delivery{ok(a, 1, 200), ok(b, 1, 200), ok("stripe#evt_x", 1, 200)}, DestinationReport{3, 3, 0, 0},

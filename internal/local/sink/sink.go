@@ -22,6 +22,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/provider/standard"
 	"github.com/hookinbox/hookinbox/webhook"
+
+	"github.com/hookinbox/hookinbox/internal/destination"
 )
 
 // MaxBody is the largest body the sink reads; a larger one is answered 413.
@@ -34,16 +36,6 @@ var (
 	ErrIDMismatch         = errors.New("body id differs from webhook-id")
 )
 
-// Body is the JSON body hookinbox sends a destination.
-type Body struct {
-	ID         string          `json:"id"`
-	Provider   string          `json:"provider"`
-	Type       string          `json:"type"`
-	Key        string          `json:"key"`
-	ReceivedAt string          `json:"received_at"`
-	Payload    json.RawMessage `json:"payload"`
-}
-
 // Delivery is one request the sink answered.
 type Delivery struct {
 	At     time.Time
@@ -52,7 +44,7 @@ type Delivery struct {
 	// The rest is set only when the signature verified: an unsigned
 	// header decides nothing.
 	ID      string // webhook-id
-	Body    Body
+	Body    destination.Body
 	Raw     []byte // the body as received
 	Attempt int    // 1 for the first verified delivery of this webhook-id
 }
