@@ -23,11 +23,11 @@ func newChaosSinks(f chaosFlags) (*chaosSinks, error) {
 		return nil, nil
 	}
 	secrets := []string{pipeline.DestinationSecret}
-	ref, err := sink.New(sink.Options{Secrets: secrets})
+	ref, err := sink.New(sink.Options{Secrets: secrets, Keep: true})
 	if err != nil {
 		return nil, err
 	}
-	opts := sink.Options{Secrets: secrets}
+	opts := sink.Options{Secrets: secrets, Keep: true}
 	if f.destinationFail > 0 {
 		opts.Status, opts.FailFirst = http.StatusServiceUnavailable, f.destinationFail
 	}

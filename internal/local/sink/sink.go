@@ -68,6 +68,9 @@ type Options struct {
 	Delay time.Duration
 	// OnDelivery, when set, is told of each delivery as it is answered.
 	OnDelivery func(Delivery)
+	// Keep keeps every delivery, bodies included, for Deliveries; a
+	// long-running sink leaves it off.
+	Keep bool
 	// Now is the clock the signature's timestamp is checked against;
 	// nil means time.Now.
 	Now func() time.Time
@@ -176,11 +179,14 @@ func (s *Sink) record(d Delivery, status int, err error) Delivery {
 			d.Status = http.StatusOK
 		}
 	}
-	s.deliveries = append(s.deliveries, d)
+	if s.opts.Keep {
+		s.deliveries = append(s.deliveries, d)
+	}
 	return d
 }
 
-// Deliveries returns every delivery answered so far, in order.
+// Deliveries returns every delivery answered so far, in order, when
+// Options.Keep is set.
 func (s *Sink) Deliveries() []Delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -51,7 +51,7 @@ func postSigned(t *testing.T, url, id, body, signed string, at time.Time, secret
 
 func TestSinkVerifiesAndCountsRedeliveries(t *testing.T) {
 	now := time.Now()
-	s, err := sink.New(sink.Options{Secrets: []string{secret}})
+	s, err := sink.New(sink.Options{Secrets: []string{secret}, Keep: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestSinkFailFirst(t *testing.T) {
 }
 
 func TestSinkRefusesGetAndBadSecrets(t *testing.T) {
-	s, err := sink.New(sink.Options{Secrets: []string{secret}})
+	s, err := sink.New(sink.Options{Secrets: []string{secret}, Keep: true})
 	if err != nil {
 		t.Fatal(err)
 	}
