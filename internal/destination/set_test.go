@@ -47,7 +47,7 @@ func (r *received) count() int {
 }
 
 // server answers with h after checking the request's signature.
-func server(t *testing.T, h http.HandlerFunc) (*httptest.Server, *received) {
+func server(t testing.TB, h http.HandlerFunc) (*httptest.Server, *received) {
 	t.Helper()
 	got := &received{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
