@@ -248,6 +248,10 @@ func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, s
 	if err != nil {
 		return err
 	}
+	if err := sinks.learn(refStack); err != nil {
+		refStack.Close()
+		return err
+	}
 	refStats, ref, err := run("reference", refStack, chaos.Config{QuietWithin: f.quiet})
 	if cerr := refStack.Close(); err == nil {
 		err = cerr

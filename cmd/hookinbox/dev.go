@@ -151,8 +151,8 @@ type devStack struct {
 	// verifiers read the events of each delivery for the log line, by
 	// provider (see deliveryVerifiers); set before the stack is ready.
 	verifiers map[string]provider.Verifier
-	// destinations are where the processor delivers events (--forward's
-	// and the template's).
+	// destinations are the template's, which the processor delivers to
+	// at their local URL (pipeline.LocalURL).
 	destinations []destination.Config
 
 	cleanups []func()
@@ -287,7 +287,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 		}
 	})
 	d.stripe.Store(st.Stripe)
-	if d.destinations, err = st.Destinations(); err != nil {
+	if d.destinations, err = devDestinations(st, d.flags.forward); err != nil {
 		return err
 	}
 
@@ -565,7 +565,7 @@ func (d *devStack) printBanner(s *devState, specs []pipeline.Function) {
 		fmt.Fprintf(w, "  %s inspect stripe#<event id>%s\n", self, stateArg)
 	}
 	fmt.Fprintf(w, "From elsewhere: --url %s --secret %s\n\n", s.WebhookURL, s.StripeWebhookSecret)
-	printDestinations(w, d.destinations, d.flags.forwardSecret)
+	printDestinations(w, d.destinations, d.flags.forward, d.flags.forwardSecret)
 
 	fmt.Fprintln(w, "Point other tools (AWS CLI, SDKs) at the stack:")
 	keys := make([]string, 0, len(s.Env))

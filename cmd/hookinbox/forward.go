@@ -30,28 +30,51 @@ func checkForward(forward, secret string) error {
 	return nil
 }
 
+// devDestinations returns the destinations of the stack's template, and
+// an error naming one the local stack cannot deliver to (a bus or a URL
+// off this machine, without --forward).
+func devDestinations(st *pipeline.Stack, forward string) ([]destination.Config, error) {
+	dests, err := st.Destinations()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dests {
+		if _, ok := pipeline.LocalURL(d, forward); !ok {
+			return nil, fmt.Errorf("destination %s (%s): %w", d.Name, d.URL+d.Bus, pipeline.ErrNotLocal)
+		}
+	}
+	return dests, nil
+}
+
 // printDestinations tells, below the banner, where the local processor
-// delivers each event, with what secret, and the sink command that
-// receives and verifies them.
-func printDestinations(w io.Writer, dests []destination.Config, secret string) {
+// delivers the events of each destination of the template (dests) and of
+// --forward, with what secret, and the sink command that receives and
+// verifies them.
+func printDestinations(w io.Writer, dests []destination.Config, forward, secret string) {
+	if forward != "" {
+		dests = append(dests, destination.Config{Name: pipeline.ForwardName, URL: forward, Events: []string{"*"}})
+	}
 	if len(dests) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Destinations: every event they match is delivered, signed with %s (local only):\n", secret)
-	var local string
+	fmt.Fprintf(w, "Destinations: the events each matches are delivered, signed with %s (local only):\n", secret)
+	var sinkAddr string
 	for _, d := range dests {
-		target := d.URL
+		local, _ := pipeline.LocalURL(d, forward)
+		target := local
 		if d.IsBus() {
-			target = "EventBridge bus " + d.Bus + " (not emulated locally)"
+			target += " (in place of the EventBridge bus " + d.Bus + ")"
+		} else if d.URL != local {
+			target += " (in place of " + d.URL + ")"
 		}
 		fmt.Fprintf(w, "  %-12s %s   %s\n", d.Name, target, strings.Join(d.Events, ", "))
-		if addr, ok := loopbackAddr(d.URL); ok && local == "" {
-			local = addr
+		if addr, ok := loopbackAddr(local); ok && sinkAddr == "" {
+			sinkAddr = addr
 		}
 	}
-	if local != "" {
+	if sinkAddr != "" {
 		fmt.Fprintln(w, "Receive and verify them in another terminal:")
-		fmt.Fprintf(w, "  %s sink --addr %s --secret %s\n", selfCommand(), local, secret)
+		fmt.Fprintf(w, "  %s sink --addr %s --secret %s\n", selfCommand(), sinkAddr, secret)
 	}
 	fmt.Fprintln(w)
 }

@@ -36,20 +36,22 @@ func TestPrintDestinations(t *testing.T) {
 	printDestinations(&out, []destination.Config{
 		{Name: "crm", URL: "https://crm.example.com/hook", Events: []string{"stripe:*", "shopify:orders/*"}},
 		{Name: "analytics", Bus: "analytics", Events: []string{"*"}},
-		{Name: "forward", URL: "http://localhost:4100/", Events: []string{"*"}},
-	}, "whsec_bXk=")
+		{Name: "mine", URL: "http://localhost:4200/in", Events: []string{"github:*"}},
+	}, "http://127.0.0.1:4100/", "whsec_bXk=")
 	for _, want := range []string{
 		"signed with whsec_bXk= (local only)",
-		"crm          https://crm.example.com/hook   stripe:*, shopify:orders/*\n",
-		"analytics    EventBridge bus analytics (not emulated locally)   *\n",
-		" sink --addr localhost:4100 --secret whsec_bXk=\n",
+		"crm          http://127.0.0.1:4100/ (in place of https://crm.example.com/hook)   stripe:*, shopify:orders/*\n",
+		"analytics    http://127.0.0.1:4100/ (in place of the EventBridge bus analytics)   *\n",
+		"mine         http://localhost:4200/in   github:*\n",
+		"forward      http://127.0.0.1:4100/   *\n",
+		" sink --addr 127.0.0.1:4100 --secret whsec_bXk=\n",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
 	out.Reset()
-	printDestinations(&out, nil, "whsec_bXk=")
+	printDestinations(&out, nil, "", "whsec_bXk=")
 	if out.Len() != 0 {
 		t.Errorf("no destinations printed %q", out.String())
 	}

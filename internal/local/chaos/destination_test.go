@@ -31,14 +31,19 @@ func TestCheckDestination(t *testing.T) {
 			[]string{"destination forward: stripe#evt_b ended DONE but was never delivered"}},
 		{"another id on a redelivery", []sink.Delivery{ok(a, 1, 200), ok(b, 1, 200), {ID: "msg_other", Body: destination.Body{Key: string(a)}, Attempt: 1, Status: 200}},
 			DestinationReport{3, 2, 0, 0},
-			[]string{"destination forward: stripe#evt_a delivered with webhook-id msg_other, want its stable " + destination.WebhookID(a, "forward")}},
+			[]string{"destination forward: stripe#evt_a delivered with webhook-id msg_other, not its stable one (" + destination.WebhookID(a, "forward") + ")"}},
+		{"another destination's, taken by the sink", []sink.Delivery{ok(a, 1, 200), ok(b, 1, 200),
+			{ID: destination.WebhookID(a, "crm"), Body: destination.Body{Key: string(a)}, Attempt: 1, Status: 200}}, DestinationReport{3, 2, 0, 0}, nil},
+		{"only another destination's", []sink.Delivery{ok(a, 1, 200),
+			{ID: destination.WebhookID(b, "crm"), Body: destination.Body{Key: string(b)}, Attempt: 1, Status: 200}}, DestinationReport{2, 1, 0, 0},
+			[]string{"destination forward: stripe#evt_b ended DONE but was never delivered"}},
 		{"never accepted", []sink.Delivery{ok(a, 1, 200), ok(b, 1, 200), ok("stripe#evt_x", 1, 200)}, DestinationReport{3, 3, 0, 0},
 			[]string{"destination forward: stripe#evt_x delivered but never accepted"}},
 		{"refused", []sink.Delivery{ok(a, 1, 200), ok(b, 1, 200), {Status: 401, Err: errors.New("signature mismatch")}}, DestinationReport{3, 2, 0, 1},
 			[]string{"destination forward: a delivery refused by the sink (401): signature mismatch"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, diffs := CheckDestination(snap, "forward", tc.got)
+			got, diffs := CheckDestination(snap, "forward", []string{"crm"}, tc.got)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("report (-want +got):\n%s", diff)
 			}

@@ -15,9 +15,15 @@ func TestLocalDestinations(t *testing.T) {
 		crmSecret = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:crm"
 		crmToken  = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:crm-token"
 		crm       = `[{"name":"crm","url":"https://crm.example.com/hook","events":["stripe:*"],"secret":"` + crmSecret + `","header":"X-Token","header_secret":"` + crmToken + `"}]`
+		bus       = `[{"name":"analytics","bus":"analytics","events":["*"]}]`
+		sinkURL   = "http://127.0.0.1:4100/"
 	)
-	forward := destination.Config{Name: ForwardName, URL: "http://127.0.0.1:4100/", Events: []string{"*"}, Secret: SecretARN("hookinbox-forward"), Concurrency: 4}
-	crmConfig := destination.Config{Name: "crm", URL: "https://crm.example.com/hook", Events: []string{"stripe:*"}, Secret: crmSecret, Header: "X-Token", HeaderSecret: crmToken, Concurrency: 4}
+	local := strings.Replace(crm, "https://crm.example.com/hook", "http://localhost:4200/hook", 1)
+	forward := destination.Config{Name: ForwardName, URL: sinkURL, Events: []string{"*"}, Secret: SecretARN("hookinbox-forward"), Concurrency: 4}
+	crmAt := func(url string) destination.Config {
+		return destination.Config{Name: "crm", URL: url, Events: []string{"stripe:*"}, Secret: crmSecret, Header: "X-Token", HeaderSecret: crmToken, Concurrency: 4}
+	}
+	analytics := destination.Config{Name: "analytics", URL: sinkURL, Events: []string{"*"}, Secret: SecretARN("hookinbox-analytics"), Concurrency: 4}
 	for _, tc := range []struct {
 		name    string
 		opts    Options
@@ -28,16 +34,20 @@ func TestLocalDestinations(t *testing.T) {
 		wantErr string
 	}{
 		{"none", Options{}, "", "", nil, nil, ""},
-		{"forward only", Options{Forward: "http://127.0.0.1:4100/"}, "", "", []destination.Config{forward},
+		{"forward only", Options{Forward: sinkURL}, "", "", []destination.Config{forward},
 			map[string]string{forward.Secret: DestinationSecret}, ""},
-		{"the template's, with local secrets", Options{}, crm, "", []destination.Config{crmConfig},
+		{"one on this machine, with local secrets", Options{}, local, "", []destination.Config{crmAt("http://localhost:4200/hook")},
 			map[string]string{crmSecret: DestinationSecret, crmToken: DestinationHeaderValue}, ""},
-		{"both, another local secret", Options{Forward: "http://127.0.0.1:4100/", DestinationSecret: "whsec_bXk="}, crm, "", []destination.Config{crmConfig, forward},
+		{"one elsewhere goes to forward, another local secret", Options{Forward: sinkURL, DestinationSecret: "whsec_bXk="}, crm, "",
+			[]destination.Config{crmAt(sinkURL), forward},
 			map[string]string{crmSecret: "whsec_bXk=", crmToken: DestinationHeaderValue, forward.Secret: "whsec_bXk="}, ""},
-		{"a local value given", Options{}, crm, `{"` + crmSecret + `":"whsec_Z2l2ZW4="}`, []destination.Config{crmConfig},
+		{"a bus goes to forward", Options{Forward: sinkURL}, bus, "", []destination.Config{analytics, forward},
+			map[string]string{analytics.Secret: DestinationSecret, forward.Secret: DestinationSecret}, ""},
+		{"a local value given", Options{}, local, `{"` + crmSecret + `":"whsec_Z2l2ZW4="}`, []destination.Config{crmAt("http://localhost:4200/hook")},
 			map[string]string{crmSecret: "whsec_Z2l2ZW4=", crmToken: DestinationHeaderValue}, ""},
+		{"one elsewhere without forward", Options{}, crm, "", nil, nil, "delivers to no bus or URL off this machine"},
 		{"forward not on loopback", Options{Forward: "http://example.com/"}, "", "", nil, nil, "plain http:// only to"},
-		{"name taken", Options{Forward: "http://127.0.0.1:4100/"}, strings.Replace(crm, `"crm"`, `"forward"`, 1), "", nil, nil, `a destination is named "forward"`},
+		{"name taken", Options{Forward: sinkURL}, strings.Replace(crm, `"crm"`, `"forward"`, 1), "", nil, nil, `a destination is named "forward"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Stack{opts: tc.opts}
