@@ -18,7 +18,7 @@ import (
 
 // TestStackOfADestinationsFile: the template a team with no Go generates
 // from a file with only Destinations runs on the local stack. Its
-// processor, with no business, builds; its destinations, an endpoint
+// functions build, the processor with no business; its destinations, an endpoint
 // elsewhere and a bus, deliver to the --forward URL, signed with the local
 // secret, beside the forward destination itself.
 func TestStackOfADestinationsFile(t *testing.T) {
@@ -47,8 +47,12 @@ Destinations:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := st.Build(ctx, "ProcessorFunction", nil); err != nil {
-		t.Fatalf("the processor of a destinations-only template: %v", err)
+	// Every function builds: the processor with no business, the
+	// reconciler with no Stripe event types.
+	for _, id := range []string{"ReceiverFunction", "ProcessorFunction", "ReconcilerFunction", "DlqReplayFunction"} {
+		if _, err := st.Build(ctx, id, nil); err != nil {
+			t.Errorf("%s of a destinations-only template: %v", id, err)
+		}
 	}
 	env, err := st.Env("ProcessorFunction", nil)
 	if err != nil {

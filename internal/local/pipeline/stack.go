@@ -206,6 +206,12 @@ func (s *Stack) Env(logicalID string, overrides map[string]string) (map[string]s
 	}
 	local := LocalEnv(s.Endpoints["GOPAY_API_URL"])
 	maps.Copy(local, s.opts.Secrets)
+	if types, declared := env["STRIPE_EVENT_TYPES"]; declared && types == "" {
+		// No Stripe event types (a template of a business file without
+		// them, such as one with only Destinations): the reconciler's
+		// Stripe source stays off, as deployed without a Stripe key.
+		delete(local, "STRIPE_API_KEY")
+	}
 	for k, v := range local {
 		if _, declared := env[k]; declared {
 			env[k] = v
