@@ -18,9 +18,11 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/stacktemplate"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -199,5 +201,31 @@ func TestDestinationsOnTheEmulators(t *testing.T) {
 		if counts[k] != want {
 			t.Errorf("metric %s = %v; want %v", k, counts[k], want)
 		}
+	}
+}
+
+// TestGeneratedStackWithDestinationsOnly: the stack `hookinbox template`
+// generates from a business file with only Destinations, run with
+// hookinbox's own functions on the emulators, delivers a verified event
+// to its destination and ends it DONE, with no business to run.
+func TestGeneratedStackWithDestinationsOnly(t *testing.T) {
+	s := newSink(t)
+	business := "Destinations:\n  - {name: sink, url: '" + s.srv.URL + "', events: ['standard:*'], secret: '" + sinkSecretARN + "'}\n"
+	out, err := stacktemplate.Generate([]byte(business))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := samtemplate.Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pipelinetest.NewWith(t, pipelinetest.Options{Template: tpl, ProcessorEnv: map[string]string{
+		"DESTINATION_SECRETS": `{"` + sinkSecretARN + `":"` + sinkSecret + `"}`,
+	}})
+	key := sendStandard(t, p, "msg_dest_generated", "invoice.paid")
+	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, []webhook.Key{key}, inbox.Done) })
+	want := []delivery{{ID: destination.WebhookID(key, "sink"), Type: "invoice.paid", Verified: true}}
+	if diff := cmp.Diff(want, s.deliveries()); diff != "" {
+		t.Errorf("sink received (-want +got):\n%s", diff)
 	}
 }
