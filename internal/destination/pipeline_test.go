@@ -229,3 +229,79 @@ func TestGeneratedStackWithDestinationsOnly(t *testing.T) {
 		t.Errorf("sink received (-want +got):\n%s", diff)
 	}
 }
+
+// TestSlowDestinationOnTheEmulators: three events in one batch, a
+// destination that holds its one slot and one that answers at once. The
+// fast one gets all three while the slow one holds the first; the other
+// two end that attempt FAILED with the attempt taken back (busy is no
+// failure), and once the slow one answers every event ends DONE after one
+// counted attempt, the fast destination never delivered to twice.
+func TestSlowDestinationOnTheEmulators(t *testing.T) {
+	release := make(chan struct{})
+	var slowMu sync.Mutex
+	var slowGot int
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		slowMu.Lock()
+		slowGot++
+		slowMu.Unlock()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	fast := newSink(t)
+	cfgs := []destination.Config{
+		{Name: "slow", URL: slow.URL, Events: []string{"*"}, Secret: sinkSecretARN, Concurrency: 1},
+		{Name: "fast", URL: fast.srv.URL, Events: []string{"*"}, Secret: sinkSecretARN},
+	}
+	raw, _ := json.Marshal(cfgs)
+	p := pipelinetest.NewWith(t, pipelinetest.Options{ProcessorEnv: map[string]string{
+		"DESTINATIONS":        string(raw),
+		"DESTINATION_SECRETS": `{"` + sinkSecretARN + `":"` + sinkSecret + `"}`,
+		"BACKOFF_MAX":         "1s",
+	}})
+	var keys []webhook.Key
+	for _, id := range []string{"msg_slow_1", "msg_slow_2", "msg_slow_3"} {
+		keys = append(keys, sendStandard(t, p, id, "invoice.paid"))
+	}
+	polled := make(chan error, 1)
+	go func() { _, err := p.Source.PollOnce(context.Background()); polled <- err }()
+
+	// While the slow destination holds the first event: the fast one has
+	// all three, and the two others are back FAILED, their attempt not
+	// counted.
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				close(release)
+				t.Fatalf("never: %s", what)
+			}
+		}
+	}
+	waitFor("fast has 3 deliveries and two events are back FAILED", func() bool {
+		failed := 0
+		for _, k := range keys {
+			if it, err := p.Inbox.Get(context.Background(), k); err == nil && it.Status == inbox.Failed && it.Attempts == 0 {
+				failed++
+			}
+		}
+		return len(fast.deliveries()) == 3 && failed == 2
+	})
+	close(release)
+	if err := <-polled; err != nil {
+		t.Fatal(err)
+	}
+	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, keys, inbox.Done) })
+	for _, k := range keys {
+		if it, _ := p.Inbox.Get(context.Background(), k); it.Attempts != 1 {
+			t.Errorf("%s: %d attempts counted; want 1 (busy attempts are taken back)", k, it.Attempts)
+		}
+	}
+	slowMu.Lock()
+	defer slowMu.Unlock()
+	if slowGot != 3 || len(fast.deliveries()) != 3 {
+		t.Errorf("slow got %d, fast %d deliveries; want 3 each", slowGot, len(fast.deliveries()))
+	}
+}
