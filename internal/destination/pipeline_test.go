@@ -82,6 +82,18 @@ func (s *sink) answer(statuses ...int) {
 	s.statuses = statuses
 }
 
+// withDestinations returns the pipeline whose processor delivers to cfgs,
+// their secret sinkSecret, and retries after at most a second.
+func withDestinations(t *testing.T, cfgs []destination.Config) *pipelinetest.Pipeline {
+	t.Helper()
+	raw, _ := json.Marshal(cfgs)
+	return pipelinetest.NewWith(t, pipelinetest.Options{ProcessorEnv: map[string]string{
+		"DESTINATIONS":        string(raw),
+		"DESTINATION_SECRETS": `{"` + sinkSecretARN + `":"` + sinkSecret + `"}`,
+		"BACKOFF_MAX":         "1s",
+	}})
+}
+
 // sendStandard delivers a Standard Webhooks event of type typ as message
 // id through the receiver and returns its key.
 func sendStandard(t *testing.T, p *pipelinetest.Pipeline, id, typ string) webhook.Key {
@@ -109,12 +121,7 @@ func TestDestinationsOnTheEmulators(t *testing.T) {
 		{Name: "gone", URL: gone.srv.URL, Events: []string{"standard:order.*"}, Secret: sinkSecretARN},
 		{Name: "never", URL: never.srv.URL, Events: []string{"shopify:orders/*"}, Secret: sinkSecretARN},
 	}
-	raw, _ := json.Marshal(cfgs)
-	p := pipelinetest.NewWith(t, pipelinetest.Options{ProcessorEnv: map[string]string{
-		"DESTINATIONS":        string(raw),
-		"DESTINATION_SECRETS": `{"` + sinkSecretARN + `":"` + sinkSecret + `"}`,
-		"BACKOFF_MAX":         "1s",
-	}})
+	p := withDestinations(t, cfgs)
 	invoice := sendStandard(t, p, "msg_dest_invoice", "invoice.paid")
 	order := sendStandard(t, p, "msg_dest_order", "order.created")
 	keys := []webhook.Key{invoice, order}
@@ -255,12 +262,7 @@ func TestSlowDestinationOnTheEmulators(t *testing.T) {
 		{Name: "slow", URL: slow.URL, Events: []string{"*"}, Secret: sinkSecretARN, Concurrency: 1},
 		{Name: "fast", URL: fast.srv.URL, Events: []string{"*"}, Secret: sinkSecretARN},
 	}
-	raw, _ := json.Marshal(cfgs)
-	p := pipelinetest.NewWith(t, pipelinetest.Options{ProcessorEnv: map[string]string{
-		"DESTINATIONS":        string(raw),
-		"DESTINATION_SECRETS": `{"` + sinkSecretARN + `":"` + sinkSecret + `"}`,
-		"BACKOFF_MAX":         "1s",
-	}})
+	p := withDestinations(t, cfgs)
 	var keys []webhook.Key
 	for _, id := range []string{"msg_slow_1", "msg_slow_2", "msg_slow_3"} {
 		keys = append(keys, sendStandard(t, p, id, "invoice.paid"))
