@@ -43,13 +43,27 @@ func TestBusAnswers(t *testing.T) {
 		{"put", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) {
 			return &eventbridge.PutEventsOutput{Entries: []types.PutEventsResultEntry{{EventId: aws.String("e-1")}}}, nil
 		}, nil},
-		{"entry throttled", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) { return failedEntry("ThrottlingException") }, ErrRetry},
-		{"entry internal failure", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) { return failedEntry("InternalFailure") }, ErrRetry},
-		{"entry malformed", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) { return failedEntry("MalformedDetail") }, ErrRefused},
-		{"500", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) { return nil, apiError(500, "InternalException") }, ErrRetry},
-		{"throttled", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) { return nil, apiError(400, "ThrottlingException") }, ErrRetry},
-		{"no answer", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) { return nil, errors.New("dial tcp: i/o timeout") }, ErrRetry},
-		{"access denied", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) { return nil, apiError(400, "AccessDeniedException") }, ErrRefused},
+		{"entry throttled", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) {
+			return failedEntry("ThrottlingException")
+		}, ErrRetry},
+		{"entry internal failure", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) {
+			return failedEntry("InternalFailure")
+		}, ErrRetry},
+		{"entry malformed", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) {
+			return failedEntry("MalformedDetail")
+		}, ErrRefused},
+		{"500", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) {
+			return nil, apiError(500, "InternalException")
+		}, ErrRetry},
+		{"throttled", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) {
+			return nil, apiError(400, "ThrottlingException")
+		}, ErrRetry},
+		{"no answer", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) {
+			return nil, errors.New("dial tcp: i/o timeout")
+		}, ErrRetry},
+		{"access denied", func(*eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) {
+			return nil, apiError(400, "AccessDeniedException")
+		}, ErrRefused},
 	}
 	ev := webhook.Event{Provider: "stripe", ID: "evt_1", Type: "invoice.paid", Raw: []byte(`{}`)}
 	for _, tt := range tests {
