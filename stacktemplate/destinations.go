@@ -34,7 +34,7 @@ func addDestinations(root, list *yaml.Node) error {
 		return err
 	}
 	if len(raw) > maxDestinationsLen {
-		return fmt.Errorf("Destinations: %d bytes as JSON, over %d: Lambda allows 4 KB for all of a function's environment", len(raw), maxDestinationsLen)
+		return fmt.Errorf("in Destinations: %d bytes as JSON, over %d: Lambda allows 4 KB for all of a function's environment", len(raw), maxDestinationsLen)
 	}
 	env := value(root, "Resources", "ProcessorFunction", "Properties", "Environment", "Variables", "DESTINATIONS")
 	if env == nil {
@@ -56,7 +56,7 @@ func addDestinations(root, list *yaml.Node) error {
 		}
 		id := "Destination" + camel(c.Name)
 		if other, ok := ids[id]; ok {
-			return fmt.Errorf("Destinations: %q and %q make the same resource name %s: rename one", other, c.Name, id)
+			return fmt.Errorf("in Destinations: %q and %q make the same resource name %s: rename one", other, c.Name, id)
 		}
 		ids[id] = c.Name
 		kinds := []struct{ suffix, metric, what, runbook string }{
@@ -108,19 +108,19 @@ func addDestinations(root, list *yaml.Node) error {
 func decodeDestinations(list *yaml.Node) ([]destination.Config, error) {
 	var buf bytes.Buffer
 	if err := yaml.NewEncoder(&buf).Encode(list); err != nil {
-		return nil, fmt.Errorf("Destinations: %w", err)
+		return nil, fmt.Errorf("in Destinations: %w", err)
 	}
 	dec := yaml.NewDecoder(&buf)
 	dec.KnownFields(true)
 	var cfgs []destination.Config
 	if err := dec.Decode(&cfgs); err != nil {
-		return nil, fmt.Errorf("Destinations: want a list of destinations (name, url or bus, events, secret, header, header_secret, concurrency): %w", err)
+		return nil, fmt.Errorf("in Destinations: want a list of destinations (name, url or bus, events, secret, header, header_secret, concurrency): %w", err)
 	}
 	if len(cfgs) == 0 {
-		return nil, errors.New("Destinations: the list is empty")
+		return nil, errors.New("in Destinations: the list is empty")
 	}
 	if err := destination.Validate(cfgs); err != nil {
-		return nil, fmt.Errorf("Destinations: %w", err)
+		return nil, fmt.Errorf("in Destinations: %w", err)
 	}
 	return cfgs, nil
 }

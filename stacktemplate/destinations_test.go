@@ -13,7 +13,7 @@ func TestGenerateRefusesBadDestinations(t *testing.T) {
 		{"plain http", "Destinations:\n  - {name: crm, url: 'http://crm.example.com', events: ['*'], secret: " + arn + "}\n",
 			`Destinations: destination "crm": url: want https://`},
 		{"unknown field", "Destinations:\n  - {name: crm, bus: b, events: ['*'], secrets: x}\n", "field secrets not found"},
-		{"empty", "Destinations: []\n", "Destinations: the list is empty"},
+		{"empty", "Destinations: []\n", "in Destinations: the list is empty"},
 		{"same resource name", "Destinations:\n  - {name: a-b, bus: b, events: ['*']}\n  - {name: ab, bus: b, events: ['*']}\n  - {name: a--b, bus: b, events: ['*']}\n",
 			`"a-b" and "a--b" make the same resource name DestinationAB`},
 	}

@@ -61,7 +61,7 @@ type Answer struct {
 	Status     int           // the HTTP status; 0 without one (a bus, or no answer)
 	Text       string        // short and free of payload data: "503 Service Unavailable", "timeout", "PutEvents ThrottlingException"
 	RetryAfter time.Duration // what the destination asked for (429 and 503 Retry-After)
-	Took       time.Duration
+	Took       time.Duration // the delivery's round trip, secrets included
 }
 
 // Error is a delivery that did not succeed: it wraps one of ErrRetry,
@@ -122,10 +122,7 @@ func retryAfter(h string, now time.Time) time.Duration {
 
 // transportText names a delivery that got no answer, without its URL.
 func transportText(ctx context.Context, err error) string {
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
-		return "timeout: no answer in time"
-	case isTimeout(err):
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || isTimeout(err) {
 		return "timeout: no answer in time"
 	}
 	return "no answer: " + connText(err)

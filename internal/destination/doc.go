@@ -13,6 +13,27 @@
 // not followed; only https:// URLs are accepted, plain http:// only to a
 // loopback host.
 //
+// Body size: the provider's payload, byte for byte when it is JSON, plus
+// under 1 KiB. hookinbox keeps payloads up to what Lambda receives (about
+// 6 MB), so an HTTP destination may get that much. An EventBridge entry
+// holds at most MaxEntrySize (256 KiB); a bigger event is parked
+// (ErrTooLarge), never cut.
+//
+// Answers (classify): 2xx is delivered; 408, 429, 5xx, a timeout
+// (DefaultTimeout) and no connection are retried with the processor's
+// backoff, no sooner than a Retry-After asks, and parked when the
+// event's tries run out; other answers (3xx, 4xx) park the event at once,
+// 410 as ErrGone, which alarms.
+//
+// Concurrency: each destination takes at most Config.Concurrency
+// deliveries at once in one processor instance. A delivery that finds no
+// free slot is not tried (ErrBusy) and the processor brings the event back
+// soon without counting the attempt; the business and the other
+// destinations of the event run meanwhile. Lambda runs one batch per
+// instance, and the events queue's MaximumConcurrency bounds the
+// instances, so a destination gets at most that many times its
+// Concurrency at once.
+//
 // Guarantees: each destination is its own effect in the effect ledger
 // (EffectName), so a destination that fails never makes another one, or
 // the team's Go business, run again; an event is delivered to a

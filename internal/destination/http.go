@@ -67,6 +67,9 @@ func (d *httpDestination) send(ctx context.Context, ev webhook.Event, body []byt
 	req.Header.Set("User-Agent", userAgent)
 	if d.cfg.Header != "" {
 		vals, err := d.secrets(ctx, d.cfg.HeaderSecret)
+		if err == nil && len(vals) == 0 {
+			err = errors.New("no value")
+		}
 		if err != nil {
 			a := Answer{Text: "header secret unavailable"}
 			return a, failure(d.cfg.Name, a, retried, err)
@@ -74,16 +77,15 @@ func (d *httpDestination) send(ctx context.Context, ev webhook.Event, body []byt
 		req.Header.Set(d.cfg.Header, vals[0])
 	}
 	resp, err := d.client.Do(req)
-	took := d.now().Sub(at)
 	if err != nil {
-		a := Answer{Text: transportText(ctx, err), Took: took}
+		a := Answer{Text: transportText(ctx, err)}
 		return a, failure(d.cfg.Name, a, retried, nil)
 	}
 	// Read a little of the answer so the connection is reused; it is
 	// never kept or logged.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	_ = resp.Body.Close()
-	a := Answer{Status: resp.StatusCode, Text: resp.Status, Took: took}
+	a := Answer{Status: resp.StatusCode, Text: resp.Status}
 	if a.Text == "" {
 		a.Text = fmt.Sprint(resp.StatusCode)
 	}

@@ -18,9 +18,11 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/stacktemplate"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -80,6 +82,18 @@ func (s *sink) answer(statuses ...int) {
 	s.statuses = statuses
 }
 
+// withDestinations returns the pipeline whose processor delivers to cfgs,
+// their secret sinkSecret, and retries after at most a second.
+func withDestinations(t *testing.T, cfgs []destination.Config) *pipelinetest.Pipeline {
+	t.Helper()
+	raw, _ := json.Marshal(cfgs)
+	return pipelinetest.NewWith(t, pipelinetest.Options{ProcessorEnv: map[string]string{
+		"DESTINATIONS":        string(raw),
+		"DESTINATION_SECRETS": `{"` + sinkSecretARN + `":"` + sinkSecret + `"}`,
+		"BACKOFF_MAX":         "1s",
+	}})
+}
+
 // sendStandard delivers a Standard Webhooks event of type typ as message
 // id through the receiver and returns its key.
 func sendStandard(t *testing.T, p *pipelinetest.Pipeline, id, typ string) webhook.Key {
@@ -107,12 +121,7 @@ func TestDestinationsOnTheEmulators(t *testing.T) {
 		{Name: "gone", URL: gone.srv.URL, Events: []string{"standard:order.*"}, Secret: sinkSecretARN},
 		{Name: "never", URL: never.srv.URL, Events: []string{"shopify:orders/*"}, Secret: sinkSecretARN},
 	}
-	raw, _ := json.Marshal(cfgs)
-	p := pipelinetest.NewWith(t, pipelinetest.Options{ProcessorEnv: map[string]string{
-		"DESTINATIONS":        string(raw),
-		"DESTINATION_SECRETS": `{"` + sinkSecretARN + `":"` + sinkSecret + `"}`,
-		"BACKOFF_MAX":         "1s",
-	}})
+	p := withDestinations(t, cfgs)
 	invoice := sendStandard(t, p, "msg_dest_invoice", "invoice.paid")
 	order := sendStandard(t, p, "msg_dest_order", "order.created")
 	keys := []webhook.Key{invoice, order}
@@ -199,5 +208,102 @@ func TestDestinationsOnTheEmulators(t *testing.T) {
 		if counts[k] != want {
 			t.Errorf("metric %s = %v; want %v", k, counts[k], want)
 		}
+	}
+}
+
+// TestGeneratedStackWithDestinationsOnly: the stack `hookinbox template`
+// generates from a business file with only Destinations, run with
+// hookinbox's own functions on the emulators, delivers a verified event
+// to its destination and ends it DONE, with no business to run.
+func TestGeneratedStackWithDestinationsOnly(t *testing.T) {
+	s := newSink(t)
+	business := "Destinations:\n  - {name: sink, url: '" + s.srv.URL + "', events: ['standard:*'], secret: '" + sinkSecretARN + "'}\n"
+	out, err := stacktemplate.Generate([]byte(business))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := samtemplate.Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pipelinetest.NewWith(t, pipelinetest.Options{Template: tpl, ProcessorEnv: map[string]string{
+		"DESTINATION_SECRETS": `{"` + sinkSecretARN + `":"` + sinkSecret + `"}`,
+	}})
+	key := sendStandard(t, p, "msg_dest_generated", "invoice.paid")
+	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, []webhook.Key{key}, inbox.Done) })
+	want := []delivery{{ID: destination.WebhookID(key, "sink"), Type: "invoice.paid", Verified: true}}
+	if diff := cmp.Diff(want, s.deliveries()); diff != "" {
+		t.Errorf("sink received (-want +got):\n%s", diff)
+	}
+}
+
+// TestSlowDestinationOnTheEmulators: three events in one batch, a
+// destination that holds its one slot and one that answers at once. The
+// fast one gets all three while the slow one holds the first; the other
+// two end that attempt FAILED with the attempt taken back (busy is no
+// failure), and once the slow one answers every event ends DONE after one
+// counted attempt, the fast destination never delivered to twice.
+func TestSlowDestinationOnTheEmulators(t *testing.T) {
+	release := make(chan struct{})
+	var slowMu sync.Mutex
+	var slowGot int
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		slowMu.Lock()
+		slowGot++
+		slowMu.Unlock()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	fast := newSink(t)
+	cfgs := []destination.Config{
+		{Name: "slow", URL: slow.URL, Events: []string{"*"}, Secret: sinkSecretARN, Concurrency: 1},
+		{Name: "fast", URL: fast.srv.URL, Events: []string{"*"}, Secret: sinkSecretARN},
+	}
+	p := withDestinations(t, cfgs)
+	var keys []webhook.Key
+	for _, id := range []string{"msg_slow_1", "msg_slow_2", "msg_slow_3"} {
+		keys = append(keys, sendStandard(t, p, id, "invoice.paid"))
+	}
+	polled := make(chan error, 1)
+	go func() { _, err := p.Source.PollOnce(context.Background()); polled <- err }()
+
+	// While the slow destination holds the first event: the fast one has
+	// all three, and the two others are back FAILED, their attempt not
+	// counted.
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				close(release)
+				t.Fatalf("never: %s", what)
+			}
+		}
+	}
+	waitFor("fast has 3 deliveries and two events are back FAILED", func() bool {
+		failed := 0
+		for _, k := range keys {
+			if it, err := p.Inbox.Get(context.Background(), k); err == nil && it.Status == inbox.Failed && it.Attempts == 0 {
+				failed++
+			}
+		}
+		return len(fast.deliveries()) == 3 && failed == 2
+	})
+	close(release)
+	if err := <-polled; err != nil {
+		t.Fatal(err)
+	}
+	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, keys, inbox.Done) })
+	for _, k := range keys {
+		if it, _ := p.Inbox.Get(context.Background(), k); it.Attempts != 1 {
+			t.Errorf("%s: %d attempts counted; want 1 (busy attempts are taken back)", k, it.Attempts)
+		}
+	}
+	slowMu.Lock()
+	defer slowMu.Unlock()
+	if slowGot != 3 || len(fast.deliveries()) != 3 {
+		t.Errorf("slow got %d, fast %d deliveries; want 3 each", slowGot, len(fast.deliveries()))
 	}
 }

@@ -184,7 +184,9 @@ func (s *Set) deliver(ctx context.Context, d *destination, ev webhook.Event, fx 
 			return "", fmt.Errorf("destination %s: %w", d.cfg.Name, ErrBusy)
 		}
 		defer func() { <-d.slots }()
+		begin := s.o.Now()
 		a, err := d.sender.send(ctx, ev, NewBody(ev, d.cfg.Name))
+		a.Took = s.o.Now().Sub(begin)
 		s.record(ctx, ev.Key(), d.cfg.Name, a, err)
 		if err != nil {
 			return "", err
@@ -232,14 +234,10 @@ func (s *Set) record(ctx context.Context, key webhook.Key, name string, a Answer
 		ms = append(ms, metrics.Counted(metrics.DestinationDelivered, 1))
 	case errors.Is(err, ErrGone):
 		ms = append(ms, metrics.Counted(metrics.DestinationGone, 1))
-	case webhook.IsPermanent(err):
-		// DestinationParked is counted when the processor parks the
-		// event (Failed), out of retries too.
-	default:
+	case !webhook.IsPermanent(err):
 		ms = append(ms, metrics.Counted(metrics.DestinationRetried, 1))
 	}
-	if a.Took == 0 {
-		ms = ms[1:]
-	}
+	// DestinationParked is counted when the processor parks the event
+	// (Failed), out of retries too.
 	s.o.Metrics.Emit(metrics.Dims{Destination: name}, ms...)
 }

@@ -3,10 +3,12 @@ package destination
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/provider/standard"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -100,6 +103,10 @@ func refusedURL(t *testing.T) string {
 	return url
 }
 
+// TestDeliveryClasses: each kind of answer, with the effect ledger and the
+// delivery log on dynalite: what the event's error says (retried, parked,
+// gone, Retry-After), whether the ledger records the destination, and the
+// attempt logged with its status.
 func TestDeliveryClasses(t *testing.T) {
 	hang := func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
 	tests := []struct {
@@ -122,7 +129,10 @@ func TestDeliveryClasses(t *testing.T) {
 		{name: "301 not followed", handler: status(301, "Location", "https://elsewhere.example.com"), kind: ErrRefused, permanent: true},
 		{name: "410", handler: status(410), kind: ErrGone, permanent: true},
 	}
-	for _, tt := range tests {
+	// The ledger and the delivery log on dynalite.
+	db, table := devstacktest.ForTest(t).DynamoDB(), devstacktest.NewTestStack(t).Tables["InboxTable"]
+	ledger, log := effects.NewLedger(db, table, time.Hour), NewLog(db, table, time.Hour)
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url, got := refusedURL(t), &received{}
 			if tt.handler != nil {
@@ -130,9 +140,13 @@ func TestDeliveryClasses(t *testing.T) {
 				srv, got = server(t, tt.handler)
 				url = srv.URL + "/hooks"
 			}
-			ledger := effects.NewMemoryLedger()
-			s := newSet(t, NewHTTPClient(200*time.Millisecond), httpConfig("crm", url))
-			err := s.Wrap(nil).Handle(context.Background(), testEvent, ledger.For(testEvent.Key()))
+			s, err := New([]Config{httpConfig("crm", url)}, Options{Secrets: testSecrets, HTTP: NewHTTPClient(200 * time.Millisecond), Log: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := testEvent
+			ev.ID = fmt.Sprintf("evt_class_%d", i)
+			err = s.Wrap(nil).Handle(context.Background(), ev, ledger.For(ev.Key()))
 			switch {
 			case tt.kind == nil && err != nil:
 				t.Fatalf("Handle = %v; want delivered", err)
@@ -148,9 +162,17 @@ func TestDeliveryClasses(t *testing.T) {
 			if tt.kind != nil && !cmp.Equal(Failed(err), []string{"crm"}) {
 				t.Errorf("Failed = %q; want [crm]", Failed(err))
 			}
-			recs, _ := ledger.Records(context.Background(), testEvent.Key())
+			recs, _ := ledger.Records(context.Background(), ev.Key())
 			if wantRecs := map[bool]int{true: 1, false: 0}[tt.kind == nil]; len(recs) != wantRecs {
 				t.Errorf("ledger records %d effects; want %d", len(recs), wantRecs)
+			}
+			logged, err := log.Read(context.Background(), ev.Key())
+			wantStatus := 0
+			if tt.handler != nil && tt.name != "timeout" {
+				wantStatus, _ = strconv.Atoi(tt.name[:3])
+			}
+			if err != nil || len(logged) != 1 || logged[0].Attempts != 1 || logged[0].LastStatus != wantStatus || logged[0].Delivered != (tt.kind == nil) {
+				t.Errorf("delivery log = %+v, %v; want 1 attempt answered %d", logged, err, wantStatus)
 			}
 			if tt.handler != nil && (got.count() != 1 || got.errs[0] != nil) {
 				t.Errorf("server got %d requests (signature errors %v); want 1, verified", got.count(), got.errs)
