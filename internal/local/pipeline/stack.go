@@ -26,7 +26,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/processorfn"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/provider/mollie"
@@ -255,12 +254,6 @@ func (s *Stack) Build(ctx context.Context, logicalID string, overrides map[strin
 	build, ok := s.opts.Builders[logicalID]
 	if !ok {
 		build, ok = catalog.Builders[logicalID]
-		if _, shop := s.Tables["ShopTable"]; logicalID == "ProcessorFunction" && !shop {
-			// A template generated from a business file with no Go, only
-			// Destinations: functions/processor's main then runs no
-			// business and only delivers.
-			build = processorfn.Builder(nil)
-		}
 	}
 	if !ok {
 		return nil, fmt.Errorf("function %s has no builder in internal/lambdafn/catalog.Builders", logicalID)
