@@ -102,7 +102,9 @@ and replay read.
 
 --forward URL adds a destination that gets every event, signed per Standard
 Webhooks with --forward-secret; run hookinbox sink to receive and verify
-them. The template's own destinations (DESTINATIONS) are signed with it too.`)
+them. The template's own destinations (DESTINATIONS) are signed with it too;
+one that is a bus or a URL off this machine delivers to --forward's URL
+instead, and without --forward dev refuses to start.`)
 	fs.StringVar(&f.addr, "addr", localAddr(), "address of the HTTP API (default from $"+addrEnv+")")
 	fs.StringVar(&f.secret, "secret", pipeline.StripeSecret, "Stripe webhook signing secret the receiver accepts")
 	fs.BoolVar(&f.rie, "rie", false, "run the real bootstrap binaries under aws-lambda-rie instead of in-process handlers")
