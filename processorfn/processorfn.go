@@ -67,7 +67,10 @@ func Run(b BusinessBuilder, providers ...provider.Provider) { lambdafn.Main(Buil
 
 // Builder returns the processor's builder with the business b builds and
 // hookinbox's providers and providers, for Run, `hookinbox dev` and
-// tests, which all wire the processor this way.
+// tests, which all wire the processor this way. The destinations
+// DESTINATIONS lists run beside the business, each event delivered to each
+// matching one as its own effect; b may be nil, or build a nil Business,
+// when there are destinations: the processor then only delivers.
 func Builder(b BusinessBuilder, providers ...provider.Provider) lambdafn.Builder {
 	return func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 		reg, err := builtin.Registry(providers...)

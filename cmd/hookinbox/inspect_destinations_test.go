@@ -42,8 +42,10 @@ func TestInspectShowsDestinationAttempts(t *testing.T) {
 		{Name: "crm", URL: down.URL, Events: []string{"*"}, Secret: arn},
 		{Name: "n8n", URL: up.URL, Events: []string{"*"}, Secret: arn},
 	}, destination.Options{
-		Secrets: func(context.Context, string) ([]string, error) { return []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, nil },
-		Log:     destination.NewLog(emu.DynamoDB(), table, time.Hour),
+		Secrets: func(context.Context, string) ([]string, error) {
+			return []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, nil
+		},
+		Log: destination.NewLog(emu.DynamoDB(), table, time.Hour),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -42,7 +42,7 @@ type sink struct {
 
 type delivery struct {
 	ID, Type string
-	Verified bool
+	Verified bool // the signature, and a body with its id, key and received time
 }
 
 func newSink(t *testing.T, statuses ...int) *sink {
@@ -59,7 +59,7 @@ func newSink(t *testing.T, statuses ...int) *sink {
 		_ = json.Unmarshal(body, &b)
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.got = append(s.got, delivery{ID: r.Header.Get("webhook-id"), Type: b.Type, Verified: err == nil && b.ID == r.Header.Get("webhook-id")})
+		s.got = append(s.got, delivery{ID: r.Header.Get("webhook-id"), Type: b.Type, Verified: err == nil && b.ID == r.Header.Get("webhook-id") && b.ReceivedAt != "" && b.Key != ""})
 		code := 200
 		if len(s.statuses) > 0 {
 			code, s.statuses = s.statuses[0], s.statuses[1:]

@@ -105,9 +105,9 @@ const OtherEventType = "other"
 
 // Dims are the dimension values of one line; an empty field is no
 // dimension. Every line publishes its metrics without dimensions (what the
-// alarms watch), by Reason alone and by Effect alone when set, and by all
-// the set fields together (Provider, EventType, Reason, Effect in that
-// order). Values come from verified events or from fixed sets, never from
+// alarms watch), by Reason, Effect and Destination each alone when set,
+// and by all the set fields together (Provider, EventType, Reason,
+// Effect, Destination in that order). Values come from verified events or from fixed sets, never from
 // an unverified request: every value is a custom metric that costs money.
 // A verified event's type is not enough where the signature does not
 // cover it (GitHub's and Shopify's are headers): a function bounds its
