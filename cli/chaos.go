@@ -36,6 +36,11 @@ type chaosFlags struct {
 	fault       string
 	template    string
 	params      envFlag
+
+	// destination: both runs deliver every event to a sink; the chaos
+	// run's answers 503 to each event's first destinationFail attempts.
+	destination     bool
+	destinationFail int
 }
 
 // errDifferences makes the exit status 1 after the verdict is printed.
@@ -83,7 +88,15 @@ payments, GitHub and Standard Webhooks deliveries).
 stack's functions and DynamoDB, SQS, Stripe, SES and GoPay, and injects the fault
 while the chaos run lasts; the reference run has none. The chaos stack then
 runs with LEASE_DURATION 30s. See docs/reliability.md for every fault and
-its figures.`)
+its figures.
+
+--destination gives both runs' stacks a destination that gets every event: a
+sink in this process that verifies each signature (as hookinbox sink does).
+The verdict then checks what it received too: every delivery verified, every
+DONE event delivered at least once, nothing delivered that was not accepted,
+and every delivery of an event under its one stable webhook-id.
+--destination-fail N makes the chaos run's sink answer 503 to each event's
+first N attempts, so every event is delivered again.`)
 	fs.StringVar(&f.events, "events", "", "the events, one JSON object a line")
 	fs.IntVar(&f.generate, "generate", 0, "write a generated corpus of this many events to stdout and exit")
 	fs.IntVar(&f.dup, "dup", 2, "deliveries of each event")
@@ -100,6 +113,8 @@ its figures.`)
 	fs.StringVar(&f.template, "template", "", "SAM template of both runs' stacks (default template.yaml at the repository root); another module's (hookinbox template) runs its functions as the Makefile beside it builds them, under aws-lambda-rie, and compares every item of its tables")
 	f.params = envFlag{}
 	fs.Var(f.params, "parameter", "set the template parameter Name=Value (repeatable); one without a default needs it")
+	fs.BoolVar(&f.destination, "destination", false, "both runs deliver every event to a destination, a sink in this process; the verdict checks what it received")
+	fs.IntVar(&f.destinationFail, "destination-fail", 0, "with --destination: the chaos run's sink answers 503 to the first N attempts of each event")
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
@@ -129,6 +144,10 @@ its figures.`)
 		return usagef("--delay-jitter must not be negative")
 	case f.fault != "" && f.url != "":
 		return usagef("--fault works on the local chaos stack, not with --url")
+	case f.destination && f.url != "":
+		return usagef("--destination works on the local chaos stack, not with --url")
+	case f.destinationFail != 0 && (!f.destination || f.destinationFail < 0):
+		return usagef("--destination-fail wants --destination and a positive count")
 	}
 	if f.fault != "" {
 		if _, err := chaos.FaultNamed(f.fault); err != nil {
@@ -164,7 +183,11 @@ func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, s
 	if err != nil {
 		return err
 	}
-	localOpts := chaos.LocalOptions{Params: f.params}
+	sinks, err := newChaosSinks(f)
+	if err != nil {
+		return err
+	}
+	localOpts := chaos.LocalOptions{Params: f.params, Destination: sinks.reference()}
 	if dir, err := filepath.Abs(filepath.Dir(tplPath)); err != nil {
 		return err
 	} else if dir != root {
@@ -223,6 +246,10 @@ func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, s
 	if err != nil {
 		return err
 	}
+	if err := sinks.learn(refStack); err != nil {
+		refStack.Close()
+		return err
+	}
 	refStats, ref, err := run("reference", refStack, chaos.Config{QuietWithin: f.quiet})
 	if cerr := refStack.Close(); err == nil {
 		err = cerr
@@ -235,6 +262,7 @@ func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, s
 	var injector *chaos.Injector
 	if remote == nil {
 		opts := localOpts
+		opts.Destination = sinks.chaos()
 		proxies := map[string]*toxiproxy.Proxy{}
 		if f.fault != "" {
 			tp, err := devstack.StartToxiproxy(ctx, devstack.Options{Root: root})
@@ -279,7 +307,9 @@ func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, s
 		got = got.Within(ref)
 	}
 	diffs := chaos.Compare(ref, got)
-	printVerdict(stdout, f, refStats, ref, gotStats, got, diffs, remote != nil)
+	destLines, destDiffs := sinks.check(ref, got)
+	diffs = append(diffs, destDiffs...)
+	printVerdict(stdout, f, refStats, ref, gotStats, got, diffs, remote != nil, destLines...)
 	if len(diffs) > 0 {
 		return errDifferences
 	}
@@ -344,7 +374,7 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 
 // printVerdict prints the figures of both runs, every difference, and the
 // verdict.
-func printVerdict(w io.Writer, f chaosFlags, refStats chaos.Stats, ref chaos.Snapshot, st chaos.Stats, got chaos.Snapshot, diffs []string, remote bool) {
+func printVerdict(w io.Writer, f chaosFlags, refStats chaos.Stats, ref chaos.Snapshot, st chaos.Stats, got chaos.Snapshot, diffs []string, remote bool, notes ...string) {
 	statuses := func(s chaos.Snapshot) string {
 		n := map[string]int{}
 		for _, v := range s.Status {
@@ -391,6 +421,9 @@ func printVerdict(w io.Writer, f chaosFlags, refStats chaos.Stats, ref chaos.Sna
 	}
 	if remote {
 		fmt.Fprintln(w, "business records compared: those about the corpus's events, customers and subscriptions")
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
 	}
 	if len(diffs) == 0 {
 		fmt.Fprintf(w, "verdict: SAME: %d events delivered %d times each end as one in-order delivery left them\n", len(ref.Status), f.dup)

@@ -6,15 +6,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dynamodbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
-	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/shop"
 )
 
@@ -40,9 +39,9 @@ func TestChaosUnderSQSSendRefused(t *testing.T) {
 
 // chaosOnEmulators runs hookinbox chaos with args on the first n events of
 // the committed corpus and on the shared emulators (chaos starts nothing
-// when the endpoints are in the environment), and checks that it exits 0
-// and prints each of want.
-func chaosOnEmulators(t *testing.T, n int, args []string, want ...string) {
+// when the endpoints are in the environment), checks that it exits 0
+// and prints each of want, and returns what it printed.
+func chaosOnEmulators(t *testing.T, n int, args []string, want ...string) string {
 	t.Helper()
 	emulatorsInEnv(t)
 	var stdout, stderr bytes.Buffer
@@ -55,6 +54,7 @@ func chaosOnEmulators(t *testing.T, n int, args []string, want ...string) {
 			t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
 		}
 	}
+	return stdout.String()
 }
 
 func TestChaosUsage(t *testing.T) {
@@ -67,6 +67,8 @@ func TestChaosUsage(t *testing.T) {
 		{"dup 0", []string{"chaos", "--events", "x.jsonl", "--dup", "0"}, "--dup must be at least 1"},
 		{"argument", []string{"chaos", "extra"}, `unexpected argument "extra"`},
 		{"unknown fault", []string{"chaos", "--events", "x.jsonl", "--fault", "meteor"}, `no fault "meteor"`},
+		{"destination remote", []string{"chaos", "--events", "x.jsonl", "--destination", "--url", "http://127.0.0.1:1/"}, "--destination works on the local chaos stack"},
+		{"destination-fail alone", []string{"chaos", "--events", "x.jsonl", "--destination-fail", "2"}, "--destination-fail wants --destination"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -126,29 +128,7 @@ func TestChaosAgainstARunningStack(t *testing.T) {
 	}
 	emulatorsInEnv(t)
 	const secret = "whsec_chaos_url_test"
-	dir := t.TempDir()
-	stateFile, addr := filepath.Join(dir, "state.json"), freeAddr(t)
-
-	ctx, stop := context.WithCancel(context.Background())
-	var devLog pipelinetest.SyncBuffer
-	exited, devCode := make(chan struct{}), 0
-	go func() {
-		devCode = run(ctx, []string{"dev", "--addr", addr, "--state-file", stateFile, "--secret", secret,
-			"--stack-name", "chaosurl" + devstack.UniqueStackName()[1:]}, &devLog, &devLog)
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		stop()
-		<-exited
-		if devCode != 0 || t.Failed() {
-			t.Logf("hookinbox dev exit %d, output:\n%s", devCode, devLog.String())
-		}
-	})
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := waitHealthy(wctx, "http://"+addr+"/healthz", exited); err != nil {
-		t.Fatal(err)
-	}
+	addr, stateFile, _ := startDev(t, "chaosurl", "--secret", secret)
 
 	corpus := corpusHead(t, 20)
 	chaos := func(t *testing.T, secret string) (int, string) {
@@ -222,4 +202,23 @@ func TestChaosAgainstARunningStack(t *testing.T) {
 		code, out := chaos(t, secret)
 		check(t, code, out, 1, "verdict: DIFFERENT: 1 differences", "business record not in the reference: email {\"event\":\""+string(e.Event)+"\"")
 	})
+}
+
+// TestChaosWithADestination is make test's destination run: 12 events,
+// twice each with queue copies, both runs delivering every event to an
+// in-process sink whose chaos copy answers 503 to each event's first
+// attempt. Every event reaches the sink verified, again under the same
+// webhook-id after the 503, and nothing that was not accepted arrives.
+func TestChaosWithADestination(t *testing.T) {
+	out := chaosOnEmulators(t, 12, []string{"--dup", "2", "--concurrency", "4", "--seed", "7", "--destination", "--destination-fail", "1"},
+		"verdict: SAME: 12 events", "destination (reference run): 12 requests, 12 events delivered, 0 redeliveries, 0 refused")
+	m := regexp.MustCompile(`destination \(chaos run\): \d+ requests, (\d+) events delivered, (\d+) redeliveries, (\d+) refused`).FindStringSubmatch(out)
+	if m == nil || m[1] != "12" || atoi(m[2]) < 12 || m[3] != "0" {
+		t.Errorf("chaos run's destination: %q; want 12 events delivered, each again after its 503 (12 redeliveries or more), none refused", m)
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/provider"
 
+	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
@@ -46,6 +47,9 @@ type devFlags struct {
 	sqsPort      int
 	env          envFlag
 	params       envFlag
+
+	// forward is a destination's URL: every event, signed with forwardSecret.
+	forward, forwardSecret string
 }
 
 // envFlag collects repeated -env KEY=VALUE flags.
@@ -93,7 +97,13 @@ Functions run in this process with the same wiring as in Lambda
 Lambda Runtime Interface Emulator.
 
 The stack's endpoints and names go to a state file that send, inspect, state
-and replay read.`)
+and replay read.
+
+--forward URL adds a destination that gets every event, signed per Standard
+Webhooks with --forward-secret; run hookinbox sink to receive and verify
+them. The template's own destinations (DESTINATIONS) are signed with it too;
+one that is a bus or a URL off this machine delivers to --forward's URL
+instead, and without --forward dev refuses to start.`)
 	fs.StringVar(&f.addr, "addr", localAddr(), "address of the HTTP API (default from $"+addrEnv+")")
 	fs.StringVar(&f.secret, "secret", pipeline.StripeSecret, "Stripe webhook signing secret the receiver accepts")
 	fs.BoolVar(&f.rie, "rie", false, "run the real bootstrap binaries under aws-lambda-rie instead of in-process handlers")
@@ -105,12 +115,17 @@ and replay read.`)
 	fs.IntVar(&f.sqsPort, "sqs-port", 0, "port of local-aws-sqs on 127.0.0.1 (default: a free one)")
 	fs.Var(f.env, "env", "set KEY=VALUE in every function's environment (repeatable)")
 	fs.Var(f.params, "parameter", "set the template parameter Name=Value (repeatable); one without a default needs it")
+	fs.StringVar(&f.forward, "forward", "", "deliver every event to this URL as a destination (e.g. http://127.0.0.1:4100/, where hookinbox sink listens)")
+	fs.StringVar(&f.forwardSecret, "forward-secret", pipeline.DestinationSecret, "whsec_ secret that signs the deliveries to every destination")
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
 		return usagef("dev takes no arguments, got %q", rest)
+	}
+	if err := checkForward(f.forward, f.forwardSecret); err != nil {
+		return err
 	}
 	if f.secret == "" {
 		return usagef("--secret must not be empty")
@@ -137,6 +152,9 @@ type devStack struct {
 	// verifiers read the events of each delivery for the log line, by
 	// provider (see deliveryVerifiers); set before the stack is ready.
 	verifiers map[string]provider.Verifier
+	// destinations are the template's, which the processor delivers to
+	// at their local URL (pipeline.LocalURL).
+	destinations []destination.Config
 
 	cleanups []func()
 }
@@ -256,7 +274,8 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	maps.Copy(env, d.flags.env)
 	// The template's tables and queues, the stand-ins for SES and the
 	// Stripe, GoPay and Mollie APIs.
-	st, err := pipeline.Start(ctx, emu, pipeline.Options{Name: d.flags.stackName, Template: tpl, Env: env, Log: d.functionLogger, Params: d.flags.params})
+	st, err := pipeline.Start(ctx, emu, pipeline.Options{Name: d.flags.stackName, Template: tpl, Env: env, Log: d.functionLogger, Params: d.flags.params,
+		Forward: d.flags.forward, DestinationSecret: d.flags.forwardSecret})
 	if err != nil {
 		if emu.External {
 			return fmt.Errorf("%w\n(the tables or queues may exist from an earlier run: delete them, or pass --stack-name another-name)", err)
@@ -269,6 +288,9 @@ func (d *devStack) run(ctx context.Context) (err error) {
 		}
 	})
 	d.stack.Store(st)
+	if d.destinations, err = devDestinations(st, d.flags.forward); err != nil {
+		return err
+	}
 
 	fns, err := st.Functions()
 	if err != nil {
@@ -544,6 +566,7 @@ func (d *devStack) printBanner(s *devState, specs []pipeline.Function) {
 		fmt.Fprintf(w, "  %s inspect stripe#<event id>%s\n", self, stateArg)
 	}
 	fmt.Fprintf(w, "From elsewhere: --url %s --secret %s\n\n", s.WebhookURL, s.StripeWebhookSecret)
+	printDestinations(w, d.destinations, d.flags.forward, d.flags.forwardSecret)
 
 	fmt.Fprintln(w, "Point other tools (AWS CLI, SDKs) at the stack:")
 	keys := make([]string, 0, len(s.Env))

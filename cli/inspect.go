@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -24,7 +25,9 @@ type inspection struct {
 	// OpenIntents are at-most-once effects started and never recorded:
 	// they may have run, and a person resolves them before a replay.
 	OpenIntents []effects.Intent `json:"open_intents"`
-	Payload     json.RawMessage  `json:"payload,omitempty"`
+	// Destinations are the event's delivery attempts, by destination.
+	Destinations []destination.Attempts `json:"destinations"`
+	Payload      json.RawMessage        `json:"payload,omitempty"`
 }
 
 // itemView is an inbox item with the attribute names of the table.
@@ -74,7 +77,8 @@ the result it recorded), and any open intent: an at-most-once effect (the
 welcome email) that an attempt started and no attempt recorded, so it may
 have run; the event is parked until a person resolves it, and inspect
 prints the two commands that do (docs/operations.md, "The DLQ alarm
-fired"). A bare evt_ ID means stripe#evt_... It only reads: any request
+fired"), and each destination's delivery attempts and last answer. A bare
+evt_ ID means stripe#evt_... It only reads: any request
 that would change the stack is refused before it is sent.
 `+stackHelp+`
 
@@ -113,6 +117,10 @@ Examples:
 	if err != nil {
 		return err
 	}
+	deliveries, err := destination.NewLog(db, table, 0).Read(ctx, key)
+	if err != nil {
+		return err
+	}
 	var payload []byte
 	if *asJSON || *withPayload {
 		payload, err = store.Payload(ctx, key)
@@ -121,7 +129,10 @@ Examples:
 		}
 	}
 	if *asJSON {
-		out := inspection{Item: viewOf(it), Effects: recs, OpenIntents: open}
+		out := inspection{Item: viewOf(it), Effects: recs, OpenIntents: open, Destinations: deliveries}
+		if out.Destinations == nil {
+			out.Destinations = []destination.Attempts{}
+		}
 		if out.Effects == nil {
 			out.Effects = []effects.Record{}
 		}
@@ -136,6 +147,7 @@ Examples:
 		return enc.Encode(out)
 	}
 	printInspection(stdout, it, recs)
+	printDeliveries(stdout, deliveries)
 	printOpenIntents(stdout, table, open, t.args)
 	if *withPayload {
 		fmt.Fprintf(stdout, "\nPayload (%d bytes):\n%s\n", len(payload), strings.TrimSpace(string(payload)))

@@ -16,6 +16,7 @@
 //	hookinbox reconcile [--json]                         run the reconciler once against the local stack
 //	hookinbox chaos --events events.jsonl                the duplicate-proof test
 //	hookinbox template --business business.yaml          your stack's template
+//	hookinbox sink --secret whsec_...                    receive and verify a destination's deliveries
 //
 // `hookinbox dev` writes a state file with its endpoints and resource names,
 // so the other subcommands find the running stack without flags; inspect,
@@ -61,6 +62,7 @@ func init() {
 		{"reconcile", "run the reconciler once, now, against the local stack's API stand-ins", cmdReconcile},
 		{"chaos", "deliver a corpus twice, shuffled, and compare with one clean delivery", cmdChaos},
 		{"template", "write your stack's template: hookinbox's with your business file put in", cmdTemplate},
+		{"sink", "receive a destination's deliveries: verify each signature and print it", cmdSink},
 		{"load", "load the receiver with signed deliveries beside a floor program; throughput, latency, ratios", cmdLoad},
 		{"help", "show help for a command", cmdHelp},
 	}

@@ -67,7 +67,10 @@ func Run(b BusinessBuilder, providers ...provider.Provider) { lambdafn.Main(Buil
 
 // Builder returns the processor's builder with the business b builds and
 // hookinbox's providers and providers, for Run, `hookinbox dev` and
-// tests, which all wire the processor this way.
+// tests, which all wire the processor this way. The destinations
+// DESTINATIONS lists run beside the business, each event delivered to each
+// matching one as its own effect; b may be nil, or build a nil Business,
+// when there are destinations: the processor then only delivers.
 func Builder(b BusinessBuilder, providers ...provider.Provider) lambdafn.Builder {
 	return func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 		reg, err := builtin.Registry(providers...)
@@ -110,7 +113,11 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	// The business gets the environment the providers read
 	// (provider.EnvFromContext), so it uses the secrets they loaded.
 	bctx := provider.ContextWithEnv(ctx, env)
-	business, berr := b(bctx, cfg, getenv)
+	var business Business
+	var berr error
+	if b != nil {
+		business, berr = b(bctx, cfg, getenv)
+	}
 	if err != nil || berr != nil {
 		return nil, errors.Join(err, berr)
 	}
@@ -119,6 +126,17 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		return nil, err
 	}
 	rec = rec.WithEventTypes(eventTypes(business, reg))
+	dests, err := destinations(ctx, cfg, getenv, s, db, rec, log)
+	if err != nil {
+		return nil, err
+	}
+	concurrency := 0 // the processor's default
+	switch {
+	case dests.Len() > 0:
+		business, concurrency = dests.Wrap(business), batchConcurrency
+	case business == nil:
+		return nil, errors.New("no business and no destinations: set DESTINATIONS, or run the processor with your BusinessBuilder")
+	}
 	sq := sqs.NewFromConfig(cfg)
 	business = alerts{next: business, alert: alert, metrics: rec, log: log}
 	h := processor.New(
@@ -126,7 +144,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
 			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow, NotFoundHold: s.NotFoundHold,
-			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(reg.Names(), all),
+			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(reg.Names(), all), Concurrency: concurrency,
 		},
 		inbox.NewDynamoDB(db, s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle)),
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),

@@ -251,6 +251,9 @@ func finished(it inbox.Item, r inbox.Result) inbox.Item {
 	if r.Infrastructure {
 		it.InfraFailures++
 	}
+	if r.Uncounted {
+		it.Attempts--
+	}
 	if r.Status.Final() {
 		it.ProcessedAt = r.At
 	} else {

@@ -598,6 +598,26 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
+	t.Run("UncountedAttemptIsTakenBack", func(t *testing.T) {
+		s := newStore(t)
+		it := claim(t, s, "evt_busy")
+		for i, uncounted := range []bool{false, true, true} {
+			owner := fmt.Sprintf("w%d", i)
+			at := t0.Add(time.Duration(i) * time.Minute)
+			lease(t, s, it.Key, owner, at)
+			if _, err := s.Finish(ctx, it.Key, owner, inbox.Result{Status: inbox.Failed, Error: "busy", At: at.Add(time.Second), Uncounted: uncounted}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.Get(ctx, it.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Attempts != 1 || got.InfraFailures != 0 {
+			t.Errorf("after 3 attempts, 2 uncounted: attempts %d, infra_failures %d; want 1, 0", got.Attempts, got.InfraFailures)
+		}
+	})
+
 	t.Run("IgnoredIsNotLeasedAgain", func(t *testing.T) {
 		s := newStore(t)
 		it := claim(t, s, "evt_ign")
