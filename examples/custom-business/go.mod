@@ -47,4 +47,4 @@ require (
 // then records a pseudo-version of that commit).
 replace github.com/hookinbox/hookinbox => ../..
 
-tool github.com/hookinbox/hookinbox/cmd/hookinbox
+tool example.com/custom-business/cmd/hookinbox

@@ -275,7 +275,7 @@ func (s *DynamoDB) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, no
 		":now":    millis(now),
 	}
 	in := ""
-	for i, st := range enqueueable(statuses) {
+	for i, st := range Enqueueable(statuses) {
 		p := ":st" + strconv.Itoa(i)
 		values[p] = str(string(st))
 		if in != "" {
@@ -337,7 +337,7 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 		})
 	}
 	if err != nil && errors.Is(err, errRefused) {
-		return it, fmt.Errorf("lease %s: %w", key, leaseRefusal(it, now))
+		return it, fmt.Errorf("lease %s: %w", key, LeaseRefusal(it, now))
 	}
 	return it, err
 }

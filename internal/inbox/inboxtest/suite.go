@@ -1,4 +1,5 @@
-// Package inboxtest is the conformance suite every inbox.Store must pass.
+// Package inboxtest is the conformance suite every inbox.Store must pass,
+// and the in-memory store (Memory) unit tests use.
 // It runs on the in-memory fake and on DynamoDB (dynalite), so the fake
 // used by fast unit tests cannot drift from the real store.
 package inboxtest
@@ -357,7 +358,7 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
-	for _, ev := range []webhook.Event{Event("evt_inline"), KiBEvent("evt_inline")} {
+	for _, ev := range []webhook.Event{Event("evt_inline"), kibEvent("evt_inline")} {
 		t.Run(fmt.Sprintf("InlinePayloadTravelsWithTheItem/%dB", len(ev.Raw)), func(t *testing.T) {
 			inlinePayloadTravelsWithTheItem(t, newStore(t), ev)
 		})

@@ -383,3 +383,12 @@ func (s *Stack) Signed(p provider.Provider, ev provider.TestEvent, at time.Time)
 	}
 	return lambdalocal.Delivery(p.Name(), req), nil
 }
+
+// Delivered plays the provider that sent body to the stack's webhook
+// URL: its stand-in's objects are as the delivery says before anyone
+// reads them (the Stripe stand-in's subscriptions, Stripe.Apply).
+func (s *Stack) Delivered(provider string, body []byte) {
+	if provider == "stripe" && s.Stripe != nil {
+		s.Stripe.Apply(body)
+	}
+}
