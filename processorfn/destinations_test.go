@@ -12,7 +12,7 @@ import (
 )
 
 // TestBuilderWithDestinations: a processor with destinations and no
-// business starts; one with neither does not; a destination's bad setting
+// business starts, with or without a Stripe key; one with neither does not; a destination's bad setting
 // or unreadable secret stops the cold start with its name and field.
 func TestBuilderWithDestinations(t *testing.T) {
 	const arn = "arn:aws:secretsmanager:us-east-1:000000000000:secret:crm-AbCdEf"
@@ -30,6 +30,11 @@ func TestBuilderWithDestinations(t *testing.T) {
 		{"destinations, no business", map[string]string{
 			"DESTINATIONS":        `[{"name":"crm","url":"https://crm.example.com","events":["*"],"secret":"` + arn + `"}]`,
 			"DESTINATION_SECRETS": `{"` + arn + `":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`,
+		}, nil},
+		{"destinations, no business, no Stripe key", map[string]string{
+			"DESTINATIONS":        `[{"name":"crm","url":"https://crm.example.com","events":["shopify:*"],"secret":"` + arn + `"}]`,
+			"DESTINATION_SECRETS": `{"` + arn + `":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`,
+			"STRIPE_API_KEY":      "",
 		}, nil},
 		{"neither", nil, []string{"no business and no destinations"}},
 		{"a bad destination", map[string]string{

@@ -29,6 +29,8 @@ func TestLiveModes(t *testing.T) {
 		{name: "TestRestrictedKey", key: "rk_test_abc", want: map[string]bool{"stripe": false, "adyen": false}},
 		{name: "SetOverTheKey", stripeMode: "false", key: "sk_live_abc", want: map[string]bool{"stripe": false, "adyen": false}},
 		{name: "AdyenOwn", adyen: "false", key: "sk_live_abc", want: map[string]bool{"stripe": true, "adyen": false}},
+		{name: "NoKey", key: "", want: map[string]bool{}},
+		{name: "NoKeySet", key: "", stripeMode: "true", want: map[string]bool{"stripe": true, "adyen": true}},
 		{name: "UnknownPrefix", key: "whatever", wantErr: "set STRIPE_LIVEMODE"},
 		{name: "UnknownPrefixSet", stripeMode: "true", key: "whatever", want: map[string]bool{"stripe": true, "adyen": true}},
 	}

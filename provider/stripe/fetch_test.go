@@ -12,6 +12,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/provider"
 	stripeprovider "github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -46,5 +47,21 @@ func TestFetchEvent(t *testing.T) {
 func TestAPIVersionIsStripeGos(t *testing.T) {
 	if stripeprovider.APIVersion != stripe.APIVersion {
 		t.Errorf("APIVersion = %s, stripe-go's = %s", stripeprovider.APIVersion, stripe.APIVersion)
+	}
+}
+
+// TestProcessorWithoutAKey: a processor with no Stripe key starts, and a
+// Stripe event it would have to fetch is parked with the reason.
+func TestProcessorWithoutAKey(t *testing.T) {
+	f, err := stripeprovider.Provider{}.Processor(context.Background(), &provider.Env{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatalf("Processor: %v", err)
+	}
+	if f.Mode != provider.ModeUnchecked {
+		t.Errorf("Mode = %v, want unchecked", f.Mode)
+	}
+	_, err = f.Get(context.Background(), "evt_1", nil)
+	if !webhook.IsPermanent(err) || !strings.Contains(err.Error(), "StripeApiKeyArn") {
+		t.Errorf("Get = %v, want a permanent error naming StripeApiKeyArn", err)
 	}
 }

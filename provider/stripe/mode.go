@@ -11,7 +11,8 @@ import (
 
 // mode returns the mode the deployment runs Stripe in: STRIPE_LIVEMODE
 // ("true" or "false"), or else the mode of the key the processor loaded
-// (sk_live_ or rk_live_ live, sk_test_ or rk_test_ test).
+// (sk_live_ or rk_live_ live, sk_test_ or rk_test_ test); with neither,
+// Stripe's mode is not checked.
 func mode(ctx context.Context, env *provider.Env, key provider.Secret) (provider.Mode, error) {
 	switch v := env.Get("STRIPE_LIVEMODE"); v {
 	case "true":
@@ -21,6 +22,9 @@ func mode(ctx context.Context, env *provider.Env, key provider.Secret) (provider
 	case "":
 	default:
 		return 0, fmt.Errorf("want STRIPE_LIVEMODE (%q) true, false or empty", v)
+	}
+	if key == nil {
+		return provider.ModeUnchecked, nil
 	}
 	vals, err := key.Values(ctx)
 	if err != nil {

@@ -64,14 +64,17 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 const MaxLookback = 30 * 24 * time.Hour
 
 // Processor implements provider.Provider: STRIPE_API_KEY (or
-// STRIPE_API_KEY_ARN), required, fetches a lost payload and every thin
-// event from STRIPE_API_URL (Stripe's by default). The mode is
-// STRIPE_LIVEMODE's, or else the key's; EventGenerationFailureResolved
-// is an alert.
+// STRIPE_API_KEY_ARN) fetches a lost payload and every thin event from
+// STRIPE_API_URL (Stripe's by default). The mode is STRIPE_LIVEMODE's,
+// or else the key's; EventGenerationFailureResolved is an alert.
+// Without a key (a stack that takes no Stripe events, or delivers them
+// to destinations only) the processor starts, and an event it would
+// have to fetch is parked with the reason.
 func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
 	apiURL := env.Reader().String("STRIPE_API_URL", DefaultAPIURL)
 	if !env.HasSecret("STRIPE_API_KEY") {
-		return provider.Fetch{}, errors.New("set STRIPE_API_KEY or STRIPE_API_KEY_ARN (a Secrets Manager secret holding the Stripe secret key)")
+		m, err := mode(ctx, env, nil)
+		return provider.Fetch{Get: noKey, Pointer: IsThin, Mode: m, Alert: Alert}, err
 	}
 	key, err := env.Secret(ctx, "STRIPE_API_KEY")
 	if err != nil {
@@ -83,6 +86,12 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 	}
 	// A thin event is only a pointer: it is fetched on every attempt.
 	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin, Mode: m, Alert: Alert}, nil
+}
+
+// noKey is the Get of a processor with no Stripe key: the event cannot
+// be fetched, so it is parked with the reason.
+func noKey(context.Context, string, []byte) ([]byte, error) {
+	return nil, webhook.Permanent(errors.New("stripe: the event must be fetched and no Stripe key is set: set StripeApiKeyArn (STRIPE_API_KEY_ARN), then replay it"))
 }
 
 // Reconciler implements provider.Provider: with STRIPE_API_KEY (or its
