@@ -154,6 +154,7 @@ func runLocally(ctx context.Context, t *testing.T, u runner, mod string, env []s
 		_ = syscall.Kill(-dev.Process.Pid, syscall.SIGINT)
 		select {
 		case <-exited:
+			t.Logf("%s: %v of CPU in all:\n%s", devLine, (dev.ProcessState.UserTime() + dev.ProcessState.SystemTime()).Round(time.Second), log.String())
 			if !strings.Contains(log.String(), "stopped; nothing left running") {
 				t.Errorf("%s after Ctrl-C did not say it stopped everything:\n%s", devLine, log.String())
 			}
@@ -162,7 +163,9 @@ func runLocally(ctx context.Context, t *testing.T, u runner, mod string, env []s
 			t.Errorf("%s did not stop within a minute of Ctrl-C:\n%s", devLine, log.String())
 		}
 	}()
+	begin := time.Now()
 	waitFor(ctx, t, "the banner of "+devLine, &log, exited, func() bool { return strings.Contains(log.String(), "is ready") })
+	t.Logf("%s: ready after %v", devLine, time.Since(begin).Round(time.Second))
 
 	var key string
 	for _, line := range strings.Split(strings.TrimSpace(local), "\n") {
@@ -358,8 +361,14 @@ func (u runner) command(ctx context.Context, dir string, env []string, script st
 // run runs script with sh -e in dir as the user, with only env.
 func (u runner) run(ctx context.Context, t *testing.T, dir string, env []string, script string) (string, error) {
 	t.Helper()
-	t.Logf("in %s:\n%s", dir, script)
-	out, err := u.command(ctx, dir, env, script).CombinedOutput()
+	cmd := u.command(ctx, dir, env, script)
+	begin := time.Now()
+	out, err := cmd.CombinedOutput()
+	var cpu time.Duration
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	t.Logf("in %s (%v, %v of CPU):\n%s", dir, time.Since(begin).Round(time.Second), cpu.Round(time.Second), script)
 	return string(out), err
 }
 
