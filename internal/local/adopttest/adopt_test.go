@@ -16,11 +16,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
 )
@@ -169,7 +169,7 @@ func runLocally(ctx context.Context, t *testing.T, u runner, mod string, env []s
 	defer crm.Close()
 	devLine = regexp.MustCompile(`CRM_URL=\S+`).ReplaceAllString(devLine, "CRM_URL="+crm.URL)
 
-	var log syncBuffer
+	var log pipelinetest.SyncBuffer
 	dev := u.command(ctx, mod, env, devLine)
 	dev.Stdout, dev.Stderr = &log, &log
 	if err := dev.Start(); err != nil {
@@ -225,7 +225,7 @@ func runLocally(ctx context.Context, t *testing.T, u runner, mod string, env []s
 
 // waitFor polls done until it holds, failing the test when ctx ends or
 // the command exits first.
-func waitFor(ctx context.Context, t *testing.T, what string, log *syncBuffer, exited <-chan error, done func() bool) {
+func waitFor(ctx context.Context, t *testing.T, what string, log *pipelinetest.SyncBuffer, exited <-chan error, done func() bool) {
 	t.Helper()
 	for !done() {
 		select {
@@ -236,25 +236,6 @@ func waitFor(ctx context.Context, t *testing.T, what string, log *syncBuffer, ex
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a child's writes and the test's
-// reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // freeAddr returns 127.0.0.1 and a port free now.
