@@ -394,6 +394,9 @@ func (u runner) run(ctx context.Context, t *testing.T, dir string, env []string,
 		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	t.Logf("in %s (%v, %v of CPU):\n%s", dir, time.Since(begin).Round(time.Second), cpu.Round(time.Second), script)
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w: the test's time is up (%w)", err, ctx.Err())
+	}
 	return string(out), err
 }
 
