@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -162,7 +162,8 @@ func TestShellWords(t *testing.T) {
 // team's module (examples/custom-business, laid out as docs/adopting.md
 // says) for go tool hookinbox and hookinbox, in hookinbox's checkout for
 // go run ./cmd/hookinbox and bin/hookinbox; or an earlier command of the
-// pages writes it (-o, >). A file:// URL in a code block of the pages a
+// pages writes it (-o, >), or the page's prose names it (`destinations.yaml`)
+// for the reader to write. A file:// URL in a code block of the pages a
 // team follows names a file of the team's module.
 func TestDocsCommandLinesParse(t *testing.T) {
 	root := repoRoot(t)
@@ -180,6 +181,10 @@ func TestDocsCommandLinesParse(t *testing.T) {
 			t.Fatal(err)
 		}
 		rel, _ := filepath.Rel(root, path)
+		// A file the page's prose names is one it tells the reader to write.
+		for _, m := range regexp.MustCompile("`([^`\\s]+)`").FindAllStringSubmatch(prose(page), -1) {
+			written[m[1]] = true
+		}
 		for _, c := range pageCommands(rel, page) {
 			cmds = append(cmds, c)
 			if c.out != "" {
@@ -190,7 +195,7 @@ func TestDocsCommandLinesParse(t *testing.T) {
 			}
 		}
 		if rel == filepath.Join("docs", "adopting.md") || rel == filepath.Join("docs", "deploy.md") || rel == filepath.Join("docs", "operations.md") {
-			for _, m := range regexp.MustCompile(`file://([^\s'"]+)`).FindAllStringSubmatch(string(codeBlocks(page)), -1) {
+			for _, m := range regexp.MustCompile(`file://([^\s'"]+)`).FindAllStringSubmatch(codeBlocks(page), -1) {
 				if !filepath.IsAbs(m[1]) && !exists(filepath.Join(team, m[1])) {
 					t.Errorf("%s: file://%s: no such file in a team's module", rel, m[1])
 				}
@@ -254,19 +259,26 @@ func readsFile(word string) bool {
 }
 
 // codeBlocks returns the lines of page's fenced code blocks.
-func codeBlocks(page []byte) []byte {
-	var b bytes.Buffer
+func codeBlocks(page []byte) string { return pageLines(page, true) }
+
+// prose returns the lines of page outside its fenced code blocks.
+func prose(page []byte) string { return pageLines(page, false) }
+
+// pageLines returns the lines of page inside (or outside) its fenced code
+// blocks.
+func pageLines(page []byte, inside bool) string {
+	var b strings.Builder
 	in := false
 	for _, line := range strings.Split(string(page), "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), "```") {
 			in = !in
 			continue
 		}
-		if in {
+		if in == inside {
 			b.WriteString(line + "\n")
 		}
 	}
-	return b.Bytes()
+	return b.String()
 }
 
 func exists(path string) bool {
