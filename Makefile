@@ -107,7 +107,7 @@ test-examples: local/node_modules
 # a hard-linked copy of yours; hookinbox's dependencies still compile once
 # more, under the new module cache's paths.
 test-adopt:
-	go test -count=1 -v -timeout 8m ./internal/local/adopttest/
+	go test -count=1 -v -timeout 20m ./internal/local/adopttest/
 
 # test-moto runs the inbox and effects conformance suites, the queue,
 # shop and pipeline tests on the second emulator family, moto_server
