@@ -60,6 +60,8 @@ local/node_modules: local/package-lock.json
 
 # test is THE test command (README, .ci/run): the static checks, then every
 # test, integration tests included; they start the emulators themselves.
+# Among them, internal/local/adopttest runs docs/adopting.md's commands as
+# another user in a fresh module, on the last commit (see test-adopt).
 test: vet lint-template local/node_modules
 	rm -rf $(IAM_RECORD)
 	HOOKINBOX_IAM_RECORD=$(IAM_RECORD)/dynalite go test -count=1 -timeout 8m ./...
@@ -97,13 +99,15 @@ test-examples: local/node_modules
 	cd examples/custom-business && go vet ./... && go test -count=1 ./...
 	cfn-lint --include-checks I -- examples/custom-business/template.yaml
 
-# test-adopt runs docs/adopting.md's commands in a fresh module outside
+# test-adopt runs the adoption test alone (make test runs it too):
+# docs/adopting.md's commands, sections 1 to 4, in a fresh module outside
 # the repository, as a user who is not root (nobody, when run as root),
 # with hookinbox in a read-only module cache served from this checkout's
-# committed tree: a cold build of the CLI and the example's tests, several
-# minutes. Commit first: it serves HEAD.
+# committed tree. Commit first: it serves HEAD. That user's build cache is
+# a hard-linked copy of yours; hookinbox's dependencies still compile once
+# more, under the new module cache's paths.
 test-adopt:
-	HOOKINBOX_ADOPT_TEST=1 go test -count=1 -timeout 25m ./internal/local/adopttest/
+	go test -count=1 -v -timeout 20m ./internal/local/adopttest/
 
 # test-moto runs the inbox and effects conformance suites, the queue,
 # shop and pipeline tests on the second emulator family, moto_server
