@@ -1,0 +1,121 @@
+package inbox
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// memoryPersonal is Memory's subject index, removal markers and erasure
+// records.
+type memoryPersonal struct {
+	subjects map[string]map[webhook.Key]bool // by hash
+	removed  map[webhook.Key]bool            // payloads removed on purpose
+	erasures []Erasure
+}
+
+// IndexSubjects implements Store.
+func (m *Memory) IndexSubjects(_ context.Context, key webhook.Key, hashes []string, _ time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.personal.subjects == nil {
+		m.personal.subjects = map[string]map[webhook.Key]bool{}
+	}
+	for _, h := range hashes {
+		if m.personal.subjects[h] == nil {
+			m.personal.subjects[h] = map[webhook.Key]bool{}
+		}
+		m.personal.subjects[h][key] = true
+	}
+	return nil
+}
+
+// SubjectEvents implements Store.
+func (m *Memory) SubjectEvents(_ context.Context, hashes []string) ([]webhook.Key, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var keys []webhook.Key
+	for _, h := range hashes {
+		for k := range m.personal.subjects[h] {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), nil
+}
+
+// Footprint implements Store.
+func (m *Memory) Footprint(_ context.Context, key webhook.Key) (Footprint, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.footprint(key)
+}
+
+func (m *Memory) footprint(key webhook.Key) (Footprint, error) {
+	it, ok := m.items[key]
+	if !ok {
+		return Footprint{}, fmt.Errorf("footprint %s: %w", key, ErrNotFound)
+	}
+	_, separate := m.payloads[key]
+	return Footprint{Item: it, Inline: it.Payload != nil, PayloadItem: separate, Object: it.PayloadObject}, nil
+}
+
+// RemovePayload implements Store; Memory keeps no effect results.
+func (m *Memory) RemovePayload(_ context.Context, key webhook.Key, why string, at time.Time) (Footprint, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, err := m.footprint(key)
+	if err != nil {
+		return Footprint{}, err
+	}
+	if why == RemovedExpired && !(f.Item.Status == Done || f.Item.Status == Ignored) {
+		return Footprint{}, fmt.Errorf("remove payload %s: %s, not finished", key, f.Item.Status)
+	}
+	delete(m.objects, f.Object)
+	delete(m.payloads, key)
+	if m.personal.removed == nil {
+		m.personal.removed = map[webhook.Key]bool{}
+	}
+	m.personal.removed[key] = true
+	it := f.Item
+	it.Payload, it.PayloadObject = nil, ""
+	it.PayloadRemoved, it.RemovedAt = why, utc(at)
+	m.items[key] = it
+	return f, nil
+}
+
+// Retained implements Store.
+func (m *Memory) Retained(_ context.Context, cutoff time.Time, limit int) ([]webhook.Key, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var keys []webhook.Key
+	for k, it := range m.items {
+		if (it.Status == Done || it.Status == Ignored) && it.PayloadRemoved == "" && it.ProcessedAt.Before(cutoff) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	if len(keys) > limit {
+		keys = keys[:limit]
+	}
+	return keys, nil
+}
+
+// RecordErasure implements Store.
+func (m *Memory) RecordErasure(_ context.Context, e Erasure) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e.At = utc(e.At)
+	m.personal.erasures = append(m.personal.erasures, e)
+	return nil
+}
+
+// Erasures implements Store.
+func (m *Memory) Erasures(context.Context) ([]Erasure, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.personal.erasures), nil
+}
