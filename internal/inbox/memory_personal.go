@@ -72,7 +72,7 @@ func (m *Memory) RemovePayload(_ context.Context, key webhook.Key, why string, a
 		return Footprint{}, err
 	}
 	if why == RemovedExpired && !(f.Item.Status == Done || f.Item.Status == Ignored) {
-		return Footprint{}, fmt.Errorf("remove payload %s: %s, not finished", key, f.Item.Status)
+		return Footprint{}, fmt.Errorf("remove payload %s: %s, not finished: %w", key, f.Item.Status, ErrClaimChanged)
 	}
 	delete(m.objects, f.Object)
 	delete(m.payloads, key)

@@ -34,7 +34,7 @@ const (
 // Partitions of the personal-data items: a ':' keeps them apart from every
 // event key ("<provider>#<id>", and a provider's name has no ':').
 const (
-	SubjectPrefix   = "subject:"
+	SubjectPrefix    = "subject:"
 	erasurePartition = "audit:erasure"
 )
 
@@ -202,7 +202,7 @@ func (s *DynamoDB) RemovePayload(ctx context.Context, key webhook.Key, why strin
 		return Footprint{}, err
 	}
 	if why == RemovedExpired && !(f.Item.Status == Done || f.Item.Status == Ignored) {
-		return Footprint{}, fmt.Errorf("remove payload %s: %s, not finished", key, f.Item.Status)
+		return Footprint{}, fmt.Errorf("remove payload %s: %s, not finished: %w", key, f.Item.Status, ErrClaimChanged)
 	}
 	if f.Object != "" {
 		if err := s.bodies.delete(ctx, f.Object); err != nil {
@@ -257,9 +257,9 @@ func (s *DynamoDB) Retained(ctx context.Context, cutoff time.Time, limit int) ([
 	var keys []webhook.Key
 	for shard := 0; shard < PendingShards && len(keys) < limit; shard++ {
 		in := &dynamodb.QueryInput{
-			TableName:              aws.String(s.table),
-			IndexName:              aws.String(RetainIndex),
-			KeyConditionExpression: aws.String("#r = :shard AND processed_at < :cutoff"),
+			TableName:                aws.String(s.table),
+			IndexName:                aws.String(RetainIndex),
+			KeyConditionExpression:   aws.String("#r = :shard AND processed_at < :cutoff"),
 			ExpressionAttributeNames: map[string]string{"#r": attrRetain},
 			ExpressionAttributeValues: attrs{
 				":shard": str(strconv.Itoa(shard)), ":cutoff": str(formatTime(cutoff)),

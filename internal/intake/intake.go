@@ -53,6 +53,10 @@ type Config struct {
 	FromProviderAPI bool
 	// Metrics records Enqueued for every message sent; nil records nothing.
 	Metrics *metrics.Recorder
+	// Subjects returns the keyed hashes of the people ev is about, which
+	// the inbox indexes beside the claim (inbox.Store.IndexSubjects); nil
+	// indexes none.
+	Subjects func(ctx context.Context, ev webhook.Event) ([]string, error)
 }
 
 // DefaultGrace is Config.Grace's default.
@@ -77,6 +81,7 @@ type claimStore interface {
 	PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
 	Release(ctx context.Context, it inbox.Item) error
 	MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
+	IndexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error
 }
 
 // sender lists the queue call an Intake makes.
@@ -124,6 +129,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		stored = make(chan error, 1)
 		go func() { stored <- in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw) }()
 	}
+	indexed := in.index(ctx, ev, c.At.Add(c.TTL))
 	it, err := in.store.Claim(ctx, c)
 	var perr error
 	switch {
@@ -131,7 +137,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		perr = <-stored
 	case external && err == nil:
 		perr = in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw)
-	case !external && errors.Is(err, inbox.ErrAlreadyClaimed) && it.Payload == nil && it.PayloadObject == "" && it.Status != inbox.Done && it.Status != inbox.Ignored:
+	case !external && errors.Is(err, inbox.ErrAlreadyClaimed) && it.Payload == nil && it.PayloadObject == "" && it.PayloadRemoved == "" && it.Status != inbox.Done && it.Status != inbox.Ignored:
 		// The stored claim keeps its payload apart (made by an earlier
 		// version, or from other bytes) and may have lost it: store this
 		// delivery's, as a larger event's duplicate does.
@@ -153,7 +159,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		// later claim adopts it.
 		return 0, err
 	}
-	err = perr
+	err = errors.Join(perr, <-indexed)
 	if err == nil {
 		err = in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type})
 	}
@@ -168,6 +174,29 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	}
 	in.enqueued(ctx, ev)
 	return Accepted, nil
+}
+
+// index indexes ev under its subjects (Config.Subjects) beside the
+// claim, expiring at expiresAt; the channel gives the outcome. A new
+// event is enqueued only once it is indexed, so nothing is stored that an
+// erasure cannot find; a duplicate's index write is the same items again.
+func (in *Intake) index(ctx context.Context, ev webhook.Event, expiresAt time.Time) <-chan error {
+	done := make(chan error, 1)
+	if in.cfg.Subjects == nil {
+		done <- nil
+		return done
+	}
+	go func() {
+		hashes, err := in.cfg.Subjects(ctx, ev)
+		if err == nil && len(hashes) > 0 {
+			err = in.store.IndexSubjects(ctx, ev.Key(), hashes, expiresAt)
+		}
+		if err != nil {
+			err = fmt.Errorf("index the subjects of %s: %w", ev.Key(), err)
+		}
+		done <- err
+	}()
+	return done
 }
 
 // duplicate handles an event already claimed (it; sum is this
