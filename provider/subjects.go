@@ -126,3 +126,22 @@ func JSONID(raw json.RawMessage) string {
 	}
 	return ""
 }
+
+// PrivacyRequest is a provider's request, sent as an event, to erase or to
+// list what is held about people (Shopify's mandatory compliance
+// webhooks).
+type PrivacyRequest struct {
+	Erase    bool      // erase; false lists what is held
+	Subjects []Subject // the people it names
+	// All asks for every event of the provider (Shopify's shop/redact:
+	// the signed bodies of a shop's webhooks do not name the shop).
+	All bool
+}
+
+// PrivacyRequester is implemented by a provider that sends privacy
+// requests as events: PrivacyRequest says whether ev is one and what it
+// asks. The processor acts on it whether or not the business handles the
+// event's type.
+type PrivacyRequester interface {
+	PrivacyRequest(ev webhook.Event) (PrivacyRequest, bool)
+}

@@ -47,6 +47,20 @@ func (m *Memory) SubjectEvents(_ context.Context, hashes []string) ([]webhook.Ke
 	return slices.Compact(keys), nil
 }
 
+// ProviderEvents implements Store.
+func (m *Memory) ProviderEvents(_ context.Context, provider string) ([]webhook.Key, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var keys []webhook.Key
+	for k, it := range m.items {
+		if it.Provider == provider {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
 // Footprint implements Store.
 func (m *Memory) Footprint(_ context.Context, key webhook.Key) (Footprint, error) {
 	m.mu.Lock()

@@ -139,6 +139,31 @@ func (s *DynamoDB) SubjectEvents(ctx context.Context, hashes []string) ([]webhoo
 	return slices.Compact(keys), nil
 }
 
+// ProviderEvents implements Store with a paged Scan.
+func (s *DynamoDB) ProviderEvents(ctx context.Context, provider string) ([]webhook.Key, error) {
+	in := &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		FilterExpression:          aws.String("sk = :event AND provider = :p"),
+		ProjectionExpression:      aws.String("pk"),
+		ExpressionAttributeValues: attrs{":event": str(SortEvent), ":p": str(provider)},
+	}
+	var keys []webhook.Key
+	for {
+		page, err := s.db.Scan(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("events of %s: %w", provider, err)
+		}
+		for _, av := range page.Items {
+			keys = append(keys, webhook.Key(getS(av, "pk")))
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			slices.Sort(keys)
+			return keys, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
 // partition returns every item of the partition pk, consistently read.
 func (s *DynamoDB) partition(ctx context.Context, pk string) ([]attrs, error) {
 	in := &dynamodb.QueryInput{

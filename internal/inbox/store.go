@@ -88,6 +88,10 @@ type Store interface {
 	// SubjectEvents returns the events indexed under any of hashes, each
 	// once, in key order.
 	SubjectEvents(ctx context.Context, hashes []string) ([]webhook.Key, error)
+	// ProviderEvents returns every event of provider, in key order. It
+	// reads the whole table: it serves a rare request (Shopify's
+	// shop/redact), never a delivery.
+	ProviderEvents(ctx context.Context, provider string) ([]webhook.Key, error)
 	// Footprint says what is stored of an event, or ErrNotFound.
 	Footprint(ctx context.Context, key webhook.Key) (Footprint, error)
 	// RemovePayload removes every stored copy of the event's payload

@@ -20,6 +20,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,6 +106,7 @@ func mac(key string, s provider.Subject) string {
 // store lists the inbox calls of an erasure or export.
 type store interface {
 	SubjectEvents(ctx context.Context, hashes []string) ([]webhook.Key, error)
+	ProviderEvents(ctx context.Context, provider string) ([]webhook.Key, error)
 	Footprint(ctx context.Context, key webhook.Key) (inbox.Footprint, error)
 	RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (inbox.Footprint, error)
 	RecordErasure(ctx context.Context, e inbox.Erasure) error
@@ -130,6 +132,9 @@ type Request struct {
 	Subjects []provider.Subject
 	By       string // who asked, for the audit record: "cli:<user>", "shopify customers/redact <key>"
 	DryRun   bool   // report what would be removed; remove and record nothing
+	// Provider, when set, adds every event of that provider (Shopify's
+	// shop/redact).
+	Provider string
 	// Last is erased after every other event and after the audit record
 	// (the compliance event that asked): an erasure cut short is run
 	// again with the request's own payload.
@@ -192,6 +197,15 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 	r, keys, err := e.find(ctx, req.Subjects)
 	if err != nil {
 		return Report{}, err
+	}
+	if req.Provider != "" {
+		all, err := e.store.ProviderEvents(ctx, req.Provider)
+		if err != nil {
+			return Report{}, fmt.Errorf("erase: %w", err)
+		}
+		keys = append(keys, all...)
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
 	}
 	at := e.now()
 	var last *inbox.Footprint

@@ -48,7 +48,7 @@ func (c Config) decide(a attempt) decision {
 		d.result = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: a.now}
 	case errors.Is(f.err, webhook.ErrNoHandler):
 		d.result = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + a.eventType, At: a.now}
-	case errors.Is(f.err, errOtherMode):
+	case errors.Is(f.err, errOtherMode), errors.Is(f.err, inbox.ErrRemoved):
 		d.result = inbox.Result{Status: inbox.Ignored, Outcome: reason, At: a.now}
 	case errors.Is(f.err, provider.ErrNotFound) && f.tries < c.NotFoundTries && !c.notFoundBefore(f.err):
 		// Not a failure of ours (anyone can make an id up): no Failed

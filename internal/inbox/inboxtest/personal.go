@@ -165,6 +165,25 @@ func runPersonal(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
+	t.Run("ProviderEventsListsOneProvidersEvents", func(t *testing.T) {
+		s := newStore(t)
+		shop := Event("9001")
+		shop.Provider = "shopify"
+		for _, ev := range []webhook.Event{Event("evt_p1"), shop, LargeEvent("evt_p2")} {
+			store(t, s, ev, t0)
+		}
+		if err := s.IndexSubjects(ctx, "stripe#evt_p1", []string{"h1"}, t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ProviderEvents(ctx, "stripe")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]webhook.Key{"stripe#evt_p1", "stripe#evt_p2"}, got); diff != "" {
+			t.Errorf("ProviderEvents (-want +got):\n%s", diff)
+		}
+	})
+
 	t.Run("ErasuresAreRecorded", func(t *testing.T) {
 		s := newStore(t)
 		want := []inbox.Erasure{
