@@ -129,8 +129,11 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		stored = make(chan error, 1)
 		go func() { stored <- in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw) }()
 	}
-	indexed := in.index(ctx, ev, c.At.Add(c.TTL))
 	it, err := in.store.Claim(ctx, c)
+	var ierr error
+	if err == nil {
+		ierr = in.index(ctx, ev, c.At.Add(c.TTL))
+	}
 	var perr error
 	switch {
 	case stored != nil:
@@ -159,7 +162,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		// later claim adopts it.
 		return 0, err
 	}
-	err = errors.Join(perr, <-indexed)
+	err = errors.Join(perr, ierr)
 	if err == nil {
 		err = in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type})
 	}
@@ -176,27 +179,22 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	return Accepted, nil
 }
 
-// index indexes ev under its subjects (Config.Subjects) beside the
-// claim, expiring at expiresAt; the channel gives the outcome. A new
-// event is enqueued only once it is indexed, so nothing is stored that an
-// erasure cannot find; a duplicate's index write is the same items again.
-func (in *Intake) index(ctx context.Context, ev webhook.Event, expiresAt time.Time) <-chan error {
-	done := make(chan error, 1)
+// index indexes ev under its subjects (Config.Subjects), expiring at
+// expiresAt, once its claim is won: a duplicate writes nothing more, and
+// a new event is enqueued only once it is indexed, so nothing is stored
+// that an erasure cannot find.
+func (in *Intake) index(ctx context.Context, ev webhook.Event, expiresAt time.Time) error {
 	if in.cfg.Subjects == nil {
-		done <- nil
-		return done
+		return nil
 	}
-	go func() {
-		hashes, err := in.cfg.Subjects(ctx, ev)
-		if err == nil && len(hashes) > 0 {
-			err = in.store.IndexSubjects(ctx, ev.Key(), hashes, expiresAt)
-		}
-		if err != nil {
-			err = fmt.Errorf("index the subjects of %s: %w", ev.Key(), err)
-		}
-		done <- err
-	}()
-	return done
+	hashes, err := in.cfg.Subjects(ctx, ev)
+	if err == nil && len(hashes) > 0 {
+		err = in.store.IndexSubjects(ctx, ev.Key(), hashes, expiresAt)
+	}
+	if err != nil {
+		return fmt.Errorf("index the subjects of %s: %w", ev.Key(), err)
+	}
+	return nil
 }
 
 // duplicate handles an event already claimed (it; sum is this
