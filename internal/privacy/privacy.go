@@ -204,9 +204,12 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 			return Report{}, fmt.Errorf("erase: %w", err)
 		}
 		keys = append(keys, all...)
-		slices.Sort(keys)
-		keys = slices.Compact(keys)
 	}
+	if req.Last != "" {
+		keys = append(keys, req.Last) // the request names its subject, indexed or not
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
 	at := e.now()
 	var last *inbox.Footprint
 	for _, key := range keys {
