@@ -96,7 +96,9 @@ func (m *Memory) RemovePayload(_ context.Context, key webhook.Key, why string, a
 	m.personal.removed[key] = true
 	it := f.Item
 	it.Payload, it.PayloadObject = nil, ""
-	it.PayloadRemoved, it.RemovedAt = why, utc(at)
+	if it.PayloadRemoved == "" { // the first removal's reason stays
+		it.PayloadRemoved, it.RemovedAt = why, utc(at)
+	}
 	m.items[key] = it
 	return f, nil
 }

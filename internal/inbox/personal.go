@@ -263,8 +263,9 @@ func (s *DynamoDB) RemovePayload(ctx context.Context, key webhook.Key, why strin
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: itemKey(key, SortEvent),
-		ConditionExpression:       aws.String(cond),
-		UpdateExpression:          aws.String("SET " + attrPayloadRemoved + " = :why, " + attrRemovedAt + " = :at REMOVE " + attrPayloadDeflate + ", " + attrPayloadObject + ", " + attrRetain),
+		ConditionExpression: aws.String(cond),
+		UpdateExpression: aws.String("SET " + attrPayloadRemoved + " = if_not_exists(" + attrPayloadRemoved + ", :why), " +
+			attrRemovedAt + " = if_not_exists(" + attrRemovedAt + ", :at) REMOVE " + attrPayloadDeflate + ", " + attrPayloadObject + ", " + attrRetain),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	})

@@ -99,8 +99,9 @@ type Store interface {
 	// the results of its finished effects, and marks the status item
 	// (Item.PayloadRemoved): the item itself stays, and a payload
 	// delivered again is not stored (PutPayload stores nothing). It
-	// returns what it removed; doing it again removes nothing more. With
-	// RemovedExpired only a DONE or IGNORED event's payload is removed.
+	// returns what it removed; doing it again removes nothing more, and
+	// the first removal's reason and time stay. With RemovedExpired only
+	// a DONE or IGNORED event's payload is removed.
 	RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (Footprint, error)
 	// Retained returns up to limit events finished DONE or IGNORED before
 	// cutoff whose payload is still stored, without scanning the table.

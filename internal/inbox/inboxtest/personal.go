@@ -115,6 +115,12 @@ func runPersonal(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 				if err != nil || again.Copies() != 0 {
 					t.Errorf("RemovePayload again = %+v, %v; want nothing left", again, err)
 				}
+				if _, err := s.RemovePayload(ctx, it.Key, inbox.RemovedExpired, t0.Add(4*time.Hour)); err == nil {
+					t.Error("RemovePayload expired of a RECEIVED event: no error")
+				}
+				if got, _ := s.Get(ctx, it.Key); got.PayloadRemoved != inbox.RemovedErased || !got.RemovedAt.Equal(want.RemovedAt) {
+					t.Errorf("after a second removal: %s at %v, want the first's (erased at %v)", got.PayloadRemoved, got.RemovedAt, want.RemovedAt)
+				}
 				if _, err := s.RemovePayload(ctx, "stripe#evt_none", inbox.RemovedErased, t0); !errors.Is(err, inbox.ErrNotFound) {
 					t.Errorf("RemovePayload of no event: err = %v, want ErrNotFound", err)
 				}
