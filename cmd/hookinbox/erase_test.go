@@ -68,6 +68,10 @@ func TestEraseAndExportOnTheLocalStack(t *testing.T) {
 	if len(rep.Events) != 1 || rep.Events[0].Removed != inbox.RemovedErased || rep.Copies != 0 {
 		t.Errorf("export after erase: %+v", rep)
 	}
+	var inspected bytes.Buffer
+	if err := cmdInspect(ctx, []string{string(it.Key), "--state-file", path}, &inspected, &bytes.Buffer{}); err != nil || !strings.Contains(inspected.String(), "erased at") {
+		t.Errorf("inspect after erase: %v\n%s", err, inspected.String())
+	}
 	if audits, _ := store.Erasures(ctx); len(audits) != 1 || audits[0].By != "ticket-42" {
 		t.Errorf("audit records %+v, want one by ticket-42", audits)
 	}
