@@ -43,8 +43,12 @@ func TestEraseAndExportOnTheLocalStack(t *testing.T) {
 		}
 		return out.String()
 	}
-	erase := func(ctx context.Context, args []string, out *bytes.Buffer) error { return cmdErase(ctx, args, out, &bytes.Buffer{}) }
-	export := func(ctx context.Context, args []string, out *bytes.Buffer) error { return cmdExport(ctx, args, out, &bytes.Buffer{}) }
+	erase := func(ctx context.Context, args []string, out *bytes.Buffer) error {
+		return cmdErase(ctx, args, out, &bytes.Buffer{})
+	}
+	export := func(ctx context.Context, args []string, out *bytes.Buffer) error {
+		return cmdExport(ctx, args, out, &bytes.Buffer{})
+	}
 
 	if out := run(export, "--email", "CLI.Jane@example.com"); !strings.Contains(out, "stripe#evt_cli_erase") || !strings.Contains(out, "inline") {
 		t.Errorf("export printed:\n%s", out)
