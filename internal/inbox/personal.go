@@ -113,6 +113,7 @@ func (s *DynamoDB) IndexSubjects(ctx context.Context, key webhook.Key, hashes []
 			if try == 5 {
 				return fmt.Errorf("index subjects of %s: %d writes left unprocessed", key, len(batch))
 			}
+			time.Sleep(time.Duration(try) * 20 * time.Millisecond) // throttled: back off a little
 			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: batch}})
 			if err != nil {
 				return fmt.Errorf("index subjects of %s: %w", key, err)
