@@ -211,7 +211,7 @@ func Mollie(t testing.TB, status string) Event {
 	id := "tr_" + token(t)[:10]
 	raw = bytes.ReplaceAll(raw, []byte(p.ID), []byte(id))
 	raw = bytes.Replace(raw, []byte(`"status": "paid"`), []byte(`"status": `+strconv.Quote(status)), 1)
-	return Event{Provider: mollie.Name, ID: id, Type: mollie.Notification, Body: raw}
+	return Event{Provider: mollie.Name, ID: id, Type: status, Body: raw}
 }
 
 // Deliver signs ev now with the local secrets, as its provider signs

@@ -68,7 +68,10 @@ func Run(b BusinessBuilder, providers ...provider.Provider) { lambdafn.Main(Buil
 
 // Builder returns the processor's builder with the business b builds and
 // hookinbox's providers and providers, for Run, `hookinbox dev` and
-// tests, which all wire the processor this way.
+// tests, which all wire the processor this way. The destinations
+// DESTINATIONS lists run beside the business, each event delivered to each
+// matching one as its own effect; b may be nil, or build a nil Business,
+// when there are destinations: the processor then only delivers.
 func Builder(b BusinessBuilder, providers ...provider.Provider) lambdafn.Builder {
 	return func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 		reg, err := builtin.Registry(providers...)
@@ -96,34 +99,47 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	db := dynamodb.NewFromConfig(cfg)
 	ctx = context.WithValue(ctx, dynamoDBKey{}, db)
 	env := &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: s.Table, SecretMaxAge: s.SecretMaxAge, SecretReload: s.SecretReload}
-	fetch, ferr := providerFetches(ctx, env, reg)
+	all, ferr := providerFetches(ctx, env, reg)
 	err = errors.Join(err, ferr)
-	idOnly := map[string]bool{}
+	idOnly, fetch, alert := map[string]bool{}, map[string]provider.Fetch{}, map[string]func(webhook.Event) (provider.Alert, bool){}
 	for _, p := range reg.All() {
 		idOnly[p.Name()] = p.Webhook().IDOnly
+		if f := all[p.Name()]; f.Get != nil {
+			fetch[p.Name()] = f
+		}
+		if f := all[p.Name()]; f.Alert != nil {
+			alert[p.Name()] = f.Alert
+		}
 	}
 	// The business gets the environment the providers read
 	// (provider.EnvFromContext), so it uses the secrets they loaded.
 	bctx := provider.ContextWithEnv(ctx, env)
-	business, berr := b(bctx, cfg, getenv)
+	var business Business
+	var berr error
+	if b != nil {
+		business, berr = b(bctx, cfg, getenv)
+	}
 	if err != nil || berr != nil {
 		return nil, errors.Join(err, berr)
-	}
-	stripeKey, err := stripeKeyValue(bctx)
-	if err != nil {
-		return nil, err
-	}
-	live, err := liveModes(s, stripeKey)
-	if err != nil {
-		return nil, err
 	}
 	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
 		return nil, err
 	}
 	rec = rec.WithEventTypes(eventTypes(business, reg))
+	dests, err := destinations(ctx, cfg, getenv, s, db, rec, log)
+	if err != nil {
+		return nil, err
+	}
+	concurrency := 0 // the processor's default
+	switch {
+	case dests.Len() > 0:
+		business, concurrency = dests.Wrap(business), batchConcurrency
+	case business == nil:
+		return nil, errors.New("no business and no destinations: set DESTINATIONS, or run the processor with your BusinessBuilder")
+	}
 	sq := sqs.NewFromConfig(cfg)
-	business = stripeHealth{next: business, metrics: rec, log: log}
+	business = alerts{next: business, alert: alert, metrics: rec, log: log}
 	store := inbox.NewDynamoDB(db, s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle))
 	hasher, indexes, err := privacy.FromEnv(ctx, env)
 	if err != nil {
@@ -140,7 +156,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
 			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow, NotFoundHold: s.NotFoundHold,
-			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: live, Subjects: subjects,
+			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(reg.Names(), all), Concurrency: concurrency, Subjects: subjects,
 		},
 		store,
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
@@ -152,20 +168,19 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	return h.Handle, nil
 }
 
-// providerFetches returns how the processor fetches each provider's
-// events (provider.Provider.Processor), by name; the error names every
-// setting missing or wrong, of every provider.
+// providerFetches returns what the processor needs of each provider
+// (provider.Provider.Processor), by name; the error names every setting
+// missing or wrong, of every provider.
 func providerFetches(ctx context.Context, env *provider.Env, reg *provider.Registry) (map[string]provider.Fetch, error) {
 	fetch := map[string]provider.Fetch{}
 	var errs []error
 	for _, p := range reg.All() {
 		f, err := p.Processor(ctx, env)
-		switch {
-		case err != nil:
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.Name(), err))
-		case f.Get != nil:
-			fetch[p.Name()] = f
+			continue
 		}
+		fetch[p.Name()] = f
 	}
 	return fetch, errors.Join(errs...)
 }

@@ -14,8 +14,6 @@ import (
 type settings struct {
 	lambdafn.Inbox
 	DLQURL          string        // EVENTS_DLQ_URL
-	StripeLivemode  string        // STRIPE_LIVEMODE: "true", "false", or empty for the key's mode
-	AdyenLive       string        // ADYEN_LIVE: "true", "false", or empty for Stripe's mode
 	SecretMaxAge    time.Duration // SECRET_MAX_AGE, default 5m: how long a key from Secrets Manager is used before a reload
 	SecretReload    time.Duration // SECRET_RELOAD_INTERVAL, default 1m: the least time between two loads of a secret
 	LeaseFor        time.Duration // LEASE_DURATION, default 45s: the function timeout plus a margin
@@ -24,9 +22,9 @@ type settings struct {
 	MaxReceiveCount int           // MAX_RECEIVE_COUNT, default 5: the queue's redrive setting
 	BackoffMax      time.Duration // BACKOFF_MAX, default 15m (the most): the longest wait before a retry
 	MaxInfraFails   int           // MAX_INFRA_FAILURES, default 20: attempts the infrastructure may fail before the event is parked
-	NotFoundTries   int           // NOT_FOUND_TRIES, default 2: tries of an id-only event (GoPay) its provider does not know before it ends IGNORED
+	NotFoundTries   int           // NOT_FOUND_TRIES, default 2: tries of an id-only event its provider does not know before it ends IGNORED
 	NotFoundWindow  time.Duration // NOT_FOUND_WINDOW, default 15m: how long notifications of such an event are duplicates, not fetched
-	NotFoundHold    time.Duration // NOT_FOUND_HOLD, default 10s: the same after the first claim of a GoPay id GoPay did not know
+	NotFoundHold    time.Duration // NOT_FOUND_HOLD, default 10s: the same after the first claim of an id its provider did not know
 }
 
 // loadSettings reads the settings through getenv, reporting every missing
@@ -36,8 +34,6 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	s := settings{
 		Inbox:           lambdafn.ReadInbox(r),
 		DLQURL:          r.Required("EVENTS_DLQ_URL"),
-		StripeLivemode:  r.String("STRIPE_LIVEMODE", ""),
-		AdyenLive:       r.String("ADYEN_LIVE", ""),
 		SecretMaxAge:    r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge),
 		SecretReload:    r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval),
 		LeaseFor:        r.Duration("LEASE_DURATION", processor.DefaultLeaseFor),
@@ -58,11 +54,6 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	}
 	if s.BackoffMax < time.Second || s.BackoffMax > 15*time.Minute || s.BackoffMax%time.Second != 0 {
 		r.Problem("want BACKOFF_MAX (%v) in whole seconds from 1s to 15m, the longest delay SQS gives a message", s.BackoffMax)
-	}
-	for key, v := range map[string]string{"STRIPE_LIVEMODE": s.StripeLivemode, "ADYEN_LIVE": s.AdyenLive} {
-		if _, ok := parseMode(v); !ok && v != "" {
-			r.Problem("want %s (%q) true, false or empty", key, v)
-		}
 	}
 	if s.MaxInfraFails < 1 {
 		r.Problem("want MAX_INFRA_FAILURES (%d) at least 1", s.MaxInfraFails)

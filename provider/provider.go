@@ -70,6 +70,11 @@ type Webhook struct {
 	// Variants are the ways of sending a test delivery besides the usual
 	// one (GitHub's "form"): `hookinbox send` has a flag for each.
 	Variants []Variant
+	// SendHelp says, in `hookinbox send`'s help, how a test delivery is
+	// signed and what the command line gives it (lines of at most 64
+	// columns); SendExamples are its example command lines there.
+	SendHelp     string
+	SendExamples []string
 }
 
 // HTTPMethod returns the HTTP method the provider delivers with.
@@ -112,9 +117,14 @@ type TestEvent struct {
 	File string
 	// Variant is one of the provider's Webhook.Variants, or "".
 	Variant string
+	// Fresh says Body is a sample payload sent by name (`hookinbox send
+	// shopify orders/paid`): the provider gives its object a fresh id, as
+	// a new one would have (Shopify: the order's).
+	Fresh bool
 }
 
-// Fetch is how the processor gets a provider's events from its API.
+// Fetch is what the processor needs of a provider: how it gets the
+// provider's events from its API, their mode, and which are alerts.
 type Fetch struct {
 	// Get returns the raw event eventID as the business reads it, given
 	// the notification stored for it (nil when none is: a lost payload).
@@ -129,6 +139,44 @@ type Fetch struct {
 	// and the notification is never read as content. Nil: only a lost
 	// payload is fetched.
 	Pointer func(stored []byte) bool
+	// Type returns the type of a fetched event, read from what Get
+	// returned (Mollie's payment status), for a provider whose
+	// notification does not say it. Nil, or "": the notification's type.
+	Type func(fetched []byte) string
+	// Mode is the mode, live or test, the deployment runs the provider
+	// in, for a provider whose verified events say theirs
+	// (webhook.Event.Livemode). The zero Mode checks nothing.
+	Mode Mode
+	// Alert recognises the provider's events meant for the operator, not
+	// the business (Stripe's report that it could not create events).
+	// The processor logs each as an error, counts it and ends it DONE;
+	// the business never sees it. Nil: there are none.
+	Alert func(ev webhook.Event) (Alert, bool)
+}
+
+// Mode is the mode a deployment runs a provider in (Fetch.Mode): an
+// event of the other mode ends IGNORED before the business sees it.
+type Mode int
+
+// Modes. ModeDeployment is for a provider whose own mode is not set: it
+// runs in the deployment's mode, that of the first provider in registry
+// order whose mode is ModeLive or ModeTest; with none, it is not checked.
+const (
+	ModeUnchecked Mode = iota
+	ModeDeployment
+	ModeLive
+	ModeTest
+)
+
+// Alert is what the processor tells the operator about an event meant
+// for them (Fetch.Alert).
+type Alert struct {
+	// Message and Attrs are the error log line, as slog takes them; no
+	// payload PII.
+	Message string
+	Attrs   []any
+	// Metric is the metric counted once per such event, by provider.
+	Metric string
 }
 
 // Always is the Fetch.Pointer of a provider whose every notification is

@@ -25,6 +25,11 @@
 //	  Environment: {...} # added to ReceiverFunction's: a provider's secret
 //	Reconciler:
 //	  Environment: {...} # added to ReconcilerFunction's
+//	Destinations:       # where the processor delivers events (internal/destination.Config)
+//	  - name: crm
+//	    url: https://crm.example.com/hooks
+//	    events: ["stripe:checkout.session.*"]
+//	    secret: arn:aws:secretsmanager:...:secret:crm-whsec-AbCdEf
 //
 // The contract, tested in hookinbox on every change of its template:
 //
@@ -46,6 +51,12 @@
 //     or UpdateReplacePolicy gets Retain: deleting or replacing the stack
 //     keeps the business's data unless the business file says Delete.
 //   - The Description is the business's, a colon, then hookinbox's.
+//   - Destinations become the processor's DESTINATIONS (JSON), grants on
+//     exactly the secrets and buses listed (GetSecretValue, PutEvents),
+//     and two alarms per destination, DestinationParked and
+//     DestinationGone by its name, in the dashboard's alarm widget. A file
+//     with Destinations and no Go business deploys hookinbox's own mains:
+//     the processor then delivers to the destinations only.
 //
 // The output is a complete template that `sam build`, `sam deploy`, cfn-lint
 // and `hookinbox dev` read as they read hookinbox's.
@@ -95,7 +106,7 @@ func generate(base, business []byte) ([]byte, error) {
 		return nil, fmt.Errorf("business file: %w", err)
 	}
 	if len(biz.Content) == 0 || biz.Content[0].Kind != yaml.MappingNode {
-		return nil, errors.New("business file: want a mapping with Description, EventTypes, Parameters, Conditions, Resources, Outputs, Processor, Receiver or Reconciler")
+		return nil, errors.New("business file: want a mapping with Description, EventTypes, Parameters, Conditions, Resources, Outputs, Processor, Receiver, Reconciler or Destinations")
 	}
 	if err := removeShop(root); err != nil {
 		return nil, fmt.Errorf("hookinbox's template: %w", err)
@@ -181,8 +192,12 @@ func addBusiness(root, biz *yaml.Node) error {
 			}
 		case "EventTypes":
 			// Read by EventTypes.
+		case "Destinations":
+			if err := addDestinations(root, val); err != nil {
+				return err
+			}
 		default:
-			return fmt.Errorf("unknown key %s: want Description, EventTypes, Parameters, Conditions, Resources, Outputs, Processor, Receiver or Reconciler", key)
+			return fmt.Errorf("unknown key %s: want Description, EventTypes, Parameters, Conditions, Resources, Outputs, Processor, Receiver, Reconciler or Destinations", key)
 		}
 	}
 	return nil

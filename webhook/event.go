@@ -18,6 +18,7 @@ type Event struct {
 	Type     string    // e.g. "checkout.session.completed"
 	Created  time.Time // when the provider created the event
 	Livemode bool      // false for test-mode events
+	Received time.Time // when hookinbox claimed the event (zero outside the processor)
 	// Raw is the verified body, byte for byte; where the signed body
 	// wraps the event (a GitHub hook with the form content type sends
 	// payload=<URL-encoded JSON>), the event it carries, as JSON.

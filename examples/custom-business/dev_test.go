@@ -72,7 +72,8 @@ func (c *crmCalls) count(path string) int {
 // TestMakeDev runs `make dev` as a team does, sends one event of each
 // provider the business handles with `hookinbox send`, and waits until
 // `hookinbox inspect` shows the checkout DONE with its effects and the
-// order DEAD (the CRM refused it); then, the CRM fixed, `hookinbox replay`
+// order DEAD (the CRM refused it), and the warehouse shipment DONE (sent by
+// this module's own CLI, which knows its provider); then, the CRM fixed, `hookinbox replay`
 // sends the order back and it ends DONE. Ctrl-C (SIGINT) stops the stack.
 func TestMakeDev(t *testing.T) {
 	if testing.Short() {
@@ -87,7 +88,7 @@ func TestMakeDev(t *testing.T) {
 	// A port and a stack name of its own: the emulators may be shared
 	// (AWS_ENDPOINT_URL*), and so may the machine.
 	stack := fmt.Sprintf("t%d", time.Now().UnixNano()%1e9)
-	dev := exec.Command("make", "dev", "CRM_URL="+srv.URL, "DEV_FLAGS=--addr 127.0.0.1:0 --stack-name "+stack+" --state-file "+state)
+	dev := exec.Command("make", "dev", "CRM_URL="+srv.URL, "DEV_FLAGS=--addr 127.0.0.1:0 --stack-name "+stack+" --state-file "+state+" --parameter WarehouseWebhookSecret=whsec_dev_warehouse")
 	dev.Stdout, dev.Stderr = &log, &log
 	dev.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := dev.Start(); err != nil {
@@ -131,6 +132,7 @@ func TestMakeDev(t *testing.T) {
 	for _, args := range [][]string{
 		{"send", "stripe", "checkout.session.completed"},
 		{"send", "shopify", "testdata/orders_paid.json"},
+		{"send", "warehouse", "shipment.dispatched"}, // this module's own provider, signed by its CLI
 	} {
 		out := hookinbox(args...)
 		m := sendKey.FindStringSubmatch(out)
@@ -152,6 +154,7 @@ func TestMakeDev(t *testing.T) {
 			return got.Item.Status == status
 		})
 	}
+	until(keys[2], "DONE")
 	until(keys[0], "DONE")
 	if len(got.Effects) != 2 {
 		t.Errorf("%s is DONE with effects %v, want save-contact and crm-notify", keys[0], got.Effects)
@@ -163,8 +166,8 @@ func TestMakeDev(t *testing.T) {
 	if len(got.Effects) != 1 {
 		t.Errorf("%s is DONE with effects %v, want crm-order", keys[1], got.Effects)
 	}
-	if crm.count("/contacts") != 1 || crm.count("/orders") != 2 {
-		t.Errorf("the CRM got %v, want one contact, and the order refused once and then taken", crm.paths)
+	if crm.count("/contacts") != 1 || crm.count("/orders") != 2 || crm.count("/shipments") != 1 {
+		t.Errorf("the CRM got %v, want one contact, one shipment, and the order refused once and then taken", crm.paths)
 	}
 }
 

@@ -21,6 +21,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/internal/v4a v1.5.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/cloudformation v1.83.0 // indirect
 	github.com/aws/aws-sdk-go-v2/service/cloudwatch v1.75.7 // indirect
+	github.com/aws/aws-sdk-go-v2/service/eventbridge v1.55.11 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/checksum v1.11.13 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
@@ -46,4 +47,4 @@ require (
 // then records a pseudo-version of that commit).
 replace github.com/hookinbox/hookinbox => ../..
 
-tool github.com/hookinbox/hookinbox/cmd/hookinbox
+tool example.com/custom-business/cmd/hookinbox

@@ -1,7 +1,8 @@
 // Command processor is the SQS-triggered Lambda that runs each event's
-// business effects once, with the example shop as its business. Your own
-// processor main is the same line with your BusinessBuilder
-// (examples/custom-business).
+// business effects once, with the example shop as its business where its
+// table is set (shop.FromEnvIfSet), and delivers to the destinations
+// DESTINATIONS configures. Your own processor main is the same line with
+// your BusinessBuilder (examples/custom-business).
 package main
 
 import (
@@ -9,4 +10,4 @@ import (
 	"github.com/hookinbox/hookinbox/processorfn"
 )
 
-func main() { processorfn.Run(shop.FromEnv) }
+func main() { processorfn.Run(shop.FromEnvIfSet) }

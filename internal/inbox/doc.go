@@ -8,9 +8,10 @@
 // never overwrite the new owner's result. Nothing reads before it writes;
 // reads happen only after a condition failed, to say why.
 //
-// Store is implemented by DynamoDB (NewDynamoDB) and by an in-memory fake
-// (NewMemory) for fast unit tests; one conformance suite (inboxtest) runs
-// on both so they cannot drift. Both are safe for concurrent use.
+// Store is implemented by DynamoDB (NewDynamoDB) and, for fast unit tests,
+// by inboxtest's in-memory store, which keeps the same rules (Renewable,
+// LeaseRefusal, ...); one conformance suite (inboxtest) runs on both so
+// they cannot drift. Both are safe for concurrent use.
 //
 // The status item lives at (pk = "<provider>#<event id>", sk = "event");
 // a payload inside it, compressed (attribute payload_deflate), when the

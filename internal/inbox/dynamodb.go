@@ -7,6 +7,7 @@ import (
 	"maps"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -281,7 +282,7 @@ func (s *DynamoDB) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, no
 		":now":    millis(now),
 	}
 	in := ""
-	for i, st := range enqueueable(statuses) {
+	for i, st := range Enqueueable(statuses) {
 		p := ":st" + strconv.Itoa(i)
 		values[p] = str(string(st))
 		if in != "" {
@@ -343,7 +344,7 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 		})
 	}
 	if err != nil && errors.Is(err, errRefused) {
-		return it, fmt.Errorf("lease %s: %w", key, leaseRefusal(it, now))
+		return it, fmt.Errorf("lease %s: %w", key, LeaseRefusal(it, now))
 	}
 	return it, err
 }
@@ -363,10 +364,18 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 		set += ", last_error = :err"
 		values[":err"] = str(r.Error)
 	}
-	add := ""
+	var adds []string
 	if r.Infrastructure {
-		add = " ADD infra_failures :one"
+		adds = append(adds, "infra_failures :one")
 		values[":one"] = num(1)
+	}
+	if r.Uncounted {
+		adds = append(adds, "attempts :minus")
+		values[":minus"] = num(-1)
+	}
+	add := ""
+	if len(adds) > 0 {
+		add = " ADD " + strings.Join(adds, ", ")
 	}
 	if r.RenewAfter.IsZero() {
 		remove += ", renew_after"

@@ -125,4 +125,7 @@ type Result struct {
 	// infrastructure was unavailable, not the business: Finish counts it
 	// in Item.InfraFailures.
 	Infrastructure bool
+	// Uncounted marks an attempt that tried nothing (every destination it
+	// had left was busy): Finish takes back the attempt Lease counted.
+	Uncounted bool
 }

@@ -86,7 +86,7 @@ func (r *recorder) Send(ctx context.Context, env webhook.Envelope) error {
 // events queue on local-aws-sqs.
 func backends(t *testing.T, fn func(t *testing.T, s inbox.Store, q *recorder)) {
 	t.Run("memory", func(t *testing.T) {
-		s := inbox.NewMemory()
+		s := inboxtest.NewMemory()
 		fn(t, s, &recorder{store: s})
 	})
 	t.Run("dynalite", func(t *testing.T) {
@@ -187,7 +187,7 @@ func TestSmallDuplicateStoresThePayloadASeparateClaimLost(t *testing.T) {
 func TestClaimAndPayloadAreWrittenTogether(t *testing.T) {
 	// The claim waits until the payload write has started: with a claim
 	// then a payload write in sequence this would never finish.
-	mem := inbox.NewMemory()
+	mem := inboxtest.NewMemory()
 	started := make(chan struct{})
 	s := &store{Store: mem}
 	s.putPayload = func(ctx context.Context, it inbox.Item, raw []byte) error {
@@ -330,7 +330,7 @@ func TestHugeBodyIsWrittenOnlyByItsClaim(t *testing.T) {
 
 func TestDuplicatePayloadFailureMattersOnlyWhileUnfinished(t *testing.T) {
 	ctx := context.Background()
-	mem := inbox.NewMemory()
+	mem := inboxtest.NewMemory()
 	s := &store{Store: mem}
 	in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, &recorder{store: mem}, nil)
 	ev := inboxtest.LargeEvent("evt_dupfail")

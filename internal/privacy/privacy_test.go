@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -42,7 +43,7 @@ func TestHasherRotation(t *testing.T) {
 // dry run changes nothing.
 func TestEraseFindsEventsIndexedUnderAnOldKey(t *testing.T) {
 	ctx := context.Background()
-	store := inbox.NewMemory()
+	store := inboxtest.NewMemory()
 	ev := webhook.Event{Provider: "stripe", ID: "evt_1", Type: "customer.created", Raw: []byte(`{"email":"jane@example.com"}`)}
 	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: at, TTL: time.Hour})

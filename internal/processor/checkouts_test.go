@@ -22,7 +22,7 @@ func checkouts(prefix string, n int) ([]webhook.Key, [][]byte) {
 
 // deliverCheckouts delivers checkouts(prefix, n) to p's receiver, in
 // order, and returns their keys.
-func deliverCheckouts(t *testing.T, p *pipelinetest.Pipeline, prefix string, n int) []webhook.Key {
+func deliverCheckouts(t testing.TB, p *pipelinetest.Pipeline, prefix string, n int) []webhook.Key {
 	t.Helper()
 	keys, bodies := checkouts(prefix, n)
 	for _, b := range bodies {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
@@ -48,6 +49,15 @@ func (c Config) decide(a attempt) decision {
 		d.result = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: a.now}
 	case errors.Is(f.err, webhook.ErrNoHandler):
 		d.result = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + a.eventType, At: a.now}
+	case f.busy:
+		// Nothing was tried: every destination left was at its
+		// concurrency limit. The attempt is taken back (Uncounted), and no
+		// Failed is counted; the message comes back soon, growing with its
+		// receives, and is sent afresh on the last one SQS allows.
+		d.result = inbox.Result{Status: inbox.Failed, Error: reason, At: a.now, Uncounted: true}
+		d.retryIn, d.uncounted = c.backoff(a.receives, a.jitter), true
+		d.note = "destinations busy; back soon, the attempt not counted"
+		return d
 	case errors.Is(f.err, errOtherMode), errors.Is(f.err, inbox.ErrRemoved):
 		d.result = inbox.Result{Status: inbox.Ignored, Outcome: reason, At: a.now}
 	case errors.Is(f.err, provider.ErrNotFound) && f.tries < c.NotFoundTries && !c.notFoundBefore(f.err):
@@ -79,6 +89,7 @@ type facts struct {
 	tries         int   // the event's attempts, infrastructure failures not counted
 	infraFailures int   // this attempt's included
 	parkable      bool  // permanent, or out of tries
+	busy          bool  // nothing tried: destinations at their concurrency limit (destination.ErrBusy)
 }
 
 // facts counts the event's tries. It is parked, with its reason, once its
@@ -87,6 +98,11 @@ type facts struct {
 // infrastructure failed MaxInfraFailures of its attempts.
 func (c Config) facts(a attempt) facts {
 	f := facts{err: a.err, tries: a.item.Attempts - a.item.InfraFailures, infraFailures: a.item.InfraFailures}
+	// destination.Combine wraps ErrBusy only when nothing else failed.
+	if f.busy = errors.Is(a.err, destination.ErrBusy); f.busy {
+		f.tries--
+		return f
+	}
 	f.infra = a.err != nil && !errors.Is(a.err, webhook.ErrNoHandler) && infrastructure(a.err)
 	if f.infra {
 		f.infraFailures++
@@ -112,6 +128,11 @@ func (c Config) failed(a attempt, f facts, reason string) decision {
 		return d
 	}
 	d.retryIn = c.backoff(f.tries, a.jitter)
+	// A destination that asked for a pause (429 or 503 Retry-After) gets it.
+	var asked interface{ RetryAfter() time.Duration }
+	if errors.As(f.err, &asked) && asked.RetryAfter() > d.retryIn {
+		d.retryIn = min(asked.RetryAfter(), c.BackoffMax)
+	}
 	d.note = "event FAILED; will retry"
 	return d
 }
@@ -129,6 +150,11 @@ func (h *Handler) apply(ctx context.Context, j *job, a attempt) (retry bool) {
 	}
 	if !d.uncounted {
 		h.count(j.env, a.item, d.result)
+	}
+	if d.result.Status == inbox.Dead {
+		for _, name := range destination.Failed(a.err) {
+			h.cfg.Metrics.Emit(metrics.Dims{Destination: name}, metrics.Counted(metrics.DestinationParked, 1))
+		}
 	}
 	if errors.Is(a.err, errOtherMode) {
 		h.cfg.Metrics.Emit(metrics.Dims{Provider: j.env.Key.Provider(), EventType: j.env.Type}, metrics.Counted(metrics.OtherMode, 1))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -117,7 +118,7 @@ func (q *queues) Park(_ context.Context, body string, _ webhook.Envelope, reason
 type fixture struct {
 	mu     sync.Mutex // guards clock against the handler's goroutines
 	h      *processor.Handler
-	store  *inbox.Memory
+	store  *inboxtest.Memory
 	ledger *effects.MemoryLedger
 	biz    *business
 	q      *queues
@@ -130,7 +131,7 @@ type fixture struct {
 // waits 50 ms for its holder unless tune says otherwise.
 func newFixture(t *testing.T, tune ...func(*processor.Config)) *fixture {
 	t.Helper()
-	f := &fixture{store: inbox.NewMemory(), ledger: effects.NewMemoryLedger(), q: &queues{}, clock: t0,
+	f := &fixture{store: inboxtest.NewMemory(), ledger: effects.NewMemoryLedger(), q: &queues{}, clock: t0,
 		biz: &business{failing: map[string]error{}, panics: map[string]string{}, hang: map[string]bool{}}}
 	cfg := processor.Config{
 		Now:      func() time.Time { return f.now() },
@@ -248,7 +249,7 @@ func (b businessFunc) Handle(ctx context.Context, ev webhook.Event, fx effects.R
 // watchedStore is the in-memory store that calls onGet before each Get: a
 // copy waiting for a lease holder reads the event with Get.
 type watchedStore struct {
-	*inbox.Memory
+	*inboxtest.Memory
 	onGet func()
 }
 

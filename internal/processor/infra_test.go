@@ -13,6 +13,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -131,7 +132,7 @@ func TestInfrastructureFailuresAreParkedAtTheirBound(t *testing.T) {
 // flakyStore is the in-memory inbox whose Lease or Finish fails as an
 // unavailable DynamoDB does.
 type flakyStore struct {
-	*inbox.Memory
+	*inboxtest.Memory
 	leaseErr, finishErr error
 }
 

@@ -16,6 +16,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -105,7 +106,7 @@ func TestUndecodableItemIsParkedWithItsReason(t *testing.T) {
 
 // stalledStore is the in-memory inbox whose Lease waits for the context
 // to end and returns its error, bare.
-type stalledStore struct{ *inbox.Memory }
+type stalledStore struct{ *inboxtest.Memory }
 
 func (s stalledStore) Lease(ctx context.Context, _ webhook.Key, _ string, _ time.Time, _ time.Duration) (inbox.Item, error) {
 	<-ctx.Done()

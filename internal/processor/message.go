@@ -257,7 +257,7 @@ func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	ev := webhook.Event{Provider: key.Provider(), ID: key.EventID(), Type: it.EventType, Created: it.Created, Livemode: it.Livemode, Raw: raw}
+	ev := webhook.Event{Provider: key.Provider(), ID: key.EventID(), Type: h.eventType(key, it, raw), Created: it.Created, Livemode: it.Livemode, Received: it.ReceivedAt, Raw: raw}
 	if fetched {
 		if err := h.index(ctx, ev, it); err != nil {
 			return err

@@ -79,3 +79,14 @@ func (h *Handler) index(ctx context.Context, ev webhook.Event, it inbox.Item) er
 	}
 	return nil
 }
+
+// eventType is the type the business sees: the one its provider reads
+// from the fetched event (provider.Fetch.Type), or else the claimed one.
+func (h *Handler) eventType(key webhook.Key, it inbox.Item, raw []byte) string {
+	if typ := h.cfg.Fetch[key.Provider()].Type; typ != nil {
+		if t := typ(raw); t != "" {
+			return t
+		}
+	}
+	return it.EventType
+}

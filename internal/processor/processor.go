@@ -25,6 +25,10 @@
 //     exponential ceiling), and the event is parked only after
 //     Config.MaxInfraFailures of them, so an outage of the store is
 //     ridden out instead of using up the event's tries in minutes;
+//   - every destination left busy (destination.ErrBusy: its concurrency
+//     limit reached, nothing tried) → FAILED, the attempt taken back
+//     (inbox.Result.Uncounted), back after a short backoff: waiting never
+//     parks an event;
 //   - anything else       → FAILED, the message reported as a batch item
 //     failure and hidden for an exponential backoff with full jitter. On
 //     the last receive SQS allows (maxReceiveCount) it is parked instead

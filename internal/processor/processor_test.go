@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -443,7 +444,7 @@ func TestEffectDoneAtItsDeadlineIsRecorded(t *testing.T) {
 // BenchmarkProcessOneMessage processes one message end to end on the
 // in-memory store and ledger.
 func BenchmarkProcessOneMessage(b *testing.B) {
-	store, q := inbox.NewMemory(), &queues{}
+	store, q := inboxtest.NewMemory(), &queues{}
 	// Three no-op effects, as the shop's checkout runs, so the benchmark
 	// measures the processor's own work: lease, payload, ledger, finish.
 	threeEffects := businessFunc(func(ctx context.Context, _ webhook.Event, fx effects.Runner) error {

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
@@ -40,7 +40,7 @@ func benchRequests(b *testing.B, n int) []events.APIGatewayV2HTTPRequest {
 // verify, claim, store the payload, enqueue, answer — on the in-memory store
 // and a fake queue, so it measures hookinbox's own work.
 func BenchmarkReceiverNewEvent(b *testing.B) {
-	benchNewEvents(b, handlerOn(fixed, inbox.NewMemory(), &fakeQueue{}))
+	benchNewEvents(b, handlerOn(fixed, inboxtest.NewMemory(), &fakeQueue{}))
 }
 
 // BenchmarkReceiverNewEventLogged is BenchmarkReceiverNewEvent with the
@@ -49,7 +49,7 @@ func BenchmarkReceiverNewEvent(b *testing.B) {
 // difference is what formatting that line costs.
 func BenchmarkReceiverNewEventLogged(b *testing.B) {
 	rec := metrics.New(io.Discard, "hookinbox")
-	in := intake.New(intake.Config{Now: fixed, Metrics: rec}, inbox.NewMemory(), &fakeQueue{}, nil)
+	in := intake.New(intake.Config{Now: fixed, Metrics: rec}, inboxtest.NewMemory(), &fakeQueue{}, nil)
 	log := logs.New(io.Discard, slog.LevelInfo)
 	benchNewEvents(b, receiver.New(receiver.Config{Metrics: rec, LogInMetrics: true}, stripeVerifiers(fixed), in, log))
 }
@@ -72,7 +72,7 @@ func benchNewEvents(b *testing.B, h *receiver.Handler) {
 // BenchmarkReceiverDuplicate is the path of a repeated delivery.
 func BenchmarkReceiverDuplicate(b *testing.B) {
 	reqs := benchRequests(b, 1)
-	h := handlerOn(fixed, inbox.NewMemory(), &fakeQueue{})
+	h := handlerOn(fixed, inboxtest.NewMemory(), &fakeQueue{})
 	ctx := context.Background()
 	h.Handle(ctx, reqs[0])
 	b.SetBytes(int64(len(reqs[0].Body)))

@@ -20,6 +20,7 @@ import (
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/receiver"
@@ -61,7 +62,7 @@ func fuzzProviders() map[string]verifyfuzz.VerifierFuzz {
 // countingStore is the memory inbox, counting every write the receiver
 // makes (all four of its calls write).
 type countingStore struct {
-	*inbox.Memory
+	*inboxtest.Memory
 	writes atomic.Int32
 }
 
@@ -157,7 +158,7 @@ func FuzzReceiverHandle(f *testing.F) {
 		if b64 {
 			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString(sent), true
 		}
-		store, q := &countingStore{Memory: inbox.NewMemory()}, &fakeQueue{}
+		store, q := &countingStore{Memory: inboxtest.NewMemory()}, &fakeQueue{}
 		in := intake.New(intake.Config{Now: fixed}, store, q, nil)
 		h := receiver.New(receiver.Config{MaxBodyBytes: fuzzMaxBody}, verifiers, in, nil)
 

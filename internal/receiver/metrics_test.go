@@ -13,7 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
@@ -35,7 +35,7 @@ func TestHostileRequestsAreCountedByFixedReason(t *testing.T) {
 			var buf bytes.Buffer
 			rec := metrics.New(&buf, "hookinbox/test")
 			h := receiver.New(receiver.Config{Metrics: rec}, stripeVerifiers(fixed),
-				intake.New(intake.Config{Now: fixed, Metrics: rec}, inbox.NewMemory(), &fakeQueue{}, nil), nil)
+				intake.New(intake.Config{Now: fixed, Metrics: rec}, inboxtest.NewMemory(), &fakeQueue{}, nil), nil)
 			if _, err := h.Handle(context.Background(), c.req); err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +63,7 @@ func TestHostileRequestsAreCountedByFixedReason(t *testing.T) {
 func TestBusyIsNotAnIntakeError(t *testing.T) {
 	var buf bytes.Buffer
 	rec := metrics.New(&buf, "hookinbox/test")
-	store := inbox.NewMemory()
+	store := inboxtest.NewMemory()
 	h := receiver.New(receiver.Config{Metrics: rec}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed, Metrics: rec}, store, &fakeQueue{}, nil), nil)
 	ctx := context.Background()
 	if resp, _ := h.Handle(ctx, lambdalocal.GoPayNotification("3000006529")); resp.StatusCode != 200 {
@@ -97,7 +97,7 @@ func TestOneEventWritesOneLine(t *testing.T) {
 	rec := metrics.New(&out, "hookinbox/test")
 	log := logs.New(&out, slog.LevelInfo)
 	h := receiver.New(receiver.Config{Metrics: rec, LogInMetrics: true}, stripeVerifiers(fixed),
-		intake.New(intake.Config{Now: fixed, Metrics: rec}, inbox.NewMemory(), &fakeQueue{}, log), log)
+		intake.New(intake.Config{Now: fixed, Metrics: rec}, inboxtest.NewMemory(), &fakeQueue{}, log), log)
 	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-1"})
 	for _, want := range []struct {
 		msg     string
@@ -138,7 +138,7 @@ func TestOneEventWritesOneLine(t *testing.T) {
 	rec = metrics.New(&metricsOut, "hookinbox/test")
 	log = logs.New(&logOut, slog.LevelInfo)
 	h = receiver.New(receiver.Config{Metrics: rec}, stripeVerifiers(fixed),
-		intake.New(intake.Config{Now: fixed, Metrics: rec}, inbox.NewMemory(), &fakeQueue{}, log), log)
+		intake.New(intake.Config{Now: fixed, Metrics: rec}, inboxtest.NewMemory(), &fakeQueue{}, log), log)
 	if resp, err := h.Handle(ctx, signed("customer.created", "evt_twostreams")); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("%d, %v", resp.StatusCode, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/receiver"
@@ -150,7 +151,7 @@ func TestProvidersAcceptedOnceForgedRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.provider, func(t *testing.T) {
-			store, q := inbox.NewMemory(), &fakeQueue{}
+			store, q := inboxtest.NewMemory(), &fakeQueue{}
 			h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 			ctx := context.Background()
 			for name, hc := range tc.hostile {
@@ -197,7 +198,7 @@ func keyStrings(keys []webhook.Key) []string {
 // TestUnknownOrDisabledProviderIs404: a provider hookinbox does not speak,
 // or one whose secret is not set, answers 404.
 func TestUnknownOrDisabledProviderIs404(t *testing.T) {
-	store, q := inbox.NewMemory(), &fakeQueue{}
+	store, q := inboxtest.NewMemory(), &fakeQueue{}
 	h := receiver.New(receiver.Config{}, stripeVerifiers(fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 	for _, p := range []string{"github", "adyen", "paypal", ""} {
 		resp, _ := h.Handle(context.Background(), lambdalocal.WebhookEvent(p, "POST", nil, []byte(`{}`)))
@@ -215,7 +216,7 @@ func TestUnknownOrDisabledProviderIs404(t *testing.T) {
 // delivers it again; once finished, a new notification is claimed and
 // enqueued again, so the new state is fetched.
 func TestGoPayOnePendingFetchPerID(t *testing.T) {
-	store, q := inbox.NewMemory(), &fakeQueue{}
+	store, q := inboxtest.NewMemory(), &fakeQueue{}
 	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 	ctx := context.Background()
 	status := func(want int, wantBody string) {
@@ -252,7 +253,7 @@ func TestGoPayOnePendingFetchPerID(t *testing.T) {
 // alike.
 func TestGitHubFormDeliveryStoresTheEvent(t *testing.T) {
 	event := []byte(`{"action":"opened","issue":{"number":1347,"title":"a + b & c = 100%"}}`)
-	store, q := inbox.NewMemory(), &fakeQueue{}
+	store, q := inboxtest.NewMemory(), &fakeQueue{}
 	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 	ctx := context.Background()
 	form, headers := github.Form(event, githubSecret, "d-form", "issues")
@@ -289,7 +290,7 @@ func TestGitHubFormDeliveryStoresTheEvent(t *testing.T) {
 // like an X-Shopify- one; forged, it is refused with nothing written.
 func TestShopifyUnprefixedHeadersAccepted(t *testing.T) {
 	body := []byte(`{"id":820982911946154508,"financial_status":"paid","line_items":[]}`)
-	store, q := inbox.NewMemory(), &fakeQueue{}
+	store, q := inboxtest.NewMemory(), &fakeQueue{}
 	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 	ctx := context.Background()
 	headers := shopify.Unprefixed(shopify.Headers(body, shopifySecret, "98880550-7158-44d4-b7cd-2c97c8a091b6", "orders/paid", now))
@@ -322,7 +323,7 @@ func TestShopifyUnprefixedHeadersAccepted(t *testing.T) {
 // it is refused with nothing written.
 func TestStandardV1aAccepted(t *testing.T) {
 	body := []byte(`{"type":"user.created","timestamp":"2026-11-30T12:00:00Z","data":{"id":"u_1"}}`)
-	store, q := inbox.NewMemory(), &fakeQueue{}
+	store, q := inboxtest.NewMemory(), &fakeQueue{}
 	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 	ctx := context.Background()
 	const otherKey = "whsk_YW5vdGhlci1zdGFuZGFyZC13ZWJob29rcy1zZW5kZXI=" // 32 bytes, not ours

@@ -15,15 +15,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // newHandler returns a handler on the memory store and a fake queue.
-func newHandler(t *testing.T, clock func() time.Time) (*receiver.Handler, *inbox.Memory, *fakeQueue) {
+func newHandler(t *testing.T, clock func() time.Time) (*receiver.Handler, *inboxtest.Memory, *fakeQueue) {
 	t.Helper()
-	store, q := inbox.NewMemory(), &fakeQueue{}
+	store, q := inboxtest.NewMemory(), &fakeQueue{}
 	h := handlerOn(clock, store, q)
 	return h, store, q
 }

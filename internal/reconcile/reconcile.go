@@ -82,8 +82,8 @@ type sender interface {
 	Send(ctx context.Context, env webhook.Envelope) error
 }
 
-// Accepter claims and enqueues an event; *intake.Intake is the one.
-type Accepter interface {
+// accepter claims and enqueues an event; *intake.Intake is the one.
+type accepter interface {
 	Accept(ctx context.Context, ev webhook.Event) (intake.Outcome, error)
 }
 
@@ -111,7 +111,7 @@ type Handler struct {
 	cfg         Config
 	store       pendingStore
 	events      sender
-	intake      Accepter
+	intake      accepter
 	sources     []Source
 	checkpoints checkpointStore
 	log         *slog.Logger
@@ -119,7 +119,7 @@ type Handler struct {
 
 // New returns a Handler. With no sources, intake and checkpoints may be
 // nil: the run then only re-enqueues stuck claims.
-func New(cfg Config, store pendingStore, events sender, in Accepter, sources []Source, checkpoints checkpointStore, log *slog.Logger) *Handler {
+func New(cfg Config, store pendingStore, events sender, in accepter, sources []Source, checkpoints checkpointStore, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -158,7 +158,7 @@ type Summary struct {
 // ProviderRun is what one source did in a run.
 type ProviderRun struct {
 	Provider   string    `json:"provider"`
-	Listed     int       `json:"listed"`  // events listed, or objects fetched (GoPay)
+	Listed     int       `json:"listed"`  // events listed, or objects fetched (a sweep)
 	Missed     int       `json:"missed"`  // never arrived: claimed and enqueued now
 	FromAPI    int       `json:"fromAPI"` // keyed apart from their webhooks: claimed, whether the webhook came or not
 	Skipped    int       `json:"skipped"` // given up on after MaxTries runs

@@ -11,10 +11,14 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
+// molliePaid is the status, and so the event type, of a paid Mollie
+// payment; the shop ignores every other status.
+const molliePaid = "paid"
+
 // molliePayment applies the payment Mollie's API returned (the processor
-// fetched it; the notification carried only the id): status paid marks
-// the order paid; any other status is IGNORED before the rest is read, and
-// a later notification of the payment is fetched again. The order's
+// fetched it; the notification carried only the id; its status is the
+// event's type): status paid marks the order paid; a later notification
+// of the payment is fetched again. The order's
 // reference is metadata.order_id, set when the payment was created.
 func (s *Shop) molliePayment(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 	var p struct {
@@ -29,7 +33,7 @@ func (s *Shop) molliePayment(ctx context.Context, ev webhook.Event, fx effects.R
 	if err := json.Unmarshal(ev.Raw, &p); err != nil || p.ID != ev.ID {
 		return webhook.Permanent(fmt.Errorf("%s: the fetched payment is not payment %s", ev.Key(), ev.ID))
 	}
-	if p.Status != "paid" {
+	if p.Status != molliePaid {
 		return fmt.Errorf("shop: mollie payment %s is %s: %w", ev.ID, p.Status, webhook.ErrNoHandler)
 	}
 	amount, err := minorUnits(p.Amount.Value)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/provider/mollie"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -60,7 +61,7 @@ func TestMolliePaidMarksTheOrderPaidOnce(t *testing.T) {
 	paid := readFixture(t, "../../testdata/mollie/payment.paid.json")
 	open := []byte(strings.Replace(string(paid), `"status": "paid"`, `"status": "open"`, 1))
 	ev := func(raw []byte) webhook.Event {
-		return webhook.Event{Provider: "mollie", ID: "tr_5B8cwPMGnU6qLbRvo7qEZo", Type: "notification", IDOnly: true, Raw: raw}
+		return webhook.Event{Provider: "mollie", ID: "tr_5B8cwPMGnU6qLbRvo7qEZo", Type: mollie.Status(raw), IDOnly: true, Raw: raw}
 	}
 	if err := h.shop.Handle(context.Background(), ev(open), h.ledger.For(ev(open).Key())); !errors.Is(err, webhook.ErrNoHandler) {
 		t.Fatalf("open payment: %v, want ErrNoHandler (IGNORED)", err)
@@ -93,7 +94,7 @@ func TestMolliePaymentsTheShopRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newFakeHarness(t)
-			ev := webhook.Event{Provider: "mollie", ID: "tr_WDqYK6vllg", Type: "notification", IDOnly: true, Raw: []byte(tt.raw)}
+			ev := webhook.Event{Provider: "mollie", ID: "tr_WDqYK6vllg", Type: "paid", IDOnly: true, Raw: []byte(tt.raw)}
 			if err := h.shop.Handle(context.Background(), ev, h.ledger.For(ev.Key())); !webhook.IsPermanent(err) {
 				t.Errorf("Handle = %v, want a permanent error", err)
 			}

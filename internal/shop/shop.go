@@ -64,7 +64,7 @@ func New(cfg Config, db dynamoDB, mail Mailer, billing Billing) *Shop {
 		On(gopay.Name, s.gopayPayment, gopay.Notification).
 		On(shopify.Name, s.shopifyOrder, "orders/paid", "orders/create", "orders/updated").
 		On(paddle.Name, s.paddleTransaction, paddleCompleted).
-		On(mollie.Name, s.molliePayment, mollie.Notification)
+		On(mollie.Name, s.molliePayment, molliePaid)
 	return s
 }
 

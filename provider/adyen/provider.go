@@ -1,6 +1,8 @@
 package adyen
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
@@ -10,8 +12,22 @@ import (
 // Provider is Adyen: standard notifications, each item signed in its
 // additionalData.hmacSignature (Verifier).
 type Provider struct {
-	provider.NoFetch
 	provider.NoSource
+}
+
+// Processor implements provider.Provider: nothing is fetched; the mode
+// is ADYEN_LIVE's ("true" or "false"), or else the deployment's.
+func (Provider) Processor(_ context.Context, env *provider.Env) (provider.Fetch, error) {
+	switch v := env.Get("ADYEN_LIVE"); v {
+	case "true":
+		return provider.Fetch{Mode: provider.ModeLive}, nil
+	case "false":
+		return provider.Fetch{Mode: provider.ModeTest}, nil
+	case "":
+		return provider.Fetch{Mode: provider.ModeDeployment}, nil
+	default:
+		return provider.Fetch{}, fmt.Errorf("want ADYEN_LIVE (%q) true, false or empty", v)
+	}
 }
 
 // Name implements provider.Provider.
@@ -19,7 +35,7 @@ func (Provider) Name() string { return Name }
 
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{SecretEnv: "ADYEN_HMAC_KEY", Accepted: Accepted}
+	return provider.Webhook{SendHelp: sendHelp, SendExamples: sendExamples, SecretEnv: "ADYEN_HMAC_KEY", Accepted: Accepted}
 }
 
 // Verifier implements provider.Provider.
@@ -40,4 +56,13 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webh
 		return webhook.Request{}, err
 	}
 	return webhook.Request{Method: "POST", Header: provider.JSONHeader(), Body: body}, nil
+}
+
+// sendHelp is `hookinbox send`'s help for this provider.
+const sendHelp = `every notification item's additionalData.hmacSignature
+(base64 HMAC of Adyen's field order under the hex key)`
+
+// sendExamples are `hookinbox send`'s examples for this provider.
+var sendExamples = []string{
+	"hookinbox send adyen testdata/adyen/AUTHORISATION.json",
 }

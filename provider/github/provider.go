@@ -22,6 +22,7 @@ func (Provider) Name() string { return Name }
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
 	return provider.Webhook{
+		SendHelp: sendHelp, SendExamples: sendExamples,
 		SecretEnv: "GITHUB_WEBHOOK_SECRET", TypeUnsigned: true,
 		Variants: []provider.Variant{{Name: "form", Usage: "github: send as a form-encoded hook (payload=<URL-encoded JSON>)"}},
 	}
@@ -101,4 +102,16 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	return provider.Source{Lookback: lookback, List: &GitHubDeliveries{
 		Hooks: hooks, Token: token, BaseURL: apiURL, HTTP: env.HTTPClient(), Inbox: inbox.NewDynamoDB(env.DynamoDB, env.Table),
 	}}, nil
+}
+
+// sendHelp is `hookinbox send`'s help for this provider.
+const sendHelp = `X-Hub-Signature-256 (sha256= hex HMAC of the body); the event is
+--type or the file's name (testdata/github/issues.json: issues);
+a fresh X-GitHub-Delivery unless --id; --form sends it as a hook
+whose content type is application/x-www-form-urlencoded does
+(payload=<URL-encoded JSON>, signed over the form)`
+
+// sendExamples are `hookinbox send`'s examples for this provider.
+var sendExamples = []string{
+	"hookinbox send github testdata/github/issues.json --form",
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 )
 
@@ -41,7 +41,7 @@ func TestGitHubRateLimitsAreWaitedOutWithinTheDeadline(t *testing.T) {
 	var slept []time.Duration
 	g := &GitHubDeliveries{
 		Hooks: []string{"repos/a/b/hooks/1"}, Token: secretstest.Static("t"), BaseURL: srv.URL,
-		Inbox: inbox.NewMemory(),
+		Inbox: inboxtest.NewMemory(),
 		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil },
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -20,7 +20,7 @@ func (Provider) Name() string { return Name }
 // Webhook implements provider.Provider: GOPAY_CLIENT_SECRET is the API
 // credential, which the receiver never reads.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{SecretEnv: "GOPAY_CLIENT_SECRET", Unsigned: true, IDOnly: true, Method: Method}
+	return provider.Webhook{SendHelp: sendHelp, SendExamples: sendExamples, SecretEnv: "GOPAY_CLIENT_SECRET", Unsigned: true, IDOnly: true, Method: Method}
 }
 
 // Verifier implements provider.Provider.
@@ -43,4 +43,14 @@ func (Provider) Sign(ev provider.TestEvent, _ []string, _ time.Time) (webhook.Re
 		return webhook.Request{}, err
 	}
 	return webhook.Request{Method: Method, Header: map[string]string{}, Query: map[string]string{"id": id}}, nil
+}
+
+// sendHelp is `hookinbox send`'s help for this provider.
+const sendHelp = `GET ?id=<payment id>, unsigned as GoPay sends it; given a payment
+file (testdata/gopay/payment.PAID.json) it first sets that payment
+on the local stack's GoPay stand-in, whose API the processor asks.`
+
+// sendExamples are `hookinbox send`'s examples for this provider.
+var sendExamples = []string{
+	"hookinbox send gopay testdata/gopay/payment.PAID.json --times 2",
 }

@@ -12,6 +12,7 @@ package mollie
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 
@@ -23,8 +24,22 @@ import (
 const Name = "mollie"
 
 // Notification is the type of every event Verifier returns: the payment's
-// status is known only once it is fetched.
+// status is known only once it is fetched. The business sees the
+// fetched payment's status as the type (Status).
 const Notification = "notification"
+
+// Status returns the status of a payment as Mollie's API serves it (open,
+// canceled, pending, authorized, expired, failed, paid), the type of its
+// event once fetched; "" for anything else.
+func Status(payment []byte) string {
+	var p struct {
+		Status string `json:"status"`
+	}
+	if json.Unmarshal(payment, &p) != nil {
+		return ""
+	}
+	return p.Status
+}
 
 // maxIDLen is the longest id Mollie issues, its prefix included.
 const maxIDLen = 32

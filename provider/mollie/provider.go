@@ -31,7 +31,7 @@ func (Provider) Name() string { return Name }
 
 // Webhook: POST /webhooks/mollie, unsigned, id-only.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{SecretEnv: secretEnv, Unsigned: true, IDOnly: true}
+	return provider.Webhook{SendHelp: sendHelp, SendExamples: sendExamples, SecretEnv: secretEnv, Unsigned: true, IDOnly: true}
 }
 
 // Verifier needs no secret: nothing Mollie sends is signed.
@@ -59,7 +59,8 @@ func (Provider) Sign(ev provider.TestEvent, _ []string, _ time.Time) (webhook.Re
 }
 
 // Processor fetches every notification's payment with the API key in
-// secretEnv from the API at apiURLEnv; without a key, nothing.
+// secretEnv from the API at apiURLEnv; without a key, nothing. The
+// business sees the payment's status as the event's type.
 func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
 	key, err := env.Secret(ctx, secretEnv)
 	if err != nil || key == nil {
@@ -69,5 +70,16 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 	return provider.Fetch{
 		Get:     func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
 		Pointer: provider.Always,
+		Type:    Status,
 	}, nil
+}
+
+// sendHelp is `hookinbox send`'s help for this provider.
+const sendHelp = `POST id=<payment id>, unsigned as Mollie sends it; given a
+payment file (testdata/mollie/payment.paid.json) it first sets
+that payment on the local stack's Mollie stand-in.`
+
+// sendExamples are `hookinbox send`'s examples for this provider.
+var sendExamples = []string{
+	"hookinbox send mollie testdata/mollie/payment.paid.json --times 2",
 }

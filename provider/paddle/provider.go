@@ -30,7 +30,9 @@ type Provider struct {
 func (Provider) Name() string { return Name }
 
 // Webhook: POST /webhooks/paddle, signed with the keys in secretEnv.
-func (Provider) Webhook() provider.Webhook { return provider.Webhook{SecretEnv: secretEnv} }
+func (Provider) Webhook() provider.Webhook {
+	return provider.Webhook{SendHelp: sendHelp, SendExamples: sendExamples, SecretEnv: secretEnv}
+}
 
 // Verifier verifies with secrets and the tolerance in toleranceEnv.
 func (Provider) Verifier(secrets []string, env *provider.Env) (provider.Verifier, error) {
@@ -53,4 +55,13 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 		Header: map[string]string{"content-type": "application/json", signatureHeader: Sign(ev.Body, at, secrets...)},
 		Body:   ev.Body,
 	}, nil
+}
+
+// sendHelp is `hookinbox send`'s help for this provider.
+const sendHelp = `Paddle-Signature (ts=<unix>;h1=<hex HMAC of ts:body>, one h1 per
+secret key)`
+
+// sendExamples are `hookinbox send`'s examples for this provider.
+var sendExamples = []string{
+	"hookinbox send paddle testdata/paddle/transaction.completed.json",
 }

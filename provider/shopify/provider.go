@@ -21,6 +21,7 @@ func (Provider) Name() string { return Name }
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
 	return provider.Webhook{
+		SendHelp: sendHelp, SendExamples: sendExamples,
 		SecretEnv: "SHOPIFY_WEBHOOK_SECRET", TypeUnsigned: true,
 		Variants: []provider.Variant{{Name: "unprefixed", Usage: "shopify: name the headers without X- (Shopify-Hmac-Sha256, ...)"}},
 	}
@@ -55,11 +56,17 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 	if id == "" {
 		id = provider.UUID()
 	}
-	h := Headers(ev.Body, secret, id, topic, at)
+	body := ev.Body
+	if ev.Fresh {
+		if body, err = freshOrder(body); err != nil {
+			return webhook.Request{}, err
+		}
+	}
+	h := Headers(body, secret, id, topic, at)
 	if ev.Variant == "unprefixed" {
 		h = Unprefixed(h)
 	}
-	return webhook.Request{Method: "POST", Header: h, Body: ev.Body}, nil
+	return webhook.Request{Method: "POST", Header: h, Body: body}, nil
 }
 
 // shopDomain is the form of SHOPIFY_SHOP_DOMAIN.
@@ -97,4 +104,17 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	}
 	return provider.Source{Lookback: lookback, KeyedApart: true,
 		List: &ShopifyOrders{URL: apiURL, Token: token, HTTP: env.HTTPClient()}}, nil
+}
+
+// sendHelp is `hookinbox send`'s help for this provider.
+const sendHelp = `X-Shopify-Hmac-Sha256 (base64 HMAC of the body); the topic is
+--type or the file's name with _ for / (orders_paid: orders/paid);
+a payload name gets a fresh order ID; a fresh X-Shopify-Event-Id
+unless --id; --unprefixed names the headers without X-
+(Shopify-Hmac-Sha256, ...), as Shopify's newer deliveries do`
+
+// sendExamples are `hookinbox send`'s examples for this provider.
+var sendExamples = []string{
+	"hookinbox send shopify orders/paid --times 2",
+	"hookinbox send shopify my-order.json --type orders/paid",
 }

@@ -22,6 +22,7 @@ func (Provider) Name() string { return Name }
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
 	return provider.Webhook{
+		SendHelp: sendHelp, SendExamples: sendExamples,
 		SecretEnv: "STANDARD_WEBHOOK_SECRET",
 		Variants:  []provider.Variant{{Name: "v1a", Usage: "standard: sign v1a (ed25519) only, with the whsk_ keys among the secrets"}},
 	}
@@ -52,4 +53,16 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 		return webhook.Request{}, err
 	}
 	return webhook.Request{Method: "POST", Header: h, Body: ev.Body}, nil
+}
+
+// sendHelp is `hookinbox send`'s help for this provider.
+const sendHelp = `Standard Webhooks webhook-id, -timestamp, -signature (v1,<base64>
+HMAC of id.timestamp.body under each whsec_ secret, v1a,<base64>
+ed25519 signature under each whsk_ key); a fresh msg_ id unless
+--id; --v1a signs v1a only, with the whsk_ keys of --secret or
+the local stack's signing key`
+
+// sendExamples are `hookinbox send`'s examples for this provider.
+var sendExamples = []string{
+	"hookinbox send standard testdata/standard/invoice.paid.json --v1a",
 }

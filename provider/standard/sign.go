@@ -27,6 +27,13 @@ func Headers(body []byte, id string, at time.Time, secrets ...string) map[string
 	return h
 }
 
+// SignedHeaders is Headers for a sender whose secrets come from its
+// configuration: a secret that is not base64 is an error, naming no
+// secret, instead of a panic. hookinbox's destinations sign with it.
+func SignedHeaders(body []byte, id string, at time.Time, secrets ...string) (map[string]string, error) {
+	return headers(body, id, at, secrets...)
+}
+
 func headers(body []byte, id string, at time.Time, secrets ...string) (map[string]string, error) {
 	ts := strconv.FormatInt(at.Unix(), 10)
 	signed := []byte(id + "." + ts + "." + string(body))

@@ -21,7 +21,7 @@ func (Provider) Name() string { return Name }
 
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{SecretEnv: "STRIPE_WEBHOOK_SECRET"}
+	return provider.Webhook{SendHelp: sendHelp, SendExamples: sendExamples, SecretEnv: "STRIPE_WEBHOOK_SECRET"}
 }
 
 // Verifier implements provider.Provider: the signing secrets ("whsec_"),
@@ -65,7 +65,9 @@ const MaxLookback = 30 * 24 * time.Hour
 
 // Processor implements provider.Provider: STRIPE_API_KEY (or
 // STRIPE_API_KEY_ARN), required, fetches a lost payload and every thin
-// event from STRIPE_API_URL (Stripe's by default).
+// event from STRIPE_API_URL (Stripe's by default). The mode is
+// STRIPE_LIVEMODE's, or else the key's; EventGenerationFailureResolved
+// is an alert.
 func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
 	apiURL := env.Reader().String("STRIPE_API_URL", DefaultAPIURL)
 	if !env.HasSecret("STRIPE_API_KEY") {
@@ -75,8 +77,12 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 	if err != nil {
 		return provider.Fetch{}, err
 	}
+	m, err := mode(ctx, env, key)
+	if err != nil {
+		return provider.Fetch{}, err
+	}
 	// A thin event is only a pointer: it is fetched on every attempt.
-	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin}, nil
+	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin, Mode: m, Alert: Alert}, nil
 }
 
 // Reconciler implements provider.Provider: with STRIPE_API_KEY (or its
@@ -121,4 +127,26 @@ func KeyFromContext(ctx context.Context) (provider.Secret, error) {
 		return nil, nil
 	}
 	return env.Secret(ctx, "STRIPE_API_KEY")
+}
+
+// sendHelp is `hookinbox send`'s help for this provider.
+const sendHelp = `Stripe-Signature (t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">).
+An event type (checkout.session.completed, invoice.paid, ...)
+sends the real event of that type in hookinbox's testdata/stripe/
+about objects of its own (a fresh invoice, session or subscription
+ID each run, unless --object or --subscription names one), with
+the --customer, --email, --subscription and --status given; a path
+sends that file as it is. Either way the event gets a fresh evt_ ID
+unless --id is given (or, for a file, --keep-id). --thin sends the
+event type as a thin event notification (object v2.core.event,
+type v1.<event type>, a related_object); it first puts the v2
+event and the object on the running stack's Stripe stand-in, which
+the processor fetches them from.`
+
+// sendExamples are `hookinbox send`'s examples for this provider.
+var sendExamples = []string{
+	"hookinbox send stripe checkout.session.completed --times 3",
+	"hookinbox send stripe checkout.session.completed --thin",
+	"hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due",
+	"hookinbox send stripe testdata/stripe/invoice.paid.json",
 }

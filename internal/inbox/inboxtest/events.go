@@ -27,9 +27,9 @@ func LargeEvent(id string) webhook.Event {
 	return ev
 }
 
-// KiBEvent returns an event like Event with a 1 KiB payload: it rides in
+// kibEvent returns an event like Event with a 1 KiB payload: it rides in
 // its claim only compressed.
-func KiBEvent(id string) webhook.Event {
+func kibEvent(id string) webhook.Event {
 	ev := Event(id)
 	ev.Raw = []byte(`{"id":"` + id + `","type":"checkout.session.completed","metadata":{"note":"` + strings.Repeat("thank you ", 95) + `"}}`)
 	return ev

@@ -1,4 +1,5 @@
-// Package inboxtest is the conformance suite every inbox.Store must pass.
+// Package inboxtest is the conformance suite every inbox.Store must pass,
+// and the in-memory store (Memory) unit tests use.
 // It runs on the in-memory fake and on DynamoDB (dynalite), so the fake
 // used by fast unit tests cannot drift from the real store.
 package inboxtest
@@ -358,7 +359,7 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
-	for _, ev := range []webhook.Event{Event("evt_inline"), KiBEvent("evt_inline")} {
+	for _, ev := range []webhook.Event{Event("evt_inline"), kibEvent("evt_inline")} {
 		t.Run(fmt.Sprintf("InlinePayloadTravelsWithTheItem/%dB", len(ev.Raw)), func(t *testing.T) {
 			inlinePayloadTravelsWithTheItem(t, newStore(t), ev)
 		})
@@ -595,6 +596,26 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		// A lease keeps the count.
 		if got := lease(t, s, it.Key, "w9", t0.Add(time.Hour)); got.InfraFailures != 2 {
 			t.Errorf("lease: infra_failures %d, want 2", got.InfraFailures)
+		}
+	})
+
+	t.Run("UncountedAttemptIsTakenBack", func(t *testing.T) {
+		s := newStore(t)
+		it := claim(t, s, "evt_busy")
+		for i, uncounted := range []bool{false, true, true} {
+			owner := fmt.Sprintf("w%d", i)
+			at := t0.Add(time.Duration(i) * time.Minute)
+			lease(t, s, it.Key, owner, at)
+			if _, err := s.Finish(ctx, it.Key, owner, inbox.Result{Status: inbox.Failed, Error: "busy", At: at.Add(time.Second), Uncounted: uncounted}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.Get(ctx, it.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Attempts != 1 || got.InfraFailures != 0 {
+			t.Errorf("after 3 attempts, 2 uncounted: attempts %d, infra_failures %d; want 1, 0", got.Attempts, got.InfraFailures)
 		}
 	})
 

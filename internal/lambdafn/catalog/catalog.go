@@ -17,7 +17,7 @@ import (
 // Builders maps each function's logical ID in template.yaml to its builder.
 var Builders = map[string]lambdafn.Builder{
 	"ReceiverFunction":   receiverfn.Build,
-	"ProcessorFunction":  processorfn.Builder(shop.FromEnv),
+	"ProcessorFunction":  processorfn.Builder(shop.FromEnvIfSet),
 	"DlqReplayFunction":  replayfn.Build,
 	"ReconcilerFunction": reconcilerfn.Build,
 	// Only with the template parameter StripeEventBridgeSource set.

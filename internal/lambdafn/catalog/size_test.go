@@ -50,6 +50,9 @@ func TestFunctionLinks(t *testing.T) {
 			if strings.HasPrefix(d, "github.com/hookinbox/hookinbox/internal/local") {
 				t.Errorf("%s links %s, which is behind the fence (internal/local serves only local runs and tests)", id, d)
 			}
+			if strings.HasPrefix(d, "github.com/hookinbox/") && (strings.HasSuffix(d, "test") || strings.HasSuffix(d, "fuzz")) {
+				t.Errorf("%s links the test package %s (inboxtest's in-memory store, ...)", id, d)
+			}
 		}
 	}
 	for _, d := range goListDeps(t, root, Packages["ReconcilerFunction"]) {

@@ -95,7 +95,7 @@ func receiverProviders(ctx context.Context, env *provider.Env, reg *provider.Reg
 		case len(ps.Inline) > 0:
 			v, err = p.Verifier(ps.Inline, env)
 		default:
-			r := &Rotating{
+			r := &rotatingVerifier{
 				Secrets: &secrets.Rotating{
 					Load:        func(ctx context.Context) ([]string, error) { return secrets.List(ctx, env.SecretsManager(), ps.ARN) },
 					MaxAge:      s.SecretMaxAge,

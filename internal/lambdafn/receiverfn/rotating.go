@@ -12,7 +12,7 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Rotating is a verifier whose secrets live elsewhere (Secrets Manager)
+// rotatingVerifier is a verifier whose secrets live elsewhere (Secrets Manager)
 // and may change while the function stays warm; it works for every
 // provider, New building the provider's verifier from the secrets.
 // Secrets decides when they are loaded again (see secrets.Rotating):
@@ -30,7 +30,7 @@ import (
 //     interval. A failed load here keeps the old secrets.
 //
 // Safe for concurrent use.
-type Rotating struct {
+type rotatingVerifier struct {
 	// Secrets holds the secrets currently accepted.
 	Secrets *secrets.Rotating
 	// New builds the verifier from the secrets (the provider's Verifier,
@@ -46,7 +46,7 @@ type Rotating struct {
 // Init loads the secrets for the first time and builds the verifier; a
 // function calls it at start, so a missing, empty or unusable secret stops
 // the cold start with a clear error.
-func (r *Rotating) Init(ctx context.Context) error {
+func (r *rotatingVerifier) Init(ctx context.Context) error {
 	if err := r.Secrets.Init(ctx); err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (r *Rotating) Init(ctx context.Context) error {
 
 // Verify verifies with secrets at most MaxAge old, reloading them once
 // when no signature matches.
-func (r *Rotating) Verify(ctx context.Context, req webhook.Request) ([]webhook.Event, error) {
+func (r *rotatingVerifier) Verify(ctx context.Context, req webhook.Request) ([]webhook.Event, error) {
 	used, err := r.Secrets.Values(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("verifier: %w", err)
@@ -84,7 +84,7 @@ func (r *Rotating) Verify(ctx context.Context, req webhook.Request) ([]webhook.E
 }
 
 // verifier returns the verifier of vals, built once per set of secrets.
-func (r *Rotating) verifier(vals []string) (provider.Verifier, error) {
+func (r *rotatingVerifier) verifier(vals []string) (provider.Verifier, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.current != nil && slices.Equal(r.built, vals) {

@@ -18,15 +18,15 @@ import (
 
 // withStripe makes r verify Stripe deliveries, as the receiver builds it
 // for a Secrets Manager secret, on r's clock.
-func withStripe(r *Rotating) *Rotating {
+func withStripe(r *rotatingVerifier) *rotatingVerifier {
 	env := &provider.Env{Now: r.Secrets.Now}
 	r.New = func(s []string) (provider.Verifier, error) { return stripe.Provider{}.Verifier(s, env) }
 	return r
 }
 
-// rotatingStripe is withStripe on a Rotating with load and clock.
-func rotatingStripe(load func(context.Context) ([]string, error), clock func() time.Time) *Rotating {
-	return withStripe(&Rotating{Secrets: &secrets.Rotating{Load: load, Now: clock}})
+// rotatingStripe is withStripe on a rotatingVerifier with load and clock.
+func rotatingStripe(load func(context.Context) ([]string, error), clock func() time.Time) *rotatingVerifier {
+	return withStripe(&rotatingVerifier{Secrets: &secrets.Rotating{Load: load, Now: clock}})
 }
 
 // The secrets of the Stripe fuzzer.
@@ -45,7 +45,7 @@ func TestRotatingReloadsOnMismatch(t *testing.T) {
 	clock := now
 	stored := []string{"whsec_old"}
 	loads := 0
-	r := withStripe(&Rotating{Secrets: &secrets.Rotating{
+	r := withStripe(&rotatingVerifier{Secrets: &secrets.Rotating{
 		Load: func(context.Context) ([]string, error) { loads++; return stored, nil },
 		Now:  func() time.Time { return clock },
 	}})
@@ -84,7 +84,7 @@ func TestRotatingKeepsSecretsWhenReloadFails(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := now
 	fail := false
-	r := withStripe(&Rotating{Secrets: &secrets.Rotating{
+	r := withStripe(&rotatingVerifier{Secrets: &secrets.Rotating{
 		Load: func(context.Context) ([]string, error) {
 			if fail {
 				return nil, errors.New("AccessDenied")
@@ -113,7 +113,7 @@ func TestRotatingKeepsSecretsWhenReloadFails(t *testing.T) {
 func TestRotatingRevokedSecretStopsWithinMaxAge(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	stored := []string{"whsec_new", "whsec_old"}
-	r := withStripe(&Rotating{Secrets: &secrets.Rotating{
+	r := withStripe(&rotatingVerifier{Secrets: &secrets.Rotating{
 		Load: func(context.Context) ([]string, error) { return stored, nil },
 		Now:  func() time.Time { return clock },
 	}})
@@ -146,7 +146,7 @@ func TestRotatingFailsClosedWhenStale(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var fail error
 	loads := 0
-	r := withStripe(&Rotating{Secrets: &secrets.Rotating{
+	r := withStripe(&rotatingVerifier{Secrets: &secrets.Rotating{
 		Load: func(context.Context) ([]string, error) {
 			loads++
 			return []string{"whsec_a"}, fail
@@ -186,7 +186,7 @@ func TestRotatingFailsClosedWhenStale(t *testing.T) {
 }
 
 func TestRotatingInitFails(t *testing.T) {
-	r := withStripe(&Rotating{Secrets: secretstest.Static(" ")})
+	r := withStripe(&rotatingVerifier{Secrets: secretstest.Static(" ")})
 	if err := r.Init(context.Background()); err == nil {
 		t.Error("Init accepted an empty secret")
 	}
@@ -197,7 +197,7 @@ func TestRotatingInitFails(t *testing.T) {
 func TestRotatingMaxAgeBelowInterval(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	loads := 0
-	r := withStripe(&Rotating{Secrets: &secrets.Rotating{
+	r := withStripe(&rotatingVerifier{Secrets: &secrets.Rotating{
 		Load:   func(context.Context) ([]string, error) { loads++; return []string{"whsec_a"}, nil },
 		MaxAge: time.Second,
 		Now:    func() time.Time { return clock },

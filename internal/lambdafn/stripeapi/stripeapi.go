@@ -76,7 +76,7 @@ func WithKey(ctx context.Context, keys provider.Secret, call func(key string) er
 		return fmt.Errorf("stripe api key: %w", err)
 	}
 	err = call(used[0])
-	if !Refused(err) {
+	if !keyRefused(err) {
 		return err
 	}
 	fresh, changed, rerr := keys.Refresh(ctx, used)
@@ -89,9 +89,9 @@ func WithKey(ctx context.Context, keys provider.Secret, call func(key string) er
 	return call(fresh[0])
 }
 
-// Refused reports whether Stripe refused the key: 401 (unknown, expired or
+// keyRefused reports whether Stripe refused the key: 401 (unknown, expired or
 // rolled key) or 403 (a restricted key without the permission).
-func Refused(err error) bool {
+func keyRefused(err error) bool {
 	return StatusCode(err) == http.StatusUnauthorized || StatusCode(err) == http.StatusForbidden
 }
 

@@ -23,6 +23,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/local/sink"
+	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -68,6 +70,10 @@ type LocalOptions struct {
 	// Builders replace the in-process builders of functions (by logical
 	// ID): a business of a test's own, run in process.
 	Builders map[string]lambdafn.Builder
+	// Destination, when set, is served on 127.0.0.1 as a destination
+	// the processor delivers every event to (pipeline.ForwardName),
+	// signed with pipeline.DestinationSecret.
+	Destination *sink.Sink
 }
 
 // Local is a fresh pipeline.Stack of template.yaml on the local
@@ -91,6 +97,7 @@ type Local struct {
 	business       businessReader
 	stop           context.CancelFunc
 	functions      []*devstack.Function // those running under aws-lambda-rie
+	destination    *standin.Server      // serves LocalOptions.Destination
 	pollers        sync.WaitGroup
 }
 
@@ -109,16 +116,28 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	if opts.Reconcile <= 0 {
 		opts.Reconcile = 5 * time.Second
 	}
+	var dest *standin.Server
+	var forward string
+	if opts.Destination != nil {
+		var err error
+		if dest, err = standin.Serve(opts.Destination, ""); err != nil {
+			return nil, fmt.Errorf("local stack %s: serve the destination: %w", stackName, err)
+		}
+		forward = dest.URL + "/"
+	}
 	st, err := pipeline.Start(ctx, emu, pipeline.Options{
 		Name: stackName, Template: tpl,
 		Env:    map[string]string{"METRICS_FILE": os.DevNull}, // the embedded metric lines are not the verdict
 		Log:    func(id string) *slog.Logger { return opts.Log.With("function", id) },
-		Params: opts.Params, Builders: opts.Builders,
+		Params: opts.Params, Builders: opts.Builders, Forward: forward,
 	})
 	if err != nil {
+		if dest != nil {
+			dest.Close()
+		}
 		return nil, err
 	}
-	l := &Local{Stack: st, sqs: emu.SQS()}
+	l := &Local{Stack: st, sqs: emu.SQS(), destination: dest}
 	fail := func(err error) (*Local, error) {
 		_ = l.Close()
 		return nil, fmt.Errorf("local stack %s: %w", stackName, err)
@@ -279,6 +298,9 @@ func (l *Local) Close() error {
 	var errs []error
 	for _, fn := range l.functions {
 		errs = append(errs, fn.Stop())
+	}
+	if l.destination != nil {
+		l.destination.Close()
 	}
 	return errors.Join(append(errs, l.Stack.Close())...)
 }

@@ -76,6 +76,13 @@ type Options struct {
 	// every AWS endpoint through a recording proxy. IAMTest names the
 	// test in the record.
 	IAMRecord, IAMTest string
+	// Forward, when set, is the URL of one more destination of the
+	// processor, ForwardName, that gets every event (hookinbox dev
+	// --forward).
+	Forward string
+	// DestinationSecret is the local value of every destination's signing
+	// secret; default DestinationSecret.
+	DestinationSecret string
 }
 
 // Stack is one running local pipeline: the template's tables and queues
@@ -187,7 +194,8 @@ func (s *Stack) Close() error {
 // the template gives it, resolved to this stack, with the local secrets
 // (LocalEnv) in those it declares; the emulators' region, credentials and
 // endpoints, and the stand-ins' (Endpoints); then Options.Env and
-// overrides. Empty AWS_ENDPOINT_URL* variables are left out. When the
+// overrides. Its DESTINATIONS gain Options.Forward's, and the secrets
+// they name their local values (see destinations). Empty AWS_ENDPOINT_URL* variables are left out. When the
 // stack records (Options.IAMRecord), the function signs with its own
 // access key ID and every AWS endpoint is its recording proxy.
 func (s *Stack) Env(logicalID string, overrides map[string]string) (map[string]string, error) {
@@ -197,6 +205,12 @@ func (s *Stack) Env(logicalID string, overrides map[string]string) (map[string]s
 	}
 	local := LocalEnv(s.Endpoints["GOPAY_API_URL"])
 	maps.Copy(local, s.opts.Secrets)
+	if types, declared := env["STRIPE_EVENT_TYPES"]; declared && types == "" {
+		// No Stripe event types (a template of a business file without
+		// them, such as one with only Destinations): the reconciler's
+		// Stripe source stays off, as deployed without a Stripe key.
+		delete(local, "STRIPE_API_KEY")
+	}
 	for k, v := range local {
 		if _, declared := env[k]; declared {
 			env[k] = v
@@ -206,6 +220,11 @@ func (s *Stack) Env(logicalID string, overrides map[string]string) (map[string]s
 	maps.Copy(env, s.Endpoints)
 	maps.Copy(env, s.opts.Env)
 	maps.Copy(env, overrides)
+	if _, declared := env[destinationsEnv]; declared || (logicalID == "ProcessorFunction" && s.opts.Forward != "") {
+		if err := s.setDestinations(env); err != nil {
+			return nil, fmt.Errorf("function %s: %w", logicalID, err)
+		}
+	}
 	for k, v := range env {
 		if v == "" && strings.HasPrefix(k, "AWS_ENDPOINT_URL") {
 			// Declared empty for `sam local --env-vars`: unset, as the
@@ -382,4 +401,13 @@ func (s *Stack) Signed(p provider.Provider, ev provider.TestEvent, at time.Time)
 		return events.APIGatewayV2HTTPRequest{}, err
 	}
 	return lambdalocal.Delivery(p.Name(), req), nil
+}
+
+// Delivered plays the provider that sent body to the stack's webhook
+// URL: its stand-in's objects are as the delivery says before anyone
+// reads them (the Stripe stand-in's subscriptions, Stripe.Apply).
+func (s *Stack) Delivered(provider string, body []byte) {
+	if provider == "stripe" && s.Stripe != nil {
+		s.Stripe.Apply(body)
+	}
 }

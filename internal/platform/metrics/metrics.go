@@ -55,6 +55,14 @@ const (
 	// create some events (v2.core.health.event_generation_failure.resolved).
 	StripeEventsNotGenerated = "StripeEventsNotGenerated"
 
+	// Destinations (Dims.Destination): each delivery attempt counts once.
+	DestinationDelivered = "DestinationDelivered" // deliveries a destination accepted (2xx, put on the bus)
+	DestinationRetried   = "DestinationRetried"   // deliveries that failed and will be retried (408, 429, 5xx, timeout, no connection)
+	DestinationParked    = "DestinationParked"    // deliveries that parked their event (refused, gone, too large, or out of retries)
+	DestinationGone      = "DestinationGone"      // deliveries answered 410 Gone (also counted in DestinationParked)
+	DestinationBusy      = "DestinationBusy"      // deliveries not tried: the destination's concurrency limit was reached
+	DestinationLatency   = "DestinationLatency"   // one delivery's round trip (milliseconds)
+
 	// Replay.
 	Replayed = "Replayed" // events sent back to the processor
 
@@ -73,6 +81,8 @@ var Names = map[string]Unit{
 	Received: Count, Duplicate: Count, VerifyFailed: Count, IntakeErrors: Count, Busy: Count, Enqueued: Count,
 	Processed: Count, Ignored: Count, Failed: Count, Parked: Count, LeaseTakeovers: Count, OtherMode: Count,
 	EffectDuration: Milliseconds, EndToEndAge: Seconds, StripeEventsNotGenerated: Count,
+	DestinationDelivered: Count, DestinationRetried: Count, DestinationParked: Count, DestinationGone: Count,
+	DestinationBusy: Count, DestinationLatency: Milliseconds,
 	Replayed:    Count,
 	StuckClaims: Count, Reconciled: Count, OverdueLeases: Count, Missed: Count, Skipped: Count, ReconcileErrors: Count,
 	CheckpointLag: Seconds,
@@ -84,6 +94,9 @@ const (
 	DimEventType = "EventType"
 	DimReason    = "Reason"
 	DimEffect    = "Effect"
+	// DimDestination names a destination (internal/destination); its
+	// values come from the deployment's configuration.
+	DimDestination = "Destination"
 )
 
 // OtherEventType is the EventType dimension of every event whose type a
@@ -92,9 +105,9 @@ const OtherEventType = "other"
 
 // Dims are the dimension values of one line; an empty field is no
 // dimension. Every line publishes its metrics without dimensions (what the
-// alarms watch), by Reason alone and by Effect alone when set, and by all
-// the set fields together (Provider, EventType, Reason, Effect in that
-// order). Values come from verified events or from fixed sets, never from
+// alarms watch), by Reason, Effect and Destination each alone when set,
+// and by all the set fields together (Provider, EventType, Reason,
+// Effect, Destination in that order). Values come from verified events or from fixed sets, never from
 // an unverified request: every value is a custom metric that costs money.
 // A verified event's type is not enough where the signature does not
 // cover it (GitHub's and Shopify's are headers): a function bounds its
@@ -104,6 +117,9 @@ type Dims struct {
 	EventType string
 	Reason    string
 	Effect    string
+	// Destination is published alone and with the others: a
+	// destination's alarms watch it alone.
+	Destination string
 }
 
 // Metric is one value of a line.
@@ -207,7 +223,7 @@ func (r *Recorder) write(d Dims, ms []Metric, fields []Field) {
 	if len(names) == 0 {
 		return
 	}
-	for _, kv := range [4][2]string{{DimProvider, d.Provider}, {DimEventType, d.EventType}, {DimReason, d.Reason}, {DimEffect, d.Effect}} {
+	for _, kv := range d.pairs() {
 		if kv[1] != "" {
 			line[kv[0]] = cutDim(kv[1])
 		}
@@ -333,7 +349,7 @@ func (r *Recorder) Flush(b *Batch, fields ...Field) {
 func dimensionSets(d Dims) [][]string {
 	sets := [][]string{{}}
 	var all []string
-	for _, kv := range [4][2]string{{DimProvider, d.Provider}, {DimEventType, d.EventType}, {DimReason, d.Reason}, {DimEffect, d.Effect}} {
+	for _, kv := range d.pairs() {
 		if kv[1] != "" {
 			all = append(all, kv[0])
 		}
@@ -344,10 +360,19 @@ func dimensionSets(d Dims) [][]string {
 	if d.Effect != "" && len(all) > 1 {
 		sets = append(sets, []string{DimEffect})
 	}
+	if d.Destination != "" && len(all) > 1 {
+		sets = append(sets, []string{DimDestination})
+	}
 	if len(all) > 0 {
 		sets = append(sets, all)
 	}
 	return sets
+}
+
+// pairs returns d's dimension names and values, in the order lines
+// list them.
+func (d Dims) pairs() [5][2]string {
+	return [5][2]string{{DimProvider, d.Provider}, {DimEventType, d.EventType}, {DimReason, d.Reason}, {DimEffect, d.Effect}, {DimDestination, d.Destination}}
 }
 
 // cutDim cuts a dimension value to at most MaxDimLen bytes of valid UTF-8.

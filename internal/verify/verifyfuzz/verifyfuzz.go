@@ -252,15 +252,15 @@ func macAmong(key []byte, prefix string, body []byte, sigs [][]byte) bool {
 	return false
 }
 
-// RequestVerifier is a verifier of the receiver's shape (see
+// requestVerifier is a verifier of the receiver's shape (see
 // github.Verifier): it turns one webhook.Request into its events.
-type RequestVerifier func(ctx context.Context, r webhook.Request) ([]webhook.Event, error)
+type requestVerifier func(ctx context.Context, r webhook.Request) ([]webhook.Event, error)
 
 // FromRequestVerifier is the VerifierFuzz of a provider whose verifier
 // takes a webhook.Request and whose deliveries carry one event each: v is
 // called with the fuzzed headers and body as a POST, and must return one
 // event when it accepts.
-func FromRequestVerifier(provider string, v RequestVerifier, sign func(body []byte) map[string]string, genuine func(headers map[string]string, body []byte) bool) VerifierFuzz {
+func FromRequestVerifier(provider string, v requestVerifier, sign func(body []byte) map[string]string, genuine func(headers map[string]string, body []byte) bool) VerifierFuzz {
 	return VerifierFuzz{
 		Provider: provider,
 		Verify: func(headers map[string]string, body []byte) (webhook.Event, error) {

@@ -1,12 +1,9 @@
 package verifytest
 
 import (
-	"bytes"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -51,19 +48,4 @@ func freshLike(id string) string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return prefix + string(b)
-}
-
-// FreshShopifyOrder returns the Shopify order webhook body with a fresh
-// order ID (every occurrence of the old one): a new order.
-func FreshShopifyOrder(body []byte) ([]byte, error) {
-	var order struct {
-		ID json.Number `json:"id"`
-	}
-	if err := json.Unmarshal(body, &order); err != nil || order.ID == "" {
-		return nil, fmt.Errorf("fresh order ID: not a Shopify order with an id: %v", err)
-	}
-	var n [8]byte
-	_, _ = rand.Read(n[:])
-	id := 1_000_000_000_000 + int64(binary.BigEndian.Uint64(n[:])%9_000_000_000_000) // 13 digits, as Shopify's
-	return bytes.ReplaceAll(body, []byte(order.ID.String()), []byte(strconv.FormatInt(id, 10))), nil
 }

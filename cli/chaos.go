@@ -1,0 +1,436 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+
+	"github.com/hookinbox/hookinbox/internal/local/chaos"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+type chaosFlags struct {
+	events      string
+	generate    int
+	dup         int
+	shuffle     bool
+	concurrency int
+	jitter      time.Duration
+	queueDups   bool
+	seed        uint64
+	url         string
+	secret      string
+	stateFile   string
+	quiet       time.Duration
+	fault       string
+	template    string
+	params      envFlag
+
+	// destination: both runs deliver every event to a sink; the chaos
+	// run's answers 503 to each event's first destinationFail attempts.
+	destination     bool
+	destinationFail int
+}
+
+// errDifferences makes the exit status 1 after the verdict is printed.
+var errDifferences = errors.New("the chaos run differs from the reference run")
+
+func cmdChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f chaosFlags
+	fs := newFlagSet("chaos", "--events FILE.jsonl [flags]", `
+The duplicate-proof test: delivers every event of FILE.jsonl --dup times, in
+shuffled order, from --concurrency concurrent senders, each delivery signed
+as its provider signs it and retried while it is answered 5xx, sends one more SQS
+message for each accepted delivery (SQS delivers at least once), waits until
+the pipeline is quiet (events queue empty, nothing RECEIVED, PROCESSING or
+FAILED), then compares the business state, the effect ledger and each
+event's final status with a reference run: one in-order delivery of each
+event on a fresh stack. It prints the verdict with every difference and
+exits 1 on any; an effect carried out twice is a difference.
+
+FILE.jsonl holds one Stripe event a line, as GET /v1/events lists them, or
+whole pages of that list, or another provider's delivery:
+{"object":"hookinbox.delivery","provider":"shopify","id":"<event id>",
+"type":"orders/paid","body":{...}} (github, shopify, standard, adyen), or a
+GoPay notification whose body is the payment GoPay's API serves:
+{"object":"hookinbox.delivery","provider":"gopay","id":"<payment id>",
+"type":"notification","body":{"id":<payment id>,"state":"PAID",...}}.
+To test your own events:
+
+  curl -G https://api.stripe.com/v1/events -u "$STRIPE_KEY:" -d limit=100 \
+    | jq -c '.data[]' > events.jsonl
+  hookinbox chaos --events events.jsonl
+
+Both runs use fresh stacks of template.yaml on the local emulators
+(dynalite and local-aws-sqs, or HOOKINBOX_EMULATORS=moto, or the
+AWS_ENDPOINT_URL* ones), with the functions in this process and the SES,
+Stripe and GoPay stand-ins. With --url the chaos run goes to a running stack instead
+(hookinbox dev: its queue and tables come from its state file) and only the
+business records about the corpus are compared.
+
+--generate N writes a realistic corpus of N events to stdout instead
+(checkouts, subscription changes out of order, delayed payments, refunds,
+types nobody handles, Shopify orders, Adyen payments and refunds, GoPay
+payments, GitHub and Standard Webhooks deliveries).
+
+--fault NAME puts Shopify's toxiproxy (pinned in go.mod) between the chaos
+stack's functions and DynamoDB, SQS, Stripe, SES and GoPay, and injects the fault
+while the chaos run lasts; the reference run has none. The chaos stack then
+runs with LEASE_DURATION 30s. See docs/reliability.md for every fault and
+its figures.
+
+--destination gives both runs' stacks a destination that gets every event: a
+sink in this process that verifies each signature (as hookinbox sink does).
+The verdict then checks what it received too: every delivery verified, every
+DONE event delivered at least once, nothing delivered that was not accepted,
+and every delivery of an event under its one stable webhook-id.
+--destination-fail N makes the chaos run's sink answer 503 to each event's
+first N attempts, so every event is delivered again.`)
+	fs.StringVar(&f.events, "events", "", "the events, one JSON object a line")
+	fs.IntVar(&f.generate, "generate", 0, "write a generated corpus of this many events to stdout and exit")
+	fs.IntVar(&f.dup, "dup", 2, "deliveries of each event")
+	fs.BoolVar(&f.shuffle, "shuffle", true, "deliver in a random order (--shuffle=false keeps the file's order)")
+	fs.IntVar(&f.concurrency, "concurrency", 16, "concurrent senders")
+	fs.DurationVar(&f.jitter, "delay-jitter", 0, "each delivery first waits a random time up to this, e.g. 2s")
+	fs.BoolVar(&f.queueDups, "queue-dups", true, "send one more SQS message for each accepted delivery")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the order and the jitter (default: from the clock; printed)")
+	fs.StringVar(&f.url, "url", "", "deliver the chaos run to this running stack's webhook URL")
+	fs.StringVar(&f.secret, "secret", "", "with --url: the first provider's signing secret(s), comma-separated, as hookinbox dev --secret sets them (default: the running stack's)")
+	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "with --url: state file of the running stack")
+	fs.DurationVar(&f.quiet, "quiet-within", 10*time.Minute, "how long each run may take to get quiet")
+	fs.StringVar(&f.fault, "fault", "", "inject this fault through toxiproxy during the chaos run: "+faultNames())
+	fs.StringVar(&f.template, "template", "", "SAM template of both runs' stacks (default template.yaml at the repository root); another module's (hookinbox template) runs its functions as the Makefile beside it builds them, under aws-lambda-rie, and compares every item of its tables")
+	f.params = envFlag{}
+	fs.Var(f.params, "parameter", "set the template parameter Name=Value (repeatable); one without a default needs it")
+	fs.BoolVar(&f.destination, "destination", false, "both runs deliver every event to a destination, a sink in this process; the verdict checks what it received")
+	fs.IntVar(&f.destinationFail, "destination-fail", 0, "with --destination: the chaos run's sink answers 503 to the first N attempts of each event")
+	rest, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("unexpected argument %q", rest[0])
+	}
+	if f.seed == 0 {
+		f.seed = uint64(time.Now().UnixNano())
+	}
+	if f.generate > 0 {
+		for _, line := range chaos.Generate(f.generate, f.seed, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)) {
+			if _, err := fmt.Fprintf(stdout, "%s\n", line); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch {
+	case f.events == "":
+		return usagef("--events FILE.jsonl is required (or --generate N)")
+	case f.dup < 1:
+		return usagef("--dup must be at least 1")
+	case f.concurrency < 1:
+		return usagef("--concurrency must be at least 1")
+	case f.jitter < 0:
+		return usagef("--delay-jitter must not be negative")
+	case f.fault != "" && f.url != "":
+		return usagef("--fault works on the local chaos stack, not with --url")
+	case f.destination && f.url != "":
+		return usagef("--destination works on the local chaos stack, not with --url")
+	case f.destinationFail != 0 && (!f.destination || f.destinationFail < 0):
+		return usagef("--destination-fail wants --destination and a positive count")
+	}
+	if f.fault != "" {
+		if _, err := chaos.FaultNamed(f.fault); err != nil {
+			return usagef("--fault: %v", err)
+		}
+	}
+	file, err := os.Open(f.events)
+	if err != nil {
+		return err
+	}
+	events, err := chaos.ReadEvents(file)
+	file.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.events, err)
+	}
+	if len(events) == 0 {
+		return fmt.Errorf("%s holds no events", f.events)
+	}
+	return runChaos(ctx, f, events, stdout, stderr)
+}
+
+// runChaos runs the reference and the chaos run and prints the verdict.
+func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, stderr io.Writer) error {
+	root, err := devstack.RepoRoot("")
+	if err != nil {
+		return err
+	}
+	tplPath := f.template
+	if tplPath == "" {
+		tplPath = filepath.Join(root, "template.yaml")
+	}
+	tpl, err := samtemplate.Load(tplPath)
+	if err != nil {
+		return err
+	}
+	sinks, err := newChaosSinks(f)
+	if err != nil {
+		return err
+	}
+	localOpts := chaos.LocalOptions{Params: f.params, Destination: sinks.reference()}
+	if dir, err := filepath.Abs(filepath.Dir(tplPath)); err != nil {
+		return err
+	} else if dir != root {
+		// Another module's stack: its own mains, as sam build builds them.
+		buildDir, err := os.MkdirTemp("", "hookinbox-chaos-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(buildDir)
+		localOpts.Bootstraps = map[string]string{}
+		for _, id := range []string{"ReceiverFunction", "ProcessorFunction", "ReconcilerFunction"} {
+			fmt.Fprintf(stderr, "hookinbox chaos: building %s with make build-%s in %s\n", id, id, dir)
+			if localOpts.Bootstraps[id], err = devstack.BuildFunctionIn(ctx, dir, id, filepath.Join(buildDir, id)); err != nil {
+				return err
+			}
+		}
+	}
+	var remote *chaos.Remote
+	if f.url != "" {
+		if remote, err = remoteTarget(f); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "hookinbox chaos: %d events from %s; starting the emulators\n", len(events), f.events)
+	emu, err := devstack.Start(ctx, devstack.Options{Root: root, Stderr: nil})
+	if err != nil {
+		return err
+	}
+	defer emu.Stop()
+
+	keys := make([]webhook.Key, len(events))
+	for i, ev := range events {
+		keys[i] = ev.Key()
+	}
+	suffix := fmt.Sprintf("%08x", uint32(f.seed))
+	run := func(name string, target chaos.Target, cfg chaos.Config) (chaos.Stats, chaos.Snapshot, error) {
+		fmt.Fprintf(stderr, "hookinbox chaos: %s run: %d deliveries of %d events\n", name, max(cfg.Dup, 1)*len(events), len(events))
+		cfg.Progress = func(msgs, unfinished int) {
+			fmt.Fprintf(stderr, "hookinbox chaos: %s run: waiting for quiet: %d messages queued, %d events unfinished\n", name, msgs, unfinished)
+		}
+		st, err := chaos.Run(ctx, target, events, cfg)
+		if err != nil {
+			return st, chaos.Snapshot{}, fmt.Errorf("%s run: %w", name, err)
+		}
+		snap, err := target.Snapshot(ctx, keys)
+		if err != nil {
+			return st, snap, fmt.Errorf("%s run: %w", name, err)
+		}
+		return st, snap, nil
+	}
+	local := func(name string) (*chaos.Local, error) {
+		return chaos.NewLocal(ctx, emu, tpl, "chaos-"+name+"-"+suffix, localOpts)
+	}
+
+	refStack, err := local("ref")
+	if err != nil {
+		return err
+	}
+	if err := sinks.learn(refStack); err != nil {
+		refStack.Close()
+		return err
+	}
+	refStats, ref, err := run("reference", refStack, chaos.Config{QuietWithin: f.quiet})
+	if cerr := refStack.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+
+	var target chaos.Target = remote
+	var injector *chaos.Injector
+	if remote == nil {
+		opts := localOpts
+		opts.Destination = sinks.chaos()
+		proxies := map[string]*toxiproxy.Proxy{}
+		if f.fault != "" {
+			tp, err := devstack.StartToxiproxy(ctx, devstack.Options{Root: root})
+			if err != nil {
+				return err
+			}
+			defer tp.Stop()
+			opts.Lease = 30 * time.Second
+			opts.Proxy = func(name, upstream string) (string, error) {
+				p, url, err := tp.Proxy(name, upstream)
+				proxies[name] = p
+				return url, err
+			}
+		}
+		l, err := chaos.NewLocal(ctx, emu, tpl, "chaos-run-"+suffix, opts)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		target = l
+		if f.fault != "" {
+			fault, _ := chaos.FaultNamed(f.fault)
+			fmt.Fprintf(stderr, "hookinbox chaos: fault %s: %s\n", fault.Name, fault.About)
+			if injector, err = chaos.Inject(fault, proxies); err != nil {
+				return err
+			}
+		}
+	}
+	cfg := chaos.Config{Dup: f.dup, Shuffle: f.shuffle, Concurrency: f.concurrency, DelayJitter: f.jitter,
+		QueueDups: f.queueDups, Seed: f.seed, QuietWithin: f.quiet}
+	gotStats, got, err := run("chaos", target, cfg)
+	if injector != nil {
+		if ierr := injector.Stop(); err == nil && ierr != nil {
+			err = ierr
+		}
+		fmt.Fprintf(stderr, "hookinbox chaos: fault %s switched on %d times\n", f.fault, injector.Cycles)
+	}
+	if err != nil {
+		return err
+	}
+	if remote != nil {
+		got = got.Within(ref)
+	}
+	diffs := chaos.Compare(ref, got)
+	destLines, destDiffs := sinks.check(ref, got)
+	diffs = append(diffs, destDiffs...)
+	printVerdict(stdout, f, refStats, ref, gotStats, got, diffs, remote != nil, destLines...)
+	if len(diffs) > 0 {
+		return errDifferences
+	}
+	return nil
+}
+
+// faultNames lists the --fault scenarios.
+func faultNames() string {
+	var names []string
+	for _, f := range chaos.Faults {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// remoteTarget builds the --url target from the running stack's state file.
+func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
+	st, err := loadState(f.stateFile)
+	if err != nil {
+		return nil, fmt.Errorf("--url needs the running stack's queue and tables: %w", err)
+	}
+	cfg, err := st.awsConfig()
+	if err != nil {
+		return nil, err
+	}
+	inboxTable, err := st.table("InboxTable")
+	if err != nil {
+		return nil, err
+	}
+	// The example shop's table, or every other table of another
+	// module's stack.
+	shopTable := st.Tables["ShopTable"]
+	business := map[string]string{}
+	for id, name := range st.Tables {
+		if id != "InboxTable" {
+			business[id] = name
+		}
+	}
+	q, ok := st.Queues["EventsQueue"]
+	if !ok {
+		return nil, errors.New("the running stack has no EventsQueue")
+	}
+	// Every provider's secrets as the stack's receiver holds them, as
+	// `hookinbox dev` enabled them; --secret replaces the first
+	// provider's, which `hookinbox dev --secret` sets.
+	secrets := chaos.Secrets{}
+	for i, p := range providers().All() {
+		v := st.receiverSecret(p.Webhook().SecretEnv)
+		if i == 0 && f.secret != "" {
+			v = f.secret
+		}
+		if v != "" {
+			secrets[p.Name()] = envconfig.Split(v)
+		}
+	}
+	return chaos.NewRemote(chaos.RemoteConfig{
+		WebhookURL: f.url, Secrets: secrets,
+		GoPayStandin: strings.TrimSuffix(st.Endpoints["GOPAY_API_URL"], "/api"),
+		InboxTable:   inboxTable, ShopTable: shopTable, BusinessTables: business, EventsQueueURL: q.URL,
+	}, cfg), nil
+}
+
+// printVerdict prints the figures of both runs, every difference, and the
+// verdict.
+func printVerdict(w io.Writer, f chaosFlags, refStats chaos.Stats, ref chaos.Snapshot, st chaos.Stats, got chaos.Snapshot, diffs []string, remote bool, notes ...string) {
+	statuses := func(s chaos.Snapshot) string {
+		n := map[string]int{}
+		for _, v := range s.Status {
+			n[string(v)]++
+		}
+		var parts []string
+		for k, v := range n {
+			parts = append(parts, fmt.Sprintf("%s %d", k, v))
+		}
+		sort.Strings(parts)
+		return strings.Join(parts, ", ")
+	}
+	refused := func(s chaos.Stats) string {
+		if len(s.Refused) == 0 {
+			return "0"
+		}
+		var parts []string
+		for code, n := range s.Refused {
+			parts = append(parts, fmt.Sprintf("%d×%d", n, code))
+		}
+		sort.Strings(parts)
+		return strings.Join(parts, " ")
+	}
+	fault := ""
+	if f.fault != "" {
+		fault = " --fault " + f.fault
+	}
+	fmt.Fprintf(w, "chaos: --dup %d --concurrency %d --shuffle=%v --delay-jitter %s --queue-dups=%v --seed %d%s\n",
+		f.dup, f.concurrency, f.shuffle, f.jitter, f.queueDups, f.seed, fault)
+	fmt.Fprintf(w, "%-10s %7s %10s %8s %8s %7s %12s %8s %8s  %s\n", "run", "events", "deliveries", "retried", "refused", "lost", "queue-copies", "effects", "quiet", "statuses")
+	row := func(name string, s chaos.Stats, snap chaos.Snapshot) {
+		lost := s.Undelivered
+		fmt.Fprintf(w, "%-10s %7d %10d %8d %8s %7d %12d %8d %8s  %s\n", name, s.Events, s.Deliveries, s.Retried, refused(s), lost,
+			s.QueueCopies, snap.Effects(), s.ToQuiet.Round(100*time.Millisecond), statuses(snap))
+	}
+	row("reference", refStats, ref)
+	row("chaos", st, got)
+	dup := got.Duplicated()
+	switch {
+	case got.Performed == nil:
+		fmt.Fprintln(w, "duplicated effects: not visible on a remote stack (the ledger holds one record per effect)")
+	default:
+		fmt.Fprintf(w, "duplicated effects: %d\n", len(dup))
+	}
+	if remote {
+		fmt.Fprintln(w, "business records compared: those about the corpus's events, customers and subscriptions")
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	if len(diffs) == 0 {
+		fmt.Fprintf(w, "verdict: SAME: %d events delivered %d times each end as one in-order delivery left them\n", len(ref.Status), f.dup)
+		return
+	}
+	fmt.Fprintf(w, "verdict: DIFFERENT: %d differences\n", len(diffs))
+	for _, d := range diffs {
+		fmt.Fprintln(w, "  "+d)
+	}
+}

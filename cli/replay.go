@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/replay"
+)
+
+// keyList collects repeated --key flags.
+type keyList []string
+
+func (k *keyList) String() string { return strings.Join(*k, ",") }
+
+func (k *keyList) Set(s string) error {
+	*k = append(*k, normalizeKey(s))
+	return nil
+}
+
+// normalizeKey makes a bare Stripe event ID a key: evt_123 → stripe#evt_123.
+func normalizeKey(s string) string {
+	if !strings.Contains(s, "#") {
+		return "stripe#" + s
+	}
+	return s
+}
+
+func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("replay", "(--all [--type T] [--max N] | --key K [--key K ...]) [--dry-run] [--json] [--stack NAME]", `
+Sends parked events back to the processor, exactly as the dlq-replay
+function does (internal/replay): each event's claim is put back to FAILED
+(attempts and last error kept) and its message sent to the events queue; a
+DLQ message is deleted only after its copy was sent, or when its event is
+already DONE. Messages that are not envelopes are reported and left in the
+DLQ. --dry-run reports what would happen and changes nothing: it reads the
+inbox and the DLQ's messages (each is visible again when it ends) and
+sends, deletes and writes nothing.
+`+stackHelp+`
+
+Examples:
+  hookinbox replay --all --dry-run                  what would the DLQ replay do?
+  hookinbox replay --all --max 100                  move up to 100 messages back
+  hookinbox replay --all --type checkout.session.completed
+  hookinbox replay --key stripe#evt_123 --key evt_456
+  hookinbox replay --all --dry-run --stack shop-prod   the same on a deployed stack`)
+	all := fs.Bool("all", false, "replay the DLQ (up to --max messages)")
+	max := fs.Int("max", 0, "with --all: the most DLQ messages to handle (default 100)")
+	var keys keyList
+	fs.Var(&keys, "key", "replay this event (`provider#id`, or a bare evt_ ID), whether or not it is in the DLQ; repeatable")
+	typ := fs.String("type", "", "with --all: only DLQ messages of this event `type`")
+	dryRun := fs.Bool("dry-run", false, "report only; change nothing")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	sf := addStackFlags(fs)
+	rest, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	for _, k := range rest {
+		keys = append(keys, normalizeKey(k))
+	}
+	req := replay.Request{All: *all, Max: *max, Keys: keys, EventType: *typ, DryRun: *dryRun}
+	if err := req.Validate(); err != nil {
+		return usagef("%s", strings.TrimPrefix(err.Error(), "replay request: "))
+	}
+	var allowed func(string) bool
+	if *dryRun {
+		allowed = readsAndPeeks
+	}
+	t, err := sf.resolve(ctx, "replay", stderr, allowed, true)
+	if err != nil {
+		return err
+	}
+	if t.queueURL == "" || t.dlqURL == "" {
+		return fmt.Errorf("the stack names no events queue or DLQ; restart hookinbox dev")
+	}
+	sq := sqs.NewFromConfig(t.cfg)
+	h := replay.New(replay.Config{}, t.store(),
+		queue.New(sq, t.queueURL), queue.New(sq, t.dlqURL), nil)
+	sum, err := h.Handle(ctx, req)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprint(stdout, sum.Text())
+	}
+	if sum.Failed > 0 {
+		return fmt.Errorf("%d failed; they are left in the DLQ (see the notes above)", sum.Failed)
+	}
+	if sum.Stopped != "" && !strings.HasPrefix(sum.Stopped, "reached max") {
+		fmt.Fprintf(stderr, "hookinbox replay: stopped early: %s\n", sum.Stopped)
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package destination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+var (
+	// ErrBusy: the destination's concurrency limit was reached, so the
+	// delivery was not tried. It is no failure: the processor brings the
+	// event back shortly without counting the attempt.
+	ErrBusy = errors.New("destination busy: its concurrency limit is reached; not tried")
+	// ErrRetry: the destination failed in a way that may pass (408, 429,
+	// 5xx, a timeout, no connection, a throttled or failed PutEvents).
+	ErrRetry = errors.New("destination failed; retried with backoff")
+	// ErrRefused: the destination refused the event (a 3xx, as redirects
+	// are not followed, or a 4xx other than 408, 410 and 429); it is
+	// parked at once, marked webhook.Permanent.
+	ErrRefused = errors.New("destination refused the event; parked")
+	// ErrGone: the destination answered 410 Gone; the event is parked,
+	// marked webhook.Permanent, and the destination's gone alarm fires.
+	ErrGone = errors.New("destination gone (410); parked")
+	// ErrTooLarge: the event is bigger than the destination takes (an
+	// EventBridge entry's MaxEntrySize); it is parked, marked
+	// webhook.Permanent.
+	ErrTooLarge = errors.New("event too large for the destination; parked")
+)
+
+// class is what an answer means for the event.
+type class int
+
+const (
+	delivered class = iota
+	retried
+	refused
+	gone
+)
+
+// classify tells what an HTTP status means: 2xx delivered; 408, 429 and
+// 5xx retried; 410 gone; every other (3xx, 4xx, 1xx) refused.
+func classify(status int) class {
+	switch {
+	case status >= 200 && status < 300:
+		return delivered
+	case status == http.StatusRequestTimeout, status == http.StatusTooManyRequests, status >= 500:
+		return retried
+	case status == http.StatusGone:
+		return gone
+	}
+	return refused
+}
+
+// Answer is what one delivery to a destination came to.
+type Answer struct {
+	Status     int           // the HTTP status; 0 without one (a bus, or no answer)
+	Text       string        // short and free of payload data: "503 Service Unavailable", "timeout", "PutEvents ThrottlingException"
+	RetryAfter time.Duration // what the destination asked for (429 and 503 Retry-After)
+	Took       time.Duration // the delivery's round trip, secrets included
+}
+
+// Error is a delivery that did not succeed: it wraps one of ErrRetry,
+// ErrRefused, ErrGone or ErrTooLarge (and webhook.ErrPermanent for the
+// last three), and names the destination and its answer.
+type Error struct {
+	Destination string
+	Answer      Answer
+	kind        error
+	cause       error // the transport's error, if any
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("destination %s: %s", e.Destination, e.Answer.Text)
+	if e.Answer.RetryAfter > 0 {
+		msg += fmt.Sprintf(" (retry after %v)", e.Answer.RetryAfter)
+	}
+	return msg
+}
+
+// Unwrap returns the error's kind, webhook.ErrPermanent for a kind that
+// parks, and the transport's error.
+func (e *Error) Unwrap() []error {
+	errs := []error{e.kind}
+	if e.kind != ErrRetry {
+		errs = append(errs, webhook.ErrPermanent)
+	}
+	if e.cause != nil {
+		errs = append(errs, e.cause)
+	}
+	return errs
+}
+
+// RetryAfter is how long the destination asked to be left alone: the
+// processor retries no sooner.
+func (e *Error) RetryAfter() time.Duration { return e.Answer.RetryAfter }
+
+// failure returns the Error of an answer of class c.
+func failure(name string, a Answer, c class, cause error) error {
+	kind := map[class]error{retried: ErrRetry, refused: ErrRefused, gone: ErrGone}[c]
+	return &Error{Destination: name, Answer: a, kind: kind, cause: cause}
+}
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP date.
+// Nothing, a bad value or a time past gives zero; it is at most a day.
+func retryAfter(h string, now time.Time) time.Duration {
+	if h == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.Atoi(h); err == nil {
+		d = time.Duration(secs) * time.Second
+	} else if at, err := http.ParseTime(h); err == nil {
+		d = at.Sub(now)
+	}
+	return min(max(d, 0), 24*time.Hour)
+}
+
+// transportText names a delivery that got no answer, without its URL.
+func transportText(ctx context.Context, err error) string {
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || isTimeout(err) {
+		return "timeout: no answer in time"
+	}
+	return "no answer: " + connText(err)
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}

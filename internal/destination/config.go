@@ -1,0 +1,214 @@
+package destination
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// DefaultConcurrency is Config.Concurrency's default.
+const DefaultConcurrency = 4
+
+// MaxConcurrency is the most Config.Concurrency may be.
+const MaxConcurrency = 100
+
+// Config is one destination, as the processor's DESTINATIONS environment
+// variable (a JSON array) and the `Destinations:` list of the file
+// `hookinbox template --business` reads (YAML) say it, with the same
+// field names in both.
+type Config struct {
+	// Name names the destination: [a-z0-9-], at most 40 characters, unique.
+	// Its effect in the ledger is EffectName(Name); changing it delivers
+	// again, under a new webhook-id, every event not yet finished.
+	Name string `json:"name" yaml:"name"`
+	// URL is an HTTP destination: https://, or http:// to a loopback host.
+	URL string `json:"url,omitempty" yaml:"url,omitempty"`
+	// Bus is an EventBridge destination: a bus name or ARN.
+	Bus string `json:"bus,omitempty" yaml:"bus,omitempty"`
+	// Events are the patterns "provider:type" an event must match one of,
+	// with * matching any run of characters ("stripe:checkout.session.*",
+	// "shopify:orders/*", "*").
+	Events []string `json:"events" yaml:"events"`
+	// Secret is the ARN of the Secrets Manager secret holding the
+	// "whsec_..." signing secret; a comma list or JSON array in it is a
+	// rotation, every one signing. Required for a URL.
+	Secret string `json:"secret,omitempty" yaml:"secret,omitempty"`
+	// Header and HeaderSecret add a static header: its name, and the ARN
+	// of the secret holding its value, for tools that can only compare a
+	// header.
+	Header       string `json:"header,omitempty" yaml:"header,omitempty"`
+	HeaderSecret string `json:"header_secret,omitempty" yaml:"header_secret,omitempty"`
+	// Concurrency is how many deliveries to the destination one processor
+	// instance makes at once; default DefaultConcurrency.
+	Concurrency int `json:"concurrency,omitempty" yaml:"concurrency,omitempty"`
+}
+
+var (
+	validName   = regexp.MustCompile(`^[a-z0-9-]{1,40}$`)
+	validHeader = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
+	validBus    = regexp.MustCompile(`^(arn:aws[a-z-]*:events:[a-z0-9-]+:\d{12}:event-bus/)?[A-Za-z0-9._\-/]{1,256}$`)
+	validARN    = regexp.MustCompile(`^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$`)
+)
+
+// reservedHeaders are the headers a delivery sets itself.
+var reservedHeaders = []string{"content-type", "content-length", "host", "webhook-id", "webhook-timestamp", "webhook-signature", "user-agent"}
+
+// Parse reads the DESTINATIONS value, a JSON array of Config ("" or
+// whitespace: none), and validates it (Validate).
+func Parse(value string) ([]Config, error) {
+	if strings.TrimSpace(value) == "" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(value))
+	dec.DisallowUnknownFields()
+	var cfgs []Config
+	if err := dec.Decode(&cfgs); err != nil {
+		return nil, fmt.Errorf("DESTINATIONS: want a JSON array of destinations: %w", err)
+	}
+	if err := Validate(cfgs); err != nil {
+		return nil, fmt.Errorf("DESTINATIONS: %w", err)
+	}
+	return withDefaults(cfgs), nil
+}
+
+// withDefaults returns cfgs with Concurrency set.
+func withDefaults(cfgs []Config) []Config {
+	for i := range cfgs {
+		if cfgs[i].Concurrency == 0 {
+			cfgs[i].Concurrency = DefaultConcurrency
+		}
+	}
+	return cfgs
+}
+
+// Validate reports every problem of every destination in one error, each
+// naming the destination and its field.
+func Validate(cfgs []Config) error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, c := range cfgs {
+		who := fmt.Sprintf("destination %d", i+1)
+		if c.Name != "" {
+			who = fmt.Sprintf("destination %q", c.Name)
+		}
+		for _, p := range c.problems() {
+			errs = append(errs, fmt.Errorf("%s: %s", who, p))
+		}
+		if seen[c.Name] && c.Name != "" {
+			errs = append(errs, fmt.Errorf("%s: name: used twice", who))
+		}
+		seen[c.Name] = true
+	}
+	return errors.Join(errs...)
+}
+
+// problems lists what is wrong with c, each starting with its field.
+func (c Config) problems() []string {
+	var ps []string
+	add := func(format string, args ...any) { ps = append(ps, fmt.Sprintf(format, args...)) }
+	if !validName.MatchString(c.Name) {
+		add("name: want 1 to 40 of a-z, 0-9 and -, got %q", c.Name)
+	}
+	switch {
+	case c.URL == "" && c.Bus == "":
+		add("url or bus: want one")
+	case c.URL != "" && c.Bus != "":
+		add("url and bus: want one, not both")
+	case c.URL != "":
+		if err := checkURL(c.URL); err != nil {
+			add("url: %v", err)
+		}
+		if c.Secret == "" {
+			add("secret: want the ARN of the whsec_ signing secret")
+		}
+	case !validBus.MatchString(c.Bus):
+		add("bus: want an EventBridge bus name or ARN, got %q", c.Bus)
+	}
+	if c.Bus != "" && (c.Secret != "" || c.Header != "" || c.HeaderSecret != "") {
+		add("secret, header, header_secret: only for a url")
+	}
+	if c.Secret != "" && !validARN.MatchString(c.Secret) {
+		add("secret: want a Secrets Manager secret ARN")
+	}
+	switch {
+	case (c.Header == "") != (c.HeaderSecret == ""):
+		add("header and header_secret: want both or neither")
+	case c.Header != "" && !validHeader.MatchString(c.Header):
+		add("header: want a header name (letters, digits, -), got %q", c.Header)
+	case c.Header != "" && isReserved(c.Header):
+		add("header: %s is set by every delivery", c.Header)
+	case c.HeaderSecret != "" && !validARN.MatchString(c.HeaderSecret):
+		add("header_secret: want a Secrets Manager secret ARN")
+	}
+	if len(c.Events) == 0 {
+		add(`events: want at least one pattern "provider:type" ("*" for every event)`)
+	}
+	for _, p := range c.Events {
+		if err := checkPattern(p); err != nil {
+			add("events: %v", err)
+		}
+	}
+	if c.Concurrency < 0 || c.Concurrency > MaxConcurrency {
+		add("concurrency: want 1 to %d, got %d", MaxConcurrency, c.Concurrency)
+	}
+	return ps
+}
+
+func isReserved(header string) bool {
+	for _, h := range reservedHeaders {
+		if strings.EqualFold(h, header) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkURL accepts an https:// URL, or an http:// one whose host is
+// loopback (localhost, 127.0.0.0/8, ::1): plain HTTP never leaves the
+// machine. A URL with user info is refused (put credentials in a header
+// secret).
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("not a URL")
+	}
+	switch {
+	case u.Host == "" || u.Hostname() == "":
+		return fmt.Errorf("want an absolute URL with a host")
+	case u.User != nil:
+		return fmt.Errorf("want no user:password in it (use header and header_secret)")
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme == "http" && loopback(u.Hostname()):
+		return nil
+	case u.Scheme == "http":
+		return fmt.Errorf("want https:// (plain http:// only to 127.0.0.1, ::1 or localhost)")
+	}
+	return fmt.Errorf("want https://, got scheme %q", u.Scheme)
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// IsBus reports whether c delivers to an EventBridge bus.
+func (c Config) IsBus() bool { return c.Bus != "" }
+
+// SecretARNs returns the ARNs of the secrets c reads.
+func (c Config) SecretARNs() []string {
+	var arns []string
+	for _, a := range []string{c.Secret, c.HeaderSecret} {
+		if a != "" {
+			arns = append(arns, a)
+		}
+	}
+	return arns
+}

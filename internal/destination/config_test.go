@@ -1,0 +1,88 @@
+package destination
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const (
+	testSecretARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:crm-whsec-AbCdEf"
+	testHeaderARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:crm-token-AbCdEf"
+)
+
+func TestParse(t *testing.T) {
+	got, err := Parse(`[{"name":"crm","url":"https://crm.example.com/hooks","events":["stripe:checkout.session.*"],"secret":"` + testSecretARN + `","header":"X-Token","header_secret":"` + testHeaderARN + `"},
+		{"name":"bus","bus":"orders","events":["*"],"concurrency":2}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Config{
+		{Name: "crm", URL: "https://crm.example.com/hooks", Events: []string{"stripe:checkout.session.*"}, Secret: testSecretARN,
+			Header: "X-Token", HeaderSecret: testHeaderARN, Concurrency: DefaultConcurrency},
+		{Name: "bus", Bus: "orders", Events: []string{"*"}, Concurrency: 2},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Parse (-want +got):\n%s", diff)
+	}
+	if got, err := Parse("  "); err != nil || got != nil {
+		t.Errorf("Parse(blank) = %v, %v; want nil, nil", got, err)
+	}
+}
+
+func TestParseErrorsNameDestinationAndField(t *testing.T) {
+	ok := Config{Name: "crm", URL: "https://crm.example.com", Events: []string{"*"}, Secret: testSecretARN}
+	with := func(f func(c *Config)) []Config { c := ok; f(&c); return []Config{c} }
+	tests := []struct {
+		name string
+		cfgs []Config
+		want []string // each must appear in the error
+	}{
+		{"bad name", with(func(c *Config) { c.Name = "CRM_1" }), []string{`destination "CRM_1": name:`}},
+		{"no name", with(func(c *Config) { c.Name = "" }), []string{"destination 1: name:"}},
+		{"plain http", with(func(c *Config) { c.URL = "http://crm.example.com" }), []string{`destination "crm": url: want https://`}},
+		{"ftp", with(func(c *Config) { c.URL = "ftp://crm.example.com" }), []string{`"crm": url:`}},
+		{"user info", with(func(c *Config) { c.URL = "https://u:p@crm.example.com" }), []string{`"crm": url: want no user`}},
+		{"no secret", with(func(c *Config) { c.Secret = "" }), []string{`"crm": secret:`}},
+		{"secret not an ARN", with(func(c *Config) { c.Secret = "whsec_abc" }), []string{`"crm": secret: want a Secrets Manager secret ARN`}},
+		{"url and bus", with(func(c *Config) { c.Bus = "orders" }), []string{`"crm": url and bus`}},
+		{"neither", with(func(c *Config) { c.URL = "" }), []string{`"crm": url or bus`}},
+		{"header alone", with(func(c *Config) { c.Header = "X-Token" }), []string{`"crm": header and header_secret`}},
+		{"reserved header", with(func(c *Config) { c.Header, c.HeaderSecret = "Webhook-Signature", testHeaderARN }), []string{`"crm": header: Webhook-Signature is set`}},
+		{"no events", with(func(c *Config) { c.Events = nil }), []string{`"crm": events: want at least one`}},
+		{"bad pattern", with(func(c *Config) { c.Events = []string{"checkout.session.completed"} }), []string{`"crm": events: pattern "checkout.session.completed"`}},
+		{"concurrency", with(func(c *Config) { c.Concurrency = 1000 }), []string{`"crm": concurrency: want 1 to 100`}},
+		{"bus with secret", []Config{{Name: "b", Bus: "orders", Events: []string{"*"}, Secret: testSecretARN}}, []string{`"b": secret, header, header_secret: only for a url`}},
+		{"twice", []Config{ok, ok}, []string{`"crm": name: used twice`}},
+		{"all at once", []Config{{Name: "x"}, {Name: "y", URL: "http://10.0.0.1"}}, []string{`"x": url or bus`, `"x": events`, `"y": url: want https://`, `"y": secret`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Validate(tt.cfgs)
+			if err == nil {
+				t.Fatal("Validate = nil; want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate = %q; want it to say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateAccepts(t *testing.T) {
+	cfgs := []Config{
+		{Name: "local", URL: "http://127.0.0.1:8080/in", Events: []string{"*"}, Secret: testSecretARN},
+		{Name: "local6", URL: "http://[::1]:8080/in", Events: []string{"*"}, Secret: testSecretARN},
+		{Name: "localhost", URL: "http://localhost:9/in", Events: []string{"*"}, Secret: testSecretARN},
+		{Name: "arn-bus", Bus: "arn:aws:events:eu-west-1:123456789012:event-bus/orders", Events: []string{"shopify:orders/*"}},
+	}
+	if err := Validate(cfgs); err != nil {
+		t.Errorf("Validate = %v; want nil", err)
+	}
+	if _, err := Parse(`[{"name":"x","bus":"b","events":["*"],"secrets":"typo"}]`); err == nil {
+		t.Error("Parse with an unknown field = nil error; want one")
+	}
+}

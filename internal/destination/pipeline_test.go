@@ -1,0 +1,309 @@
+package destination_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/destination"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/replay"
+	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/stacktemplate"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+const (
+	sinkSecret    = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	sinkSecretARN = "arn:aws:secretsmanager:us-east-1:000000000000:secret:sink-AbCdEf"
+)
+
+// sink is a destination on 127.0.0.1 that answers with the statuses it
+// is given in turn (200 once they run out) and keeps what it received.
+type sink struct {
+	mu       sync.Mutex
+	statuses []int
+	got      []delivery
+	srv      *httptest.Server
+}
+
+type delivery struct {
+	ID, Type string
+	Verified bool // the signature, and a body with its id, key and received time
+}
+
+func newSink(t *testing.T, statuses ...int) *sink {
+	t.Helper()
+	s := &sink{statuses: statuses}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		hdr := map[string]string{}
+		for k := range r.Header {
+			hdr[strings.ToLower(k)] = r.Header.Get(k)
+		}
+		_, err := (&standard.Verifier{Secrets: []string{sinkSecret}}).Verify(r.Context(), webhook.Request{Method: "POST", Header: hdr, Body: body})
+		var b destination.Body
+		_ = json.Unmarshal(body, &b)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.got = append(s.got, delivery{ID: r.Header.Get("webhook-id"), Type: b.Type, Verified: err == nil && b.ID == r.Header.Get("webhook-id") && b.ReceivedAt != "" && b.Key != ""})
+		code := 200
+		if len(s.statuses) > 0 {
+			code, s.statuses = s.statuses[0], s.statuses[1:]
+		}
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *sink) deliveries() []delivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]delivery(nil), s.got...)
+}
+
+func (s *sink) answer(statuses ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.statuses = statuses
+}
+
+// withDestinations returns the pipeline whose processor delivers to cfgs,
+// their secret sinkSecret, and retries after at most a second.
+func withDestinations(t *testing.T, cfgs []destination.Config) *pipelinetest.Pipeline {
+	t.Helper()
+	raw, _ := json.Marshal(cfgs)
+	return pipelinetest.NewWith(t, pipelinetest.Options{ProcessorEnv: map[string]string{
+		"DESTINATIONS":        string(raw),
+		"DESTINATION_SECRETS": `{"` + sinkSecretARN + `":"` + sinkSecret + `"}`,
+		"BACKOFF_MAX":         "1s",
+	}})
+}
+
+// sendStandard delivers a Standard Webhooks event of type typ as message
+// id through the receiver and returns its key.
+func sendStandard(t *testing.T, p *pipelinetest.Pipeline, id, typ string) webhook.Key {
+	t.Helper()
+	body := []byte(`{"type":"` + typ + `","timestamp":"2026-12-01T12:00:00Z","data":{"n":1}}`)
+	h := standard.Headers(body, id, time.Now(), pipelinetest.StandardSecret)
+	if resp := p.Send(t, lambdalocal.WebhookEvent("standard", "POST", h, body)); resp.StatusCode != 200 {
+		t.Fatalf("receiver: %d %s", resp.StatusCode, resp.Body)
+	}
+	return webhook.NewKey("standard", id)
+}
+
+// TestDestinationsOnTheEmulators: through the receiver and the processor
+// as Lambda builds them (with the example shop beside the destinations),
+// on dynalite and local-aws-sqs: a 503 is retried and delivered to that
+// destination alone, with the same webhook-id; the filters choose the
+// destinations; a 410 parks the event at once; a replay of it, once the
+// destination is back, delivers to that destination only; the delivery
+// log and the metrics tell each destination's attempts.
+func TestDestinationsOnTheEmulators(t *testing.T) {
+	steady, flaky, gone, never := newSink(t), newSink(t, 503), newSink(t, 410), newSink(t)
+	cfgs := []destination.Config{
+		{Name: "steady", URL: steady.srv.URL, Events: []string{"standard:*"}, Secret: sinkSecretARN},
+		{Name: "flaky", URL: flaky.srv.URL, Events: []string{"standard:invoice.*"}, Secret: sinkSecretARN},
+		{Name: "gone", URL: gone.srv.URL, Events: []string{"standard:order.*"}, Secret: sinkSecretARN},
+		{Name: "never", URL: never.srv.URL, Events: []string{"shopify:orders/*"}, Secret: sinkSecretARN},
+	}
+	p := withDestinations(t, cfgs)
+	invoice := sendStandard(t, p, "msg_dest_invoice", "invoice.paid")
+	order := sendStandard(t, p, "msg_dest_order", "order.created")
+	keys := []webhook.Key{invoice, order}
+	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllFinal(t, keys) })
+
+	for key, want := range map[webhook.Key]inbox.Status{invoice: inbox.Done, order: inbox.Dead} {
+		if it, err := p.Inbox.Get(context.Background(), key); err != nil || it.Status != want {
+			t.Errorf("%s: %s (%s), %v; want %s", key, it.Status, it.LastError, err, want)
+		}
+	}
+	if reason := p.DLQReasons(t)[order]; !strings.Contains(reason, "destination gone: 410 Gone") {
+		t.Errorf("DLQ reason of %s = %q; want it to name the destination and its answer", order, reason)
+	}
+	wantSteady := []delivery{
+		{ID: destination.WebhookID(invoice, "steady"), Type: "invoice.paid", Verified: true},
+		{ID: destination.WebhookID(order, "steady"), Type: "order.created", Verified: true},
+	}
+	sortByType := func(ds []delivery) []delivery {
+		if len(ds) == 2 && ds[0].Type > ds[1].Type {
+			ds[0], ds[1] = ds[1], ds[0]
+		}
+		return ds
+	}
+	if diff := cmp.Diff(wantSteady, sortByType(steady.deliveries())); diff != "" {
+		t.Errorf("steady received (-want +got):\n%s", diff)
+	}
+	flakyID := destination.WebhookID(invoice, "flaky")
+	if diff := cmp.Diff([]delivery{{flakyID, "invoice.paid", true}, {flakyID, "invoice.paid", true}}, flaky.deliveries()); diff != "" {
+		t.Errorf("flaky received (-want +got): a 503, then the same webhook-id again\n%s", diff)
+	}
+	if len(never.deliveries()) != 0 {
+		t.Errorf("never received %d deliveries; its pattern matches no event", len(never.deliveries()))
+	}
+
+	// The destination is back: a replay of the parked event delivers to it,
+	// and to no destination that had it already.
+	gone.answer()
+	replayFn := p.Build(t, "DlqReplayFunction", nil).(func(context.Context, replay.Request) (replay.Summary, error))
+	if _, err := replayFn(context.Background(), replay.Request{Keys: []string{string(order)}}); err != nil {
+		t.Fatal(err)
+	}
+	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, []webhook.Key{order}, inbox.Done) })
+	if got := len(gone.deliveries()); got != 2 {
+		t.Errorf("gone received %d deliveries; want 2 (the 410, then the replay)", got)
+	}
+	if got := len(steady.deliveries()); got != 2 {
+		t.Errorf("steady received %d deliveries; want 2: the replay does not deliver to it again", got)
+	}
+
+	log := destination.NewLog(p.DynamoDB, p.Stack.Tables["InboxTable"], 0)
+	attempts := map[webhook.Key]map[string]string{}
+	for _, key := range keys {
+		as, err := log.Read(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		attempts[key] = map[string]string{}
+		for _, a := range as {
+			attempts[key][a.Destination] = strings.Join([]string{string(rune('0' + a.Attempts)), a.LastAnswer, map[bool]string{true: "delivered"}[a.Delivered]}, " ")
+		}
+	}
+	want := map[webhook.Key]map[string]string{
+		invoice: {"steady": "1 200 OK delivered", "flaky": "2 200 OK delivered"},
+		order:   {"steady": "1 200 OK delivered", "gone": "2 200 OK delivered"},
+	}
+	if diff := cmp.Diff(want, attempts); diff != "" {
+		t.Errorf("delivery log (-want +got):\n%s", diff)
+	}
+	recs, err := effects.NewLedger(p.DynamoDB, p.Stack.Tables["InboxTable"], 0).Records(context.Background(), order)
+	if err != nil || len(recs) != 2 || recs[0].Effect != "destination:gone" || recs[1].Effect != "destination:steady" {
+		t.Errorf("ledger of %s = %v, %v; want destination:gone and destination:steady", order, recs, err)
+	}
+
+	counts := map[string]float64{}
+	for _, l := range p.Metrics(t) {
+		if d, ok := l.Dims[metrics.DimDestination]; ok {
+			for name, v := range l.Values {
+				counts[d+" "+name] += v
+			}
+		}
+	}
+	for k, want := range map[string]float64{"steady DestinationDelivered": 2, "flaky DestinationRetried": 1, "flaky DestinationDelivered": 1,
+		"gone DestinationGone": 1, "gone DestinationParked": 1, "gone DestinationDelivered": 1} {
+		if counts[k] != want {
+			t.Errorf("metric %s = %v; want %v", k, counts[k], want)
+		}
+	}
+}
+
+// TestGeneratedStackWithDestinationsOnly: the stack `hookinbox template`
+// generates from a business file with only Destinations, run with
+// hookinbox's own functions on the emulators, delivers a verified event
+// to its destination and ends it DONE, with no business to run.
+func TestGeneratedStackWithDestinationsOnly(t *testing.T) {
+	s := newSink(t)
+	business := "Destinations:\n  - {name: sink, url: '" + s.srv.URL + "', events: ['standard:*'], secret: '" + sinkSecretARN + "'}\n"
+	out, err := stacktemplate.Generate([]byte(business))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := samtemplate.Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pipelinetest.NewWith(t, pipelinetest.Options{Template: tpl, ProcessorEnv: map[string]string{
+		"DESTINATION_SECRETS": `{"` + sinkSecretARN + `":"` + sinkSecret + `"}`,
+	}})
+	key := sendStandard(t, p, "msg_dest_generated", "invoice.paid")
+	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, []webhook.Key{key}, inbox.Done) })
+	want := []delivery{{ID: destination.WebhookID(key, "sink"), Type: "invoice.paid", Verified: true}}
+	if diff := cmp.Diff(want, s.deliveries()); diff != "" {
+		t.Errorf("sink received (-want +got):\n%s", diff)
+	}
+}
+
+// TestSlowDestinationOnTheEmulators: three events in one batch, a
+// destination that holds its one slot and one that answers at once. The
+// fast one gets all three while the slow one holds the first; the other
+// two end that attempt FAILED with the attempt taken back (busy is no
+// failure), and once the slow one answers every event ends DONE after one
+// counted attempt, the fast destination never delivered to twice.
+func TestSlowDestinationOnTheEmulators(t *testing.T) {
+	release := make(chan struct{})
+	var slowMu sync.Mutex
+	var slowGot int
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		slowMu.Lock()
+		slowGot++
+		slowMu.Unlock()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	fast := newSink(t)
+	cfgs := []destination.Config{
+		{Name: "slow", URL: slow.URL, Events: []string{"*"}, Secret: sinkSecretARN, Concurrency: 1},
+		{Name: "fast", URL: fast.srv.URL, Events: []string{"*"}, Secret: sinkSecretARN},
+	}
+	p := withDestinations(t, cfgs)
+	var keys []webhook.Key
+	for _, id := range []string{"msg_slow_1", "msg_slow_2", "msg_slow_3"} {
+		keys = append(keys, sendStandard(t, p, id, "invoice.paid"))
+	}
+	polled := make(chan error, 1)
+	go func() { _, err := p.Source.PollOnce(context.Background()); polled <- err }()
+
+	// While the slow destination holds the first event: the fast one has
+	// all three, and the two others are back FAILED, their attempt not
+	// counted.
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				close(release)
+				t.Fatalf("never: %s", what)
+			}
+		}
+	}
+	waitFor("fast has 3 deliveries and two events are back FAILED", func() bool {
+		failed := 0
+		for _, k := range keys {
+			if it, err := p.Inbox.Get(context.Background(), k); err == nil && it.Status == inbox.Failed && it.Attempts == 0 {
+				failed++
+			}
+		}
+		return len(fast.deliveries()) == 3 && failed == 2
+	})
+	close(release)
+	if err := <-polled; err != nil {
+		t.Fatal(err)
+	}
+	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, keys, inbox.Done) })
+	for _, k := range keys {
+		if it, _ := p.Inbox.Get(context.Background(), k); it.Attempts != 1 {
+			t.Errorf("%s: %d attempts counted; want 1 (busy attempts are taken back)", k, it.Attempts)
+		}
+	}
+	slowMu.Lock()
+	defer slowMu.Unlock()
+	if slowGot != 3 || len(fast.deliveries()) != 3 {
+		t.Errorf("slow got %d, fast %d deliveries; want 3 each", slowGot, len(fast.deliveries()))
+	}
+}

@@ -1,0 +1,243 @@
+package destination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// Options are what a Set delivers with.
+type Options struct {
+	// HTTP sends to URL destinations; nil means NewHTTPClient(DefaultTimeout).
+	HTTP *http.Client
+	// EventBridge puts events on bus destinations; required when one is
+	// configured.
+	EventBridge EventBridgeAPI
+	// Secrets returns the signing and header secrets by ARN; required when
+	// a URL destination is configured.
+	Secrets SecretFunc
+	// Log records each delivery attempt; nil records none.
+	Log *Log
+	// Metrics records each attempt by destination; nil records nothing.
+	Metrics *metrics.Recorder
+	// Logger logs a delivery log that could not be written; nil logs
+	// nothing.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Set is the destinations of a deployment. Safe for concurrent use.
+type Set struct {
+	dests []*destination
+	o     Options
+}
+
+// destination is one configured destination and its concurrency limit.
+type destination struct {
+	cfg    Config
+	slots  chan struct{} // a token per delivery in flight
+	sender interface {
+		send(ctx context.Context, ev webhook.Event, body []byte) (Answer, error)
+	}
+}
+
+// New returns the Set of cfgs, which must be valid (Validate, Parse).
+func New(cfgs []Config, o Options) (*Set, error) {
+	if err := Validate(cfgs); err != nil {
+		return nil, err
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.HTTP == nil {
+		o.HTTP = NewHTTPClient(DefaultTimeout)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Set{o: o}
+	for _, c := range withDefaults(cfgs) {
+		d := &destination{cfg: c, slots: make(chan struct{}, c.Concurrency)}
+		switch {
+		case c.IsBus() && o.EventBridge == nil:
+			return nil, fmt.Errorf("destination %s: no EventBridge client", c.Name)
+		case c.IsBus():
+			d.sender = &busDestination{cfg: c, client: o.EventBridge}
+		case o.Secrets == nil:
+			return nil, fmt.Errorf("destination %s: no way to read its secrets", c.Name)
+		default:
+			d.sender = &httpDestination{cfg: c, client: o.HTTP, secrets: o.Secrets, now: o.Now}
+		}
+		s.dests = append(s.dests, d)
+	}
+	return s, nil
+}
+
+// Len returns how many destinations s has.
+func (s *Set) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.dests)
+}
+
+// matching returns the destinations ev's provider and type match.
+func (s *Set) matching(ev webhook.Event) []*destination {
+	var ds []*destination
+	for _, d := range s.dests {
+		if d.cfg.Matches(ev.Provider, ev.Type) {
+			ds = append(ds, d)
+		}
+	}
+	return ds
+}
+
+// Business is the team's Go code (processorfn.Business).
+type Business interface {
+	Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error
+}
+
+// Wrap returns a Business that runs next (nil: none) and delivers ev to
+// every destination it matches, each as its own effect (EffectName) in
+// fx, all at once: a slow destination holds up neither next nor the
+// others. Its error is Combine's.
+func (s *Set) Wrap(next Business) Business {
+	return &withDestinations{next: next, set: s}
+}
+
+type withDestinations struct {
+	next Business
+	set  *Set
+}
+
+func (w *withDestinations) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
+	ds := w.set.matching(ev)
+	errs := make([]error, len(ds))
+	var wg sync.WaitGroup
+	for i, d := range ds {
+		wg.Go(func() { errs[i] = w.set.deliver(ctx, d, ev, fx) })
+	}
+	// The business runs on this goroutine, so the processor recovers its
+	// panic; the deliveries are waited for even then.
+	berr := func() error {
+		defer wg.Wait()
+		if w.next == nil {
+			return fmt.Errorf("%w: no business and no destination for %s:%s", webhook.ErrNoHandler, ev.Provider, ev.Type)
+		}
+		return w.next.Handle(ctx, ev, fx)
+	}()
+	if len(ds) > 0 && errors.Is(berr, webhook.ErrNoHandler) {
+		berr = nil // delivered somewhere: not ignored
+	}
+	return Combine(berr, errs...)
+}
+
+// Combine returns the error of an event whose business returned berr and
+// whose deliveries returned errs: nil when all are nil; an error wrapping
+// ErrBusy when every failure is a busy destination (the processor brings
+// the event back without counting an attempt); otherwise every error
+// joined, the busy ones as plain text, so the attempt counts, a permanent
+// one parks the event, and a retry runs only what the ledger has not
+// recorded.
+func Combine(berr error, errs ...error) error {
+	all := append([]error{berr}, errs...)
+	var failed []error
+	busy := 0
+	for _, err := range all {
+		if err == nil {
+			continue
+		}
+		failed = append(failed, err)
+		if errors.Is(err, ErrBusy) {
+			busy++
+		}
+	}
+	if busy == len(failed) {
+		return errors.Join(failed...)
+	}
+	for i, err := range failed {
+		if errors.Is(err, ErrBusy) {
+			failed[i] = errors.New(err.Error())
+		}
+	}
+	return errors.Join(failed...)
+}
+
+// deliver delivers ev to d as the effect EffectName(d's name) in fx: not
+// at all when the ledger records it, and not tried (ErrBusy) when d has
+// Concurrency deliveries in flight in this process.
+func (s *Set) deliver(ctx context.Context, d *destination, ev webhook.Event, fx effects.Runner) error {
+	return effects.DoResult(ctx, fx, EffectName(d.cfg.Name), func(ctx context.Context, _ string) (string, error) {
+		select {
+		case d.slots <- struct{}{}:
+		default:
+			s.o.Metrics.Emit(metrics.Dims{Destination: d.cfg.Name}, metrics.Counted(metrics.DestinationBusy, 1))
+			return "", fmt.Errorf("destination %s: %w", d.cfg.Name, ErrBusy)
+		}
+		defer func() { <-d.slots }()
+		begin := s.o.Now()
+		a, err := d.sender.send(ctx, ev, NewBody(ev, d.cfg.Name))
+		a.Took = s.o.Now().Sub(begin)
+		s.record(ctx, ev.Key(), d.cfg.Name, a, err)
+		if err != nil {
+			return "", err
+		}
+		return a.Text, nil
+	})
+}
+
+// Failed returns the names of the destinations whose delivery failed in
+// err, an event's error (Combine's), once each, in the order err lists
+// them: the processor counts DestinationParked for each when it parks the
+// event.
+func Failed(err error) []string {
+	var names []string
+	seen := map[string]bool{}
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *Error:
+			if !seen[e.Destination] {
+				seen[e.Destination] = true
+				names = append(names, e.Destination)
+			}
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				walk(inner)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return names
+}
+
+// record notes an attempt in the delivery log and the metrics.
+func (s *Set) record(ctx context.Context, key webhook.Key, name string, a Answer, err error) {
+	if lerr := s.o.Log.note(ctx, key, name, a, err == nil, s.o.Now()); lerr != nil {
+		s.o.Logger.Warn("delivery not logged", "destination", name, "reason", lerr.Error())
+	}
+	ms := []metrics.Metric{metrics.Millis(metrics.DestinationLatency, a.Took)}
+	switch {
+	case err == nil:
+		ms = append(ms, metrics.Counted(metrics.DestinationDelivered, 1))
+	case errors.Is(err, ErrGone):
+		ms = append(ms, metrics.Counted(metrics.DestinationGone, 1))
+	case !webhook.IsPermanent(err):
+		ms = append(ms, metrics.Counted(metrics.DestinationRetried, 1))
+	}
+	// DestinationParked is counted when the processor parks the event
+	// (Failed), out of retries too.
+	s.o.Metrics.Emit(metrics.Dims{Destination: name}, ms...)
+}

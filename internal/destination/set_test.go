@@ -1,0 +1,339 @@
+package destination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
+	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// testSecrets answers every ARN with testSecret, and the header ARN with
+// a token.
+func testSecrets(_ context.Context, arn string) ([]string, error) {
+	if arn == testHeaderARN {
+		return []string{"token-1"}, nil
+	}
+	return []string{testSecret}, nil
+}
+
+var testEvent = webhook.Event{Provider: "stripe", ID: "evt_1", Type: "invoice.paid", Raw: []byte(`{"id":"evt_1"}`),
+	Received: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+
+// received is what a test server got.
+type received struct {
+	mu   sync.Mutex
+	reqs []*http.Request
+	errs []error // signature checks
+}
+
+func (r *received) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reqs)
+}
+
+// server answers with h after checking the request's signature.
+func server(t testing.TB, h http.HandlerFunc) (*httptest.Server, *received) {
+	t.Helper()
+	got := &received{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		hdr := map[string]string{}
+		for k := range r.Header {
+			hdr[strings.ToLower(k)] = r.Header.Get(k)
+		}
+		_, err := (&standard.Verifier{Secrets: []string{testSecret}}).Verify(r.Context(), webhook.Request{Method: "POST", Header: hdr, Body: body})
+		got.mu.Lock()
+		got.reqs, got.errs = append(got.reqs, r), append(got.errs, err)
+		got.mu.Unlock()
+		h(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, got
+}
+
+func status(code int, header ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for i := 0; i+1 < len(header); i += 2 {
+			w.Header().Set(header[i], header[i+1])
+		}
+		w.WriteHeader(code)
+	}
+}
+
+func newSet(t *testing.T, client *http.Client, cfgs ...Config) *Set {
+	t.Helper()
+	s, err := New(cfgs, Options{Secrets: testSecrets, HTTP: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func httpConfig(name, url string) Config {
+	return Config{Name: name, URL: url, Events: []string{"*"}, Secret: testSecretARN}
+}
+
+// refusedURL returns a loopback URL nothing listens on.
+func refusedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String() + "/hooks"
+	_ = l.Close()
+	return url
+}
+
+// TestDeliveryClasses: each kind of answer, with the effect ledger and the
+// delivery log on dynalite: what the event's error says (retried, parked,
+// gone, Retry-After), whether the ledger records the destination, and the
+// attempt logged with its status.
+func TestDeliveryClasses(t *testing.T) {
+	hang := func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+	tests := []struct {
+		name       string
+		handler    http.HandlerFunc // nil: nothing listens
+		kind       error            // nil: delivered
+		permanent  bool
+		retryAfter time.Duration
+	}{
+		{name: "200", handler: status(200)},
+		{name: "204", handler: status(204)},
+		{name: "408", handler: status(408), kind: ErrRetry},
+		{name: "429 Retry-After seconds", handler: status(429, "Retry-After", "120"), kind: ErrRetry, retryAfter: 2 * time.Minute},
+		{name: "503 Retry-After date", handler: status(503, "Retry-After", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)), kind: ErrRetry, retryAfter: time.Hour},
+		{name: "500", handler: status(500), kind: ErrRetry},
+		{name: "timeout", handler: hang, kind: ErrRetry},
+		{name: "connection refused", kind: ErrRetry},
+		{name: "400", handler: status(400), kind: ErrRefused, permanent: true},
+		{name: "404", handler: status(404), kind: ErrRefused, permanent: true},
+		{name: "301 not followed", handler: status(301, "Location", "https://elsewhere.example.com"), kind: ErrRefused, permanent: true},
+		{name: "410", handler: status(410), kind: ErrGone, permanent: true},
+	}
+	// The ledger and the delivery log on dynalite.
+	db, table := devstacktest.ForTest(t).DynamoDB(), devstacktest.NewTestStack(t).Tables["InboxTable"]
+	ledger, log := effects.NewLedger(db, table, time.Hour), NewLog(db, table, time.Hour)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url, got := refusedURL(t), &received{}
+			if tt.handler != nil {
+				var srv *httptest.Server
+				srv, got = server(t, tt.handler)
+				url = srv.URL + "/hooks"
+			}
+			s, err := New([]Config{httpConfig("crm", url)}, Options{Secrets: testSecrets, HTTP: NewHTTPClient(200 * time.Millisecond), Log: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := testEvent
+			ev.ID = fmt.Sprintf("evt_class_%d", i)
+			err = s.Wrap(nil).Handle(context.Background(), ev, ledger.For(ev.Key()))
+			switch {
+			case tt.kind == nil && err != nil:
+				t.Fatalf("Handle = %v; want delivered", err)
+			case tt.kind != nil && !errors.Is(err, tt.kind):
+				t.Fatalf("Handle = %v; want %v", err, tt.kind)
+			case webhook.IsPermanent(err) != tt.permanent:
+				t.Errorf("Handle = %v: permanent %v; want %v", err, webhook.IsPermanent(err), tt.permanent)
+			}
+			var de *Error
+			if errors.As(err, &de) && de.RetryAfter().Round(time.Minute) != tt.retryAfter {
+				t.Errorf("RetryAfter = %v; want %v", de.RetryAfter(), tt.retryAfter)
+			}
+			if tt.kind != nil && !cmp.Equal(Failed(err), []string{"crm"}) {
+				t.Errorf("Failed = %q; want [crm]", Failed(err))
+			}
+			recs, _ := ledger.Records(context.Background(), ev.Key())
+			if wantRecs := map[bool]int{true: 1, false: 0}[tt.kind == nil]; len(recs) != wantRecs {
+				t.Errorf("ledger records %d effects; want %d", len(recs), wantRecs)
+			}
+			logged, err := log.Read(context.Background(), ev.Key())
+			wantStatus := 0
+			if tt.handler != nil && tt.name != "timeout" {
+				wantStatus, _ = strconv.Atoi(tt.name[:3])
+			}
+			if err != nil || len(logged) != 1 || logged[0].Attempts != 1 || logged[0].LastStatus != wantStatus || logged[0].Delivered != (tt.kind == nil) {
+				t.Errorf("delivery log = %+v, %v; want 1 attempt answered %d", logged, err, wantStatus)
+			}
+			if tt.handler != nil && (got.count() != 1 || got.errs[0] != nil) {
+				t.Errorf("server got %d requests (signature errors %v); want 1, verified", got.count(), got.errs)
+			}
+		})
+	}
+}
+
+func TestRequestHeadersAndStaticHeader(t *testing.T) {
+	srv, got := server(t, status(200))
+	c := httpConfig("crm", srv.URL)
+	c.Header, c.HeaderSecret = "X-Token", testHeaderARN
+	s := newSet(t, nil, c)
+	if err := s.Wrap(nil).Handle(context.Background(), testEvent, effects.NewMemoryLedger().For(testEvent.Key())); err != nil {
+		t.Fatal(err)
+	}
+	r := got.reqs[0]
+	want := map[string]string{"X-Token": "token-1", "Content-Type": "application/json", "Webhook-Id": WebhookID(testEvent.Key(), "crm"), "User-Agent": userAgent}
+	for k, v := range want {
+		if r.Header.Get(k) != v {
+			t.Errorf("header %s = %q; want %q", k, r.Header.Get(k), v)
+		}
+	}
+	if r.Method != http.MethodPost || got.errs[0] != nil {
+		t.Errorf("%s, signature %v; want POST, verified", r.Method, got.errs[0])
+	}
+}
+
+func TestEachDestinationIsItsOwnEffect(t *testing.T) {
+	okSrv, okGot := server(t, status(200))
+	var failing = true
+	var mu sync.Mutex
+	flaky, flakyGot := server(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failing {
+			w.WriteHeader(503)
+		}
+	})
+	s := newSet(t, nil, httpConfig("ok", okSrv.URL), httpConfig("flaky", flaky.URL),
+		Config{Name: "orders-only", URL: okSrv.URL, Events: []string{"shopify:orders/*"}, Secret: testSecretARN})
+	ledger := effects.NewMemoryLedger()
+	var bizRuns int
+	biz := businessFunc(func(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
+		return effects.Do(ctx, fx, "crm-note", func(context.Context, string) error { bizRuns++; return nil })
+	})
+	h := s.Wrap(biz)
+	if err := h.Handle(context.Background(), testEvent, ledger.For(testEvent.Key())); !errors.Is(err, ErrRetry) {
+		t.Fatalf("first attempt = %v; want ErrRetry", err)
+	}
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+	if err := h.Handle(context.Background(), testEvent, ledger.For(testEvent.Key())); err != nil {
+		t.Fatalf("second attempt = %v", err)
+	}
+	if okGot.count() != 1 || flakyGot.count() != 2 || bizRuns != 1 {
+		t.Errorf("ok got %d, flaky %d, business ran %d; want 1, 2, 1 (orders-only matches nothing)", okGot.count(), flakyGot.count(), bizRuns)
+	}
+	recs, _ := ledger.Records(context.Background(), testEvent.Key())
+	var names []string
+	for _, r := range recs {
+		names = append(names, r.Effect)
+	}
+	if want := []string{"crm-note", "destination:flaky", "destination:ok"}; !cmp.Equal(names, want) {
+		t.Errorf("ledger = %q; want %q", names, want)
+	}
+	if a, b := flakyGot.reqs[0].Header.Get("webhook-id"), flakyGot.reqs[1].Header.Get("webhook-id"); a != b {
+		t.Errorf("webhook-id %q then %q; want the same on a redelivery", a, b)
+	}
+}
+
+type businessFunc func(ctx context.Context, ev webhook.Event, fx effects.Runner) error
+
+func (f businessFunc) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
+	return f(ctx, ev, fx)
+}
+
+func TestNoHandler(t *testing.T) {
+	srv, _ := server(t, status(200))
+	s := newSet(t, nil, Config{Name: "orders", URL: srv.URL, Events: []string{"shopify:orders/*"}, Secret: testSecretARN})
+	ignoring := businessFunc(func(context.Context, webhook.Event, effects.Runner) error { return webhook.ErrNoHandler })
+	orders := webhook.Event{Provider: "shopify", ID: "1", Type: "orders/paid", Raw: []byte(`{}`)}
+	tests := []struct {
+		name     string
+		biz      Business
+		ev       webhook.Event
+		wantNone bool
+	}{
+		{"no business, no match", nil, testEvent, true},
+		{"business ignores, no match", ignoring, testEvent, true},
+		{"business ignores, a destination matches", ignoring, orders, false},
+		{"no business, a destination matches", nil, orders, false},
+	}
+	for _, tt := range tests {
+		err := s.Wrap(tt.biz).Handle(context.Background(), tt.ev, effects.NewMemoryLedger().For(tt.ev.Key()))
+		if got := errors.Is(err, webhook.ErrNoHandler); got != tt.wantNone || (!tt.wantNone && err != nil) {
+			t.Errorf("%s: Handle = %v; want ErrNoHandler %v", tt.name, err, tt.wantNone)
+		}
+	}
+}
+
+func TestCombine(t *testing.T) {
+	busy := errors.New("destination a: " + ErrBusy.Error())
+	busyErr := &wrapErr{busy, ErrBusy}
+	retryErr := &Error{Destination: "b", Answer: Answer{Text: "503"}, kind: ErrRetry}
+	goneErr := &Error{Destination: "c", Answer: Answer{Text: "410"}, kind: ErrGone}
+	tests := []struct {
+		name                  string
+		berr                  error
+		errs                  []error
+		nilErr, isBusy, perma bool
+	}{
+		{name: "all fine", errs: []error{nil, nil}, nilErr: true},
+		{name: "only busy", errs: []error{busyErr, nil}, isBusy: true},
+		{name: "busy and retry", errs: []error{busyErr, retryErr}},
+		{name: "busy and business failed", berr: errors.New("crm down"), errs: []error{busyErr}},
+		{name: "gone and retry", errs: []error{goneErr, retryErr}, perma: true},
+	}
+	for _, tt := range tests {
+		err := Combine(tt.berr, tt.errs...)
+		if (err == nil) != tt.nilErr || errors.Is(err, ErrBusy) != tt.isBusy || webhook.IsPermanent(err) != tt.perma {
+			t.Errorf("%s: Combine = %v (busy %v, permanent %v); want nil %v, busy %v, permanent %v",
+				tt.name, err, errors.Is(err, ErrBusy), webhook.IsPermanent(err), tt.nilErr, tt.isBusy, tt.perma)
+		}
+	}
+}
+
+type wrapErr struct{ msg, kind error }
+
+func (e *wrapErr) Error() string { return e.msg.Error() }
+func (e *wrapErr) Unwrap() error { return e.kind }
+
+func TestBusyDestinationIsNotTried(t *testing.T) {
+	release := make(chan struct{})
+	slow, slowGot := server(t, func(w http.ResponseWriter, r *http.Request) { <-release })
+	fast, fastGot := server(t, status(200))
+	c := httpConfig("slow", slow.URL)
+	c.Concurrency = 1
+	s := newSet(t, nil, c, httpConfig("fast", fast.URL))
+	ev2 := testEvent
+	ev2.ID = "evt_2"
+	ledger := effects.NewMemoryLedger()
+	first := make(chan error)
+	go func() { first <- s.Wrap(nil).Handle(context.Background(), testEvent, ledger.For(testEvent.Key())) }()
+	for slowGot.count() == 0 { // bounded by the test's timeout
+		time.Sleep(time.Millisecond)
+	}
+	err := s.Wrap(nil).Handle(context.Background(), ev2, ledger.For(ev2.Key()))
+	if !errors.Is(err, ErrBusy) {
+		t.Errorf("second event while slow is full = %v; want ErrBusy", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("first event = %v", err)
+	}
+	if slowGot.count() != 1 || fastGot.count() != 2 {
+		t.Errorf("slow got %d, fast %d; want 1 (the second not tried), 2", slowGot.count(), fastGot.count())
+	}
+	recs, _ := ledger.Records(context.Background(), ev2.Key())
+	if len(recs) != 1 || recs[0].Effect != "destination:fast" {
+		t.Errorf("second event's ledger = %v; want destination:fast only", recs)
+	}
+}

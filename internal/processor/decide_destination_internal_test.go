@@ -1,0 +1,62 @@
+package processor
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/destination"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+)
+
+// pause is a destination's answer that asks for a pause (Retry-After).
+type pause struct{ d time.Duration }
+
+func (p pause) Error() string             { return fmt.Sprintf("destination crm: 429 (retry after %v)", p.d) }
+func (p pause) RetryAfter() time.Duration { return p.d }
+
+// TestDecideDestinations: an attempt whose destinations were all busy is
+// taken back (not counted, even on the last receive), and a destination's
+// Retry-After lengthens the backoff, up to BackoffMax.
+func TestDecideDestinations(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	busy := fmt.Errorf("effect destination:slow of stripe#evt_1: %w", fmt.Errorf("destination slow: %w", destination.ErrBusy))
+	item := func(attempts int) inbox.Item { return inbox.Item{Attempts: attempts} }
+	const failedNote = "event FAILED; will retry"
+	busyNote := "destinations busy; back soon, the attempt not counted"
+	tests := []struct {
+		name string
+		a    attempt
+		want decision
+	}{
+		{"busy: uncounted, back after a short backoff", attempt{err: busy, item: item(1), receives: 1},
+			decision{result: inbox.Result{Status: inbox.Failed, Error: busy.Error(), At: now, Uncounted: true}, retryIn: 5 * time.Second,
+				uncounted: true, level: slog.LevelInfo, note: busyNote}},
+		{"busy on the last receive, tries used up: still not parked", attempt{err: busy, item: item(6), receives: 5},
+			decision{result: inbox.Result{Status: inbox.Failed, Error: busy.Error(), At: now, Uncounted: true}, retryIn: 80 * time.Second,
+				uncounted: true, level: slog.LevelInfo, note: busyNote}},
+		{"Retry-After longer than the backoff", attempt{err: errors.Join(pause{2 * time.Minute}), item: item(1), receives: 1},
+			decision{result: inbox.Result{Status: inbox.Failed, Error: pause{2 * time.Minute}.Error(), At: now}, retryIn: 2 * time.Minute,
+				level: slog.LevelWarn, note: failedNote}},
+		{"Retry-After shorter than the backoff", attempt{err: pause{time.Second}, item: item(3), receives: 3},
+			decision{result: inbox.Result{Status: inbox.Failed, Error: pause{time.Second}.Error(), At: now}, retryIn: 20 * time.Second,
+				level: slog.LevelWarn, note: failedNote}},
+		{"Retry-After past BackoffMax", attempt{err: pause{time.Hour}, item: item(1), receives: 1},
+			decision{result: inbox.Result{Status: inbox.Failed, Error: pause{time.Hour}.Error(), At: now}, retryIn: 15 * time.Minute,
+				level: slog.LevelWarn, note: failedNote}},
+	}
+	cfg := Config{}.withDefaults()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.a.now, tt.a.jitter, tt.a.eventType = now, 0.5, "t.x"
+			got := cfg.decide(tt.a)
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(decision{})); diff != "" {
+				t.Errorf("decide (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
