@@ -51,6 +51,9 @@ type itemView struct {
 	ProcessedAt   *time.Time   `json:"processed_at,omitempty"`
 	Outcome       string       `json:"outcome,omitempty"`
 	RenewAfter    *time.Time   `json:"renew_after,omitempty"`
+	// PayloadRemoved says the payload was erased or expired (its time in RemovedAt).
+	PayloadRemoved string     `json:"payload_removed,omitempty"`
+	RemovedAt      *time.Time `json:"removed_at,omitempty"`
 }
 
 func viewOf(it inbox.Item) itemView {
@@ -66,6 +69,7 @@ func viewOf(it inbox.Item) itemView {
 		PayloadSHA256: it.PayloadSHA256, PayloadObject: it.PayloadObject, ExpiresAt: t(it.ExpiresAt),
 		LeaseOwner: it.LeaseOwner, LeaseUntil: t(it.LeaseUntil), Attempts: it.Attempts, InfraFailures: it.InfraFailures, LastError: it.LastError,
 		ProcessedAt: t(it.ProcessedAt), Outcome: it.Outcome, RenewAfter: t(it.RenewAfter),
+		PayloadRemoved: it.PayloadRemoved, RemovedAt: t(it.RemovedAt),
 	}
 }
 
@@ -180,6 +184,9 @@ func printInspection(w io.Writer, it inbox.Item, recs []effects.Record) {
 	row("enqueued", ts(it.EnqueuedAt))
 	if !it.ProcessedAt.IsZero() {
 		row("processed", ts(it.ProcessedAt))
+	}
+	if it.PayloadRemoved != "" {
+		row("payload", it.PayloadRemoved+" at "+ts(it.RemovedAt)+" (the dedupe record stays; it cannot be replayed)")
 	}
 	if !it.RenewAfter.IsZero() {
 		row("renew after", ts(it.RenewAfter)+" (notifications before then are duplicates, not fetched)")

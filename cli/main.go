@@ -58,6 +58,8 @@ func init() {
 		{"inspect", "show an event's inbox item and effect ledger", cmdInspect},
 		{"state", "show the example shop's state (entitlements, emails, invoices)", cmdState},
 		{"replay", "replay events from the DLQ or the inbox", cmdReplay},
+		{"erase", "erase what hookinbox keeps about a person (a customer id or an email)", cmdErase},
+		{"export", "list what hookinbox holds about a person, for a data request", cmdExport},
 		{"status", "one screen for the operator: queues, DLQ, stuck claims, reconciler, last hour's counts", cmdStatus},
 		{"reconcile", "run the reconciler once, now, against the local stack's API stand-ins", cmdReconcile},
 		{"chaos", "deliver a corpus twice, shuffled, and compare with one clean delivery", cmdChaos},

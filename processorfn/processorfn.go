@@ -30,6 +30,7 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/provider"
@@ -139,14 +140,25 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	}
 	sq := sqs.NewFromConfig(cfg)
 	business = alerts{next: business, alert: alert, metrics: rec, log: log}
+	store := inbox.NewDynamoDB(db, s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle))
+	hasher, indexes, err := privacy.FromEnv(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	var eraser *privacy.Eraser
+	var subjects func(context.Context, webhook.Event) ([]string, error)
+	if indexes {
+		eraser, subjects = privacy.NewEraser(store, hasher, nil), privacy.Subjects(reg, hasher)
+	}
+	business = privacyRequests{next: business, requesters: requesters(reg), eraser: eraser, log: log}
 	h := processor.New(
 		processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
 			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow, NotFoundHold: s.NotFoundHold,
-			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(reg.Names(), all), Concurrency: concurrency,
+			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(reg.Names(), all), Concurrency: concurrency, Subjects: subjects,
 		},
-		inbox.NewDynamoDB(db, s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle)),
+		store,
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
 		business,
 		queue.New(sq, s.QueueURL),

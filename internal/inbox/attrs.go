@@ -37,6 +37,10 @@ func marshal(it Item) attrs {
 	if it.PayloadObject != "" {
 		m[attrPayloadObject] = str(it.PayloadObject)
 	}
+	if it.PayloadRemoved != "" {
+		m[attrPayloadRemoved] = str(it.PayloadRemoved)
+		m[attrRemovedAt] = str(formatTime(it.RemovedAt))
+	}
 	return m
 }
 
@@ -105,6 +109,8 @@ func unmarshal(m attrs) (Item, error) {
 	it.Outcome = getS(m, "outcome")
 	it.RenewAfter = fromMillis("renew_after")
 	it.PayloadObject = getS(m, attrPayloadObject)
+	it.PayloadRemoved = getS(m, attrPayloadRemoved)
+	it.RemovedAt = getT(attrRemovedAt)
 	if b := getB(m, attrPayloadDeflate); b != nil && err == nil {
 		it.Payload, err = inflate(b)
 	}

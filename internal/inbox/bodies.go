@@ -47,6 +47,7 @@ var (
 type objectAPI interface {
 	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	DeleteObject(context.Context, *s3.DeleteObjectInput, ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
 }
 
 // Bodies is where payloads too large for an item are kept: objects under
@@ -114,4 +115,15 @@ func (b *Bodies) get(ctx context.Context, name, sum string) ([]byte, error) {
 		return nil, fmt.Errorf("get object %s: %w", name, errBodyMismatch)
 	}
 	return raw, nil
+}
+
+// delete removes the object name; a missing one is no error.
+func (b *Bodies) delete(ctx context.Context, name string) error {
+	if b == nil {
+		return errNoBucket
+	}
+	if _, err := b.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(name)}); err != nil {
+		return fmt.Errorf("delete object %s: %w", name, err)
+	}
+	return nil
 }

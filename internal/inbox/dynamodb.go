@@ -51,6 +51,8 @@ type dynamoDBAPI interface {
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
 
 // DynamoDB is the Store on a DynamoDB table with string keys pk and sk.
@@ -136,12 +138,17 @@ func (s *DynamoDB) PutPayload(ctx context.Context, it Item, raw []byte) error {
 		TableName:        aws.String(s.table),
 		Key:              itemKey(it.Key, SortPayload),
 		UpdateExpression: aws.String("SET payload = if_not_exists(payload, :raw), received_at = :ra, expires_at = :exp"),
+		// A payload removed on purpose (RemovePayload) stays removed.
+		ConditionExpression: aws.String("attribute_not_exists(" + attrPayloadRemoved + ")"),
 		ExpressionAttributeValues: attrs{
 			":raw": &types.AttributeValueMemberB{Value: raw},
 			":ra":  str(formatTime(it.ReceivedAt)),
 			":exp": num(it.ExpiresAt.Unix()),
 		},
 	})
+	if isConditionFailed(err) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("put payload %s: %w", it.Key, err)
 	}
@@ -376,6 +383,11 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 		set += ", renew_after = :renew"
 		values[":renew"] = millis(r.RenewAfter)
 	}
+	if r.Status == Done || r.Status == Ignored {
+		// Listed in the retain index until its payload is removed.
+		set += ", " + attrRetain + " = :shard"
+		values[":shard"] = str(pendingShard(key))
+	}
 	if r.Status.Final() {
 		set += ", processed_at = :at"
 		remove += ", pending"
@@ -419,7 +431,7 @@ func (s *DynamoDB) Requeue(ctx context.Context, key webhook.Key, now time.Time) 
 	it, err := s.update(ctx, key, "requeue", nil, nil, &dynamodb.UpdateItemInput{
 		ConditionExpression: aws.String("attribute_exists(pk) AND #s <> :done AND (#s <> :processing OR lease_until < :now)"),
 		// A replay starts the failure counts afresh: the cause was fixed.
-		UpdateExpression: aws.String("SET #s = :failed, enqueued_at = :now, pending = :shard, attempts = :zero REMOVE lease_owner, lease_until, processed_at, outcome, infra_failures"),
+		UpdateExpression: aws.String("SET #s = :failed, enqueued_at = :now, pending = :shard, attempts = :zero REMOVE lease_owner, lease_until, processed_at, outcome, infra_failures, " + attrRetain),
 		ExpressionAttributeNames: map[string]string{
 			"#s": "status",
 		},

@@ -102,6 +102,11 @@ type Item struct {
 	// keeps a payload too large for an item (see Claim.External); "" when
 	// the payload is in the table.
 	PayloadObject string
+	// PayloadRemoved says why every stored copy of the payload is gone
+	// while this item, the dedupe record, lives on: RemovedErased or
+	// RemovedExpired; "" while the payload is kept. RemovedAt is when.
+	PayloadRemoved string
+	RemovedAt      time.Time
 }
 
 // Claim is what the receiver knows of a verified event when it claims it.
@@ -183,6 +188,7 @@ func normalize(it Item) Item {
 	it.ExpiresAt = it.ExpiresAt.UTC().Truncate(time.Second)
 	it.ReceivedAt = utc(it.ReceivedAt)
 	it.ProcessedAt = utc(it.ProcessedAt)
+	it.RemovedAt = utc(it.RemovedAt)
 	it.EnqueuedAt = utc(it.EnqueuedAt).Truncate(time.Millisecond)
 	it.LeaseUntil = utc(it.LeaseUntil).Truncate(time.Millisecond)
 	it.RenewAfter = utc(it.RenewAfter).Truncate(time.Millisecond)

@@ -80,6 +80,36 @@ type Store interface {
 	// shard of the pending index (0 ≤ shard < PendingShards) whose last
 	// activity was before cutoff, oldest first, as Pending lists them.
 	PendingShard(ctx context.Context, shard int, cutoff time.Time, limit int) ([]Item, error)
+
+	// IndexSubjects records that the event key is about each of hashes
+	// (keyed hashes of its subjects, never the subjects) until expiresAt,
+	// the event's expiry. Writing the same again changes nothing.
+	IndexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error
+	// SubjectEvents returns the events indexed under any of hashes, each
+	// once, in key order.
+	SubjectEvents(ctx context.Context, hashes []string) ([]webhook.Key, error)
+	// ProviderEvents returns every event of provider, in key order. It
+	// reads the whole table: it serves a rare request (Shopify's
+	// shop/redact), never a delivery.
+	ProviderEvents(ctx context.Context, provider string) ([]webhook.Key, error)
+	// Footprint says what is stored of an event, or ErrNotFound.
+	Footprint(ctx context.Context, key webhook.Key) (Footprint, error)
+	// RemovePayload removes every stored copy of the event's payload
+	// (inline, payload item, S3 object) and, when why is RemovedErased,
+	// the results of its finished effects, and marks the status item
+	// (Item.PayloadRemoved): the item itself stays, and a payload
+	// delivered again is not stored (PutPayload stores nothing). It
+	// returns what it removed; doing it again removes nothing more, and
+	// the first removal's reason and time stay. With RemovedExpired only
+	// a DONE or IGNORED event's payload is removed.
+	RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (Footprint, error)
+	// Retained returns up to limit events finished DONE or IGNORED before
+	// cutoff whose payload is still stored, without scanning the table.
+	Retained(ctx context.Context, cutoff time.Time, limit int) ([]webhook.Key, error)
+	// RecordErasure keeps the audit record of an erasure; Erasures lists
+	// them, oldest first.
+	RecordErasure(ctx context.Context, e Erasure) error
+	Erasures(ctx context.Context) ([]Erasure, error)
 }
 
 // Result is how a lease ended.

@@ -53,6 +53,10 @@ type Config struct {
 	FromProviderAPI bool
 	// Metrics records Enqueued for every message sent; nil records nothing.
 	Metrics *metrics.Recorder
+	// Subjects returns the keyed hashes of the people ev is about, which
+	// the inbox indexes beside the claim (inbox.Store.IndexSubjects); nil
+	// indexes none.
+	Subjects func(ctx context.Context, ev webhook.Event) ([]string, error)
 }
 
 // DefaultGrace is Config.Grace's default.
@@ -77,6 +81,7 @@ type claimStore interface {
 	PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
 	Release(ctx context.Context, it inbox.Item) error
 	MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
+	IndexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error
 }
 
 // sender lists the queue call an Intake makes.
@@ -125,13 +130,17 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		go func() { stored <- in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw) }()
 	}
 	it, err := in.store.Claim(ctx, c)
+	var ierr error
+	if err == nil {
+		ierr = in.index(ctx, ev, c.At.Add(c.TTL))
+	}
 	var perr error
 	switch {
 	case stored != nil:
 		perr = <-stored
 	case external && err == nil:
 		perr = in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw)
-	case !external && errors.Is(err, inbox.ErrAlreadyClaimed) && it.Payload == nil && it.PayloadObject == "" && it.Status != inbox.Done && it.Status != inbox.Ignored:
+	case !external && errors.Is(err, inbox.ErrAlreadyClaimed) && it.Payload == nil && it.PayloadObject == "" && it.PayloadRemoved == "" && it.Status != inbox.Done && it.Status != inbox.Ignored:
 		// The stored claim keeps its payload apart (made by an earlier
 		// version, or from other bytes) and may have lost it: store this
 		// delivery's, as a larger event's duplicate does.
@@ -153,7 +162,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		// later claim adopts it.
 		return 0, err
 	}
-	err = perr
+	err = errors.Join(perr, ierr)
 	if err == nil {
 		err = in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type})
 	}
@@ -168,6 +177,24 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	}
 	in.enqueued(ctx, ev)
 	return Accepted, nil
+}
+
+// index indexes ev under its subjects (Config.Subjects), expiring at
+// expiresAt, once its claim is won: a duplicate writes nothing more, and
+// a new event is enqueued only once it is indexed, so nothing is stored
+// that an erasure cannot find.
+func (in *Intake) index(ctx context.Context, ev webhook.Event, expiresAt time.Time) error {
+	if in.cfg.Subjects == nil {
+		return nil
+	}
+	hashes, err := in.cfg.Subjects(ctx, ev)
+	if err == nil && len(hashes) > 0 {
+		err = in.store.IndexSubjects(ctx, ev.Key(), hashes, expiresAt)
+	}
+	if err != nil {
+		return fmt.Errorf("index the subjects of %s: %w", ev.Key(), err)
+	}
+	return nil
 }
 
 // duplicate handles an event already claimed (it; sum is this

@@ -58,7 +58,7 @@ func (c Config) decide(a attempt) decision {
 		d.retryIn, d.uncounted = c.backoff(a.receives, a.jitter), true
 		d.note = "destinations busy; back soon, the attempt not counted"
 		return d
-	case errors.Is(f.err, errOtherMode):
+	case errors.Is(f.err, errOtherMode), errors.Is(f.err, inbox.ErrRemoved):
 		d.result = inbox.Result{Status: inbox.Ignored, Outcome: reason, At: a.now}
 	case errors.Is(f.err, provider.ErrNotFound) && f.tries < c.NotFoundTries && !c.notFoundBefore(f.err):
 		// Not a failure of ours (anyone can make an id up): no Failed

@@ -247,14 +247,22 @@ func (h *Handler) later(ctx context.Context, j *job, d time.Duration) (retry boo
 // run rebuilds the verified event from the inbox and runs the business on it.
 // Its effect calls must end by effectsBy (zero: no deadline of their own).
 func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger, key webhook.Key, it inbox.Item) (err error) {
+	if it.PayloadRemoved != "" {
+		return fmt.Errorf("%s: payload %s at %s: %w", key, it.PayloadRemoved, it.RemovedAt.Format(time.RFC3339), inbox.ErrRemoved)
+	}
 	if err := h.checkMode(key, it); err != nil {
 		return err
 	}
-	raw, err := h.payload(ctx, log, key, it)
+	raw, fetched, err := h.payload(ctx, log, key, it)
 	if err != nil {
 		return err
 	}
 	ev := webhook.Event{Provider: key.Provider(), ID: key.EventID(), Type: h.eventType(key, it, raw), Created: it.Created, Livemode: it.Livemode, Received: it.ReceivedAt, Raw: raw}
+	if fetched {
+		if err := h.index(ctx, ev, it); err != nil {
+			return err
+		}
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error("business code panicked", "panic", logs.RedactEmails(fmt.Sprint(r)), "stack", string(debug.Stack()))

@@ -15,37 +15,37 @@ import (
 // its provider's API serves, which it stores for the next attempt. A
 // stored notification that only points at the event (provider.Fetch.Pointer) is
 // fetched, fresh on every attempt: its state is what the API says now.
-func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) ([]byte, error) {
+func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) (raw []byte, fetched bool, err error) {
 	stored := it.Payload // inline: no read
 	if stored == nil {
-		raw, err := h.store.Payload(ctx, key)
+		stored, err = h.store.Payload(ctx, key)
 		switch {
 		case err == nil:
-			stored = raw
 		case !errors.Is(err, inbox.ErrNotFound):
-			return nil, fmt.Errorf("load payload: %w", err) // transient
+			return nil, false, fmt.Errorf("load payload: %w", err) // transient
 		}
 	}
 	f := h.cfg.Fetch[key.Provider()]
 	fetch, canFetch := f.Get, f.Get != nil
 	if f.Pointer != nil && f.Pointer(stored) {
 		if !canFetch {
-			return nil, webhook.Permanent(fmt.Errorf("%s notifies with a pointer and has no API fetch", key.Provider()))
+			return nil, false, webhook.Permanent(fmt.Errorf("%s notifies with a pointer and has no API fetch", key.Provider()))
 		}
 		raw, err := fetch(ctx, key.EventID(), stored)
 		if err != nil {
-			return nil, fmt.Errorf("fetch %s from the provider's API: %w", key, err)
+			return nil, false, fmt.Errorf("fetch %s from the provider's API: %w", key, err)
 		}
 		log.Info("fetched the event the notification points at from the provider's API")
-		return raw, nil
+		return raw, true, nil
 	}
 	if stored != nil {
-		return stored, nil
+		return stored, false, nil
 	}
 	if !canFetch {
-		return nil, fmt.Errorf("load payload: none stored and no API fetch for provider %q: %w", key.Provider(), inbox.ErrNotFound)
+		return nil, false, fmt.Errorf("load payload: none stored and no API fetch for provider %q: %w", key.Provider(), inbox.ErrNotFound)
 	}
-	return h.refetch(ctx, log, fetch, key, it)
+	raw, err = h.refetch(ctx, log, fetch, key, it)
+	return raw, err == nil, err
 }
 
 // refetch fetches an event whose payload was lost from its provider's API
@@ -60,6 +60,24 @@ func (h *Handler) refetch(ctx context.Context, log *slog.Logger, fetch func(cont
 		log.Warn("could not store the fetched payload; the next attempt fetches it again", "reason", err.Error())
 	}
 	return raw, nil
+}
+
+// index indexes a fetched event under the subjects its provider finds in
+// it (Config.Subjects): an id-only notification names no one, the event
+// its provider's API serves does. A failure is the infrastructure's: the
+// attempt is retried, so no fetched event goes unindexed.
+func (h *Handler) index(ctx context.Context, ev webhook.Event, it inbox.Item) error {
+	if h.cfg.Subjects == nil {
+		return nil
+	}
+	hashes, err := h.cfg.Subjects(ctx, ev)
+	if err == nil && len(hashes) > 0 {
+		err = h.store.IndexSubjects(ctx, ev.Key(), hashes, it.ExpiresAt)
+	}
+	if err != nil {
+		return fmt.Errorf("index the subjects of %s: %w", ev.Key(), err)
+	}
+	return nil
 }
 
 // eventType is the type the business sees: the one its provider reads

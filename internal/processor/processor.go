@@ -42,6 +42,10 @@
 // permanent error: nothing ran, so there are no tries to count, and
 // waiting does not change it.
 //
+// An event whose payload was erased or expired (inbox.ErrRemoved) ends
+// IGNORED without running: a message that was on its way, or a DLQ
+// redrive, does nothing.
+//
 // A message for an event already DONE or IGNORED is acknowledged without
 // running anything. A message for a DEAD event is processed again: it came
 // back from the DLQ through SQS's own redrive, which cannot mark the
@@ -189,7 +193,11 @@ type Config struct {
 	// fetched again at its next notification after this short hold. Default
 	// DefaultNotFoundHold.
 	NotFoundHold time.Duration
-	Now          func() time.Time
+	// Subjects returns the keyed hashes of the people a fetched event is
+	// about (an id-only notification's object, a lost payload fetched
+	// again), which the inbox indexes; nil indexes none.
+	Subjects func(ctx context.Context, ev webhook.Event) ([]string, error)
+	Now      func() time.Time
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
@@ -258,6 +266,7 @@ type leaseStore interface {
 	Get(ctx context.Context, key webhook.Key) (inbox.Item, error)
 	Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 	PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
+	IndexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error
 }
 
 // ledger hands out the effect runner of one event.

@@ -92,6 +92,7 @@ type (
 		PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
 		Release(ctx context.Context, it inbox.Item) error
 		MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
+		IndexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error
 	}
 	intakeQueue interface {
 		Send(ctx context.Context, env webhook.Envelope) error

@@ -52,6 +52,9 @@ type Config struct {
 	// nil records nothing.
 	Metrics *metrics.Recorder
 	Now     func() time.Time
+	// Retention removes the payloads of events finished longer ago than
+	// they are kept (privacy.Retention.Run), once a run; nil removes none.
+	Retention func(ctx context.Context, now time.Time) (removed int, err error)
 }
 
 func (c Config) withDefaults() Config {
@@ -145,6 +148,9 @@ type Summary struct {
 	Checkpoint    time.Time `json:"checkpoint"`    // the oldest source checkpoint: events created before it are all handled
 	Errors        []string  `json:"errors,omitempty"`
 	Events        []Line    `json:"events"`
+	// PayloadsRemoved counts the payloads of finished events removed
+	// this run, past their retention (Config.Retention).
+	PayloadsRemoved int `json:"payloadsRemoved"`
 	// Providers says what each source did, in the order they ran.
 	Providers []ProviderRun `json:"providers,omitempty"`
 }
@@ -207,6 +213,13 @@ func (h *Handler) Run(ctx context.Context) (Summary, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", src.Provider, err))
 		}
 		s.Providers = append(s.Providers, pr)
+	}
+	if h.cfg.Retention != nil {
+		n, err := h.cfg.Retention(ctx, now)
+		s.PayloadsRemoved = n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("retention: %w", err))
+		}
 	}
 	s.Checkpoint = time.Time{}
 	for _, pr := range s.Providers {

@@ -444,6 +444,8 @@ func (h *Handler) event(ctx context.Context, key webhook.Key, dryRun, inDLQ bool
 	switch {
 	case it.Status == inbox.Done:
 		return h.done(l, dryRun, inDLQ), false
+	case it.PayloadRemoved != "":
+		return removed(l, it, dryRun, inDLQ), false
 	case it.Status == inbox.Processing && it.LeaseUntil.After(now):
 		l.Outcome, l.Note = Skipped, "a processor holds its lease until "+it.LeaseUntil.Format(time.RFC3339)+"; try again after that"
 		return l, false
@@ -478,6 +480,26 @@ func (h *Handler) event(ctx context.Context, key webhook.Key, dryRun, inDLQ bool
 	}
 	l.Outcome = Replayed
 	return l, true
+}
+
+// removed refuses an event whose payload was erased or expired
+// (inbox.Item.PayloadRemoved): there is nothing to run it on, so its DLQ
+// message goes.
+func removed(l Line, it inbox.Item, dryRun, inDLQ bool) Line {
+	why := "its payload was " + it.PayloadRemoved + " at " + it.RemovedAt.Format(time.RFC3339)
+	if it.PayloadRemoved == inbox.RemovedErased {
+		why = "its payload was erased at its subject's request at " + it.RemovedAt.Format(time.RFC3339)
+	}
+	why += "; it cannot be replayed"
+	switch {
+	case !inDLQ:
+		l.Outcome, l.Note = Skipped, why
+	case dryRun:
+		l.Outcome, l.Note = wouldDrop, why+"; its DLQ message would be deleted"
+	default:
+		l.Outcome, l.Note = Dropped, why+"; its DLQ message was deleted"
+	}
+	return l
 }
 
 // done reports an event that is already DONE.

@@ -20,6 +20,7 @@ type Memory struct {
 	items    map[webhook.Key]inbox.Item
 	payloads map[webhook.Key]payload
 	objects  map[string][]byte // the body bucket's objects, by name
+	personal memoryPersonal    // memory_personal.go
 }
 
 // payload is a stored payload and the claim it belongs to.
@@ -58,6 +59,9 @@ func (m *Memory) PutPayload(_ context.Context, it inbox.Item, raw []byte) error 
 			return fmt.Errorf("put payload %s: %w", it.Key, inbox.ErrNoBodyLocation)
 		}
 		m.objects[it.PayloadObject] = clone(raw)
+		return nil
+	}
+	if m.personal.removed[it.Key] {
 		return nil
 	}
 	p, ok := m.payloads[it.Key]

@@ -24,6 +24,7 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
 // Run runs the suite. newStore returns an empty store for each subtest.
 func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 	ctx := context.Background()
+	runPersonal(t, newStore)
 	claim := func(t *testing.T, s inbox.Store, id string) inbox.Item {
 		t.Helper()
 		it, err := s.Claim(ctx, inbox.Claim{Event: Event(id), At: t0, TTL: inbox.DefaultTTL})

@@ -16,6 +16,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/provider"
@@ -51,8 +52,16 @@ func Builder(reg *provider.Registry) lambdafn.Builder {
 		}
 		// A type only a header names (GitHub, Shopify) is counted as "other".
 		rec = rec.WithEventTypes(reg.TypeBounded)
+		hasher, indexes, err := privacy.FromEnv(ctx, env)
+		if err != nil {
+			return nil, err
+		}
+		icfg := intake.Config{Grace: s.Grace, Metrics: rec}
+		if indexes {
+			icfg.Subjects = privacy.Subjects(reg, hasher)
+		}
 		in := intake.New(
-			intake.Config{Grace: s.Grace, Metrics: rec},
+			icfg,
 			inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle)),
 			queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 			log,

@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/provider"
@@ -40,6 +41,10 @@ func Builder(reg *provider.Registry) lambdafn.Builder {
 		r := envconfig.New(getenv)
 		in := lambdafn.ReadInbox(r)
 		stuckAfter := r.Duration("STUCK_AFTER", 15*time.Minute)
+		keep := r.Duration("PAYLOAD_RETENTION", privacy.DefaultRetention)
+		if keep <= 0 {
+			r.Problem("want PAYLOAD_RETENTION (%v) above zero", keep)
+		}
 		if err := r.Err(); err != nil {
 			return nil, err
 		}
@@ -48,7 +53,12 @@ func Builder(reg *provider.Registry) lambdafn.Builder {
 			return nil, err
 		}
 		db := dynamodb.NewFromConfig(cfg)
-		sources, err := Sources(ctx, &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: in.Table}, reg)
+		env := &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: in.Table}
+		sources, err := Sources(ctx, env, reg)
+		if err != nil {
+			return nil, err
+		}
+		hasher, indexes, err := privacy.FromEnv(ctx, env)
 		if err != nil {
 			return nil, err
 		}
@@ -57,9 +67,14 @@ func Builder(reg *provider.Registry) lambdafn.Builder {
 		// Events from the API are re-enqueued by the duplicate path after
 		// the same wait as stuck claims, and their bytes differ from the
 		// webhook's.
-		claims := intake.New(intake.Config{Grace: stuckAfter, FromProviderAPI: true, Metrics: rec}, store, events, log)
+		icfg := intake.Config{Grace: stuckAfter, FromProviderAPI: true, Metrics: rec}
+		if indexes {
+			icfg.Subjects = privacy.Subjects(reg, hasher)
+		}
+		claims := intake.New(icfg, store, events, log)
+		retention := privacy.Retention{Store: store, Keep: keep}
 		h := reconcile.New(
-			reconcile.Config{StuckAfter: stuckAfter, Metrics: rec},
+			reconcile.Config{StuckAfter: stuckAfter, Metrics: rec, Retention: retention.Run},
 			store, events, claims, sources,
 			reconcile.NewCheckpoints(db, in.Table),
 			log,

@@ -14,8 +14,11 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/stripebridge"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
 // Build builds the EventBridge intake: INBOX_TABLE and EVENTS_QUEUE_URL,
@@ -33,8 +36,20 @@ func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	// EventBridge renders an event with other bytes than the webhook did,
 	// so a duplicate whose body differs is expected, as for the
 	// reconciler's events from the API.
+	hasher, indexes, err := privacy.FromEnv(ctx, &provider.Env{Getenv: getenv, AWS: cfg})
+	if err != nil {
+		return nil, err
+	}
+	icfg := intake.Config{FromProviderAPI: true, Metrics: rec}
+	if indexes {
+		reg, err := provider.NewRegistry(stripe.Provider{})
+		if err != nil {
+			return nil, err
+		}
+		icfg.Subjects = privacy.Subjects(reg, hasher)
+	}
 	in := intake.New(
-		intake.Config{FromProviderAPI: true, Metrics: rec},
+		icfg,
 		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
 		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
 		log,

@@ -3,6 +3,7 @@ package deploytest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -317,6 +318,30 @@ func TestTemplateTracing(t *testing.T) {
 	}
 }
 
+// TestTemplateLogGroups: every function logs to its own log group, which
+// keeps its lines LogRetentionDays (30 by default), never forever.
+func TestTemplateLogGroups(t *testing.T) {
+	const inv = "every function's log group is in the template, kept LogRetentionDays"
+	tpl := loadProject(t)
+	if d := tpl.Parameters["LogRetentionDays"].Default; d != "30" {
+		broken(t, inv, "LogRetentionDays default %v, want 30", d)
+	}
+	for _, id := range tpl.ByType(samtemplate.FunctionType) {
+		group := strings.TrimSuffix(id, "Function") + "LogGroup"
+		r, ok := tpl.Resources[group]
+		if !ok || r.Type != "AWS::Logs::LogGroup" {
+			broken(t, inv, "%s has no log group %s", id, group)
+			continue
+		}
+		if got := r.Properties["RetentionInDays"]; got != (samtemplate.Ref{Name: "LogRetentionDays"}) {
+			broken(t, inv, "%s RetentionInDays = %#v, want !Ref LogRetentionDays", group, got)
+		}
+		if r.Condition != tpl.Resources[id].Condition {
+			broken(t, inv, "%s has condition %q, its function %q", group, r.Condition, tpl.Resources[id].Condition)
+		}
+	}
+}
+
 func TestTemplateLogging(t *testing.T) {
 	const inv = "functions log JSON at a level that never drops the metric lines, both parameters"
 	tpl := loadProject(t)
@@ -342,7 +367,9 @@ func TestTemplateLogging(t *testing.T) {
 				broken(t, inv, "%s LoggingConfig: %v", id, err)
 				continue
 			}
-			if diff := cmp.Diff(got, any(tt.want)); diff != "" {
+			want := maps.Clone(tt.want)
+			want["LogGroup"], _ = c.Lookup(strings.TrimSuffix(id, "Function")+"LogGroup", "")
+			if diff := cmp.Diff(got, any(want)); diff != "" {
 				broken(t, inv, "%v: %s LoggingConfig (-got +want):\n%s", tt.params, id, diff)
 			}
 		}

@@ -135,12 +135,16 @@ func TestTemplateProcessorPolicy(t *testing.T) {
 			identity = v
 		}
 		return []string{
+			"dynamodb:BatchWriteItem on " + inbox,
 			"dynamodb:GetItem on " + inbox,
 			"dynamodb:PutItem on " + inbox,
 			"dynamodb:PutItem on " + shop,
 			"dynamodb:Query on " + inbox,
+			"dynamodb:Scan on " + inbox,
 			"dynamodb:UpdateItem on " + inbox,
+			"s3:DeleteObject on " + bodies(c),
 			"s3:GetObject on " + bodies(c),
+			"secretsmanager:GetSecretValue on " + ref(c, "SubjectKeySecret"),
 			"ses:SendEmail on arn:" + d.Partition + ":ses:" + d.Region + ":" + d.AccountID + ":identity/" + identity,
 			"sqs:ChangeMessageVisibility on " + queue,
 			// Lambda's event source polls with the processor's role.

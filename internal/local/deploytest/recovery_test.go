@@ -32,12 +32,17 @@ func TestTemplateReconcilerPolicy(t *testing.T) {
 	checkGrants(t, "ReconcilerFunction", "StripeApiKeyArn", func(c samtemplate.Context) []string {
 		table, queue := arn(c, "InboxTable"), arn(c, "EventsQueue")
 		return []string{
+			"dynamodb:BatchWriteItem on " + table,
 			"dynamodb:DeleteItem on " + table,
 			"dynamodb:GetItem on " + table,
 			"dynamodb:PutItem on " + table,
+			"dynamodb:Query on " + table,
 			"dynamodb:Query on " + table + "/index/pending",
+			"dynamodb:Query on " + table + "/index/retain",
 			"dynamodb:UpdateItem on " + table,
+			"s3:DeleteObject on " + bodies(c),
 			"s3:PutObject on " + bodies(c),
+			"secretsmanager:GetSecretValue on " + ref(c, "SubjectKeySecret"),
 			"sqs:SendMessage on " + queue,
 		}
 	})
@@ -78,6 +83,9 @@ func TestTemplateRecoveryEnv(t *testing.T) {
 			"SHOPIFY_ADMIN_TOKEN_ARN":    "",
 			"SHOPIFY_API_URL":            "",
 			"BODY_BUCKET":                "hookinbox-bodybucket-abcdef012345",
+			"PAYLOAD_RETENTION":          "168h",
+			"SUBJECT_KEY":                "",
+			"SUBJECT_KEY_ARN":            "arn:aws:secretsmanager:us-east-1:123456789012:secret:SubjectKeySecret-AbCdEf",
 		})},
 	}
 	for _, tt := range tests {

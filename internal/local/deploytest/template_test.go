@@ -187,6 +187,17 @@ func deployment(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context) 
 			case "Arn":
 				return fmt.Sprintf("arn:%s:s3:::%s", d.Partition, n), nil
 			}
+		case "AWS::SecretsManager::Secret":
+			if attr == "" || attr == "Id" {
+				return fmt.Sprintf("arn:%s:secretsmanager:%s:%s:secret:%s-AbCdEf", d.Partition, d.Region, d.AccountID, id), nil
+			}
+		case "AWS::Logs::LogGroup":
+			switch attr {
+			case "":
+				return d.StackName + "-" + id + "-AbCdEf012345", nil
+			case "Arn":
+				return fmt.Sprintf("arn:%s:logs:%s:%s:log-group:%s-%s-AbCdEf012345:*", d.Partition, d.Region, d.AccountID, d.StackName, id), nil
+			}
 		case "AWS::SNS::Topic":
 			if attr == "" || attr == "TopicArn" {
 				return fmt.Sprintf("arn:%s:sns:%s:%s:%s-%s-AbCdEf012345", d.Partition, d.Region, d.AccountID, d.StackName, id), nil
@@ -370,6 +381,8 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"MAX_BODY_BYTES":            "6258688",
 			"SECRET_MAX_AGE":            "5m",
 			"BODY_BUCKET":               "hookinbox-bodybucket-abcdef012345",
+			"SUBJECT_KEY":               "",
+			"SUBJECT_KEY_ARN":           "arn:aws:secretsmanager:us-east-1:123456789012:secret:SubjectKeySecret-AbCdEf",
 		})},
 		{"shop-prod", map[string]string{
 			"INBOX_TABLE":               "shop-prod-inbox",
@@ -381,6 +394,8 @@ func TestTemplateReceiverEnv(t *testing.T) {
 			"MAX_BODY_BYTES":            "65536",
 			"SECRET_MAX_AGE":            "2m",
 			"BODY_BUCKET":               "shop-prod-bodybucket-abcdef012345",
+			"SUBJECT_KEY":               "",
+			"SUBJECT_KEY_ARN":           "arn:aws:secretsmanager:eu-west-1:210987654321:secret:SubjectKeySecret-AbCdEf",
 			"AWS_ENDPOINT_URL":          "",
 			"METRICS_NAMESPACE":         "hookinbox/shop-prod",
 		}},
@@ -432,6 +447,15 @@ func TestTemplateInboxTable(t *testing.T) {
 				map[string]any{"AttributeName": "enqueued_at", "KeyType": "RANGE"},
 			},
 			"Projection": map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": anys(inbox.PendingAttributes)},
+		}, map[string]any{
+			// The sparse retain index lists finished events whose payload
+			// is still kept, by key only.
+			"IndexName": inbox.RetainIndex,
+			"KeySchema": []any{
+				map[string]any{"AttributeName": "retain", "KeyType": "HASH"},
+				map[string]any{"AttributeName": "processed_at", "KeyType": "RANGE"},
+			},
+			"Projection": map[string]any{"ProjectionType": "KEYS_ONLY"},
 		}}},
 	}
 	for _, c := range checks {
@@ -593,14 +617,22 @@ func TestTemplateReceiverPolicy(t *testing.T) {
 	checkGrants(t, "ReceiverFunction", "StripeWebhookSecretArn", func(c samtemplate.Context) []string {
 		table, queue := arn(c, "InboxTable"), arn(c, "EventsQueue")
 		return []string{
+			"dynamodb:BatchWriteItem on " + table,
 			"dynamodb:DeleteItem on " + table,
 			"dynamodb:GetItem on " + table,
 			"dynamodb:PutItem on " + table,
 			"dynamodb:UpdateItem on " + table,
 			"s3:PutObject on " + bodies(c),
+			"secretsmanager:GetSecretValue on " + ref(c, "SubjectKeySecret"),
 			"sqs:SendMessage on " + queue,
 		}
 	})
+}
+
+// ref returns the !Ref value of resource id in deployment c.
+func ref(c samtemplate.Context, id string) string {
+	s, _ := c.Lookup(id, "")
+	return s
 }
 
 // bodies returns the ARN of the inbox's objects in the body bucket of

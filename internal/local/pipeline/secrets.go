@@ -29,6 +29,9 @@ const (
 	// ShopifyAdminToken is SHOPIFY_ADMIN_TOKEN, and the token the Shopify
 	// Admin API stand-in accepts.
 	ShopifyAdminToken = "shpat_local_hookinbox_dev"
+	// SubjectKey is SUBJECT_KEY, the key of the local stack's subject
+	// index (privacy.KeyEnv).
+	SubjectKey = "local-hookinbox-subject-key"
 )
 
 // LocalEnv is the local value of every secret a function may declare,
@@ -48,6 +51,7 @@ func LocalEnv(gopayURL string) map[string]string {
 		"SHOPIFY_ADMIN_TOKEN":     ShopifyAdminToken,
 		"PADDLE_WEBHOOK_SECRET":   PaddleSecret,
 		"MOLLIE_API_KEY":          MollieKey,
+		"SUBJECT_KEY":             SubjectKey,
 	}
 }
 

@@ -18,6 +18,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -209,14 +211,19 @@ func TestRequestsAndCapacityPerEvent(t *testing.T) {
 }
 
 // claimRequests is how many DynamoDB requests the receiver makes for a
-// new event: the claim, and a payload write unless the payload rides in
-// the claim (the same choice the receiver makes).
+// new event: the claim, a payload write unless the payload rides in the
+// claim (the same choice the receiver makes), and one write of its
+// subject index entries when it names people.
 func claimRequests(key webhook.Key, typ string, body []byte) int {
 	ev := webhook.Event{Provider: key.Provider(), ID: key.EventID(), Type: typ, Raw: body}
+	n := 2
 	if (inbox.Claim{Event: ev, At: time.Now(), TTL: inbox.DefaultTTL}).Inline() {
-		return 1
+		n = 1
 	}
-	return 2
+	if len(provider.SubjectsOf(stripe.Provider{}, ev)) > 0 {
+		n++
+	}
+	return n
 }
 
 // checkStateChangesFlat checks what the inbox's own items cost as the

@@ -34,6 +34,8 @@ type GoPayPayment struct {
 	State       string `json:"state"` // CREATED, PAID, CANCELED, REFUNDED, ...
 	Amount      int64  `json:"amount"`
 	Currency    string `json:"currency"`
+	// Payer is the payer as GoPay serves it ({"contact": {"email": ...}}).
+	Payer json.RawMessage `json:"payer,omitempty"`
 }
 
 // NewGoPay returns a stand-in accepting clientID and clientSecret.

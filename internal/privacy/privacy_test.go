@@ -1,0 +1,78 @@
+package privacy_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
+	"github.com/hookinbox/hookinbox/internal/privacy"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// TestHasherRotation: an event is indexed under the newest key only, and
+// found under every key listed, so a rotation ("new,old") loses nothing
+// indexed before it; no key is an error, never an index in clear.
+func TestHasherRotation(t *testing.T) {
+	ctx := context.Background()
+	sub := []provider.Subject{provider.EmailSubject("jane@example.com")}
+	old, _ := privacy.NewHasher(privacy.Keys{"old"}).Index(ctx, sub)
+	rotated := privacy.NewHasher(privacy.Keys{"new", "old"})
+	now, _ := rotated.Index(ctx, sub)
+	if now[0] == old[0] || len(now[0]) != 64 {
+		t.Errorf("Index under the new key = %v, old %v; want a different 64-hex hash", now, old)
+	}
+	lookup, err := rotated.Lookup(ctx, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{now[0], old[0]}, lookup); diff != "" {
+		t.Errorf("Lookup (-want +got):\n%s", diff)
+	}
+	if _, err := privacy.NewHasher(privacy.Keys{}).Index(ctx, sub); err == nil {
+		t.Error("Index with no key: no error")
+	}
+}
+
+// TestEraseFindsEventsIndexedUnderAnOldKey: after a rotation an erasure
+// still finds, erases and audits an event indexed under the old key; a
+// dry run changes nothing.
+func TestEraseFindsEventsIndexedUnderAnOldKey(t *testing.T) {
+	ctx := context.Background()
+	store := inboxtest.NewMemory()
+	ev := webhook.Event{Provider: "stripe", ID: "evt_1", Type: "customer.created", Raw: []byte(`{"email":"jane@example.com"}`)}
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: at, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := []provider.Subject{provider.EmailSubject("Jane@Example.com")}
+	hashes, _ := privacy.NewHasher(privacy.Keys{"old"}).Index(ctx, sub)
+	if err := store.IndexSubjects(ctx, it.Key, hashes, it.ExpiresAt); err != nil {
+		t.Fatal(err)
+	}
+	e := privacy.NewEraser(store, privacy.NewHasher(privacy.Keys{"new", "old"}), func() time.Time { return at.Add(time.Minute) })
+	dry, err := e.Erase(ctx, privacy.Request{Subjects: sub, By: "cli:ops", DryRun: true})
+	if err != nil || len(dry.Events) != 1 || dry.Copies != 1 {
+		t.Fatalf("dry run = %+v, %v; want the event and its one copy", dry, err)
+	}
+	if raw, err := store.Payload(ctx, it.Key); err != nil || raw == nil {
+		t.Fatalf("payload after a dry run: %v", err)
+	}
+	rep, err := e.Erase(ctx, privacy.Request{Subjects: sub, By: "cli:ops"})
+	if err != nil || len(rep.Events) != 1 {
+		t.Fatalf("Erase = %+v, %v", rep, err)
+	}
+	if _, err := store.Payload(ctx, it.Key); err == nil {
+		t.Error("payload still stored after the erasure")
+	}
+	audits, _ := store.Erasures(ctx)
+	want := []inbox.Erasure{{At: at.Add(time.Minute), By: "cli:ops", SubjectHash: rep.SubjectHash, Events: 1, Copies: 1}}
+	if diff := cmp.Diff(want, audits); diff != "" {
+		t.Errorf("audit (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,55 @@
+package privacy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// DefaultRetention is how long a finished event's payload is kept: a week,
+// for questions about it, well within the 35 days its dedupe record lives.
+const DefaultRetention = 7 * 24 * time.Hour
+
+// retainStore lists the inbox calls of the retention.
+type retainStore interface {
+	Retained(ctx context.Context, cutoff time.Time, limit int) ([]webhook.Key, error)
+	RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (inbox.Footprint, error)
+}
+
+// Retention removes the payloads of events finished (DONE or IGNORED)
+// longer than Keep ago, at most Limit a run; the dedupe records stay.
+type Retention struct {
+	Store retainStore
+	Keep  time.Duration
+	Limit int // default 1000
+}
+
+// Run removes what is due at now and returns how many payloads it removed.
+// An event claimed again meanwhile (an id-only notification) is left.
+func (r Retention) Run(ctx context.Context, now time.Time) (int, error) {
+	limit := r.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	keys, err := r.Store.Retained(ctx, now.Add(-r.Keep), limit)
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	var errs []error
+	for _, key := range keys {
+		_, err := r.Store.RemovePayload(ctx, key, inbox.RemovedExpired, now)
+		switch {
+		case err == nil:
+			removed++
+		case errors.Is(err, inbox.ErrNotFound), errors.Is(err, inbox.ErrClaimChanged):
+		default:
+			errs = append(errs, fmt.Errorf("expire %s: %w", key, err))
+		}
+	}
+	return removed, errors.Join(errs...)
+}

@@ -1,0 +1,39 @@
+package privacy
+
+import (
+	"context"
+
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// KeyEnv is the variable of the subject key: its values inline (local
+// runs), or KeyEnv+"_ARN", the Secrets Manager secret holding them, newest
+// first while rotating.
+const KeyEnv = "SUBJECT_KEY"
+
+// FromEnv returns the hasher of the function's subject key (KeyEnv), kept
+// fresh as the providers' secrets are; ok is false when none is set.
+func FromEnv(ctx context.Context, env *provider.Env) (h Hasher, ok bool, err error) {
+	s, err := env.Secret(ctx, KeyEnv)
+	if err != nil || s == nil {
+		return Hasher{}, false, err
+	}
+	return NewHasher(s), true, nil
+}
+
+// Subjects returns how the intake indexes an event (intake.Config.Subjects):
+// the hashes of the subjects its provider in reg finds in it.
+func Subjects(reg *provider.Registry, h Hasher) func(ctx context.Context, ev webhook.Event) ([]string, error) {
+	return func(ctx context.Context, ev webhook.Event) ([]string, error) {
+		p, ok := reg.Lookup(ev.Provider)
+		if !ok {
+			return nil, nil
+		}
+		subjects := provider.SubjectsOf(p, ev)
+		if len(subjects) == 0 {
+			return nil, nil
+		}
+		return h.Index(ctx, subjects)
+	}
+}
