@@ -62,12 +62,13 @@ local/node_modules: local/package-lock.json
 # test, integration tests included; they start the emulators themselves.
 # Among them, internal/local/adopttest runs docs/adopting.md's commands as
 # another user in a fresh module, on the last commit (see test-adopt).
+# Many tests wait on emulators and backoffs, so three test binaries run at
+# once on two cores; the moto family and the example module run side by side.
 test: vet lint-template local/node_modules
 	rm -rf $(IAM_RECORD)
-	HOOKINBOX_IAM_RECORD=$(IAM_RECORD)/dynalite go test -count=1 -timeout 8m ./...
-	$(MAKE) --no-print-directory test-moto MOTO_SKIP='$(MOTO_SKIP_IN_TEST)' HOOKINBOX_IAM_RECORD=$(IAM_RECORD)/moto
+	HOOKINBOX_IAM_RECORD=$(IAM_RECORD)/dynalite go test -count=1 -p 3 -timeout 8m ./...
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-moto test-examples MOTO_SKIP='$(MOTO_SKIP_IN_TEST)' HOOKINBOX_IAM_RECORD=$(IAM_RECORD)/moto
 	$(MAKE) --no-print-directory iam-check
-	$(MAKE) --no-print-directory test-examples
 
 # test-iam checks IAM as deployed, alone: the tests that run the
 # functions record every AWS request each makes (on both emulator
@@ -96,7 +97,7 @@ iam-check:
 test-examples: local/node_modules
 	@unformatted="$$(gofmt -l examples)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l reports:"; echo "$$unformatted"; exit 1; fi
-	cd examples/custom-business && go vet ./... && go test -count=1 ./...
+	cd examples/custom-business && go vet ./... && env -u HOOKINBOX_IAM_RECORD go test -count=1 ./...
 	cfn-lint --include-checks I -- examples/custom-business/template.yaml
 
 # test-adopt runs the adoption test alone (make test runs it too):
