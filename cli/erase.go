@@ -12,22 +12,32 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
-// outputSubjectKey is the output of template.yaml naming the subject
-// key's secret.
-const outputSubjectKey = "SubjectKeySecretArn"
+// The outputs of template.yaml erase reads: the subject key's secret,
+// and the Stripe EventBridge DLQ (only with StripeEventBridgeSource).
+const (
+	outputSubjectKey = "SubjectKeySecretArn"
+	outputBridgeDLQ  = "StripeEventBridgeDLQUrl"
+)
+
+// bridgeDLQ is the local stack's logical ID of the Stripe EventBridge DLQ.
+const bridgeDLQ = "StripeEventBridgeDLQ"
 
 // subjectFlags are the flags erase and export share.
 type subjectFlags struct {
 	subjects, emails stringList
 	keyARN           string
 	asJSON           bool
+	// bridgeDLQURL is erase's --stripe-bridge-dlq-url.
+	bridgeDLQURL string
 }
 
 func addSubjectFlags(fs *flag.FlagSet) *subjectFlags {
@@ -68,8 +78,9 @@ func (f *subjectFlags) parse() ([]provider.Subject, error) {
 	return out, nil
 }
 
-// eraser resolves the target and its subject key.
-func (f *subjectFlags) eraser(ctx context.Context, sf *stackFlags, command string, stderr io.Writer, allowed func(string) bool) (*privacy.Eraser, error) {
+// eraser resolves the target and its subject key; with queues, the
+// eraser also sweeps the target's Stripe EventBridge DLQ, if it has one.
+func (f *subjectFlags) eraser(ctx context.Context, sf *stackFlags, command string, stderr io.Writer, allowed func(string) bool, queues bool) (*privacy.Eraser, error) {
 	t, err := sf.resolve(ctx, command, stderr, allowed, false)
 	if err != nil {
 		return nil, err
@@ -78,7 +89,34 @@ func (f *subjectFlags) eraser(ctx context.Context, sf *stackFlags, command strin
 	if err != nil {
 		return nil, err
 	}
-	return privacy.NewEraser(t.store(), privacy.NewHasher(keys), nil), nil
+	e := privacy.NewEraser(t.store(), privacy.NewHasher(keys), nil)
+	if !queues {
+		return e, nil
+	}
+	url, err := f.bridgeDLQ(ctx, t)
+	if err != nil || url == "" {
+		return e, err
+	}
+	fmt.Fprintf(stderr, "hookinbox %s: also the Stripe EventBridge DLQ %s\n", command, url)
+	return e.WithQueue(privacy.EventQueue{Client: sqs.NewFromConfig(t.cfg), URL: url, Provider: stripe.Name, Finder: stripe.Provider{}}), nil
+}
+
+// bridgeDLQ returns the URL of the target's Stripe EventBridge DLQ: the
+// flag's, the local stack's, or the stack's output; "" when it has none.
+func (f *subjectFlags) bridgeDLQ(ctx context.Context, t *target) (string, error) {
+	switch {
+	case f.bridgeDLQURL != "":
+		return f.bridgeDLQURL, nil
+	case t.local != nil:
+		return t.local.Queues[bridgeDLQ].URL, nil
+	case t.stack == "":
+		return "", nil
+	}
+	out, err := stackOutputs(ctx, cloudformation.NewFromConfig(t.cfg), t.stack)
+	if err != nil {
+		return "", err
+	}
+	return out[outputBridgeDLQ], nil
 }
 
 // keys returns the target's subject keys: the local stack's, SUBJECT_KEY,
@@ -111,14 +149,17 @@ indexed under the subject (inline, payload item, S3 object) and the
 results of its finished effects. Each event's dedupe record stays (key,
 status, body hash), so a provider's retry is still a duplicate and runs
 nothing; a parked event erased cannot be replayed. It writes an audit
-record with the subject's keyed hash, never the subject. --dry-run lists
-what would go. Your business's own records are yours to erase
-(docs/security.md, "Personal data").
+record with the subject's keyed hash, never the subject. With
+StripeEventBridgeSource it also deletes the Stripe events naming the
+subject from the Stripe EventBridge DLQ, and leaves the others there.
+--dry-run lists what would go. Your business's own records are yours to
+erase (docs/security.md, "Personal data").
 `+stackHelp)
 	sf := addStackFlags(fs)
 	f := addSubjectFlags(fs)
 	dryRun := fs.Bool("dry-run", false, "list what would be erased; change nothing")
 	by := fs.String("by", "", "who asked, for the audit record (default cli:$USER)")
+	fs.StringVar(&f.bridgeDLQURL, "stripe-bridge-dlq-url", "", "the Stripe EventBridge DLQ `URL` (default: the stack's "+outputBridgeDLQ+" output, when it has one)")
 	if _, err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -128,9 +169,9 @@ what would go. Your business's own records are yours to erase
 	}
 	var allowed func(string) bool
 	if *dryRun {
-		allowed = readsOnly
+		allowed = countsOnly
 	}
-	e, err := f.eraser(ctx, sf, "erase", stderr, allowed)
+	e, err := f.eraser(ctx, sf, "erase", stderr, allowed, true)
 	if err != nil {
 		return err
 	}
@@ -165,7 +206,7 @@ effect results), or that it was erased or expired. It only reads.
 	if err != nil {
 		return err
 	}
-	e, err := f.eraser(ctx, sf, "export", stderr, readsOnly)
+	e, err := f.eraser(ctx, sf, "export", stderr, readsOnly, false)
 	if err != nil {
 		return err
 	}
@@ -176,6 +217,12 @@ effect results), or that it was erased or expired. It only reads.
 	return printReport(stdout, f.asJSON, rep, "holds")
 }
 
+// countsOnly accepts what erase --dry-run sends: reads, and receiving the
+// Stripe EventBridge DLQ's messages and making them visible again.
+func countsOnly(operation string) bool {
+	return readsOnly(operation) || operation == "ReceiveMessage" || operation == "ChangeMessageVisibility"
+}
+
 // printReport prints r as JSON or as lines for a person.
 func printReport(w io.Writer, asJSON bool, r privacy.Report, verb string) error {
 	if asJSON {
@@ -184,6 +231,9 @@ func printReport(w io.Writer, asJSON bool, r privacy.Report, verb string) error 
 		return enc.Encode(r)
 	}
 	fmt.Fprintf(w, "subject hash %s: %s %d copies in %d events\n", r.SubjectHash, verb, r.Copies, len(r.Events))
+	if r.Queued > 0 {
+		fmt.Fprintf(w, "  and %d Stripe events in the Stripe EventBridge DLQ\n", r.Queued)
+	}
 	for _, e := range r.Events {
 		where := strings.Join(e.Where, ", ")
 		if e.Removed != "" {

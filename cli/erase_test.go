@@ -5,9 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
@@ -91,4 +96,103 @@ func TestEraseNeedsASubject(t *testing.T) {
 			t.Errorf("erase %v: %v, want a usage error", args, err)
 		}
 	}
+}
+
+// TestEraseSweepsTheStripeEventBridgeDLQ: with a Stripe EventBridge DLQ
+// in the stack, erase --dry-run counts the two events naming the subject
+// and deletes none; erase deletes those two, leaves the third
+// receivable, and its audit record counts them.
+func TestEraseSweepsTheStripeEventBridgeDLQ(t *testing.T) {
+	emu, st := stackInEnv(t)
+	ctx := context.Background()
+	client := emu.SQS()
+	q, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(strings.ReplaceAll(t.Name(), "/", "-"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := aws.ToString(q.QueueUrl)
+	path := localStateFile(t, emu, st)
+	state, err := loadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state.Queues[bridgeDLQ] = stateQueue{URL: url}
+	if err := writeState(path, state); err != nil {
+		t.Fatal(err)
+	}
+	bodies := []string{
+		`{"data":{"object":{"object":"charge","customer":"cus_bridge_gone"}}}`,
+		`{"data":{"object":{"object":"customer","id":"cus_bridge_gone","email":"bridge.gone@example.com"}}}`,
+		`{"data":{"object":{"object":"customer","id":"cus_bridge_kept","email":"bridge.kept@example.com"}}}`,
+	}
+	for i, b := range bodies {
+		env := fmt.Sprintf(`{"version":"0","id":"eb-%d","detail-type":"charge.succeeded","source":"aws.partner/stripe.com/ed_test","detail":%s}`, i, b)
+		if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(env)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	erase := func(args ...string) string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := cmdErase(ctx, append(args, "--subject", "stripe:cus_bridge_gone", "--state-file", path), &out, &bytes.Buffer{}); err != nil {
+			t.Fatalf("erase %v: %v", args, err)
+		}
+		return out.String()
+	}
+	if out := erase("--dry-run"); !strings.Contains(out, "and 2 Stripe events in the Stripe EventBridge DLQ") {
+		t.Errorf("erase --dry-run printed:\n%s", out)
+	}
+	if got := drainBodies(t, client, url, true); len(got) != 3 {
+		t.Fatalf("after a dry run the queue holds %d messages, want 3", len(got))
+	}
+	if out := erase("--by", "ticket-bridge"); !strings.Contains(out, "and 2 Stripe events in the Stripe EventBridge DLQ") {
+		t.Errorf("erase printed:\n%s", out)
+	}
+	got := drainBodies(t, client, url, false)
+	if len(got) != 1 || !strings.Contains(got[0], "cus_bridge_kept") {
+		t.Errorf("after erase the queue holds %q, want only the cus_bridge_kept event", got)
+	}
+	audits, err := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"]).Erasures(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queued []int
+	for _, a := range audits {
+		if a.By == "ticket-bridge" {
+			queued = append(queued, a.Queued)
+		}
+	}
+	if diff := cmp.Diff([]int{2}, queued); diff != "" {
+		t.Errorf("audit records' Queued (-want +got):\n%s", diff)
+	}
+}
+
+// drainBodies receives every message of url (a bounded loop) and returns
+// their bodies; with release it then makes them visible again.
+func drainBodies(t *testing.T, client *sqs.Client, url string, release bool) []string {
+	t.Helper()
+	ctx := context.Background()
+	var bodies, handles []string
+	for range 10 {
+		out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, VisibilityTimeout: 30, WaitTimeSeconds: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Messages) == 0 {
+			break
+		}
+		for _, m := range out.Messages {
+			bodies = append(bodies, aws.ToString(m.Body))
+			handles = append(handles, aws.ToString(m.ReceiptHandle))
+		}
+	}
+	for _, h := range handles {
+		if !release {
+			break
+		}
+		if _, err := client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(h)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return bodies
 }

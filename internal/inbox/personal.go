@@ -91,6 +91,7 @@ type Erasure struct {
 	SubjectHash string
 	Events      int // events whose payload was erased
 	Copies      int // stored copies removed (Footprint.Copies)
+	Queued      int // whole events deleted from a queue (the Stripe EventBridge DLQ)
 }
 
 // ErrRemoved: the event's payload was removed (Item.PayloadRemoved), so it
@@ -311,6 +312,7 @@ func (s *DynamoDB) RecordErasure(ctx context.Context, e Erasure) error {
 		"pk": str(erasurePartition), "sk": str(formatTime(e.At) + "#" + e.SubjectHash),
 		"at": str(formatTime(e.At)), "by": str(e.By), "subject_hash": str(e.SubjectHash),
 		"events": num(int64(e.Events)), "copies": num(int64(e.Copies)),
+		"queued": num(int64(e.Queued)),
 	}})
 	if err != nil {
 		return fmt.Errorf("record erasure: %w", err)
@@ -329,7 +331,8 @@ func (s *DynamoDB) Erasures(ctx context.Context) ([]Erasure, error) {
 		at, _ := time.Parse(time.RFC3339Nano, getS(av, "at"))
 		events, _ := strconv.Atoi(numOf(av, "events"))
 		copies, _ := strconv.Atoi(numOf(av, "copies"))
-		out = append(out, Erasure{At: at, By: getS(av, "by"), SubjectHash: getS(av, "subject_hash"), Events: events, Copies: copies})
+		queued, _ := strconv.Atoi(numOf(av, "queued"))
+		out = append(out, Erasure{At: at, By: getS(av, "by"), SubjectHash: getS(av, "subject_hash"), Events: events, Copies: copies, Queued: queued})
 	}
 	return out, nil
 }

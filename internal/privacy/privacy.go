@@ -117,6 +117,7 @@ type Eraser struct {
 	store  store
 	hasher Hasher
 	now    func() time.Time
+	queues []EventQueue
 }
 
 // NewEraser returns an Eraser on a ready store; now nil is time.Now.
@@ -146,6 +147,7 @@ type Report struct {
 	SubjectHash string        `json:"subject_hash"` // the subjects' hashes under the newest key, comma-separated
 	Events      []EventReport `json:"events"`
 	Copies      int           `json:"copies"` // stored copies of personal data (removed by an erasure)
+	Queued      int           `json:"queued"` // whole events in a queue that name the subject (deleted by an erasure)
 }
 
 // EventReport is one event of a Report.
@@ -192,7 +194,12 @@ func (e *Eraser) Export(ctx context.Context, subjects []provider.Subject) (Repor
 // erasure (unless DryRun).
 func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 	if req.DryRun {
-		return e.Export(ctx, req.Subjects)
+		r, err := e.Export(ctx, req.Subjects)
+		if err != nil {
+			return r, err
+		}
+		r.Queued, err = e.sweepAll(ctx, req.Subjects, true)
+		return r, err
 	}
 	r, keys, err := e.find(ctx, req.Subjects)
 	if err != nil {
@@ -234,7 +241,10 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 		r.Events = append(r.Events, eventReport(*last))
 		r.Copies += last.Copies()
 	}
-	audit := inbox.Erasure{At: at, By: req.By, SubjectHash: r.SubjectHash, Events: len(r.Events), Copies: r.Copies}
+	if r.Queued, err = e.sweepAll(ctx, req.Subjects, false); err != nil {
+		return r, fmt.Errorf("erase: %w", err)
+	}
+	audit := inbox.Erasure{At: at, By: req.By, SubjectHash: r.SubjectHash, Events: len(r.Events), Copies: r.Copies, Queued: r.Queued}
 	if err := e.store.RecordErasure(ctx, audit); err != nil {
 		return r, fmt.Errorf("erase: %w", err)
 	}
