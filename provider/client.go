@@ -136,8 +136,21 @@ func (c *Client) retryAfter(status int, h http.Header) (time.Duration, bool) {
 	if status != http.StatusTooManyRequests {
 		return 0, false
 	}
-	secs, _ := strconv.ParseFloat(h.Get("Retry-After"), 64)
-	return time.Duration(max(secs, 1) * float64(time.Second)), true
+	d, _ := RetryAfter(h.Get("Retry-After"), time.Now())
+	return max(d, time.Second), true
+}
+
+// RetryAfter reads a Retry-After header's value: delay-seconds or an
+// HTTP date, as a wait from now. False when it is missing or bad; a date
+// already past is a zero wait.
+func RetryAfter(v string, now time.Time) (time.Duration, bool) {
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second, true
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(at.Sub(now), 0), true
+	}
+	return 0, false
 }
 
 // Pause waits d, when that ends before ctx's deadline less margin

@@ -128,3 +128,26 @@ func TestClientRetriesTransientFailures(t *testing.T) {
 		}
 	}
 }
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
+	tests := []struct {
+		v      string
+		want   time.Duration
+		wantOK bool
+	}{
+		{"120", 2 * time.Minute, true},
+		{"0", 0, true},
+		{now.Add(time.Hour).Format(http.TimeFormat), time.Hour, true},
+		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
+		{"", 0, false},
+		{"-5", 0, false},
+		{"soon", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := provider.RetryAfter(tt.v, now)
+		if got != tt.want || ok != tt.wantOK {
+			t.Errorf("RetryAfter(%q) = %v, %v; want %v, %v", tt.v, got, ok, tt.want, tt.wantOK)
+		}
+	}
+}

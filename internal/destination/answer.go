@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -105,19 +105,11 @@ func failure(name string, a Answer, c class, cause error) error {
 	return &Error{Destination: name, Answer: a, kind: kind, cause: cause}
 }
 
-// retryAfter reads a Retry-After header: delay-seconds or an HTTP date.
-// Nothing, a bad value or a time past gives zero; it is at most a day.
+// retryAfter reads a Retry-After header (provider.RetryAfter); nothing or
+// a bad value gives zero, and it is at most a day.
 func retryAfter(h string, now time.Time) time.Duration {
-	if h == "" {
-		return 0
-	}
-	var d time.Duration
-	if secs, err := strconv.Atoi(h); err == nil {
-		d = time.Duration(secs) * time.Second
-	} else if at, err := http.ParseTime(h); err == nil {
-		d = at.Sub(now)
-	}
-	return min(max(d, 0), 24*time.Hour)
+	d, _ := provider.RetryAfter(h, now)
+	return min(d, 24*time.Hour)
 }
 
 // transportText names a delivery that got no answer, without its URL.

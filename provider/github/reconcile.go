@@ -219,8 +219,8 @@ func (g *GitHubDeliveries) get(ctx context.Context, url string, v any) (http.Hea
 // seconds, else until X-RateLimit-Reset when the limit is spent; false
 // when the answer is no rate limit (a plain refusal).
 func retryAfter(h http.Header) (time.Duration, bool) {
-	if s, err := strconv.Atoi(h.Get("Retry-After")); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
+	if d, ok := provider.RetryAfter(h.Get("Retry-After"), time.Now()); ok {
+		return d, true
 	}
 	if h.Get("X-RateLimit-Remaining") == "0" {
 		return time.Until(resetTime(h)), true
