@@ -2,12 +2,13 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	hprovider "github.com/hookinbox/hookinbox/provider"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
@@ -36,9 +37,8 @@ func TestDevLogNamesEveryProvidersEvents(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.provider, func(t *testing.T) {
 			log.Reset()
-			f := sendFlags{stateFile: t.TempDir() + "/none.json", times: 1}
 			p, _ := providers().Lookup(tc.provider)
-			ev, err := testEvent(context.Background(), p, tc.what, f, nil)
+			ev, err := testEvent(p, tc.what, hprovider.TestEvent{})
 			if err != nil {
 				t.Fatal(err)
 			}

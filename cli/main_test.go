@@ -78,7 +78,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"send without event", []string{"send", "stripe"}, 2, "", "want a provider and an event type"},
 		{"send unknown provider", []string{"send", "paypal", "push"}, 2, "", `unknown provider "paypal"`},
 		{"send zero times", []string{"send", "stripe", "invoice.paid", "--times", "0"}, 2, "", "--times must be at least 1"},
-		{"send bad type", []string{"send", "stripe", "Not An Event"}, 2, "", "neither a file nor a Stripe event type"},
+		{"send bad type", []string{"send", "stripe", "Not An Event"}, 2, "", "neither a file nor a sample of stripe's"},
 		{"inspect without key", []string{"inspect"}, 2, "", "want one event key"},
 		{"inspect malformed key", []string{"inspect", "#evt_1"}, 2, "", "not <provider>#<event id>"},
 		{"dev with an argument", []string{"dev", "now"}, 2, "", "dev takes no arguments"},

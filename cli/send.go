@@ -17,13 +17,9 @@ import (
 
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 
-	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
-	"github.com/hookinbox/hookinbox/stripeevent"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -33,12 +29,9 @@ type sendFlags struct {
 	times                  int
 	id                     string
 	keepID                 bool
-	customer, email        string
-	subscription, status   string
-	object                 string
-	thin                   bool
 	timeout                time.Duration
-	variants               map[string]*bool // a provider's ways of sending (provider.Webhook.Variants), by flag
+	variants               map[string]*bool   // a provider's ways of sending (provider.Webhook.Variants), by flag
+	options                map[string]*string // a provider's sample values (provider.Webhook.Options), by flag
 }
 
 func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -49,19 +42,16 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "state file of the running stack")
 	fs.StringVar(&f.typ, "type", "", "the event type, for a provider that sends it beside the body (default: from the file's name)")
 	fs.IntVar(&f.times, "times", 1, "send the same event this many times")
-	fs.StringVar(&f.id, "id", "", "event ID to use (default: a fresh evt_ ID)")
+	fs.StringVar(&f.id, "id", "", "event ID to use (default: a fresh one)")
 	fs.BoolVar(&f.keepID, "keep-id", false, "send a file's event with the ID it has")
-	fs.StringVar(&f.customer, "customer", "", "customer ID, cus_... (event types)")
-	fs.StringVar(&f.email, "email", "", "customer email (event types; default the fixture's)")
-	fs.StringVar(&f.subscription, "subscription", "", "subscription ID, sub_...; on checkout.session.completed makes a subscription checkout (event types)")
-	fs.StringVar(&f.object, "object", "", "ID of the event's object (in_..., cs_..., sub_...; event types; default a fresh one each run)")
-	fs.StringVar(&f.status, "status", "", "subscription status: active, past_due, canceled, ... (event types)")
-	fs.BoolVar(&f.thin, "thin", false, "send a thin event notification (Stripe event types; needs a running hookinbox dev)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each delivery")
-	f.variants = map[string]*bool{}
+	f.variants, f.options = map[string]*bool{}, map[string]*string{}
 	for _, p := range providers().All() {
 		for _, v := range p.Webhook().Variants {
 			f.variants[v.Name] = fs.Bool(v.Name, false, v.Usage)
+		}
+		for _, o := range p.Webhook().Options {
+			f.options[o.Name] = fs.String(o.Name, "", o.Usage)
 		}
 	}
 	rest, err := parseFlags(fs, args, stdout)
@@ -146,6 +136,10 @@ func sendProvider(ctx context.Context, name, what string, f sendFlags, stdout io
 	if err != nil {
 		return err
 	}
+	options, err := chosenOptions(reg, p, f)
+	if err != nil {
+		return err
+	}
 	url := f.url
 	st, err := loadState(f.stateFile)
 	if err != nil {
@@ -174,11 +168,17 @@ func sendProvider(ctx context.Context, name, what string, f sendFlags, stdout io
 	if variant != "" {
 		signers = append(slices.Clone(secrets), pipeline.SenderKeys[p.Webhook().SecretEnv]...)
 	}
-	ev, err := testEvent(ctx, p, what, f, st)
+	ev, err := testEvent(p, what, provider.TestEvent{ID: f.id, Type: f.typ, Variant: variant, Options: options, KeepID: f.keepID})
 	if err != nil {
 		return err
 	}
-	ev.Variant = variant
+	var endpoints map[string]string // the running stack's stand-ins
+	if st != nil {
+		endpoints = st.Endpoints
+	}
+	if err := pipeline.StageRunning(ctx, &http.Client{Timeout: f.timeout}, name, ev, endpoints); err != nil {
+		return err
+	}
 	d, err := signDelivery(p, ev, url, signers, secrets)
 	if err != nil {
 		return err
@@ -194,16 +194,46 @@ func chosenVariant(reg *provider.Registry, p provider.Provider, f sendFlags) (st
 		if !*set {
 			continue
 		}
-		if !slices.ContainsFunc(p.Webhook().Variants, func(v provider.Variant) bool { return v.Name == name }) {
-			for _, other := range reg.All() {
-				if slices.ContainsFunc(other.Webhook().Variants, func(v provider.Variant) bool { return v.Name == name }) {
-					return "", usagef("--%s is for %s deliveries only", name, other.Name())
-				}
-			}
+		if err := providersFlag(reg, p, name, func(w provider.Webhook) []provider.Variant { return w.Variants }); err != nil {
+			return "", err
 		}
 		chosen = name
 	}
 	return chosen, nil
+}
+
+// chosenOptions returns the option flags given, refusing one that is not
+// p's.
+func chosenOptions(reg *provider.Registry, p provider.Provider, f sendFlags) (map[string]string, error) {
+	chosen := map[string]string{}
+	for name, value := range f.options {
+		if *value == "" {
+			continue
+		}
+		if err := providersFlag(reg, p, name, func(w provider.Webhook) []provider.Variant { return w.Options }); err != nil {
+			return nil, err
+		}
+		chosen[name] = *value
+	}
+	return chosen, nil
+}
+
+// providersFlag refuses the flag name when it is not among p's flags of
+// the kind flags returns.
+func providersFlag(reg *provider.Registry, p provider.Provider, name string, flags func(provider.Webhook) []provider.Variant) error {
+	has := func(pr provider.Provider) bool {
+		return slices.ContainsFunc(flags(pr.Webhook()), func(v provider.Variant) bool { return v.Name == name })
+	}
+	if has(p) {
+		return nil
+	}
+	var owners []string
+	for _, other := range reg.All() {
+		if has(other) {
+			owners = append(owners, other.Name())
+		}
+	}
+	return usagef("--%s is for %s deliveries only", name, strings.Join(owners, " and "))
 }
 
 // signDelivery signs ev as p does with signers and names the events it
@@ -237,9 +267,6 @@ func signDelivery(p provider.Provider, ev provider.TestEvent, url string, signer
 		}
 	}
 	d.key, d.typ = strings.Join(keys, " "), strings.Join(types, ",")
-	if ev.Type != "" {
-		d.typ = ev.Type // as sent: a thin event's v1.<type>
-	}
 	return d, nil
 }
 
@@ -266,257 +293,32 @@ func sendTimes(ctx context.Context, stdout io.Writer, f sendFlags, d providerDel
 	return nil
 }
 
-// stripeBody reads the file, or the real event of that type in
-// testdata/stripe, and patches its ID (and, for an event type, its created
-// time, customer, email and subscription).
-func stripeBody(what string, f sendFlags) ([]byte, error) {
-	var (
-		body []byte
-		at   time.Time // zero: a file keeps its created time
-		err  error
-	)
-	switch {
-	case isFile(what):
-		if body, err = os.ReadFile(what); err != nil {
-			return nil, err
-		}
-		if f.keepID && f.id == "" {
-			return body, nil
-		}
-	case strings.ContainsAny(what, "/\\") || strings.HasSuffix(what, ".json"):
-		return nil, fmt.Errorf("%s: no such file", what)
-	case !validEventType(what):
-		return nil, usagef("%q is neither a file nor a Stripe event type like checkout.session.completed", what)
-	default:
-		if body, err = verifytest.StripeFixture(what); err != nil {
-			return nil, usagef("%v; or send a file", err)
-		}
-		at = time.Now()
-	}
-	var opts []verifytest.Option
-	if at.IsZero() {
-		// A file is sent about the objects it names.
-	} else if opts, err = verifytest.FreshStripe(body); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	if f.object != "" {
-		opts = append(opts, verifytest.WithObjectID(f.object))
-	}
-	if f.customer != "" {
-		opts = append(opts, verifytest.WithCustomer(f.customer))
-	}
-	if f.email != "" {
-		opts = append(opts, verifytest.WithEmail(f.email))
-	}
-	if f.subscription != "" || f.status != "" {
-		opts = append(opts, verifytest.WithSubscription(f.subscription, f.status))
-	}
-	body, err = verifytest.PatchStripe(body, orFresh(f.id, stripeevent.NewID()), at, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return body, nil
-}
-
-// thinBody returns the thin notification of the snapshot event body: a
-// fresh v2 event id, type v1.<type>, created now, and the event's
-// data.object as related object. It first puts the v2 event and the
-// object on the running stack's Stripe stand-in (PUT /_standin/...), as
-// Stripe holds them before it notifies.
-func thinBody(ctx context.Context, snapshot []byte, f sendFlags, st *devState) ([]byte, error) {
-	if st == nil || st.Endpoints["STRIPE_API_URL"] == "" {
-		return nil, errors.New("--thin needs a running hookinbox dev: its Stripe stand-in serves the v2 event and the object the processor fetches")
-	}
-	var ev struct {
-		Type string `json:"type"`
-		Data struct {
-			Object json.RawMessage `json:"object"`
-		} `json:"data"`
-	}
-	var obj struct{ ID, Object string }
-	if err := json.Unmarshal(snapshot, &ev); err != nil || json.Unmarshal(ev.Data.Object, &obj) != nil || obj.ID == "" || obj.Object == "" {
-		return nil, errors.New("--thin: the event has no data.object with an id and an object type")
-	}
-	rel := verifytest.StripeRelated{ID: obj.ID, Type: obj.Object, URL: stripeObjectPath(obj.Object, obj.ID)}
-	id := orFresh(f.id, "evt_test_65"+strings.TrimPrefix(stripeevent.NewID(), "evt_"))
-	thin := verifytest.StripeThin("v1."+ev.Type, id, time.Now(), rel, "")
-	api := strings.TrimSuffix(st.Endpoints["STRIPE_API_URL"], "/")
-	for path, body := range map[string][]byte{rel.URL: ev.Data.Object, "/v2/core/events/" + id: thin} {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPut, api+"/_standin"+path, bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		resp, err := (&http.Client{Timeout: f.timeout}).Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("put %s on the Stripe stand-in: %w", path, err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("put %s on the Stripe stand-in: %s", path, resp.Status)
-		}
-	}
-	return thin, nil
-}
-
-// stripeObjectPath is the API path of a v1 object: checkout.session
-// cs_1 is /v1/checkout/sessions/cs_1, invoice in_1 /v1/invoices/in_1.
-func stripeObjectPath(object, id string) string {
-	parts := strings.Split(object, ".")
-	parts[len(parts)-1] += "s"
-	return "/v1/" + strings.Join(parts, "/") + "/" + id
-}
-
 func isFile(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// validEventType accepts dotted lower-case names like invoice.paid.
-func validEventType(t string) bool {
-	if !strings.Contains(t, ".") {
-		return false
-	}
-	for _, r := range t {
-		if !(r == '.' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// testEvent reads what to send: for Stripe an event type or a file
-// (stripeBody, --thin), for an id-only provider a payment id or file
-// (which the running stack's stand-in takes first), for the others a file
-// or the name of one of hookinbox's payloads (providerPayload).
-func testEvent(ctx context.Context, p provider.Provider, what string, f sendFlags, st *devState) (provider.TestEvent, error) {
-	if p.Name() == stripe.Name {
-		return stripeTestEvent(ctx, what, f, st)
-	}
-	if p.Webhook().IDOnly && !isFile(what) {
-		return provider.TestEvent{ID: what}, nil
-	}
-	if p.Webhook().IDOnly {
-		body, err := os.ReadFile(what)
-		if err != nil {
-			return provider.TestEvent{}, err
-		}
-		if err := stageStandin(ctx, p, body, f, st); err != nil {
-			return provider.TestEvent{}, err
-		}
-		return provider.TestEvent{Body: body}, nil
-	}
-	body, err := providerPayload(p.Name(), what)
-	if err != nil {
-		return provider.TestEvent{}, err
-	}
-	// A payload name is its file's: orders/paid is orders_paid.json.
-	file := filepath.Base(what)
-	if !isFile(what) {
-		file = strings.ReplaceAll(what, "/", "_") + ".json"
-	}
-	return provider.TestEvent{ID: f.id, Type: f.typ, Body: body, File: file, Fresh: !isFile(what)}, nil
-}
-
-// providerPayload returns the file what, or else the payload of that
-// name (testdata/<provider>/<what, / as _>.json) in the current
-// directory (a team's module, for its own providers) or hookinbox's.
-func providerPayload(name, what string) ([]byte, error) {
+// testEvent returns what to send as p would send it now (provider.Sampler):
+// the file what, or p's sample of that name (pipeline.Sample), or, for an
+// id-only provider, the object id what, sent as it is.
+func testEvent(p provider.Provider, what string, ev provider.TestEvent) (provider.TestEvent, error) {
 	if isFile(what) || strings.HasSuffix(what, ".json") {
 		body, err := os.ReadFile(what)
 		if err != nil {
-			return nil, fmt.Errorf("%s wants a payload file, or one of hookinbox's payload names: %w", name, err)
+			return ev, fmt.Errorf("%s wants a payload file, or the name of one of its samples: %w", p.Name(), err)
 		}
-		return body, nil
+		ev.Body, ev.File = body, filepath.Base(what)
+		return pipeline.Sampled(p, ev)
 	}
-	file := strings.ReplaceAll(what, "/", "_") + ".json"
-	if body, err := os.ReadFile(filepath.Join("testdata", name, file)); err == nil {
-		return body, nil // the team's own
+	sample, err := pipeline.Sample(p, what, ev)
+	switch {
+	case errors.Is(err, pipeline.ErrNoSample) && p.Webhook().IDOnly:
+		ev.ID = what
+		return ev, nil
+	case errors.Is(err, pipeline.ErrNoSample):
+		return ev, usagef("%q is neither a file nor a sample of %s's: %v; or send a file", what, p.Name(), err)
 	}
-	root, err := devstack.RepoRoot("")
-	if err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(root, "testdata", name)
-	body, err := os.ReadFile(filepath.Join(dir, file))
-	if err != nil {
-		paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-		var names []string
-		for _, p := range paths {
-			names = append(names, strings.Replace(strings.TrimSuffix(filepath.Base(p), ".json"), "_", "/", 1))
-		}
-		return nil, usagef("%s: no such file, and hookinbox has no %s payload of that name (it has %s): send a file", what, name, strings.Join(names, ", "))
-	}
-	return body, nil
-}
-
-// stripeTestEvent is the Stripe event of the type or file what, patched
-// as the flags say, or its thin notification.
-func stripeTestEvent(ctx context.Context, what string, f sendFlags, st *devState) (provider.TestEvent, error) {
-	if f.status != "" && f.subscription == "" && !strings.HasPrefix(what, "customer.subscription.") {
-		return provider.TestEvent{}, usagef("--status needs --subscription, or a customer.subscription.* event")
-	}
-	body, err := stripeBody(what, f)
-	if err != nil {
-		return provider.TestEvent{}, err
-	}
-	if f.thin {
-		if body, err = thinBody(ctx, body, f, st); err != nil {
-			return provider.TestEvent{}, err
-		}
-	}
-	var head struct{ Type string }
-	if err := json.Unmarshal(body, &head); err != nil {
-		return provider.TestEvent{}, fmt.Errorf("event is not JSON: %w", err)
-	}
-	return provider.TestEvent{Type: head.Type, Body: body}, nil
-}
-
-// stageStandin sets the object of an id-only notification on the running
-// stack's stand-in (a payment: the provider's state changes before it
-// notifies), under the id the provider's notification of it carries.
-func stageStandin(ctx context.Context, p provider.Provider, raw []byte, f sendFlags, st *devState) error {
-	id := notifiedID(p, raw)
-	if id == "" || neturl.PathEscape(id) != id {
-		return fmt.Errorf("the file is not a %s payment with an id", p.Name())
-	}
-	var api string
-	if st != nil {
-		api, _ = pipeline.StandinURL(p.Name(), st.Endpoints)
-	}
-	if api == "" {
-		return errors.New("setting a payment needs a running hookinbox dev (its stand-in); send a payment id to notify only")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, api+"/_standin/payments/"+id, bytes.NewReader(raw))
-	if err != nil {
-		return err
-	}
-	resp, err := (&http.Client{Timeout: f.timeout}).Do(req)
-	if err != nil {
-		return fmt.Errorf("set the payment on the stand-in: %w", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("set the payment on the stand-in: %s", resp.Status)
-	}
-	return nil
-}
-
-// notifiedID returns the id an unsigned provider's notification of the
-// object raw carries, as its receiver reads it; "" when there is none.
-func notifiedID(p provider.Provider, raw []byte) string {
-	req, err := p.Sign(provider.TestEvent{Body: raw}, nil, time.Now())
-	if err != nil {
-		return ""
-	}
-	v, err := p.Verifier(nil, &provider.Env{})
-	if err != nil {
-		return ""
-	}
-	evs, err := v.Verify(context.Background(), req)
-	if err != nil || len(evs) != 1 {
-		return ""
-	}
-	return evs[0].ID
+	return sample, err
 }
 
 // deliver sends d and describes the answer; ok is false unless 2xx.
@@ -551,9 +353,3 @@ func deliver(ctx context.Context, client *http.Client, d providerDelivery) (stri
 	return strings.TrimSpace(resp.Status + " " + msg), ok
 }
 
-func orFresh(id, fresh string) string {
-	if id != "" {
-		return id
-	}
-	return fresh
-}

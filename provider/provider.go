@@ -70,6 +70,9 @@ type Webhook struct {
 	// Variants are the ways of sending a test delivery besides the usual
 	// one (GitHub's "form"): `hookinbox send` has a flag for each.
 	Variants []Variant
+	// Options are the values a sample takes (Stripe's "customer"):
+	// `hookinbox send` has a string flag for each (TestEvent.Options).
+	Options []Variant
 	// SendHelp says, in `hookinbox send`'s help, how a test delivery is
 	// signed and what the command line gives it (lines of at most 64
 	// columns); SendExamples are its example command lines there.
@@ -85,10 +88,25 @@ func (w Webhook) HTTPMethod() string {
 	return w.Method
 }
 
-// Variant is one way of sending a test delivery (TestEvent.Variant).
+// Variant is one way of sending a test delivery (TestEvent.Variant), or
+// one value a sample takes (TestEvent.Options).
 type Variant struct {
 	Name  string // the `hookinbox send` flag, "form"
 	Usage string // what the flag does, for its help
+}
+
+// Sampler is the optional part of a Provider that turns a sample payload
+// (testdata/<provider>/<name>.json, or a file) into the event the
+// provider would send now. `hookinbox send` and hookinboxtest call it
+// before Sign; a provider without it sends its payloads as they are.
+type Sampler interface {
+	// Sample returns ev as the provider would send it: when ev.Fresh,
+	// with fresh ids wherever a new event would have them; ev.ID, when
+	// set, is the event's id; ev.Options applied. Its ID and Type are
+	// what the event is keyed and handled under, and API holds what the
+	// provider's API serves about it. An error says what is wrong with
+	// the payload or an option.
+	Sample(ev TestEvent) (TestEvent, error)
 }
 
 // Verifier authenticates one provider's deliveries and returns the events
@@ -117,10 +135,20 @@ type TestEvent struct {
 	File string
 	// Variant is one of the provider's Webhook.Variants, or "".
 	Variant string
+	// Options are values of the provider's Webhook.Options, by name.
+	Options map[string]string
 	// Fresh says Body is a sample payload sent by name (`hookinbox send
-	// shopify orders/paid`): the provider gives its object a fresh id, as
-	// a new one would have (Shopify: the order's).
+	// shopify orders/paid`): Sample gives it fresh ids, as a new event
+	// about a new object would have (Shopify: the order's).
 	Fresh bool
+	// KeepID says a file's event keeps the id in its body (`hookinbox
+	// send --keep-id`); otherwise Sample may give it a fresh one.
+	KeepID bool
+	// API is what the provider's API serves about the event when it
+	// notifies, by API path (Stripe's thin event and its object, a GoPay
+	// payment): the local stand-ins take it before the delivery (Sample
+	// fills it).
+	API map[string][]byte
 }
 
 // Fetch is what the processor needs of a provider: how it gets the

@@ -42,3 +42,17 @@ func Token() string {
 	}
 	return string(b)
 }
+
+// Digits returns n random decimal digits, the first not 0: a sample's
+// fresh numeric id (a GoPay payment, an Adyen pspReference).
+func Digits(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = '0' + b[i]%10
+	}
+	if n > 0 && b[0] == '0' {
+		b[0] = '7'
+	}
+	return string(b)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -45,10 +44,7 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webh
 	if err != nil {
 		return webhook.Request{}, err
 	}
-	typ := ev.Type
-	if typ == "" {
-		typ = strings.TrimSuffix(ev.File, ".json")
-	}
+	typ := eventName(ev)
 	if typ == "" {
 		return webhook.Request{}, fmt.Errorf("github: no event name")
 	}

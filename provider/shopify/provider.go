@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
@@ -45,10 +44,7 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 	if err != nil {
 		return webhook.Request{}, err
 	}
-	topic := ev.Type
-	if topic == "" {
-		topic = strings.Replace(strings.TrimSuffix(ev.File, ".json"), "_", "/", 1)
-	}
+	topic := topic(ev)
 	if topic == "" {
 		return webhook.Request{}, fmt.Errorf("shopify: no topic")
 	}
@@ -56,17 +52,11 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 	if id == "" {
 		id = provider.UUID()
 	}
-	body := ev.Body
-	if ev.Fresh {
-		if body, err = freshOrder(body); err != nil {
-			return webhook.Request{}, err
-		}
-	}
-	h := Headers(body, secret, id, topic, at)
+	h := Headers(ev.Body, secret, id, topic, at)
 	if ev.Variant == "unprefixed" {
 		h = Unprefixed(h)
 	}
-	return webhook.Request{Method: "POST", Header: h, Body: body}, nil
+	return webhook.Request{Method: "POST", Header: h, Body: ev.Body}, nil
 }
 
 // shopDomain is the form of SHOPIFY_SHOP_DOMAIN.

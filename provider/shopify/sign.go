@@ -1,13 +1,7 @@
 package shopify
 
 import (
-	"bytes"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/binary"
-	"encoding/json"
-	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -39,19 +33,4 @@ func Unprefixed(headers map[string]string) map[string]string {
 		out[strings.TrimPrefix(k, "x-")] = v
 	}
 	return out
-}
-
-// freshOrder returns the order webhook body with a fresh order ID (every
-// occurrence of the old one): a new order.
-func freshOrder(body []byte) ([]byte, error) {
-	var order struct {
-		ID json.Number `json:"id"`
-	}
-	if err := json.Unmarshal(body, &order); err != nil || order.ID == "" {
-		return nil, fmt.Errorf("shopify: fresh order ID: not an order with an id: %v", err)
-	}
-	var n [8]byte
-	_, _ = rand.Read(n[:])
-	id := 1_000_000_000_000 + int64(binary.BigEndian.Uint64(n[:])%9_000_000_000_000) // 13 digits, as Shopify's
-	return bytes.ReplaceAll(body, []byte(order.ID.String()), []byte(strconv.FormatInt(id, 10))), nil
 }

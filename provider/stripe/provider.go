@@ -21,7 +21,8 @@ func (Provider) Name() string { return Name }
 
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{SendHelp: sendHelp, SendExamples: sendExamples, SecretEnv: "STRIPE_WEBHOOK_SECRET"}
+	return provider.Webhook{SendHelp: sendHelp, SendExamples: sendExamples, SecretEnv: "STRIPE_WEBHOOK_SECRET",
+		Variants: []provider.Variant{thin}, Options: sendOptions}
 }
 
 // Verifier implements provider.Provider: the signing secrets ("whsec_"),

@@ -371,24 +371,14 @@ func (s *Stack) Stage(provider string, body []byte) error {
 	return nil
 }
 
-// StandinURL returns the base URL of the stand-in of the id-only provider
-// name among a running stack's endpoints, which takes a payment with
-// PUT /_standin/payments/{id}; false when there is none.
-func StandinURL(name string, endpoints map[string]string) (string, bool) {
-	var u string
-	switch name {
-	case gopay.Name:
-		u = strings.TrimSuffix(endpoints["GOPAY_API_URL"], "/api")
-	case mollie.Name:
-		u = endpoints["MOLLIE_API_URL"]
-	}
-	return u, u != ""
-}
-
 // Signed returns the API Gateway request of the delivery of ev by p,
 // signed at at with the secrets the receiver holds (its variable
-// p.Webhook().SecretEnv), after Stage.
+// p.Webhook().SecretEnv), after Stage and after the stand-ins take
+// ev.API.
 func (s *Stack) Signed(p provider.Provider, ev provider.TestEvent, at time.Time) (events.APIGatewayV2HTTPRequest, error) {
+	if err := s.stage(p, ev); err != nil {
+		return events.APIGatewayV2HTTPRequest{}, err
+	}
 	if err := s.Stage(p.Name(), ev.Body); err != nil {
 		return events.APIGatewayV2HTTPRequest{}, err
 	}
