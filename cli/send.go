@@ -352,4 +352,3 @@ func deliver(ctx context.Context, client *http.Client, d providerDelivery) (stri
 	}
 	return strings.TrimSpace(resp.Status + " " + msg), ok
 }
-
