@@ -14,6 +14,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
 // maxMetadataValue is the longest metadata value Stripe stores.
@@ -23,47 +26,44 @@ const maxMetadataValue = 500
 type Option func(*patch)
 
 type patch struct {
-	customer, email, subscription, status, payment, apiVersion string
-	object, session                                            string
-	related                                                    [][2]string // field, new ID
-	livemode                                                   *bool
-	size                                                       int
+	sample              map[string]string // stripe.Provider.Sample's options
+	payment, apiVersion string
+	livemode            *bool
+	size                int
 }
 
 // WithObjectID sets the ID of the event's object (in_..., cs_..., pi_...):
 // every occurrence of the fixture's, so each event can be about an object
 // of its own, or several events about one.
-func WithObjectID(id string) Option { return func(p *patch) { p.object = id } }
+func WithObjectID(id string) Option { return func(p *patch) { p.sample["object"] = id } }
 
 // WithRelated sets the ID the object's field (payment_intent, charge,
 // latest_invoice, latest_charge, ...) names, every occurrence of it, so
 // the events about one purchase name the same objects. A field the object
 // does not have is left alone.
-func WithRelated(field, id string) Option {
-	return func(p *patch) { p.related = append(p.related, [2]string{field, id}) }
-}
+func WithRelated(field, id string) Option { return func(p *patch) { p.sample[field] = id } }
 
 // WithCustomer sets the customer ID ("cus_...") the object belongs to:
 // every occurrence of the fixture's customer ID (the object's own ID when
 // it is a customer).
-func WithCustomer(id string) Option { return func(p *patch) { p.customer = id } }
+func WithCustomer(id string) Option { return func(p *patch) { p.sample["customer"] = id } }
 
 // WithSession sets a checkout session's ID ("cs_..."). Without it a
 // checkout session gets an ID made from the event's ("cs_test_" and the
 // event ID after "evt_"): each event is its own checkout, as Stripe sends
 // one checkout.session.completed a session, unless two name one session.
-func WithSession(id string) Option { return func(p *patch) { p.session = id } }
+func WithSession(id string) Option { return func(p *patch) { p.sample["session"] = id } }
 
 // WithEmail sets a checkout session's customer_details.email, or a
 // customer's email.
-func WithEmail(addr string) Option { return func(p *patch) { p.email = addr } }
+func WithEmail(addr string) Option { return func(p *patch) { p.sample["email"] = addr } }
 
 // WithSubscription sets the subscription ID ("sub_...", every occurrence of
 // the fixture's) and, unless empty, a subscription's status ("active",
 // "past_due", "canceled", ...). On a checkout session it makes the session
 // a mode "subscription" one.
 func WithSubscription(id, status string) Option {
-	return func(p *patch) { p.subscription, p.status = id, status }
+	return func(p *patch) { p.sample["subscription"], p.sample["status"] = id, status }
 }
 
 // WithPaymentStatus sets a checkout session's payment_status: "paid" (the
@@ -123,24 +123,25 @@ func StripeEvent(typ, id string, at time.Time, opts ...Option) []byte {
 
 // PatchStripe returns the Stripe event body with its ID set to id, its
 // created time to at (unless at is zero) and opts applied, indented as
-// Stripe delivers events. The same arguments give the same bytes.
+// Stripe delivers events: stripe.Provider.Sample's patch, and the fields
+// only tests set. The same arguments give the same bytes.
 func PatchStripe(body []byte, id string, at time.Time, opts ...Option) ([]byte, error) {
-	var p patch
+	p := patch{sample: map[string]string{}}
 	for _, opt := range opts {
 		opt(&p)
 	}
+	sampled, err := stripe.Provider{}.Sample(provider.TestEvent{Body: body, ID: id, Options: p.sample})
+	if err != nil {
+		return nil, fmt.Errorf("patch event: %w", err)
+	}
 	var ev map[string]any
-	dec := json.NewDecoder(bytes.NewReader(body))
+	dec := json.NewDecoder(bytes.NewReader(sampled.Body))
 	dec.UseNumber()
 	if err := dec.Decode(&ev); err != nil {
 		return nil, fmt.Errorf("patch event: %w", err)
 	}
 	data, _ := ev["data"].(map[string]any)
 	obj, _ := data["object"].(map[string]any)
-	if obj == nil {
-		return nil, errors.New("patch event: no data.object")
-	}
-	ev["id"] = id
 	if !at.IsZero() {
 		ev["created"] = json.Number(strconv.FormatInt(at.Unix(), 10))
 	}
@@ -149,58 +150,6 @@ func PatchStripe(body []byte, id string, at time.Time, opts ...Option) ([]byte, 
 	}
 	if p.livemode != nil {
 		ev["livemode"], obj["livemode"] = *p.livemode, *p.livemode
-	}
-	// replace changes every occurrence of the string old in the object.
-	replace := func(old, id string) {
-		if old != "" && id != "" {
-			data["object"] = replaceString(obj, old, id)
-			obj = data["object"].(map[string]any)
-		}
-	}
-	if old, _ := obj["id"].(string); p.object != "" {
-		replace(old, p.object)
-	}
-	for _, r := range p.related {
-		old, _ := obj[r[0]].(string)
-		replace(old, r[1])
-	}
-	if obj["object"] == "customer" {
-		old, _ := obj["id"].(string)
-		replace(old, p.customer)
-	} else if old, ok := obj["customer"].(string); ok {
-		replace(old, p.customer)
-	}
-	if old, ok := obj["id"].(string); ok && obj["object"] == "checkout.session" && (p.session != "" || p.object == "") {
-		session := p.session
-		if session == "" {
-			session = "cs_test_" + strings.TrimPrefix(id, "evt_")
-		}
-		data["object"] = replaceString(obj, old, session)
-		obj = data["object"].(map[string]any)
-	}
-	if p.email != "" {
-		if details, ok := obj["customer_details"].(map[string]any); ok {
-			details["email"] = p.email
-		} else if obj["object"] == "customer" {
-			obj["email"] = p.email
-		}
-	}
-	if p.subscription != "" {
-		switch obj["object"] {
-		case "checkout.session":
-			obj["mode"], obj["subscription"] = "subscription", p.subscription
-		case "subscription":
-			data["object"] = replaceString(obj, obj["id"].(string), p.subscription)
-			obj = data["object"].(map[string]any)
-		default:
-			if old, ok := obj["subscription"].(string); ok {
-				data["object"] = replaceString(obj, old, p.subscription)
-				obj = data["object"].(map[string]any)
-			}
-		}
-	}
-	if p.status != "" && obj["object"] == "subscription" {
-		obj["status"] = p.status
 	}
 	if p.payment != "" {
 		obj["payment_status"] = p.payment
@@ -251,26 +200,6 @@ func pad(ev, obj map[string]any, size int) ([]byte, error) {
 		}
 		return build(values)
 	}
-}
-
-// replaceString returns v with every string equal to old replaced by repl,
-// so an ID changes everywhere the object mentions it.
-func replaceString(v any, old, repl string) any {
-	switch v := v.(type) {
-	case string:
-		if v == old {
-			return repl
-		}
-	case map[string]any:
-		for k, e := range v {
-			v[k] = replaceString(e, old, repl)
-		}
-	case []any:
-		for i, e := range v {
-			v[i] = replaceString(e, old, repl)
-		}
-	}
-	return v
 }
 
 // setField returns body with the top-level key set to value.
@@ -390,32 +319,11 @@ func StripeThinPayloads() (names []string, bodies [][]byte, err error) {
 }
 
 // StripeRelated is the related_object of a thin event notification.
-type StripeRelated struct {
-	ID   string `json:"id"`
-	Type string `json:"type"`
-	URL  string `json:"url"`
-}
+type StripeRelated = stripe.Related
 
-// StripeThin returns a thin event notification of the thin type typ
-// ("v1.checkout.session.completed", "v2.core.account.created") with this
-// id, created at, about related (no related_object when its URL is
-// empty) and, when snapshot is not empty, naming the snapshot event of
-// the same action (snapshot_event), as Stripe sends it during a
-// snapshot-to-thin migration.
+// StripeThin is stripe.Thin: a thin event notification of the thin type
+// typ with this id, created at, about related, naming the snapshot event
+// snapshot unless it is empty.
 func StripeThin(typ, id string, at time.Time, related StripeRelated, snapshot string) []byte {
-	ev := map[string]any{
-		"id": id, "object": "v2.core.event", "type": typ, "livemode": false,
-		"created": at.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
-	}
-	if related.URL != "" {
-		ev["related_object"] = related
-	}
-	if snapshot != "" {
-		ev["snapshot_event"] = snapshot
-	}
-	b, err := json.Marshal(ev)
-	if err != nil {
-		panic(err) // strings, a bool and a struct of strings
-	}
-	return b
+	return stripe.Thin(typ, id, at, related, snapshot)
 }
