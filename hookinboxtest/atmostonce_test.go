@@ -32,5 +32,5 @@ func TestCheckOnceAcceptsAtMostOnceEffects(t *testing.T) {
 	p := hookinboxtest.New(t, func(context.Context, aws.Config, func(string) string) (processorfn.Business, error) {
 		return emailer{sent: &sent}, nil
 	}, nil)
-	p.CheckOnce(t, func(tb testing.TB) hookinboxtest.Event { return hookinboxtest.GitHub(tb, "issues") }, func() int { return int(sent.Load()) })
+	p.CheckOnce(t, func(tb testing.TB) hookinboxtest.Event { return p.Sample(tb, "github", "issues") }, func() int { return int(sent.Load()) })
 }

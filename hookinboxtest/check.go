@@ -14,8 +14,8 @@ import (
 // make them happen: the question a duplicated delivery cannot ask (the
 // receiver removes duplicates before the business sees them).
 //
-// newEvent returns a fresh event each call (Stripe(t, typ), Shopify(t,
-// topic), ...); count returns how many outside side effects happened so
+// newEvent returns a fresh event each call (p.Sample(t, provider,
+// name)); count returns how many outside side effects happened so
 // far, as your test's fakes count them (requests a fake CRM answered,
 // say). CheckOnce first delivers one event and processes it cleanly: it
 // must end DONE, and it learns the effects the business runs (n) and the

@@ -45,7 +45,6 @@ import (
 	"github.com/hookinbox/hookinbox/processorfn"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
-	"github.com/hookinbox/hookinbox/stripeevent"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -90,7 +89,7 @@ func New(t testing.TB, b processorfn.BusinessBuilder, env map[string]string) *Pi
 }
 
 // NewWith builds the pipeline opts say. The receiver accepts the local
-// signing secrets Deliver signs with; the Stripe and GoPay APIs are local
+// signing secrets Deliver signs with; the providers' APIs are local
 // stand-ins. The processor retries a failed event after 1 s
 // (BACKOFF_MAX; Options.Env may set another), and reaches DynamoDB
 // through a proxy that CheckOnce uses to lose answers.
@@ -140,19 +139,9 @@ func templatePath(path string) (string, error) {
 	if path != "" {
 		return filepath.Abs(path)
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			if _, err := os.Stat(filepath.Join(d, "template.yaml")); err == nil {
-				return filepath.Join(d, "template.yaml"), nil
-			}
-			break
-		}
-		if filepath.Dir(d) == d {
-			break
+	if d, err := moduleRoot(); err == nil {
+		if _, err := os.Stat(filepath.Join(d, "template.yaml")); err == nil {
+			return filepath.Join(d, "template.yaml"), nil
 		}
 	}
 	root, err := devstack.RepoRoot("")
@@ -160,14 +149,6 @@ func templatePath(path string) (string, error) {
 		return "", fmt.Errorf("no template.yaml in this module, and hookinbox's: %w", err)
 	}
 	return filepath.Join(root, "template.yaml"), nil
-}
-
-// DeliverStripe signs body as Stripe does and hands it to the receiver, as
-// API Gateway would, returning its answer: "accepted" or "duplicate". Any
-// other answer fails the test.
-func (p *Pipeline) DeliverStripe(t testing.TB, body []byte) string {
-	t.Helper()
-	return p.p.Deliver(t, body)
 }
 
 // ProcessUntil runs the processor on the events queue, as Lambda's event
@@ -231,18 +212,3 @@ func (p *Pipeline) Table(t testing.TB, logicalID string) string {
 // what your business wrote (Table names its tables). CheckOnce never
 // loses its answers.
 func (p *Pipeline) DynamoDB() *dynamodb.Client { return p.p.DynamoDB }
-
-// StripeEvent returns hookinbox's realistic fixture of the Stripe event
-// type (testdata/stripe/<type>.json: checkout.session.completed,
-// customer.subscription.created, .updated, .deleted, invoice.paid, ...)
-// with the event ID id, and a fresh ID for its object (the checkout
-// session, subscription or invoice) and its customer, so no two events
-// share a session. Stripe(t, typ) is the same as an Event.
-func (p *Pipeline) StripeEvent(t testing.TB, typ, id string) []byte {
-	t.Helper()
-	return stripeBody(t, typ, id)
-}
-
-// NewStripeEventID returns a fresh ID shaped like Stripe's: evt_ and 24
-// letters and digits (stripeevent.NewID).
-func NewStripeEventID() string { return stripeevent.NewID() }

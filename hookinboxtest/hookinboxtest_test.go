@@ -44,15 +44,14 @@ func TestPipelineWithOwnBusiness(t *testing.T) {
 		return counter{runs: &runs}, nil
 	}
 	p := hookinboxtest.New(t, build, map[string]string{"COUNTER_NAME": "visits"})
-	id := hookinboxtest.NewStripeEventID()
-	body := p.StripeEvent(t, "invoice.paid", id)
-	if got := p.DeliverStripe(t, body); got != "accepted" {
+	ev := p.Sample(t, "stripe", "invoice.paid")
+	if got := p.Deliver(t, ev); got != "accepted" {
 		t.Errorf("first delivery %s, want accepted", got)
 	}
-	if got := p.DeliverStripe(t, body); got != "duplicate" {
+	if got := p.Deliver(t, ev); got != "duplicate" {
 		t.Errorf("second delivery %s, want duplicate", got)
 	}
-	key := webhook.Key("stripe#" + id)
+	key := ev.Key()
 	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllFinished(t, []webhook.Key{key}) })
 	if got := p.Status(t, key); got != "DONE" {
 		t.Errorf("status %s, want DONE", got)
@@ -90,15 +89,17 @@ func TestDeliversEveryProvider(t *testing.T) {
 	s := &seen{events: map[webhook.Key]string{}}
 	p := hookinboxtest.New(t, func(context.Context, aws.Config, func(string) string) (processorfn.Business, error) { return s, nil }, nil)
 	evs := []hookinboxtest.Event{
-		hookinboxtest.Stripe(t, "checkout.session.completed"),
-		hookinboxtest.StripeThin(t, "checkout.session.completed"),
-		hookinboxtest.Shopify(t, "orders/paid"),
-		hookinboxtest.GitHub(t, "issues"),
-		hookinboxtest.Standard(t, "invoice.paid"),
-		hookinboxtest.Adyen(t, "AUTHORISATION"),
-		hookinboxtest.GoPay(t, "PAID"),
-		hookinboxtest.Paddle(t, "transaction.completed"),
-		hookinboxtest.Mollie(t, "paid"),
+		p.Sample(t, "stripe", "checkout.session.completed"),
+		p.Sample(t, "stripe", "checkout.session.completed", hookinboxtest.Variant("thin")),
+		p.Sample(t, "stripe", "checkout.session.async_payment_succeeded", hookinboxtest.Value("customer", "cus_given")),
+		p.Sample(t, "shopify", "orders/paid"),
+		p.Sample(t, "github", "issues"),
+		p.Sample(t, "standard", "invoice.paid"),
+		p.Sample(t, "adyen", "AUTHORISATION"),
+		p.Sample(t, "gopay", "payment.PAID"),
+		p.Sample(t, "paddle", "transaction.completed"),
+		p.Sample(t, "mollie", "payment.paid"),
+		p.Sample(t, "mollie", "payment.open"),
 	}
 	var keys []webhook.Key
 	for _, ev := range evs {
@@ -116,10 +117,9 @@ func TestDeliversEveryProvider(t *testing.T) {
 			t.Errorf("%s: the business saw type %q (handed: %v), want %q", ev.Key(), typ, ok, ev.Type)
 		}
 	}
-}
-
-func TestFixturesAreFresh(t *testing.T) {
-	a, b := hookinboxtest.Stripe(t, "checkout.session.completed"), hookinboxtest.Stripe(t, "checkout.session.completed")
+	// Two samples of one name are two events about two objects (a Stripe
+	// session and customer, a Shopify order).
+	a, b := p.Sample(t, "stripe", "checkout.session.completed"), p.Sample(t, "stripe", "checkout.session.completed")
 	session := func(ev hookinboxtest.Event) string {
 		var body struct {
 			Data struct {
@@ -134,7 +134,7 @@ func TestFixturesAreFresh(t *testing.T) {
 	if a.ID == b.ID || session(a) == session(b) {
 		t.Errorf("two checkout events share %s / %s: want a fresh event, session and customer each", a.ID, session(a))
 	}
-	if s, c := hookinboxtest.Shopify(t, "orders/paid"), hookinboxtest.Shopify(t, "orders/paid"); s.ID == c.ID || string(s.Body) == string(c.Body) {
+	if x, y := p.Sample(t, "shopify", "orders/paid"), p.Sample(t, "shopify", "orders/paid"); x.ID == y.ID || string(x.Body) == string(y.Body) {
 		t.Errorf("two Shopify orders share their event ID or order")
 	}
 }
@@ -201,7 +201,7 @@ func TestCheckOnce(t *testing.T) {
 				return twoEffects{calls: &calls, outside: outside}, nil
 			}, nil)
 			errs := recorded(t, func(tb testing.TB) {
-				p.CheckOnce(tb, func(tb testing.TB) hookinboxtest.Event { return hookinboxtest.Shopify(tb, "orders/paid") }, func() int { return int(calls.Load()) })
+				p.CheckOnce(tb, func(tb testing.TB) hookinboxtest.Event { return p.Sample(tb, "shopify", "orders/paid") }, func() int { return int(calls.Load()) })
 			})
 			for _, e := range errs {
 				t.Log(e)
@@ -267,7 +267,7 @@ func TestCheckOnceLosesAnswersOfTheBusinessesWrites(t *testing.T) {
 		return v
 	}
 	errs := recorded(t, func(tb testing.TB) {
-		p.CheckOnce(tb, func(tb testing.TB) hookinboxtest.Event { return hookinboxtest.GitHub(tb, "issues") }, count)
+		p.CheckOnce(tb, func(tb testing.TB) hookinboxtest.Event { return p.Sample(tb, "github", "issues") }, count)
 	})
 	for _, e := range errs {
 		t.Log(e)
@@ -324,7 +324,7 @@ Processor:
 	if table == "" || table != p.Table(t, "NotesTable") || greeting != "hello" {
 		t.Errorf("the business got NOTES_TABLE %q, GREETING %q; want the stack's notes table %q and the parameter's value", table, greeting, p.Table(t, "NotesTable"))
 	}
-	ev := hookinboxtest.Standard(t, "invoice.paid")
+	ev := p.Sample(t, "standard", "invoice.paid")
 	p.Deliver(t, ev)
 	p.ProcessUntil(t, time.Minute, func() bool { return p.AllFinished(t, []webhook.Key{ev.Key()}) })
 	out, err := p.DynamoDB().GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), Key: counterKey, ConsistentRead: aws.Bool(true)})

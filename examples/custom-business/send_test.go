@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"regexp"
 	"sync"
 	"testing"
 
@@ -18,8 +18,8 @@ import (
 
 // TestSendWarehouse: this module's CLI (`go tool hookinbox`, its own main
 // with the warehouse provider) sends testdata/warehouse's
-// shipment.dispatched signed with the warehouse's signer, and the
-// warehouse's verifier accepts it.
+// shipment.dispatched with a fresh id (the warehouse's Sample), signed
+// with the warehouse's signer, and the warehouse's verifier accepts it.
 func TestSendWarehouse(t *testing.T) {
 	v, err := warehouse.Provider{}.Verifier([]string{"whsec_local"}, nil)
 	if err != nil {
@@ -44,12 +44,13 @@ func TestSendWarehouse(t *testing.T) {
 	defer srv.Close()
 	out, err := exec.Command("go", "tool", "hookinbox", "send", "warehouse", "shipment.dispatched",
 		"--url", srv.URL, "--secret", "whsec_local", "--state-file", filepath.Join(t.TempDir(), "none.json")).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "warehouse#wh_evt_1001 shipment.dispatched → accepted") {
+	m := regexp.MustCompile(`(warehouse#wh_evt_\w{24}) shipment.dispatched → accepted`).FindStringSubmatch(string(out))
+	if err != nil || m == nil {
 		t.Fatalf("go tool hookinbox send warehouse: %v\n%s", err, out)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 1 || got[0] != "warehouse#wh_evt_1001 shipment.dispatched" {
-		t.Errorf("the warehouse's verifier saw %v, want warehouse#wh_evt_1001 shipment.dispatched", got)
+	if want := m[1] + " shipment.dispatched"; len(got) != 1 || got[0] != want {
+		t.Errorf("the warehouse's verifier saw %v, want %s", got, want)
 	}
 }

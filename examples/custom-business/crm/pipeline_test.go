@@ -48,10 +48,10 @@ func TestPipeline(t *testing.T) {
 	p, f := pipeline(t, crm.FromEnv)
 	var evs []hookinboxtest.Event
 	for range 20 {
-		evs = append(evs, hookinboxtest.Stripe(t, "checkout.session.completed"))
+		evs = append(evs, p.Sample(t, "stripe", "checkout.session.completed"))
 	}
 	for range 5 {
-		evs = append(evs, hookinboxtest.Shopify(t, "orders/paid"))
+		evs = append(evs, p.Sample(t, "shopify", "orders/paid"))
 	}
 	var keys []webhook.Key
 	for _, ev := range evs {
@@ -99,9 +99,8 @@ func TestPipeline(t *testing.T) {
 func TestWarehouseShipmentsReachTheCRMOnce(t *testing.T) {
 	p, f := pipeline(t, crm.FromEnv)
 	var keys []webhook.Key
-	for i := range 3 {
-		ev := hookinboxtest.Event{Provider: warehouse.Name, ID: fmt.Sprintf("wh_evt_%d_%d", time.Now().UnixNano(), i), Type: "shipment.dispatched"}
-		ev.Body = fmt.Appendf(nil, `{"id":%q,"type":"shipment.dispatched","created":"2026-12-01T10:00:00Z","order":"10%d"}`, ev.ID, i)
+	for range 3 {
+		ev := p.Sample(t, warehouse.Name, "shipment.dispatched") // testdata/warehouse/, a fresh id each
 		if got := p.Deliver(t, ev); got != "accepted" {
 			t.Fatalf("%s: %s, want accepted", ev.Key(), got)
 		}
@@ -140,19 +139,19 @@ func attr(item map[string]types.AttributeValue, name string) string {
 // still gets each request once: snapshot and thin checkouts, and orders.
 func TestEffectsOnceWhereverAnAttemptFails(t *testing.T) {
 	p, f := pipeline(t, crm.FromEnv)
-	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event { return hookinboxtest.Stripe(t, "checkout.session.completed") }, f.Count)
-	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event { return hookinboxtest.Shopify(t, "orders/paid") }, f.Count)
+	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event { return p.Sample(t, "stripe", "checkout.session.completed") }, f.Count)
+	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event { return p.Sample(t, "shopify", "orders/paid") }, f.Count)
 	// A thin event: the processor fetches the session, the business sees
 	// the same checkout.
 	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event {
-		return hookinboxtest.StripeThin(t, "checkout.session.completed")
+		return p.Sample(t, "stripe", "checkout.session.completed", hookinboxtest.Variant("thin"))
 	}, f.Count)
 	// The reconciler's claim of a paid order (shopify#order-<id>-paid),
 	// and then, each failure case over, the order's webhook beside it:
 	// the webhook adds no CRM order.
 	var orders []hookinboxtest.Event
 	p.CheckOnce(t, func(t testing.TB) hookinboxtest.Event {
-		ev := hookinboxtest.Shopify(t, "orders/paid")
+		ev := p.Sample(t, "shopify", "orders/paid")
 		orders = append(orders, ev)
 		return reconciled(t, ev)
 	}, f.Count)
@@ -208,7 +207,7 @@ func TestCheckOnceCatchesACRMCallOutsideTheLedger(t *testing.T) {
 		return notifiesFirst{b: &crm.Business{URL: getenv("CRM_URL"), Client: http.DefaultClient, DB: processorfn.DynamoDB(ctx, cfg), Contacts: getenv("CONTACTS_TABLE")}}, nil
 	})
 	errs := recorded(t, func(tb testing.TB) {
-		p.CheckOnce(tb, func(tb testing.TB) hookinboxtest.Event { return hookinboxtest.Stripe(tb, "checkout.session.completed") }, f.Count)
+		p.CheckOnce(tb, func(tb testing.TB) hookinboxtest.Event { return p.Sample(tb, "stripe", "checkout.session.completed") }, f.Count)
 	})
 	twice := 0
 	for _, e := range errs {

@@ -13,10 +13,12 @@
 package warehouse
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,6 +62,22 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webh
 		"content-type": "application/json",
 		Header:         hex.EncodeToString(provider.HMACSHA256([]byte(secret), ev.Body)),
 	}}, nil
+}
+
+// Sample implements provider.Sampler: the event keyed by its id, with
+// its type; when ev.Fresh (a sample sent by name) with a fresh id, as a
+// new event has.
+func (Provider) Sample(ev provider.TestEvent) (provider.TestEvent, error) {
+	var head struct{ ID, Type string }
+	if err := json.Unmarshal(ev.Body, &head); err != nil || head.ID == "" {
+		return ev, fmt.Errorf("warehouse: not an event with an id")
+	}
+	ev.ID, ev.Type = head.ID, head.Type
+	if ev.Fresh {
+		ev.ID = "wh_evt_" + provider.Token()
+		ev.Body = bytes.Replace(ev.Body, []byte(strconv.Quote(head.ID)), []byte(strconv.Quote(ev.ID)), 1)
+	}
+	return ev, nil
 }
 
 type verifier struct{ secrets []string }

@@ -52,3 +52,30 @@ func TestSignedDeliveriesVerify(t *testing.T) {
 		t.Error("a verifier without a secret was built")
 	}
 }
+
+// TestSampleIsFresh: a sample sent by name gets a fresh id, which the
+// verifier keys it by; a file keeps its own.
+func TestSampleIsFresh(t *testing.T) {
+	p := warehouse.Provider{}
+	body := []byte(`{"id":"wh_evt_1","type":"shipment.dispatched","created":"2026-12-01T10:00:00Z","order":"1001"}`)
+	v, err := p.Verifier([]string{"s3cret"}, &provider.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []webhook.Key
+	for _, fresh := range []bool{true, true, false} {
+		ev, err := p.Sample(provider.TestEvent{Body: body, Fresh: fresh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := p.Sign(ev, []string{"s3cret"}, time.Now())
+		evs, err := v.Verify(context.Background(), req)
+		if err != nil || len(evs) != 1 || evs[0].ID != ev.ID || evs[0].Type != ev.Type {
+			t.Fatalf("Verify = %+v, %v; want the sample's %s %s", evs, err, ev.ID, ev.Type)
+		}
+		keys = append(keys, evs[0].Key())
+	}
+	if keys[0] == keys[1] || keys[0] == "warehouse#wh_evt_1" || keys[2] != "warehouse#wh_evt_1" {
+		t.Errorf("keys %v: want two fresh ones, then the file's", keys)
+	}
+}

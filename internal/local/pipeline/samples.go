@@ -25,14 +25,20 @@ import (
 var ErrNoSample = errors.New("no such sample")
 
 // Sample returns the sample payload name of p (testdata/<provider>/<name,
-// / as _>.json, in the current directory, a team's module, else in
-// hookinbox's) as p would send it now (Sampled, ev.Fresh). A name without
+// / as _>.json, below the first of roots that has it, the current
+// directory without roots, else hookinbox's) as p would send it now (Sampled, ev.Fresh). A name without
 // a file of its own takes the file of another about the same object
 // (checkout.session.async_payment_succeeded:
 // checkout.session.completed.json) when p's Sampler sends it under that
 // type. ev carries the id, type, variant and options to send it with.
-func Sample(p provider.Provider, name string, ev provider.TestEvent) (provider.TestEvent, error) {
-	dirs := []string{filepath.Join("testdata", p.Name())}
+func Sample(p provider.Provider, name string, ev provider.TestEvent, roots ...string) (provider.TestEvent, error) {
+	if len(roots) == 0 {
+		roots = []string{"."}
+	}
+	var dirs []string
+	for _, r := range roots {
+		dirs = append(dirs, filepath.Join(r, "testdata", p.Name()))
+	}
 	if root, err := devstack.RepoRoot(""); err == nil {
 		dirs = append(dirs, filepath.Join(root, "testdata", p.Name()))
 	}
