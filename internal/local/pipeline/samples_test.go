@@ -1,0 +1,41 @@
+package pipeline_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/paddle"
+	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/stripe"
+)
+
+// TestSampleByName: a name is its file's in testdata/<provider>/; a
+// dotted name without a file takes another of the same object when the
+// provider sends it under that type, and is no sample otherwise.
+func TestSampleByName(t *testing.T) {
+	tests := []struct {
+		p        provider.Provider
+		name     string
+		wantType string // "": ErrNoSample
+	}{
+		{stripe.Provider{}, "invoice.paid", "invoice.paid"},
+		{stripe.Provider{}, "checkout.session.async_payment_succeeded", "checkout.session.async_payment_succeeded"},
+		{stripe.Provider{}, "balance.available", ""},
+		{shopify.Provider{}, "orders/paid", "orders/paid"},
+		{paddle.Provider{}, "transaction.completed", "transaction.completed"},
+		{paddle.Provider{}, "transaction.paid", ""}, // Paddle's type is the body's
+	}
+	for _, tc := range tests {
+		t.Run(tc.p.Name()+" "+tc.name, func(t *testing.T) {
+			ev, err := pipeline.Sample(tc.p, tc.name, provider.TestEvent{})
+			switch {
+			case tc.wantType == "" && !errors.Is(err, pipeline.ErrNoSample):
+				t.Errorf("Sample = %s, %v; want ErrNoSample", ev.Type, err)
+			case tc.wantType != "" && (err != nil || ev.Type != tc.wantType || !ev.Fresh || ev.ID == ""):
+				t.Errorf("Sample = %q %q (fresh %v), %v; want a fresh %s", ev.ID, ev.Type, ev.Fresh, err, tc.wantType)
+			}
+		})
+	}
+}
