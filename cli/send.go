@@ -59,7 +59,7 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if len(rest) != 2 {
-		return usagef("want a provider and an event type or file, e.g. send stripe checkout.session.completed")
+		return usagef("want a provider and an event type or file, e.g. %s", strings.TrimPrefix(sendExample(providers()), "hookinbox "))
 	}
 	return sendProvider(ctx, rest[0], rest[1], f, stdout)
 }
@@ -95,6 +95,16 @@ signs it:
 		b.WriteString("  " + e + "\n")
 	}
 	return b.String()
+}
+
+// sendExample is the registry's first example command line.
+func sendExample(reg *provider.Registry) string {
+	for _, p := range reg.All() {
+		if ex := p.Webhook().SendExamples; len(ex) > 0 {
+			return ex[0]
+		}
+	}
+	return "hookinbox send <provider> <file>"
 }
 
 // providerDelivery is one delivery, built once and sent --times times.

@@ -60,13 +60,12 @@ func Value(name, value string) With {
 }
 
 // Sample returns the sample payload name of the provider (hookinbox's or
-// your own): testdata/<provider>/<name, / as _>.json in the test's
-// directory, else at your module's root, else in hookinbox's, as
-// `hookinbox send <provider> <name>` reads it ("stripe",
-// "checkout.session.completed"; "shopify", "orders/paid"; "gopay",
-// "payment.PAID"). The provider gives it fresh IDs (provider.Sampler), so
-// no two samples share an event, an order, a session or a payment; a
-// provider without a Sampler sends it as it is.
+// your own): testdata/<provider>/<name>.json (a / in the name is a _ in
+// the file's: orders/paid is orders_paid.json) in the test's directory,
+// else at your module's root, else in hookinbox's, as `hookinbox send
+// <provider> <name>` reads it. The provider gives it fresh IDs
+// (provider.Sampler), so no two samples share an event, an order, a
+// session or a payment; a provider without a Sampler sends it as it is.
 func (p *Pipeline) Sample(t testing.TB, providerName, name string, with ...With) Event {
 	t.Helper()
 	pr, ok := p.reg.Lookup(providerName)

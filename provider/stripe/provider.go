@@ -143,15 +143,15 @@ func KeyFromContext(ctx context.Context) (provider.Secret, error) {
 const sendHelp = `Stripe-Signature (t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">).
 An event type (checkout.session.completed, invoice.paid, ...)
 sends the real event of that type in hookinbox's testdata/stripe/
-about objects of its own (a fresh invoice, session or subscription
-ID each run, unless --object or --subscription names one), with
-the --customer, --email, --subscription and --status given; a path
-sends that file as it is. Either way the event gets a fresh evt_ ID
-unless --id is given (or, for a file, --keep-id). --thin sends the
-event type as a thin event notification (object v2.core.event,
-type v1.<event type>, a related_object); it first puts the v2
-event and the object on the running stack's Stripe stand-in, which
-the processor fetches them from.`
+about objects of its own (a fresh invoice, session, customer or
+subscription ID each run, unless --object, --customer or
+--subscription names one), with the --email and --status given; a
+path sends that file with those flags. Either way the event gets a
+fresh evt_ ID unless --id is given (or, for a file, --keep-id).
+--thin sends the event as a thin event notification (object
+v2.core.event, type v1.<event type>, a related_object); it first
+puts the v2 event and the object on the running stack's Stripe
+stand-in, which the processor fetches them from.`
 
 // sendExamples are `hookinbox send`'s examples for this provider.
 var sendExamples = []string{
