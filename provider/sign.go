@@ -1,8 +1,10 @@
 package provider
 
 import (
+	"bytes"
 	"crypto/rand"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -55,4 +57,16 @@ func Digits(n int) string {
 		b[0] = '7'
 	}
 	return string(b)
+}
+
+// FreshID returns a new random id with id's prefix, up to its last '_':
+// "in_1QNA2n..." gives "in_" and Token(). A sample's fresh id.
+func FreshID(id string) string {
+	return id[:strings.LastIndex(id, "_")+1] + Token()
+}
+
+// ReplaceString returns the JSON body with every string old (quoted)
+// replaced by repl: a sample's id changed everywhere it appears.
+func ReplaceString(body []byte, old, repl string) []byte {
+	return bytes.ReplaceAll(body, []byte(strconv.Quote(old)), []byte(strconv.Quote(repl)))
 }

@@ -1,10 +1,8 @@
 package adyen
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"strconv"
 
 	"github.com/hookinbox/hookinbox/provider"
 )
@@ -24,7 +22,7 @@ func (Provider) Sample(ev provider.TestEvent) (provider.TestEvent, error) {
 	it := n.Items[0].Item
 	if ev.Fresh {
 		psp := provider.Digits(16)
-		ev.Body = bytes.ReplaceAll(ev.Body, []byte(strconv.Quote(it.PspReference)), []byte(strconv.Quote(psp)))
+		ev.Body = provider.ReplaceString(ev.Body, it.PspReference, psp)
 		it.PspReference = psp
 	}
 	ev.ID, ev.Type = it.PspReference+"-"+it.EventCode, it.EventCode

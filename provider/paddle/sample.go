@@ -1,10 +1,8 @@
 package paddle
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/hookinbox/hookinbox/provider"
@@ -29,8 +27,8 @@ func (Provider) Sample(ev provider.TestEvent) (provider.TestEvent, error) {
 			if *old == "" {
 				continue
 			}
-			fresh := strings.ToLower((*old)[:strings.LastIndex(*old, "_")+1] + provider.Token())
-			ev.Body = bytes.ReplaceAll(ev.Body, []byte(strconv.Quote(*old)), []byte(strconv.Quote(fresh)))
+			fresh := strings.ToLower(provider.FreshID(*old))
+			ev.Body = provider.ReplaceString(ev.Body, *old, fresh)
 			*old = fresh
 		}
 	}

@@ -1,11 +1,8 @@
 package standard
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/hookinbox/hookinbox/provider"
 )
@@ -28,8 +25,7 @@ func (Provider) Sample(ev provider.TestEvent) (provider.TestEvent, error) {
 	}
 	ev.Type = msg.Type
 	if old := msg.Data.ID; ev.Fresh && old != "" {
-		fresh := old[:strings.LastIndex(old, "_")+1] + provider.Token()
-		ev.Body = bytes.ReplaceAll(ev.Body, []byte(strconv.Quote(old)), []byte(strconv.Quote(fresh)))
+		ev.Body = provider.ReplaceString(ev.Body, old, provider.FreshID(old))
 	}
 	return ev, nil
 }

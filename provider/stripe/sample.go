@@ -191,28 +191,22 @@ func freshPatch(raw json.RawMessage) patch {
 	_ = json.Unmarshal(raw, &obj)
 	var p patch
 	if id, _ := obj["id"].(string); id != "" && obj["object"] == "customer" {
-		p.customer = freshLike(id)
+		p.customer = provider.FreshID(id)
 	} else if id != "" {
-		p.object = freshLike(id)
+		p.object = provider.FreshID(id)
 	}
 	if id, _ := obj["customer"].(string); id != "" {
-		p.customer = freshLike(id)
+		p.customer = provider.FreshID(id)
 	}
 	for _, field := range []string{"payment_intent", "charge", "latest_charge", "latest_invoice"} {
 		if id, _ := obj[field].(string); id != "" {
-			p.related = append(p.related, [2]string{field, freshLike(id)})
+			p.related = append(p.related, [2]string{field, provider.FreshID(id)})
 		}
 	}
 	if id, _ := obj["subscription"].(string); id != "" {
-		p.subscription = freshLike(id)
+		p.subscription = provider.FreshID(id)
 	}
 	return p
-}
-
-// freshLike returns a new random ID with id's prefix: "in_1QNA2n..." gives
-// "in_" and 24 random letters and digits.
-func freshLike(id string) string {
-	return id[:strings.LastIndex(id, "_")+1] + provider.Token()
 }
 
 // apply returns the event body with its ID set to id, its created time

@@ -13,12 +13,10 @@
 package warehouse
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -75,7 +73,7 @@ func (Provider) Sample(ev provider.TestEvent) (provider.TestEvent, error) {
 	ev.ID, ev.Type = head.ID, head.Type
 	if ev.Fresh {
 		ev.ID = "wh_evt_" + provider.Token()
-		ev.Body = bytes.Replace(ev.Body, []byte(strconv.Quote(head.ID)), []byte(strconv.Quote(ev.ID)), 1)
+		ev.Body = provider.ReplaceString(ev.Body, head.ID, ev.ID)
 	}
 	return ev, nil
 }

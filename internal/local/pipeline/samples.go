@@ -24,11 +24,11 @@ import (
 // payload of that name.
 var ErrNoSample = errors.New("no such sample")
 
-// Sample returns the sample payload name of p (testdata/<provider>/<name,
-// / as _>.json, below the first of roots that has it, the current
-// directory without roots, else hookinbox's) as p would send it now (Sampled, ev.Fresh). A name without
-// a file of its own takes the file of another about the same object
-// (checkout.session.async_payment_succeeded:
+// Sample returns the sample payload name of p as p would send it now
+// (Sampled, with ev.Fresh): testdata/<provider>/<name, / as _>.json below
+// the first of roots that has it (default the current directory), else
+// in hookinbox's. A name without a file of its own takes the file of
+// another about the same object (checkout.session.async_payment_succeeded:
 // checkout.session.completed.json) when p's Sampler sends it under that
 // type. ev carries the id, type, variant and options to send it with.
 func Sample(p provider.Provider, name string, ev provider.TestEvent, roots ...string) (provider.TestEvent, error) {
