@@ -78,8 +78,8 @@ The URL and secret come from the running stack's state file (written by
 hookinbox dev) unless --url and --secret are given.
 
 Each provider takes a file, or the name of a payload in
-testdata/<provider>/ (the current directory's, else hookinbox's), and
-signs it:
+testdata/<provider>/ (the current directory's, else hookinbox's), which
+its Sample gives fresh IDs, and signs it:
 `)
 	var examples []string
 	for _, p := range reg.All() {
