@@ -102,7 +102,8 @@ type Variant struct {
 type Sampler interface {
 	// Sample returns ev as the provider would send it: when ev.Fresh,
 	// with fresh ids wherever a new event would have them; ev.ID, when
-	// set, is the event's id; ev.Options applied. Its ID and Type are
+	// set, is the event's id where a sender chooses it (a delivery id
+	// header, a Stripe event id); ev.Options applied. Its ID and Type are
 	// what the event is keyed and handled under, and API holds what the
 	// provider's API serves about it. An error says what is wrong with
 	// the payload or an option.
@@ -125,7 +126,8 @@ type TestEvent struct {
 	// whose id is in the body (Stripe, Adyen) reads it from there.
 	ID string
 	// Type is the event type for a provider that sends it beside the body
-	// (GitHub, Shopify); "" takes it from File.
+	// (GitHub, Shopify); "" takes it from File. Given to Sample, the type
+	// asked for: a provider may send its sample under it (Stripe).
 	Type string
 	// Body is the payload as the provider sends it; for an IDOnly
 	// provider, the object its API serves (Sign sends only its id).
