@@ -22,7 +22,7 @@ import (
 // maxMetadataValue is the longest metadata value Stripe stores.
 const maxMetadataValue = 500
 
-// Option patches one field of the event PatchStripe and StripeEvent return.
+// Option patches one field of the event patchStripe and StripeEvent return.
 type Option func(*patch)
 
 type patch struct {
@@ -108,12 +108,12 @@ func StripeFixture(typ string) ([]byte, error) {
 }
 
 // StripeEvent returns the fixture of event type typ (StripeFixture) with
-// the event ID id, created at at.Unix(), and opts applied (PatchStripe). It
+// the event ID id, created at at.Unix(), and opts applied (patchStripe). It
 // panics when there is no fixture for typ: a test's own mistake.
 func StripeEvent(typ, id string, at time.Time, opts ...Option) []byte {
 	body, err := StripeFixture(typ)
 	if err == nil {
-		body, err = PatchStripe(body, id, at, opts...)
+		body, err = patchStripe(body, id, at, opts...)
 	}
 	if err != nil {
 		panic("verifytest: " + err.Error())
@@ -121,11 +121,11 @@ func StripeEvent(typ, id string, at time.Time, opts ...Option) []byte {
 	return body
 }
 
-// PatchStripe returns the Stripe event body with its ID set to id, its
+// patchStripe returns the Stripe event body with its ID set to id, its
 // created time to at (unless at is zero) and opts applied, indented as
 // Stripe delivers events: stripe.Provider.Sample's patch, and the fields
 // only tests set. The same arguments give the same bytes.
-func PatchStripe(body []byte, id string, at time.Time, opts ...Option) ([]byte, error) {
+func patchStripe(body []byte, id string, at time.Time, opts ...Option) ([]byte, error) {
 	p := patch{sample: map[string]string{}}
 	for _, opt := range opts {
 		opt(&p)
