@@ -112,10 +112,10 @@ func (s *Stack) standin(name string) http.Handler {
 	return nil
 }
 
-// StandinURL returns the base URL of the stand-in of provider name among
+// standinURL returns the base URL of the stand-in of provider name among
 // a running stack's endpoints, which takes what the provider's API
 // serves with PUT (putPath); false when there is none.
-func StandinURL(name string, endpoints map[string]string) (string, bool) {
+func standinURL(name string, endpoints map[string]string) (string, bool) {
 	var u string
 	switch name {
 	case stripe.Name:
@@ -164,7 +164,7 @@ func StageRunning(ctx context.Context, client *http.Client, name string, ev prov
 	if len(ev.API) == 0 {
 		return nil
 	}
-	base, ok := StandinURL(name, endpoints)
+	base, ok := standinURL(name, endpoints)
 	if !ok {
 		return fmt.Errorf("this %s delivery needs a running hookinbox dev: its stand-in serves what the processor fetches", name)
 	}

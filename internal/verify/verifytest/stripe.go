@@ -22,7 +22,7 @@ import (
 // maxMetadataValue is the longest metadata value Stripe stores.
 const maxMetadataValue = 500
 
-// Option patches one field of the event patchStripe and StripeEvent return.
+// Option patches one field of the event StripeEvent returns.
 type Option func(*patch)
 
 type patch struct {
