@@ -112,20 +112,29 @@ func (s *Stack) standin(name string) http.Handler {
 	return nil
 }
 
-// standinURL returns the base URL of the stand-in of provider name among
-// a running stack's endpoints, which takes what the provider's API
-// serves with PUT (putPath); false when there is none.
-func standinURL(name string, endpoints map[string]string) (string, bool) {
+// StandinURL returns the base URL of the stand-in of the id-only provider
+// name among a running stack's endpoints, which takes a payment with
+// PUT /_standin/payments/{id}; false when there is none.
+func StandinURL(name string, endpoints map[string]string) (string, bool) {
 	var u string
 	switch name {
-	case stripe.Name:
-		u = strings.TrimSuffix(endpoints["STRIPE_API_URL"], "/")
 	case gopay.Name:
 		u = strings.TrimSuffix(endpoints["GOPAY_API_URL"], "/api")
 	case mollie.Name:
 		u = endpoints["MOLLIE_API_URL"]
 	}
 	return u, u != ""
+}
+
+// apiStandinURL returns the base URL of the stand-in of provider name's
+// API among a running stack's endpoints (StandinURL's, or Stripe's),
+// which takes what the API serves with PUT (putPath).
+func apiStandinURL(name string, endpoints map[string]string) (string, bool) {
+	if name == stripe.Name {
+		u := strings.TrimSuffix(endpoints["STRIPE_API_URL"], "/")
+		return u, u != ""
+	}
+	return StandinURL(name, endpoints)
 }
 
 // putPath is the path of the PUT that makes provider name's stand-in
@@ -164,7 +173,7 @@ func StageRunning(ctx context.Context, client *http.Client, name string, ev prov
 	if len(ev.API) == 0 {
 		return nil
 	}
-	base, ok := standinURL(name, endpoints)
+	base, ok := apiStandinURL(name, endpoints)
 	if !ok {
 		return fmt.Errorf("this %s delivery needs a running hookinbox dev: its stand-in serves what the processor fetches", name)
 	}
