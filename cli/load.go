@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,7 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
-	neturl "net/url"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -474,7 +473,7 @@ func stackTargets(ctx context.Context, f *loadFlags, p provider.Provider) ([]*lo
 
 // requireLoopback refuses a URL whose host is not a loopback address.
 func requireLoopback(raw string) error {
-	u, err := neturl.Parse(raw)
+	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		return usagef("--url %q is not a URL", raw)
 	}
@@ -526,19 +525,9 @@ func startFloor(ctx context.Context, st *devState, p provider.Provider) (string,
 // loadDeliver sends d to url and returns the time to the answer; an
 // answer other than 200 is an error.
 func loadDeliver(ctx context.Context, client *http.Client, url string, d webhook.Request) (time.Duration, error) {
-	if len(d.Query) > 0 {
-		q := neturl.Values{}
-		for k, v := range d.Query {
-			q.Set(k, v)
-		}
-		url += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, d.Method, url, bytes.NewReader(d.Body))
+	req, err := lambdalocal.HTTPRequest(ctx, url, d)
 	if err != nil {
 		return 0, err
-	}
-	for k, v := range d.Header {
-		req.Header.Set(k, v)
 	}
 	begin := time.Now()
 	resp, err := client.Do(req)

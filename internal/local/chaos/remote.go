@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	neturl "net/url"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
@@ -98,19 +98,9 @@ func (r *Remote) Deliver(ctx context.Context, ev Event) (int, error) {
 			return 0, err
 		}
 	}
-	if len(signed.Query) > 0 {
-		q := neturl.Values{}
-		for k, v := range signed.Query {
-			q.Set(k, v)
-		}
-		url += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, signed.Method, url, bytes.NewReader(signed.Body))
+	req, err := lambdalocal.HTTPRequest(ctx, url, signed)
 	if err != nil {
 		return 0, err
-	}
-	for k, v := range signed.Header {
-		req.Header.Set(k, v)
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
