@@ -58,11 +58,11 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var f loadFlags
 	fs := newFlagSet("load", "[flags]", `
 Drives hookinbox's receiver with signed deliveries of one provider
-(--provider) and, in the same
-run, a floor program (internal/local/floor: plain aws-sdk-go-v2, one
-conditional PutItem of the body as received, with the two attributes that
-put it in the inbox table's pending index as a claim is, and one
-SendMessage per request, nothing else) on the same emulators, and prints
+(--provider) and, in the same run, a floor program (internal/local/floor:
+plain aws-sdk-go-v2, one conditional PutItem of the body as received, with
+the two attributes that put it in the inbox table's pending index as a
+claim is, and one SendMessage per request, nothing else) on the same
+emulators, and prints
 the throughput, the p50/p95/p99 acknowledgement latency and the CPU time
 per delivery of each, and their ratios.
 

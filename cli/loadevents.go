@@ -25,11 +25,11 @@ type loadSource struct {
 	p       provider.Provider
 	secrets []string
 	body    []byte
-	file    string // the sample's base name, which names its type for some
+	file    string // the sample's base name: the type, for a provider that sends it beside the body
 	// base is the sample's event id, made fresh in TestEvent.ID; or,
 	// when inBody, the part of it the provider reads from the body (all
-	// of it, or a '-'-separated head: Adyen's pspReference), replaced
-	// there.
+	// of it, or a '-'-separated head, for an id made of a reference and
+	// a type), replaced there.
 	base   string
 	inBody bool
 	run    uint64 // tells one run's ids from another's
