@@ -38,7 +38,7 @@ func (r Request) Validate() error {
 	case r.All && len(r.Keys) > 0:
 		problems = append(problems, `give either "all": true or "keys", not both`)
 	case !r.All && len(r.Keys) == 0:
-		problems = append(problems, `say what to replay: "all": true (the DLQ, optionally with "eventType") or "keys": ["stripe#evt_..."]`)
+		problems = append(problems, `say what to replay: "all": true (the DLQ, optionally with "eventType") or "keys": ["<provider>#<event id>"]`)
 	}
 	if r.EventType != "" && !r.All {
 		problems = append(problems, `"eventType" filters the DLQ: use it with "all": true`)
