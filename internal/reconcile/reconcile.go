@@ -95,9 +95,6 @@ type Source struct {
 	provider.Source
 }
 
-// Line is one claim or event the run acted on.
-type Line = provider.Line
-
 // checkpointStore keeps, per provider, the time before which every event
 // has been handled, and the events skipped.
 type checkpointStore interface {
@@ -126,28 +123,25 @@ func New(cfg Config, store pendingStore, events sender, in accepter, sources []S
 	return &Handler{cfg: cfg.withDefaults(), store: store, events: events, intake: in, sources: sources, checkpoints: checkpoints, log: log}
 }
 
-// Outcomes in Line.Outcome.
-const (
-	Reenqueued = "re-enqueued"    // a stuck claim, or a lease long overdue, got a new message
-	Claimed    = provider.Claimed // an event that never arrived, now claimed and enqueued
-	Failed     = provider.Failed  // see Note; the next run tries again
-	Skipped    = provider.Skipped // failed in MaxTries runs; recorded, and the checkpoint moved past it
-)
+// reenqueued is the Outcome of a stuck claim, or a lease long overdue,
+// given a new message; a source's events end provider.Claimed,
+// provider.Failed or provider.Skipped.
+const reenqueued = "re-enqueued"
 
 // Summary is what one run did.
 type Summary struct {
-	StartShard    int       `json:"startShard"`    // the pending-index shard read first this run
-	Stuck         int       `json:"stuckClaims"`   // RECEIVED/FAILED past StuckAfter, plus overdue leases
-	Reenqueued    int       `json:"reenqueued"`    // of those, re-enqueued now
-	OverdueLeases int       `json:"overdueLeases"` // PROCESSING whose lease ended more than StuckAfter ago
-	Listed        int       `json:"listed"`        // provider events listed
-	Pages         int       `json:"pages"`         // list windows read, each followed by a checkpoint save
-	Missed        int       `json:"missed"`        // of those, never claimed before: claimed and enqueued now
-	FromAPI       int       `json:"fromAPI"`       // of those, keyed apart from their webhooks: claimed, whether the webhook came or not
-	Skipped       int       `json:"skipped"`       // events given up on after MaxTries runs, recorded
-	Checkpoint    time.Time `json:"checkpoint"`    // the oldest source checkpoint: events created before it are all handled
-	Errors        []string  `json:"errors,omitempty"`
-	Events        []Line    `json:"events"`
+	StartShard    int             `json:"startShard"`    // the pending-index shard read first this run
+	Stuck         int             `json:"stuckClaims"`   // RECEIVED/FAILED past StuckAfter, plus overdue leases
+	Reenqueued    int             `json:"reenqueued"`    // of those, re-enqueued now
+	OverdueLeases int             `json:"overdueLeases"` // PROCESSING whose lease ended more than StuckAfter ago
+	Listed        int             `json:"listed"`        // provider events listed
+	Pages         int             `json:"pages"`         // list windows read, each followed by a checkpoint save
+	Missed        int             `json:"missed"`        // of those, never claimed before: claimed and enqueued now
+	FromAPI       int             `json:"fromAPI"`       // of those, keyed apart from their webhooks: claimed, whether the webhook came or not
+	Skipped       int             `json:"skipped"`       // events given up on after MaxTries runs, recorded
+	Checkpoint    time.Time       `json:"checkpoint"`    // the oldest source checkpoint: events created before it are all handled
+	Errors        []string        `json:"errors,omitempty"`
+	Events        []provider.Line `json:"events"`
 	// PayloadsRemoved counts the payloads of finished events removed
 	// this run, past their retention (Config.Retention).
 	PayloadsRemoved int `json:"payloadsRemoved"`
@@ -174,7 +168,7 @@ func (h *Handler) Handle(ctx context.Context, _ events.EventBridgeEvent) (Summar
 
 // Run re-enqueues stuck claims, then claims missed provider events.
 func (h *Handler) Run(ctx context.Context) (Summary, error) {
-	s := Summary{Events: []Line{}}
+	s := Summary{Events: []provider.Line{}}
 	now := h.cfg.Now()
 	var errs []error
 	if err := h.stuck(ctx, now, &s); err != nil {
@@ -309,11 +303,11 @@ func (h *Handler) reenqueue(ctx context.Context, it inbox.Item, cutoff, now time
 		err = h.events.Send(ctx, webhook.Envelope{Key: it.Key, Type: it.EventType})
 	}
 	if err != nil {
-		s.Events = append(s.Events, Line{Key: it.Key.String(), Type: it.EventType, Outcome: Failed, Note: err.Error()})
+		s.Events = append(s.Events, provider.Line{Key: it.Key.String(), Type: it.EventType, Outcome: provider.Failed, Note: err.Error()})
 		return fmt.Errorf("re-enqueue %s: %w", it.Key, err)
 	}
 	s.Reenqueued++
-	s.Events = append(s.Events, Line{Key: it.Key.String(), Type: it.EventType, Outcome: Reenqueued, Note: note})
+	s.Events = append(s.Events, provider.Line{Key: it.Key.String(), Type: it.EventType, Outcome: reenqueued, Note: note})
 	h.log.WarnContext(ctx, "re-enqueued a stuck claim", "key", it.Key.String(), "type", it.EventType,
 		"status", string(it.Status), "enqueued_at", it.EnqueuedAt, "lease_until", it.LeaseUntil, "attempts", it.Attempts)
 	return nil
@@ -416,7 +410,7 @@ func (p *pass) page(ctx context.Context, evs []webhook.Event, upTo time.Time) {
 			}
 			p.failed, p.failedAt = ev.Key(), ev.Created
 			p.err = fmt.Errorf("claim %s: %s", ev.Key(), reason)
-			p.s.Events = append(p.s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Failed, Note: reason})
+			p.s.Events = append(p.s.Events, provider.Line{Key: ev.Key().String(), Type: ev.Type, Outcome: provider.Failed, Note: reason})
 			continue
 		}
 		if p.failed != "" {
@@ -424,11 +418,11 @@ func (p *pass) page(ctx context.Context, evs []webhook.Event, upTo time.Time) {
 		}
 		if outcome == intake.Accepted && p.keyedApart {
 			p.s.FromAPI++
-			p.s.Events = append(p.s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Claimed,
+			p.s.Events = append(p.s.Events, provider.Line{Key: ev.Key().String(), Type: ev.Type, Outcome: provider.Claimed,
 				Note: "from the provider's API; its webhook, if it came, is keyed apart: the business applies it once"})
 		} else if outcome == intake.Accepted {
 			p.s.Missed++
-			p.s.Events = append(p.s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Claimed,
+			p.s.Events = append(p.s.Events, provider.Line{Key: ev.Key().String(), Type: ev.Type, Outcome: provider.Claimed,
 				Note: "created " + ev.Created.Format(time.RFC3339) + "; never arrived as a webhook"})
 			p.h.log.WarnContext(ctx, "claimed an event that never arrived as a webhook", "key", ev.Key().String(), "type", ev.Type, "created", ev.Created)
 		}
@@ -466,13 +460,13 @@ func (p *pass) checkpoint() Checkpoint {
 
 // skip records an event that cannot be accepted and lets the checkpoint
 // move past it.
-func (h *Handler) skip(ctx context.Context, provider string, ev webhook.Event, reason string, s *Summary) {
+func (h *Handler) skip(ctx context.Context, name string, ev webhook.Event, reason string, s *Summary) {
 	s.Skipped++
 	note := fmt.Sprintf("failed in %d runs, last: %s", h.cfg.MaxTries, reason)
-	if err := h.checkpoints.Skip(ctx, provider, ev, note); err != nil {
+	if err := h.checkpoints.Skip(ctx, name, ev, note); err != nil {
 		note += "; recording it failed: " + logs.RedactError(err)
 	}
-	s.Events = append(s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Skipped, Note: note})
+	s.Events = append(s.Events, provider.Line{Key: ev.Key().String(), Type: ev.Type, Outcome: provider.Skipped, Note: note})
 	h.log.ErrorContext(ctx, "skipped an event that could not be accepted", "key", ev.Key().String(), "type", ev.Type,
 		"created", ev.Created, "tries", h.cfg.MaxTries, "reason", reason, "SkippedEvents", 1)
 }

@@ -64,10 +64,10 @@ func (r Request) Validate() error {
 const (
 	Replayed    = "replayed"     // claim requeued, message sent (and its DLQ copy deleted)
 	WouldReplay = "would replay" // the same, in a dry run
-	Dropped     = "dropped"      // DLQ message of an event already DONE (or a copy parked before this run sent it again), deleted
+	dropped     = "dropped"      // DLQ message of an event already DONE (or a copy parked before this run sent it again), deleted
 	wouldDrop   = "would drop"   // the same, in a dry run
 	Skipped     = "skipped"      // left as it is; Note says why
-	Failed      = "failed"       // could not be replayed; Note says why; left in the DLQ
+	failed      = "failed"       // could not be replayed; Note says why; left in the DLQ
 )
 
 // Line is what happened to one event or DLQ message.
@@ -98,11 +98,11 @@ func (s *Summary) add(l Line) {
 	switch l.Outcome {
 	case Replayed, WouldReplay:
 		s.Moved++
-	case Dropped, wouldDrop:
+	case dropped, wouldDrop:
 		s.Dropped++
 	case Skipped:
 		s.Skipped++
-	case Failed:
+	case failed:
 		s.Failed++
 	}
 	s.Events = append(s.Events, l)
@@ -397,10 +397,10 @@ func (h *Handler) message(ctx context.Context, m queue.Message, req Request, rep
 			return &l, true, true
 		}
 		if err := h.dlq.Delete(ctx, m.ReceiptHandle); err != nil {
-			l.Outcome, l.Note = Failed, "duplicate of a replayed message, but it could not be deleted: "+err.Error()
+			l.Outcome, l.Note = failed, "duplicate of a replayed message, but it could not be deleted: "+err.Error()
 			return &l, true, true
 		}
-		l.Outcome = Dropped
+		l.Outcome = dropped
 		return &l, false, true
 	}
 	// SQS stamps SentTimestamp in milliseconds: so is the replay's time,
@@ -414,7 +414,7 @@ func (h *Handler) message(ctx context.Context, m queue.Message, req Request, rep
 	if sent || l.Outcome == WouldReplay {
 		replayed[env.Key] = at
 	}
-	if !sent && l.Outcome != Dropped {
+	if !sent && l.Outcome != dropped {
 		return &l, true, true // skipped, failed, or a dry run: it stays
 	}
 	// Sent (or DONE): the DLQ copy goes, only now.
@@ -436,7 +436,7 @@ func (h *Handler) event(ctx context.Context, key webhook.Key, dryRun, inDLQ bool
 		l.Outcome, l.Note = Skipped, "no claim in the inbox (expired after its TTL, or never claimed); nothing to replay from"
 		return l, false
 	case err != nil:
-		l.Outcome, l.Note = Failed, err.Error()
+		l.Outcome, l.Note = failed, err.Error()
 		return l, false
 	}
 	l.Status, l.Attempts, l.Reason = string(it.Status), it.Attempts, it.LastError
@@ -453,7 +453,7 @@ func (h *Handler) event(ctx context.Context, key webhook.Key, dryRun, inDLQ bool
 	// An inline payload came with the item; another is read.
 	if it.Payload == nil {
 		if _, err := h.store.Payload(ctx, key); err != nil {
-			l.Outcome, l.Note = Failed, "no stored payload to replay from: "+err.Error()
+			l.Outcome, l.Note = failed, "no stored payload to replay from: "+err.Error()
 			return l, false
 		}
 	}
@@ -471,11 +471,11 @@ func (h *Handler) event(ctx context.Context, key webhook.Key, dryRun, inDLQ bool
 		l.Outcome, l.Note = Skipped, "a processor took its lease just now; try again later"
 		return l, false
 	case err != nil:
-		l.Outcome, l.Note = Failed, err.Error()
+		l.Outcome, l.Note = failed, err.Error()
 		return l, false
 	}
 	if err := h.events.Send(ctx, webhook.Envelope{Key: key, Type: it.EventType}); err != nil {
-		l.Outcome, l.Note = Failed, "claim put back to FAILED, but the message was not sent ("+err.Error()+"); the reconciler re-enqueues it after STUCK_AFTER, or replay again"
+		l.Outcome, l.Note = failed, "claim put back to FAILED, but the message was not sent ("+err.Error()+"); the reconciler re-enqueues it after STUCK_AFTER, or replay again"
 		return l, false
 	}
 	l.Outcome = Replayed
@@ -497,7 +497,7 @@ func removed(l Line, it inbox.Item, dryRun, inDLQ bool) Line {
 	case dryRun:
 		l.Outcome, l.Note = wouldDrop, why+"; its DLQ message would be deleted"
 	default:
-		l.Outcome, l.Note = Dropped, why+"; its DLQ message was deleted"
+		l.Outcome, l.Note = dropped, why+"; its DLQ message was deleted"
 	}
 	return l
 }
@@ -510,14 +510,14 @@ func (h *Handler) done(l Line, dryRun, inDLQ bool) Line {
 	case dryRun:
 		l.Outcome, l.Note = wouldDrop, "already DONE; its DLQ message would be deleted"
 	default:
-		l.Outcome, l.Note = Dropped, "already DONE; its DLQ message was deleted"
+		l.Outcome, l.Note = dropped, "already DONE; its DLQ message was deleted"
 	}
 	return l
 }
 
 func (h *Handler) logLine(ctx context.Context, l Line) {
 	level := slog.LevelInfo
-	if l.Outcome == Failed {
+	if l.Outcome == failed {
 		level = slog.LevelWarn
 	}
 	h.log.Log(ctx, level, "replay "+l.Outcome, "key", l.Key, "message_id", l.MessageID,
