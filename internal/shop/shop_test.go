@@ -164,13 +164,13 @@ func TestInvoiceReplayAfterIdempotencyWindow(t *testing.T) {
 	}
 }
 
-// answerLost is Billing whose invoices are created but whose answers never
+// answerLost is a biller whose invoices are created but whose answers never
 // arrive: a timeout after Stripe did the work, or a worker that died before
 // recording it.
-type answerLost struct{ Billing }
+type answerLost struct{ biller }
 
-func (b answerLost) CreateInvoice(ctx context.Context, req InvoiceRequest) (string, error) {
-	if _, err := b.Billing.CreateInvoice(ctx, req); err != nil {
+func (b answerLost) CreateInvoice(ctx context.Context, req invoiceRequest) (string, error) {
+	if _, err := b.biller.CreateInvoice(ctx, req); err != nil {
 		return "", err
 	}
 	return "", errors.New("create invoice: context deadline exceeded")
@@ -615,7 +615,7 @@ func TestSubscriptionSlowReadLoses(t *testing.T) {
 			hh := subscriptionHarness(t, h.new, "active")
 			var tick atomic.Int64
 			hh.shop.now = func() time.Time { return t0.Add(time.Duration(tick.Add(1)) * time.Millisecond) }
-			slow := &slowRead{Billing: hh.shop.billing, read: make(chan struct{}), release: make(chan struct{})}
+			slow := &slowRead{biller: hh.shop.billing, read: make(chan struct{}), release: make(chan struct{})}
 			hh.shop.billing = slow
 			done := make(chan error, 1)
 			go func() { done <- hh.shop.Handle(context.Background(), first, hh.ledger.For(first.Key())) }()
@@ -631,16 +631,16 @@ func TestSubscriptionSlowReadLoses(t *testing.T) {
 	}
 }
 
-// slowRead is Billing whose first subscription read holds its answer:
+// slowRead is a biller whose first subscription read holds its answer:
 // it signals read once Stripe answered, then waits for release.
 type slowRead struct {
-	Billing
+	biller
 	started       atomic.Bool
 	read, release chan struct{}
 }
 
-func (b *slowRead) Subscription(ctx context.Context, id string) (SubscriptionState, error) {
-	st, err := b.Billing.Subscription(ctx, id)
+func (b *slowRead) Subscription(ctx context.Context, id string) (subscriptionState, error) {
+	st, err := b.biller.Subscription(ctx, id)
 	if b.started.CompareAndSwap(false, true) {
 		close(b.read)
 		<-b.release
