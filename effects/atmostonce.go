@@ -57,8 +57,8 @@ func NotDone(err error) error {
 	return notDone{err} // a permanent err stays permanent through Unwrap
 }
 
-// IsNotDone reports whether err was marked with NotDone.
-func IsNotDone(err error) bool {
+// isNotDone reports whether err was marked with NotDone.
+func isNotDone(err error) bool {
 	var nd notDone
 	return errors.As(err, &nd)
 }

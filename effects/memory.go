@@ -88,7 +88,7 @@ func (r *memoryRunner) do(ctx context.Context, name string, atMostOnce bool, fn 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
-	case err != nil && atMostOnce && !IsNotDone(err):
+	case err != nil && atMostOnce && !isNotDone(err):
 		return outcomeUnknown(r.key, name, time.Time{}, err)
 	case err != nil:
 		if atMostOnce {
