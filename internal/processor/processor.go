@@ -112,6 +112,17 @@ const (
 	DefaultReserve  = 2 * time.Second
 )
 
+const (
+	// retrySoon is the visibility of a message the invocation had no time
+	// to start (plus up to as much again of jitter).
+	retrySoon = time.Second
+	// leaseJitter is the most added to a lease's end when a message is put
+	// back until then, so copies do not all come back at once.
+	leaseJitter = 2 * time.Second
+	// backoffBase is the first retry's backoff ceiling (Config.BackoffMax).
+	backoffBase = 10 * time.Second
+)
+
 // Config tunes a Handler; zero fields take their defaults.
 type Config struct {
 	// LeaseFor is how long a lease lasts: the function timeout plus a
@@ -136,19 +147,13 @@ type Config struct {
 	// holder to finish before it is put back until the lease ends.
 	// Default Budget/2.
 	HeldWait time.Duration
-	// RetrySoon is the visibility of a message the invocation had no time
-	// to start (plus up to as much again of jitter). Default 1 s.
-	RetrySoon time.Duration
-	// LeaseJitter is the most added to a lease's end when a message is put
-	// back until then, so copies do not all come back at once. Default 2 s.
-	LeaseJitter time.Duration
-	// BackoffBase and BackoffMax bound the visibility delay after a
-	// transient failure: a random time in [0, min(Max, Base·2^(attempt-1))];
-	// after the n-th failure of the infrastructure one in
-	// [ceiling/2, ceiling] with ceiling = min(Max, Base·2^(n-1)), so it
-	// grows. Defaults 10 s and 15 min; Max is at most 15 min, the longest
-	// delay SQS gives a message sent again on its last receive.
-	BackoffBase, BackoffMax time.Duration
+	// BackoffMax bounds the visibility delay after a transient failure:
+	// a random time in [0, min(BackoffMax, 10 s·2^(attempt-1))]; after the
+	// n-th failure of the infrastructure one in [ceiling/2, ceiling] with
+	// ceiling = min(BackoffMax, 10 s·2^(n-1)), so it grows. Default 15
+	// min, also the most: the longest delay SQS gives a message sent again
+	// on its last receive.
+	BackoffMax time.Duration
 	// MaxInfraFailures is how many attempts of an event may fail because
 	// the infrastructure was unavailable before the event is parked with
 	// the last such reason. Default DefaultMaxInfraFailures.
@@ -226,9 +231,6 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.Budget, DefaultBudget)
 	orDefault(&c.Reserve, DefaultReserve)
 	orDefault(&c.HeldWait, c.Budget/2)
-	orDefault(&c.RetrySoon, time.Second)
-	orDefault(&c.LeaseJitter, 2*time.Second)
-	orDefault(&c.BackoffBase, 10*time.Second)
 	orDefault(&c.BackoffMax, 15*time.Minute)
 	orDefault(&c.MaxInfraFailures, DefaultMaxInfraFailures)
 	orDefault(&c.Concurrency, 4)
