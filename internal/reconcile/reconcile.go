@@ -32,21 +32,9 @@ type Config struct {
 	// events, for a source without a Lookback of its own. Default 0: from
 	// the first run on.
 	Lookback time.Duration
-	// Settle is how old an event must be before the reconciler claims it,
-	// and how far behind now the checkpoint stays: a webhook on its way is
-	// not counted as missed, and an event the provider lists a little late
-	// is still seen. Default 5 min.
-	Settle time.Duration
-	// MaxSpan is the most history one run lists; a long outage is caught
-	// up over several runs. Default 6 h.
-	MaxSpan time.Duration
 	// Margin: a run stops handling claims and events when its context's
 	// deadline is closer, and saves the checkpoint. Default 15 s.
 	Margin time.Duration
-	// MaxTries is how many runs may fail on the same listed event, while
-	// later events are accepted, before it is recorded and skipped so the
-	// checkpoint moves on. Default 3.
-	MaxTries int
 	// Metrics records each run's StuckClaims, Reconciled, OverdueLeases,
 	// ReconcileErrors, and per provider Missed, Skipped and CheckpointLag;
 	// nil records nothing.
@@ -57,13 +45,25 @@ type Config struct {
 	Retention func(ctx context.Context, now time.Time) (removed int, err error)
 }
 
+const (
+	// settle is how old an event must be before the reconciler claims it,
+	// and how far behind now the checkpoint stays: a webhook on its way is
+	// not counted as missed, and an event the provider lists a little late
+	// is still seen.
+	settle = 5 * time.Minute
+	// maxSpan is the most history one run lists; a long outage is caught
+	// up over several runs.
+	maxSpan = 6 * time.Hour
+	// maxTries is how many runs may fail on the same listed event, while
+	// later events are accepted, before it is recorded and skipped so the
+	// checkpoint moves on.
+	maxTries = 3
+)
+
 func (c Config) withDefaults() Config {
 	c.StuckAfter = cmp.Or(c.StuckAfter, 15*time.Minute)
 	c.Limit = cmp.Or(c.Limit, 512)
-	c.MaxTries = cmp.Or(c.MaxTries, 3)
 	c.Lookback = max(c.Lookback, 0)
-	c.Settle = cmp.Or(c.Settle, 5*time.Minute)
-	c.MaxSpan = cmp.Or(c.MaxSpan, 6*time.Hour)
 	c.Margin = cmp.Or(c.Margin, 15*time.Second)
 	if c.Now == nil {
 		c.Now = time.Now
@@ -138,7 +138,7 @@ type Summary struct {
 	Pages         int             `json:"pages"`         // list windows read, each followed by a checkpoint save
 	Missed        int             `json:"missed"`        // of those, never claimed before: claimed and enqueued now
 	FromAPI       int             `json:"fromAPI"`       // of those, keyed apart from their webhooks: claimed, whether the webhook came or not
-	Skipped       int             `json:"skipped"`       // events given up on after MaxTries runs, recorded
+	Skipped       int             `json:"skipped"`       // events given up on after maxTries runs, recorded
 	Checkpoint    time.Time       `json:"checkpoint"`    // the oldest source checkpoint: events created before it are all handled
 	Errors        []string        `json:"errors,omitempty"`
 	Events        []provider.Line `json:"events"`
@@ -155,7 +155,7 @@ type ProviderRun struct {
 	Listed     int       `json:"listed"`  // events listed, or objects fetched (a sweep)
 	Missed     int       `json:"missed"`  // never arrived: claimed and enqueued now
 	FromAPI    int       `json:"fromAPI"` // keyed apart from their webhooks: claimed, whether the webhook came or not
-	Skipped    int       `json:"skipped"` // given up on after MaxTries runs
+	Skipped    int       `json:"skipped"` // given up on after maxTries runs
 	Checkpoint time.Time `json:"checkpoint"`
 	Errors     int       `json:"errors"`
 }
@@ -320,7 +320,7 @@ func (h *Handler) reenqueue(ctx context.Context, it inbox.Item, cutoff, now time
 // The first event that fails holds the checkpoint back; the run goes on
 // after it, so a failure of that one event can be told from a failure of
 // the path itself (a second failure stops the run). An event that has
-// failed in MaxTries runs while later events were accepted is recorded
+// failed in maxTries runs while later events were accepted is recorded
 // and skipped, so the checkpoint moves past it.
 func (h *Handler) missed(ctx context.Context, now time.Time, source Source, s *Summary) error {
 	cp, ok, err := h.checkpoints.Load(ctx, source.Provider)
@@ -332,13 +332,13 @@ func (h *Handler) missed(ctx context.Context, now time.Time, source Source, s *S
 	}
 	from := cp.At.Truncate(time.Second)
 	s.Checkpoint = from
-	// Events younger than Settle are left to arrive as webhooks first (the
+	// Events younger than settle are left to arrive as webhooks first (the
 	// provider's first attempt is immediate); a later run lists them. They
 	// are listed again next time too, in case the provider lists some of
 	// them late; the inbox refuses repeats.
-	to := now.Add(-h.cfg.Settle).Truncate(time.Second)
-	if to.Sub(from) > h.cfg.MaxSpan {
-		to = from.Add(h.cfg.MaxSpan)
+	to := now.Add(-settle).Truncate(time.Second)
+	if to.Sub(from) > maxSpan {
+		to = from.Add(maxSpan)
 	}
 	p := &pass{h: h, provider: source.Provider, was: cp, s: s, keyedApart: source.KeyedApart}
 	for from.Before(to) && !p.stop {
@@ -404,7 +404,7 @@ func (p *pass) page(ctx context.Context, evs []webhook.Event, upTo time.Time) {
 				p.stop = true // a second failure: the path itself is failing
 				return
 			}
-			if p.was.Blocked == ev.Key() && p.was.Tries+1 >= p.h.cfg.MaxTries {
+			if p.was.Blocked == ev.Key() && p.was.Tries+1 >= maxTries {
 				p.h.skip(ctx, p.provider, ev, reason, p.s)
 				continue
 			}
@@ -462,13 +462,13 @@ func (p *pass) checkpoint() Checkpoint {
 // move past it.
 func (h *Handler) skip(ctx context.Context, name string, ev webhook.Event, reason string, s *Summary) {
 	s.Skipped++
-	note := fmt.Sprintf("failed in %d runs, last: %s", h.cfg.MaxTries, reason)
+	note := fmt.Sprintf("failed in %d runs, last: %s", maxTries, reason)
 	if err := h.checkpoints.Skip(ctx, name, ev, note); err != nil {
 		note += "; recording it failed: " + logs.RedactError(err)
 	}
 	s.Events = append(s.Events, provider.Line{Key: ev.Key().String(), Type: ev.Type, Outcome: provider.Skipped, Note: note})
 	h.log.ErrorContext(ctx, "skipped an event that could not be accepted", "key", ev.Key().String(), "type", ev.Type,
-		"created", ev.Created, "tries", h.cfg.MaxTries, "reason", reason, "SkippedEvents", 1)
+		"created", ev.Created, "tries", maxTries, "reason", reason, "SkippedEvents", 1)
 }
 
 // report logs the run and records its metrics: StuckClaims (which the

@@ -71,7 +71,7 @@ const (
 	Reconciled      = "Reconciled"      // stuck claims re-enqueued; by provider, the claims the reconciler made from its API
 	OverdueLeases   = "OverdueLeases"   // PROCESSING long after the lease ended
 	Missed          = "Missed"          // provider events that never arrived as webhooks, claimed now
-	Skipped         = "Skipped"         // provider events given up on after failing in MaxTries runs, recorded
+	Skipped         = "Skipped"         // provider events given up on after failing in 3 reconciler runs, recorded
 	ReconcileErrors = "ReconcileErrors" // failures in a run (each also fails the invocation)
 	CheckpointLag   = "CheckpointLag"   // how far the provider checkpoint is behind now (seconds)
 )
