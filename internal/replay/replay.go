@@ -155,40 +155,29 @@ type Config struct {
 	// DefaultMax is how many DLQ messages a replay handles when the
 	// request gives no max. Default 100.
 	DefaultMax int
-	// Visibility is how long a received DLQ message stays hidden while the
-	// replay runs; it must exceed the run (the function's timeout).
-	// Default 3 min.
-	Visibility time.Duration
 	// Wait is the long poll of each DLQ receive; the last, empty receive
 	// waits this long. Default 1 s; a negative Wait does not long-poll.
 	Wait time.Duration
-	// Margin: the replay stops when its context's deadline is closer.
-	// Default 10 s.
-	Margin time.Duration
-	// Now is the wall clock: leases are compared with it, and so is SQS's
-	// SentTimestamp of a DLQ message (see message). Default time.Now.
-	Now func() time.Time
 	// Metrics records Replayed, by provider; nil records nothing.
 	Metrics *metrics.Recorder
 }
+
+const (
+	// visibility is how long a received DLQ message stays hidden while the
+	// replay runs; it exceeds the run (the function's timeout).
+	visibility = 3 * time.Minute
+	// margin: the replay stops when its context's deadline is closer.
+	margin = 10 * time.Second
+)
 
 func (c Config) withDefaults() Config {
 	if c.DefaultMax <= 0 {
 		c.DefaultMax = 100
 	}
-	if c.Visibility <= 0 {
-		c.Visibility = 3 * time.Minute
-	}
 	if c.Wait < 0 {
 		c.Wait = 0
 	} else if c.Wait == 0 {
 		c.Wait = time.Second
-	}
-	if c.Margin <= 0 {
-		c.Margin = 10 * time.Second
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	return c
 }
@@ -307,11 +296,11 @@ func (h *Handler) fromDLQ(ctx context.Context, req Request) Summary {
 	}()
 scan:
 	for handled < max {
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < h.cfg.Margin {
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < margin {
 			s.Stopped = "the function is about to time out; run the replay again for the rest"
 			break
 		}
-		msgs, err := h.dlq.Receive(ctx, queue.MaxReceive, h.cfg.Visibility, h.cfg.Wait)
+		msgs, err := h.dlq.Receive(ctx, queue.MaxReceive, visibility, h.cfg.Wait)
 		if err != nil {
 			s.Stopped = "could not read the DLQ: " + err.Error()
 			break
@@ -405,7 +394,7 @@ func (h *Handler) message(ctx context.Context, m queue.Message, req Request, rep
 	}
 	// SQS stamps SentTimestamp in milliseconds: so is the replay's time,
 	// so that a message parked in the same millisecond counts as later.
-	at := h.cfg.Now().Truncate(time.Millisecond)
+	at := time.Now().Truncate(time.Millisecond)
 	l, sent := h.event(ctx, env.Key, req.DryRun, true)
 	l.MessageID = m.ID
 	if reason != "" {
@@ -440,7 +429,7 @@ func (h *Handler) event(ctx context.Context, key webhook.Key, dryRun, inDLQ bool
 		return l, false
 	}
 	l.Status, l.Attempts, l.Reason = string(it.Status), it.Attempts, it.LastError
-	now := h.cfg.Now()
+	now := time.Now()
 	switch {
 	case it.Status == inbox.Done:
 		return h.done(l, dryRun, inDLQ), false
