@@ -40,7 +40,6 @@ type httpDestination struct {
 	cfg     Config
 	client  *http.Client
 	secrets secretFunc
-	now     func() time.Time
 }
 
 // send delivers body once and classifies the answer.
@@ -51,7 +50,7 @@ func (d *httpDestination) send(ctx context.Context, ev webhook.Event, body []byt
 		a := answer{Text: "signing secret unavailable"}
 		return a, failure(d.cfg.Name, a, retried, err)
 	}
-	at := d.now()
+	at := time.Now()
 	h, err := standard.SignedHeaders(body, WebhookID(ev.Key(), d.cfg.Name), at, signing...)
 	if err != nil {
 		a := answer{Text: "signing secret unusable: " + err.Error()}
@@ -95,7 +94,7 @@ func (d *httpDestination) send(ctx context.Context, ev webhook.Event, body []byt
 		return a, nil
 	}
 	if c == retried {
-		a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), d.now())
+		a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	if c == refused && resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		a.Text += " (redirects are not followed)"

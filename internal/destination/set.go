@@ -32,8 +32,6 @@ type Options struct {
 	// Logger logs a delivery log that could not be written; nil logs
 	// nothing.
 	Logger *slog.Logger
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
 }
 
 // Set is the destinations of a deployment. Safe for concurrent use.
@@ -56,9 +54,6 @@ func New(cfgs []Config, o Options) (*Set, error) {
 	if err := Validate(cfgs); err != nil {
 		return nil, err
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.HTTP == nil {
 		o.HTTP = newHTTPClient(defaultTimeout)
 	}
@@ -76,7 +71,7 @@ func New(cfgs []Config, o Options) (*Set, error) {
 		case o.Secrets == nil:
 			return nil, fmt.Errorf("destination %s: no way to read its secrets", c.Name)
 		default:
-			d.sender = &httpDestination{cfg: c, client: o.HTTP, secrets: o.Secrets, now: o.Now}
+			d.sender = &httpDestination{cfg: c, client: o.HTTP, secrets: o.Secrets}
 		}
 		s.dests = append(s.dests, d)
 	}
@@ -185,9 +180,9 @@ func (s *Set) deliver(ctx context.Context, d *destination, ev webhook.Event, fx 
 			return "", fmt.Errorf("destination %s: %w", d.cfg.Name, ErrBusy)
 		}
 		defer func() { <-d.slots }()
-		begin := s.o.Now()
+		begin := time.Now()
 		a, err := d.sender.send(ctx, ev, newBody(ev, d.cfg.Name))
-		a.Took = s.o.Now().Sub(begin)
+		a.Took = time.Now().Sub(begin)
 		s.record(ctx, ev.Key(), d.cfg.Name, a, err)
 		if err != nil {
 			return "", err
@@ -226,7 +221,7 @@ func Failed(err error) []string {
 
 // record notes an attempt in the delivery log and the metrics.
 func (s *Set) record(ctx context.Context, key webhook.Key, name string, a answer, err error) {
-	if lerr := s.o.Log.note(ctx, key, name, a, err == nil, s.o.Now()); lerr != nil {
+	if lerr := s.o.Log.note(ctx, key, name, a, err == nil, time.Now()); lerr != nil {
 		s.o.Logger.Warn("delivery not logged", "destination", name, "reason", lerr.Error())
 	}
 	ms := []metrics.Metric{metrics.Millis(metrics.DestinationLatency, a.Took)}
