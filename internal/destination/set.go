@@ -90,7 +90,7 @@ func (s *Set) Len() int {
 func (s *Set) matching(ev webhook.Event) []*destination {
 	var ds []*destination
 	for _, d := range s.dests {
-		if d.cfg.Matches(ev.Provider, ev.Type) {
+		if d.cfg.matches(ev.Provider, ev.Type) {
 			ds = append(ds, d)
 		}
 	}
