@@ -327,3 +327,31 @@ func (f *recordFaults) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o
 	}
 	return f.testDynamoDB.PutItem(ctx, in, opts...)
 }
+
+// access reports whether holder (a Stripe customer ID, or guestHolder of a
+// guest's address) has access: whether any of their entitlements is active. It
+// reads them with one consistent Query.
+func (s *Shop) access(ctx context.Context, holder string) (bool, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 &s.cfg.Table,
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pkAccess + holder)},
+		ProjectionExpression:      aws.String("active"),
+		ConsistentRead:            aws.Bool(true),
+	}
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return false, fmt.Errorf("access of %s: %w", holder, err)
+		}
+		for _, it := range out.Items {
+			if a, ok := it["active"].(*types.AttributeValueMemberBOOL); ok && a.Value {
+				return true, nil
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return false, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}

@@ -319,7 +319,7 @@ func TestSubscriptionAccess(t *testing.T) {
 			if len(st.Entitlements) != 1 || st.Entitlements[0].Active != tt.want {
 				t.Errorf("entitlements = %+v, want one with active %t", st.Entitlements, tt.want)
 			}
-			got, err := h.shop.Access(context.Background(), "cus_Shop000000001")
+			got, err := h.shop.access(context.Background(), "cus_Shop000000001")
 			if err != nil || got != tt.want {
 				t.Errorf("Access = %t, %v; want %t", got, err, tt.want)
 			}
@@ -343,7 +343,7 @@ func TestAccessIsTheUnionOfSources(t *testing.T) {
 			h.setSubscription("sub_Shop00000000B", cus, "active")
 			access := func() bool {
 				t.Helper()
-				got, err := h.shop.Access(context.Background(), cus)
+				got, err := h.shop.access(context.Background(), cus)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -393,7 +393,7 @@ func TestSubscriptionCheckout(t *testing.T) {
 			}
 			h.setSubscription("sub_Shop000000001", "cus_Shop000000001", "canceled")
 			handle(t, h, subscriptionEvent(shopevents.SubscriptionDeleted, "evt_1SubCheckout00000000002", t0.Add(time.Hour), "canceled"))
-			if got, _ := h.shop.Access(context.Background(), "cus_Shop000000001"); got {
+			if got, _ := h.shop.access(context.Background(), "cus_Shop000000001"); got {
 				t.Error("access outlived the cancelled subscription its checkout started")
 			}
 		})
@@ -424,7 +424,7 @@ func TestGuestCheckout(t *testing.T) {
 			if diff := cmp.Diff(want, st.Entitlements); diff != "" {
 				t.Errorf("entitlements (-want +got):\n%s", diff)
 			}
-			if got, err := h.shop.Access(context.Background(), holder); !got || err != nil {
+			if got, err := h.shop.access(context.Background(), holder); !got || err != nil {
 				t.Errorf("Access(%s) = %t, %v; want true", holder, got, err)
 			}
 			if len(h.mails()) != 1 || h.mails()[0].To != cs.email() || len(st.Emails) != 1 {
