@@ -10,8 +10,7 @@ import (
 )
 
 // MemoryLedger is the effect ledger in memory, with the Ledger's behaviour,
-// for fast unit tests and the local demo. It is safe for concurrent use.
-// Records never expire.
+// for unit tests. It is safe for concurrent use. Records never expire.
 type MemoryLedger struct {
 	mu   sync.Mutex
 	recs map[webhook.Key]map[string]Record
