@@ -26,7 +26,7 @@ var ErrOutcomeUnknown = errors.New("effect may have run; its outcome is unknown,
 // fn returns:
 //
 //   - nil: the outcome replaces the intent, written with retries until
-//     the context's RecordDeadline (or its own deadline) passes.
+//     the context's WithRecordDeadline (or its own deadline) passes.
 //   - an error marked NotDone (the outside system refused the call, so
 //     it certainly did not happen): the intent is released and the
 //     error returned as it is; a retry runs fn again.
@@ -75,7 +75,7 @@ func WithRecordDeadline(ctx context.Context, t time.Time) context.Context {
 }
 
 // recordContext returns the context to record an effect that has run with:
-// ctx without its cancellation, ending at ctx's RecordDeadline when it has
+// ctx without its cancellation, ending at ctx's WithRecordDeadline when it has
 // one, and ctx itself otherwise.
 func recordContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	t, ok := ctx.Value(recordDeadlineKey{}).(time.Time)
