@@ -51,22 +51,13 @@ type invoiceRequest struct {
 	IdempotencyKey string            // sent as Stripe's Idempotency-Key header
 }
 
-// newStripeBilling returns a biller through the Stripe API at apiURL (Stripe's
-// own when empty; stripe-mock or a test server otherwise) with the first
-// value of keys (a *secrets.Rotating: the key is read for every call, so a
-// key reloaded from Secrets Manager reaches the client without a cold
-// start), over httpClient (stripe-go's default when nil).
-//
-// When Stripe refuses the key (401, 403) the client asks keys to refresh
-// (at most one load a minute) and, given a new key, makes the call again
-// once; otherwise the refusal is returned as a transient error, so the
-// event is retried with backoff rather than parked while a key is being
-// rolled.
-//
-// The client makes no retries of its own and logs nothing: retries go
-// through the queue, and errors are returned. Invoices are created as
-// drafts (auto_advance false): the checkout already took the payment, so
-// Stripe must not finalize and charge them.
+// newStripeBilling returns a biller through the Stripe API at apiURL
+// (Stripe's when empty) over httpClient (stripe-go's default when nil),
+// reading the key from keys on every call. A refused key is refreshed and
+// the call made once more (stripeapi.WithKey); a refusal that remains is
+// transient, so the event is retried, not parked, while a key rolls. It
+// neither retries nor logs on its own. Invoices are drafts (auto_advance
+// false): the checkout already took the payment.
 func newStripeBilling(keys provider.Secret, apiURL string, httpClient *http.Client) biller {
 	return &stripeBilling{backend: stripeapi.NewBackend(apiURL, httpClient, 0), keys: keys}
 }
