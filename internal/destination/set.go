@@ -182,7 +182,7 @@ func (s *Set) deliver(ctx context.Context, d *destination, ev webhook.Event, fx 
 		defer func() { <-d.slots }()
 		begin := time.Now()
 		a, err := d.sender.send(ctx, ev, newBody(ev, d.cfg.Name))
-		a.Took = time.Now().Sub(begin)
+		a.Took = time.Since(begin)
 		s.record(ctx, ev.Key(), d.cfg.Name, a, err)
 		if err != nil {
 			return "", err
