@@ -59,35 +59,20 @@ event's final status with a reference run: one in-order delivery of each
 event on a fresh stack. It prints the verdict with every difference and
 exits 1 on any; an effect carried out twice is a difference.
 
-FILE.jsonl holds one Stripe event a line, as GET /v1/events lists them, or
-whole pages of that list, or another provider's delivery:
-{"object":"hookinbox.delivery","provider":"shopify","id":"<event id>",
-"type":"orders/paid","body":{...}} (github, shopify, standard, adyen), or a
-GoPay notification whose body is the payment GoPay's API serves:
-{"object":"hookinbox.delivery","provider":"gopay","id":"<payment id>",
-"type":"notification","body":{"id":<payment id>,"state":"PAID",...}}.
-To test your own events:
-
-  curl -G https://api.stripe.com/v1/events -u "$STRIPE_KEY:" -d limit=100 \
-    | jq -c '.data[]' > events.jsonl
-  hookinbox chaos --events events.jsonl
+`+chaos.CorpusHelp+`
 
 Both runs use fresh stacks of template.yaml on the local emulators
 (dynalite and local-aws-sqs, or HOOKINBOX_EMULATORS=moto, or the
-AWS_ENDPOINT_URL* ones), with the functions in this process and the SES,
-Stripe and GoPay stand-ins. With --url the chaos run goes to a running stack instead
-(hookinbox dev: its queue and tables come from its state file) and only the
-business records about the corpus are compared.
-
---generate N writes a realistic corpus of N events to stdout instead
-(checkouts, subscription changes out of order, delayed payments, refunds,
-types nobody handles, Shopify orders, Adyen payments and refunds, GoPay
-payments, GitHub and Standard Webhooks deliveries).
+AWS_ENDPOINT_URL* ones), with the functions in this process and the
+stand-ins of SES and the providers' APIs. With --url the chaos run goes
+to a running stack instead (hookinbox dev: its queue and tables come from
+its state file) and only the business records about the corpus are
+compared.
 
 --fault NAME puts Shopify's toxiproxy (pinned in go.mod) between the chaos
-stack's functions and DynamoDB, SQS, Stripe, SES and GoPay, and injects the fault
-while the chaos run lasts; the reference run has none. The chaos stack then
-runs with LEASE_DURATION 30s. See docs/reliability.md for every fault and
+stack's functions and `+chaos.ProxiedHelp+`,
+and injects the fault while the chaos run lasts; the reference run has
+none. The chaos stack then runs with LEASE_DURATION 30s. See docs/reliability.md for every fault and
 its figures.
 
 --destination gives both runs' stacks a destination that gets every event: a
@@ -367,8 +352,7 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 	}
 	return chaos.NewRemote(chaos.RemoteConfig{
 		WebhookURL: f.url, Secrets: secrets,
-		GoPayStandin: strings.TrimSuffix(st.Endpoints["GOPAY_API_URL"], "/api"),
-		InboxTable:   inboxTable, ShopTable: shopTable, BusinessTables: business, EventsQueueURL: q.URL,
+		Endpoints: st.Endpoints, InboxTable: inboxTable, ShopTable: shopTable, BusinessTables: business, EventsQueueURL: q.URL,
 	}, cfg), nil
 }
 

@@ -409,10 +409,11 @@ func (d *devStack) wire(ctx context.Context, st *pipeline.Stack, fns []pipeline.
 					}
 				}
 			case pipeline.TriggerSQS:
+				env, _ := st.Env(spec.LogicalID, nil)
 				src := &lambdalocal.SQSSource{
 					Client: sqsClient, QueueURL: t.Queue.URL, QueueARN: t.Queue.ARN, Region: devstack.Region,
 					BatchSize: t.BatchSize, Window: t.Window,
-					Function: &batchLogger{d: d, fn: fn, id: spec.LogicalID, queue: t.Queue.Name, status: inboxItem},
+					Function: &batchLogger{d: d, fn: fn, id: spec.LogicalID, queue: t.Queue.Name, status: inboxItem, pointers: fetchPointers(ctx, env)},
 					Log:      d.errorLogger(spec.LogicalID + " event source"),
 				}
 				pollers.Add(1)

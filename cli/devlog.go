@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -136,6 +135,9 @@ type batchLogger struct {
 	// status returns an event's inbox item after the batch; nil for
 	// functions whose messages are not inbox events.
 	status func(ctx context.Context, key webhook.Key) (inbox.Item, error)
+	// pointers, by provider, recognise a notification that only points
+	// at its event, which the function fetches (fetchPointers).
+	pointers map[string]func([]byte) bool
 }
 
 func (b *batchLogger) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
@@ -192,11 +194,26 @@ func (b *batchLogger) outcome(ctx context.Context, m events.SQSMessage, retry bo
 		}
 		return "handled (" + err.Error() + ")"
 	}
-	if stripe.IsThin(it.Payload) {
-		// A thin event: what ran is what the processor fetched.
-		return itemOutcome(it, retry) + " (thin: fetched its v2 event and object from Stripe)"
+	if pointer := b.pointers[env.Key.Provider()]; pointer != nil && it.Payload != nil && pointer(it.Payload) {
+		// What ran is what the processor fetched, not the notification.
+		return itemOutcome(it, retry) + " (the notification only points at it: fetched from " + env.Key.Provider() + "'s API)"
 	}
 	return itemOutcome(it, retry)
+}
+
+// fetchPointers returns, by provider, how a function with env recognises
+// a stored notification that only points at its event (the provider's
+// Fetch.Pointer, from its Processor): such an event is fetched from the
+// provider's API. A provider whose Processor fails with env is left out.
+func fetchPointers(ctx context.Context, env map[string]string) map[string]func([]byte) bool {
+	penv := &provider.Env{Getenv: func(k string) string { return env[k] }}
+	out := map[string]func([]byte) bool{}
+	for _, p := range providers().All() {
+		if f, err := p.Processor(ctx, penv); err == nil && f.Pointer != nil {
+			out[p.Name()] = f.Pointer
+		}
+	}
+	return out
 }
 
 // itemOutcome says what the inbox item it records after a batch.

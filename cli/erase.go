@@ -18,7 +18,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/stripe"
+	"github.com/hookinbox/hookinbox/provider/stripe/eventbridge"
 )
 
 // The outputs of template.yaml erase reads: the subject key's secret,
@@ -98,7 +98,8 @@ func (f *subjectFlags) eraser(ctx context.Context, sf *stackFlags, command strin
 		return e, err
 	}
 	fmt.Fprintf(stderr, "hookinbox %s: also the Stripe EventBridge DLQ %s\n", command, url)
-	return e.WithQueue(privacy.EventQueue{Client: sqs.NewFromConfig(t.cfg), URL: url, Provider: stripe.Name, Finder: stripe.Provider{}}), nil
+	p := eventbridge.Provider() // whose events the bridge's DLQ holds
+	return e.WithQueue(privacy.EventQueue{Client: sqs.NewFromConfig(t.cfg), URL: url, Provider: p.Name(), Finder: p}), nil
 }
 
 // bridgeDLQ returns the URL of the target's Stripe EventBridge DLQ: the

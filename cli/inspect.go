@@ -82,7 +82,7 @@ welcome email) that an attempt started and no attempt recorded, so it may
 have run; the event is parked until a person resolves it, and inspect
 prints the two commands that do (docs/operations.md, "The DLQ alarm
 fired"), and each destination's delivery attempts and last answer. A bare
-evt_ ID means stripe#evt_... It only reads: any request
+event id is looked up under every provider. It only reads: any request
 that would change the stack is refused before it is sent.
 `+stackHelp+`
 
@@ -97,10 +97,9 @@ Examples:
 		return err
 	}
 	if len(rest) != 1 {
-		return usagef("want one event key, like stripe#evt_123")
+		return usagef("want one event key, <provider>#<event id>")
 	}
-	key, err := webhook.ParseKey(normalizeKey(rest[0]))
-	if err != nil {
+	if _, err := webhook.ParseKey(keyShape(rest[0])); err != nil {
 		return usagef("%v", err)
 	}
 	t, err := sf.resolve(ctx, "inspect", stderr, readsOnly, false)
@@ -110,6 +109,10 @@ Examples:
 	table := t.table
 	db := dynamodb.NewFromConfig(t.cfg)
 	store := t.store()
+	key, err := eventKey(ctx, store, rest[0])
+	if err != nil {
+		return err
+	}
 	it, err := store.Get(ctx, key)
 	if errors.Is(err, inbox.ErrNotFound) {
 		return fmt.Errorf("%s is not in the inbox (table %s): was it sent to this stack? `hookinbox send` prints the keys it sends", key, table)

@@ -19,14 +19,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/stripe"
-
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/floor"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
-	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // DefaultLoadWarmup is --warmup's default. With 100 or 1 000 warm-up
@@ -36,6 +36,7 @@ import (
 const DefaultLoadWarmup = 4000
 
 type loadFlags struct {
+	provider               string
 	url, secret, stateFile string
 	benchstat              string
 	stack                  bool
@@ -56,11 +57,12 @@ type loadFlags struct {
 func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f loadFlags
 	fs := newFlagSet("load", "[flags]", `
-Drives hookinbox's receiver with signed Stripe deliveries and, in the same
-run, a floor program (internal/local/floor: plain aws-sdk-go-v2, one
-conditional PutItem of the body as received, with the two attributes that
-put it in the inbox table's pending index as a claim is, and one
-SendMessage per request, nothing else) on the same emulators, and prints
+Drives hookinbox's receiver with signed deliveries of one provider
+(--provider) and, in the same run, a floor program (internal/local/floor:
+plain aws-sdk-go-v2, one conditional PutItem of the body as received, with
+the two attributes that put it in the inbox table's pending index as a
+claim is, and one SendMessage per request, nothing else) on the same
+emulators, and prints
 the throughput, the p50/p95/p99 acknowledgement latency and the CPU time
 per delivery of each, and their ratios.
 
@@ -116,19 +118,21 @@ Examples:
   hookinbox load --runs 3 --count 1000 --rounds 3
   hookinbox load --rate 150 --duration 10s --dup 0.2
   hookinbox load --stack --concurrency 8 --count 500
-  hookinbox load --null --env GOMAXPROCS=1   # both bootstraps on one P`)
+  hookinbox load --null --env GOMAXPROCS=1   # both bootstraps on one P
+  hookinbox load --provider `+providers().Names()[1]+` --count 1000`)
+	fs.StringVar(&f.provider, "provider", providers().Names()[0], "the provider whose deliveries load sends, its sample events in testdata/<provider>/ with fresh ids: "+strings.Join(providers().Names(), ", "))
 	fs.BoolVar(&f.stack, "stack", false, "drive the running stack's receiver (see --state-file) instead of bootstraps started here")
 	fs.IntVar(&f.copies, "copies", 2, "copies of each bootstrap under aws-lambda-rie (each runs one invocation at a time)")
 	fs.IntVar(&f.warmup, "warmup", DefaultLoadWarmup, "deliveries to each target before the rounds, not counted")
 	fs.StringVar(&f.url, "url", "", "with --stack: webhook URL (default: the running stack's)")
-	fs.StringVar(&f.secret, "secret", "", "signing secret (default: the running stack's, or the local one)")
+	fs.StringVar(&f.secret, "secret", "", "the provider's signing secret(s), comma-separated (default: the running stack's, or the local ones)")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "with --stack: state file of the running stack")
 	fs.Float64Var(&f.rate, "rate", 0, "requests per second (0: fixed concurrency instead)")
 	fs.IntVar(&f.concurrency, "concurrency", 4, "concurrent senders (with --rate: the most requests in flight)")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "length of each round (unless --count)")
 	fs.IntVar(&f.count, "count", 0, "deliveries per round (instead of --duration)")
 	fs.Float64Var(&f.dup, "dup", 0.1, "share of deliveries that repeat an earlier one (0 to 1)")
-	fs.IntVar(&f.size, "size", 0, "payload bytes (0: a realistic checkout, about 2.9 KB; under that, a customer.created padded to size)")
+	fs.IntVar(&f.size, "size", 0, "payload bytes: the provider's largest sample event under size, padded to size (0: its largest up to 4 KiB, unpadded)")
 	fs.IntVar(&f.rounds, "rounds", 5, "rounds per target")
 	fs.IntVar(&f.runs, "runs", 1, "whole runs, each with emulators and bootstraps of its own; with more than one, the median of the runs' ratios too")
 	fs.BoolVar(&f.floor, "floor", true, "drive the floor program too, and print the ratios")
@@ -168,6 +172,13 @@ Examples:
 	case f.null && (f.stack || !f.floor):
 		return usagef("--null compares the floor with itself: it takes neither --stack nor --floor=false")
 	}
+	p, ok := providers().Lookup(f.provider)
+	switch {
+	case !ok:
+		return usagef("unknown --provider %q: load knows %s", f.provider, strings.Join(providers().Names(), ", "))
+	case f.size > 0 && p.Webhook().IDOnly:
+		return usagef("--size: a %s notification carries only an id", p.Name())
+	}
 
 	var all []*loadTarget // every run's targets, for --benchstat
 	var ratios []loadRatios
@@ -175,7 +186,7 @@ Examples:
 		if f.runs > 1 {
 			fmt.Fprintf(stdout, "== run %d of %d\n", run, f.runs)
 		}
-		targets, err := loadRun(ctx, f, run%2 == 0, stdout, stderr)
+		targets, err := loadRun(ctx, f, p, run%2 == 0, stdout, stderr)
 		if err != nil {
 			return err
 		}
@@ -210,26 +221,40 @@ Examples:
 // run is its slowest more often than not, so
 // --runs lets the two open the runs in turn. It returns the receiver
 // first either way.
-func loadRun(ctx context.Context, f loadFlags, floorFirst bool, stdout, stderr io.Writer) ([]*loadTarget, error) {
+func loadRun(ctx context.Context, f loadFlags, p provider.Provider, floorFirst bool, stdout, stderr io.Writer) ([]*loadTarget, error) {
 	var targets []*loadTarget
+	root := ""
 	if f.stack {
-		ts, stop, err := stackTargets(ctx, &f)
+		ts, st, stop, err := stackTargets(ctx, &f, p)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
 		targets = ts
+		if st != nil {
+			root = st.Root
+		}
 	} else {
 		if f.secret == "" {
-			f.secret = pipeline.StripeSecret
+			f.secret = pipeline.LocalEnv("")[p.Webhook().SecretEnv]
 		}
 		fmt.Fprintf(stderr, "hookinbox load: starting the emulators and %d copies of each bootstrap under aws-lambda-rie (the first build takes a minute)\n", f.copies)
-		ts, stop, err := bootstrapTargets(ctx, f)
+		ts, stop, err := bootstrapTargets(ctx, f, p)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
 		targets = ts
+	}
+	if root == "" {
+		var err error
+		if root, err = devstack.RepoRoot(""); err != nil {
+			return nil, err
+		}
+	}
+	src, err := newLoadSource(root, p, f.size, envconfig.Split(f.secret))
+	if err != nil {
+		return nil, err
 	}
 
 	client := &http.Client{
@@ -245,7 +270,11 @@ func loadRun(ctx context.Context, f loadFlags, floorFirst bool, stdout, stderr i
 	for _, tg := range opening {
 		warm := f
 		warm.count, warm.rate = max(f.warmup, 2*f.copies), 0
-		if _, err := runRound(ctx, client, tg.url, makeDeliveries(warm.count, f.dup, f.size, f.secret), warm); err != nil {
+		ds, err := src.deliveries(warm.count, f.dup)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := runRound(ctx, client, tg.url, ds, warm); err != nil {
 			return nil, fmt.Errorf("%s at %s: warm-up: %w", tg.name, tg.url, err)
 		}
 	}
@@ -274,10 +303,12 @@ func loadRun(ctx context.Context, f loadFlags, floorFirst bool, stdout, stderr i
 			if n == 0 {
 				n = int(math.Max(f.rate, 1000) * f.duration.Seconds()) // enough for the duration
 			}
-			ds := makeDeliveries(n, f.dup, f.size, f.secret)
+			ds, err := src.deliveries(n, f.dup)
+			if err != nil {
+				return nil, err
+			}
 			var before cpuTimes
 			if tg.cpu != nil {
-				var err error
 				if before, err = tg.cpu(); err != nil {
 					return nil, fmt.Errorf("%s: %w", tg.name, err)
 				}
@@ -411,32 +442,33 @@ func cpuModel() string {
 	return ""
 }
 
-// stackTargets returns the running stack's receiver and, unless
-// --floor=false, the floor program served in this process on the stack's
-// emulators.
-func stackTargets(ctx context.Context, f *loadFlags) ([]*loadTarget, func(), error) {
+// stackTargets returns the running stack's receiver of p's deliveries
+// and, unless --floor=false, the floor program served in this process on
+// the stack's emulators; and the stack, nil when --url and --secret name
+// it.
+func stackTargets(ctx context.Context, f *loadFlags, p provider.Provider) ([]*loadTarget, *devState, func(), error) {
 	st, err := loadState(f.stateFile)
 	if err != nil && (f.url == "" || f.secret == "" || f.floor) {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if f.url == "" {
-		f.url = st.WebhookURL
+		f.url = st.BaseURL + webhookPath + p.Name()
 	}
 	if f.secret == "" {
-		f.secret = st.StripeWebhookSecret
+		f.secret = st.receiverSecret(p.Webhook().SecretEnv)
 	}
 	if err := requireLoopback(f.url); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	targets := []*loadTarget{{name: "receiver", url: f.url}}
 	if !f.floor {
-		return targets, func() {}, nil
+		return targets, st, func() {}, nil
 	}
-	floorURL, stop, err := startFloor(ctx, st)
+	floorURL, stop, err := startFloor(ctx, st, p)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return append(targets, &loadTarget{name: "floor", url: floorURL}), stop, nil
+	return append(targets, &loadTarget{name: "floor", url: floorURL}), st, stop, nil
 }
 
 // requireLoopback refuses a URL whose host is not a loopback address.
@@ -458,7 +490,7 @@ func requireLoopback(raw string) error {
 // startFloor serves the floor program on a free loopback port, on a
 // stack of its own (tables and queues from template.yaml) on the running
 // stack's emulators, and returns its webhook URL and how to stop it.
-func startFloor(ctx context.Context, st *devState) (string, func(), error) {
+func startFloor(ctx context.Context, st *devState, p provider.Provider) (string, func(), error) {
 	emu := &devstack.Emulators{DynamoDBURL: st.Endpoints["AWS_ENDPOINT_URL_DYNAMODB"], SQSURL: st.Endpoints["AWS_ENDPOINT_URL_SQS"], External: true}
 	if err := requireLoopback(emu.DynamoDBURL); err != nil {
 		return "", nil, fmt.Errorf("the stack's DynamoDB endpoint: %w", err)
@@ -475,7 +507,7 @@ func startFloor(ctx context.Context, st *devState) (string, func(), error) {
 		return "", nil, fmt.Errorf("create the floor's tables and queues: %w", err)
 	}
 	h := floor.New(emu.DynamoDB(), emu.SQS(), stack.Tables["InboxTable"], stack.Queues["EventsQueue"].URL)
-	api := &lambdalocal.HTTPAPI{Routes: []lambdalocal.Route{{Method: "POST", Path: "/webhooks/{provider}", Function: lambdalocal.InProcess(h.Handle)}}}
+	api := &lambdalocal.HTTPAPI{Routes: []lambdalocal.Route{{Method: p.Webhook().HTTPMethod(), Path: webhookPath + "{provider}", Function: lambdalocal.InProcess(h.Handle)}}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		_ = stack.Delete(context.Background())
@@ -487,51 +519,16 @@ func startFloor(ctx context.Context, st *devState) (string, func(), error) {
 		_ = srv.Close()
 		_ = stack.Delete(context.Background())
 	}
-	return "http://" + ln.Addr().String() + "/webhooks/stripe", stop, nil
+	return "http://" + ln.Addr().String() + webhookPath + p.Name(), stop, nil
 }
 
-// loadRequest is one signed delivery.
-type loadRequest struct {
-	body      []byte
-	signature string
-}
-
-// makeDeliveries returns n deliveries of fresh events, a share dup of them
-// repeating an earlier one of the list, all signed now.
-func makeDeliveries(n int, dup float64, size int, secret string) []loadRequest {
-	now := time.Now()
-	prefix := randomHex(4)
-	out := make([]loadRequest, 0, n)
-	typ := "checkout.session.completed"
-	var opts []verifytest.Option
-	if size > 0 {
-		opts = append(opts, verifytest.WithSize(size))
-		if checkout, err := verifytest.StripeFixture(typ); err == nil && len(checkout) > size {
-			// A checkout is never under about 2.9 KB: a smaller payload is a
-			// customer.created padded to size, as the cost test's 1 KiB event.
-			typ = "customer.created"
-		}
-	}
-	for i := 0; i < n; i++ {
-		if len(out) > 0 && math.Floor(float64(i+1)*dup) > math.Floor(float64(i)*dup) { // spread evenly
-			out = append(out, out[(i*7919)%len(out)])
-			continue
-		}
-		body := verifytest.StripeEvent(typ, fmt.Sprintf("evt_load%s%07d", prefix, i), now, opts...)
-		out = append(out, loadRequest{body: body, signature: stripe.SignatureHeader(body, now, secret)})
-	}
-	return out
-}
-
-// loadDeliver POSTs d and returns the time to the answer; an answer other than
-// 200 is an error.
-func loadDeliver(ctx context.Context, client *http.Client, url string, d loadRequest) (time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(d.body)))
+// loadDeliver sends d to url and returns the time to the answer; an
+// answer other than 200 is an error.
+func loadDeliver(ctx context.Context, client *http.Client, url string, d webhook.Request) (time.Duration, error) {
+	req, err := lambdalocal.HTTPRequest(ctx, url, d)
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Stripe-Signature", d.signature)
 	begin := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
@@ -619,7 +616,7 @@ func (r roundResult) String() string {
 
 // runRound sends ds to url, at f.rate or from f.concurrency senders, until
 // they are all sent or, without --count, f.duration has passed.
-func runRound(ctx context.Context, client *http.Client, url string, ds []loadRequest, f loadFlags) (roundResult, error) {
+func runRound(ctx context.Context, client *http.Client, url string, ds []webhook.Request, f loadFlags) (roundResult, error) {
 	if f.count == 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.duration)
@@ -651,7 +648,7 @@ func runRound(ctx context.Context, client *http.Client, url string, ds []loadReq
 	// counts from then, so a target that falls behind is charged for the
 	// wait (no coordinated omission); at most f.concurrency are in flight.
 	type job struct {
-		d   loadRequest
+		d   webhook.Request
 		due time.Time
 	}
 	next := make(chan job)
@@ -700,7 +697,7 @@ feed:
 		res.elapsed = f.duration
 	}
 	if len(latencies) == 0 {
-		return res, fmt.Errorf("no loadRequest answered: %v", res.firstErr)
+		return res, fmt.Errorf("no delivery answered: %v", res.firstErr)
 	}
 	slices.Sort(latencies)
 	res.p50, res.p95, res.p99 = percentile(latencies, 50), percentile(latencies, 95), percentile(latencies, 99)

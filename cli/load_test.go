@@ -13,6 +13,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 func TestRequireLoopback(t *testing.T) {
@@ -52,21 +58,88 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
+// testDeliveries returns n deliveries of the provider name's events, a
+// share dup repeating an earlier one, signed with its local secrets.
+func testDeliveries(t *testing.T, name string, n int, dup float64, size int) []webhook.Request {
+	t.Helper()
+	src, err := testLoadSource(name, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := src.deliveries(n, dup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+func testLoadSource(name string, size int) (*loadSource, error) {
+	root, err := devstack.RepoRoot("")
+	if err != nil {
+		return nil, err
+	}
+	p, _ := providers().Lookup(name)
+	return newLoadSource(root, p, size, envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv]))
+}
+
 func TestMakeDeliveriesRepeatsTheDuplicateShare(t *testing.T) {
-	ds := makeDeliveries(200, 0.25, 0, "whsec_test")
+	ds := testDeliveries(t, providers().Names()[0], 200, 0.25, 0)
 	seen := map[string]bool{}
 	dups := 0
 	for _, d := range ds {
-		if seen[string(d.body)] {
+		if seen[string(d.Body)] {
 			dups++
 		}
-		seen[string(d.body)] = true
-		if d.signature == "" {
+		seen[string(d.Body)] = true
+		if d.Header["stripe-signature"] == "" {
 			t.Fatal("a delivery is not signed")
 		}
 	}
 	if len(ds) != 200 || dups != 50 {
 		t.Errorf("%d deliveries, %d repeats; want 200 and 50", len(ds), dups)
+	}
+}
+
+// TestLoadSendsEveryProvidersFreshEvents: --provider sends that provider's
+// sample event, a fresh event id each delivery (a new round's too), signed
+// so that its verifier accepts it.
+func TestLoadSendsEveryProvidersFreshEvents(t *testing.T) {
+	for _, p := range providers().All() {
+		t.Run(p.Name(), func(t *testing.T) {
+			src, err := testLoadSource(p.Name(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			secrets := envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv])
+			if p.Webhook().Unsigned {
+				secrets = nil
+			}
+			v, err := p.Verifier(secrets, &provider.Env{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := map[webhook.Key]bool{}
+			for round := 0; round < 2; round++ {
+				ds, err := src.deliveries(3, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range ds {
+					evs, err := v.Verify(context.Background(), d)
+					if err != nil || len(evs) != 1 || d.Method != p.Webhook().HTTPMethod() {
+						t.Fatalf("%s %s: %v, %v; want one event its verifier accepts", d.Method, d.Body, evs, err)
+					}
+					keys[evs[0].Key()] = true
+				}
+			}
+			if len(keys) != 6 {
+				t.Errorf("keys %v, want 6 distinct", keys)
+			}
+		})
+	}
+	var ue *usageError
+	if err := cmdLoad(context.Background(), []string{"--provider", "nosuch"}, io.Discard, io.Discard); !errors.As(err, &ue) {
+		t.Errorf("load --provider nosuch: %v, want a usage error", err)
 	}
 }
 
@@ -93,7 +166,7 @@ func TestRunRoundCountsEveryDelivery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clear(seen)
-			res, err := runRound(context.Background(), srv.Client(), srv.URL, makeDeliveries(40, 0.25, 0, "whsec_test"), tc.f)
+			res, err := runRound(context.Background(), srv.Client(), srv.URL, testDeliveries(t, providers().Names()[0], 40, 0.25, 0), tc.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,18 +291,26 @@ func TestLoadRunsBothBootstraps(t *testing.T) {
 	}
 }
 
-// TestMakeDeliveriesHasTheSizeAsked: --size gives payloads of that size, a
-// checkout when it is at least a checkout's size and a customer.created
-// below (a checkout cannot be 1 KiB), so a 1 KiB run measures 1 KiB.
+// TestMakeDeliveriesHasTheSizeAsked: --size gives payloads of that size,
+// the provider's largest sample event under it, padded: a checkout when
+// it is at least a checkout's size and a customer.created below (a
+// checkout cannot be 1 KiB), so a 1 KiB run measures 1 KiB.
 func TestMakeDeliveriesHasTheSizeAsked(t *testing.T) {
 	for _, tc := range []struct {
 		size int
 		typ  string
 	}{{1024, `"customer.created"`}, {10 << 10, `"checkout.session.completed"`}} {
-		d := makeDeliveries(1, 0, tc.size, "whsec_test")[0]
-		if len(d.body) != tc.size || !strings.Contains(string(d.body), `"type": `+tc.typ) && !strings.Contains(string(d.body), `"type":`+tc.typ) {
-			t.Errorf("--size %d: %d bytes, type %s wanted: %.120s", tc.size, len(d.body), tc.typ, d.body)
+		d := testDeliveries(t, "stripe", 1, 0, tc.size)[0]
+		if len(d.Body) != tc.size || !strings.Contains(string(d.Body), `"type": `+tc.typ) && !strings.Contains(string(d.Body), `"type":`+tc.typ) {
+			t.Errorf("--size %d: %d bytes, type %s wanted: %.120s", tc.size, len(d.Body), tc.typ, d.Body)
 		}
+	}
+	if d := testDeliveries(t, "stripe", 1, 0, 0)[0]; !strings.Contains(string(d.Body), `"checkout.session.completed"`) {
+		t.Errorf("without --size: %.120s, want a checkout", d.Body)
+	}
+	var ue *usageError
+	if err := cmdLoad(context.Background(), []string{"--provider", "gopay", "--size", "1024"}, io.Discard, io.Discard); !errors.As(err, &ue) {
+		t.Errorf("load --size of an id-only provider: %v, want a usage error", err)
 	}
 }
 
@@ -251,8 +332,9 @@ func TestLoadNullTakesNoStack(t *testing.T) {
 // usage error.
 func TestLoadEnvReachesBothBootstraps(t *testing.T) {
 	f := loadFlags{secret: "whsec_x", env: []string{"GOMAXPROCS=1", "AWS_LAMBDA_LOG_LEVEL=WARN", "GODEBUG=a=1,b=2", "GOMAXPROCS=2"}}
+	p, _ := providers().Lookup("stripe")
 	for _, target := range []string{"receiver", "floor"} {
-		env := loadEnv(f, target)
+		env := loadEnv(f, p, target)
 		want := map[string]string{
 			"STRIPE_WEBHOOK_SECRET": "whsec_x", "AWS_LAMBDA_FUNCTION_NAME": "load-" + target,
 			"GOMAXPROCS": "2", "AWS_LAMBDA_LOG_LEVEL": "WARN", "GODEBUG": "a=1,b=2",

@@ -15,6 +15,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/provider"
 )
 
 // bootstrapTargets starts what `hookinbox load` measures by default: its
@@ -24,7 +25,7 @@ import (
 // floor in the receiver's place too, as "floor-a"). Both bootstraps get
 // the receiver's environment from template.yaml (the floor reads only
 // INBOX_TABLE and EVENTS_QUEUE_URL of it). The returned func stops it all.
-func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, stop func(), err error) {
+func bootstrapTargets(ctx context.Context, f loadFlags, p provider.Provider) (targets []*loadTarget, stop func(), err error) {
 	var cleanups []func()
 	stopAll := func() {
 		for i := len(cleanups) - 1; i >= 0; i-- {
@@ -85,7 +86,7 @@ func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, 
 			return nil, nil, fmt.Errorf("create the %s's tables and queues: %w", t.name, err)
 		}
 		cleanups = append(cleanups, func() { _ = st.Close() })
-		env, err := st.Env("ReceiverFunction", loadEnv(f, t.name))
+		env, err := st.Env("ReceiverFunction", loadEnv(f, p, t.name))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -109,7 +110,7 @@ func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, 
 			pool.all = append(pool.all, fn)
 			pool.idle <- fn
 		}
-		api := &lambdalocal.HTTPAPI{Routes: []lambdalocal.Route{{Method: "POST", Path: "/webhooks/{provider}", Function: pool}}}
+		api := &lambdalocal.HTTPAPI{Routes: []lambdalocal.Route{{Method: p.Webhook().HTTPMethod(), Path: webhookPath + "{provider}", Function: pool}}}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, nil, err
@@ -127,16 +128,16 @@ func bootstrapTargets(ctx context.Context, f loadFlags) (targets []*loadTarget, 
 			c.machine = machine
 			return c, errors.Join(err, eerr, lerr, merr)
 		}
-		targets = append(targets, &loadTarget{name: t.name, url: "http://" + ln.Addr().String() + "/webhooks/stripe", cpu: cpu})
+		targets = append(targets, &loadTarget{name: t.name, url: "http://" + ln.Addr().String() + webhookPath + p.Name(), cpu: cpu})
 	}
 	return targets, stopAll, nil
 }
 
 // loadEnv is what a target's bootstrap gets over the receiver's environment
-// from template.yaml: the signing secret, a function name of its own, and
+// from template.yaml: p's signing secret, a function name of its own, and
 // every --env, in order (a later one wins).
-func loadEnv(f loadFlags, target string) map[string]string {
-	env := map[string]string{"STRIPE_WEBHOOK_SECRET": f.secret, "AWS_LAMBDA_FUNCTION_NAME": "load-" + target}
+func loadEnv(f loadFlags, p provider.Provider, target string) map[string]string {
+	env := map[string]string{p.Webhook().SecretEnv: f.secret, "AWS_LAMBDA_FUNCTION_NAME": "load-" + target}
 	for _, kv := range f.env {
 		name, value, _ := strings.Cut(kv, "=")
 		env[name] = value

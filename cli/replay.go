@@ -3,32 +3,68 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// keyList collects repeated --key flags.
+// keyList collects repeated --key flags: keys, or bare event ids
+// (eventKey).
 type keyList []string
 
 func (k *keyList) String() string { return strings.Join(*k, ",") }
 
 func (k *keyList) Set(s string) error {
-	*k = append(*k, normalizeKey(s))
+	*k = append(*k, s)
 	return nil
 }
 
-// normalizeKey makes a bare Stripe event ID a key: evt_123 → stripe#evt_123.
-func normalizeKey(s string) string {
-	if !strings.Contains(s, "#") {
-		return "stripe#" + s
+// eventKey returns s as an event key: <provider>#<event id> as given, or
+// a bare event id looked up in store under every provider of the
+// registry, which must find it under exactly one.
+func eventKey(ctx context.Context, store interface {
+	Get(context.Context, webhook.Key) (inbox.Item, error)
+}, s string) (webhook.Key, error) {
+	if strings.Contains(s, "#") {
+		return webhook.ParseKey(s)
 	}
-	return s
+	var found []string
+	for _, name := range providers().Names() {
+		k, err := webhook.ParseKey(name + "#" + s)
+		if err != nil {
+			return "", usagef("%q: %v", s, err)
+		}
+		switch _, err := store.Get(ctx, k); {
+		case err == nil:
+			found = append(found, k.String())
+		case !errors.Is(err, inbox.ErrNotFound):
+			return "", err
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no event %s in the inbox under any provider; give its key, <provider>#%s", s, s)
+	case 1:
+		return webhook.Key(found[0]), nil
+	}
+	return "", fmt.Errorf("event id %s is in the inbox under %d providers: give its key, one of %s", s, len(found), strings.Join(found, ", "))
+}
+
+// keyShape returns s for checking its shape as a key: a bare event id is
+// checked under a stand-in provider name, as it is looked up later.
+func keyShape(s string) string {
+	if strings.Contains(s, "#") {
+		return s
+	}
+	return "any#" + s
 }
 
 func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -52,7 +88,7 @@ Examples:
 	all := fs.Bool("all", false, "replay the DLQ (up to --max messages)")
 	max := fs.Int("max", 0, "with --all: the most DLQ messages to handle (default 100)")
 	var keys keyList
-	fs.Var(&keys, "key", "replay this event (`provider#id`, or a bare evt_ ID), whether or not it is in the DLQ; repeatable")
+	fs.Var(&keys, "key", "replay this event (`provider#id`, or a bare event id, looked up under every provider), whether or not it is in the DLQ; repeatable")
 	typ := fs.String("type", "", "with --all: only DLQ messages of this event `type`")
 	dryRun := fs.Bool("dry-run", false, "report only; change nothing")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -61,10 +97,11 @@ Examples:
 	if err != nil {
 		return err
 	}
-	for _, k := range rest {
-		keys = append(keys, normalizeKey(k))
+	keys = append(keys, rest...)
+	req := replay.Request{All: *all, Max: *max, EventType: *typ, DryRun: *dryRun}
+	for _, k := range keys {
+		req.Keys = append(req.Keys, keyShape(k))
 	}
-	req := replay.Request{All: *all, Max: *max, Keys: keys, EventType: *typ, DryRun: *dryRun}
 	if err := req.Validate(); err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "replay request: "))
 	}
@@ -78,6 +115,14 @@ Examples:
 	}
 	if t.queueURL == "" || t.dlqURL == "" {
 		return fmt.Errorf("the stack names no events queue or DLQ; restart hookinbox dev")
+	}
+	req.Keys = nil
+	for _, k := range keys {
+		key, err := eventKey(ctx, t.store(), k)
+		if err != nil {
+			return err
+		}
+		req.Keys = append(req.Keys, key.String())
 	}
 	sq := sqs.NewFromConfig(t.cfg)
 	h := replay.New(replay.Config{}, t.store(),

@@ -2,12 +2,12 @@
 // the Builder signature, Main, and the AWS configuration a function reads
 // from its Lambda environment.
 //
-// Each function's builder lives in its own package beside this one
-// (receiverfn, processorfn, replayfn, reconcilerfn, stripebridgefn), so each bootstrap
-// links only what its function uses; catalog maps the template's logical
-// IDs to all of them for `hookinbox dev` and the tests, which run the same
-// builders in-process: the same handler code runs in Lambda, in the local
-// stack and in tests. This package links no handler and no service client.
+// Each function's builder lives in its own package (receiverfn,
+// processorfn, replayfn, reconcilerfn, provider/stripe/eventbridge), so
+// each bootstrap links only what its function uses; catalog maps the
+// template's logical IDs to all of them for `hookinbox dev` and the
+// tests, which run the same builders in-process: the same handler code
+// runs in Lambda, in the local stack and in tests. This package links no handler and no service client.
 //
 // A builder never reads os.Getenv, loads AWS config or exits: it is given
 // getenv and cfg, and returns an error naming every missing setting.

@@ -9,9 +9,9 @@ import (
 	"github.com/hookinbox/hookinbox/internal/lambdafn/receiverfn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/reconcilerfn"
 	"github.com/hookinbox/hookinbox/internal/lambdafn/replayfn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/stripebridgefn"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/processorfn"
+	"github.com/hookinbox/hookinbox/provider/stripe/eventbridge"
 )
 
 // Builders maps each function's logical ID in template.yaml to its builder.
@@ -21,5 +21,5 @@ var Builders = map[string]lambdafn.Builder{
 	"DlqReplayFunction":  replayfn.Build,
 	"ReconcilerFunction": reconcilerfn.Build,
 	// Only with the template parameter StripeEventBridgeSource set.
-	"StripeEventBridgeFunction": stripebridgefn.Build,
+	"StripeEventBridgeFunction": eventbridge.Build,
 }

@@ -14,3 +14,28 @@
 //
 // Everything here is safe for concurrent use unless a comment says not.
 package chaos
+
+// CorpusHelp says, for `hookinbox chaos --help`, what a corpus holds
+// (ReadEvents) and what Generate writes.
+const CorpusHelp = `FILE.jsonl holds one Stripe event a line, as GET /v1/events lists them, or
+whole pages of that list, or another provider's delivery:
+{"object":"hookinbox.delivery","provider":"shopify","id":"<event id>",
+"type":"orders/paid","body":{...}} (github, shopify, standard, adyen), or
+an id-only provider's notification (gopay, mollie) whose body is the
+object its API serves:
+{"object":"hookinbox.delivery","provider":"gopay","id":"<payment id>",
+"type":"notification","body":{"id":<payment id>,"state":"PAID",...}}.
+To test your own events:
+
+  curl -G https://api.stripe.com/v1/events -u "$STRIPE_KEY:" -d limit=100 \
+    | jq -c '.data[]' > events.jsonl
+  hookinbox chaos --events events.jsonl
+
+--generate N writes a realistic corpus of N events to stdout instead
+(checkouts, subscription changes out of order, delayed payments, refunds,
+types nobody handles, Shopify orders, Adyen payments and refunds, GoPay
+payments, GitHub and Standard Webhooks deliveries).`
+
+// ProxiedHelp names, for `hookinbox chaos --help`, what a fault's proxies
+// stand between the functions and (the Proxy constants).
+const ProxiedHelp = "DynamoDB, SQS, Stripe, SES and GoPay"

@@ -30,10 +30,6 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// LocalSecret is the Stripe signing secret of a Local stack's receiver;
-// LocalSecrets has every provider's.
-const LocalSecret = "whsec_local_hookinbox_chaos"
-
 // LocalOptions tunes a Local stack.
 type LocalOptions struct {
 	// Pollers is how many event-source pollers feed the processor, as

@@ -2,22 +2,17 @@ package chaos
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/adyen"
 	"github.com/hookinbox/hookinbox/provider/builtin"
-	"github.com/hookinbox/hookinbox/provider/github"
-	"github.com/hookinbox/hookinbox/provider/gopay"
-	"github.com/hookinbox/hookinbox/provider/shopify"
-	"github.com/hookinbox/hookinbox/provider/standard"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 
-	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -69,30 +64,41 @@ func providerEvent(line []byte) (Event, error) {
 	}
 	ev := Event{Provider: d.Provider, ID: d.ID, Type: d.Type, Raw: body.Bytes()}
 	if p.Webhook().IDOnly {
-		if _, err := ev.GoPayPayment(); err != nil {
+		if err := checkNotification(p, ev); err != nil {
 			return Event{}, err
 		}
 	}
 	return ev, nil
 }
 
-// GoPayPayment returns the payment of a GoPay notification: its body,
-// checked to be a payment with the notification's id and a state.
-func (e Event) GoPayPayment() (standin.GoPayPayment, error) {
-	var p standin.GoPayPayment
+// checkNotification checks a line of an id-only provider: its delivery,
+// as the provider signs it, is the notification of this key and type,
+// and its body, the object the provider's API serves, has that id.
+func checkNotification(p provider.Provider, ev Event) error {
+	req, err := p.Sign(provider.TestEvent{ID: ev.ID, Body: ev.Raw}, nil, time.Now())
+	if err != nil {
+		return fmt.Errorf("%s: %w", ev.Key(), err)
+	}
+	v, err := p.Verifier(nil, &provider.Env{})
+	if err != nil {
+		return err
+	}
+	evs, err := v.Verify(context.Background(), req)
 	switch {
-	case e.Provider != gopay.Name:
-		return p, fmt.Errorf("%s is not a GoPay notification", e.Key())
-	case e.Type != gopay.Notification:
-		return p, fmt.Errorf("gopay %s: type %q, want %q", e.ID, e.Type, gopay.Notification)
+	case err != nil:
+		return fmt.Errorf("%s: %w", ev.Key(), err)
+	case len(evs) != 1 || evs[0].Key() != ev.Key():
+		return fmt.Errorf("%s: the provider would notify %v", ev.Key(), evs)
+	case evs[0].Type != ev.Type:
+		return fmt.Errorf("%s: type %q, want %q", ev.Key(), ev.Type, evs[0].Type)
 	}
-	if err := gopay.CheckID(e.ID); err != nil {
-		return p, err
+	var obj struct {
+		ID json.RawMessage `json:"id"`
 	}
-	if err := json.Unmarshal(e.Raw, &p); err != nil || strconv.FormatInt(p.ID, 10) != e.ID || p.State == "" {
-		return p, fmt.Errorf("gopay %s: body is not a payment with id %s and a state", e.ID, e.ID)
+	if json.Unmarshal(ev.Raw, &obj) != nil || strings.Trim(string(obj.ID), `"`) != ev.ID {
+		return fmt.Errorf("%s: body is not the object with id %s", ev.Key(), ev.ID)
 	}
-	return p, nil
+	return nil
 }
 
 // deliveryLine returns ev as a DeliveryObject line.
@@ -111,14 +117,20 @@ func deliveryLine(ev Event) []byte {
 // accepts, by provider name (a Stripe list may hold several).
 type Secrets map[string][]string
 
-// LocalSecrets are the secrets of a Local stack's receiver: they sign on
-// this machine only.
-var LocalSecrets = Secrets{
-	stripe.Name:   {LocalSecret},
-	github.Name:   {"local-hookinbox-chaos-github"},
-	shopify.Name:  {"local-hookinbox-chaos-shopify-secret"},
-	standard.Name: {"whsec_bG9jYWwtaG9va2luYm94LWNoYW9zLXN0YW5kYXJk"},
-	adyen.Name:    {"6C6F63616C2D686F6F6B696E626F782D6368616F732D616479656E2D6B657921"},
+// LocalSecrets are the secrets of a Local stack's receiver, every signed
+// provider's local ones (pipeline.LocalEnv): they sign on this machine
+// only.
+var LocalSecrets = localSecrets()
+
+func localSecrets() Secrets {
+	local := pipeline.LocalEnv("")
+	s := Secrets{}
+	for _, p := range registry.All() {
+		if !p.Webhook().Unsigned {
+			s[p.Name()] = envconfig.Split(local[p.Webhook().SecretEnv])
+		}
+	}
+	return s
 }
 
 // env returns the receiver's variables for s (each provider's SecretEnv).

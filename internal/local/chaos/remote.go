@@ -3,16 +3,11 @@ package chaos
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	neturl "net/url"
 	"strings"
 	"time"
-
-	"github.com/hookinbox/hookinbox/provider/gopay"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -20,6 +15,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -31,32 +28,33 @@ import (
 // APIs performed is not visible: Snapshot leaves Performed nil, and the
 // ledger is the record of effects. A Remote is safe for concurrent use.
 type Remote struct {
-	url      string
-	secrets  Secrets
-	gopay    string // the GoPay stand-in's base URL, or ""
-	client   *http.Client
-	events   *queue.Queue
-	inbox    *inbox.DynamoDB
-	ledger   *effects.Ledger
-	business businessReader
+	url       string
+	secrets   Secrets
+	endpoints map[string]string // the stack's, where its stand-ins are
+	client    *http.Client
+	events    *queue.Queue
+	inbox     *inbox.DynamoDB
+	ledger    *effects.Ledger
+	business  businessReader
 }
 
 // RemoteConfig names a running stack's webhook URL, signing secrets and
 // resources.
 type RemoteConfig struct {
-	// WebhookURL is Stripe's webhook URL, such as
+	// WebhookURL is one provider's webhook URL, such as
 	// http://127.0.0.1:3000/webhooks/stripe; another provider's events go
-	// to the same URL with its name in place of stripe.
+	// to the same URL with its name in place of the last segment.
 	WebhookURL string
-	// Secrets are the receiver's signing secrets by provider; a Stripe
-	// delivery carries a v1 signature for each.
+	// Secrets are the receiver's signing secrets by provider; a delivery
+	// is signed with all of its provider's.
 	Secrets Secrets
-	// GoPayStandin, when set, is the base URL of `hookinbox dev`'s GoPay
-	// stand-in: a GoPay notification first sets its payment there
-	// (PUT /_standin/payments/{id}), as GoPay's state changes before it
-	// notifies. Without it the payments must exist at GoPay already.
-	GoPayStandin string
-	InboxTable   string
+	// Endpoints are the running stack's (`hookinbox dev`'s state file):
+	// an id-only provider's notification first sets its object on the
+	// provider's stand-in among them (pipeline.StandinURL), as the
+	// provider's state changes before it notifies. Without one, the
+	// objects must exist at the provider already.
+	Endpoints  map[string]string
+	InboxTable string
 	// ShopTable is the example shop's table; when empty, the business
 	// state is every item of BusinessTables (TableRecords).
 	ShopTable      string
@@ -73,7 +71,7 @@ func NewRemote(cfg RemoteConfig, awsCfg aws.Config) *Remote {
 		business = shopBusiness(shop.New(shop.Config{Table: cfg.ShopTable, MailFrom: "shop@example.com"}, db, nil, nil))
 	}
 	return &Remote{
-		url: cfg.WebhookURL, secrets: cfg.Secrets, gopay: strings.TrimSuffix(cfg.GoPayStandin, "/"),
+		url: cfg.WebhookURL, secrets: cfg.Secrets, endpoints: cfg.Endpoints,
 		client:   &http.Client{Timeout: 30 * time.Second},
 		events:   queue.New(sqs.NewFromConfig(awsCfg), cfg.EventsQueueURL),
 		inbox:    inbox.NewDynamoDB(dynamodb.NewFromConfig(awsCfg), cfg.InboxTable),
@@ -89,32 +87,20 @@ func (r *Remote) Deliver(ctx context.Context, ev Event) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	url := r.url
-	if ev.Provider != stripe.Name {
-		base, ok := strings.CutSuffix(r.url, "/"+stripe.Name)
-		if !ok {
-			return 0, fmt.Errorf("deliver %s: the webhook URL %s does not end in /stripe, so the %s URL is unknown", ev.Key(), r.url, ev.Provider)
-		}
-		url = base + "/" + ev.Provider
+	i := strings.LastIndex(r.url, "/")
+	base := r.url[:max(i, 0)]
+	if _, known := registry.Lookup(r.url[i+1:]); !known {
+		return 0, fmt.Errorf("deliver %s: the webhook URL %s does not end in a provider's name, so the %s URL is unknown", ev.Key(), r.url, ev.Provider)
 	}
-	if ev.Provider == gopay.Name {
-		if err := r.setGoPayPayment(ctx, ev); err != nil {
+	url := base + "/" + ev.Provider
+	if p, _ := registry.Lookup(ev.Provider); p.Webhook().IDOnly {
+		if err := r.stage(ctx, ev); err != nil {
 			return 0, err
 		}
 	}
-	if len(signed.Query) > 0 {
-		q := neturl.Values{}
-		for k, v := range signed.Query {
-			q.Set(k, v)
-		}
-		url += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, signed.Method, url, bytes.NewReader(signed.Body))
+	req, err := lambdalocal.HTTPRequest(ctx, url, signed)
 	if err != nil {
 		return 0, err
-	}
-	for k, v := range signed.Header {
-		req.Header.Set(k, v)
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
@@ -125,28 +111,24 @@ func (r *Remote) Deliver(ctx context.Context, ev Event) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// setGoPayPayment sets the payment of a GoPay notification on the GoPay
-// stand-in, when there is one.
-func (r *Remote) setGoPayPayment(ctx context.Context, ev Event) error {
-	if r.gopay == "" {
+// stage sets the object of an id-only provider's notification on the
+// provider's stand-in, when the stack has one.
+func (r *Remote) stage(ctx context.Context, ev Event) error {
+	base, ok := pipeline.StandinURL(ev.Provider, r.endpoints)
+	if !ok {
 		return nil
 	}
-	p, err := ev.GoPayPayment()
-	if err != nil {
-		return err
-	}
-	b, _ := json.Marshal(p)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, r.gopay+"/_standin/payments/"+ev.ID, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, strings.TrimSuffix(base, "/")+"/_standin/payments/"+ev.ID, bytes.NewReader(ev.Raw))
 	if err != nil {
 		return err
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("set %s on the GoPay stand-in: %w", ev.Key(), err)
+		return fmt.Errorf("set %s on the %s stand-in: %w", ev.Key(), ev.Provider, err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("set %s on the GoPay stand-in: %s", ev.Key(), resp.Status)
+		return fmt.Errorf("set %s on the %s stand-in: %s", ev.Key(), ev.Provider, resp.Status)
 	}
 	return nil
 }

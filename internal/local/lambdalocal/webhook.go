@@ -1,6 +1,9 @@
 package lambdalocal
 
 import (
+	"bytes"
+	"context"
+	"net/http"
 	"net/url"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -41,11 +44,32 @@ func Delivery(provider string, r webhook.Request) events.APIGatewayV2HTTPRequest
 	req := WebhookEvent(provider, r.Method, r.Header, r.Body)
 	if len(r.Query) > 0 {
 		req.QueryStringParameters = r.Query
-		q := url.Values{}
-		for k, v := range r.Query {
-			q.Set(k, v)
-		}
-		req.RawQueryString = q.Encode()
+		req.RawQueryString = encodeQuery(r.Query)
 	}
 	return req
+}
+
+// encodeQuery returns the query string of q.
+func encodeQuery(q map[string]string) string {
+	vs := url.Values{}
+	for k, v := range q {
+		vs.Set(k, v)
+	}
+	return vs.Encode()
+}
+
+// HTTPRequest returns the HTTP request that delivers r, as
+// provider.Provider.Sign builds it, to the webhook URL u.
+func HTTPRequest(ctx context.Context, u string, r webhook.Request) (*http.Request, error) {
+	if len(r.Query) > 0 {
+		u += "?" + encodeQuery(r.Query)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, u, bytes.NewReader(r.Body))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
+	}
+	return req, nil
 }

@@ -1,15 +1,17 @@
-// Package stripebridge claims the Stripe events that Amazon EventBridge
-// delivers from a Stripe event destination (a partner event source,
-// aws.partner/stripe.com/<destination id>), through the same intake the
-// receiver and the reconciler use: an event that arrives both as a webhook
-// and through EventBridge is one claim, so its effects run once.
+// Package eventbridge is the function a Stripe event destination on
+// Amazon EventBridge invokes (a partner event source,
+// aws.partner/stripe.com/<destination id>; template parameter
+// StripeEventBridgeSource). It claims each Stripe event through the same
+// intake the receiver and the reconciler use: an event that arrives both
+// as a webhook and through EventBridge is one claim, so its effects run
+// once.
 //
 // Each EventBridge event carries the Stripe event, snapshot or thin, in
 // its detail; the envelope's own id is EventBridge's, not Stripe's, and
 // is not used. There is no signature to verify: only Stripe can put
 // events on its partner event source, and the template's rule reads that
-// source's bus alone. A Handler is safe for concurrent use.
-package stripebridge
+// source's bus alone.
+package eventbridge
 
 import (
 	"context"
@@ -17,16 +19,63 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/stripe"
-
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
+	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/privacy"
+	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
 )
+
+// Provider is the provider whose events the function claims, and whose
+// events its dead-letter queue holds: Stripe.
+func Provider() stripe.Provider { return stripe.Provider{} }
+
+// Build builds the function (a lambdafn.Builder): INBOX_TABLE and
+// EVENTS_QUEUE_URL, the receiver's own claim and queue.
+func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
+	r := envconfig.New(getenv)
+	s := lambdafn.ReadInbox(r)
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	rec, err := lambdafn.Recorder(getenv)
+	if err != nil {
+		return nil, err
+	}
+	// EventBridge renders an event with other bytes than the webhook did,
+	// so a duplicate whose body differs is expected, as for the
+	// reconciler's events from the API.
+	hasher, indexes, err := privacy.FromEnv(ctx, &provider.Env{Getenv: getenv, AWS: cfg})
+	if err != nil {
+		return nil, err
+	}
+	icfg := intake.Config{FromProviderAPI: true, Metrics: rec}
+	if indexes {
+		reg, err := provider.NewRegistry(Provider())
+		if err != nil {
+			return nil, err
+		}
+		icfg.Subjects = privacy.Subjects(reg, hasher)
+	}
+	in := intake.New(
+		icfg,
+		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
+		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
+		log,
+	)
+	return newHandler(in, rec, log).handle, nil
+}
 
 // sourcePrefix begins the source of every event from a Stripe event
 // destination.
@@ -37,23 +86,24 @@ type accepter interface {
 	Accept(ctx context.Context, ev webhook.Event) (intake.Outcome, error)
 }
 
-// Handler claims the Stripe events of EventBridge invocations.
-type Handler struct {
+// handler claims the Stripe events of EventBridge invocations. It is safe
+// for concurrent use.
+type handler struct {
 	intake  accepter
 	metrics *metrics.Recorder
 	log     *slog.Logger
 }
 
-// New returns a Handler on a ready intake; rec records Received,
+// newHandler returns a handler on a ready intake; rec records Received,
 // Duplicate and VerifyFailed as the receiver does (nil records nothing).
-func New(in accepter, rec *metrics.Recorder, log *slog.Logger) *Handler {
+func newHandler(in accepter, rec *metrics.Recorder, log *slog.Logger) *handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{intake: in, metrics: rec, log: log}
+	return &handler{intake: in, metrics: rec, log: log}
 }
 
-// Handle claims the Stripe event in ev's detail as stripe#<id> (a thin
+// handle claims the Stripe event in ev's detail as stripe#<id> (a thin
 // event with snapshot_event: stripe#<snapshot_event>, as on the webhook
 // route). An event that is not from Stripe's partner source or whose
 // detail is not a Stripe event is logged with the reason, counted in
@@ -61,7 +111,7 @@ func New(in accepter, rec *metrics.Recorder, log *slog.Logger) *Handler {
 // An error means the claim or the message may be missing; EventBridge
 // invokes again (and after its retries the event is in the rule's
 // dead-letter queue).
-func (h *Handler) Handle(ctx context.Context, ev events.EventBridgeEvent) error {
+func (h *handler) handle(ctx context.Context, ev events.EventBridgeEvent) error {
 	log := h.log.With("eventbridge_id", ev.ID, "detail_type", ev.DetailType)
 	if !strings.HasPrefix(ev.Source, sourcePrefix) {
 		log.Error("eventbridge event refused: not from a Stripe partner event source", "reason", "unknown-source")
