@@ -7,7 +7,8 @@
 // each bootstrap links only what its function uses; catalog maps the
 // template's logical IDs to all of them for `hookinbox dev` and the
 // tests, which run the same builders in-process: the same handler code
-// runs in Lambda, in the local stack and in tests. This package links no handler and no service client.
+// runs in Lambda, in the local stack and in tests. This package links no
+// handler and no service client.
 //
 // A builder never reads os.Getenv, loads AWS config or exits: it is given
 // getenv and cfg, and returns an error naming every missing setting.
