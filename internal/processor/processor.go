@@ -53,7 +53,7 @@
 // late duplicate of the original message is run again too, which is safe:
 // the effect ledger keeps finished effects from repeating.
 //
-// Crash safety rests on three durations (see Timing and
+// Crash safety rests on three durations (see
 // docs/reliability.md): function timeout < lease < the queue's visibility
 // timeout. A worker that dies holding a lease leaves it to expire before SQS
 // delivers its message again, so the next receive takes the event over.
@@ -105,7 +105,7 @@ import (
 )
 
 // Defaults of Config, for the template's processor (Timeout 30 s, events
-// queue VisibilityTimeout 180 s): see Timing.
+// queue VisibilityTimeout 180 s): see docs/reliability.md.
 const (
 	DefaultLeaseFor = 45 * time.Second
 	DefaultBudget   = 10 * time.Second
@@ -126,7 +126,7 @@ const (
 // Config tunes a Handler; zero fields take their defaults.
 type Config struct {
 	// LeaseFor is how long a lease lasts: the function timeout plus a
-	// margin, and less than the events queue's visibility timeout (Timing
+	// margin, and less than the events queue's visibility timeout (docs/reliability.md
 	// states the rule). Default 45 s.
 	LeaseFor time.Duration
 	// MaxReceiveCount is the events queue's redrive maxReceiveCount. On
