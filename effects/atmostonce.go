@@ -26,7 +26,7 @@ var ErrOutcomeUnknown = errors.New("effect may have run; its outcome is unknown,
 // fn returns:
 //
 //   - nil: the outcome replaces the intent, written with retries until
-//     the context's RecordDeadline (or its own deadline) passes.
+//     the context's WithRecordDeadline (or its own deadline) passes.
 //   - an error marked NotDone (the outside system refused the call, so
 //     it certainly did not happen): the intent is released and the
 //     error returned as it is; a retry runs fn again.
@@ -57,8 +57,8 @@ func NotDone(err error) error {
 	return notDone{err} // a permanent err stays permanent through Unwrap
 }
 
-// IsNotDone reports whether err was marked with NotDone.
-func IsNotDone(err error) bool {
+// isNotDone reports whether err was marked with NotDone.
+func isNotDone(err error) bool {
 	var nd notDone
 	return errors.As(err, &nd)
 }
@@ -75,7 +75,7 @@ func WithRecordDeadline(ctx context.Context, t time.Time) context.Context {
 }
 
 // recordContext returns the context to record an effect that has run with:
-// ctx without its cancellation, ending at ctx's RecordDeadline when it has
+// ctx without its cancellation, ending at ctx's WithRecordDeadline when it has
 // one, and ctx itself otherwise.
 func recordContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	t, ok := ctx.Value(recordDeadlineKey{}).(time.Time)

@@ -403,7 +403,7 @@ func (r *ledgerRunner) atMostOnce(ctx context.Context, name string, fn Func) err
 	rctx, cancel := recordContext(ctx)
 	defer cancel()
 	switch {
-	case err != nil && IsNotDone(err):
+	case err != nil && isNotDone(err):
 		if rerr := persist(rctx, func(ctx context.Context) error { return r.l.release(ctx, rec, r.attempt) }); rerr != nil {
 			// The intent stays: the next attempt cannot tell and parks the event.
 			return fmt.Errorf("effect %s of %s: %w (and its start could not be released: %v)", name, r.key, err, rerr)

@@ -10,8 +10,7 @@ import (
 )
 
 // MemoryLedger is the effect ledger in memory, with the Ledger's behaviour,
-// for fast unit tests and the local demo. It is safe for concurrent use.
-// Records never expire.
+// for unit tests. It is safe for concurrent use. Records never expire.
 type MemoryLedger struct {
 	mu   sync.Mutex
 	recs map[webhook.Key]map[string]Record
@@ -88,7 +87,7 @@ func (r *memoryRunner) do(ctx context.Context, name string, atMostOnce bool, fn 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
-	case err != nil && atMostOnce && !IsNotDone(err):
+	case err != nil && atMostOnce && !isNotDone(err):
 		return outcomeUnknown(r.key, name, time.Time{}, err)
 	case err != nil:
 		if atMostOnce {

@@ -10,7 +10,7 @@ import (
 )
 
 // settings is the processor function's environment, as template.yaml sets it.
-// The business brings its own settings (the example shop: shop.FromEnv).
+// The business brings its own settings (the example shop: shop.FromEnvIfSet).
 type settings struct {
 	lambdafn.Inbox
 	DLQURL          string        // EVENTS_DLQ_URL

@@ -25,11 +25,11 @@ import (
 // Run is the whole main of a reconciler Lambda of hookinbox's providers
 // and the team's: JSON logs, the default AWS config, the handler,
 // lambda.Start. A function that cannot start logs why and exits 1.
-func Run(providers ...provider.Provider) { lambdafn.Main(Builder(providers...)) }
+func Run(providers ...provider.Provider) { lambdafn.Main(builder(providers...)) }
 
-// Builder returns the reconciler's builder with hookinbox's providers and
-// the team's, for Run, `hookinbox dev` and tests.
-func Builder(providers ...provider.Provider) lambdafn.Builder {
+// builder returns the reconciler's builder with hookinbox's providers and
+// the team's.
+func builder(providers ...provider.Provider) lambdafn.Builder {
 	return func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 		reg, err := builtin.Registry(providers...)
 		if err != nil {

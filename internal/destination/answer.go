@@ -56,25 +56,25 @@ func classify(status int) class {
 	return refused
 }
 
-// Answer is what one delivery to a destination came to.
-type Answer struct {
+// answer is what one delivery to a destination came to.
+type answer struct {
 	Status     int           // the HTTP status; 0 without one (a bus, or no answer)
 	Text       string        // short and free of payload data: "503 Service Unavailable", "timeout", "PutEvents ThrottlingException"
 	RetryAfter time.Duration // what the destination asked for (429 and 503 Retry-After)
 	Took       time.Duration // the delivery's round trip, secrets included
 }
 
-// Error is a delivery that did not succeed: it wraps one of ErrRetry,
+// deliveryError is a delivery that did not succeed: it wraps one of ErrRetry,
 // ErrRefused, ErrGone or ErrTooLarge (and webhook.ErrPermanent for the
 // last three), and names the destination and its answer.
-type Error struct {
+type deliveryError struct {
 	Destination string
-	Answer      Answer
+	Answer      answer
 	kind        error
 	cause       error // the transport's error, if any
 }
 
-func (e *Error) Error() string {
+func (e *deliveryError) Error() string {
 	msg := fmt.Sprintf("destination %s: %s", e.Destination, e.Answer.Text)
 	if e.Answer.RetryAfter > 0 {
 		msg += fmt.Sprintf(" (retry after %v)", e.Answer.RetryAfter)
@@ -84,7 +84,7 @@ func (e *Error) Error() string {
 
 // Unwrap returns the error's kind, webhook.ErrPermanent for a kind that
 // parks, and the transport's error.
-func (e *Error) Unwrap() []error {
+func (e *deliveryError) Unwrap() []error {
 	errs := []error{e.kind}
 	if e.kind != ErrRetry {
 		errs = append(errs, webhook.ErrPermanent)
@@ -97,12 +97,12 @@ func (e *Error) Unwrap() []error {
 
 // RetryAfter is how long the destination asked to be left alone: the
 // processor retries no sooner.
-func (e *Error) RetryAfter() time.Duration { return e.Answer.RetryAfter }
+func (e *deliveryError) RetryAfter() time.Duration { return e.Answer.RetryAfter }
 
-// failure returns the Error of an answer of class c.
-func failure(name string, a Answer, c class, cause error) error {
+// failure returns the deliveryError of an answer of class c.
+func failure(name string, a answer, c class, cause error) error {
 	kind := map[class]error{retried: ErrRetry, refused: ErrRefused, gone: ErrGone}[c]
-	return &Error{Destination: name, Answer: a, kind: kind, cause: cause}
+	return &deliveryError{Destination: name, Answer: a, kind: kind, cause: cause}
 }
 
 // retryAfter reads a Retry-After header (provider.RetryAfter); nothing or

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/effects"
-	"github.com/hookinbox/hookinbox/provider/standard"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -32,9 +31,9 @@ type Body struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// EffectName returns the name of the destination's effect in the ledger,
+// effectName returns the name of the destination's effect in the ledger,
 // "destination:<name>".
-func EffectName(name string) string { return "destination:" + name }
+func effectName(name string) string { return "destination:" + name }
 
 // WebhookID returns the webhook-id of the event key's deliveries to the
 // destination name: "msg_" and 32 hex digits of the SHA-256 of the
@@ -42,12 +41,12 @@ func EffectName(name string) string { return "destination:" + name }
 // every attempt and replay, and differs between destinations, so a
 // receiver that remembers it ignores a redelivery.
 func WebhookID(key webhook.Key, name string) string {
-	sum := sha256.Sum256([]byte(effects.IdempotencyKey(key, EffectName(name))))
+	sum := sha256.Sum256([]byte(effects.IdempotencyKey(key, effectName(name))))
 	return "msg_" + hex.EncodeToString(sum[:16])
 }
 
-// NewBody returns the body of ev for the destination name, encoded.
-func NewBody(ev webhook.Event, name string) []byte {
+// newBody returns the body of ev for the destination name, encoded.
+func newBody(ev webhook.Event, name string) []byte {
 	payload := json.RawMessage(ev.Raw)
 	if !json.Valid(ev.Raw) {
 		payload, _ = json.Marshal(string(ev.Raw)) // a string always encodes
@@ -61,12 +60,4 @@ func NewBody(ev webhook.Event, name string) []byte {
 		Key: string(ev.Key()), ReceivedAt: received, Payload: payload,
 	})
 	return b
-}
-
-// Headers returns the Standard Webhooks headers of body sent as message
-// id at at: content-type, webhook-id, webhook-timestamp and
-// webhook-signature, with one "v1,<base64 HMAC-SHA256>" signature of
-// "<id>.<unix seconds>.<body>" per secret (several while rotating).
-func Headers(body []byte, id string, at time.Time, secrets []string) (map[string]string, error) {
-	return standard.SignedHeaders(body, id, at, secrets...)
 }

@@ -27,7 +27,7 @@ func TestNewBody(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := webhook.Event{Provider: "stripe", ID: "evt_1", Type: "invoice.paid", Received: received, Raw: []byte(tt.raw)}
 			var got map[string]any
-			if err := json.Unmarshal(NewBody(ev, "crm"), &got); err != nil {
+			if err := json.Unmarshal(newBody(ev, "crm"), &got); err != nil {
 				t.Fatal(err)
 			}
 			var payload any
@@ -53,11 +53,11 @@ func TestWebhookID(t *testing.T) {
 	}
 }
 
-func TestHeadersVerifyAsStandardWebhooks(t *testing.T) {
+func TestSignedHeadersVerifyAsStandardWebhooks(t *testing.T) {
 	const oldSecret, newSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD"
 	at := time.Unix(1_777_000_000, 0)
-	body := NewBody(webhook.Event{Provider: "stripe", ID: "evt_1", Type: "invoice.paid", Raw: []byte(`{}`)}, "crm")
-	h, err := Headers(body, WebhookID("stripe#evt_1", "crm"), at, []string{oldSecret, newSecret})
+	body := newBody(webhook.Event{Provider: "stripe", ID: "evt_1", Type: "invoice.paid", Raw: []byte(`{}`)}, "crm")
+	h, err := standard.SignedHeaders(body, WebhookID("stripe#evt_1", "crm"), at, oldSecret, newSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestHeadersVerifyAsStandardWebhooks(t *testing.T) {
 	if got := hdr.Get("content-type"); got != "application/json" {
 		t.Errorf("content-type = %q", got)
 	}
-	if _, err := Headers(body, "msg_1", at, []string{"whsec_not base64!"}); err == nil {
-		t.Error("Headers with a secret that is not base64 = nil error")
+	if _, err := standard.SignedHeaders(body, "msg_1", at, "whsec_not base64!"); err == nil {
+		t.Error("SignedHeaders with a secret that is not base64 = nil error")
 	}
 }

@@ -13,8 +13,8 @@ import (
 // DefaultConcurrency is Config.Concurrency's default.
 const DefaultConcurrency = 4
 
-// MaxConcurrency is the most Config.Concurrency may be.
-const MaxConcurrency = 100
+// maxConcurrency is the most Config.Concurrency may be.
+const maxConcurrency = 100
 
 // Config is one destination, as the processor's DESTINATIONS environment
 // variable (a JSON array) and the `Destinations:` list of the file
@@ -22,7 +22,7 @@ const MaxConcurrency = 100
 // field names in both.
 type Config struct {
 	// Name names the destination: [a-z0-9-], at most 40 characters, unique.
-	// Its effect in the ledger is EffectName(Name); changing it delivers
+	// Its effect in the ledger is effectName(Name); changing it delivers
 	// again, under a new webhook-id, every event not yet finished.
 	Name string `json:"name" yaml:"name"`
 	// URL is an HTTP destination: https://, or http:// to a loopback host.
@@ -152,8 +152,8 @@ func (c Config) problems() []string {
 			add("events: %v", err)
 		}
 	}
-	if c.Concurrency < 0 || c.Concurrency > MaxConcurrency {
-		add("concurrency: want 1 to %d, got %d", MaxConcurrency, c.Concurrency)
+	if c.Concurrency < 0 || c.Concurrency > maxConcurrency {
+		add("concurrency: want 1 to %d, got %d", maxConcurrency, c.Concurrency)
 	}
 	return ps
 }

@@ -20,7 +20,7 @@
 // (ErrTooLarge), never cut.
 //
 // Answers (classify): 2xx is delivered; 408, 429, 5xx, a timeout
-// (DefaultTimeout) and no connection are retried with the processor's
+// (defaultTimeout) and no connection are retried with the processor's
 // backoff, no sooner than a Retry-After asks, and parked when the
 // event's tries run out; other answers (3xx, 4xx) park the event at once,
 // 410 as ErrGone, which alarms.
@@ -35,7 +35,7 @@
 // Concurrency at once.
 //
 // Guarantees: each destination is its own effect in the effect ledger
-// (EffectName), so a destination that fails never makes another one, or
+// (effectName), so a destination that fails never makes another one, or
 // the team's Go business, run again; an event is delivered to a
 // destination at least once, with the same webhook-id on every delivery.
 // Safe for concurrent use.

@@ -15,33 +15,33 @@ import (
 )
 
 // MaxEntrySize is the largest EventBridge entry PutEvents takes, in
-// bytes, counted as EventBridge counts it (EntrySize). A bigger event is
+// bytes, counted as EventBridge counts it (entrySize). A bigger event is
 // not sent: it is parked (ErrTooLarge), as retrying cannot shrink it.
 const MaxEntrySize = 256 * 1024
 
-// EventBridgeAPI lists the EventBridge call a bus destination makes
+// eventBridgeAPI lists the EventBridge call a bus destination makes
 // (*eventbridge.Client).
-type EventBridgeAPI interface {
+type eventBridgeAPI interface {
 	PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, opts ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
 }
 
 // busDestination puts events on one EventBridge bus.
 type busDestination struct {
 	cfg    Config
-	client EventBridgeAPI
+	client eventBridgeAPI
 }
 
-// Source returns the EventBridge source of provider's events,
+// busSource returns the EventBridge source of provider's events,
 // "hookinbox.<provider>".
-func Source(provider string) string { return "hookinbox." + provider }
+func busSource(provider string) string { return "hookinbox." + provider }
 
-// Entry returns the PutEvents entry of ev's body on bus: source
+// putEntry returns the PutEvents entry of ev's body on bus: source
 // "hookinbox.<provider>", detail-type the event's type, detail the body,
 // time the provider's creation time when it has one.
-func Entry(bus string, ev webhook.Event, body []byte) types.PutEventsRequestEntry {
+func putEntry(bus string, ev webhook.Event, body []byte) types.PutEventsRequestEntry {
 	e := types.PutEventsRequestEntry{
 		EventBusName: aws.String(bus),
-		Source:       aws.String(Source(ev.Provider)),
+		Source:       aws.String(busSource(ev.Provider)),
 		DetailType:   aws.String(ev.Type),
 		Detail:       aws.String(string(body)),
 	}
@@ -51,10 +51,10 @@ func Entry(bus string, ev webhook.Event, body []byte) types.PutEventsRequestEntr
 	return e
 }
 
-// EntrySize is e's size as EventBridge counts it against MaxEntrySize:
+// entrySize is e's size as EventBridge counts it against MaxEntrySize:
 // 14 bytes for a time, and the bytes of its source, detail-type, detail
 // and resources.
-func EntrySize(e types.PutEventsRequestEntry) int {
+func entrySize(e types.PutEventsRequestEntry) int {
 	n := len(aws.ToString(e.Source)) + len(aws.ToString(e.DetailType)) + len(aws.ToString(e.Detail))
 	if e.Time != nil {
 		n += 14
@@ -66,28 +66,28 @@ func EntrySize(e types.PutEventsRequestEntry) int {
 }
 
 // send puts the event on the bus once and classifies the answer.
-func (d *busDestination) send(ctx context.Context, ev webhook.Event, body []byte) (Answer, error) {
-	entry := Entry(d.cfg.Bus, ev, body)
-	if size := EntrySize(entry); size > MaxEntrySize {
-		a := Answer{Text: fmt.Sprintf("event too large for EventBridge: %d bytes, the limit is %d", size, MaxEntrySize)}
-		return a, &Error{Destination: d.cfg.Name, Answer: a, kind: ErrTooLarge}
+func (d *busDestination) send(ctx context.Context, ev webhook.Event, body []byte) (answer, error) {
+	entry := putEntry(d.cfg.Bus, ev, body)
+	if size := entrySize(entry); size > MaxEntrySize {
+		a := answer{Text: fmt.Sprintf("event too large for EventBridge: %d bytes, the limit is %d", size, MaxEntrySize)}
+		return a, &deliveryError{Destination: d.cfg.Name, Answer: a, kind: ErrTooLarge}
 	}
 	out, err := d.client.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{entry}})
 	if err != nil {
-		a := Answer{Text: "PutEvents: " + apiText(err)}
+		a := answer{Text: "PutEvents: " + apiText(err)}
 		if busRetries(err) {
 			return a, failure(d.cfg.Name, a, retried, err)
 		}
 		return a, failure(d.cfg.Name, a, refused, err)
 	}
 	if out.FailedEntryCount == 0 && len(out.Entries) == 1 {
-		return Answer{Text: "put as " + aws.ToString(out.Entries[0].EventId)}, nil
+		return answer{Text: "put as " + aws.ToString(out.Entries[0].EventId)}, nil
 	}
 	code, msg := "no result", ""
 	if len(out.Entries) == 1 {
 		code, msg = aws.ToString(out.Entries[0].ErrorCode), aws.ToString(out.Entries[0].ErrorMessage)
 	}
-	a := Answer{Text: fmt.Sprintf("PutEvents entry failed: %s %s", code, msg)}
+	a := answer{Text: fmt.Sprintf("PutEvents entry failed: %s %s", code, msg)}
 	if code == "InternalFailure" || code == "ThrottlingException" || code == "no result" {
 		return a, failure(d.cfg.Name, a, retried, nil)
 	}

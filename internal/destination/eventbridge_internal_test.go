@@ -69,7 +69,7 @@ func TestBusAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := &busDestination{cfg: Config{Name: "bus", Bus: "orders"}, client: tt.put}
-			_, err := d.send(context.Background(), ev, NewBody(ev, "bus"))
+			_, err := d.send(context.Background(), ev, newBody(ev, "bus"))
 			if (tt.kind == nil) != (err == nil) || (tt.kind != nil && !errors.Is(err, tt.kind)) {
 				t.Errorf("send = %v; want %v", err, tt.kind)
 			}

@@ -10,55 +10,55 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/hookinbox/hookinbox/provider/standard"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// DefaultTimeout is how long one HTTP delivery may take, answer included,
+// defaultTimeout is how long one HTTP delivery may take, answer included,
 // unless the processor's deadline for the event's effects comes first.
-const DefaultTimeout = 10 * time.Second
+const defaultTimeout = 10 * time.Second
 
 // userAgent is every HTTP delivery's User-Agent.
 const userAgent = "hookinbox-destination/1"
 
-// NewHTTPClient returns the client HTTP destinations are delivered with:
+// newHTTPClient returns the client HTTP destinations are delivered with:
 // it follows no redirect (a 3xx is the answer) and gives up after
 // timeout.
-func NewHTTPClient(timeout time.Duration) *http.Client {
+func newHTTPClient(timeout time.Duration) *http.Client {
 	return &http.Client{
 		Timeout:       timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 
-// SecretFunc returns the current values of the secret arn (several while
+// secretFunc returns the current values of the secret arn (several while
 // rotating).
-type SecretFunc func(ctx context.Context, arn string) ([]string, error)
+type secretFunc func(ctx context.Context, arn string) ([]string, error)
 
 // httpDestination POSTs events to one URL.
 type httpDestination struct {
 	cfg     Config
 	client  *http.Client
-	secrets SecretFunc
-	now     func() time.Time
+	secrets secretFunc
 }
 
 // send delivers body once and classifies the answer.
-func (d *httpDestination) send(ctx context.Context, ev webhook.Event, body []byte) (Answer, error) {
+func (d *httpDestination) send(ctx context.Context, ev webhook.Event, body []byte) (answer, error) {
 	signing, err := d.secrets(ctx, d.cfg.Secret)
 	if err != nil {
 		// Secrets Manager is unavailable or the secret is stale: retried.
-		a := Answer{Text: "signing secret unavailable"}
+		a := answer{Text: "signing secret unavailable"}
 		return a, failure(d.cfg.Name, a, retried, err)
 	}
-	at := d.now()
-	h, err := Headers(body, WebhookID(ev.Key(), d.cfg.Name), at, signing)
+	at := time.Now()
+	h, err := standard.SignedHeaders(body, WebhookID(ev.Key(), d.cfg.Name), at, signing...)
 	if err != nil {
-		a := Answer{Text: "signing secret unusable: " + err.Error()}
+		a := answer{Text: "signing secret unusable: " + err.Error()}
 		return a, failure(d.cfg.Name, a, refused, nil)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.cfg.URL, bytes.NewReader(body))
 	if err != nil {
-		a := Answer{Text: "bad request: " + err.Error()}
+		a := answer{Text: "bad request: " + err.Error()}
 		return a, failure(d.cfg.Name, a, refused, nil)
 	}
 	for k, v := range h {
@@ -71,21 +71,21 @@ func (d *httpDestination) send(ctx context.Context, ev webhook.Event, body []byt
 			err = errors.New("no value")
 		}
 		if err != nil {
-			a := Answer{Text: "header secret unavailable"}
+			a := answer{Text: "header secret unavailable"}
 			return a, failure(d.cfg.Name, a, retried, err)
 		}
 		req.Header.Set(d.cfg.Header, vals[0])
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		a := Answer{Text: transportText(ctx, err)}
+		a := answer{Text: transportText(ctx, err)}
 		return a, failure(d.cfg.Name, a, retried, nil)
 	}
 	// Read a little of the answer so the connection is reused; it is
 	// never kept or logged.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	_ = resp.Body.Close()
-	a := Answer{Status: resp.StatusCode, Text: resp.Status}
+	a := answer{Status: resp.StatusCode, Text: resp.Status}
 	if a.Text == "" {
 		a.Text = fmt.Sprint(resp.StatusCode)
 	}
@@ -94,7 +94,7 @@ func (d *httpDestination) send(ctx context.Context, ev webhook.Event, body []byt
 		return a, nil
 	}
 	if c == retried {
-		a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), d.now())
+		a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	if c == refused && resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		a.Text += " (redirects are not followed)"

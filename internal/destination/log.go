@@ -56,7 +56,7 @@ func NewLog(db logDB, table string, ttl time.Duration) *Log {
 }
 
 // note records one attempt of the delivery of key to name.
-func (l *Log) note(ctx context.Context, key webhook.Key, name string, a Answer, delivered bool, at time.Time) error {
+func (l *Log) note(ctx context.Context, key webhook.Key, name string, a answer, delivered bool, at time.Time) error {
 	if l == nil {
 		return nil
 	}

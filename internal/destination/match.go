@@ -18,9 +18,9 @@ func checkPattern(p string) error {
 	return nil
 }
 
-// Matches reports whether the event of provider and eventType matches one
+// matches reports whether the event of provider and eventType matches one
 // of c's patterns.
-func (c Config) Matches(provider, eventType string) bool {
+func (c Config) matches(provider, eventType string) bool {
 	subject := provider + ":" + eventType
 	for _, p := range c.Events {
 		if p == "*" || glob(p, subject) {

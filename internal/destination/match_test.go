@@ -23,7 +23,7 @@ func TestMatches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c := Config{Events: tt.patterns}
-		if got := c.Matches(tt.provider, tt.etype); got != tt.want {
+		if got := c.matches(tt.provider, tt.etype); got != tt.want {
 			t.Errorf("Matches(%q, %q) with %q = %v; want %v", tt.provider, tt.etype, tt.patterns, got, tt.want)
 		}
 	}

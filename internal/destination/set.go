@@ -16,14 +16,15 @@ import (
 
 // Options are what a Set delivers with.
 type Options struct {
-	// HTTP sends to URL destinations; nil means NewHTTPClient(DefaultTimeout).
+	// HTTP sends to URL destinations; nil means one that follows no
+	// redirect and gives up after 10s.
 	HTTP *http.Client
 	// EventBridge puts events on bus destinations; required when one is
 	// configured.
-	EventBridge EventBridgeAPI
+	EventBridge eventBridgeAPI
 	// Secrets returns the signing and header secrets by ARN; required when
 	// a URL destination is configured.
-	Secrets SecretFunc
+	Secrets secretFunc
 	// Log records each delivery attempt; nil records none.
 	Log *Log
 	// Metrics records each attempt by destination; nil records nothing.
@@ -31,8 +32,6 @@ type Options struct {
 	// Logger logs a delivery log that could not be written; nil logs
 	// nothing.
 	Logger *slog.Logger
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
 }
 
 // Set is the destinations of a deployment. Safe for concurrent use.
@@ -46,7 +45,7 @@ type destination struct {
 	cfg    Config
 	slots  chan struct{} // a token per delivery in flight
 	sender interface {
-		send(ctx context.Context, ev webhook.Event, body []byte) (Answer, error)
+		send(ctx context.Context, ev webhook.Event, body []byte) (answer, error)
 	}
 }
 
@@ -55,11 +54,8 @@ func New(cfgs []Config, o Options) (*Set, error) {
 	if err := Validate(cfgs); err != nil {
 		return nil, err
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.HTTP == nil {
-		o.HTTP = NewHTTPClient(DefaultTimeout)
+		o.HTTP = newHTTPClient(defaultTimeout)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -75,7 +71,7 @@ func New(cfgs []Config, o Options) (*Set, error) {
 		case o.Secrets == nil:
 			return nil, fmt.Errorf("destination %s: no way to read its secrets", c.Name)
 		default:
-			d.sender = &httpDestination{cfg: c, client: o.HTTP, secrets: o.Secrets, now: o.Now}
+			d.sender = &httpDestination{cfg: c, client: o.HTTP, secrets: o.Secrets}
 		}
 		s.dests = append(s.dests, d)
 	}
@@ -94,7 +90,7 @@ func (s *Set) Len() int {
 func (s *Set) matching(ev webhook.Event) []*destination {
 	var ds []*destination
 	for _, d := range s.dests {
-		if d.cfg.Matches(ev.Provider, ev.Type) {
+		if d.cfg.matches(ev.Provider, ev.Type) {
 			ds = append(ds, d)
 		}
 	}
@@ -107,9 +103,9 @@ type Business interface {
 }
 
 // Wrap returns a Business that runs next (nil: none) and delivers ev to
-// every destination it matches, each as its own effect (EffectName) in
+// every destination it matches, each as its own effect (effectName) in
 // fx, all at once: a slow destination holds up neither next nor the
-// others. Its error is Combine's.
+// others. Its error is combine's.
 func (s *Set) Wrap(next Business) Business {
 	return &withDestinations{next: next, set: s}
 }
@@ -138,17 +134,17 @@ func (w *withDestinations) Handle(ctx context.Context, ev webhook.Event, fx effe
 	if len(ds) > 0 && errors.Is(berr, webhook.ErrNoHandler) {
 		berr = nil // delivered somewhere: not ignored
 	}
-	return Combine(berr, errs...)
+	return combine(berr, errs...)
 }
 
-// Combine returns the error of an event whose business returned berr and
+// combine returns the error of an event whose business returned berr and
 // whose deliveries returned errs: nil when all are nil; an error wrapping
 // ErrBusy when every failure is a busy destination (the processor brings
 // the event back without counting an attempt); otherwise every error
 // joined, the busy ones as plain text, so the attempt counts, a permanent
 // one parks the event, and a retry runs only what the ledger has not
 // recorded.
-func Combine(berr error, errs ...error) error {
+func combine(berr error, errs ...error) error {
 	all := append([]error{berr}, errs...)
 	var failed []error
 	busy := 0
@@ -172,11 +168,11 @@ func Combine(berr error, errs ...error) error {
 	return errors.Join(failed...)
 }
 
-// deliver delivers ev to d as the effect EffectName(d's name) in fx: not
+// deliver delivers ev to d as the effect effectName(d's name) in fx: not
 // at all when the ledger records it, and not tried (ErrBusy) when d has
 // Concurrency deliveries in flight in this process.
 func (s *Set) deliver(ctx context.Context, d *destination, ev webhook.Event, fx effects.Runner) error {
-	return effects.DoResult(ctx, fx, EffectName(d.cfg.Name), func(ctx context.Context, _ string) (string, error) {
+	return effects.DoResult(ctx, fx, effectName(d.cfg.Name), func(ctx context.Context, _ string) (string, error) {
 		select {
 		case d.slots <- struct{}{}:
 		default:
@@ -184,9 +180,9 @@ func (s *Set) deliver(ctx context.Context, d *destination, ev webhook.Event, fx 
 			return "", fmt.Errorf("destination %s: %w", d.cfg.Name, ErrBusy)
 		}
 		defer func() { <-d.slots }()
-		begin := s.o.Now()
-		a, err := d.sender.send(ctx, ev, NewBody(ev, d.cfg.Name))
-		a.Took = s.o.Now().Sub(begin)
+		begin := time.Now()
+		a, err := d.sender.send(ctx, ev, newBody(ev, d.cfg.Name))
+		a.Took = time.Since(begin)
 		s.record(ctx, ev.Key(), d.cfg.Name, a, err)
 		if err != nil {
 			return "", err
@@ -196,7 +192,7 @@ func (s *Set) deliver(ctx context.Context, d *destination, ev webhook.Event, fx 
 }
 
 // Failed returns the names of the destinations whose delivery failed in
-// err, an event's error (Combine's), once each, in the order err lists
+// err, an event's error (combine's), once each, in the order err lists
 // them: the processor counts DestinationParked for each when it parks the
 // event.
 func Failed(err error) []string {
@@ -206,7 +202,7 @@ func Failed(err error) []string {
 	walk = func(err error) {
 		switch e := err.(type) {
 		case nil:
-		case *Error:
+		case *deliveryError:
 			if !seen[e.Destination] {
 				seen[e.Destination] = true
 				names = append(names, e.Destination)
@@ -224,8 +220,8 @@ func Failed(err error) []string {
 }
 
 // record notes an attempt in the delivery log and the metrics.
-func (s *Set) record(ctx context.Context, key webhook.Key, name string, a Answer, err error) {
-	if lerr := s.o.Log.note(ctx, key, name, a, err == nil, s.o.Now()); lerr != nil {
+func (s *Set) record(ctx context.Context, key webhook.Key, name string, a answer, err error) {
+	if lerr := s.o.Log.note(ctx, key, name, a, err == nil, time.Now()); lerr != nil {
 		s.o.Logger.Warn("delivery not logged", "destination", name, "reason", lerr.Error())
 	}
 	ms := []metrics.Metric{metrics.Millis(metrics.DestinationLatency, a.Took)}

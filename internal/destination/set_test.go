@@ -140,7 +140,7 @@ func TestDeliveryClasses(t *testing.T) {
 				srv, got = server(t, tt.handler)
 				url = srv.URL + "/hooks"
 			}
-			s, err := New([]Config{httpConfig("crm", url)}, Options{Secrets: testSecrets, HTTP: NewHTTPClient(200 * time.Millisecond), Log: log})
+			s, err := New([]Config{httpConfig("crm", url)}, Options{Secrets: testSecrets, HTTP: newHTTPClient(200 * time.Millisecond), Log: log})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +155,7 @@ func TestDeliveryClasses(t *testing.T) {
 			case webhook.IsPermanent(err) != tt.permanent:
 				t.Errorf("Handle = %v: permanent %v; want %v", err, webhook.IsPermanent(err), tt.permanent)
 			}
-			var de *Error
+			var de *deliveryError
 			if errors.As(err, &de) && de.RetryAfter().Round(time.Minute) != tt.retryAfter {
 				t.Errorf("RetryAfter = %v; want %v", de.RetryAfter(), tt.retryAfter)
 			}
@@ -278,8 +278,8 @@ func TestNoHandler(t *testing.T) {
 func TestCombine(t *testing.T) {
 	busy := errors.New("destination a: " + ErrBusy.Error())
 	busyErr := &wrapErr{busy, ErrBusy}
-	retryErr := &Error{Destination: "b", Answer: Answer{Text: "503"}, kind: ErrRetry}
-	goneErr := &Error{Destination: "c", Answer: Answer{Text: "410"}, kind: ErrGone}
+	retryErr := &deliveryError{Destination: "b", Answer: answer{Text: "503"}, kind: ErrRetry}
+	goneErr := &deliveryError{Destination: "c", Answer: answer{Text: "410"}, kind: ErrGone}
 	tests := []struct {
 		name                  string
 		berr                  error
@@ -293,7 +293,7 @@ func TestCombine(t *testing.T) {
 		{name: "gone and retry", errs: []error{goneErr, retryErr}, perma: true},
 	}
 	for _, tt := range tests {
-		err := Combine(tt.berr, tt.errs...)
+		err := combine(tt.berr, tt.errs...)
 		if (err == nil) != tt.nilErr || errors.Is(err, ErrBusy) != tt.isBusy || webhook.IsPermanent(err) != tt.perma {
 			t.Errorf("%s: Combine = %v (busy %v, permanent %v); want nil %v, busy %v, permanent %v",
 				tt.name, err, errors.Is(err, ErrBusy), webhook.IsPermanent(err), tt.nilErr, tt.isBusy, tt.perma)

@@ -18,7 +18,7 @@ import (
 
 // Personal data. Each event is indexed under the people it is about (its
 // subjects), never by the subject itself but by a keyed hash of it: one
-// small item per subject and event, partition SubjectPrefix+hash, sort key
+// small item per subject and event, partition subjectPrefix+hash, sort key
 // the event key, expiring with the event. Erasing a subject, or the
 // retention of a finished event's payload, removes every stored copy of the
 // payload (inline, payload item, S3 object) and, for an erasure, the
@@ -34,7 +34,7 @@ const (
 // Partitions of the personal-data items: a ':' keeps them apart from every
 // event key ("<provider>#<id>", and a provider's name has no ':').
 const (
-	SubjectPrefix    = "subject:"
+	subjectPrefix    = "subject:"
 	erasurePartition = "audit:erasure"
 )
 
@@ -104,7 +104,7 @@ func (s *DynamoDB) IndexSubjects(ctx context.Context, key webhook.Key, hashes []
 	var reqs []types.WriteRequest
 	for _, h := range hashes {
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: attrs{
-			"pk": str(SubjectPrefix + h), "sk": str(string(key)), "expires_at": num(expiresAt.Unix()),
+			"pk": str(subjectPrefix + h), "sk": str(string(key)), "expires_at": num(expiresAt.Unix()),
 		}}})
 	}
 	for len(reqs) > 0 {
@@ -129,7 +129,7 @@ func (s *DynamoDB) IndexSubjects(ctx context.Context, key webhook.Key, hashes []
 func (s *DynamoDB) SubjectEvents(ctx context.Context, hashes []string) ([]webhook.Key, error) {
 	var keys []webhook.Key
 	for _, h := range hashes {
-		items, err := s.partition(ctx, SubjectPrefix+h)
+		items, err := s.partition(ctx, subjectPrefix+h)
 		if err != nil {
 			return nil, fmt.Errorf("subject events: %w", err)
 		}

@@ -42,8 +42,6 @@ type Config struct {
 	// Grace is how long a RECEIVED claim may wait for its message before
 	// a duplicate re-enqueues it; default 2 min.
 	Grace time.Duration
-	// TTL is how long inbox items live; default inbox.DefaultTTL.
-	TTL time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// FromProviderAPI says the events come from the provider's API (the
@@ -65,9 +63,6 @@ const DefaultGrace = 2 * time.Minute
 func (c Config) withDefaults() Config {
 	if c.Grace <= 0 {
 		c.Grace = DefaultGrace
-	}
-	if c.TTL <= 0 {
-		c.TTL = inbox.DefaultTTL
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -112,7 +107,7 @@ func New(cfg Config, store claimStore, queue sender, log *slog.Logger) *Intake {
 // its checkpoint before it).
 func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error) {
 	now := in.cfg.Now()
-	c := inbox.Claim{Event: ev, At: now, TTL: in.cfg.TTL}.Prepared()
+	c := inbox.Claim{Event: ev, At: now, TTL: inbox.DefaultTTL}.Prepared()
 	// A small payload rides in the claim: one write, and a duplicate
 	// writes nothing. A larger one is written beside the claim, marked
 	// with the claim's time, so a new event costs one round trip less than

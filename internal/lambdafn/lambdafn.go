@@ -7,7 +7,8 @@
 // each bootstrap links only what its function uses; catalog maps the
 // template's logical IDs to all of them for `hookinbox dev` and the
 // tests, which run the same builders in-process: the same handler code
-// runs in Lambda, in the local stack and in tests. This package links no handler and no service client.
+// runs in Lambda, in the local stack and in tests. This package links no
+// handler and no service client.
 //
 // A builder never reads os.Getenv, loads AWS config or exits: it is given
 // getenv and cfg, and returns an error naming every missing setting.
@@ -33,12 +34,12 @@ type Builder func(ctx context.Context, cfg aws.Config, getenv func(string) strin
 
 // Main is a function's whole main: JSON logs on stdout (internal/platform/logs: at
 // Lambda's log level, request ids added, emails scrubbed), the AWS config of
-// the Lambda environment (LoadConfig), the handler from build, lambda.Start.
+// the Lambda environment (loadConfig), the handler from build, lambda.Start.
 // A function that cannot start logs why and exits 1.
 func Main(build Builder) {
 	log := logs.New(os.Stdout, logs.Level(os.Getenv))
 	ctx := context.Background()
-	cfg, err := LoadConfig(ctx)
+	cfg, err := loadConfig(ctx)
 	var h any
 	if err == nil {
 		h, err = build(ctx, cfg, os.Getenv, log)
@@ -50,14 +51,14 @@ func Main(build Builder) {
 	lambda.Start(h)
 }
 
-// LoadConfig returns the AWS configuration a Lambda function runs with:
+// loadConfig returns the AWS configuration a Lambda function runs with:
 // config.LoadDefaultConfig, so every AWS_* variable the SDK honours is
 // honoured (AWS_REGION, the execution role's credentials,
 // AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE>, AWS_USE_FIPS_ENDPOINT,
 // AWS_USE_DUALSTACK_ENDPOINT, AWS_MAX_ATTEMPTS, AWS_RETRY_MODE, ...), and
 // the same bootstrap runs against AWS, the local emulators or LocalStack.
 // A configuration without a region is an error that says so.
-func LoadConfig(ctx context.Context) (aws.Config, error) {
+func loadConfig(ctx context.Context) (aws.Config, error) {
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("AWS configuration: %w", err)

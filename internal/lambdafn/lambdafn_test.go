@@ -73,7 +73,7 @@ func TestLoadConfigHonoursTheSDKVariables(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lambdaEnv(t, tc.env)
-			cfg, err := LoadConfig(context.Background())
+			cfg, err := loadConfig(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestLoadConfigHonoursTheSDKVariables(t *testing.T) {
 
 func TestLoadConfigRetrySettings(t *testing.T) {
 	lambdaEnv(t, map[string]string{"AWS_MAX_ATTEMPTS": "7", "AWS_RETRY_MODE": "adaptive"})
-	cfg, err := LoadConfig(context.Background())
+	cfg, err := loadConfig(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestLoadConfigRetrySettings(t *testing.T) {
 
 func TestLoadConfigWithoutRegion(t *testing.T) {
 	lambdaEnv(t, map[string]string{"AWS_REGION": "", "AWS_DEFAULT_REGION": ""})
-	if _, err := LoadConfig(context.Background()); err == nil || !strings.Contains(err.Error(), "AWS_REGION") {
-		t.Errorf("LoadConfig without a region: %v, want an error naming AWS_REGION", err)
+	if _, err := loadConfig(context.Background()); err == nil || !strings.Contains(err.Error(), "AWS_REGION") {
+		t.Errorf("loadConfig without a region: %v, want an error naming AWS_REGION", err)
 	}
 }

@@ -21,21 +21,20 @@ type retainStore interface {
 }
 
 // Retention removes the payloads of events finished (DONE or IGNORED)
-// longer than Keep ago, at most Limit a run; the dedupe records stay.
+// longer than Keep ago, at most retainLimit a run; the dedupe records
+// stay.
 type Retention struct {
 	Store retainStore
 	Keep  time.Duration
-	Limit int // default 1000
 }
+
+// retainLimit is the most payloads one run removes.
+const retainLimit = 1000
 
 // Run removes what is due at now and returns how many payloads it removed.
 // An event claimed again meanwhile (an id-only notification) is left.
 func (r Retention) Run(ctx context.Context, now time.Time) (int, error) {
-	limit := r.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	keys, err := r.Store.Retained(ctx, now.Add(-r.Keep), limit)
+	keys, err := r.Store.Retained(ctx, now.Add(-r.Keep), retainLimit)
 	if err != nil {
 		return 0, err
 	}

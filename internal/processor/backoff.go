@@ -18,12 +18,12 @@ func (c Config) infraBackoff(n int, jitter float64) time.Duration {
 	return ceilSecond(ceiling/2 + time.Duration(jitter*float64(ceiling/2)))
 }
 
-// ceiling returns min(BackoffMax, BackoffBase·2^(n-1)).
+// ceiling returns min(BackoffMax, backoffBase·2^(n-1)).
 func (c Config) ceiling(n int) time.Duration {
 	ceiling := c.BackoffMax
 	n = max(n, 1)
 	if n <= 30 {
-		if d := c.BackoffBase << (n - 1); d > 0 && d < ceiling {
+		if d := backoffBase << (n - 1); d > 0 && d < ceiling {
 			ceiling = d
 		}
 	}

@@ -98,7 +98,7 @@ type facts struct {
 // infrastructure failed MaxInfraFailures of its attempts.
 func (c Config) facts(a attempt) facts {
 	f := facts{err: a.err, tries: a.item.Attempts - a.item.InfraFailures, infraFailures: a.item.InfraFailures}
-	// destination.Combine wraps ErrBusy only when nothing else failed.
+	// Destinations' errors wrap ErrBusy only when nothing else failed.
 	if f.busy = errors.Is(a.err, destination.ErrBusy); f.busy {
 		f.tries--
 		return f

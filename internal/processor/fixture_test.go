@@ -23,7 +23,7 @@ import (
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 // business runs the effects named in the event body ("a,b") through fx,
-// recording each run; failing names an effect that errors with failWith.
+// recording each run; failing maps "<event id>/<effect>" to its error.
 type business struct {
 	mu       sync.Mutex
 	runs     []string

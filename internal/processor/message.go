@@ -135,7 +135,7 @@ func (h *Handler) held(ctx context.Context, j *job, it inbox.Item, tries int) (r
 		j.log.Info("the lease holder failed it; this copy comes back after a backoff", "retry_in", d.String())
 		return h.later(ctx, j, d), false
 	case heldBy(it, h.cfg.Now()) || tries >= 2:
-		d := ceilSecond(it.LeaseUntil.Sub(h.cfg.Now()) + time.Duration(h.cfg.Jitter()*float64(h.cfg.LeaseJitter)))
+		d := ceilSecond(it.LeaseUntil.Sub(h.cfg.Now()) + time.Duration(h.cfg.Jitter()*float64(leaseJitter)))
 		j.log.Info("another worker holds the lease; back when it ends", "lease_until", it.LeaseUntil, "retry_in", d.String())
 		return h.later(ctx, j, d), false
 	}
@@ -221,7 +221,7 @@ func (h *Handler) awaitHolder(ctx context.Context, key webhook.Key, it inbox.Ite
 // notStarted puts back a message the invocation has no time for.
 func (h *Handler) notStarted(ctx context.Context, msg events.SQSMessage) (retry bool) {
 	ctx, j, _ := h.newJob(ctx, msg) // an unreadable message is parked at its next receive
-	soon := ceilSecond(h.cfg.RetrySoon + time.Duration(h.cfg.Jitter()*float64(h.cfg.RetrySoon)))
+	soon := ceilSecond(retrySoon + time.Duration(h.cfg.Jitter()*float64(retrySoon)))
 	return h.later(ctx, j, soon)
 }
 

@@ -53,7 +53,7 @@
 // late duplicate of the original message is run again too, which is safe:
 // the effect ledger keeps finished effects from repeating.
 //
-// Crash safety rests on three durations (see Timing and
+// Crash safety rests on three durations (see
 // docs/reliability.md): function timeout < lease < the queue's visibility
 // timeout. A worker that dies holding a lease leaves it to expire before SQS
 // delivers its message again, so the next receive takes the event over.
@@ -105,17 +105,28 @@ import (
 )
 
 // Defaults of Config, for the template's processor (Timeout 30 s, events
-// queue VisibilityTimeout 180 s): see Timing.
+// queue VisibilityTimeout 180 s): see docs/reliability.md.
 const (
 	DefaultLeaseFor = 45 * time.Second
 	DefaultBudget   = 10 * time.Second
 	DefaultReserve  = 2 * time.Second
 )
 
+const (
+	// retrySoon is the visibility of a message the invocation had no time
+	// to start (plus up to as much again of jitter).
+	retrySoon = time.Second
+	// leaseJitter is the most added to a lease's end when a message is put
+	// back until then, so copies do not all come back at once.
+	leaseJitter = 2 * time.Second
+	// backoffBase is the first retry's backoff ceiling (Config.BackoffMax).
+	backoffBase = 10 * time.Second
+)
+
 // Config tunes a Handler; zero fields take their defaults.
 type Config struct {
 	// LeaseFor is how long a lease lasts: the function timeout plus a
-	// margin, and less than the events queue's visibility timeout (Timing
+	// margin, and less than the events queue's visibility timeout (docs/reliability.md
 	// states the rule). Default 45 s.
 	LeaseFor time.Duration
 	// MaxReceiveCount is the events queue's redrive maxReceiveCount. On
@@ -136,19 +147,13 @@ type Config struct {
 	// holder to finish before it is put back until the lease ends.
 	// Default Budget/2.
 	HeldWait time.Duration
-	// RetrySoon is the visibility of a message the invocation had no time
-	// to start (plus up to as much again of jitter). Default 1 s.
-	RetrySoon time.Duration
-	// LeaseJitter is the most added to a lease's end when a message is put
-	// back until then, so copies do not all come back at once. Default 2 s.
-	LeaseJitter time.Duration
-	// BackoffBase and BackoffMax bound the visibility delay after a
-	// transient failure: a random time in [0, min(Max, Base·2^(attempt-1))];
-	// after the n-th failure of the infrastructure one in
-	// [ceiling/2, ceiling] with ceiling = min(Max, Base·2^(n-1)), so it
-	// grows. Defaults 10 s and 15 min; Max is at most 15 min, the longest
-	// delay SQS gives a message sent again on its last receive.
-	BackoffBase, BackoffMax time.Duration
+	// BackoffMax bounds the visibility delay after a transient failure:
+	// a random time in [0, min(BackoffMax, 10 s·2^(attempt-1))]; after the
+	// n-th failure of the infrastructure one in [ceiling/2, ceiling] with
+	// ceiling = min(BackoffMax, 10 s·2^(n-1)), so it grows. Default 15
+	// min, also the most: the longest delay SQS gives a message sent again
+	// on its last receive.
+	BackoffMax time.Duration
 	// MaxInfraFailures is how many attempts of an event may fail because
 	// the infrastructure was unavailable before the event is parked with
 	// the last such reason. Default DefaultMaxInfraFailures.
@@ -226,9 +231,6 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.Budget, DefaultBudget)
 	orDefault(&c.Reserve, DefaultReserve)
 	orDefault(&c.HeldWait, c.Budget/2)
-	orDefault(&c.RetrySoon, time.Second)
-	orDefault(&c.LeaseJitter, 2*time.Second)
-	orDefault(&c.BackoffBase, 10*time.Second)
 	orDefault(&c.BackoffMax, 15*time.Minute)
 	orDefault(&c.MaxInfraFailures, DefaultMaxInfraFailures)
 	orDefault(&c.Concurrency, 4)

@@ -77,8 +77,8 @@ func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Dura
 	return nil
 }
 
-// Attributes returns the message attributes that travel with env.
-func Attributes(env webhook.Envelope) map[string]types.MessageAttributeValue {
+// attributes returns the message attributes that travel with env.
+func attributes(env webhook.Envelope) map[string]types.MessageAttributeValue {
 	if env.Type == "" {
 		return nil
 	}
@@ -105,7 +105,7 @@ func (q *Queue) Park(ctx context.Context, body string, env webhook.Envelope, rea
 	if len(reason) > 1024 {
 		reason = reason[:1024]
 	}
-	attrs := Attributes(env)
+	attrs := attributes(env)
 	if attrs == nil {
 		attrs = map[string]types.MessageAttributeValue{}
 	}

@@ -214,7 +214,7 @@ func FuzzReceiverHandle(f *testing.F) {
 	})
 }
 
-// fuzzVerifier adapts a function to receiver.Verifier.
+// fuzzVerifier adapts a function to a receiver.Provider's Verifier.
 type fuzzVerifier func(ctx context.Context, r webhook.Request) ([]webhook.Event, error)
 
 func (f fuzzVerifier) Verify(ctx context.Context, r webhook.Request) ([]webhook.Event, error) {

@@ -68,18 +68,18 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Verifier authenticates one provider's deliveries and returns the events
+// verifier authenticates one provider's deliveries and returns the events
 // a delivery carries: one, or several (an Adyen batch). Header names in the
-// request are lower case, as API Gateway gives them. verify's providers
-// implement it.
-type Verifier interface {
+// request are lower case, as API Gateway gives them. Every
+// provider.Verifier is one.
+type verifier interface {
 	Verify(ctx context.Context, r webhook.Request) ([]webhook.Event, error)
 }
 
 // Provider is what the receiver knows of one provider: data, never a
 // branch on its name, so adding a provider changes no receiver code.
 type Provider struct {
-	Verifier Verifier
+	Verifier verifier
 	// Method is the HTTP method the provider delivers with; "" is POST.
 	Method string
 	// Accepted is the text/plain body answered once every event of the

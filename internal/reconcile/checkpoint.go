@@ -32,7 +32,7 @@ type Checkpoint struct {
 	At time.Time
 	// Blocked is the event, created at At, that the last run could not
 	// accept, and Tries how many runs failed on it while later events
-	// went through. After Config.MaxTries such runs it is skipped.
+	// went through. After maxTries such runs it is skipped.
 	Blocked webhook.Key
 	Tries   int
 }

@@ -23,8 +23,8 @@
 //     event that never arrived as a webhook is processed, and one that did
 //     is a duplicate the inbox refuses. The checkpoint, kept in the inbox
 //     table, is saved after every page and advances only past events
-//     handled. An event that fails in Config.MaxTries runs while later
-//     events are accepted is recorded (a "skipped#<key>" item beside the
+//     handled. An event that fails in 3 runs while later events are
+//     accepted is recorded (a "skipped#<key>" item beside the
 //     checkpoint), logged and counted, and the checkpoint moves past it.
 //     A provider.Sweeper (GoPay's) fetches again, a budget a run, the objects
 //     last seen in a state that is not final, and hands each one that

@@ -105,7 +105,7 @@ func TestGoPayPaymentKnownLateReachesTheBusinessAtItsNextNotification(t *testing
 // more once it knows it as PAID: the reconciler's sweep of unknown ids
 // finds it, ends the hold of its IGNORED claim and hands it to the
 // processor, which marks the order paid once. A made-up id is fetched by
-// the sweep at most GoPayUnknownSweeps times, never claimed, counted or
+// the sweep at most gopay.UnknownSweeps times, never claimed, counted or
 // alarmed.
 func TestGoPayPaymentKnownLateIsFoundByTheReconciler(t *testing.T) {
 	ctx := context.Background()

@@ -32,21 +32,9 @@ type Config struct {
 	// events, for a source without a Lookback of its own. Default 0: from
 	// the first run on.
 	Lookback time.Duration
-	// Settle is how old an event must be before the reconciler claims it,
-	// and how far behind now the checkpoint stays: a webhook on its way is
-	// not counted as missed, and an event the provider lists a little late
-	// is still seen. Default 5 min.
-	Settle time.Duration
-	// MaxSpan is the most history one run lists; a long outage is caught
-	// up over several runs. Default 6 h.
-	MaxSpan time.Duration
 	// Margin: a run stops handling claims and events when its context's
 	// deadline is closer, and saves the checkpoint. Default 15 s.
 	Margin time.Duration
-	// MaxTries is how many runs may fail on the same listed event, while
-	// later events are accepted, before it is recorded and skipped so the
-	// checkpoint moves on. Default 3.
-	MaxTries int
 	// Metrics records each run's StuckClaims, Reconciled, OverdueLeases,
 	// ReconcileErrors, and per provider Missed, Skipped and CheckpointLag;
 	// nil records nothing.
@@ -57,13 +45,25 @@ type Config struct {
 	Retention func(ctx context.Context, now time.Time) (removed int, err error)
 }
 
+const (
+	// settle is how old an event must be before the reconciler claims it,
+	// and how far behind now the checkpoint stays: a webhook on its way is
+	// not counted as missed, and an event the provider lists a little late
+	// is still seen.
+	settle = 5 * time.Minute
+	// maxSpan is the most history one run lists; a long outage is caught
+	// up over several runs.
+	maxSpan = 6 * time.Hour
+	// maxTries is how many runs may fail on the same listed event, while
+	// later events are accepted, before it is recorded and skipped so the
+	// checkpoint moves on.
+	maxTries = 3
+)
+
 func (c Config) withDefaults() Config {
 	c.StuckAfter = cmp.Or(c.StuckAfter, 15*time.Minute)
 	c.Limit = cmp.Or(c.Limit, 512)
-	c.MaxTries = cmp.Or(c.MaxTries, 3)
 	c.Lookback = max(c.Lookback, 0)
-	c.Settle = cmp.Or(c.Settle, 5*time.Minute)
-	c.MaxSpan = cmp.Or(c.MaxSpan, 6*time.Hour)
 	c.Margin = cmp.Or(c.Margin, 15*time.Second)
 	if c.Now == nil {
 		c.Now = time.Now
@@ -95,9 +95,6 @@ type Source struct {
 	provider.Source
 }
 
-// Line is one claim or event the run acted on.
-type Line = provider.Line
-
 // checkpointStore keeps, per provider, the time before which every event
 // has been handled, and the events skipped.
 type checkpointStore interface {
@@ -126,28 +123,25 @@ func New(cfg Config, store pendingStore, events sender, in accepter, sources []S
 	return &Handler{cfg: cfg.withDefaults(), store: store, events: events, intake: in, sources: sources, checkpoints: checkpoints, log: log}
 }
 
-// Outcomes in Line.Outcome.
-const (
-	Reenqueued = "re-enqueued"    // a stuck claim, or a lease long overdue, got a new message
-	Claimed    = provider.Claimed // an event that never arrived, now claimed and enqueued
-	Failed     = provider.Failed  // see Note; the next run tries again
-	Skipped    = provider.Skipped // failed in MaxTries runs; recorded, and the checkpoint moved past it
-)
+// reenqueued is the Outcome of a stuck claim, or a lease long overdue,
+// given a new message; a source's events end provider.Claimed,
+// provider.Failed or provider.Skipped.
+const reenqueued = "re-enqueued"
 
 // Summary is what one run did.
 type Summary struct {
-	StartShard    int       `json:"startShard"`    // the pending-index shard read first this run
-	Stuck         int       `json:"stuckClaims"`   // RECEIVED/FAILED past StuckAfter, plus overdue leases
-	Reenqueued    int       `json:"reenqueued"`    // of those, re-enqueued now
-	OverdueLeases int       `json:"overdueLeases"` // PROCESSING whose lease ended more than StuckAfter ago
-	Listed        int       `json:"listed"`        // provider events listed
-	Pages         int       `json:"pages"`         // list windows read, each followed by a checkpoint save
-	Missed        int       `json:"missed"`        // of those, never claimed before: claimed and enqueued now
-	FromAPI       int       `json:"fromAPI"`       // of those, keyed apart from their webhooks: claimed, whether the webhook came or not
-	Skipped       int       `json:"skipped"`       // events given up on after MaxTries runs, recorded
-	Checkpoint    time.Time `json:"checkpoint"`    // the oldest source checkpoint: events created before it are all handled
-	Errors        []string  `json:"errors,omitempty"`
-	Events        []Line    `json:"events"`
+	StartShard    int             `json:"startShard"`    // the pending-index shard read first this run
+	Stuck         int             `json:"stuckClaims"`   // RECEIVED/FAILED past StuckAfter, plus overdue leases
+	Reenqueued    int             `json:"reenqueued"`    // of those, re-enqueued now
+	OverdueLeases int             `json:"overdueLeases"` // PROCESSING whose lease ended more than StuckAfter ago
+	Listed        int             `json:"listed"`        // provider events listed
+	Pages         int             `json:"pages"`         // list windows read, each followed by a checkpoint save
+	Missed        int             `json:"missed"`        // of those, never claimed before: claimed and enqueued now
+	FromAPI       int             `json:"fromAPI"`       // of those, keyed apart from their webhooks: claimed, whether the webhook came or not
+	Skipped       int             `json:"skipped"`       // events given up on after maxTries runs, recorded
+	Checkpoint    time.Time       `json:"checkpoint"`    // the oldest source checkpoint: events created before it are all handled
+	Errors        []string        `json:"errors,omitempty"`
+	Events        []provider.Line `json:"events"`
 	// PayloadsRemoved counts the payloads of finished events removed
 	// this run, past their retention (Config.Retention).
 	PayloadsRemoved int `json:"payloadsRemoved"`
@@ -161,7 +155,7 @@ type ProviderRun struct {
 	Listed     int       `json:"listed"`  // events listed, or objects fetched (a sweep)
 	Missed     int       `json:"missed"`  // never arrived: claimed and enqueued now
 	FromAPI    int       `json:"fromAPI"` // keyed apart from their webhooks: claimed, whether the webhook came or not
-	Skipped    int       `json:"skipped"` // given up on after MaxTries runs
+	Skipped    int       `json:"skipped"` // given up on after maxTries runs
 	Checkpoint time.Time `json:"checkpoint"`
 	Errors     int       `json:"errors"`
 }
@@ -174,7 +168,7 @@ func (h *Handler) Handle(ctx context.Context, _ events.EventBridgeEvent) (Summar
 
 // Run re-enqueues stuck claims, then claims missed provider events.
 func (h *Handler) Run(ctx context.Context) (Summary, error) {
-	s := Summary{Events: []Line{}}
+	s := Summary{Events: []provider.Line{}}
 	now := h.cfg.Now()
 	var errs []error
 	if err := h.stuck(ctx, now, &s); err != nil {
@@ -309,11 +303,11 @@ func (h *Handler) reenqueue(ctx context.Context, it inbox.Item, cutoff, now time
 		err = h.events.Send(ctx, webhook.Envelope{Key: it.Key, Type: it.EventType})
 	}
 	if err != nil {
-		s.Events = append(s.Events, Line{Key: it.Key.String(), Type: it.EventType, Outcome: Failed, Note: err.Error()})
+		s.Events = append(s.Events, provider.Line{Key: it.Key.String(), Type: it.EventType, Outcome: provider.Failed, Note: err.Error()})
 		return fmt.Errorf("re-enqueue %s: %w", it.Key, err)
 	}
 	s.Reenqueued++
-	s.Events = append(s.Events, Line{Key: it.Key.String(), Type: it.EventType, Outcome: Reenqueued, Note: note})
+	s.Events = append(s.Events, provider.Line{Key: it.Key.String(), Type: it.EventType, Outcome: reenqueued, Note: note})
 	h.log.WarnContext(ctx, "re-enqueued a stuck claim", "key", it.Key.String(), "type", it.EventType,
 		"status", string(it.Status), "enqueued_at", it.EnqueuedAt, "lease_until", it.LeaseUntil, "attempts", it.Attempts)
 	return nil
@@ -326,7 +320,7 @@ func (h *Handler) reenqueue(ctx context.Context, it inbox.Item, cutoff, now time
 // The first event that fails holds the checkpoint back; the run goes on
 // after it, so a failure of that one event can be told from a failure of
 // the path itself (a second failure stops the run). An event that has
-// failed in MaxTries runs while later events were accepted is recorded
+// failed in maxTries runs while later events were accepted is recorded
 // and skipped, so the checkpoint moves past it.
 func (h *Handler) missed(ctx context.Context, now time.Time, source Source, s *Summary) error {
 	cp, ok, err := h.checkpoints.Load(ctx, source.Provider)
@@ -338,13 +332,13 @@ func (h *Handler) missed(ctx context.Context, now time.Time, source Source, s *S
 	}
 	from := cp.At.Truncate(time.Second)
 	s.Checkpoint = from
-	// Events younger than Settle are left to arrive as webhooks first (the
+	// Events younger than settle are left to arrive as webhooks first (the
 	// provider's first attempt is immediate); a later run lists them. They
 	// are listed again next time too, in case the provider lists some of
 	// them late; the inbox refuses repeats.
-	to := now.Add(-h.cfg.Settle).Truncate(time.Second)
-	if to.Sub(from) > h.cfg.MaxSpan {
-		to = from.Add(h.cfg.MaxSpan)
+	to := now.Add(-settle).Truncate(time.Second)
+	if to.Sub(from) > maxSpan {
+		to = from.Add(maxSpan)
 	}
 	p := &pass{h: h, provider: source.Provider, was: cp, s: s, keyedApart: source.KeyedApart}
 	for from.Before(to) && !p.stop {
@@ -410,13 +404,13 @@ func (p *pass) page(ctx context.Context, evs []webhook.Event, upTo time.Time) {
 				p.stop = true // a second failure: the path itself is failing
 				return
 			}
-			if p.was.Blocked == ev.Key() && p.was.Tries+1 >= p.h.cfg.MaxTries {
+			if p.was.Blocked == ev.Key() && p.was.Tries+1 >= maxTries {
 				p.h.skip(ctx, p.provider, ev, reason, p.s)
 				continue
 			}
 			p.failed, p.failedAt = ev.Key(), ev.Created
 			p.err = fmt.Errorf("claim %s: %s", ev.Key(), reason)
-			p.s.Events = append(p.s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Failed, Note: reason})
+			p.s.Events = append(p.s.Events, provider.Line{Key: ev.Key().String(), Type: ev.Type, Outcome: provider.Failed, Note: reason})
 			continue
 		}
 		if p.failed != "" {
@@ -424,11 +418,11 @@ func (p *pass) page(ctx context.Context, evs []webhook.Event, upTo time.Time) {
 		}
 		if outcome == intake.Accepted && p.keyedApart {
 			p.s.FromAPI++
-			p.s.Events = append(p.s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Claimed,
+			p.s.Events = append(p.s.Events, provider.Line{Key: ev.Key().String(), Type: ev.Type, Outcome: provider.Claimed,
 				Note: "from the provider's API; its webhook, if it came, is keyed apart: the business applies it once"})
 		} else if outcome == intake.Accepted {
 			p.s.Missed++
-			p.s.Events = append(p.s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Claimed,
+			p.s.Events = append(p.s.Events, provider.Line{Key: ev.Key().String(), Type: ev.Type, Outcome: provider.Claimed,
 				Note: "created " + ev.Created.Format(time.RFC3339) + "; never arrived as a webhook"})
 			p.h.log.WarnContext(ctx, "claimed an event that never arrived as a webhook", "key", ev.Key().String(), "type", ev.Type, "created", ev.Created)
 		}
@@ -466,15 +460,15 @@ func (p *pass) checkpoint() Checkpoint {
 
 // skip records an event that cannot be accepted and lets the checkpoint
 // move past it.
-func (h *Handler) skip(ctx context.Context, provider string, ev webhook.Event, reason string, s *Summary) {
+func (h *Handler) skip(ctx context.Context, name string, ev webhook.Event, reason string, s *Summary) {
 	s.Skipped++
-	note := fmt.Sprintf("failed in %d runs, last: %s", h.cfg.MaxTries, reason)
-	if err := h.checkpoints.Skip(ctx, provider, ev, note); err != nil {
+	note := fmt.Sprintf("failed in %d runs, last: %s", maxTries, reason)
+	if err := h.checkpoints.Skip(ctx, name, ev, note); err != nil {
 		note += "; recording it failed: " + logs.RedactError(err)
 	}
-	s.Events = append(s.Events, Line{Key: ev.Key().String(), Type: ev.Type, Outcome: Skipped, Note: note})
+	s.Events = append(s.Events, provider.Line{Key: ev.Key().String(), Type: ev.Type, Outcome: provider.Skipped, Note: note})
 	h.log.ErrorContext(ctx, "skipped an event that could not be accepted", "key", ev.Key().String(), "type", ev.Type,
-		"created", ev.Created, "tries", h.cfg.MaxTries, "reason", reason, "SkippedEvents", 1)
+		"created", ev.Created, "tries", maxTries, "reason", reason, "SkippedEvents", 1)
 }
 
 // report logs the run and records its metrics: StuckClaims (which the

@@ -322,7 +322,7 @@ func TestListingAndCheckpointAdvancePageByPageWithinTheDeadline(t *testing.T) {
 	}
 }
 
-func TestAnEventThatCannotBeAcceptedIsSkippedAfterMaxTries(t *testing.T) {
+func TestAnEventThatCannotBeAcceptedIsSkippedAfterThreeRuns(t *testing.T) {
 	ctx := context.Background()
 	s := pipelinetest.New(t)
 	now := time.Now().Truncate(time.Second)

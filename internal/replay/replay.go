@@ -64,10 +64,10 @@ func (r Request) Validate() error {
 const (
 	Replayed    = "replayed"     // claim requeued, message sent (and its DLQ copy deleted)
 	WouldReplay = "would replay" // the same, in a dry run
-	Dropped     = "dropped"      // DLQ message of an event already DONE (or a copy parked before this run sent it again), deleted
+	dropped     = "dropped"      // DLQ message of an event already DONE (or a copy parked before this run sent it again), deleted
 	wouldDrop   = "would drop"   // the same, in a dry run
 	Skipped     = "skipped"      // left as it is; Note says why
-	Failed      = "failed"       // could not be replayed; Note says why; left in the DLQ
+	failed      = "failed"       // could not be replayed; Note says why; left in the DLQ
 )
 
 // Line is what happened to one event or DLQ message.
@@ -98,11 +98,11 @@ func (s *Summary) add(l Line) {
 	switch l.Outcome {
 	case Replayed, WouldReplay:
 		s.Moved++
-	case Dropped, wouldDrop:
+	case dropped, wouldDrop:
 		s.Dropped++
 	case Skipped:
 		s.Skipped++
-	case Failed:
+	case failed:
 		s.Failed++
 	}
 	s.Events = append(s.Events, l)
@@ -155,40 +155,29 @@ type Config struct {
 	// DefaultMax is how many DLQ messages a replay handles when the
 	// request gives no max. Default 100.
 	DefaultMax int
-	// Visibility is how long a received DLQ message stays hidden while the
-	// replay runs; it must exceed the run (the function's timeout).
-	// Default 3 min.
-	Visibility time.Duration
 	// Wait is the long poll of each DLQ receive; the last, empty receive
 	// waits this long. Default 1 s; a negative Wait does not long-poll.
 	Wait time.Duration
-	// Margin: the replay stops when its context's deadline is closer.
-	// Default 10 s.
-	Margin time.Duration
-	// Now is the wall clock: leases are compared with it, and so is SQS's
-	// SentTimestamp of a DLQ message (see message). Default time.Now.
-	Now func() time.Time
 	// Metrics records Replayed, by provider; nil records nothing.
 	Metrics *metrics.Recorder
 }
+
+const (
+	// visibility is how long a received DLQ message stays hidden while the
+	// replay runs; it exceeds the run (the function's timeout).
+	visibility = 3 * time.Minute
+	// margin: the replay stops when its context's deadline is closer.
+	margin = 10 * time.Second
+)
 
 func (c Config) withDefaults() Config {
 	if c.DefaultMax <= 0 {
 		c.DefaultMax = 100
 	}
-	if c.Visibility <= 0 {
-		c.Visibility = 3 * time.Minute
-	}
 	if c.Wait < 0 {
 		c.Wait = 0
 	} else if c.Wait == 0 {
 		c.Wait = time.Second
-	}
-	if c.Margin <= 0 {
-		c.Margin = 10 * time.Second
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	return c
 }
@@ -307,11 +296,11 @@ func (h *Handler) fromDLQ(ctx context.Context, req Request) Summary {
 	}()
 scan:
 	for handled < max {
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < h.cfg.Margin {
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < margin {
 			s.Stopped = "the function is about to time out; run the replay again for the rest"
 			break
 		}
-		msgs, err := h.dlq.Receive(ctx, queue.MaxReceive, h.cfg.Visibility, h.cfg.Wait)
+		msgs, err := h.dlq.Receive(ctx, queue.MaxReceive, visibility, h.cfg.Wait)
 		if err != nil {
 			s.Stopped = "could not read the DLQ: " + err.Error()
 			break
@@ -397,15 +386,15 @@ func (h *Handler) message(ctx context.Context, m queue.Message, req Request, rep
 			return &l, true, true
 		}
 		if err := h.dlq.Delete(ctx, m.ReceiptHandle); err != nil {
-			l.Outcome, l.Note = Failed, "duplicate of a replayed message, but it could not be deleted: "+err.Error()
+			l.Outcome, l.Note = failed, "duplicate of a replayed message, but it could not be deleted: "+err.Error()
 			return &l, true, true
 		}
-		l.Outcome = Dropped
+		l.Outcome = dropped
 		return &l, false, true
 	}
 	// SQS stamps SentTimestamp in milliseconds: so is the replay's time,
 	// so that a message parked in the same millisecond counts as later.
-	at := h.cfg.Now().Truncate(time.Millisecond)
+	at := time.Now().Truncate(time.Millisecond)
 	l, sent := h.event(ctx, env.Key, req.DryRun, true)
 	l.MessageID = m.ID
 	if reason != "" {
@@ -414,7 +403,7 @@ func (h *Handler) message(ctx context.Context, m queue.Message, req Request, rep
 	if sent || l.Outcome == WouldReplay {
 		replayed[env.Key] = at
 	}
-	if !sent && l.Outcome != Dropped {
+	if !sent && l.Outcome != dropped {
 		return &l, true, true // skipped, failed, or a dry run: it stays
 	}
 	// Sent (or DONE): the DLQ copy goes, only now.
@@ -436,11 +425,11 @@ func (h *Handler) event(ctx context.Context, key webhook.Key, dryRun, inDLQ bool
 		l.Outcome, l.Note = Skipped, "no claim in the inbox (expired after its TTL, or never claimed); nothing to replay from"
 		return l, false
 	case err != nil:
-		l.Outcome, l.Note = Failed, err.Error()
+		l.Outcome, l.Note = failed, err.Error()
 		return l, false
 	}
 	l.Status, l.Attempts, l.Reason = string(it.Status), it.Attempts, it.LastError
-	now := h.cfg.Now()
+	now := time.Now()
 	switch {
 	case it.Status == inbox.Done:
 		return h.done(l, dryRun, inDLQ), false
@@ -453,7 +442,7 @@ func (h *Handler) event(ctx context.Context, key webhook.Key, dryRun, inDLQ bool
 	// An inline payload came with the item; another is read.
 	if it.Payload == nil {
 		if _, err := h.store.Payload(ctx, key); err != nil {
-			l.Outcome, l.Note = Failed, "no stored payload to replay from: "+err.Error()
+			l.Outcome, l.Note = failed, "no stored payload to replay from: "+err.Error()
 			return l, false
 		}
 	}
@@ -471,11 +460,11 @@ func (h *Handler) event(ctx context.Context, key webhook.Key, dryRun, inDLQ bool
 		l.Outcome, l.Note = Skipped, "a processor took its lease just now; try again later"
 		return l, false
 	case err != nil:
-		l.Outcome, l.Note = Failed, err.Error()
+		l.Outcome, l.Note = failed, err.Error()
 		return l, false
 	}
 	if err := h.events.Send(ctx, webhook.Envelope{Key: key, Type: it.EventType}); err != nil {
-		l.Outcome, l.Note = Failed, "claim put back to FAILED, but the message was not sent ("+err.Error()+"); the reconciler re-enqueues it after STUCK_AFTER, or replay again"
+		l.Outcome, l.Note = failed, "claim put back to FAILED, but the message was not sent ("+err.Error()+"); the reconciler re-enqueues it after STUCK_AFTER, or replay again"
 		return l, false
 	}
 	l.Outcome = Replayed
@@ -497,7 +486,7 @@ func removed(l Line, it inbox.Item, dryRun, inDLQ bool) Line {
 	case dryRun:
 		l.Outcome, l.Note = wouldDrop, why+"; its DLQ message would be deleted"
 	default:
-		l.Outcome, l.Note = Dropped, why+"; its DLQ message was deleted"
+		l.Outcome, l.Note = dropped, why+"; its DLQ message was deleted"
 	}
 	return l
 }
@@ -510,14 +499,14 @@ func (h *Handler) done(l Line, dryRun, inDLQ bool) Line {
 	case dryRun:
 		l.Outcome, l.Note = wouldDrop, "already DONE; its DLQ message would be deleted"
 	default:
-		l.Outcome, l.Note = Dropped, "already DONE; its DLQ message was deleted"
+		l.Outcome, l.Note = dropped, "already DONE; its DLQ message was deleted"
 	}
 	return l
 }
 
 func (h *Handler) logLine(ctx context.Context, l Line) {
 	level := slog.LevelInfo
-	if l.Outcome == Failed {
+	if l.Outcome == failed {
 		level = slog.LevelWarn
 	}
 	h.log.Log(ctx, level, "replay "+l.Outcome, "key", l.Key, "message_id", l.MessageID,

@@ -16,33 +16,33 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Billing is the shop's view of Stripe Billing: it creates invoices and
+// biller is the shop's view of Stripe Billing: it creates invoices and
 // reads subscriptions. Implementations mark errors that no retry can fix
 // with webhook.Permanent.
-type Billing interface {
+type biller interface {
 	// CreateInvoice creates the invoice for req.Key, at most once, and
 	// returns its ID: an invoice that already carries req.Key is returned
 	// instead of a second one.
-	CreateInvoice(ctx context.Context, req InvoiceRequest) (invoiceID string, err error)
+	CreateInvoice(ctx context.Context, req invoiceRequest) (invoiceID string, err error)
 	// Subscription returns the subscription's current state.
-	Subscription(ctx context.Context, id string) (SubscriptionState, error)
+	Subscription(ctx context.Context, id string) (subscriptionState, error)
 }
 
-// SubscriptionState is a subscription as Stripe holds it now.
-type SubscriptionState struct {
+// subscriptionState is a subscription as Stripe holds it now.
+type subscriptionState struct {
 	ID       string // "sub_..."
 	Customer string // "cus_..."
 	Status   string // Stripe's status: active, past_due, canceled, ...
 }
 
 // metadataEvent is the invoice metadata key that names what an invoice
-// was created for (InvoiceRequest.Key: the shop's checkout session,
+// was created for (invoiceRequest.Key: the shop's checkout session,
 // "stripe-checkout#cs_..."). It is the invoice's identity beyond the 24
 // hours Stripe keeps an Idempotency-Key.
 const metadataEvent = "hookinbox_event"
 
-// InvoiceRequest is an invoice to create.
-type InvoiceRequest struct {
+// invoiceRequest is an invoice to create.
+type invoiceRequest struct {
 	Customer       string            // Stripe customer ID, "cus_..."
 	Description    string            // shown on the invoice
 	Key            webhook.Key       // what the invoice is for (a checkout session); stored as metadata[hookinbox_event]; one invoice per key
@@ -51,23 +51,14 @@ type InvoiceRequest struct {
 	IdempotencyKey string            // sent as Stripe's Idempotency-Key header
 }
 
-// newStripeBilling returns Billing through the Stripe API at apiURL (Stripe's
-// own when empty; stripe-mock or a test server otherwise) with the first
-// value of keys (a *secrets.Rotating: the key is read for every call, so a
-// key reloaded from Secrets Manager reaches the client without a cold
-// start), over httpClient (stripe-go's default when nil).
-//
-// When Stripe refuses the key (401, 403) the client asks keys to refresh
-// (at most one load a minute) and, given a new key, makes the call again
-// once; otherwise the refusal is returned as a transient error, so the
-// event is retried with backoff rather than parked while a key is being
-// rolled.
-//
-// The client makes no retries of its own and logs nothing: retries go
-// through the queue, and errors are returned. Invoices are created as
-// drafts (auto_advance false): the checkout already took the payment, so
-// Stripe must not finalize and charge them.
-func newStripeBilling(keys provider.Secret, apiURL string, httpClient *http.Client) Billing {
+// newStripeBilling returns a biller through the Stripe API at apiURL
+// (Stripe's when empty) over httpClient (stripe-go's default when nil),
+// reading the key from keys on every call. A refused key is refreshed and
+// the call made once more (stripeapi.WithKey); a refusal that remains is
+// transient, so the event is retried, not parked, while a key rolls. It
+// neither retries nor logs on its own. Invoices are drafts (auto_advance
+// false): the checkout already took the payment.
+func newStripeBilling(keys provider.Secret, apiURL string, httpClient *http.Client) biller {
 	return &stripeBilling{backend: stripeapi.NewBackend(apiURL, httpClient, 0), keys: keys}
 }
 
@@ -85,7 +76,7 @@ type stripeBilling struct {
 // incidents) and is not offered in every country, while the list is
 // read-after-write consistent, and the customer and the created bound keep
 // it to a page or two.
-func (b *stripeBilling) CreateInvoice(ctx context.Context, req InvoiceRequest) (string, error) {
+func (b *stripeBilling) CreateInvoice(ctx context.Context, req invoiceRequest) (string, error) {
 	if req.Key == "" {
 		return "", webhook.Permanent(errors.New("create invoice: no key to tie it to"))
 	}
@@ -106,7 +97,7 @@ func (b *stripeBilling) CreateInvoice(ctx context.Context, req InvoiceRequest) (
 
 // findInvoice returns the ID of req.Customer's invoice created since
 // req.Since for req.Key, or "".
-func (b *stripeBilling) findInvoice(ctx context.Context, key string, req InvoiceRequest) (string, error) {
+func (b *stripeBilling) findInvoice(ctx context.Context, key string, req invoiceRequest) (string, error) {
 	params := &stripe.InvoiceListParams{Customer: stripe.String(req.Customer)}
 	if !req.Since.IsZero() {
 		params.CreatedRange = &stripe.RangeQueryParams{GreaterThanOrEqual: req.Since.Unix()}
@@ -125,7 +116,7 @@ func (b *stripeBilling) findInvoice(ctx context.Context, key string, req Invoice
 	return "", nil
 }
 
-func (b *stripeBilling) newInvoice(ctx context.Context, key string, req InvoiceRequest) (string, error) {
+func (b *stripeBilling) newInvoice(ctx context.Context, key string, req invoiceRequest) (string, error) {
 	params := &stripe.InvoiceParams{
 		Customer:    stripe.String(req.Customer),
 		Description: stripe.String(req.Description),
@@ -150,7 +141,7 @@ func (b *stripeBilling) newInvoice(ctx context.Context, key string, req InvoiceR
 // Subscription reads GET /v1/subscriptions/{id}. Stripe keeps canceled
 // subscriptions, so a 404 means the key cannot see it (another account or
 // mode): permanent.
-func (b *stripeBilling) Subscription(ctx context.Context, id string) (SubscriptionState, error) {
+func (b *stripeBilling) Subscription(ctx context.Context, id string) (subscriptionState, error) {
 	var sub *stripe.Subscription
 	err := stripeapi.WithKey(ctx, b.keys, func(key string) error {
 		params := &stripe.SubscriptionParams{}
@@ -160,14 +151,14 @@ func (b *stripeBilling) Subscription(ctx context.Context, id string) (Subscripti
 		return err
 	})
 	if err != nil {
-		return SubscriptionState{}, fmt.Errorf("get subscription %s: %w", id, classifyStripe(err))
+		return subscriptionState{}, fmt.Errorf("get subscription %s: %w", id, classifyStripe(err))
 	}
-	st := SubscriptionState{ID: sub.ID, Status: string(sub.Status)}
+	st := subscriptionState{ID: sub.ID, Status: string(sub.Status)}
 	if sub.Customer != nil {
 		st.Customer = sub.Customer.ID
 	}
 	if st.ID != id || st.Status == "" {
-		return SubscriptionState{}, fmt.Errorf("get subscription %s: the API answered %q with status %q", id, st.ID, st.Status)
+		return subscriptionState{}, fmt.Errorf("get subscription %s: the API answered %q with status %q", id, st.ID, st.Status)
 	}
 	return st, nil
 }

@@ -121,7 +121,7 @@ func (s *Shop) checkoutCompleted(ctx context.Context, ev webhook.Event, fx effec
 	}
 
 	return effects.DoResult(ctx, fx, effectCreateInvoice, func(ctx context.Context, _ string) (string, error) {
-		id, err := s.billing.CreateInvoice(ctx, InvoiceRequest{
+		id, err := s.billing.CreateInvoice(ctx, invoiceRequest{
 			Customer:       customer,
 			Description:    "Order " + cs.ID,
 			Key:            order,

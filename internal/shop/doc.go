@@ -13,7 +13,7 @@
 //
 // Access is kept per source: each one-time purchase and each subscription
 // has an entitlement of its own, and a holder (a customer, or a guest's
-// email address) has access while any of them is active (Shop.Access).
+// email address) has access while any of them is active (State.Access).
 // Ending one subscription never takes away what another one, or a
 // purchase, gave. A new source of access (another provider's order, say)
 // is one more kind of entitlement item under the same holder.

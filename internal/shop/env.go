@@ -23,11 +23,10 @@ type settings struct {
 	StripeAPIURL    string   // STRIPE_API_URL, default Stripe's
 }
 
-// FromEnv builds the example shop from the processor function's AWS
+// fromEnv builds the example shop from the processor function's AWS
 // config and environment (settings), reporting every missing setting in
-// one error: the shop is a processorfn.BusinessBuilder, and
-// functions/processor runs it with processorfn.Run(shop.FromEnv).
-func FromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
+// one error.
+func fromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
 	r := envconfig.New(getenv)
 	s := settings{
 		Table:           r.Required("SHOP_TABLE"),

@@ -190,25 +190,25 @@ func (m *fakeMailer) sent() []sentMail {
 }
 
 // fakeBilling creates invoices at most once per idempotency key, as Stripe
-// does, and fails on request with errors classified as StripeBilling's are.
+// does, and fails on request with errors classified as stripeBilling's are.
 type fakeBilling struct {
 	mu      sync.Mutex
 	byKey   map[string]string
 	log     []invoiceCall
 	failing int
-	subs    map[string]SubscriptionState
+	subs    map[string]subscriptionState
 }
 
 func newFakeBilling() *fakeBilling {
-	return &fakeBilling{byKey: map[string]string{}, subs: map[string]SubscriptionState{}}
+	return &fakeBilling{byKey: map[string]string{}, subs: map[string]subscriptionState{}}
 }
 
-func (b *fakeBilling) Subscription(_ context.Context, id string) (SubscriptionState, error) {
+func (b *fakeBilling) Subscription(_ context.Context, id string) (subscriptionState, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	sub, ok := b.subs[id]
 	if !ok {
-		return SubscriptionState{}, webhook.Permanent(fmt.Errorf("no such subscription: %s", id))
+		return subscriptionState{}, webhook.Permanent(fmt.Errorf("no such subscription: %s", id))
 	}
 	return sub, nil
 }
@@ -216,10 +216,10 @@ func (b *fakeBilling) Subscription(_ context.Context, id string) (SubscriptionSt
 func (b *fakeBilling) setSubscription(id, customer, status string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.subs[id] = SubscriptionState{ID: id, Customer: customer, Status: status}
+	b.subs[id] = subscriptionState{ID: id, Customer: customer, Status: status}
 }
 
-func (b *fakeBilling) CreateInvoice(_ context.Context, req InvoiceRequest) (string, error) {
+func (b *fakeBilling) CreateInvoice(_ context.Context, req invoiceRequest) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	call := invoiceCall{IdempotencyKey: req.IdempotencyKey, Customer: req.Customer, Event: string(req.Key)}
@@ -326,4 +326,32 @@ func (f *recordFaults) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o
 		}
 	}
 	return f.testDynamoDB.PutItem(ctx, in, opts...)
+}
+
+// access reports whether holder (a Stripe customer ID, or guestHolder of a
+// guest's address) has access: whether any of their entitlements is active. It
+// reads them with one consistent Query.
+func (s *Shop) access(ctx context.Context, holder string) (bool, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 &s.cfg.Table,
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pkAccess + holder)},
+		ProjectionExpression:      aws.String("active"),
+		ConsistentRead:            aws.Bool(true),
+	}
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return false, fmt.Errorf("access of %s: %w", holder, err)
+		}
+		for _, it := range out.Items {
+			if a, ok := it["active"].(*types.AttributeValueMemberBOOL); ok && a.Value {
+				return true, nil
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return false, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Mailer sends email; *sesv2.Client is one.
-type Mailer interface {
+// mailer sends email; *sesv2.Client is one.
+type mailer interface {
 	SendEmail(ctx context.Context, in *sesv2.SendEmailInput, opts ...func(*sesv2.Options)) (*sesv2.SendEmailOutput, error)
 }
 

@@ -8,14 +8,14 @@ import (
 	"github.com/hookinbox/hookinbox/processorfn"
 )
 
-// FromEnvIfSet is FromEnv, except that a processor with DESTINATIONS
-// and no SHOP_TABLE gets no business: a stack generated from a business
-// file with only Destinations runs hookinbox's processor main, which then
-// delivers to the destinations only. With neither, FromEnv names the
-// shop's missing settings.
+// FromEnvIfSet is the example shop's processorfn.BusinessBuilder, which
+// functions/processor runs. A processor with DESTINATIONS and no
+// SHOP_TABLE gets no business, so a stack whose business file lists only
+// destinations delivers to them. Otherwise it builds the shop, naming
+// every missing setting.
 func FromEnvIfSet(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
 	if getenv("SHOP_TABLE") == "" && getenv("DESTINATIONS") != "" {
 		return nil, nil
 	}
-	return FromEnv(ctx, cfg, getenv)
+	return fromEnv(ctx, cfg, getenv)
 }

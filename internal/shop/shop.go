@@ -42,8 +42,8 @@ const (
 type Shop struct {
 	cfg     Config
 	db      dynamoDB
-	mail    Mailer
-	billing Billing
+	mail    mailer
+	billing biller
 	now     func() time.Time // the clock of subscription reads
 	mux     *processorfn.Mux
 }
@@ -52,7 +52,7 @@ type Shop struct {
 // (typically a *dynamodb.Client), sends email through mail (typically a
 // *sesv2.Client) and invoices through billing (see newStripeBilling). Call
 // cfg.Validate first; New does not.
-func New(cfg Config, db dynamoDB, mail Mailer, billing Billing) *Shop {
+func New(cfg Config, db dynamoDB, mail mailer, billing biller) *Shop {
 	s := &Shop{cfg: cfg, db: db, mail: mail, billing: billing, now: time.Now}
 	// Every event is dispatched by its provider and type before its
 	// payload is read: a type not listed here is IGNORED, whatever its

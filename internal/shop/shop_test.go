@@ -164,13 +164,13 @@ func TestInvoiceReplayAfterIdempotencyWindow(t *testing.T) {
 	}
 }
 
-// answerLost is Billing whose invoices are created but whose answers never
+// answerLost is a biller whose invoices are created but whose answers never
 // arrive: a timeout after Stripe did the work, or a worker that died before
 // recording it.
-type answerLost struct{ Billing }
+type answerLost struct{ biller }
 
-func (b answerLost) CreateInvoice(ctx context.Context, req InvoiceRequest) (string, error) {
-	if _, err := b.Billing.CreateInvoice(ctx, req); err != nil {
+func (b answerLost) CreateInvoice(ctx context.Context, req invoiceRequest) (string, error) {
+	if _, err := b.biller.CreateInvoice(ctx, req); err != nil {
 		return "", err
 	}
 	return "", errors.New("create invoice: context deadline exceeded")
@@ -319,7 +319,7 @@ func TestSubscriptionAccess(t *testing.T) {
 			if len(st.Entitlements) != 1 || st.Entitlements[0].Active != tt.want {
 				t.Errorf("entitlements = %+v, want one with active %t", st.Entitlements, tt.want)
 			}
-			got, err := h.shop.Access(context.Background(), "cus_Shop000000001")
+			got, err := h.shop.access(context.Background(), "cus_Shop000000001")
 			if err != nil || got != tt.want {
 				t.Errorf("Access = %t, %v; want %t", got, err, tt.want)
 			}
@@ -343,7 +343,7 @@ func TestAccessIsTheUnionOfSources(t *testing.T) {
 			h.setSubscription("sub_Shop00000000B", cus, "active")
 			access := func() bool {
 				t.Helper()
-				got, err := h.shop.Access(context.Background(), cus)
+				got, err := h.shop.access(context.Background(), cus)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -393,7 +393,7 @@ func TestSubscriptionCheckout(t *testing.T) {
 			}
 			h.setSubscription("sub_Shop000000001", "cus_Shop000000001", "canceled")
 			handle(t, h, subscriptionEvent(shopevents.SubscriptionDeleted, "evt_1SubCheckout00000000002", t0.Add(time.Hour), "canceled"))
-			if got, _ := h.shop.Access(context.Background(), "cus_Shop000000001"); got {
+			if got, _ := h.shop.access(context.Background(), "cus_Shop000000001"); got {
 				t.Error("access outlived the cancelled subscription its checkout started")
 			}
 		})
@@ -424,7 +424,7 @@ func TestGuestCheckout(t *testing.T) {
 			if diff := cmp.Diff(want, st.Entitlements); diff != "" {
 				t.Errorf("entitlements (-want +got):\n%s", diff)
 			}
-			if got, err := h.shop.Access(context.Background(), holder); !got || err != nil {
+			if got, err := h.shop.access(context.Background(), holder); !got || err != nil {
 				t.Errorf("Access(%s) = %t, %v; want true", holder, got, err)
 			}
 			if len(h.mails()) != 1 || h.mails()[0].To != cs.email() || len(st.Emails) != 1 {
@@ -615,7 +615,7 @@ func TestSubscriptionSlowReadLoses(t *testing.T) {
 			hh := subscriptionHarness(t, h.new, "active")
 			var tick atomic.Int64
 			hh.shop.now = func() time.Time { return t0.Add(time.Duration(tick.Add(1)) * time.Millisecond) }
-			slow := &slowRead{Billing: hh.shop.billing, read: make(chan struct{}), release: make(chan struct{})}
+			slow := &slowRead{biller: hh.shop.billing, read: make(chan struct{}), release: make(chan struct{})}
 			hh.shop.billing = slow
 			done := make(chan error, 1)
 			go func() { done <- hh.shop.Handle(context.Background(), first, hh.ledger.For(first.Key())) }()
@@ -631,16 +631,16 @@ func TestSubscriptionSlowReadLoses(t *testing.T) {
 	}
 }
 
-// slowRead is Billing whose first subscription read holds its answer:
+// slowRead is a biller whose first subscription read holds its answer:
 // it signals read once Stripe answered, then waits for release.
 type slowRead struct {
-	Billing
+	biller
 	started       atomic.Bool
 	read, release chan struct{}
 }
 
-func (b *slowRead) Subscription(ctx context.Context, id string) (SubscriptionState, error) {
-	st, err := b.Billing.Subscription(ctx, id)
+func (b *slowRead) Subscription(ctx context.Context, id string) (subscriptionState, error) {
+	st, err := b.biller.Subscription(ctx, id)
 	if b.started.CompareAndSwap(false, true) {
 		close(b.read)
 		<-b.release

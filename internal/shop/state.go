@@ -29,8 +29,8 @@ import (
 // checkout (no customer) guestHolder of the address given at checkout. Each
 // source of access (a one-time purchase, a subscription) has its own
 // entitlement item, written "only if newer" by the events about that
-// source alone; the holder has access while any of them is active (see
-// Shop.Access), so ending one source never takes away what another gave.
+// source alone; the holder has access while any of them is active, so
+// ending one source never takes away what another gave.
 //
 // A checkout's email and invoice are keyed by the checkout session
 // (checkoutKey), whichever event brought it: the email item is the claim
@@ -215,34 +215,6 @@ func (s *Shop) State(ctx context.Context) (State, error) {
 	sort.Slice(st.Invoices, func(i, j int) bool { return st.Invoices[i].Event < st.Invoices[j].Event })
 	st.sortProviderItems()
 	return st, nil
-}
-
-// Access reports whether holder (a Stripe customer ID, or guestHolder of a
-// guest's address) has access: whether any of their entitlements is active. It
-// reads them with one consistent Query.
-func (s *Shop) Access(ctx context.Context, holder string) (bool, error) {
-	in := &dynamodb.QueryInput{
-		TableName:                 &s.cfg.Table,
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pkAccess + holder)},
-		ProjectionExpression:      aws.String("active"),
-		ConsistentRead:            aws.Bool(true),
-	}
-	for {
-		out, err := s.db.Query(ctx, in)
-		if err != nil {
-			return false, fmt.Errorf("access of %s: %w", holder, err)
-		}
-		for _, it := range out.Items {
-			if a, ok := it["active"].(*types.AttributeValueMemberBOOL); ok && a.Value {
-				return true, nil
-			}
-		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return false, nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
 }
 
 // add files one item under its kind; items of other kinds are skipped.

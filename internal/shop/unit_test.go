@@ -72,10 +72,10 @@ func TestFromEnvTakesTheProcessorsStripeKey(t *testing.T) {
 	ctx := provider.ContextWithEnv(context.Background(), &provider.Env{Getenv: func(k string) string {
 		return map[string]string{"STRIPE_API_KEY": "sk_test_1"}[k]
 	}})
-	if _, err := FromEnv(ctx, aws.Config{Region: "us-east-1"}, getenv); err != nil {
+	if _, err := fromEnv(ctx, aws.Config{Region: "us-east-1"}, getenv); err != nil {
 		t.Errorf("FromEnv with the processor's key and no STRIPE_API_KEY: %v", err)
 	}
-	if _, err := FromEnv(context.Background(), aws.Config{Region: "us-east-1"}, getenv); err == nil || !strings.Contains(err.Error(), "STRIPE_API_KEY") {
+	if _, err := fromEnv(context.Background(), aws.Config{Region: "us-east-1"}, getenv); err == nil || !strings.Contains(err.Error(), "STRIPE_API_KEY") {
 		t.Errorf("FromEnv alone without STRIPE_API_KEY: %v, want an error naming it", err)
 	}
 }
@@ -114,7 +114,7 @@ func TestClassifyStripe(t *testing.T) {
 			stripeAPI.FailNext(tt.status)
 			srv := serveStandin(t, stripeAPI)
 			b := newStripeBilling(secretstest.Static("sk_test_123"), srv.URL, srv.Client())
-			_, err := b.CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k"})
+			_, err := b.CreateInvoice(context.Background(), invoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k"})
 			if err == nil {
 				t.Fatal("CreateInvoice succeeded, want an error")
 			}
@@ -130,7 +130,7 @@ func TestClassifyStripe(t *testing.T) {
 		srv := serveStandin(t, standin.NewStripe())
 		url := srv.URL
 		srv.Close()
-		_, err := newStripeBilling(secretstest.Static("sk_test_123"), url, nil).CreateInvoice(context.Background(), InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k"})
+		_, err := newStripeBilling(secretstest.Static("sk_test_123"), url, nil).CreateInvoice(context.Background(), invoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k"})
 		if err == nil || webhook.IsPermanent(err) {
 			t.Errorf("err = %v, want transient", err)
 		}
@@ -141,7 +141,7 @@ func TestStripeBillingRequest(t *testing.T) {
 	stripeAPI := standin.NewStripe()
 	srv := serveStandin(t, stripeAPI)
 	b := newStripeBilling(secretstest.Static("sk_test_123"), srv.URL, srv.Client())
-	req := InvoiceRequest{Customer: "cus_1", Description: "Order cs_1", IdempotencyKey: "hookinbox:stripe-checkout#cs_1:create-invoice",
+	req := invoiceRequest{Customer: "cus_1", Description: "Order cs_1", IdempotencyKey: "hookinbox:stripe-checkout#cs_1:create-invoice",
 		Key: "stripe-checkout#cs_1"}
 	id1, err := b.CreateInvoice(context.Background(), req)
 	if err != nil {
@@ -175,7 +175,7 @@ func TestStripeBillingReloadsRefusedKey(t *testing.T) {
 		MinInterval: time.Nanosecond,
 	}
 	b := newStripeBilling(keys, srv.URL, srv.Client())
-	req := InvoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k1"}
+	req := invoiceRequest{Customer: "cus_1", Key: "stripe-checkout#cs_1", IdempotencyKey: "k1"}
 	_, err := b.CreateInvoice(context.Background(), req)
 	if err == nil || webhook.IsPermanent(err) {
 		t.Fatalf("with a refused key that Secrets Manager still holds: err = %v, want transient", err)
@@ -223,14 +223,14 @@ func TestStateJSON(t *testing.T) {
 	}
 }
 
-// The requests StripeBilling makes are valid for Stripe's API: stripe-mock
+// The requests stripeBilling makes are valid for Stripe's API: stripe-mock
 // checks each against Stripe's OpenAPI specification (an unknown parameter
 // or a wrong type gets 400) and answers with its fixtures.
 func TestStripeBillingRequestsMatchStripesAPI(t *testing.T) {
 	mock := devstacktest.StripeMockForTest(t)
 	b := newStripeBilling(secretstest.Static("sk_test_123"), mock.URL, nil)
 	ctx := context.Background()
-	id, err := b.CreateInvoice(ctx, InvoiceRequest{
+	id, err := b.CreateInvoice(ctx, invoiceRequest{
 		Customer: "cus_123", Description: "Order cs_123", Key: "stripe-checkout#cs_123", Since: t0,
 		Metadata: map[string]string{"checkout_session": "cs_123"}, IdempotencyKey: "hookinbox:stripe#evt_123:create-invoice",
 	})

@@ -23,13 +23,3 @@ var Builders = map[string]lambdafn.Builder{
 	// Only with the template parameter StripeEventBridgeSource set.
 	"StripeEventBridgeFunction": eventbridge.Build,
 }
-
-// Packages maps each function's logical ID to the package of its
-// bootstrap, as the Makefile's build-<LogicalId> target builds it.
-var Packages = map[string]string{
-	"ReceiverFunction":          "./functions/receiver",
-	"ProcessorFunction":         "./functions/processor",
-	"DlqReplayFunction":         "./functions/dlq-replay",
-	"ReconcilerFunction":        "./functions/reconciler",
-	"StripeEventBridgeFunction": "./functions/stripe-eventbridge",
-}

@@ -4,7 +4,8 @@
 // dashboard, least-privilege policies, and the wiring each function's
 // configuration expects. Each failure names the invariant it breaks.
 //
-// It is tests only, and it lives behind the fence (internal/local) rather
+// It is tests only, but for Timing, the processor's timing rule that its
+// crash tests check too. It lives behind the fence (internal/local) rather
 // than in a root deploy/ folder: the module root's folders are the public
 // packages a user imports (webhook, effects, stripeevent, processorfn,
 // hookinboxtest), and these checks ship nothing. They read the template

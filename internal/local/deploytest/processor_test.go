@@ -8,7 +8,6 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
-	"github.com/hookinbox/hookinbox/internal/processor"
 )
 
 const apiKeyARN = "arn:aws:secretsmanager:eu-west-1:210987654321:secret:stripe-api-key-AbCdEf"
@@ -92,9 +91,9 @@ func TestTemplateProcessorLeaseAndRedrive(t *testing.T) {
 // processorTiming reads the processor's timing from the template: the
 // function's Timeout, its LEASE_DURATION, MESSAGE_BUDGET and
 // OUTCOME_RESERVE, and the events queue's settings.
-func processorTiming(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context, props map[string]any, env map[string]string, queue, redrive map[string]any) (processor.Timing, error) {
+func processorTiming(t *testing.T, tpl *samtemplate.Template, c samtemplate.Context, props map[string]any, env map[string]string, queue, redrive map[string]any) (Timing, error) {
 	t.Helper()
-	var tm processor.Timing
+	var tm Timing
 	seconds := func(v any, what string) (time.Duration, error) {
 		n, err := intProp(t, tpl, v, c)
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 // AWS_SESSION_TOKEN, and endpoints from AWS_ENDPOINT_URL and
 // AWS_ENDPOINT_URL_<SERVICE> (unless AWS_IGNORE_CONFIGURED_ENDPOINT_URLS
 // is true), read as config.LoadDefaultConfig reads them in Lambda
-// (lambdafn.LoadConfig), but with nothing from the developer's own AWS
+// (as a function loads it), but with nothing from the developer's own AWS
 // profile. It reports every missing variable in one error.
 func ConfigFromEnv(getenv func(string) string) (aws.Config, error) {
 	region := getenv("AWS_REGION")

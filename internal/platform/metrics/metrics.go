@@ -71,7 +71,7 @@ const (
 	Reconciled      = "Reconciled"      // stuck claims re-enqueued; by provider, the claims the reconciler made from its API
 	OverdueLeases   = "OverdueLeases"   // PROCESSING long after the lease ended
 	Missed          = "Missed"          // provider events that never arrived as webhooks, claimed now
-	Skipped         = "Skipped"         // provider events given up on after failing in MaxTries runs, recorded
+	Skipped         = "Skipped"         // provider events given up on after failing in 3 reconciler runs, recorded
 	ReconcileErrors = "ReconcileErrors" // failures in a run (each also fails the invocation)
 	CheckpointLag   = "CheckpointLag"   // how far the provider checkpoint is behind now (seconds)
 )
@@ -229,7 +229,7 @@ func (r *Recorder) write(d Dims, ms []Metric, fields []Field) {
 		}
 	}
 	for _, f := range fields {
-		line[f.Key] = f.value
+		line[f.key] = f.value
 	}
 	line["_aws"] = emfDirective{
 		Timestamp: r.now().UnixMilli(),
@@ -250,15 +250,15 @@ func (r *Recorder) write(d Dims, ms []Metric, fields []Field) {
 // dimensions: CloudWatch Logs keeps it with the line (Logs Insights reads
 // it), CloudWatch publishes nothing from it.
 type Field struct {
-	Key   string
+	key   string
 	value any
 }
 
 // String returns a string field.
-func String(key, value string) Field { return Field{Key: key, value: value} }
+func String(key, value string) Field { return Field{key: key, value: value} }
 
 // Bool returns a boolean field.
-func Bool(key string, value bool) Field { return Field{Key: key, value: value} }
+func Bool(key string, value bool) Field { return Field{key: key, value: value} }
 
 // Batch holds the metrics recorded with a context made by WithBatch until
 // Flush writes them: one line per set of dimensions, with the metrics of

@@ -1,4 +1,4 @@
-package processor
+package deploytest
 
 import (
 	"errors"
@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// Timing is what crash safety rests on: the processor function's timeout,
-// its lease and per-message budget, and the events queue's settings. The
-// template's values and every shorter test configuration are checked with
-// Validate; docs/reliability.md states the same rule.
+// Timing is what the processor's crash safety rests on: its function
+// timeout, lease and per-message budget, and the events queue's settings.
+// The template's values and the processor's crash tests' shorter ones are
+// checked with Validate; docs/reliability.md states the same rule.
 type Timing struct {
 	FunctionTimeout time.Duration // the processor's Timeout
 	Lease           time.Duration // LEASE_DURATION
