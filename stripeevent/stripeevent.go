@@ -13,7 +13,6 @@
 package stripeevent
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,17 +59,4 @@ func Object[T any](ev webhook.Event) (T, error) {
 		return obj, webhook.Permanent(fmt.Errorf("%s: decode data.object as %T: %w", ev.Key(), obj, err))
 	}
 	return obj, nil
-}
-
-// NewID returns a fresh event ID shaped like Stripe's, evt_ and 24 letters
-// and digits, for events made up outside Stripe: `hookinbox send` and
-// tests (hookinboxtest.NewStripeEventID).
-func NewID() string {
-	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return "evt_" + string(b)
 }
