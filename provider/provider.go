@@ -217,6 +217,14 @@ func Always([]byte) bool { return true }
 // for an object the provider does not know (HTTP 404).
 var ErrNotFound = errors.New("not found at the provider")
 
+// NotFoundCounter may be implemented by a Fetch.Get error that wraps
+// ErrNotFound: it counts the provider's "not found" answers for the object
+// over claims, this one included (GoPay's watch list). The processor then
+// holds a repeated notification of an unknown id off longer than the first.
+type NotFoundCounter interface {
+	NotFoundCount() int
+}
+
 // Source is a provider's reconcile source: events it lists (List), or
 // unfinished objects it fetches again until final (Sweep). Each keeps
 // its own checkpoint. The zero Source is none.

@@ -18,7 +18,7 @@ import (
 )
 
 // countedNotFound is a fetch error that counts the provider's 404s for the
-// id over claims (processor.NotFoundCounter).
+// id over claims (provider.NotFoundCounter).
 type countedNotFound int
 
 func (c countedNotFound) Error() string      { return fmt.Sprintf("404 (%d so far)", int(c)) }

@@ -193,7 +193,7 @@ type Config struct {
 	Live map[string]bool
 	// NotFoundHold replaces NotFoundWindow for an id its provider did not
 	// know at this claim only: the fetch error counts the provider's "not
-	// found" answers (NotFoundCounter) and there were no more than
+	// found" answers (provider.NotFoundCounter) and there were no more than
 	// NotFoundTries, so a provider whose API lags its notification is
 	// fetched again at its next notification after this short hold. Default
 	// DefaultNotFoundHold.
@@ -208,13 +208,6 @@ type Config struct {
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
 	// EffectDuration and EndToEndAge; nil records nothing.
 	Metrics *metrics.Recorder
-}
-
-// NotFoundCounter is implemented by a provider.Fetch's not-found error that
-// counts the provider's "not found" answers for the object over claims,
-// this one included (GoPay's watch list of unknown ids).
-type NotFoundCounter interface {
-	NotFoundCount() int
 }
 
 // Defaults of Config.NotFoundTries, Config.NotFoundWindow and

@@ -95,7 +95,7 @@ type Watch struct {
 
 // notFound is a watched fetch's error for a payment GoPay does not know:
 // it counts GoPay's 404s for the id while it is watched as unknown
-// (processor.NotFoundCounter), so the processor holds repeated
+// (provider.NotFoundCounter), so the processor holds repeated
 // notifications of a made-up id off longer than the first.
 type notFound struct {
 	err    error
