@@ -88,7 +88,7 @@ local-aws-sqs and gofakes3 (S3) on 127.0.0.1 (unless AWS_ENDPOINT_URL or AWS_END
 and AWS_ENDPOINT_URL_SQS point elsewhere, e.g. LocalStack, with
 AWS_ENDPOINT_URL_S3 for S3), every table, queue and bucket of template.yaml
 (named hookinbox-inbox, hookinbox-events, ...), SES and
-Stripe API stand-ins, and every function of the template wired to its events:
+provider API stand-ins, and every function of the template wired to its events:
 HttpApi routes served on --addr, SQS event sources with the template's batch
 size and window, rate(...) schedules. GET /healthz answers 200 once ready.
 
@@ -105,7 +105,8 @@ them. The template's own destinations (DESTINATIONS) are signed with it too;
 one that is a bus or a URL off this machine delivers to --forward's URL
 instead, and without --forward dev refuses to start.`)
 	fs.StringVar(&f.addr, "addr", localAddr(), "address of the HTTP API (default from $"+addrEnv+")")
-	fs.StringVar(&f.secret, "secret", pipeline.StripeSecret, "Stripe webhook signing secret the receiver accepts")
+	first := firstProvider()
+	fs.StringVar(&f.secret, "secret", pipeline.LocalEnv("")[first.Webhook().SecretEnv], "signing secret the receiver accepts for "+first.Name()+", the first provider")
 	fs.BoolVar(&f.rie, "rie", false, "run the real bootstrap binaries under aws-lambda-rie instead of in-process handlers")
 	fs.BoolVar(&f.verbose, "verbose", false, "print the functions' own logs")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "where to write the stack's endpoints and names (default from $"+stateFileEnv+")")
@@ -139,7 +140,7 @@ type devStack struct {
 	flags          devFlags
 	stdout, stderr io.Writer
 	buildDir       string // where make build-<LogicalId> runs: the template's directory
-	sampleType     string // the Stripe event type the banner sends: one the business handles
+	sampleType     string // the event type the banner sends: one the business handles
 
 	logMu sync.Mutex
 	ready atomic.Bool
@@ -159,15 +160,23 @@ type devStack struct {
 	cleanups []func()
 }
 
-// sampleStripeType returns the first Stripe event type the template's
-// reconciler lists (StripeEventTypes' default: the business's), else
-// checkout.session.completed.
-func sampleStripeType(tpl *samtemplate.Template) string {
-	first, _, _ := strings.Cut(tpl.Parameters["StripeEventTypes"].Default, ",")
+// sampleType returns the event type the banner sends to the first
+// provider: the first its template parameter <Provider>EventTypes lists
+// (the business's types, as hookinbox template writes them), else the
+// type of the provider's first send example.
+func sampleType(tpl *samtemplate.Template) string {
+	name := firstProvider().Name()
+	param := strings.ToUpper(name[:1]) + name[1:] + "EventTypes"
+	first, _, _ := strings.Cut(tpl.Parameters[param].Default, ",")
 	if first = strings.TrimSpace(first); first != "" {
 		return first
 	}
-	return "checkout.session.completed"
+	for _, e := range firstProvider().Webhook().SendExamples {
+		if f := strings.Fields(e); len(f) > 3 && f[1] == "send" && f[2] == name {
+			return f[3]
+		}
+	}
+	return "<event type>"
 }
 
 // logf prints one timestamped line on stderr.
@@ -210,7 +219,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("load template: %w", err)
 	}
-	d.sampleType = sampleStripeType(tpl)
+	d.sampleType = sampleType(tpl)
 	// Another module's stack (stacktemplate): its functions are its own
 	// mains, built by the Makefile beside its template as sam build does.
 	if d.buildDir, err = filepath.Abs(filepath.Dir(tplPath)); err != nil {
@@ -270,7 +279,7 @@ func (d *devStack) run(ctx context.Context) (err error) {
 		return fmt.Errorf("create the metrics file: %w", err)
 	}
 	d.defer_(func() { os.Remove(metricsFile) })
-	env := map[string]string{"METRICS_FILE": metricsFile, "STRIPE_WEBHOOK_SECRET": d.flags.secret}
+	env := map[string]string{"METRICS_FILE": metricsFile, firstProvider().Webhook().SecretEnv: d.flags.secret}
 	maps.Copy(env, d.flags.env)
 	// The template's tables and queues, the stand-ins for SES and the
 	// Stripe, GoPay and Mollie APIs.
@@ -492,9 +501,8 @@ func (d *devStack) stateOf(root, baseURL string, st *pipeline.Stack, fns []pipel
 	s := &devState{
 		PID: os.Getpid(), StartedAt: time.Now().UTC(), Mode: mode,
 		StackName: st.Name, Region: devstack.Region, Root: root,
-		BaseURL: baseURL, WebhookURL: baseURL + "/webhooks/stripe", HealthURL: baseURL + "/healthz",
-		StripeWebhookSecret: d.flags.secret, StripeAPIKey: pipeline.StripeKey,
-		Endpoints: st.Endpoints, Env: st.Emulators.EnvMap(),
+		BaseURL: baseURL, WebhookURL: baseURL + "/webhooks/" + firstProvider().Name(), HealthURL: baseURL + "/healthz",
+		WebhookSecret: d.flags.secret, Endpoints: st.Endpoints, Env: st.Emulators.EnvMap(),
 		Tables: st.Tables, Buckets: st.Buckets, Queues: map[string]stateQueue{},
 		MetricsFile: metricsFileFor(d.flags.stateFile),
 	}
@@ -526,7 +534,7 @@ func (d *devStack) printBanner(s *devState, specs []pipeline.Function) {
 	}
 	fmt.Fprintf(w, "\nhookinbox local stack %q is ready: %s\n\n", s.StackName, mode)
 	fmt.Fprintf(w, "  Webhook URL     %s\n", s.WebhookURL)
-	fmt.Fprintf(w, "  Signing secret  %s   (local only)\n", s.StripeWebhookSecret)
+	fmt.Fprintf(w, "  Signing secret  %s   (local only)\n", s.WebhookSecret)
 	fmt.Fprintf(w, "  Health          %s\n", s.HealthURL)
 	fmt.Fprintf(w, "  State file      %s\n\n", d.flags.stateFile)
 	fmt.Fprintln(w, "Functions:")
@@ -556,17 +564,18 @@ func (d *devStack) printBanner(s *devState, specs []pipeline.Function) {
 	if d.flags.stateFile != defaultStateFile() {
 		stateArg = " --state-file " + d.flags.stateFile
 	}
-	self := selfCommand()
+	self, first := selfCommand(), firstProvider().Name()
+	send := fmt.Sprintf("  %s send %s %s --times 3%s\n", self, first, d.sampleType, stateArg)
 	if _, shop := s.Tables["ShopTable"]; shop {
 		fmt.Fprintln(w, "In another terminal, send the same event three times, then look at the shop:")
-		fmt.Fprintf(w, "  %s send stripe checkout.session.completed --times 3%s\n", self, stateArg)
+		fmt.Fprint(w, send)
 		fmt.Fprintf(w, "  %s state%s\n", self, stateArg)
 	} else {
 		fmt.Fprintln(w, "In another terminal, send the same event three times, then inspect it (send prints its key):")
-		fmt.Fprintf(w, "  %s send stripe %s --times 3%s\n", self, d.sampleType, stateArg)
-		fmt.Fprintf(w, "  %s inspect stripe#<event id>%s\n", self, stateArg)
+		fmt.Fprint(w, send)
+		fmt.Fprintf(w, "  %s inspect '%s#<event id>'%s\n", self, first, stateArg)
 	}
-	fmt.Fprintf(w, "From elsewhere: --url %s --secret %s\n\n", s.WebhookURL, s.StripeWebhookSecret)
+	fmt.Fprintf(w, "From elsewhere: --url %s --secret %s\n\n", s.WebhookURL, s.WebhookSecret)
 	printDestinations(w, d.destinations, d.flags.forward, d.flags.forwardSecret)
 
 	fmt.Fprintln(w, "Point other tools (AWS CLI, SDKs) at the stack:")

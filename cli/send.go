@@ -127,6 +127,10 @@ func providers() *provider.Registry {
 	return reg
 }
 
+// firstProvider is the provider dev's banner, --secret and webhook URL
+// are about: the registry's first.
+func firstProvider() provider.Provider { return providers().All()[0] }
+
 // sendProvider sends an event type or a file (or, for an id-only
 // provider, an id) as provider would, signed as it signs, --times times
 // with the same bytes.

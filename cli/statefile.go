@@ -26,13 +26,11 @@ type devState struct {
 	Region     string    `json:"region"`
 	Root       string    `json:"root"`        // repository root
 	BaseURL    string    `json:"base_url"`    // http://127.0.0.1:3000
-	WebhookURL string    `json:"webhook_url"` // BaseURL + /webhooks/stripe
+	WebhookURL string    `json:"webhook_url"` // BaseURL + /webhooks/<the first provider>
 	HealthURL  string    `json:"health_url"`
 
-	// StripeWebhookSecret signs deliveries; StripeAPIKey is what the
-	// Stripe stand-in accepts.
-	StripeWebhookSecret string `json:"stripe_webhook_secret"`
-	StripeAPIKey        string `json:"stripe_api_key"`
+	// WebhookSecret signs the deliveries to WebhookURL (dev --secret).
+	WebhookSecret string `json:"webhook_secret"`
 
 	// Endpoints maps AWS_ENDPOINT_URL_* and STRIPE_API_URL to their values.
 	Endpoints map[string]string `json:"endpoints"`
@@ -76,14 +74,14 @@ func (st *devState) functionEnv(logicalID, key string) string {
 }
 
 // receiverSecret returns the receiver's secret variable name as the
-// running stack sets it; the Stripe signing secret is `hookinbox dev
-// --secret` (StripeWebhookSecret).
+// running stack sets it; the first provider's is `hookinbox dev
+// --secret` (WebhookSecret).
 func (st *devState) receiverSecret(name string) string {
 	if v := st.functionEnv("ReceiverFunction", name); v != "" {
 		return v
 	}
-	if name == "STRIPE_WEBHOOK_SECRET" {
-		return st.StripeWebhookSecret
+	if name == firstProvider().Webhook().SecretEnv {
+		return st.WebhookSecret
 	}
 	return ""
 }
