@@ -11,7 +11,7 @@ import (
 	"github.com/stripe/stripe-go/v76/invoice"
 	stripesub "github.com/stripe/stripe-go/v76/subscription"
 
-	"github.com/hookinbox/hookinbox/internal/lambdafn/stripeapi"
+	"github.com/hookinbox/hookinbox/internal/shop/stripeapi"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )

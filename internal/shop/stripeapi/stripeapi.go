@@ -5,9 +5,8 @@
 // payload, a thin event, the reconciler's list) are provider/stripe's,
 // without stripe-go.
 //
-// It lives apart from lambdafn so that the functions that never call
-// Stripe's SDK (the receiver, dlq-replay, the reconciler) do not link
-// stripe-go. Nothing here logs, and a key is never put in an error.
+// Only the shop links it: the functions without the shop (the receiver,
+// dlq-replay, the reconciler) do not link stripe-go. Nothing here logs, and a key is never put in an error.
 // Everything is safe for concurrent use.
 package stripeapi
 
