@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/stacktemplate"
 
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
@@ -166,10 +167,11 @@ type devStack struct {
 // type of the provider's first send example.
 func sampleType(tpl *samtemplate.Template) string {
 	name := firstProvider().Name()
-	param := strings.ToUpper(name[:1]) + name[1:] + "EventTypes"
-	first, _, _ := strings.Cut(tpl.Parameters[param].Default, ",")
-	if first = strings.TrimSpace(first); first != "" {
-		return first
+	for param, p := range tpl.Parameters {
+		first, _, _ := strings.Cut(p.Default, ",")
+		if first = strings.TrimSpace(first); first != "" && stacktemplate.EventTypesParameter(param, name) {
+			return first
+		}
 	}
 	for _, e := range firstProvider().Webhook().SendExamples {
 		if f := strings.Fields(e); len(f) > 3 && f[1] == "send" && f[2] == name {

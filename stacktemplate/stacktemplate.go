@@ -42,10 +42,11 @@
 //   - A name the business gives that hookinbox's template already has (a
 //     parameter, condition, resource, output or environment variable) is
 //     an error, as is an unknown top-level key.
-//   - EventTypes' Stripe list (at most 20 types) becomes the default of
-//     the parameter StripeEventTypes, which the reconciler lists Stripe's
-//     events by; no list gives an empty default, never the example shop's
-//     types. Its lists are the ones hookinboxtest.CheckEventTypes compares
+//   - Each EventTypes list becomes the default of the provider's
+//     parameter <Provider>EventTypes, if hookinbox's template has one
+//     (StripeEventTypes, which the reconciler lists Stripe's events by),
+//     checked against its AllowedPattern; no list gives an empty default,
+//     never the example shop's types. Its lists are the ones hookinboxtest.CheckEventTypes compares
 //     with what the business's processorfn.Mux handles.
 //   - Every AWS::DynamoDB::Table of the business without a DeletionPolicy
 //     or UpdateReplacePolicy gets Retain: deleting or replacing the stack
@@ -66,6 +67,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -118,8 +120,8 @@ func generate(base, business []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := setStripeEventTypes(root, types["stripe"]); err != nil {
-		return nil, fmt.Errorf("hookinbox's template: %w", err)
+	if err := setEventTypes(root, types); err != nil {
+		return nil, err
 	}
 	var out bytes.Buffer
 	out.WriteString(Header)
@@ -203,9 +205,6 @@ func addBusiness(root, biz *yaml.Node) error {
 	return nil
 }
 
-// maxStripeEventTypes is the most types Stripe's event list filters by.
-const maxStripeEventTypes = 20
-
 // EventTypes returns the business file's EventTypes: the event types the
 // business handles, by provider ("stripe", "shopify", ...), each list as
 // written. A file without the key has none.
@@ -234,26 +233,48 @@ func EventTypes(business []byte) (map[string][]string, error) {
 				return nil, fmt.Errorf("business file: EventTypes %s: %q is not an event type", provider, t)
 			}
 		}
-		if provider == "stripe" && len(types) > maxStripeEventTypes {
-			return nil, fmt.Errorf("business file: EventTypes stripe: %d types, Stripe's event list filters by at most %d", len(types), maxStripeEventTypes)
-		}
 	}
 	return file.EventTypes, nil
 }
 
-// setStripeEventTypes sets the default of the parameter StripeEventTypes
-// to types, comma-separated, and says where it comes from.
-func setStripeEventTypes(root *yaml.Node, types []string) error {
-	param := value(root, "Parameters", "StripeEventTypes")
-	def, desc := value(param, "Default"), value(param, "Description")
-	if def == nil || desc == nil {
-		return errors.New("the parameter StripeEventTypes has no Default or Description")
+// EventTypesParameter reports whether the template parameter param holds
+// provider's event types: <Provider>EventTypes, in any case, without '-'.
+func EventTypesParameter(param, provider string) bool {
+	return strings.EqualFold(param, strings.ReplaceAll(provider, "-", "")+"EventTypes")
+}
+
+// setEventTypes sets the default of each <Provider>EventTypes parameter to
+// the provider's types, comma-separated (none when the business file
+// lists none), checks it against the parameter's AllowedPattern, and says
+// where it comes from.
+func setEventTypes(root *yaml.Node, types map[string][]string) error {
+	params := value(root, "Parameters")
+	for i := 0; params != nil && i < len(params.Content); i += 2 {
+		name, param := params.Content[i].Value, params.Content[i+1]
+		prefix, ok := strings.CutSuffix(name, "EventTypes")
+		if !ok {
+			continue
+		}
+		provider := strings.ToLower(prefix)
+		for p := range types {
+			if EventTypesParameter(name, p) {
+				provider = p
+			}
+		}
+		def, desc := value(param, "Default"), value(param, "Description")
+		if def == nil || desc == nil {
+			return fmt.Errorf("hookinbox's template: the parameter %s has no Default or Description", name)
+		}
+		def.Value, def.Tag, def.Style = strings.Join(types[provider], ","), "!!str", yaml.DoubleQuotedStyle
+		if pattern := value(param, "AllowedPattern"); pattern != nil {
+			if ok, err := regexp.MatchString(pattern.Value, def.Value); err != nil || !ok {
+				return fmt.Errorf("business file: EventTypes %s: %s (the parameter %s)", provider, scalar(value(param, "ConstraintDescription")), name)
+			}
+		}
+		desc.Value = "The " + prefix + " event types the business handles (comma-separated): the reconciler lists only these. " +
+			"The default is the business file's EventTypes " + provider + " list; change that list and generate again."
+		desc.Style = yaml.FoldedStyle
 	}
-	def.Value, def.Tag, def.Style = strings.Join(types, ","), "!!str", yaml.DoubleQuotedStyle
-	desc.Value = "The Stripe event types the business handles (comma-separated, at most 20): " +
-		"the reconciler lists only these from Stripe's event list. " +
-		"The default is the business file's EventTypes stripe list; change that list and generate again."
-	desc.Style = yaml.FoldedStyle
 	return nil
 }
 
