@@ -21,15 +21,9 @@ import (
 	"github.com/hookinbox/hookinbox/provider/stripe/eventbridge"
 )
 
-// The outputs of template.yaml erase reads: the subject key's secret,
-// and the Stripe EventBridge DLQ (only with StripeEventBridgeSource).
-const (
-	outputSubjectKey = "SubjectKeySecretArn"
-	outputBridgeDLQ  = "StripeEventBridgeDLQUrl"
-)
-
-// bridgeDLQ is the local stack's logical ID of the Stripe EventBridge DLQ.
-const bridgeDLQ = "StripeEventBridgeDLQ"
+// outputSubjectKey is the output of template.yaml with the subject key's
+// secret.
+const outputSubjectKey = "SubjectKeySecretArn"
 
 // subjectFlags are the flags erase and export share.
 type subjectFlags struct {
@@ -109,7 +103,7 @@ func (f *subjectFlags) bridgeDLQ(ctx context.Context, t *target) (string, error)
 	case f.bridgeDLQURL != "":
 		return f.bridgeDLQURL, nil
 	case t.local != nil:
-		return t.local.Queues[bridgeDLQ].URL, nil
+		return t.local.Queues[eventbridge.DLQ].URL, nil
 	case t.stack == "":
 		return "", nil
 	}
@@ -117,7 +111,7 @@ func (f *subjectFlags) bridgeDLQ(ctx context.Context, t *target) (string, error)
 	if err != nil {
 		return "", err
 	}
-	return out[outputBridgeDLQ], nil
+	return out[eventbridge.DLQOutput], nil
 }
 
 // keys returns the target's subject keys: the local stack's, SUBJECT_KEY,
@@ -160,7 +154,7 @@ erase (docs/security.md, "Personal data").
 	f := addSubjectFlags(fs)
 	dryRun := fs.Bool("dry-run", false, "list what would be erased; change nothing")
 	by := fs.String("by", "", "who asked, for the audit record (default cli:$USER)")
-	fs.StringVar(&f.bridgeDLQURL, "stripe-bridge-dlq-url", "", "the Stripe EventBridge DLQ `URL` (default: the stack's "+outputBridgeDLQ+" output, when it has one)")
+	fs.StringVar(&f.bridgeDLQURL, "stripe-bridge-dlq-url", "", "the Stripe EventBridge DLQ `URL` (default: the stack's "+eventbridge.DLQOutput+" output, when it has one)")
 	if _, err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}

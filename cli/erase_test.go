@@ -18,6 +18,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe/eventbridge"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -116,7 +117,7 @@ func TestEraseSweepsTheStripeEventBridgeDLQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state.Queues[bridgeDLQ] = stateQueue{URL: url}
+	state.Queues[eventbridge.DLQ] = stateQueue{URL: url}
 	if err := writeState(path, state); err != nil {
 		t.Fatal(err)
 	}

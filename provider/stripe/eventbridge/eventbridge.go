@@ -41,6 +41,13 @@ import (
 // events its dead-letter queue holds: Stripe.
 func Provider() stripe.Provider { return stripe.Provider{} }
 
+// The function's dead-letter queue in template.yaml: its logical ID and
+// the output with its URL.
+const (
+	DLQ       = "StripeEventBridgeDLQ"
+	DLQOutput = "StripeEventBridgeDLQUrl"
+)
+
 // Build builds the function (a lambdafn.Builder): INBOX_TABLE and
 // EVENTS_QUEUE_URL, the receiver's own claim and queue.
 func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
