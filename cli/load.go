@@ -29,11 +29,11 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// DefaultLoadWarmup is --warmup's default. With 100 or 1 000 warm-up
+// defaultLoadWarmup is --warmup's default. With 100 or 1 000 warm-up
 // deliveries, the first round's emulators took 1.1-2.5 times the CPU a
 // delivery of the later rounds (median 1.7, over 33 runs); after 4 000 to
 // each target, 0.94-1.35 times (median 1.05, over 15).
-const DefaultLoadWarmup = 4000
+const defaultLoadWarmup = 4000
 
 type loadFlags struct {
 	provider               string
@@ -123,7 +123,7 @@ Examples:
 	fs.StringVar(&f.provider, "provider", providers().Names()[0], "the provider whose deliveries load sends, its sample events in testdata/<provider>/ with fresh ids: "+strings.Join(providers().Names(), ", "))
 	fs.BoolVar(&f.stack, "stack", false, "drive the running stack's receiver (see --state-file) instead of bootstraps started here")
 	fs.IntVar(&f.copies, "copies", 2, "copies of each bootstrap under aws-lambda-rie (each runs one invocation at a time)")
-	fs.IntVar(&f.warmup, "warmup", DefaultLoadWarmup, "deliveries to each target before the rounds, not counted")
+	fs.IntVar(&f.warmup, "warmup", defaultLoadWarmup, "deliveries to each target before the rounds, not counted")
 	fs.StringVar(&f.url, "url", "", "with --stack: webhook URL (default: the running stack's)")
 	fs.StringVar(&f.secret, "secret", "", "the provider's signing secret(s), comma-separated (default: the running stack's, or the local ones)")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "with --stack: state file of the running stack")

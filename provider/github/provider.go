@@ -27,13 +27,13 @@ func (Provider) Webhook() provider.Webhook {
 	}
 }
 
-// MinSecretLen is the shortest secret the verifier accepts: GitHub takes
+// minSecretLen is the shortest secret the verifier accepts: GitHub takes
 // any string the user chose.
-const MinSecretLen = 16
+const minSecretLen = 16
 
 // Verifier implements provider.Provider.
 func (Provider) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
-	return &Verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, MinSecretLen)
+	return &Verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, minSecretLen)
 }
 
 // Sign implements provider.Provider: ev.Body under the first secret, the
@@ -59,9 +59,9 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webh
 	return req, nil
 }
 
-// MaxLookback is the longest GITHUB_RECONCILE_LOOKBACK: GitHub keeps a
+// maxLookback is the longest GITHUB_RECONCILE_LOOKBACK: GitHub keeps a
 // hook's deliveries for 3 days.
-const MaxLookback = 72 * time.Hour
+const maxLookback = 72 * time.Hour
 
 // hookPath is the form of a GITHUB_RECONCILE_HOOKS entry.
 var hookPath = regexp.MustCompile(`^(repos/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|orgs/[A-Za-z0-9_.-]+)/hooks/[0-9]+$`)
@@ -75,7 +75,7 @@ var hookPath = regexp.MustCompile(`^(repos/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|orgs/
 func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Source, error) {
 	r := env.Reader()
 	hooks := r.List("GITHUB_RECONCILE_HOOKS")
-	apiURL := r.String("GITHUB_API_URL", DefaultAPIURL)
+	apiURL := r.String("GITHUB_API_URL", defaultAPIURL)
 	lookback := r.Window("GITHUB_RECONCILE_LOOKBACK", provider.DefaultSourceLookback)
 	for _, hook := range hooks {
 		if !hookPath.MatchString(hook) {
@@ -85,7 +85,7 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	if len(hooks) > 0 && !env.HasSecret("GITHUB_TOKEN") {
 		r.Problem("GITHUB_RECONCILE_HOOKS is set but GITHUB_TOKEN and GITHUB_TOKEN_ARN are empty (a token that may read the hooks' deliveries)")
 	}
-	if lookback > MaxLookback {
+	if lookback > maxLookback {
 		r.Problem("GITHUB_RECONCILE_LOOKBACK=%s is longer than the 3 days GitHub keeps deliveries", lookback)
 	}
 	if err := r.Err(); err != nil || len(hooks) == 0 {

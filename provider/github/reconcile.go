@@ -18,8 +18,8 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// DefaultAPIURL is GitHub's REST API.
-const DefaultAPIURL = "https://api.github.com"
+// defaultAPIURL is GitHub's REST API.
+const defaultAPIURL = "https://api.github.com"
 
 // GitHubDeliveries lists what GitHub's webhook deliveries lost. GitHub
 // never redelivers a failed delivery by itself; it keeps a hook's
@@ -49,7 +49,7 @@ const DefaultAPIURL = "https://api.github.com"
 type GitHubDeliveries struct {
 	Hooks   []string
 	Token   provider.Secret
-	BaseURL string // DefaultAPIURL when empty
+	BaseURL string // defaultAPIURL when empty
 	HTTP    *http.Client
 	// Inbox is where a delivery's claim is looked up.
 	Inbox interface {
@@ -166,7 +166,7 @@ func (g *GitHubDeliveries) record(ctx context.Context, hook string, d gitHubDeli
 }
 
 func (g *GitHubDeliveries) base() string {
-	return strings.TrimSuffix(cmp.Or(g.BaseURL, DefaultAPIURL), "/")
+	return strings.TrimSuffix(cmp.Or(g.BaseURL, defaultAPIURL), "/")
 }
 
 // get GETs url into v, waiting out rate limits within the deadline, and

@@ -16,8 +16,8 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// DefaultURL is GoPay's production API base URL.
-const DefaultURL = "https://gate.gopay.cz/api"
+// defaultURL is GoPay's production API base URL.
+const defaultURL = "https://gate.gopay.cz/api"
 
 // errNotFound is the error of a payment GoPay does not know (404).
 var errNotFound = fmt.Errorf("gopay has no such payment: %w", provider.ErrNotFound)
@@ -33,7 +33,7 @@ var errNotFound = fmt.Errorf("gopay has no such payment: %w", provider.ErrNotFou
 // nothing. The answer is checked to be that payment, with a state.
 func Payments(clientID string, secret provider.Secret, apiURL string, httpClient *http.Client) func(ctx context.Context, id string) ([]byte, error) {
 	if apiURL == "" {
-		apiURL = DefaultURL
+		apiURL = defaultURL
 	}
 	base := strings.TrimSuffix(apiURL, "/")
 	tokens := &tokenSource{

@@ -26,7 +26,7 @@ func readSettings(ctx context.Context, env *provider.Env) (s settings, ok bool, 
 	}
 	r := env.Reader()
 	s.clientID = r.String("GOPAY_CLIENT_ID", "")
-	s.apiURL = r.String("GOPAY_API_URL", DefaultURL)
+	s.apiURL = r.String("GOPAY_API_URL", defaultURL)
 	if s.clientID == "" {
 		r.Problem("GoPay is enabled (GOPAY_CLIENT_SECRET or GOPAY_CLIENT_SECRET_ARN is set) but GOPAY_CLIENT_ID is empty")
 	}
@@ -63,8 +63,8 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	r := env.Reader()
 	budget := int(r.Int("GOPAY_RECONCILE_BUDGET", 50))
 	maxAge := r.Duration("GOPAY_RECONCILE_MAX_AGE", 7*24*time.Hour)
-	if maxAge > WatchTTL {
-		r.Problem("GOPAY_RECONCILE_MAX_AGE=%s is longer than the %s a watched payment is kept", maxAge, WatchTTL)
+	if maxAge > watchTTL {
+		r.Problem("GOPAY_RECONCILE_MAX_AGE=%s is longer than the %s a watched payment is kept", maxAge, watchTTL)
 	}
 	if budget < 1 || budget > 1000 {
 		r.Problem("GOPAY_RECONCILE_BUDGET=%d: want 1 to 1000 payments a run", budget)

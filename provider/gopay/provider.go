@@ -39,7 +39,7 @@ func (Provider) Sign(ev provider.TestEvent, _ []string, _ time.Time) (webhook.Re
 		}
 		id = p.ID.String()
 	}
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return webhook.Request{}, err
 	}
 	return webhook.Request{Method: Method, Header: map[string]string{}, Query: map[string]string{"id": id}}, nil

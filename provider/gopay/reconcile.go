@@ -36,7 +36,7 @@ import (
 // whose state changed to the intake as its notification would, so the
 // processor fetches and applies the new state once; and it fetches the
 // unknown ids, a smaller budget a run, at most UnknownSweeps times
-// each within UnknownMaxAge of the first 404, and hands one GoPay
+// each within unknownMaxAge of the first 404, and hands one GoPay
 // knows by then to the intake (its API lagged its notification).
 const (
 	gopayWatchPartition = "watch#gopay"
@@ -49,14 +49,14 @@ const (
 // 404 for: made-up ids cost at most this many fetches, and a payment GoPay
 // knows a little later than it notifies is found within minutes.
 const (
-	UnknownMaxAge = time.Hour
+	unknownMaxAge = time.Hour
 	UnknownSweeps = 3
 )
 
-// WatchTTL is how long a watch item lives (its expires_at, for the
+// watchTTL is how long a watch item lives (its expires_at, for the
 // table's TTL) even when no reconciler sweeps it: the longest
 // Watch.MaxAge.
-const WatchTTL = 30 * 24 * time.Hour
+const watchTTL = 30 * 24 * time.Hour
 
 // Final reports whether a GoPay payment state is final: anything but
 // CREATED, PAYMENT_METHOD_CHOSEN and AUTHORIZED, which GoPay may leave
@@ -88,7 +88,7 @@ type Watch struct {
 	DB    gopayDB
 	Table string
 	// MaxAge is how long a payment is watched after it was first seen not
-	// final; default 7 days, at most WatchTTL.
+	// final; default 7 days, at most watchTTL.
 	MaxAge time.Duration
 	Now    func() time.Time
 }
@@ -114,7 +114,7 @@ func (w *Watch) now() time.Time {
 }
 
 func (w *Watch) maxAge() time.Duration {
-	return min(cmp.Or(w.MaxAge, 7*24*time.Hour), WatchTTL)
+	return min(cmp.Or(w.MaxAge, 7*24*time.Hour), watchTTL)
 }
 
 // Watching returns fetch, recording the state of every payment it
@@ -156,7 +156,7 @@ func (w *Watch) record(ctx context.Context, id, state string) error {
 			":st":    &types.AttributeValueMemberS{Value: state},
 			":now":   &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339)},
 			":first": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)},
-			":exp":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(WatchTTL).Unix(), 10)},
+			":exp":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(watchTTL).Unix(), 10)},
 		},
 	})
 	if err != nil {
@@ -175,7 +175,7 @@ func (w *Watch) missed(ctx context.Context, id string) (int, error) {
 		UpdateExpression: aws.String("SET first_missed = if_not_exists(first_missed, :now), expires_at = if_not_exists(expires_at, :exp) ADD misses :one"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)},
-			":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(UnknownMaxAge).Unix(), 10)},
+			":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(unknownMaxAge).Unix(), 10)},
 			":one": &types.AttributeValueMemberN{Value: "1"},
 		},
 		ReturnValues: types.ReturnValueUpdatedNew,
@@ -358,7 +358,7 @@ func (g *Sweeper) one(ctx context.Context, now time.Time, accept func(context.Co
 // unknown fetches up to UnknownBudget ids GoPay answered 404 for, and
 // hands each GoPay knows now to the intake, ending the hold of its
 // IGNORED claim first. An id is fetched at most UnknownSweeps times,
-// within UnknownMaxAge of its first 404; made-up ids are dropped
+// within unknownMaxAge of its first 404; made-up ids are dropped
 // quietly (no line, nothing counted: they raise no alarm).
 func (g *Sweeper) unknown(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, late func() bool, sw *provider.Swept) error {
 	items, err := g.Watch.list(ctx, "begins_with(sk, :sk)", gopayUnknownPrefix, cmp.Or(g.UnknownBudget, 20))
@@ -382,7 +382,7 @@ func (g *Sweeper) unknown(ctx context.Context, now time.Time, accept func(contex
 func (g *Sweeper) unknownOne(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, id string, item map[string]types.AttributeValue, sw *provider.Swept) error {
 	first, _ := strconv.ParseInt(attrN(item, "first_missed"), 10, 64)
 	sweeps, _ := strconv.Atoi(attrN(item, "sweeps"))
-	if now.Sub(time.Unix(first, 0)) > UnknownMaxAge || sweeps >= UnknownSweeps {
+	if now.Sub(time.Unix(first, 0)) > unknownMaxAge || sweeps >= UnknownSweeps {
 		return g.Watch.forget(ctx, id)
 	}
 	key := webhook.NewKey(Name, id)

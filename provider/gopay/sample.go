@@ -24,7 +24,7 @@ func (Provider) Sample(ev provider.TestEvent) (provider.TestEvent, error) {
 		ev.Body = bytes.ReplaceAll(ev.Body, []byte(ev.ID), []byte(fresh))
 		ev.ID = fresh
 	}
-	if err := CheckID(ev.ID); err != nil {
+	if err := checkID(ev.ID); err != nil {
 		return ev, err
 	}
 	ev.Type = Notification

@@ -18,9 +18,9 @@ const Name = "gopay"
 // processor replaces it with the payment state it fetches.
 const Notification = "notification"
 
-// MaxIDLen bounds a GoPay payment id: GoPay's API types payment ids
+// maxIDLen bounds a GoPay payment id: GoPay's API types payment ids
 // as 64-bit signed integers (long), whose largest, 2^63-1, has 19 digits.
-const MaxIDLen = 19
+const maxIDLen = 19
 
 // Verifier accepts GoPay's payment notifications, GET ...?id=<payment id>.
 // Nothing in them is signed, so nothing in them is trusted: Verify only
@@ -35,7 +35,7 @@ type Verifier struct{}
 // or implausible id.
 func (Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
 	id := r.Query["id"]
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return nil, err
 	}
 	return []webhook.Event{{
@@ -47,16 +47,16 @@ func (Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, e
 	}}, nil
 }
 
-// CheckID reports, as ErrNoEventID or ErrBadEventID, an id that cannot be
-// a GoPay payment id: empty, longer than MaxIDLen, anything but ASCII
+// checkID reports, as ErrNoEventID or ErrBadEventID, an id that cannot be
+// a GoPay payment id: empty, longer than maxIDLen, anything but ASCII
 // digits, a leading zero (GoPay writes none, and 0123 would be another key
 // for payment 123), zero, or above 2^63-1.
-func CheckID(id string) error {
+func checkID(id string) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("gopay: no id parameter: %w", provider.ErrNoEventID)
-	case len(id) > MaxIDLen:
-		return fmt.Errorf("gopay: id is %d characters, more than %d: %w", len(id), MaxIDLen, provider.ErrBadEventID)
+	case len(id) > maxIDLen:
+		return fmt.Errorf("gopay: id is %d characters, more than %d: %w", len(id), maxIDLen, provider.ErrBadEventID)
 	case strings.TrimLeft(id, "0123456789") != "" || id[0] == '0':
 		return fmt.Errorf("gopay: id is not a positive decimal number without leading zeros: %w", provider.ErrBadEventID)
 	}

@@ -26,13 +26,13 @@ func (Provider) Webhook() provider.Webhook {
 	}
 }
 
-// MinSecretLen is the shortest secret the verifier accepts: Shopify's are
+// minSecretLen is the shortest secret the verifier accepts: Shopify's are
 // 32 characters or more (hex, or shpss_ and hex).
-const MinSecretLen = 32
+const minSecretLen = 32
 
 // Verifier implements provider.Provider.
 func (Provider) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
-	return &Verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, MinSecretLen)
+	return &Verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, minSecretLen)
 }
 
 // Sign implements provider.Provider: ev.Body under the first secret, the
@@ -86,7 +86,7 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 		return provider.Source{}, err
 	}
 	if apiURL == "" {
-		apiURL = AdminURL(domain)
+		apiURL = adminURL(domain)
 	}
 	token, err := env.Secret(ctx, "SHOPIFY_ADMIN_TOKEN")
 	if err != nil {

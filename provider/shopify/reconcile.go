@@ -18,9 +18,9 @@ import (
 // for by default.
 const APIVersion = "2025-07"
 
-// AdminURL returns the shop's Admin GraphQL endpoint for
+// adminURL returns the shop's Admin GraphQL endpoint for
 // APIVersion.
-func AdminURL(shopDomain string) string {
+func adminURL(shopDomain string) string {
 	return "https://" + shopDomain + "/admin/api/" + APIVersion + "/graphql.json"
 }
 
@@ -43,7 +43,7 @@ func AdminURL(shopDomain string) string {
 // answer's wait, only while that ends before the deadline less Margin.
 // Safe for concurrent use.
 type ShopifyOrders struct {
-	URL   string // the Admin GraphQL endpoint (AdminURL)
+	URL   string // the Admin GraphQL endpoint (adminURL)
 	Token provider.Secret
 	HTTP  *http.Client
 	// Margin is how much of the deadline a throttle wait leaves; default 15 s.

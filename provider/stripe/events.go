@@ -36,8 +36,8 @@ type Events struct {
 	span time.Duration // the last window that fitted in one page
 }
 
-// MaxTypes is the most event types one Stripe list request may name.
-const MaxTypes = 20
+// maxTypes is the most event types one Stripe list request may name.
+const maxTypes = 20
 
 // NewEvents lists events through the Stripe API at apiURL (Stripe's own
 // when empty) with the first of key's values, read for every list call
@@ -142,7 +142,7 @@ func (s *Events) list(ctx context.Context, from, to time.Time, size int64, start
 		"created[lt]":  {strconv.FormatInt(to.Unix(), 10)},
 		"limit":        {strconv.FormatInt(size, 10)},
 	}
-	if len(s.Types) > 0 && len(s.Types) <= MaxTypes {
+	if len(s.Types) > 0 && len(s.Types) <= maxTypes {
 		for i, t := range s.Types {
 			q.Set("types["+strconv.Itoa(i)+"]", t)
 		}

@@ -60,9 +60,9 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 	return webhook.Request{Method: "POST", Header: Headers(ev.Body, at, secrets...), Body: ev.Body}, nil
 }
 
-// MaxLookback is the longest STRIPE_EVENTS_LOOKBACK: Stripe lists 30 days
+// maxLookback is the longest STRIPE_EVENTS_LOOKBACK: Stripe lists 30 days
 // of events.
-const MaxLookback = 30 * 24 * time.Hour
+const maxLookback = 30 * 24 * time.Hour
 
 // Processor implements provider.Provider: STRIPE_API_KEY (or
 // STRIPE_API_KEY_ARN) fetches a lost payload and every thin event from
@@ -110,7 +110,7 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	if len(types) == 0 {
 		r.Problem("STRIPE_EVENT_TYPES is empty: name the Stripe event types the business handles (comma-separated), or unset STRIPE_API_KEY and STRIPE_API_KEY_ARN to turn the Stripe source off")
 	}
-	if lookback > MaxLookback {
+	if lookback > maxLookback {
 		r.Problem("STRIPE_EVENTS_LOOKBACK=%s is longer than the 30 days Stripe lists events", lookback)
 	}
 	if err := r.Err(); err != nil {

@@ -137,7 +137,7 @@ type Related struct {
 // snapshot-to-thin migration.
 func Thin(typ, id string, at time.Time, related Related, snapshot string) []byte {
 	ev := map[string]any{
-		"id": id, "object": ThinObject, "type": typ, "livemode": false,
+		"id": id, "object": thinObject, "type": typ, "livemode": false,
 		"created": at.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 	}
 	if related.URL != "" {

@@ -18,7 +18,7 @@ func IsThin(stored []byte) bool {
 	var head struct {
 		Object string `json:"object"`
 	}
-	return json.Unmarshal(stored, &head) == nil && head.Object == ThinObject
+	return json.Unmarshal(stored, &head) == nil && head.Object == thinObject
 }
 
 // thinEvent is what the fetch reads of a thin notification and of the
@@ -86,7 +86,7 @@ func (a *api) fetchThin(ctx context.Context, eventID string, stored []byte) ([]b
 		return nil, webhook.Permanent(fmt.Errorf("stripe has no v2 event %s (404): %w", n.ID, err))
 	case err != nil:
 		return nil, fmt.Errorf("get stripe v2 event %s: %w", n.ID, err)
-	case ev.ID != n.ID || ev.Object != ThinObject || ev.Type == "":
+	case ev.ID != n.ID || ev.Object != thinObject || ev.Type == "":
 		return nil, fmt.Errorf("get stripe v2 event %s: the API answered %q %q, not that event", n.ID, ev.Object, ev.ID)
 	}
 	if ev.SnapshotEvent != "" && ev.SnapshotEvent != eventID {
@@ -104,7 +104,7 @@ func (a *api) fetchThin(ctx context.Context, eventID string, stored []byte) ([]b
 		view.Data.Object = json.RawMessage(`{}`)
 	}
 	if rel := ev.RelatedObject; rel != nil && rel.URL != "" {
-		if !APIPath(rel.URL) {
+		if !apiPath(rel.URL) {
 			return nil, webhook.Permanent(fmt.Errorf("stripe v2 event %s: related_object.url is not a Stripe API path", n.ID))
 		}
 		objHeaders := http.Header{}

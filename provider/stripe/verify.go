@@ -198,10 +198,10 @@ func (s *Verifier) checkTimestamp(signed time.Time) error {
 	return provider.CheckTimestamp("stripe signature: timestamp", signed, now, tolerance)
 }
 
-// ThinObject is the "object" of a thin event notification (an
+// thinObject is the "object" of a thin event notification (an
 // event destination with the thin payload style): the notification names
 // the event and the object it is about, and the processor fetches both.
-const ThinObject = "v2.core.event"
+const thinObject = "v2.core.event"
 
 // stripeEventHead is the part of a Stripe event hookinbox reads: a
 // snapshot event (object "event", created a Unix time) or a thin
@@ -251,13 +251,13 @@ func ParseEvent(body []byte) (webhook.Event, error) {
 			return webhook.Event{}, fmt.Errorf("stripe event: cannot decode %d-byte body: %w", len(body), provider.ErrNotJSON)
 		}
 	}
-	thin := head.Object == ThinObject
+	thin := head.Object == thinObject
 	if err := checkStripeID("id", head.ID); err != nil {
 		return webhook.Event{}, err
 	}
 	switch {
 	case head.Object != "" && head.Object != "event" && !thin:
-		return webhook.Event{}, fmt.Errorf("stripe event: object is neither \"event\" nor %q: %w", ThinObject, provider.ErrNotEvent)
+		return webhook.Event{}, fmt.Errorf("stripe event: object is neither \"event\" nor %q: %w", thinObject, provider.ErrNotEvent)
 	case head.Type == "":
 		return webhook.Event{}, fmt.Errorf("stripe event: no type: %w", provider.ErrNotEvent)
 	}
@@ -282,7 +282,7 @@ func ParseEvent(body []byte) (webhook.Event, error) {
 		}
 		ev.ID = *head.SnapshotEvent
 	}
-	if head.RelatedObject != nil && !APIPath(head.RelatedObject.URL) {
+	if head.RelatedObject != nil && !apiPath(head.RelatedObject.URL) {
 		return webhook.Event{}, fmt.Errorf("stripe event: related_object.url is not a Stripe API path: %w", provider.ErrNotEvent)
 	}
 	ev.Type = SnapshotType(head.Type)
@@ -296,10 +296,10 @@ func SnapshotType(thinType string) string {
 	return strings.TrimPrefix(thinType, "v1.")
 }
 
-// APIPath reports whether p can be a Stripe API object path, as a
+// apiPath reports whether p can be a Stripe API object path, as a
 // thin event's related_object.url is ("/v1/customers/cus_..."): /v1/ or
 // /v2/ and then letters, digits, '_', '-', '.' and '/', with no "..".
-func APIPath(p string) bool {
+func apiPath(p string) bool {
 	if !strings.HasPrefix(p, "/v1/") && !strings.HasPrefix(p, "/v2/") || strings.Contains(p, "..") || strings.Contains(p, "//") {
 		return false
 	}
