@@ -17,23 +17,23 @@ import (
 // Business lines.
 type businessReader func(ctx context.Context) ([]string, error)
 
-// shopBusiness is the example shop's state (ShopRecords).
+// shopBusiness is the example shop's state (shopRecords).
 func shopBusiness(s *shop.Shop) businessReader {
 	return func(ctx context.Context) ([]string, error) {
 		st, err := s.State(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return ShopRecords(st), nil
+		return shopRecords(st), nil
 	}
 }
 
-// TableRecords reads another business's state: every item of its tables
+// tableRecords reads another business's state: every item of its tables
 // (logical ID → table name), one line an item, "<logical ID> <item as
 // JSON>", sorted. Such a business's records must hold nothing that
 // differs between two correct runs (a time it was written, an ID an
 // outside system made up) for the runs to compare equal.
-func TableRecords(db *dynamodb.Client, tables map[string]string) businessReader {
+func tableRecords(db *dynamodb.Client, tables map[string]string) businessReader {
 	return func(ctx context.Context) ([]string, error) {
 		var out []string
 		for id, name := range tables {

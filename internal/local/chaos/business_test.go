@@ -6,7 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// TestWithinKeepsTableRecordsOfTheCorpus: a TableRecords line names its
+// TestWithinKeepsTableRecordsOfTheCorpus: a tableRecords line names its
 // customer and event as the SDK holds the attributes; Within keeps the
 // lines about the reference's events and drops the others.
 func TestWithinKeepsTableRecordsOfTheCorpus(t *testing.T) {

@@ -30,7 +30,7 @@ import (
 // then async_payment_succeeded), and events the shop has no handler for
 // (customer.created, payment_intent.succeeded, invoice.paid,
 // charge.refunded). About one customer in four comes from another
-// provider (DeliveryObject lines): a Shopify order whose orders/create,
+// provider (deliveryObject lines): a Shopify order whose orders/create,
 // orders/updated and orders/paid come in any order; an Adyen payment,
 // sometimes refunded, its notifications in any order; a GoPay payment
 // notification (paid, refunded, or canceled, which the shop ignores); or

@@ -29,7 +29,7 @@ const maxLine = 4 << 20
 // ({"object":"event",...}) as GET /v1/events lists it and as webhooks
 // deliver it, a whole page of that list ({"object":"list","data":[...]}),
 // whose events are taken in the order Stripe lists them (newest first), or
-// another provider's delivery (DeliveryObject: GitHub, Shopify, Standard
+// another provider's delivery (deliveryObject: GitHub, Shopify, Standard
 // Webhooks, Adyen), which chaos signs as that provider does.
 // Blank lines are skipped. An event without an ID or type, an ID the
 // receiver would refuse, or an ID seen before is an error naming the line.
@@ -50,7 +50,7 @@ func ReadEvents(r io.Reader) ([]Event, error) {
 		if err := json.Unmarshal(line, &head); err != nil {
 			return nil, fmt.Errorf("line %d: not a JSON object: %v", n, err)
 		}
-		if head.Object == DeliveryObject {
+		if head.Object == deliveryObject {
 			ev, err := providerEvent(line)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %w", n, err)

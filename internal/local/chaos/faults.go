@@ -13,12 +13,12 @@ import (
 // Proxies a Local stack under faults puts between its functions and what
 // they call (see LocalOptions.Proxy). The reference run has none.
 const (
-	ProxyDynamoDB    = "dynamodb"     // every function's DynamoDB
-	ProxySQSReceiver = "sqs-receiver" // the receiver's SQS: its SendMessage right after the claim
-	ProxySQS         = "sqs"          // the processor's SQS: DLQ sends, visibility changes
-	ProxyStripe      = "stripe"       // the business API: Stripe (invoices, subscriptions)
-	ProxySES         = "ses"          // the business API: SES (welcome emails)
-	ProxyGoPay       = "gopay"        // the business API: GoPay (the payments the processor fetches)
+	proxyDynamoDB    = "dynamodb"     // every function's DynamoDB
+	proxySQSReceiver = "sqs-receiver" // the receiver's SQS: its SendMessage right after the claim
+	proxySQS         = "sqs"          // the processor's SQS: DLQ sends, visibility changes
+	proxyStripe      = "stripe"       // the business API: Stripe (invoices, subscriptions)
+	proxySES         = "ses"          // the business API: SES (welcome emails)
+	proxyGoPay       = "gopay"        // the business API: GoPay (the payments the processor fetches)
 )
 
 // Toxic is one toxiproxy toxic on one proxy: Type "latency", "timeout",
@@ -44,20 +44,20 @@ var Faults = []Fault{
 	{
 		Name:  "dynamodb-latency",
 		About: "every DynamoDB call of every function 100-300 ms slower",
-		Toxics: []Toxic{{Proxy: ProxyDynamoDB, Type: "latency", Toxicity: 1,
+		Toxics: []Toxic{{Proxy: proxyDynamoDB, Type: "latency", Toxicity: 1,
 			Attributes: map[string]any{"latency": 200, "jitter": 100}}},
 	},
 	{
 		Name:  "dynamodb-timeouts",
 		About: "DynamoDB stops answering for 1 s in every 3 s; each stalled connection is closed after 800 ms",
-		Toxics: []Toxic{{Proxy: ProxyDynamoDB, Type: "timeout", Toxicity: 1,
+		Toxics: []Toxic{{Proxy: proxyDynamoDB, Type: "timeout", Toxicity: 1,
 			Attributes: map[string]any{"timeout": 800}}},
 		On: time.Second, Off: 2 * time.Second,
 	},
 	{
 		Name:  "sqs-send-refused",
 		About: "the receiver's SendMessage, right after its claim, has its connection reset for 1 s in every 2.5 s",
-		Toxics: []Toxic{{Proxy: ProxySQSReceiver, Type: "reset_peer", Toxicity: 1,
+		Toxics: []Toxic{{Proxy: proxySQSReceiver, Type: "reset_peer", Toxicity: 1,
 			Attributes: map[string]any{"timeout": 0}}},
 		On: time.Second, Off: 1500 * time.Millisecond,
 	},
@@ -65,9 +65,9 @@ var Faults = []Fault{
 		Name:  "connection-resets",
 		About: "half the connections to DynamoDB and SQS are reset mid-request for 1 s in every 3 s",
 		Toxics: []Toxic{
-			{Proxy: ProxyDynamoDB, Type: "reset_peer", Toxicity: 0.5, Attributes: map[string]any{"timeout": 20}},
-			{Proxy: ProxySQSReceiver, Type: "reset_peer", Toxicity: 0.5, Attributes: map[string]any{"timeout": 20}},
-			{Proxy: ProxySQS, Type: "reset_peer", Toxicity: 0.5, Attributes: map[string]any{"timeout": 20}},
+			{Proxy: proxyDynamoDB, Type: "reset_peer", Toxicity: 0.5, Attributes: map[string]any{"timeout": 20}},
+			{Proxy: proxySQSReceiver, Type: "reset_peer", Toxicity: 0.5, Attributes: map[string]any{"timeout": 20}},
+			{Proxy: proxySQS, Type: "reset_peer", Toxicity: 0.5, Attributes: map[string]any{"timeout": 20}},
 		},
 		On: time.Second, Off: 2 * time.Second,
 	},
@@ -75,9 +75,9 @@ var Faults = []Fault{
 		Name:  "slow-business-api",
 		About: "every Stripe, SES and GoPay call answers 1-2 s late",
 		Toxics: []Toxic{
-			{Proxy: ProxyStripe, Type: "latency", Toxicity: 1, Attributes: map[string]any{"latency": 1500, "jitter": 500}},
-			{Proxy: ProxySES, Type: "latency", Toxicity: 1, Attributes: map[string]any{"latency": 1500, "jitter": 500}},
-			{Proxy: ProxyGoPay, Type: "latency", Toxicity: 1, Attributes: map[string]any{"latency": 1500, "jitter": 500}},
+			{Proxy: proxyStripe, Type: "latency", Toxicity: 1, Attributes: map[string]any{"latency": 1500, "jitter": 500}},
+			{Proxy: proxySES, Type: "latency", Toxicity: 1, Attributes: map[string]any{"latency": 1500, "jitter": 500}},
+			{Proxy: proxyGoPay, Type: "latency", Toxicity: 1, Attributes: map[string]any{"latency": 1500, "jitter": 500}},
 		},
 	},
 }

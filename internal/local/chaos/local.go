@@ -51,7 +51,7 @@ type LocalOptions struct {
 	// waits for it to end.
 	Lease time.Duration
 	// Proxy, when set, is asked for an endpoint to use instead of each
-	// upstream the functions call (names ProxyDynamoDB, ...): a fault
+	// upstream the functions call (names proxyDynamoDB, ...): a fault
 	// proxy. Chaos's own reads and the event-source pollers go direct.
 	Proxy func(name, upstream string) (string, error)
 	// Log receives the functions' JSON logs; nil discards them.
@@ -139,12 +139,12 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 		return nil, fmt.Errorf("local stack %s: %w", stackName, err)
 	}
 	via := map[string]string{
-		ProxyDynamoDB: emu.DynamoDBURL, ProxySQSReceiver: emu.SQSURL, ProxySQS: emu.SQSURL,
-		ProxySES: st.Endpoints["AWS_ENDPOINT_URL_SESV2"], ProxyStripe: st.Endpoints["STRIPE_API_URL"],
-		ProxyGoPay: st.Endpoints["GOPAY_API_URL"],
+		proxyDynamoDB: emu.DynamoDBURL, proxySQSReceiver: emu.SQSURL, proxySQS: emu.SQSURL,
+		proxySES: st.Endpoints["AWS_ENDPOINT_URL_SESV2"], proxyStripe: st.Endpoints["STRIPE_API_URL"],
+		proxyGoPay: st.Endpoints["GOPAY_API_URL"],
 	}
 	if opts.Proxy != nil {
-		for _, name := range []string{ProxyDynamoDB, ProxySQSReceiver, ProxySQS, ProxySES, ProxyStripe, ProxyGoPay} {
+		for _, name := range []string{proxyDynamoDB, proxySQSReceiver, proxySQS, proxySES, proxyStripe, proxyGoPay} {
 			if via[name], err = opts.Proxy(name, via[name]); err != nil {
 				return fail(err)
 			}
@@ -152,8 +152,8 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	}
 	build := func(id, sqsName string, extra map[string]string) (any, error) {
 		env := map[string]string{
-			"AWS_ENDPOINT_URL_DYNAMODB": via[ProxyDynamoDB], "AWS_ENDPOINT_URL_SQS": via[sqsName],
-			"AWS_ENDPOINT_URL_SESV2": via[ProxySES], "STRIPE_API_URL": via[ProxyStripe], "GOPAY_API_URL": via[ProxyGoPay],
+			"AWS_ENDPOINT_URL_DYNAMODB": via[proxyDynamoDB], "AWS_ENDPOINT_URL_SQS": via[sqsName],
+			"AWS_ENDPOINT_URL_SESV2": via[proxySES], "STRIPE_API_URL": via[proxyStripe], "GOPAY_API_URL": via[proxyGoPay],
 		}
 		if opts.Lease > 0 {
 			env["LEASE_DURATION"] = opts.Lease.String()
@@ -171,17 +171,17 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	}
 	recvEnv := LocalSecrets.env() // every provider a corpus may hold
 	recvEnv["REENQUEUE_GRACE"] = "10s"
-	recv, err := build("ReceiverFunction", ProxySQSReceiver, recvEnv)
+	recv, err := build("ReceiverFunction", proxySQSReceiver, recvEnv)
 	if err != nil {
 		return fail(err)
 	}
 	// BACKOFF_MAX 20 s (15 min in template.yaml): a retry waits seconds,
 	// not minutes, as the other clocks here run faster.
-	proc, err := build("ProcessorFunction", ProxySQS, map[string]string{"BACKOFF_MAX": "20s"})
+	proc, err := build("ProcessorFunction", proxySQS, map[string]string{"BACKOFF_MAX": "20s"})
 	if err != nil {
 		return fail(err)
 	}
-	rec, err := build("ReconcilerFunction", ProxySQS, map[string]string{"STUCK_AFTER": "15s"})
+	rec, err := build("ReconcilerFunction", proxySQS, map[string]string{"STUCK_AFTER": "15s"})
 	if err != nil {
 		return fail(err)
 	}
@@ -216,7 +216,7 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	if table, ok := st.Tables["ShopTable"]; ok {
 		l.business = shopBusiness(shop.New(shop.Config{Table: table, MailFrom: "shop@example.com"}, db, nil, nil))
 	} else {
-		l.business = TableRecords(db, businessTables(st.Tables))
+		l.business = tableRecords(db, businessTables(st.Tables))
 	}
 
 	pollCtx, stop := context.WithCancel(context.WithoutCancel(ctx))

@@ -16,7 +16,7 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// DeliveryObject is the "object" of a corpus line that holds another
+// deliveryObject is the "object" of a corpus line that holds another
 // provider's delivery rather than a Stripe event:
 //
 //	{"object":"hookinbox.delivery","provider":"shopify","id":"<event id>","type":"orders/paid","body":{...}}
@@ -33,9 +33,9 @@ import (
 // processor fetches the payment. chaos sets body on the GoPay stand-in of
 // a local stack (or of `hookinbox dev` with --url) before it notifies; a
 // real GoPay account must hold the payment already.
-const DeliveryObject = "hookinbox.delivery"
+const deliveryObject = "hookinbox.delivery"
 
-// providerEvent reads one DeliveryObject line.
+// providerEvent reads one deliveryObject line.
 func providerEvent(line []byte) (Event, error) {
 	var d struct {
 		Provider string          `json:"provider"`
@@ -44,12 +44,12 @@ func providerEvent(line []byte) (Event, error) {
 		Body     json.RawMessage `json:"body"`
 	}
 	if err := json.Unmarshal(line, &d); err != nil {
-		return Event{}, fmt.Errorf("%s: %v", DeliveryObject, err)
+		return Event{}, fmt.Errorf("%s: %v", deliveryObject, err)
 	}
 	p, known := registry.Lookup(d.Provider)
 	switch {
 	case !known:
-		return Event{}, fmt.Errorf("%s: provider %q: want one of %s", DeliveryObject, d.Provider, strings.Join(registry.Names(), ", "))
+		return Event{}, fmt.Errorf("%s: provider %q: want one of %s", deliveryObject, d.Provider, strings.Join(registry.Names(), ", "))
 	case d.Type == "":
 		return Event{}, fmt.Errorf("%s %s: no type", d.Provider, d.ID)
 	case len(d.Body) == 0:
@@ -101,7 +101,7 @@ func checkNotification(p provider.Provider, ev Event) error {
 	return nil
 }
 
-// deliveryLine returns ev as a DeliveryObject line.
+// deliveryLine returns ev as a deliveryObject line.
 func deliveryLine(ev Event) []byte {
 	b, _ := json.Marshal(struct {
 		Object   string          `json:"object"`
@@ -109,7 +109,7 @@ func deliveryLine(ev Event) []byte {
 		ID       string          `json:"id"`
 		Type     string          `json:"type"`
 		Body     json.RawMessage `json:"body"`
-	}{DeliveryObject, ev.Provider, ev.ID, ev.Type, ev.Raw})
+	}{deliveryObject, ev.Provider, ev.ID, ev.Type, ev.Raw})
 	return b
 }
 

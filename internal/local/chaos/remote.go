@@ -56,7 +56,7 @@ type RemoteConfig struct {
 	Endpoints  map[string]string
 	InboxTable string
 	// ShopTable is the example shop's table; when empty, the business
-	// state is every item of BusinessTables (TableRecords).
+	// state is every item of BusinessTables (tableRecords).
 	ShopTable      string
 	BusinessTables map[string]string
 	EventsQueueURL string
@@ -66,7 +66,7 @@ type RemoteConfig struct {
 // awsCfg.
 func NewRemote(cfg RemoteConfig, awsCfg aws.Config) *Remote {
 	db := dynamodb.NewFromConfig(awsCfg)
-	business := TableRecords(db, cfg.BusinessTables)
+	business := tableRecords(db, cfg.BusinessTables)
 	if cfg.ShopTable != "" {
 		business = shopBusiness(shop.New(shop.Config{Table: cfg.ShopTable, MailFrom: "shop@example.com"}, db, nil, nil))
 	}

@@ -67,13 +67,13 @@ const (
 	progressEvery = 10 * time.Second
 )
 
-// ErrNotQuiet is returned when the pipeline is still busy after
+// errNotQuiet is returned when the pipeline is still busy after
 // Config.QuietWithin.
-var ErrNotQuiet = errors.New("the pipeline did not get quiet")
+var errNotQuiet = errors.New("the pipeline did not get quiet")
 
 // Run delivers events to t as cfg says and waits until t is quiet. An
 // error means the run could not be completed (ctx ended, the target could
-// not be read, ErrNotQuiet); what the deliveries answered is in Stats.
+// not be read, errNotQuiet); what the deliveries answered is in Stats.
 func Run(ctx context.Context, t Target, events []Event, cfg Config) (Stats, error) {
 	begin := time.Now()
 	if cfg.Dup < 1 {
@@ -223,7 +223,7 @@ func waitQuiet(ctx context.Context, t Target, within time.Duration, progress fun
 			told = time.Now()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w within %s: %d messages queued, %d events unfinished", ErrNotQuiet, within, msgs, unfinished)
+			return fmt.Errorf("%w within %s: %d messages queued, %d events unfinished", errNotQuiet, within, msgs, unfinished)
 		}
 		select {
 		case <-ctx.Done():

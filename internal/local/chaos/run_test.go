@@ -88,7 +88,7 @@ func TestRunDeliversDupTimesRetriesAndCopiesMessages(t *testing.T) {
 func TestRunReportsAPipelineThatStaysBusy(t *testing.T) {
 	f := &fakeTarget{delivered: map[webhook.Key]int{}, requeued: map[webhook.Key]int{}, busyFor: 1 << 30}
 	_, err := Run(context.Background(), f, []Event{{Provider: "stripe", ID: "evt_a", Type: "x"}}, Config{QuietWithin: 300 * time.Millisecond})
-	if !errors.Is(err, ErrNotQuiet) {
-		t.Errorf("Run error = %v, want ErrNotQuiet", err)
+	if !errors.Is(err, errNotQuiet) {
+		t.Errorf("Run error = %v, want errNotQuiet", err)
 	}
 }

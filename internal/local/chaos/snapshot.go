@@ -24,7 +24,7 @@ type Snapshot struct {
 	// Ledger is each event's recorded effects, by name, sorted.
 	Ledger map[webhook.Key][]string
 	// Business is the business state, one line a record (see
-	// ShopRecords), sorted.
+	// shopRecords), sorted.
 	Business []string
 	// Performed counts, per idempotency key, the effects the business
 	// APIs actually carried out (emails sent, distinct invoices created),
@@ -54,14 +54,14 @@ func (s Snapshot) Duplicated() []string {
 	return out
 }
 
-// ShopRecords flattens the example shop's state into one line a record
+// shopRecords flattens the example shop's state into one line a record
 // (Stripe's customers' access, subscriptions, emails and invoices; the
 // other providers' orders, stock and loyalty points),
 // leaving out what differs between two correct runs: when a subscription
 // was read from Stripe's API (and so which event caused that read), the
 // same for the entitlement a subscription gives, and the IDs Stripe gave
 // the invoices it created.
-func ShopRecords(st shop.State) []string {
+func shopRecords(st shop.State) []string {
 	var out []string
 	add := func(kind string, v any) {
 		b, _ := json.Marshal(v)
@@ -208,8 +208,8 @@ func (s Snapshot) Within(ref Snapshot) Snapshot {
 	return s
 }
 
-// recordTokens returns the identifying values of one ShopRecords or
-// TableRecords line.
+// recordTokens returns the identifying values of one shopRecords or
+// tableRecords line.
 func recordTokens(line string) []string {
 	_, js, _ := strings.Cut(line, " ")
 	var m map[string]any
@@ -220,7 +220,7 @@ func recordTokens(line string) []string {
 	for _, f := range []string{"holder", "customer", "id", "source_id", "event", "payment"} {
 		v, ok := m[f].(string)
 		if attr, isAttr := m[f].(map[string]any); isAttr {
-			// A TableRecords item: the attribute's value as the SDK holds it.
+			// A tableRecords item: the attribute's value as the SDK holds it.
 			v, ok = attr["Value"].(string)
 		}
 		if ok && v != "" {

@@ -23,12 +23,12 @@ func TestShopRecordsLeaveOutWhatRunsMayDiffer(t *testing.T) {
 			Invoices:      []shop.Invoice{{Event: "stripe#evt_1", InvoiceID: invoice, Customer: "cus_1"}},
 		}
 	}
-	if diff := cmp.Diff(ShopRecords(st(1, "in_a")), ShopRecords(st(2, "in_b"))); diff != "" {
+	if diff := cmp.Diff(shopRecords(st(1, "in_a")), shopRecords(st(2, "in_b"))); diff != "" {
 		t.Errorf("read times and invoice IDs still differ:\n%s", diff)
 	}
 	changed := st(1, "in_a")
 	changed.Entitlements[0].Version = v(101, "evt_9")
-	if cmp.Equal(ShopRecords(st(1, "in_a")), ShopRecords(changed)) {
+	if cmp.Equal(shopRecords(st(1, "in_a")), shopRecords(changed)) {
 		t.Error("a purchase's version (from its event) is left out; it must be compared")
 	}
 }

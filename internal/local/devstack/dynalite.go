@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// startDynalite starts FamilyDynalite: local/emulators.js under node, which
+// startDynalite starts familyDynalite: local/emulators.js under node, which
 // serves dynalite and local-aws-sqs on opts' ports and prints their
 // endpoints as its first line of output. It finds the repository root
 // (RepoRoot) and runs from EmulatorDir, installing the emulators there
@@ -101,7 +101,7 @@ func startNode(ctx context.Context, dir string, opts Options) (*Emulators, error
 		stdoutR.Close()
 		return nil, fmt.Errorf("start emulators: %w", err)
 	}
-	e := &Emulators{Family: FamilyDynalite, proc: proc, stdin: stdinW}
+	e := &Emulators{Family: familyDynalite, proc: proc, stdin: stdinW}
 
 	// Read the one JSON line, then pass the rest of stdout on.
 	type endpoints struct {

@@ -50,8 +50,8 @@ type Options struct {
 	// walking up from the working directory to the first go.mod.
 	Root string
 
-	// Family is the emulators to run: FamilyDynalite or FamilyMoto.
-	// Empty means what HOOKINBOX_EMULATORS says, else FamilyDynalite.
+	// Family is the emulators to run: familyDynalite or FamilyMoto.
+	// Empty means what HOOKINBOX_EMULATORS says, else familyDynalite.
 	Family string
 
 	// WarmUp has dynalite and local-aws-sqs serve themselves the requests
@@ -69,7 +69,7 @@ type Emulators struct {
 	// DynamoDBURL and SQSURL are the endpoints, such as
 	// http://127.0.0.1:41235.
 	DynamoDBURL, SQSURL string
-	// S3URL is the S3 endpoint (gofakes3 for FamilyDynalite, moto_server
+	// S3URL is the S3 endpoint (gofakes3 for familyDynalite, moto_server
 	// for FamilyMoto); empty when External and AWS_ENDPOINT_URL_S3 and
 	// AWS_ENDPOINT_URL are unset: no bucket is created then.
 	S3URL string
@@ -78,7 +78,7 @@ type Emulators struct {
 	// Start started nothing.
 	External bool
 
-	// Family is the emulators running: FamilyDynalite or FamilyMoto
+	// Family is the emulators running: familyDynalite or FamilyMoto
 	// (empty when External).
 	Family string
 
@@ -87,7 +87,7 @@ type Emulators struct {
 	racyConditions bool
 
 	proc   *child   // nil when External
-	s3proc *child   // gofakes3, for FamilyDynalite
+	s3proc *child   // gofakes3, for familyDynalite
 	stdin  *os.File // write end of the node process's stdin
 }
 
@@ -114,7 +114,7 @@ func Start(ctx context.Context, opts Options) (*Emulators, error) {
 
 	fam, err := family(opts.Family)
 	if opts.Family == "" {
-		fam, err = FamilyFromEnv()
+		fam, err = familyFromEnv()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("start emulators: %w", err)

@@ -237,7 +237,7 @@ func TestFromEnv(t *testing.T) {
 // so that code tested against it knows, and a fixed version shows up here.
 func TestLocalSQSQuirks(t *testing.T) {
 	e := forTest(t)
-	if e.External || e.Family != FamilyDynalite {
+	if e.External || e.Family != familyDynalite {
 		t.Skipf("endpoints are not local-aws-sqs (family %q, external %v)", e.Family, e.External)
 	}
 	ctx := context.Background()
@@ -271,7 +271,7 @@ func TestLocalSQSQuirks(t *testing.T) {
 func TestRefusedWriteReturnsItem(t *testing.T) {
 	t.Run("dynalite", func(t *testing.T) {
 		e := forTest(t)
-		if e.External || e.Family != FamilyDynalite {
+		if e.External || e.Family != familyDynalite {
 			t.Skipf("endpoints are not dynalite (family %q, external %v)", e.Family, e.External)
 		}
 		checkRefusalCarriesItem(t, e)

@@ -29,9 +29,9 @@ const (
 	invocationsPath = "/2015-03-31/functions/function/invocations"
 )
 
-// ErrFunction is wrapped by the error Invoke returns when the function ran
+// errFunction is wrapped by the error Invoke returns when the function ran
 // and returned an error (the Lambda Invoke API's FunctionError).
-var ErrFunction = errors.New("function returned an error")
+var errFunction = errors.New("function returned an error")
 
 // Function is a Lambda function's bootstrap running under the Runtime
 // Interface Emulator (aws-lambda-rie), as `sam local` runs it in its
@@ -149,7 +149,7 @@ func functionEnv(bootstrap string, env map[string]string) map[string]string {
 
 // Invoke invokes the function with payload and returns its response. If the
 // function returned an error, the response (the error document) comes back
-// together with an error wrapping ErrFunction.
+// together with an error wrapping errFunction.
 func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -174,7 +174,7 @@ func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		return body, fmt.Errorf("invoke: status %s: %s", resp.Status, bytes.TrimSpace(body))
 	}
 	if fe := resp.Header.Get("X-Amz-Function-Error"); fe != "" || isErrorDocument(body) {
-		return body, fmt.Errorf("invoke: %w: %s", ErrFunction, bytes.TrimSpace(body))
+		return body, fmt.Errorf("invoke: %w: %s", errFunction, bytes.TrimSpace(body))
 	}
 	return body, nil
 }

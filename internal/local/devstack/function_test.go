@@ -72,7 +72,7 @@ func TestStartFunction(t *testing.T) {
 	}
 
 	out, err := f.Invoke(ctx, []byte(`{"fail":"boom"}`))
-	if !errors.Is(err, ErrFunction) {
+	if !errors.Is(err, errFunction) {
 		t.Errorf("Invoke of a failing handler: %s, %v; want ErrFunction", out, err)
 	}
 

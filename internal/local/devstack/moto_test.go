@@ -30,15 +30,15 @@ func startMotoForTest(t *testing.T) *Emulators {
 }
 
 func TestFamilyFromEnv(t *testing.T) {
-	for _, tc := range []struct{ env, want string }{{"", FamilyDynalite}, {"dynalite", FamilyDynalite}, {"moto", FamilyMoto}} {
-		t.Setenv(FamilyEnv, tc.env)
-		if got, err := FamilyFromEnv(); got != tc.want || err != nil {
-			t.Errorf("%s=%q: FamilyFromEnv() = %q, %v; want %q", FamilyEnv, tc.env, got, err, tc.want)
+	for _, tc := range []struct{ env, want string }{{"", familyDynalite}, {"dynalite", familyDynalite}, {"moto", FamilyMoto}} {
+		t.Setenv(familyEnv, tc.env)
+		if got, err := familyFromEnv(); got != tc.want || err != nil {
+			t.Errorf("%s=%q: familyFromEnv() = %q, %v; want %q", familyEnv, tc.env, got, err, tc.want)
 		}
 	}
-	t.Setenv(FamilyEnv, "localstack")
-	if _, err := FamilyFromEnv(); err == nil || !strings.Contains(err.Error(), "moto") {
-		t.Errorf("FamilyFromEnv() for an unknown family = %v, want an error naming the choices", err)
+	t.Setenv(familyEnv, "localstack")
+	if _, err := familyFromEnv(); err == nil || !strings.Contains(err.Error(), "moto") {
+		t.Errorf("familyFromEnv() for an unknown family = %v, want an error naming the choices", err)
 	}
 }
 

@@ -98,7 +98,7 @@ func TestStartFromReadOnlyTree(t *testing.T) {
 		}
 		t.Cleanup(func() { os.Chmod(p, 0o755) })
 	}
-	e, err := Start(context.Background(), Options{Root: root, Family: FamilyDynalite})
+	e, err := Start(context.Background(), Options{Root: root, Family: familyDynalite})
 	if err != nil {
 		t.Fatal(err)
 	}

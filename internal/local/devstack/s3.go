@@ -16,7 +16,7 @@ import (
 )
 
 // gofakes3's module and server package, pinned by a tool line in go.mod:
-// the S3 server of FamilyDynalite. It is Go, built like toxiproxy from
+// the S3 server of familyDynalite. It is Go, built like toxiproxy from
 // the module cache, keeps objects in memory, and speaks path-style
 // addressing and the SDK's aws-chunked uploads with trailing checksums.
 const (

@@ -71,9 +71,9 @@ func SharedMoto() (*Moto, error) {
 // StopSharedMoto stops the moto_server SharedMoto started, if any.
 func StopSharedMoto() error { return sharedMoto.stop() }
 
-// SharedStripeMock is Shared for stripe-mock (StartStripeMock).
+// SharedStripeMock is Shared for stripe-mock (startStripeMock).
 func SharedStripeMock() (*StripeMock, error) {
-	return sharedStripeMock.get(func(ctx context.Context) (*StripeMock, error) { return StartStripeMock(ctx, Options{}) })
+	return sharedStripeMock.get(func(ctx context.Context) (*StripeMock, error) { return startStripeMock(ctx, Options{}) })
 }
 
 // StopSharedStripeMock stops the stripe-mock SharedStripeMock started, if

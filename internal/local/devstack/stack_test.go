@@ -103,7 +103,7 @@ func parseInline(t *testing.T) *samtemplate.Template {
 	return tpl
 }
 
-// newTestStack is devstacktest.NewTestStackFrom on forTest's emulators.
+// newTestStack is devstacktest.newTestStackFrom on forTest's emulators.
 func newTestStack(t *testing.T, tpl *samtemplate.Template) *Stack {
 	t.Helper()
 	s, err := forTest(t).CreateStack(context.Background(), tpl, UniqueStackName())

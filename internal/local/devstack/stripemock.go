@@ -25,10 +25,10 @@ type StripeMock struct {
 	proc *child
 }
 
-// StartStripeMock builds stripe-mock from the version pinned in go.mod
+// startStripeMock builds stripe-mock from the version pinned in go.mod
 // (once, into the user cache directory) and starts it on a free 127.0.0.1
 // port, returning once it answers HTTP. ctx bounds the start only.
-func StartStripeMock(ctx context.Context, opts Options) (*StripeMock, error) {
+func startStripeMock(ctx context.Context, opts Options) (*StripeMock, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 3*time.Minute) // the first build

@@ -8,10 +8,10 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 )
 
-// ExemptionKey is the key of a function's Metadata in template.yaml that
+// exemptionKey is the key of a function's Metadata in template.yaml that
 // lists the grants its role keeps although no test exercises them, each
 // with why: [{Action, Resource, Why}].
-const ExemptionKey = "UnexercisedGrants"
+const exemptionKey = "UnexercisedGrants"
 
 // Grant is one action entry of one statement of a function's role.
 type Grant struct {
@@ -104,7 +104,7 @@ func check(tpl *samtemplate.Template, recs []Recorded, drop string) Report {
 				continue
 			}
 			for _, a := range call.Access {
-				d, err := Decide(r.stmts, a)
+				d, err := decide(r.stmts, a)
 				if err != nil {
 					rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %s %s: %v", where(rec.Stack), call.Function, a, err))
 					continue
@@ -152,7 +152,7 @@ func check(tpl *samtemplate.Template, recs []Recorded, drop string) Report {
 	for k, g := range grants {
 		rep.Grants = append(rep.Grants, g)
 		if !used[k] && !exempt[k] {
-			rep.Unused = append(rep.Unused, fmt.Sprintf("%s's role grants %s (%s) but no recorded request used it: remove it, or say why in the function's Metadata %s", g.Function, g.Action, g.Where, ExemptionKey))
+			rep.Unused = append(rep.Unused, fmt.Sprintf("%s's role grants %s (%s) but no recorded request used it: remove it, or say why in the function's Metadata %s", g.Function, g.Action, g.Where, exemptionKey))
 		}
 	}
 	sort.Slice(rep.Grants, func(i, j int) bool { return rep.Grants[i].key < rep.Grants[j].key })
@@ -287,7 +287,7 @@ func roles(tpl *samtemplate.Template, c samtemplate.Context, drop string) (map[s
 				if v == nil { // !If [..., !Ref AWS::NoValue]
 					continue
 				}
-				st, err := ParseStatement(v, fmt.Sprintf("%s policy %s statement %d", att.Resource, name, j))
+				st, err := parseStatement(v, fmt.Sprintf("%s policy %s statement %d", att.Resource, name, j))
 				if err != nil {
 					problems = append(problems, err.Error())
 					continue
@@ -332,16 +332,16 @@ func holds(tpl *samtemplate.Template, c samtemplate.Context, cond string) bool {
 // records which exemptions matched a grant.
 func markExempt(tpl *samtemplate.Template, c samtemplate.Context, roles map[string]role, exempt, seen map[string]bool, rep *Report) {
 	for fn, r := range roles {
-		md, _ := tpl.Resources[fn].Metadata[ExemptionKey].([]any)
+		md, _ := tpl.Resources[fn].Metadata[exemptionKey].([]any)
 		for i, e := range md {
 			em, _ := e.(map[string]any)
 			action, _ := em["Action"].(string)
 			res, err := tpl.ResolveString(em["Resource"], c)
 			if why, _ := em["Why"].(string); err != nil || action == "" || strings.TrimSpace(why) == "" {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("%s Metadata %s[%d] needs Action, Resource and Why (%v)", fn, ExemptionKey, i, err))
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s Metadata %s[%d] needs Action, Resource and Why (%v)", fn, exemptionKey, i, err))
 				continue
 			}
-			name := fmt.Sprintf("%s's %s[%d] (%s)", fn, ExemptionKey, i, action)
+			name := fmt.Sprintf("%s's %s[%d] (%s)", fn, exemptionKey, i, action)
 			if _, ok := seen[name]; !ok {
 				seen[name] = false
 			}

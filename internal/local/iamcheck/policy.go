@@ -29,8 +29,8 @@ type Statement struct {
 	Condition                                map[string]map[string][]string // operator → key → values
 }
 
-// ParseStatement reads a resolved policy statement.
-func ParseStatement(v any, where string) (Statement, error) {
+// parseStatement reads a resolved policy statement.
+func parseStatement(v any, where string) (Statement, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return Statement{}, fmt.Errorf("%s is %v, want a mapping", where, v)
@@ -234,10 +234,10 @@ type Decision struct {
 	DeniedBy string
 }
 
-// Decide evaluates a against a role's statements: allowed when some
+// decide evaluates a against a role's statements: allowed when some
 // resource of a is allowed by an Allow statement and no Deny statement
 // matches it.
-func Decide(stmts []Statement, a Access) (Decision, error) {
+func decide(stmts []Statement, a Access) (Decision, error) {
 	var d Decision
 	for _, r := range a.Resources {
 		var by []Match

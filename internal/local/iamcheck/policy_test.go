@@ -8,7 +8,7 @@ func statements(t *testing.T, docs ...map[string]any) []Statement {
 	t.Helper()
 	var out []Statement
 	for i, d := range docs {
-		st, err := ParseStatement(d, "statement "+string(rune('0'+i)))
+		st, err := parseStatement(d, "statement "+string(rune('0'+i)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := Decide(statements(t, tt.stmts...), tt.access)
+			d, err := decide(statements(t, tt.stmts...), tt.access)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func TestDecideUnknownCondition(t *testing.T) {
 		"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": queue,
 		"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "true"}},
 	})
-	if _, err := Decide(st, Access{Action: "sqs:SendMessage", Resources: []string{queue}}); err == nil {
+	if _, err := decide(st, Access{Action: "sqs:SendMessage", Resources: []string{queue}}); err == nil {
 		t.Error("Decide evaluated a condition it does not know")
 	}
 }

@@ -21,9 +21,9 @@ type Place struct {
 	PartitionKey func(table, index string) string
 }
 
-// ErrUnsigned is returned by Credential for a request with no SigV4
+// errUnsigned is returned by Credential for a request with no SigV4
 // credential.
-var ErrUnsigned = errors.New("request carries no SigV4 credential")
+var errUnsigned = errors.New("request carries no SigV4 credential")
 
 var credentialField = regexp.MustCompile(`Credential=([^/,\s]+)/[^/]+/([^/]+)/([^/]+)/aws4_request`)
 
@@ -38,7 +38,7 @@ func Credential(r *http.Request) (accessKeyID, service string, err error) {
 			return parts[0], parts[3], nil
 		}
 	}
-	return "", "", ErrUnsigned
+	return "", "", errUnsigned
 }
 
 // Request returns the permissions r, whose body is body, needs: the IAM

@@ -19,8 +19,8 @@ const (
 	// (`hookinbox dev --forward` prints it; `hookinbox sink --secret`
 	// verifies with it).
 	DestinationSecret = "whsec_bG9jYWwtaG9va2luYm94LWRlc3RpbmF0aW9u"
-	// DestinationHeaderValue is the local value of every header_secret.
-	DestinationHeaderValue = "local-hookinbox-destination-header"
+	// destinationHeaderValue is the local value of every header_secret.
+	destinationHeaderValue = "local-hookinbox-destination-header"
 	// ForwardName is the name of the destination Options.Forward adds.
 	ForwardName = "forward"
 )
@@ -65,7 +65,7 @@ func isLoopback(host string) bool {
 // its own, each to its LocalURL (an error without one), and one named
 // ForwardName for every event to Options.Forward when set; and in
 // DESTINATION_SECRETS, over what env holds, the local value of every
-// secret they name (Options.DestinationSecret, DestinationHeaderValue).
+// secret they name (Options.DestinationSecret, destinationHeaderValue).
 func (s *Stack) setDestinations(env map[string]string) error {
 	given, err := destination.Parse(env[destinationsEnv])
 	if err != nil {
@@ -111,7 +111,7 @@ func (s *Stack) setDestinations(env map[string]string) error {
 			local[c.Secret] = signing
 		}
 		if _, ok := local[c.HeaderSecret]; !ok && c.HeaderSecret != "" {
-			local[c.HeaderSecret] = DestinationHeaderValue
+			local[c.HeaderSecret] = destinationHeaderValue
 		}
 	}
 	list, err := json.Marshal(cfgs)

@@ -21,14 +21,14 @@ const (
 	GoPayClientSecret  = "local-hookinbox-gopay-secret"
 	// PaddleSecret is the receiver's PADDLE_WEBHOOK_SECRET.
 	PaddleSecret = "pdl_ntfset_01localhookinboxdev000000000_localHookinboxPaddleSecret"
-	// MollieKey is MOLLIE_API_KEY, and the key the Mollie stand-in accepts.
-	MollieKey = "test_localHookinboxMollieKey000"
-	// GitHubToken is GITHUB_TOKEN, and the token the GitHub API stand-in
+	// mollieKey is MOLLIE_API_KEY, and the key the Mollie stand-in accepts.
+	mollieKey = "test_localHookinboxMollieKey000"
+	// gitHubToken is GITHUB_TOKEN, and the token the GitHub API stand-in
 	// accepts.
-	GitHubToken = "ghp_local_hookinbox_dev"
-	// ShopifyAdminToken is SHOPIFY_ADMIN_TOKEN, and the token the Shopify
+	gitHubToken = "ghp_local_hookinbox_dev"
+	// shopifyAdminToken is SHOPIFY_ADMIN_TOKEN, and the token the Shopify
 	// Admin API stand-in accepts.
-	ShopifyAdminToken = "shpat_local_hookinbox_dev"
+	shopifyAdminToken = "shpat_local_hookinbox_dev"
 	// SubjectKey is SUBJECT_KEY, the key of the local stack's subject
 	// index (privacy.KeyEnv).
 	SubjectKey = "local-hookinbox-subject-key"
@@ -47,10 +47,10 @@ func LocalEnv(gopayURL string) map[string]string {
 		"GOPAY_CLIENT_ID":         GoPayClientID,
 		"GOPAY_CLIENT_SECRET":     GoPayClientSecret,
 		"GOPAY_API_URL":           gopayURL,
-		"GITHUB_TOKEN":            GitHubToken,
-		"SHOPIFY_ADMIN_TOKEN":     ShopifyAdminToken,
+		"GITHUB_TOKEN":            gitHubToken,
+		"SHOPIFY_ADMIN_TOKEN":     shopifyAdminToken,
 		"PADDLE_WEBHOOK_SECRET":   PaddleSecret,
-		"MOLLIE_API_KEY":          MollieKey,
+		"MOLLIE_API_KEY":          mollieKey,
 		"SUBJECT_KEY":             SubjectKey,
 	}
 }

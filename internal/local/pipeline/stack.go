@@ -94,9 +94,9 @@ type Stack struct {
 	SES       *standin.SES
 	Stripe    *standin.Stripe  // accepts StripeKey
 	GoPay     *standin.GoPay   // accepts GoPayClientID and GoPayClientSecret
-	GitHub    *standin.GitHub  // accepts GitHubToken
-	Shopify   *standin.Shopify // accepts ShopifyAdminToken
-	Mollie    *standin.Mollie  // accepts MollieKey
+	GitHub    *standin.GitHub  // accepts gitHubToken
+	Shopify   *standin.Shopify // accepts shopifyAdminToken
+	Mollie    *standin.Mollie  // accepts mollieKey
 	// Endpoints point a function at the stack: AWS_ENDPOINT_URL_DYNAMODB,
 	// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_S3 (when the emulators serve
 	// S3), AWS_ENDPOINT_URL_SESV2 (the SES stand-in),
@@ -132,8 +132,8 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 	s := &Stack{
 		Stack: st, Emulators: emu, opts: opts,
 		SES: standin.NewSES(), Stripe: standin.NewStripe(), GoPay: standin.NewGoPay(GoPayClientID, GoPayClientSecret),
-		GitHub: standin.NewGitHub(GitHubToken), Shopify: standin.NewShopify(ShopifyAdminToken),
-		Mollie: standin.NewMollie(MollieKey),
+		GitHub: standin.NewGitHub(gitHubToken), Shopify: standin.NewShopify(shopifyAdminToken),
+		Mollie: standin.NewMollie(mollieKey),
 	}
 	s.Stripe.Key = StripeKey
 	var urls []string

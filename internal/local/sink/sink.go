@@ -26,8 +26,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/destination"
 )
 
-// MaxBody is the largest body the sink reads; a larger one is answered 413.
-const MaxBody = 8 << 20
+// maxBody is the largest body the sink reads; a larger one is answered 413.
+const maxBody = 8 << 20
 
 // Refusals of a delivery whose signature verified but whose body is not
 // the destination body hookinbox sends.
@@ -138,12 +138,12 @@ func (s *Sink) receive(r *http.Request) Delivery {
 	if r.Method != http.MethodPost {
 		return s.record(d, http.StatusMethodNotAllowed, fmt.Errorf("method %s: %w", r.Method, webhook.ErrMethodNotAllowed))
 	}
-	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	switch {
 	case err != nil:
 		return s.record(d, http.StatusBadRequest, fmt.Errorf("read the body: %w", err))
-	case len(raw) > MaxBody:
-		return s.record(d, http.StatusRequestEntityTooLarge, fmt.Errorf("body over %d bytes: %w", MaxBody, webhook.ErrTooLarge))
+	case len(raw) > maxBody:
+		return s.record(d, http.StatusRequestEntityTooLarge, fmt.Errorf("body over %d bytes: %w", maxBody, webhook.ErrTooLarge))
 	}
 	req := webhook.Request{Method: r.Method, Header: map[string]string{}, Body: raw}
 	for name := range r.Header {

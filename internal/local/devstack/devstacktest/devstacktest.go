@@ -72,11 +72,11 @@ func NewTestStack(t testing.TB) *devstack.Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewTestStackFrom(t, e, tpl)
+	return newTestStackFrom(t, e, tpl)
 }
 
-// NewTestStackFrom is NewTestStack for the template tpl on the emulators e.
-func NewTestStackFrom(t testing.TB, e *devstack.Emulators, tpl *samtemplate.Template) *devstack.Stack {
+// newTestStackFrom is NewTestStack for the template tpl on the emulators e.
+func newTestStackFrom(t testing.TB, e *devstack.Emulators, tpl *samtemplate.Template) *devstack.Stack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
