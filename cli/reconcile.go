@@ -25,11 +25,11 @@ func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprint(stderr, `usage: hookinbox reconcile [--json] [--state-file FILE]
 
 Runs the local stack's ReconcilerFunction once, now, as its schedule does:
-stuck claims are re-enqueued, and every configured source (Stripe events,
-GitHub deliveries, Shopify paid orders, GoPay payments not final) is read
+stuck claims are re-enqueued, and every provider's configured source (the
+events its API lists, or the objects it fetches again until final) is read
 from its API stand-in since its checkpoint. Prints what each source did
-and every claim it made. Sources other than Stripe and GoPay are off
-unless hookinbox dev was started with their settings, e.g.
+and every claim it made. A source whose settings the local stack lacks is
+off unless hookinbox dev was started with them, e.g.
   hookinbox dev --env GITHUB_RECONCILE_HOOKS=repos/acme/shop/hooks/1 --env SHOPIFY_SHOP_DOMAIN=dev.myshopify.com
 
 Flags:
