@@ -27,23 +27,7 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 	// One event parked DEAD in the DLQ.
 	now := time.Now()
 	ev := webhook.Event{Provider: "stripe", ID: "evt_cli", Type: "checkout.session.completed", Created: now, Raw: []byte(`{"id":"evt_cli"}`)}
-	it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.PutPayload(ctx, it, ev.Raw); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.Lease(ctx, it.Key, "w", now, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.Finish(ctx, it.Key, "w", inbox.Result{Status: inbox.Dead, Error: "unknown price", At: now}); err != nil {
-		t.Fatal(err)
-	}
-	env := webhook.Envelope{Key: it.Key, Type: ev.Type}
-	if err := dlq.Park(ctx, env.Marshal(), env, "unknown price", 1, now); err != nil {
-		t.Fatal(err)
-	}
+	it := parkDead(t, store, dlq, ev, "unknown price", 1, nil)
 
 	path := localStateFile(t, emu, st)
 	var out, errOut bytes.Buffer
@@ -75,7 +59,7 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 	// By bare event ID, with the table and queues given explicitly (as
 	// for a stack CloudFormation does not know).
 	out.Reset()
-	err = cmdReplay(ctx, []string{"evt_cli", "--dry-run", "--table", st.Tables["InboxTable"],
+	err := cmdReplay(ctx, []string{"evt_cli", "--dry-run", "--table", st.Tables["InboxTable"],
 		"--queue-url", st.Queues["EventsQueue"].URL, "--dlq-url", st.Queues["EventsDLQ"].URL}, &out, &errOut)
 	if err != nil || !strings.Contains(out.String(), "would replay") {
 		t.Errorf("replay evt_cli --dry-run: %v\n%s", err, out.String())

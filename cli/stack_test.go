@@ -182,27 +182,9 @@ func TestOperatingADeployedStack(t *testing.T) {
 	// claim stuck for 20 minutes.
 	now := time.Now()
 	ev := webhook.Event{Provider: "shopify", ID: "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", Type: "orders/paid", Created: now, Raw: []byte(`{"id":820982911946154508}`)}
-	it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.PutPayload(ctx, it, ev.Raw); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.Lease(ctx, it.Key, "w", now, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	err = effects.DoResult(ctx, ledger.For(it.Key), "decrement-stock", func(context.Context, string) (string, error) { return effects.ResultApplied, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.Finish(ctx, it.Key, "w", inbox.Result{Status: inbox.Dead, Error: "loyalty service refused", At: now}); err != nil {
-		t.Fatal(err)
-	}
-	env := webhook.Envelope{Key: it.Key, Type: ev.Type}
-	if err := dlq.Park(ctx, env.Marshal(), env, "loyalty service refused", 5, now); err != nil {
-		t.Fatal(err)
-	}
+	it := parkDead(t, store, dlq, ev, "loyalty service refused", 5, func(key webhook.Key) error {
+		return effects.DoResult(ctx, ledger.For(key), "decrement-stock", func(context.Context, string) (string, error) { return effects.ResultApplied, nil })
+	})
 	stuck := webhook.Event{Provider: "stripe", ID: "evt_stuck", Type: "invoice.paid", Created: now.Add(-20 * time.Minute), Raw: []byte(`{}`)}
 	if _, err := store.Claim(ctx, inbox.Claim{Event: stuck, At: now.Add(-20 * time.Minute), TTL: time.Hour}); err != nil {
 		t.Fatal(err)
@@ -402,4 +384,35 @@ func TestGuardRefusesBeforeSending(t *testing.T) {
 	if _, err := sq.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String("q"), ReceiptHandle: aws.String("r")}); !errors.Is(err, errNotAllowed) {
 		t.Errorf("DeleteMessage in a dry run: %v, want it refused", err)
 	}
+}
+
+// parkDead plays an event that ended DEAD with reason after attempts:
+// claimed now with its payload, leased, run (run, if not nil), finished
+// DEAD and parked in dlq.
+func parkDead(t *testing.T, store *inbox.DynamoDB, dlq *queue.Queue, ev webhook.Event, reason string, attempts int, run func(webhook.Key) error) inbox.Item {
+	t.Helper()
+	ctx, now := context.Background(), time.Now()
+	it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.PutPayload(ctx, it, ev.Raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Lease(ctx, it.Key, "w", now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if run != nil {
+		if err := run(it.Key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := store.Finish(ctx, it.Key, "w", inbox.Result{Status: inbox.Dead, Error: reason, At: now}); err != nil {
+		t.Fatal(err)
+	}
+	env := webhook.Envelope{Key: it.Key, Type: ev.Type}
+	if err := dlq.Park(ctx, env.Marshal(), env, reason, attempts, now); err != nil {
+		t.Fatal(err)
+	}
+	return it
 }
