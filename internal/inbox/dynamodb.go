@@ -344,7 +344,7 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 		})
 	}
 	if err != nil && errors.Is(err, errRefused) {
-		return it, fmt.Errorf("lease %s: %w", key, LeaseRefusal(it, now))
+		return it, refusedLease(key, it, now)
 	}
 	return it, err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -69,4 +70,48 @@ func (d refusals) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, 
 func (d refusals) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	out, err := d.Client.DeleteItem(ctx, in, opts...)
 	return out, d.refused(err)
+}
+
+// TestRefusedLeaseExplainedByWhatIsReadBack: a lease refused because
+// another worker holds the event, read back after that worker's next
+// write, says why by what it reads: the holder finished FAILED (leasable:
+// a race, ErrLeaseRaced), DONE (ErrFinished), or still holds it
+// (ErrLeaseHeld). It never wraps nothing.
+func TestRefusedLeaseExplainedByWhatIsReadBack(t *testing.T) {
+	emu := devstacktest.ForTest(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	for _, tc := range []struct {
+		name   string
+		holder inbox.Status // what the holder's Finish writes in between; "" none
+		want   error
+	}{
+		{"holder failed its attempt", inbox.Failed, inbox.ErrLeaseRaced},
+		{"holder finished", inbox.Done, inbox.ErrFinished},
+		{"holder still holds it", "", inbox.ErrLeaseHeld},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := devstacktest.NewTestStack(t)
+			db := &inboxtest.Racing{Client: emu.DynamoDB()}
+			s := inbox.NewDynamoDB(db, st.Tables["InboxTable"])
+			it, err := s.Claim(ctx, inbox.Claim{Event: inboxtest.Event("evt_raced"), At: now, TTL: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Lease(ctx, it.Key, "w1", now, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if tc.holder != "" {
+				db.Between(func() {
+					if _, err := s.Finish(ctx, it.Key, "w1", inbox.Result{Status: tc.holder, Error: "ses: throttled", At: now.Add(time.Second)}); err != nil {
+						t.Errorf("the holder's Finish: %v", err)
+					}
+				})
+			}
+			_, err = s.Lease(ctx, it.Key, "w2", now.Add(time.Second), time.Minute)
+			if !errors.Is(err, tc.want) || strings.Contains(err.Error(), "%!") {
+				t.Errorf("Lease = %v; want %v", err, tc.want)
+			}
+		})
+	}
 }

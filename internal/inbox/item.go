@@ -39,6 +39,11 @@ var (
 	ErrNotDue = errors.New("inbox: claim not due for re-enqueue")
 	// ErrLeaseHeld: another worker holds a live lease on the event.
 	ErrLeaseHeld = errors.New("inbox: lease held by another worker")
+	// ErrLeaseRaced: the lease was refused, yet the event read back could
+	// be leased: another worker changed it in between (finished an
+	// attempt FAILED, or ended its lease). Waiting a moment and trying
+	// again settles it.
+	ErrLeaseRaced = errors.New("inbox: event changed while it was being leased")
 	// ErrFinished: the event is DONE or IGNORED (for Requeue: DONE); there
 	// is nothing to do.
 	ErrFinished = errors.New("inbox: event already finished")

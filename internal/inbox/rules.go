@@ -2,7 +2,10 @@ package inbox
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // The rules below are the DynamoDB store's, exported so that the in-memory
@@ -26,6 +29,18 @@ func LeaseRefusal(it Item, now time.Time) error {
 		return ErrLeaseHeld
 	}
 	return nil
+}
+
+// refusedLease is the error of a lease of key the table refused, as the
+// item read back after the refusal (it) explains it: ErrFinished,
+// ErrLeaseHeld, or ErrLeaseRaced when it shows an event that could be
+// leased. It always wraps one of them.
+func refusedLease(key webhook.Key, it Item, now time.Time) error {
+	why := LeaseRefusal(it, now)
+	if why == nil {
+		why = ErrLeaseRaced
+	}
+	return fmt.Errorf("lease %s: %w", key, why)
 }
 
 // Enqueueable returns the statuses MarkEnqueued accepts: statuses, or

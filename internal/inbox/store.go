@@ -49,7 +49,8 @@ type Store interface {
 	// PROCESSING whose lease ended before now, to PROCESSING owned by owner
 	// until now+d, counts the attempt and clears the previous outcome. DONE
 	// or IGNORED gives ErrFinished; a live lease held by someone else gives
-	// ErrLeaseHeld. DEAD is taken because a message for a parked event
+	// ErrLeaseHeld; a refusal the stored item does not explain (another
+	// worker changed it in between) gives ErrLeaseRaced. DEAD is taken because a message for a parked event
 	// means a person sent it back (SQS's DLQ redrive cannot mark it); its
 	// attempts and InfraFailures then start afresh, as after Requeue.
 	Lease(ctx context.Context, key webhook.Key, owner string, now time.Time, d time.Duration) (Item, error)

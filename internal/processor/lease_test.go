@@ -1,7 +1,9 @@
 package processor_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -132,5 +135,51 @@ func TestLeaseCutShortByTheDeadlineIsNotParked(t *testing.T) {
 	}
 	if len(resp.BatchItemFailures) != 1 || f.q.delays[msg.ReceiptHandle] != 2*time.Second {
 		t.Errorf("failures %v, delay %v; want the message back shortly (2s)", failedIDs(resp), f.q.delays[msg.ReceiptHandle])
+	}
+}
+
+// TestCopyRacingAFailedAttemptComesBack: SQS delivers an event's message
+// twice; the twin holds the lease, and the copy's lease is refused. Before
+// the store reads the event back (dynalite returns no item with the
+// refusal), the twin finishes its attempt FAILED (SES throttled). The
+// copy's refusal is a race: it comes back after a backoff, nothing is
+// parked, the event stays FAILED for its retry, and no error wraps nothing.
+func TestCopyRacingAFailedAttemptComesBack(t *testing.T) {
+	ctx := context.Background()
+	emu := devstacktest.ForTest(t)
+	db := &inboxtest.Racing{Client: emu.DynamoDB()}
+	store := inbox.NewDynamoDB(db, devstacktest.NewTestStack(t).Tables["InboxTable"])
+	f := newFixture(t)
+	var logs bytes.Buffer
+	h := processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }, HeldWait: 50 * time.Millisecond},
+		store, f.ledger, f.biz, f.q, f.q, slog.New(slog.NewJSONHandler(&logs, nil)))
+	ev := webhook.Event{Provider: "stripe", ID: "evt_twin", Type: "checkout.session.completed", Created: t0, Raw: []byte(`{"id":"evt_twin"}`)}
+	if _, err := store.Claim(ctx, inbox.Claim{Event: ev, At: t0, TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Lease(ctx, ev.Key(), "twin", t0, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	db.Between(func() {
+		if _, err := store.Finish(ctx, ev.Key(), "twin", inbox.Result{Status: inbox.Failed, Error: "ses: throttled", At: t0}); err != nil {
+			t.Errorf("the twin's Finish: %v", err)
+		}
+	})
+	msg := message("evt_twin", webhook.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal(), 1)
+	resp, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{msg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.q.parked) != 0 {
+		t.Errorf("parked %+v; a copy racing its twin's failed attempt comes back", f.q.parked)
+	}
+	if len(resp.BatchItemFailures) != 1 || f.q.delays[msg.ReceiptHandle] <= 0 {
+		t.Errorf("failures %v, delay %v; want the copy back after a backoff", failedIDs(resp), f.q.delays[msg.ReceiptHandle])
+	}
+	if it, err := store.Get(ctx, ev.Key()); err != nil || it.Status != inbox.Failed {
+		t.Errorf("event %s (%v); want FAILED, waiting for its retry", it.Status, err)
+	}
+	if strings.Contains(logs.String(), "%!") {
+		t.Errorf("log wraps nothing:\n%s", logs.String())
 	}
 }

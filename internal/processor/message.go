@@ -100,8 +100,9 @@ func (h *Handler) lease(ctx, work context.Context, j *job) (it inbox.Item, lease
 		case err == nil:
 			h.tookOver(j, it)
 			return it, true, false
-		case errors.Is(err, inbox.ErrLeaseHeld):
-			// Usually a duplicate whose twin is running right now.
+		case errors.Is(err, inbox.ErrLeaseHeld), errors.Is(err, inbox.ErrLeaseRaced):
+			// Usually a duplicate whose twin is running right now, or
+			// has just finished an attempt (raced): never parked.
 			it = h.awaitHolder(work, j.env.Key, it, waitUntil)
 			if retry, again := h.held(ctx, j, it, tries); !again {
 				return it, false, retry

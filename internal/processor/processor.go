@@ -40,7 +40,9 @@
 // store refused the request: access denied, a validation error; or the
 // item cannot be decoded) is parked at once with the reason, as a
 // permanent error: nothing ran, so there are no tries to count, and
-// waiting does not change it.
+// waiting does not change it. A refusal the event read back does not
+// explain (inbox.ErrLeaseRaced: a twin finished an attempt in between) is
+// no such reason: the message comes back as from a live lease.
 //
 // An event whose payload was erased or expired (inbox.ErrRemoved) ends
 // IGNORED without running: a message that was on its way, or a DLQ

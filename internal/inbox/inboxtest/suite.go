@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -664,6 +665,34 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		if got.LeaseOwner != owners[0] || got.Attempts != 1 {
 			t.Errorf("stored owner %q attempts %d; want %q 1", got.LeaseOwner, got.Attempts, owners[0])
 		}
+	})
+
+	t.Run("RefusedLeasesSayWhy", func(t *testing.T) {
+		// Workers lease one event and finish each attempt FAILED while the
+		// others try: a refused lease always wraps why (held, or raced when
+		// the event read back could be leased), never nothing.
+		s := newStore(t)
+		it := claim(t, s, "evt_lwhy")
+		const workers, rounds = 4, 15
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				owner := fmt.Sprintf("w%d", w)
+				for i := range rounds {
+					at := t0.Add(time.Duration(i) * time.Millisecond)
+					_, err := s.Lease(ctx, it.Key, owner, at, time.Minute)
+					switch {
+					case err == nil:
+						if _, err := s.Finish(ctx, it.Key, owner, inbox.Result{Status: inbox.Failed, Error: "throttled", At: at}); err != nil {
+							t.Errorf("Finish: %v", err)
+						}
+					case !errors.Is(err, inbox.ErrLeaseHeld) && !errors.Is(err, inbox.ErrLeaseRaced), strings.Contains(err.Error(), "%!"):
+						t.Errorf("refused Lease: %v; want ErrLeaseHeld or ErrLeaseRaced", err)
+					}
+				}
+			})
+		}
+		wg.Wait()
 	})
 
 	t.Run("RequeueKeepsTheReasonAndStartsTheCountsAfresh", func(t *testing.T) {
