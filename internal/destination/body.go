@@ -1,9 +1,12 @@
 package destination
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/effects"
@@ -26,8 +29,10 @@ type Body struct {
 	Key string `json:"key"`
 	// ReceivedAt is when hookinbox claimed the event, RFC 3339 in UTC.
 	ReceivedAt string `json:"received_at"`
-	// Payload is the provider's verified payload as it sent it: its JSON,
-	// or a JSON string holding it when it is not JSON.
+	// Payload is the provider's verified payload, byte for byte as it
+	// sent it when it is JSON (a consumer can hash it: it is the body's
+	// bytes after the first `"payload":`, less the final `}`), or a JSON
+	// string holding it when it is not. It is always the last field.
 	Payload json.RawMessage `json:"payload"`
 }
 
@@ -45,19 +50,56 @@ func WebhookID(key webhook.Key, name string) string {
 	return "msg_" + hex.EncodeToString(sum[:16])
 }
 
-// newBody returns the body of ev for the destination name, encoded.
-func newBody(ev webhook.Event, name string) []byte {
-	payload := json.RawMessage(ev.Raw)
-	if !json.Valid(ev.Raw) {
+// body is what a destination receives for one event, in three parts so
+// the provider's bytes are neither copied nor re-encoded: head (the
+// envelope's other fields, then "payload":), the payload, and "}".
+type body struct {
+	head, payload []byte
+}
+
+// bodyTail closes the envelope after the payload.
+var bodyTail = []byte("}")
+
+// newBody returns the body of ev for the destination name: Body encoded,
+// with the payload last, exactly the bytes of ev.Raw when they are JSON
+// (whitespace, key order and escapes kept), or a JSON string of them.
+func newBody(ev webhook.Event, name string) body {
+	payload := ev.Raw
+	if !json.Valid(payload) {
 		payload, _ = json.Marshal(string(ev.Raw)) // a string always encodes
 	}
 	received := ""
 	if !ev.Received.IsZero() {
 		received = ev.Received.UTC().Format(time.RFC3339)
 	}
-	b, _ := json.Marshal(Body{ // valid JSON fields only: it always encodes
+	// Payload is Body's last field: encoded with a null payload, the
+	// envelope ends `"payload":null}`, and the provider's bytes replace
+	// the null.
+	env, _ := json.Marshal(Body{ // valid JSON fields only: it always encodes
 		ID: WebhookID(ev.Key(), name), Provider: ev.Provider, Type: ev.Type,
-		Key: string(ev.Key()), ReceivedAt: received, Payload: payload,
+		Key: string(ev.Key()), ReceivedAt: received, Payload: json.RawMessage("null"),
 	})
-	return b
+	return body{head: env[:len(env)-len("null}")], payload: payload}
+}
+
+// parts returns the body's bytes in order, the payload not copied.
+func (b body) parts() [][]byte { return [][]byte{b.head, b.payload, bodyTail} }
+
+// size returns the body's length in bytes.
+func (b body) size() int { return len(b.head) + len(b.payload) + len(bodyTail) }
+
+// reader returns a reader of the body's bytes.
+func (b body) reader() io.Reader {
+	return io.MultiReader(bytes.NewReader(b.head), bytes.NewReader(b.payload), bytes.NewReader(bodyTail))
+}
+
+// String returns the body as one string: one copy, made only for a
+// destination that needs one (an EventBridge entry's detail).
+func (b body) String() string {
+	var s strings.Builder
+	s.Grow(b.size())
+	for _, p := range b.parts() {
+		s.Write(p)
+	}
+	return s.String()
 }

@@ -1,8 +1,10 @@
 package destination
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -13,34 +15,61 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
+// payloads are verified bodies json.Marshal would not keep byte for
+// byte: HTML characters it escapes, unicode escapes, whitespace, key
+// order, number spellings.
+var payloads = map[string]string{
+	"html":            `{"note":"<b>Tom & Jerry</b> -> 5 > 3"}`,
+	"unicode escapes": `{"name":"Ren\u00e9e \ud83d\ude00","raw":"Renée 😀","sep":"\u2028"}`,
+	"whitespace":      "{\n  \"id\" : \"evt_1\",\n\t\"data\": [ 1, 2 ]\n}\n",
+	"key order":       `{"z":1,"a":{"y":2,"b":3},"id":"evt_1","a2":null}`,
+	"numbers":         `{"amount":1.50,"big":12345678901234567890,"exp":1E+2,"neg":-0}`,
+	"escaped slash":   `{"url":"https:\/\/example.com\/a?b=1&c=2"}`,
+}
+
+// TestNewBody: the body is the documented envelope, decodable as Body,
+// whose payload is the provider's bytes exactly: the body's bytes after
+// the first "payload": less the final }.
 func TestNewBody(t *testing.T) {
 	received := time.Date(2026, 5, 1, 12, 0, 3, 500, time.FixedZone("CEST", 7200))
-	tests := []struct {
-		name    string
-		raw     string
-		payload string
-	}{
-		{"json payload", `{"id":"evt_1","type":"invoice.paid"}`, `{"id":"evt_1","type":"invoice.paid"}`},
-		{"not json", `id=123&state=PAID`, `"id=123\u0026state=PAID"`},
+	tests := map[string]struct{ raw, payload string }{
+		"json":     {`{"id":"evt_1","type":"invoice.paid"}`, `{"id":"evt_1","type":"invoice.paid"}`},
+		"not json": {`id=123&state=PAID`, `"id=123\u0026state=PAID"`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ev := webhook.Event{Provider: "stripe", ID: "evt_1", Type: "invoice.paid", Received: received, Raw: []byte(tt.raw)}
-			var got map[string]any
-			if err := json.Unmarshal(newBody(ev, "crm"), &got); err != nil {
-				t.Fatal(err)
+	for name, raw := range payloads {
+		tests[name] = struct{ raw, payload string }{raw, raw}
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			ev := webhook.Event{Provider: "stripe", ID: "evt_1", Type: `odd "payload": type`, Received: received, Raw: []byte(tt.raw)}
+			b := newBody(ev, "crm")
+			whole := []byte(b.String())
+			if len(whole) != b.size() || !bytes.Equal(whole, readAll(t, b.reader())) {
+				t.Fatalf("String, size and reader disagree: %d bytes, size %d", len(whole), b.size())
 			}
-			var payload any
-			if err := json.Unmarshal([]byte(tt.payload), &payload); err != nil {
-				t.Fatal(err)
+			if got := whole[bytes.Index(whole, []byte(`"payload":`))+len(`"payload":`) : len(whole)-1]; string(got) != tt.payload {
+				t.Errorf("payload bytes in the body = %q; want %q", got, tt.payload)
 			}
-			want := map[string]any{"id": WebhookID("stripe#evt_1", "crm"), "provider": "stripe", "type": "invoice.paid",
-				"key": "stripe#evt_1", "received_at": "2026-05-01T10:00:03Z", "payload": payload}
+			var got Body
+			if err := json.Unmarshal(whole, &got); err != nil {
+				t.Fatalf("body is not JSON: %v\n%s", err, whole)
+			}
+			want := Body{ID: WebhookID("stripe#evt_1", "crm"), Provider: "stripe", Type: ev.Type,
+				Key: "stripe#evt_1", ReceivedAt: "2026-05-01T10:00:03Z", Payload: json.RawMessage(bytes.TrimSpace([]byte(tt.payload)))}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("body (-want +got):\n%s", diff)
 			}
 		})
 	}
+}
+
+func readAll(t *testing.T, r io.Reader) []byte {
+	t.Helper()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestWebhookID(t *testing.T) {
@@ -56,8 +85,9 @@ func TestWebhookID(t *testing.T) {
 func TestSignedHeadersVerifyAsStandardWebhooks(t *testing.T) {
 	const oldSecret, newSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD"
 	at := time.Unix(1_777_000_000, 0)
-	body := newBody(webhook.Event{Provider: "stripe", ID: "evt_1", Type: "invoice.paid", Raw: []byte(`{}`)}, "crm")
-	h, err := standard.SignedHeaders(body, WebhookID("stripe#evt_1", "crm"), at, oldSecret, newSecret)
+	b := newBody(webhook.Event{Provider: "stripe", ID: "evt_1", Type: "invoice.paid", Raw: []byte(payloads["html"])}, "crm")
+	body := []byte(b.String())
+	h, err := standard.SignedHeaders(WebhookID("stripe#evt_1", "crm"), at, []string{oldSecret, newSecret}, b.parts()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +104,7 @@ func TestSignedHeadersVerifyAsStandardWebhooks(t *testing.T) {
 	if got := hdr.Get("content-type"); got != "application/json" {
 		t.Errorf("content-type = %q", got)
 	}
-	if _, err := standard.SignedHeaders(body, "msg_1", at, "whsec_not base64!"); err == nil {
+	if _, err := standard.SignedHeaders("msg_1", at, []string{"whsec_not base64!"}, body); err == nil {
 		t.Error("SignedHeaders with a secret that is not base64 = nil error")
 	}
 }

@@ -35,15 +35,16 @@ type busDestination struct {
 // "hookinbox.<provider>".
 func busSource(provider string) string { return "hookinbox." + provider }
 
-// putEntry returns the PutEvents entry of ev's body on bus: source
-// "hookinbox.<provider>", detail-type the event's type, detail the body,
-// time the provider's creation time when it has one.
-func putEntry(bus string, ev webhook.Event, body []byte) types.PutEventsRequestEntry {
+// putEntry returns the PutEvents entry of ev's body b on bus: source
+// "hookinbox.<provider>", detail-type the event's type, detail the body
+// (the provider's bytes unchanged in it), time the provider's creation
+// time when it has one.
+func putEntry(bus string, ev webhook.Event, b body) types.PutEventsRequestEntry {
 	e := types.PutEventsRequestEntry{
 		EventBusName: aws.String(bus),
 		Source:       aws.String(busSource(ev.Provider)),
 		DetailType:   aws.String(ev.Type),
-		Detail:       aws.String(string(body)),
+		Detail:       aws.String(b.String()),
 	}
 	if !ev.Created.IsZero() {
 		e.Time = aws.Time(ev.Created)
@@ -51,27 +52,25 @@ func putEntry(bus string, ev webhook.Event, body []byte) types.PutEventsRequestE
 	return e
 }
 
-// entrySize is e's size as EventBridge counts it against MaxEntrySize:
-// 14 bytes for a time, and the bytes of its source, detail-type, detail
-// and resources.
-func entrySize(e types.PutEventsRequestEntry) int {
-	n := len(aws.ToString(e.Source)) + len(aws.ToString(e.DetailType)) + len(aws.ToString(e.Detail))
-	if e.Time != nil {
+// entrySize is the size of ev's entry with a detail of detail bytes, as
+// EventBridge counts it against MaxEntrySize: 14 bytes for a time, and
+// the bytes of its source, detail-type and detail.
+func entrySize(ev webhook.Event, detail int) int {
+	n := len(busSource(ev.Provider)) + len(ev.Type) + detail
+	if !ev.Created.IsZero() {
 		n += 14
-	}
-	for _, r := range e.Resources {
-		n += len(r)
 	}
 	return n
 }
 
-// send puts the event on the bus once and classifies the answer.
-func (d *busDestination) send(ctx context.Context, ev webhook.Event, body []byte) (answer, error) {
-	entry := putEntry(d.cfg.Bus, ev, body)
-	if size := entrySize(entry); size > MaxEntrySize {
+// send puts the event on the bus once and classifies the answer. An
+// event too large is refused before its entry is built.
+func (d *busDestination) send(ctx context.Context, ev webhook.Event, b body) (answer, error) {
+	if size := entrySize(ev, b.size()); size > MaxEntrySize {
 		a := answer{Text: fmt.Sprintf("event too large for EventBridge: %d bytes, the limit is %d", size, MaxEntrySize)}
 		return a, &deliveryError{Destination: d.cfg.Name, Answer: a, kind: ErrTooLarge}
 	}
+	entry := putEntry(d.cfg.Bus, ev, b)
 	out, err := d.client.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{entry}})
 	if err != nil {
 		a := answer{Text: "PutEvents: " + apiText(err)}

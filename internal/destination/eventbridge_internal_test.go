@@ -2,8 +2,10 @@ package destination
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -72,6 +74,30 @@ func TestBusAnswers(t *testing.T) {
 			_, err := d.send(context.Background(), ev, newBody(ev, "bus"))
 			if (tt.kind == nil) != (err == nil) || (tt.kind != nil && !errors.Is(err, tt.kind)) {
 				t.Errorf("send = %v; want %v", err, tt.kind)
+			}
+		})
+	}
+}
+
+// TestBusDetailKeepsThePayloadBytes: the entry's detail is valid JSON, the
+// body every destination gets, with the provider's bytes in it unchanged.
+func TestBusDetailKeepsThePayloadBytes(t *testing.T) {
+	for name, raw := range payloads {
+		t.Run(name, func(t *testing.T) {
+			var detail string
+			d := &busDestination{cfg: Config{Name: "bus", Bus: "orders"}, client: putEventsFn(func(in *eventbridge.PutEventsInput) (*eventbridge.PutEventsOutput, error) {
+				detail = aws.ToString(in.Entries[0].Detail)
+				return &eventbridge.PutEventsOutput{Entries: []types.PutEventsResultEntry{{EventId: aws.String("e-1")}}}, nil
+			})}
+			ev := webhook.Event{Provider: "shopify", ID: "d-1", Type: "orders/paid", Raw: []byte(raw)}
+			if _, err := d.send(context.Background(), ev, newBody(ev, "bus")); err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid([]byte(detail)) {
+				t.Fatalf("detail is not JSON: %s", detail)
+			}
+			if !strings.HasSuffix(detail, `"payload":`+raw+`}`) {
+				t.Errorf("detail = %q; want it to end with the payload's bytes and }", detail)
 			}
 		})
 	}

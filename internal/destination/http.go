@@ -1,7 +1,6 @@
 package destination
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,8 +41,10 @@ type httpDestination struct {
 	secrets secretFunc
 }
 
-// send delivers body once and classifies the answer.
-func (d *httpDestination) send(ctx context.Context, ev webhook.Event, body []byte) (answer, error) {
+// send delivers b once and classifies the answer. The request streams b's
+// parts, and the signature is computed over them in turn, so the payload
+// is never copied.
+func (d *httpDestination) send(ctx context.Context, ev webhook.Event, b body) (answer, error) {
 	signing, err := d.secrets(ctx, d.cfg.Secret)
 	if err != nil {
 		// Secrets Manager is unavailable or the secret is stale: retried.
@@ -51,16 +52,18 @@ func (d *httpDestination) send(ctx context.Context, ev webhook.Event, body []byt
 		return a, failure(d.cfg.Name, a, retried, err)
 	}
 	at := time.Now()
-	h, err := standard.SignedHeaders(body, WebhookID(ev.Key(), d.cfg.Name), at, signing...)
+	h, err := standard.SignedHeaders(WebhookID(ev.Key(), d.cfg.Name), at, signing, b.parts()...)
 	if err != nil {
 		a := answer{Text: "signing secret unusable: " + err.Error()}
 		return a, failure(d.cfg.Name, a, refused, nil)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.cfg.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.cfg.URL, b.reader())
 	if err != nil {
 		a := answer{Text: "bad request: " + err.Error()}
 		return a, failure(d.cfg.Name, a, refused, nil)
 	}
+	req.ContentLength = int64(b.size())
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(b.reader()), nil }
 	for k, v := range h {
 		req.Header.Set(k, v)
 	}

@@ -1,17 +1,20 @@
 package destination_test
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/destination"
@@ -34,10 +37,13 @@ const (
 // sink is a destination on 127.0.0.1 that answers with the statuses it
 // is given in turn (200 once they run out) and keeps what it received.
 type sink struct {
-	mu       sync.Mutex
-	statuses []int
-	got      []delivery
-	srv      *httptest.Server
+	mu        sync.Mutex
+	statuses  []int
+	otherwise int           // the status once statuses run out; 0: 200
+	delay     time.Duration // before each answer
+	got       []delivery
+	bodies    [][]byte // by delivery, as received
+	srv       *httptest.Server
 }
 
 type delivery struct {
@@ -47,9 +53,14 @@ type delivery struct {
 
 func newSink(t *testing.T, statuses ...int) *sink {
 	t.Helper()
-	s := &sink{statuses: statuses}
+	return startSink(t, &sink{statuses: statuses})
+}
+
+func startSink(t *testing.T, s *sink) *sink {
+	t.Helper()
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		time.Sleep(s.delay)
 		hdr := map[string]string{}
 		for k := range r.Header {
 			hdr[strings.ToLower(k)] = r.Header.Get(k)
@@ -60,7 +71,8 @@ func newSink(t *testing.T, statuses ...int) *sink {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.got = append(s.got, delivery{ID: r.Header.Get("webhook-id"), Type: b.Type, Verified: err == nil && b.ID == r.Header.Get("webhook-id") && b.ReceivedAt != "" && b.Key != ""})
-		code := 200
+		s.bodies = append(s.bodies, body)
+		code := cmp.Or(s.otherwise, 200)
 		if len(s.statuses) > 0 {
 			code, s.statuses = s.statuses[0], s.statuses[1:]
 		}
@@ -74,6 +86,21 @@ func (s *sink) deliveries() []delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]delivery(nil), s.got...)
+}
+
+// payloads returns the payload bytes of each delivery by webhook-id (the
+// last, when it came more than once): the body after its first
+// "payload":, less the final }.
+func (s *sink) payloads() map[string][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string][]byte{}
+	for i, b := range s.bodies {
+		if at := bytes.Index(b, []byte(`"payload":`)); at >= 0 && len(b) > 0 {
+			out[s.got[i].ID] = b[at+len(`"payload":`) : len(b)-1]
+		}
+	}
+	return out
 }
 
 func (s *sink) answer(statuses ...int) {
@@ -94,11 +121,25 @@ func withDestinations(t *testing.T, cfgs []destination.Config) *pipelinetest.Pip
 	}})
 }
 
+// processors are the two ways a test runs the processor: built in
+// process as Lambda's main builds it, and the real bootstrap under
+// aws-lambda-rie.
+var processors = []struct {
+	name      string
+	bootstrap bool
+}{{"in process", false}, {"bootstrap", true}}
+
 // sendStandard delivers a Standard Webhooks event of type typ as message
 // id through the receiver and returns its key.
 func sendStandard(t *testing.T, p *pipelinetest.Pipeline, id, typ string) webhook.Key {
 	t.Helper()
-	body := []byte(`{"type":"` + typ + `","timestamp":"2026-12-01T12:00:00Z","data":{"n":1}}`)
+	return sendStandardBody(t, p, id, []byte(`{"type":"`+typ+`","timestamp":"2026-12-01T12:00:00Z","data":{"n":1}}`))
+}
+
+// sendStandardBody delivers body, a Standard Webhooks event, as message id
+// through the receiver and returns its key.
+func sendStandardBody(t *testing.T, p *pipelinetest.Pipeline, id string, body []byte) webhook.Key {
+	t.Helper()
 	h := standard.Headers(body, id, time.Now(), pipelinetest.StandardSecret)
 	if resp := p.Send(t, lambdalocal.WebhookEvent("standard", "POST", h, body)); resp.StatusCode != 200 {
 		t.Fatalf("receiver: %d %s", resp.StatusCode, resp.Body)
@@ -145,11 +186,11 @@ func TestDestinationsOnTheEmulators(t *testing.T) {
 		}
 		return ds
 	}
-	if diff := cmp.Diff(wantSteady, sortByType(steady.deliveries())); diff != "" {
+	if diff := gocmp.Diff(wantSteady, sortByType(steady.deliveries())); diff != "" {
 		t.Errorf("steady received (-want +got):\n%s", diff)
 	}
 	flakyID := destination.WebhookID(invoice, "flaky")
-	if diff := cmp.Diff([]delivery{{flakyID, "invoice.paid", true}, {flakyID, "invoice.paid", true}}, flaky.deliveries()); diff != "" {
+	if diff := gocmp.Diff([]delivery{{flakyID, "invoice.paid", true}, {flakyID, "invoice.paid", true}}, flaky.deliveries()); diff != "" {
 		t.Errorf("flaky received (-want +got): a 503, then the same webhook-id again\n%s", diff)
 	}
 	if len(never.deliveries()) != 0 {
@@ -187,7 +228,7 @@ func TestDestinationsOnTheEmulators(t *testing.T) {
 		invoice: {"steady": "1 200 OK delivered", "flaky": "2 200 OK delivered"},
 		order:   {"steady": "1 200 OK delivered", "gone": "2 200 OK delivered"},
 	}
-	if diff := cmp.Diff(want, attempts); diff != "" {
+	if diff := gocmp.Diff(want, attempts); diff != "" {
 		t.Errorf("delivery log (-want +got):\n%s", diff)
 	}
 	recs, err := effects.NewLedger(p.DynamoDB, p.Stack.Tables["InboxTable"], 0).Records(context.Background(), order)
@@ -232,7 +273,7 @@ func TestGeneratedStackWithDestinationsOnly(t *testing.T) {
 	key := sendStandard(t, p, "msg_dest_generated", "invoice.paid")
 	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, []webhook.Key{key}, inbox.Done) })
 	want := []delivery{{ID: destination.WebhookID(key, "sink"), Type: "invoice.paid", Verified: true}}
-	if diff := cmp.Diff(want, s.deliveries()); diff != "" {
+	if diff := gocmp.Diff(want, s.deliveries()); diff != "" {
 		t.Errorf("sink received (-want +got):\n%s", diff)
 	}
 }
@@ -305,5 +346,111 @@ func TestSlowDestinationOnTheEmulators(t *testing.T) {
 	defer slowMu.Unlock()
 	if slowGot != 3 || len(fast.deliveries()) != 3 {
 		t.Errorf("slow got %d, fast %d deliveries; want 3 each", slowGot, len(fast.deliveries()))
+	}
+}
+
+// TestRefusingDestinationHoldsBackNoOther: three invoices in one batch, a
+// destination that answers 400, one that takes 400 ms an answer with one
+// slot, and one for every event that answers its first delivery 503. The
+// refusal parks each invoice only once the other two have it: steady gets
+// all three, each once, every all three (one twice: the 503 is retried),
+// and the ledger records both; each invoice is parked naming bad's answer
+// alone, and counted parked for bad only.
+func TestRefusingDestinationHoldsBackNoOther(t *testing.T) {
+	for _, run := range processors {
+		t.Run(run.name, func(t *testing.T) {
+			steady, bad, every := startSink(t, &sink{delay: 400 * time.Millisecond}), startSink(t, &sink{otherwise: 400}), newSink(t, 503)
+			p := withDestinations(t, []destination.Config{
+				{Name: "steady", URL: steady.srv.URL, Events: []string{"standard:invoice.*"}, Secret: sinkSecretARN, Concurrency: 1},
+				{Name: "bad", URL: bad.srv.URL, Events: []string{"standard:invoice.*"}, Secret: sinkSecretARN},
+				{Name: "every", URL: every.srv.URL, Events: []string{"*"}, Secret: sinkSecretARN},
+			})
+			if run.bootstrap {
+				p.ProcessWithBootstrap(t, nil)
+			}
+			var keys []webhook.Key
+			for _, id := range []string{"msg_held_1", "msg_held_2", "msg_held_3"} {
+				keys = append(keys, sendStandard(t, p, id, "invoice.paid"))
+			}
+			p.ProcessUntil(t, 60*time.Second, func() bool { return p.AllFinal(t, keys) })
+
+			reasons := p.DLQReasons(t)
+			ledger := effects.NewLedger(p.DynamoDB, p.Stack.Tables["InboxTable"], 0)
+			for _, key := range keys {
+				if it, _ := p.Inbox.Get(context.Background(), key); it.Status != inbox.Dead {
+					t.Errorf("%s: %s; want DEAD once the others had it", key, it.Status)
+				}
+				if r := reasons[key]; !strings.Contains(r, "destination bad: 400 Bad Request") || strings.Contains(r, "steady") || strings.Contains(r, "every") {
+					t.Errorf("DLQ reason of %s = %q; want bad's 400 alone", key, r)
+				}
+				recs, err := ledger.Records(context.Background(), key)
+				var names []string
+				for _, r := range recs {
+					names = append(names, r.Effect)
+				}
+				if diff := gocmp.Diff([]string{"destination:every", "destination:steady"}, names); err != nil || diff != "" {
+					t.Errorf("ledger of %s (-want +got), %v:\n%s", key, err, diff)
+				}
+			}
+			for name, s := range map[string]*sink{"steady": steady, "every": every} {
+				var want []delivery
+				for _, key := range keys {
+					want = append(want, delivery{ID: destination.WebhookID(key, name), Type: "invoice.paid", Verified: true})
+				}
+				byID := func(a, b delivery) int { return strings.Compare(a.ID, b.ID) }
+				got := s.deliveries()
+				slices.SortFunc(got, byID)
+				slices.SortFunc(want, byID)
+				if diff := gocmp.Diff(want, slices.Compact(got)); diff != "" || len(got) != map[string]int{"steady": 3, "every": 4}[name] {
+					t.Errorf("%s received %d deliveries (-want +got, repeats left out):\n%s", name, len(got), diff)
+				}
+			}
+			parked := map[string]float64{}
+			for _, l := range p.Metrics(t) {
+				if v, ok := l.Values[metrics.DestinationParked]; ok {
+					parked[l.Dims[metrics.DimDestination]] += v
+				}
+			}
+			if diff := gocmp.Diff(map[string]float64{"bad": 3}, parked); diff != "" {
+				t.Errorf("DestinationParked by destination (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPayloadForwardedByteForByte: verified bodies that json.Marshal would
+// change (HTML characters, unicode escapes, whitespace, key order, number
+// spellings, and one over 384 KiB, kept in S3) reach the destination
+// byte for byte: the payload in the body is the bytes the provider signed.
+func TestPayloadForwardedByteForByte(t *testing.T) {
+	bodies := map[string]string{
+		"html":       `{"type":"invoice.paid","note":"<b>Tom & Jerry</b> -> 5 > 3"}`,
+		"unicode":    `{"type":"invoice.paid","name":"Ren\u00e9e \ud83d\ude00","raw":"Renée 😀","sep":"\u2028"}`,
+		"whitespace": "{\n  \"type\" : \"invoice.paid\",\n\t\"data\": [ 1, 2 ]\n}\n",
+		"key order":  `{"z":1,"type":"invoice.paid","a":{"y":2,"b":3},"amount":1.50,"big":12345678901234567890}`,
+		"large":      `{"type":"invoice.paid","lines":"` + strings.Repeat(`<&> é \u00e9 `, 40_000) + `"}`,
+	}
+	for _, run := range processors {
+		t.Run(run.name, func(t *testing.T) {
+			s := newSink(t)
+			p := withDestinations(t, []destination.Config{{Name: "sink", URL: s.srv.URL, Events: []string{"*"}, Secret: sinkSecretARN}})
+			if run.bootstrap {
+				p.ProcessWithBootstrap(t, nil)
+			}
+			sent := map[webhook.Key]string{}
+			var keys []webhook.Key
+			for name, body := range bodies {
+				key := sendStandardBody(t, p, "msg_bytes_"+strings.ReplaceAll(name, " ", "_"), []byte(body))
+				sent[key] = body
+				keys = append(keys, key)
+			}
+			p.ProcessUntil(t, 60*time.Second, func() bool { return p.AllIn(t, keys, inbox.Done) })
+			got := s.payloads()
+			for key, body := range sent {
+				if payload := got[destination.WebhookID(key, "sink")]; string(payload) != body {
+					t.Errorf("%s: payload forwarded (%d bytes) differs from the verified body (%d bytes):\n%.200q\nwant\n%.200q", key, len(payload), len(body), payload, body)
+				}
+			}
+		})
 	}
 }

@@ -45,7 +45,7 @@ type destination struct {
 	cfg    Config
 	slots  chan struct{} // a token per delivery in flight
 	sender interface {
-		send(ctx context.Context, ev webhook.Event, body []byte) (answer, error)
+		send(ctx context.Context, ev webhook.Event, b body) (answer, error)
 	}
 }
 
@@ -138,34 +138,55 @@ func (w *withDestinations) Handle(ctx context.Context, ev webhook.Event, fx effe
 }
 
 // combine returns the error of an event whose business returned berr and
-// whose deliveries returned errs: nil when all are nil; an error wrapping
-// ErrBusy when every failure is a busy destination (the processor brings
-// the event back without counting an attempt); otherwise every error
-// joined, the busy ones as plain text, so the attempt counts, a permanent
-// one parks the event, and a retry runs only what the ledger has not
-// recorded.
+// whose deliveries returned errs, so that no part's failure costs another
+// part its turn:
+//   - nil when all are nil;
+//   - every error joined, wrapping ErrBusy, when every failure but the
+//     held ones (below) is a busy destination: the processor brings the
+//     event back soon without counting an attempt;
+//   - while any part is still to run (busy, or failed in a way that may
+//     pass), a permanent failure is held: it parks nothing yet (it
+//     wraps neither webhook.ErrPermanent nor its kind), and the event
+//     comes back for the others; a refusing destination is asked again
+//     then, and the event is parked once every other part is done, or out
+//     of its tries;
+//   - otherwise every error joined, busy ones as plain text, so the
+//     attempt counts, a permanent one parks the event, and a retry runs
+//     only what the ledger has not recorded.
 func combine(berr error, errs ...error) error {
-	all := append([]error{berr}, errs...)
 	var failed []error
-	busy := 0
-	for _, err := range all {
-		if err == nil {
+	busy, permanent := 0, 0
+	for _, err := range append([]error{berr}, errs...) {
+		switch {
+		case err == nil:
 			continue
+		case errors.Is(err, ErrBusy):
+			busy++
+		case webhook.IsPermanent(err):
+			permanent++
 		}
 		failed = append(failed, err)
-		if errors.Is(err, ErrBusy) {
-			busy++
-		}
 	}
-	if busy == len(failed) {
-		return errors.Join(failed...)
-	}
+	pending := len(failed) - permanent
 	for i, err := range failed {
-		if errors.Is(err, ErrBusy) {
+		switch {
+		case pending > 0 && webhook.IsPermanent(err):
+			failed[i] = heldError{err}
+		case busy < pending && errors.Is(err, ErrBusy):
 			failed[i] = errors.New(err.Error())
 		}
 	}
 	return errors.Join(failed...)
+}
+
+// heldError is a permanent failure held back while other parts of its
+// event are still to run (combine): it shows its text and wraps nothing,
+// so the processor retries the event instead of parking it. Failed still
+// names its destination.
+type heldError struct{ err error }
+
+func (e heldError) Error() string {
+	return e.err.Error() + " (held until the event's other parts are done)"
 }
 
 // deliver delivers ev to d as the effect effectName(d's name) in fx: not
@@ -202,6 +223,8 @@ func Failed(err error) []string {
 	walk = func(err error) {
 		switch e := err.(type) {
 		case nil:
+		case heldError:
+			walk(e.err)
 		case *deliveryError:
 			if !seen[e.Destination] {
 				seen[e.Destination] = true

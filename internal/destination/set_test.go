@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -290,13 +291,21 @@ func TestCombine(t *testing.T) {
 		{name: "only busy", errs: []error{busyErr, nil}, isBusy: true},
 		{name: "busy and retry", errs: []error{busyErr, retryErr}},
 		{name: "busy and business failed", berr: errors.New("crm down"), errs: []error{busyErr}},
-		{name: "gone and retry", errs: []error{goneErr, retryErr}, perma: true},
+		{name: "gone alone", errs: []error{goneErr, nil}, perma: true},
+		{name: "gone beside a retry: held", errs: []error{goneErr, retryErr}},
+		{name: "gone beside a busy one: held, the attempt uncounted", errs: []error{goneErr, busyErr}, isBusy: true},
+		{name: "gone beside a failed business: held", berr: errors.New("crm down"), errs: []error{goneErr}},
+		{name: "business refused beside a retry: held", berr: webhook.Permanent(errors.New("bad price")), errs: []error{retryErr}},
+		{name: "business refused and gone", berr: webhook.Permanent(errors.New("bad price")), errs: []error{goneErr}, perma: true},
 	}
 	for _, tt := range tests {
 		err := combine(tt.berr, tt.errs...)
 		if (err == nil) != tt.nilErr || errors.Is(err, ErrBusy) != tt.isBusy || webhook.IsPermanent(err) != tt.perma {
 			t.Errorf("%s: Combine = %v (busy %v, permanent %v); want nil %v, busy %v, permanent %v",
 				tt.name, err, errors.Is(err, ErrBusy), webhook.IsPermanent(err), tt.nilErr, tt.isBusy, tt.perma)
+		}
+		if names := Failed(err); slices.Contains(tt.errs, error(goneErr)) && !slices.Contains(names, "c") {
+			t.Errorf("%s: Failed = %v; want it to name c, held or not", tt.name, names)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (web
 	if id == "" {
 		id = "msg_" + provider.Token()
 	}
-	h, err := headers(ev.Body, id, at, secrets...)
+	h, err := headers(id, at, secrets, ev.Body)
 	if err != nil {
 		return webhook.Request{}, err
 	}

@@ -1,6 +1,7 @@
 package standard
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/base64"
 	"fmt"
@@ -20,7 +21,7 @@ import (
 // receiver's own list of secrets signs what it accepts. It panics on a
 // secret that is not base64: a test's own mistake (Sign reports it).
 func Headers(body []byte, id string, at time.Time, secrets ...string) map[string]string {
-	h, err := headers(body, id, at, secrets...)
+	h, err := headers(id, at, secrets, body)
 	if err != nil {
 		panic(err)
 	}
@@ -28,15 +29,18 @@ func Headers(body []byte, id string, at time.Time, secrets ...string) map[string
 }
 
 // SignedHeaders is Headers for a sender whose secrets come from its
-// configuration: a secret that is not base64 is an error, naming no
-// secret, instead of a panic. hookinbox's destinations sign with it.
-func SignedHeaders(body []byte, id string, at time.Time, secrets ...string) (map[string]string, error) {
-	return headers(body, id, at, secrets...)
+// configuration, with the body given in parts (their concatenation is
+// signed): a secret that is not base64 is an error, naming no secret,
+// instead of a panic. A v1 HMAC is computed over the parts in turn, so a
+// large body is never copied; a v1a (whsk_) signature needs the whole
+// message, and joins them. hookinbox's destinations sign with it.
+func SignedHeaders(id string, at time.Time, secrets []string, body ...[]byte) (map[string]string, error) {
+	return headers(id, at, secrets, body...)
 }
 
-func headers(body []byte, id string, at time.Time, secrets ...string) (map[string]string, error) {
+func headers(id string, at time.Time, secrets []string, body ...[]byte) (map[string]string, error) {
 	ts := strconv.FormatInt(at.Unix(), 10)
-	signed := []byte(id + "." + ts + "." + string(body))
+	signed := append([][]byte{[]byte(id + "." + ts + ".")}, body...)
 	var sigs []string
 	for _, s := range secrets {
 		s = strings.TrimSpace(s)
@@ -48,14 +52,14 @@ func headers(body []byte, id string, at time.Time, secrets ...string) (map[strin
 			if err != nil {
 				return nil, err
 			}
-			sigs = append(sigs, "v1a,"+base64.StdEncoding.EncodeToString(ed25519.Sign(key, signed)))
+			sigs = append(sigs, "v1a,"+base64.StdEncoding.EncodeToString(ed25519.Sign(key, bytes.Join(signed, nil))))
 			continue
 		}
 		key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, "whsec_"))
 		if err != nil {
 			return nil, fmt.Errorf("standard: a whsec_ secret is not base64")
 		}
-		sigs = append(sigs, "v1,"+base64.StdEncoding.EncodeToString(provider.HMACSHA256(key, signed)))
+		sigs = append(sigs, "v1,"+base64.StdEncoding.EncodeToString(provider.HMACSHA256(key, signed...)))
 	}
 	return map[string]string{
 		"content-type":      "application/json",

@@ -2,6 +2,7 @@ package pipelinetest
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -33,6 +34,22 @@ func (p *Pipeline) StartBootstrap(t testing.TB, logicalID string, overrides map[
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fn.Stop() })
+	return fn
+}
+
+// ProcessWithBootstrap makes Source, and so ProcessUntil, invoke the
+// template's real processor bootstrap under aws-lambda-rie
+// (StartBootstrap) instead of the handler Build made, with the
+// processor's Options.ProcessorEnv and overrides, and returns it.
+func (p *Pipeline) ProcessWithBootstrap(t testing.TB, overrides map[string]string) *devstack.Function {
+	t.Helper()
+	env := maps.Clone(p.processorEnv)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, overrides)
+	fn := p.StartBootstrap(t, "ProcessorFunction", env)
+	p.Source.Function = fn
 	return fn
 }
 

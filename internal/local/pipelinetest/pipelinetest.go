@@ -85,8 +85,9 @@ type Pipeline struct {
 	// clients.
 	Meter *Meter
 
-	env         map[string]string // SetEndpoint's, for every Build
-	metricsFile string            // every function's METRICS_FILE: see Metrics
+	env          map[string]string // SetEndpoint's, for every Build
+	processorEnv map[string]string // Options.ProcessorEnv
+	metricsFile  string            // every function's METRICS_FILE: see Metrics
 }
 
 // New starts (or finds) the emulators, starts a pipeline.Stack of
@@ -164,6 +165,7 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 	p.StripeURL = st.Endpoints["STRIPE_API_URL"]
 
 	p.Receive = p.Build(t, "ReceiverFunction", nil).(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error))
+	p.processorEnv = opts.ProcessorEnv
 	p.Process = p.Build(t, "ProcessorFunction", opts.ProcessorEnv).(func(context.Context, events.SQSEvent) (events.SQSEventResponse, error))
 	p.Inbox = st.Inbox()
 	p.Shop = shop.New(shop.Config{Table: shopTable, MailFrom: "shop@example.com"}, p.DynamoDB, nil, nil)
