@@ -13,10 +13,11 @@ import (
 
 // privacyRequests acts on the privacy requests providers send as events
 // (provider.PrivacyRequester: Shopify's compliance webhooks) whether or
-// not the business handles them. The business sees the event first (a
-// handler it registers for the topic erases its own records); then an
-// erasure removes what hookinbox keeps of the people it names, the
-// request's own payload last, and a data request logs what hookinbox
+// not the business handles them. The business and the destinations see
+// the event first (a handler it registers for the topic erases its own
+// records); then, whatever they answered, an erasure removes what
+// hookinbox keeps of the people it names, the request's own payload last
+// once they are done with it, and a data request logs what hookinbox
 // holds about them. Every other event goes to next.
 type privacyRequests struct {
 	next       Business
@@ -45,32 +46,35 @@ func (p privacyRequests) Handle(ctx context.Context, ev webhook.Event, fx effect
 	if !ok {
 		return p.next.Handle(ctx, ev, fx)
 	}
-	if err := p.next.Handle(ctx, ev, fx); err != nil && !errors.Is(err, webhook.ErrNoHandler) {
-		return err
+	// The request is carried out whatever the business or a destination
+	// answered; their error comes back with its own, so they retry.
+	nerr := p.next.Handle(ctx, ev, fx)
+	if errors.Is(nerr, webhook.ErrNoHandler) {
+		nerr = nil
 	}
 	if p.eraser == nil {
-		return webhook.Permanent(privacy.ErrNoKey)
+		return errors.Join(nerr, webhook.Permanent(privacy.ErrNoKey))
 	}
 	log := p.log.With("key", ev.Key().String(), "type", ev.Type)
 	if !req.Erase {
 		rep, err := p.eraser.Export(ctx, req.Subjects)
 		if err != nil {
-			return err
+			return errors.Join(nerr, err)
 		}
 		log.Info("data request: what hookinbox holds (hookinbox export --subject ... prints it in full)",
 			"subject_hash", rep.SubjectHash, "events", len(rep.Events), "copies", rep.Copies, "event_keys", eventKeys(rep))
-		return nil
+		return nerr
 	}
-	erase := privacy.Request{Subjects: req.Subjects, By: ev.Provider + " " + ev.Type + " " + ev.Key().String(), Last: ev.Key()}
+	erase := privacy.Request{Subjects: req.Subjects, By: ev.Provider + " " + ev.Type + " " + ev.Key().String(), Last: ev.Key(), KeepLast: nerr != nil}
 	if req.All {
 		erase.Provider = ev.Provider
 	}
 	rep, err := p.eraser.Erase(ctx, erase)
 	if err != nil {
-		return err
+		return errors.Join(nerr, err)
 	}
 	log.Info("erased on request", "subject_hash", rep.SubjectHash, "events", len(rep.Events), "copies", rep.Copies)
-	return nil
+	return nerr
 }
 
 // eventKeys returns the keys of r's events.

@@ -24,6 +24,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/replay"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/standard"
 	"github.com/hookinbox/hookinbox/stacktemplate"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -450,6 +452,95 @@ func TestPayloadForwardedByteForByte(t *testing.T) {
 				if payload := got[destination.WebhookID(key, "sink")]; string(payload) != body {
 					t.Errorf("%s: payload forwarded (%d bytes) differs from the verified body (%d bytes):\n%.200q\nwant\n%.200q", key, len(payload), len(body), payload, body)
 				}
+			}
+		})
+	}
+}
+
+// sendShopify delivers a signed Shopify delivery of topic through the
+// receiver and returns its key.
+func sendShopify(t *testing.T, p *pipelinetest.Pipeline, topic, id, body string) webhook.Key {
+	t.Helper()
+	req, err := p.Stack.Signed(shopify.Provider{}, provider.TestEvent{ID: id, Type: topic, Body: []byte(body)}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := p.Send(t, req); resp.StatusCode != 200 {
+		t.Fatalf("receiver: %d %s", resp.StatusCode, resp.Body)
+	}
+	return webhook.NewKey(shopify.Name, id)
+}
+
+// TestComplianceTopicsReachDestinations: Shopify's compliance topics go
+// to the destinations whose filters match them, byte for byte, so their
+// consumers can erase too, and hookinbox's own erasure is carried out
+// whatever a destination answers: a customers/redact that one destination
+// refuses (400) and another fails once (503) erases the customer's order,
+// is delivered to every other matching destination, and is parked naming
+// the refusal alone, its own payload kept for a replay.
+func TestComplianceTopicsReachDestinations(t *testing.T) {
+	for _, run := range processors {
+		t.Run(run.name, func(t *testing.T) {
+			ctx := context.Background()
+			consumer, orders, flaky, refuser := newSink(t), newSink(t), newSink(t), startSink(t, &sink{otherwise: 400})
+			p := withDestinations(t, []destination.Config{
+				{Name: "consumer", URL: consumer.srv.URL, Events: []string{"shopify:customers/*", "shopify:shop/*"}, Secret: sinkSecretARN},
+				{Name: "orders", URL: orders.srv.URL, Events: []string{"shopify:orders/*"}, Secret: sinkSecretARN},
+				{Name: "flaky", URL: flaky.srv.URL, Events: []string{"shopify:*"}, Secret: sinkSecretARN},
+				{Name: "refuser", URL: refuser.srv.URL, Events: []string{"shopify:customers/redact"}, Secret: sinkSecretARN},
+			})
+			if run.bootstrap {
+				p.ProcessWithBootstrap(t, nil)
+			}
+			const shop = `"shop_id":954889,"shop_domain":"hookinbox-test.myshopify.com"`
+			order := sendShopify(t, p, "orders/paid", "5551001",
+				`{"id":95551001,"email":"jane.dest@example.com","customer":{"id":7102299,"email":"jane.dest@example.com"},"line_items":[]}`)
+			p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, []webhook.Key{order}, inbox.Done) })
+
+			bodies := map[string]string{
+				"customers/data_request": `{` + shop + `,"customer":{"id":7102299,"email":"jane.dest@example.com"},"orders_requested":[95551001],"data_request":{"id":9999}}`,
+				"customers/redact":       `{` + shop + `,"customer":{"id":7102299,"email":"jane.dest@example.com"},"orders_to_redact":[95551001]}`,
+			}
+			flaky.answer(503)
+			request := sendShopify(t, p, "customers/data_request", "5551002", bodies["customers/data_request"])
+			p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllFinal(t, []webhook.Key{request}) })
+			flaky.answer(503)
+			redact := sendShopify(t, p, "customers/redact", "5551003", bodies["customers/redact"])
+			p.ProcessUntil(t, 60*time.Second, func() bool { return p.AllFinal(t, []webhook.Key{redact}) })
+
+			if it, _ := p.Inbox.Get(ctx, request); it.Status != inbox.Done {
+				t.Errorf("data request: %s (%s); want DONE", it.Status, it.LastError)
+			}
+			if it, _ := p.Inbox.Get(ctx, redact); it.Status != inbox.Dead || it.PayloadRemoved != "" {
+				t.Errorf("customers/redact: %s, payload removed %q; want DEAD with its payload, for a replay to refuser", it.Status, it.PayloadRemoved)
+			}
+			if r := p.DLQReasons(t)[redact]; !strings.Contains(r, "destination refuser: 400") || strings.Contains(r, "flaky") {
+				t.Errorf("DLQ reason of the redact = %q; want refuser's 400 alone", r)
+			}
+			if it, err := p.Inbox.Get(ctx, order); err != nil || it.PayloadRemoved == "" {
+				t.Errorf("the customer's order after customers/redact: payload removed %q (%v); want it erased", it.PayloadRemoved, err)
+			}
+			for name, want := range map[string]map[webhook.Key]string{
+				"consumer": {request: bodies["customers/data_request"], redact: bodies["customers/redact"]},
+				"flaky":    {request: bodies["customers/data_request"], redact: bodies["customers/redact"]},
+				"orders":   {},
+			} {
+				s := map[string]*sink{"consumer": consumer, "flaky": flaky, "orders": orders}[name]
+				got := s.payloads()
+				for key, body := range want {
+					if string(got[destination.WebhookID(key, name)]) != body {
+						t.Errorf("%s got %s as %q; want %q", name, key, got[destination.WebhookID(key, name)], body)
+					}
+				}
+			}
+			if n, m := len(orders.deliveries()), len(consumer.deliveries()); n != 1 || m != 2 {
+				t.Errorf("orders received %d deliveries, consumer %d; want the order alone, and the two requests", n, m)
+			}
+
+			shopRedact := sendShopify(t, p, "shop/redact", "5551004", `{`+shop+`}`)
+			p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, []webhook.Key{shopRedact}, inbox.Done) })
+			if got := consumer.payloads()[destination.WebhookID(shopRedact, "consumer")]; string(got) != `{`+shop+`}` {
+				t.Errorf("consumer got shop/redact as %q", got)
 			}
 		})
 	}

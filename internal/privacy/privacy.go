@@ -140,6 +140,9 @@ type Request struct {
 	// (the compliance event that asked): an erasure cut short is run
 	// again with the request's own payload.
 	Last webhook.Key
+	// KeepLast keeps Last's payload: the business or a destination has
+	// yet to finish with the request, and its retry erases it.
+	KeepLast bool
 }
 
 // Report is what an erasure removed, or an export found.
@@ -248,7 +251,7 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 	if err := e.store.RecordErasure(ctx, audit); err != nil {
 		return r, fmt.Errorf("erase: %w", err)
 	}
-	if last != nil {
+	if last != nil && !req.KeepLast {
 		if _, err := e.store.RemovePayload(ctx, req.Last, inbox.RemovedErased, at); err != nil {
 			return r, fmt.Errorf("erase: %w", err)
 		}
