@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -157,7 +160,7 @@ Examples:
 	printDeliveries(stdout, deliveries)
 	printOpenIntents(stdout, table, open, t.args)
 	if *withPayload {
-		fmt.Fprintf(stdout, "\nPayload (%d bytes):\n%s\n", len(payload), strings.TrimSpace(string(payload)))
+		fmt.Fprintf(stdout, "\nPayload (%d bytes):\n%s\n", len(payload), printable(strings.TrimSpace(string(payload)), "\n\t"))
 	}
 	return nil
 }
@@ -169,10 +172,10 @@ func printInspection(w io.Writer, it inbox.Item, recs []effects.Record) {
 		}
 		return t.Local().Format("2006-01-02 15:04:05.000 MST")
 	}
-	fmt.Fprintf(w, "%s  %s\n\n", it.Key, it.EventType)
+	fmt.Fprintf(w, "%s  %s\n\n", printable(string(it.Key), ""), printable(it.EventType, ""))
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(w, "  %-15s %s\n", k, v)
+			fmt.Fprintf(w, "  %-15s %s\n", k, printable(v, ""))
 		}
 	}
 	row("status", string(it.Status))
@@ -209,8 +212,31 @@ func printInspection(w io.Writer, it inbox.Item, recs []effects.Record) {
 		if result == "" {
 			result = "-"
 		}
-		fmt.Fprintf(w, "  %-20s %-28s key %s\n", r.Effect, result, r.IdempotencyKey)
+		fmt.Fprintf(w, "  %-20s %-28s key %s\n", printable(r.Effect, ""), printable(result, ""), printable(r.IdempotencyKey, ""))
 	}
+}
+
+// printable returns s, which came from outside (a provider, a destination,
+// business code), with every control character but those in keep, every
+// bidirectional-text control and every invalid byte escaped as Go
+// escapes them in a quoted string: nothing printed can move the
+// terminal's cursor, recolour it, or make text read in another order.
+func printable(s, keep string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)) && !strings.ContainsRune(keep, r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // printOpenIntents prints the open intents of an event and, for each, the

@@ -21,6 +21,6 @@ func printDeliveries(w io.Writer, as []destination.Attempts) {
 			state = "delivered"
 		}
 		fmt.Fprintf(w, "  %-20s %-13s attempts %d, last %s (%d ms) at %s, webhook-id %s\n",
-			a.Destination, state, a.Attempts, a.LastAnswer, a.LastTookMS, a.LastAt.Local().Format(time.DateTime), a.WebhookID)
+			a.Destination, state, a.Attempts, printable(a.LastAnswer, ""), a.LastTookMS, a.LastAt.Local().Format(time.DateTime), a.WebhookID)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/destination"
@@ -78,5 +80,31 @@ func TestInspectShowsDestinationAttempts(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &got); err != nil || len(got.Destinations) != 2 ||
 		got.Destinations[0].LastStatus != 503 || !got.Destinations[1].Delivered {
 		t.Errorf("inspect --json: destinations %+v, %v; want crm 503, n8n delivered", got.Destinations, err)
+	}
+}
+
+// TestInspectEscapesWhatCameFromOutside: a destination's answer, an event
+// type, a last error, an effect's result and a payload may hold control
+// characters (a terminal escape that clears the screen or retitles the
+// window, a bidi override): inspect prints them escaped, so what a
+// person reads is what is stored.
+func TestInspectEscapesWhatCameFromOutside(t *testing.T) {
+	const hostile = "400 \x1b[2J\x1b]0;pwned\x07\u202egnp.exe\r\x00\xff é"
+	const escaped = `400 \x1b[2J\x1b]0;pwned\a\u202egnp.exe\r\x00\xff é`
+	var out strings.Builder
+	printInspection(&out, inbox.Item{Key: "shopify#a\x1bb", EventType: "orders/paid" + hostile, Status: inbox.Dead, LastError: hostile, Outcome: hostile},
+		[]effects.Record{{Effect: "destination:crm", Result: hostile}})
+	printDeliveries(&out, []destination.Attempts{{Destination: "crm", LastAnswer: hostile}})
+	got := out.String()
+	for i, r := range got {
+		if r != '\n' && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || (r == utf8.RuneError && !strings.HasPrefix(got[i:], "\uFFFD"))) {
+			t.Fatalf("inspect printed %U raw at %d:\n%q", r, i, got)
+		}
+	}
+	if n := strings.Count(got, escaped); n != 5 || !strings.Contains(got, `shopify#a\x1bb`) {
+		t.Errorf("inspect printed the hostile text escaped %d times (want 5: type, last error, outcome, result, answer):\n%s", n, got)
+	}
+	if got, want := printable("{\n\t\"a\": \"\x1b\"\n}", "\n\t"), "{\n\t\"a\": \"\\x1b\"\n}"; got != want {
+		t.Errorf("payload printed as %q; want %q (line breaks and tabs kept)", got, want)
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -140,11 +142,18 @@ func (c *Client) retryAfter(status int, h http.Header) (time.Duration, bool) {
 	return max(d, time.Second), true
 }
 
-// RetryAfter reads a Retry-After header's value: delay-seconds or an
-// HTTP date, as a wait from now. False when it is missing or bad; a date
-// already past is a zero wait.
+// RetryAfter reads a Retry-After header's value: delay-seconds (digits
+// only) or an HTTP date, as a wait from now. False when it is missing or
+// bad; a date already past is a zero wait; a wait longer than a
+// time.Duration holds (about 292 years) is read as the longest one, never
+// as an overflow.
 func RetryAfter(v string, now time.Time) (time.Duration, bool) {
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+	v = strings.TrimSpace(v)
+	if v != "" && strings.Trim(v, "0123456789") == "" {
+		secs, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || secs > int64(math.MaxInt64/time.Second) {
+			return math.MaxInt64, true // only digits: out of range
+		}
 		return time.Duration(secs) * time.Second, true
 	}
 	if at, err := http.ParseTime(v); err == nil {

@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -142,7 +143,18 @@ func TestRetryAfter(t *testing.T) {
 		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
 		{"", 0, false},
 		{"-5", 0, false},
+		{"+5", 0, false},
+		{"1.5", 0, false},
 		{"soon", 0, false},
+		{" 120 ", 2 * time.Minute, true},
+		{"9223372036", 9223372036 * time.Second, true},
+		{"9999999999", math.MaxInt64, true},
+		{"9223372037", math.MaxInt64, true},
+		{"99999999999999999999999", math.MaxInt64, true},
+		{now.AddDate(300, 0, 0).Format(http.TimeFormat), math.MaxInt64, true},
+		{"Sun, 06 Nov 1994 08:49:37 GMT", 0, true},
+		{"Sunday, 06-Nov-94 08:49:37 GMT", 0, true},
+		{"Sun Nov  6 08:49:37 1994", 0, true},
 	}
 	for _, tt := range tests {
 		got, ok := provider.RetryAfter(tt.v, now)

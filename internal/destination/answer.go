@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -99,10 +101,32 @@ func (e *deliveryError) Unwrap() []error {
 // processor retries no sooner.
 func (e *deliveryError) RetryAfter() time.Duration { return e.Answer.RetryAfter }
 
-// failure returns the deliveryError of an answer of class c.
+// failure returns the deliveryError of an answer of class c, its text
+// cut (answerText).
 func failure(name string, a answer, c class, cause error) error {
 	kind := map[class]error{retried: ErrRetry, refused: ErrRefused, gone: ErrGone}[c]
+	a.Text = answerText(a.Text)
 	return &deliveryError{Destination: name, Answer: a, kind: kind, cause: cause}
+}
+
+// MaxAnswerText is the most of an answer's text hookinbox keeps (in the
+// delivery log, the ledger, last_error and the DLQ reason), in bytes: a
+// status line is the destination's to write, so a longer one is cut.
+const MaxAnswerText = 200
+
+// answerText returns s as kept: valid UTF-8, at most MaxAnswerText bytes,
+// cut on a character boundary with "…" when longer.
+func answerText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= MaxAnswerText {
+		return s
+	}
+	const more = "…"
+	cut := MaxAnswerText - len(more)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + more
 }
 
 // retryAfter reads a Retry-After header (provider.RetryAfter); nothing or

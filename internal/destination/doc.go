@@ -13,17 +13,25 @@
 // not followed; only https:// URLs are accepted, plain http:// only to a
 // loopback host.
 //
-// Body size: the provider's payload, byte for byte when it is JSON, plus
-// under 1 KiB. hookinbox keeps payloads up to what Lambda receives (about
+// Body size: the provider's payload, byte for byte when it is JSON (its
+// verified bytes are spliced into the envelope, never re-encoded, and the
+// body is signed and sent in parts, never copied), plus under 1 KiB. hookinbox keeps payloads up to what Lambda receives (about
 // 6 MB), so an HTTP destination may get that much. An EventBridge entry
 // holds at most MaxEntrySize (256 KiB); a bigger event is parked
 // (ErrTooLarge), never cut.
 //
 // Answers (classify): 2xx is delivered; 408, 429, 5xx, a timeout
 // (defaultTimeout) and no connection are retried with the processor's
-// backoff, no sooner than a Retry-After asks, and parked when the
-// event's tries run out; other answers (3xx, 4xx) park the event at once,
-// 410 as ErrGone, which alarms.
+// backoff, no sooner than a Retry-After asks up to the processor's
+// longest backoff (15 minutes; a longer wait is cut to it, and the try
+// counts), and parked when the event's tries run out; other answers (3xx,
+// 4xx) park the event, 410 as ErrGone, which alarms. An answer's text is
+// kept cut to MaxAnswerText.
+//
+// One part's failure costs no other part its turn (combine): a permanent
+// failure parks the event only once the business and every other
+// destination are done or out of their tries; until then the event comes
+// back for them, and the refusing destination is asked again with it.
 //
 // Concurrency: each destination takes at most Config.Concurrency
 // deliveries at once in one processor instance. A delivery that finds no

@@ -20,12 +20,19 @@ const defaultTimeout = 10 * time.Second
 // userAgent is every HTTP delivery's User-Agent.
 const userAgent = "hookinbox-destination/1"
 
+// maxAnswerHeaders bounds the headers of a destination's answer: one
+// that sends more got no answer, and its delivery is retried.
+const maxAnswerHeaders = 64 << 10
+
 // newHTTPClient returns the client HTTP destinations are delivered with:
-// it follows no redirect (a 3xx is the answer) and gives up after
-// timeout.
+// it follows no redirect (a 3xx is the answer), reads at most
+// maxAnswerHeaders of an answer's headers, and gives up after timeout.
 func newHTTPClient(timeout time.Duration) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxResponseHeaderBytes = maxAnswerHeaders
 	return &http.Client{
 		Timeout:       timeout,
+		Transport:     t,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }

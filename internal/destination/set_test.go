@@ -1,6 +1,7 @@
 package destination
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -122,6 +124,7 @@ func TestDeliveryClasses(t *testing.T) {
 		{name: "408", handler: status(408), kind: ErrRetry},
 		{name: "429 Retry-After seconds", handler: status(429, "Retry-After", "120"), kind: ErrRetry, retryAfter: 2 * time.Minute},
 		{name: "503 Retry-After date", handler: status(503, "Retry-After", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)), kind: ErrRetry, retryAfter: time.Hour},
+		{name: "429 Retry-After past any wait", handler: status(429, "Retry-After", "9999999999"), kind: ErrRetry, retryAfter: 24 * time.Hour},
 		{name: "500", handler: status(500), kind: ErrRetry},
 		{name: "timeout", handler: hang, kind: ErrRetry},
 		{name: "connection refused", kind: ErrRetry},
@@ -344,5 +347,103 @@ func TestBusyDestinationIsNotTried(t *testing.T) {
 	recs, _ := ledger.Records(context.Background(), ev2.Key())
 	if len(recs) != 1 || recs[0].Effect != "destination:fast" {
 		t.Errorf("second event's ledger = %v; want destination:fast only", recs)
+	}
+}
+
+// rawServer answers every connection with status line line (after
+// "HTTP/1.1 "), without a body, and returns its URL.
+func rawServer(t *testing.T, line string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = http.ReadRequest(bufio.NewReader(c))
+				_, _ = io.WriteString(c, "HTTP/1.1 "+line+"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			}()
+		}
+	}()
+	return "http://" + l.Addr().String() + "/hooks"
+}
+
+// TestHostileAnswerIsCut: a destination's status line is its own text:
+// a long one, with control characters, is kept cut to MaxAnswerText in
+// the delivery log, the ledger and the error; one too long to read is no
+// answer, and retried.
+func TestHostileAnswerIsCut(t *testing.T) {
+	db, table := devstacktest.ForTest(t).DynamoDB(), devstacktest.NewTestStack(t).Tables["InboxTable"]
+	ledger, log := effects.NewLedger(db, table, time.Hour), NewLog(db, table, time.Hour)
+	long := strings.Repeat("\x1b[2J\x1b[31mpwned\x07 é", 500)
+	tests := []struct {
+		name, line string
+		want       string // the answer kept starts with it
+		kind       error  // nil: delivered
+	}{
+		{"refused", "400 " + long, "400 \x1b[2J", ErrRefused},
+		{"delivered", "200 " + long, "200 \x1b[2J", nil},
+		{"headers too long to read", "503 " + strings.Repeat("x", maxAnswerHeaders+1), "no answer:", ErrRetry},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := New([]Config{httpConfig("crm", rawServer(t, tt.line))}, Options{Secrets: testSecrets, HTTP: newHTTPClient(2 * time.Second), Log: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := testEvent
+			ev.ID = fmt.Sprintf("evt_hostile_%d", i)
+			err = s.Wrap(nil).Handle(context.Background(), ev, ledger.For(ev.Key()))
+			if (tt.kind == nil) != (err == nil) || (tt.kind != nil && !errors.Is(err, tt.kind)) {
+				t.Fatalf("Handle = %.300v; want %v", err, tt.kind)
+			}
+			kept := map[string]string{}
+			var de *deliveryError
+			if errors.As(err, &de) {
+				kept["error"] = de.Answer.Text
+			}
+			logged, lerr := log.Read(context.Background(), ev.Key())
+			if lerr != nil || len(logged) != 1 {
+				t.Fatalf("delivery log = %+v, %v; want one attempt", logged, lerr)
+			}
+			kept["log"] = logged[0].LastAnswer
+			if recs, _ := ledger.Records(context.Background(), ev.Key()); len(recs) == 1 {
+				kept["ledger"] = recs[0].Result
+			}
+			for where, text := range kept {
+				if len(text) > MaxAnswerText || !strings.HasPrefix(text, tt.want) || !utf8.ValidString(text) {
+					t.Errorf("%s keeps %d bytes %.60q; want at most %d, starting %q", where, len(text), text, MaxAnswerText, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// TestAttemptCutByTheDeadlineIsLogged: a destination that answers only
+// after the effect's deadline: the attempt is cut, retried, and still in
+// the delivery log, with its answer.
+func TestAttemptCutByTheDeadlineIsLogged(t *testing.T) {
+	db, table := devstacktest.ForTest(t).DynamoDB(), devstacktest.NewTestStack(t).Tables["InboxTable"]
+	log := NewLog(db, table, time.Hour)
+	srv, _ := server(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	s, err := New([]Config{httpConfig("crm", srv.URL)}, Options{Secrets: testSecrets, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := s.Wrap(nil).Handle(ctx, testEvent, effects.NewMemoryLedger().For(testEvent.Key())); !errors.Is(err, ErrRetry) {
+		t.Fatalf("Handle = %v; want ErrRetry", err)
+	}
+	logged, err := log.Read(context.Background(), testEvent.Key())
+	if err != nil || len(logged) != 1 || logged[0].Attempts != 1 || logged[0].LastAnswer != "timeout: no answer in time" {
+		t.Errorf("delivery log = %+v, %v; want the attempt cut by the deadline", logged, err)
 	}
 }

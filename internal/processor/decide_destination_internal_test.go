@@ -45,9 +45,12 @@ func TestDecideDestinations(t *testing.T) {
 		{"Retry-After shorter than the backoff", attempt{err: pause{time.Second}, item: item(3), receives: 3},
 			decision{result: inbox.Result{Status: inbox.Failed, Error: pause{time.Second}.Error(), At: now}, retryIn: 20 * time.Second,
 				level: slog.LevelWarn, note: failedNote}},
-		{"Retry-After past BackoffMax", attempt{err: pause{time.Hour}, item: item(1), receives: 1},
+		{"Retry-After past BackoffMax: back after it, the try counted", attempt{err: pause{time.Hour}, item: item(1), receives: 1},
 			decision{result: inbox.Result{Status: inbox.Failed, Error: pause{time.Hour}.Error(), At: now}, retryIn: 15 * time.Minute,
 				level: slog.LevelWarn, note: failedNote}},
+		{"Retry-After past BackoffMax on the last try: parked", attempt{err: pause{24 * time.Hour}, item: item(5), receives: 5},
+			decision{result: inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: pause{24 * time.Hour}.Error(), At: now}, park: true,
+				level: slog.LevelInfo, note: "event DEAD"}},
 	}
 	cfg := Config{}.withDefaults()
 	for _, tt := range tests {
