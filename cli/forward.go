@@ -19,7 +19,7 @@ import (
 func checkForward(forward, secret string) error {
 	if forward != "" {
 		c := destination.Config{Name: pipeline.ForwardName, URL: forward, Events: []string{"*"}, Secret: pipeline.SecretARN("check")}
-		if err := destination.Validate([]destination.Config{c}); err != nil {
+		if err := destination.Validate([]destination.Config{c}, true); err != nil {
 			return usagef("--forward: %v", err)
 		}
 	}

@@ -47,7 +47,7 @@ func TestInspectShowsDestinationAttempts(t *testing.T) {
 		Secrets: func(context.Context, string) ([]string, error) {
 			return []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, nil
 		},
-		Log: destination.NewLog(emu.DynamoDB(), table, time.Hour),
+		Log: destination.NewLog(emu.DynamoDB(), table, time.Hour), LocalHTTP: true,
 	})
 	if err != nil {
 		t.Fatal(err)

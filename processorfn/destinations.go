@@ -29,9 +29,11 @@ const batchConcurrency = 10
 // none): each secret is loaded now, so a missing or unreadable one stops
 // the cold start with the destination's name. DESTINATION_SECRETS, a
 // JSON object from secret ARN to value, stands in for Secrets Manager in
-// local runs.
+// local runs, where destination.LocalHTTPEnv lets destinations be plain
+// http:// on this machine; deployed, a URL that is not https:// stops it.
 func destinations(ctx context.Context, cfg aws.Config, getenv func(string) string, s settings, db *dynamodb.Client, rec *metrics.Recorder, log *slog.Logger) (*destination.Set, error) {
-	cfgs, err := destination.Parse(getenv("DESTINATIONS"))
+	localHTTP := getenv(destination.LocalHTTPEnv) == "1"
+	cfgs, err := destination.Parse(getenv("DESTINATIONS"), localHTTP)
 	if err != nil || len(cfgs) == 0 {
 		return nil, err
 	}
@@ -70,7 +72,7 @@ func destinations(ctx context.Context, cfg aws.Config, getenv func(string) strin
 	o := destination.Options{
 		Secrets: func(ctx context.Context, arn string) ([]string, error) { return loaded[arn].Values(ctx) },
 		Log:     destination.NewLog(db, s.Table, inbox.DefaultTTL),
-		Metrics: rec, Logger: log,
+		Metrics: rec, Logger: log, LocalHTTP: localHTTP,
 	}
 	for _, c := range cfgs {
 		if c.IsBus() {

@@ -40,6 +40,15 @@ func TestBuilderWithDestinations(t *testing.T) {
 		{"a bad destination", map[string]string{
 			"DESTINATIONS": `[{"name":"crm","url":"http://crm.example.com","events":["*"],"secret":"` + arn + `"}]`,
 		}, []string{`DESTINATIONS: destination "crm": url: want https://`}},
+		{"plain http to loopback, deployed: the Lambda runtime's API", map[string]string{
+			"DESTINATIONS":        `[{"name":"crm","url":"http://127.0.0.1:9001/2018-06-01/runtime/invocation/next","events":["*"],"secret":"` + arn + `"}]`,
+			"DESTINATION_SECRETS": `{"` + arn + `":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`,
+		}, []string{`DESTINATIONS: destination "crm": url: want https://: plain http:// is for the local stack only`}},
+		{"plain http to loopback, in the local stack", map[string]string{
+			"DESTINATIONS":            `[{"name":"crm","url":"http://127.0.0.1:4100/","events":["*"],"secret":"` + arn + `"}]`,
+			"DESTINATION_SECRETS":     `{"` + arn + `":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`,
+			"DESTINATIONS_LOCAL_HTTP": "1",
+		}, nil},
 		{"a secret that cannot be read", map[string]string{
 			"DESTINATIONS":        `[{"name":"crm","url":"https://crm.example.com","events":["*"],"secret":"` + arn + `"}]`,
 			"DESTINATION_SECRETS": `{"` + arn + `":""}`,

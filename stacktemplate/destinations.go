@@ -119,7 +119,7 @@ func decodeDestinations(list *yaml.Node) ([]destination.Config, error) {
 	if len(cfgs) == 0 {
 		return nil, errors.New("in Destinations: the list is empty")
 	}
-	if err := destination.Validate(cfgs); err != nil {
+	if err := destination.Validate(cfgs, false); err != nil {
 		return nil, fmt.Errorf("in Destinations: %w", err)
 	}
 	return cfgs, nil

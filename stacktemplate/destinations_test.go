@@ -12,6 +12,12 @@ func TestGenerateRefusesBadDestinations(t *testing.T) {
 	}{
 		{"plain http", "Destinations:\n  - {name: crm, url: 'http://crm.example.com', events: ['*'], secret: " + arn + "}\n",
 			`Destinations: destination "crm": url: want https://`},
+		{"plain http to loopback: the Lambda runtime's API", "Destinations:\n  - {name: crm, url: 'http://127.0.0.1:9001/2018-06-01/runtime/invocation/next', events: ['*'], secret: " + arn + "}\n",
+			`Destinations: destination "crm": url: want https://: plain http:// is for the local stack only`},
+		{"plain http to localhost", "Destinations:\n  - {name: sink, url: 'http://localhost:4100/', events: ['*'], secret: " + arn + "}\n",
+			`destination "sink": url: want https://: plain http:// is for the local stack only`},
+		{"the local stack's variable", "Processor:\n  Environment:\n    DESTINATIONS_LOCAL_HTTP: '1'\nDestinations:\n  - {name: crm, bus: b, events: ['*']}\n",
+			"Processor.Environment: DESTINATIONS_LOCAL_HTTP is the local stack's alone"},
 		{"unknown field", "Destinations:\n  - {name: crm, bus: b, events: ['*'], secrets: x}\n", "field secrets not found"},
 		{"empty", "Destinations: []\n", "in Destinations: the list is empty"},
 		{"same resource name", "Destinations:\n  - {name: a-b, bus: b, events: ['*']}\n  - {name: ab, bus: b, events: ['*']}\n  - {name: a--b, bus: b, events: ['*']}\n",

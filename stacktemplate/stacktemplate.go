@@ -74,6 +74,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hookinbox/hookinbox"
+	"github.com/hookinbox/hookinbox/internal/destination"
 )
 
 // Header starts every generated template.
@@ -287,6 +288,9 @@ func addProcessor(root, p *yaml.Node) error {
 		key, val := p.Content[i].Value, p.Content[i+1]
 		switch key {
 		case "Environment":
+			if value(val, destination.LocalHTTPEnv) != nil {
+				return fmt.Errorf("Processor.Environment: %s is the local stack's alone: deployed, every destination is https://", destination.LocalHTTPEnv)
+			}
 			vars := value(root, "Resources", "ProcessorFunction", "Properties", "Environment", "Variables")
 			if err := mergeInto(vars, val, "Processor.Environment", "ProcessorFunction's Environment"); err != nil {
 				return err

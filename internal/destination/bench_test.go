@@ -40,7 +40,7 @@ func BenchmarkSlowBesideFast(b *testing.B) {
 	})
 	slowCfg := httpConfig("slow", slow.URL)
 	slowCfg.Concurrency = 4
-	s, err := New([]Config{slowCfg, httpConfig("fast", fast.URL)}, Options{Secrets: testSecrets})
+	s, err := New([]Config{slowCfg, httpConfig("fast", fast.URL)}, Options{Secrets: testSecrets, LocalHTTP: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -25,7 +25,8 @@ type Config struct {
 	// Its effect in the ledger is effectName(Name); changing it delivers
 	// again, under a new webhook-id, every event not yet finished.
 	Name string `json:"name" yaml:"name"`
-	// URL is an HTTP destination: https://, or http:// to a loopback host.
+	// URL is an HTTP destination: https://; in the local stack only
+	// (LocalHTTPEnv), also http:// to a loopback host.
 	URL string `json:"url,omitempty" yaml:"url,omitempty"`
 	// Bus is an EventBridge destination: a bus name or ARN.
 	Bus string `json:"bus,omitempty" yaml:"bus,omitempty"`
@@ -57,9 +58,16 @@ var (
 // reservedHeaders are the headers a delivery sets itself.
 var reservedHeaders = []string{"content-type", "content-length", "host", "webhook-id", "webhook-timestamp", "webhook-signature", "user-agent"}
 
+// LocalHTTPEnv is the processor's variable that the local stack sets to
+// "1", and no template sets: its destinations may then be plain http://
+// to a loopback host (a sink on this machine). Deployed, in Lambda,
+// loopback is the runtime's own API (127.0.0.1:9001), so every
+// destination must be https://.
+const LocalHTTPEnv = "DESTINATIONS_LOCAL_HTTP"
+
 // Parse reads the DESTINATIONS value, a JSON array of Config ("" or
-// whitespace: none), and validates it (Validate).
-func Parse(value string) ([]Config, error) {
+// whitespace: none), and validates it (Validate) with localHTTP.
+func Parse(value string, localHTTP bool) ([]Config, error) {
 	if strings.TrimSpace(value) == "" {
 		return nil, nil
 	}
@@ -69,7 +77,7 @@ func Parse(value string) ([]Config, error) {
 	if err := dec.Decode(&cfgs); err != nil {
 		return nil, fmt.Errorf("DESTINATIONS: want a JSON array of destinations: %w", err)
 	}
-	if err := Validate(cfgs); err != nil {
+	if err := Validate(cfgs, localHTTP); err != nil {
 		return nil, fmt.Errorf("DESTINATIONS: %w", err)
 	}
 	return withDefaults(cfgs), nil
@@ -86,8 +94,10 @@ func withDefaults(cfgs []Config) []Config {
 }
 
 // Validate reports every problem of every destination in one error, each
-// naming the destination and its field.
-func Validate(cfgs []Config) error {
+// naming the destination and its field. Every URL must be https://, but
+// with localHTTP (the local stack's rules) a plain http:// one to a
+// loopback host is accepted too.
+func Validate(cfgs []Config, localHTTP bool) error {
 	var errs []error
 	seen := map[string]bool{}
 	for i, c := range cfgs {
@@ -95,7 +105,7 @@ func Validate(cfgs []Config) error {
 		if c.Name != "" {
 			who = fmt.Sprintf("destination %q", c.Name)
 		}
-		for _, p := range c.problems() {
+		for _, p := range c.problems(localHTTP) {
 			errs = append(errs, fmt.Errorf("%s: %s", who, p))
 		}
 		if seen[c.Name] && c.Name != "" {
@@ -107,7 +117,7 @@ func Validate(cfgs []Config) error {
 }
 
 // problems lists what is wrong with c, each starting with its field.
-func (c Config) problems() []string {
+func (c Config) problems(localHTTP bool) []string {
 	var ps []string
 	add := func(format string, args ...any) { ps = append(ps, fmt.Sprintf(format, args...)) }
 	if !validName.MatchString(c.Name) {
@@ -119,7 +129,7 @@ func (c Config) problems() []string {
 	case c.URL != "" && c.Bus != "":
 		add("url and bus: want one, not both")
 	case c.URL != "":
-		if err := checkURL(c.URL); err != nil {
+		if err := checkURL(c.URL, localHTTP); err != nil {
 			add("url: %v", err)
 		}
 		if c.Secret == "" {
@@ -167,11 +177,11 @@ func isReserved(header string) bool {
 	return false
 }
 
-// checkURL accepts an https:// URL, or an http:// one whose host is
-// loopback (localhost, 127.0.0.0/8, ::1): plain HTTP never leaves the
-// machine. A URL with user info is refused (put credentials in a header
-// secret).
-func checkURL(raw string) error {
+// checkURL accepts an https:// URL, and with localHTTP an http:// one
+// whose host is loopback (localhost, 127.0.0.0/8, ::1): plain HTTP never
+// leaves the machine, and only the local stack has a sink there. A URL
+// with user info is refused (put credentials in a header secret).
+func checkURL(raw string, localHTTP bool) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("not a URL")
@@ -183,10 +193,13 @@ func checkURL(raw string) error {
 		return fmt.Errorf("want no user:password in it (use header and header_secret)")
 	case u.Scheme == "https":
 		return nil
-	case u.Scheme == "http" && loopback(u.Hostname()):
+	case u.Scheme == "http" && localHTTP && loopback(u.Hostname()):
 		return nil
-	case u.Scheme == "http":
+	case u.Scheme == "http" && localHTTP:
 		return fmt.Errorf("want https:// (plain http:// only to 127.0.0.1, ::1 or localhost)")
+	case u.Scheme == "http":
+		return fmt.Errorf("want https://: plain http:// is for the local stack only (hookinbox dev delivers to a sink on this machine); " +
+			"deployed, loopback is the Lambda runtime's own API")
 	}
 	return fmt.Errorf("want https://, got scheme %q", u.Scheme)
 }

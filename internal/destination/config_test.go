@@ -13,8 +13,8 @@ const (
 )
 
 func TestParse(t *testing.T) {
-	got, err := Parse(`[{"name":"crm","url":"https://crm.example.com/hooks","events":["stripe:checkout.session.*"],"secret":"` + testSecretARN + `","header":"X-Token","header_secret":"` + testHeaderARN + `"},
-		{"name":"bus","bus":"orders","events":["*"],"concurrency":2}]`)
+	got, err := Parse(`[{"name":"crm","url":"https://crm.example.com/hooks","events":["stripe:checkout.session.*"],"secret":"`+testSecretARN+`","header":"X-Token","header_secret":"`+testHeaderARN+`"},
+		{"name":"bus","bus":"orders","events":["*"],"concurrency":2}]`, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestParse(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)
 	}
-	if got, err := Parse("  "); err != nil || got != nil {
+	if got, err := Parse("  ", false); err != nil || got != nil {
 		t.Errorf("Parse(blank) = %v, %v; want nil, nil", got, err)
 	}
 }
@@ -41,7 +41,9 @@ func TestParseErrorsNameDestinationAndField(t *testing.T) {
 	}{
 		{"bad name", with(func(c *Config) { c.Name = "CRM_1" }), []string{`destination "CRM_1": name:`}},
 		{"no name", with(func(c *Config) { c.Name = "" }), []string{"destination 1: name:"}},
-		{"plain http", with(func(c *Config) { c.URL = "http://crm.example.com" }), []string{`destination "crm": url: want https://`}},
+		{"plain http", with(func(c *Config) { c.URL = "http://crm.example.com" }), []string{`destination "crm": url: want https://: plain http:// is for the local stack only`}},
+		{"plain http to loopback", with(func(c *Config) { c.URL = "http://127.0.0.1:9001/2018-06-01/runtime/invocation/next" }), []string{`"crm": url: want https://: plain http:// is for the local stack only`}},
+		{"plain http to localhost", with(func(c *Config) { c.URL = "http://localhost:4100/" }), []string{`"crm": url: want https://`}},
 		{"ftp", with(func(c *Config) { c.URL = "ftp://crm.example.com" }), []string{`"crm": url:`}},
 		{"user info", with(func(c *Config) { c.URL = "https://u:p@crm.example.com" }), []string{`"crm": url: want no user`}},
 		{"no secret", with(func(c *Config) { c.Secret = "" }), []string{`"crm": secret:`}},
@@ -59,7 +61,7 @@ func TestParseErrorsNameDestinationAndField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Validate(tt.cfgs)
+			err := Validate(tt.cfgs, false)
 			if err == nil {
 				t.Fatal("Validate = nil; want an error")
 			}
@@ -74,15 +76,35 @@ func TestParseErrorsNameDestinationAndField(t *testing.T) {
 
 func TestValidateAccepts(t *testing.T) {
 	cfgs := []Config{
-		{Name: "local", URL: "http://127.0.0.1:8080/in", Events: []string{"*"}, Secret: testSecretARN},
-		{Name: "local6", URL: "http://[::1]:8080/in", Events: []string{"*"}, Secret: testSecretARN},
-		{Name: "localhost", URL: "http://localhost:9/in", Events: []string{"*"}, Secret: testSecretARN},
+		{Name: "crm", URL: "https://crm.example.com/in", Events: []string{"*"}, Secret: testSecretARN},
 		{Name: "arn-bus", Bus: "arn:aws:events:eu-west-1:123456789012:event-bus/orders", Events: []string{"shopify:orders/*"}},
 	}
-	if err := Validate(cfgs); err != nil {
+	if err := Validate(cfgs, false); err != nil {
 		t.Errorf("Validate = %v; want nil", err)
 	}
-	if _, err := Parse(`[{"name":"x","bus":"b","events":["*"],"secrets":"typo"}]`); err == nil {
+	if _, err := Parse(`[{"name":"x","bus":"b","events":["*"],"secrets":"typo"}]`, false); err == nil {
 		t.Error("Parse with an unknown field = nil error; want one")
+	}
+}
+
+// TestLocalHTTPOnlyInTheLocalStack: plain http:// to a loopback host is
+// accepted under the local stack's rules only; elsewhere it is refused
+// under both.
+func TestLocalHTTPOnlyInTheLocalStack(t *testing.T) {
+	for _, url := range []string{"http://127.0.0.1:8080/in", "http://[::1]:8080/in", "http://localhost:9/in"} {
+		cfgs := []Config{{Name: "local", URL: url, Events: []string{"*"}, Secret: testSecretARN}}
+		if err := Validate(cfgs, true); err != nil {
+			t.Errorf("%s, local stack: %v; want accepted", url, err)
+		}
+		if err := Validate(cfgs, false); err == nil || !strings.Contains(err.Error(), "local stack only") {
+			t.Errorf("%s, deployed: %v; want refused, saying http:// is for the local stack only", url, err)
+		}
+		if _, err := New(cfgs, Options{Secrets: testSecrets}); err == nil {
+			t.Errorf("New(%s) without LocalHTTP = nil error; want refused", url)
+		}
+	}
+	remote := []Config{{Name: "remote", URL: "http://crm.example.com/in", Events: []string{"*"}, Secret: testSecretARN}}
+	if err := Validate(remote, true); err == nil || !strings.Contains(err.Error(), "only to 127.0.0.1") {
+		t.Errorf("plain http:// off this machine, local stack: %v; want refused", err)
 	}
 }

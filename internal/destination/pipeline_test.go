@@ -545,3 +545,24 @@ func TestComplianceTopicsReachDestinations(t *testing.T) {
 		})
 	}
 }
+
+// TestBootstrapRefusesPlainHTTPUnlessLocal: the real processor bootstrap
+// with a destination on plain http:// to loopback (in Lambda, the
+// runtime's own API) starts only when the local stack says so
+// (destination.LocalHTTPEnv); as deployed, its cold start fails naming
+// the destination, and nothing is delivered.
+func TestBootstrapRefusesPlainHTTPUnlessLocal(t *testing.T) {
+	s := newSink(t)
+	p := withDestinations(t, []destination.Config{{Name: "sink", URL: s.srv.URL, Events: []string{"*"}, Secret: sinkSecretARN}})
+	p.ProcessWithBootstrap(t, map[string]string{destination.LocalHTTPEnv: ""})
+	key := sendStandard(t, p, "msg_plain_http", "invoice.paid")
+	if _, err := p.Source.PollOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Logs.String(), `"function cannot start","reason":"DESTINATIONS: destination \"sink\": url: want https://: plain http:// is for the local stack only`) {
+		t.Errorf("the bootstrap's log does not say why it cannot start:\n%s", p.Logs.String())
+	}
+	if it, _ := p.Inbox.Get(context.Background(), key); it.Status != inbox.Received || len(s.deliveries()) != 0 {
+		t.Errorf("event %s, %d deliveries; want it untouched, nothing delivered", it.Status, len(s.deliveries()))
+	}
+}

@@ -32,6 +32,9 @@ type Options struct {
 	// Logger logs a delivery log that could not be written; nil logs
 	// nothing.
 	Logger *slog.Logger
+	// LocalHTTP accepts plain http:// to a loopback host: the local
+	// stack's rules (Validate, LocalHTTPEnv).
+	LocalHTTP bool
 }
 
 // Set is the destinations of a deployment. Safe for concurrent use.
@@ -51,7 +54,7 @@ type destination struct {
 
 // New returns the Set of cfgs, which must be valid (Validate, Parse).
 func New(cfgs []Config, o Options) (*Set, error) {
-	if err := Validate(cfgs); err != nil {
+	if err := Validate(cfgs, o.LocalHTTP); err != nil {
 		return nil, err
 	}
 	if o.HTTP == nil {

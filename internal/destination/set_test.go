@@ -83,7 +83,7 @@ func status(code int, header ...string) http.HandlerFunc {
 
 func newSet(t *testing.T, client *http.Client, cfgs ...Config) *Set {
 	t.Helper()
-	s, err := New(cfgs, Options{Secrets: testSecrets, HTTP: client})
+	s, err := New(cfgs, Options{Secrets: testSecrets, HTTP: client, LocalHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestDeliveryClasses(t *testing.T) {
 				srv, got = server(t, tt.handler)
 				url = srv.URL + "/hooks"
 			}
-			s, err := New([]Config{httpConfig("crm", url)}, Options{Secrets: testSecrets, HTTP: newHTTPClient(200 * time.Millisecond), Log: log})
+			s, err := New([]Config{httpConfig("crm", url)}, Options{Secrets: testSecrets, HTTP: newHTTPClient(200 * time.Millisecond), Log: log, LocalHTTP: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -394,7 +394,7 @@ func TestHostileAnswerIsCut(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := New([]Config{httpConfig("crm", rawServer(t, tt.line))}, Options{Secrets: testSecrets, HTTP: newHTTPClient(2 * time.Second), Log: log})
+			s, err := New([]Config{httpConfig("crm", rawServer(t, tt.line))}, Options{Secrets: testSecrets, HTTP: newHTTPClient(2 * time.Second), Log: log, LocalHTTP: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -433,7 +433,7 @@ func TestAttemptCutByTheDeadlineIsLogged(t *testing.T) {
 	db, table := devstacktest.ForTest(t).DynamoDB(), devstacktest.NewTestStack(t).Tables["InboxTable"]
 	log := NewLog(db, table, time.Hour)
 	srv, _ := server(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-	s, err := New([]Config{httpConfig("crm", srv.URL)}, Options{Secrets: testSecrets, Log: log})
+	s, err := New([]Config{httpConfig("crm", srv.URL)}, Options{Secrets: testSecrets, Log: log, LocalHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,9 +113,12 @@ func TestGeneratedTemplateWithDestinationsOnly(t *testing.T) {
 				t.Fatal(err)
 			}
 			vars, _ := v.(map[string]any)["Variables"].(map[string]any)
-			cfgs, err := destination.Parse(vars["DESTINATIONS"].(string))
+			cfgs, err := destination.Parse(vars["DESTINATIONS"].(string), false)
 			if err != nil || len(cfgs) != 2 || cfgs[0].Name != "n8n" || cfgs[1].Bus != "orders" {
 				broken(t, inv, "DESTINATIONS %q reads as %+v, %v", vars["DESTINATIONS"], cfgs, err)
+			}
+			if _, ok := vars[destination.LocalHTTPEnv]; ok {
+				broken(t, inv, "the processor sets %s: deployed, a destination could reach the Lambda runtime's API over plain http", destination.LocalHTTPEnv)
 			}
 			if _, ok := vars["SHOP_TABLE"]; ok {
 				broken(t, inv, "the processor still has SHOP_TABLE: the default main would run the example shop")

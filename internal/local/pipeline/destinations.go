@@ -67,7 +67,7 @@ func isLoopback(host string) bool {
 // DESTINATION_SECRETS, over what env holds, the local value of every
 // secret they name (Options.DestinationSecret, destinationHeaderValue).
 func (s *Stack) setDestinations(env map[string]string) error {
-	given, err := destination.Parse(env[destinationsEnv])
+	given, err := destination.Parse(env[destinationsEnv], true)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (s *Stack) setDestinations(env map[string]string) error {
 	if s.opts.Forward != "" {
 		cfgs = append(cfgs, destination.Config{Name: ForwardName, URL: s.opts.Forward, Events: []string{"*"},
 			Secret: SecretARN("hookinbox-" + ForwardName), Concurrency: destination.DefaultConcurrency})
-		if err := destination.Validate(cfgs); err != nil {
+		if err := destination.Validate(cfgs, true); err != nil {
 			return fmt.Errorf("--forward: %w", err)
 		}
 	}
@@ -122,7 +122,7 @@ func (s *Stack) setDestinations(env map[string]string) error {
 	if err != nil {
 		return err
 	}
-	env[destinationsEnv], env[destinationSecretsEnv] = string(list), string(secrets)
+	env[destinationsEnv], env[destinationSecretsEnv], env[destination.LocalHTTPEnv] = string(list), string(secrets), "1"
 	return nil
 }
 
@@ -134,5 +134,5 @@ func (s *Stack) Destinations() ([]destination.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return destination.Parse(env[destinationsEnv])
+	return destination.Parse(env[destinationsEnv], true)
 }

@@ -78,6 +78,9 @@ func TestLocalDestinations(t *testing.T) {
 			if diff := cmp.Diff(tc.secrets, secrets); diff != "" {
 				t.Errorf("DESTINATION_SECRETS (-want +got):\n%s", diff)
 			}
+			if got, want := env[destination.LocalHTTPEnv], map[bool]string{true: "1"}[tc.want != nil]; got != want {
+				t.Errorf("%s = %q; want %q: the local stack's destinations are on this machine", destination.LocalHTTPEnv, got, want)
+			}
 		})
 	}
 }
