@@ -203,6 +203,8 @@ bench: local/node_modules sizes
 	go test -run '^$$' -bench ColdStart -benchtime 20x -count 1 -timeout 20m ./internal/local/pipelinetest | tee $(BENCH_DIR)/coldstart.txt
 	@echo "== Lambda's init phase, exec to the first request for an event, 20 each, 3 times ($(BENCH_DIR)/init.txt)"
 	go test -run '^$$' -bench Init -benchtime 20x -count 3 ./internal/local/pipelinetest | tee $(BENCH_DIR)/init.txt
+	@echo "== the processor bootstrap's peak memory: 10 events of 6 MB, 2 destinations, one batch ($(BENCH_DIR)/memory.txt)"
+	go test -run '^$$' -bench ProcessorPeakMemory -benchtime 1x -count 3 ./internal/destination/ | tee $(BENCH_DIR)/memory.txt
 	@echo "== requests, capacity and dollars per event"
 	@go test -count=1 -v -run RequestsAndCapacity ./internal/local/pipelinetest | sed -n 's/^        //; /^| /p' | tee $(BENCH_DIR)/cost.md
 	@echo "== hookinbox load: the receiver's bootstrap beside the floor's, 2 copies each under aws-lambda-rie, alternating rounds, 3 runs ($(BENCH_DIR)/load.txt)"

@@ -113,7 +113,7 @@ func (s *sink) answer(statuses ...int) {
 
 // withDestinations returns the pipeline whose processor delivers to cfgs,
 // their secret sinkSecret, and retries after at most a second.
-func withDestinations(t *testing.T, cfgs []destination.Config) *pipelinetest.Pipeline {
+func withDestinations(t testing.TB, cfgs []destination.Config) *pipelinetest.Pipeline {
 	t.Helper()
 	raw, _ := json.Marshal(cfgs)
 	return pipelinetest.NewWith(t, pipelinetest.Options{ProcessorEnv: map[string]string{
@@ -140,7 +140,7 @@ func sendStandard(t *testing.T, p *pipelinetest.Pipeline, id, typ string) webhoo
 
 // sendStandardBody delivers body, a Standard Webhooks event, as message id
 // through the receiver and returns its key.
-func sendStandardBody(t *testing.T, p *pipelinetest.Pipeline, id string, body []byte) webhook.Key {
+func sendStandardBody(t testing.TB, p *pipelinetest.Pipeline, id string, body []byte) webhook.Key {
 	t.Helper()
 	h := standard.Headers(body, id, time.Now(), pipelinetest.StandardSecret)
 	if resp := p.Send(t, lambdalocal.WebhookEvent("standard", "POST", h, body)); resp.StatusCode != 200 {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -92,6 +91,10 @@ func (b *Bodies) put(ctx context.Context, name string, raw []byte) error {
 	return nil
 }
 
+// maxObjectBytes bounds the buffer get sizes by an object's length: no
+// body kept is larger than a Lambda request (6 MiB).
+const maxObjectBytes = 6 << 20
+
 // get reads the object name and checks it against the hash sum; a missing
 // object is ErrNotFound.
 func (b *Bodies) get(ctx context.Context, name, sum string) ([]byte, error) {
@@ -107,10 +110,13 @@ func (b *Bodies) get(ctx context.Context, name, sum string) ([]byte, error) {
 		return nil, fmt.Errorf("get object %s: %w", name, err)
 	}
 	defer out.Body.Close()
-	raw, err := io.ReadAll(out.Body)
-	if err != nil {
+	// Read into one buffer of the object's size: a 6 MB body read by
+	// growing a buffer would cost twice that again.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(aws.ToInt64(out.ContentLength), 0), maxObjectBytes)+bytes.MinRead))
+	if _, err := buf.ReadFrom(out.Body); err != nil {
 		return nil, fmt.Errorf("get object %s: %w", name, err)
 	}
+	raw := buf.Bytes()
 	if PayloadSHA256(raw) != sum {
 		return nil, fmt.Errorf("get object %s: %w", name, errBodyMismatch)
 	}

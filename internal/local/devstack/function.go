@@ -226,6 +226,33 @@ func (f *Function) CPUTime() (rie, runtime time.Duration, err error) {
 	return rie, runtime, nil
 }
 
+// RuntimePeakRSS returns the most resident memory the function's runtime
+// process (the bootstrap) has held since it started, in bytes: VmHWM in
+// /proc/<pid>/status (Linux only; elsewhere an error). It is what
+// Lambda's MemorySize must hold.
+func (f *Function) RuntimePeakRSS() (int64, error) {
+	var peak int64
+	for _, pid := range childPIDs(f.proc.pid()) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+		if err != nil {
+			continue // gone since it was listed
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(kb), " kB"), 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("/proc/%d/status: VmHWM %q", pid, kb)
+				}
+				peak = max(peak, n<<10)
+			}
+		}
+	}
+	if peak == 0 {
+		return 0, errors.New("peak memory: the function has no runtime process (not invoked yet, or gone), or no /proc")
+	}
+	return peak, nil
+}
+
 // Stop stops the RIE and the function's runtime process (which the RIE puts
 // in a process group of its own) and waits for the RIE to exit. It is
 // idempotent.
