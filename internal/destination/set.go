@@ -206,7 +206,7 @@ func (s *Set) deliver(ctx context.Context, d *destination, ev webhook.Event, fx 
 		defer func() { <-d.slots }()
 		begin := time.Now()
 		a, err := d.sender.send(ctx, ev, newBody(ev, d.cfg.Name))
-		a.Took = time.Since(begin)
+		a.Took, a.Text = time.Since(begin), answerText(a.Text)
 		s.record(ctx, ev.Key(), d.cfg.Name, a, err)
 		if err != nil {
 			return "", err
@@ -245,8 +245,15 @@ func Failed(err error) []string {
 	return names
 }
 
+// logTimeout bounds a delivery log write, which outlives the effect's
+// deadline: an attempt the deadline cut is logged too, within the time
+// the processor keeps after the effects for the ledger and the outcome.
+const logTimeout = time.Second
+
 // record notes an attempt in the delivery log and the metrics.
 func (s *Set) record(ctx context.Context, key webhook.Key, name string, a answer, err error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logTimeout)
+	defer cancel()
 	if lerr := s.o.Log.note(ctx, key, name, a, err == nil, time.Now()); lerr != nil {
 		s.o.Logger.Warn("delivery not logged", "destination", name, "reason", lerr.Error())
 	}
