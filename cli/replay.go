@@ -68,7 +68,7 @@ func keyShape(s string) string {
 }
 
 func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("replay", "(--all [--type T] [--max N] | --key K [--key K ...]) [--dry-run] [--json] [--stack NAME]", `
+	fs := newFlagSet("replay", "(--all [--type T] [--reason R] [--max N] | --key K [--key K ...]) [--dry-run] [--json] [--stack NAME]", `
 Sends parked events back to the processor, exactly as the dlq-replay
 function does (internal/replay): each event's claim is put back to FAILED
 (attempts and last error kept) and its message sent to the events queue; a
@@ -90,6 +90,7 @@ Examples:
 	var keys keyList
 	fs.Var(&keys, "key", "replay this event (`provider#id`, or a bare event id, looked up under every provider), whether or not it is in the DLQ; repeatable")
 	typ := fs.String("type", "", "with --all: only DLQ messages of this event `type`")
+	reason := fs.String("reason", "", "with --all: only DLQ messages parked with exactly this `reason` (their error_reason, as replay --dry-run prints it)")
 	dryRun := fs.Bool("dry-run", false, "report only; change nothing")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	sf := addStackFlags(fs)
@@ -98,7 +99,7 @@ Examples:
 		return err
 	}
 	keys = append(keys, rest...)
-	req := replay.Request{All: *all, Max: *max, EventType: *typ, DryRun: *dryRun}
+	req := replay.Request{All: *all, Max: *max, EventType: *typ, Reason: *reason, DryRun: *dryRun}
 	for _, k := range keys {
 		req.Keys = append(req.Keys, keyShape(k))
 	}
