@@ -8,10 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -125,10 +122,7 @@ Examples:
 		}
 		req.Keys = append(req.Keys, key.String())
 	}
-	sq := sqs.NewFromConfig(t.cfg)
-	h := replay.New(replay.Config{}, t.store(),
-		queue.New(sq, t.queueURL), queue.New(sq, t.dlqURL), nil)
-	sum, err := h.Handle(ctx, req)
+	sum, err := t.replayer(replay.Config{}).Handle(ctx, req)
 	if err != nil {
 		return err
 	}

@@ -151,7 +151,20 @@ Examples:
 	if err != nil {
 		return err
 	}
+	r := collectStatus(ctx, t, *since, *stuckAfter, flagSet(fs, "stuck-after"))
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	r.print(stdout)
+	return nil
+}
 
+// collectStatus reads the report status prints of t: counts over since,
+// claims stuck after stuckAfter (on the local stack, its reconciler's
+// STUCK_AFTER unless stuckAfterGiven).
+func collectStatus(ctx context.Context, t *target, since, stuckAfter time.Duration, stuckAfterGiven bool) *statusReport {
 	r := &statusReport{Source: "aws", Stack: t.stack, At: time.Now().UTC(), Window: since.String(), StuckAfter: stuckAfter.String()}
 	var (
 		counts    func(ctx context.Context) (map[string]float64, error)
@@ -159,19 +172,19 @@ Examples:
 	)
 	if st := t.local; st != nil {
 		r.Source = "local"
-		if d, err := time.ParseDuration(st.functionEnv("ReconcilerFunction", "STUCK_AFTER")); err == nil && !flagSet(fs, "stuck-after") {
-			*stuckAfter, r.StuckAfter = d, d.String()
+		if d, err := time.ParseDuration(st.functionEnv("ReconcilerFunction", "STUCK_AFTER")); err == nil && !stuckAfterGiven {
+			stuckAfter, r.StuckAfter = d, d.String()
 		}
 		r.CountsFrom = "metrics file " + st.MetricsFile
 		counts = func(context.Context) (map[string]float64, error) {
-			return fileCounts(st.MetricsFile, r.At.Add(-*since))
+			return fileCounts(st.MetricsFile, r.At.Add(-since))
 		}
 	} else {
 		cw := cloudwatch.NewFromConfig(t.cfg)
 		ns := "hookinbox/" + t.stack
 		r.CountsFrom = "CloudWatch namespace " + ns
 		counts = func(ctx context.Context) (map[string]float64, error) {
-			return cloudWatchCounts(ctx, cw, ns, r.At.Add(-*since), r.At)
+			return cloudWatchCounts(ctx, cw, ns, r.At.Add(-since), r.At)
 		}
 		if t.stack == "" {
 			// The namespace is the stack's: without it there are no counts.
@@ -182,7 +195,7 @@ Examples:
 			return oldestMessageAge(ctx, cw, queueName(t.queueURL), r.At)
 		}
 	}
-	r.collect(ctx, sqs.NewFromConfig(t.cfg), dynamodb.NewFromConfig(t.cfg), t.table, t.queueURL, t.dlqURL, *stuckAfter, counts)
+	r.collect(ctx, sqs.NewFromConfig(t.cfg), dynamodb.NewFromConfig(t.cfg), t.table, t.queueURL, t.dlqURL, stuckAfter, counts)
 	if oldestAge != nil {
 		if age, err := oldestAge(ctx); err != nil {
 			r.problem("age of the oldest message: %v", err)
@@ -196,13 +209,7 @@ Examples:
 			"hookinbox replay --all" + t.args,
 		}
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	}
-	r.print(stdout)
-	return nil
+	return r
 }
 
 // queueName returns the name of the queue at url (its last path segment).
@@ -288,13 +295,26 @@ func queueDepth(ctx context.Context, sq *sqs.Client, url string) (queueStatus, e
 
 // fileCounts sums the local stack's metric lines since the given time.
 func fileCounts(path string, since time.Time) (map[string]float64, error) {
+	lines, err := metricLines(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, n := range countNames() {
+		out[n] = emf.Sum(lines, n, nil, since)
+	}
+	return out, nil
+}
+
+// metricLines reads the local stack's metric lines (none before the
+// first is written).
+func metricLines(path string) ([]emf.Line, error) {
 	if path == "" {
 		return nil, errors.New("the state file names no metrics file; restart hookinbox dev")
 	}
-	out := map[string]float64{}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return out, nil // nothing recorded yet
+		return nil, nil // nothing recorded yet
 	}
 	if err != nil {
 		return nil, err
@@ -304,10 +324,7 @@ func fileCounts(path string, since time.Time) (map[string]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	for _, n := range countNames() {
-		out[n] = emf.Sum(lines, n, nil, since)
-	}
-	return out, nil
+	return lines, nil
 }
 
 // metricData is the CloudWatch call status makes.
