@@ -228,6 +228,10 @@ func (p *Pipeline) Deliver(t testing.TB, body []byte) string {
 	return out.Status
 }
 
+// MetricsFile is every function's METRICS_FILE: the metric lines a
+// local stack's `hookinbox status` sums.
+func (p *Pipeline) MetricsFile() string { return p.metricsFile }
+
 // Metrics returns every embedded-metric-format line the functions Build
 // made have written so far (their METRICS_FILE).
 func (p *Pipeline) Metrics(t testing.TB) []emf.Line {

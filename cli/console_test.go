@@ -1,0 +1,260 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/privacy"
+	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+func TestConsoleUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--addr", "0.0.0.0:0"}, {"--addr", "example.com:4400"}, {"--addr", "4400"}, {"extra"},
+	} {
+		var ue *usageError
+		if err := cmdConsole(context.Background(), args, io.Discard, io.Discard); !errors.As(err, &ue) {
+			t.Errorf("console %q: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// startConsole runs `hookinbox console args...` until the test ends and
+// returns the URL it printed.
+func startConsole(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut pipelinetest.SyncBuffer
+	exited := make(chan error, 1)
+	go func() { exited <- cmdConsole(ctx, args, &out, &errOut) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-exited; err != nil {
+			t.Errorf("hookinbox console: %v\n%s", err, errOut.String())
+		}
+	})
+	re := regexp.MustCompile(`hookinbox console: open (http://\S+)`)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			return m[1]
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("hookinbox console exited: %v\n%s", err, errOut.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hookinbox console printed no URL:\n%s%s", out.String(), errOut.String())
+		}
+	}
+}
+
+// consoleUser is a browser on the console's URL: its cookie, and its
+// forms' CSRF token.
+type consoleUser struct {
+	t    *testing.T
+	base string
+	http *http.Client
+	csrf string
+}
+
+// openConsole opens the URL the console printed, as a browser does.
+func openConsole(t *testing.T, consoleURL string) *consoleUser {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	u, _ := url.Parse(consoleURL)
+	c := &consoleUser{t: t, base: "http://" + u.Host, http: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+	if code, body := c.get(u.RequestURI()); code != http.StatusOK || !strings.Contains(body, "Events") {
+		t.Fatalf("opening %s: %d\n%s", consoleURL, code, body)
+	}
+	_, personal := c.get("/personal")
+	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(personal)
+	if m == nil {
+		t.Fatalf("no CSRF token:\n%s", personal)
+	}
+	c.csrf = m[1]
+	return c
+}
+
+func (c *consoleUser) get(path string) (int, string) {
+	c.t.Helper()
+	resp, err := c.http.Get(c.base + path)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// post submits a form with the CSRF token and returns the page it
+// leads to.
+func (c *consoleUser) post(path string, form url.Values) (int, string, string) {
+	c.t.Helper()
+	form.Set("csrf", c.csrf)
+	resp, err := c.http.PostForm(c.base+path, form)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Request.URL.Path
+}
+
+// confirm submits the confirmation form a dry run's page holds and
+// returns the change's page once the change is done.
+func (c *consoleUser) confirm(dryRun, action string) string {
+	c.t.Helper()
+	i := strings.Index(dryRun, `action="`+action+`"`)
+	if i < 0 {
+		c.t.Fatalf("no confirmation posting to %s:\n%s", action, dryRun)
+	}
+	form := url.Values{}
+	for _, m := range regexp.MustCompile(`<input type="hidden" name="([a-z]+)" value="([^"]*)">`).FindAllStringSubmatch(dryRun[i:strings.Index(dryRun[i:], "</form>")+i], -1) {
+		form.Set(m[1], strings.NewReplacer("&#39;", "'", "&#34;", `"`, "&amp;", "&", "&lt;", "<", "&gt;", ">").Replace(m[2]))
+	}
+	code, page, path := c.post(action, form)
+	for deadline := time.Now().Add(30 * time.Second); strings.Contains(page, "data-refresh"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s still running:\n%s", path, page)
+		}
+		code, page = c.get(path)
+	}
+	if code != http.StatusOK || !strings.HasPrefix(path, "/jobs/") {
+		c.t.Fatalf("confirming %s: %d at %s\n%s", action, code, path, page)
+	}
+	return page
+}
+
+// TestConsoleOnTheLocalStack drives `hookinbox console` over HTTP, as a
+// browser would, against a local stack with real events: the parked
+// event's replay requeues it and sends its message; an erased event
+// cannot be replayed; an erasure leaves its audit record; read-only
+// serves no change.
+func TestConsoleOnTheLocalStack(t *testing.T) {
+	emu, st := stackInEnv(t)
+	ctx, now := context.Background(), time.Now()
+	store := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	dlq, events := queue.New(emu.SQS(), st.Queues["EventsDLQ"].URL), queue.New(emu.SQS(), st.Queues["EventsQueue"].URL)
+	ev := func(id string) webhook.Event {
+		return webhook.Event{Provider: "stripe", ID: id, Type: "checkout.session.completed", Created: now, Raw: []byte(`{"id":"` + id + `","email":"<b>ada@example.com</b>"}`)}
+	}
+	parked := parkDead(t, store, dlq, ev("evt_console_parked"), "create invoice: <price> unknown", 5, nil)
+	erased := parkDead(t, store, dlq, ev("evt_console_erased"), "no customer email", 1, nil)
+	if _, err := store.RemovePayload(ctx, erased.Key, inbox.RemovedErased, now); err != nil {
+		t.Fatal(err)
+	}
+	hashes, err := privacy.NewHasher(privacy.Keys{pipeline.SubjectKey}).Index(ctx, []provider.Subject{"email:ada@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.IndexSubjects(ctx, parked.Key, hashes, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	state := localStateFile(t, emu, st)
+	c := openConsole(t, startConsole(t, "--state-file", state))
+
+	if _, page := c.get("/events"); !strings.Contains(page, "stripe#evt_console_parked") || !strings.Contains(page, "create invoice: &lt;price&gt; unknown") {
+		t.Errorf("the Events page does not list the parked event:\n%s", page)
+	}
+	if _, page, _ := c.post("/events/subject", url.Values{"subject": {"ADA@example.com"}}); !strings.Contains(page, "stripe#evt_console_parked") || strings.Contains(page, "evt_console_erased") {
+		t.Errorf("the subject's events:\n%s", page)
+	}
+
+	// The erased event: no replay.
+	_, dry, _ := c.post("/replay/dry-run", url.Values{"key": {"evt_console_erased"}})
+	if !strings.Contains(dry, "erased at its subject&#39;s request") || strings.Contains(dry, `action="/replay"`) {
+		t.Errorf("dry run of the erased event's replay:\n%s", dry)
+	}
+	// The parked event: replayed.
+	_, dry, _ = c.post("/replay/dry-run", url.Values{"key": {"stripe#evt_console_parked"}})
+	if it, _ := store.Get(ctx, parked.Key); it.Status != inbox.Dead || !strings.Contains(dry, "would replay") {
+		t.Fatalf("after the dry run: %s\n%s", it.Status, dry)
+	}
+	if done := c.confirm(dry, "/replay"); !strings.Contains(done, "1 replayed") {
+		t.Errorf("the replay's page:\n%s", done)
+	}
+	if it, _ := store.Get(ctx, parked.Key); it.Status != inbox.Failed {
+		t.Errorf("after the replay: %s, want FAILED (requeued for the processor)", it.Status)
+	}
+	if sent := pipelinetest.Peek(t, events); len(sent) != 1 || !strings.Contains(sent[0].Body, "evt_console_parked") {
+		t.Errorf("the events queue holds %v, want the replayed event's message", sent)
+	}
+	if it, _ := store.Get(ctx, erased.Key); it.Status != inbox.Dead {
+		t.Errorf("the erased event: %s, want it left DEAD", it.Status)
+	}
+
+	// An erasure, then its audit record.
+	_, dry, _ = c.post("/erase/dry-run", url.Values{"subject": {"ada@example.com"}})
+	if done := c.confirm(dry, "/erase"); !strings.Contains(done, "in 1 events") {
+		t.Errorf("the erasure's page:\n%s", done)
+	}
+	audit, err := store.Erasures(ctx)
+	if err != nil || len(audit) != 1 || !strings.HasPrefix(audit[0].By, "console:") || audit[0].Events != 1 {
+		t.Errorf("audit records %+v, %v", audit, err)
+	}
+	if it, _ := store.Get(ctx, parked.Key); it.PayloadRemoved != inbox.RemovedErased {
+		t.Errorf("after the erasure: payload %q", it.PayloadRemoved)
+	}
+
+	ro := openConsole(t, startConsole(t, "--state-file", state, "--read-only"))
+	if code, _, _ := ro.post("/replay/dry-run", url.Values{"key": {"stripe#evt_console_parked"}}); code != http.StatusNotFound {
+		t.Errorf("read-only: a replay's dry run answered %d, want 404", code)
+	}
+}
+
+// TestConsoleClientsRefuseWhatTheirCommandWouldNot checks the
+// allow-lists: the pages' clients only read, the dry runs' only read and
+// peek, and a read-only console has no client that writes.
+func TestConsoleClientsRefuseWhatTheirCommandWouldNot(t *testing.T) {
+	emu, st := stackInEnv(t)
+	sf := addStackFlags(newFlagSet("console", "", ""))
+	sf.stateFile = localStateFile(t, emu, st)
+	ctx := context.Background()
+	for _, readOnly := range []bool{false, true} {
+		c, _, err := newConsoleStack(ctx, sf, io.Discard, readOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.read.store().Requeue(ctx, "stripe#evt_x", time.Now()); !errors.Is(err, errNotAllowed) {
+			t.Errorf("read-only %v: the pages' client wrote: %v", readOnly, err)
+		}
+		if err := queue.New(sqs.NewFromConfig(c.peek.cfg), c.peek.queueURL).Send(ctx, webhook.Envelope{Key: "stripe#evt_x"}); !errors.Is(err, errNotAllowed) {
+			t.Errorf("read-only %v: the dry runs' client sent: %v", readOnly, err)
+		}
+		if readOnly != (c.write == nil) {
+			t.Errorf("read-only %v: a client that writes: %v", readOnly, c.write != nil)
+		}
+	}
+}
+
+// pipelineState writes the state file of a pipelinetest stack, as
+// hookinbox dev writes its own, and returns its path.
+func pipelineState(t *testing.T, p *pipelinetest.Pipeline) string {
+	t.Helper()
+	path := localStateFile(t, p.Emulators, p.Stack.Stack)
+	st, err := loadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.MetricsFile = p.MetricsFile()
+	if err := writeState(path, st); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
