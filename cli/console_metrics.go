@@ -40,7 +40,7 @@ func healthOf(r *statusReport) console.Health {
 	}
 	h := console.Health{Source: r.Source, Stack: r.Stack, At: r.At, EventsQueue: depth(r.EventsQueue), DLQ: depth(r.DLQ),
 		StuckAfter: r.StuckAfter, StuckClaims: r.StuckClaims, OverdueLeases: r.OverdueLeases,
-		Window: r.Window, CountsFrom: r.CountsFrom, Problems: r.Problems}
+		Window: "hour", CountsFrom: r.CountsFrom, Problems: r.Problems}
 	if o := r.OldestUnfinished; o != nil {
 		h.OldestUnfinished = fmt.Sprintf("%s (%s), last message %s ago", o.Key, o.Status, ago(o.AgeSeconds))
 	}

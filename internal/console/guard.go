@@ -87,12 +87,16 @@ func (s *Server) signedIn(r *http.Request) bool {
 }
 
 // checkPost refuses a POST from another origin or without the form's
-// CSRF token.
+// CSRF token. Under Referrer-Policy: no-referrer a browser sends the
+// console's own forms with Origin "null", and Sec-Fetch-Site
+// "same-origin", which no page can forge.
 func (s *Server) checkPost(r *http.Request) error {
 	origin := r.Header.Get("Origin")
 	site := r.Header.Get("Sec-Fetch-Site")
 	switch {
-	case origin != "" && !s.sameOrigin(origin):
+	case origin == "null" && site != "same-origin":
+		return errors.New("a form from an opaque origin may not change this console")
+	case origin != "" && origin != "null" && !s.sameOrigin(origin):
 		return fmt.Errorf("a form from %s may not change this console", origin)
 	case site != "" && site != "same-origin":
 		return errors.New("a form from another site may not change this console")

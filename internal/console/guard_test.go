@@ -56,7 +56,7 @@ func TestGuardTurnsAwayWhoDidNotOpenTheURL(t *testing.T) {
 			return c.withCookie(request("POST", "/personal/export", url.Values{"subject": {"jane@example.com"}}))
 		}, http.StatusForbidden, "CSRF"},
 		{"POST with a wrong CSRF token", func() *http.Request {
-			return c.withCookie(request("POST", "/personal/export", form("00"+c.csrf[2:])))
+			return c.withCookie(request("POST", "/personal/export", form(strings.Repeat("0", len(c.csrf)))))
 		}, http.StatusForbidden, "CSRF"},
 		{"POST from a page of another origin", func() *http.Request {
 			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
@@ -74,6 +74,17 @@ func TestGuardTurnsAwayWhoDidNotOpenTheURL(t *testing.T) {
 			r.Header.Set("Sec-Fetch-Site", "cross-site")
 			return r
 		}, http.StatusForbidden, "another site"},
+		{"POST from a sandboxed frame (Origin null)", func() *http.Request {
+			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
+			r.Header.Set("Origin", "null")
+			r.Header.Set("Sec-Fetch-Site", "cross-site")
+			return r
+		}, http.StatusForbidden, "opaque origin"},
+		{"POST as the console's own form under no-referrer (Origin null)", func() *http.Request {
+			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
+			r.Header.Set("Origin", "null")
+			return r
+		}, http.StatusOK, "stripe#evt_pii"},
 		{"POST as the console's own form", func() *http.Request {
 			return c.withCookie(request("POST", "/personal/export", form(c.csrf)))
 		}, http.StatusOK, "stripe#evt_pii"},

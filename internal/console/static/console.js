@@ -36,4 +36,9 @@
   }
 
   document.querySelectorAll('[data-refresh][id]').forEach(schedule);
+
+  // On a phone the filters start folded, so the list comes first.
+  if (window.matchMedia('(max-width: 640px)').matches) {
+    document.querySelectorAll('details[data-narrow-closed]').forEach(function (d) { d.open = false; });
+  }
 }());
