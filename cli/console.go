@@ -24,8 +24,8 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-func cmdConsole(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("console", "[--stack NAME | --state-file F] [--addr 127.0.0.1:0] [--read-only]", `
+// consoleHelp is the text of `hookinbox console --help`.
+const consoleHelp = `
 Serves the inbox in a browser, on this machine only, until Ctrl-C, and
 prints the URL to open (it carries this run's token; keep it to
 yourself). Pages: the events, the latest first, with filters and a search
@@ -38,12 +38,15 @@ Every change is a dry run first, then a confirmation. It talks to the
 stack inspect and replay talk to, with their allow-lists of AWS calls:
 pages only read; dry runs read and peek at the DLQ; only a confirmed
 replay or erasure writes. --read-only serves no change at all.
-`+stackHelp+`
+` + stackHelp + `
 
 Examples:
   hookinbox console
   hookinbox console --stack shop-prod --read-only
-  hookinbox console --addr 127.0.0.1:4400`)
+  hookinbox console --addr 127.0.0.1:4400`
+
+func cmdConsole(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("console", "[--stack NAME | --state-file F] [--addr 127.0.0.1:0] [--read-only]", consoleHelp)
 	addr := fs.String("addr", "127.0.0.1:0", "loopback `address` to serve on; port 0 picks a free one")
 	readOnly := fs.Bool("read-only", false, "serve no change: no replay, no erasure, not even their dry runs")
 	sf := addStackFlags(fs)

@@ -39,9 +39,20 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// browser starts a headless Chromium for the test, offline, and returns
-// its tab and the console messages it logged.
-func browser(t *testing.T) (context.Context, func() []chromedp.ConsoleMessage) {
+// browserTab is a tab of a headless Chromium, offline, with the console
+// messages its pages logged and the screenshots it takes.
+type browserTab struct {
+	t     *testing.T
+	ctx   context.Context
+	shots string // where screenshots go; "" takes none
+
+	mu     sync.Mutex
+	logged []chromedp.ConsoleMessage
+}
+
+// openBrowser starts the browser for the test; it stops when the test
+// ends, and 90 s at most after it starts.
+func openBrowser(t *testing.T) *browserTab {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 800),
@@ -54,26 +65,71 @@ func browser(t *testing.T) (context.Context, func() []chromedp.ConsoleMessage) {
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	tab, cancelTab := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancelTab(); cancelAlloc(); cancel() })
-	var (
-		mu   sync.Mutex
-		msgs []chromedp.ConsoleMessage
-	)
+	b := &browserTab{t: t, ctx: tab}
+	if os.Getenv(screenshotsEnv) == "1" {
+		b.shots = filepath.Join(repoRoot(t), "docs", "console")
+	}
 	logged := chromedp.Console(tab)
 	go func() {
 		for m, err := range logged {
 			if err != nil {
 				return
 			}
-			mu.Lock()
-			msgs = append(msgs, m)
-			mu.Unlock()
+			b.mu.Lock()
+			b.logged = append(b.logged, m)
+			b.mu.Unlock()
 		}
 	}()
-	return tab, func() []chromedp.ConsoleMessage {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]chromedp.ConsoleMessage(nil), msgs...)
+	return b
+}
+
+// do runs steps, or fails the test with what the page shows.
+func (b *browserTab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, steps...); err != nil {
+		page, _ := chromedp.Run(b.ctx, chromedp.OuterHTML(chromedp.CSS("main")))
+		b.t.Fatalf("%s: %v\nthe page:\n%s", what, err, page)
 	}
+}
+
+// text returns the text of the first element sel selects.
+func (b *browserTab) text(sel string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Fatalf("read %s: %v", sel, err)
+	}
+	return s
+}
+
+// shot writes the screenshot name.png for docs/console.md, when asked to
+// (HOOKINBOX_SCREENSHOTS=1).
+func (b *browserTab) shot(name string) {
+	b.t.Helper()
+	if b.shots == "" {
+		return
+	}
+	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err == nil {
+		err = os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644)
+	}
+	if err != nil {
+		b.t.Errorf("screenshot %s: %v", name, err)
+	}
+}
+
+// errors returns the errors the pages logged: a script that failed, or
+// one the Content-Security-Policy refused.
+func (b *browserTab) errors() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, m := range b.logged {
+		if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
+			out = append(out, m.Text)
+		}
+	}
+	return out
 }
 
 // TestConsoleInABrowser is a person at the console: on a local stack
@@ -87,76 +143,67 @@ func TestConsoleInABrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test: headless Chromium on the local stack; run without -short")
 	}
-	tab, logged := browser(t)
+	b := openBrowser(t)
 	p, parked := parkedCheckout(t)
 	// The state file as hookinbox dev's default: the pages' command lines
 	// then name no flag.
 	t.Setenv(stateFileEnv, pipelineState(t, p))
 	url := startConsole(t)
 	processInBackground(t, p)
-	shots := screenshots(t)
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(tab, steps...); err != nil {
-			page, _ := chromedp.Run(tab, chromedp.OuterHTML(chromedp.CSS("main")))
-			t.Fatalf("%s: %v\nthe page:\n%s", what, err, page)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		return s
-	}
 
-	do("open the console's URL", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#live table")))
-	shots.take(tab, "events")
+	b.do("open the console's URL", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#live table")))
+	b.shot("events")
+	tourPages(b)
+	replayFromItsPage(b, parked)
+	if it, err := p.Inbox.Get(context.Background(), parked); err != nil || it.Status != inbox.Done {
+		t.Errorf("in the inbox: %s, %v; want DONE", it.Status, err)
+	}
+	b.do("the events on a phone", chromedp.EmulateViewport(390, 844), chromedp.Navigate(strings.Split(url, "?")[0]+"events"),
+		chromedp.WaitVisible(chromedp.CSS("#live table")))
+	if w, err := chromedp.Run(b.ctx, chromedp.Evaluate[int]("document.documentElement.scrollWidth")); err != nil || w > 390 {
+		t.Errorf("on a phone the page is %d pixels wide (%v), want it to fit 390", w, err)
+	}
+	b.shot("events-phone")
+	for _, e := range b.errors() {
+		t.Errorf("the browser logged an error: %s", e)
+	}
+}
+
+// tourPages opens each page from the navigation and back to the events.
+func tourPages(b *browserTab) {
 	for _, pg := range []struct{ path, name, want string }{
 		{"/parked", "parked", "create invoice"}, {"/health", "health", "Received"},
 		{"/destinations", "destinations", "No destination"}, {"/personal", "personal", "Past erasures"},
 	} {
-		do("open "+pg.path, chromedp.Click(`//nav//a[@href="`+pg.path+`"]`), chromedp.WaitVisible(chromedp.CSS("main h1")))
-		if got := text("main"); !strings.Contains(got, pg.want) {
-			t.Errorf("%s shows no %q:\n%s", pg.path, pg.want, got)
+		b.do("open "+pg.path, chromedp.Click(`//nav//a[@href="`+pg.path+`"]`), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		if got := b.text("main"); !strings.Contains(got, pg.want) {
+			b.t.Errorf("%s shows no %q:\n%s", pg.path, pg.want, got)
 		}
-		shots.take(tab, pg.name)
+		b.shot(pg.name)
 	}
-	do("back to the events", chromedp.Click(`//nav//a[@href="/events"]`), chromedp.WaitVisible(chromedp.CSS("#live table")))
+	b.do("back to the events", chromedp.Click(`//nav//a[@href="/events"]`), chromedp.WaitVisible(chromedp.CSS("#live table")))
+}
 
-	// The parked event: the row whose status is DEAD.
-	row := `//tr[.//span[contains(@class, "s-dead")]]//a`
-	if got := text("#live table"); !strings.Contains(got, parked.String()) {
-		t.Fatalf("the events page does not list %s:\n%s", parked, got)
+// replayFromItsPage finds the parked event on the events page, replays it
+// from its page and waits until its page shows it DONE.
+func replayFromItsPage(b *browserTab, parked webhook.Key) {
+	if got := b.text("#live table"); !strings.Contains(got, parked.String()) {
+		b.t.Fatalf("the events page does not list %s:\n%s", parked, got)
 	}
-	do("open the parked event", chromedp.Click(row), chromedp.WaitVisible(`//button[contains(., "Replay")]`))
-	if got := text("h1"); got != parked.String() {
-		t.Fatalf("opened %q, want %s", got, parked)
+	b.do("open the parked event: the row whose status is DEAD", chromedp.Click(`//tr[.//span[contains(@class, "s-dead")]]//a`),
+		chromedp.WaitVisible(`//button[contains(., "Replay")]`))
+	if got := b.text("h1"); got != parked.String() {
+		b.t.Fatalf("opened %q, want %s", got, parked)
 	}
-	shots.take(tab, "event")
-	do("replay it: the dry run", chromedp.Click(`//button[contains(., "Replay")]`), chromedp.WaitVisible(`//button[contains(., "Confirm: replay")]`))
-	if got := text("main"); !strings.Contains(got, "would replay") || !strings.Contains(got, "nothing was changed") {
-		t.Errorf("the dry run's page:\n%s", got)
+	b.shot("event")
+	b.do("replay it: the dry run", chromedp.Click(`//button[contains(., "Replay")]`), chromedp.WaitVisible(`//button[contains(., "Confirm: replay")]`))
+	if got := b.text("main"); !strings.Contains(got, "would replay") || !strings.Contains(got, "nothing was changed") {
+		b.t.Errorf("the dry run's page:\n%s", got)
 	}
-	do("confirm from the keyboard", chromedp.Focus(`//button[contains(., "Confirm: replay")]`), chromedp.KeyEvent(kb.Enter),
+	b.do("confirm from the keyboard", chromedp.Focus(`//button[contains(., "Confirm: replay")]`), chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitVisible(`//p[@class="result"][contains(., "1 replayed")]`))
-	shots.take(tab, "replay")
-	do("back to the event, until it is DONE", chromedp.Click(`//a[. = "Back"]`), chromedp.WaitVisible(`//dd/span[contains(@class, "s-done")]`))
-	if it, err := p.Inbox.Get(context.Background(), parked); err != nil || it.Status != inbox.Done {
-		t.Errorf("in the inbox: %s, %v; want DONE", it.Status, err)
-	}
-
-	do("the events on a phone", chromedp.EmulateViewport(390, 844), chromedp.Navigate(strings.Split(url, "?")[0]+"events"), chromedp.WaitVisible(chromedp.CSS("#live table")))
-	if w, err := chromedp.Run(tab, chromedp.Evaluate[int]("document.documentElement.scrollWidth")); err != nil || w > 390 {
-		t.Errorf("on a phone the page is %d pixels wide (%v), want it to fit 390", w, err)
-	}
-	shots.take(tab, "events-phone")
-	for _, m := range logged() {
-		if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
-			t.Errorf("the browser logged an error: %s", m.Text)
-		}
-	}
+	b.shot("replay")
+	b.do("back to the event, until it is DONE", chromedp.Click(`//a[. = "Back"]`), chromedp.WaitVisible(`//dd/span[contains(@class, "s-done")]`))
 }
 
 // parkedCheckout starts a pipeline with three checkouts: two DONE and,
@@ -200,32 +247,4 @@ func processInBackground(t *testing.T, p *pipelinetest.Pipeline) {
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-}
-
-// shooter writes the pages' screenshots into docs/console when
-// HOOKINBOX_SCREENSHOTS=1, and does nothing otherwise.
-type shooter struct {
-	t   *testing.T
-	dir string
-}
-
-func screenshots(t *testing.T) shooter {
-	if os.Getenv(screenshotsEnv) != "1" {
-		return shooter{t: t}
-	}
-	return shooter{t: t, dir: filepath.Join(repoRoot(t), "docs", "console")}
-}
-
-func (s shooter) take(tab context.Context, name string) {
-	s.t.Helper()
-	if s.dir == "" {
-		return
-	}
-	png, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
-	if err == nil {
-		err = os.WriteFile(filepath.Join(s.dir, name+".png"), png, 0o644)
-	}
-	if err != nil {
-		s.t.Errorf("screenshot %s: %v", name, err)
-	}
 }

@@ -141,80 +141,104 @@ func (c *consoleUser) confirm(dryRun, action string) string {
 	return page
 }
 
+// consoleFixture is a local stack with two parked events, one of them
+// erased, the other indexed under a subject, and its state file.
+type consoleFixture struct {
+	store          *inbox.DynamoDB
+	events         *queue.Queue
+	parked, erased webhook.Key
+	state          string
+}
+
+func newConsoleFixture(t *testing.T) consoleFixture {
+	t.Helper()
+	emu, st := stackInEnv(t)
+	ctx, now := context.Background(), time.Now()
+	f := consoleFixture{store: inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"]), events: queue.New(emu.SQS(), st.Queues["EventsQueue"].URL)}
+	dlq := queue.New(emu.SQS(), st.Queues["EventsDLQ"].URL)
+	ev := func(id string) webhook.Event {
+		return webhook.Event{Provider: "stripe", ID: id, Type: "checkout.session.completed", Created: now, Raw: []byte(`{"id":"` + id + `","email":"<b>ada@example.com</b>"}`)}
+	}
+	f.parked = parkDead(t, f.store, dlq, ev("evt_console_parked"), "create invoice: <price> unknown", 5, nil).Key
+	f.erased = parkDead(t, f.store, dlq, ev("evt_console_erased"), "no customer email", 1, nil).Key
+	if _, err := f.store.RemovePayload(ctx, f.erased, inbox.RemovedErased, now); err != nil {
+		t.Fatal(err)
+	}
+	hashes, err := privacy.NewHasher(privacy.Keys{pipeline.SubjectKey}).Index(ctx, []provider.Subject{"email:ada@example.com"})
+	if err == nil {
+		err = f.store.IndexSubjects(ctx, f.parked, hashes, now.Add(time.Hour))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.state = localStateFile(t, emu, st)
+	return f
+}
+
+// status returns an event's status in the inbox.
+func (f consoleFixture) status(key webhook.Key) inbox.Status {
+	it, _ := f.store.Get(context.Background(), key)
+	return it.Status
+}
+
 // TestConsoleOnTheLocalStack drives `hookinbox console` over HTTP, as a
 // browser would, against a local stack with real events: the parked
 // event's replay requeues it and sends its message; an erased event
 // cannot be replayed; an erasure leaves its audit record; read-only
 // serves no change.
 func TestConsoleOnTheLocalStack(t *testing.T) {
-	emu, st := stackInEnv(t)
-	ctx, now := context.Background(), time.Now()
-	store := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
-	dlq, events := queue.New(emu.SQS(), st.Queues["EventsDLQ"].URL), queue.New(emu.SQS(), st.Queues["EventsQueue"].URL)
-	ev := func(id string) webhook.Event {
-		return webhook.Event{Provider: "stripe", ID: id, Type: "checkout.session.completed", Created: now, Raw: []byte(`{"id":"` + id + `","email":"<b>ada@example.com</b>"}`)}
-	}
-	parked := parkDead(t, store, dlq, ev("evt_console_parked"), "create invoice: <price> unknown", 5, nil)
-	erased := parkDead(t, store, dlq, ev("evt_console_erased"), "no customer email", 1, nil)
-	if _, err := store.RemovePayload(ctx, erased.Key, inbox.RemovedErased, now); err != nil {
-		t.Fatal(err)
-	}
-	hashes, err := privacy.NewHasher(privacy.Keys{pipeline.SubjectKey}).Index(ctx, []provider.Subject{"email:ada@example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.IndexSubjects(ctx, parked.Key, hashes, now.Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	state := localStateFile(t, emu, st)
-	c := openConsole(t, startConsole(t, "--state-file", state))
-
+	f := newConsoleFixture(t)
+	c := openConsole(t, startConsole(t, "--state-file", f.state))
 	if _, page := c.get("/events"); !strings.Contains(page, "stripe#evt_console_parked") || !strings.Contains(page, "create invoice: &lt;price&gt; unknown") {
 		t.Errorf("the Events page does not list the parked event:\n%s", page)
 	}
 	if _, page, _ := c.post("/events/subject", url.Values{"subject": {"ADA@example.com"}}); !strings.Contains(page, "stripe#evt_console_parked") || strings.Contains(page, "evt_console_erased") {
 		t.Errorf("the subject's events:\n%s", page)
 	}
-
-	// The erased event: no replay.
 	_, dry, _ := c.post("/replay/dry-run", url.Values{"key": {"evt_console_erased"}})
 	if !strings.Contains(dry, "erased at its subject&#39;s request") || strings.Contains(dry, `action="/replay"`) {
 		t.Errorf("dry run of the erased event's replay:\n%s", dry)
 	}
-	// The parked event: replayed.
 	_, dry, _ = c.post("/replay/dry-run", url.Values{"key": {"stripe#evt_console_parked"}})
-	if it, _ := store.Get(ctx, parked.Key); it.Status != inbox.Dead || !strings.Contains(dry, "would replay") {
-		t.Fatalf("after the dry run: %s\n%s", it.Status, dry)
+	if st := f.status(f.parked); st != inbox.Dead || !strings.Contains(dry, "would replay") {
+		t.Fatalf("after the dry run: %s\n%s", st, dry)
 	}
 	if done := c.confirm(dry, "/replay"); !strings.Contains(done, "1 replayed") {
 		t.Errorf("the replay's page:\n%s", done)
 	}
-	if it, _ := store.Get(ctx, parked.Key); it.Status != inbox.Failed {
-		t.Errorf("after the replay: %s, want FAILED (requeued for the processor)", it.Status)
+	if st := f.status(f.parked); st != inbox.Failed {
+		t.Errorf("after the replay: %s, want FAILED (requeued for the processor)", st)
 	}
-	if sent := pipelinetest.Peek(t, events); len(sent) != 1 || !strings.Contains(sent[0].Body, "evt_console_parked") {
+	if sent := pipelinetest.Peek(t, f.events); len(sent) != 1 || !strings.Contains(sent[0].Body, "evt_console_parked") {
 		t.Errorf("the events queue holds %v, want the replayed event's message", sent)
 	}
-	if it, _ := store.Get(ctx, erased.Key); it.Status != inbox.Dead {
-		t.Errorf("the erased event: %s, want it left DEAD", it.Status)
+	if st := f.status(f.erased); st != inbox.Dead {
+		t.Errorf("the erased event: %s, want it left DEAD", st)
 	}
+	checkErasure(t, c, f)
+	ro := openConsole(t, startConsole(t, "--state-file", f.state, "--read-only"))
+	if code, _, _ := ro.post("/replay/dry-run", url.Values{"key": {"stripe#evt_console_parked"}}); code != http.StatusNotFound {
+		t.Errorf("read-only: a replay's dry run answered %d, want 404", code)
+	}
+}
 
-	// An erasure, then its audit record.
-	_, dry, _ = c.post("/erase/dry-run", url.Values{"subject": {"ada@example.com"}})
+// checkErasure erases the fixture's subject from the console, and finds
+// its audit record and the payload erased.
+func checkErasure(t *testing.T, c *consoleUser, f consoleFixture) {
+	t.Helper()
+	_, dry, _ := c.post("/erase/dry-run", url.Values{"subject": {"ada@example.com"}})
 	if done := c.confirm(dry, "/erase"); !strings.Contains(done, "in 1 events") {
 		t.Errorf("the erasure's page:\n%s", done)
 	}
-	audit, err := store.Erasures(ctx)
+	audit, err := f.store.Erasures(context.Background())
 	if err != nil || len(audit) != 1 || !strings.HasPrefix(audit[0].By, "console:") || audit[0].Events != 1 {
-		t.Errorf("audit records %+v, %v", audit, err)
+		t.Fatalf("audit records %+v, %v", audit, err)
 	}
-	if it, _ := store.Get(ctx, parked.Key); it.PayloadRemoved != inbox.RemovedErased {
+	if it, _ := f.store.Get(context.Background(), f.parked); it.PayloadRemoved != inbox.RemovedErased {
 		t.Errorf("after the erasure: payload %q", it.PayloadRemoved)
 	}
-
-	ro := openConsole(t, startConsole(t, "--state-file", state, "--read-only"))
-	if code, _, _ := ro.post("/replay/dry-run", url.Values{"key": {"stripe#evt_console_parked"}}); code != http.StatusNotFound {
-		t.Errorf("read-only: a replay's dry run answered %d, want 404", code)
+	if _, page := c.get("/personal"); !strings.Contains(page, audit[0].By) {
+		t.Errorf("the Personal data page does not show the audit record:\n%s", page)
 	}
 }
 

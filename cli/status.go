@@ -180,20 +180,7 @@ func collectStatus(ctx context.Context, t *target, since, stuckAfter time.Durati
 			return fileCounts(st.MetricsFile, r.At.Add(-since))
 		}
 	} else {
-		cw := cloudwatch.NewFromConfig(t.cfg)
-		ns := "hookinbox/" + t.stack
-		r.CountsFrom = "CloudWatch namespace " + ns
-		counts = func(ctx context.Context) (map[string]float64, error) {
-			return cloudWatchCounts(ctx, cw, ns, r.At.Add(-since), r.At)
-		}
-		if t.stack == "" {
-			// The namespace is the stack's: without it there are no counts.
-			r.CountsFrom = "none: pass --stack NAME for the CloudWatch namespace hookinbox/<stack>"
-			counts = func(context.Context) (map[string]float64, error) { return map[string]float64{}, nil }
-		}
-		oldestAge = func(ctx context.Context) (*float64, error) {
-			return oldestMessageAge(ctx, cw, queueName(t.queueURL), r.At)
-		}
+		counts, oldestAge = r.cloudWatch(t, since)
 	}
 	r.collect(ctx, sqs.NewFromConfig(t.cfg), dynamodb.NewFromConfig(t.cfg), t.table, t.queueURL, t.dlqURL, stuckAfter, counts)
 	if oldestAge != nil {
@@ -210,6 +197,26 @@ func collectStatus(ctx context.Context, t *target, since, stuckAfter time.Durati
 		}
 	}
 	return r
+}
+
+// cloudWatch returns how r reads a deployed stack's counts over since,
+// and the age of its oldest queued message, from CloudWatch.
+func (r *statusReport) cloudWatch(t *target, since time.Duration) (counts func(context.Context) (map[string]float64, error), oldestAge func(context.Context) (*float64, error)) {
+	cw := cloudwatch.NewFromConfig(t.cfg)
+	ns := "hookinbox/" + t.stack
+	r.CountsFrom = "CloudWatch namespace " + ns
+	counts = func(ctx context.Context) (map[string]float64, error) {
+		return cloudWatchCounts(ctx, cw, ns, r.At.Add(-since), r.At)
+	}
+	if t.stack == "" {
+		// The namespace is the stack's: without it there are no counts.
+		r.CountsFrom = "none: pass --stack NAME for the CloudWatch namespace hookinbox/<stack>"
+		counts = func(context.Context) (map[string]float64, error) { return map[string]float64{}, nil }
+	}
+	oldestAge = func(ctx context.Context) (*float64, error) {
+		return oldestMessageAge(ctx, cw, queueName(t.queueURL), r.At)
+	}
+	return counts, oldestAge
 }
 
 // queueName returns the name of the queue at url (its last path segment).

@@ -31,15 +31,32 @@ func TestNewServesLoopbackOnly(t *testing.T) {
 func TestGuardTurnsAwayWhoDidNotOpenTheURL(t *testing.T) {
 	st := newFake()
 	c := newClient(t, st, false)
-	form := func(csrf string) url.Values {
-		return url.Values{"csrf": {csrf}, "subject": {"jane@example.com"}}
+	for _, tt := range append(guardCases(c), postCases(c)...) {
+		t.Run(tt.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			c.srv.ServeHTTP(w, tt.req())
+			if w.Code != tt.want || !strings.Contains(w.Body.String(), tt.wantS) {
+				t.Errorf("answered %d, want %d with %q:\n%s", w.Code, tt.want, tt.wantS, w.Body)
+			}
+			checkHeaders(t, w)
+		})
 	}
-	tests := []struct {
-		name  string
-		req   func() *http.Request
-		want  int
-		wantS string // in the answer
-	}{
+	if len(st.erases) != 0 || len(st.replays) != 0 {
+		t.Errorf("the stack was asked to change: %v %v", st.erases, st.replays)
+	}
+}
+
+// guardCase is a request and the answer the guard gives it.
+type guardCase struct {
+	name  string
+	req   func() *http.Request
+	want  int
+	wantS string // in the answer
+}
+
+// guardCases are requests of the browser signed in as c, and of others.
+func guardCases(c *client) []guardCase {
+	return []guardCase{
 		{"no cookie", func() *http.Request { return request("GET", "/events", nil) }, http.StatusForbidden, "open the URL"},
 		{"wrong token in the URL", func() *http.Request { return request("GET", "/?token=guess", nil) }, http.StatusForbidden, "wrong token"},
 		{"wrong cookie", func() *http.Request {
@@ -52,60 +69,11 @@ func TestGuardTurnsAwayWhoDidNotOpenTheURL(t *testing.T) {
 			r.Host = "attacker.example:4400"
 			return r
 		}, http.StatusMisdirectedRequest, "answers only to 127.0.0.1:4400"},
-		{"POST without CSRF token", func() *http.Request {
-			return c.withCookie(request("POST", "/personal/export", url.Values{"subject": {"jane@example.com"}}))
-		}, http.StatusForbidden, "CSRF"},
-		{"POST with a wrong CSRF token", func() *http.Request {
-			return c.withCookie(request("POST", "/personal/export", form(strings.Repeat("0", len(c.csrf)))))
-		}, http.StatusForbidden, "CSRF"},
-		{"POST from a page of another origin", func() *http.Request {
-			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
-			r.Header.Set("Origin", "https://attacker.example")
-			return r
-		}, http.StatusForbidden, "attacker.example"},
-		{"POST from another port of this machine", func() *http.Request {
-			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
-			r.Header.Set("Origin", "http://127.0.0.1:8080")
-			return r
-		}, http.StatusForbidden, "may not change"},
-		{"POST from another site (no Origin)", func() *http.Request {
-			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
-			r.Header.Del("Origin")
-			r.Header.Set("Sec-Fetch-Site", "cross-site")
-			return r
-		}, http.StatusForbidden, "another site"},
-		{"POST from a sandboxed frame (Origin null)", func() *http.Request {
-			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
-			r.Header.Set("Origin", "null")
-			r.Header.Set("Sec-Fetch-Site", "cross-site")
-			return r
-		}, http.StatusForbidden, "opaque origin"},
-		{"POST as the console's own form under no-referrer (Origin null)", func() *http.Request {
-			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
-			r.Header.Set("Origin", "null")
-			return r
-		}, http.StatusOK, "stripe#evt_pii"},
-		{"POST as the console's own form", func() *http.Request {
-			return c.withCookie(request("POST", "/personal/export", form(c.csrf)))
-		}, http.StatusOK, "stripe#evt_pii"},
 		{"localhost", func() *http.Request {
 			r := c.withCookie(request("GET", "/events", nil))
 			r.Host = "localhost:4400"
 			return r
 		}, http.StatusOK, "Events"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := httptest.NewRecorder()
-			c.srv.ServeHTTP(w, tt.req())
-			if w.Code != tt.want || !strings.Contains(w.Body.String(), tt.wantS) {
-				t.Errorf("answered %d, want %d with %q:\n%s", w.Code, tt.want, tt.wantS, w.Body)
-			}
-			checkHeaders(t, w)
-		})
-	}
-	if len(st.erases) != 0 || len(st.replays) != 0 {
-		t.Errorf("the stack was asked to change: %v %v", st.erases, st.replays)
 	}
 }
 
@@ -155,5 +123,51 @@ func checkHeaders(t *testing.T, w *httptest.ResponseRecorder) {
 	}
 	if strings.Contains(csp, "unsafe-inline") || w.Header().Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("answer opens itself to other origins: %v", w.Header())
+	}
+}
+
+// postCases are forms posted by the browser signed in as c, and by
+// pages that would drive it.
+func postCases(c *client) []guardCase {
+	form := func(csrf string) url.Values {
+		return url.Values{"csrf": {csrf}, "subject": {"jane@example.com"}}
+	}
+	return []guardCase{
+		{"POST without CSRF token", func() *http.Request {
+			return c.withCookie(request("POST", "/personal/export", url.Values{"subject": {"jane@example.com"}}))
+		}, http.StatusForbidden, "CSRF"},
+		{"POST with a wrong CSRF token", func() *http.Request {
+			return c.withCookie(request("POST", "/personal/export", form(strings.Repeat("0", len(c.csrf)))))
+		}, http.StatusForbidden, "CSRF"},
+		{"POST from a page of another origin", func() *http.Request {
+			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
+			r.Header.Set("Origin", "https://attacker.example")
+			return r
+		}, http.StatusForbidden, "attacker.example"},
+		{"POST from another port of this machine", func() *http.Request {
+			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
+			r.Header.Set("Origin", "http://127.0.0.1:8080")
+			return r
+		}, http.StatusForbidden, "may not change"},
+		{"POST from another site (no Origin)", func() *http.Request {
+			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
+			r.Header.Del("Origin")
+			r.Header.Set("Sec-Fetch-Site", "cross-site")
+			return r
+		}, http.StatusForbidden, "another site"},
+		{"POST from a sandboxed frame (Origin null)", func() *http.Request {
+			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
+			r.Header.Set("Origin", "null")
+			r.Header.Set("Sec-Fetch-Site", "cross-site")
+			return r
+		}, http.StatusForbidden, "opaque origin"},
+		{"POST as the console's own form under no-referrer (Origin null)", func() *http.Request {
+			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
+			r.Header.Set("Origin", "null")
+			return r
+		}, http.StatusOK, "stripe#evt_pii"},
+		{"POST as the console's own form", func() *http.Request {
+			return c.withCookie(request("POST", "/personal/export", form(c.csrf)))
+		}, http.StatusOK, "stripe#evt_pii"},
 	}
 }
