@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,7 +176,7 @@ func TestConsoleInABrowser(t *testing.T) {
 func tourPages(b *browserTab) {
 	for _, pg := range []struct{ path, name, want string }{
 		{"/parked", "parked", "create invoice"}, {"/health", "health", "Received"},
-		{"/destinations", "destinations", "No destination"}, {"/personal", "personal", "Past erasures"},
+		{"/destinations", "destinations", "3 delivered"}, {"/personal", "personal", "Past erasures"},
 	} {
 		b.do("open "+pg.path, chromedp.Click(`//nav//a[@href="`+pg.path+`"]`), chromedp.WaitVisible(chromedp.CSS("main h1")))
 		if got := b.text("main"); !strings.Contains(got, pg.want) {
@@ -206,12 +209,15 @@ func replayFromItsPage(b *browserTab, parked webhook.Key) {
 	b.do("back to the event, until it is DONE", chromedp.Click(`//a[. = "Back"]`), chromedp.WaitVisible(`//dd/span[contains(@class, "s-done")]`))
 }
 
-// parkedCheckout starts a pipeline with three checkouts: two DONE and,
-// between them, one whose invoice the Stripe API refused (400), parked in
-// the DLQ as the processor parks it.
+// parkedCheckout starts a pipeline with three checkouts, each delivered
+// to a destination too: two DONE and, between them, one whose invoice
+// the Stripe API refused (400), parked in the DLQ as the processor parks
+// it.
 func parkedCheckout(t *testing.T) (*pipelinetest.Pipeline, webhook.Key) {
 	t.Helper()
-	p := pipelinetest.New(t)
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "thanks") }))
+	t.Cleanup(endpoint.Close)
+	p := pipelinetest.NewWith(t, pipelinetest.Options{Forward: endpoint.URL + "/hooks"})
 	var parked webhook.Key
 	for i := 1; i <= 3; i++ {
 		if i == 2 {

@@ -37,7 +37,7 @@ type destinationView struct {
 // answer is a destination's last answer to one event.
 type answer struct {
 	Key webhook.Key
-	destination.Attempts
+	Log destination.Attempts
 }
 
 // destinationsView is the Destinations page.
@@ -85,7 +85,7 @@ func (s *Server) destinationsPage(w http.ResponseWriter, r *http.Request) {
 				byName[a.Destination] = d
 			}
 			d.Answers = append(d.Answers, answer{l.item.Key, a})
-			if !a.Delivered && !l.item.Status.Final() {
+			if !a.Delivered && (!l.item.Status.Final() || l.item.Status == inbox.Dead) {
 				d.Waiting = append(d.Waiting, l.item.Key)
 			}
 		}
@@ -99,7 +99,7 @@ func (s *Server) destinationsPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) destinationCounts(ctx context.Context, byName map[string]*destinationView, problems *[]string) []destinationView {
 	var out []destinationView
 	for _, d := range byName {
-		slices.SortFunc(d.Answers, func(a, b answer) int { return b.LastAt.Compare(a.LastAt) })
+		slices.SortFunc(d.Answers, func(a, b answer) int { return b.Log.LastAt.Compare(a.Log.LastAt) })
 		d.Answers = d.Answers[:min(len(d.Answers), shownAnswers)]
 		out = append(out, *d)
 	}
@@ -130,13 +130,14 @@ type eventLog struct {
 	attempts []destination.Attempts
 }
 
-// deliveryLogs reads the delivery logs of the latest events, a few at a
-// time.
+// deliveryLogs reads the delivery logs of the latest events and the
+// parked ones, a few at a time.
 func (s *Server) deliveryLogs(ctx context.Context) ([]eventLog, error) {
 	items, _, err := s.stack.Recent(ctx, inbox.RecentQuery{Unfinished: true, Finished: true, Limit: logEvents})
 	if err != nil {
 		return nil, err
 	}
+	items = mergeParked(items, s.parked(ctx).Messages, time.Time{}, time.Time{})
 	out := make([]eventLog, len(items))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)

@@ -115,6 +115,9 @@ type Options struct {
 	// Secrets are local values of more secret variables
 	// (pipeline.Options.Secrets).
 	Secrets map[string]string
+	// Forward, when set, is the URL of one more destination of the
+	// processor that gets every event (pipeline.Options.Forward).
+	Forward string
 }
 
 // NewWith is New with opts.
@@ -134,6 +137,7 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		Template: opts.Template,
 		Params:   opts.Params,
 		Secrets:  opts.Secrets,
+		Forward:  opts.Forward,
 		Builders: map[string]lambdafn.Builder{},
 	}
 	if opts.Template == nil {
