@@ -4,16 +4,22 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/middleware"
 
+	"github.com/hookinbox/hookinbox/internal/console"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
@@ -281,4 +287,115 @@ func pipelineState(t *testing.T, p *pipelinetest.Pipeline) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestConsoleCallsAreTheDocumentedOnes runs every page and change of the
+// console on a local stack, recording each AWS call by the client that
+// made it, and checks that docs/console.md lists it: the pages' and the
+// DLQ's reads among the read-only mode's actions, a change's and an
+// erasure's dry run among the full mode's.
+func TestConsoleCallsAreTheDocumentedOnes(t *testing.T) {
+	f := newConsoleFixture(t)
+	sf := addStackFlags(newFlagSet("console", "", ""))
+	sf.stateFile = f.state
+	st, where, err := newConsoleStack(context.Background(), sf, io.Discard, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := map[string]map[string]bool{"read-only": {}, "full": {}}
+	var mu sync.Mutex
+	for mode, ts := range map[string][]*target{"read-only": {st.read, st.peek}, "full": {st.erasePeek, st.write}} {
+		for _, tg := range ts {
+			tg.cfg.APIOptions = append(tg.cfg.APIOptions, func(s *middleware.Stack) error {
+				return s.Initialize.Add(middleware.InitializeMiddlewareFunc("record", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					mu.Lock()
+					made[mode][iamAction(middleware.GetServiceID(ctx), middleware.GetOperationName(ctx))] = true
+					mu.Unlock()
+					return next.HandleInitialize(ctx, in)
+				}), middleware.After)
+			})
+		}
+	}
+	c := openConsole(t, serveTestConsole(t, st, where))
+	for _, path := range []string{"/events", "/event?key=stripe%23evt_console_parked", "/parked", "/destinations", "/health", "/personal"} {
+		if code, page := c.get(path); code != http.StatusOK {
+			t.Errorf("%s: %d\n%s", path, code, page)
+		}
+	}
+	c.post("/events/subject", url.Values{"subject": {"ada@example.com"}})
+	c.post("/personal/export", url.Values{"subject": {"ada@example.com"}})
+	_, dry, _ := c.post("/replay/dry-run", url.Values{"key": {"stripe#evt_console_parked"}})
+	c.confirm(dry, "/replay")
+	_, dry, _ = c.post("/replay/dry-run", url.Values{"all": {"1"}})
+	c.confirm(dry, "/replay")
+	checkErasure(t, c, f)
+	documented := documentedActions(t)
+	for mode, actions := range made {
+		for a := range actions {
+			if !documented[mode][a] && !(mode == "full" && documented["read-only"][a]) {
+				t.Errorf("the console called %s in %s mode; docs/console.md does not list it", a, mode)
+			}
+		}
+	}
+	if !made["full"]["dynamodb:UpdateItem"] || !made["read-only"]["sqs:ReceiveMessage"] {
+		t.Errorf("recorded %v: is the recording broken?", made)
+	}
+}
+
+// serveTestConsole serves the console of st on a free loopback port
+// until the test ends and returns its URL.
+func serveTestConsole(t *testing.T, st *consoleStack, where string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := console.New(console.Config{Addr: ln.Addr().String(), Where: where, By: "console:test"}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveConsole(ctx, ln, srv) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return srv.URL()
+}
+
+// iamAction is the IAM action of an SDK operation of a service.
+func iamAction(service, operation string) string {
+	prefix := strings.ToLower(strings.ReplaceAll(service, " ", ""))
+	if prefix == "s3" && operation == "HeadObject" {
+		operation = "GetObject"
+	}
+	return prefix + ":" + operation
+}
+
+// documentedActions returns the IAM actions docs/console.md lists for
+// each mode: the table rows that start with the mode.
+func documentedActions(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	page, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "console.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]bool{"read-only": {}, "full": {}}
+	action := regexp.MustCompile("`([a-z0-9]+:[A-Za-z]+)`")
+	for _, line := range strings.Split(string(page), "\n") {
+		for mode := range out {
+			if strings.HasPrefix(line, "| "+mode+" |") {
+				for _, m := range action.FindAllStringSubmatch(line, -1) {
+					out[mode][m[1]] = true
+				}
+			}
+		}
+	}
+	if len(out["read-only"]) == 0 || len(out["full"]) == 0 {
+		t.Fatalf("docs/console.md has no rows \"| read-only |\" and \"| full |\" listing IAM actions: %v", out)
+	}
+	return out
 }
