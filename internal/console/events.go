@@ -18,6 +18,9 @@ const (
 	pageSize = 50
 	// maxSubjectEvents is the most events a subject search shows.
 	maxSubjectEvents = 200
+	// maxHashes is the most subject hashes one search reads: a subject
+	// under each key of a rotation.
+	maxHashes = 10
 	// formTime is the time of the page's from and to fields
 	// (datetime-local), in the machine's time zone.
 	formTime = "2006-01-02T15:04"
@@ -38,7 +41,7 @@ type eventsQuery struct {
 func eventsQueryOf(v url.Values) eventsQuery {
 	return eventsQuery{
 		Provider: v.Get("provider"), Type: strings.TrimSpace(v.Get("type")), Status: v.Get("status"),
-		From: v.Get("from"), To: v.Get("to"), Key: strings.TrimSpace(v.Get("key")), Before: v.Get("before"), Hashes: v["hash"],
+		From: v.Get("from"), To: v.Get("to"), Key: strings.TrimSpace(v.Get("key")), Before: v.Get("before"), Hashes: v["hash"][:min(len(v["hash"]), maxHashes)],
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // policy is every page's Content-Security-Policy: the console's own
@@ -42,6 +43,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		switch {
 		case !s.hosts[r.Host]:
 			refuse(w, http.StatusMisdirectedRequest, "this console answers only to "+s.cfg.Addr)
+		case r.Header.Get("Sec-Fetch-Site") == "cross-site":
+			refuse(w, http.StatusForbidden, "a page of another site may not use this console")
 		case r.URL.Query().Has("token"):
 			s.login(w, r)
 		case !s.signedIn(r):
@@ -77,6 +80,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	q.Del("token")
 	to := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+	if !strings.HasPrefix(to.Path, "/") || strings.HasPrefix(to.Path, "//") {
+		to.Path = "/" // never to another host
+	}
 	http.Redirect(w, r, to.String(), http.StatusSeeOther)
 }
 

@@ -59,6 +59,11 @@ func guardCases(c *client) []guardCase {
 	return []guardCase{
 		{"no cookie", func() *http.Request { return request("GET", "/events", nil) }, http.StatusForbidden, "open the URL"},
 		{"wrong token in the URL", func() *http.Request { return request("GET", "/?token=guess", nil) }, http.StatusForbidden, "wrong token"},
+		{"a page of another site, cookie and all", func() *http.Request {
+			r := c.withCookie(request("GET", "/events", nil))
+			r.Header.Set("Sec-Fetch-Site", "cross-site")
+			return r
+		}, http.StatusForbidden, "another site"},
 		{"wrong cookie", func() *http.Request {
 			r := request("GET", "/events", nil)
 			r.AddCookie(&http.Cookie{Name: c.cookie.Name, Value: "guess"})
@@ -95,6 +100,24 @@ func TestTheURLsTokenBecomesACookie(t *testing.T) {
 	ck := w.Result().Cookies()
 	if len(ck) != 1 || ck[0].Name != "hookinbox_console_4400" || ck[0].Value != "t0ken" || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode || ck[0].Path != "/" {
 		t.Errorf("cookies %+v, want one HttpOnly SameSite=Strict cookie of port 4400", ck)
+	}
+}
+
+// TestSignInRedirectsOnlyHere checks that the sign-in's redirect stays
+// on the console, whatever path the URL names.
+func TestSignInRedirectsOnlyHere(t *testing.T) {
+	srv, err := console.New(console.Config{Addr: testAddr, Token: "t0ken"}, newFake())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"//attacker.example/?token=t0ken", "/%2F%2Fattacker.example?token=t0ken"} {
+		w := httptest.NewRecorder()
+		r := request("GET", "/", nil)
+		r.URL, _ = url.Parse(target)
+		srv.ServeHTTP(w, r)
+		if loc := w.Header().Get("Location"); strings.Contains(loc, "attacker") || !strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") {
+			t.Errorf("%s redirected to %q", target, loc)
+		}
 	}
 }
 
@@ -155,10 +178,10 @@ func postCases(c *client) []guardCase {
 			r.Header.Set("Sec-Fetch-Site", "cross-site")
 			return r
 		}, http.StatusForbidden, "another site"},
-		{"POST from a sandboxed frame (Origin null)", func() *http.Request {
+		{"POST from a sandboxed frame of a browser without Sec-Fetch-Site (Origin null)", func() *http.Request {
 			r := c.withCookie(request("POST", "/personal/export", form(c.csrf)))
 			r.Header.Set("Origin", "null")
-			r.Header.Set("Sec-Fetch-Site", "cross-site")
+			r.Header.Del("Sec-Fetch-Site")
 			return r
 		}, http.StatusForbidden, "opaque origin"},
 		{"POST as the console's own form under no-referrer (Origin null)", func() *http.Request {
