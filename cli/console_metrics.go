@@ -158,7 +158,8 @@ func statOf(stat string, vs []float64) float64 {
 }
 
 // cloudWatchMetrics reads each query per bucket of span with
-// GetMetricData.
+// GetMetricData. A value is added to the bucket of its timestamp (the
+// first without one), the nearest bucket when it falls outside.
 func cloudWatchMetrics(ctx context.Context, cw metricData, namespace string, span console.Span, qs []console.MetricQuery) ([][]float64, error) {
 	in := &cloudwatch.GetMetricDataInput{StartTime: aws.Time(span.From), EndTime: aws.Time(span.From.Add(time.Duration(span.Buckets) * span.Step))}
 	out := make([][]float64, len(qs))
@@ -175,14 +176,19 @@ func cloudWatchMetrics(ctx context.Context, cw metricData, namespace string, spa
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return out, fmt.Errorf("CloudWatch GetMetricData: %w", err)
+			return nil, fmt.Errorf("CloudWatch GetMetricData: %w", err)
 		}
 		for _, res := range page.MetricDataResults {
-			i, _ := strconv.Atoi(strings.TrimPrefix(aws.ToString(res.Id), "m"))
-			for j, ts := range res.Timestamps {
-				if b := int(ts.Sub(span.From) / span.Step); i < len(out) && b >= 0 && b < span.Buckets && j < len(res.Values) {
-					out[i][b] = res.Values[j]
+			i, err := strconv.Atoi(strings.TrimPrefix(aws.ToString(res.Id), "m"))
+			if err != nil || i < 0 || i >= len(out) {
+				continue
+			}
+			for j, v := range res.Values {
+				b := 0
+				if j < len(res.Timestamps) {
+					b = min(max(int(res.Timestamps[j].Sub(span.From)/span.Step), 0), span.Buckets-1)
 				}
+				out[i][b] += v
 			}
 		}
 	}

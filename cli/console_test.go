@@ -16,13 +16,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/console"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/provider"
@@ -398,4 +404,58 @@ func documentedActions(t *testing.T) map[string]map[string]bool {
 		t.Fatalf("docs/console.md has no rows \"| read-only |\" and \"| full |\" listing IAM actions: %v", out)
 	}
 	return out
+}
+
+// metricDataFn answers GetMetricData with a function.
+type metricDataFn func(*cloudwatch.GetMetricDataInput) *cloudwatch.GetMetricDataOutput
+
+func (f metricDataFn) GetMetricData(_ context.Context, in *cloudwatch.GetMetricDataInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricDataOutput, error) {
+	return f(in), nil
+}
+
+// TestCloudWatchMetricsBucketsByTimestamp checks the charts' and the
+// destinations' reads of CloudWatch: one query per metric, with its
+// dimensions, statistic and the span's step as period, and each value
+// in the bucket of its timestamp.
+func TestCloudWatchMetricsBucketsByTimestamp(t *testing.T) {
+	from := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	span := console.Span{From: from, Step: 15 * time.Minute, Buckets: 4}
+	var got *cloudwatch.GetMetricDataInput
+	cw := metricDataFn(func(in *cloudwatch.GetMetricDataInput) *cloudwatch.GetMetricDataOutput {
+		got = in
+		return &cloudwatch.GetMetricDataOutput{MetricDataResults: []cwtypes.MetricDataResult{
+			{Id: aws.String("m0"), Timestamps: []time.Time{from, from.Add(30 * time.Minute), from.Add(31 * time.Minute)}, Values: []float64{1, 2, 3}},
+			{Id: aws.String("m1"), Timestamps: []time.Time{from.Add(45 * time.Minute)}, Values: []float64{250}},
+		}}
+	})
+	vals, err := cloudWatchMetrics(context.Background(), cw, "hookinbox/shop", span, []console.MetricQuery{
+		{Name: metrics.Received}, {Name: metrics.DestinationLatency, Stat: "p99", Dims: map[string]string{metrics.DimDestination: "crm"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]float64{{1, 0, 5, 0}, {0, 0, 0, 250}}, vals); diff != "" {
+		t.Errorf("values per bucket (-want +got):\n%s", diff)
+	}
+	q := got.MetricDataQueries[1].MetricStat
+	if aws.ToString(q.Stat) != "p99" || aws.ToInt32(q.Period) != 900 || len(q.Metric.Dimensions) != 1 || aws.ToString(q.Metric.Dimensions[0].Value) != "crm" ||
+		aws.ToString(got.MetricDataQueries[0].MetricStat.Stat) != "Sum" || !aws.ToTime(got.EndTime).Equal(from.Add(time.Hour)) {
+		t.Errorf("queries %+v", got)
+	}
+}
+
+func TestLineMetricsComputeCloudWatchsStatistics(t *testing.T) {
+	from := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	line := func(at time.Duration, v float64, dest string) emf.Line {
+		return emf.Line{Time: from.Add(at), Values: map[string]float64{metrics.DestinationLatency: v}, Dims: map[string]string{metrics.DimDestination: dest}}
+	}
+	lines := []emf.Line{line(time.Minute, 10, "crm"), line(2*time.Minute, 30, "crm"), line(3*time.Minute, 99, "erp"), line(-time.Minute, 1000, "crm")}
+	d := map[string]string{metrics.DimDestination: "crm"}
+	got := lineMetrics(lines, console.Span{From: from, Step: time.Hour, Buckets: 1}, []console.MetricQuery{
+		{Name: metrics.DestinationLatency, Stat: "Sum", Dims: d}, {Name: metrics.DestinationLatency, Stat: "Average", Dims: d},
+		{Name: metrics.DestinationLatency, Stat: "Maximum"}, {Name: metrics.DestinationLatency, Stat: "p99", Dims: d},
+	})
+	if diff := cmp.Diff([][]float64{{40}, {20}, {99}, {30}}, got); diff != "" {
+		t.Errorf("statistics (-want +got):\n%s", diff)
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookinbox/hookinbox/internal/console"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
@@ -343,36 +343,17 @@ type metricData interface {
 // namespace over [from, to).
 func cloudWatchCounts(ctx context.Context, cw metricData, namespace string, from, to time.Time) (map[string]float64, error) {
 	names := countNames()
-	period := int32(to.Sub(from).Round(time.Minute) / time.Second)
-	if period < 60 {
-		period = 60
-	}
-	in := &cloudwatch.GetMetricDataInput{StartTime: aws.Time(from), EndTime: aws.Time(to)}
+	qs := make([]console.MetricQuery, len(names))
 	for i, n := range names {
-		in.MetricDataQueries = append(in.MetricDataQueries, cwtypes.MetricDataQuery{
-			Id: aws.String("m" + strconv.Itoa(i)),
-			MetricStat: &cwtypes.MetricStat{
-				Metric: &cwtypes.Metric{Namespace: aws.String(namespace), MetricName: aws.String(n)},
-				Period: aws.Int32(period), Stat: aws.String("Sum"),
-			},
-		})
+		qs[i] = console.MetricQuery{Name: n, Stat: "Sum"}
+	}
+	sums, err := cloudWatchMetrics(ctx, cw, namespace, console.Span{From: from, Step: max(to.Sub(from).Round(time.Minute), time.Minute), Buckets: 1}, qs)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]float64{}
-	for _, n := range names {
-		out[n] = 0
-	}
-	p := cloudwatch.NewGetMetricDataPaginator(cw, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("CloudWatch GetMetricData: %w", err)
-		}
-		for _, res := range page.MetricDataResults {
-			i, _ := strconv.Atoi(strings.TrimPrefix(aws.ToString(res.Id), "m"))
-			for _, v := range res.Values {
-				out[names[i]] += v
-			}
-		}
+	for i, n := range names {
+		out[n] = sums[i][0]
 	}
 	return out, nil
 }
