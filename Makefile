@@ -36,7 +36,7 @@ build-floor:
 	$(gobuild) ./cmd/floor
 
 .DEFAULT_GOAL := test
-.PHONY: build sizes test test-adopt test-moto test-iam iam-check test-examples vet lint-template fuzz chaos faults bench dev clean $(FUNCTIONS:%=build-%) build-floor
+.PHONY: build sizes test test-adopt test-moto test-iam iam-check test-examples vet lint-template chromium fuzz chaos faults bench dev clean $(FUNCTIONS:%=build-%) build-floor
 
 # build builds every function into bin/<LogicalId>/bootstrap. Each target
 # gets its own ARTIFACTS_DIR unless one is given.
@@ -64,11 +64,25 @@ local/node_modules: local/package-lock.json
 # another user in a fresh module, on the last commit (see test-adopt).
 # Many tests wait on emulators and backoffs, so three test binaries run at
 # once on two cores; the moto family and the example module run side by side.
-test: vet lint-template local/node_modules
+test: vet lint-template local/node_modules chromium
 	rm -rf $(IAM_RECORD)
 	HOOKINBOX_IAM_RECORD=$(IAM_RECORD)/dynalite go test -count=1 -p 3 -timeout 8m ./...
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-moto test-examples MOTO_SKIP='$(MOTO_SKIP_IN_TEST)' HOOKINBOX_IAM_RECORD=$(IAM_RECORD)/moto
 	$(MAKE) --no-print-directory iam-check
+
+# chromium: the console's browser test (cli's TestConsoleInABrowser)
+# drives Debian's chromium, headless and offline. make test installs it
+# when it is missing, as root with apt-get (a fresh CI machine); otherwise
+# it says how. HOOKINBOX_CHROMIUM names another Chromium or Chrome.
+chromium:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || [ -n "$$HOOKINBOX_CHROMIUM" ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "Installing chromium for the console's browser test: apt-get install -y chromium"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "chromium is not installed: the console's browser test needs it (Debian: sudo apt-get install chromium; or set HOOKINBOX_CHROMIUM to a Chromium or Chrome binary)"; \
+	    exit 1; \
+	  fi; }
 
 # test-iam checks IAM as deployed, alone: the tests that run the
 # functions record every AWS request each makes (on both emulator

@@ -79,6 +79,11 @@ func (f *subjectFlags) eraser(ctx context.Context, sf *stackFlags, command strin
 	if err != nil {
 		return nil, err
 	}
+	return f.eraserOn(ctx, t, command, stderr, queues)
+}
+
+// eraserOn is eraser on the target t.
+func (f *subjectFlags) eraserOn(ctx context.Context, t *target, command string, stderr io.Writer, queues bool) (*privacy.Eraser, error) {
 	keys, err := f.keys(ctx, t)
 	if err != nil {
 		return nil, err

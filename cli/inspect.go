@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/console"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/shop"
@@ -109,35 +110,18 @@ Examples:
 	if err != nil {
 		return err
 	}
-	table := t.table
-	db := dynamodb.NewFromConfig(t.cfg)
-	store := t.store()
-	key, err := eventKey(ctx, store, rest[0])
+	key, err := eventKey(ctx, t.store(), rest[0])
 	if err != nil {
 		return err
 	}
-	it, err := store.Get(ctx, key)
+	ev, err := inspectEvent(ctx, t, key, *asJSON || *withPayload)
 	if errors.Is(err, inbox.ErrNotFound) {
-		return fmt.Errorf("%s is not in the inbox (table %s): was it sent to this stack? `hookinbox send` prints the keys it sends", key, table)
+		return fmt.Errorf("%s is not in the inbox (table %s): was it sent to this stack? `hookinbox send` prints the keys it sends", key, t.table)
 	}
 	if err != nil {
 		return err
 	}
-	recs, open, err := effects.NewLedger(db, table, 0).Read(ctx, key)
-	if err != nil {
-		return err
-	}
-	deliveries, err := destination.NewLog(db, table, 0).Read(ctx, key)
-	if err != nil {
-		return err
-	}
-	var payload []byte
-	if *asJSON || *withPayload {
-		payload, err = store.Payload(ctx, key)
-		if err != nil && !errors.Is(err, inbox.ErrNotFound) {
-			return err
-		}
-	}
+	it, recs, open, deliveries, payload := ev.Item, ev.Effects, ev.OpenIntents, ev.Destinations, ev.Payload
 	if *asJSON {
 		out := inspection{Item: viewOf(it), Effects: recs, OpenIntents: open, Destinations: deliveries}
 		if out.Destinations == nil {
@@ -158,11 +142,36 @@ Examples:
 	}
 	printInspection(stdout, it, recs)
 	printDeliveries(stdout, deliveries)
-	printOpenIntents(stdout, table, open, t.args)
+	printOpenIntents(stdout, t.table, open, t.args)
 	if *withPayload {
 		fmt.Fprintf(stdout, "\nPayload (%d bytes):\n%s\n", len(payload), printable(strings.TrimSpace(string(payload)), "\n\t"))
 	}
 	return nil
+}
+
+// inspectEvent reads what inspect shows of the event key on t: its item,
+// its effect ledger, its delivery log and, with payload, its payload
+// (nil when none is stored). No item is inbox.ErrNotFound.
+func inspectEvent(ctx context.Context, t *target, key webhook.Key, payload bool) (console.Event, error) {
+	store, db := t.store(), dynamodb.NewFromConfig(t.cfg)
+	it, err := store.Get(ctx, key)
+	if err != nil {
+		return console.Event{}, err
+	}
+	ev := console.Event{Item: it}
+	if ev.Effects, ev.OpenIntents, err = effects.NewLedger(db, t.table, 0).Read(ctx, key); err != nil {
+		return ev, err
+	}
+	if ev.Destinations, err = destination.NewLog(db, t.table, 0).Read(ctx, key); err != nil {
+		return ev, err
+	}
+	if payload {
+		ev.Payload, err = store.Payload(ctx, key)
+		if errors.Is(err, inbox.ErrNotFound) {
+			ev.Payload, err = nil, nil
+		}
+	}
+	return ev, err
 }
 
 func printInspection(w io.Writer, it inbox.Item, recs []effects.Record) {

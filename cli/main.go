@@ -13,6 +13,7 @@
 //	hookinbox state                                      the example shop's state
 //	hookinbox replay ...                                 replay parked or finished events
 //	hookinbox status [--json] [--stack NAME]             queues, DLQ, stuck claims, reconciler, counts
+//	hookinbox console [--stack NAME] [--read-only]       the inbox in a browser, replay as a button
 //	hookinbox reconcile [--json]                         run the reconciler once against the local stack
 //	hookinbox chaos --events events.jsonl                the duplicate-proof test
 //	hookinbox template --business business.yaml          your stack's template
@@ -61,6 +62,7 @@ func init() {
 		{"erase", "erase what hookinbox keeps about a person (a customer id or an email)", cmdErase},
 		{"export", "list what hookinbox holds about a person, for a data request", cmdExport},
 		{"status", "one screen for the operator: queues, DLQ, stuck claims, reconciler, last hour's counts", cmdStatus},
+		{"console", "the inbox in a browser, on this machine: events, replay as a button, parked, health, personal data", cmdConsole},
 		{"reconcile", "run the reconciler once, now, against the local stack's API stand-ins", cmdReconcile},
 		{"chaos", "deliver a corpus twice, shuffled, and compare with one clean delivery", cmdChaos},
 		{"template", "write your stack's template: hookinbox's with your business file put in", cmdTemplate},

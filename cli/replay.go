@@ -8,10 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -68,7 +65,7 @@ func keyShape(s string) string {
 }
 
 func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("replay", "(--all [--type T] [--max N] | --key K [--key K ...]) [--dry-run] [--json] [--stack NAME]", `
+	fs := newFlagSet("replay", "(--all [--type T] [--reason R] [--max N] | --key K [--key K ...]) [--dry-run] [--json] [--stack NAME]", `
 Sends parked events back to the processor, exactly as the dlq-replay
 function does (internal/replay): each event's claim is put back to FAILED
 (attempts and last error kept) and its message sent to the events queue; a
@@ -90,6 +87,7 @@ Examples:
 	var keys keyList
 	fs.Var(&keys, "key", "replay this event (`provider#id`, or a bare event id, looked up under every provider), whether or not it is in the DLQ; repeatable")
 	typ := fs.String("type", "", "with --all: only DLQ messages of this event `type`")
+	reason := fs.String("reason", "", "with --all: only DLQ messages parked with exactly this `reason` (their error_reason, as replay --dry-run prints it)")
 	dryRun := fs.Bool("dry-run", false, "report only; change nothing")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	sf := addStackFlags(fs)
@@ -98,7 +96,7 @@ Examples:
 		return err
 	}
 	keys = append(keys, rest...)
-	req := replay.Request{All: *all, Max: *max, EventType: *typ, DryRun: *dryRun}
+	req := replay.Request{All: *all, Max: *max, EventType: *typ, Reason: *reason, DryRun: *dryRun}
 	for _, k := range keys {
 		req.Keys = append(req.Keys, keyShape(k))
 	}
@@ -124,10 +122,7 @@ Examples:
 		}
 		req.Keys = append(req.Keys, key.String())
 	}
-	sq := sqs.NewFromConfig(t.cfg)
-	h := replay.New(replay.Config{}, t.store(),
-		queue.New(sq, t.queueURL), queue.New(sq, t.dlqURL), nil)
-	sum, err := h.Handle(ctx, req)
+	sum, err := t.replayer(replay.Config{}).Handle(ctx, req)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookinbox/hookinbox/internal/console"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
@@ -151,7 +151,20 @@ Examples:
 	if err != nil {
 		return err
 	}
+	r := collectStatus(ctx, t, *since, *stuckAfter, flagSet(fs, "stuck-after"))
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	r.print(stdout)
+	return nil
+}
 
+// collectStatus reads the report status prints of t: counts over since,
+// claims stuck after stuckAfter (on the local stack, its reconciler's
+// STUCK_AFTER unless stuckAfterGiven).
+func collectStatus(ctx context.Context, t *target, since, stuckAfter time.Duration, stuckAfterGiven bool) *statusReport {
 	r := &statusReport{Source: "aws", Stack: t.stack, At: time.Now().UTC(), Window: since.String(), StuckAfter: stuckAfter.String()}
 	var (
 		counts    func(ctx context.Context) (map[string]float64, error)
@@ -159,30 +172,17 @@ Examples:
 	)
 	if st := t.local; st != nil {
 		r.Source = "local"
-		if d, err := time.ParseDuration(st.functionEnv("ReconcilerFunction", "STUCK_AFTER")); err == nil && !flagSet(fs, "stuck-after") {
-			*stuckAfter, r.StuckAfter = d, d.String()
+		if d, err := time.ParseDuration(st.functionEnv("ReconcilerFunction", "STUCK_AFTER")); err == nil && !stuckAfterGiven {
+			stuckAfter, r.StuckAfter = d, d.String()
 		}
 		r.CountsFrom = "metrics file " + st.MetricsFile
 		counts = func(context.Context) (map[string]float64, error) {
-			return fileCounts(st.MetricsFile, r.At.Add(-*since))
+			return fileCounts(st.MetricsFile, r.At.Add(-since))
 		}
 	} else {
-		cw := cloudwatch.NewFromConfig(t.cfg)
-		ns := "hookinbox/" + t.stack
-		r.CountsFrom = "CloudWatch namespace " + ns
-		counts = func(ctx context.Context) (map[string]float64, error) {
-			return cloudWatchCounts(ctx, cw, ns, r.At.Add(-*since), r.At)
-		}
-		if t.stack == "" {
-			// The namespace is the stack's: without it there are no counts.
-			r.CountsFrom = "none: pass --stack NAME for the CloudWatch namespace hookinbox/<stack>"
-			counts = func(context.Context) (map[string]float64, error) { return map[string]float64{}, nil }
-		}
-		oldestAge = func(ctx context.Context) (*float64, error) {
-			return oldestMessageAge(ctx, cw, queueName(t.queueURL), r.At)
-		}
+		counts, oldestAge = r.cloudWatch(t, since)
 	}
-	r.collect(ctx, sqs.NewFromConfig(t.cfg), dynamodb.NewFromConfig(t.cfg), t.table, t.queueURL, t.dlqURL, *stuckAfter, counts)
+	r.collect(ctx, sqs.NewFromConfig(t.cfg), dynamodb.NewFromConfig(t.cfg), t.table, t.queueURL, t.dlqURL, stuckAfter, counts)
 	if oldestAge != nil {
 		if age, err := oldestAge(ctx); err != nil {
 			r.problem("age of the oldest message: %v", err)
@@ -196,13 +196,27 @@ Examples:
 			"hookinbox replay --all" + t.args,
 		}
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+	return r
+}
+
+// cloudWatch returns how r reads a deployed stack's counts over since,
+// and the age of its oldest queued message, from CloudWatch.
+func (r *statusReport) cloudWatch(t *target, since time.Duration) (counts func(context.Context) (map[string]float64, error), oldestAge func(context.Context) (*float64, error)) {
+	cw := cloudwatch.NewFromConfig(t.cfg)
+	ns := "hookinbox/" + t.stack
+	r.CountsFrom = "CloudWatch namespace " + ns
+	counts = func(ctx context.Context) (map[string]float64, error) {
+		return cloudWatchCounts(ctx, cw, ns, r.At.Add(-since), r.At)
 	}
-	r.print(stdout)
-	return nil
+	if t.stack == "" {
+		// The namespace is the stack's: without it there are no counts.
+		r.CountsFrom = "none: pass --stack NAME for the CloudWatch namespace hookinbox/<stack>"
+		counts = func(context.Context) (map[string]float64, error) { return map[string]float64{}, nil }
+	}
+	oldestAge = func(ctx context.Context) (*float64, error) {
+		return oldestMessageAge(ctx, cw, queueName(t.queueURL), r.At)
+	}
+	return counts, oldestAge
 }
 
 // queueName returns the name of the queue at url (its last path segment).
@@ -288,13 +302,26 @@ func queueDepth(ctx context.Context, sq *sqs.Client, url string) (queueStatus, e
 
 // fileCounts sums the local stack's metric lines since the given time.
 func fileCounts(path string, since time.Time) (map[string]float64, error) {
+	lines, err := metricLines(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, n := range countNames() {
+		out[n] = emf.Sum(lines, n, nil, since)
+	}
+	return out, nil
+}
+
+// metricLines reads the local stack's metric lines (none before the
+// first is written).
+func metricLines(path string) ([]emf.Line, error) {
 	if path == "" {
 		return nil, errors.New("the state file names no metrics file; restart hookinbox dev")
 	}
-	out := map[string]float64{}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return out, nil // nothing recorded yet
+		return nil, nil // nothing recorded yet
 	}
 	if err != nil {
 		return nil, err
@@ -304,10 +331,7 @@ func fileCounts(path string, since time.Time) (map[string]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	for _, n := range countNames() {
-		out[n] = emf.Sum(lines, n, nil, since)
-	}
-	return out, nil
+	return lines, nil
 }
 
 // metricData is the CloudWatch call status makes.
@@ -319,36 +343,17 @@ type metricData interface {
 // namespace over [from, to).
 func cloudWatchCounts(ctx context.Context, cw metricData, namespace string, from, to time.Time) (map[string]float64, error) {
 	names := countNames()
-	period := int32(to.Sub(from).Round(time.Minute) / time.Second)
-	if period < 60 {
-		period = 60
-	}
-	in := &cloudwatch.GetMetricDataInput{StartTime: aws.Time(from), EndTime: aws.Time(to)}
+	qs := make([]console.MetricQuery, len(names))
 	for i, n := range names {
-		in.MetricDataQueries = append(in.MetricDataQueries, cwtypes.MetricDataQuery{
-			Id: aws.String("m" + strconv.Itoa(i)),
-			MetricStat: &cwtypes.MetricStat{
-				Metric: &cwtypes.Metric{Namespace: aws.String(namespace), MetricName: aws.String(n)},
-				Period: aws.Int32(period), Stat: aws.String("Sum"),
-			},
-		})
+		qs[i] = console.MetricQuery{Name: n, Stat: "Sum"}
+	}
+	sums, err := cloudWatchMetrics(ctx, cw, namespace, console.Span{From: from, Step: max(to.Sub(from).Round(time.Minute), time.Minute), Buckets: 1}, qs)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]float64{}
-	for _, n := range names {
-		out[n] = 0
-	}
-	p := cloudwatch.NewGetMetricDataPaginator(cw, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("CloudWatch GetMetricData: %w", err)
-		}
-		for _, res := range page.MetricDataResults {
-			i, _ := strconv.Atoi(strings.TrimPrefix(aws.ToString(res.Id), "m"))
-			for _, v := range res.Values {
-				out[names[i]] += v
-			}
-		}
+	for i, n := range names {
+		out[n] = sums[i][0]
 	}
 	return out, nil
 }

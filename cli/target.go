@@ -6,15 +6,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/replay"
 )
 
 // The outputs of template.yaml that name what inspect, replay and status
@@ -167,6 +171,23 @@ func (f *stackFlags) localTarget(command string, stderr io.Writer, st *devState,
 // bodies kept in its bucket (path-style on the local stack's S3 server).
 func (t *target) store() *inbox.DynamoDB {
 	return inbox.NewDynamoDB(dynamodb.NewFromConfig(t.cfg), t.table).WithBodies(inbox.BodiesFor(t.cfg, t.bucket, t.local != nil))
+}
+
+// limitedTo returns t with clients that also refuse, before sending it,
+// any operation allowed does not accept (see guard).
+func (t *target) limitedTo(allowed func(operation string) bool) *target {
+	c := *t
+	c.cfg = t.cfg.Copy()
+	c.cfg.APIOptions = slices.Clone(t.cfg.APIOptions)
+	guard(&c.cfg, allowed)
+	return &c
+}
+
+// replayer returns the replay of t's DLQ into its events queue, as the
+// dlq-replay function runs it.
+func (t *target) replayer(cfg replay.Config) *replay.Handler {
+	sq := sqs.NewFromConfig(t.cfg)
+	return replay.New(cfg, t.store(), queue.New(sq, t.queueURL), queue.New(sq, t.dlqURL), nil)
 }
 
 // stackOutputs returns the outputs of the CloudFormation stack name.

@@ -16,16 +16,20 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Request is what to replay: the DLQ (All, optionally only EventType, at
-// most Max messages) or the events named in Keys, whether or not they are
-// still in the DLQ. DryRun only reports. It is the dlq-replay function's
-// input, e.g. {"all": true, "max": 100} or {"keys": ["stripe#evt_123"]}.
+// Request is what to replay: the DLQ (All, optionally only EventType
+// and only Reason, at most Max messages) or the events named in Keys,
+// whether or not they are still in the DLQ. DryRun only reports. It is
+// the dlq-replay function's input, e.g. {"all": true, "max": 100} or
+// {"keys": ["stripe#evt_123"]}.
 type Request struct {
 	All       bool     `json:"all,omitempty"`
 	Max       int      `json:"max,omitempty"`
 	Keys      []string `json:"keys,omitempty"`
 	EventType string   `json:"eventType,omitempty"`
-	DryRun    bool     `json:"dryRun,omitempty"`
+	// Reason keeps only the DLQ messages parked with exactly this reason
+	// (their error_reason attribute).
+	Reason string `json:"reason,omitempty"`
+	DryRun bool   `json:"dryRun,omitempty"`
 }
 
 // maxKeys is the most keys one request may name.
@@ -42,6 +46,9 @@ func (r Request) Validate() error {
 	}
 	if r.EventType != "" && !r.All {
 		problems = append(problems, `"eventType" filters the DLQ: use it with "all": true`)
+	}
+	if r.Reason != "" && !r.All {
+		problems = append(problems, `"reason" filters the DLQ: use it with "all": true`)
 	}
 	if r.Max < 0 {
 		problems = append(problems, `"max" must not be negative`)
@@ -160,6 +167,8 @@ type Config struct {
 	Wait time.Duration
 	// Metrics records Replayed, by provider; nil records nothing.
 	Metrics *metrics.Recorder
+	// Progress, when set, is told each line as soon as it is known.
+	Progress func(Line)
 }
 
 const (
@@ -370,7 +379,7 @@ func (h *Handler) message(ctx context.Context, m queue.Message, req Request, rep
 			Note: fmt.Sprintf("not an envelope (%d-byte body), left in the DLQ for a person: read it with aws sqs receive-message", len(m.Body)),
 		}, true, false
 	}
-	if req.EventType != "" && env.Type != req.EventType {
+	if req.EventType != "" && env.Type != req.EventType || req.Reason != "" && reason != req.Reason {
 		return nil, true, false
 	}
 	if sentAt, done := replayed[env.Key]; done {
@@ -505,6 +514,9 @@ func (h *Handler) done(l Line, dryRun, inDLQ bool) Line {
 }
 
 func (h *Handler) logLine(ctx context.Context, l Line) {
+	if h.cfg.Progress != nil {
+		h.cfg.Progress(l)
+	}
 	level := slog.LevelInfo
 	if l.Outcome == failed {
 		level = slog.LevelWarn

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -256,6 +258,60 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 	}
 }
 
+// TestReplayByReasonReportsEachLineAsItGoes checks the Reason filter
+// (one group of the console's Parked page) and Config.Progress: only
+// the messages parked with that reason are replayed, each line is told
+// as it is known, and the rest stay in the DLQ.
+func TestReplayByReasonReportsEachLineAsItGoes(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	now := time.Now()
+	park := func(id, reason string) webhook.Key {
+		t.Helper()
+		ev := webhook.Event{Provider: "stripe", ID: id, Type: "checkout.session.completed", Created: now, Raw: []byte(`{"id":"` + id + `"}`)}
+		it, err := s.Inbox.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour})
+		if err == nil {
+			err = s.Inbox.PutPayload(ctx, it, ev.Raw)
+		}
+		if err == nil {
+			_, err = s.Inbox.Lease(ctx, it.Key, "w", now, time.Minute)
+		}
+		if err == nil {
+			_, err = s.Inbox.Finish(ctx, it.Key, "w", inbox.Result{Status: inbox.Dead, Error: reason, At: now})
+		}
+		env := webhook.Envelope{Key: it.Key, Type: ev.Type}
+		if err == nil {
+			err = s.DLQ.Park(ctx, env.Marshal(), env, reason, 1, now)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return it.Key
+	}
+	a, b := park("evt_reason_a", "price unknown"), park("evt_reason_b", "price unknown")
+	other := park("evt_reason_c", "no customer email")
+	var told []string
+	h := replay.New(replay.Config{Wait: noWait, Progress: func(l replay.Line) { told = append(told, l.Key+" "+l.Outcome) }}, s.Inbox, s.Events, s.DLQ, nil)
+	sum, err := h.Handle(ctx, replay.Request{All: true, Reason: "price unknown"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Moved != 2 || sum.Unmatched != 1 {
+		t.Errorf("summary: %s", sum.Text())
+	}
+	slices.Sort(told)
+	if diff := cmp.Diff([]string{string(a) + " replayed", string(b) + " replayed"}, told); diff != "" {
+		t.Errorf("progress told (-want +got):\n%s", diff)
+	}
+	want := map[webhook.Key]inbox.Status{a: inbox.Failed, b: inbox.Failed, other: inbox.Dead}
+	if diff := cmp.Diff(want, s.statuses(t, []webhook.Key{a, b, other})); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	if left := pipelinetest.Peek(t, s.DLQ); len(left) != 1 || left[0].Attributes[queue.AttrReason] != "no customer email" {
+		t.Errorf("left in the DLQ: %+v, want the other reason's message", left)
+	}
+}
+
 func TestNativeRedriveOfADeadEventIsProcessedOnce(t *testing.T) {
 	ctx := context.Background()
 	s := newStack(t)
@@ -291,6 +347,7 @@ func TestRequestValidation(t *testing.T) {
 		{"nothing", replay.Request{}, "say what to replay"},
 		{"both", replay.Request{All: true, Keys: []string{"stripe#evt_1"}}, "not both"},
 		{"type without all", replay.Request{EventType: "x", Keys: []string{"stripe#evt_1"}}, "eventType"},
+		{"reason without all", replay.Request{Reason: "x", Keys: []string{"stripe#evt_1"}}, `"reason"`},
 		{"bad key", replay.Request{Keys: []string{"evt_123"}}, `key "evt_123"`},
 		{"negative max", replay.Request{All: true, Max: -1}, "max"},
 	}

@@ -116,6 +116,9 @@ type Options struct {
 	// Secrets are local values of more secret variables
 	// (pipeline.Options.Secrets).
 	Secrets map[string]string
+	// Forward, when set, is the URL of one more destination of the
+	// processor that gets every event (pipeline.Options.Forward).
+	Forward string
 }
 
 // NewWith is New with opts.
@@ -135,6 +138,7 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		Template: opts.Template,
 		Params:   opts.Params,
 		Secrets:  opts.Secrets,
+		Forward:  opts.Forward,
 		Builders: map[string]lambdafn.Builder{},
 	}
 	if opts.Template == nil {
@@ -229,6 +233,10 @@ func (p *Pipeline) Deliver(t testing.TB, body []byte) string {
 	_ = json.Unmarshal([]byte(resp.Body), &out)
 	return out.Status
 }
+
+// MetricsFile is every function's METRICS_FILE: the metric lines a
+// local stack's `hookinbox status` sums.
+func (p *Pipeline) MetricsFile() string { return p.metricsFile }
 
 // Metrics returns every embedded-metric-format line the functions Build
 // made have written so far (their METRICS_FILE).

@@ -1,0 +1,193 @@
+package inbox
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// RecentQuery says which events Recent lists.
+type RecentQuery struct {
+	// Since and Before bound the events' last activity (LastActive):
+	// at or after Since, before Before; zero Since is no bound, zero
+	// Before is now.
+	Since, Before time.Time
+	// Limit is the most events returned, and the most each shard of each
+	// index read returns; default 50, at most 1000.
+	Limit int
+	// Unfinished reads the pending index (RECEIVED, PROCESSING, FAILED),
+	// Finished the retain index (DONE or IGNORED, payload still kept).
+	Unfinished, Finished bool
+	// Provider, when set, lists only that provider's events.
+	Provider string
+}
+
+// LastActive returns when it last changed as the indexes sort it: when
+// it finished, or for an unfinished event when its last message went out.
+func LastActive(it Item) time.Time {
+	if !it.ProcessedAt.IsZero() {
+		return it.ProcessedAt
+	}
+	return it.EnqueuedAt
+}
+
+// recentAttributes are what Recent reads of a finished event's status
+// item: everything but its payload.
+const recentAttributes = "pk, sk, #s, provider, event_type, livemode, created, received_at, enqueued_at, payload_sha256, " +
+	"expires_at, attempts, infra_failures, last_error, processed_at, outcome, " + attrPayloadObject + ", " + attrPayloadRemoved + ", " + attrRemovedAt
+
+// Recent returns up to q.Limit events, the most recently active first
+// (LastActive), for a person looking at the inbox (hookinbox console).
+// It never scans the table: it reads each shard of the pending and the
+// retain index once, newest first (2 × PendingShards Queries of at most
+// q.Limit entries), then the status items of the finished events it
+// returns with BatchGetItem, without their payloads. A finished event
+// whose payload is gone (past PayloadRetention, or erased) and a DEAD
+// event are in neither index, so not listed. more reports that older
+// events in range were left out: list them with Before set to the last
+// event's LastActive.
+func (s *DynamoDB) Recent(ctx context.Context, q RecentQuery) (items []Item, more bool, err error) {
+	q = q.withDefaults()
+	finished := map[string]bool{} // listed by the retain index: only the key is known
+	for shard := 0; shard < PendingShards; shard++ {
+		for _, in := range q.inputs(s.table, shard) {
+			page, err := s.db.Query(ctx, in)
+			if err != nil {
+				return nil, false, fmt.Errorf("recent events, index %s shard %d: %w", aws.ToString(in.IndexName), shard, err)
+			}
+			more = more || len(page.LastEvaluatedKey) > 0
+			for _, av := range page.Items {
+				it, err := unmarshal(av)
+				if err != nil {
+					return nil, false, err
+				}
+				if aws.ToString(in.IndexName) == RetainIndex {
+					it.ProcessedAt, finished[string(it.Key)] = parseTime(getS(av, "processed_at")), true
+				}
+				items = append(items, it)
+			}
+		}
+	}
+	slices.SortStableFunc(items, func(a, b Item) int { return LastActive(b).Compare(LastActive(a)) })
+	if len(items) > q.Limit {
+		items, more = items[:q.Limit], true
+	}
+	items, err = s.fillFinished(ctx, items, finished)
+	return items, more, err
+}
+
+func (q RecentQuery) withDefaults() RecentQuery {
+	if q.Limit <= 0 {
+		q.Limit = 50
+	}
+	q.Limit = min(q.Limit, 1000)
+	if q.Before.IsZero() {
+		q.Before = time.Now()
+	}
+	return q
+}
+
+// inputs returns the Queries of one shard q reads.
+func (q RecentQuery) inputs(table string, shard int) []*dynamodb.QueryInput {
+	var out []*dynamodb.QueryInput
+	last := q.Before.Add(-time.Millisecond) // BETWEEN includes both ends
+	if q.Unfinished {
+		out = append(out, q.input(table, PendingIndex, "pending = :shard AND enqueued_at BETWEEN :since AND :before", shard,
+			millis(q.Since), millis(last), "provider = :p", q.Provider))
+	}
+	if q.Finished {
+		out = append(out, q.input(table, RetainIndex, attrRetain+" = :shard AND processed_at BETWEEN :since AND :before", shard,
+			str(formatTime(q.Since)), str(formatTime(q.Before.Add(-time.Nanosecond))), "begins_with(pk, :p)", q.Provider+"#"))
+	}
+	return out
+}
+
+// input is one newest-first Query of a shard of index.
+func (q RecentQuery) input(table, index, cond string, shard int, since, before types.AttributeValue, filter, p string) *dynamodb.QueryInput {
+	in := &dynamodb.QueryInput{
+		TableName: aws.String(table), IndexName: aws.String(index),
+		KeyConditionExpression: aws.String(cond),
+		ExpressionAttributeValues: attrs{
+			":shard": str(strconv.Itoa(shard)), ":since": since, ":before": before,
+		},
+		ScanIndexForward: aws.Bool(false),
+		Limit:            aws.Int32(int32(q.Limit)),
+	}
+	if q.Provider != "" {
+		in.FilterExpression = aws.String(filter)
+		in.ExpressionAttributeValues[":p"] = str(p)
+	}
+	return in
+}
+
+// fillFinished replaces each event of items the retain index listed
+// (finished: only its key is known) with its status item, read without
+// its payload by BatchGetItem, 100 keys a call; one deleted since is
+// left out.
+func (s *DynamoDB) fillFinished(ctx context.Context, items []Item, finished map[string]bool) ([]Item, error) {
+	var keys []attrs
+	for _, it := range items {
+		if finished[string(it.Key)] {
+			keys = append(keys, itemKey(it.Key, SortEvent))
+		}
+	}
+	read := map[string]Item{}
+	for len(keys) > 0 {
+		batch := keys[:min(len(keys), 100)]
+		keys = keys[len(batch):]
+		got, err := s.batchGet(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		for _, av := range got {
+			it, err := unmarshal(av)
+			if err != nil {
+				return nil, err
+			}
+			read[string(it.Key)] = it
+		}
+	}
+	out := items[:0]
+	for _, it := range items {
+		if finished[string(it.Key)] {
+			var ok bool
+			if it, ok = read[string(it.Key)]; !ok {
+				continue
+			}
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// batchGet reads keys with BatchGetItem, again for any left unprocessed.
+func (s *DynamoDB) batchGet(ctx context.Context, keys []attrs) ([]attrs, error) {
+	var out []attrs
+	for try := 0; len(keys) > 0; try++ {
+		if try == 5 {
+			return out, fmt.Errorf("recent events: %d reads left unprocessed", len(keys))
+		}
+		time.Sleep(time.Duration(try) * 20 * time.Millisecond) // throttled: back off a little
+		page, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{s.table: {
+			Keys: keys, ProjectionExpression: aws.String(recentAttributes), ExpressionAttributeNames: map[string]string{"#s": "status"},
+		}}})
+		if err != nil {
+			return out, fmt.Errorf("recent events: %w", err)
+		}
+		out = append(out, page.Responses[s.table]...)
+		keys = page.UnprocessedKeys[s.table].Keys
+	}
+	return out, nil
+}
+
+// parseTime reads an RFC 3339 time the store wrote; zero if it is not one.
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}

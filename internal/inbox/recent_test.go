@@ -1,0 +1,98 @@
+package inbox_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
+	"github.com/hookinbox/hookinbox/webhook"
+)
+
+// TestRecentListsBothIndexesNewestFirst checks Recent on dynalite: the
+// unfinished events (pending index) and the finished ones (retain
+// index, read back without their payload) merged newest first, paged
+// with Before, filtered by provider and window; a DEAD event, in
+// neither index, is not listed.
+func TestRecentListsBothIndexesNewestFirst(t *testing.T) {
+	emu := devstacktest.ForTest(t)
+	st := devstacktest.NewTestStack(t)
+	s := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	ctx := context.Background()
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	claim := func(provider, id string, at time.Time) webhook.Key {
+		t.Helper()
+		ev := webhook.Event{Provider: provider, ID: id, Type: "t." + id, Raw: []byte(`{"secret":"payload"}`)}
+		c := inbox.Claim{Event: ev, At: at, TTL: time.Hour}
+		if _, err := s.Claim(ctx, c.Prepared()); err != nil {
+			t.Fatal(err)
+		}
+		return ev.Key()
+	}
+	finish := func(key webhook.Key, status inbox.Status, at time.Time) {
+		t.Helper()
+		if _, err := s.Lease(ctx, key, "w", at, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Finish(ctx, key, "w", inbox.Result{Status: status, Outcome: "ok", At: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := claim("stripe", "a", t0)                       // unfinished, active at t0
+	b := claim("stripe", "b", t0.Add(time.Second))      // DONE at t0+5s
+	c := claim("github", "c", t0.Add(2*time.Second))    // unfinished, active at t0+2s
+	d := claim("stripe", "d", t0.Add(3*time.Second))    // IGNORED at t0+4s
+	dead := claim("stripe", "e", t0.Add(3*time.Second)) // DEAD: in no index
+	finish(b, inbox.Done, t0.Add(5*time.Second))
+	finish(d, inbox.Ignored, t0.Add(4*time.Second))
+	finish(dead, inbox.Dead, t0.Add(6*time.Second))
+
+	keys := func(q inbox.RecentQuery) ([]webhook.Key, bool) {
+		t.Helper()
+		items, more, err := s.Recent(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []webhook.Key
+		for _, it := range items {
+			if it.Payload != nil {
+				t.Errorf("%s: listed with its payload", it.Key)
+			}
+			out = append(out, it.Key)
+		}
+		return out, more
+	}
+	both := inbox.RecentQuery{Unfinished: true, Finished: true}
+	tests := []struct {
+		name     string
+		q        inbox.RecentQuery
+		want     []webhook.Key
+		wantMore bool
+	}{
+		{"all", both, []webhook.Key{b, d, c, a}, false},
+		{"first page", inbox.RecentQuery{Unfinished: true, Finished: true, Limit: 2}, []webhook.Key{b, d}, true},
+		{"next page", inbox.RecentQuery{Unfinished: true, Finished: true, Limit: 2, Before: t0.Add(4 * time.Second)}, []webhook.Key{c, a}, false},
+		{"unfinished", inbox.RecentQuery{Unfinished: true}, []webhook.Key{c, a}, false},
+		{"finished", inbox.RecentQuery{Finished: true}, []webhook.Key{b, d}, false},
+		{"provider", inbox.RecentQuery{Unfinished: true, Finished: true, Provider: "github"}, []webhook.Key{c}, false},
+		{"window", inbox.RecentQuery{Unfinished: true, Finished: true, Since: t0.Add(2 * time.Second), Before: t0.Add(5 * time.Second)}, []webhook.Key{d, c}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, more := keys(tt.q)
+			if diff := cmp.Diff(tt.want, got); diff != "" || more != tt.wantMore {
+				t.Errorf("more %v, want %v; keys (-want +got):\n%s", more, tt.wantMore, diff)
+			}
+		})
+	}
+	items, _, err := s.Recent(ctx, inbox.RecentQuery{Finished: true})
+	if err != nil || len(items) != 2 {
+		t.Fatalf("finished: %v, %v", items, err)
+	}
+	if got := items[1]; got.Status != inbox.Ignored || got.EventType != "t.d" || got.Outcome != "ok" || !got.ProcessedAt.Equal(t0.Add(4*time.Second)) {
+		t.Errorf("the IGNORED event read back as %+v", got)
+	}
+}
