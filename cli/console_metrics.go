@@ -201,7 +201,7 @@ func cloudWatchMetrics(ctx context.Context, cw metricData, namespace string, spa
 func (c *consoleStack) Destinations(ctx context.Context) ([]string, error) {
 	var names []string
 	if st := c.read.local; st != nil {
-		cfgs, err := destination.Parse(st.functionEnv("ProcessorFunction", "DESTINATIONS"))
+		cfgs, err := destination.Parse(st.functionEnv("ProcessorFunction", "DESTINATIONS"), true)
 		for _, d := range cfgs {
 			names = append(names, d.Name)
 		}

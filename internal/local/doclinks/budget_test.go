@@ -14,7 +14,7 @@ import (
 
 // The docs are read by people: these are their budgets in lines.
 const (
-	maxDocsLines   = 2530 // all of docs/*.md (2400, and console.md's page for its new command)
+	maxDocsLines   = 2600 // all of docs/*.md
 	maxPageLines   = 450  // any one page of docs/
 	maxReadmeLines = 300
 )
