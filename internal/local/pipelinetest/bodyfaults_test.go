@@ -200,6 +200,7 @@ func TestLargeBodySurvivesAFaultAtEveryWrite(t *testing.T) {
 		{"dies during PutObject", []string{"PutObject", "DeleteObject", "DeleteItem"}, "claim without body", false},
 		{"dies during PutObject, then processed", []string{"PutObject", "DeleteObject", "DeleteItem"}, "claim without body", true},
 		{"PutObject refused, released", []string{"PutObject"}, "nothing", false},
+		{"S3 down", []string{"PutObject", "DeleteObject"}, "claim without body", false},
 		{"SendMessage refused, released", []string{"SendMessage"}, "nothing", false},
 		{"SendMessage refused, the claim's delete refused", []string{"SendMessage", "DeleteItem"}, "claim without body", true},
 		{"SendMessage and DeleteObject refused", []string{"SendMessage", "DeleteObject"}, "claim with body", false},
@@ -220,6 +221,9 @@ func TestLargeBodySurvivesAFaultAtEveryWrite(t *testing.T) {
 			}
 			if got := stored(t, p, key); got != tc.left {
 				t.Fatalf("the fault left %s; want %s", got, tc.left)
+			}
+			if msgs := Peek(t, p.Events); len(msgs) != 0 {
+				t.Fatalf("events queue holds %v; want nothing sent", msgs)
 			}
 			if tc.processed {
 				reconcileNow()
