@@ -188,12 +188,10 @@ type Fetch struct {
 // event of the other mode ends IGNORED before the business sees it.
 type Mode int
 
-// Modes. ModeDeployment is for a provider whose own mode is not set: it
-// runs in the deployment's mode, that of the first provider in registry
-// order whose mode is ModeLive or ModeTest; with none, it is not checked.
+// Modes. A provider's mode is its own, never another's: ModeUnchecked
+// checks none.
 const (
 	ModeUnchecked Mode = iota
-	ModeDeployment
 	ModeLive
 	ModeTest
 )
