@@ -55,7 +55,8 @@ func (s *orderSink) deliveries() map[string]int {
 
 // Two orders were paid 20 minutes ago: the webhook of one was lost, the
 // other's orders/paid came and was applied, and delivered to a
-// destination. One run of the reconciler lists both and claims only the
+// destination (and its body, resent under another event id, is a
+// duplicate). One run of the reconciler lists both and claims only the
 // lost one, counted missed: the order whose webhook came is its claim,
 // keyed by the order. The business applies each once, the destination
 // gets each paid order once, and a second run hands on nothing.
@@ -85,6 +86,13 @@ func TestShopifyPaidOrdersWhoseWebhookWasLostAreAppliedOnce(t *testing.T) {
 		t.Fatalf("orders/paid: %d %s", resp.StatusCode, resp.Body)
 	}
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, keys[1:], inbox.Done) })
+	// The same signed body captured and sent again under another event
+	// and webhook id is the order's claim again.
+	resent := shopify.Headers(body, pipelinetest.ShopifySecret, "b7e3a1c2-0002", "orders/paid", came.UpdatedAt)
+	resent["x-shopify-webhook-id"] = "b7e3a1c2-0003"
+	if resp := s.Send(t, lambdalocal.WebhookEvent("shopify", "POST", resent, body)); resp.StatusCode != 200 || !strings.Contains(resp.Body, "duplicate") {
+		t.Fatalf("the order's body under another event id: %d %s, want duplicate", resp.StatusCode, resp.Body)
+	}
 
 	run := reconciler(t, s, map[string]string{"SHOPIFY_SHOP_DOMAIN": "hookinbox-dev.myshopify.com", "SHOPIFY_RECONCILE_LOOKBACK": "1h"})
 	sum, err := run(ctx)

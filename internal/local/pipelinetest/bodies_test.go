@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,28 +27,29 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// firstParks is a business that parks each event the first time it sees
-// it (webhook.Permanent) and succeeds the next, recording the hash of
-// every payload it was handed.
-type firstParks struct {
-	mu   sync.Mutex
-	seen map[webhook.Key][]string
+// recording is a business that records the hash of every payload it is
+// handed, and succeeds; with parkFirst it parks each event the first
+// time it sees it (webhook.Permanent).
+type recording struct {
+	parkFirst bool
+	mu        sync.Mutex
+	seen      map[webhook.Key][]string
 }
 
-func (b *firstParks) Handle(_ context.Context, ev webhook.Event, _ effects.Runner) error {
+func (b *recording) Handle(_ context.Context, ev webhook.Event, _ effects.Runner) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seen[ev.Key()] = append(b.seen[ev.Key()], inbox.PayloadSHA256(ev.Raw))
-	if len(b.seen[ev.Key()]) == 1 {
+	if b.parkFirst && len(b.seen[ev.Key()]) == 1 {
 		return webhook.Permanent(errors.New("parked on purpose"))
 	}
 	return nil
 }
 
-func (b *firstParks) hashes(key webhook.Key) []string {
+func (b *recording) hashes(key webhook.Key) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.seen[key]...)
+	return slices.Clone(b.seen[key])
 }
 
 // bigJSON returns a JSON object of exactly n bytes: head's members, then
@@ -98,7 +100,7 @@ func objects(t *testing.T, p *Pipeline, key webhook.Key) []string {
 // processor reads it whole, and after the event is parked a replay
 // finds it and the processor reads it again.
 func TestProviderSizedBodiesAreKept(t *testing.T) {
-	business := &firstParks{seen: map[webhook.Key][]string{}}
+	business := &recording{parkFirst: true, seen: map[webhook.Key][]string{}}
 	p := NewWith(t, Options{Processor: processorfn.Builder(func(context.Context, aws.Config, func(string) string) (processorfn.Business, error) {
 		return business, nil
 	})})
