@@ -156,7 +156,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
 			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow, NotFoundHold: s.NotFoundHold,
-			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(reg.Names(), all), Concurrency: concurrency, Subjects: subjects,
+			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(all), Concurrency: concurrency, Subjects: subjects,
 		},
 		store,
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),

@@ -161,7 +161,7 @@ func (c Claim) newItem() (Item, []byte) {
 		it.Payload = c.Event.Raw
 	}
 	if c.External() {
-		it.PayloadObject = bodyObject(it.Key, it.PayloadSHA256)
+		it.PayloadObject = BodyObject(it.Key, it.PayloadSHA256)
 	}
 	return it, packed
 }
@@ -180,7 +180,7 @@ func (c Claim) PayloadItem() Item {
 	it := normalize(Item{Key: c.Event.Key(), ReceivedAt: c.At, ExpiresAt: c.At.Add(c.TTL)})
 	if c.External() {
 		it.PayloadSHA256 = c.PayloadSHA256()
-		it.PayloadObject = bodyObject(it.Key, it.PayloadSHA256)
+		it.PayloadObject = BodyObject(it.Key, it.PayloadSHA256)
 	}
 	return it
 }

@@ -116,8 +116,9 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	// was lost).
 	//
 	// A payload too large for an item (c.External) is written to S3 only
-	// after the claim is won, and before the message is sent: a duplicate
-	// writes nothing, and a failed write releases the claim.
+	// after the claim is won, and before the message is sent; a failed
+	// write releases the claim. A duplicate writes it only while its
+	// event is unfinished (mayLack).
 	var stored chan error
 	external := c.External()
 	if !c.Inline() && !external {
@@ -135,10 +136,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		perr = <-stored
 	case external && err == nil:
 		perr = in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw)
-	case !external && errors.Is(err, inbox.ErrAlreadyClaimed) && it.Payload == nil && it.PayloadObject == "" && it.PayloadRemoved == "" && it.Status != inbox.Done && it.Status != inbox.Ignored:
-		// The stored claim keeps its payload apart (made by an earlier
-		// version, or from other bytes) and may have lost it: store this
-		// delivery's, as a larger event's duplicate does.
+	case errors.Is(err, inbox.ErrAlreadyClaimed) && mayLack(it, c):
 		perr = in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw)
 	}
 	if errors.Is(err, inbox.ErrAlreadyClaimed) && ev.IDOnly && it.Status == inbox.Processing {
@@ -172,6 +170,23 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	}
 	in.enqueued(ctx, ev)
 	return Accepted, nil
+}
+
+// mayLack reports whether the claimed event it may lack the payload that
+// c, a later delivery, brings, and still needs it: it is unfinished, its
+// payload neither removed nor inline, and kept apart: in a payload item
+// (a larger event's, or one made by an earlier version), or in S3 under
+// the very object c's bytes name (their hash names it, so writing it
+// again writes the same bytes). Its claim's own write may have been lost
+// with the function that made it.
+func mayLack(it inbox.Item, c inbox.Claim) bool {
+	if it.Status == inbox.Done || it.Status == inbox.Ignored || it.PayloadRemoved != "" || it.Payload != nil {
+		return false
+	}
+	if c.External() {
+		return it.PayloadObject == c.PayloadItem().PayloadObject
+	}
+	return it.PayloadObject == ""
 }
 
 // index indexes ev under its subjects (Config.Subjects), expiring at
@@ -217,14 +232,6 @@ func (in *Intake) duplicate(ctx context.Context, ev webhook.Event, sum string, i
 	}
 	if err != nil {
 		return err
-	}
-	if it.PayloadObject != "" && sum == it.PayloadSHA256 {
-		// The claim's own body write may have been lost with its
-		// message: nothing is sent before the body is stored. The object
-		// is named by the hash, so this writes the same bytes.
-		if err := in.store.PutPayload(ctx, it, ev.Raw); err != nil {
-			return fmt.Errorf("store the body of %s before re-enqueueing it: %w", it.Key, err)
-		}
 	}
 	if err := in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type}); err != nil {
 		return err

@@ -143,6 +143,7 @@ func TestTemplateProcessorPolicy(t *testing.T) {
 			"dynamodb:UpdateItem on " + inbox,
 			"s3:DeleteObject on " + bodies(c),
 			"s3:GetObject on " + bodies(c),
+			"s3:PutObject on " + bodies(c),
 			"secretsmanager:GetSecretValue on " + ref(c, "SubjectKeySecret"),
 			"ses:SendEmail on arn:" + d.Partition + ":ses:" + d.Region + ":" + d.AccountID + ":identity/" + identity,
 			"sqs:ChangeMessageVisibility on " + queue,

@@ -622,6 +622,7 @@ func TestTemplateReceiverPolicy(t *testing.T) {
 			"dynamodb:GetItem on " + table,
 			"dynamodb:PutItem on " + table,
 			"dynamodb:UpdateItem on " + table,
+			"s3:DeleteObject on " + bodies(c),
 			"s3:PutObject on " + bodies(c),
 			"secretsmanager:GetSecretValue on " + ref(c, "SubjectKeySecret"),
 			"sqs:SendMessage on " + queue,

@@ -59,7 +59,8 @@ func (s *privacyStack) shopifyOrder(t *testing.T, id string, large bool) webhook
 	}
 	body := fmt.Sprintf(`{"id":9%s,"email":%q,"financial_status":"paid","note":%q,"customer":{"id":%s,"email":%q,"first_name":"Jane"},"line_items":[]}`,
 		id, janeEmail, pad, janeShopify, janeEmail)
-	return s.shopify(t, "orders/paid", id, body, 200)
+	s.shopify(t, "orders/paid", id, body, 200)
+	return webhook.NewKey(shopify.Name, "order-9"+id+"-paid") // a paid order's orders/paid is keyed by the order
 }
 
 // shopify delivers a signed Shopify delivery of topic and checks the
