@@ -20,8 +20,11 @@ const Name = "shopify"
 // The key is shopify#<X-Shopify-Event-Id> (Shopify's documented duplicate
 // key: the same event delivered to several subscriptions, or redelivered,
 // keeps it), falling back to X-Shopify-Webhook-Id; the type is
-// X-Shopify-Topic ("orders/paid"), and the occurrence time
-// X-Shopify-Triggered-At.
+// X-Shopify-Topic ("orders/paid"), the occurrence time
+// X-Shopify-Triggered-At, and the account X-Shopify-Shop-Domain. A
+// compliance topic's body must be of that topic's shape (400 otherwise:
+// the topic is not signed, and a body signed for another topic must not
+// erase anything).
 //
 // Shopify's newer deliveries name the same headers without X-
 // (Shopify-Hmac-Sha256, Shopify-Topic, Shopify-Event-Id, ...), and
@@ -67,11 +70,18 @@ func (s *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 	if !json.Valid(r.Body) {
 		return nil, fmt.Errorf("shopify: body is not valid JSON: %w", provider.ErrNotJSON)
 	}
+	if isCompliance(topic) {
+		// The topic is not signed: a compliance topic acts on its body
+		// only when the body is of that topic's shape.
+		if _, _, err := complianceBody(topic, r.Body); err != nil {
+			return nil, fmt.Errorf("shopify: %w: %w", err, provider.ErrNotEvent)
+		}
+	}
 	var at time.Time
 	if t, err := time.Parse(time.RFC3339Nano, shopifyHeader(r, "triggered-at")); err == nil {
 		at = t.UTC()
 	}
-	return []webhook.Event{{Provider: Name, ID: id, Type: topic, Created: at, Raw: r.Body}}, nil
+	return []webhook.Event{{Provider: Name, ID: id, Type: topic, Created: at, Raw: r.Body, Account: shopifyHeader(r, "shop-domain")}}, nil
 }
 
 // shopifyHeader returns x-shopify-<name>, or shopify-<name> when that is
