@@ -19,9 +19,9 @@ type Erasure struct {
 	At          time.Time
 	By          string // who asked: "cli:<user>", "shopify customers/redact <key>"
 	SubjectHash string
-	Events      int // events whose payload was erased, or waits to be
-	Copies      int // stored copies removed (Footprint.Copies)
-	Waiting     int // events not finished: erased once they are
+	Events      int // events whose payload it erased, or marked to erase once finished
+	Copies      int // stored copies it removed (Footprint.Copies)
+	Waiting     int // events it marked: not finished, erased once they are
 	Queued      int // whole events deleted from a queue (the Stripe EventBridge DLQ)
 }
 

@@ -54,6 +54,9 @@ type Footprint struct {
 	PayloadItem bool     // the payload has an item of its own
 	Object      string   // the S3 object of a large payload, or ""
 	Effects     []string // the finished effects whose result is stored
+	// Marked: RemovePayload marked the unfinished event to erase when it
+	// finishes (Item.EraseWhenFinished); it was not before.
+	Marked bool
 }
 
 // Copies returns how many stored copies of personal data f counts: the
@@ -290,7 +293,7 @@ func (s *DynamoDB) eraseWhenFinished(ctx context.Context, f Footprint, why strin
 	if err != nil {
 		return Footprint{}, fmt.Errorf("mark %s to erase when finished: %w", key, err)
 	}
-	f.Item.EraseWhenFinished = true
+	f.Item.EraseWhenFinished, f.Marked = true, true
 	return f, nil
 }
 

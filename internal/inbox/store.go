@@ -104,8 +104,9 @@ type Store interface {
 	// nothing). It returns what it removed; doing it again writes nothing,
 	// and the first removal's reason and time stay. An unfinished event
 	// (its lease live or not) keeps its payload: RemovedErased marks it
-	// (Item.EraseWhenFinished), so that it is erased once it finishes
-	// (FinishedToErase), and RemovedExpired gives ErrClaimChanged.
+	// (Item.EraseWhenFinished; Footprint.Marked when this call did), so
+	// that it is erased once it finishes (FinishedToErase), and
+	// RemovedExpired gives ErrClaimChanged.
 	RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (Footprint, error)
 	// Retained returns up to limit events finished DONE or IGNORED before
 	// cutoff whose payload is still stored, without scanning the table;

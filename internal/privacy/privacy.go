@@ -131,8 +131,8 @@ type Eraser struct {
 	hasher Hasher
 	now    func() time.Time
 	queues []EventQueue
-	page   int // events listed and erased at a time
-	margin time.Duration
+	page   int                        // events listed and erased at a time
+	late   func(context.Context) bool // no page is started then: near the deadline
 }
 
 // How an erasure paces itself: pageSize events are listed at a time and
@@ -150,7 +150,7 @@ func NewEraser(s store, h Hasher, now func() time.Time) *Eraser {
 	if now == nil {
 		now = time.Now
 	}
-	return &Eraser{store: s, hasher: h, now: now, page: pageSize, margin: deadlineMargin}
+	return &Eraser{store: s, hasher: h, now: now, page: pageSize, late: nearDeadline}
 }
 
 // Request is one erasure.
@@ -170,8 +170,8 @@ type Request struct {
 type Report struct {
 	SubjectHash string        `json:"subject_hash"` // the subjects' hashes under the newest key, comma-separated
 	Events      []EventReport `json:"events"`
-	More        int           `json:"more,omitempty"` // events found but not listed in Events (a long data request)
-	Copies      int           `json:"copies"`         // stored copies of personal data (removed by an erasure)
+	More        int           `json:"more,omitempty"` // events found but not listed in Events (a long data request, an erasure's earlier runs)
+	Copies      int           `json:"copies"`         // stored copies of personal data (those an erasure removed)
 	Waiting     int           `json:"waiting"`        // events not finished: erased once they are
 	Queued      int           `json:"queued"`         // whole events in a queue that name the subject (deleted by an erasure)
 }
@@ -277,7 +277,7 @@ func (e *Eraser) AnswerDataRequest(ctx context.Context, subjects []provider.Subj
 
 // Erase removes every stored copy of the subjects' payloads and their
 // effects' results, keeping each event's dedupe record, and records the
-// erasure (unless DryRun). An event that is not finished keeps its
+// erasure (unless DryRun, or it found no one and no event asked). An event that is not finished keeps its
 // payload until it is (it runs once more): it is marked, and counted in
 // Report.Waiting. With req.ID it is resumable (see Request.ID).
 func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
@@ -295,43 +295,48 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 	}
 	p, err := e.progress(ctx, req.ID)
 	if err != nil || p.Done {
-		return withProgress(r, p), err
+		return withProgress(r, p, req.ID), err
 	}
 	seen := map[webhook.Key]bool{}
 	for !p.Listed {
-		if e.late(ctx) {
-			return withProgress(r, p), ErrMore
+		if e.late(ctx) && req.ID != "" {
+			return withProgress(r, p, req.ID), ErrMore
 		}
 		keys, next, err := e.store.SubjectEvents(ctx, lookup, p.Cursor, e.page)
 		if err != nil {
-			return withProgress(r, p), fmt.Errorf("erase: %w", err)
+			return withProgress(r, p, req.ID), fmt.Errorf("erase: %w", err)
 		}
 		if err := e.eraseAll(ctx, keys, seen, p.Started, &r, &p); err != nil {
-			return withProgress(r, p), err
+			// The page is done again next time; what was erased is
+			// counted now, and not again.
+			return withProgress(r, p, req.ID), errors.Join(err, e.save(ctx, req.ID, p))
 		}
 		p.Cursor, p.Listed = next, next == ""
 		if err := e.save(ctx, req.ID, p); err != nil {
-			return withProgress(r, p), err
+			return withProgress(r, p, req.ID), err
 		}
 	}
 	if req.ID != "" {
 		// The request names its subjects, indexed or not: its own payload
 		// goes too, once it has finished.
 		if err := e.eraseAll(ctx, []webhook.Key{req.ID}, seen, p.Started, &r, &p); err != nil {
-			return withProgress(r, p), err
+			return withProgress(r, p, req.ID), errors.Join(err, e.save(ctx, req.ID, p))
 		}
 	}
 	n, err := e.sweepAll(ctx, req.Subjects, false)
 	p.Queued += n
 	if err != nil {
-		return withProgress(r, p), fmt.Errorf("erase: %w", err)
+		return withProgress(r, p, req.ID), fmt.Errorf("erase: %w", err)
+	}
+	if req.ID == "" && len(r.Events)+p.Queued == 0 {
+		return withProgress(r, p, req.ID), nil // no one found: nothing done, nothing to audit
 	}
 	audit := inbox.Erasure{At: p.Started, By: req.By, SubjectHash: r.SubjectHash, Events: p.Events, Copies: p.Copies, Waiting: p.Waiting, Queued: p.Queued}
 	if err := e.store.RecordErasure(ctx, audit); err != nil {
-		return withProgress(r, p), fmt.Errorf("erase: %w", err)
+		return withProgress(r, p, req.ID), fmt.Errorf("erase: %w", err)
 	}
 	p.Done = true
-	return withProgress(r, p), e.save(ctx, req.ID, p)
+	return withProgress(r, p, req.ID), e.save(ctx, req.ID, p)
 }
 
 // eraseAll erases the events of keys not in seen, pageWorkers at a time,
@@ -356,31 +361,35 @@ func (e *Eraser) eraseAll(ctx context.Context, keys []webhook.Key, seen map[webh
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
+	err := g.Wait() // what was done is counted, failed or not
 	for i, f := range found {
 		seen[keys[i]] = true
 		if f == nil {
 			continue
 		}
 		r.add(*f, 0)
-		p.Events++
-		p.Copies += f.Copies()
-		if f.Item.EraseWhenFinished {
+		switch {
+		case f.Marked:
+			p.Events++
 			p.Waiting++
+		case !f.Item.EraseWhenFinished && f.Copies() > 0:
+			p.Events++
+			p.Copies += f.Copies()
 		}
 	}
-	return nil
+	return err
 }
 
-// withProgress returns r with the counts of p, which spans every run of
-// a resumed erasure (r lists this run's events only).
-func withProgress(r Report, p inbox.Progress) Report {
-	if p.Events > len(r.Events) {
-		r.More = p.Events - len(r.Events)
+// withProgress returns r, which lists the events this run found, with
+// the counts of what the erasure did (p): the copies it removed and the
+// queued events it deleted; for a resumed erasure (id set), the events
+// it erased or marked to erase in every run, and those that wait.
+func withProgress(r Report, p inbox.Progress, id webhook.Key) Report {
+	r.Copies, r.Queued = p.Copies, p.Queued
+	if id != "" {
+		r.More = max(0, p.Events-len(r.Events))
+		r.Waiting = p.Waiting
 	}
-	r.Copies, r.Waiting, r.Queued = p.Copies, p.Waiting, p.Queued
 	return r
 }
 
@@ -412,11 +421,10 @@ func (e *Eraser) save(ctx context.Context, id webhook.Key, p inbox.Progress) err
 	return nil
 }
 
-// late reports whether ctx's deadline is within e's margin: no page is
-// started then.
-func (e *Eraser) late(ctx context.Context) bool {
+// nearDeadline reports whether ctx's deadline is within deadlineMargin.
+func nearDeadline(ctx context.Context) bool {
 	deadline, ok := ctx.Deadline()
-	return ok && time.Until(deadline) < e.margin
+	return ok && time.Until(deadline) < deadlineMargin
 }
 
 // hashes returns a report naming the subjects' hashes under the newest

@@ -117,6 +117,7 @@ func (m *Memory) RemovePayload(_ context.Context, key webhook.Key, why string, a
 		if why == inbox.RemovedExpired {
 			return inbox.Footprint{}, fmt.Errorf("remove payload %s: %s, not finished: %w", key, it.Status, inbox.ErrClaimChanged)
 		}
+		f.Marked = !it.EraseWhenFinished
 		it.EraseWhenFinished = true
 		m.items[key] = it
 		f.Item = it
