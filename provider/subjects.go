@@ -134,7 +134,7 @@ type PrivacyRequest struct {
 	Erase    bool      // erase; false lists what is held
 	Subjects []Subject // whom it names: people, or an account (a shop)
 	// Reference is the provider's own name for the request, for the
-	// record of a data request: "<shop> data request <id>".
+	// record of a data request: "data request <id>"; no personal data.
 	Reference string
 }
 

@@ -43,7 +43,7 @@ type Progress struct {
 type DataRequest struct {
 	At          time.Time
 	By          string // "shopify customers/data_request shopify#<id>"
-	Reference   string // the provider's name for the request: "<shop> data request <id>"
+	Reference   string // the provider's name for the request: "data request <id>"
 	SubjectHash string
 	Report      []byte
 }

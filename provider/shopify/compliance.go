@@ -137,7 +137,7 @@ func (p Provider) PrivacyRequest(ev webhook.Event) (provider.PrivacyRequest, boo
 			ID json.RawMessage `json:"id"`
 		}
 		_ = json.Unmarshal(*c.DataRequest, &dr)
-		req.Reference = strings.ToLower(c.ShopDomain) + " data request " + provider.JSONID(dr.ID)
+		req.Reference = "data request " + provider.JSONID(dr.ID)
 	}
 	return req, true, nil
 }

@@ -34,7 +34,7 @@ func TestComplianceTopicsNeedTheirOwnBody(t *testing.T) {
 	want := map[string]provider.PrivacyRequest{
 		shopify.TopicShopRedact:      {Erase: true, Subjects: []provider.Subject{"shopify:shop:gone-shop.myshopify.com"}},
 		shopify.TopicCustomersRedact: {Erase: true, Subjects: []provider.Subject{"shopify:191167", "email:john@example.com"}},
-		shopify.TopicDataRequest:     {Subjects: []provider.Subject{"shopify:191167", "email:john@example.com"}, Reference: "gone-shop.myshopify.com data request 9999"},
+		shopify.TopicDataRequest:     {Subjects: []provider.Subject{"shopify:191167", "email:john@example.com"}, Reference: "data request 9999"},
 	}
 	v := &shopify.Verifier{Secrets: []string{"hush-hush-hush-hush-hush-hush-hush"}}
 	for _, topic := range []string{shopify.TopicShopRedact, shopify.TopicCustomersRedact, shopify.TopicDataRequest} {
