@@ -211,8 +211,8 @@ func (m *meteredDB) units() (wcu, rcu float64) {
 func (m *meteredDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	out, err := m.Client.PutItem(ctx, in, opts...)
-	if err == nil && out.ConsumedCapacity != nil {
-		m.addWrite(*out.ConsumedCapacity)
+	if err == nil {
+		m.add(&m.wcu, out.ConsumedCapacity)
 	}
 	return out, err
 }
@@ -220,8 +220,8 @@ func (m *meteredDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts
 func (m *meteredDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	out, err := m.Client.UpdateItem(ctx, in, opts...)
-	if err == nil && out.ConsumedCapacity != nil {
-		m.addWrite(*out.ConsumedCapacity)
+	if err == nil {
+		m.add(&m.wcu, out.ConsumedCapacity)
 	}
 	return out, err
 }
@@ -229,8 +229,8 @@ func (m *meteredDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput
 func (m *meteredDB) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	out, err := m.Client.Query(ctx, in, opts...)
-	if err == nil && out.ConsumedCapacity != nil {
-		m.addRead(*out.ConsumedCapacity)
+	if err == nil {
+		m.add(&m.rcu, out.ConsumedCapacity)
 	}
 	return out, err
 }
@@ -238,20 +238,18 @@ func (m *meteredDB) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...
 func (m *meteredDB) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	out, err := m.Client.GetItem(ctx, in, opts...)
-	if err == nil && out.ConsumedCapacity != nil {
-		m.addRead(*out.ConsumedCapacity)
+	if err == nil {
+		m.add(&m.rcu, out.ConsumedCapacity)
 	}
 	return out, err
 }
 
-func (m *meteredDB) addWrite(c types.ConsumedCapacity) {
+// add adds the units of c, if any, to *total.
+func (m *meteredDB) add(total *float64, c *types.ConsumedCapacity) {
+	if c == nil {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.wcu += aws.ToFloat64(c.CapacityUnits)
-}
-
-func (m *meteredDB) addRead(c types.ConsumedCapacity) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.rcu += aws.ToFloat64(c.CapacityUnits)
+	*total += aws.ToFloat64(c.CapacityUnits)
 }

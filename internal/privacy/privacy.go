@@ -131,8 +131,10 @@ type Eraser struct {
 	hasher Hasher
 	now    func() time.Time
 	queues []EventQueue
-	page   int                        // events listed and erased at a time
-	late   func(context.Context) bool // no page is started then: near the deadline
+	page   int // events listed and erased at a time
+	// late reports whether a page that may take as long as slowest is
+	// not to be started: too near ctx's deadline.
+	late func(ctx context.Context, slowest time.Duration) bool
 }
 
 // How an erasure paces itself: pageSize events are listed at a time and
@@ -298,19 +300,22 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 		return withProgress(r, p, req.ID), err
 	}
 	seen := map[webhook.Key]bool{}
+	var slowest time.Duration
 	for !p.Listed {
-		if e.late(ctx) && req.ID != "" {
+		if req.ID != "" && e.late(ctx, slowest) {
 			return withProgress(r, p, req.ID), ErrMore
 		}
+		start := time.Now()
 		keys, next, err := e.store.SubjectEvents(ctx, lookup, p.Cursor, e.page)
-		if err != nil {
-			return withProgress(r, p, req.ID), fmt.Errorf("erase: %w", err)
+		if err == nil {
+			err = e.eraseAll(ctx, keys, seen, p.Started, &r, &p)
 		}
-		if err := e.eraseAll(ctx, keys, seen, p.Started, &r, &p); err != nil {
+		if err != nil {
 			// The page is done again next time; what was erased is
 			// counted now, and not again.
-			return withProgress(r, p, req.ID), errors.Join(err, e.save(ctx, req.ID, p))
+			return withProgress(r, p, req.ID), e.stopped(ctx, req.ID, p, err)
 		}
+		slowest = max(slowest, time.Since(start))
 		p.Cursor, p.Listed = next, next == ""
 		if err := e.save(ctx, req.ID, p); err != nil {
 			return withProgress(r, p, req.ID), err
@@ -320,7 +325,7 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 		// The request names its subjects, indexed or not: its own payload
 		// goes too, once it has finished.
 		if err := e.eraseAll(ctx, []webhook.Key{req.ID}, seen, p.Started, &r, &p); err != nil {
-			return withProgress(r, p, req.ID), errors.Join(err, e.save(ctx, req.ID, p))
+			return withProgress(r, p, req.ID), e.stopped(ctx, req.ID, p, err)
 		}
 	}
 	n, err := e.sweepAll(ctx, req.Subjects, false)
@@ -421,10 +426,27 @@ func (e *Eraser) save(ctx context.Context, id webhook.Key, p inbox.Progress) err
 	return nil
 }
 
-// nearDeadline reports whether ctx's deadline is within deadlineMargin.
-func nearDeadline(ctx context.Context) bool {
+// stopped saves p, the progress of the erasure id asked for, after a
+// page failed with err, and returns err; ErrMore when the page ran out
+// of time (ctx is done): the erasure goes on at the next attempt.
+func (e *Eraser) stopped(ctx context.Context, id webhook.Key, p inbox.Progress, err error) error {
+	if id == "" {
+		return fmt.Errorf("erase: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	serr := e.save(sctx, id, p)
+	if ctx.Err() != nil && serr == nil {
+		return fmt.Errorf("%w (%v)", ErrMore, err)
+	}
+	return errors.Join(fmt.Errorf("erase: %w", err), serr)
+}
+
+// nearDeadline reports whether ctx's deadline is within deadlineMargin
+// and twice the slowest page so far.
+func nearDeadline(ctx context.Context, slowest time.Duration) bool {
 	deadline, ok := ctx.Deadline()
-	return ok && time.Until(deadline) < deadlineMargin
+	return ok && time.Until(deadline) < deadlineMargin+2*slowest
 }
 
 // hashes returns a report naming the subjects' hashes under the newest

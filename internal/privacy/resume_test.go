@@ -17,7 +17,8 @@ import (
 )
 
 // countingStore is the in-memory store that counts, by event, the
-// removals that removed something, and fails the removal fail says to.
+// removals that removed something, fails the removal fail says to, and
+// fails one whose context is done.
 type countingStore struct {
 	*inboxtest.Memory
 	mu      sync.Mutex
@@ -33,6 +34,9 @@ func (s *countingStore) RemovePayload(ctx context.Context, key webhook.Key, why 
 	s.mu.Unlock()
 	if fail {
 		return inbox.Footprint{}, errors.New("connection reset")
+	}
+	if err := ctx.Err(); err != nil { // as a client does
+		return inbox.Footprint{}, err
 	}
 	f, err := s.Memory.RemovePayload(ctx, key, why, at)
 	if err == nil && f.Copies() > 0 && !f.Item.EraseWhenFinished {
@@ -163,5 +167,58 @@ func TestAShopsErasureGoesOnWhereItStopped(t *testing.T) {
 	}
 	if audits, _ := mem.Erasures(ctx); len(audits) != 1 {
 		t.Errorf("audit records after a second run: %d, want 1", len(audits))
+	}
+}
+
+// TestAnErasureCutByItsDeadlineGoesOn: a page that runs into the
+// invocation's deadline (a removal that waits for it) ends the run with
+// ErrMore and its progress kept, not with a failure; the next run goes
+// on and removes nothing twice.
+func TestAnErasureCutByItsDeadlineGoesOn(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	h := privacy.NewHasher(privacy.Keys{"key"})
+	sub := []provider.Subject{provider.EmailSubject("jane@example.com")}
+	hashes, _ := h.Index(ctx, sub)
+	mem := inboxtest.NewMemory()
+	store := &countingStore{Memory: mem, removed: map[webhook.Key]int{}}
+	for i := range 30 {
+		ev := webhook.Event{Provider: "stripe", ID: fmt.Sprintf("evt_%02d", i), Type: "customer.created", Raw: []byte(`{}`)}
+		it, err := mem.Claim(ctx, inbox.Claim{Event: ev, At: at, TTL: time.Hour})
+		if err == nil {
+			err = mem.IndexSubjects(ctx, it.Key, hashes, it.ExpiresAt)
+		}
+		if err == nil {
+			finish(t, mem, it.Key, inbox.Done, at)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := privacy.NewEraser(store, h, func() time.Time { return at })
+	privacy.SetPace(e, 10, func(context.Context) bool { return false })
+	req := privacy.Request{Subjects: sub, By: "test", ID: "shopify#redact-2"}
+	// The 15th removal waits for the deadline.
+	deadline, cancel := context.WithCancel(ctx)
+	store.fail = func(call int) bool {
+		if call == 15 {
+			cancel()
+		}
+		return false
+	}
+	if _, err := e.Erase(deadline, req); !errors.Is(err, privacy.ErrMore) {
+		t.Fatalf("a run cut by its deadline: %v, want ErrMore", err)
+	}
+	rep, err := e.Erase(ctx, req)
+	if err != nil || rep.Found() != 30 {
+		t.Fatalf("the next run: %d events, %v; want all 30", rep.Found(), err)
+	}
+	for key, n := range store.removed {
+		if n > 1 {
+			t.Errorf("%s: payload removed %d times", key, n)
+		}
+	}
+	if len(store.removed) != 30 {
+		t.Errorf("%d payloads removed, want 30", len(store.removed))
 	}
 }
