@@ -185,8 +185,18 @@ func (in *Intake) subjects(ctx context.Context, ev webhook.Event) ([]string, err
 	if err != nil {
 		return nil, fmt.Errorf("the subjects of %s: %w", ev.Key(), err)
 	}
+	if len(hashes) > MaxSubjects {
+		in.log.WarnContext(ctx, "the event names more people than a claim holds; indexed under the first",
+			"key", ev.Key().String(), "type", ev.Type, "subjects", len(hashes), "kept", MaxSubjects)
+		hashes = hashes[:MaxSubjects]
+	}
 	return hashes, nil
 }
+
+// MaxSubjects is the most subjects an event is indexed under: 32 KB on
+// its claim, far within DynamoDB's item limit, so a body that names
+// thousands of addresses is still claimed.
+const MaxSubjects = 1000
 
 // duplicate handles an event already claimed (it; sum is this
 // delivery's payload hash): it logs a body that differs from the first,

@@ -3,6 +3,7 @@ package intake_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -76,4 +77,27 @@ type noIndex struct{ inbox.Store }
 
 func (noIndex) IndexSubjects(context.Context, webhook.Key, []string, time.Time) error {
 	panic("the intake wrote subject index entries")
+}
+
+// TestABodyNamingThousandsIsStillClaimed: an event whose body names
+// 5,000 people (a signed body anyone can fill with addresses) is claimed,
+// indexed under the first intake.MaxSubjects, not refused by the item
+// limit.
+func TestABodyNamingThousandsIsStillClaimed(t *testing.T) {
+	backends(t, func(t *testing.T, s inbox.Store, q *recorder) {
+		ctx := context.Background()
+		var many []string
+		for i := range 5000 {
+			many = append(many, inboxtest.Hash(strconv.Itoa(i)))
+		}
+		subjects := func(context.Context, webhook.Event) ([]string, error) { return many, nil }
+		in := intake.New(intake.Config{Now: func() time.Time { return now }, Subjects: subjects}, s, q, nil)
+		ev := inboxtest.Event("evt_many")
+		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Accepted {
+			t.Fatalf("Accept = %v, %v; want accepted", got, err)
+		}
+		if it, err := s.Get(ctx, ev.Key()); err != nil || len(it.Subjects) != intake.MaxSubjects {
+			t.Errorf("claim: %d subjects, %v; want %d", len(it.Subjects), err, intake.MaxSubjects)
+		}
+	})
 }
