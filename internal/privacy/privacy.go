@@ -138,9 +138,9 @@ type Eraser struct {
 }
 
 // How an erasure paces itself: pageSize events are listed at a time and
-// erased pageWorkers at once; a call with a deadline starts no page
-// within deadlineMargin of it (the processor's deadline; a shop's
-// erasure takes several invocations).
+// erased pageWorkers at once; a call with a deadline (the processor's: a
+// shop's erasure takes several invocations) starts no page within
+// deadlineMargin, and twice its slowest page so far, of it.
 const (
 	pageSize       = 100
 	pageWorkers    = 10
@@ -191,9 +191,8 @@ type EventReport struct {
 	ExpiresAt  time.Time    `json:"expires_at"`
 	Where      []string     `json:"where,omitempty"`   // where its personal data is (was) stored
 	Removed    string       `json:"removed,omitempty"` // why its payload is gone already: erased, expired
-	// Waiting: the event is not finished (received, failed, running or
-	// parked); an erasure keeps its payload until it finishes, then
-	// erases it.
+	// Waiting: an erasure waits for the event to finish (it is waiting,
+	// running, failed or parked): its payload stays until then.
 	Waiting bool `json:"waiting,omitempty"`
 }
 
