@@ -106,6 +106,10 @@ func TestEraseAndExportOnTheLocalStack(t *testing.T) {
 	if err := cmdInspect(ctx, []string{string(it.Key), "--state-file", path}, &inspected, &bytes.Buffer{}); err != nil || !strings.Contains(inspected.String(), "erased at") {
 		t.Errorf("inspect after erase: %v\n%s", err, inspected.String())
 	}
+	inspected.Reset()
+	if err := cmdInspect(ctx, []string{string(pit.Key), "--state-file", path}, &inspected, &bytes.Buffer{}); err != nil || !strings.Contains(inspected.String(), "an erasure waits for it") {
+		t.Errorf("inspect of the parked event after erase: %v\n%s", err, inspected.String())
+	}
 	if audits, _ := store.Erasures(ctx); len(audits) != 1 || audits[0].By != "ticket-42" {
 		t.Errorf("audit records %+v, want one by ticket-42", audits)
 	}
