@@ -182,6 +182,11 @@ type Fetch struct {
 	// The processor logs each as an error, counts it and ends it DONE;
 	// the business never sees it. Nil: there are none.
 	Alert func(ev webhook.Event) (Alert, bool)
+	// EventQueue is the URL of an SQS queue that holds whole events of
+	// the provider outside the inbox (Stripe's EventBridge dead-letter
+	// queue): an erasure deletes those that name the people it erases
+	// (its SubjectFinder's). "": none.
+	EventQueue string
 }
 
 // Mode is the mode a deployment runs a provider in (Fetch.Mode): an

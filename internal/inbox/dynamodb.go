@@ -91,6 +91,9 @@ func (s *DynamoDB) WithBodies(bodies *Bodies) *DynamoDB {
 // attribute_not_exists(pk) (for an IDOnly event, or a finished item whose
 // renew_after has passed); an inline payload rides in it.
 func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
+	if err := CheckSubjects(c.Subjects); err != nil {
+		return Item{}, fmt.Errorf("claim %s: %w", c.Event.Key(), err)
+	}
 	it, packed := c.newItem()
 	in := &dynamodb.PutItemInput{
 		TableName:                           aws.String(s.table),
@@ -411,9 +414,14 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 		set += ", renew_after = :renew"
 		values[":renew"] = millis(r.RenewAfter)
 	}
-	if r.Status == Done || r.Status == Ignored {
-		// Listed in the retain index until its payload is removed.
-		set += ", " + attrRetain + " = :shard"
+	if r.Indexed {
+		remove += ", " + attrSubjects
+	}
+	if finished(r.Status) {
+		// Listed in the retain index until its payload is removed: in
+		// its shard, or in the partition of events to erase when an
+		// erasure waits for it (attrErasePending holds retainErase).
+		set += ", " + attrRetain + " = if_not_exists(" + attrErasePending + ", :shard)"
 		values[":shard"] = str(pendingShard(key))
 	}
 	if r.Status.Final() {

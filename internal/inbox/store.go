@@ -90,31 +90,49 @@ type Store interface {
 	// (keyed hashes of its subjects, never the subjects) until expiresAt,
 	// the event's expiry. Writing the same again changes nothing.
 	IndexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error
-	// SubjectEvents returns the events indexed under any of hashes, each
-	// once, in key order.
-	SubjectEvents(ctx context.Context, hashes []string) ([]webhook.Key, error)
-	// ProviderEvents returns every event of provider, in key order. It
-	// reads the whole table: it serves a rare request (Shopify's
-	// shop/redact), never a delivery.
-	ProviderEvents(ctx context.Context, provider string) ([]webhook.Key, error)
+	// SubjectEvents lists the events about any of hashes, up to limit a
+	// call, without scanning the table: from cursor ("" at first) it
+	// returns the next keys and the cursor to go on from, "" once every
+	// event is listed. First come the unfinished events whose claim
+	// names one of hashes and whose index entries are not written yet
+	// (Item.Subjects), then the index of each hash in turn. A call may
+	// return no keys and a cursor; a key may come more than once. An
+	// event claimed after the listing began may be left out.
+	SubjectEvents(ctx context.Context, hashes []string, cursor string, limit int) ([]webhook.Key, string, error)
 	// Footprint says what is stored of an event, or ErrNotFound.
 	Footprint(ctx context.Context, key webhook.Key) (Footprint, error)
-	// RemovePayload removes every stored copy of the event's payload
-	// (inline, payload item, S3 object) and, when why is RemovedErased,
-	// the results of its finished effects, and marks the status item
-	// (Item.PayloadRemoved): the item itself stays, and a payload
-	// delivered again is not stored (PutPayload stores nothing). It
-	// returns what it removed; doing it again removes nothing more, and
-	// the first removal's reason and time stay. With RemovedExpired only
-	// a DONE or IGNORED event's payload is removed.
+	// RemovePayload removes every stored copy of a finished (DONE or
+	// IGNORED) event's payload (inline, payload item, S3 object) and,
+	// when why is RemovedErased, the results of its finished effects, and
+	// marks the status item (Item.PayloadRemoved): the item itself stays,
+	// and a payload delivered again is not stored (PutPayload stores
+	// nothing). It returns what it removed; doing it again writes nothing,
+	// and the first removal's reason and time stay. An unfinished event
+	// (its lease live or not) keeps its payload: RemovedErased marks it
+	// (Item.EraseWhenFinished; Footprint.Marked when this call did), so
+	// that it is erased once it finishes (FinishedToErase), and
+	// RemovedExpired gives ErrClaimChanged.
 	RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (Footprint, error)
 	// Retained returns up to limit events finished DONE or IGNORED before
-	// cutoff whose payload is still stored, without scanning the table.
+	// cutoff whose payload is still stored, without scanning the table;
+	// an event marked to erase is not among them.
 	Retained(ctx context.Context, cutoff time.Time, limit int) ([]webhook.Key, error)
-	// RecordErasure keeps the audit record of an erasure; Erasures lists
-	// them, oldest first.
+	// FinishedToErase returns up to limit events marked to erase when
+	// finished (Item.EraseWhenFinished) that are finished, without
+	// scanning the table.
+	FinishedToErase(ctx context.Context, limit int) ([]webhook.Key, error)
+	// RecordErasure keeps the audit record of an erasure (the same At and
+	// SubjectHash again replaces it); Erasures lists them, oldest first.
 	RecordErasure(ctx context.Context, e Erasure) error
 	Erasures(ctx context.Context) ([]Erasure, error)
+	// ErasureProgress returns the progress of the erasure the event key
+	// asked for, or the zero Progress; SaveErasureProgress replaces it.
+	ErasureProgress(ctx context.Context, key webhook.Key) (Progress, error)
+	SaveErasureProgress(ctx context.Context, key webhook.Key, p Progress) error
+	// RecordDataRequest keeps the record of a data request (the same At
+	// and By again replaces it); DataRequests lists them, oldest first.
+	RecordDataRequest(ctx context.Context, r DataRequest) error
+	DataRequests(ctx context.Context) ([]DataRequest, error)
 }
 
 // Result is how a lease ended.
@@ -133,4 +151,7 @@ type Result struct {
 	// Uncounted marks an attempt that tried nothing (every destination it
 	// had left was busy): Finish takes back the attempt Lease counted.
 	Uncounted bool
+	// Indexed says the event's subjects (Item.Subjects) are indexed
+	// (IndexSubjects): Finish drops them from the status item.
+	Indexed bool
 }

@@ -52,8 +52,8 @@ type Config struct {
 	// Metrics records Enqueued for every message sent; nil records nothing.
 	Metrics *metrics.Recorder
 	// Subjects returns the keyed hashes of the people ev is about, which
-	// the inbox indexes beside the claim (inbox.Store.IndexSubjects); nil
-	// indexes none.
+	// ride on the claim (inbox.Claim.Subjects) for the processor to
+	// index; nil names none.
 	Subjects func(ctx context.Context, ev webhook.Event) ([]string, error)
 }
 
@@ -76,7 +76,6 @@ type claimStore interface {
 	PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
 	Release(ctx context.Context, it inbox.Item) error
 	MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
-	IndexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error
 }
 
 // sender lists the queue call an Intake makes.
@@ -107,7 +106,11 @@ func New(cfg Config, store claimStore, queue sender, log *slog.Logger) *Intake {
 // its checkpoint before it).
 func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error) {
 	now := in.cfg.Now()
-	c := inbox.Claim{Event: ev, At: now, TTL: inbox.DefaultTTL}.Prepared()
+	subjects, err := in.subjects(ctx, ev)
+	if err != nil {
+		return 0, err
+	}
+	c := inbox.Claim{Event: ev, At: now, TTL: inbox.DefaultTTL, Subjects: subjects}.Prepared()
 	// A small payload rides in the claim: one write, and a duplicate
 	// writes nothing. A larger one is written beside the claim, marked
 	// with the claim's time, so a new event costs one round trip less than
@@ -126,10 +129,6 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		go func() { stored <- in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw) }()
 	}
 	it, err := in.store.Claim(ctx, c)
-	var ierr error
-	if err == nil {
-		ierr = in.index(ctx, ev, c.At.Add(c.TTL))
-	}
 	var perr error
 	switch {
 	case stored != nil:
@@ -155,7 +154,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		// later claim adopts it.
 		return 0, err
 	}
-	err = errors.Join(perr, ierr)
+	err = perr
 	if err == nil {
 		err = in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type})
 	}
@@ -189,23 +188,30 @@ func mayLack(it inbox.Item, c inbox.Claim) bool {
 	return it.PayloadObject == ""
 }
 
-// index indexes ev under its subjects (Config.Subjects), expiring at
-// expiresAt, once its claim is won: a duplicate writes nothing more, and
-// a new event is enqueued only once it is indexed, so nothing is stored
-// that an erasure cannot find.
-func (in *Intake) index(ctx context.Context, ev webhook.Event, expiresAt time.Time) error {
+// subjects returns the hashes of the people ev is about
+// (Config.Subjects), which ride on its claim: the ack path writes
+// nothing more for them, and a claim is never made without them, so
+// nothing is stored that an erasure cannot find.
+func (in *Intake) subjects(ctx context.Context, ev webhook.Event) ([]string, error) {
 	if in.cfg.Subjects == nil {
-		return nil
+		return nil, nil
 	}
 	hashes, err := in.cfg.Subjects(ctx, ev)
-	if err == nil && len(hashes) > 0 {
-		err = in.store.IndexSubjects(ctx, ev.Key(), hashes, expiresAt)
-	}
 	if err != nil {
-		return fmt.Errorf("index the subjects of %s: %w", ev.Key(), err)
+		return nil, fmt.Errorf("the subjects of %s: %w", ev.Key(), err)
 	}
-	return nil
+	if len(hashes) > MaxSubjects {
+		in.log.WarnContext(ctx, "the event names more people than a claim holds; indexed under the first",
+			"key", ev.Key().String(), "type", ev.Type, "subjects", len(hashes), "kept", MaxSubjects)
+		hashes = hashes[:MaxSubjects]
+	}
+	return hashes, nil
 }
+
+// MaxSubjects is the most subjects an event is indexed under: 32 KB on
+// its claim, far within DynamoDB's item limit, so a body that names
+// thousands of addresses is still claimed.
+const MaxSubjects = 1000
 
 // duplicate handles an event already claimed (it; sum is this
 // delivery's payload hash): it logs a body that differs from the first,

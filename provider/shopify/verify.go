@@ -23,8 +23,11 @@ const Name = "shopify"
 // keeps it), falling back to X-Shopify-Webhook-Id; but an orders/paid
 // whose signed body is a paid order is keyed by the order, as the
 // reconciler claims the paid orders it lists: shopify#order-<id>-paid
-// (paidOrderID). The type is X-Shopify-Topic ("orders/paid"), and the
-// occurrence time X-Shopify-Triggered-At.
+// (paidOrderID). The type is X-Shopify-Topic ("orders/paid"), the
+// occurrence time X-Shopify-Triggered-At, and the account
+// X-Shopify-Shop-Domain. A compliance topic's body must be of that
+// topic's shape (400 otherwise: the topic is not signed, and a body signed
+// for another topic must not erase anything).
 //
 // Shopify's newer deliveries name the same headers without X-
 // (Shopify-Hmac-Sha256, Shopify-Topic, Shopify-Event-Id, ...), and
@@ -70,6 +73,13 @@ func (s *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 	if !json.Valid(r.Body) {
 		return nil, fmt.Errorf("shopify: body is not valid JSON: %w", provider.ErrNotJSON)
 	}
+	if isCompliance(topic) {
+		// The topic is not signed: a compliance topic acts on its body
+		// only when the body is of that topic's shape.
+		if _, _, err := complianceBody(topic, r.Body); err != nil {
+			return nil, fmt.Errorf("shopify: %w: %w", err, provider.ErrNotEvent)
+		}
+	}
 	var at time.Time
 	if t, err := time.Parse(time.RFC3339Nano, shopifyHeader(r, "triggered-at")); err == nil {
 		at = t.UTC()
@@ -77,7 +87,7 @@ func (s *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 	if paid := paidOrderID(topic, r.Body); paid != "" {
 		id = paid
 	}
-	return []webhook.Event{{Provider: Name, ID: id, Type: topic, Created: at, Raw: r.Body}}, nil
+	return []webhook.Event{{Provider: Name, ID: id, Type: topic, Created: at, Raw: r.Body, Account: shopifyHeader(r, "shop-domain")}}, nil
 }
 
 // paidOrderID returns the event id under which an orders/paid delivery

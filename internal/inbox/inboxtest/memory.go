@@ -41,6 +41,9 @@ func (m *Memory) Claim(_ context.Context, c inbox.Claim) (inbox.Item, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	key := c.Event.Key()
+	if err := inbox.CheckSubjects(c.Subjects); err != nil {
+		return inbox.Item{}, fmt.Errorf("claim %s: %w", key, err)
+	}
 	if old, ok := m.items[key]; ok && !(c.Event.IDOnly && inbox.Renewable(old, c.At)) {
 		return old, fmt.Errorf("claim %s: %w", key, inbox.ErrAlreadyClaimed)
 	}
@@ -278,6 +281,9 @@ func finished(it inbox.Item, r inbox.Result) inbox.Item {
 	}
 	if r.Uncounted {
 		it.Attempts--
+	}
+	if r.Indexed {
+		it.Subjects = nil
 	}
 	if r.Status.Final() {
 		it.ProcessedAt = r.At

@@ -617,7 +617,6 @@ func TestTemplateReceiverPolicy(t *testing.T) {
 	checkGrants(t, "ReceiverFunction", "StripeWebhookSecretArn", func(c samtemplate.Context) []string {
 		table, queue := arn(c, "InboxTable"), arn(c, "EventsQueue")
 		return []string{
-			"dynamodb:BatchWriteItem on " + table,
 			"dynamodb:DeleteItem on " + table,
 			"dynamodb:GetItem on " + table,
 			"dynamodb:PutItem on " + table,
