@@ -42,7 +42,8 @@
 // permanent error: nothing ran, so there are no tries to count, and
 // waiting does not change it. A refusal the event read back does not
 // explain (inbox.ErrLeaseRaced: a twin finished an attempt in between) is
-// no such reason: the message comes back as from a live lease.
+// no such reason: the message comes back as from a live lease, unless it
+// is still so refused on the last receive SQS allows, when it is parked.
 //
 // An event whose payload was erased or expired (inbox.ErrRemoved) ends
 // IGNORED without running: a message that was on its way, or a DLQ
