@@ -120,6 +120,40 @@ func TestEventsPagePagesOlderEvents(t *testing.T) {
 	}
 }
 
+// TestEventsPagePagesABurst checks the Older link when a burst of
+// events, and a parked one, share one time: the pages list each of
+// them once.
+func TestEventsPagePagesABurst(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	st := newFake()
+	for i := range 60 {
+		ev := event(fmt.Sprintf("stripe#evt_burst%02d", i), "t", inbox.Done, now)
+		st.events[ev.Item.Key] = ev
+	}
+	st.dlq.park("stripe#evt_burst_parked", "t", "refused", now)
+	c := newClient(t, st, false)
+	seen := map[string]int{}
+	page := c.get("/events").Body.String()
+	for range 3 {
+		for _, k := range rows(page) {
+			seen[k]++
+		}
+		older := regexp.MustCompile(`href="(/events\?before=[^"]+)"`).FindStringSubmatch(page)
+		if older == nil {
+			break
+		}
+		page = c.get(htmlUnescape(older[1])).Body.String()
+	}
+	if len(seen) != 61 {
+		t.Errorf("the pages listed %d of the 61 events", len(seen))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("%s listed %d times", k, n)
+		}
+	}
+}
+
 // TestSubjectSearchKeepsTheSubjectOutOfTheAddress checks the search by
 // subject: the page is found by the subject's hashes, and the email goes
 // in no URL.
