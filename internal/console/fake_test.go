@@ -231,6 +231,17 @@ func (d *fakeDLQ) Depth(context.Context) (queue.Depth, error) {
 	return queue.Depth{Visible: len(d.msgs) - len(d.hidden), InFlight: len(d.hidden)}, nil
 }
 
+// take removes the first n messages, as a replay or a redrive that moves
+// them elsewhere does.
+func (d *fakeDLQ) take(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, m := range d.msgs[:n] {
+		delete(d.hidden, m.ReceiptHandle)
+	}
+	d.msgs = d.msgs[n:]
+}
+
 // stillHidden is how many messages a read left hidden.
 func (d *fakeDLQ) stillHidden() int {
 	d.mu.Lock()

@@ -250,6 +250,43 @@ func TestAHugePayloadIsShownInPart(t *testing.T) {
 	}
 }
 
+// TestParkedPageLeavesTheDLQToAnotherReader checks that the console
+// does not read the DLQ while something else holds its messages (a
+// replay running elsewhere) or empties it (a redrive): a read then would
+// hide messages from it, and a replay that finds none stops early. It
+// reads again once the DLQ is left alone.
+func TestParkedPageLeavesTheDLQToAnotherReader(t *testing.T) {
+	now := time.Now()
+	st := newFake()
+	for i := range 6 {
+		st.dlq.park(webhook.Key(fmt.Sprintf("stripe#evt_%d", i)), "checkout.session.completed", "price unknown", now)
+	}
+	c := newClient(t, st, false)
+	c.get("/parked")
+	elsewhere := "Something else is reading or emptying the DLQ"
+	// A replay elsewhere holds two messages.
+	held, _ := st.dlq.Receive(context.Background(), 2, time.Minute, 0)
+	reads := st.dlq.receives
+	st.dlq.park("stripe#evt_new", "checkout.session.completed", "price unknown", now) // the depth changes
+	if body := c.get("/parked").Body.String(); st.dlq.receives != reads || !strings.Contains(body, elsewhere) {
+		t.Errorf("read the DLQ %d times while another reader held messages", st.dlq.receives-reads)
+	}
+	// It moves them, and goes on emptying the DLQ.
+	for _, m := range held {
+		_ = st.dlq.Release(context.Background(), m.ReceiptHandle)
+	}
+	st.dlq.take(2)
+	c.get("/events")
+	st.dlq.take(1)
+	if body := c.get("/parked").Body.String(); st.dlq.receives != reads || !strings.Contains(body, elsewhere) {
+		t.Errorf("read the DLQ %d times while it was being emptied", st.dlq.receives-reads)
+	}
+	// Left alone, it is read again.
+	if body := c.get("/parked").Body.String(); st.dlq.receives == reads || strings.Contains(body, elsewhere) || !strings.Contains(body, "<td>4<br>") {
+		t.Errorf("not read again once left alone:\n%s", body)
+	}
+}
+
 func TestParkedPageGroupsTheDLQ(t *testing.T) {
 	now := time.Now()
 	st := newFake()
