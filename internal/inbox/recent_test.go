@@ -13,17 +13,22 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
+// recentStore returns a store on a fresh table of dynalite, and a time
+// an hour ago at the table's precision.
+func recentStore(t *testing.T) (*inbox.DynamoDB, context.Context, time.Time) {
+	t.Helper()
+	emu := devstacktest.ForTest(t)
+	s := inbox.NewDynamoDB(emu.DynamoDB(), devstacktest.NewTestStack(t).Tables["InboxTable"])
+	return s, context.Background(), time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+}
+
 // TestRecentListsBothIndexesNewestFirst checks Recent on dynalite: the
 // unfinished events (pending index) and the finished ones (retain
 // index, read back without their payload) merged newest first, paged
 // with Before, filtered by provider and window; a DEAD event, in
 // neither index, is not listed.
 func TestRecentListsBothIndexesNewestFirst(t *testing.T) {
-	emu := devstacktest.ForTest(t)
-	st := devstacktest.NewTestStack(t)
-	s := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
-	ctx := context.Background()
-	t0 := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	s, ctx, t0 := recentStore(t)
 	claim := func(provider, id string, at time.Time) webhook.Key {
 		t.Helper()
 		ev := webhook.Event{Provider: provider, ID: id, Type: "t." + id, Raw: []byte(`{"secret":"payload"}`)}
@@ -103,11 +108,7 @@ func TestRecentListsBothIndexesNewestFirst(t *testing.T) {
 // next page, after the last event's time and key, lists each of the
 // rest, none twice.
 func TestRecentPagesThroughEventsOfOneMillisecond(t *testing.T) {
-	emu := devstacktest.ForTest(t)
-	st := devstacktest.NewTestStack(t)
-	s := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
-	ctx := context.Background()
-	t0 := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	s, ctx, t0 := recentStore(t)
 	var want []webhook.Key
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
 		ev := webhook.Event{Provider: "stripe", ID: "evt_burst_" + id, Type: "t", Raw: []byte(`{}`)}
