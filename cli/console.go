@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -105,11 +106,10 @@ func serveConsole(ctx context.Context, ln net.Listener, srv http.Handler) error 
 type consoleStack struct {
 	base *target // every call allowed (read-only: reads and peeks)
 	// read serves the pages (inspect and status: readsOnly); peek reads
-	// the DLQ and runs a replay's dry run (readsAndPeeks), erasePeek an
-	// erasure's (countsOnly); write runs a confirmed change (nil when
-	// read-only).
-	read, peek, erasePeek, write *target
-	stderr                       io.Writer
+	// the DLQ and runs the dry run of a replay or an erasure
+	// (readsAndPeeks); write runs a confirmed change (nil when read-only).
+	read, peek, write *target
+	stderr            io.Writer
 
 	mu   sync.Mutex
 	keys privacy.Keys // the subject keys, once read
@@ -126,7 +126,7 @@ func newConsoleStack(ctx context.Context, sf *stackFlags, stderr io.Writer, read
 	if err != nil {
 		return nil, "", err
 	}
-	c := &consoleStack{base: t, read: t.limitedTo(readsOnly), peek: t.limitedTo(readsAndPeeks), erasePeek: t.limitedTo(countsOnly), stderr: stderr}
+	c := &consoleStack{base: t, read: t.limitedTo(readsOnly), peek: t.limitedTo(readsAndPeeks), stderr: stderr}
 	if !readOnly {
 		c.write = t
 	}
@@ -190,8 +190,22 @@ func (c *consoleStack) subjectKeys(ctx context.Context) (privacy.Keys, error) {
 }
 
 // SubjectEvents implements the console's stack.
-func (c *consoleStack) SubjectEvents(ctx context.Context, hashes []string) ([]webhook.Key, error) {
-	return c.read.store().SubjectEvents(ctx, hashes)
+func (c *consoleStack) SubjectEvents(ctx context.Context, hashes []string, limit int) ([]webhook.Key, error) {
+	var keys []webhook.Key
+	cursor := ""
+	for len(keys) < limit {
+		page, next, err := c.read.store().SubjectEvents(ctx, hashes, cursor, limit-len(keys))
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, page...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), nil
 }
 
 // DLQ implements the console's stack: the DLQ, read as a dry-run replay
@@ -227,7 +241,7 @@ func (c *consoleStack) Export(ctx context.Context, subjects []provider.Subject) 
 func (c *consoleStack) Erase(ctx context.Context, req privacy.Request) (privacy.Report, error) {
 	t := c.write
 	if req.DryRun {
-		t = c.erasePeek
+		t = c.peek
 	}
 	if t == nil {
 		return privacy.Report{}, errors.New("the console is read-only")

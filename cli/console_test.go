@@ -310,7 +310,7 @@ func TestConsoleCallsAreTheDocumentedOnes(t *testing.T) {
 	}
 	made := map[string]map[string]bool{"read-only": {}, "full": {}}
 	var mu sync.Mutex
-	for mode, ts := range map[string][]*target{"read-only": {st.read, st.peek}, "full": {st.erasePeek, st.write}} {
+	for mode, ts := range map[string][]*target{"read-only": {st.read, st.peek}, "full": {st.peek, st.write}} {
 		for _, tg := range ts {
 			tg.cfg.APIOptions = append(tg.cfg.APIOptions, func(s *middleware.Stack) error {
 				return s.Initialize.Add(middleware.InitializeMiddlewareFunc("record", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {

@@ -285,3 +285,33 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// TestReadmeListsEveryCommand: the README's command table has one row
+// for each command `hookinbox --help` lists (help aside), and no row for
+// a command that does not exist.
+func TestReadmeListsEveryCommand(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(readme), "\n## The hookinbox CLI\n")
+	if !ok {
+		t.Fatal(`README.md has no section "## The hookinbox CLI"`)
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	var listed []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z]+)[^`]*` \\|").FindAllStringSubmatch(table, -1) {
+		listed = append(listed, m[1])
+	}
+	var want []string
+	for _, c := range commands {
+		if c.name != "help" {
+			want = append(want, c.name)
+		}
+	}
+	slices.Sort(listed)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, listed); diff != "" {
+		t.Errorf("README.md's command table (-hookinbox --help +README):\n%s", diff)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,14 +33,20 @@ func TestEraseAndExportOnTheLocalStack(t *testing.T) {
 	now := time.Now()
 	ev := webhook.Event{Provider: "stripe", ID: "evt_cli_erase", Type: "customer.created", Created: now,
 		Raw: []byte(`{"id":"evt_cli_erase","data":{"object":{"object":"customer","id":"cus_cli","email":"cli.jane@example.com"}}}`)}
-	it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour})
+	hashes, _ := privacy.NewHasher(privacy.Keys{pipeline.SubjectKey}).Index(ctx, []provider.Subject{provider.EmailSubject("cli.jane@example.com")})
+	it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour, Subjects: hashes})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hashes, _ := privacy.NewHasher(privacy.Keys{pipeline.SubjectKey}).Index(ctx, []provider.Subject{provider.EmailSubject("cli.jane@example.com")})
-	if err := store.IndexSubjects(ctx, it.Key, hashes, it.ExpiresAt); err != nil {
+	finishEvent(t, store, it, inbox.Done)
+	// A second event of hers is parked: it keeps its payload until it has run.
+	parked := webhook.Event{Provider: "stripe", ID: "evt_cli_parked", Type: "checkout.session.completed", Created: now,
+		Raw: []byte(`{"id":"evt_cli_parked","data":{"object":{"object":"checkout.session","customer_email":"cli.jane@example.com"}}}`)}
+	pit, err := store.Claim(ctx, inbox.Claim{Event: parked, At: now, TTL: time.Hour, Subjects: hashes})
+	if err != nil {
 		t.Fatal(err)
 	}
+	finishEvent(t, store, pit, inbox.Dead)
 	path := localStateFile(t, emu, st)
 	run := func(cmd func(context.Context, []string, *bytes.Buffer) error, args ...string) string {
 		t.Helper()
@@ -56,34 +63,151 @@ func TestEraseAndExportOnTheLocalStack(t *testing.T) {
 		return cmdExport(ctx, args, out, &bytes.Buffer{})
 	}
 
-	if out := run(export, "--email", "CLI.Jane@example.com"); !strings.Contains(out, "stripe#evt_cli_erase") || !strings.Contains(out, "inline") {
-		t.Errorf("export printed:\n%s", out)
+	out := run(export, "--email", "CLI.Jane@example.com")
+	for _, want := range []string{"in 2 events", "stripe#evt_cli_erase  customer.created  done", "keeps the event as delivered until",
+		"stripe#evt_cli_parked  checkout.session.completed  parked, waiting for a person"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("export printed no %q:\n%s", want, out)
+		}
 	}
-	if out := run(erase, "--email", "cli.jane@example.com", "--dry-run"); !strings.Contains(out, "would erase 1 copies in 1 events") {
+	out = run(erase, "--email", "cli.jane@example.com", "--dry-run")
+	if !strings.Contains(out, "hookinbox found this person in 2 events") || !strings.Contains(out, "would be erased") {
 		t.Errorf("erase --dry-run printed:\n%s", out)
 	}
 	if _, err := store.Payload(ctx, it.Key); err != nil {
 		t.Fatalf("payload after a dry run: %v", err)
 	}
-	if out := run(erase, "--subject", "email:cli.jane@example.com", "--by", "ticket-42"); !strings.Contains(out, "erased 1 copies in 1 events") {
-		t.Errorf("erase printed:\n%s", out)
+	out = run(erase, "--subject", "email:cli.jane@example.com", "--by", "ticket-42")
+	for _, want := range []string{"hookinbox found this person in 2 events", "stripe#evt_cli_erase  customer.created  done, received",
+		": erased\n", "kept until it has finished, then erased", "1 event is not finished", "yours to erase"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("erase printed no %q:\n%s", want, out)
+		}
+	}
+	for _, jargon := range []string{"subject hash", "copies", "inline", "payload item"} {
+		if strings.Contains(out, jargon) {
+			t.Errorf("erase printed %q:\n%s", jargon, out)
+		}
 	}
 	if _, err := store.Payload(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
 		t.Errorf("payload after erase: %v, want ErrNotFound", err)
+	}
+	if _, err := store.Payload(ctx, pit.Key); err != nil {
+		t.Errorf("the parked event's payload after erase: %v; want it kept until it has run", err)
 	}
 	var rep privacy.Report
 	if err := json.Unmarshal([]byte(run(export, "--email", "cli.jane@example.com", "--json")), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Events) != 1 || rep.Events[0].Removed != inbox.RemovedErased || rep.Copies != 0 {
+	if len(rep.Events) != 2 || rep.Events[0].Removed != inbox.RemovedErased || !rep.Events[1].Waiting || rep.Waiting != 1 {
 		t.Errorf("export after erase: %+v", rep)
 	}
 	var inspected bytes.Buffer
 	if err := cmdInspect(ctx, []string{string(it.Key), "--state-file", path}, &inspected, &bytes.Buffer{}); err != nil || !strings.Contains(inspected.String(), "erased at") {
 		t.Errorf("inspect after erase: %v\n%s", err, inspected.String())
 	}
+	inspected.Reset()
+	if err := cmdInspect(ctx, []string{string(pit.Key), "--state-file", path}, &inspected, &bytes.Buffer{}); err != nil || !strings.Contains(inspected.String(), "an erasure waits for it") {
+		t.Errorf("inspect of the parked event after erase: %v\n%s", err, inspected.String())
+	}
 	if audits, _ := store.Erasures(ctx); len(audits) != 1 || audits[0].By != "ticket-42" {
 		t.Errorf("audit records %+v, want one by ticket-42", audits)
+	}
+}
+
+// finishEvent runs one attempt of it that ends in status st, as the
+// processor does: it indexes the claim's subjects first.
+func finishEvent(t *testing.T, store *inbox.DynamoDB, it inbox.Item, st inbox.Status) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := store.Lease(ctx, it.Key, "w1", it.ReceivedAt, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.IndexSubjects(ctx, it.Key, it.Subjects, it.ExpiresAt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Finish(ctx, it.Key, "w1", inbox.Result{Status: st, At: it.ReceivedAt, Indexed: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEraseAndExportSayWhenNoOneIsFound: an address that matches nothing
+// is answered plainly, changes nothing, writes no audit record, and exits
+// 3; with --json too.
+func TestEraseAndExportSayWhenNoOneIsFound(t *testing.T) {
+	emu, st := stackInEnv(t)
+	path := localStateFile(t, emu, st)
+	for _, args := range [][]string{
+		{"erase", "--email", "nobody.here@example.com", "--by", "ticket-7"},
+		{"erase", "--email", "nobody.here@example.com", "--by", "ticket-7", "--dry-run"},
+		{"export", "--email", "nobody.here@example.com"},
+		{"export", "--email", "nobody.here@example.com", "--json"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), append(args, "--state-file", path), &out, &errOut); code != 3 {
+			t.Errorf("%v: exit %d, want 3\n%s%s", args, code, out.String(), errOut.String())
+		}
+		if !slices.Contains(args, "--json") && !strings.Contains(out.String(), "No one found") {
+			t.Errorf("%v printed:\n%s", args, out.String())
+		}
+	}
+	if audits, _ := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"]).Erasures(context.Background()); len(audits) != 0 {
+		t.Errorf("audit records after erasing no one: %+v, want none", audits)
+	}
+}
+
+// TestEraseNamesWhoAskedWithoutUSER: with $USER unset the audit record
+// names the user running the command (os/user), never "unknown".
+func TestEraseNamesWhoAskedWithoutUSER(t *testing.T) {
+	t.Setenv("USER", "")
+	who, err := requester("")
+	var u *usageError
+	if err != nil && !errors.As(err, &u) {
+		t.Fatalf("requester: %v", err)
+	}
+	if err == nil && (who == "cli:" || strings.Contains(who, "unknown")) {
+		t.Errorf("requester = %q, want cli:<user name>", who)
+	}
+	if who, err := requester(" ticket-9 "); who != "ticket-9" || err != nil {
+		t.Errorf("requester(--by) = %q, %v", who, err)
+	}
+}
+
+// TestExportListsTheDataRequests: export --requests lists the data
+// requests a provider sent with what hookinbox held then, in plain
+// words and as JSON.
+func TestExportListsTheDataRequests(t *testing.T) {
+	emu, st := stackInEnv(t)
+	ctx := context.Background()
+	path := localStateFile(t, emu, st)
+	store := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	held, _ := json.Marshal(privacy.Report{SubjectHash: "h1", Events: []privacy.EventReport{{Key: "stripe#evt_held", Provider: "stripe",
+		Type: "checkout.session.completed", Status: inbox.Done, Where: []string{"inline"}, ExpiresAt: time.Now().Add(time.Hour)}}})
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	if err := store.RecordDataRequest(ctx, inbox.DataRequest{At: at, By: "shopify customers/data_request shopify#9",
+		Reference: "x.myshopify.com data request 9999", SubjectHash: "h1", Report: held}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := cmdExport(ctx, []string{"--requests", "--state-file", path}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1 data request received", "2026-12-01 12:00  shopify customers/data_request shopify#9 (x.myshopify.com data request 9999)",
+		"in 1 event", "stripe#evt_held  checkout.session.completed  done"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("export --requests printed no %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := cmdExport(ctx, []string{"--requests", "--json", "--state-file", path}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var listed []struct {
+		By   string
+		Held privacy.Report
+	}
+	if err := json.Unmarshal(out.Bytes(), &listed); err != nil || len(listed) != 1 || listed[0].Held.Events[0].Key != "stripe#evt_held" {
+		t.Errorf("export --requests --json = %+v, %v", listed, err)
 	}
 }
 
@@ -140,13 +264,13 @@ func TestEraseSweepsTheStripeEventBridgeDLQ(t *testing.T) {
 		}
 		return out.String()
 	}
-	if out := erase("--dry-run"); !strings.Contains(out, "and 2 Stripe events in the Stripe EventBridge DLQ") {
+	if out := erase("--dry-run"); !strings.Contains(out, "Would also delete 2 Stripe events naming this person from the Stripe EventBridge dead-letter queue") {
 		t.Errorf("erase --dry-run printed:\n%s", out)
 	}
 	if got := drainBodies(t, client, url, true); len(got) != 3 {
 		t.Fatalf("after a dry run the queue holds %d messages, want 3", len(got))
 	}
-	if out := erase("--by", "ticket-bridge"); !strings.Contains(out, "and 2 Stripe events in the Stripe EventBridge DLQ") {
+	if out := erase("--by", "ticket-bridge"); !strings.Contains(out, "Also deleted 2 Stripe events naming this person from the Stripe EventBridge dead-letter queue") {
 		t.Errorf("erase printed:\n%s", out)
 	}
 	got := drainBodies(t, client, url, false)

@@ -58,6 +58,8 @@ type itemView struct {
 	// PayloadRemoved says the payload was erased or expired (its time in RemovedAt).
 	PayloadRemoved string     `json:"payload_removed,omitempty"`
 	RemovedAt      *time.Time `json:"removed_at,omitempty"`
+	// EraseWhenFinished: an erasure waits for the event to finish.
+	EraseWhenFinished bool `json:"erase_when_finished,omitempty"`
 }
 
 func viewOf(it inbox.Item) itemView {
@@ -73,7 +75,7 @@ func viewOf(it inbox.Item) itemView {
 		PayloadSHA256: it.PayloadSHA256, PayloadObject: it.PayloadObject, ExpiresAt: t(it.ExpiresAt),
 		LeaseOwner: it.LeaseOwner, LeaseUntil: t(it.LeaseUntil), Attempts: it.Attempts, InfraFailures: it.InfraFailures, LastError: it.LastError,
 		ProcessedAt: t(it.ProcessedAt), Outcome: it.Outcome, RenewAfter: t(it.RenewAfter),
-		PayloadRemoved: it.PayloadRemoved, RemovedAt: t(it.RemovedAt),
+		PayloadRemoved: it.PayloadRemoved, RemovedAt: t(it.RemovedAt), EraseWhenFinished: it.EraseWhenFinished,
 	}
 }
 
@@ -202,6 +204,9 @@ func printInspection(w io.Writer, it inbox.Item, recs []effects.Record) {
 	}
 	if it.PayloadRemoved != "" {
 		row("payload", it.PayloadRemoved+" at "+ts(it.RemovedAt)+" (the dedupe record stays; it cannot be replayed)")
+	}
+	if it.EraseWhenFinished {
+		row("payload", "kept until the event finishes, then erased (an erasure waits for it)")
 	}
 	if !it.RenewAfter.IsZero() {
 		row("renew after", ts(it.RenewAfter)+" (notifications before then are duplicates, not fetched)")

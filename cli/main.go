@@ -22,7 +22,8 @@
 // `hookinbox dev` writes a state file with its endpoints and resource names,
 // so the other subcommands find the running stack without flags; inspect,
 // replay and status take --stack NAME for a deployed stack. Exit status
-// is 2 for a usage error, 1 for any other failure.
+// is 2 for a usage error, 3 when erase or export finds nothing about the
+// person, 1 for any other failure.
 package cli
 
 import (
@@ -137,6 +138,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		switch {
 		case err == nil, errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.Is(err, errNoOneFound):
+			return 3 // the command said so
 		case errors.As(err, &ue):
 			fmt.Fprintf(stderr, "hookinbox %s: %v\nRun 'hookinbox %s --help' for usage.\n", name, err, name)
 			return 2

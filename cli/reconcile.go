@@ -89,8 +89,8 @@ func printReconcile(w io.Writer, s reconcile.Summary) {
 		if !pr.Checkpoint.IsZero() {
 			cp = pr.Checkpoint.Format(time.RFC3339)
 		}
-		fmt.Fprintf(w, "%-8s      listed %d, missed %d, from the API %d, skipped %d, errors %d, checkpoint %s\n",
-			pr.Provider, pr.Listed, pr.Missed, pr.FromAPI, pr.Skipped, pr.Errors, cp)
+		fmt.Fprintf(w, "%-8s      listed %d, missed %d, skipped %d, errors %d, checkpoint %s\n",
+			pr.Provider, pr.Listed, pr.Missed, pr.Skipped, pr.Errors, cp)
 	}
 	for _, l := range s.Events {
 		fmt.Fprintf(w, "  %-12s %s %s  %s\n", l.Outcome, l.Key, l.Type, l.Note)

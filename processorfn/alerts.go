@@ -36,24 +36,12 @@ func (a alerts) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner)
 }
 
 // liveModes returns the mode the deployment runs, by provider, for the
-// providers whose events say theirs (processor.Config.Live): a provider's
-// own, or for provider.ModeDeployment that of the first provider in names
-// whose mode is set; with none set, such a provider is not checked.
-func liveModes(names []string, fetch map[string]provider.Fetch) map[string]bool {
+// providers whose mode is set (processor.Config.Live): each its own.
+func liveModes(fetch map[string]provider.Fetch) map[string]bool {
 	live := map[string]bool{}
-	deployment, set := false, false
-	for _, name := range names {
-		switch fetch[name].Mode {
-		case provider.ModeLive, provider.ModeTest:
-			live[name] = fetch[name].Mode == provider.ModeLive
-			if !set {
-				deployment, set = live[name], true
-			}
-		}
-	}
-	for _, name := range names {
-		if fetch[name].Mode == provider.ModeDeployment && set {
-			live[name] = deployment
+	for name, f := range fetch {
+		if f.Mode != provider.ModeUnchecked {
+			live[name] = f.Mode == provider.ModeLive
 		}
 	}
 	return live

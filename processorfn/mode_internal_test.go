@@ -14,7 +14,8 @@ import (
 )
 
 // TestLiveModes: Stripe's mode is STRIPE_LIVEMODE's or else its key's;
-// Adyen's is ADYEN_LIVE's or else the deployment's (Stripe's).
+// Adyen's is ADYEN_LIVE's alone, never Stripe's: a test Stripe key beside
+// live Adyen leaves Adyen's events live.
 func TestLiveModes(t *testing.T) {
 	tests := []struct {
 		name              string
@@ -23,16 +24,18 @@ func TestLiveModes(t *testing.T) {
 		want              map[string]bool
 		wantErr           string
 	}{
-		{name: "LiveSecretKey", key: "sk_live_abc", want: map[string]bool{"stripe": true, "adyen": true}},
-		{name: "LiveRestrictedKey", key: "rk_live_abc", want: map[string]bool{"stripe": true, "adyen": true}},
-		{name: "TestSecretKey", key: "sk_test_abc", want: map[string]bool{"stripe": false, "adyen": false}},
-		{name: "TestRestrictedKey", key: "rk_test_abc", want: map[string]bool{"stripe": false, "adyen": false}},
-		{name: "SetOverTheKey", stripeMode: "false", key: "sk_live_abc", want: map[string]bool{"stripe": false, "adyen": false}},
-		{name: "AdyenOwn", adyen: "false", key: "sk_live_abc", want: map[string]bool{"stripe": true, "adyen": false}},
+		{name: "LiveSecretKey", key: "sk_live_abc", want: map[string]bool{"stripe": true}},
+		{name: "LiveRestrictedKey", key: "rk_live_abc", want: map[string]bool{"stripe": true}},
+		{name: "TestSecretKey", key: "sk_test_abc", want: map[string]bool{"stripe": false}},
+		{name: "TestRestrictedKey", key: "rk_test_abc", want: map[string]bool{"stripe": false}},
+		{name: "SetOverTheKey", stripeMode: "false", key: "sk_live_abc", want: map[string]bool{"stripe": false}},
+		{name: "AdyenLiveBesideTestStripe", adyen: "true", key: "sk_test_abc", want: map[string]bool{"stripe": false, "adyen": true}},
+		{name: "AdyenTestBesideLiveStripe", adyen: "false", key: "sk_live_abc", want: map[string]bool{"stripe": true, "adyen": false}},
+		{name: "AdyenAlone", adyen: "true", want: map[string]bool{"adyen": true}},
 		{name: "NoKey", key: "", want: map[string]bool{}},
-		{name: "NoKeySet", key: "", stripeMode: "true", want: map[string]bool{"stripe": true, "adyen": true}},
+		{name: "NoKeySet", key: "", stripeMode: "true", want: map[string]bool{"stripe": true}},
 		{name: "UnknownPrefix", key: "whatever", wantErr: "set STRIPE_LIVEMODE"},
-		{name: "UnknownPrefixSet", stripeMode: "true", key: "whatever", want: map[string]bool{"stripe": true, "adyen": true}},
+		{name: "UnknownPrefixSet", stripeMode: "true", key: "whatever", want: map[string]bool{"stripe": true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,35 +57,7 @@ func TestLiveModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, liveModes(reg.Names(), fetch)); diff != "" {
-				t.Errorf("liveModes (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestLiveModesDeployment: a provider that follows the deployment takes
-// the first mode set in registry order, and is not checked when none is.
-func TestLiveModesDeployment(t *testing.T) {
-	tests := []struct {
-		name  string
-		modes []provider.Mode
-		want  map[string]bool
-	}{
-		{name: "NoneSet", modes: []provider.Mode{provider.ModeUnchecked, provider.ModeDeployment}, want: map[string]bool{}},
-		{name: "FollowsTheFirst", modes: []provider.Mode{provider.ModeDeployment, provider.ModeTest, provider.ModeLive}, want: map[string]bool{"p0": false, "p1": false, "p2": true}},
-		{name: "OwnOnly", modes: []provider.Mode{provider.ModeLive, provider.ModeUnchecked}, want: map[string]bool{"p0": true}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var names []string
-			fetch := map[string]provider.Fetch{}
-			for i, m := range tt.modes {
-				name := "p" + string(rune('0'+i))
-				names = append(names, name)
-				fetch[name] = provider.Fetch{Mode: m}
-			}
-			if diff := cmp.Diff(tt.want, liveModes(names, fetch)); diff != "" {
+			if diff := cmp.Diff(tt.want, liveModes(fetch)); diff != "" {
 				t.Errorf("liveModes (-want +got):\n%s", diff)
 			}
 		})

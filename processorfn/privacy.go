@@ -3,6 +3,7 @@ package processorfn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/hookinbox/hookinbox/effects"
@@ -13,12 +14,15 @@ import (
 
 // privacyRequests acts on the privacy requests providers send as events
 // (provider.PrivacyRequester: Shopify's compliance webhooks) whether or
-// not the business handles them. The business and the destinations see
-// the event first (a handler it registers for the topic erases its own
-// records); then, whatever they answered, an erasure removes what
-// hookinbox keeps of the people it names, the request's own payload last
-// once they are done with it, and a data request logs what hookinbox
-// holds about them. Every other event goes to next.
+// not the business handles them. A request whose body is not of its
+// topic's shape is refused before anything runs: parked, with the reason.
+// Otherwise the business and the destinations see the event first (a
+// handler it registers for the topic erases its own records); then,
+// whatever they answered, an erasure removes what hookinbox keeps of the
+// people or the shop it names, a page at a time across attempts
+// (privacy.ErrMore), the request's own payload once it is finished, and a
+// data request records what hookinbox holds about them (hookinbox export
+// --requests prints it). Every other event goes to next.
 type privacyRequests struct {
 	next       Business
 	requesters map[string]provider.PrivacyRequester
@@ -38,13 +42,18 @@ func requesters(reg *provider.Registry) map[string]provider.PrivacyRequester {
 }
 
 func (p privacyRequests) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
-	var req provider.PrivacyRequest
 	r, ok := p.requesters[ev.Provider]
-	if ok {
-		req, ok = r.PrivacyRequest(ev)
-	}
 	if !ok {
 		return p.next.Handle(ctx, ev, fx)
+	}
+	req, ok, err := r.PrivacyRequest(ev)
+	if !ok {
+		return p.next.Handle(ctx, ev, fx)
+	}
+	log := p.log.With("key", ev.Key().String(), "type", ev.Type)
+	if err != nil {
+		log.Warn("privacy request refused: nothing erased or listed", "reason", err.Error())
+		return webhook.Permanent(fmt.Errorf("privacy request refused: %w", err))
 	}
 	// The request is carried out whatever the business or a destination
 	// answered; their error comes back with its own, so they retry.
@@ -55,33 +64,25 @@ func (p privacyRequests) Handle(ctx context.Context, ev webhook.Event, fx effect
 	if p.eraser == nil {
 		return errors.Join(nerr, webhook.Permanent(privacy.ErrNoKey))
 	}
-	log := p.log.With("key", ev.Key().String(), "type", ev.Type)
+	by := ev.Provider + " " + ev.Type + " " + ev.Key().String()
 	if !req.Erase {
-		rep, err := p.eraser.Export(ctx, req.Subjects)
+		rep, err := p.eraser.AnswerDataRequest(ctx, req.Subjects, by, req.Reference)
 		if err != nil {
 			return errors.Join(nerr, err)
 		}
-		log.Info("data request: what hookinbox holds (hookinbox export --subject ... prints it in full)",
-			"subject_hash", rep.SubjectHash, "events", len(rep.Events), "copies", rep.Copies, "event_keys", eventKeys(rep))
+		log.Info("data request: what hookinbox holds is recorded (hookinbox export --requests prints it)",
+			"subject_hash", rep.SubjectHash, "events", rep.Found(), "waiting", rep.Waiting)
 		return nerr
 	}
-	erase := privacy.Request{Subjects: req.Subjects, By: ev.Provider + " " + ev.Type + " " + ev.Key().String(), Last: ev.Key(), KeepLast: nerr != nil}
-	if req.All {
-		erase.Provider = ev.Provider
+	rep, err := p.eraser.Erase(ctx, privacy.Request{Subjects: req.Subjects, By: by, ID: ev.Key()})
+	attrs := []any{"subject_hash", rep.SubjectHash, "events", rep.Found(), "copies", rep.Copies, "waiting", rep.Waiting, "queued", rep.Queued}
+	if errors.Is(err, privacy.ErrMore) {
+		log.Info("erasing on request: goes on at the next attempt", attrs...)
+		return errors.Join(nerr, err)
 	}
-	rep, err := p.eraser.Erase(ctx, erase)
 	if err != nil {
 		return errors.Join(nerr, err)
 	}
-	log.Info("erased on request", "subject_hash", rep.SubjectHash, "events", len(rep.Events), "copies", rep.Copies)
+	log.Info("erased on request; events not finished are erased once they are", attrs...)
 	return nerr
-}
-
-// eventKeys returns the keys of r's events.
-func eventKeys(r privacy.Report) []string {
-	keys := make([]string, len(r.Events))
-	for i, e := range r.Events {
-		keys[i] = e.Key.String()
-	}
-	return keys
 }

@@ -149,6 +149,11 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	var subjects func(context.Context, webhook.Event) ([]string, error)
 	if indexes {
 		eraser, subjects = privacy.NewEraser(store, hasher, nil), privacy.Subjects(reg, hasher)
+		for _, p := range reg.All() {
+			if f, ok := p.(provider.SubjectFinder); ok && all[p.Name()].EventQueue != "" {
+				eraser.WithQueue(privacy.EventQueue{Client: sq, URL: all[p.Name()].EventQueue, Provider: p.Name(), Finder: f})
+			}
+		}
 	}
 	business = privacyRequests{next: business, requesters: requesters(reg), eraser: eraser, log: log}
 	h := processor.New(
@@ -156,7 +161,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
 			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow, NotFoundHold: s.NotFoundHold,
-			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(reg.Names(), all), Concurrency: concurrency, Subjects: subjects,
+			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(all), Concurrency: concurrency, Subjects: subjects,
 		},
 		store,
 		effects.NewLedger(db, s.Table, inbox.DefaultTTL),

@@ -83,6 +83,19 @@ func (e *Env) HasSecret(name string) bool {
 // neither is set. Every call with the same name returns the same Secret,
 // so a function loads each secret once.
 func (e *Env) Secret(ctx context.Context, name string) (Secret, error) {
+	return e.secret(ctx, name, false)
+}
+
+// SecretOnUse is Secret, except that a Secrets Manager secret is loaded
+// when its values are first asked for, not now: a function that needs it
+// for some requests only (the receiver, the subject key) answers its
+// first request without waiting for it. A secret that cannot be read
+// fails those requests instead of the cold start.
+func (e *Env) SecretOnUse(ctx context.Context, name string) (Secret, error) {
+	return e.secret(ctx, name, true)
+}
+
+func (e *Env) secret(ctx context.Context, name string, onUse bool) (Secret, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if s, ok := e.secrets[name]; ok {
@@ -102,8 +115,10 @@ func (e *Env) Secret(ctx context.Context, name string) (Secret, error) {
 		load = func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) }
 	}
 	r := &secrets.Rotating{Load: load, MaxAge: e.SecretMaxAge, MinInterval: e.SecretReload, Now: e.Now}
-	if err := r.Init(ctx); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if !onUse || len(inline) > 0 {
+		if err := r.Init(ctx); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	if e.secrets == nil {
 		e.secrets = map[string]Secret{}

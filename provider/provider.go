@@ -182,18 +182,21 @@ type Fetch struct {
 	// The processor logs each as an error, counts it and ends it DONE;
 	// the business never sees it. Nil: there are none.
 	Alert func(ev webhook.Event) (Alert, bool)
+	// EventQueue is the URL of an SQS queue that holds whole events of
+	// the provider outside the inbox (Stripe's EventBridge dead-letter
+	// queue): an erasure deletes those that name the people it erases
+	// (its SubjectFinder's). "": none.
+	EventQueue string
 }
 
 // Mode is the mode a deployment runs a provider in (Fetch.Mode): an
 // event of the other mode ends IGNORED before the business sees it.
 type Mode int
 
-// Modes. ModeDeployment is for a provider whose own mode is not set: it
-// runs in the deployment's mode, that of the first provider in registry
-// order whose mode is ModeLive or ModeTest; with none, it is not checked.
+// Modes. A provider's mode is its own, never another's: ModeUnchecked
+// checks none.
 const (
 	ModeUnchecked Mode = iota
-	ModeDeployment
 	ModeLive
 	ModeTest
 )
@@ -232,13 +235,9 @@ type Source struct {
 	List  Lister
 	Sweep Sweeper
 	// Lookback is how far back List's first run (no checkpoint yet)
-	// starts; 0 starts from the first run.
+	// starts; 0 starts from the first run. List's events are keyed as
+	// their webhooks are, so one that came is a duplicate.
 	Lookback time.Duration
-	// KeyedApart means List's events are keyed apart from their webhooks'
-	// (the API does not give the webhook's event id): what it claims is
-	// counted FromAPI, not Missed, since the webhook may have come, and
-	// the business keys its effects so they apply once.
-	KeyedApart bool
 }
 
 // DefaultSourceLookback is a first run's window for a source that reads

@@ -132,16 +132,19 @@ func JSONID(raw json.RawMessage) string {
 // webhooks).
 type PrivacyRequest struct {
 	Erase    bool      // erase; false lists what is held
-	Subjects []Subject // the people it names
-	// All asks for every event of the provider (Shopify's shop/redact:
-	// the signed bodies of a shop's webhooks do not name the shop).
-	All bool
+	Subjects []Subject // whom it names: people, or an account (a shop)
+	// Reference is the provider's own name for the request, for the
+	// record of a data request: "data request <id>"; no personal data.
+	Reference string
 }
 
 // PrivacyRequester is implemented by a provider that sends privacy
-// requests as events: PrivacyRequest says whether ev is one and what it
-// asks. The processor acts on it whether or not the business handles the
-// event's type.
+// requests as events. PrivacyRequest says whether ev is one (ok) and what
+// it asks; err says it claims to be one (its type is a privacy topic) but
+// its signed body is not of that topic's shape, so it asks nothing: a
+// body signed for another topic, re-sent under this type. The processor
+// acts on a request whether or not the business handles the event's
+// type.
 type PrivacyRequester interface {
-	PrivacyRequest(ev webhook.Event) (PrivacyRequest, bool)
+	PrivacyRequest(ev webhook.Event) (req PrivacyRequest, ok bool, err error)
 }

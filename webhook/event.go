@@ -23,6 +23,12 @@ type Event struct {
 	// wraps the event (a GitHub hook with the form content type sends
 	// payload=<URL-encoded JSON>), the event it carries, as JSON.
 	Raw []byte
+	// Account is the provider account the delivery names outside its
+	// signed body (Shopify's X-Shopify-Shop-Domain: one app serves many
+	// shops), or "". Where the signature does not cover it, nothing is
+	// decided on it: it only files the event under that account, for an
+	// erasure of the account's data (provider.SubjectFinder).
+	Account string
 	// IDOnly marks a notification that carries only the object's id, not
 	// its content (GoPay): nothing in it is trusted, the processor fetches
 	// the current state from the provider's API, and once an earlier

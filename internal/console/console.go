@@ -129,9 +129,10 @@ type stack interface {
 	// DeliveryLog returns an event's delivery attempts, by destination.
 	DeliveryLog(ctx context.Context, key webhook.Key) ([]destination.Attempts, error)
 	// SubjectHashes returns the hashes a subject's events are indexed
-	// under, as erase computes them; SubjectEvents those events.
+	// under, as erase computes them; SubjectEvents up to limit of those
+	// events.
 	SubjectHashes(ctx context.Context, s provider.Subject) ([]string, error)
-	SubjectEvents(ctx context.Context, hashes []string) ([]webhook.Key, error)
+	SubjectEvents(ctx context.Context, hashes []string, limit int) ([]webhook.Key, error)
 	// DLQ is the events DLQ, for reading.
 	DLQ() DeadLetters
 	// Replay runs a replay as `hookinbox replay` does, telling progress

@@ -155,7 +155,7 @@ func (s *Server) byKey(ctx context.Context, v *eventsView) int {
 
 // bySubject lists the events indexed under a subject's hashes.
 func (s *Server) bySubject(ctx context.Context, v *eventsView) {
-	keys, err := s.stack.SubjectEvents(ctx, v.Q.Hashes)
+	keys, err := s.stack.SubjectEvents(ctx, v.Q.Hashes, maxSubjectEvents+1)
 	if err != nil {
 		v.Problems = append(v.Problems, err.Error())
 	}

@@ -121,12 +121,12 @@ func (f *fakeStack) SubjectHashes(_ context.Context, s provider.Subject) ([]stri
 	return []string{hashOf(s)}, nil
 }
 
-func (f *fakeStack) SubjectEvents(_ context.Context, hashes []string) ([]webhook.Key, error) {
+func (f *fakeStack) SubjectEvents(_ context.Context, hashes []string, limit int) ([]webhook.Key, error) {
 	var out []webhook.Key
 	for _, h := range hashes {
 		out = append(out, f.subjects[h]...)
 	}
-	return out, nil
+	return out[:min(len(out), limit)], nil
 }
 
 func (f *fakeStack) DLQ() console.DeadLetters { return f.dlq }

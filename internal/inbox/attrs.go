@@ -1,7 +1,9 @@
 package inbox
 
 import (
+	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -41,7 +43,37 @@ func marshal(it Item) attrs {
 		m[attrPayloadRemoved] = str(it.PayloadRemoved)
 		m[attrRemovedAt] = str(formatTime(it.RemovedAt))
 	}
+	if len(it.Subjects) > 0 {
+		m[attrSubjects] = subjectSet(it.Subjects)
+	}
+	if it.EraseWhenFinished {
+		m[attrErasePending] = str(retainErase)
+	}
 	return m
+}
+
+// subjectSet returns hashes (hex, checked by CheckSubjects) as the
+// binary set the status item stores: half the bytes of the hex.
+func subjectSet(hashes []string) types.AttributeValue {
+	set := make([][]byte, len(hashes))
+	for i, h := range hashes {
+		set[i], _ = hex.DecodeString(h)
+	}
+	return &types.AttributeValueMemberBS{Value: set}
+}
+
+// subjectsOf returns the hashes of the binary set name of m, as hex.
+func subjectsOf(m attrs, name string) []string {
+	v, _ := m[name].(*types.AttributeValueMemberBS)
+	if v == nil {
+		return nil
+	}
+	out := make([]string, len(v.Value))
+	for i, b := range v.Value {
+		out[i] = hex.EncodeToString(b)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // marshalClaim returns the item a claim puts: the status item, with the
@@ -111,6 +143,8 @@ func unmarshal(m attrs) (Item, error) {
 	it.PayloadObject = getS(m, attrPayloadObject)
 	it.PayloadRemoved = getS(m, attrPayloadRemoved)
 	it.RemovedAt = getT(attrRemovedAt)
+	it.Subjects = subjectsOf(m, attrSubjects)
+	it.EraseWhenFinished = getS(m, attrErasePending) != ""
 	if b := getB(m, attrPayloadDeflate); b != nil && err == nil {
 		it.Payload, err = inflate(b)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -19,12 +20,13 @@ import (
 // bucket's expiry rule name it.
 const BodyPrefix = "inbox/"
 
-// A payload over MaxPayloadBytes fits neither the claim item nor a payload
-// item: it is kept as an S3 object, whose key the claim item holds
-// (attribute payload_object) beside the payload's hash. The key is
-// BodyPrefix, the event key (path-escaped) and the hash: a claim made
-// again for the same bytes writes the same object.
-func bodyObject(key webhook.Key, sum string) string {
+// BodyObject returns the name of the object that keeps a payload of the
+// event key over MaxPayloadBytes, whose PayloadSHA256 is sum: BodyPrefix,
+// the key (path-escaped) and the hash. A payload that large fits neither
+// the claim item nor a payload item; the claim item names its object
+// (attribute payload_object). The same bytes always get the same name,
+// and a read checks the bytes against the hash their name carries.
+func BodyObject(key webhook.Key, sum string) string {
 	return BodyPrefix + url.PathEscape(string(key)) + "/" + sum
 }
 
@@ -33,9 +35,9 @@ var (
 	// errNoBucket: a payload is, or must be, kept in S3, and the store
 	// was made without a bucket (WithBodies).
 	errNoBucket = errors.New("inbox: the payload is kept in S3 and no bucket is configured (BODY_BUCKET)")
-	// errBodyMismatch: the object read back is not the payload the claim
-	// hashed.
-	errBodyMismatch = errors.New("inbox: the stored body does not match the claim's hash")
+	// errBodyMismatch: the object read back does not hold the bytes its
+	// name's hash says.
+	errBodyMismatch = errors.New("inbox: the stored body does not match the hash in its name")
 	// ErrNoBodyLocation: a payload over MaxPayloadBytes is stored for an
 	// item whose claim did not name an object for it (only a claim of
 	// that payload does).
@@ -95,9 +97,9 @@ func (b *Bodies) put(ctx context.Context, name string, raw []byte) error {
 // body kept is larger than a Lambda request (6 MiB).
 const maxObjectBytes = 6 << 20
 
-// get reads the object name and checks it against the hash sum; a missing
-// object is ErrNotFound.
-func (b *Bodies) get(ctx context.Context, name, sum string) ([]byte, error) {
+// get reads the object name and checks it against the hash its name
+// carries (BodyObject); a missing object is ErrNotFound.
+func (b *Bodies) get(ctx context.Context, name string) ([]byte, error) {
 	if b == nil {
 		return nil, errNoBucket
 	}
@@ -117,7 +119,7 @@ func (b *Bodies) get(ctx context.Context, name, sum string) ([]byte, error) {
 		return nil, fmt.Errorf("get object %s: %w", name, err)
 	}
 	raw := buf.Bytes()
-	if PayloadSHA256(raw) != sum {
+	if PayloadSHA256(raw) != path.Base(name) {
 		return nil, fmt.Errorf("get object %s: %w", name, errBodyMismatch)
 	}
 	return raw, nil

@@ -2,6 +2,8 @@ package inbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"sync"
@@ -83,7 +85,7 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 		if _, err := s.Lease(ctx, key, processorOwner, now, time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Finish(ctx, key, processorOwner, Result{Status: Done, Outcome: "no handler for customer.created", At: now}); err != nil {
+		if _, err := s.Finish(ctx, key, processorOwner, Result{Status: Done, Outcome: "no handler for customer.created", At: now, Indexed: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -94,7 +96,8 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 		id := fmt.Sprintf("evt_wcu%d", size)
 		raw := verifytest.StripeEvent("customer.created", id, now, verifytest.WithSize(size))
 		ev := webhook.Event{Provider: "stripe", ID: id, Type: "customer.created", Raw: raw}
-		c := Claim{Event: ev, At: now, TTL: DefaultTTL}.Prepared()
+		// Three subjects ride on the claim until the finish drops them.
+		c := Claim{Event: ev, At: now, TTL: DefaultTTL, Subjects: hashes("cus", "email", "shop")}.Prepared()
 		it, err := s.Claim(ctx, c)
 		if err != nil {
 			t.Fatal(err)
@@ -131,6 +134,50 @@ func TestWriteUnitsStayFlatWithPayloadSize(t *testing.T) {
 			fmt.Sprintf("%.0f + %.0f / %.0f", claimUnits, m.units["update "+SortPayload], changes),
 			fmt.Sprintf("%.0f / %.0f", e.units["put "+SortEvent], embeddedChanges))
 	}
+}
+
+// TestRemovingAPayloadAgainWritesNothing: an erasure that comes back to
+// an event it erased (its attempt cut short, a second request) reads it
+// and writes nothing; one that finds it unfinished marks it once.
+func TestRemovingAPayloadAgainWritesNothing(t *testing.T) {
+	meter, table := billedTable(t)
+	ctx := context.Background()
+	now := time.Now()
+	for _, finished := range []bool{true, false} {
+		s := NewDynamoDB(meter(), table)
+		ev := webhook.Event{Provider: "stripe", ID: fmt.Sprintf("evt_again_%v", finished), Type: "customer.created",
+			Raw: verifytest.StripeEvent("customer.created", "evt_again", now)}
+		it, err := s.Claim(ctx, Claim{Event: ev, At: now, TTL: DefaultTTL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if finished {
+			if _, err := s.Lease(ctx, it.Key, processorOwner, now, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Finish(ctx, it.Key, processorOwner, Result{Status: Done, At: now}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.RemovePayload(ctx, it.Key, RemovedErased, now); err != nil {
+			t.Fatal(err)
+		}
+		again := meter()
+		f, err := NewDynamoDB(again, table).RemovePayload(ctx, it.Key, RemovedErased, now.Add(time.Minute))
+		if err != nil || len(again.units) != 0 {
+			t.Errorf("finished %v: RemovePayload again = %+v, %v; wrote %v, want nothing", finished, f, err, again.units)
+		}
+	}
+}
+
+// hashes returns subject hashes (privacy.Hasher's form) of names.
+func hashes(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		sum := sha256.Sum256([]byte(n))
+		out = append(out, hex.EncodeToString(sum[:]))
+	}
+	return out
 }
 
 // processorOwner is as long as the processor's lease owners (12 hex
@@ -190,7 +237,8 @@ func TestInlineItemCostsItsUnitsInEveryState(t *testing.T) {
 		}
 		m := meter()
 		s := NewDynamoDB(m, table)
-		c := Claim{Event: ev, At: now, TTL: DefaultTTL}.Prepared()
+		// Two subjects ride on the claim (the room it keeps for them).
+		c := Claim{Event: ev, At: now, TTL: DefaultTTL, Subjects: hashes("cus", "email")}.Prepared()
 		it, err := s.Claim(ctx, c)
 		if err != nil || string(it.Payload) != string(ev.Raw) {
 			t.Fatalf("Claim: %v, inline %v", err, it.Payload != nil)

@@ -91,6 +91,9 @@ func (s *DynamoDB) WithBodies(bodies *Bodies) *DynamoDB {
 // attribute_not_exists(pk) (for an IDOnly event, or a finished item whose
 // renew_after has passed); an inline payload rides in it.
 func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
+	if err := CheckSubjects(c.Subjects); err != nil {
+		return Item{}, fmt.Errorf("claim %s: %w", c.Event.Key(), err)
+	}
 	it, packed := c.newItem()
 	in := &dynamodb.PutItemInput{
 		TableName:                           aws.String(s.table),
@@ -123,17 +126,15 @@ func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
 // PutPayload implements Store with one UpdateItem, which creates the
 // payload item when it is missing: the bytes are set only if none are
 // stored (if_not_exists), the claim token and expiry always. A payload
-// over MaxPayloadBytes is written as the object it.PayloadObject names
-// (its claim's, Claim.PayloadItem) with one PutObject instead.
+// over MaxPayloadBytes is written with one PutObject instead, as the
+// object it.PayloadObject names (its claim's, Claim.PayloadItem) when
+// these are the claim's bytes; other bytes (what the provider's API
+// serves for a lost object) get their own object, which the status item
+// names first (one UpdateItem), so every read checks them against their
+// own hash.
 func (s *DynamoDB) PutPayload(ctx context.Context, it Item, raw []byte) error {
 	if len(raw) > MaxPayloadBytes {
-		if it.PayloadObject == "" {
-			return fmt.Errorf("put payload %s: %w", it.Key, ErrNoBodyLocation)
-		}
-		if err := s.bodies.put(ctx, it.PayloadObject, raw); err != nil {
-			return fmt.Errorf("put payload %s: %w", it.Key, err)
-		}
-		return nil
+		return s.putObject(ctx, it, raw)
 	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(s.table),
@@ -151,6 +152,31 @@ func (s *DynamoDB) PutPayload(ctx context.Context, it Item, raw []byte) error {
 		return nil
 	}
 	if err != nil {
+		return fmt.Errorf("put payload %s: %w", it.Key, err)
+	}
+	return nil
+}
+
+// putObject is PutPayload of a payload over MaxPayloadBytes.
+func (s *DynamoDB) putObject(ctx context.Context, it Item, raw []byte) error {
+	if it.PayloadObject == "" {
+		return fmt.Errorf("put payload %s: %w", it.Key, ErrNoBodyLocation)
+	}
+	name := BodyObject(it.Key, PayloadSHA256(raw))
+	if name != it.PayloadObject {
+		_, err := s.update(ctx, it.Key, "put payload", ErrRemoved, nil, &dynamodb.UpdateItemInput{
+			ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(" + attrPayloadRemoved + ")"),
+			UpdateExpression:          aws.String("SET " + attrPayloadObject + " = :name"),
+			ExpressionAttributeValues: attrs{":name": str(name)},
+		})
+		if errors.Is(err, ErrRemoved) {
+			return nil // removed on purpose: it stays removed
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := s.bodies.put(ctx, name, raw); err != nil {
 		return fmt.Errorf("put payload %s: %w", it.Key, err)
 	}
 	return nil
@@ -177,7 +203,7 @@ func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 		return nil, fmt.Errorf("payload %s: %w", key, err)
 	}
 	var separate []byte
-	var object, sum string
+	var object string
 	for _, item := range out.Items {
 		if b := getB(item, attrPayloadDeflate); b != nil {
 			raw, err := inflate(b)
@@ -187,7 +213,7 @@ func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 			return raw, nil
 		}
 		if skOf(item) == SortEvent {
-			object, sum = getS(item, attrPayloadObject), getS(item, "payload_sha256")
+			object = getS(item, attrPayloadObject)
 		}
 		if b := getB(item, "payload"); b != nil && skOf(item) == SortPayload {
 			separate = b
@@ -196,7 +222,7 @@ func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 	if object != "" {
 		// A body the provider's API served since (the processor stores
 		// a small one in a payload item) stands in for a lost object.
-		raw, err := s.bodies.get(ctx, object, sum)
+		raw, err := s.bodies.get(ctx, object)
 		if err == nil || separate == nil || !errors.Is(err, ErrNotFound) {
 			if err != nil {
 				return nil, fmt.Errorf("payload %s: %w", key, err)
@@ -210,8 +236,15 @@ func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 	return separate, nil
 }
 
-// Release implements Store.
+// Release implements Store. A body kept in S3 is deleted first: once
+// the claim is gone a new claim of the same bytes may write the same
+// object again.
 func (s *DynamoDB) Release(ctx context.Context, it Item) error {
+	if it.PayloadObject != "" {
+		if err := s.bodies.delete(ctx, it.PayloadObject); err != nil {
+			return fmt.Errorf("release %s: %w", it.Key, err)
+		}
+	}
 	ctx, attempts := withAttempts(ctx)
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:           aws.String(s.table),
@@ -240,10 +273,7 @@ func (s *DynamoDB) Release(ctx context.Context, it Item) error {
 		return fmt.Errorf("release %s: %w", it.Key, err)
 	}
 	if it.Payload != nil || it.PayloadObject != "" {
-		// The payload was inline: it went with the claim. An S3 object
-		// stays: a claim made again for the same bytes writes the same
-		// object, and the bucket's lifecycle rule expires it.
-		return nil
+		return nil // inline, it went with the claim; an object went first
 	}
 	// The payload goes only if it is still this claim's: a delivery or a
 	// newer claim that stored it since then has handed it to itself.
@@ -384,9 +414,14 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 		set += ", renew_after = :renew"
 		values[":renew"] = millis(r.RenewAfter)
 	}
-	if r.Status == Done || r.Status == Ignored {
-		// Listed in the retain index until its payload is removed.
-		set += ", " + attrRetain + " = :shard"
+	if r.Indexed {
+		remove += ", " + attrSubjects
+	}
+	if finished(r.Status) {
+		// Listed in the retain index until its payload is removed: in
+		// its shard, or in the partition of events to erase when an
+		// erasure waits for it (attrErasePending holds retainErase).
+		set += ", " + attrRetain + " = if_not_exists(" + attrErasePending + ", :shard)"
 		values[":shard"] = str(pendingShard(key))
 	}
 	if r.Status.Final() {

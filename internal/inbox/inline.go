@@ -3,6 +3,7 @@ package inbox
 import (
 	"bytes"
 	"compress/flate"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"strconv"
@@ -67,6 +68,15 @@ const inlineMaxRatio = 4
 // makes the changes of a failing event cost two units until it is done.
 const inlineHeadroom = 256
 
+// subjectsRoom is what a claim item leaves under its units for its
+// subjects (Claim.Subjects, 32 bytes each as stored): room for two, a
+// checkout's customer and email. It is counted whatever the subjects, so
+// the choice does not depend on them (nor on the subject key, nor on an
+// unsigned header); an event that names more (a Shopify order: its
+// customer, email and shop) costs a unit more a write when that crosses
+// a unit, until the processor has indexed them.
+const subjectsRoom = len(attrSubjects) + 2*sha256.Size
+
 // attrPayloadDeflate is the status item's attribute holding an inline
 // payload, compressed.
 const attrPayloadDeflate = "payload_deflate"
@@ -109,7 +119,7 @@ func (c Claim) pack() []byte {
 		return nil
 	}
 	key := c.Event.Key()
-	budget := inlineUnits(key, len(raw))*inlineItemBytes - inlineHeadroom
+	budget := inlineUnits(key, len(raw))*inlineItemBytes - inlineHeadroom - subjectsRoom
 	// The status item without the payload is at least 200 bytes (its
 	// attribute names, the hash and the times alone are more): a payload
 	// over 4× the rest of the budget cannot fit (checked before the
@@ -161,6 +171,9 @@ func itemBytes(it Item, packed int) int {
 	}
 	if packed > 0 {
 		n += len(attrPayloadDeflate) + packed
+	}
+	if len(it.Subjects) > 0 {
+		n += len(attrSubjects) + sha256.Size*len(it.Subjects)
 	}
 	return n
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"time"
 
@@ -112,6 +113,15 @@ type Item struct {
 	// RemovedExpired; "" while the payload is kept. RemovedAt is when.
 	PayloadRemoved string
 	RemovedAt      time.Time
+
+	// Subjects are the keyed hashes (hex) of the people the event is
+	// about, from its claim (Claim.Subjects), until the processor has
+	// written their index entries (Result.Indexed).
+	Subjects []string
+	// EraseWhenFinished says an erasure named the event while it was not
+	// finished: its payload stays until it ends DONE or IGNORED, then it
+	// is erased (Store.RemovePayload).
+	EraseWhenFinished bool
 }
 
 // Claim is what the receiver knows of a verified event when it claims it.
@@ -119,6 +129,10 @@ type Claim struct {
 	Event webhook.Event
 	At    time.Time     // now
 	TTL   time.Duration // how long the item lives; longer than any provider's retry window
+	// Subjects are the keyed hashes (hex HMAC-SHA256) of the people the
+	// event is about: they ride on the claim, and the processor indexes
+	// them (Store.IndexSubjects), so the ack path writes nothing more.
+	Subjects []string
 
 	packed   []byte // the payload compressed, when it goes inline (see Prepared)
 	sum      string // the payload's PayloadSHA256 (see Prepared)
@@ -156,12 +170,13 @@ func (c Claim) newItem() (Item, []byte) {
 		EnqueuedAt:    c.At,
 		PayloadSHA256: c.PayloadSHA256(),
 		ExpiresAt:     c.At.Add(c.TTL),
+		Subjects:      subjectList(c.Subjects),
 	})
 	if packed != nil {
 		it.Payload = c.Event.Raw
 	}
 	if c.External() {
-		it.PayloadObject = bodyObject(it.Key, it.PayloadSHA256)
+		it.PayloadObject = BodyObject(it.Key, it.PayloadSHA256)
 	}
 	return it, packed
 }
@@ -180,7 +195,7 @@ func (c Claim) PayloadItem() Item {
 	it := normalize(Item{Key: c.Event.Key(), ReceivedAt: c.At, ExpiresAt: c.At.Add(c.TTL)})
 	if c.External() {
 		it.PayloadSHA256 = c.PayloadSHA256()
-		it.PayloadObject = bodyObject(it.Key, it.PayloadSHA256)
+		it.PayloadObject = BodyObject(it.Key, it.PayloadSHA256)
 	}
 	return it
 }
@@ -198,6 +213,17 @@ func normalize(it Item) Item {
 	it.LeaseUntil = utc(it.LeaseUntil).Truncate(time.Millisecond)
 	it.RenewAfter = utc(it.RenewAfter).Truncate(time.Millisecond)
 	return it
+}
+
+// subjectList returns hashes sorted, each once, as a status item holds
+// them; nil for none.
+func subjectList(hashes []string) []string {
+	if len(hashes) == 0 {
+		return nil
+	}
+	out := slices.Clone(hashes)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func utc(t time.Time) time.Time {

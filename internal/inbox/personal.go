@@ -17,13 +17,16 @@ import (
 )
 
 // Personal data. Each event is indexed under the people it is about (its
-// subjects), never by the subject itself but by a keyed hash of it: one
+// subjects), never by the subject itself but by a keyed hash of it: the
+// claim carries the hashes (Claim.Subjects), and the processor writes one
 // small item per subject and event, partition subjectPrefix+hash, sort key
 // the event key, expiring with the event. Erasing a subject, or the
 // retention of a finished event's payload, removes every stored copy of the
 // payload (inline, payload item, S3 object) and, for an erasure, the
 // results of its finished effects; the status item stays, so a provider's
-// retry is still a duplicate. Each erasure leaves an Erasure record.
+// retry is still a duplicate. An erasure never removes the payload of an
+// unfinished event: it marks it, and the payload goes once the event is
+// DONE or IGNORED. Each erasure leaves an Erasure record.
 
 // Why a payload was removed (Item.PayloadRemoved).
 const (
@@ -40,7 +43,8 @@ const (
 
 // RetainIndex is the sparse global secondary index over finished events
 // (DONE or IGNORED) whose payload is still kept: partition key "retain"
-// (a shard number, removed with the payload), sort key "processed_at".
+// (a shard number, or "erase" for an event an erasure waits for; removed
+// with the payload), sort key "processed_at".
 const RetainIndex = "retain"
 
 // Footprint is what the inbox keeps of one event.
@@ -50,6 +54,9 @@ type Footprint struct {
 	PayloadItem bool     // the payload has an item of its own
 	Object      string   // the S3 object of a large payload, or ""
 	Effects     []string // the finished effects whose result is stored
+	// Marked: RemovePayload marked the unfinished event to erase when it
+	// finishes (Item.EraseWhenFinished); it was not before.
+	Marked bool
 }
 
 // Copies returns how many stored copies of personal data f counts: the
@@ -83,17 +90,6 @@ func (f Footprint) Where() []string {
 	return out
 }
 
-// Erasure is the audit record of one erasure: no personal data, only the
-// subject's hash.
-type Erasure struct {
-	At          time.Time
-	By          string // who asked: "cli:<user>", "shopify customers/redact <key>"
-	SubjectHash string
-	Events      int // events whose payload was erased
-	Copies      int // stored copies removed (Footprint.Copies)
-	Queued      int // whole events deleted from a queue (the Stripe EventBridge DLQ)
-}
-
 // ErrRemoved: the event's payload was removed (Item.PayloadRemoved), so it
 // cannot be run again.
 var ErrRemoved = errors.New("inbox: the event's payload was removed")
@@ -125,45 +121,61 @@ func (s *DynamoDB) IndexSubjects(ctx context.Context, key webhook.Key, hashes []
 	return nil
 }
 
-// SubjectEvents implements Store with one Query per hash.
-func (s *DynamoDB) SubjectEvents(ctx context.Context, hashes []string) ([]webhook.Key, error) {
+// SubjectEvents implements Store: one Query of a pending shard (then a
+// consistent GetItem of each unfinished event's subjects), or of one
+// hash's index partition, per call.
+func (s *DynamoDB) SubjectEvents(ctx context.Context, hashes []string, cursor string, limit int) ([]webhook.Key, string, error) {
+	c, err := parseCursor(cursor, len(hashes))
+	if err != nil {
+		return nil, "", err
+	}
+	in := &dynamodb.QueryInput{
+		TableName:         aws.String(s.table),
+		Limit:             aws.Int32(int32(max(1, min(limit, 1000)))),
+		ExclusiveStartKey: c.after,
+	}
+	if c.source < PendingShards {
+		in.IndexName = aws.String(PendingIndex)
+		in.KeyConditionExpression = aws.String("pending = :shard")
+		in.ExpressionAttributeValues = attrs{":shard": str(strconv.Itoa(c.source))}
+	} else {
+		in.KeyConditionExpression = aws.String("pk = :pk")
+		in.ExpressionAttributeValues = attrs{":pk": str(subjectPrefix + hashes[c.source-PendingShards])}
+		in.ConsistentRead = aws.Bool(true)
+	}
+	page, err := s.db.Query(ctx, in)
+	if err != nil {
+		return nil, "", fmt.Errorf("subject events: %w", err)
+	}
 	var keys []webhook.Key
-	for _, h := range hashes {
-		items, err := s.partition(ctx, subjectPrefix+h)
-		if err != nil {
-			return nil, fmt.Errorf("subject events: %w", err)
+	for _, av := range page.Items {
+		if c.source >= PendingShards {
+			keys = append(keys, webhook.Key(skOf(av)))
+			continue
 		}
-		for _, it := range items {
-			keys = append(keys, webhook.Key(skOf(it)))
+		key := webhook.Key(getS(av, "pk"))
+		names, err := s.claimSubjects(ctx, key)
+		if err != nil {
+			return nil, "", err
+		}
+		if slices.ContainsFunc(names, func(h string) bool { return slices.Contains(hashes, h) }) {
+			keys = append(keys, key)
 		}
 	}
-	slices.Sort(keys)
-	return slices.Compact(keys), nil
+	return keys, c.next(page.LastEvaluatedKey, len(hashes)), nil
 }
 
-// ProviderEvents implements Store with a paged Scan.
-func (s *DynamoDB) ProviderEvents(ctx context.Context, provider string) ([]webhook.Key, error) {
-	in := &dynamodb.ScanInput{
-		TableName:                 aws.String(s.table),
-		FilterExpression:          aws.String("sk = :event AND provider = :p"),
-		ProjectionExpression:      aws.String("pk"),
-		ExpressionAttributeValues: attrs{":event": str(SortEvent), ":p": str(provider)},
+// claimSubjects returns the subjects the status item of key still
+// carries (not yet indexed).
+func (s *DynamoDB) claimSubjects(ctx context.Context, key webhook.Key) ([]string, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: itemKey(key, SortEvent), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String(attrSubjects),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subjects of %s: %w", key, err)
 	}
-	var keys []webhook.Key
-	for {
-		page, err := s.db.Scan(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("events of %s: %w", provider, err)
-		}
-		for _, av := range page.Items {
-			keys = append(keys, webhook.Key(getS(av, "pk")))
-		}
-		if len(page.LastEvaluatedKey) == 0 {
-			slices.Sort(keys)
-			return keys, nil
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
-	}
+	return subjectsOf(out.Item, attrSubjects), nil
 }
 
 // partition returns every item of the partition pk, consistently read.
@@ -219,30 +231,91 @@ func (s *DynamoDB) Footprint(ctx context.Context, key webhook.Key) (Footprint, e
 // effects) in the event's partition.
 const effectPrefix = "effect#"
 
-// RemovePayload implements Store: DeleteObject, the payload item replaced
-// by a marker with no payload, each effect result removed (erased only),
-// then the status item marked, in that order, so an erasure cut short is
-// found and finished by the next.
+// RemovePayload implements Store. An unfinished event is marked with one
+// conditional UpdateItem (none when it is marked already). A finished
+// one loses its S3 object (DeleteObject), its payload item (replaced by
+// a marker with no payload), its effect results (erased only), then the
+// status item is marked, on condition it is still finished, in that
+// order, so an erasure cut short is found and finished by the next. An
+// event whose copies are all gone already costs the Query alone.
 func (s *DynamoDB) RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (Footprint, error) {
-	f, err := s.Footprint(ctx, key)
-	if err != nil {
-		return Footprint{}, err
+	for try := 0; ; try++ {
+		f, err := s.Footprint(ctx, key)
+		if err != nil {
+			return Footprint{}, err
+		}
+		if !finished(f.Item.Status) {
+			f, err = s.eraseWhenFinished(ctx, f, why)
+		} else {
+			err = s.remove(ctx, f, why, at)
+		}
+		if errors.Is(err, errRefused) && try == 0 {
+			continue // the event finished, or was claimed again, meanwhile
+		}
+		if errors.Is(err, errRefused) {
+			err = fmt.Errorf("remove payload %s: %w", key, ErrClaimChanged)
+		}
+		if err != nil {
+			return Footprint{}, err
+		}
+		if why == RemovedExpired {
+			f.Effects = nil
+		}
+		return f, nil
 	}
-	if why == RemovedExpired && !(f.Item.Status == Done || f.Item.Status == Ignored) {
+}
+
+// finished reports whether an event in status st will not run again
+// unless its key is claimed again (an id-only notification).
+func finished(st Status) bool { return st == Done || st == Ignored }
+
+// eraseWhenFinished marks the unfinished event of f to have its payload
+// erased once it finishes (an expiry gives ErrClaimChanged): it runs once
+// more first. errRefused: it finished meanwhile.
+func (s *DynamoDB) eraseWhenFinished(ctx context.Context, f Footprint, why string) (Footprint, error) {
+	key := f.Item.Key
+	if why == RemovedExpired {
 		return Footprint{}, fmt.Errorf("remove payload %s: %s, not finished: %w", key, f.Item.Status, ErrClaimChanged)
+	}
+	if f.Item.EraseWhenFinished {
+		return f, nil
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: itemKey(key, SortEvent),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND NOT #s IN (:done, :ignored)"),
+		UpdateExpression:          aws.String("SET " + attrErasePending + " = :erase"),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: attrs{":erase": str(retainErase), ":done": str(string(Done)), ":ignored": str(string(Ignored))},
+	})
+	if isConditionFailed(err) {
+		return Footprint{}, errRefused
+	}
+	if err != nil {
+		return Footprint{}, fmt.Errorf("mark %s to erase when finished: %w", key, err)
+	}
+	f.Item.EraseWhenFinished, f.Marked = true, true
+	return f, nil
+}
+
+// remove removes every copy f lists of a finished event's payload, and
+// marks its status item; errRefused: it is not finished any more.
+func (s *DynamoDB) remove(ctx context.Context, f Footprint, why string, at time.Time) error {
+	key := f.Item.Key
+	if f.Item.PayloadRemoved != "" && f.Copies() == 0 && !f.Item.EraseWhenFinished {
+		return nil // removed before: nothing to write
 	}
 	if f.Object != "" {
 		if err := s.bodies.delete(ctx, f.Object); err != nil {
-			return Footprint{}, fmt.Errorf("remove payload %s: %w", key, err)
+			return fmt.Errorf("remove payload %s: %w", key, err)
 		}
 	}
 	// The payload item becomes a marker that keeps a later payload write
 	// (a delivery's, a fetch's) from storing the payload again.
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: attrs{
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: attrs{
 		"pk": str(string(key)), "sk": str(SortPayload), attrPayloadRemoved: str(why), "expires_at": num(f.Item.ExpiresAt.Unix()),
 	}})
 	if err != nil {
-		return Footprint{}, fmt.Errorf("remove payload item %s: %w", key, err)
+		return fmt.Errorf("remove payload item %s: %w", key, err)
 	}
 	if why == RemovedErased {
 		for _, e := range f.Effects {
@@ -251,99 +324,72 @@ func (s *DynamoDB) RemovePayload(ctx context.Context, key webhook.Key, why strin
 				UpdateExpression: aws.String("REMOVE #r"), ExpressionAttributeNames: map[string]string{"#r": "result"},
 			})
 			if err != nil {
-				return Footprint{}, fmt.Errorf("remove effect result %s %s: %w", key, e, err)
+				return fmt.Errorf("remove effect result %s %s: %w", key, e, err)
 			}
 		}
-	} else {
-		f.Effects = nil
-	}
-	cond, values, names := "attribute_exists(pk)", attrs{":why": str(why), ":at": str(formatTime(at))}, map[string]string(nil)
-	if why == RemovedExpired {
-		cond += " AND #s IN (:done, :ignored)"
-		values[":done"], values[":ignored"] = str(string(Done)), str(string(Ignored))
-		names = map[string]string{"#s": "status"}
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: itemKey(key, SortEvent),
-		ConditionExpression: aws.String(cond),
+		ConditionExpression: aws.String("#s IN (:done, :ignored)"),
 		UpdateExpression: aws.String("SET " + attrPayloadRemoved + " = if_not_exists(" + attrPayloadRemoved + ", :why), " +
-			attrRemovedAt + " = if_not_exists(" + attrRemovedAt + ", :at) REMOVE " + attrPayloadDeflate + ", " + attrPayloadObject + ", " + attrRetain),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: values,
+			attrRemovedAt + " = if_not_exists(" + attrRemovedAt + ", :at) REMOVE " +
+			strings.Join([]string{attrPayloadDeflate, attrPayloadObject, attrRetain, attrErasePending}, ", ")),
+		ExpressionAttributeNames: map[string]string{"#s": "status"},
+		ExpressionAttributeValues: attrs{":why": str(why), ":at": str(formatTime(at)),
+			":done": str(string(Done)), ":ignored": str(string(Ignored))},
 	})
 	if isConditionFailed(err) {
-		return Footprint{}, fmt.Errorf("remove payload %s: %w", key, ErrClaimChanged)
+		return errRefused
 	}
 	if err != nil {
-		return Footprint{}, fmt.Errorf("remove payload %s: %w", key, err)
+		return fmt.Errorf("remove payload %s: %w", key, err)
 	}
-	return f, nil
+	return nil
 }
 
 // Retained implements Store with one Query of the retain index per shard.
 func (s *DynamoDB) Retained(ctx context.Context, cutoff time.Time, limit int) ([]webhook.Key, error) {
 	var keys []webhook.Key
 	for shard := 0; shard < PendingShards && len(keys) < limit; shard++ {
-		in := &dynamodb.QueryInput{
-			TableName:                aws.String(s.table),
-			IndexName:                aws.String(RetainIndex),
-			KeyConditionExpression:   aws.String("#r = :shard AND processed_at < :cutoff"),
-			ExpressionAttributeNames: map[string]string{"#r": attrRetain},
-			ExpressionAttributeValues: attrs{
-				":shard": str(strconv.Itoa(shard)), ":cutoff": str(formatTime(cutoff)),
-			},
-			Limit: aws.Int32(int32(min(limit-len(keys), 1000))),
-		}
-		page, err := s.db.Query(ctx, in)
+		more, err := s.retained(ctx, strconv.Itoa(shard), formatTime(cutoff), limit-len(keys))
+		keys = append(keys, more...)
 		if err != nil {
 			return keys, fmt.Errorf("retained shard %d: %w", shard, err)
-		}
-		for _, av := range page.Items {
-			keys = append(keys, webhook.Key(getS(av, "pk")))
 		}
 	}
 	slices.Sort(keys)
 	return keys, nil
 }
 
-// RecordErasure implements Store with one PutItem, kept without expiry.
-func (s *DynamoDB) RecordErasure(ctx context.Context, e Erasure) error {
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: attrs{
-		"pk": str(erasurePartition), "sk": str(formatTime(e.At) + "#" + e.SubjectHash),
-		"at": str(formatTime(e.At)), "by": str(e.By), "subject_hash": str(e.SubjectHash),
-		"events": num(int64(e.Events)), "copies": num(int64(e.Copies)),
-		"queued": num(int64(e.Queued)),
-	}})
+// FinishedToErase implements Store with one Query of the retain index's
+// partition retainErase.
+func (s *DynamoDB) FinishedToErase(ctx context.Context, limit int) ([]webhook.Key, error) {
+	keys, err := s.retained(ctx, retainErase, "~", limit) // "~" sorts after every time
 	if err != nil {
-		return fmt.Errorf("record erasure: %w", err)
+		return nil, fmt.Errorf("finished events to erase: %w", err)
 	}
-	return nil
+	return keys, nil
 }
 
-// Erasures implements Store with one Query.
-func (s *DynamoDB) Erasures(ctx context.Context) ([]Erasure, error) {
-	items, err := s.partition(ctx, erasurePartition)
+// retained reads up to limit keys of the retain index's partition part
+// finished before cutoff.
+func (s *DynamoDB) retained(ctx context.Context, part, cutoff string, limit int) ([]webhook.Key, error) {
+	page, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(RetainIndex),
+		KeyConditionExpression:    aws.String("#r = :part AND processed_at < :cutoff"),
+		ExpressionAttributeNames:  map[string]string{"#r": attrRetain},
+		ExpressionAttributeValues: attrs{":part": str(part), ":cutoff": str(cutoff)},
+		Limit:                     aws.Int32(int32(max(1, min(limit, 1000)))),
+	})
 	if err != nil {
-		return nil, fmt.Errorf("erasures: %w", err)
+		return nil, err
 	}
-	var out []Erasure
-	for _, av := range items {
-		at, _ := time.Parse(time.RFC3339Nano, getS(av, "at"))
-		events, _ := strconv.Atoi(numOf(av, "events"))
-		copies, _ := strconv.Atoi(numOf(av, "copies"))
-		queued, _ := strconv.Atoi(numOf(av, "queued"))
-		out = append(out, Erasure{At: at, By: getS(av, "by"), SubjectHash: getS(av, "subject_hash"), Events: events, Copies: copies, Queued: queued})
+	var keys []webhook.Key
+	for _, av := range page.Items {
+		keys = append(keys, webhook.Key(getS(av, "pk")))
 	}
-	return out, nil
-}
-
-// numOf returns the number attribute name of m as text, or "".
-func numOf(m attrs, name string) string {
-	v, _ := m[name].(*types.AttributeValueMemberN)
-	if v == nil {
-		return ""
-	}
-	return v.Value
+	return keys, nil
 }
 
 // Attributes of personal-data handling on the status item.
@@ -351,4 +397,12 @@ const (
 	attrPayloadRemoved = "payload_removed"
 	attrRemovedAt      = "removed_at"
 	attrRetain         = "retain"
+	attrSubjects       = "subjects"
+	// attrErasePending marks an event to erase once finished
+	// (Item.EraseWhenFinished). Its value is retainErase, which Finish
+	// copies into attrRetain: a finished event to erase is listed in
+	// the retain index's partition retainErase (FinishedToErase), not
+	// in a shard's.
+	attrErasePending = "erase_pending"
+	retainErase      = "erase"
 )

@@ -2,6 +2,8 @@ package inbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -61,4 +63,15 @@ func PendingAll(ctx context.Context, s interface {
 	PendingShard(context.Context, int, time.Time, int) ([]Item, error)
 }, cutoff time.Time, limit int) ([]Item, error) {
 	return pendingAll(ctx, s, cutoff, limit)
+}
+
+// CheckSubjects reports a subject hash that is not the hex of a
+// SHA-256 (privacy.Hasher's), which a claim cannot store.
+func CheckSubjects(hashes []string) error {
+	for _, h := range hashes {
+		if b, err := hex.DecodeString(h); err != nil || len(b) != sha256.Size {
+			return fmt.Errorf("subject hash %q is not the hex of a SHA-256", h)
+		}
+	}
+	return nil
 }

@@ -28,16 +28,20 @@ type Store interface {
 	// yet, so it can run together with Claim. A payload already stored
 	// keeps its bytes (the first stored wins) and is handed to this claim:
 	// it carries it.ReceivedAt from then on, so the Release of an older
-	// claim cannot delete it.
+	// claim cannot delete it. A payload over MaxPayloadBytes is kept as
+	// an object (BodyObject): the one the claim names when raw is the
+	// claim's bytes; other bytes get their own, which the status item
+	// names from then on. A payload removed on purpose stays removed.
 	PutPayload(ctx context.Context, it Item, raw []byte) error
 	// Payload returns the stored raw payload, inline in the status item
 	// (which wins) or in its own item, or ErrNotFound.
 	Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 	// Release deletes the claim it if it is still the claim made at
 	// it.ReceivedAt and still RECEIVED; otherwise ErrClaimChanged. An
-	// inline payload goes with it; a payload item is then deleted only if
-	// it still belongs to that claim (carries it.ReceivedAt): one a newer
-	// claim or a later delivery stored is kept.
+	// inline payload goes with it; the object it.PayloadObject names goes
+	// before it; a payload item is then deleted only if it still belongs
+	// to that claim (carries it.ReceivedAt): one a newer claim or a later
+	// delivery stored is kept.
 	Release(ctx context.Context, it Item) error
 	// Get returns the status item, or ErrNotFound.
 	Get(ctx context.Context, key webhook.Key) (Item, error)
@@ -86,31 +90,49 @@ type Store interface {
 	// (keyed hashes of its subjects, never the subjects) until expiresAt,
 	// the event's expiry. Writing the same again changes nothing.
 	IndexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error
-	// SubjectEvents returns the events indexed under any of hashes, each
-	// once, in key order.
-	SubjectEvents(ctx context.Context, hashes []string) ([]webhook.Key, error)
-	// ProviderEvents returns every event of provider, in key order. It
-	// reads the whole table: it serves a rare request (Shopify's
-	// shop/redact), never a delivery.
-	ProviderEvents(ctx context.Context, provider string) ([]webhook.Key, error)
+	// SubjectEvents lists the events about any of hashes, up to limit a
+	// call, without scanning the table: from cursor ("" at first) it
+	// returns the next keys and the cursor to go on from, "" once every
+	// event is listed. First come the unfinished events whose claim
+	// names one of hashes and whose index entries are not written yet
+	// (Item.Subjects), then the index of each hash in turn. A call may
+	// return no keys and a cursor; a key may come more than once. An
+	// event claimed after the listing began may be left out.
+	SubjectEvents(ctx context.Context, hashes []string, cursor string, limit int) ([]webhook.Key, string, error)
 	// Footprint says what is stored of an event, or ErrNotFound.
 	Footprint(ctx context.Context, key webhook.Key) (Footprint, error)
-	// RemovePayload removes every stored copy of the event's payload
-	// (inline, payload item, S3 object) and, when why is RemovedErased,
-	// the results of its finished effects, and marks the status item
-	// (Item.PayloadRemoved): the item itself stays, and a payload
-	// delivered again is not stored (PutPayload stores nothing). It
-	// returns what it removed; doing it again removes nothing more, and
-	// the first removal's reason and time stay. With RemovedExpired only
-	// a DONE or IGNORED event's payload is removed.
+	// RemovePayload removes every stored copy of a finished (DONE or
+	// IGNORED) event's payload (inline, payload item, S3 object) and,
+	// when why is RemovedErased, the results of its finished effects, and
+	// marks the status item (Item.PayloadRemoved): the item itself stays,
+	// and a payload delivered again is not stored (PutPayload stores
+	// nothing). It returns what it removed; doing it again writes nothing,
+	// and the first removal's reason and time stay. An unfinished event
+	// (its lease live or not) keeps its payload: RemovedErased marks it
+	// (Item.EraseWhenFinished; Footprint.Marked when this call did), so
+	// that it is erased once it finishes (FinishedToErase), and
+	// RemovedExpired gives ErrClaimChanged.
 	RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (Footprint, error)
 	// Retained returns up to limit events finished DONE or IGNORED before
-	// cutoff whose payload is still stored, without scanning the table.
+	// cutoff whose payload is still stored, without scanning the table;
+	// an event marked to erase is not among them.
 	Retained(ctx context.Context, cutoff time.Time, limit int) ([]webhook.Key, error)
-	// RecordErasure keeps the audit record of an erasure; Erasures lists
-	// them, oldest first.
+	// FinishedToErase returns up to limit events marked to erase when
+	// finished (Item.EraseWhenFinished) that are finished, without
+	// scanning the table.
+	FinishedToErase(ctx context.Context, limit int) ([]webhook.Key, error)
+	// RecordErasure keeps the audit record of an erasure (the same At and
+	// SubjectHash again replaces it); Erasures lists them, oldest first.
 	RecordErasure(ctx context.Context, e Erasure) error
 	Erasures(ctx context.Context) ([]Erasure, error)
+	// ErasureProgress returns the progress of the erasure the event key
+	// asked for, or the zero Progress; SaveErasureProgress replaces it.
+	ErasureProgress(ctx context.Context, key webhook.Key) (Progress, error)
+	SaveErasureProgress(ctx context.Context, key webhook.Key, p Progress) error
+	// RecordDataRequest keeps the record of a data request (the same At
+	// and By again replaces it); DataRequests lists them, oldest first.
+	RecordDataRequest(ctx context.Context, r DataRequest) error
+	DataRequests(ctx context.Context) ([]DataRequest, error)
 }
 
 // Result is how a lease ended.
@@ -129,4 +151,7 @@ type Result struct {
 	// Uncounted marks an attempt that tried nothing (every destination it
 	// had left was busy): Finish takes back the attempt Lease counted.
 	Uncounted bool
+	// Indexed says the event's subjects (Item.Subjects) are indexed
+	// (IndexSubjects): Finish drops them from the status item.
+	Indexed bool
 }

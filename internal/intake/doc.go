@@ -14,7 +14,9 @@
 //     payload: when the payload write or the send fails the claim is
 //     released (the caller answers 5xx and the provider retries); if the
 //     release fails too, or the function dies in between, every later
-//     delivery of the event stores the payload again, the reconciler's
+//     delivery of the event stores the payload again while the event is
+//     unfinished (a body kept in S3 too: the same bytes under the same
+//     name), and is answered only once it is stored; the reconciler's
 //     listing does the same, and the claim is re-enqueued once its grace
 //     period has passed.
 //   - A duplicate is answered Duplicate without a second message, unless

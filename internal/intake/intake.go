@@ -52,8 +52,8 @@ type Config struct {
 	// Metrics records Enqueued for every message sent; nil records nothing.
 	Metrics *metrics.Recorder
 	// Subjects returns the keyed hashes of the people ev is about, which
-	// the inbox indexes beside the claim (inbox.Store.IndexSubjects); nil
-	// indexes none.
+	// ride on the claim (inbox.Claim.Subjects) for the processor to
+	// index; nil names none.
 	Subjects func(ctx context.Context, ev webhook.Event) ([]string, error)
 }
 
@@ -76,7 +76,6 @@ type claimStore interface {
 	PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
 	Release(ctx context.Context, it inbox.Item) error
 	MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
-	IndexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error
 }
 
 // sender lists the queue call an Intake makes.
@@ -107,7 +106,11 @@ func New(cfg Config, store claimStore, queue sender, log *slog.Logger) *Intake {
 // its checkpoint before it).
 func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error) {
 	now := in.cfg.Now()
-	c := inbox.Claim{Event: ev, At: now, TTL: inbox.DefaultTTL}.Prepared()
+	subjects, err := in.subjects(ctx, ev)
+	if err != nil {
+		return 0, err
+	}
+	c := inbox.Claim{Event: ev, At: now, TTL: inbox.DefaultTTL, Subjects: subjects}.Prepared()
 	// A small payload rides in the claim: one write, and a duplicate
 	// writes nothing. A larger one is written beside the claim, marked
 	// with the claim's time, so a new event costs one round trip less than
@@ -116,8 +119,9 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	// was lost).
 	//
 	// A payload too large for an item (c.External) is written to S3 only
-	// after the claim is won, and before the message is sent: a duplicate
-	// writes nothing, and a failed write releases the claim.
+	// after the claim is won, and before the message is sent; a failed
+	// write releases the claim. A duplicate writes it only while its
+	// event is unfinished (mayLack).
 	var stored chan error
 	external := c.External()
 	if !c.Inline() && !external {
@@ -125,20 +129,13 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		go func() { stored <- in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw) }()
 	}
 	it, err := in.store.Claim(ctx, c)
-	var ierr error
-	if err == nil {
-		ierr = in.index(ctx, ev, c.At.Add(c.TTL))
-	}
 	var perr error
 	switch {
 	case stored != nil:
 		perr = <-stored
 	case external && err == nil:
 		perr = in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw)
-	case !external && errors.Is(err, inbox.ErrAlreadyClaimed) && it.Payload == nil && it.PayloadObject == "" && it.PayloadRemoved == "" && it.Status != inbox.Done && it.Status != inbox.Ignored:
-		// The stored claim keeps its payload apart (made by an earlier
-		// version, or from other bytes) and may have lost it: store this
-		// delivery's, as a larger event's duplicate does.
+	case errors.Is(err, inbox.ErrAlreadyClaimed) && mayLack(it, c):
 		perr = in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw)
 	}
 	if errors.Is(err, inbox.ErrAlreadyClaimed) && ev.IDOnly && it.Status == inbox.Processing {
@@ -157,7 +154,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		// later claim adopts it.
 		return 0, err
 	}
-	err = errors.Join(perr, ierr)
+	err = perr
 	if err == nil {
 		err = in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type})
 	}
@@ -174,23 +171,47 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	return Accepted, nil
 }
 
-// index indexes ev under its subjects (Config.Subjects), expiring at
-// expiresAt, once its claim is won: a duplicate writes nothing more, and
-// a new event is enqueued only once it is indexed, so nothing is stored
-// that an erasure cannot find.
-func (in *Intake) index(ctx context.Context, ev webhook.Event, expiresAt time.Time) error {
+// mayLack reports whether the claimed event it may lack the payload that
+// c, a later delivery, brings, and still needs it: it is unfinished, its
+// payload neither removed nor inline, and kept apart: in a payload item
+// (a larger event's, or one made by an earlier version), or in S3 under
+// the very object c's bytes name (their hash names it, so writing it
+// again writes the same bytes). Its claim's own write may have been lost
+// with the function that made it.
+func mayLack(it inbox.Item, c inbox.Claim) bool {
+	if it.Status == inbox.Done || it.Status == inbox.Ignored || it.PayloadRemoved != "" || it.Payload != nil {
+		return false
+	}
+	if c.External() {
+		return it.PayloadObject == c.PayloadItem().PayloadObject
+	}
+	return it.PayloadObject == ""
+}
+
+// subjects returns the hashes of the people ev is about
+// (Config.Subjects), which ride on its claim: the ack path writes
+// nothing more for them, and a claim is never made without them, so
+// nothing is stored that an erasure cannot find.
+func (in *Intake) subjects(ctx context.Context, ev webhook.Event) ([]string, error) {
 	if in.cfg.Subjects == nil {
-		return nil
+		return nil, nil
 	}
 	hashes, err := in.cfg.Subjects(ctx, ev)
-	if err == nil && len(hashes) > 0 {
-		err = in.store.IndexSubjects(ctx, ev.Key(), hashes, expiresAt)
-	}
 	if err != nil {
-		return fmt.Errorf("index the subjects of %s: %w", ev.Key(), err)
+		return nil, fmt.Errorf("the subjects of %s: %w", ev.Key(), err)
 	}
-	return nil
+	if len(hashes) > MaxSubjects {
+		in.log.WarnContext(ctx, "the event names more people than a claim holds; indexed under the first",
+			"key", ev.Key().String(), "type", ev.Type, "subjects", len(hashes), "kept", MaxSubjects)
+		hashes = hashes[:MaxSubjects]
+	}
+	return hashes, nil
 }
+
+// MaxSubjects is the most subjects an event is indexed under: 32 KB on
+// its claim, far within DynamoDB's item limit, so a body that names
+// thousands of addresses is still claimed.
+const MaxSubjects = 1000
 
 // duplicate handles an event already claimed (it; sum is this
 // delivery's payload hash): it logs a body that differs from the first,
@@ -217,14 +238,6 @@ func (in *Intake) duplicate(ctx context.Context, ev webhook.Event, sum string, i
 	}
 	if err != nil {
 		return err
-	}
-	if it.PayloadObject != "" && sum == it.PayloadSHA256 {
-		// The claim's own body write may have been lost with its
-		// message: nothing is sent before the body is stored. The object
-		// is named by the hash, so this writes the same bytes.
-		if err := in.store.PutPayload(ctx, it, ev.Raw); err != nil {
-			return fmt.Errorf("store the body of %s before re-enqueueing it: %w", it.Key, err)
-		}
 	}
 	if err := in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type}); err != nil {
 		return err

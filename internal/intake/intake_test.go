@@ -279,11 +279,13 @@ func TestFailedPayloadOrSendReleasesEverything(t *testing.T) {
 	})
 }
 
-// TestHugeBodyIsWrittenOnlyByItsClaim: a body kept in S3 is written after
-// the claim is won, never by a duplicate, and again (the same object)
-// only before a stuck claim's message is sent again; a failed write
-// releases the claim.
-func TestHugeBodyIsWrittenOnlyByItsClaim(t *testing.T) {
+// TestHugeBodyIsWrittenAgainWhileUnfinished: a body kept in S3 is written
+// after the claim is won, and again (the same object: its name is its
+// hash) by every delivery of the same bytes while the event is
+// unfinished, since the claim's own write may have died with its
+// function; never by a delivery of other bytes, or of a finished event.
+// A failed write releases the claim.
+func TestHugeBodyIsWrittenAgainWhileUnfinished(t *testing.T) {
 	backends(t, func(t *testing.T, real inbox.Store, q *recorder) {
 		ctx := context.Background()
 		var calls []string
@@ -299,33 +301,144 @@ func TestHugeBodyIsWrittenOnlyByItsClaim(t *testing.T) {
 		clock := now
 		in := intake.New(intake.Config{Now: func() time.Time { return clock }}, s, q, nil)
 		ev := inboxtest.HugeEvent("evt_huge")
-		for i, want := range []intake.Outcome{intake.Accepted, intake.Duplicate} {
+		other := ev
+		other.Raw = append([]byte(nil), ev.Raw...)
+		other.Raw[len(other.Raw)-3] = 'y'
+		accept := func(ev webhook.Event, want intake.Outcome, wantCalls ...string) {
+			t.Helper()
+			calls = nil
 			if got, err := in.Accept(ctx, ev); err != nil || got != want {
-				t.Fatalf("Accept %d = %v, %v; want %v", i+1, got, err, want)
+				t.Fatalf("Accept = %v, %v; want %v", got, err, want)
+			}
+			if !slices.Equal(calls, wantCalls) {
+				t.Errorf("calls %q, want %q", calls, wantCalls)
 			}
 		}
-		if want := []string{"claim", "put", "claim"}; !slices.Equal(calls, want) {
-			t.Errorf("calls %q, want %q: the body after the claim, nothing by the duplicate", calls, want)
-		}
+		accept(ev, intake.Accepted, "claim", "put")
+		accept(ev, intake.Duplicate, "claim", "put")
+		accept(other, intake.Duplicate, "claim")
 		// The claim waited past the grace period (its function died): the
 		// next delivery stores the body again before it sends.
-		calls, clock = nil, now.Add(intake.DefaultGrace+time.Second)
-		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Duplicate {
-			t.Fatalf("Accept after the grace period = %v, %v", got, err)
+		clock = now.Add(intake.DefaultGrace + time.Second)
+		accept(ev, intake.Duplicate, "claim", "put")
+		if len(q.sent) != 2 || q.seen[1] != "claim+payload" {
+			t.Errorf("sends %v (%q); want a second send, with the body stored", q.sent, q.seen)
 		}
-		if want := []string{"claim", "put"}; !slices.Equal(calls, want) || len(q.sent) != 2 || q.seen[1] != "claim+payload" {
-			t.Errorf("calls %q, sends %v (%q); want the body stored, then a second send", calls, q.sent, q.seen)
+		if _, err := real.Lease(ctx, ev.Key(), "w", clock, time.Minute); err != nil {
+			t.Fatal(err)
 		}
+		accept(ev, intake.Duplicate, "claim", "put") // PROCESSING: unfinished
+		if _, err := real.Finish(ctx, ev.Key(), "w", inbox.Result{Status: inbox.Done, At: clock}); err != nil {
+			t.Fatal(err)
+		}
+		accept(ev, intake.Duplicate, "claim")
 
 		s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("s3: SlowDown") }
-		other := inboxtest.HugeEvent("evt_huge_nobody")
-		if _, err := in.Accept(ctx, other); err == nil {
+		nobody := inboxtest.HugeEvent("evt_huge_nobody")
+		if _, err := in.Accept(ctx, nobody); err == nil {
 			t.Error("body write failed: no error")
 		}
-		if _, err := real.Get(ctx, other.Key()); !errors.Is(err, inbox.ErrNotFound) {
+		if _, err := real.Get(ctx, nobody.Key()); !errors.Is(err, inbox.ErrNotFound) {
 			t.Errorf("claim after a failed body write: %v, want released", err)
 		}
 	})
+}
+
+// TestLargeBodyIsNeverLostToAFault: the receiver's writes of a new event
+// kept in S3 are claim, PutObject, SendMessage, and on a failure Release
+// (DeleteObject, then the claim). Whichever fails, or dies with the
+// function from there on, the delivery is answered with an error, and the
+// provider's next delivery, within the grace period, is answered only
+// once the body is stored: the provider stops there, and the reconciler
+// (played by a delivery past the grace period) or the processor's next
+// attempt finds the body. So it is too when the reconciler had already
+// sent the claim on, and the processor found no body (FAILED).
+func TestLargeBodyIsNeverLostToAFault(t *testing.T) {
+	errDown := errors.New("down")
+	for _, tc := range []struct {
+		name string
+		fail []string // the calls that fail
+	}{
+		{"claim fails", []string{"claim"}},
+		{"dies during PutObject", []string{"put", "release"}},
+		{"PutObject fails, released", []string{"put"}},
+		{"SendMessage fails, released", []string{"send"}},
+		{"SendMessage and Release fail", []string{"send", "release"}},
+	} {
+		for _, processed := range []bool{false, true} {
+			name := tc.name
+			if processed {
+				name += ", processed without it"
+			}
+			t.Run(name, func(t *testing.T) {
+				backends(t, func(t *testing.T, real inbox.Store, q *recorder) {
+					ctx := context.Background()
+					failing := tc.fail
+					fails := func(call string) bool { return slices.Contains(failing, call) }
+					s := &store{Store: real}
+					s.claim = func(ctx context.Context, c inbox.Claim) (inbox.Item, error) {
+						if fails("claim") {
+							return inbox.Item{}, errDown
+						}
+						return real.Claim(ctx, c)
+					}
+					s.putPayload = func(ctx context.Context, it inbox.Item, raw []byte) error {
+						if fails("put") {
+							return errDown
+						}
+						return real.PutPayload(ctx, it, raw)
+					}
+					s.release = func(ctx context.Context, it inbox.Item) error {
+						if fails("release") {
+							return errDown
+						}
+						return real.Release(ctx, it)
+					}
+					clock := now
+					in := intake.New(intake.Config{Now: func() time.Time { return clock }}, s, q, nil)
+					ev := inboxtest.HugeEvent("evt_fault")
+					q.fail = fails("send")
+					if _, err := in.Accept(ctx, ev); err == nil {
+						t.Fatal("Accept under the fault: no error; want one, so the provider delivers again")
+					}
+					q.fail, failing = false, nil
+					if processed {
+						processWithoutBody(ctx, t, real, ev.Key())
+					}
+					clock = now.Add(30 * time.Second)
+					if _, err := in.Accept(ctx, ev); err != nil {
+						t.Fatalf("the provider's next delivery: %v", err)
+					}
+					if raw, err := real.Payload(ctx, ev.Key()); err != nil || string(raw) != string(ev.Raw) {
+						t.Fatalf("payload once the next delivery is answered = %d bytes, %v; want the event's %d", len(raw), err, len(ev.Raw))
+					}
+					clock = now.Add(intake.DefaultGrace + time.Minute)
+					if _, err := in.Accept(ctx, ev); err != nil {
+						t.Fatalf("a delivery past the grace period: %v", err)
+					}
+					if slices.ContainsFunc(q.seen, func(s string) bool { return s != "claim+payload" }) || len(q.sent) == 0 && !processed {
+						t.Errorf("sends %v, the inbox at each %q; want each with claim and body stored, and one at least unless the processor has it", q.sent, q.seen)
+					}
+				})
+			})
+		}
+	}
+}
+
+// processWithoutBody plays the reconciler sending on a claim whose body
+// is missing, and the processor's attempt failing for want of it; a
+// claim released, or with its body, is left alone.
+func processWithoutBody(ctx context.Context, t *testing.T, s inbox.Store, key webhook.Key) {
+	t.Helper()
+	if _, err := s.Payload(ctx, key); !errors.Is(err, inbox.ErrNotFound) || errors.Is(getErr(ctx, s, key), inbox.ErrNotFound) {
+		return
+	}
+	if _, err := s.Lease(ctx, key, "w", now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Finish(ctx, key, "w", inbox.Result{Status: inbox.Failed, Error: "load payload: none stored", At: now}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestDuplicatePayloadFailureMattersOnlyWhileUnfinished(t *testing.T) {

@@ -3,6 +3,7 @@ package intake_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,46 +15,89 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// TestNewEventIsIndexedBeforeItIsSent: a new event is indexed under its
-// subjects' hashes before its message goes; a duplicate asks for no
-// hashes; an index that cannot be written releases the claim and sends
-// nothing, so no event is stored that an erasure cannot find.
-func TestNewEventIsIndexedBeforeItIsSent(t *testing.T) {
+// TestSubjectsRideOnTheClaim: a new event's subject hashes ride on its
+// claim, so its ack path writes no index entry (the processor writes
+// them) and an erasure finds it while it waits; a duplicate changes
+// nothing; hashes that cannot be made (no key) refuse the delivery before
+// anything is written or sent, so no event is stored that an erasure
+// cannot find.
+func TestSubjectsRideOnTheClaim(t *testing.T) {
 	backends(t, func(t *testing.T, s inbox.Store, q *recorder) {
 		ctx := context.Background()
-		asked := 0
 		fail := false
+		want := []string{inboxtest.Hash("b"), inboxtest.Hash("a")} // sorted, as the claim keeps them
 		subjects := func(context.Context, webhook.Event) ([]string, error) {
-			asked++
 			if fail {
 				return nil, errors.New("no key")
 			}
-			return []string{"hash-a", "hash-b"}, nil
+			return want, nil
 		}
-		in := intake.New(intake.Config{Now: func() time.Time { return now }, Subjects: subjects}, s, q, nil)
-		ev := inboxtest.Event("evt_indexed")
-		for _, want := range []intake.Outcome{intake.Accepted, intake.Duplicate} {
-			if got, err := in.Accept(ctx, ev); err != nil || got != want {
-				t.Fatalf("Accept = %v, %v; want %v", got, err, want)
+		in := intake.New(intake.Config{Now: func() time.Time { return now }, Subjects: subjects}, noIndex{s}, q, nil)
+		ev := inboxtest.Event("evt_subjects")
+		for _, outcome := range []intake.Outcome{intake.Accepted, intake.Duplicate} {
+			if got, err := in.Accept(ctx, ev); err != nil || got != outcome {
+				t.Fatalf("Accept = %v, %v; want %v", got, err, outcome)
 			}
 		}
-		if asked != 1 {
-			t.Errorf("subjects asked %d times, want once (not for the duplicate)", asked)
+		it, err := s.Get(ctx, ev.Key())
+		if err != nil {
+			t.Fatal(err)
 		}
-		got, err := s.SubjectEvents(ctx, []string{"hash-b"})
-		if diff := cmp.Diff([]webhook.Key{ev.Key()}, got); diff != "" || err != nil {
-			t.Errorf("SubjectEvents (-want +got):\n%s%v", diff, err)
+		if diff := cmp.Diff(want, it.Subjects); diff != "" {
+			t.Errorf("the claim's subjects (-want +got):\n%s", diff)
+		}
+		var found []webhook.Key
+		for cursor, more := "", true; more; more = cursor != "" {
+			var keys []webhook.Key
+			if keys, cursor, err = s.SubjectEvents(ctx, want[1:], cursor, 100); err != nil {
+				t.Fatal(err)
+			}
+			found = append(found, keys...)
+		}
+		if diff := cmp.Diff([]webhook.Key{ev.Key()}, found); diff != "" {
+			t.Errorf("events found by a subject before the processor ran (-want +got):\n%s", diff)
 		}
 		fail = true
-		other := inboxtest.Event("evt_unindexed")
+		other := inboxtest.Event("evt_no_subjects")
 		if _, err := in.Accept(ctx, other); err == nil {
-			t.Fatal("Accept with a failing index: no error")
+			t.Fatal("Accept without its subjects' hashes: no error")
 		}
 		if _, err := s.Get(ctx, other.Key()); !errors.Is(err, inbox.ErrNotFound) {
-			t.Errorf("claim after a failed index: %v, want released", err)
+			t.Errorf("claim without its subjects: %v, want none made", err)
 		}
 		if len(q.sent) != 1 {
-			t.Errorf("sent %d messages, want 1 (the indexed event's)", len(q.sent))
+			t.Errorf("sent %d messages, want 1", len(q.sent))
+		}
+	})
+}
+
+// noIndex is a store whose IndexSubjects fails the test: the intake
+// never writes index entries.
+type noIndex struct{ inbox.Store }
+
+func (noIndex) IndexSubjects(context.Context, webhook.Key, []string, time.Time) error {
+	panic("the intake wrote subject index entries")
+}
+
+// TestABodyNamingThousandsIsStillClaimed: an event whose body names
+// 5,000 people (a signed body anyone can fill with addresses) is claimed,
+// indexed under the first intake.MaxSubjects, not refused by the item
+// limit.
+func TestABodyNamingThousandsIsStillClaimed(t *testing.T) {
+	backends(t, func(t *testing.T, s inbox.Store, q *recorder) {
+		ctx := context.Background()
+		var many []string
+		for i := range 5000 {
+			many = append(many, inboxtest.Hash(strconv.Itoa(i)))
+		}
+		subjects := func(context.Context, webhook.Event) ([]string, error) { return many, nil }
+		in := intake.New(intake.Config{Now: func() time.Time { return now }, Subjects: subjects}, s, q, nil)
+		ev := inboxtest.Event("evt_many")
+		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Accepted {
+			t.Fatalf("Accept = %v, %v; want accepted", got, err)
+		}
+		if it, err := s.Get(ctx, ev.Key()); err != nil || len(it.Subjects) != intake.MaxSubjects {
+			t.Errorf("claim: %d subjects, %v; want %d", len(it.Subjects), err, intake.MaxSubjects)
 		}
 	})
 }

@@ -50,6 +50,7 @@ func TestEraseFindsEventsIndexedUnderAnOldKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	finish(t, store, it.Key, inbox.Done, at)
 	sub := []provider.Subject{provider.EmailSubject("Jane@Example.com")}
 	hashes, _ := privacy.NewHasher(privacy.Keys{"old"}).Index(ctx, sub)
 	if err := store.IndexSubjects(ctx, it.Key, hashes, it.ExpiresAt); err != nil {
@@ -74,5 +75,17 @@ func TestEraseFindsEventsIndexedUnderAnOldKey(t *testing.T) {
 	want := []inbox.Erasure{{At: at.Add(time.Minute), By: "cli:ops", SubjectHash: rep.SubjectHash, Events: 1, Copies: 1}}
 	if diff := cmp.Diff(want, audits); diff != "" {
 		t.Errorf("audit (-want +got):\n%s", diff)
+	}
+}
+
+// finish runs one attempt of the event key that ends in status st.
+func finish(t *testing.T, s inbox.Store, key webhook.Key, st inbox.Status, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.Lease(ctx, key, "w1", at, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Finish(ctx, key, "w1", inbox.Result{Status: st, At: at}); err != nil {
+		t.Fatal(err)
 	}
 }

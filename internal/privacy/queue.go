@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -17,7 +16,6 @@ import (
 
 // sqsAPI is what sweeping a queue calls.
 type sqsAPI interface {
-	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, opts ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, opts ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, opts ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
 	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, opts ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
@@ -65,45 +63,69 @@ func (e *Eraser) sweepAll(ctx context.Context, subjects []provider.Subject, dryR
 	return n, nil
 }
 
+// sweepHide is how long a sweep keeps the messages it leaves invisible,
+// so that each receive brings messages it has not seen: longer than a
+// sweep of a dead-letter queue takes. They are made visible again when it
+// ends.
+const sweepHide = 5 * 60
+
 // sweep deletes the messages of q whose event names one of hashes (under
-// key) and makes the others visible again at once; with dryRun it
-// only counts them. It stops when a receive returns nothing or once it
-// has seen as many messages as the queue held when it began.
-func (e *Eraser) sweep(ctx context.Context, q EventQueue, key string, hashes []string, dryRun bool) (int, error) {
-	attrs, err := q.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(q.URL),
-		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
-	if err != nil {
-		return 0, fmt.Errorf("count %s: %w", q.URL, err)
-	}
-	total, _ := strconv.Atoi(attrs.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
-	matched, seen := 0, 0
-	for seen < total {
+// key); with dryRun it only counts them. It keeps every message it
+// leaves invisible until it ends, then makes them visible again, so it
+// sees each message once; it stops at the first receive that brings
+// nothing new (SQS's long polling answers empty only when no message is
+// visible).
+func (e *Eraser) sweep(ctx context.Context, q EventQueue, key string, hashes []string, dryRun bool) (matched int, err error) {
+	var left []*string // receipt handles of the messages left, hidden
+	defer func() {
+		if rerr := release(ctx, q, left); err == nil {
+			err = rerr
+		}
+	}()
+	seen := map[string]bool{}
+	for {
 		out, err := q.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL),
-			MaxNumberOfMessages: 10, VisibilityTimeout: 60, WaitTimeSeconds: 1})
+			MaxNumberOfMessages: 10, VisibilityTimeout: sweepHide, WaitTimeSeconds: 1})
 		if err != nil {
 			return matched, fmt.Errorf("receive from %s: %w", q.URL, err)
 		}
-		if len(out.Messages) == 0 {
-			break
-		}
-		seen += len(out.Messages)
+		fresh := 0
 		for _, m := range out.Messages {
-			if names(q, aws.ToString(m.Body), key, hashes) {
+			id := aws.ToString(m.MessageId)
+			hit := !seen[id] && names(q, aws.ToString(m.Body), key, hashes)
+			if !seen[id] {
+				fresh++
+				seen[id] = true
+			}
+			if hit {
 				matched++
-				if !dryRun {
-					if _, err := q.Client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle}); err != nil {
-						return matched, fmt.Errorf("delete from %s: %w", q.URL, err)
-					}
-					continue
-				}
 			}
-			if _, err := q.Client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(q.URL),
-				ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
-				return matched, fmt.Errorf("release a message of %s: %w", q.URL, err)
+			if !hit || dryRun {
+				left = append(left, m.ReceiptHandle)
+				continue
 			}
+			if _, err := q.Client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				return matched, fmt.Errorf("delete from %s: %w", q.URL, err)
+			}
+		}
+		if fresh == 0 {
+			return matched, nil
 		}
 	}
-	return matched, nil
+}
+
+// release makes the messages of q whose receipt handles are left visible
+// again, even when ctx is done.
+func release(ctx context.Context, q EventQueue, left []*string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	for _, h := range left {
+		if _, err := q.Client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(q.URL),
+			ReceiptHandle: h, VisibilityTimeout: 0}); err != nil {
+			return fmt.Errorf("make a message of %s visible again: %w", q.URL, err)
+		}
+	}
+	return nil
 }
 
 // names reports whether the event in body (an EventBridge event, or the

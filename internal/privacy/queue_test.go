@@ -2,7 +2,8 @@ package privacy_test
 
 import (
 	"context"
-	"strconv"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -16,51 +17,70 @@ import (
 	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
-// ringQueue is an SQS queue whose released messages are at once visible
-// again: it never answers a receive with nothing while it holds one.
-type ringQueue struct {
-	bodies            []string // visible, in order
+// fakeQueue is an SQS queue whose received messages stay hidden until
+// made visible again (ChangeMessageVisibility 0), when they come back at
+// once, at the front: a sweep that released what it leaves as it goes
+// would see the same messages again and again, and miss the rest.
+type fakeQueue struct {
+	visible           []string // bodies, in order; a body is its own id and receipt handle
+	hidden            map[string]bool
 	receives          int
 	deleted, released []string
 }
 
-func (q *ringQueue) GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
-	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{
-		string(sqstypes.QueueAttributeNameApproximateNumberOfMessages): strconv.Itoa(len(q.bodies))}}, nil
+func newFakeQueue(bodies ...string) *fakeQueue {
+	return &fakeQueue{visible: bodies, hidden: map[string]bool{}}
 }
 
-func (q *ringQueue) ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+func (q *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
 	q.receives++
-	if len(q.bodies) == 0 {
-		return &sqs.ReceiveMessageOutput{}, nil
+	n := min(int(in.MaxNumberOfMessages), len(q.visible))
+	out := &sqs.ReceiveMessageOutput{}
+	for _, b := range q.visible[:n] {
+		out.Messages = append(out.Messages, sqstypes.Message{MessageId: aws.String(b), Body: aws.String(b), ReceiptHandle: aws.String(b)})
+		q.hidden[b] = in.VisibilityTimeout > 0
 	}
-	b := q.bodies[0]
-	q.bodies = q.bodies[1:]
-	return &sqs.ReceiveMessageOutput{Messages: []sqstypes.Message{{Body: aws.String(b), ReceiptHandle: aws.String(b)}}}, nil
+	q.visible = q.visible[n:]
+	for _, m := range out.Messages {
+		if !q.hidden[aws.ToString(m.Body)] {
+			q.visible = append(q.visible, aws.ToString(m.Body))
+		}
+	}
+	return out, nil
 }
 
-func (q *ringQueue) DeleteMessage(_ context.Context, in *sqs.DeleteMessageInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error) {
+func (q *fakeQueue) DeleteMessage(_ context.Context, in *sqs.DeleteMessageInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error) {
 	q.deleted = append(q.deleted, aws.ToString(in.ReceiptHandle))
+	delete(q.hidden, aws.ToString(in.ReceiptHandle))
 	return &sqs.DeleteMessageOutput{}, nil
 }
 
-func (q *ringQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
-	q.released = append(q.released, aws.ToString(in.ReceiptHandle))
-	q.bodies = append(q.bodies, aws.ToString(in.ReceiptHandle))
+func (q *fakeQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+	h := aws.ToString(in.ReceiptHandle)
+	q.released = append(q.released, h)
+	if q.hidden[h] && in.VisibilityTimeout == 0 {
+		delete(q.hidden, h)
+		q.visible = append([]string{h}, q.visible...)
+	}
 	return &sqs.ChangeMessageVisibilityOutput{}, nil
 }
 
-// TestEraseSweepsAQueueOnce: the events naming the subject (by customer
-// id, by email) are deleted, the other is released, and the sweep stops
-// after the queue's count of messages although the released one keeps coming
-// back; a dry run deletes nothing.
-func TestEraseSweepsAQueueOnce(t *testing.T) {
-	gone := `{"detail":{"data":{"object":{"object":"charge","customer":"cus_gone"}}}}`
-	mailed := `{"detail":{"data":{"object":{"object":"charge","receipt_email":"Gone@Example.com"}}}}`
-	kept := `{"detail":{"data":{"object":{"object":"customer","id":"cus_kept"}}}}`
+// TestEraseSweepsEveryMessageOfAQueue: among 25 messages, the events
+// naming the subject (by customer id, by email; the last one 25th) are
+// deleted and the others left, visible again once the sweep ends; the
+// sweep sees each message once and stops at the first receive with
+// nothing new; a dry run deletes nothing and counts the same.
+func TestEraseSweepsEveryMessageOfAQueue(t *testing.T) {
+	gone := `{"detail":{"id":"evt_gone","data":{"object":{"object":"charge","customer":"cus_gone"}}}}`
+	mailed := `{"detail":{"id":"evt_mailed","data":{"object":{"object":"charge","receipt_email":"Gone@Example.com"}}}}`
+	var kept []string
+	for i := range 23 {
+		kept = append(kept, fmt.Sprintf(`{"detail":{"id":"evt_kept%d","data":{"object":{"object":"customer","id":"cus_kept"}}}}`, i))
+	}
 	sub := []provider.Subject{provider.CustomerSubject(stripe.Name, "cus_gone"), provider.EmailSubject("gone@example.com")}
 	for _, dryRun := range []bool{true, false} {
-		q := &ringQueue{bodies: []string{kept, gone, mailed}}
+		bodies := append(append([]string{gone}, kept...), mailed)
+		q := newFakeQueue(bodies...)
 		e := privacy.NewEraser(inboxtest.NewMemory(), privacy.NewHasher(privacy.Keys{"new", "old"}), nil).
 			WithQueue(privacy.EventQueue{Client: q, URL: "q", Provider: stripe.Name, Finder: stripe.Provider{}})
 		rep, err := e.Erase(context.Background(), privacy.Request{Subjects: sub, By: "cli:ops", DryRun: dryRun})
@@ -71,12 +91,18 @@ func TestEraseSweepsAQueueOnce(t *testing.T) {
 			Queued, Receives  int
 			Deleted, Released []string
 		}
-		want := result{Queued: 2, Receives: 3, Deleted: []string{gone, mailed}, Released: []string{kept}}
+		want := result{Queued: 2, Receives: 4, Deleted: []string{gone, mailed}, Released: kept}
 		if dryRun {
-			want.Deleted, want.Released = nil, []string{kept, gone, mailed}
+			want.Deleted, want.Released = nil, bodies
 		}
-		if diff := cmp.Diff(want, result{rep.Queued, q.receives, q.deleted, q.released}); diff != "" {
+		got := result{rep.Queued, q.receives, q.deleted, q.released}
+		slices.Sort(got.Released)
+		slices.Sort(want.Released)
+		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("dry run %v (-want +got):\n%s", dryRun, diff)
+		}
+		if len(q.hidden) != 0 {
+			t.Errorf("dry run %v: %d messages still hidden after the sweep", dryRun, len(q.hidden))
 		}
 	}
 }

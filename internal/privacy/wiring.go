@@ -13,9 +13,11 @@ import (
 const KeyEnv = "SUBJECT_KEY"
 
 // FromEnv returns the hasher of the function's subject key (KeyEnv), kept
-// fresh as the providers' secrets are; ok is false when none is set.
+// fresh as the providers' secrets are, and read from Secrets Manager when
+// first used, not at cold start (provider.Env.SecretOnUse); ok is false
+// when none is set.
 func FromEnv(ctx context.Context, env *provider.Env) (h Hasher, ok bool, err error) {
-	s, err := env.Secret(ctx, KeyEnv)
+	s, err := env.SecretOnUse(ctx, KeyEnv)
 	if err != nil || s == nil {
 		return Hasher{}, false, err
 	}

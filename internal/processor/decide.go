@@ -11,6 +11,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -25,6 +26,7 @@ type attempt struct {
 	now        time.Time
 	jitter     float64 // in [0, 1): the backoff's draw
 	parkFailed bool    // the DLQ refused the event an earlier decision parked
+	indexed    bool    // the claim's subjects are indexed (inbox.Result.Indexed)
 }
 
 // decision is what becomes of an event and its message after an attempt.
@@ -49,6 +51,13 @@ func (c Config) decide(a attempt) decision {
 		d.result = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: a.now}
 	case errors.Is(f.err, webhook.ErrNoHandler):
 		d.result = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + a.eventType, At: a.now}
+	case errors.Is(f.err, privacy.ErrMore):
+		// An erasure made progress and goes on from where it stopped:
+		// the attempt is taken back, the message comes back soon.
+		d.result = inbox.Result{Status: inbox.Failed, Error: reason, At: a.now, Uncounted: true}
+		d.retryIn, d.uncounted = ceilSecond(retrySoon+time.Duration(a.jitter*float64(retrySoon))), true
+		d.note = "erasure goes on; back soon, the attempt not counted"
+		return d
 	case f.busy:
 		// Nothing was tried: every destination left was at its
 		// concurrency limit. The attempt is taken back (Uncounted), and no
@@ -112,7 +121,9 @@ func (c Config) facts(a attempt) facts {
 		f.err = fmt.Errorf("the infrastructure failed %d attempts; the last: %w", f.infraFailures, a.err)
 	}
 	exhausted := !f.infra && a.receives >= c.MaxReceiveCount && f.tries >= c.MaxReceiveCount
-	f.parkable = webhook.IsPermanent(f.err) || exhausted || infraExhausted
+	// An event whose subjects are not indexed is never parked: it stays
+	// unfinished, where an erasure finds it by its claim.
+	f.parkable = (webhook.IsPermanent(f.err) || exhausted || infraExhausted) && !errors.Is(a.err, errUnindexed)
 	return f
 }
 
@@ -145,9 +156,12 @@ func (h *Handler) apply(ctx context.Context, j *job, a attempt) (retry bool) {
 		a.parkFailed = true
 		d = h.cfg.decide(a)
 	}
-	if _, err := h.store.Finish(ctx, j.env.Key, j.owner, d.result); err != nil {
+	d.result.Indexed = a.indexed && len(a.item.Subjects) > 0
+	done, err := h.store.Finish(ctx, j.env.Key, j.owner, d.result)
+	if err != nil {
 		return h.unfinished(ctx, j, a.item, d, err)
 	}
+	h.eraseFinished(ctx, j, done)
 	if !d.uncounted {
 		h.count(j.env, a.item, d.result)
 	}
@@ -171,6 +185,20 @@ func (h *Handler) apply(ctx context.Context, j *job, a attempt) (retry bool) {
 		return false
 	}
 	return h.later(ctx, j, d.retryIn)
+}
+
+// eraseFinished erases the payload of it, just finished, when an erasure
+// waited for it to finish (inbox.Item.EraseWhenFinished). On failure the
+// reconciler's next run erases it.
+func (h *Handler) eraseFinished(ctx context.Context, j *job, it inbox.Item) {
+	if !it.EraseWhenFinished || (it.Status != inbox.Done && it.Status != inbox.Ignored) {
+		return
+	}
+	if _, err := h.store.RemovePayload(ctx, it.Key, inbox.RemovedErased, h.cfg.Now()); err != nil {
+		j.log.Warn("could not erase the payload an erasure waited for; the reconciler does", "reason", err.Error())
+		return
+	}
+	j.log.Info("erased the payload an erasure waited for")
 }
 
 // unfinished handles an outcome d that Finish could not write (err).

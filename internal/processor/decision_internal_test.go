@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -75,6 +76,14 @@ func TestDecide(t *testing.T) {
 		{"not found on the last receive: still not parked", attempt{err: notFound, item: item(5, 0), receives: 5, provider: "gopay"},
 			decision{result: inbox.Result{Status: inbox.Ignored, Outcome: "not found at gopay", Error: notFound.Error(), At: now,
 				RenewAfter: now.Add(DefaultNotFoundWindow)}, level: slog.LevelInfo, note: "event IGNORED"}},
+		{"an erasure that goes on: back in 1-2 s, uncounted, on any receive", attempt{err: fmt.Errorf("erase: %w", privacy.ErrMore), item: item(9, 0), receives: 5},
+			decision{result: inbox.Result{Status: inbox.Failed, Error: "erase: " + privacy.ErrMore.Error(), At: now, Uncounted: true},
+				retryIn: 2 * time.Second, uncounted: true, level: slog.LevelInfo, note: "erasure goes on; back soon, the attempt not counted"}},
+		{"subjects not indexed, out of tries: retried, never parked", attempt{err: fmt.Errorf("%w: denied", errUnindexed), item: item(5, 0), receives: 5},
+			decision{result: failed(errUnindexed.Error()+": denied", false), retryIn: 80 * time.Second, level: slog.LevelWarn, note: failedNote}},
+		{"subjects not indexed, infrastructure at its bound: never parked", attempt{err: fmt.Errorf("%w: %w", errUnindexed, infraErr), item: item(25, 19), receives: 3},
+			decision{result: failed("the infrastructure failed 20 attempts; the last: "+errUnindexed.Error()+": "+infraErr.Error(), true),
+				retryIn: 11*time.Minute + 15*time.Second, infraFailures: 20, level: slog.LevelWarn, note: infraNote}},
 	}
 	cfg := Config{}.withDefaults()
 	for _, tt := range tests {

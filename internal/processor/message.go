@@ -73,9 +73,12 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 	if !leased {
 		return retry
 	}
-	err = h.run(work, effectsBy, j.log, j.env.Key, it)
+	err = h.indexClaim(work, it)
+	if err == nil {
+		err = h.run(work, effectsBy, j.log, j.env.Key, it)
+	}
 	return h.apply(ctx, j, attempt{err: err, item: it, receives: j.receives, eventType: j.env.Type,
-		provider: j.env.Key.Provider(), now: h.cfg.Now(), jitter: h.cfg.Jitter()})
+		provider: j.env.Key.Provider(), now: h.cfg.Now(), jitter: h.cfg.Jitter(), indexed: !errors.Is(err, errUnindexed)})
 }
 
 // unreadable parks a message that is not an envelope as it is, for a

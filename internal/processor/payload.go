@@ -80,6 +80,24 @@ func (h *Handler) index(ctx context.Context, ev webhook.Event, it inbox.Item) er
 	return nil
 }
 
+// errUnindexed: the subjects the claim carries could not be indexed. The
+// attempt is retried, and never parked for it: an event is finished only
+// once indexed, while unfinished its claim names its subjects, so an
+// erasure always finds it.
+var errUnindexed = errors.New("the subjects the claim carries are not indexed")
+
+// indexClaim writes the index entries of the subjects the claim carries
+// (the receiver hashed them, off its ack path), before anything else runs.
+func (h *Handler) indexClaim(ctx context.Context, it inbox.Item) error {
+	if len(it.Subjects) == 0 {
+		return nil
+	}
+	if err := h.store.IndexSubjects(ctx, it.Key, it.Subjects, it.ExpiresAt); err != nil {
+		return fmt.Errorf("%w: %w", errUnindexed, err)
+	}
+	return nil
+}
+
 // eventType is the type the business sees: the one its provider reads
 // from the fetched event (provider.Fetch.Type), or else the claimed one.
 func (h *Handler) eventType(key webhook.Key, it inbox.Item, raw []byte) string {

@@ -45,9 +45,18 @@
 // no such reason: the message comes back as from a live lease, unless it
 // is still so refused on the last receive SQS allows, when it is parked.
 //
-// An event whose payload was erased or expired (inbox.ErrRemoved) ends
-// IGNORED without running: a message that was on its way, or a DLQ
-// redrive, does nothing.
+// An erasure never takes an unfinished event's payload: it marks the
+// event (inbox.Item.EraseWhenFinished), which runs once more, and once it
+// is DONE or IGNORED the processor erases its payload (failing that, the
+// reconciler does). An event whose payload was erased or expired after it
+// finished (inbox.ErrRemoved) ends IGNORED without running, should a
+// person send it back. An erasure that goes on in the next attempt
+// (privacy.ErrMore) comes back soon, the attempt not counted.
+//
+// The subjects a claim carries (inbox.Item.Subjects) are indexed before
+// anything else runs; while that fails the event is retried, and never
+// parked, so an unfinished event is always found by its claim and a
+// finished one by the index.
 //
 // A message for an event already DONE or IGNORED is acknowledged without
 // running anything. A message for a DEAD event is processed again: it came
@@ -265,6 +274,7 @@ type leaseStore interface {
 	Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 	PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
 	IndexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error
+	RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (inbox.Footprint, error)
 }
 
 // ledger hands out the effect runner of one event.

@@ -134,12 +134,13 @@ func TestProvidersEndToEnd(t *testing.T) {
 		}
 		// orders/updated (already paid) lands before orders/create, then
 		// orders/paid with the unprefixed headers of Shopify's newer
-		// deliveries (Shopify-Hmac-Sha256, Shopify-Topic, ...): each twice.
+		// deliveries (Shopify-Hmac-Sha256, Shopify-Topic, ...): each twice;
+		// the paid order's orders/paid is keyed by the order.
 		twice(t, send("orders/updated", "e0a1f6b2-0001", "paid"), "shopify#e0a1f6b2-0001")
 		twice(t, send("orders/create", "e0a1f6b2-0002", "pending"), "shopify#e0a1f6b2-0002")
 		paid := send("orders/paid", "e0a1f6b2-0003", "paid")
 		paid.Headers = shopify.Unprefixed(paid.Headers)
-		twice(t, paid, "shopify#e0a1f6b2-0003")
+		twice(t, paid, "shopify#order-820982911946154508-paid")
 		st := p.State(t)
 		wantStock := []shop.Level{{ID: "MUG-BLUE", Amount: -3}, {ID: "TEE-L", Amount: -1}}
 		if diff := cmp.Diff(wantStock, st.Stock); diff != "" {

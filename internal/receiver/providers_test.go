@@ -289,7 +289,7 @@ func TestGitHubFormDeliveryStoresTheEvent(t *testing.T) {
 // Shopify-Topic, Shopify-Event-Id, ...) is claimed once under its event id
 // like an X-Shopify- one; forged, it is refused with nothing written.
 func TestShopifyUnprefixedHeadersAccepted(t *testing.T) {
-	body := []byte(`{"id":820982911946154508,"financial_status":"paid","line_items":[]}`)
+	body := []byte(`{"id":820982911946154508,"financial_status":"pending","line_items":[]}`)
 	store, q := inboxtest.NewMemory(), &fakeQueue{}
 	h := receiver.New(receiver.Config{}, allProviders(t, fixed), intake.New(intake.Config{Now: fixed}, store, q, nil), nil)
 	ctx := context.Background()

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -9,10 +10,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -155,4 +160,50 @@ func TestGoPayPaymentKnownLateIsFoundByTheReconciler(t *testing.T) {
 	if it, err := s.Inbox.Get(ctx, webhook.NewKey("gopay", "3000009002")); err != nil || it.Status != inbox.Ignored {
 		t.Errorf("made-up id: %+v, %v; want still IGNORED", it, err)
 	}
+}
+
+// A flood of made-up ids, each sorting before a real payment GoPay knew
+// only after it notified it, and going on at half the sweep's budget a
+// run: the sweep takes the unknown ids in turn, so it finds the real one
+// within a bounded number of runs, instead of fetching the first ids by
+// sort key again and again.
+func TestGoPayUnknownSweepFindsALatePaymentInAFlood(t *testing.T) {
+	ctx := context.Background()
+	s := pipelinetest.New(t)
+	now := time.Now()
+	watch := &gopay.Watch{DB: s.DynamoDB, Table: s.Stack.Tables["InboxTable"], Now: func() time.Time { return now }}
+	payments := gopay.Payments(pipeline.GoPayClientID, secretstest.Static(pipeline.GoPayClientSecret), s.Endpoints["GOPAY_API_URL"], nil)
+	watched := watch.Watching(payments) // the processor's fetch: records each 404
+	next := int64(1_000_000)
+	flood := func(n int) {
+		for range n {
+			if _, err := watched(ctx, strconv.FormatInt(next, 10)); !errors.Is(err, provider.ErrNotFound) {
+				t.Fatalf("made-up id %d: %v, want not found", next, err)
+			}
+			next++
+		}
+	}
+	const budget, real = 20, 9_000_000_001
+	flood(5 * budget)
+	if _, err := watched(ctx, strconv.FormatInt(real, 10)); !errors.Is(err, provider.ErrNotFound) {
+		t.Fatalf("the real payment before GoPay knows it: %v", err)
+	}
+	s.GoPay.SetPayment(standin.GoPayPayment{ID: real, OrderNumber: "order-late", State: "PAID", Amount: 100, Currency: "CZK"})
+
+	sweep := &gopay.Sweeper{Watch: watch, Fetch: payments, UnknownBudget: budget, Inbox: s.Inbox}
+	in := intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, s.Events, nil)
+	accept := func(ctx context.Context, ev webhook.Event) error { _, err := in.Accept(ctx, ev); return err }
+	const runs = 15 // (5 budgets + a half a run) / (1 - a half) = 11 runs, and a margin
+	for run := 1; run <= runs; run++ {
+		flood(budget / 2)
+		if _, err := sweep.Sweep(ctx, now, accept, func() bool { return false }); err != nil {
+			t.Fatalf("sweep %d: %v", run, err)
+		}
+		if queued(t, s)[webhook.NewKey("gopay", strconv.FormatInt(real, 10))] == 1 {
+			t.Logf("found at run %d, after %d fetches of it", run, s.GoPay.Fetches(real))
+			return
+		}
+		now = now.Add(time.Minute)
+	}
+	t.Fatalf("the real payment was not found in %d runs of the sweep; fetched %d times", runs, s.GoPay.Fetches(real))
 }

@@ -137,7 +137,6 @@ type Summary struct {
 	Listed        int             `json:"listed"`        // provider events listed
 	Pages         int             `json:"pages"`         // list windows read, each followed by a checkpoint save
 	Missed        int             `json:"missed"`        // of those, never claimed before: claimed and enqueued now
-	FromAPI       int             `json:"fromAPI"`       // of those, keyed apart from their webhooks: claimed, whether the webhook came or not
 	Skipped       int             `json:"skipped"`       // events given up on after maxTries runs, recorded
 	Checkpoint    time.Time       `json:"checkpoint"`    // the oldest source checkpoint: events created before it are all handled
 	Errors        []string        `json:"errors,omitempty"`
@@ -154,7 +153,6 @@ type ProviderRun struct {
 	Provider   string    `json:"provider"`
 	Listed     int       `json:"listed"`  // events listed, or objects fetched (a sweep)
 	Missed     int       `json:"missed"`  // never arrived: claimed and enqueued now
-	FromAPI    int       `json:"fromAPI"` // keyed apart from their webhooks: claimed, whether the webhook came or not
 	Skipped    int       `json:"skipped"` // given up on after maxTries runs
 	Checkpoint time.Time `json:"checkpoint"`
 	Errors     int       `json:"errors"`
@@ -183,7 +181,7 @@ func (h *Handler) Run(ctx context.Context) (Summary, error) {
 		before := s
 		s.Checkpoint = time.Time{}
 		err := h.missed(ctx, now, src, &s)
-		pr := ProviderRun{Provider: src.Provider, Listed: s.Listed - before.Listed, Missed: s.Missed - before.Missed, FromAPI: s.FromAPI - before.FromAPI,
+		pr := ProviderRun{Provider: src.Provider, Listed: s.Listed - before.Listed, Missed: s.Missed - before.Missed,
 			Skipped: s.Skipped - before.Skipped, Checkpoint: s.Checkpoint}
 		if err != nil {
 			pr.Errors = 1
@@ -340,7 +338,7 @@ func (h *Handler) missed(ctx context.Context, now time.Time, source Source, s *S
 	if to.Sub(from) > maxSpan {
 		to = from.Add(maxSpan)
 	}
-	p := &pass{h: h, provider: source.Provider, was: cp, s: s, keyedApart: source.KeyedApart}
+	p := &pass{h: h, provider: source.Provider, was: cp, s: s}
 	for from.Before(to) && !p.stop {
 		if h.late(ctx) {
 			p.halt(from, fmt.Errorf("stopped at %s: the function is about to time out; the next run goes on from there", from.Format(time.RFC3339)))
@@ -376,9 +374,6 @@ type pass struct {
 	provider string
 	was      Checkpoint // as the run found it
 	s        *Summary
-	// keyedApart: the source's events are not keyed as their webhooks
-	// (keyedApart), so a claim does not show a webhook was lost.
-	keyedApart bool
 
 	done          time.Time   // every event before it is handled, or skipped
 	failed        webhook.Key // the first event that failed, if any
@@ -416,11 +411,7 @@ func (p *pass) page(ctx context.Context, evs []webhook.Event, upTo time.Time) {
 		if p.failed != "" {
 			p.laterAccepted = true
 		}
-		if outcome == intake.Accepted && p.keyedApart {
-			p.s.FromAPI++
-			p.s.Events = append(p.s.Events, provider.Line{Key: ev.Key().String(), Type: ev.Type, Outcome: provider.Claimed,
-				Note: "from the provider's API; its webhook, if it came, is keyed apart: the business applies it once"})
-		} else if outcome == intake.Accepted {
+		if outcome == intake.Accepted {
 			p.s.Missed++
 			p.s.Events = append(p.s.Events, provider.Line{Key: ev.Key().String(), Type: ev.Type, Outcome: provider.Claimed,
 				Note: "created " + ev.Created.Format(time.RFC3339) + "; never arrived as a webhook"})
@@ -487,7 +478,7 @@ func (h *Handler) report(ctx context.Context, s Summary) {
 		metrics.Counted(metrics.OverdueLeases, s.OverdueLeases), metrics.Counted(metrics.ReconcileErrors, len(s.Errors)-sourceErrs))
 	for _, pr := range s.Providers {
 		ms := []metrics.Metric{metrics.Counted(metrics.Missed, pr.Missed), metrics.Counted(metrics.Skipped, pr.Skipped),
-			metrics.Counted(metrics.Reconciled, pr.Missed+pr.FromAPI),
+			metrics.Counted(metrics.Reconciled, pr.Missed),
 			metrics.Counted(metrics.ReconcileErrors, pr.Errors)}
 		if !pr.Checkpoint.IsZero() {
 			ms = append(ms, metrics.Secs(metrics.CheckpointLag, h.cfg.Now().Sub(pr.Checkpoint)))
@@ -500,7 +491,7 @@ func (h *Handler) report(ctx context.Context, s Summary) {
 		"checkpoint", s.Checkpoint, "errors", len(s.Errors),
 	}
 	for _, pr := range s.Providers {
-		attrs = append(attrs, slog.Group(pr.Provider, "listed", pr.Listed, "missed", pr.Missed, "from_api", pr.FromAPI, "skipped", pr.Skipped,
+		attrs = append(attrs, slog.Group(pr.Provider, "listed", pr.Listed, "missed", pr.Missed, "skipped", pr.Skipped,
 			"checkpoint", pr.Checkpoint, "errors", pr.Errors))
 	}
 	level := slog.LevelInfo

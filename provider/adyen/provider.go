@@ -16,7 +16,9 @@ type Provider struct {
 }
 
 // Processor implements provider.Provider: nothing is fetched; the mode
-// is ADYEN_LIVE's ("true" or "false"), or else the deployment's.
+// is ADYEN_LIVE's, Adyen's own: "true" live, "false" test, empty not
+// checked (Adyen is not set up: the template requires AdyenLive beside
+// AdyenHmacKeyArn). No other provider's mode stands in for it.
 func (Provider) Processor(_ context.Context, env *provider.Env) (provider.Fetch, error) {
 	switch v := env.Get("ADYEN_LIVE"); v {
 	case "true":
@@ -24,7 +26,7 @@ func (Provider) Processor(_ context.Context, env *provider.Env) (provider.Fetch,
 	case "false":
 		return provider.Fetch{Mode: provider.ModeTest}, nil
 	case "":
-		return provider.Fetch{Mode: provider.ModeDeployment}, nil
+		return provider.Fetch{Mode: provider.ModeUnchecked}, nil
 	default:
 		return provider.Fetch{}, fmt.Errorf("want ADYEN_LIVE (%q) true, false or empty", v)
 	}

@@ -23,10 +23,14 @@ func TestSubjects(t *testing.T) {
 			[]provider.Subject{"stripe:cus_2", "email:a@b.example"}},
 		{"stripe", "invoice.paid", `{"data":{"object":{"customer":{"id":"cus_3"}}}}`, []provider.Subject{"stripe:cus_3"}},
 		{"shopify", "orders/paid", `{"id":820982911946154508,"email":"john@example.com","customer":{"id":115310627314723954,"email":"john@example.com"}}`,
-			[]provider.Subject{"shopify:115310627314723954", "email:john@example.com"}},
-		{"shopify", "customers/update", `{"id":207119551,"email":"bob@example.com"}`, []provider.Subject{"shopify:207119551", "email:bob@example.com"}},
+			[]provider.Subject{"shopify:115310627314723954", "shopify:shop:shop-a.myshopify.com", "email:john@example.com"}},
+		{"shopify", "customers/update", `{"id":207119551,"email":"bob@example.com"}`, []provider.Subject{"shopify:207119551", "shopify:shop:shop-a.myshopify.com", "email:bob@example.com"}},
 		{"shopify", "customers/redact", `{"shop_id":954889,"shop_domain":"s.myshopify.com","customer":{"id":191167,"email":"john@example.com","phone":"555-625-1199"},"orders_to_redact":[299938]}`,
-			[]provider.Subject{"shopify:191167", "email:john@example.com"}},
+			[]provider.Subject{"shopify:191167", "shopify:shop:s.myshopify.com", "email:john@example.com"}},
+		// The shop the body names, or else the one the delivery's
+		// X-Shopify-Shop-Domain names (Account).
+		{"shopify", "app/uninstalled", `{"id":1,"myshopify_domain":"Shop-B.myshopify.com","email":"owner@example.com"}`,
+			[]provider.Subject{"shopify:shop:shop-b.myshopify.com", "email:owner@example.com"}},
 		{"adyen", "AUTHORISATION", `{"notificationItems":[{"NotificationRequestItem":{"additionalData":{"shopperReference":"shopper-9","shopperEmail":"s@example.com"}}}]}`,
 			[]provider.Subject{"adyen:shopper-9", "email:s@example.com"}},
 		{"gopay", "notification", `{"id":3000006529,"payer":{"contact":{"email":"payer@example.com"}}}`, []provider.Subject{"email:payer@example.com"}},
@@ -44,7 +48,7 @@ func TestSubjects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.provider+" "+tt.typ, func(t *testing.T) {
 			p, _ := reg.Lookup(tt.provider)
-			got := provider.SubjectsOf(p, webhook.Event{Provider: tt.provider, ID: "e1", Type: tt.typ, Raw: []byte(tt.raw)})
+			got := provider.SubjectsOf(p, webhook.Event{Provider: tt.provider, ID: "e1", Type: tt.typ, Raw: []byte(tt.raw), Account: "shop-a.myshopify.com"})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("subjects (-want +got):\n%s", diff)
 			}

@@ -26,7 +26,8 @@ import (
 //
 //	watch#gopay   payment#<id>   state, first_seen (epoch s), checked_at, expires_at
 //	watch#gopay   unknown#<id>   first_missed (epoch s), misses, sweeps, expires_at
-//	watch#gopay   cursor         after (the sort key the sweep reached), since
+//	watch#gopay   cursor         after (the sort key the sweep reached), since,
+//	                             unknown_after (the unknown id it reached)
 //
 // written by every fetch of a payment (Watch.Watching wraps the
 // processor's fetch): a state that is not final is recorded, a final one
@@ -35,8 +36,9 @@ import (
 // fetches the watched payments again, a budget a run, and hands a payment
 // whose state changed to the intake as its notification would, so the
 // processor fetches and applies the new state once; and it fetches the
-// unknown ids, a smaller budget a run, at most UnknownSweeps times
-// each within unknownMaxAge of the first 404, and hands one GoPay
+// unknown ids, a smaller budget a run, each in turn (going on from the
+// one the last run reached, and round again), at most UnknownSweeps
+// times each within unknownMaxAge of the first 404, and hands one GoPay
 // knows by then to the intake (its API lagged its notification).
 const (
 	gopayWatchPartition = "watch#gopay"
@@ -196,17 +198,21 @@ func (w *Watch) forget(ctx context.Context, id string) error {
 }
 
 // list reads up to limit watch list items whose sort key meets cond, in
-// which :sk stands for sk.
-func (w *Watch) list(ctx context.Context, cond, sk string, limit int) ([]map[string]types.AttributeValue, error) {
+// which :sk stands for sk, and :from for from when given.
+func (w *Watch) list(ctx context.Context, cond, sk string, limit int, from ...string) ([]map[string]types.AttributeValue, error) {
+	values := map[string]types.AttributeValue{
+		":pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
+		":sk": &types.AttributeValueMemberS{Value: sk},
+	}
+	if len(from) > 0 {
+		values[":from"] = &types.AttributeValueMemberS{Value: from[0]}
+	}
 	out, err := w.DB.Query(ctx, &dynamodb.QueryInput{
-		TableName:              &w.Table,
-		KeyConditionExpression: aws.String("pk = :pk AND " + cond),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
-			":sk": &types.AttributeValueMemberS{Value: sk},
-		},
-		Limit:          aws.Int32(int32(limit)),
-		ConsistentRead: aws.Bool(true),
+		TableName:                 &w.Table,
+		KeyConditionExpression:    aws.String("pk = :pk AND " + cond),
+		ExpressionAttributeValues: values,
+		Limit:                     aws.Int32(int32(limit)),
+		ConsistentRead:            aws.Bool(true),
 	})
 	if err != nil {
 		return nil, err
@@ -265,10 +271,11 @@ type Sweeper struct {
 func (g *Sweeper) Sweep(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, late func() bool) (provider.Swept, error) {
 	w := g.Watch
 	budget := cmp.Or(g.Budget, 50)
-	after, since, err := g.cursor(ctx, now)
+	cur, err := g.cursor(ctx, now)
 	if err != nil {
 		return provider.Swept{}, err
 	}
+	after, since := cur.after, cur.since
 	items, err := w.list(ctx, "sk > :sk", after, budget)
 	if err != nil {
 		return provider.Swept{Since: since}, fmt.Errorf("list watched gopay payments: %w", err)
@@ -292,8 +299,10 @@ func (g *Sweeper) Sweep(ctx context.Context, now time.Time, accept func(context.
 		}
 		after = sk
 	}
+	unknownAfter := cur.unknownAfter
 	if !stopped {
-		if err := g.unknown(ctx, now, accept, late, &sw); err != nil {
+		var err error
+		if unknownAfter, err = g.unknown(ctx, now, accept, late, unknownAfter, &sw); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -301,7 +310,7 @@ func (g *Sweeper) Sweep(ctx context.Context, now time.Time, accept func(context.
 		// Every watched payment was fetched: the next sweep starts now.
 		after, since = gopayWatchPrefix, now
 	}
-	if err := g.saveCursor(ctx, after, since, now); err != nil {
+	if err := g.saveCursor(ctx, sweepCursor{after: after, since: since, unknownAfter: unknownAfter}, now); err != nil {
 		errs = append(errs, err)
 	}
 	sw.Since = since
@@ -357,25 +366,40 @@ func (g *Sweeper) one(ctx context.Context, now time.Time, accept func(context.Co
 
 // unknown fetches up to UnknownBudget ids GoPay answered 404 for, and
 // hands each GoPay knows now to the intake, ending the hold of its
-// IGNORED claim first. An id is fetched at most UnknownSweeps times,
-// within unknownMaxAge of its first 404; made-up ids are dropped
-// quietly (no line, nothing counted: they raise no alarm).
-func (g *Sweeper) unknown(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, late func() bool, sw *provider.Swept) error {
-	items, err := g.Watch.list(ctx, "begins_with(sk, :sk)", gopayUnknownPrefix, cmp.Or(g.UnknownBudget, 20))
+// IGNORED claim first. It takes them in turn: those after after (the
+// sort key the last run reached), then from the first, and returns the
+// sort key this run reached; so however many ids are made up, each is
+// fetched again within as many runs as there are budgets in the list.
+// An id is fetched at most UnknownSweeps times, within unknownMaxAge of
+// its first 404; made-up ids are dropped quietly (no line, nothing
+// counted: they raise no alarm).
+func (g *Sweeper) unknown(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, late func() bool, after string, sw *provider.Swept) (string, error) {
+	budget := cmp.Or(g.UnknownBudget, 20)
+	if !strings.HasPrefix(after, gopayUnknownPrefix) {
+		after = gopayUnknownPrefix
+	}
+	// The unknown ids sort last in the partition: nothing follows them.
+	items, err := g.Watch.list(ctx, "sk > :sk", after, budget)
+	if err == nil && len(items) < budget && after != gopayUnknownPrefix {
+		var first []map[string]types.AttributeValue
+		first, err = g.Watch.list(ctx, "sk BETWEEN :from AND :sk", after, budget-len(items), gopayUnknownPrefix)
+		items = append(items, first...)
+	}
 	if err != nil {
-		return fmt.Errorf("list unknown gopay payments: %w", err)
+		return after, fmt.Errorf("list unknown gopay payments: %w", err)
 	}
 	var errs []error
 	for _, item := range items {
 		if late() {
 			break
 		}
-		id := strings.TrimPrefix(attrS(item, "sk"), gopayUnknownPrefix)
+		after = attrS(item, "sk")
+		id := strings.TrimPrefix(after, gopayUnknownPrefix)
 		if err := g.unknownOne(ctx, now, accept, id, item, sw); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return after, errors.Join(errs...)
 }
 
 // unknownOne fetches one unknown id again.
@@ -419,33 +443,43 @@ func (g *Sweeper) unknownOne(ctx context.Context, now time.Time, accept func(con
 	return g.Watch.forget(ctx, id)
 }
 
-// cursor returns where the sweep stands: the sort key it reached, and when
-// the sweep under way started (now when there is none).
-func (g *Sweeper) cursor(ctx context.Context, now time.Time) (string, time.Time, error) {
+// sweepCursor is where the sweep stands: the sort key it reached among
+// the watched payments, when the sweep under way started, and the sort
+// key it reached among the unknown ids.
+type sweepCursor struct {
+	after        string
+	since        time.Time
+	unknownAfter string
+}
+
+// cursor returns where the sweep stands (from the first payment, since
+// now, when there is no sweep under way).
+func (g *Sweeper) cursor(ctx context.Context, now time.Time) (sweepCursor, error) {
 	w := g.Watch
 	out, err := w.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &w.Table, ConsistentRead: aws.Bool(true), Key: map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
 		"sk": &types.AttributeValueMemberS{Value: gopayCursor},
 	}})
 	if err != nil {
-		return "", time.Time{}, fmt.Errorf("load gopay checkpoint: %w", err)
+		return sweepCursor{}, fmt.Errorf("load gopay checkpoint: %w", err)
 	}
-	after := attrS(out.Item, "after")
-	since, err := time.Parse(time.RFC3339, attrS(out.Item, "since"))
-	if !strings.HasPrefix(after, gopayWatchPrefix) || err != nil {
-		return gopayWatchPrefix, now, nil
+	c := sweepCursor{after: attrS(out.Item, "after"), unknownAfter: attrS(out.Item, "unknown_after")}
+	c.since, err = time.Parse(time.RFC3339, attrS(out.Item, "since"))
+	if !strings.HasPrefix(c.after, gopayWatchPrefix) || err != nil {
+		c.after, c.since = gopayWatchPrefix, now
 	}
-	return after, since, nil
+	return c, nil
 }
 
-func (g *Sweeper) saveCursor(ctx context.Context, after string, since, now time.Time) error {
+func (g *Sweeper) saveCursor(ctx context.Context, c sweepCursor, now time.Time) error {
 	w := g.Watch
 	_, err := w.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &w.Table, Item: map[string]types.AttributeValue{
-		"pk":         &types.AttributeValueMemberS{Value: gopayWatchPartition},
-		"sk":         &types.AttributeValueMemberS{Value: gopayCursor},
-		"after":      &types.AttributeValueMemberS{Value: after},
-		"since":      &types.AttributeValueMemberS{Value: since.UTC().Format(time.RFC3339)},
-		"updated_at": &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)},
+		"pk":            &types.AttributeValueMemberS{Value: gopayWatchPartition},
+		"sk":            &types.AttributeValueMemberS{Value: gopayCursor},
+		"after":         &types.AttributeValueMemberS{Value: c.after},
+		"since":         &types.AttributeValueMemberS{Value: c.since.UTC().Format(time.RFC3339)},
+		"unknown_after": &types.AttributeValueMemberS{Value: c.unknownAfter},
+		"updated_at":    &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)},
 	}})
 	if err != nil {
 		return fmt.Errorf("save gopay checkpoint: %w", err)

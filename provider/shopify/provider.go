@@ -67,7 +67,7 @@ var shopDomain = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)+
 // SHOPIFY_ADMIN_TOKEN (or its _ARN) from SHOPIFY_API_URL (default the
 // shop's Admin GraphQL endpoint), the first run going back
 // SHOPIFY_RECONCILE_LOOKBACK (default provider.DefaultSourceLookback; 0s:
-// from the first run). The orders are keyed apart from their webhooks.
+// from the first run). Each order is keyed as its orders/paid webhook.
 func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Source, error) {
 	r := env.Reader()
 	domain := r.String("SHOPIFY_SHOP_DOMAIN", "")
@@ -92,7 +92,7 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	if err != nil {
 		return provider.Source{}, err
 	}
-	return provider.Source{Lookback: lookback, KeyedApart: true,
+	return provider.Source{Lookback: lookback,
 		List: &ShopifyOrders{URL: apiURL, Token: token, HTTP: env.HTTPClient()}}, nil
 }
 

@@ -30,11 +30,11 @@ func adminURL(shopDomain string) string {
 // sorted by UPDATED_AT, cursor paging), and returns each as the orders/paid
 // webhook would bring it (the REST order fields the business reads: id,
 // financial_status, total_price, currency, customer.id, line_items' sku,
-// variant_id and quantity), keyed shopify#order-<id>-paid. The webhook's
-// own key is its event id, which the API does not give; so an order whose
-// orders/paid webhook came is claimed again here, and the business must
-// key paid-order effects by the order (the example shop's stock and
-// loyalty deltas are), so it applies them once either way.
+// variant_id and quantity), keyed shopify#order-<id>-paid, as the
+// orders/paid webhook of a paid order is (Verifier): an order whose
+// webhook came is a duplicate here, and one whose webhook was lost is
+// claimed once, so the business and each destination get every paid
+// order once.
 //
 // Query cost stays within Shopify's limits: a page asks for 10 orders of
 // at most 40 line items each (an order with more is read on, page by
@@ -200,7 +200,7 @@ func (s *ShopifyOrders) event(ctx context.Context, o shopifyOrder) (webhook.Even
 	if err != nil {
 		return webhook.Event{}, err
 	}
-	return webhook.Event{Provider: Name, ID: "order-" + o.LegacyResourceID + "-paid", Type: "orders/paid",
+	return webhook.Event{Provider: Name, ID: paidOrder(o.LegacyResourceID), Type: "orders/paid",
 		Created: o.UpdatedAt.UTC(), Raw: raw}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,9 +20,14 @@ const Name = "shopify"
 // the base64 HMAC-SHA256 of the raw body under the app's client secret.
 // The key is shopify#<X-Shopify-Event-Id> (Shopify's documented duplicate
 // key: the same event delivered to several subscriptions, or redelivered,
-// keeps it), falling back to X-Shopify-Webhook-Id; the type is
-// X-Shopify-Topic ("orders/paid"), and the occurrence time
-// X-Shopify-Triggered-At.
+// keeps it), falling back to X-Shopify-Webhook-Id; but an orders/paid
+// whose signed body is a paid order is keyed by the order, as the
+// reconciler claims the paid orders it lists: shopify#order-<id>-paid
+// (paidOrderID). The type is X-Shopify-Topic ("orders/paid"), the
+// occurrence time X-Shopify-Triggered-At, and the account
+// X-Shopify-Shop-Domain. A compliance topic's body must be of that
+// topic's shape (400 otherwise: the topic is not signed, and a body signed
+// for another topic must not erase anything).
 //
 // Shopify's newer deliveries name the same headers without X-
 // (Shopify-Hmac-Sha256, Shopify-Topic, Shopify-Event-Id, ...), and
@@ -67,12 +73,49 @@ func (s *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 	if !json.Valid(r.Body) {
 		return nil, fmt.Errorf("shopify: body is not valid JSON: %w", provider.ErrNotJSON)
 	}
+	if isCompliance(topic) {
+		// The topic is not signed: a compliance topic acts on its body
+		// only when the body is of that topic's shape.
+		if _, _, err := complianceBody(topic, r.Body); err != nil {
+			return nil, fmt.Errorf("shopify: %w: %w", err, provider.ErrNotEvent)
+		}
+	}
 	var at time.Time
 	if t, err := time.Parse(time.RFC3339Nano, shopifyHeader(r, "triggered-at")); err == nil {
 		at = t.UTC()
 	}
-	return []webhook.Event{{Provider: Name, ID: id, Type: topic, Created: at, Raw: r.Body}}, nil
+	if paid := paidOrderID(topic, r.Body); paid != "" {
+		id = paid
+	}
+	return []webhook.Event{{Provider: Name, ID: id, Type: topic, Created: at, Raw: r.Body, Account: shopifyHeader(r, "shop-domain")}}, nil
 }
+
+// paidOrderID returns the event id under which an orders/paid delivery
+// and the reconciler's claim of the same paid order are one claim,
+// order-<id>-paid, when topic is orders/paid and body an order with a
+// positive integer id whose financial_status is paid; else "". The topic
+// is not signed, so it decides only between two keys of a body that says
+// itself that this order is paid: a captured body of an unpaid order sent
+// as orders/paid keeps its event id, and cannot take the paid order's key.
+func paidOrderID(topic string, body []byte) string {
+	if topic != "orders/paid" {
+		return ""
+	}
+	var o struct {
+		ID              json.Number `json:"id"`
+		FinancialStatus string      `json:"financial_status"`
+	}
+	if json.Unmarshal(body, &o) != nil || o.FinancialStatus != "paid" {
+		return ""
+	}
+	if n, err := strconv.ParseUint(o.ID.String(), 10, 64); err != nil || n == 0 || strconv.FormatUint(n, 10) != o.ID.String() {
+		return ""
+	}
+	return paidOrder(o.ID.String())
+}
+
+// paidOrder is the event id of the paid order id.
+func paidOrder(id string) string { return "order-" + id + "-paid" }
 
 // shopifyHeader returns x-shopify-<name>, or shopify-<name> when that is
 // absent.

@@ -158,3 +158,40 @@ func FuzzShopifyVerify(f *testing.F) {
 	f.Add("x-shopify-hmac-sha256: \nshopify-hmac-sha256: 0gSap1dSbvBM4ZmhxyOu3bwLiFes4r2DJ6EdVfiv5JY=", unprefixed, verifyfuzz.Signed, uint16(0))
 	f.Fuzz(fz.Check)
 }
+
+// TestShopifyPaidOrderIsKeyedByTheOrder: orders/paid of a body that says
+// the order is paid is keyed by the order, as the reconciler claims it,
+// whatever its event id; any other topic, an order not paid, or an id
+// that is not a positive integer keeps the event id. The sample of a
+// paid order's orders/paid names that key.
+func TestShopifyPaidOrderIsKeyedByTheOrder(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := &shopify.Verifier{Secrets: []string{"hush"}}
+	for _, tc := range []struct {
+		name, topic, body, want string
+	}{
+		{"paid", "orders/paid", `{"id":820982911946154508,"financial_status":"paid"}`, "shopify#order-820982911946154508-paid"},
+		{"another topic", "orders/updated", `{"id":820982911946154508,"financial_status":"paid"}`, "shopify#evt-1"},
+		{"not paid", "orders/paid", `{"id":820982911946154508,"financial_status":"pending"}`, "shopify#evt-1"},
+		{"no status", "orders/paid", `{"id":820982911946154508}`, "shopify#evt-1"},
+		{"id zero", "orders/paid", `{"id":0,"financial_status":"paid"}`, "shopify#evt-1"},
+		{"id negative", "orders/paid", `{"id":-5,"financial_status":"paid"}`, "shopify#evt-1"},
+		{"id a fraction", "orders/paid", `{"id":5.5,"financial_status":"paid"}`, "shopify#evt-1"},
+		{"id too large", "orders/paid", `{"id":18446744073709551616,"financial_status":"paid"}`, "shopify#evt-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := []byte(tc.body)
+			for _, h := range []map[string]string{shopify.Headers(body, "hush", "evt-1", tc.topic, at), shopify.Unprefixed(shopify.Headers(body, "hush", "evt-1", tc.topic, at))} {
+				evs, err := s.Verify(context.Background(), webhook.Request{Header: h, Body: body})
+				if err != nil || len(evs) != 1 || evs[0].Key() != webhook.Key(tc.want) || evs[0].Type != tc.topic {
+					t.Errorf("Verify = %+v, %v; want one %s event %s", evs, err, tc.topic, tc.want)
+				}
+			}
+		})
+	}
+	ev, err := shopify.Provider{}.Sample(provider.TestEvent{File: "orders_paid.json", Fresh: true,
+		Body: []byte(`{"id":820982911946154508,"financial_status":"paid"}`)})
+	if err != nil || !strings.HasPrefix(ev.ID, "order-") || ev.ID == "order-820982911946154508-paid" {
+		t.Errorf("Sample = id %q, %v; want the fresh order's key", ev.ID, err)
+	}
+}

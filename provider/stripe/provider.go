@@ -67,15 +67,17 @@ const maxLookback = 30 * 24 * time.Hour
 // Processor implements provider.Provider: STRIPE_API_KEY (or
 // STRIPE_API_KEY_ARN) fetches a lost payload and every thin event from
 // STRIPE_API_URL (Stripe's by default). The mode is STRIPE_LIVEMODE's,
-// or else the key's; EventGenerationFailureResolved is an alert.
-// Without a key (a stack that takes no Stripe events, or delivers them
+// or else the key's; EventGenerationFailureResolved is an alert;
+// STRIPE_EVENTBRIDGE_DLQ_URL is the Stripe EventBridge dead-letter queue
+// an erasure sweeps (Fetch.EventQueue). Without a key (a stack that takes no Stripe events, or delivers them
 // to destinations only) the processor starts, and an event it would
 // have to fetch is parked with the reason.
 func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
 	apiURL := env.Reader().String("STRIPE_API_URL", DefaultAPIURL)
+	dlq := env.Get("STRIPE_EVENTBRIDGE_DLQ_URL")
 	if !env.HasSecret("STRIPE_API_KEY") {
 		m, err := mode(ctx, env, nil)
-		return provider.Fetch{Get: noKey, Pointer: IsThin, Mode: m, Alert: Alert}, err
+		return provider.Fetch{Get: noKey, Pointer: IsThin, Mode: m, Alert: Alert, EventQueue: dlq}, err
 	}
 	key, err := env.Secret(ctx, "STRIPE_API_KEY")
 	if err != nil {
@@ -86,7 +88,7 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 		return provider.Fetch{}, err
 	}
 	// A thin event is only a pointer: it is fetched on every attempt.
-	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin, Mode: m, Alert: Alert}, nil
+	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin, Mode: m, Alert: Alert, EventQueue: dlq}, nil
 }
 
 // noKey is the Get of a processor with no Stripe key: the event cannot

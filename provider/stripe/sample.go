@@ -18,7 +18,7 @@ import (
 // "session", a checkout session's id.
 var sendOptions = []provider.Variant{
 	{Name: "customer", Usage: "stripe: customer ID, cus_..."},
-	{Name: "email", Usage: "stripe: customer email (default the sample's)"},
+	{Name: "email", Usage: "stripe: the email address of every email field of the event's object (default the sample's)"},
 	{Name: "subscription", Usage: "stripe: subscription ID, sub_...; on checkout.session.completed makes a subscription checkout"},
 	{Name: "status", Usage: "stripe: subscription status: active, past_due, canceled, ..."},
 	{Name: "object", Usage: "stripe: ID of the event's object (in_..., cs_..., sub_...; default a fresh one for an event type)"},
@@ -259,11 +259,7 @@ func (p patch) apply(body []byte, id string, at time.Time) ([]byte, error) {
 		replace(old, session)
 	}
 	if p.email != "" {
-		if details, ok := obj["customer_details"].(map[string]any); ok {
-			details["email"] = p.email
-		} else if obj["object"] == "customer" {
-			obj["email"] = p.email
-		}
+		setEmails(obj, p.email)
 	}
 	if p.subscription != "" {
 		switch obj["object"] {
@@ -280,6 +276,27 @@ func (p patch) apply(body []byte, id string, at time.Time) ([]byte, error) {
 		obj["status"] = p.status
 	}
 	return encode(ev)
+}
+
+// setEmails sets every email address of v to email: each string whose
+// key names an email (customer_email, receipt_email,
+// billing_details.email, ...), as provider.Emails finds the people an
+// event is about. A field with no address (null) stays empty.
+func setEmails(v any, email string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if s, ok := e.(string); ok && s != "" && strings.Contains(strings.ToLower(k), "email") {
+				v[k] = email
+				continue
+			}
+			setEmails(e, email)
+		}
+	case []any:
+		for _, e := range v {
+			setEmails(e, email)
+		}
+	}
 }
 
 // replaceString returns v with every string equal to old replaced by repl,

@@ -41,6 +41,9 @@ func (m *Memory) Claim(_ context.Context, c inbox.Claim) (inbox.Item, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	key := c.Event.Key()
+	if err := inbox.CheckSubjects(c.Subjects); err != nil {
+		return inbox.Item{}, fmt.Errorf("claim %s: %w", key, err)
+	}
 	if old, ok := m.items[key]; ok && !(c.Event.IDOnly && inbox.Renewable(old, c.At)) {
 		return old, fmt.Errorf("claim %s: %w", key, inbox.ErrAlreadyClaimed)
 	}
@@ -55,11 +58,7 @@ func (m *Memory) PutPayload(_ context.Context, it inbox.Item, raw []byte) error 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(raw) > inbox.MaxPayloadBytes {
-		if it.PayloadObject == "" {
-			return fmt.Errorf("put payload %s: %w", it.Key, inbox.ErrNoBodyLocation)
-		}
-		m.objects[it.PayloadObject] = clone(raw)
-		return nil
+		return m.putObject(it, raw)
 	}
 	if m.personal.removed[it.Key] {
 		return nil
@@ -73,6 +72,27 @@ func (m *Memory) PutPayload(_ context.Context, it inbox.Item, raw []byte) error 
 	return nil
 }
 
+// putObject is PutPayload of a payload over inbox.MaxPayloadBytes.
+func (m *Memory) putObject(it inbox.Item, raw []byte) error {
+	if it.PayloadObject == "" {
+		return fmt.Errorf("put payload %s: %w", it.Key, inbox.ErrNoBodyLocation)
+	}
+	name := inbox.BodyObject(it.Key, inbox.PayloadSHA256(raw))
+	if name != it.PayloadObject {
+		cur, ok := m.items[it.Key]
+		switch {
+		case !ok:
+			return fmt.Errorf("put payload %s: %w", it.Key, inbox.ErrNotFound)
+		case cur.PayloadRemoved != "":
+			return nil
+		}
+		cur.PayloadObject = name
+		m.items[it.Key] = cur
+	}
+	m.objects[name] = clone(raw)
+	return nil
+}
+
 // Payload implements inbox.Store.
 func (m *Memory) Payload(_ context.Context, key webhook.Key) ([]byte, error) {
 	m.mu.Lock()
@@ -80,6 +100,9 @@ func (m *Memory) Payload(_ context.Context, key webhook.Key) ([]byte, error) {
 	if it, ok := m.items[key]; ok && it.Payload != nil {
 		return clone(it.Payload), nil
 	} else if raw, stored := m.objects[it.PayloadObject]; ok && stored {
+		if inbox.BodyObject(key, inbox.PayloadSHA256(raw)) != it.PayloadObject {
+			return nil, fmt.Errorf("payload %s: the stored body does not match the hash in its name", key)
+		}
 		return clone(raw), nil
 	}
 	p, ok := m.payloads[key]
@@ -100,6 +123,7 @@ func clone(b []byte) []byte {
 func (m *Memory) Release(_ context.Context, it inbox.Item) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	delete(m.objects, it.PayloadObject) // first, as the DynamoDB store
 	old, ok := m.items[it.Key]
 	if !ok || old.Status != inbox.Received || !old.ReceivedAt.Equal(it.ReceivedAt) {
 		return fmt.Errorf("release %s: %w", it.Key, inbox.ErrClaimChanged)
@@ -257,6 +281,9 @@ func finished(it inbox.Item, r inbox.Result) inbox.Item {
 	}
 	if r.Uncounted {
 		it.Attempts--
+	}
+	if r.Indexed {
+		it.Subjects = nil
 	}
 	if r.Status.Final() {
 		it.ProcessedAt = r.At

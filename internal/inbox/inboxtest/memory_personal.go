@@ -3,19 +3,24 @@ package inboxtest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// memoryPersonal is Memory's subject index, removal markers and erasure
-// records.
+// memoryPersonal is Memory's subject index, removal markers, erasure
+// progress and audit records.
 type memoryPersonal struct {
-	subjects map[string]map[webhook.Key]bool // by hash
-	removed  map[webhook.Key]bool            // payloads removed on purpose
-	erasures []inbox.Erasure
+	subjects     map[string]map[webhook.Key]bool // by hash
+	removed      map[webhook.Key]bool            // payloads removed on purpose
+	erasures     map[string]inbox.Erasure        // by At and SubjectHash
+	progress     map[webhook.Key]inbox.Progress
+	dataRequests map[string]inbox.DataRequest // by At and By
 }
 
 // IndexSubjects implements inbox.Store.
@@ -34,32 +39,53 @@ func (m *Memory) IndexSubjects(_ context.Context, key webhook.Key, hashes []stri
 	return nil
 }
 
-// SubjectEvents implements inbox.Store.
-func (m *Memory) SubjectEvents(_ context.Context, hashes []string) ([]webhook.Key, error) {
+// SubjectEvents implements inbox.Store with the same sources as the
+// DynamoDB store (the pending shards, then each hash), each in key
+// order; the cursor is "<source> <last key>".
+func (m *Memory) SubjectEvents(_ context.Context, hashes []string, cursor string, limit int) ([]webhook.Key, string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	source, after := 0, ""
+	if cursor != "" {
+		n, key, _ := strings.Cut(cursor, " ")
+		var err error
+		if source, err = strconv.Atoi(n); err != nil || source >= inbox.PendingShards+len(hashes) {
+			return nil, "", fmt.Errorf("not a cursor of these subjects' events: %q", cursor)
+		}
+		after = key
+	}
+	var all []webhook.Key // the source's keys, in order
+	if source < inbox.PendingShards {
+		for k, it := range m.items {
+			if !it.Status.Final() && inbox.ShardOf(k) == source {
+				all = append(all, k)
+			}
+		}
+	} else {
+		all = slices.Collect(maps.Keys(m.personal.subjects[hashes[source-inbox.PendingShards]]))
+	}
+	slices.Sort(all)
 	var keys []webhook.Key
-	for _, h := range hashes {
-		for k := range m.personal.subjects[h] {
+	last, read := webhook.Key(""), 0
+	for _, k := range all {
+		if string(k) <= after && after != "" {
+			continue
+		}
+		if read == limit {
+			break
+		}
+		read, last = read+1, k
+		if source >= inbox.PendingShards || slices.ContainsFunc(m.items[k].Subjects, func(h string) bool { return slices.Contains(hashes, h) }) {
 			keys = append(keys, k)
 		}
 	}
-	slices.Sort(keys)
-	return slices.Compact(keys), nil
-}
-
-// ProviderEvents implements inbox.Store.
-func (m *Memory) ProviderEvents(_ context.Context, provider string) ([]webhook.Key, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var keys []webhook.Key
-	for k, it := range m.items {
-		if it.Provider == provider {
-			keys = append(keys, k)
-		}
+	if read == limit && last != all[len(all)-1] {
+		return keys, fmt.Sprintf("%d %s", source, last), nil
 	}
-	slices.Sort(keys)
-	return keys, nil
+	if source+1 == inbox.PendingShards+len(hashes) {
+		return keys, "", nil
+	}
+	return keys, strconv.Itoa(source + 1), nil
 }
 
 // Footprint implements inbox.Store.
@@ -86,8 +112,16 @@ func (m *Memory) RemovePayload(_ context.Context, key webhook.Key, why string, a
 	if err != nil {
 		return inbox.Footprint{}, err
 	}
-	if why == inbox.RemovedExpired && !(f.Item.Status == inbox.Done || f.Item.Status == inbox.Ignored) {
-		return inbox.Footprint{}, fmt.Errorf("remove payload %s: %s, not finished: %w", key, f.Item.Status, inbox.ErrClaimChanged)
+	it := f.Item
+	if it.Status != inbox.Done && it.Status != inbox.Ignored {
+		if why == inbox.RemovedExpired {
+			return inbox.Footprint{}, fmt.Errorf("remove payload %s: %s, not finished: %w", key, it.Status, inbox.ErrClaimChanged)
+		}
+		f.Marked = !it.EraseWhenFinished
+		it.EraseWhenFinished = true
+		m.items[key] = it
+		f.Item = it
+		return f, nil
 	}
 	delete(m.objects, f.Object)
 	delete(m.payloads, key)
@@ -95,8 +129,7 @@ func (m *Memory) RemovePayload(_ context.Context, key webhook.Key, why string, a
 		m.personal.removed = map[webhook.Key]bool{}
 	}
 	m.personal.removed[key] = true
-	it := f.Item
-	it.Payload, it.PayloadObject = nil, ""
+	it.Payload, it.PayloadObject, it.EraseWhenFinished = nil, "", false
 	if it.PayloadRemoved == "" { // the first removal's reason stays
 		it.PayloadRemoved, it.RemovedAt = why, inbox.Normalize(inbox.Item{RemovedAt: at}).RemovedAt
 	}
@@ -106,19 +139,27 @@ func (m *Memory) RemovePayload(_ context.Context, key webhook.Key, why string, a
 
 // Retained implements inbox.Store.
 func (m *Memory) Retained(_ context.Context, cutoff time.Time, limit int) ([]webhook.Key, error) {
+	return m.finished(limit, func(it inbox.Item) bool { return !it.EraseWhenFinished && it.ProcessedAt.Before(cutoff) }), nil
+}
+
+// FinishedToErase implements inbox.Store.
+func (m *Memory) FinishedToErase(_ context.Context, limit int) ([]webhook.Key, error) {
+	return m.finished(limit, func(it inbox.Item) bool { return it.EraseWhenFinished }), nil
+}
+
+// finished returns up to limit events DONE or IGNORED whose payload is
+// kept and that match.
+func (m *Memory) finished(limit int, match func(inbox.Item) bool) []webhook.Key {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var keys []webhook.Key
 	for k, it := range m.items {
-		if (it.Status == inbox.Done || it.Status == inbox.Ignored) && it.PayloadRemoved == "" && it.ProcessedAt.Before(cutoff) {
+		if (it.Status == inbox.Done || it.Status == inbox.Ignored) && it.PayloadRemoved == "" && match(it) {
 			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)
-	if len(keys) > limit {
-		keys = keys[:limit]
-	}
-	return keys, nil
+	return keys[:min(len(keys), limit)]
 }
 
 // RecordErasure implements inbox.Store.
@@ -126,7 +167,10 @@ func (m *Memory) RecordErasure(_ context.Context, e inbox.Erasure) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e.At = e.At.UTC()
-	m.personal.erasures = append(m.personal.erasures, e)
+	if m.personal.erasures == nil {
+		m.personal.erasures = map[string]inbox.Erasure{}
+	}
+	m.personal.erasures[e.At.Format(time.RFC3339Nano)+"#"+e.SubjectHash] = e
 	return nil
 }
 
@@ -134,5 +178,52 @@ func (m *Memory) RecordErasure(_ context.Context, e inbox.Erasure) error {
 func (m *Memory) Erasures(context.Context) ([]inbox.Erasure, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.personal.erasures), nil
+	return sortedValues(m.personal.erasures), nil
+}
+
+// ErasureProgress implements inbox.Store.
+func (m *Memory) ErasureProgress(_ context.Context, key webhook.Key) (inbox.Progress, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.personal.progress[key], nil
+}
+
+// SaveErasureProgress implements inbox.Store.
+func (m *Memory) SaveErasureProgress(_ context.Context, key webhook.Key, p inbox.Progress) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.personal.progress == nil {
+		m.personal.progress = map[webhook.Key]inbox.Progress{}
+	}
+	p.Started = p.Started.UTC()
+	m.personal.progress[key] = p
+	return nil
+}
+
+// RecordDataRequest implements inbox.Store.
+func (m *Memory) RecordDataRequest(_ context.Context, r inbox.DataRequest) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r.At = r.At.UTC()
+	if m.personal.dataRequests == nil {
+		m.personal.dataRequests = map[string]inbox.DataRequest{}
+	}
+	m.personal.dataRequests[r.At.Format(time.RFC3339Nano)+"#"+r.By] = r
+	return nil
+}
+
+// DataRequests implements inbox.Store.
+func (m *Memory) DataRequests(context.Context) ([]inbox.DataRequest, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return sortedValues(m.personal.dataRequests), nil
+}
+
+// sortedValues returns m's values in the order of their keys.
+func sortedValues[V any](m map[string]V) []V {
+	var out []V
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[k])
+	}
+	return out
 }

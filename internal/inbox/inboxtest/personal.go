@@ -1,12 +1,16 @@
 package inboxtest
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -42,33 +46,207 @@ func runPersonal(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	}
 
-	t.Run("SubjectIndexFindsEachEventOnce", func(t *testing.T) {
+	t.Run("SubjectEventsFindsClaimsThenTheIndex", func(t *testing.T) {
 		s := newStore(t)
-		exp := t0.Add(inbox.DefaultTTL)
-		for _, ix := range []struct {
-			key    webhook.Key
-			hashes []string
-		}{{"stripe#evt_b", []string{"h1", "h2"}}, {"shopify#9", []string{"h2"}}, {"stripe#evt_b", []string{"h2"}}} {
-			if err := s.IndexSubjects(ctx, ix.key, ix.hashes, exp); err != nil {
-				t.Fatal(err)
+		h1, h2, h3 := Hash("h1"), Hash("h2"), Hash("h3")
+		claimWith := func(id string, hashes ...string) webhook.Key {
+			t.Helper()
+			it, err := s.Claim(ctx, inbox.Claim{Event: Event(id), At: t0, TTL: inbox.DefaultTTL, Subjects: hashes})
+			if err != nil {
+				t.Fatalf("Claim(%s): %v", id, err)
 			}
+			if !slices.Equal(it.Subjects, sorted(hashes)) {
+				t.Errorf("Claim(%s).Subjects = %v, want %v", id, it.Subjects, sorted(hashes))
+			}
+			return it.Key
 		}
+		// Claimed, its index not written yet: found through its claim.
+		received := claimWith("evt_sub_received", h1, h2)
+		failed := claimWith("evt_sub_failed", h2)
+		// Indexed by the attempt that finished it: found through the index.
+		done := claimWith("evt_sub_done", h1)
+		if _, err := s.Lease(ctx, failed, "w1", t0, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Finish(ctx, failed, "w1", inbox.Result{Status: inbox.Failed, Error: "boom", At: t0}); err != nil {
+			t.Fatal(err)
+		}
+		it, err := s.Lease(ctx, done, "w1", t0, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.IndexSubjects(ctx, done, it.Subjects, it.ExpiresAt); err != nil {
+			t.Fatal(err)
+		}
+		if it, err := s.Finish(ctx, done, "w1", inbox.Result{Status: inbox.Done, At: t0, Indexed: true}); err != nil || it.Subjects != nil {
+			t.Fatalf("Finish(indexed) = %+v, %v; want the subjects dropped", it, err)
+		}
+		if err := s.IndexSubjects(ctx, "shopify#9", []string{h2, h3}, t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		claimWith("evt_sub_other", h3)
 		for _, tt := range []struct {
 			hashes []string
 			want   []webhook.Key
 		}{
-			{[]string{"h2"}, []webhook.Key{"shopify#9", "stripe#evt_b"}},
-			{[]string{"h1", "h-none"}, []webhook.Key{"stripe#evt_b"}},
-			{[]string{"h1", "h2"}, []webhook.Key{"shopify#9", "stripe#evt_b"}},
-			{[]string{"h-none"}, nil},
+			{[]string{h2}, []webhook.Key{received, failed, "shopify#9"}},
+			{[]string{h1, Hash("h-none")}, []webhook.Key{received, done}},
+			{[]string{h1, h2}, []webhook.Key{received, failed, done, "shopify#9"}},
+			{[]string{Hash("h-none")}, nil},
 		} {
-			got, err := s.SubjectEvents(ctx, tt.hashes)
-			if err != nil {
+			for _, limit := range []int{1, 2, 100} {
+				got := listAll(t, s, tt.hashes, limit)
+				if diff := gocmp.Diff(sorted(tt.want), got); diff != "" {
+					t.Errorf("SubjectEvents(%v), %d a call (-want +got):\n%s", tt.hashes, limit, diff)
+				}
+			}
+		}
+		if _, _, err := s.SubjectEvents(ctx, []string{h1}, "not a cursor", 10); err == nil {
+			t.Error("SubjectEvents with a cursor it did not give: no error")
+		}
+	})
+
+	t.Run("ClaimRefusesSubjectsThatAreNotHashes", func(t *testing.T) {
+		s := newStore(t)
+		if _, err := s.Claim(ctx, inbox.Claim{Event: Event("evt_bad_subject"), At: t0, TTL: inbox.DefaultTTL, Subjects: []string{"jane@example.com"}}); err == nil {
+			t.Error("Claim with a subject in clear: no error")
+		}
+		if _, err := s.Get(ctx, "stripe#evt_bad_subject"); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Get after a refused claim: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("ErasureWaitsForAnUnfinishedEvent", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			to   inbox.Status // where the event is when the erasure comes; "" RECEIVED
+			live bool         // under a live lease
+		}{
+			{"received", "", false},
+			{"processing under a live lease", inbox.Processing, true},
+			{"processing, lease ended", inbox.Processing, false},
+			{"failed", inbox.Failed, false},
+			{"parked", inbox.Dead, false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				s := newStore(t)
+				it := store(t, s, LargeEvent("evt_wait"), t0)
+				switch {
+				case tc.to == inbox.Processing:
+					if _, err := s.Lease(ctx, it.Key, "w1", t0, time.Minute); err != nil {
+						t.Fatal(err)
+					}
+				case tc.to != "":
+					finish(t, s, it.Key, tc.to, t0)
+				}
+				at := t0.Add(30 * time.Second)
+				if !tc.live {
+					at = t0.Add(2 * time.Minute)
+				}
+				f, err := s.RemovePayload(ctx, it.Key, inbox.RemovedErased, at)
+				if err != nil || !f.Item.EraseWhenFinished {
+					t.Fatalf("RemovePayload = %+v, %v; want the event marked to erase when finished", f, err)
+				}
+				if raw, err := s.Payload(ctx, it.Key); err != nil || len(raw) == 0 {
+					t.Fatalf("Payload of an unfinished event after an erasure: %d bytes, %v; want it kept", len(raw), err)
+				}
+				if again, err := s.RemovePayload(ctx, it.Key, inbox.RemovedErased, at); err != nil || !again.Item.EraseWhenFinished {
+					t.Errorf("RemovePayload again = %+v, %v", again, err)
+				}
+				if _, err := s.RemovePayload(ctx, it.Key, inbox.RemovedExpired, at); !errors.Is(err, inbox.ErrClaimChanged) {
+					t.Errorf("RemovePayload expired of an unfinished event: %v, want ErrClaimChanged", err)
+				}
+				if keys, _ := s.FinishedToErase(ctx, 10); len(keys) != 0 {
+					t.Errorf("FinishedToErase before it finished: %v", keys)
+				}
+				// It runs once more (a replay of a parked event, the next
+				// attempt of the others), then its payload goes.
+				next := at.Add(time.Minute)
+				if tc.live {
+					if _, err := s.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Done, At: next}); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					if tc.to == inbox.Dead {
+						if _, err := s.Requeue(ctx, it.Key, next); err != nil {
+							t.Fatal(err)
+						}
+					}
+					leased, err := s.Lease(ctx, it.Key, "w2", next, time.Minute)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if raw, err := s.Payload(ctx, it.Key); err != nil || !leased.EraseWhenFinished {
+						t.Fatalf("the next attempt: payload %d bytes, %v; marked %v", len(raw), err, leased.EraseWhenFinished)
+					}
+					if got, err := s.Finish(ctx, it.Key, "w2", inbox.Result{Status: inbox.Done, At: next}); err != nil || !got.EraseWhenFinished {
+						t.Fatalf("Finish = %+v, %v; want DONE, still marked", got, err)
+					}
+				}
+				keys, err := s.FinishedToErase(ctx, 10)
+				if err != nil || !slices.Equal(keys, []webhook.Key{it.Key}) {
+					t.Fatalf("FinishedToErase = %v, %v; want %s", keys, err, it.Key)
+				}
+				if keys, _ := s.Retained(ctx, next.Add(time.Hour), 10); len(keys) != 0 {
+					t.Errorf("Retained lists an event to erase: %v", keys)
+				}
+				if f, err := s.RemovePayload(ctx, it.Key, inbox.RemovedErased, next); err != nil || f.Copies() != 1 {
+					t.Fatalf("RemovePayload once finished = %+v, %v; want its copy removed", f, err)
+				}
+				if _, err := s.Payload(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
+					t.Errorf("Payload after the erasure: %v, want ErrNotFound", err)
+				}
+				if got, _ := s.Get(ctx, it.Key); got.Status != inbox.Done || got.EraseWhenFinished || got.PayloadRemoved != inbox.RemovedErased {
+					t.Errorf("after the erasure: %+v; want DONE, erased, no longer marked", got)
+				}
+				if keys, _ := s.FinishedToErase(ctx, 10); len(keys) != 0 {
+					t.Errorf("FinishedToErase after the erasure: %v", keys)
+				}
+			})
+		}
+	})
+
+	t.Run("ErasureProgressIsKept", func(t *testing.T) {
+		s := newStore(t)
+		key := webhook.Key("shopify#redact-1")
+		if got, err := s.ErasureProgress(ctx, key); err != nil || got != (inbox.Progress{}) {
+			t.Fatalf("ErasureProgress before any: %+v, %v; want none", got, err)
+		}
+		want := inbox.Progress{Started: t0, Cursor: `{"source":9}`, Events: 3, Copies: 2, Waiting: 1}
+		for _, p := range []inbox.Progress{{Started: t0}, want} {
+			if err := s.SaveErasureProgress(ctx, key, p); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("SubjectEvents(%v) (-want +got):\n%s", tt.hashes, diff)
+		}
+		got, err := s.ErasureProgress(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := gocmp.Diff(want, got); diff != "" {
+			t.Errorf("ErasureProgress (-want +got):\n%s", diff)
+		}
+		if _, err := s.Get(ctx, key); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Get of the event after its progress was saved: %v, want ErrNotFound (no status item made)", err)
+		}
+	})
+
+	t.Run("DataRequestsAreRecorded", func(t *testing.T) {
+		s := newStore(t)
+		want := []inbox.DataRequest{
+			{At: t0, By: "shopify customers/data_request shopify#1", Reference: "x.myshopify.com data request 9", SubjectHash: "h1", Report: []byte(`{"events":[]}`)},
+			{At: t0.Add(time.Minute), By: "shopify customers/data_request shopify#2", SubjectHash: "h2", Report: []byte(`{}`)},
+		}
+		for _, r := range append(want, want[0]) { // the same again replaces it
+			if err := s.RecordDataRequest(ctx, r); err != nil {
+				t.Fatal(err)
 			}
+		}
+		got, err := s.DataRequests(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := gocmp.Diff(want, got); diff != "" {
+			t.Errorf("DataRequests (-want +got):\n%s", diff)
 		}
 	})
 
@@ -77,6 +255,11 @@ func runPersonal(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 			t.Run(ev.ID, func(t *testing.T) {
 				s := newStore(t)
 				it := store(t, s, ev, t0)
+				finish(t, s, it.Key, inbox.Done, t0)
+				it, err := s.Get(ctx, it.Key)
+				if err != nil {
+					t.Fatal(err)
+				}
 				before, err := s.Footprint(ctx, it.Key)
 				if err != nil || before.Copies() != 1 {
 					t.Fatalf("Footprint before = %+v, %v; want one copy", before, err)
@@ -95,7 +278,7 @@ func runPersonal(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 				want := it
 				want.Payload, want.PayloadObject = nil, ""
 				want.PayloadRemoved, want.RemovedAt = inbox.RemovedErased, t0.Add(time.Hour)
-				if diff := cmp.Diff(want, got); diff != "" {
+				if diff := gocmp.Diff(want, got); diff != "" {
 					t.Errorf("status item after removal (-want +got):\n%s", diff)
 				}
 				// A redelivery is a duplicate and stores nothing again.
@@ -115,8 +298,8 @@ func runPersonal(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 				if err != nil || again.Copies() != 0 {
 					t.Errorf("RemovePayload again = %+v, %v; want nothing left", again, err)
 				}
-				if _, err := s.RemovePayload(ctx, it.Key, inbox.RemovedExpired, t0.Add(4*time.Hour)); err == nil {
-					t.Error("RemovePayload expired of a RECEIVED event: no error")
+				if _, err := s.RemovePayload(ctx, it.Key, inbox.RemovedExpired, t0.Add(4*time.Hour)); err != nil {
+					t.Errorf("RemovePayload expired after an erasure: %v", err)
 				}
 				if got, _ := s.Get(ctx, it.Key); got.PayloadRemoved != inbox.RemovedErased || !got.RemovedAt.Equal(want.RemovedAt) {
 					t.Errorf("after a second removal: %s at %v, want the first's (erased at %v)", got.PayloadRemoved, got.RemovedAt, want.RemovedAt)
@@ -146,16 +329,16 @@ func runPersonal(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 			}
 			return keys
 		}
-		if diff := cmp.Diff([]webhook.Key{done.Key, ignored.Key}, retained(t0.Add(time.Hour))); diff != "" {
+		if diff := gocmp.Diff([]webhook.Key{done.Key, ignored.Key}, retained(t0.Add(time.Hour))); diff != "" {
 			t.Errorf("Retained (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff([]webhook.Key{done.Key}, retained(t0.Add(90*time.Second))); diff != "" {
+		if diff := gocmp.Diff([]webhook.Key{done.Key}, retained(t0.Add(90*time.Second))); diff != "" {
 			t.Errorf("Retained before the second finish (-want +got):\n%s", diff)
 		}
 		if _, err := s.RemovePayload(ctx, done.Key, inbox.RemovedExpired, t0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]webhook.Key{ignored.Key}, retained(t0.Add(time.Hour))); diff != "" {
+		if diff := gocmp.Diff([]webhook.Key{ignored.Key}, retained(t0.Add(time.Hour))); diff != "" {
 			t.Errorf("Retained after a removal (-want +got):\n%s", diff)
 		}
 		for _, key := range []webhook.Key{failed.Key, dead.Key} {
@@ -171,32 +354,13 @@ func runPersonal(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
-	t.Run("ProviderEventsListsOneProvidersEvents", func(t *testing.T) {
-		s := newStore(t)
-		shop := Event("9001")
-		shop.Provider = "shopify"
-		for _, ev := range []webhook.Event{Event("evt_p1"), shop, LargeEvent("evt_p2")} {
-			store(t, s, ev, t0)
-		}
-		if err := s.IndexSubjects(ctx, "stripe#evt_p1", []string{"h1"}, t0.Add(time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.ProviderEvents(ctx, "stripe")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff([]webhook.Key{"stripe#evt_p1", "stripe#evt_p2"}, got); diff != "" {
-			t.Errorf("ProviderEvents (-want +got):\n%s", diff)
-		}
-	})
-
 	t.Run("ErasuresAreRecorded", func(t *testing.T) {
 		s := newStore(t)
 		want := []inbox.Erasure{
-			{At: t0, By: "cli:ops", SubjectHash: "h1", Events: 2, Copies: 3},
+			{At: t0, By: "cli:ops", SubjectHash: "h1", Events: 2, Copies: 3, Waiting: 1},
 			{At: t0.Add(time.Minute), By: "shopify customers/redact shopify#1", SubjectHash: "h2"},
 		}
-		for _, e := range want {
+		for _, e := range append(want, want[1]) { // the same again replaces it
 			if err := s.RecordErasure(ctx, e); err != nil {
 				t.Fatal(err)
 			}
@@ -205,8 +369,51 @@ func runPersonal(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := gocmp.Diff(want, got); diff != "" {
 			t.Errorf("Erasures (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// Hash returns a subject hash as privacy.Hasher makes one (the hex of a
+// SHA-256), of name.
+func Hash(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:])
+}
+
+// sorted returns keys sorted, nil for none.
+func sorted[S ~[]E, E cmp.Ordered](keys S) S {
+	if len(keys) == 0 {
+		return nil
+	}
+	out := slices.Clone(keys)
+	slices.Sort(out)
+	return out
+}
+
+// listAll lists every event about hashes, limit a call, each once.
+func listAll(t *testing.T, s inbox.Store, hashes []string, limit int) []webhook.Key {
+	t.Helper()
+	var all []webhook.Key
+	cursor := ""
+	for calls := 0; ; calls++ {
+		keys, next, err := s.SubjectEvents(context.Background(), hashes, cursor, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) > limit {
+			t.Fatalf("SubjectEvents gave %d keys, more than %d", len(keys), limit)
+		}
+		all = append(all, keys...)
+		if next == "" {
+			break
+		}
+		if calls > 1000 {
+			t.Fatal("SubjectEvents never ends")
+		}
+		cursor = next
+	}
+	slices.Sort(all)
+	return sorted(slices.Compact(all))
 }

@@ -440,6 +440,69 @@ func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 		}
 	})
 
+	t.Run("ReleaseTakesTheObjectItsClaimNames", func(t *testing.T) {
+		s := newStore(t)
+		ev := HugeEvent("evt_relhuge")
+		c := inbox.Claim{Event: ev, At: t0, TTL: time.Hour}
+		it, err := s.Claim(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutPayload(ctx, it, ev.Raw); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Release(ctx, it); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		// The same bytes claimed again name the same object: it is gone
+		// until the new claim writes it.
+		again, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0.Add(time.Second), TTL: time.Hour})
+		if err != nil || again.PayloadObject != it.PayloadObject {
+			t.Fatalf("claim again = object %q, %v; want %q", again.PayloadObject, err, it.PayloadObject)
+		}
+		if raw, err := s.Payload(ctx, ev.Key()); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("Payload of the released claim's object = %d bytes, %v; want ErrNotFound (deleted by Release)", len(raw), err)
+		}
+	})
+
+	t.Run("HugeBodyFetchedAgainIsKeptUnderItsOwnHash", func(t *testing.T) {
+		s := newStore(t)
+		ev := HugeEvent("evt_hugefetched")
+		c := inbox.Claim{Event: ev, At: t0, TTL: time.Hour}
+		if _, err := s.Claim(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		// The object was never written; the processor stores what the
+		// provider's API serves, other bytes as large.
+		leased := lease(t, s, ev.Key(), "w1", t0)
+		fetched := append([]byte(nil), ev.Raw...)
+		fetched[len(fetched)-3] = 'y'
+		if err := s.PutPayload(ctx, leased, fetched); err != nil {
+			t.Fatal(err)
+		}
+		want := inbox.BodyObject(ev.Key(), inbox.PayloadSHA256(fetched))
+		if got, err := s.Get(ctx, ev.Key()); err != nil || got.PayloadObject != want || got.PayloadSHA256 != inbox.PayloadSHA256(ev.Raw) {
+			t.Errorf("Get = object %q, hash %s, %v; want the fetched body's object %q, the delivery's hash kept", got.PayloadObject, got.PayloadSHA256, err, want)
+		}
+		for _, when := range []string{"stored", "and after the delivery's own bytes came late"} {
+			if raw, err := s.Payload(ctx, ev.Key()); err != nil || string(raw) != string(fetched) {
+				t.Errorf("Payload %s = %d bytes, %v; want the fetched %d", when, len(raw), err, len(fetched))
+			}
+			if err := s.PutPayload(ctx, c.PayloadItem(), ev.Raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.RemovePayload(ctx, ev.Key(), inbox.RemovedErased, t0); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutPayload(ctx, leased, fetched); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Get(ctx, ev.Key()); err != nil || got.PayloadObject != "" {
+			t.Errorf("Get after the payload was removed and fetched again = object %q, %v; want none", got.PayloadObject, err)
+		}
+	})
+
 	t.Run("ReleaseOfAnInlineClaimTakesItsPayload", func(t *testing.T) {
 		s := newStore(t)
 		it := claim(t, s, "evt_relinline")

@@ -37,8 +37,11 @@ const hookinbox = "github.com/hookinbox/hookinbox"
 // against it, status, and Ctrl-C. It runs them as a user who is not root
 // (nobody, when the test runs as root), with a module cache of that
 // user's, which Go keeps read-only, and hookinbox@main served from this
-// checkout's committed tree. Then hookinbox's directory in the module
-// cache is unchanged and the emulators are in the user's cache directory.
+// checkout's committed tree; every other module from this machine's
+// module cache, into which the test first fetches what the module needs
+// (fetchModules), so it passes on a machine whose cache was empty. Then
+// hookinbox's directory in the module cache is unchanged and the
+// emulators are in the user's cache directory.
 //
 // The user's build cache starts as a hard-linked copy of the test's own,
 // so what this machine already compiled with the same paths (the standard
@@ -70,7 +73,9 @@ func TestAdoptingCommandsInAFreshModule(t *testing.T) {
 	}
 	writeProxy(t, root, proxy)
 	// The other modules from this machine's download cache, read as a
-	// second proxy: the same versions hookinbox's own build fetched.
+	// second proxy: the same versions hookinbox's own build fetched, and
+	// what else the fresh module needs, fetched first.
+	fetchModules(t, filepath.Join(root, "examples", "custom-business"), root)
 	downloads := filepath.Join(work, "downloads")
 	if out, err := exec.Command("cp", "-a", filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download"), downloads).CombinedOutput(); err != nil {
 		t.Fatalf("copy the download cache: %v\n%s", err, out)
@@ -229,6 +234,34 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// fetchModules puts into this machine's module cache every module the
+// build list of the module example (a copy whose hookinbox is root)
+// holds: what the fresh module, which is that example with hookinbox
+// from the proxy, needs for its steps (go mod tidy reads modules that
+// hookinbox's own build never fetched). It fetches them as this machine
+// fetches modules (its GOPROXY and checksum database), so the user's
+// steps then run offline also on a machine whose cache was empty.
+func fetchModules(t *testing.T, example, root string) {
+	t.Helper()
+	mod := t.TempDir()
+	for _, name := range []string{"go.mod", "go.sum"} {
+		raw, err := os.ReadFile(filepath.Join(example, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mod, name), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"mod", "edit", "-replace=" + hookinbox + "=" + root}, {"mod", "download", "all"}} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = mod
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
 }
 
 // goEnv returns the test's go env value of name.

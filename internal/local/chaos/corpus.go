@@ -147,7 +147,7 @@ func providerEvents(rng *rand.Rand, kind, c int, at time.Time) [][]byte {
 		id := func(n int) string { return fmt.Sprintf("chaos-shopify-%05d-%d", c, n) }
 		add(shopify.Name, id(1), "orders/create", body(created))
 		add(shopify.Name, id(2), "orders/updated", body("paid"))
-		add(shopify.Name, id(3), "orders/paid", body("paid"))
+		add(shopify.Name, fmt.Sprintf("order-%d-paid", order), "orders/paid", body("paid")) // keyed by the order
 	case 1: // an Adyen payment, sometimes refunded
 		psp := fmt.Sprintf("CHAOSPSP%08d", c)
 		item := verifytest.AdyenItem{PspReference: psp, MerchantAccount: "HookinboxChaos", MerchantReference: fmt.Sprintf("order-chaos%05d", c),

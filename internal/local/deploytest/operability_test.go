@@ -142,6 +142,7 @@ func TestTemplateAlarmsOnOneTopic(t *testing.T) {
 				{"a stalled checkpoint", watched{ns, metrics.CheckpointLag, map[string]string{}}},
 				{"missed events", watched{ns, metrics.Missed, map[string]string{}}},
 				{"receiver 5xx answers", watched{ns, metrics.IntakeErrors, map[string]string{}}},
+				{"events of the other mode", watched{ns, metrics.OtherMode, map[string]string{}}},
 			} {
 				if !slices.ContainsFunc(all, func(m watched) bool { return cmp.Equal(m, want.m) }) {
 					broken(t, inv, "no alarm on %s (%s)", want.what, want.m)

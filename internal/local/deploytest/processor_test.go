@@ -133,26 +133,33 @@ func TestTemplateProcessorPolicy(t *testing.T) {
 		if v := c.Params["MailFromIdentity"]; v != "" {
 			identity = v
 		}
-		return []string{
-			"dynamodb:BatchWriteItem on " + inbox,
-			"dynamodb:GetItem on " + inbox,
-			"dynamodb:PutItem on " + inbox,
-			"dynamodb:PutItem on " + shop,
-			"dynamodb:Query on " + inbox,
-			"dynamodb:Scan on " + inbox,
-			"dynamodb:UpdateItem on " + inbox,
-			"s3:DeleteObject on " + bodies(c),
-			"s3:GetObject on " + bodies(c),
-			"secretsmanager:GetSecretValue on " + ref(c, "SubjectKeySecret"),
-			"ses:SendEmail on arn:" + d.Partition + ":ses:" + d.Region + ":" + d.AccountID + ":identity/" + identity,
-			"sqs:ChangeMessageVisibility on " + queue,
-			// Lambda's event source polls with the processor's role.
-			"sqs:DeleteMessage on " + queue,
-			"sqs:GetQueueAttributes on " + queue,
-			"sqs:ReceiveMessage on " + queue,
-			"sqs:SendMessage on " + dlq,
-			"sqs:SendMessage on " + queue,
+		var bridge []string
+		if c.Params["StripeEventBridgeSource"] != "" {
+			// An erasure sweeps the Stripe EventBridge DLQ.
+			q := arn(c, "StripeEventBridgeDLQ")
+			bridge = []string{"sqs:ChangeMessageVisibility on " + q, "sqs:DeleteMessage on " + q, "sqs:ReceiveMessage on " + q}
 		}
+		return append(bridge,
+			"dynamodb:BatchWriteItem on "+inbox,
+			"dynamodb:GetItem on "+inbox,
+			"dynamodb:PutItem on "+inbox,
+			"dynamodb:PutItem on "+shop,
+			"dynamodb:Query on "+inbox,
+			"dynamodb:Query on "+inbox+"/index/pending",
+			"dynamodb:UpdateItem on "+inbox,
+			"s3:DeleteObject on "+bodies(c),
+			"s3:GetObject on "+bodies(c),
+			"s3:PutObject on "+bodies(c),
+			"secretsmanager:GetSecretValue on "+ref(c, "SubjectKeySecret"),
+			"ses:SendEmail on arn:"+d.Partition+":ses:"+d.Region+":"+d.AccountID+":identity/"+identity,
+			"sqs:ChangeMessageVisibility on "+queue,
+			// Lambda's event source polls with the processor's role.
+			"sqs:DeleteMessage on "+queue,
+			"sqs:GetQueueAttributes on "+queue,
+			"sqs:ReceiveMessage on "+queue,
+			"sqs:SendMessage on "+dlq,
+			"sqs:SendMessage on "+queue,
+		)
 	})
 }
 

@@ -32,7 +32,6 @@ func TestTemplateReconcilerPolicy(t *testing.T) {
 	checkGrants(t, "ReconcilerFunction", "StripeApiKeyArn", func(c samtemplate.Context) []string {
 		table, queue := arn(c, "InboxTable"), arn(c, "EventsQueue")
 		return []string{
-			"dynamodb:BatchWriteItem on " + table,
 			"dynamodb:DeleteItem on " + table,
 			"dynamodb:GetItem on " + table,
 			"dynamodb:PutItem on " + table,

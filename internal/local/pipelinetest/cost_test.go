@@ -10,16 +10,18 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -211,19 +213,64 @@ func TestRequestsAndCapacityPerEvent(t *testing.T) {
 }
 
 // claimRequests is how many DynamoDB requests the receiver makes for a
-// new event: the claim, a payload write unless the payload rides in the
-// claim (the same choice the receiver makes), and one write of its
-// subject index entries when it names people.
+// new event: the claim, and a payload write unless the payload rides in
+// the claim (the same choice the receiver makes). Its subjects ride on
+// the claim: the processor writes their index entries.
 func claimRequests(key webhook.Key, typ string, body []byte) int {
 	ev := webhook.Event{Provider: key.Provider(), ID: key.EventID(), Type: typ, Raw: body}
-	n := 2
 	if (inbox.Claim{Event: ev, At: time.Now(), TTL: inbox.DefaultTTL}).Inline() {
-		n = 1
+		return 1
 	}
-	if len(provider.SubjectsOf(stripe.Provider{}, ev)) > 0 {
-		n++
+	return 2
+}
+
+// TestAckPathIsTheClaimAndTheSend meters the receiver as deployed, a
+// subject key set (the template always sets one): 50 new checkouts, each
+// naming a customer and an email, cost 50 PutItem and 50 SendMessage and
+// nothing else; the same 50 again, 50 refused PutItem and nothing else.
+// The subjects ride on the claims; the processor indexes them, so an
+// erasure finds every one of the 50, before and after it ran.
+func TestAckPathIsTheClaimAndTheSend(t *testing.T) {
+	p := pipelinetest.New(t)
+	ctx := context.Background()
+	at := time.Now().Add(-time.Minute)
+	var keys []webhook.Key
+	var bodies [][]byte
+	for i := range 50 {
+		key, body := pipelinetest.Checkout("ack", i, at)
+		keys, bodies = append(keys, key), append(bodies, body)
 	}
-	return n
+	deliver := func(want string) map[string]int {
+		t.Helper()
+		p.Meter.Take()
+		for _, b := range bodies {
+			if got := p.Deliver(t, b); got != want {
+				t.Fatalf("delivery: %s, want %s", got, want)
+			}
+		}
+		return pipelinetest.Sum(p.Meter.Take()).Operations
+	}
+	if diff := cmp.Diff(map[string]int{"DynamoDB.PutItem": 50, "SQS.SendMessage": 50}, deliver("accepted")); diff != "" {
+		t.Errorf("receiver's requests for 50 new events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"DynamoDB.PutItem": 50}, deliver("duplicate")); diff != "" {
+		t.Errorf("receiver's requests for 50 duplicates (-want +got):\n%s", diff)
+	}
+	e := privacy.NewEraser(p.Inbox, privacy.NewHasher(privacy.Keys{pipeline.SubjectKey}), nil)
+	for _, when := range []string{"before", "after"} {
+		if when == "after" {
+			p.ProcessUntil(t, time.Minute, func() bool { return p.AllIn(t, keys, inbox.Done) })
+			if n := pipelinetest.Sum(p.Meter.Take()).Operations["DynamoDB.BatchWriteItem"]; n != 50 {
+				t.Errorf("the processor wrote the index entries in %d requests, want 50", n)
+			}
+		}
+		for i, k := range keys {
+			rep, err := e.Export(ctx, []provider.Subject{provider.EmailSubject(fmt.Sprintf("buyer%d@example.com", i))})
+			if err != nil || len(rep.Events) != 1 || rep.Events[0].Key != k {
+				t.Fatalf("%s processing, export of %s's buyer: %+v, %v", when, k, rep, err)
+			}
+		}
+	}
 }
 
 // checkStateChangesFlat checks what the inbox's own items cost as the

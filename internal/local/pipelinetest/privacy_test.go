@@ -5,8 +5,10 @@ import (
 	"compress/flate"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
@@ -45,7 +48,11 @@ type privacyStack struct {
 }
 
 func newPrivacyStack(t *testing.T) *privacyStack {
-	p := pipelinetest.New(t)
+	return newPrivacyStackWith(t, pipelinetest.Options{})
+}
+
+func newPrivacyStackWith(t *testing.T, opts pipelinetest.Options) *privacyStack {
+	p := pipelinetest.NewWith(t, opts)
 	return &privacyStack{p, privacy.NewEraser(p.Inbox, privacy.NewHasher(privacy.Keys{pipeline.SubjectKey}), nil)}
 }
 
@@ -59,17 +66,26 @@ func (s *privacyStack) shopifyOrder(t *testing.T, id string, large bool) webhook
 	}
 	body := fmt.Sprintf(`{"id":9%s,"email":%q,"financial_status":"paid","note":%q,"customer":{"id":%s,"email":%q,"first_name":"Jane"},"line_items":[]}`,
 		id, janeEmail, pad, janeShopify, janeEmail)
-	return s.shopify(t, "orders/paid", id, body, 200)
+	s.shopify(t, "orders/paid", id, body, 200)
+	return webhook.NewKey(shopify.Name, "order-9"+id+"-paid") // a paid order's orders/paid is keyed by the order
 }
 
 // shopify delivers a signed Shopify delivery of topic and checks the
 // receiver's status.
 func (s *privacyStack) shopify(t *testing.T, topic, id, body string, want int) webhook.Key {
 	t.Helper()
+	return s.shopifyOf(t, "hookinbox-test.myshopify.com", topic, id, body, want)
+}
+
+// shopifyOf is shopify for the shop whose domain the unsigned
+// X-Shopify-Shop-Domain names.
+func (s *privacyStack) shopifyOf(t *testing.T, shop, topic, id, body string, want int) webhook.Key {
+	t.Helper()
 	req, err := s.Stack.Signed(shopify.Provider{}, provider.TestEvent{ID: id, Type: topic, Body: []byte(body)}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Headers["x-shopify-shop-domain"] = shop
 	if want == 401 {
 		req.Headers["x-shopify-hmac-sha256"] = "bm90IHRoZSBzaWduYXR1cmU="
 	}
@@ -161,9 +177,10 @@ func (s *privacyStack) leaks(t *testing.T, needles ...string) []string {
 // events from Stripe (one done, one parked), Shopify (one over 384 KiB,
 // kept in S3) and GoPay (the payer's email only in what GoPay's API
 // serves) are all found by email, and after `hookinbox erase` nothing of
-// them can be read in the table, the bucket or the queues; each event's
-// dedupe record stays, so a redelivery is a duplicate and runs nothing; the
-// parked one cannot be replayed and says why; another customer's events
+// the finished ones can be read in the table, the bucket or the queues;
+// the parked one keeps its payload until a replay has run it, then
+// nothing of it either; each event's dedupe record stays, so a
+// redelivery is a duplicate and runs nothing; another customer's events
 // are untouched; the erasure is audited without the address.
 func TestErasureLeavesNothingReadableAndKeepsTheDedupeRecords(t *testing.T) {
 	s := newPrivacyStack(t)
@@ -182,7 +199,6 @@ func TestErasureLeavesNothingReadableAndKeepsTheDedupeRecords(t *testing.T) {
 	s.Stripe.FailNext(400)
 	s.Deliver(t, parkedBody)
 	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{parkedKey}, inbox.Dead) })
-	emailsBefore := len(s.SES.Sent())
 
 	subjects := []provider.Subject{provider.EmailSubject(janeEmail), provider.CustomerSubject("stripe", janeCustomer)}
 	janes := []webhook.Key{shopKey, payKey, doneKey, parkedKey}
@@ -201,12 +217,32 @@ func TestErasureLeavesNothingReadableAndKeepsTheDedupeRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := reportKeys(erased); !sameKeys(got, janes) || erased.Copies == 0 {
-		t.Errorf("erased %v (%d copies), want %v", got, erased.Copies, janes)
+	if got := reportKeys(erased); !sameKeys(got, janes) || erased.Copies == 0 || erased.Waiting != 1 {
+		t.Errorf("erased %v (%d copies, %d waiting), want %v, the parked one waiting", got, erased.Copies, erased.Waiting, janes)
+	}
+	// The parked checkout keeps its payload until it has run: a replay
+	// runs it (its customer paid), then it is erased.
+	for _, leak := range s.leaks(t, janeEmail, janeCustomer, "Jane") {
+		if !strings.Contains(leak, string(parkedKey)) {
+			t.Errorf("after the erasure: %s", leak)
+		}
+	}
+	if _, err := s.Inbox.Payload(ctx, parkedKey); err != nil {
+		t.Fatalf("the parked checkout's payload after the erasure: %v; want it kept until it has run", err)
+	}
+	invoices := len(s.Stripe.Invoices())
+	sum, err := replay.New(replay.Config{Wait: -1}, s.Inbox, s.Events, s.DLQ, nil).Handle(ctx, replay.Request{Keys: []string{string(parkedKey)}})
+	if err != nil || sum.Moved != 1 {
+		t.Fatalf("replay of the parked checkout: %+v, %v", sum, err)
+	}
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{parkedKey}, inbox.Done) })
+	if n := len(s.Stripe.Invoices()); n != invoices+1 {
+		t.Errorf("invoices after the replay: %d, want %d: the business ran for the paid order", n, invoices+1)
 	}
 	if leaks := s.leaks(t, janeEmail, janeCustomer, "Jane"); len(leaks) != 0 {
-		t.Errorf("after the erasure:\n%s", strings.Join(leaks, "\n"))
+		t.Errorf("after the replay:\n%s", strings.Join(leaks, "\n"))
 	}
+	emailsBefore := len(s.SES.Sent())
 	// The dedupe records stay: a redelivery is a duplicate and runs nothing.
 	for _, k := range janes {
 		it, err := s.Inbox.Get(ctx, k)
@@ -225,11 +261,6 @@ func TestErasureLeavesNothingReadableAndKeepsTheDedupeRecords(t *testing.T) {
 	if leaks := s.leaks(t, janeEmail, janeCustomer); len(leaks) != 0 {
 		t.Errorf("after the redeliveries:\n%s", strings.Join(leaks, "\n"))
 	}
-	// The parked event cannot be replayed, and says why.
-	sum, err := replay.New(replay.Config{Wait: -1}, s.Inbox, s.Events, s.DLQ, nil).Handle(ctx, replay.Request{Keys: []string{string(parkedKey)}})
-	if err != nil || sum.Moved != 0 || len(sum.Events) != 1 || !strings.Contains(sum.Events[0].Note, "erased") {
-		t.Errorf("replay of the erased parked event: %+v, %v; want it refused as erased", sum, err)
-	}
 	// Another customer's event keeps its payload.
 	if _, err := s.Inbox.Payload(ctx, bobKey); err != nil {
 		t.Errorf("bob's payload after jane's erasure: %v", err)
@@ -244,29 +275,35 @@ func TestErasureLeavesNothingReadableAndKeepsTheDedupeRecords(t *testing.T) {
 		}
 	}
 	audits, err := s.Inbox.Erasures(ctx)
-	if err != nil || len(audits) != 1 || audits[0].By != "cli:test" || audits[0].Events != 4 || audits[0].SubjectHash != erased.SubjectHash {
-		t.Errorf("audit records %+v, %v; want one of cli:test, 4 events", audits, err)
+	if err != nil || len(audits) != 1 || audits[0].By != "cli:test" || audits[0].Events != 4 || audits[0].Waiting != 1 || audits[0].SubjectHash != erased.SubjectHash {
+		t.Errorf("audit records %+v, %v; want one of cli:test, 4 events, 1 waiting", audits, err)
 	}
 }
 
 // TestShopifyComplianceTopics: the three mandatory topics are refused
 // with 401 under a bad HMAC, claimed under a good one, and handled though
-// the shop has no handler for them: a data request lists what is held, a
-// customers/redact erases the customer's events (one kept in S3) and its
-// own payload, a shop/redact every Shopify event.
+// the shop has no handler for them: a data request records what is held
+// (export --requests lists it), a customers/redact erases the customer's
+// events (one kept in S3) and its own payload once finished, a shop/redact
+// the shop's events.
 func TestShopifyComplianceTopics(t *testing.T) {
 	s := newPrivacyStack(t)
 	ctx := context.Background()
 	order := s.shopifyOrder(t, "5550101", true)
 	other := s.shopify(t, "orders/paid", "5550102", `{"id":95550102,"email":"bob@example.com","customer":{"id":8,"email":"bob@example.com"},"line_items":[]}`, 200)
-	redact := fmt.Sprintf(`{"shop_id":954889,"shop_domain":"erasure.myshopify.com","customer":{"id":%s,"email":%q,"phone":"555-625-1199"},"orders_to_redact":[95550101]}`, janeShopify, janeEmail)
-	for _, topic := range []string{shopify.TopicDataRequest, shopify.TopicCustomersRedact, shopify.TopicShopRedact} {
-		s.shopify(t, topic, "bad-"+strings.ReplaceAll(topic, "/", "-"), redact, 401)
+	customer := fmt.Sprintf(`"shop_id":954889,"shop_domain":"hookinbox-test.myshopify.com","customer":{"id":%s,"email":%q,"phone":"555-625-1199"}`, janeShopify, janeEmail)
+	redact := `{` + customer + `,"orders_to_redact":[95550101]}`
+	dataRequest := `{` + customer + `,"orders_requested":[95550101],"data_request":{"id":9999}}`
+	shopRedact := `{"shop_id":954889,"shop_domain":"hookinbox-test.myshopify.com"}`
+	for topic, body := range map[string]string{shopify.TopicDataRequest: dataRequest, shopify.TopicCustomersRedact: redact, shopify.TopicShopRedact: shopRedact} {
+		s.shopify(t, topic, "bad-"+strings.ReplaceAll(topic, "/", "-"), body, 401)
 	}
-	dataReq := s.shopify(t, shopify.TopicDataRequest, "5550103", redact, 200)
+	dataReq := s.shopify(t, shopify.TopicDataRequest, "5550103", dataRequest, 200)
 	s.ProcessUntil(t, time.Minute, func() bool { return s.AllFinal(t, []webhook.Key{order, other, dataReq}) })
-	if !strings.Contains(s.Logs.String(), "data request") || !strings.Contains(s.Logs.String(), string(order)) {
-		t.Errorf("no data request line naming %s in the logs", order)
+	reqs, err := s.Inbox.DataRequests(ctx)
+	if err != nil || len(reqs) != 1 || reqs[0].Reference != "data request 9999" ||
+		!strings.Contains(string(reqs[0].Report), string(order)) || strings.Contains(string(reqs[0].Report), janeEmail) {
+		t.Errorf("data requests recorded: %+v, %v; want one listing %s, without the address", reqs, err, order)
 	}
 	redactKey := s.shopify(t, shopify.TopicCustomersRedact, "5550104", redact, 200)
 	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{redactKey}, inbox.Done) })
@@ -276,9 +313,9 @@ func TestShopifyComplianceTopics(t *testing.T) {
 	if _, err := s.Inbox.Payload(ctx, other); err != nil {
 		t.Errorf("another customer's order after customers/redact: %v", err)
 	}
-	shopKey := s.shopify(t, shopify.TopicShopRedact, "5550105", `{"shop_id":954889,"shop_domain":"erasure.myshopify.com"}`, 200)
+	shopKey := s.shopify(t, shopify.TopicShopRedact, "5550105", shopRedact, 200)
 	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{shopKey}, inbox.Done) })
-	if leaks := s.leaks(t, "bob@example.com"); len(leaks) != 0 {
+	if leaks := s.leaks(t, "bob@example.com", "hookinbox-test.myshopify.com"); len(leaks) != 0 {
 		t.Errorf("after shop/redact:\n%s", strings.Join(leaks, "\n"))
 	}
 	audits, err := s.Inbox.Erasures(ctx)
@@ -287,10 +324,181 @@ func TestShopifyComplianceTopics(t *testing.T) {
 	}
 }
 
+// TestShopRedactErasesOnlyItsShop: one app, one secret, two shops. A
+// shop/redact for a shop that never sent an order erases nothing; one for
+// a shop erases that shop's orders and none of the other's. A captured
+// order re-sent under another shop's unsigned X-Shopify-Shop-Domain and a
+// fresh event id is a new event of that shop: that shop's shop/redact
+// erases the copy, and the original stays with its own shop.
+func TestShopRedactErasesOnlyItsShop(t *testing.T) {
+	s := newPrivacyStack(t)
+	ctx := context.Background()
+	order := func(shop, id string) webhook.Key {
+		t.Helper()
+		return s.shopifyOf(t, shop, "orders/paid", id, fmt.Sprintf(`{"id":9%s,"email":"buyer%s@example.com","financial_status":"paid","line_items":[]}`, id, id), 200)
+	}
+	a1, a2 := order("shop-a.myshopify.com", "6660001"), order("shop-a.myshopify.com", "6660002")
+	b1 := order("shop-b.myshopify.com", "6660003")
+	// A captured shop-a order, re-sent as shop-c's under a new id.
+	forged := s.shopifyOf(t, "shop-c.myshopify.com", "orders/paid", "6660099",
+		`{"id":96660001,"email":"buyer6660001@example.com","financial_status":"paid","line_items":[]}`, 200)
+	all := []webhook.Key{a1, a2, b1, forged}
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllFinal(t, all) })
+	redact := func(shop, id string) {
+		t.Helper()
+		// The header names another shop: the signed body decides.
+		key := s.shopifyOf(t, "shop-b.myshopify.com", shopify.TopicShopRedact, id, fmt.Sprintf(`{"shop_id":1,"shop_domain":%q}`, shop), 200)
+		s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Done) })
+	}
+	kept := func(want ...webhook.Key) {
+		t.Helper()
+		for _, k := range all {
+			_, err := s.Inbox.Payload(ctx, k)
+			if got := err == nil; got != slices.Contains(want, k) {
+				t.Errorf("%s: payload kept %v, want %v (%v)", k, got, !got, err)
+			}
+		}
+	}
+	redact("gone-shop.myshopify.com", "6669001")
+	kept(a1, a2, b1, forged)
+	redact("shop-c.myshopify.com", "6669002")
+	kept(a1, a2, b1)
+	redact("Shop-A.myshopify.com", "6669003")
+	kept(b1)
+}
+
+// TestAComplianceTopicNeedsItsOwnBody: Shopify signs the body, not the
+// topic. A signed orders/paid body re-sent as shop/redact, and a data
+// request's body re-sent as customers/redact, each with a fresh event id,
+// are refused (400), claim nothing and erase nothing.
+func TestAComplianceTopicNeedsItsOwnBody(t *testing.T) {
+	s := newPrivacyStack(t)
+	ctx := context.Background()
+	order := s.shopifyOrder(t, "5550301", false)
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllFinal(t, []webhook.Key{order}) })
+	orderBody, err := s.Inbox.Payload(ctx, order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataRequest := fmt.Sprintf(`{"shop_id":954889,"shop_domain":"hookinbox-test.myshopify.com","orders_requested":[],"customer":{"id":%s,"email":%q},"data_request":{"id":1}}`, janeShopify, janeEmail)
+	for _, tc := range []struct{ id, topic, body string }{
+		{"5550302", shopify.TopicShopRedact, string(orderBody)},
+		{"5550303", shopify.TopicCustomersRedact, string(orderBody)},
+		{"5550304", shopify.TopicCustomersRedact, dataRequest},
+	} {
+		key := s.shopify(t, tc.topic, tc.id, tc.body, 400)
+		if _, err := s.Inbox.Get(ctx, key); !errors.Is(err, inbox.ErrNotFound) {
+			t.Errorf("%s with another topic's body: claimed (%v)", tc.topic, err)
+		}
+	}
+	s.ProcessUntil(t, 10*time.Second, func() bool { return s.QueueEmpty(t) })
+	if _, err := s.Inbox.Payload(ctx, order); err != nil {
+		t.Errorf("the order's payload: %v; want it kept", err)
+	}
+	if audits, _ := s.Inbox.Erasures(ctx); len(audits) != 0 {
+		t.Errorf("erasures: %+v, want none", audits)
+	}
+	if !strings.Contains(s.Logs.String(), "customers/redact: body is not of its compliance topic's shape") {
+		t.Errorf("no log line gives the reason")
+	}
+}
+
+// TestARedactionWaitsForAParkedPayment, on the real bootstraps: a
+// person's Stripe checkout is parked (Stripe refused the invoice), then
+// Shopify's customers/redact for the same email arrives. The checkout
+// keeps its payload; a replay runs it, the business invoices the paid
+// order, it ends DONE, and then its payload is erased.
+func TestARedactionWaitsForAParkedPayment(t *testing.T) {
+	s := newPrivacyStack(t)
+	ctx := context.Background()
+	receiver := s.StartBootstrap(t, "ReceiverFunction", nil)
+	s.Receive = func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		var resp events.APIGatewayV2HTTPResponse
+		payload, _ := json.Marshal(req)
+		out, err := receiver.Invoke(ctx, payload)
+		if err == nil {
+			err = json.Unmarshal(out, &resp)
+		}
+		return resp, err
+	}
+	s.Source.Function = s.StartBootstrap(t, "ProcessorFunction", nil)
+	key, body := pipelinetest.Checkout("waits", 1, time.Now().Add(-time.Minute),
+		verifytest.WithCustomer(janeCustomer), verifytest.WithEmail(janeEmail))
+	s.Stripe.FailNext(400)
+	s.Deliver(t, body)
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Dead) })
+	redact := fmt.Sprintf(`{"shop_id":954889,"shop_domain":"hookinbox-test.myshopify.com","customer":{"id":%s,"email":%q},"orders_to_redact":[]}`, janeShopify, janeEmail)
+	redactKey := s.shopify(t, shopify.TopicCustomersRedact, "5550401", redact, 200)
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{redactKey}, inbox.Done) })
+	if it, err := s.Inbox.Get(ctx, key); err != nil || it.Status != inbox.Dead || !it.EraseWhenFinished || it.PayloadRemoved != "" {
+		t.Fatalf("the parked checkout after the redaction: %+v, %v; want DEAD, its payload kept until it has run", it, err)
+	}
+	if rep, err := s.eraser.Export(ctx, []provider.Subject{provider.EmailSubject(janeEmail)}); err != nil || rep.Waiting == 0 {
+		t.Errorf("export after the redaction: %+v, %v; want the checkout listed as waiting", rep, err)
+	}
+	sum, err := replay.New(replay.Config{Wait: -1}, s.Inbox, s.Events, s.DLQ, nil).Handle(ctx, replay.Request{Keys: []string{string(key)}})
+	if err != nil || sum.Moved != 1 {
+		t.Fatalf("replay: %+v, %v", sum, err)
+	}
+	s.ProcessUntil(t, time.Minute, func() bool {
+		it, err := s.Inbox.Get(ctx, key)
+		return err == nil && it.PayloadRemoved != ""
+	})
+	it, err := s.Inbox.Get(ctx, key)
+	if err != nil || it.Status != inbox.Done || it.PayloadRemoved != inbox.RemovedErased {
+		t.Errorf("after the replay: %+v, %v; want DONE, then erased", it, err)
+	}
+	if n := len(s.Stripe.Invoices()); n != 1 {
+		t.Errorf("%d invoices; want the paid order's", n)
+	}
+	if leaks := s.leaks(t, janeEmail, janeCustomer); len(leaks) != 0 {
+		t.Errorf("after the replay:\n%s", strings.Join(leaks, "\n"))
+	}
+}
+
+// TestCustomersRedactSweepsTheStripeEventBridgeDLQ: with a Stripe
+// EventBridge destination, Shopify's customers/redact for an email
+// deletes, from the 25 Stripe events EventBridge could not deliver, the
+// two that name that email (the last of them behind two full receives),
+// and leaves the 23 others there, visible again at once.
+func TestCustomersRedactSweepsTheStripeEventBridgeDLQ(t *testing.T) {
+	s := newPrivacyStackWith(t, pipelinetest.Options{Params: map[string]string{"StripeEventBridgeSource": "aws.partner/stripe.com/ed_test_sweep"}})
+	ctx := context.Background()
+	dlqURL := s.Stack.Queues["StripeEventBridgeDLQ"].URL
+	dlq := queue.New(s.SQS, dlqURL)
+	for i := range 25 {
+		email := fmt.Sprintf("other%d@example.com", i)
+		if i == 0 || i == 24 {
+			email = janeEmail
+		}
+		detail := verifytest.StripeEvent("customer.created", fmt.Sprintf("evt_sweep%02d", i), time.Now(), verifytest.WithEmail(email))
+		body := fmt.Sprintf(`{"version":"0","id":"eb-%d","detail-type":"customer.created","source":"aws.partner/stripe.com/ed_test_sweep","detail":%s}`, i, detail)
+		if _, err := s.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(dlqURL), MessageBody: aws.String(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	redact := fmt.Sprintf(`{"shop_id":954889,"shop_domain":"hookinbox-test.myshopify.com","customer":{"id":%s,"email":%q},"orders_to_redact":[]}`, janeShopify, janeEmail)
+	key := s.shopify(t, shopify.TopicCustomersRedact, "5550501", redact, 200)
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Done) })
+	left := pipelinetest.Peek(t, dlq)
+	if len(left) != 23 {
+		t.Errorf("the DLQ holds %d visible messages after the redaction, want the 23 others", len(left))
+	}
+	for _, m := range left {
+		if strings.Contains(m.Body, janeEmail) {
+			t.Errorf("still in the DLQ: %s", m.Body)
+		}
+	}
+	if audits, err := s.Inbox.Erasures(ctx); err != nil || len(audits) != 1 || audits[0].Queued != 2 {
+		t.Errorf("audit records %+v, %v; want one, 2 queued events deleted", audits, err)
+	}
+}
+
 // TestRetentionRemovesFinishedPayloads: the reconciler, as built for
 // Lambda, removes the payload of an event finished longer ago than
-// PAYLOAD_RETENTION (one kept in S3 too) and keeps its dedupe record; an
-// unfinished event keeps its payload.
+// PAYLOAD_RETENTION (one kept in S3 too) and keeps its dedupe record, and
+// erases at once a finished one an erasure waited for; an unfinished
+// event keeps its payload.
 func TestRetentionRemovesFinishedPayloads(t *testing.T) {
 	s := newPrivacyStack(t)
 	ctx := context.Background()
@@ -303,10 +511,28 @@ func TestRetentionRemovesFinishedPayloads(t *testing.T) {
 	parked, parkedBody := pipelinetest.Checkout("retain", 2, at)
 	s.Deliver(t, parkedBody)
 	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{parked}, inbox.Dead) })
+	// An event an erasure waited for, which finished without the
+	// processor erasing it (it failed, or died, just after): the
+	// reconciler erases it at once, whatever the retention.
+	waited, waitedBody := pipelinetest.Checkout("retain", 3, at)
+	s.Deliver(t, waitedBody)
+	if _, err := s.Inbox.RemovePayload(ctx, waited, inbox.RemovedErased, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Inbox.Lease(ctx, waited, "w1", time.Now(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Inbox.Finish(ctx, waited, "w1", inbox.Result{Status: inbox.Done, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	pipelinetest.Drain(t, s.Events)
 	run := s.Build(t, "ReconcilerFunction", map[string]string{"PAYLOAD_RETENTION": "1ms"}).(func(context.Context, events.EventBridgeEvent) (reconcile.Summary, error))
 	sum, err := run(ctx, events.EventBridgeEvent{})
-	if err != nil || sum.PayloadsRemoved != 2 {
-		t.Fatalf("reconciler run: %d payloads removed, %v; want 2", sum.PayloadsRemoved, err)
+	if err != nil || sum.PayloadsRemoved != 3 {
+		t.Fatalf("reconciler run: %d payloads removed, %v; want 3", sum.PayloadsRemoved, err)
+	}
+	if it, err := s.Inbox.Get(ctx, waited); err != nil || it.PayloadRemoved != inbox.RemovedErased {
+		t.Errorf("the event the erasure waited for: %+v, %v; want its payload erased", it, err)
 	}
 	for _, k := range []webhook.Key{key, large} {
 		if _, err := s.Inbox.Payload(ctx, k); err == nil {

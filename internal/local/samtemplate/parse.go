@@ -41,6 +41,7 @@ type Template struct {
 	Description string
 	Transform   any
 	Parameters  map[string]Parameter
+	Rules       map[string]any
 	Conditions  map[string]any
 	Globals     map[string]any
 	Resources   map[string]Resource
@@ -109,6 +110,7 @@ func Parse(data []byte) (*Template, error) {
 		name string
 		dst  *map[string]any
 	}{
+		{"Rules", &t.Rules},
 		{"Conditions", &t.Conditions},
 		{"Globals", &t.Globals},
 		{"Outputs", &t.Outputs},
