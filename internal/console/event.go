@@ -141,6 +141,9 @@ func ending(it inbox.Item) []step {
 		out = append(out, step{At: it.RemovedAt, What: "payload " + it.PayloadRemoved, Detail: "every stored copy removed; the dedupe record stays"})
 	}
 	slices.SortStableFunc(out, func(a, b step) int { return a.At.Compare(b.At) })
+	if it.EraseWhenFinished {
+		out = append(out, step{What: "erasure waiting", Detail: "an erasure named it before it finished: its payload is kept until the event finishes, then erased", Class: "warn"})
+	}
 	return out
 }
 

@@ -218,6 +218,20 @@ func TestAnErasedEventCannotBeReplayedFromItsPage(t *testing.T) {
 	}
 }
 
+// TestAnErasureWaitingForAParkedEventIsShown checks the page of a
+// parked event an erasure named: its payload is kept until it finishes,
+// so the page says so, and offers the replay that finishes it.
+func TestAnErasureWaitingForAParkedEventIsShown(t *testing.T) {
+	ev := event("stripe#evt_waiting", "checkout.session.completed", inbox.Dead, time.Now())
+	ev.Item.EraseWhenFinished = true
+	c := newClient(t, newFake(ev), false)
+	body := c.get("/event?key=stripe%23evt_waiting").Body.String()
+	if !strings.Contains(body, `action="/replay/dry-run"`) || !strings.Contains(body, "erasure waiting") ||
+		!strings.Contains(body, "kept until the event finishes, then erased") {
+		t.Errorf("the page of a parked event an erasure waits for:\n%s", body)
+	}
+}
+
 // TestHostileValuesAreShownAsText checks that an event's type, error,
 // payload and DLQ reason, which come from providers, are shown as text
 // wherever they appear, never as markup.
