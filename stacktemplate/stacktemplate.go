@@ -56,7 +56,7 @@
 //     exactly the secrets and buses listed (GetSecretValue, PutEvents),
 //     and the alarms DestinationParked and (for a URL, not a bus)
 //     DestinationGone by its name, in the dashboard's alarm widget. A file
-//     whose destinations are not all https://, or whose Processor sets
+//     whose destinations are not all https:// to another machine, or whose Processor sets
 //     DESTINATIONS_LOCAL_HTTP, is refused. A file
 //     with Destinations and no Go business deploys hookinbox's own mains:
 //     the processor then delivers to the destinations only.

@@ -137,7 +137,7 @@ func (s *Server) deliveryLogs(ctx context.Context) ([]eventLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	items = mergeParked(items, s.parked(ctx).Messages, time.Time{}, time.Time{})
+	items = mergeParked(items, s.parked(ctx).Messages, inbox.RecentQuery{})
 	out := make([]eventLog, len(items))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)

@@ -140,10 +140,10 @@ func ending(it inbox.Item) []step {
 	if it.PayloadRemoved != "" {
 		out = append(out, step{At: it.RemovedAt, What: "payload " + it.PayloadRemoved, Detail: "every stored copy removed; the dedupe record stays"})
 	}
-	if it.EraseWhenFinished && it.PayloadRemoved == "" {
-		out = append(out, step{At: it.ProcessedAt, What: "erasure waiting", Detail: "an erasure named this event: its payload is erased once it has finished", Class: "warn"})
-	}
 	slices.SortStableFunc(out, func(a, b step) int { return a.At.Compare(b.At) })
+	if it.EraseWhenFinished {
+		out = append(out, step{What: "erasure waiting", Detail: "an erasure named it before it finished: its payload is kept until the event finishes, then erased", Class: "warn"})
+	}
 	return out
 }
 

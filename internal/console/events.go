@@ -35,14 +35,27 @@ func statuses() []inbox.Status {
 // eventsQuery is the Events page's filter, as its URL says it.
 type eventsQuery struct {
 	Provider, Type, Status, From, To, Key, Before string
+	BeforeKey                                     string   // the key of the last event of the page before
 	Hashes                                        []string // a subject's, from the subject search
 }
 
 func eventsQueryOf(v url.Values) eventsQuery {
 	return eventsQuery{
 		Provider: v.Get("provider"), Type: strings.TrimSpace(v.Get("type")), Status: v.Get("status"),
-		From: v.Get("from"), To: v.Get("to"), Key: strings.TrimSpace(v.Get("key")), Before: v.Get("before"), Hashes: v["hash"][:min(len(v["hash"]), maxHashes)],
+		From: v.Get("from"), To: v.Get("to"), Key: strings.TrimSpace(v.Get("key")), Before: v.Get("before"), BeforeKey: v.Get("before_key"),
+		Hashes: v["hash"][:min(len(v["hash"]), maxHashes)],
 	}
+}
+
+// recent returns the RecentQuery of the query's window (window), the
+// page after the event of BeforeKey when its time bounds the window.
+func (q eventsQuery) recent() (inbox.RecentQuery, error) {
+	since, before, err := q.window()
+	rq := inbox.RecentQuery{Since: since, Before: before}
+	if cursor, perr := time.Parse(time.RFC3339Nano, q.Before); perr == nil && cursor.Equal(before) {
+		rq.BeforeKey = webhook.Key(q.BeforeKey)
+	}
+	return rq, err
 }
 
 // window returns the time range the query asks for, as RecentQuery
@@ -167,14 +180,14 @@ func (s *Server) bySubject(ctx context.Context, v *eventsView) {
 // latest lists the latest events of the indexes and the DLQ, a page at
 // a time, and counts them by status.
 func (s *Server) latest(ctx context.Context, v *eventsView, query url.Values) {
-	since, before, err := v.Q.window()
+	rq, err := v.Q.recent()
 	if err != nil {
 		v.Problems = append(v.Problems, err.Error())
 		return
 	}
 	st := inbox.Status(v.Q.Status)
-	rq := inbox.RecentQuery{Since: since, Before: before, Limit: pageSize, Provider: v.Q.Provider,
-		Unfinished: st == "" || !st.Final(), Finished: st == "" || st == inbox.Done || st == inbox.Ignored}
+	rq.Limit, rq.Provider = pageSize, v.Q.Provider
+	rq.Unfinished, rq.Finished = st == "" || !st.Final(), st == "" || st == inbox.Done || st == inbox.Ignored
 	var items []inbox.Item
 	more := false
 	if rq.Unfinished || rq.Finished {
@@ -184,7 +197,7 @@ func (s *Server) latest(ctx context.Context, v *eventsView, query url.Values) {
 	}
 	if st == "" || st == inbox.Dead {
 		v.DLQ = s.parked(ctx)
-		items = mergeParked(items, v.DLQ.Messages, since, before)
+		items = mergeParked(items, v.DLQ.Messages, rq)
 	}
 	q := v.Q
 	q.Status = ""
@@ -197,26 +210,29 @@ func (s *Server) latest(ctx context.Context, v *eventsView, query url.Values) {
 		for k, vs := range query {
 			next[k] = vs
 		}
-		next.Set("before", inbox.LastActive(v.Events[len(v.Events)-1]).Format(time.RFC3339Nano))
+		last := v.Events[len(v.Events)-1]
+		next.Set("before", inbox.LastActive(last).Format(time.RFC3339Nano))
+		next.Set("before_key", string(last.Key))
 		v.Older = "/events?" + next.Encode()
 	}
 }
 
 // mergeParked adds to items the parked events of the DLQ parked in the
-// window [since, before) that the indexes did not list (a DEAD event is
-// in neither), as their messages tell them, newest first.
-func mergeParked(items []inbox.Item, msgs []parkedMessage, since, before time.Time) []inbox.Item {
+// window of q that the indexes did not list (a DEAD event is in
+// neither), as their messages tell them, newest first.
+func mergeParked(items []inbox.Item, msgs []parkedMessage, q inbox.RecentQuery) []inbox.Item {
 	listed := map[webhook.Key]bool{}
 	for _, it := range items {
 		listed[it.Key] = true
 	}
 	for _, m := range msgs {
-		if m.Key == "" || listed[m.Key] || m.ParkedAt.Before(since) || !before.IsZero() && !m.ParkedAt.Before(before) {
+		it := inbox.Item{Key: m.Key, Provider: m.Key.Provider(), EventType: m.Type, Status: inbox.Dead,
+			Attempts: m.Attempts, ProcessedAt: m.ParkedAt, LastError: m.Reason}
+		if m.Key == "" || listed[m.Key] || !q.Lists(it) {
 			continue
 		}
 		listed[m.Key] = true
-		items = append(items, inbox.Item{Key: m.Key, Provider: m.Key.Provider(), EventType: m.Type, Status: inbox.Dead,
-			Attempts: m.Attempts, ProcessedAt: m.ParkedAt, LastError: m.Reason})
+		items = append(items, it)
 	}
 	sortLatest(items)
 	return items
@@ -224,7 +240,7 @@ func mergeParked(items []inbox.Item, msgs []parkedMessage, since, before time.Ti
 
 // sortLatest sorts items by their last activity, the latest first.
 func sortLatest(items []inbox.Item) {
-	slices.SortStableFunc(items, func(a, b inbox.Item) int { return inbox.LastActive(b).Compare(inbox.LastActive(a)) })
+	slices.SortStableFunc(items, inbox.Latest)
 }
 
 // countStatuses counts items by status, in the order of an event's life.

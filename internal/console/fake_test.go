@@ -65,15 +65,14 @@ func (f *fakeStack) Recent(_ context.Context, q inbox.RecentQuery) ([]inbox.Item
 	for _, ev := range f.events {
 		it := ev.Item
 		in := it.Status == inbox.Done || it.Status == inbox.Ignored
-		at := inbox.LastActive(it)
 		if it.Status == inbox.Dead || !(in && q.Finished || !it.Status.Final() && q.Unfinished) ||
-			q.Provider != "" && it.Provider != q.Provider || at.Before(q.Since) || !q.Before.IsZero() && !at.Before(q.Before) {
+			q.Provider != "" && it.Provider != q.Provider || !q.Lists(it) {
 			continue
 		}
 		it.Payload = nil
 		out = append(out, it)
 	}
-	slices.SortFunc(out, func(a, b inbox.Item) int { return inbox.LastActive(b).Compare(inbox.LastActive(a)) })
+	slices.SortFunc(out, inbox.Latest)
 	limit := q.Limit
 	if limit == 0 {
 		limit = 50
@@ -230,6 +229,17 @@ func (d *fakeDLQ) Depth(context.Context) (queue.Depth, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return queue.Depth{Visible: len(d.msgs) - len(d.hidden), InFlight: len(d.hidden)}, nil
+}
+
+// take removes the first n messages, as a replay or a redrive that moves
+// them elsewhere does.
+func (d *fakeDLQ) take(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, m := range d.msgs[:n] {
+		delete(d.hidden, m.ReceiptHandle)
+	}
+	d.msgs = d.msgs[n:]
 }
 
 // stillHidden is how many messages a read left hidden.

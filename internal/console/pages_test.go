@@ -120,6 +120,40 @@ func TestEventsPagePagesOlderEvents(t *testing.T) {
 	}
 }
 
+// TestEventsPagePagesABurst checks the Older link when a burst of
+// events, and a parked one, share one time: the pages list each of
+// them once.
+func TestEventsPagePagesABurst(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	st := newFake()
+	for i := range 60 {
+		ev := event(fmt.Sprintf("stripe#evt_burst%02d", i), "t", inbox.Done, now)
+		st.events[ev.Item.Key] = ev
+	}
+	st.dlq.park("stripe#evt_burst_parked", "t", "refused", now)
+	c := newClient(t, st, false)
+	seen := map[string]int{}
+	page := c.get("/events").Body.String()
+	for range 3 {
+		for _, k := range rows(page) {
+			seen[k]++
+		}
+		older := regexp.MustCompile(`href="(/events\?before=[^"]+)"`).FindStringSubmatch(page)
+		if older == nil {
+			break
+		}
+		page = c.get(htmlUnescape(older[1])).Body.String()
+	}
+	if len(seen) != 61 {
+		t.Errorf("the pages listed %d of the 61 events", len(seen))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("%s listed %d times", k, n)
+		}
+	}
+}
+
 // TestSubjectSearchKeepsTheSubjectOutOfTheAddress checks the search by
 // subject: the page is found by the subject's hashes, and the email goes
 // in no URL.
@@ -184,6 +218,20 @@ func TestAnErasedEventCannotBeReplayedFromItsPage(t *testing.T) {
 	}
 }
 
+// TestAnErasureWaitingForAParkedEventIsShown checks the page of a
+// parked event an erasure named: its payload is kept until it finishes,
+// so the page says so, and offers the replay that finishes it.
+func TestAnErasureWaitingForAParkedEventIsShown(t *testing.T) {
+	ev := event("stripe#evt_waiting", "checkout.session.completed", inbox.Dead, time.Now())
+	ev.Item.EraseWhenFinished = true
+	c := newClient(t, newFake(ev), false)
+	body := c.get("/event?key=stripe%23evt_waiting").Body.String()
+	if !strings.Contains(body, `action="/replay/dry-run"`) || !strings.Contains(body, "erasure waiting") ||
+		!strings.Contains(body, "kept until the event finishes, then erased") {
+		t.Errorf("the page of a parked event an erasure waits for:\n%s", body)
+	}
+}
+
 // TestHostileValuesAreShownAsText checks that an event's type, error,
 // payload and DLQ reason, which come from providers, are shown as text
 // wherever they appear, never as markup.
@@ -213,6 +261,43 @@ func TestAHugePayloadIsShownInPart(t *testing.T) {
 	w := c.get("/event?key=stripe%23evt_big")
 	if w.Code != http.StatusOK || w.Body.Len() > 400<<10 || !strings.Contains(w.Body.String(), fmt.Sprintf("%d bytes: the first 256 KiB shown", len(ev.Payload))) {
 		t.Errorf("answered %d with %d bytes", w.Code, w.Body.Len())
+	}
+}
+
+// TestParkedPageLeavesTheDLQToAnotherReader checks that the console
+// does not read the DLQ while something else holds its messages (a
+// replay running elsewhere) or empties it (a redrive): a read then would
+// hide messages from it, and a replay that finds none stops early. It
+// reads again once the DLQ is left alone.
+func TestParkedPageLeavesTheDLQToAnotherReader(t *testing.T) {
+	now := time.Now()
+	st := newFake()
+	for i := range 6 {
+		st.dlq.park(webhook.Key(fmt.Sprintf("stripe#evt_%d", i)), "checkout.session.completed", "price unknown", now)
+	}
+	c := newClient(t, st, false)
+	c.get("/parked")
+	elsewhere := "Something else is reading or emptying the DLQ"
+	// A replay elsewhere holds two messages.
+	held, _ := st.dlq.Receive(context.Background(), 2, time.Minute, 0)
+	reads := st.dlq.receives
+	st.dlq.park("stripe#evt_new", "checkout.session.completed", "price unknown", now) // the depth changes
+	if body := c.get("/parked").Body.String(); st.dlq.receives != reads || !strings.Contains(body, elsewhere) {
+		t.Errorf("read the DLQ %d times while another reader held messages", st.dlq.receives-reads)
+	}
+	// It moves them, and goes on emptying the DLQ.
+	for _, m := range held {
+		_ = st.dlq.Release(context.Background(), m.ReceiptHandle)
+	}
+	st.dlq.take(2)
+	c.get("/events")
+	st.dlq.take(1)
+	if body := c.get("/parked").Body.String(); st.dlq.receives != reads || !strings.Contains(body, elsewhere) {
+		t.Errorf("read the DLQ %d times while it was being emptied", st.dlq.receives-reads)
+	}
+	// Left alone, it is read again.
+	if body := c.get("/parked").Body.String(); st.dlq.receives == reads || strings.Contains(body, elsewhere) || !strings.Contains(body, "<td>4<br>") {
+		t.Errorf("not read again once left alone:\n%s", body)
 	}
 }
 

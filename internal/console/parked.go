@@ -43,15 +43,21 @@ type dlqView struct {
 	At       time.Time
 	Err      string
 	Busy     bool // a change was running: this read is from before it
+	// Elsewhere: another reader (a replay, a redrive) holds messages or
+	// is emptying the DLQ; this read is from before, so as not to hide
+	// messages from it.
+	Elsewhere bool
 }
 
 // dlqCache keeps the last read of the DLQ, so that the pages, which
 // refresh themselves, read it only when its depth changes, at most once
-// a minute otherwise, and never while a change runs.
+// a minute otherwise, and never while a change runs or another reader
+// holds or empties its messages.
 type dlqCache struct {
 	mu    sync.Mutex
 	view  dlqView
 	stale bool
+	depth int // the depth seen last, read or not
 }
 
 func (c *dlqCache) invalidate() {
@@ -73,6 +79,8 @@ func (s *Server) parked(ctx context.Context) dlqView {
 	if !c.stale && c.view.Depth == d.Total() && now.Sub(c.view.At) < peekFresh && c.view.Err == "" {
 		return c.view
 	}
+	falling := d.Total() < c.depth
+	c.depth = d.Total()
 	if d.Total() == 0 {
 		c.view, c.stale = dlqView{At: now}, false
 		return c.view
@@ -83,6 +91,13 @@ func (s *Server) parked(ctx context.Context) dlqView {
 		return v
 	}
 	defer s.actions.Unlock()
+	if (falling && !c.stale || d.InFlight > 0) && !c.view.At.IsZero() {
+		// Someone else reads or empties the DLQ: a read now would hide
+		// its messages from them. Read again once they are done.
+		v := c.view
+		v.Elsewhere = true
+		return v
+	}
 	msgs, err := peek(ctx, s.stack.DLQ(), d.Visible)
 	c.view, c.stale = dlqView{Messages: msgs, Depth: d.Total(), More: len(msgs) < d.Total(), At: now}, false
 	if err != nil {

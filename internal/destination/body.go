@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -32,7 +33,8 @@ type Body struct {
 	// Payload is the provider's verified payload, byte for byte as it
 	// sent it when it is JSON (a consumer can hash it: it is the body's
 	// bytes after the first `"payload":`, less the final `}`), or a JSON
-	// string holding it when it is not. It is always the last field.
+	// string holding it when it is not (or is not UTF-8, as JSON must be).
+	// It is always the last field.
 	Payload json.RawMessage `json:"payload"`
 }
 
@@ -63,9 +65,12 @@ var bodyTail = []byte("}")
 // newBody returns the body of ev for the destination name: Body encoded,
 // with the payload last, exactly the bytes of ev.Raw when they are JSON
 // (whitespace, key order and escapes kept), or a JSON string of them.
+// JSON is UTF-8: bytes that are not (json.Valid accepts them in a
+// string) would make the body one that Standard Webhooks libraries
+// cannot verify, so they go as a string too, with U+FFFD for each.
 func newBody(ev webhook.Event, name string) body {
 	payload := ev.Raw
-	if !json.Valid(payload) {
+	if !json.Valid(payload) || !utf8.Valid(payload) {
 		payload, _ = json.Marshal(string(ev.Raw)) // a string always encodes
 	}
 	received := ""

@@ -177,8 +177,9 @@ func isReserved(header string) bool {
 	return false
 }
 
-// checkURL accepts an https:// URL, and with localHTTP an http:// one
-// whose host is loopback (localhost, 127.0.0.0/8, ::1): plain HTTP never
+// checkURL accepts an https:// URL to another machine (ownMachine), and
+// with localHTTP an http:// one whose host is loopback (localhost,
+// 127.0.0.0/8, ::1), or an https:// one to any host: plain HTTP never
 // leaves the machine, and only the local stack has a sink there. A URL
 // with user info is refused (put credentials in a header secret).
 func checkURL(raw string, localHTTP bool) error {
@@ -191,6 +192,9 @@ func checkURL(raw string, localHTTP bool) error {
 		return fmt.Errorf("want an absolute URL with a host")
 	case u.User != nil:
 		return fmt.Errorf("want no user:password in it (use header and header_secret)")
+	case u.Scheme == "https" && !localHTTP && ownMachine(u.Hostname()):
+		return fmt.Errorf("want a host other than this machine (%s): deployed, the processor's machine is the Lambda's own, "+
+			"with its runtime's API on 127.0.0.1:9001; only the local stack delivers to this machine", u.Hostname())
 	case u.Scheme == "https":
 		return nil
 	case u.Scheme == "http" && localHTTP && loopback(u.Hostname()):
@@ -202,6 +206,24 @@ func checkURL(raw string, localHTTP bool) error {
 			"deployed, loopback is the Lambda runtime's own API")
 	}
 	return fmt.Errorf("want https://, got scheme %q", u.Scheme)
+}
+
+// ownMachine reports whether host names the machine the processor runs
+// on, or its link: localhost or a name under it, a loopback, unspecified
+// (0.0.0.0, ::) or link-local address (169.254.0.0/16, fe80::/10).
+func ownMachine(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ownAddress(ip)
+}
+
+// ownAddress reports whether ip is a loopback, unspecified or link-local
+// address: the machine's own, or its link's.
+func ownAddress(ip net.IP) bool {
+	return ip.IsLoopback() || ip.IsUnspecified() || ip.IsLinkLocalUnicast()
 }
 
 func loopback(host string) bool {

@@ -1,8 +1,12 @@
 package destination
 
 import (
+	"crypto/tls"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -106,5 +110,46 @@ func TestLocalHTTPOnlyInTheLocalStack(t *testing.T) {
 	remote := []Config{{Name: "remote", URL: "http://crm.example.com/in", Events: []string{"*"}, Secret: testSecretARN}}
 	if err := Validate(remote, true); err == nil || !strings.Contains(err.Error(), "only to 127.0.0.1") {
 		t.Errorf("plain http:// off this machine, local stack: %v; want refused", err)
+	}
+}
+
+// TestDeployedDestinationsNeverReachTheirOwnMachine: deployed, the
+// machine a processor runs on is the Lambda's own (its runtime's API on
+// 127.0.0.1:9001) and link-local addresses are the platform's, so an
+// https:// URL naming one is refused too, as is a name that resolves to
+// one when the delivery dials it; the local stack delivers there, and a
+// private address (a VPC) is anyone's to use.
+func TestDeployedDestinationsNeverReachTheirOwnMachine(t *testing.T) {
+	for _, url := range []string{"https://127.0.0.1:9001/2018-06-01/runtime/invocation/next", "https://localhost/in", "https://LOCALHOST./in",
+		"https://hooks.localhost/in", "https://[::1]/in", "https://[::ffff:127.0.0.1]/in", "https://0.0.0.0:9001/in",
+		"https://169.254.169.254/latest/meta-data/", "https://[fe80::1]/in"} {
+		cfgs := []Config{{Name: "own", URL: url, Events: []string{"*"}, Secret: testSecretARN}}
+		if err := Validate(cfgs, false); err == nil || !strings.Contains(err.Error(), "this machine") {
+			t.Errorf("%s, deployed: %v; want refused", url, err)
+		}
+		if err := Validate(cfgs, true); err != nil {
+			t.Errorf("%s, local stack: %v; want accepted", url, err)
+		}
+	}
+	for _, url := range []string{"https://10.0.12.7/in", "https://crm.example.com/in", "https://127.example.com/in"} {
+		if err := Validate([]Config{{Name: "far", URL: url, Events: []string{"*"}, Secret: testSecretARN}}, false); err != nil {
+			t.Errorf("%s, deployed: %v; want accepted", url, err)
+		}
+	}
+	// A name is known only when it is dialed: "localhost" stands for one
+	// that a DNS answer points at this machine.
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	named := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	for _, local := range []bool{false, true} {
+		c := newHTTPClient(2*time.Second, local)
+		c.Transport.(*http.Transport).TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // the test server's own certificate
+		resp, err := c.Get(named)
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		if refused := err != nil && strings.Contains(err.Error(), "this machine"); refused == local {
+			t.Errorf("dial %s, local stack %v: %v", named, local, err)
+		}
 	}
 }

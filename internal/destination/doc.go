@@ -10,8 +10,9 @@
 // delivery of the event to the destination), webhook-timestamp and
 // webhook-signature (one v1 HMAC per secret, so a rotation signs with
 // both), and optionally one static header from a secret. Redirects are
-// not followed; only https:// URLs are accepted, plain http:// only to a
-// loopback host.
+// not followed; only https:// URLs to another machine are accepted, and
+// nothing of its own machine is connected to (ownMachine); the local
+// stack's rules allow this machine, plain http:// too.
 //
 // Body size: the provider's payload, byte for byte when it is JSON (its
 // verified bytes are spliced into the envelope, never re-encoded, and the

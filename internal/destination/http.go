@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"syscall"
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider/standard"
@@ -27,14 +29,30 @@ const maxAnswerHeaders = 64 << 10
 // newHTTPClient returns the client HTTP destinations are delivered with:
 // it follows no redirect (a 3xx is the answer), reads at most
 // maxAnswerHeaders of an answer's headers, and gives up after timeout.
-func newHTTPClient(timeout time.Duration) *http.Client {
+// Unless local (the local stack's rules), it connects to no address of
+// its own machine (ownAddress), whatever name resolved to it.
+func newHTTPClient(timeout time.Duration, local bool) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxResponseHeaderBytes = maxAnswerHeaders
+	if !local {
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: notOwnAddress}
+		t.DialContext = d.DialContext
+	}
 	return &http.Client{
 		Timeout:       timeout,
 		Transport:     t,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+}
+
+// notOwnAddress refuses a connection to an address of the machine itself
+// (ownAddress): a destination's name that resolves to one.
+func notOwnAddress(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if ip := net.ParseIP(host); err == nil && ip != nil && ownAddress(ip) {
+		return fmt.Errorf("%s is this machine: deployed, a destination is never delivered to it", host)
+	}
+	return nil
 }
 
 // secretFunc returns the current values of the secret arn (several while

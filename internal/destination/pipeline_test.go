@@ -567,3 +567,53 @@ func TestBootstrapRefusesPlainHTTPUnlessLocal(t *testing.T) {
 		t.Errorf("event %s, %d deliveries; want it untouched, nothing delivered", it.Status, len(s.deliveries()))
 	}
 }
+
+// TestRefusalParksAfterTheBusinessAndTheOthersThenReplaysToItAlone: a
+// checkout whose business fails its first attempt (Stripe answers 500),
+// beside a destination that refuses (400) and one that answers 503 then
+// 200. The event is parked only once the business and the flaky
+// destination have it, each once, naming the refusal alone; its replay,
+// once the refusing destination is fixed, delivers to it and runs
+// nothing else again.
+func TestRefusalParksAfterTheBusinessAndTheOthersThenReplaysToItAlone(t *testing.T) {
+	bad, flaky := startSink(t, &sink{otherwise: 400}), newSink(t, 503)
+	p := withDestinations(t, []destination.Config{
+		{Name: "bad", URL: bad.srv.URL, Events: []string{"stripe:checkout.session.*"}, Secret: sinkSecretARN},
+		{Name: "flaky", URL: flaky.srv.URL, Events: []string{"stripe:checkout.session.*"}, Secret: sinkSecretARN},
+	})
+	p.Stripe.FailNext(500)
+	key, body := pipelinetest.Checkout("refusal", 1, time.Now().Add(-time.Minute))
+	p.Deliver(t, body)
+	keys := []webhook.Key{key}
+	p.ProcessUntil(t, 60*time.Second, func() bool { return p.AllFinal(t, keys) })
+
+	if it, _ := p.Inbox.Get(context.Background(), key); it.Status != inbox.Dead {
+		t.Fatalf("%s: %s (%s); want DEAD once the business and flaky had it", key, it.Status, it.LastError)
+	}
+	if r := p.DLQReasons(t)[key]; !strings.Contains(r, "destination bad: 400 Bad Request") || strings.Contains(r, "flaky") || strings.Contains(r, "500") {
+		t.Errorf("DLQ reason = %q; want bad's 400 alone", r)
+	}
+	p.EffectsOnce(t, keys)
+	id := destination.WebhookID(key, "flaky")
+	if diff := gocmp.Diff([]delivery{{id, "checkout.session.completed", true}, {id, "checkout.session.completed", true}}, flaky.deliveries()); diff != "" {
+		t.Errorf("flaky received (-want +got): its 503, then the same webhook-id once more\n%s", diff)
+	}
+	asked := len(bad.deliveries())
+	if asked < 2 {
+		t.Errorf("bad received %d deliveries; want its refusal held while the others retried, and asked again", asked)
+	}
+
+	bad.answer(200)
+	replayFn := p.Build(t, "DlqReplayFunction", nil).(func(context.Context, replay.Request) (replay.Summary, error))
+	if _, err := replayFn(context.Background(), replay.Request{Keys: []string{string(key)}}); err != nil {
+		t.Fatal(err)
+	}
+	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, keys, inbox.Done) })
+	if got := len(bad.deliveries()); got != asked+1 {
+		t.Errorf("bad received %d deliveries; want %d: its refusals, then the replay", got, asked+1)
+	}
+	if got := len(flaky.deliveries()); got != 2 {
+		t.Errorf("flaky received %d deliveries; want 2: the replay does not deliver to it again", got)
+	}
+	p.EffectsOnce(t, keys)
+}

@@ -17,7 +17,8 @@ import (
 // Options are what a Set delivers with.
 type Options struct {
 	// HTTP sends to URL destinations; nil means one that follows no
-	// redirect and gives up after 10s.
+	// redirect, gives up after 10s and, unless LocalHTTP, connects to no
+	// address of its own machine.
 	HTTP *http.Client
 	// EventBridge puts events on bus destinations; required when one is
 	// configured.
@@ -32,8 +33,8 @@ type Options struct {
 	// Logger logs a delivery log that could not be written; nil logs
 	// nothing.
 	Logger *slog.Logger
-	// LocalHTTP accepts plain http:// to a loopback host: the local
-	// stack's rules (Validate, LocalHTTPEnv).
+	// LocalHTTP accepts plain http:// to a loopback host, and https://
+	// to this machine: the local stack's rules (Validate, LocalHTTPEnv).
 	LocalHTTP bool
 }
 
@@ -58,7 +59,7 @@ func New(cfgs []Config, o Options) (*Set, error) {
 		return nil, err
 	}
 	if o.HTTP == nil {
-		o.HTTP = newHTTPClient(defaultTimeout)
+		o.HTTP = newHTTPClient(defaultTimeout, o.LocalHTTP)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

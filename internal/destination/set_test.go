@@ -154,7 +154,7 @@ func TestDeliveryClasses(t *testing.T) {
 				srv, got = server(t, tt.handler)
 				url = srv.URL + "/hooks"
 			}
-			s, err := New([]Config{httpConfig("crm", url)}, Options{Secrets: testSecrets, HTTP: newHTTPClient(200 * time.Millisecond), Log: log, LocalHTTP: true})
+			s, err := New([]Config{httpConfig("crm", url)}, Options{Secrets: testSecrets, HTTP: newHTTPClient(200*time.Millisecond, true), Log: log, LocalHTTP: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -404,7 +404,7 @@ func TestHostileAnswerIsCut(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := New([]Config{httpConfig("crm", rawServer(t, tt.line))}, Options{Secrets: testSecrets, HTTP: newHTTPClient(2 * time.Second), Log: log, LocalHTTP: true})
+			s, err := New([]Config{httpConfig("crm", rawServer(t, tt.line))}, Options{Secrets: testSecrets, HTTP: newHTTPClient(2*time.Second, true), Log: log, LocalHTTP: true})
 			if err != nil {
 				t.Fatal(err)
 			}

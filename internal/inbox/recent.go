@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // RecentQuery says which events Recent lists.
@@ -18,6 +21,10 @@ type RecentQuery struct {
 	// at or after Since, before Before; zero Since is no bound, zero
 	// Before is now.
 	Since, Before time.Time
+	// BeforeKey, when set, lists the events last active at Before too
+	// whose key comes after it in Latest's order: the page after the
+	// event of BeforeKey and Before, even when others share its time.
+	BeforeKey webhook.Key
 	// Limit is the most events returned, and the most each shard of each
 	// index read returns; default 50, at most 1000.
 	Limit int
@@ -37,6 +44,29 @@ func LastActive(it Item) time.Time {
 	return it.EnqueuedAt
 }
 
+// Latest orders events as Recent lists them: the most recently active
+// first (LastActive), then by key, the greatest first.
+func Latest(a, b Item) int {
+	if c := LastActive(b).Compare(LastActive(a)); c != 0 {
+		return c
+	}
+	return strings.Compare(string(b.Key), string(a.Key))
+}
+
+// Lists reports whether it is in q's window: last active at or after
+// Since and before Before, or at Before with a key after BeforeKey in
+// Latest's order.
+func (q RecentQuery) Lists(it Item) bool {
+	at := LastActive(it)
+	switch {
+	case at.Before(q.Since):
+		return false
+	case q.Before.IsZero(), at.Before(q.Before):
+		return true
+	}
+	return q.BeforeKey != "" && at.Equal(q.Before) && it.Key < q.BeforeKey
+}
+
 // recentAttributes are what Recent reads of a finished event's status
 // item: everything but its payload.
 const recentAttributes = "pk, sk, #s, provider, event_type, livemode, created, received_at, enqueued_at, payload_sha256, " +
@@ -51,7 +81,7 @@ const recentAttributes = "pk, sk, #s, provider, event_type, livemode, created, r
 // whose payload is gone (past PayloadRetention, or erased) and a DEAD
 // event are in neither index, so not listed. more reports that older
 // events in range were left out: list them with Before set to the last
-// event's LastActive.
+// event's LastActive and BeforeKey set to its key.
 func (s *DynamoDB) Recent(ctx context.Context, q RecentQuery) (items []Item, more bool, err error) {
 	q = q.withDefaults()
 	finished := map[string]bool{} // listed by the retain index: only the key is known
@@ -70,11 +100,13 @@ func (s *DynamoDB) Recent(ctx context.Context, q RecentQuery) (items []Item, mor
 				if aws.ToString(in.IndexName) == RetainIndex {
 					it.ProcessedAt, finished[string(it.Key)] = parseTime(getS(av, "processed_at")), true
 				}
-				items = append(items, it)
+				if q.Lists(it) {
+					items = append(items, it)
+				}
 			}
 		}
 	}
-	slices.SortStableFunc(items, func(a, b Item) int { return LastActive(b).Compare(LastActive(a)) })
+	slices.SortStableFunc(items, Latest)
 	if len(items) > q.Limit {
 		items, more = items[:q.Limit], true
 	}
@@ -96,14 +128,19 @@ func (q RecentQuery) withDefaults() RecentQuery {
 // inputs returns the Queries of one shard q reads.
 func (q RecentQuery) inputs(table string, shard int) []*dynamodb.QueryInput {
 	var out []*dynamodb.QueryInput
-	last := q.Before.Add(-time.Millisecond) // BETWEEN includes both ends
+	// BETWEEN includes both ends: Before is left out, unless events
+	// at Before are listed too (BeforeKey; Lists picks them).
+	lastMilli, lastNano := q.Before.Add(-time.Millisecond), q.Before.Add(-time.Nanosecond)
+	if q.BeforeKey != "" {
+		lastMilli, lastNano = q.Before, q.Before
+	}
 	if q.Unfinished {
 		out = append(out, q.input(table, PendingIndex, "pending = :shard AND enqueued_at BETWEEN :since AND :before", shard,
-			millis(q.Since), millis(last), "provider = :p", q.Provider))
+			millis(q.Since), millis(lastMilli), "provider = :p", q.Provider))
 	}
 	if q.Finished {
 		out = append(out, q.input(table, RetainIndex, attrRetain+" = :shard AND processed_at BETWEEN :since AND :before", shard,
-			str(formatTime(q.Since)), str(formatTime(q.Before.Add(-time.Nanosecond))), "begins_with(pk, :p)", q.Provider+"#"))
+			str(formatTime(q.Since)), str(formatTime(lastNano)), "begins_with(pk, :p)", q.Provider+"#"))
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package inbox_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,17 +13,22 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
+// recentStore returns a store on a fresh table of dynalite, and a time
+// an hour ago at the table's precision.
+func recentStore(t *testing.T) (*inbox.DynamoDB, context.Context, time.Time) {
+	t.Helper()
+	emu := devstacktest.ForTest(t)
+	s := inbox.NewDynamoDB(emu.DynamoDB(), devstacktest.NewTestStack(t).Tables["InboxTable"])
+	return s, context.Background(), time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+}
+
 // TestRecentListsBothIndexesNewestFirst checks Recent on dynalite: the
 // unfinished events (pending index) and the finished ones (retain
 // index, read back without their payload) merged newest first, paged
 // with Before, filtered by provider and window; a DEAD event, in
 // neither index, is not listed.
 func TestRecentListsBothIndexesNewestFirst(t *testing.T) {
-	emu := devstacktest.ForTest(t)
-	st := devstacktest.NewTestStack(t)
-	s := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
-	ctx := context.Background()
-	t0 := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	s, ctx, t0 := recentStore(t)
 	claim := func(provider, id string, at time.Time) webhook.Key {
 		t.Helper()
 		ev := webhook.Event{Provider: provider, ID: id, Type: "t." + id, Raw: []byte(`{"secret":"payload"}`)}
@@ -94,5 +100,50 @@ func TestRecentListsBothIndexesNewestFirst(t *testing.T) {
 	}
 	if got := items[1]; got.Status != inbox.Ignored || got.EventType != "t.d" || got.Outcome != "ok" || !got.ProcessedAt.Equal(t0.Add(4*time.Second)) {
 		t.Errorf("the IGNORED event read back as %+v", got)
+	}
+}
+
+// TestRecentPagesThroughEventsOfOneMillisecond: events claimed, or
+// finished, in the same millisecond (a burst) straddle a page's end; the
+// next page, after the last event's time and key, lists each of the
+// rest, none twice.
+func TestRecentPagesThroughEventsOfOneMillisecond(t *testing.T) {
+	s, ctx, t0 := recentStore(t)
+	var want []webhook.Key
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		ev := webhook.Event{Provider: "stripe", ID: "evt_burst_" + id, Type: "t", Raw: []byte(`{}`)}
+		c := inbox.Claim{Event: ev, At: t0, TTL: time.Hour}
+		if _, err := s.Claim(ctx, c.Prepared()); err != nil {
+			t.Fatal(err)
+		}
+		if id == "d" || id == "e" { // finished, in one millisecond too
+			if _, err := s.Lease(ctx, ev.Key(), "w", t0, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Finish(ctx, ev.Key(), "w", inbox.Result{Status: inbox.Done, At: t0.Add(time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want = append(want, ev.Key())
+	}
+	slices.Reverse(want) // finished later first, then the greatest key first
+	var got []webhook.Key
+	q := inbox.RecentQuery{Unfinished: true, Finished: true, Limit: 2}
+	for range 5 {
+		items, more, err := s.Recent(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			got = append(got, it.Key)
+		}
+		if !more || len(items) == 0 {
+			break
+		}
+		last := items[len(items)-1]
+		q.Before, q.BeforeKey = inbox.LastActive(last), last.Key
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events listed page by page (-want +got):\n%s", diff)
 	}
 }

@@ -3,6 +3,7 @@ package processor_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -181,5 +182,34 @@ func TestCopyRacingAFailedAttemptComesBack(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "%!") {
 		t.Errorf("log wraps nothing:\n%s", logs.String())
+	}
+}
+
+// TestLeaseRefusedWithoutCauseIsParkedAtLast: a lease refused on every
+// try while the event reads back leasable (ErrLeaseRaced) is a race when
+// it passes; one that lasts to the last receive SQS allows is not. Such
+// a message comes back on earlier receives, and on the last one is
+// parked with its reason, never sent again fresh for ever.
+func TestLeaseRefusedWithoutCauseIsParkedAtLast(t *testing.T) {
+	f := newFixture(t)
+	store := &flakyStore{Memory: f.store, leaseErr: fmt.Errorf("lease stripe#evt_spin: %w", inbox.ErrLeaseRaced)}
+	h := processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }, HeldWait: 10 * time.Millisecond},
+		store, f.ledger, f.biz, f.q, f.q, nil)
+	f.claim(t, "evt_spin", "checkout.session.completed")
+	body := webhook.Envelope{Key: webhook.NewKey("stripe", "evt_spin"), Type: "checkout.session.completed"}.Marshal()
+	for receives := 1; receives <= 5; receives++ {
+		resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{message("evt_spin", body, receives)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if receives < 5 && (len(resp.BatchItemFailures) != 1 || len(f.q.parked) != 0) {
+			t.Fatalf("receive %d: failures %v, parked %+v; want the message back", receives, failedIDs(resp), f.q.parked)
+		}
+	}
+	if len(f.q.resent) != 0 || len(f.q.parked) != 1 || !strings.Contains(f.q.parked[0].Reason, "event changed while it was being leased") {
+		t.Errorf("last receive: sent again %v, parked %+v; want parked with the refusal, not sent again", f.q.resent, f.q.parked)
+	}
+	if runs := f.biz.Runs(); len(runs) != 0 {
+		t.Errorf("effects ran %v without a lease", runs)
 	}
 }

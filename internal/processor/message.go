@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -127,7 +128,9 @@ func (h *Handler) tookOver(j *job, it inbox.Item) {
 
 // held puts back a message whose event another worker holds, as it was
 // last seen (it), until that worker is done; again is true when the lease
-// ended without an outcome (a dead holder), so it is taken over.
+// ended without an outcome (a dead holder), so it is taken over. A lease
+// still refused on the last receive while the event reads back leasable
+// is parked (leaseRefused).
 func (h *Handler) held(ctx context.Context, j *job, it inbox.Item, tries int) (retry, again bool) {
 	switch {
 	case it.Status.Final():
@@ -138,6 +141,11 @@ func (h *Handler) held(ctx context.Context, j *job, it inbox.Item, tries int) (r
 		d := h.cfg.backoff(it.Attempts, h.cfg.Jitter())
 		j.log.Info("the lease holder failed it; this copy comes back after a backoff", "retry_in", d.String())
 		return h.later(ctx, j, d), false
+	case tries >= 2 && !heldBy(it, h.cfg.Now()) && j.receives >= h.cfg.MaxReceiveCount:
+		// Refused on every try up to the last receive SQS allows, while
+		// the event reads back leasable: no race lasts that long.
+		err := fmt.Errorf("refused on every try of %d receives, yet it reads back %s: %w", j.receives, cmp.Or(string(it.Status), "unreadable"), inbox.ErrLeaseRaced)
+		return h.leaseRefused(ctx, j, err), false
 	case heldBy(it, h.cfg.Now()) || tries >= 2:
 		d := ceilSecond(it.LeaseUntil.Sub(h.cfg.Now()) + time.Duration(h.cfg.Jitter()*float64(leaseJitter)))
 		j.log.Info("another worker holds the lease; back when it ends", "lease_until", it.LeaseUntil, "retry_in", d.String())

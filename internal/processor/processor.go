@@ -42,7 +42,8 @@
 // permanent error: nothing ran, so there are no tries to count, and
 // waiting does not change it. A refusal the event read back does not
 // explain (inbox.ErrLeaseRaced: a twin finished an attempt in between) is
-// no such reason: the message comes back as from a live lease.
+// no such reason: the message comes back as from a live lease, unless it
+// is still so refused on the last receive SQS allows, when it is parked.
 //
 // An erasure never takes an unfinished event's payload: it marks the
 // event (inbox.Item.EraseWhenFinished), which runs once more, and once it

@@ -10,7 +10,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -86,7 +88,35 @@ func attributes(env webhook.Envelope) map[string]types.MessageAttributeValue {
 }
 
 func stringAttr(v string) types.MessageAttributeValue {
-	return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(sqsText(v))}
+}
+
+// sqsText returns s with every character SQS refuses in a message or a
+// String attribute (the control characters but tab, line feed and
+// carriage return; U+FFFE, U+FFFF; invalid UTF-8) replaced by U+FFFD.
+// A reason quotes outside text (a destination's status line): one such
+// character would make SQS refuse the park, and the event never park.
+func sqsText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 {
+			return r
+		}
+		return utf8.RuneError
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// maxReason is the most of a reason a parked message carries, in bytes.
+const maxReason = 1024
+
+// cut returns s cut to at most n bytes on a character boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // Attributes a parked message carries, so an operator sees why it is in the
@@ -99,12 +129,11 @@ const (
 
 // Park sends a message body to this queue (the DLQ) with the reason it was
 // parked: env.Marshal() for an event, or the original body of a message that
-// could not be read. reason must not hold payload data; it is truncated to
-// 1 KiB.
+// could not be read. reason must not hold payload data; it is cut to
+// maxReason bytes on a character boundary, and what SQS refuses in it is
+// replaced (sqsText).
 func (q *Queue) Park(ctx context.Context, body string, env webhook.Envelope, reason string, attempts int, at time.Time) error {
-	if len(reason) > 1024 {
-		reason = reason[:1024]
-	}
+	reason = cut(sqsText(reason), maxReason)
 	attrs := attributes(env)
 	if attrs == nil {
 		attrs = map[string]types.MessageAttributeValue{}

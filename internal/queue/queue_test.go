@@ -3,9 +3,11 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -20,9 +22,35 @@ type fakeSQS struct {
 	err     error
 }
 
+// SendMessage records in, and refuses it as SQS does when its body or a
+// String attribute holds a character SQS does not allow.
 func (f *fakeSQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
 	f.sent = append(f.sent, in)
+	texts := map[string]string{"body": aws.ToString(in.MessageBody)}
+	for name, v := range in.MessageAttributes {
+		texts[name] = aws.ToString(v.StringValue)
+	}
+	for name, v := range texts {
+		if err := sqsAllows(v); err != nil {
+			return nil, fmt.Errorf("InvalidParameterValue: %s: %w", name, err)
+		}
+	}
 	return &sqs.SendMessageOutput{}, f.err
+}
+
+// sqsAllows checks s against the characters SQS allows in a message body
+// and a String attribute: #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to
+// #xFFFD | #x10000 to #x10FFFF, in UTF-8.
+func sqsAllows(s string) error {
+	if !utf8.ValidString(s) {
+		return errors.New("not UTF-8")
+	}
+	for _, r := range s {
+		if !(r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000) {
+			return fmt.Errorf("invalid character %U", r)
+		}
+	}
+	return nil
 }
 
 func (f *fakeSQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
@@ -72,6 +100,34 @@ func TestParkCarriesReason(t *testing.T) {
 	}
 	if value(AttrEventType) != env.Type {
 		t.Error("parked message lost its event type")
+	}
+}
+
+// TestParkTakesAnyReason: a reason quotes outside text, such as a
+// destination's status line with control characters, or a multi-byte
+// character where it is cut: SQS takes the park all the same (else the
+// event would never be parked), the reason readable, valid UTF-8 and at
+// most 1 KiB.
+func TestParkTakesAnyReason(t *testing.T) {
+	env := webhook.Envelope{Key: "standard#msg_1", Type: "invoice.paid\x00"}
+	tests := []struct {
+		name, reason, want string
+	}{
+		{"control characters", "destination crm: 400 \x1b[2J\x1b[31mpwned\x07\x00", "destination crm: 400 \uFFFD[2J\uFFFD[31mpwned\uFFFD\uFFFD"},
+		{"cut inside a character", strings.Repeat("x", 1023) + "é and more", strings.Repeat("x", 1023)},
+		{"not UTF-8, and U+FFFF", "bad \xff\xfe byte \uFFFF", "bad \uFFFD byte \uFFFD"},
+		{"two lines, tabs", "destination a: 400\ndestination b:\t410", "destination a: 400\ndestination b:\t410"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeSQS{}
+			if err := New(f, "http://q/dlq").Park(context.Background(), env.Marshal(), env, tt.reason, 5, time.Now()); err != nil {
+				t.Fatalf("Park = %v; want SQS to take it", err)
+			}
+			if got := aws.ToString(f.sent[0].MessageAttributes[AttrReason].StringValue); got != tt.want {
+				t.Errorf("reason = %q; want %q", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -103,3 +103,29 @@ func (s *stack) effectsOnce(t *testing.T, keys []webhook.Key) {
 		t.Errorf("%d emails to %d idempotency keys, want one per event (%d)", len(s.SES.Sent()), len(emails), len(keys))
 	}
 }
+
+// park claims a Stripe event id, finishes it DEAD with reason and parks
+// it in the DLQ, as the processor does, and returns its key.
+func (s *stack) park(t *testing.T, id, reason string) webhook.Key {
+	t.Helper()
+	ctx, now := context.Background(), time.Now()
+	ev := webhook.Event{Provider: "stripe", ID: id, Type: "checkout.session.completed", Created: now, Raw: []byte(`{"id":"` + id + `"}`)}
+	it, err := s.Inbox.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour})
+	if err == nil {
+		err = s.Inbox.PutPayload(ctx, it, ev.Raw)
+	}
+	if err == nil {
+		_, err = s.Inbox.Lease(ctx, it.Key, "w", now, time.Minute)
+	}
+	if err == nil {
+		_, err = s.Inbox.Finish(ctx, it.Key, "w", inbox.Result{Status: inbox.Dead, Error: reason, At: now})
+	}
+	env := webhook.Envelope{Key: it.Key, Type: ev.Type}
+	if err == nil {
+		err = s.DLQ.Park(ctx, env.Marshal(), env, reason, 1, now)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return it.Key
+}

@@ -27,7 +27,8 @@ type Request struct {
 	Keys      []string `json:"keys,omitempty"`
 	EventType string   `json:"eventType,omitempty"`
 	// Reason keeps only the DLQ messages parked with exactly this reason
-	// (their error_reason attribute).
+	// (their error_reason attribute), a line break matching CRLF, CR or
+	// LF: a browser sends a form's line breaks as CRLF.
 	Reason string `json:"reason,omitempty"`
 	DryRun bool   `json:"dryRun,omitempty"`
 }
@@ -379,7 +380,7 @@ func (h *Handler) message(ctx context.Context, m queue.Message, req Request, rep
 			Note: fmt.Sprintf("not an envelope (%d-byte body), left in the DLQ for a person: read it with aws sqs receive-message", len(m.Body)),
 		}, true, false
 	}
-	if req.EventType != "" && env.Type != req.EventType || req.Reason != "" && reason != req.Reason {
+	if req.EventType != "" && env.Type != req.EventType || req.Reason != "" && !sameReason(reason, req.Reason) {
 		return nil, true, false
 	}
 	if sentAt, done := replayed[env.Key]; done {
@@ -523,6 +524,16 @@ func (h *Handler) logLine(ctx context.Context, l Line) {
 	}
 	h.log.Log(ctx, level, "replay "+l.Outcome, "key", l.Key, "message_id", l.MessageID,
 		"status", l.Status, "attempts", strconv.Itoa(l.Attempts), "reason", l.Reason, "note", l.Note)
+}
+
+// lineBreaks makes every line break LF.
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
+
+// sameReason reports whether a DLQ message's reason is the one asked
+// for, line breaks compared as one (a reason of several failures has a
+// line each).
+func sameReason(parked, asked string) bool {
+	return lineBreaks.Replace(parked) == lineBreaks.Replace(asked)
 }
 
 func joinNote(a, b string) string {

@@ -265,29 +265,7 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 func TestReplayByReasonReportsEachLineAsItGoes(t *testing.T) {
 	ctx := context.Background()
 	s := newStack(t)
-	now := time.Now()
-	park := func(id, reason string) webhook.Key {
-		t.Helper()
-		ev := webhook.Event{Provider: "stripe", ID: id, Type: "checkout.session.completed", Created: now, Raw: []byte(`{"id":"` + id + `"}`)}
-		it, err := s.Inbox.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour})
-		if err == nil {
-			err = s.Inbox.PutPayload(ctx, it, ev.Raw)
-		}
-		if err == nil {
-			_, err = s.Inbox.Lease(ctx, it.Key, "w", now, time.Minute)
-		}
-		if err == nil {
-			_, err = s.Inbox.Finish(ctx, it.Key, "w", inbox.Result{Status: inbox.Dead, Error: reason, At: now})
-		}
-		env := webhook.Envelope{Key: it.Key, Type: ev.Type}
-		if err == nil {
-			err = s.DLQ.Park(ctx, env.Marshal(), env, reason, 1, now)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return it.Key
-	}
+	park := func(id, reason string) webhook.Key { return s.park(t, id, reason) }
 	a, b := park("evt_reason_a", "price unknown"), park("evt_reason_b", "price unknown")
 	other := park("evt_reason_c", "no customer email")
 	var told []string
@@ -309,6 +287,19 @@ func TestReplayByReasonReportsEachLineAsItGoes(t *testing.T) {
 	}
 	if left := pipelinetest.Peek(t, s.DLQ); len(left) != 1 || left[0].Attributes[queue.AttrReason] != "no customer email" {
 		t.Errorf("left in the DLQ: %+v, want the other reason's message", left)
+	}
+}
+
+// TestReplayByAReasonOfSeveralLines: an event two destinations refused
+// is parked with a reason of two lines; the console's Parked page asks
+// for its group as a browser sends a form, each line break as CRLF. The
+// group is replayed all the same.
+func TestReplayByAReasonOfSeveralLines(t *testing.T) {
+	s := newStack(t)
+	key := s.park(t, "evt_two_lines", "destination a: 400 Bad Request\ndestination b: 410 Gone")
+	sum, err := s.replay.Handle(context.Background(), replay.Request{All: true, Reason: "destination a: 400 Bad Request\r\ndestination b: 410 Gone"})
+	if err != nil || sum.Moved != 1 || sum.Unmatched != 0 || sum.Events[0].Key != string(key) {
+		t.Errorf("replay of the group = %v:\n%s", err, sum.Text())
 	}
 }
 
