@@ -22,7 +22,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/stripe/eventbridge"
+	"github.com/hookinbox/hookinbox/internal/eventbridge"
 )
 
 // outputSubjectKey is the output of template.yaml with the subject key's

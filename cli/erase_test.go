@@ -19,7 +19,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/stripe/eventbridge"
+	"github.com/hookinbox/hookinbox/internal/eventbridge"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 

@@ -128,7 +128,7 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		ProcessorEnv: env,
 		Template:     tpl,
 		Params:       opts.Parameters,
-		Registry:     reg,
+		Providers:    opts.Providers,
 		Secrets:      secrets,
 	})
 	return &Pipeline{p: p, faults: f, lost: lost, reg: reg}

@@ -13,6 +13,6 @@
 // (chaos), the floor program the performance work measures against
 // (floor) and the check of the Markdown pages' links (doclinks).
 //
-// The rule is checked by internal/lambdafn/catalog's tests: no function
+// The rule is checked by internal/local/catalog's tests: no function
 // links a package under internal/local, nor package testing.
 package local

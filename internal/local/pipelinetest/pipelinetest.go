@@ -29,8 +29,6 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/receiverfn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/reconcilerfn"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/emf"
@@ -42,6 +40,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/receiverfn"
+	"github.com/hookinbox/hookinbox/reconcilerfn"
 )
 
 // The local secrets every Pipeline's functions get (pipeline.LocalEnv).
@@ -110,9 +110,9 @@ type Options struct {
 	Template *samtemplate.Template
 	// Params are the template's parameter values, over its defaults.
 	Params map[string]string
-	// Registry, when set, is the providers the receiver and the
-	// reconciler speak instead of hookinbox's (a team's own among them).
-	Registry *provider.Registry
+	// Providers, when set, are a team's own providers, which the
+	// receiver and the reconciler speak beside hookinbox's.
+	Providers []provider.Provider
 	// Secrets are local values of more secret variables
 	// (pipeline.Options.Secrets).
 	Secrets map[string]string
@@ -149,9 +149,9 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 	if opts.Processor != nil {
 		po.Builders["ProcessorFunction"] = opts.Processor
 	}
-	if opts.Registry != nil {
-		po.Builders["ReceiverFunction"] = receiverfn.Builder(opts.Registry)
-		po.Builders["ReconcilerFunction"] = reconcilerfn.Builder(opts.Registry)
+	if len(opts.Providers) > 0 {
+		po.Builders["ReceiverFunction"] = receiverfn.Builder(opts.Providers...)
+		po.Builders["ReconcilerFunction"] = reconcilerfn.Builder(opts.Providers...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
