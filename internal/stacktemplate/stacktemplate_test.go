@@ -80,8 +80,8 @@ func TestGenerateKeepsHookinboxAndAddsTheBusiness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(out), Header) {
-		t.Errorf("the generated template does not start with Header")
+	if !strings.HasPrefix(string(out), header) {
+		t.Errorf("the generated template does not start with header")
 	}
 	if want := "crm (hookinbox with a CRM): " + base.Description; got.Description != want {
 		t.Errorf("Description = %q, want %q", got.Description, want)
