@@ -59,7 +59,7 @@ func TestRefused(t *testing.T) {
 	}{
 		{"other provider", webhook.Event{Provider: "github", ID: "1", Raw: []byte(`{}`)}, "not a Stripe event"},
 		{"not JSON", webhook.Event{Provider: "stripe", ID: "evt_1", Raw: []byte(`{`)}, "parse Stripe event"},
-		{"no object", webhook.Event{Provider: "stripe", ID: "evt_1", Raw: []byte(`{"id":"evt_1","data":{}}`)}, "no data.object"},
+		{"no object", webhook.Event{Provider: "stripe", ID: "evt_1", Raw: []byte(`{"id":"evt_1","data":{}}`)}, "stripe#evt_1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
