@@ -56,7 +56,7 @@ type Pipeline struct {
 	reg    *provider.Registry
 }
 
-// Options say what NewWith runs.
+// Options say what New runs.
 type Options struct {
 	// Business builds the processor's business, as processorfn.Run
 	// does in your processor's main. Required.
@@ -80,20 +80,12 @@ type Options struct {
 	Template string
 }
 
-// New builds the pipeline with the processor running the business b
-// builds; env is added to the processor's environment (your settings).
-// It is NewWith with the default template.
-func New(t testing.TB, b processorfn.BusinessBuilder, env map[string]string) *Pipeline {
-	t.Helper()
-	return NewWith(t, Options{Business: b, Env: env})
-}
-
-// NewWith builds the pipeline opts say. The receiver accepts the local
+// New builds the pipeline opts say. The receiver accepts the local
 // signing secrets Deliver signs with; the providers' APIs are local
 // stand-ins. The processor retries a failed event after 1 s
 // (BACKOFF_MAX; Options.Env may set another), and reaches DynamoDB
 // through a proxy that CheckOnce uses to lose answers.
-func NewWith(t testing.TB, opts Options) *Pipeline {
+func New(t testing.TB, opts Options) *Pipeline {
 	t.Helper()
 	if opts.Business == nil {
 		t.Fatal("hookinboxtest: Options.Business is nil")
