@@ -410,7 +410,7 @@ func parkDead(t *testing.T, store *inbox.DynamoDB, dlq *queue.Queue, ev webhook.
 	if _, err := store.Finish(ctx, it.Key, "w", inbox.Result{Status: inbox.Dead, Error: reason, At: now}); err != nil {
 		t.Fatal(err)
 	}
-	env := webhook.Envelope{Key: it.Key, Type: ev.Type}
+	env := queue.Envelope{Key: it.Key, Type: ev.Type}
 	if err := dlq.Park(ctx, env.Marshal(), env, reason, attempts, now); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -86,7 +87,7 @@ type resent struct {
 	After time.Duration
 }
 
-func (q *queues) SendAfter(_ context.Context, env webhook.Envelope, d time.Duration) error {
+func (q *queues) SendAfter(_ context.Context, env queue.Envelope, d time.Duration) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.resent = append(q.resent, resent{env.Key, d})
@@ -108,7 +109,7 @@ func (q *queues) Delay(_ context.Context, receipt string, d time.Duration) error
 	return nil
 }
 
-func (q *queues) Park(_ context.Context, body string, _ webhook.Envelope, reason string, attempts int, _ time.Time) error {
+func (q *queues) Park(_ context.Context, body string, _ queue.Envelope, reason string, attempts int, _ time.Time) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.parked = append(q.parked, parked{body, reason, attempts})
@@ -164,7 +165,7 @@ func (f *fixture) claim(t *testing.T, id, typ string) events.SQSMessage {
 			t.Fatal(err)
 		}
 	}
-	return message(id, webhook.Envelope{Key: ev.Key(), Type: typ}.Marshal(), 1)
+	return message(id, queue.Envelope{Key: ev.Key(), Type: typ}.Marshal(), 1)
 }
 
 // wantStatus checks that event id is in status after as many attempts.

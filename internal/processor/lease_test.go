@@ -22,6 +22,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -53,7 +54,7 @@ func TestRefusedLeaseIsParkedWithItsReason(t *testing.T) {
 		t.Errorf("failures %v, delays %v, sent again %v; want the message acknowledged", failedIDs(resp), f.q.delays, f.q.resent)
 	}
 	if len(f.q.parked) != 1 || !strings.Contains(f.q.parked[0].Reason, "AccessDeniedException") ||
-		f.q.parked[0].Body != (webhook.Envelope{Key: webhook.NewKey("stripe", "evt_denied"), Type: "checkout.session.completed"}).Marshal() {
+		f.q.parked[0].Body != (queue.Envelope{Key: webhook.NewKey("stripe", "evt_denied"), Type: "checkout.session.completed"}).Marshal() {
 		t.Fatalf("parked %+v, want the envelope once with the access denied reason", f.q.parked)
 	}
 	if runs := f.biz.Runs(); len(runs) != 0 {
@@ -165,7 +166,7 @@ func TestCopyRacingAFailedAttemptComesBack(t *testing.T) {
 			t.Errorf("the twin's Finish: %v", err)
 		}
 	})
-	msg := message("evt_twin", webhook.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal(), 1)
+	msg := message("evt_twin", queue.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal(), 1)
 	resp, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{msg}})
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 // job is one message being processed.
 type job struct {
 	msg      events.SQSMessage
-	env      webhook.Envelope // zero when the body is not an envelope
+	env      queue.Envelope // zero when the body is not an envelope
 	log      *slog.Logger
 	owner    string // the lease owner: this process and message
 	receives int    // the message's ApproximateReceiveCount
@@ -43,7 +43,7 @@ func (h *Handler) newJob(ctx context.Context, msg events.SQSMessage) (context.Co
 		log = log.With("trace_id", queue.TraceRoot(trace))
 	}
 	j := &job{msg: msg, log: log, owner: h.instance + "/" + msg.MessageId, receives: receives}
-	env, err := webhook.ParseEnvelope(msg.Body)
+	env, err := queue.ParseEnvelope(msg.Body)
 	if err != nil {
 		return ctx, j, err
 	}
@@ -85,7 +85,7 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 func (h *Handler) unreadable(ctx context.Context, j *job, err error) (retry bool) {
 	reason := logs.RedactError(err)
 	j.log.Error("unreadable message parked", "reason", reason)
-	if perr := h.park(ctx, j.log, j.msg.Body, webhook.Envelope{}, reason, 0); perr != nil {
+	if perr := h.park(ctx, j.log, j.msg.Body, queue.Envelope{}, reason, 0); perr != nil {
 		return true
 	}
 	h.cfg.Metrics.Emit(metrics.Dims{}, metrics.Counted(metrics.Parked, 1))

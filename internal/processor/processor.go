@@ -111,6 +111,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -285,12 +286,12 @@ type ledger interface {
 // last receive, as a fresh message sent after a delay (SendAfter).
 type eventsQueue interface {
 	Delay(ctx context.Context, receiptHandle string, d time.Duration) error
-	SendAfter(ctx context.Context, env webhook.Envelope, d time.Duration) error
+	SendAfter(ctx context.Context, env queue.Envelope, d time.Duration) error
 }
 
 // deadLetters parks an event with its reason.
 type deadLetters interface {
-	Park(ctx context.Context, body string, env webhook.Envelope, reason string, attempts int, at time.Time) error
+	Park(ctx context.Context, body string, env queue.Envelope, reason string, attempts int, at time.Time) error
 }
 
 // Handler processes batches from the events queue.
@@ -377,7 +378,7 @@ func (h *Handler) lanes(msgs []events.SQSMessage) [2][]int {
 	var lanes [2][]int
 	for i, msg := range msgs {
 		lane := 0
-		if env, err := webhook.ParseEnvelope(msg.Body); err == nil && h.cfg.IDOnly[env.Key.Provider()] {
+		if env, err := queue.ParseEnvelope(msg.Body); err == nil && h.cfg.IDOnly[env.Key.Provider()] {
 			lane = 1
 		}
 		lanes[lane] = append(lanes[lane], i)

@@ -15,8 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-
-	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // AttrEventType is the message attribute that carries the event type on a
@@ -49,7 +47,7 @@ func New(client sqsAPI, url string) *Queue { return &Queue{client: client, url: 
 func (q *Queue) URL() string { return q.url }
 
 // Send sends one envelope.
-func (q *Queue) Send(ctx context.Context, env webhook.Envelope) error {
+func (q *Queue) Send(ctx context.Context, env Envelope) error {
 	return q.SendAfter(ctx, env, 0)
 }
 
@@ -60,7 +58,7 @@ const maxDelay = 15 * time.Minute
 // whole seconds and at most maxDelay. The processor uses it to send a
 // message again, with a fresh receive count, instead of returning it on its
 // last receive.
-func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Duration) error {
+func (q *Queue) SendAfter(ctx context.Context, env Envelope, d time.Duration) error {
 	if d > maxDelay {
 		d = maxDelay
 	}
@@ -78,7 +76,7 @@ func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Dura
 }
 
 // attributes returns the message attributes that travel with env.
-func attributes(env webhook.Envelope) map[string]types.MessageAttributeValue {
+func attributes(env Envelope) map[string]types.MessageAttributeValue {
 	if env.Type == "" {
 		return nil
 	}
@@ -101,7 +99,7 @@ const (
 // parked: env.Marshal() for an event, or the original body of a message that
 // could not be read. reason must not hold payload data; it is truncated to
 // 1 KiB.
-func (q *Queue) Park(ctx context.Context, body string, env webhook.Envelope, reason string, attempts int, at time.Time) error {
+func (q *Queue) Park(ctx context.Context, body string, env Envelope, reason string, attempts int, at time.Time) error {
 	if len(reason) > 1024 {
 		reason = reason[:1024]
 	}

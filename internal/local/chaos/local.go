@@ -327,7 +327,7 @@ func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
 
 // Requeue implements Target.
 func (l *Local) Requeue(ctx context.Context, ev Event) error {
-	return l.events.Send(ctx, webhook.Envelope{Key: ev.Key(), Type: ev.Type})
+	return l.events.Send(ctx, queue.Envelope{Key: ev.Key(), Type: ev.Type})
 }
 
 // Busy implements Target.

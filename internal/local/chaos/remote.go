@@ -135,7 +135,7 @@ func (r *Remote) stage(ctx context.Context, ev Event) error {
 
 // Requeue implements Target.
 func (r *Remote) Requeue(ctx context.Context, ev Event) error {
-	return r.events.Send(ctx, webhook.Envelope{Key: ev.Key(), Type: ev.Type})
+	return r.events.Send(ctx, queue.Envelope{Key: ev.Key(), Type: ev.Type})
 }
 
 // Busy implements Target.
