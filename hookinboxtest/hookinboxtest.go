@@ -37,6 +37,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lostanswer"
@@ -181,7 +182,7 @@ func (p *Pipeline) AllFinished(t testing.TB, keys []webhook.Key) bool {
 // Effects returns the effect ledger of the event key, sorted by effect name.
 func (p *Pipeline) Effects(t testing.TB, key webhook.Key) []effects.Record {
 	t.Helper()
-	recs, err := effects.NewLedger(p.p.DynamoDB, p.p.Stack.Tables["InboxTable"], 0).Records(context.Background(), key)
+	recs, err := ledger.New(p.p.DynamoDB, p.p.Stack.Tables["InboxTable"], 0).Records(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}

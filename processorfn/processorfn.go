@@ -30,6 +30,7 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/processor"
@@ -135,7 +136,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(all), Concurrency: concurrency, Subjects: subjects,
 		},
 		store,
-		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
+		ledger.New(db, s.Table, inbox.DefaultTTL),
 		business,
 		queue.New(sq, s.QueueURL),
 		queue.New(sq, s.DLQURL),

@@ -15,6 +15,7 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -263,7 +264,7 @@ func (s watchedStore) Get(ctx context.Context, key webhook.Key) (inbox.Item, err
 // key, in order.
 func recordedEffects(t *testing.T, p *pipelinetest.Pipeline, key webhook.Key) []string {
 	t.Helper()
-	recs, err := effects.NewLedger(p.DynamoDB, p.Stack.Tables["InboxTable"], time.Hour).Records(context.Background(), key)
+	recs, err := ledger.New(p.DynamoDB, p.Stack.Tables["InboxTable"], time.Hour).Records(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}

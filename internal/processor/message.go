@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -273,15 +273,15 @@ func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger
 			err = fmt.Errorf("business code panicked: %v", r)
 		}
 	}()
-	mw := []effects.Middleware{timed(h.cfg.Metrics)}
+	mw := []middleware{timed(h.cfg.Metrics)}
 	if !effectsBy.IsZero() {
-		mw = []effects.Middleware{notAfter(effectsBy), timed(h.cfg.Metrics)}
+		mw = []middleware{notAfter(effectsBy), timed(h.cfg.Metrics)}
 	}
 	if deadline, ok := ctx.Deadline(); ok {
 		// An effect that has run is recorded with retries until the
 		// ledger's share of the reserve is used up, whatever context the
 		// business hands the ledger.
-		ctx = effects.WithRecordDeadline(ctx, deadline)
+		ctx = ledger.WithRecordDeadline(ctx, deadline)
 	}
-	return h.business.Handle(ctx, ev, effects.With(h.ledger.For(key), mw...))
+	return h.business.Handle(ctx, ev, withMiddleware(h.ledger.For(key), mw...))
 }

@@ -277,8 +277,8 @@ type leaseStore interface {
 	RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (inbox.Footprint, error)
 }
 
-// ledger hands out the effect runner of one event.
-type ledger interface {
+// runners hands out the effect runner of one event.
+type runners interface {
 	For(key webhook.Key) effects.Runner
 }
 
@@ -298,7 +298,7 @@ type deadLetters interface {
 type Handler struct {
 	cfg      Config
 	store    leaseStore
-	ledger   ledger
+	ledger   runners
 	business Business
 	events   eventsQueue
 	dlq      deadLetters
@@ -307,7 +307,7 @@ type Handler struct {
 }
 
 // New returns a Handler.
-func New(cfg Config, store leaseStore, l ledger, b Business, events eventsQueue, dlq deadLetters, log *slog.Logger) *Handler {
+func New(cfg Config, store leaseStore, l runners, b Business, events eventsQueue, dlq deadLetters, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
