@@ -139,20 +139,13 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		Params:   opts.Params,
 		Secrets:  opts.Secrets,
 		Forward:  opts.Forward,
-		Builders: map[string]lambdafn.Builder{},
 	}
 	if opts.Template == nil {
 		// Recorded for the IAM check (make test-iam), which knows
 		// template.yaml's roles.
 		po.IAMRecord, po.IAMTest = os.Getenv(iamcheck.RecordVariable), t.Name()
 	}
-	if opts.Processor != nil {
-		po.Builders["ProcessorFunction"] = opts.Processor
-	}
-	if len(opts.Providers) > 0 {
-		po.Builders["ReceiverFunction"] = receiverfn.Builder(opts.Providers...)
-		po.Builders["ReconcilerFunction"] = reconcilerfn.Builder(opts.Providers...)
-	}
+	po.Builders = builders(opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, err := pipeline.Start(ctx, emu, po)
@@ -185,6 +178,20 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		BatchSize: 10, Function: lambdalocal.InProcess(p.Process),
 	}
 	return p
+}
+
+// builders returns the builders opts replace: the processor of another
+// module's business, the receiver and reconciler with a team's providers.
+func builders(opts Options) map[string]lambdafn.Builder {
+	b := map[string]lambdafn.Builder{}
+	if opts.Processor != nil {
+		b["ProcessorFunction"] = opts.Processor
+	}
+	if len(opts.Providers) > 0 {
+		b["ReceiverFunction"] = receiverfn.Builder(opts.Providers...)
+		b["ReconcilerFunction"] = reconcilerfn.Builder(opts.Providers...)
+	}
+	return b
 }
 
 // Send hands req to the receiver, as API Gateway would, and returns its
