@@ -140,6 +140,9 @@ func ending(it inbox.Item) []step {
 	if it.PayloadRemoved != "" {
 		out = append(out, step{At: it.RemovedAt, What: "payload " + it.PayloadRemoved, Detail: "every stored copy removed; the dedupe record stays"})
 	}
+	if it.EraseWhenFinished && it.PayloadRemoved == "" {
+		out = append(out, step{At: it.ProcessedAt, What: "erasure waiting", Detail: "an erasure named this event: its payload is erased once it has finished", Class: "warn"})
+	}
 	slices.SortStableFunc(out, func(a, b step) int { return a.At.Compare(b.At) })
 	return out
 }
@@ -148,6 +151,7 @@ func ending(it inbox.Item) []step {
 // at maxShownPayload, and a note when it is cut or gone.
 func showPayload(ev Event) (string, string) {
 	it, p := ev.Item, ev.Payload
+	note := ""
 	switch {
 	case it.PayloadRemoved != "":
 		return "", "Erased: every stored copy was removed at " + when(it.RemovedAt) + " (" + it.PayloadRemoved + ")."
@@ -155,12 +159,14 @@ func showPayload(ev Event) (string, string) {
 		return "", "No payload is stored for this event."
 	case len(p) > maxShownPayload:
 		return string(p[:maxShownPayload]), fmt.Sprintf("%d bytes: the first %d KiB shown as stored. The whole: the inspect command below.", len(p), maxShownPayload>>10)
+	case it.EraseWhenFinished:
+		note = "An erasure named this event: this payload is erased once the event has finished."
 	}
 	var b bytes.Buffer
 	if json.Indent(&b, p, "", "  ") == nil {
-		return b.String(), ""
+		return b.String(), note
 	}
-	return string(p), ""
+	return string(p), note
 }
 
 func orDash(s string) string {
