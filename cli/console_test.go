@@ -200,7 +200,7 @@ func erasedAfterDone(t *testing.T, store *inbox.DynamoDB, dlq *queue.Queue, ev w
 	if err == nil {
 		_, err = store.RemovePayload(ctx, it.Key, inbox.RemovedErased, now)
 	}
-	env := webhook.Envelope{Key: it.Key, Type: ev.Type}
+	env := queue.Envelope{Key: it.Key, Type: ev.Type}
 	if err == nil {
 		err = dlq.Park(ctx, env.Marshal(), env, "no customer email", 1, now)
 	}
