@@ -94,6 +94,9 @@ func DynamoDB(ctx context.Context, cfg aws.Config) *dynamodb.Client {
 	return dynamodb.NewFromConfig(cfg)
 }
 
+// build builds the processor of reg's providers, with the business b
+// builds (nil: destinations only), the destinations, the alerts and the
+// privacy requests around it.
 func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger, b BusinessBuilder, reg *provider.Registry) (any, error) {
 	s, err := loadSettings(getenv)
 	db := dynamodb.NewFromConfig(cfg)
