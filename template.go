@@ -1,7 +1,7 @@
 // Package hookinbox holds hookinbox's SAM template as this version ships
-// it (Template), for generating a team's own stack from it
-// (stacktemplate.Generate, `hookinbox template`). The code that handles
-// events is in webhook, effects, stripeevent and processorfn.
+// it (Template), from which `hookinbox template` generates a team's own
+// stack. A team's code imports the packages below it: webhook, effects,
+// stripeevent, processorfn and the other fn packages, hookinboxtest.
 package hookinbox
 
 import (

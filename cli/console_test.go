@@ -283,7 +283,7 @@ func TestConsoleClientsRefuseWhatTheirCommandWouldNot(t *testing.T) {
 		if _, err := c.read.store().Requeue(ctx, "stripe#evt_x", time.Now()); !errors.Is(err, errNotAllowed) {
 			t.Errorf("read-only %v: the pages' client wrote: %v", readOnly, err)
 		}
-		if err := queue.New(sqs.NewFromConfig(c.peek.cfg), c.peek.queueURL).Send(ctx, webhook.Envelope{Key: "stripe#evt_x"}); !errors.Is(err, errNotAllowed) {
+		if err := queue.New(sqs.NewFromConfig(c.peek.cfg), c.peek.queueURL).Send(ctx, queue.Envelope{Key: "stripe#evt_x"}); !errors.Is(err, errNotAllowed) {
 			t.Errorf("read-only %v: the dry runs' client sent: %v", readOnly, err)
 		}
 		if readOnly != (c.write == nil) {

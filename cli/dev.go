@@ -17,8 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/stacktemplate"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/stacktemplate"
 
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
@@ -530,7 +530,7 @@ func (d *devStack) stateOf(root, baseURL string, st *pipeline.Stack, fns []pipel
 
 func (d *devStack) printBanner(s *devState, specs []pipeline.Function) {
 	w := d.stdout
-	mode := "in-process handlers (internal/lambdafn/catalog); --rie runs the real bootstraps"
+	mode := "in-process handlers (internal/local/catalog); --rie runs the real bootstraps"
 	if d.flags.rie {
 		mode = "bootstrap binaries under aws-lambda-rie"
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -171,7 +172,7 @@ func (b *batchLogger) Invoke(ctx context.Context, payload []byte) ([]byte, error
 
 // messageLabel names a message by its event key, or by its message ID.
 func messageLabel(m events.SQSMessage) string {
-	if env, err := webhook.ParseEnvelope(m.Body); err == nil {
+	if env, err := queue.ParseEnvelope(m.Body); err == nil {
 		return string(env.Key)
 	}
 	return "message " + m.MessageId
@@ -180,7 +181,7 @@ func messageLabel(m events.SQSMessage) string {
 // outcome says what became of one message's event: done, ignored, failed
 // and retrying, parked, or still waiting for another worker.
 func (b *batchLogger) outcome(ctx context.Context, m events.SQSMessage, retry bool) string {
-	env, err := webhook.ParseEnvelope(m.Body)
+	env, err := queue.ParseEnvelope(m.Body)
 	if b.status == nil || err != nil {
 		if retry {
 			return "to retry"

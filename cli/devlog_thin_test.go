@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -39,7 +40,7 @@ func TestBatchLineNamesTheFetch(t *testing.T) {
 			b.status = func(context.Context, webhook.Key) (inbox.Item, error) {
 				return inbox.Item{Status: tt.status, Payload: tt.payload}, nil
 			}
-			msg := events.SQSMessage{Body: webhook.Envelope{Key: tt.key}.Marshal()}
+			msg := events.SQSMessage{Body: queue.Envelope{Key: tt.key}.Marshal()}
 			if got := b.outcome(context.Background(), msg, false); got != tt.want {
 				t.Errorf("outcome = %q, want %q", got, tt.want)
 			}

@@ -207,7 +207,7 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := webhook.Envelope{Key: webhook.NewKey("stripe", id), Type: "checkout.session.completed"}
+	env := queue.Envelope{Key: webhook.NewKey("stripe", id), Type: "checkout.session.completed"}
 	if err := queue.New(sqs.NewFromConfig(cfg), st.Queues["EventsDLQ"].URL).Park(ctx, env.Marshal(), env, "test: parked by hand", 1, time.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -15,11 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/internal/eventbridge"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/stripe/eventbridge"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 

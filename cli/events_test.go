@@ -16,7 +16,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
-	"github.com/hookinbox/hookinbox/webhook"
+	"github.com/hookinbox/hookinbox/internal/queue"
 )
 
 // TestFunctionEventFixtures invokes functions/receiver/event.json and
@@ -88,7 +88,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 		if err := json.Unmarshal(mustJSON(t, processorEvent), &batch); err != nil || len(batch.Records) != 1 {
 			t.Fatalf("functions/processor/event.json: want one SQS record: %v", err)
 		}
-		env, err := webhook.ParseEnvelope(batch.Records[0].Body)
+		env, err := queue.ParseEnvelope(batch.Records[0].Body)
 		if err != nil || env.Key != ev.Key() {
 			t.Fatalf("processor event.json names %q (%v), want the receiver event's %s", env.Key, err, ev.Key())
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/console"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -28,7 +29,7 @@ type inspection struct {
 	Effects []effects.Record `json:"effects"`
 	// OpenIntents are at-most-once effects started and never recorded:
 	// they may have run, and a person resolves them before a replay.
-	OpenIntents []effects.Intent `json:"open_intents"`
+	OpenIntents []ledger.Intent `json:"open_intents"`
 	// Destinations are the event's delivery attempts, by destination.
 	Destinations []destination.Attempts `json:"destinations"`
 	Payload      json.RawMessage        `json:"payload,omitempty"`
@@ -133,7 +134,7 @@ Examples:
 			out.Effects = []effects.Record{}
 		}
 		if out.OpenIntents == nil {
-			out.OpenIntents = []effects.Intent{}
+			out.OpenIntents = []ledger.Intent{}
 		}
 		if json.Valid(payload) {
 			out.Payload = payload
@@ -161,7 +162,7 @@ func inspectEvent(ctx context.Context, t *target, key webhook.Key, payload bool)
 		return console.Event{}, err
 	}
 	ev := console.Event{Item: it}
-	if ev.Effects, ev.OpenIntents, err = effects.NewLedger(db, t.table, 0).Read(ctx, key); err != nil {
+	if ev.Effects, ev.OpenIntents, err = ledger.New(db, t.table, 0).Read(ctx, key); err != nil {
 		return ev, err
 	}
 	if ev.Destinations, err = destination.NewLog(db, t.table, 0).Read(ctx, key); err != nil {
@@ -256,7 +257,7 @@ func printable(s, keep string) string {
 // printOpenIntents prints the open intents of an event and, for each, the
 // two writes that resolve it (docs/operations.md, "The DLQ alarm fired"),
 // then the replay, with stackArgs choosing the stack.
-func printOpenIntents(w io.Writer, table string, open []effects.Intent, stackArgs string) {
+func printOpenIntents(w io.Writer, table string, open []ledger.Intent, stackArgs string) {
 	if len(open) == 0 {
 		return
 	}

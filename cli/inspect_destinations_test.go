@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -57,8 +58,8 @@ func TestInspectShowsDestinationAttempts(t *testing.T) {
 	if _, err := inbox.NewDynamoDB(emu.DynamoDB(), table).Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	ledger := effects.NewLedger(emu.DynamoDB(), table, time.Hour)
-	if err := set.Wrap(nil).Handle(ctx, ev, ledger.For(ev.Key())); !errors.Is(err, destination.ErrRetry) {
+	effectLedger := ledger.New(emu.DynamoDB(), table, time.Hour)
+	if err := set.Wrap(nil).Handle(ctx, ev, effectLedger.For(ev.Key())); !errors.Is(err, destination.ErrRetry) {
 		t.Fatalf("deliver: %v; want crm's 503 to be retried", err)
 	}
 

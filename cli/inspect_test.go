@@ -18,6 +18,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -85,7 +86,7 @@ func TestInspectShowsOpenIntentsAndHowToResolveThem(t *testing.T) {
 	ctx := context.Background()
 	table := st.Tables["InboxTable"]
 	store := inbox.NewDynamoDB(emu.DynamoDB(), table)
-	ledger := effects.NewLedger(emu.DynamoDB(), table, time.Hour)
+	effectLedger := ledger.New(emu.DynamoDB(), table, time.Hour)
 	path := filepath.Join(t.TempDir(), "state.json")
 	state := &devState{PID: os.Getpid(), Region: devstack.Region, StackName: st.Name,
 		Endpoints: map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": emu.DynamoDBURL, "AWS_ENDPOINT_URL_SQS": emu.SQSURL},
@@ -109,7 +110,7 @@ func TestInspectShowsOpenIntentsAndHowToResolveThem(t *testing.T) {
 			t.Fatal(err)
 		}
 		send := func(context.Context, string) (string, error) { return "", errors.New("ses: i/o timeout") }
-		unknown := effects.AtMostOnce(ctx, ledger.For(it.Key), "welcome-email", send)
+		unknown := effects.AtMostOnce(ctx, effectLedger.For(it.Key), "welcome-email", send)
 		if !errors.Is(unknown, effects.ErrOutcomeUnknown) {
 			t.Fatalf("AtMostOnce: %v, want ErrOutcomeUnknown", unknown)
 		}
@@ -144,11 +145,11 @@ func TestInspectShowsOpenIntentsAndHowToResolveThem(t *testing.T) {
 			cmd = "it ran"
 		}
 		runUpdateItem(t, emu.DynamoDB(), commandAfter(t, text, cmd))
-		if _, open, err := ledger.Read(ctx, it.Key); err != nil || len(open) != 0 {
+		if _, open, err := effectLedger.Read(ctx, it.Key); err != nil || len(open) != 0 {
 			t.Errorf("after %q: open intents %+v, err %v; want none", cmd, open, err)
 		}
 		sent := 0
-		err = effects.AtMostOnce(ctx, ledger.For(it.Key), "welcome-email", func(context.Context, string) (string, error) { sent++; return "msg", nil })
+		err = effects.AtMostOnce(ctx, effectLedger.For(it.Key), "welcome-email", func(context.Context, string) (string, error) { sent++; return "msg", nil })
 		if err != nil || sent != map[bool]int{true: 0, false: 1}[ran] {
 			t.Errorf("after %q: the next attempt sent %d emails, err %v", cmd, sent, err)
 		}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -175,7 +176,7 @@ func TestOperatingADeployedStack(t *testing.T) {
 	}
 	db, sq := dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
 	store := inbox.NewDynamoDB(db, table)
-	ledger := effects.NewLedger(db, table, time.Hour)
+	effectLedger := ledger.New(db, table, time.Hour)
 	events, dlq := queue.New(sq, eventsURL), queue.New(sq, dlqURL)
 
 	// A Shopify event whose stock effect ran, then parked; and a Stripe
@@ -183,7 +184,7 @@ func TestOperatingADeployedStack(t *testing.T) {
 	now := time.Now()
 	ev := webhook.Event{Provider: "shopify", ID: "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", Type: "orders/paid", Created: now, Raw: []byte(`{"id":820982911946154508}`)}
 	it := parkDead(t, store, dlq, ev, "loyalty service refused", 5, func(key webhook.Key) error {
-		return effects.DoResult(ctx, ledger.For(key), "decrement-stock", func(context.Context, string) (string, error) { return effects.ResultApplied, nil })
+		return effects.DoResult(ctx, effectLedger.For(key), "decrement-stock", func(context.Context, string) (string, error) { return "applied", nil })
 	})
 	stuck := webhook.Event{Provider: "stripe", ID: "evt_stuck", Type: "invoice.paid", Created: now.Add(-20 * time.Minute), Raw: []byte(`{}`)}
 	if _, err := store.Claim(ctx, inbox.Claim{Event: stuck, At: now.Add(-20 * time.Minute), TTL: time.Hour}); err != nil {
@@ -204,7 +205,7 @@ func TestOperatingADeployedStack(t *testing.T) {
 		if s.Item, err = store.Get(ctx, it.Key); err != nil {
 			t.Fatal(err)
 		}
-		if s.Effects, _, err = ledger.Read(ctx, it.Key); err != nil {
+		if s.Effects, _, err = effectLedger.Read(ctx, it.Key); err != nil {
 			t.Fatal(err)
 		}
 		if s.Events, err = events.Depth(ctx); err != nil {
@@ -241,7 +242,7 @@ func TestOperatingADeployedStack(t *testing.T) {
 	}
 
 	out, errOut := run(cmdInspect, string(it.Key))
-	for _, want := range []string{"status          DEAD", "loyalty service refused", "decrement-stock", effects.ResultApplied} {
+	for _, want := range []string{"status          DEAD", "loyalty service refused", "decrement-stock", "applied"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect printed no %q:\n%s", want, out)
 		}
@@ -410,7 +411,7 @@ func parkDead(t *testing.T, store *inbox.DynamoDB, dlq *queue.Queue, ev webhook.
 	if _, err := store.Finish(ctx, it.Key, "w", inbox.Result{Status: inbox.Dead, Error: reason, At: now}); err != nil {
 		t.Fatal(err)
 	}
-	env := webhook.Envelope{Key: it.Key, Type: ev.Type}
+	env := queue.Envelope{Key: it.Key, Type: ev.Type}
 	if err := dlq.Park(ctx, env.Marshal(), env, reason, attempts, now); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/hookinbox/hookinbox/stacktemplate"
+	"github.com/hookinbox/hookinbox/internal/stacktemplate"
 )
 
 func cmdTemplate(_ context.Context, args []string, stdout, _ io.Writer) error {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hookinbox/hookinbox/stacktemplate"
+	"github.com/hookinbox/hookinbox/internal/stacktemplate"
 )
 
 func TestTemplateWritesTheGeneratedTemplate(t *testing.T) {

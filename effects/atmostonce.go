@@ -26,7 +26,7 @@ var ErrOutcomeUnknown = errors.New("effect may have run; its outcome is unknown,
 // fn returns:
 //
 //   - nil: the outcome replaces the intent, written with retries until
-//     the context's WithRecordDeadline (or its own deadline) passes.
+//     shortly before the invocation ends.
 //   - an error marked NotDone (the outside system refused the call, so
 //     it certainly did not happen): the intent is released and the
 //     error returned as it is; a retry runs fn again.
@@ -57,52 +57,11 @@ func NotDone(err error) error {
 	return notDone{err} // a permanent err stays permanent through Unwrap
 }
 
-// isNotDone reports whether err was marked with NotDone.
-func isNotDone(err error) bool {
+// IsNotDone reports whether err was marked with NotDone: the outside call
+// certainly did not happen.
+func IsNotDone(err error) bool {
 	var nd notDone
 	return errors.As(err, &nd)
-}
-
-type recordDeadlineKey struct{}
-
-// WithRecordDeadline returns a copy of ctx that tells the ledgers how long
-// they may keep trying to record an effect that has run: until t, even
-// when ctx itself is cancelled or ends sooner (an effect cut off at its own
-// deadline, say). The processor sets it a little before the invocation
-// ends, so the outcome of the event is still written after it.
-func WithRecordDeadline(ctx context.Context, t time.Time) context.Context {
-	return context.WithValue(ctx, recordDeadlineKey{}, t)
-}
-
-// recordContext returns the context to record an effect that has run with:
-// ctx without its cancellation, ending at ctx's WithRecordDeadline when it has
-// one, and ctx itself otherwise.
-func recordContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	t, ok := ctx.Value(recordDeadlineKey{}).(time.Time)
-	if !ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithDeadline(context.WithoutCancel(ctx), t)
-}
-
-// persist calls write until it succeeds, fails permanently, or ctx ends,
-// pausing 50 ms, 100 ms, ... up to 1 s between tries: the record of an
-// effect that has run is worth the wait, since without it a retry repeats
-// the effect (or, at most once, cannot tell).
-func persist(ctx context.Context, write func(context.Context) error) error {
-	pause := 50 * time.Millisecond
-	for {
-		err := write(ctx)
-		if err == nil || webhook.IsPermanent(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, time.Second)
-	}
 }
 
 // newAttemptID returns a random ID that tells one runner's intents from

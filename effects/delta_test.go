@@ -110,7 +110,7 @@ func TestAddDelta(t *testing.T) {
 	t.Run("Invalid", func(t *testing.T) {
 		_, err := AddDelta(ctx, nil, "t", "", "stripe#evt_1", 1)
 		if !isInvalid(err) {
-			t.Errorf("err = %v, want ErrInvalid", err)
+			t.Errorf("err = %v, want errInvalid", err)
 		}
 	})
 }
@@ -126,7 +126,7 @@ func assertBalance(t *testing.T, db querier, table, target string, want int64) {
 	}
 }
 
-func isInvalid(err error) bool { return errors.Is(err, ErrInvalid) && webhook.IsPermanent(err) }
+func isInvalid(err error) bool { return errors.Is(err, errInvalid) && webhook.IsPermanent(err) }
 
 type countingQuerier struct {
 	querier

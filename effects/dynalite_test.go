@@ -12,7 +12,8 @@ import (
 // testDynamoDB is what the tests call: the package's interface plus what the
 // tests use to inspect tables.
 type testDynamoDB interface {
-	dynamoDB
+	putter
+	querier
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 }
 

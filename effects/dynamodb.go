@@ -18,11 +18,6 @@ type (
 	querier interface {
 		Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	}
-	// dynamoDB is what the Ledger needs.
-	dynamoDB interface {
-		putter
-		querier
-	}
 )
 
 // Attribute names of the table key.
@@ -82,4 +77,11 @@ func describeKey(item map[string]types.AttributeValue) string {
 		return "item"
 	}
 	return pk.Value + "/" + sk.Value
+}
+
+func attrString(item map[string]types.AttributeValue, name string) string {
+	if s, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
 }

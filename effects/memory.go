@@ -9,8 +9,8 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// MemoryLedger is the effect ledger in memory, with the Ledger's behaviour,
-// for unit tests. It is safe for concurrent use. Records never expire.
+// MemoryLedger is an effect ledger in memory, for unit tests: it behaves
+// as the processor's ledger in DynamoDB does. It is safe for concurrent use. Records never expire.
 type MemoryLedger struct {
 	mu   sync.Mutex
 	recs map[webhook.Key]map[string]Record
@@ -57,7 +57,7 @@ func (r *memoryRunner) Run(ctx context.Context, e Effect) error {
 	return r.do(ctx, e.Name, e.AtMostOnce, e.Fn)
 }
 
-func (r *memoryRunner) do(ctx context.Context, name string, atMostOnce bool, fn Func) error {
+func (r *memoryRunner) do(ctx context.Context, name string, atMostOnce bool, fn func(context.Context, string) (string, error)) error {
 	m, id := r.m, string(r.key)+"\x00"+name
 	m.mu.Lock()
 	lock, ok := m.running[id]
@@ -87,7 +87,7 @@ func (r *memoryRunner) do(ctx context.Context, name string, atMostOnce bool, fn 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
-	case err != nil && atMostOnce && !isNotDone(err):
+	case err != nil && atMostOnce && !IsNotDone(err):
 		return outcomeUnknown(r.key, name, time.Time{}, err)
 	case err != nil:
 		if atMostOnce {

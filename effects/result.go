@@ -4,29 +4,29 @@ package effects
 // (and `hookinbox inspect`) shows what a write really did instead of
 // only that its effect ran.
 const (
-	// ResultApplied: the write changed the stored record.
-	ResultApplied = "applied"
-	// ResultSkippedOlder: PutIfNewer left a record with a newer or equal
+	// resultApplied: the write changed the stored record.
+	resultApplied = "applied"
+	// resultSkippedOlder: PutIfNewer left a record with a newer or equal
 	// version in place; this event was older (or the same).
-	ResultSkippedOlder = "skipped: older than stored"
-	// ResultAlreadyDone: PutOnce or AddDelta found this event's record
+	resultSkippedOlder = "skipped: older than stored"
+	// resultAlreadyDone: PutOnce or AddDelta found this event's record
 	// already written.
-	ResultAlreadyDone = "already done"
+	resultAlreadyDone = "already done"
 )
 
 // NewerResult names the outcome of PutIfNewer from its applied result.
 func NewerResult(applied bool) string {
 	if applied {
-		return ResultApplied
+		return resultApplied
 	}
-	return ResultSkippedOlder
+	return resultSkippedOlder
 }
 
 // OnceResult names the outcome of PutOnce or AddDelta from its applied
 // result.
 func OnceResult(applied bool) string {
 	if applied {
-		return ResultApplied
+		return resultApplied
 	}
-	return ResultAlreadyDone
+	return resultAlreadyDone
 }

@@ -128,7 +128,7 @@ func TestPutIfNewerInvalid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := PutIfNewer(context.Background(), nil, "t", tt.item, tt.v)
 			if err == nil || !isInvalid(err) {
-				t.Errorf("err = %v, want ErrInvalid", err)
+				t.Errorf("err = %v, want errInvalid", err)
 			}
 		})
 	}

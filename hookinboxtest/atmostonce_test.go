@@ -29,8 +29,8 @@ func (e emailer) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner
 // the event ends DONE: the check reports nothing.
 func TestCheckOnceAcceptsAtMostOnceEffects(t *testing.T) {
 	var sent atomic.Int32
-	p := hookinboxtest.New(t, func(context.Context, aws.Config, func(string) string) (processorfn.Business, error) {
+	p := hookinboxtest.New(t, hookinboxtest.Options{Business: func(context.Context, aws.Config, func(string) string) (processorfn.Business, error) {
 		return emailer{sent: &sent}, nil
-	}, nil)
+	}})
 	p.CheckOnce(t, func(tb testing.TB) hookinboxtest.Event { return p.Sample(tb, "github", "issues") }, func() int { return int(sent.Load()) })
 }

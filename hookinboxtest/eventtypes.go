@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hookinbox/hookinbox/internal/stacktemplate"
 	"github.com/hookinbox/hookinbox/processorfn"
-	"github.com/hookinbox/hookinbox/stacktemplate"
 )
 
 // CheckEventTypes fails the test unless the business file (business.yaml,

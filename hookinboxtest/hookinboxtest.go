@@ -37,6 +37,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lostanswer"
@@ -56,7 +57,7 @@ type Pipeline struct {
 	reg    *provider.Registry
 }
 
-// Options say what NewWith runs.
+// Options say what New runs.
 type Options struct {
 	// Business builds the processor's business, as processorfn.Run
 	// does in your processor's main. Required.
@@ -80,20 +81,12 @@ type Options struct {
 	Template string
 }
 
-// New builds the pipeline with the processor running the business b
-// builds; env is added to the processor's environment (your settings).
-// It is NewWith with the default template.
-func New(t testing.TB, b processorfn.BusinessBuilder, env map[string]string) *Pipeline {
-	t.Helper()
-	return NewWith(t, Options{Business: b, Env: env})
-}
-
-// NewWith builds the pipeline opts say. The receiver accepts the local
+// New builds the pipeline opts say. The receiver accepts the local
 // signing secrets Deliver signs with; the providers' APIs are local
 // stand-ins. The processor retries a failed event after 1 s
 // (BACKOFF_MAX; Options.Env may set another), and reaches DynamoDB
 // through a proxy that CheckOnce uses to lose answers.
-func NewWith(t testing.TB, opts Options) *Pipeline {
+func New(t testing.TB, opts Options) *Pipeline {
 	t.Helper()
 	if opts.Business == nil {
 		t.Fatal("hookinboxtest: Options.Business is nil")
@@ -128,7 +121,7 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		ProcessorEnv: env,
 		Template:     tpl,
 		Params:       opts.Parameters,
-		Registry:     reg,
+		Providers:    opts.Providers,
 		Secrets:      secrets,
 	})
 	return &Pipeline{p: p, faults: f, lost: lost, reg: reg}
@@ -189,7 +182,7 @@ func (p *Pipeline) AllFinished(t testing.TB, keys []webhook.Key) bool {
 // Effects returns the effect ledger of the event key, sorted by effect name.
 func (p *Pipeline) Effects(t testing.TB, key webhook.Key) []effects.Record {
 	t.Helper()
-	recs, err := effects.NewLedger(p.p.DynamoDB, p.p.Stack.Tables["InboxTable"], 0).Records(context.Background(), key)
+	recs, err := ledger.New(p.p.DynamoDB, p.p.Stack.Tables["InboxTable"], 0).Records(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}

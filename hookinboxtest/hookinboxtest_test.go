@@ -20,8 +20,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/hookinboxtest"
+	"github.com/hookinbox/hookinbox/internal/stacktemplate"
 	"github.com/hookinbox/hookinbox/processorfn"
-	"github.com/hookinbox/hookinbox/stacktemplate"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -43,7 +43,7 @@ func TestPipelineWithOwnBusiness(t *testing.T) {
 		}
 		return counter{runs: &runs}, nil
 	}
-	p := hookinboxtest.New(t, build, map[string]string{"COUNTER_NAME": "visits"})
+	p := hookinboxtest.New(t, hookinboxtest.Options{Business: build, Env: map[string]string{"COUNTER_NAME": "visits"}})
 	ev := p.Sample(t, "stripe", "invoice.paid")
 	if got := p.Deliver(t, ev); got != "accepted" {
 		t.Errorf("first delivery %s, want accepted", got)
@@ -87,7 +87,7 @@ func (s *seen) typeOf(k webhook.Key) (string, bool) {
 
 func TestDeliversEveryProvider(t *testing.T) {
 	s := &seen{events: map[webhook.Key]string{}}
-	p := hookinboxtest.New(t, func(context.Context, aws.Config, func(string) string) (processorfn.Business, error) { return s, nil }, nil)
+	p := hookinboxtest.New(t, hookinboxtest.Options{Business: func(context.Context, aws.Config, func(string) string) (processorfn.Business, error) { return s, nil }})
 	evs := []hookinboxtest.Event{
 		p.Sample(t, "stripe", "checkout.session.completed"),
 		p.Sample(t, "stripe", "checkout.session.completed", hookinboxtest.Variant("thin")),
@@ -197,9 +197,9 @@ func TestCheckOnce(t *testing.T) {
 	for _, outside := range []bool{false, true} {
 		t.Run(fmt.Sprintf("outside=%v", outside), func(t *testing.T) {
 			var calls atomic.Int32
-			p := hookinboxtest.New(t, func(context.Context, aws.Config, func(string) string) (processorfn.Business, error) {
+			p := hookinboxtest.New(t, hookinboxtest.Options{Business: func(context.Context, aws.Config, func(string) string) (processorfn.Business, error) {
 				return twoEffects{calls: &calls, outside: outside}, nil
-			}, nil)
+			}})
 			errs := recorded(t, func(tb testing.TB) {
 				p.CheckOnce(tb, func(tb testing.TB) hookinboxtest.Event { return p.Sample(tb, "shopify", "orders/paid") }, func() int { return int(calls.Load()) })
 			})
@@ -250,9 +250,9 @@ func (a adder) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) 
 }
 
 func TestCheckOnceLosesAnswersOfTheBusinessesWrites(t *testing.T) {
-	p := hookinboxtest.New(t, func(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
+	p := hookinboxtest.New(t, hookinboxtest.Options{Business: func(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {
 		return adder{db: processorfn.DynamoDB(ctx, cfg), table: getenv("SHOP_TABLE")}, nil
-	}, nil)
+	}})
 	table := p.Table(t, "ShopTable")
 	count := func() int {
 		out, err := p.DynamoDB().GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), Key: counterKey, ConsistentRead: aws.Bool(true)})
@@ -310,7 +310,7 @@ Processor:
 		t.Fatal(err)
 	}
 	var table, greeting string
-	p := hookinboxtest.NewWith(t, hookinboxtest.Options{
+	p := hookinboxtest.New(t, hookinboxtest.Options{
 		Template:   path,
 		Parameters: map[string]string{"Greeting": "hello"},
 		Business: func(ctx context.Context, cfg aws.Config, getenv func(string) string) (processorfn.Business, error) {

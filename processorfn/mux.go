@@ -9,12 +9,8 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// HandlerFunc runs the effects of one event of the provider and type it is
-// registered for, as Business.Handle does.
-type HandlerFunc func(ctx context.Context, ev webhook.Event, fx effects.Runner) error
-
 // Mux is a Business that dispatches each event by its provider and type to
-// the HandlerFunc registered for them, before anything reads the payload:
+// the handler registered for them, before anything reads the payload:
 // an event of a type with no handler ends IGNORED (webhook.ErrNoHandler)
 // whatever its body holds, and a handler decodes only the events it was
 // registered for. So a payload the business never acts on (a report
@@ -29,18 +25,22 @@ type HandlerFunc func(ctx context.Context, ev webhook.Event, fx effects.Runner) 
 // Register every handler with On before the Mux handles its first event;
 // after that a Mux is only read and is safe for concurrent use.
 type Mux struct {
-	routes map[route]HandlerFunc
+	routes map[route]handlerFunc
 }
 
 type route struct{ provider, eventType string }
 
+// handlerFunc runs the effects of one event, as Business.Handle does.
+type handlerFunc = func(ctx context.Context, ev webhook.Event, fx effects.Runner) error
+
 // NewMux returns a Mux with no handlers.
-func NewMux() *Mux { return &Mux{routes: map[route]HandlerFunc{}} }
+func NewMux() *Mux { return &Mux{routes: map[route]handlerFunc{}} }
 
 // On registers h for the events of provider ("stripe", "shopify", ...)
-// whose type is one of eventTypes, and returns m. Registering a provider
+// whose type is one of eventTypes, and returns m. h runs the effects of
+// such an event as Business.Handle does. Registering a provider
 // and type twice panics: it is a programming error.
-func (m *Mux) On(provider string, h HandlerFunc, eventTypes ...string) *Mux {
+func (m *Mux) On(provider string, h func(ctx context.Context, ev webhook.Event, fx effects.Runner) error, eventTypes ...string) *Mux {
 	for _, t := range eventTypes {
 		r := route{provider, t}
 		if _, dup := m.routes[r]; dup {

@@ -16,7 +16,7 @@ import (
 // permanent, whatever its body holds, and no handler runs for it.
 func TestMuxDispatchesBeforeDecoding(t *testing.T) {
 	var ran []string
-	record := func(name string) processorfn.HandlerFunc {
+	record := func(name string) func(context.Context, webhook.Event, effects.Runner) error {
 		return func(_ context.Context, ev webhook.Event, _ effects.Runner) error {
 			ran = append(ran, name+" "+ev.Type)
 			return nil

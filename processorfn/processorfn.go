@@ -1,20 +1,20 @@
-// Package processorfn runs hookinbox's processor Lambda with your business
-// code: hookinbox leases each event, runs your Business through the effect
-// ledger, records the outcome, retries with backoff and parks permanent
-// failures in the DLQ; your code only says what an event means.
-//
-// A processor main is one line:
+// Package processorfn runs hookinbox's processor Lambda with your
+// business code. For each event on the events queue it leases the claim
+// (a worker that dies loses nothing: the lease ends and another takes
+// it), runs your Business with a Runner of the effect ledger (each named
+// effect runs once however often the event comes), records the outcome,
+// retries a failure with backoff and parks a permanent one in the
+// dead-letter queue with its reason. Your code only says what an event
+// means. A processor main is one line:
 //
 //	func main() { processorfn.Run(mybusiness.FromEnv) }
 //
 // The processor reads its own settings (INBOX_TABLE, EVENTS_QUEUE_URL,
-// EVENTS_DLQ_URL, the lease and budget timings), each provider its own
-// (the Stripe key for fetching a lost payload, ...), and your
-// BusinessBuilder reads yours, from the same
-// environment; a cold start reports every missing setting of both in one
-// error. It is part of hookinbox's public API (see the CHANGELOG for
-// changes within v0.x). Build is safe to call more than once, and the
-// handler it returns is safe for concurrent use.
+// EVENTS_DLQ_URL, the lease and budget timings), each provider its own,
+// and your BusinessBuilder yours, from the same environment; a cold start
+// names every missing setting of all three in one error. The destinations
+// DESTINATIONS lists run beside the business, each its own effect. A
+// handler Builder returns is safe for concurrent use.
 package processorfn
 
 import (
@@ -30,6 +30,8 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/ledger"
+	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -60,19 +62,17 @@ type Business interface {
 type BusinessBuilder func(ctx context.Context, cfg aws.Config, getenv func(string) string) (Business, error)
 
 // Run is the whole main of a processor Lambda whose business b builds:
-// JSON logs, the default AWS config, the handler, lambda.Start. providers
-// are the team's own, beside hookinbox's (the receiver and reconciler get
-// the same: receiverfn.Run, reconcilerfn.Run). A function that cannot
+// JSON logs, the AWS config of the Lambda environment, the handler,
+// lambda.Start. providers are your own, beside hookinbox's, as your
+// receiver's and reconciler's mains get them. A function that cannot
 // start logs every missing setting and exits 1.
 func Run(b BusinessBuilder, providers ...provider.Provider) { lambdafn.Main(Builder(b, providers...)) }
 
-// Builder returns the processor's builder with the business b builds and
-// hookinbox's providers and providers, for Run, `hookinbox dev` and
-// tests, which all wire the processor this way. The destinations
-// DESTINATIONS lists run beside the business, each event delivered to each
-// matching one as its own effect; b may be nil, or build a nil Business,
-// when there are destinations: the processor then only delivers.
-func Builder(b BusinessBuilder, providers ...provider.Provider) lambdafn.Builder {
+// Builder returns what Run starts, for running the processor in-process
+// (hookinbox dev, hookinboxtest): it builds the handler from cfg and the
+// environment getenv reads. b may be nil, or build a nil Business, when
+// DESTINATIONS lists destinations: the processor then only delivers.
+func Builder(b BusinessBuilder, providers ...provider.Provider) func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 	return func(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
 		reg, err := builtin.Registry(providers...)
 		if err != nil {
@@ -94,66 +94,41 @@ func DynamoDB(ctx context.Context, cfg aws.Config) *dynamodb.Client {
 	return dynamodb.NewFromConfig(cfg)
 }
 
+// build builds the processor of reg's providers, with the business b
+// builds (nil: destinations only), the destinations, the alerts and the
+// privacy requests around it.
 func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger, b BusinessBuilder, reg *provider.Registry) (any, error) {
 	s, err := loadSettings(getenv)
 	db := dynamodb.NewFromConfig(cfg)
 	ctx = context.WithValue(ctx, dynamoDBKey{}, db)
 	env := &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: s.Table, SecretMaxAge: s.SecretMaxAge, SecretReload: s.SecretReload}
 	all, ferr := providerFetches(ctx, env, reg)
-	err = errors.Join(err, ferr)
-	idOnly, fetch, alert := map[string]bool{}, map[string]provider.Fetch{}, map[string]func(webhook.Event) (provider.Alert, bool){}
-	for _, p := range reg.All() {
-		idOnly[p.Name()] = p.Webhook().IDOnly
-		if f := all[p.Name()]; f.Get != nil {
-			fetch[p.Name()] = f
-		}
-		if f := all[p.Name()]; f.Alert != nil {
-			alert[p.Name()] = f.Alert
-		}
-	}
-	// The business gets the environment the providers read
-	// (provider.EnvFromContext), so it uses the secrets they loaded.
-	bctx := provider.ContextWithEnv(ctx, env)
 	var business Business
 	var berr error
 	if b != nil {
-		business, berr = b(bctx, cfg, getenv)
+		// The business gets the environment the providers read
+		// (provider.EnvFromContext), so it uses the secrets they loaded.
+		business, berr = b(provider.ContextWithEnv(ctx, env), cfg, getenv)
 	}
-	if err != nil || berr != nil {
-		return nil, errors.Join(err, berr)
+	if err := errors.Join(err, ferr, berr); err != nil {
+		return nil, err
 	}
 	rec, err := lambdafn.Recorder(getenv)
 	if err != nil {
 		return nil, err
 	}
 	rec = rec.WithEventTypes(eventTypes(business, reg))
-	dests, err := destinations(ctx, cfg, getenv, s, db, rec, log)
+	business, concurrency, err := withDestinations(ctx, cfg, getenv, s, db, rec, log, business)
 	if err != nil {
 		return nil, err
-	}
-	concurrency := 0 // the processor's default
-	switch {
-	case dests.Len() > 0:
-		business, concurrency = dests.Wrap(business), batchConcurrency
-	case business == nil:
-		return nil, errors.New("no business and no destinations: set DESTINATIONS, or run the processor with your BusinessBuilder")
 	}
 	sq := sqs.NewFromConfig(cfg)
+	idOnly, fetch, alert := fetchesByProvider(reg, all)
 	business = alerts{next: business, alert: alert, metrics: rec, log: log}
 	store := inbox.NewDynamoDB(db, s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle))
-	hasher, indexes, err := privacy.FromEnv(ctx, env)
+	eraser, subjects, err := erasure(ctx, env, reg, all, store, sq)
 	if err != nil {
 		return nil, err
-	}
-	var eraser *privacy.Eraser
-	var subjects func(context.Context, webhook.Event) ([]string, error)
-	if indexes {
-		eraser, subjects = privacy.NewEraser(store, hasher, nil), privacy.Subjects(reg, hasher)
-		for _, p := range reg.All() {
-			if f, ok := p.(provider.SubjectFinder); ok && all[p.Name()].EventQueue != "" {
-				eraser.WithQueue(privacy.EventQueue{Client: sq, URL: all[p.Name()].EventQueue, Provider: p.Name(), Finder: f})
-			}
-		}
 	}
 	business = privacyRequests{next: business, requesters: requesters(reg), eraser: eraser, log: log}
 	h := processor.New(
@@ -164,13 +139,61 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(all), Concurrency: concurrency, Subjects: subjects,
 		},
 		store,
-		effects.NewLedger(db, s.Table, inbox.DefaultTTL),
+		ledger.New(db, s.Table, inbox.DefaultTTL),
 		business,
 		queue.New(sq, s.QueueURL),
 		queue.New(sq, s.DLQURL),
 		log,
 	)
 	return h.Handle, nil
+}
+
+// fetchesByProvider returns, by provider name, whether it is id-only, its
+// fetch (where it has one) and its alert (where it has one).
+func fetchesByProvider(reg *provider.Registry, all map[string]provider.Fetch) (map[string]bool, map[string]provider.Fetch, map[string]func(webhook.Event) (provider.Alert, bool)) {
+	idOnly, fetch, alert := map[string]bool{}, map[string]provider.Fetch{}, map[string]func(webhook.Event) (provider.Alert, bool){}
+	for _, p := range reg.All() {
+		idOnly[p.Name()] = p.Webhook().IDOnly
+		if f := all[p.Name()]; f.Get != nil {
+			fetch[p.Name()] = f
+		}
+		if f := all[p.Name()]; f.Alert != nil {
+			alert[p.Name()] = f.Alert
+		}
+	}
+	return idOnly, fetch, alert
+}
+
+// withDestinations returns business with the destinations DESTINATIONS
+// lists beside it, and how many messages of a batch run at once (0: the
+// processor's default). No business and no destination is an error.
+func withDestinations(ctx context.Context, cfg aws.Config, getenv func(string) string, s settings, db *dynamodb.Client, rec *metrics.Recorder, log *slog.Logger, business Business) (Business, int, error) {
+	dests, err := destinations(ctx, cfg, getenv, s, db, rec, log)
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case dests.Len() > 0:
+		return dests.Wrap(business), batchConcurrency, nil
+	case business == nil:
+		return nil, 0, errors.New("no business and no destinations: set DESTINATIONS, or run the processor with your BusinessBuilder")
+	}
+	return business, 0, nil
+}
+
+// erasure returns the eraser of privacy requests and the processor's
+// subject indexer, both nil when no subject key is set.
+func erasure(ctx context.Context, env *provider.Env, reg *provider.Registry, all map[string]provider.Fetch, store *inbox.DynamoDB, sq *sqs.Client) (*privacy.Eraser, func(context.Context, webhook.Event) ([]string, error), error) {
+	hasher, indexes, err := privacy.FromEnv(ctx, env)
+	if err != nil || !indexes {
+		return nil, nil, err
+	}
+	eraser := privacy.NewEraser(store, hasher, nil)
+	for _, p := range reg.All() {
+		if f, ok := p.(provider.SubjectFinder); ok && all[p.Name()].EventQueue != "" {
+			eraser.WithQueue(privacy.EventQueue{Client: sq, URL: all[p.Name()].EventQueue, Provider: p.Name(), Finder: f})
+		}
+	}
+	return eraser, privacy.Subjects(reg, hasher), nil
 }
 
 // providerFetches returns what the processor needs of each provider

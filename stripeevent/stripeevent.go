@@ -22,17 +22,15 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-var (
-	// ErrNotStripe: the event did not come from the stripe provider.
-	ErrNotStripe = errors.New("not a Stripe event")
-)
+// errNotStripe: the event did not come from the stripe provider.
+var errNotStripe = errors.New("not a Stripe event")
 
 // Parse returns the stripe-go Event of ev. A malformed event is a
 // permanent error (no retry can fix it).
 func Parse(ev webhook.Event) (stripe.Event, error) {
 	var se stripe.Event
 	if ev.Provider != "stripe" {
-		return se, webhook.Permanent(fmt.Errorf("%s: %w", ev.Key(), ErrNotStripe))
+		return se, webhook.Permanent(fmt.Errorf("%s: %w", ev.Key(), errNotStripe))
 	}
 	if err := json.Unmarshal(ev.Raw, &se); err != nil {
 		return se, webhook.Permanent(fmt.Errorf("%s: parse Stripe event: %w", ev.Key(), err))

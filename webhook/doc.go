@@ -1,12 +1,10 @@
-// Package webhook is hookinbox's shared vocabulary: the verified Event, its
-// Key in the inbox, the Envelope that travels through SQS, and the error
-// kinds that every adapter maps to HTTP statuses, retries or the DLQ.
+// Package webhook is hookinbox's shared vocabulary: the verified Event,
+// its Key in the inbox, the Request a provider's verifier reads, and the
+// error kinds every part maps to an HTTP status, a retry or the
+// dead-letter queue (a business returns Permanent for what no retry can
+// fix, ErrNoHandler for a type it does not handle).
 //
 // It imports nothing of hookinbox's own, so every other package may import
-// it. All types are plain values and safe for concurrent use.
-//
-// It is part of hookinbox's public API for business code, with effects,
-// stripeevent and processorfn: code in another module imports it to
-// handle events. Within v0.x a minor release may change it, and the
-// CHANGELOG says how.
+// it. All types are plain values and safe for concurrent use. Within v0.x
+// a minor release may change it, and the CHANGELOG says how.
 package webhook

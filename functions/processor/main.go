@@ -1,8 +1,8 @@
 // Command processor is the SQS-triggered Lambda that runs each event's
 // business effects once, with the example shop as its business where its
 // table is set (shop.FromEnvIfSet), and delivers to the destinations
-// DESTINATIONS configures. Your own processor main is the same line with
-// your BusinessBuilder (examples/custom-business).
+// DESTINATIONS configures. A team's processor main is the same line with
+// its own BusinessBuilder (examples/custom-business).
 package main
 
 import (

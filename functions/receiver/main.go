@@ -1,11 +1,8 @@
 // Command receiver is the webhook receiver Lambda (API Gateway HTTP API,
-// payload v2). Its wiring lives in internal/lambdafn/receiverfn, so
-// `hookinbox dev` and the tests run exactly the same handler.
+// payload v2) of hookinbox's providers: receiverfn.Run, as a team's own
+// receiver main is.
 package main
 
-import (
-	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/receiverfn"
-)
+import "github.com/hookinbox/hookinbox/receiverfn"
 
-func main() { lambdafn.Main(receiverfn.Build) }
+func main() { receiverfn.Run() }

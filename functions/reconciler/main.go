@@ -1,13 +1,9 @@
 // Command reconciler is the scheduled Lambda (EventBridge, every 5 minutes)
-// that re-enqueues claims stuck in RECEIVED or FAILED and pulls the Stripe
-// events that never arrived as webhooks. Its wiring lives in
-// internal/lambdafn/reconcilerfn, so `hookinbox dev` and the tests run the
-// same code.
+// that re-enqueues claims stuck in RECEIVED or FAILED and claims what
+// hookinbox's providers have and never delivered: reconcilerfn.Run, as a
+// team's own reconciler main is.
 package main
 
-import (
-	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/reconcilerfn"
-)
+import "github.com/hookinbox/hookinbox/reconcilerfn"
 
-func main() { lambdafn.Main(reconcilerfn.Build) }
+func main() { reconcilerfn.Run() }

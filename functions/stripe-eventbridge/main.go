@@ -1,12 +1,9 @@
 // Command stripe-eventbridge is the Lambda that a Stripe event
 // destination on Amazon EventBridge invokes (template parameter
 // StripeEventBridgeSource): it claims each Stripe event through the
-// receiver's intake. It lives in provider/stripe/eventbridge.
+// receiver's intake.
 package main
 
-import (
-	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/provider/stripe/eventbridge"
-)
+import "github.com/hookinbox/hookinbox/eventbridgefn"
 
-func main() { lambdafn.Main(eventbridge.Build) }
+func main() { eventbridgefn.Run() }

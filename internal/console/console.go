@@ -15,6 +15,7 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
@@ -51,7 +52,7 @@ type Config struct {
 type Event struct {
 	Item         inbox.Item
 	Effects      []effects.Record
-	OpenIntents  []effects.Intent
+	OpenIntents  []ledger.Intent
 	Destinations []destination.Attempts
 	// Payload is the stored payload; nil when it was removed or not found.
 	Payload []byte

@@ -196,7 +196,7 @@ type fakeDLQ struct {
 func (d *fakeDLQ) park(key webhook.Key, typ, reason string, at time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	body := webhook.Envelope{Key: key, Type: typ}.Marshal()
+	body := queue.Envelope{Key: key, Type: typ}.Marshal()
 	d.msgs = append(d.msgs, queue.Message{ID: fmt.Sprintf("m%d", len(d.msgs)), Body: body, ReceiptHandle: fmt.Sprintf("r%d", len(d.msgs)),
 		Attributes: map[string]string{queue.AttrReason: reason, queue.AttrEventType: typ, queue.AttrAttempts: "5", queue.AttrParkedAt: at.UTC().Format(time.RFC3339)}})
 }

@@ -148,7 +148,7 @@ func parkedOf(m queue.Message) parkedMessage {
 	if at, err := time.Parse(time.RFC3339, m.Attributes[queue.AttrParkedAt]); err == nil {
 		p.ParkedAt = at
 	}
-	if env, err := webhook.ParseEnvelope(m.Body); err == nil {
+	if env, err := queue.ParseEnvelope(m.Body); err == nil {
 		p.Key, p.Type = env.Key, cmp.Or(env.Type, p.Type)
 	}
 	return p

@@ -16,18 +16,18 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/replay"
+	"github.com/hookinbox/hookinbox/internal/stacktemplate"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/standard"
-	"github.com/hookinbox/hookinbox/stacktemplate"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -233,7 +233,7 @@ func TestDestinationsOnTheEmulators(t *testing.T) {
 	if diff := gocmp.Diff(want, attempts); diff != "" {
 		t.Errorf("delivery log (-want +got):\n%s", diff)
 	}
-	recs, err := effects.NewLedger(p.DynamoDB, p.Stack.Tables["InboxTable"], 0).Records(context.Background(), order)
+	recs, err := ledger.New(p.DynamoDB, p.Stack.Tables["InboxTable"], 0).Records(context.Background(), order)
 	if err != nil || len(recs) != 2 || recs[0].Effect != "destination:gone" || recs[1].Effect != "destination:steady" {
 		t.Errorf("ledger of %s = %v, %v; want destination:gone and destination:steady", order, recs, err)
 	}
@@ -378,7 +378,7 @@ func TestRefusingDestinationHoldsBackNoOther(t *testing.T) {
 			p.ProcessUntil(t, 60*time.Second, func() bool { return p.AllFinal(t, keys) })
 
 			reasons := p.DLQReasons(t)
-			ledger := effects.NewLedger(p.DynamoDB, p.Stack.Tables["InboxTable"], 0)
+			effectLedger := ledger.New(p.DynamoDB, p.Stack.Tables["InboxTable"], 0)
 			for _, key := range keys {
 				if it, _ := p.Inbox.Get(context.Background(), key); it.Status != inbox.Dead {
 					t.Errorf("%s: %s; want DEAD once the others had it", key, it.Status)
@@ -386,7 +386,7 @@ func TestRefusingDestinationHoldsBackNoOther(t *testing.T) {
 				if r := reasons[key]; !strings.Contains(r, "destination bad: 400 Bad Request") || strings.Contains(r, "steady") || strings.Contains(r, "every") {
 					t.Errorf("DLQ reason of %s = %q; want bad's 400 alone", key, r)
 				}
-				recs, err := ledger.Records(context.Background(), key)
+				recs, err := effectLedger.Records(context.Background(), key)
 				var names []string
 				for _, r := range recs {
 					names = append(names, r.Effect)

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/provider/standard"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -145,7 +146,7 @@ func TestDeliveryClasses(t *testing.T) {
 	}
 	// The ledger and the delivery log on dynalite.
 	db, table := devstacktest.ForTest(t).DynamoDB(), devstacktest.NewTestStack(t).Tables["InboxTable"]
-	ledger, log := effects.NewLedger(db, table, time.Hour), NewLog(db, table, time.Hour)
+	effectLedger, log := ledger.New(db, table, time.Hour), NewLog(db, table, time.Hour)
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url, got := refusedURL(t), &received{}
@@ -160,7 +161,7 @@ func TestDeliveryClasses(t *testing.T) {
 			}
 			ev := testEvent
 			ev.ID = fmt.Sprintf("evt_class_%d", i)
-			err = s.Wrap(nil).Handle(context.Background(), ev, ledger.For(ev.Key()))
+			err = s.Wrap(nil).Handle(context.Background(), ev, effectLedger.For(ev.Key()))
 			switch {
 			case tt.kind == nil && err != nil:
 				t.Fatalf("Handle = %v; want delivered", err)
@@ -176,7 +177,7 @@ func TestDeliveryClasses(t *testing.T) {
 			if tt.kind != nil && !cmp.Equal(Failed(err), []string{"crm"}) {
 				t.Errorf("Failed = %q; want [crm]", Failed(err))
 			}
-			recs, _ := ledger.Records(context.Background(), ev.Key())
+			recs, _ := effectLedger.Records(context.Background(), ev.Key())
 			if wantRecs := map[bool]int{true: 1, false: 0}[tt.kind == nil]; len(recs) != wantRecs {
 				t.Errorf("ledger records %d effects; want %d", len(recs), wantRecs)
 			}
@@ -391,7 +392,7 @@ func rawServer(t *testing.T, line string) string {
 // answer, and retried.
 func TestHostileAnswerIsCut(t *testing.T) {
 	db, table := devstacktest.ForTest(t).DynamoDB(), devstacktest.NewTestStack(t).Tables["InboxTable"]
-	ledger, log := effects.NewLedger(db, table, time.Hour), NewLog(db, table, time.Hour)
+	effectLedger, log := ledger.New(db, table, time.Hour), NewLog(db, table, time.Hour)
 	long := strings.Repeat("\x1b[2J\x1b[31mpwned\x07 é", 500)
 	tests := []struct {
 		name, line string
@@ -410,7 +411,7 @@ func TestHostileAnswerIsCut(t *testing.T) {
 			}
 			ev := testEvent
 			ev.ID = fmt.Sprintf("evt_hostile_%d", i)
-			err = s.Wrap(nil).Handle(context.Background(), ev, ledger.For(ev.Key()))
+			err = s.Wrap(nil).Handle(context.Background(), ev, effectLedger.For(ev.Key()))
 			if (tt.kind == nil) != (err == nil) || (tt.kind != nil && !errors.Is(err, tt.kind)) {
 				t.Fatalf("Handle = %.300v; want %v", err, tt.kind)
 			}
@@ -424,7 +425,7 @@ func TestHostileAnswerIsCut(t *testing.T) {
 				t.Fatalf("delivery log = %+v, %v; want one attempt", logged, lerr)
 			}
 			kept["log"] = logged[0].LastAnswer
-			if recs, _ := ledger.Records(context.Background(), ev.Key()); len(recs) == 1 {
+			if recs, _ := effectLedger.Records(context.Background(), ev.Key()); len(recs) == 1 {
 				kept["ledger"] = recs[0].Result
 			}
 			for where, text := range kept {

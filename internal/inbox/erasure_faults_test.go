@@ -12,6 +12,7 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -73,7 +74,7 @@ func TestAnErasureCutBetweenItsWritesIsFinishedByTheNext(t *testing.T) {
 				_, err = s.Lease(ctx, it.Key, "w1", now, time.Minute)
 			}
 			if err == nil {
-				err = effects.DoResult(ctx, effects.NewLedger(emu.DynamoDB(), st.Tables["InboxTable"], time.Hour).For(it.Key), "mail",
+				err = effects.DoResult(ctx, ledger.New(emu.DynamoDB(), st.Tables["InboxTable"], time.Hour).For(it.Key), "mail",
 					func(context.Context, string) (string, error) { return "sent to jane@example.com", nil })
 			}
 			if err == nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -80,7 +81,7 @@ type claimStore interface {
 
 // sender lists the queue call an Intake makes.
 type sender interface {
-	Send(ctx context.Context, env webhook.Envelope) error
+	Send(ctx context.Context, env queue.Envelope) error
 }
 
 // Intake claims, stores and enqueues verified events.
@@ -156,7 +157,7 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	}
 	err = perr
 	if err == nil {
-		err = in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type})
+		err = in.queue.Send(ctx, queue.Envelope{Key: it.Key, Type: ev.Type})
 	}
 	if err != nil {
 		if rerr := in.store.Release(ctx, it); rerr != nil {
@@ -239,7 +240,7 @@ func (in *Intake) duplicate(ctx context.Context, ev webhook.Event, sum string, i
 	if err != nil {
 		return err
 	}
-	if err := in.queue.Send(ctx, webhook.Envelope{Key: it.Key, Type: ev.Type}); err != nil {
+	if err := in.queue.Send(ctx, queue.Envelope{Key: it.Key, Type: ev.Type}); err != nil {
 		return err
 	}
 	in.enqueued(ctx, ev)

@@ -53,16 +53,16 @@ func (s *store) Claim(ctx context.Context, c inbox.Claim) (inbox.Item, error) {
 type recorder struct {
 	store inbox.Store
 	mu    sync.Mutex
-	sent  []webhook.Envelope
+	sent  []queue.Envelope
 	// seen is, per send, whether the claim and the payload were stored.
 	seen []string
 	fail bool
 	next interface {
-		Send(context.Context, webhook.Envelope) error
+		Send(context.Context, queue.Envelope) error
 	}
 }
 
-func (r *recorder) Send(ctx context.Context, env webhook.Envelope) error {
+func (r *recorder) Send(ctx context.Context, env queue.Envelope) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail {

@@ -2,9 +2,9 @@
 // the Builder signature, Main, and the AWS configuration a function reads
 // from its Lambda environment.
 //
-// Each function's builder lives in its own package (receiverfn,
-// processorfn, replayfn, reconcilerfn, provider/stripe/eventbridge), so
-// each bootstrap links only what its function uses; catalog maps the
+// Each function's builder lives in its own public package (receiverfn,
+// processorfn, replayfn, reconcilerfn, eventbridgefn), so each bootstrap
+// links only what its function uses; internal/local/catalog maps the
 // template's logical IDs to all of them for `hookinbox dev` and the
 // tests, which run the same builders in-process: the same handler code
 // runs in Lambda, in the local stack and in tests. This package links no

@@ -10,11 +10,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookinbox/hookinbox/internal/lambdafn/receiverfn"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/receiverfn"
 )
 
 // A GitHub secret that contains a comma, in Secrets Manager: stored as a
@@ -40,7 +40,7 @@ func TestSecretWithACommaFromSecretsManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = receiverfn.Build(context.Background(), cfg, func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
+	_, err = receiverfn.Builder()(context.Background(), cfg, func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "github verifier: secret 1 is 10 characters") || strings.Contains(err.Error(), "chosen") {
 		t.Fatalf("cold start with a comma-separated secret that a comma shortens: %v; want it refused with the reason, without the secret", err)
 	}

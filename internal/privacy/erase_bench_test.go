@@ -18,6 +18,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/privacy"
@@ -140,7 +141,7 @@ func templateEvent(b *testing.B, db *dynamodb.Client, table, hash string) []map[
 		_, err = store.Lease(ctx, it.Key, "w1", time.Now(), time.Minute)
 	}
 	if err == nil {
-		err = effects.DoResult(ctx, effects.NewLedger(db, table, inbox.DefaultTTL).For(it.Key), "stock",
+		err = effects.DoResult(ctx, ledger.New(db, table, inbox.DefaultTTL).For(it.Key), "stock",
 			func(context.Context, string) (string, error) { return "moved 1 IPod Nano", nil })
 	}
 	if err == nil {

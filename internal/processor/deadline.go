@@ -15,8 +15,8 @@ import (
 // so its retry does not repeat it. An effect whose deadline has passed
 // before it starts is not started: it fails marked effects.NotDone, so an
 // at-most-once effect's intent is released and a retry runs it.
-func notAfter(by time.Time) effects.Middleware {
-	return func(_ string, next effects.Func) effects.Func {
+func notAfter(by time.Time) middleware {
+	return func(_ string, next effectFunc) effectFunc {
 		return func(ctx context.Context, ik string) (string, error) {
 			if late := time.Since(by); late >= 0 {
 				return "", effects.NotDone(fmt.Errorf("not started: its deadline passed %v before it could start: %w",

@@ -12,6 +12,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/privacy"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -217,7 +218,7 @@ func (h *Handler) unfinished(ctx context.Context, j *job, it inbox.Item, d decis
 }
 
 // count records the outcome of one attempt.
-func (h *Handler) count(env webhook.Envelope, it inbox.Item, res inbox.Result) {
+func (h *Handler) count(env queue.Envelope, it inbox.Item, res inbox.Result) {
 	d := metrics.Dims{Provider: env.Key.Provider(), EventType: env.Type}
 	switch res.Status {
 	case inbox.Done:
@@ -236,7 +237,7 @@ func (h *Handler) count(env webhook.Envelope, it inbox.Item, res inbox.Result) {
 }
 
 // park sends the event to the DLQ with its reason.
-func (h *Handler) park(ctx context.Context, log *slog.Logger, body string, env webhook.Envelope, reason string, attempts int) error {
+func (h *Handler) park(ctx context.Context, log *slog.Logger, body string, env queue.Envelope, reason string, attempts int) error {
 	if err := h.dlq.Park(ctx, body, env, reason, attempts, h.cfg.Now()); err != nil {
 		log.Error("could not park in the DLQ; retry", "reason", err.Error())
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -192,7 +193,7 @@ func TestClaimSubjectsAreIndexedBeforeAnythingRuns(t *testing.T) {
 			if _, err := f.store.Claim(ctx, inbox.Claim{Event: ev, At: f.now(), TTL: time.Hour, Subjects: subjects}); err != nil {
 				t.Fatal(err)
 			}
-			body := webhook.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal()
+			body := queue.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal()
 			for receives := 1; receives <= 8; receives++ {
 				f.clock = f.clock.Add(time.Hour) // past every backoff
 				if _, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{message(ev.ID, body, receives)}}); err != nil {

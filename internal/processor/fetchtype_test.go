@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/mollie"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -43,7 +44,7 @@ func TestFetchedTypeReachesTheBusiness(t *testing.T) {
 			if _, err := f.store.Claim(ctx, inbox.Claim{Event: ev, At: t0, TTL: time.Hour}); err != nil {
 				t.Fatal(err)
 			}
-			batch := events.SQSEvent{Records: []events.SQSMessage{message("m1", webhook.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal(), 1)}}
+			batch := events.SQSEvent{Records: []events.SQSMessage{message("m1", queue.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal(), 1)}}
 			if _, err := f.h.Handle(ctx, batch); err != nil {
 				t.Fatal(err)
 			}

@@ -15,8 +15,10 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -86,7 +88,7 @@ type resent struct {
 	After time.Duration
 }
 
-func (q *queues) SendAfter(_ context.Context, env webhook.Envelope, d time.Duration) error {
+func (q *queues) SendAfter(_ context.Context, env queue.Envelope, d time.Duration) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.resent = append(q.resent, resent{env.Key, d})
@@ -108,7 +110,7 @@ func (q *queues) Delay(_ context.Context, receipt string, d time.Duration) error
 	return nil
 }
 
-func (q *queues) Park(_ context.Context, body string, _ webhook.Envelope, reason string, attempts int, _ time.Time) error {
+func (q *queues) Park(_ context.Context, body string, _ queue.Envelope, reason string, attempts int, _ time.Time) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.parked = append(q.parked, parked{body, reason, attempts})
@@ -164,7 +166,7 @@ func (f *fixture) claim(t *testing.T, id, typ string) events.SQSMessage {
 			t.Fatal(err)
 		}
 	}
-	return message(id, webhook.Envelope{Key: ev.Key(), Type: typ}.Marshal(), 1)
+	return message(id, queue.Envelope{Key: ev.Key(), Type: typ}.Marshal(), 1)
 }
 
 // wantStatus checks that event id is in status after as many attempts.
@@ -262,7 +264,7 @@ func (s watchedStore) Get(ctx context.Context, key webhook.Key) (inbox.Item, err
 // key, in order.
 func recordedEffects(t *testing.T, p *pipelinetest.Pipeline, key webhook.Key) []string {
 	t.Helper()
-	recs, err := effects.NewLedger(p.DynamoDB, p.Stack.Tables["InboxTable"], time.Hour).Records(context.Background(), key)
+	recs, err := ledger.New(p.DynamoDB, p.Stack.Tables["InboxTable"], time.Hour).Records(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}

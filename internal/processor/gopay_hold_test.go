@@ -14,6 +14,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -64,7 +65,7 @@ func TestNotFoundHoldDependsOnEarlierClaims(t *testing.T) {
 				t.Fatal(err)
 			}
 			key := evs[0].Key()
-			body := webhook.Envelope{Key: key, Type: gopay.Notification}.Marshal()
+			body := queue.Envelope{Key: key, Type: gopay.Notification}.Marshal()
 			var it inbox.Item
 			for receive := 1; receive <= 3 && it.Status != inbox.Ignored; receive++ {
 				f.clock = f.clock.Add(10 * time.Second)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -41,7 +42,7 @@ func TestIDOnlyMessagesRunInALaneOfTheirOwn(t *testing.T) {
 		if _, err := f.store.Claim(ctx, inbox.Claim{Event: ev, At: t0, TTL: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
-		batch.Records = append(batch.Records, message("g"+id, webhook.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal(), 1))
+		batch.Records = append(batch.Records, message("g"+id, queue.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal(), 1))
 	}
 	for _, id := range []string{"evt_a", "evt_b", "evt_c"} {
 		batch.Records = append(batch.Records, f.claim(t, id, "checkout.session.completed"))

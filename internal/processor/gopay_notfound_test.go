@@ -18,16 +18,17 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // sentMessages records what an intake sends.
 type sentMessages struct {
 	mu   sync.Mutex
-	envs []webhook.Envelope
+	envs []queue.Envelope
 }
 
-func (s *sentMessages) Send(_ context.Context, env webhook.Envelope) error {
+func (s *sentMessages) Send(_ context.Context, env queue.Envelope) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.envs = append(s.envs, env)
@@ -72,7 +73,7 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 		}
 	}
 	const key = webhook.Key("gopay#3000000001")
-	body := webhook.Envelope{Key: key, Type: gopay.Notification}.Marshal()
+	body := queue.Envelope{Key: key, Type: gopay.Notification}.Marshal()
 	handle := func(receives int) events.SQSEventResponse {
 		t.Helper()
 		resp, err := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{message("gopay", body, receives)}})

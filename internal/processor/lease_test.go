@@ -23,6 +23,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -54,7 +55,7 @@ func TestRefusedLeaseIsParkedWithItsReason(t *testing.T) {
 		t.Errorf("failures %v, delays %v, sent again %v; want the message acknowledged", failedIDs(resp), f.q.delays, f.q.resent)
 	}
 	if len(f.q.parked) != 1 || !strings.Contains(f.q.parked[0].Reason, "AccessDeniedException") ||
-		f.q.parked[0].Body != (webhook.Envelope{Key: webhook.NewKey("stripe", "evt_denied"), Type: "checkout.session.completed"}).Marshal() {
+		f.q.parked[0].Body != (queue.Envelope{Key: webhook.NewKey("stripe", "evt_denied"), Type: "checkout.session.completed"}).Marshal() {
 		t.Fatalf("parked %+v, want the envelope once with the access denied reason", f.q.parked)
 	}
 	if runs := f.biz.Runs(); len(runs) != 0 {
@@ -166,7 +167,7 @@ func TestCopyRacingAFailedAttemptComesBack(t *testing.T) {
 			t.Errorf("the twin's Finish: %v", err)
 		}
 	})
-	msg := message("evt_twin", webhook.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal(), 1)
+	msg := message("evt_twin", queue.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal(), 1)
 	resp, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{msg}})
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +197,7 @@ func TestLeaseRefusedWithoutCauseIsParkedAtLast(t *testing.T) {
 	h := processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }, HeldWait: 10 * time.Millisecond},
 		store, f.ledger, f.biz, f.q, f.q, nil)
 	f.claim(t, "evt_spin", "checkout.session.completed")
-	body := webhook.Envelope{Key: webhook.NewKey("stripe", "evt_spin"), Type: "checkout.session.completed"}.Marshal()
+	body := queue.Envelope{Key: webhook.NewKey("stripe", "evt_spin"), Type: "checkout.session.completed"}.Marshal()
 	for receives := 1; receives <= 5; receives++ {
 		resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{message("evt_spin", body, receives)}})
 		if err != nil {

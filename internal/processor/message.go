@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -24,7 +24,7 @@ import (
 // job is one message being processed.
 type job struct {
 	msg      events.SQSMessage
-	env      webhook.Envelope // zero when the body is not an envelope
+	env      queue.Envelope // zero when the body is not an envelope
 	log      *slog.Logger
 	owner    string // the lease owner: this process and message
 	receives int    // the message's ApproximateReceiveCount
@@ -44,7 +44,7 @@ func (h *Handler) newJob(ctx context.Context, msg events.SQSMessage) (context.Co
 		log = log.With("trace_id", queue.TraceRoot(trace))
 	}
 	j := &job{msg: msg, log: log, owner: h.instance + "/" + msg.MessageId, receives: receives}
-	env, err := webhook.ParseEnvelope(msg.Body)
+	env, err := queue.ParseEnvelope(msg.Body)
 	if err != nil {
 		return ctx, j, err
 	}
@@ -86,7 +86,7 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 func (h *Handler) unreadable(ctx context.Context, j *job, err error) (retry bool) {
 	reason := logs.RedactError(err)
 	j.log.Error("unreadable message parked", "reason", reason)
-	if perr := h.park(ctx, j.log, j.msg.Body, webhook.Envelope{}, reason, 0); perr != nil {
+	if perr := h.park(ctx, j.log, j.msg.Body, queue.Envelope{}, reason, 0); perr != nil {
 		return true
 	}
 	h.cfg.Metrics.Emit(metrics.Dims{}, metrics.Counted(metrics.Parked, 1))
@@ -281,15 +281,15 @@ func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger
 			err = fmt.Errorf("business code panicked: %v", r)
 		}
 	}()
-	mw := []effects.Middleware{timed(h.cfg.Metrics)}
+	mw := []middleware{timed(h.cfg.Metrics)}
 	if !effectsBy.IsZero() {
-		mw = []effects.Middleware{notAfter(effectsBy), timed(h.cfg.Metrics)}
+		mw = []middleware{notAfter(effectsBy), timed(h.cfg.Metrics)}
 	}
 	if deadline, ok := ctx.Deadline(); ok {
 		// An effect that has run is recorded with retries until the
 		// ledger's share of the reserve is used up, whatever context the
 		// business hands the ledger.
-		ctx = effects.WithRecordDeadline(ctx, deadline)
+		ctx = ledger.WithRecordDeadline(ctx, deadline)
 	}
-	return h.business.Handle(ctx, ev, effects.With(h.ledger.For(key), mw...))
+	return h.business.Handle(ctx, ev, withMiddleware(h.ledger.For(key), mw...))
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -156,7 +157,7 @@ func TestPipelineSameMessageTwiceAtOnce(t *testing.T) {
 	k, body := pipelinetest.Checkout("pipe", 7, time.Now().Add(-time.Minute))
 	p.Deliver(t, body)
 	// SQS delivers the same event twice (at-least-once): a second copy.
-	env := webhook.Envelope{Key: k, Type: "checkout.session.completed"}
+	env := queue.Envelope{Key: k, Type: "checkout.session.completed"}
 	if _, err := p.SQS.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(p.Events.URL()), MessageBody: aws.String(env.Marshal())}); err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestPipelineAbandonedLeaseTakenOver(t *testing.T) {
 
 func messageIDOf(batch events.SQSEvent, key webhook.Key) string {
 	for _, m := range batch.Records {
-		if env, err := webhook.ParseEnvelope(m.Body); err == nil && env.Key == key {
+		if env, err := queue.ParseEnvelope(m.Body); err == nil && env.Key == key {
 			return m.MessageId
 		}
 	}
@@ -259,7 +260,7 @@ func TestPipeline200CheckoutsEveryMessageDuplicated(t *testing.T) {
 		if got := p.Deliver(t, b); got != "accepted" {
 			t.Fatalf("%s: receiver answered %q, want accepted", k, got)
 		}
-		if err := p.Events.Send(context.Background(), webhook.Envelope{Key: k, Type: "checkout.session.completed"}); err != nil {
+		if err := p.Events.Send(context.Background(), queue.Envelope{Key: k, Type: "checkout.session.completed"}); err != nil {
 			t.Fatal(err)
 		}
 	}

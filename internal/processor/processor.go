@@ -1,97 +1,26 @@
 // Package processor turns queued events into business effects, once each.
 //
 // For every SQS message it leases the event's inbox claim with one
-// conditional write, runs the business handler with an effect ledger bound
-// to the event, and writes the outcome conditioned on still holding the
-// lease. Errors are classified once, here:
+// conditional write, runs the business with an effect ledger bound to the
+// event, and writes the outcome conditioned on still holding the lease.
+// Errors are classified once, in one pure function (decide): DONE,
+// IGNORED, retried after a backoff, or parked in the DLQ with the reason;
+// a failure of the infrastructure is counted apart from the event's tries,
+// so an outage is ridden out instead of parking healthy events.
+// docs/architecture.md ("The processor") has the table of outcomes;
+// docs/reliability.md the guarantees and the timing rules.
 //
-//   - nil                 → DONE, message acknowledged;
-//   - webhook.ErrNoHandler → IGNORED, acknowledged;
-//   - an event whose mode is not the deployment's (Config.Live:
-//     a test-mode Stripe or Adyen event on a live deployment) → IGNORED
-//     with the reason, before the business runs, counted in OtherMode;
-//   - provider.ErrNotFound (an id-only notification whose object its
-//     provider does not know) → FAILED and retried after a backoff until
-//     the event has had Config.NotFoundTries tries, then IGNORED
-//     "not found at <provider>" with renewals held off for
-//     Config.NotFoundWindow: never parked, so a made-up id raises no
-//     alarm, and a repeat of it is a duplicate at the receiver;
-//   - permanent           → parked in the DLQ with the reason, DEAD, and
-//     acknowledged so it leaves the events queue at once;
-//   - the infrastructure unavailable (a DynamoDB or SQS call that timed
-//     out, was reset, throttled or answered 5xx) → FAILED and counted in
-//     the event's InfraFailures, not its tries: the message is hidden for
-//     a backoff that grows with every such failure (half to all of an
-//     exponential ceiling), and the event is parked only after
-//     Config.MaxInfraFailures of them, so an outage of the store is
-//     ridden out instead of using up the event's tries in minutes;
-//   - every destination left busy (destination.ErrBusy: its concurrency
-//     limit reached, nothing tried) → FAILED, the attempt taken back
-//     (inbox.Result.Uncounted), back after a short backoff: waiting never
-//     parks an event;
-//   - anything else       → FAILED, the message reported as a batch item
-//     failure and hidden for an exponential backoff with full jitter. On
-//     the last receive SQS allows (maxReceiveCount) it is parked instead
-//     once the event has had that many attempts (infrastructure failures
-//     not counted), or else sent again as a fresh message after its
-//     backoff.
-//
-// A lease that fails for a reason other than the infrastructure (the
-// store refused the request: access denied, a validation error; or the
-// item cannot be decoded) is parked at once with the reason, as a
-// permanent error: nothing ran, so there are no tries to count, and
-// waiting does not change it. A refusal the event read back does not
-// explain (inbox.ErrLeaseRaced: a twin finished an attempt in between) is
-// no such reason: the message comes back as from a live lease, unless it
-// is still so refused on the last receive SQS allows, when it is parked.
-//
-// An erasure never takes an unfinished event's payload: it marks the
-// event (inbox.Item.EraseWhenFinished), which runs once more, and once it
-// is DONE or IGNORED the processor erases its payload (failing that, the
-// reconciler does). An event whose payload was erased or expired after it
-// finished (inbox.ErrRemoved) ends IGNORED without running, should a
-// person send it back. An erasure that goes on in the next attempt
-// (privacy.ErrMore) comes back soon, the attempt not counted.
-//
-// The subjects a claim carries (inbox.Item.Subjects) are indexed before
-// anything else runs; while that fails the event is retried, and never
-// parked, so an unfinished event is always found by its claim and a
-// finished one by the index.
-//
-// A message for an event already DONE or IGNORED is acknowledged without
-// running anything. A message for a DEAD event is processed again: it came
-// back from the DLQ through SQS's own redrive, which cannot mark the
-// message, so a person asked for it (inbox.Store.Lease takes DEAD). A rare
-// late duplicate of the original message is run again too, which is safe:
-// the effect ledger keeps finished effects from repeating.
-//
-// Crash safety rests on three durations (see
-// docs/reliability.md): function timeout < lease < the queue's visibility
-// timeout. A worker that dies holding a lease leaves it to expire before SQS
-// delivers its message again, so the next receive takes the event over.
-// A message that finds a live lease waits a moment for the holder (a
-// duplicate whose twin is running usually finds it DONE), and is otherwise
-// made visible again when the lease ends, not retried blindly. A message
-// that must go back on the last receive SQS allows is sent again as a fresh
-// message instead, so SQS never moves an unfinished event to the DLQ behind
-// the processor's back.
-//
-// Each invocation keeps to its deadline: a message is started only while
-// the remaining time exceeds the per-message budget, its effects must end
-// a reserve before the deadline (so the outcome is always written; one
-// whose deadline passed before it starts is not started, and retried),
-// and the messages not started go back at once with a short visibility. A
-// panic in the business code fails that event alone, with the panic text.
-//
-// An unfinished event whose payload is missing is fetched from its
-// provider's API (Config.Fetch) and stored back before it is run. A
-// notification that only points at the event (GoPay's id, a Stripe thin
-// event: provider.Fetch.Pointer) is fetched on every attempt.
-//
-// One bad message never fails the batch (partial batch responses). The
-// id-only providers' messages of a batch run in a lane of their own, so
-// made-up ids never hold the other providers' slots. A Handler is safe
-// for concurrent use.
+// A dead worker never takes an event with it: function timeout < lease <
+// the queue's visibility timeout, a message that finds a live lease comes
+// back when it ends, and a message on SQS's last receive is sent again
+// fresh rather than left for SQS to park. Each invocation keeps to its
+// deadline: effects end a reserve before it, so the outcome is always
+// written. A missing payload, or one an id-only notification points at,
+// is fetched from its provider (Config.Fetch). One bad message never fails
+// the batch (partial batch responses), and a panic in the business fails
+// its event alone. A claim's subjects are indexed before anything runs,
+// and an erasure of an unfinished event waits for it to finish
+// (inbox.Item.EraseWhenFinished). A Handler is safe for concurrent use.
 package processor
 
 import (
@@ -112,6 +41,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -277,8 +207,8 @@ type leaseStore interface {
 	RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (inbox.Footprint, error)
 }
 
-// ledger hands out the effect runner of one event.
-type ledger interface {
+// runners hands out the effect runner of one event.
+type runners interface {
 	For(key webhook.Key) effects.Runner
 }
 
@@ -286,19 +216,19 @@ type ledger interface {
 // last receive, as a fresh message sent after a delay (SendAfter).
 type eventsQueue interface {
 	Delay(ctx context.Context, receiptHandle string, d time.Duration) error
-	SendAfter(ctx context.Context, env webhook.Envelope, d time.Duration) error
+	SendAfter(ctx context.Context, env queue.Envelope, d time.Duration) error
 }
 
 // deadLetters parks an event with its reason.
 type deadLetters interface {
-	Park(ctx context.Context, body string, env webhook.Envelope, reason string, attempts int, at time.Time) error
+	Park(ctx context.Context, body string, env queue.Envelope, reason string, attempts int, at time.Time) error
 }
 
 // Handler processes batches from the events queue.
 type Handler struct {
 	cfg      Config
 	store    leaseStore
-	ledger   ledger
+	ledger   runners
 	business Business
 	events   eventsQueue
 	dlq      deadLetters
@@ -307,7 +237,7 @@ type Handler struct {
 }
 
 // New returns a Handler.
-func New(cfg Config, store leaseStore, l ledger, b Business, events eventsQueue, dlq deadLetters, log *slog.Logger) *Handler {
+func New(cfg Config, store leaseStore, l runners, b Business, events eventsQueue, dlq deadLetters, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -378,7 +308,7 @@ func (h *Handler) lanes(msgs []events.SQSMessage) [2][]int {
 	var lanes [2][]int
 	for i, msg := range msgs {
 		lane := 0
-		if env, err := webhook.ParseEnvelope(msg.Body); err == nil && h.cfg.IDOnly[env.Key.Provider()] {
+		if env, err := queue.ParseEnvelope(msg.Body); err == nil && h.cfg.IDOnly[env.Key.Provider()] {
 			lane = 1
 		}
 		lanes[lane] = append(lanes[lane], i)

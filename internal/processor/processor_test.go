@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -205,7 +206,7 @@ func TestUnreadableMessageIsParkedAsIs(t *testing.T) {
 
 func TestMissingClaimIsAcknowledged(t *testing.T) {
 	f := newFixture(t)
-	msg := message("gone", webhook.Envelope{Key: "stripe#evt_gone"}.Marshal(), 1)
+	msg := message("gone", queue.Envelope{Key: "stripe#evt_gone"}.Marshal(), 1)
 	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
 	if len(resp.BatchItemFailures) != 0 || len(f.biz.Runs()) != 0 {
 		t.Errorf("failures %v runs %v; want acknowledged, nothing run", failedIDs(resp), f.biz.Runs())
@@ -400,7 +401,7 @@ func TestMissingPayloadIsFetchedFromTheProvider(t *testing.T) {
 			if _, err := f.store.Claim(context.Background(), inbox.Claim{Event: ev, At: t0, TTL: time.Hour}); err != nil {
 				t.Fatal(err)
 			}
-			msg := message("nopayload", webhook.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal(), 1)
+			msg := message("nopayload", queue.Envelope{Key: ev.Key(), Type: ev.Type}.Marshal(), 1)
 			_, _ = f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
 			if it := f.status(t, "evt_nopayload"); it.Status != tt.wantStatus {
 				t.Errorf("status %s (%s), want %s", it.Status, it.LastError, tt.wantStatus)
@@ -468,7 +469,7 @@ func BenchmarkProcessOneMessage(b *testing.B) {
 		if err := store.PutPayload(ctx, it, raw); err != nil {
 			b.Fatal(err)
 		}
-		msgs[i] = events.SQSEvent{Records: []events.SQSMessage{message(ev.ID, webhook.Envelope{Key: it.Key, Type: ev.Type}.Marshal(), 1)}}
+		msgs[i] = events.SQSEvent{Records: []events.SQSMessage{message(ev.ID, queue.Envelope{Key: it.Key, Type: ev.Type}.Marshal(), 1)}}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

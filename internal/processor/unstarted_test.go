@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -46,7 +47,7 @@ func TestEffectPastItsDeadlineIsNotStarted(t *testing.T) {
 	const reserve = 1200 * time.Millisecond
 	sent := 0
 	h := processor.New(processor.Config{Now: f.now, Jitter: func() float64 { return 0.5 }, Budget: 2 * time.Second, Reserve: reserve},
-		f.store, effects.NewLedger(store, table, time.Hour), businessFunc(func(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
+		f.store, ledger.New(store, table, time.Hour), businessFunc(func(ctx context.Context, ev webhook.Event, fx effects.Runner) error {
 			return effects.AtMostOnce(ctx, fx, "welcome-email", func(ctx context.Context, _ string) (string, error) {
 				if err := ctx.Err(); err != nil {
 					return "", err // the SDK fails without sending

@@ -17,8 +17,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-
-	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // AttrEventType is the message attribute that carries the event type on a
@@ -51,7 +49,7 @@ func New(client sqsAPI, url string) *Queue { return &Queue{client: client, url: 
 func (q *Queue) URL() string { return q.url }
 
 // Send sends one envelope.
-func (q *Queue) Send(ctx context.Context, env webhook.Envelope) error {
+func (q *Queue) Send(ctx context.Context, env Envelope) error {
 	return q.SendAfter(ctx, env, 0)
 }
 
@@ -62,7 +60,7 @@ const maxDelay = 15 * time.Minute
 // whole seconds and at most maxDelay. The processor uses it to send a
 // message again, with a fresh receive count, instead of returning it on its
 // last receive.
-func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Duration) error {
+func (q *Queue) SendAfter(ctx context.Context, env Envelope, d time.Duration) error {
 	if d > maxDelay {
 		d = maxDelay
 	}
@@ -80,7 +78,7 @@ func (q *Queue) SendAfter(ctx context.Context, env webhook.Envelope, d time.Dura
 }
 
 // attributes returns the message attributes that travel with env.
-func attributes(env webhook.Envelope) map[string]types.MessageAttributeValue {
+func attributes(env Envelope) map[string]types.MessageAttributeValue {
 	if env.Type == "" {
 		return nil
 	}
@@ -132,7 +130,7 @@ const (
 // could not be read. reason must not hold payload data; it is cut to
 // maxReason bytes on a character boundary, and what SQS refuses in it is
 // replaced (sqsText).
-func (q *Queue) Park(ctx context.Context, body string, env webhook.Envelope, reason string, attempts int, at time.Time) error {
+func (q *Queue) Park(ctx context.Context, body string, env Envelope, reason string, attempts int, at time.Time) error {
 	reason = cut(sqsText(reason), maxReason)
 	attrs := attributes(env)
 	if attrs == nil {

@@ -11,8 +11,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
-	"github.com/hookinbox/hookinbox/webhook"
 )
 
 type fakeSQS struct {
@@ -61,7 +59,7 @@ func (f *fakeSQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessa
 func TestSendCarriesTheEnvelopeOnly(t *testing.T) {
 	f := &fakeSQS{}
 	q := New(f, "http://q/events")
-	env := webhook.Envelope{Key: "stripe#evt_1", Type: "checkout.session.completed"}
+	env := Envelope{Key: "stripe#evt_1", Type: "checkout.session.completed"}
 	if err := q.Send(context.Background(), env); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +68,7 @@ func TestSendCarriesTheEnvelopeOnly(t *testing.T) {
 	if aws.ToString(in.QueueUrl) != "http://q/events" || body != env.Marshal() {
 		t.Errorf("sent %s to %s", body, aws.ToString(in.QueueUrl))
 	}
-	if back, err := webhook.ParseEnvelope(body); err != nil || back != env {
+	if back, err := ParseEnvelope(body); err != nil || back != env {
 		t.Errorf("body %s reads back as %+v, %v; want %+v", body, back, err, env)
 	}
 	if len(in.MessageAttributes) != 0 {
@@ -85,7 +83,7 @@ func TestSendCarriesTheEnvelopeOnly(t *testing.T) {
 func TestParkCarriesReason(t *testing.T) {
 	f := &fakeSQS{}
 	q := New(f, "http://q/dlq")
-	env := webhook.Envelope{Key: "stripe#evt_1", Type: "checkout.session.completed"}
+	env := Envelope{Key: "stripe#evt_1", Type: "checkout.session.completed"}
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	if err := q.Park(context.Background(), env.Marshal(), env, strings.Repeat("x", 2000), 3, at); err != nil {
 		t.Fatal(err)
@@ -109,7 +107,7 @@ func TestParkCarriesReason(t *testing.T) {
 // event would never be parked), the reason readable, valid UTF-8 and at
 // most 1 KiB.
 func TestParkTakesAnyReason(t *testing.T) {
-	env := webhook.Envelope{Key: "standard#msg_1", Type: "invoice.paid\x00"}
+	env := Envelope{Key: "standard#msg_1", Type: "invoice.paid\x00"}
 	tests := []struct {
 		name, reason, want string
 	}{
@@ -157,7 +155,7 @@ func TestSendAfterRoundsUpAndCaps(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeSQS{}
-			env := webhook.Envelope{Key: "stripe#evt_1", Type: "checkout.session.completed"}
+			env := Envelope{Key: "stripe#evt_1", Type: "checkout.session.completed"}
 			if err := New(f, "http://q/events").SendAfter(context.Background(), env, tt.d); err != nil {
 				t.Fatal(err)
 			}

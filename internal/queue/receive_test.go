@@ -45,7 +45,7 @@ func receiveAll(t *testing.T, q *queue.Queue) []queue.Message {
 func TestParkedMessageCarriesItsReason(t *testing.T) {
 	ctx := context.Background()
 	_, dlq, _ := queues(t)
-	env := webhook.Envelope{Key: "stripe#evt_park", Type: "checkout.session.completed"}
+	env := queue.Envelope{Key: "stripe#evt_park", Type: "checkout.session.completed"}
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	if err := dlq.Park(ctx, env.Marshal(), env, "create invoice: no such customer", 3, at); err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestParkedMessageCarriesItsReason(t *testing.T) {
 func TestReleaseThenDelete(t *testing.T) {
 	ctx := context.Background()
 	events, _, _ := queues(t)
-	if err := events.Send(ctx, webhook.Envelope{Key: "stripe#evt_rel"}); err != nil {
+	if err := events.Send(ctx, queue.Envelope{Key: "stripe#evt_rel"}); err != nil {
 		t.Fatal(err)
 	}
 	first := receiveAll(t, events)
@@ -105,7 +105,7 @@ func TestStartRedriveMovesToTheEventsQueue(t *testing.T) {
 	emu := devstacktest.ForTest(t)
 	devstacktest.SkipOnMoto(t, emu, devstack.MotoNoMessageMove)
 	events, dlq, st := queues(t)
-	env := webhook.Envelope{Key: "stripe#evt_redrive", Type: "customer.subscription.updated"}
+	env := queue.Envelope{Key: "stripe#evt_redrive", Type: "customer.subscription.updated"}
 	if err := dlq.Park(ctx, env.Marshal(), env, "mapping gap", 1, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestDepthCountsVisibleInFlightAndDelayed(t *testing.T) {
 		t.Fatalf("new queue: %+v, want empty", d)
 	}
 	for i, after := range []time.Duration{0, time.Minute} {
-		if err := events.SendAfter(ctx, webhook.Envelope{Key: webhook.NewKey("stripe", "evt_depth"+strconv.Itoa(i)), Type: "invoice.paid"}, after); err != nil {
+		if err := events.SendAfter(ctx, queue.Envelope{Key: webhook.NewKey("stripe", "evt_depth"+strconv.Itoa(i)), Type: "invoice.paid"}, after); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/queue"
-	"github.com/hookinbox/hookinbox/webhook"
 )
 
 const (
@@ -45,18 +44,18 @@ func TestTrace(t *testing.T) {
 
 func TestSendAndParkCarryTheTrace(t *testing.T) {
 	events, dlq, _ := queues(t)
-	env := webhook.Envelope{Key: "stripe#evt_traced", Type: "invoice.paid"}
+	env := queue.Envelope{Key: "stripe#evt_traced", Type: "invoice.paid"}
 	if err := events.Send(lambdaContext(), env); err != nil {
 		t.Fatal(err)
 	}
-	if err := events.Send(context.Background(), webhook.Envelope{Key: "stripe#evt_untraced"}); err != nil {
+	if err := events.Send(context.Background(), queue.Envelope{Key: "stripe#evt_untraced"}); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
 	for _, m := range receiveAll(t, events) {
 		got[m.Body] = m.Trace
 	}
-	if got[env.Marshal()] != invocationTrace || got[webhook.Envelope{Key: "stripe#evt_untraced"}.Marshal()] != "" {
+	if got[env.Marshal()] != invocationTrace || got[queue.Envelope{Key: "stripe#evt_untraced"}.Marshal()] != "" {
 		t.Errorf("traces by body %v", got)
 	}
 	if err := dlq.Park(queue.WithTrace(context.Background(), eventTrace), env.Marshal(), env, "no such price", 1, time.Now()); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -95,7 +96,7 @@ type (
 		IndexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error
 	}
 	intakeQueue interface {
-		Send(ctx context.Context, env webhook.Envelope) error
+		Send(ctx context.Context, env queue.Envelope) error
 	}
 )
 
@@ -145,11 +146,11 @@ func answer(t *testing.T, resp events.APIGatewayV2HTTPResponse) string {
 // fakeQueue records what was sent and can be told to fail.
 type fakeQueue struct {
 	mu   sync.Mutex
-	sent []webhook.Envelope
+	sent []queue.Envelope
 	fail bool
 }
 
-func (q *fakeQueue) Send(_ context.Context, env webhook.Envelope) error {
+func (q *fakeQueue) Send(_ context.Context, env queue.Envelope) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.fail {
@@ -159,10 +160,10 @@ func (q *fakeQueue) Send(_ context.Context, env webhook.Envelope) error {
 	return nil
 }
 
-func (q *fakeQueue) Sent() []webhook.Envelope {
+func (q *fakeQueue) Sent() []queue.Envelope {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return append([]webhook.Envelope(nil), q.sent...)
+	return append([]queue.Envelope(nil), q.sent...)
 }
 
 // hostileCase is a request that must be refused with status and change nothing.

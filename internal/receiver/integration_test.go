@@ -62,9 +62,9 @@ func (s *realStack) items(t *testing.T) []string {
 }
 
 // messages drains the events queue and returns the envelopes on it.
-func (s *realStack) messages(t *testing.T) []webhook.Envelope {
+func (s *realStack) messages(t *testing.T) []queue.Envelope {
 	t.Helper()
-	var got []webhook.Envelope
+	var got []queue.Envelope
 	for {
 		out, err := s.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
 			QueueUrl: &s.queue, MaxNumberOfMessages: 10, VisibilityTimeout: 60, WaitTimeSeconds: 0,
@@ -76,7 +76,7 @@ func (s *realStack) messages(t *testing.T) []webhook.Envelope {
 			return got
 		}
 		for _, m := range out.Messages {
-			var env webhook.Envelope
+			var env queue.Envelope
 			if err := json.Unmarshal([]byte(*m.Body), &env); err != nil {
 				t.Fatalf("message body %q: %v", *m.Body, err)
 			}
@@ -110,7 +110,7 @@ func TestIntegrationNewThenDuplicate(t *testing.T) {
 			if diff := cmp.Diff(tc.items, s.items(t)); diff != "" {
 				t.Errorf("inbox items (-want +got):\n%s", diff)
 			}
-			want := []webhook.Envelope{{Key: webhook.Key("stripe#" + tc.id), Type: "checkout.session.completed"}}
+			want := []queue.Envelope{{Key: webhook.Key("stripe#" + tc.id), Type: "checkout.session.completed"}}
 			if diff := cmp.Diff(want, s.messages(t)); diff != "" {
 				t.Errorf("messages (-want +got):\n%s", diff)
 			}

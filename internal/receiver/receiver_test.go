@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -44,7 +45,7 @@ func TestNewEventIsClaimedAndEnqueuedOnce(t *testing.T) {
 			t.Errorf("delivery %d: %d %s, want 200 %s", i+1, resp.StatusCode, resp.Body, want)
 		}
 	}
-	want := []webhook.Envelope{{Key: "stripe#evt_new", Type: "checkout.session.completed"}}
+	want := []queue.Envelope{{Key: "stripe#evt_new", Type: "checkout.session.completed"}}
 	if diff := cmp.Diff(want, q.Sent()); diff != "" {
 		t.Errorf("messages sent (-want +got):\n%s", diff)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/stripe"
@@ -53,7 +54,7 @@ func stripeHas(t *testing.T, p *pipelinetest.Pipeline, first, n int, at func(i i
 // wrap the real ones to count or fail calls.
 type (
 	envelopeSender interface {
-		Send(ctx context.Context, env webhook.Envelope) error
+		Send(ctx context.Context, env queue.Envelope) error
 	}
 	eventSource interface {
 		Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error)
@@ -91,7 +92,7 @@ func newCountingSender(inner envelopeSender) *countingSender {
 	return &countingSender{inner: inner, sends: map[webhook.Key]int{}}
 }
 
-func (f *countingSender) Send(ctx context.Context, env webhook.Envelope) error {
+func (f *countingSender) Send(ctx context.Context, env queue.Envelope) error {
 	f.mu.Lock()
 	if f.refuse != nil {
 		if err := f.refuse(env.Key); err != nil {
@@ -115,7 +116,7 @@ func queued(t *testing.T, p *pipelinetest.Pipeline) map[webhook.Key]int {
 	t.Helper()
 	got := map[webhook.Key]int{}
 	for _, m := range pipelinetest.Peek(t, p.Events) {
-		env, err := webhook.ParseEnvelope(m.Body)
+		env, err := queue.ParseEnvelope(m.Body)
 		if err != nil {
 			t.Fatal(err)
 		}

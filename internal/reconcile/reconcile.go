@@ -14,6 +14,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -79,7 +80,7 @@ type pendingStore interface {
 
 // sender sends envelopes to the events queue.
 type sender interface {
-	Send(ctx context.Context, env webhook.Envelope) error
+	Send(ctx context.Context, env queue.Envelope) error
 }
 
 // accepter claims and enqueues an event; *intake.Intake is the one.
@@ -298,7 +299,7 @@ func (h *Handler) reenqueue(ctx context.Context, it inbox.Item, cutoff, now time
 		s.OverdueLeases++
 	}
 	if err == nil {
-		err = h.events.Send(ctx, webhook.Envelope{Key: it.Key, Type: it.EventType})
+		err = h.events.Send(ctx, queue.Envelope{Key: it.Key, Type: it.EventType})
 	}
 	if err != nil {
 		s.Events = append(s.Events, provider.Line{Key: it.Key.String(), Type: it.EventType, Outcome: provider.Failed, Note: err.Error()})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -120,7 +121,7 @@ func (s *stack) park(t *testing.T, id, reason string) webhook.Key {
 	if err == nil {
 		_, err = s.Inbox.Finish(ctx, it.Key, "w", inbox.Result{Status: inbox.Dead, Error: reason, At: now})
 	}
-	env := webhook.Envelope{Key: it.Key, Type: ev.Type}
+	env := queue.Envelope{Key: it.Key, Type: ev.Type}
 	if err == nil {
 		err = s.DLQ.Park(ctx, env.Marshal(), env, reason, 1, now)
 	}

@@ -201,7 +201,7 @@ type inboxStore interface {
 
 // sender sends envelopes to the events queue.
 type sender interface {
-	Send(ctx context.Context, env webhook.Envelope) error
+	Send(ctx context.Context, env queue.Envelope) error
 }
 
 // deadLetters is the DLQ, read and emptied by a replay.
@@ -371,7 +371,7 @@ scan:
 func (h *Handler) message(ctx context.Context, m queue.Message, req Request, replayed map[webhook.Key]time.Time) (line *Line, keep, counts bool) {
 	reason := m.Attributes[queue.AttrReason]
 	ctx = queue.WithTrace(ctx, m.Trace) // the replayed event stays in its trace
-	env, err := webhook.ParseEnvelope(m.Body)
+	env, err := queue.ParseEnvelope(m.Body)
 	if err != nil {
 		// The processor parks what it cannot read as it is. Only a person
 		// can say what it was; report it and leave it.
@@ -473,7 +473,7 @@ func (h *Handler) event(ctx context.Context, key webhook.Key, dryRun, inDLQ bool
 		l.Outcome, l.Note = failed, err.Error()
 		return l, false
 	}
-	if err := h.events.Send(ctx, webhook.Envelope{Key: key, Type: it.EventType}); err != nil {
+	if err := h.events.Send(ctx, queue.Envelope{Key: key, Type: it.EventType}); err != nil {
 		l.Outcome, l.Note = failed, "claim put back to FAILED, but the message was not sent ("+err.Error()+"); the reconciler re-enqueues it after STUCK_AFTER, or replay again"
 		return l, false
 	}

@@ -182,7 +182,7 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 		if _, err := s.Inbox.Finish(ctx, it.Key, "w", inbox.Result{Status: status, Error: "mapping gap", At: now}); err != nil {
 			t.Fatal(err)
 		}
-		env := webhook.Envelope{Key: it.Key, Type: typ}
+		env := queue.Envelope{Key: it.Key, Type: typ}
 		if err := s.DLQ.Park(ctx, env.Marshal(), env, "mapping gap", 1, now); err != nil {
 			t.Fatal(err)
 		}
@@ -194,10 +194,10 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 	other := claim("evt_filter_sub", subType, inbox.Dead)
 	finished := claim("evt_filter_done", checkoutType, inbox.Done)
 	// A second copy of a's message, and a body the processor could not read.
-	if err := s.DLQ.Park(ctx, webhook.Envelope{Key: a, Type: checkoutType}.Marshal(), webhook.Envelope{Key: a, Type: checkoutType}, "again", 2, now); err != nil {
+	if err := s.DLQ.Park(ctx, queue.Envelope{Key: a, Type: checkoutType}.Marshal(), queue.Envelope{Key: a, Type: checkoutType}, "again", 2, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DLQ.Park(ctx, "not an envelope", webhook.Envelope{}, "malformed: envelope", 0, now); err != nil {
+	if err := s.DLQ.Park(ctx, "not an envelope", queue.Envelope{}, "malformed: envelope", 0, now); err != nil {
 		t.Fatal(err)
 	}
 
@@ -227,7 +227,7 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 	}
 	sent := map[webhook.Key]int{}
 	for _, m := range pipelinetest.Peek(t, s.Events) {
-		env, err := webhook.ParseEnvelope(m.Body)
+		env, err := queue.ParseEnvelope(m.Body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +243,7 @@ func TestFilteredReplayLeavesTheRestAndLosesNothing(t *testing.T) {
 	for _, m := range pipelinetest.Peek(t, s.DLQ) {
 		left[m.Body] = true
 	}
-	wantLeft := map[string]bool{"not an envelope": true, webhook.Envelope{Key: other, Type: subType}.Marshal(): true}
+	wantLeft := map[string]bool{"not an envelope": true, queue.Envelope{Key: other, Type: subType}.Marshal(): true}
 	if diff := cmp.Diff(wantLeft, left); diff != "" {
 		t.Errorf("left in the DLQ (-want +got):\n%s", diff)
 	}
@@ -318,7 +318,7 @@ func TestNativeRedriveOfADeadEventIsProcessedOnce(t *testing.T) {
 	// A copy that arrives once more (SQS delivers at least once) is
 	// acknowledged without running anything.
 	for _, k := range keys {
-		if err := s.Events.Send(ctx, webhook.Envelope{Key: k, Type: "checkout.session.completed"}); err != nil {
+		if err := s.Events.Send(ctx, queue.Envelope{Key: k, Type: "checkout.session.completed"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -387,7 +387,7 @@ type processedAfterSend struct {
 	after func() bool
 }
 
-func (p processedAfterSend) Send(ctx context.Context, env webhook.Envelope) error {
+func (p processedAfterSend) Send(ctx context.Context, env queue.Envelope) error {
 	if err := p.s.Events.Send(ctx, env); err != nil {
 		return err
 	}
@@ -405,7 +405,7 @@ func TestEventParkedAgainDuringTheReplayKeepsItsMessage(t *testing.T) {
 	ctx := context.Background()
 	s := newStack(t)
 	key := s.poisoned(t, 300, 1)[0]
-	env := webhook.Envelope{Key: key, Type: "checkout.session.completed"}
+	env := queue.Envelope{Key: key, Type: "checkout.session.completed"}
 	if err := s.DLQ.Park(ctx, env.Marshal(), env, "an older copy", 1, time.Now()); err != nil {
 		t.Fatal(err)
 	}

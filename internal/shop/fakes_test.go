@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -85,7 +86,7 @@ func newDynamoHarness(t *testing.T) *harness {
 	cfg.Table = shopTable
 	return &harness{
 		shop:            New(cfg, db, mail, newStripeBilling(secretstest.Static("sk_test_123"), stripeSrv.URL, stripeSrv.Client())),
-		ledger:          effects.NewLedger(db, inboxTable, 0),
+		ledger:          ledger.New(db, inboxTable, 0),
 		mails:           func() []sentMail { return sesMails(ses) },
 		invoiceCalls:    func() []invoiceCall { return stripeCalls(stripeAPI) },
 		failNextInvoice: func(status int) { stripeAPI.FailNext(status) },

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -35,12 +36,12 @@ func TestWelcomeEmailOnceWhenItsRecordFails(t *testing.T) {
 			h := newDynamoHarness(t)
 			db, inboxTable := dynamoForTest(t)
 			faults := &recordFaults{testDynamoDB: db, fails: tt.fails, always: tt.always}
-			ledger := effects.NewLedger(faults, inboxTable, 0)
+			effectLedger := ledger.New(faults, inboxTable, 0)
 			ev := checkoutEvent("evt_1RecordFault000000001", t0)
 
 			// The first attempt, with a processor's deadline.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			err := h.shop.Handle(ctx, ev, ledger.For(ev.Key()))
+			err := h.shop.Handle(ctx, ev, effectLedger.For(ev.Key()))
 			cancel()
 			if tt.wantParked == (err == nil) {
 				t.Errorf("first attempt: err = %v, want an error: %v", err, tt.wantParked)
@@ -49,7 +50,7 @@ func TestWelcomeEmailOnceWhenItsRecordFails(t *testing.T) {
 			faults.mu.Lock()
 			faults.always = false
 			faults.mu.Unlock()
-			err = h.shop.Handle(context.Background(), ev, ledger.For(ev.Key()))
+			err = h.shop.Handle(context.Background(), ev, effectLedger.For(ev.Key()))
 			switch {
 			case tt.wantParked && (!errors.Is(err, effects.ErrOutcomeUnknown) || !webhook.IsPermanent(err)):
 				t.Errorf("retry: err = %v, want a permanent ErrOutcomeUnknown (parked)", err)

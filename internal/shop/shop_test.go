@@ -584,7 +584,7 @@ func TestEffectResults(t *testing.T) {
 			for _, c := range []struct {
 				ev   webhook.Event
 				want string
-			}{{newer, effects.ResultApplied}, {older, effects.ResultSkippedOlder}} {
+			}{{newer, "applied"}, {older, "skipped: older than stored"}} {
 				recs, err := hh.ledger.Records(context.Background(), c.ev.Key())
 				if err != nil {
 					t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/shop"
@@ -87,8 +87,8 @@ func TestEndToEnd(t *testing.T) {
 	if len(st.Orders) != 1 || st.Orders[0] != want[0] {
 		t.Errorf("orders %+v, want %+v", st.Orders, want)
 	}
-	recs, err := effects.NewLedger(p.DynamoDB, p.Stack.Tables["InboxTable"], 0).Records(context.Background(), key)
-	if err != nil || len(recs) != 1 || recs[0].Result != effects.ResultApplied {
+	recs, err := ledger.New(p.DynamoDB, p.Stack.Tables["InboxTable"], 0).Records(context.Background(), key)
+	if err != nil || len(recs) != 1 || recs[0].Result != "applied" {
 		t.Errorf("effects %+v, %v; want one mark-order-paid, run once", recs, err)
 	}
 	if got := p.Stack.Mollie.Fetches(pay.ID); got != 3 {

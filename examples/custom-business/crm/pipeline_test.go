@@ -32,7 +32,7 @@ func pipeline(t *testing.T, build processorfn.BusinessBuilder) (*hookinboxtest.P
 	f := &fakeCRM{}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	return hookinboxtest.NewWith(t, hookinboxtest.Options{
+	return hookinboxtest.New(t, hookinboxtest.Options{
 		Business: build, Parameters: map[string]string{"CrmUrl": srv.URL},
 		// This module's own provider, as its functions' mains add it.
 		Providers: []provider.Provider{warehouse.Provider{}},

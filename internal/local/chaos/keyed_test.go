@@ -17,8 +17,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
+	"github.com/hookinbox/hookinbox/internal/stacktemplate"
 	"github.com/hookinbox/hookinbox/processorfn"
-	"github.com/hookinbox/hookinbox/stacktemplate"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 

@@ -19,6 +19,7 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
@@ -89,7 +90,7 @@ type Local struct {
 	sqs            *sqs.Client
 	events         *queue.Queue
 	inbox          *inbox.DynamoDB
-	ledger         *effects.Ledger
+	ledger         *ledger.Ledger
 	business       businessReader
 	stop           context.CancelFunc
 	functions      []*devstack.Function // those running under aws-lambda-rie
@@ -212,7 +213,7 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	db := emu.DynamoDB()
 	l.events = queue.New(emu.SQS(), evq.URL)
 	l.inbox = st.Inbox()
-	l.ledger = effects.NewLedger(db, st.Tables["InboxTable"], 0)
+	l.ledger = ledger.New(db, st.Tables["InboxTable"], 0)
 	if table, ok := st.Tables["ShopTable"]; ok {
 		l.business = shopBusiness(shop.New(shop.Config{Table: table, MailFrom: "shop@example.com"}, db, nil, nil))
 	} else {
@@ -327,7 +328,7 @@ func (l *Local) Deliver(ctx context.Context, ev Event) (int, error) {
 
 // Requeue implements Target.
 func (l *Local) Requeue(ctx context.Context, ev Event) error {
-	return l.events.Send(ctx, webhook.Envelope{Key: ev.Key(), Type: ev.Type})
+	return l.events.Send(ctx, queue.Envelope{Key: ev.Key(), Type: ev.Type})
 }
 
 // Busy implements Target.

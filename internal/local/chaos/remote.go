@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -34,7 +34,7 @@ type Remote struct {
 	client    *http.Client
 	events    *queue.Queue
 	inbox     *inbox.DynamoDB
-	ledger    *effects.Ledger
+	ledger    *ledger.Ledger
 	business  businessReader
 }
 
@@ -75,7 +75,7 @@ func NewRemote(cfg RemoteConfig, awsCfg aws.Config) *Remote {
 		client:   &http.Client{Timeout: 30 * time.Second},
 		events:   queue.New(sqs.NewFromConfig(awsCfg), cfg.EventsQueueURL),
 		inbox:    inbox.NewDynamoDB(dynamodb.NewFromConfig(awsCfg), cfg.InboxTable),
-		ledger:   effects.NewLedger(db, cfg.InboxTable, 0),
+		ledger:   ledger.New(db, cfg.InboxTable, 0),
 		business: business,
 	}
 }
@@ -135,7 +135,7 @@ func (r *Remote) stage(ctx context.Context, ev Event) error {
 
 // Requeue implements Target.
 func (r *Remote) Requeue(ctx context.Context, ev Event) error {
-	return r.events.Send(ctx, webhook.Envelope{Key: ev.Key(), Type: ev.Type})
+	return r.events.Send(ctx, queue.Envelope{Key: ev.Key(), Type: ev.Type})
 }
 
 // Busy implements Target.

@@ -13,7 +13,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
-	"github.com/hookinbox/hookinbox/stacktemplate"
+	"github.com/hookinbox/hookinbox/internal/stacktemplate"
 )
 
 // destinationsOnly is the whole business file of a team with no Go: its

@@ -37,7 +37,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/catalog"
+	"github.com/hookinbox/hookinbox/internal/local/catalog"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
@@ -256,7 +256,7 @@ func (s *Stack) Build(ctx context.Context, logicalID string, overrides map[strin
 		build, ok = catalog.Builders[logicalID]
 	}
 	if !ok {
-		return nil, fmt.Errorf("function %s has no builder in internal/lambdafn/catalog.Builders", logicalID)
+		return nil, fmt.Errorf("function %s has no builder in internal/local/catalog.Builders", logicalID)
 	}
 	env, err := s.Env(logicalID, overrides)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/floor"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -53,7 +54,7 @@ func BenchmarkColdStart(b *testing.B) {
 		{"floor", "", checkout},
 		{"ReceiverFunction", "ReceiverFunction", checkout},
 		{"ProcessorFunction", "ProcessorFunction", func() []byte {
-			env := webhook.Envelope{Key: webhook.NewKey("stripe", "evt_coldnone"), Type: "checkout.session.completed"}
+			env := queue.Envelope{Key: webhook.NewKey("stripe", "evt_coldnone"), Type: "checkout.session.completed"}
 			return mustJSON(b, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", Body: env.Marshal(),
 				Attributes: map[string]string{"ApproximateReceiveCount": "1"}}}})
 		}},
@@ -238,7 +239,7 @@ func leaseFinish(store *inbox.DynamoDB) func(context.Context, events.SQSEvent) (
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				env, err := webhook.ParseEnvelope(m.Body)
+				env, err := queue.ParseEnvelope(m.Body)
 				if err == nil {
 					owner := "floor-" + m.MessageId
 					if _, err = store.Lease(ctx, env.Key, owner, time.Now(), time.Minute); err == nil {

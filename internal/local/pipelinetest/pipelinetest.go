@@ -29,8 +29,6 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/receiverfn"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/reconcilerfn"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/emf"
@@ -42,6 +40,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/receiverfn"
+	"github.com/hookinbox/hookinbox/reconcilerfn"
 )
 
 // The local secrets every Pipeline's functions get (pipeline.LocalEnv).
@@ -110,9 +110,9 @@ type Options struct {
 	Template *samtemplate.Template
 	// Params are the template's parameter values, over its defaults.
 	Params map[string]string
-	// Registry, when set, is the providers the receiver and the
-	// reconciler speak instead of hookinbox's (a team's own among them).
-	Registry *provider.Registry
+	// Providers, when set, are a team's own providers, which the
+	// receiver and the reconciler speak beside hookinbox's.
+	Providers []provider.Provider
 	// Secrets are local values of more secret variables
 	// (pipeline.Options.Secrets).
 	Secrets map[string]string
@@ -139,20 +139,13 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		Params:   opts.Params,
 		Secrets:  opts.Secrets,
 		Forward:  opts.Forward,
-		Builders: map[string]lambdafn.Builder{},
 	}
 	if opts.Template == nil {
 		// Recorded for the IAM check (make test-iam), which knows
 		// template.yaml's roles.
 		po.IAMRecord, po.IAMTest = os.Getenv(iamcheck.RecordVariable), t.Name()
 	}
-	if opts.Processor != nil {
-		po.Builders["ProcessorFunction"] = opts.Processor
-	}
-	if opts.Registry != nil {
-		po.Builders["ReceiverFunction"] = receiverfn.Builder(opts.Registry)
-		po.Builders["ReconcilerFunction"] = reconcilerfn.Builder(opts.Registry)
-	}
+	po.Builders = builders(opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, err := pipeline.Start(ctx, emu, po)
@@ -185,6 +178,20 @@ func NewWith(t testing.TB, opts Options) *Pipeline {
 		BatchSize: 10, Function: lambdalocal.InProcess(p.Process),
 	}
 	return p
+}
+
+// builders returns the builders opts replace: the processor of another
+// module's business, the receiver and reconciler with a team's providers.
+func builders(opts Options) map[string]lambdafn.Builder {
+	b := map[string]lambdafn.Builder{}
+	if opts.Processor != nil {
+		b["ProcessorFunction"] = opts.Processor
+	}
+	if len(opts.Providers) > 0 {
+		b["ReceiverFunction"] = receiverfn.Builder(opts.Providers...)
+		b["ReconcilerFunction"] = reconcilerfn.Builder(opts.Providers...)
+	}
+	return b
 }
 
 // Send hands req to the receiver, as API Gateway would, and returns its

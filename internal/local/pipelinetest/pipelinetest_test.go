@@ -18,6 +18,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -109,7 +110,7 @@ func TestPeekLeavesAndDrainDeletes(t *testing.T) {
 	p := pipelinetest.New(t)
 	ctx := context.Background()
 	for _, id := range []string{"evt_a", "evt_b"} {
-		if err := p.Events.Send(ctx, webhook.Envelope{Key: webhook.NewKey("stripe", id), Type: "checkout.session.completed"}); err != nil {
+		if err := p.Events.Send(ctx, queue.Envelope{Key: webhook.NewKey("stripe", id), Type: "checkout.session.completed"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -204,7 +205,7 @@ func TestLogsNameTheEventAndNoPerson(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.SES.FailFor("jenny.rosen@example.com", 0)
-	if err := p.Events.Send(context.Background(), webhook.Envelope{Key: key, Type: "checkout.session.completed"}); err != nil {
+	if err := p.Events.Send(context.Background(), queue.Envelope{Key: key, Type: "checkout.session.completed"}); err != nil {
 		t.Fatal(err)
 	}
 	p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, []webhook.Key{key}, inbox.Done) })

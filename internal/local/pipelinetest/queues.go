@@ -56,7 +56,7 @@ func (p *Pipeline) DLQReasons(t testing.TB) map[webhook.Key]string {
 	t.Helper()
 	got := map[webhook.Key]string{}
 	for _, m := range Peek(t, p.DLQ) {
-		env, err := webhook.ParseEnvelope(m.Body)
+		env, err := queue.ParseEnvelope(m.Body)
 		if err != nil {
 			t.Fatalf("DLQ message %q: %v", m.Body, err)
 		}

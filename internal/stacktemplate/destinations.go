@@ -29,19 +29,9 @@ func addDestinations(root, list *yaml.Node) error {
 	if err != nil {
 		return err
 	}
-	raw, err := json.Marshal(cfgs)
-	if err != nil {
+	if err := setDestinationsVariable(root, cfgs); err != nil {
 		return err
 	}
-	if len(raw) > maxDestinationsLen {
-		return fmt.Errorf("in Destinations: %d bytes as JSON, over %d: Lambda allows 4 KB for all of a function's environment", len(raw), maxDestinationsLen)
-	}
-	env := value(root, "Resources", "ProcessorFunction", "Properties", "Environment", "Variables", "DESTINATIONS")
-	if env == nil {
-		return errors.New("hookinbox's template: ProcessorFunction has no DESTINATIONS variable")
-	}
-	env.Kind, env.Tag, env.Style, env.Value = yaml.ScalarNode, "!!str", yaml.SingleQuotedStyle, string(raw)
-
 	var secrets, buses []string
 	var alarms, resources strings.Builder
 	ids := map[string]string{}
@@ -59,15 +49,53 @@ func addDestinations(root, list *yaml.Node) error {
 			return fmt.Errorf("in Destinations: %q and %q make the same resource name %s: rename one", other, c.Name, id)
 		}
 		ids[id] = c.Name
-		kinds := []struct{ suffix, metric, what, runbook string }{
-			{"ParkedAlarm", "DestinationParked", "parked events", "A destination parked events"},
-			{"GoneAlarm", "DestinationGone", "answered 410 Gone", "A destination is gone"},
-		}
-		if c.IsBus() {
-			kinds = kinds[:1] // a bus answers no 410
-		}
-		for _, a := range kinds {
-			fmt.Fprintf(&resources, `%s%s:
+		writeAlarms(&resources, &alarms, id, c)
+	}
+	var res yaml.Node
+	if err := yaml.Unmarshal([]byte(resources.String()), &res); err != nil {
+		return fmt.Errorf("destination alarms: %w", err)
+	}
+	if err := merge(root, "Resources", res.Content[0]); err != nil {
+		return err
+	}
+	if err := listAlarms(root, alarms.String()); err != nil {
+		return err
+	}
+	return grant(root, secrets, buses)
+}
+
+// setDestinationsVariable sets the processor's DESTINATIONS to cfgs, as
+// JSON.
+func setDestinationsVariable(root *yaml.Node, cfgs []destination.Config) error {
+	raw, err := json.Marshal(cfgs)
+	if err != nil {
+		return err
+	}
+	if len(raw) > maxDestinationsLen {
+		return fmt.Errorf("in Destinations: %d bytes as JSON, over %d: Lambda allows 4 KB for all of a function's environment", len(raw), maxDestinationsLen)
+	}
+	env := value(root, "Resources", "ProcessorFunction", "Properties", "Environment", "Variables", "DESTINATIONS")
+	if env == nil {
+		return errors.New("hookinbox's template: ProcessorFunction has no DESTINATIONS variable")
+	}
+	env.Kind, env.Tag, env.Style, env.Value = yaml.ScalarNode, "!!str", yaml.SingleQuotedStyle, string(raw)
+	return nil
+}
+
+// writeAlarms writes the alarms of destination c, whose resources are
+// named id...: their resources to resources, their ARNs (for the
+// dashboard's alarm widget) to arns. A URL gets two, parked and gone; a
+// bus, which answers no 410, one.
+func writeAlarms(resources, arns *strings.Builder, id string, c destination.Config) {
+	kinds := []struct{ suffix, metric, what, runbook string }{
+		{"ParkedAlarm", "DestinationParked", "parked events", "A destination parked events"},
+		{"GoneAlarm", "DestinationGone", "answered 410 Gone", "A destination is gone"},
+	}
+	if c.IsBus() {
+		kinds = kinds[:1]
+	}
+	for _, a := range kinds {
+		fmt.Fprintf(resources, `%s%s:
   Type: AWS::CloudWatch::Alarm
   Properties:
     AlarmDescription: "The destination %s %s. See docs/operations.md, \"%s\"."
@@ -87,20 +115,8 @@ func addDestinations(root, list *yaml.Node) error {
     OKActions:
       - !Ref AlarmTopic
 `, id, a.suffix, c.Name, a.what, a.runbook, a.metric, c.Name)
-			fmt.Fprintf(&alarms, `,"${%s%s.Arn}"`, id, a.suffix)
-		}
+		fmt.Fprintf(arns, `,"${%s%s.Arn}"`, id, a.suffix)
 	}
-	var res yaml.Node
-	if err := yaml.Unmarshal([]byte(resources.String()), &res); err != nil {
-		return fmt.Errorf("destination alarms: %w", err)
-	}
-	if err := merge(root, "Resources", res.Content[0]); err != nil {
-		return err
-	}
-	if err := listAlarms(root, alarms.String()); err != nil {
-		return err
-	}
-	return grant(root, secrets, buses)
 }
 
 // decodeDestinations reads the Destinations list, refusing unknown

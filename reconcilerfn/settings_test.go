@@ -14,7 +14,7 @@ import (
 	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
-func sources(t *testing.T, kv map[string]string) ([]reconcile.Source, error) {
+func sourcesOf(t *testing.T, kv map[string]string) ([]reconcile.Source, error) {
 	t.Helper()
 	reg, err := builtin.Registry()
 	if err != nil {
@@ -24,12 +24,12 @@ func sources(t *testing.T, kv map[string]string) ([]reconcile.Source, error) {
 	for k, v := range kv {
 		base[k] = v
 	}
-	return Sources(context.Background(), &provider.Env{Getenv: func(k string) string { return base[k] }}, reg)
+	return sources(context.Background(), &provider.Env{Getenv: func(k string) string { return base[k] }}, reg)
 }
 
 // Every source is off unless configured; an inbox alone is enough.
 func TestEverySourceIsOffUnlessConfigured(t *testing.T) {
-	got, err := sources(t, nil)
+	got, err := sourcesOf(t, nil)
 	if err != nil || len(got) != 0 {
 		t.Errorf("sources with an empty environment: %+v, %v", got, err)
 	}
@@ -37,7 +37,7 @@ func TestEverySourceIsOffUnlessConfigured(t *testing.T) {
 
 // A source half configured is refused at start, naming what is missing.
 func TestSourcesHalfConfiguredAreRefused(t *testing.T) {
-	_, err := sources(t, map[string]string{
+	_, err := sourcesOf(t, map[string]string{
 		"STRIPE_API_KEY":         "sk_test_1",
 		"GITHUB_RECONCILE_HOOKS": "repos/acme/shop/hooks/1,acme/shop",
 		"SHOPIFY_SHOP_DOMAIN":    "https://x.myshopify.com",
@@ -57,7 +57,7 @@ func TestSourcesHalfConfiguredAreRefused(t *testing.T) {
 
 // The Shopify endpoint defaults to the shop's own at the pinned version.
 func TestShopifyURLDefaultsToTheShops(t *testing.T) {
-	got, err := sources(t, map[string]string{"SHOPIFY_SHOP_DOMAIN": "acme.myshopify.com", "SHOPIFY_ADMIN_TOKEN": "shpat_1",
+	got, err := sourcesOf(t, map[string]string{"SHOPIFY_SHOP_DOMAIN": "acme.myshopify.com", "SHOPIFY_ADMIN_TOKEN": "shpat_1",
 		"STRIPE_API_KEY": "sk_test_1", "STRIPE_EVENT_TYPES": "invoice.paid, charge.refunded"})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestSourceLookbacks(t *testing.T) {
 			env := map[string]string{"GITHUB_RECONCILE_HOOKS": "repos/acme/shop/hooks/1", "GITHUB_TOKEN": "ghp_1",
 				"SHOPIFY_SHOP_DOMAIN": "acme.myshopify.com", "SHOPIFY_ADMIN_TOKEN": "shpat_1"}
 			maps.Copy(env, tc.env)
-			got, err := sources(t, env)
+			got, err := sourcesOf(t, env)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("sources: %v, want an error saying %q", err, tc.wantErr)

@@ -1,4 +1,4 @@
-package effects
+package ledger
 
 import (
 	"context"
@@ -15,23 +15,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // ledger is what the conformance suite needs of a ledger.
 type ledger interface {
-	For(key webhook.Key) Runner
-	Records(ctx context.Context, key webhook.Key) ([]Record, error)
+	For(key webhook.Key) effects.Runner
+	Records(ctx context.Context, key webhook.Key) ([]effects.Record, error)
 }
 
 func TestMemoryLedger(t *testing.T) {
-	runLedgerSuite(t, func(t *testing.T) ledger { return NewMemoryLedger() })
+	runLedgerSuite(t, func(t *testing.T) ledger { return effects.NewMemoryLedger() })
 }
 
 func TestDynamoDBLedger(t *testing.T) {
 	runLedgerSuite(t, func(t *testing.T) ledger {
 		db, table := dynamoForTest(t)
-		return NewLedger(db, table, time.Hour)
+		return New(db, table, time.Hour)
 	})
 }
 
@@ -43,14 +44,14 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 	t.Run("RunsAndRecords", func(t *testing.T) {
 		l := newLedger(t)
 		var gotKey string
-		err := Do(ctx, l.For(key), "grant-access", func(_ context.Context, ik string) error {
+		err := effects.Do(ctx, l.For(key), "grant-access", func(_ context.Context, ik string) error {
 			gotKey = ik
 			return nil
 		})
 		if err != nil {
 			t.Fatalf("Do: %v", err)
 		}
-		if want := IdempotencyKey(key, "grant-access"); gotKey != want {
+		if want := effects.IdempotencyKey(key, "grant-access"); gotKey != want {
 			t.Errorf("idempotency key = %q, want %q", gotKey, want)
 		}
 		wantOnlyRecord(t, l, key, "grant-access", "")
@@ -61,9 +62,9 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 		calls := map[string]int{}
 		fail := true
 		attempt := func() error {
-			r := l.For(key) // a new attempt gets a new Runner
+			r := l.For(key) // a new attempt gets a new effects.Runner
 			for _, name := range []string{"a", "b", "c"} {
-				err := Do(ctx, r, name, func(context.Context, string) error {
+				err := effects.Do(ctx, r, name, func(context.Context, string) error {
 					calls[name]++
 					if name == "b" && fail {
 						return errors.New("smtp down")
@@ -99,8 +100,8 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 		r := l.For(key)
 		n := 0
 		for i := 0; i < 3; i++ {
-			if err := Do(ctx, r, "x", func(context.Context, string) error { n++; return nil }); err != nil {
-				t.Fatalf("Do #%d: %v", i, err)
+			if err := effects.Do(ctx, r, "x", func(context.Context, string) error { n++; return nil }); err != nil {
+				t.Fatalf("effects.Do #%d: %v", i, err)
 			}
 		}
 		if n != 1 {
@@ -110,7 +111,7 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 
 	t.Run("ErrorKindKept", func(t *testing.T) {
 		l := newLedger(t)
-		err := Do(ctx, l.For(key), "x", func(context.Context, string) error {
+		err := effects.Do(ctx, l.For(key), "x", func(context.Context, string) error {
 			return webhook.Permanent(errors.New("no such product"))
 		})
 		if !webhook.IsPermanent(err) {
@@ -123,19 +124,19 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 
 	t.Run("EmptyName", func(t *testing.T) {
 		l := newLedger(t)
-		err := Do(ctx, l.For(key), "", func(context.Context, string) error { return nil })
-		if !errors.Is(err, ErrInvalid) || !webhook.IsPermanent(err) {
-			t.Errorf("err = %v, want ErrInvalid, permanent", err)
+		err := effects.Do(ctx, l.For(key), "", func(context.Context, string) error { return nil })
+		if !isInvalid(err) {
+			t.Errorf("err = %v, want an invalid effect, permanent", err)
 		}
-		err = With(l.For(key), func(_ string, next Func) Func { return next }).Run(ctx, Effect{Name: "x"})
-		if !errors.Is(err, ErrInvalid) || !webhook.IsPermanent(err) {
-			t.Errorf("no function: err = %v, want ErrInvalid, permanent", err)
+		err = l.For(key).Run(ctx, effects.Effect{Name: "x"})
+		if !isInvalid(err) {
+			t.Errorf("no function: err = %v, want an invalid effect, permanent", err)
 		}
 	})
 
 	t.Run("Result", func(t *testing.T) {
 		l := newLedger(t)
-		err := DoResult(ctx, l.For(key), "create-invoice", func(context.Context, string) (string, error) {
+		err := effects.DoResult(ctx, l.For(key), "create-invoice", func(context.Context, string) (string, error) {
 			return "in_123", nil
 		})
 		if err != nil {
@@ -149,8 +150,8 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 		other := webhook.NewKey("stripe", "evt_other")
 		n := 0
 		for _, k := range []webhook.Key{key, other, key} {
-			if err := Do(ctx, l.For(k), "x", func(context.Context, string) error { n++; return nil }); err != nil {
-				t.Fatalf("Do %s: %v", k, err)
+			if err := effects.Do(ctx, l.For(k), "x", func(context.Context, string) error { n++; return nil }); err != nil {
+				t.Fatalf("effects.Do %s: %v", k, err)
 			}
 		}
 		if n != 2 {
@@ -170,7 +171,7 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := Do(ctx, r, "x", func(context.Context, string) error { n.Add(1); return nil }); err != nil {
+				if err := effects.Do(ctx, r, "x", func(context.Context, string) error { n.Add(1); return nil }); err != nil {
 					t.Errorf("Do: %v", err)
 				}
 			}()
@@ -190,7 +191,7 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := Do(ctx, l.For(key), "x", func(context.Context, string) error { return nil }); err != nil {
+				if err := effects.Do(ctx, l.For(key), "x", func(context.Context, string) error { return nil }); err != nil {
 					t.Errorf("Do: %v", err)
 				}
 			}()
@@ -204,12 +205,12 @@ func runLedgerSuite(t *testing.T, newLedger func(t *testing.T) ledger) {
 
 func TestDynamoDBLedgerItem(t *testing.T) {
 	db, table := dynamoForTest(t)
-	l := NewLedger(db, table, 48*time.Hour)
+	l := New(db, table, 48*time.Hour)
 	now := time.Unix(1_700_000_000, 0)
 	l.now = func() time.Time { return now }
 	key := webhook.NewKey("stripe", "evt_item")
 	ctx := context.Background()
-	if err := DoResult(ctx, l.For(key), "create-invoice", func(context.Context, string) (string, error) { return "in_1", nil }); err != nil {
+	if err := effects.DoResult(ctx, l.For(key), "create-invoice", func(context.Context, string) (string, error) { return "in_1", nil }); err != nil {
 		t.Fatalf("DoResult: %v", err)
 	}
 	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
@@ -233,37 +234,13 @@ func TestDynamoDBLedgerItem(t *testing.T) {
 	}
 }
 
-func TestIdempotencyKey(t *testing.T) {
-	long := webhook.NewKey("stripe", "evt_"+strings.Repeat("x", 250))
-	tests := []struct {
-		name   string
-		key    webhook.Key
-		effect string
-		want   string
-	}{
-		{"Readable", "stripe#evt_123", "welcome-email", "hookinbox:stripe#evt_123:welcome-email"},
-		{"HashedWhenLong", long, "grant-access", "hookinbox:sha256:"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := IdempotencyKey(tt.key, tt.effect)
-			if !strings.HasPrefix(got, tt.want) || (tt.want == "hookinbox:sha256:" && len(got) != len(tt.want)+64) {
-				t.Errorf("IdempotencyKey = %q, want %q...", got, tt.want)
-			}
-			if len(got) > MaxIdempotencyKeyLen {
-				t.Errorf("len = %d, more than %d", len(got), MaxIdempotencyKeyLen)
-			}
-			if again := IdempotencyKey(tt.key, tt.effect); again != got {
-				t.Errorf("not deterministic: %q then %q", got, again)
-			}
-		})
-	}
-	if IdempotencyKey(long, "a") == IdempotencyKey(long, "b") {
-		t.Error("hashed keys of different effects are equal")
-	}
+// isInvalid reports an error of an effect no ledger can run: permanent,
+// and saying so.
+func isInvalid(err error) bool {
+	return err != nil && webhook.IsPermanent(err) && strings.Contains(err.Error(), "invalid effect")
 }
 
-func records(t *testing.T, l ledger, key webhook.Key) []Record {
+func records(t *testing.T, l ledger, key webhook.Key) []effects.Record {
 	t.Helper()
 	recs, err := l.Records(context.Background(), key)
 	if err != nil {
@@ -275,13 +252,13 @@ func records(t *testing.T, l ledger, key webhook.Key) []Record {
 // wantOnlyRecord checks that effect, with result, is the one record of key.
 func wantOnlyRecord(t *testing.T, l ledger, key webhook.Key, effect, result string) {
 	t.Helper()
-	want := []Record{{Effect: effect, Key: key, IdempotencyKey: IdempotencyKey(key, effect), Result: result}}
+	want := []effects.Record{{Effect: effect, Key: key, IdempotencyKey: effects.IdempotencyKey(key, effect), Result: result}}
 	if diff := cmp.Diff(want, records(t, l, key)); diff != "" {
 		t.Errorf("Records (-want +got):\n%s", diff)
 	}
 }
 
-func effectNames(recs []Record) []string {
+func effectNames(recs []effects.Record) []string {
 	var names []string
 	for _, r := range recs {
 		names = append(names, r.Effect)

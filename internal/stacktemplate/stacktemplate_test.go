@@ -10,10 +10,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hookinbox/hookinbox"
-	"github.com/hookinbox/hookinbox/internal/lambdafn/reconcilerfn"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/builtin"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
@@ -82,8 +80,8 @@ func TestGenerateKeepsHookinboxAndAddsTheBusiness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(out), Header) {
-		t.Errorf("the generated template does not start with Header")
+	if !strings.HasPrefix(string(out), header) {
+		t.Errorf("the generated template does not start with header")
 	}
 	if want := "crm (hookinbox with a CRM): " + base.Description; got.Description != want {
 		t.Errorf("Description = %q, want %q", got.Description, want)
@@ -209,11 +207,7 @@ func TestGenerateStripeEventTypesAreTheBusinesss(t *testing.T) {
 			}
 			// What the deployed reconciler reads, given a Stripe key.
 			env["STRIPE_API_KEY"] = "sk_test_x"
-			reg, err := builtin.Registry()
-			if err != nil {
-				t.Fatal(err)
-			}
-			sources, err := reconcilerfn.Sources(context.Background(), &provider.Env{Getenv: func(k string) string { return env[k] }}, reg)
+			src, err := stripe.Provider{}.Reconciler(context.Background(), &provider.Env{Getenv: func(k string) string { return env[k] }})
 			if len(tt.want) == 0 {
 				if got := env["STRIPE_EVENT_TYPES"]; got != "" {
 					t.Errorf("STRIPE_EVENT_TYPES = %q, want empty (not the example shop's types)", got)
@@ -224,10 +218,8 @@ func TestGenerateStripeEventTypesAreTheBusinesss(t *testing.T) {
 				t.Fatal(err)
 			}
 			var types []string
-			for _, src := range sources {
-				if events, ok := src.List.(*stripe.Events); ok {
-					types = events.Types
-				}
+			if events, ok := src.List.(*stripe.Events); ok {
+				types = events.Types
 			}
 			if diff := cmp.Diff(tt.want, types); diff != "" {
 				t.Errorf("the reconciler's Stripe types (-want +got):\n%s", diff)

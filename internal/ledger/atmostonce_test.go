@@ -1,4 +1,4 @@
-package effects
+package ledger
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -20,8 +21,8 @@ var errCall = errors.New("call failed")
 // ledgers.
 func TestAtMostOnce(t *testing.T) {
 	ledgers := map[string]func(t *testing.T) ledger{
-		"memory":   func(*testing.T) ledger { return NewMemoryLedger() },
-		"dynamodb": func(t *testing.T) ledger { db, table := dynamoForTest(t); return NewLedger(db, table, time.Hour) },
+		"memory":   func(*testing.T) ledger { return effects.NewMemoryLedger() },
+		"dynamodb": func(t *testing.T) ledger { db, table := dynamoForTest(t); return New(db, table, time.Hour) },
 	}
 	ctx := context.Background()
 	key := webhook.NewKey("stripe", "evt_atmostonce")
@@ -31,9 +32,9 @@ func TestAtMostOnce(t *testing.T) {
 				l := newLedger(t)
 				n := 0
 				for i := 0; i < 2; i++ {
-					err := AtMostOnce(ctx, l.For(key), "send", func(_ context.Context, ik string) (string, error) { n++; return "msg-1", nil })
+					err := effects.AtMostOnce(ctx, l.For(key), "send", func(_ context.Context, ik string) (string, error) { n++; return "msg-1", nil })
 					if err != nil {
-						t.Fatalf("AtMostOnce %d: %v", i, err)
+						t.Fatalf("effects.AtMostOnce %d: %v", i, err)
 					}
 				}
 				if n != 1 {
@@ -43,34 +44,34 @@ func TestAtMostOnce(t *testing.T) {
 			})
 			t.Run("NotDoneIsRunAgain", func(t *testing.T) {
 				l := newLedger(t)
-				err := AtMostOnce(ctx, l.For(key), "send", func(context.Context, string) (string, error) { return "", NotDone(errCall) })
-				if !errors.Is(err, errCall) || errors.Is(err, ErrOutcomeUnknown) || webhook.IsPermanent(err) {
+				err := effects.AtMostOnce(ctx, l.For(key), "send", func(context.Context, string) (string, error) { return "", effects.NotDone(errCall) })
+				if !errors.Is(err, errCall) || errors.Is(err, effects.ErrOutcomeUnknown) || webhook.IsPermanent(err) {
 					t.Fatalf("err = %v, want a transient errCall", err)
 				}
 				n := 0
-				if err := AtMostOnce(ctx, l.For(key), "send", func(context.Context, string) (string, error) { n++; return "", nil }); err != nil || n != 1 {
+				if err := effects.AtMostOnce(ctx, l.For(key), "send", func(context.Context, string) (string, error) { n++; return "", nil }); err != nil || n != 1 {
 					t.Errorf("retry: err = %v, fn ran %d times; want nil, 1", err, n)
 				}
 			})
 			t.Run("PermanentNotDoneStaysPermanent", func(t *testing.T) {
 				l := newLedger(t)
-				err := AtMostOnce(ctx, l.For(key), "send", func(context.Context, string) (string, error) {
-					return "", NotDone(webhook.Permanent(errCall))
+				err := effects.AtMostOnce(ctx, l.For(key), "send", func(context.Context, string) (string, error) {
+					return "", effects.NotDone(webhook.Permanent(errCall))
 				})
-				if !webhook.IsPermanent(err) || errors.Is(err, ErrOutcomeUnknown) {
+				if !webhook.IsPermanent(err) || errors.Is(err, effects.ErrOutcomeUnknown) {
 					t.Errorf("err = %v, want permanent, not ErrOutcomeUnknown", err)
 				}
 			})
 			t.Run("MaybeDoneIsNotRepeated", func(t *testing.T) {
 				l := newLedger(t)
-				err := AtMostOnce(ctx, l.For(key), "send", func(context.Context, string) (string, error) { return "", errCall })
-				if !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, errCall) || !webhook.IsPermanent(err) {
-					t.Fatalf("err = %v, want a permanent ErrOutcomeUnknown with errCall", err)
+				err := effects.AtMostOnce(ctx, l.For(key), "send", func(context.Context, string) (string, error) { return "", errCall })
+				if !errors.Is(err, effects.ErrOutcomeUnknown) || !errors.Is(err, errCall) || !webhook.IsPermanent(err) {
+					t.Fatalf("err = %v, want a permanent effects.ErrOutcomeUnknown with errCall", err)
 				}
 				n := 0
-				err = AtMostOnce(ctx, l.For(key), "send", func(context.Context, string) (string, error) { n++; return "", nil })
-				if !errors.Is(err, ErrOutcomeUnknown) || !webhook.IsPermanent(err) || n != 0 {
-					t.Errorf("retry: err = %v, fn ran %d times; want a permanent ErrOutcomeUnknown, 0", err, n)
+				err = effects.AtMostOnce(ctx, l.For(key), "send", func(context.Context, string) (string, error) { n++; return "", nil })
+				if !errors.Is(err, effects.ErrOutcomeUnknown) || !webhook.IsPermanent(err) || n != 0 {
+					t.Errorf("retry: err = %v, fn ran %d times; want a permanent effects.ErrOutcomeUnknown, 0", err, n)
 				}
 				if got := records(t, l, key); len(got) != 0 {
 					t.Errorf("Records = %v, want none (an intent is no record)", got)
@@ -86,7 +87,7 @@ func TestAtMostOnce(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						err := AtMostOnce(ctx, r, "send", func(context.Context, string) (string, error) { mu.Lock(); n++; mu.Unlock(); return "", nil })
+						err := effects.AtMostOnce(ctx, r, "send", func(context.Context, string) (string, error) { mu.Lock(); n++; mu.Unlock(); return "", nil })
 						if err != nil {
 							t.Errorf("AtMostOnce: %v", err)
 						}
@@ -147,18 +148,18 @@ func TestAtMostOnceUnderWriteFaults(t *testing.T) {
 			db, table := dynamoForTest(t)
 			var mu sync.Mutex
 			puts := 0
-			l := NewLedger(putFaults{db, func(in *dynamodb.PutItemInput) (bool, bool) {
+			l := New(putFaults{db, func(in *dynamodb.PutItemInput) (bool, bool) {
 				mu.Lock()
 				defer mu.Unlock()
 				puts++
 				return tt.fail(in, puts-1)
 			}}, table, time.Hour)
 			n := 0
-			err := AtMostOnce(context.Background(), l.For(key), "send", func(context.Context, string) (string, error) { n++; return "msg", nil })
+			err := effects.AtMostOnce(context.Background(), l.For(key), "send", func(context.Context, string) (string, error) { n++; return "msg", nil })
 			if err != nil || n != 1 {
 				t.Fatalf("err = %v, fn ran %d times; want nil, 1", err, n)
 			}
-			if err := AtMostOnce(context.Background(), l.For(key), "send", func(context.Context, string) (string, error) { n++; return "", nil }); err != nil || n != 1 {
+			if err := effects.AtMostOnce(context.Background(), l.For(key), "send", func(context.Context, string) (string, error) { n++; return "", nil }); err != nil || n != 1 {
 				t.Errorf("second attempt: err = %v, fn ran %d times in all; want nil, 1", err, n)
 			}
 			if diff := cmp.Diff([]string{"send"}, effectNames(records(t, l, key))); diff != "" {
@@ -176,7 +177,7 @@ func TestRecordOutlivesTheEffectsContext(t *testing.T) {
 	key := webhook.NewKey("stripe", "evt_recorddeadline")
 	var cancel context.CancelFunc
 	fails := 0
-	l := NewLedger(putFaults{db, func(in *dynamodb.PutItemInput) (bool, bool) {
+	l := New(putFaults{db, func(in *dynamodb.PutItemInput) (bool, bool) {
 		if isIntent(in) {
 			return false, false
 		}
@@ -190,9 +191,9 @@ func TestRecordOutlivesTheEffectsContext(t *testing.T) {
 		fails = 0
 		var err error
 		if name == "plain" {
-			err = Do(ctx, l.For(key), name, func(context.Context, string) error { return nil })
+			err = effects.Do(ctx, l.For(key), name, func(context.Context, string) error { return nil })
 		} else {
-			err = AtMostOnce(ctx, l.For(key), name, func(context.Context, string) (string, error) { return "", nil })
+			err = effects.AtMostOnce(ctx, l.For(key), name, func(context.Context, string) (string, error) { return "", nil })
 		}
 		if err != nil {
 			t.Errorf("%s: %v", name, err)

@@ -1,4 +1,4 @@
-package effects
+package ledger
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -14,20 +15,20 @@ import (
 // call was refused (released), do not.
 func TestReadListsOpenIntentsApart(t *testing.T) {
 	db, table := dynamoForTest(t)
-	l := NewLedger(db, table, time.Hour)
+	l := New(db, table, time.Hour)
 	ctx := context.Background()
 	key := webhook.NewKey("stripe", "evt_open_intent")
 	before := time.Now().Add(-time.Second)
-	if err := AtMostOnce(ctx, l.For(key), "welcome-email", func(context.Context, string) (string, error) {
+	if err := effects.AtMostOnce(ctx, l.For(key), "welcome-email", func(context.Context, string) (string, error) {
 		return "", errors.New("ses: i/o timeout")
-	}); !errors.Is(err, ErrOutcomeUnknown) {
+	}); !errors.Is(err, effects.ErrOutcomeUnknown) {
 		t.Fatalf("err = %v, want ErrOutcomeUnknown", err)
 	}
-	if err := AtMostOnce(ctx, l.For(key), "receipt-email", func(context.Context, string) (string, error) { return "msg-1", nil }); err != nil {
+	if err := effects.AtMostOnce(ctx, l.For(key), "receipt-email", func(context.Context, string) (string, error) { return "msg-1", nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := AtMostOnce(ctx, l.For(key), "refused-email", func(context.Context, string) (string, error) {
-		return "", NotDone(errors.New("ses: throttled"))
+	if err := effects.AtMostOnce(ctx, l.For(key), "refused-email", func(context.Context, string) (string, error) {
+		return "", effects.NotDone(errors.New("ses: throttled"))
 	}); err == nil {
 		t.Fatal("refused-email: want its error")
 	}
@@ -39,7 +40,7 @@ func TestReadListsOpenIntentsApart(t *testing.T) {
 		t.Fatalf("open intents %+v, want the welcome email only", open)
 	}
 	in := open[0]
-	if in.Effect != "welcome-email" || in.Key != key || in.IdempotencyKey != IdempotencyKey(key, "welcome-email") ||
+	if in.Effect != "welcome-email" || in.Key != key || in.IdempotencyKey != effects.IdempotencyKey(key, "welcome-email") ||
 		in.Attempt == "" || in.StartedAt.Before(before) {
 		t.Errorf("open intent %+v", in)
 	}

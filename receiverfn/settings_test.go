@@ -78,7 +78,7 @@ func TestColdStartRefusesSecretsAListWouldShorten(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{"INBOX_TABLE": "inbox", "EVENTS_QUEUE_URL": "https://sqs.example/q"}
 			maps.Copy(env, tc.env)
-			_, err := Build(context.Background(), aws.Config{Region: "us-east-1"}, func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
+			_, err := Builder()(context.Background(), aws.Config{Region: "us-east-1"}, func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("Build: %v, want it to start", err)

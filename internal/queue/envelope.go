@@ -1,16 +1,18 @@
-package webhook
+package queue
 
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Envelope is the body of every message on the events queue. It names the
 // event and carries no payload: the payload is stored once in the inbox, so
 // the message stays small and a replay needs only the key.
 type Envelope struct {
-	Key  Key    `json:"key"`
-	Type string `json:"type,omitempty"`
+	Key  webhook.Key `json:"key"`
+	Type string      `json:"type,omitempty"`
 }
 
 // Marshal returns the envelope as the JSON message body.
@@ -20,13 +22,13 @@ func (e Envelope) Marshal() string {
 }
 
 // ParseEnvelope decodes a message body. A body that is not an envelope with
-// a well-formed key is ErrMalformed: no retry can fix it.
+// a well-formed key is webhook.ErrMalformed: no retry can fix it.
 func ParseEnvelope(body string) (Envelope, error) {
 	var e Envelope
 	if err := json.Unmarshal([]byte(body), &e); err != nil {
-		return Envelope{}, fmt.Errorf("%w: envelope: %v", ErrMalformed, err)
+		return Envelope{}, fmt.Errorf("%w: envelope: %v", webhook.ErrMalformed, err)
 	}
-	if _, err := ParseKey(string(e.Key)); err != nil {
+	if _, err := webhook.ParseKey(string(e.Key)); err != nil {
 		return Envelope{}, fmt.Errorf("envelope: %w", err)
 	}
 	return e, nil

@@ -49,7 +49,7 @@ func TestHandle(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := &fakeIntake{}
-			err := newHandler(in, nil, nil).handle(context.Background(), events.EventBridgeEvent{ID: "6a7e8feb-0000", Source: tt.source, Detail: tt.detail})
+			err := New(in, nil, nil).Handle(context.Background(), events.EventBridgeEvent{ID: "6a7e8feb-0000", Source: tt.source, Detail: tt.detail})
 			if err != nil {
 				t.Fatalf("Handle: %v", err)
 			}
@@ -59,7 +59,7 @@ func TestHandle(t *testing.T) {
 		})
 	}
 	down := errors.New("dynamodb unavailable")
-	err := newHandler(&fakeIntake{err: down}, nil, nil).handle(context.Background(), events.EventBridgeEvent{Source: source, Detail: snapshot})
+	err := New(&fakeIntake{err: down}, nil, nil).Handle(context.Background(), events.EventBridgeEvent{Source: source, Detail: snapshot})
 	if !errors.Is(err, down) {
 		t.Errorf("Handle with the intake down: %v, want the error back so EventBridge retries", err)
 	}

@@ -30,6 +30,7 @@ var notInReceiver = []string{
 	"github.com/aws/aws-sdk-go-v2/service/sesv2",
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch",
 	"github.com/hookinbox/hookinbox/internal/processor",
+	"github.com/hookinbox/hookinbox/internal/ledger",
 	"github.com/hookinbox/hookinbox/internal/replay",
 	"github.com/hookinbox/hookinbox/internal/reconcile",
 	"github.com/hookinbox/hookinbox/internal/shop",
@@ -42,6 +43,7 @@ var notInReceiver = []string{
 var notInReconciler = []string{
 	"github.com/aws/aws-sdk-go-v2/service/sesv2",
 	"github.com/hookinbox/hookinbox/effects",
+	"github.com/hookinbox/hookinbox/internal/ledger",
 	"github.com/hookinbox/hookinbox/internal/processor",
 	"github.com/hookinbox/hookinbox/internal/shop",
 }

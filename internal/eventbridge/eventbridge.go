@@ -1,10 +1,10 @@
-// Package eventbridge is the function a Stripe event destination on
-// Amazon EventBridge invokes (a partner event source,
+// Package eventbridge is the handler of the function a Stripe event
+// destination on Amazon EventBridge invokes (a partner event source,
 // aws.partner/stripe.com/<destination id>; template parameter
-// StripeEventBridgeSource). It claims each Stripe event through the same
-// intake the receiver and the reconciler use: an event that arrives both
-// as a webhook and through EventBridge is one claim, so its effects run
-// once.
+// StripeEventBridgeSource; eventbridgefn wires it). It claims each Stripe
+// event through the same intake the receiver and the reconciler use: an
+// event that arrives both as a webhook and through EventBridge is one
+// claim, so its effects run once.
 //
 // Each EventBridge event carries the Stripe event, snapshot or thin, in
 // its detail; the envelope's own id is EventBridge's, not Stripe's, and
@@ -20,18 +20,10 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
-	"github.com/hookinbox/hookinbox/internal/lambdafn"
-	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
-	"github.com/hookinbox/hookinbox/internal/privacy"
-	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -48,42 +40,6 @@ const (
 	DLQOutput = "StripeEventBridgeDLQUrl"
 )
 
-// Build builds the function (a lambdafn.Builder): INBOX_TABLE and
-// EVENTS_QUEUE_URL, the receiver's own claim and queue.
-func Build(ctx context.Context, cfg aws.Config, getenv func(string) string, log *slog.Logger) (any, error) {
-	r := envconfig.New(getenv)
-	s := lambdafn.ReadInbox(r)
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	rec, err := lambdafn.Recorder(getenv)
-	if err != nil {
-		return nil, err
-	}
-	// EventBridge renders an event with other bytes than the webhook did,
-	// so a duplicate whose body differs is expected, as for the
-	// reconciler's events from the API.
-	hasher, indexes, err := privacy.FromEnv(ctx, &provider.Env{Getenv: getenv, AWS: cfg})
-	if err != nil {
-		return nil, err
-	}
-	icfg := intake.Config{FromProviderAPI: true, Metrics: rec}
-	if indexes {
-		reg, err := provider.NewRegistry(Provider())
-		if err != nil {
-			return nil, err
-		}
-		icfg.Subjects = privacy.Subjects(reg, hasher)
-	}
-	in := intake.New(
-		icfg,
-		inbox.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.Table),
-		queue.New(sqs.NewFromConfig(cfg), s.QueueURL),
-		log,
-	)
-	return newHandler(in, rec, log).handle, nil
-}
-
 // sourcePrefix begins the source of every event from a Stripe event
 // destination.
 const sourcePrefix = "aws.partner/stripe.com"
@@ -93,24 +49,24 @@ type accepter interface {
 	Accept(ctx context.Context, ev webhook.Event) (intake.Outcome, error)
 }
 
-// handler claims the Stripe events of EventBridge invocations. It is safe
+// Handler claims the Stripe events of EventBridge invocations. It is safe
 // for concurrent use.
-type handler struct {
+type Handler struct {
 	intake  accepter
 	metrics *metrics.Recorder
 	log     *slog.Logger
 }
 
-// newHandler returns a handler on a ready intake; rec records Received,
+// New returns a Handler on a ready intake; rec records Received,
 // Duplicate and VerifyFailed as the receiver does (nil records nothing).
-func newHandler(in accepter, rec *metrics.Recorder, log *slog.Logger) *handler {
+func New(in accepter, rec *metrics.Recorder, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &handler{intake: in, metrics: rec, log: log}
+	return &Handler{intake: in, metrics: rec, log: log}
 }
 
-// handle claims the Stripe event in ev's detail as stripe#<id> (a thin
+// Handle claims the Stripe event in ev's detail as stripe#<id> (a thin
 // event with snapshot_event: stripe#<snapshot_event>, as on the webhook
 // route). An event that is not from Stripe's partner source or whose
 // detail is not a Stripe event is logged with the reason, counted in
@@ -118,7 +74,7 @@ func newHandler(in accepter, rec *metrics.Recorder, log *slog.Logger) *handler {
 // An error means the claim or the message may be missing; EventBridge
 // invokes again (and after its retries the event is in the rule's
 // dead-letter queue).
-func (h *handler) handle(ctx context.Context, ev events.EventBridgeEvent) error {
+func (h *Handler) Handle(ctx context.Context, ev events.EventBridgeEvent) error {
 	log := h.log.With("eventbridge_id", ev.ID, "detail_type", ev.DetailType)
 	if !strings.HasPrefix(ev.Source, sourcePrefix) {
 		log.Error("eventbridge event refused: not from a Stripe partner event source", "reason", "unknown-source")

@@ -1,4 +1,4 @@
-package effects
+package ledger
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -40,7 +41,7 @@ func TestAnAtMostOnceEffectNotStartedIsReleased(t *testing.T) {
 			faulty.Store(true)
 			ctx, cancel := context.WithTimeout(WithRecordDeadline(context.Background(), time.Now().Add(10*time.Second)), 500*time.Millisecond)
 			defer cancel()
-			l := NewLedger(putFaults{db, func(in *dynamodb.PutItemInput) (bool, bool) {
+			l := New(putFaults{db, func(in *dynamodb.PutItemInput) (bool, bool) {
 				if !faulty.Load() {
 					return false, false
 				}
@@ -48,15 +49,15 @@ func TestAnAtMostOnceEffectNotStartedIsReleased(t *testing.T) {
 			}}, table, time.Hour)
 			sent := 0
 			send := func(context.Context, string) (string, error) { sent++; return "msg", nil }
-			err := AtMostOnce(ctx, l.For(key), "welcome-email", send)
-			if err == nil || errors.Is(err, ErrOutcomeUnknown) || sent != 0 {
+			err := effects.AtMostOnce(ctx, l.For(key), "welcome-email", send)
+			if err == nil || errors.Is(err, effects.ErrOutcomeUnknown) || sent != 0 {
 				t.Fatalf("first attempt: err = %v, sent %d; want a retryable error and nothing sent", err, sent)
 			}
 			faulty.Store(false)
 			if _, open, err := l.Read(context.Background(), key); err != nil || len(open) != 0 {
 				t.Errorf("open intents after the first attempt: %+v, err %v; want none", open, err)
 			}
-			if err := AtMostOnce(context.Background(), l.For(key), "welcome-email", send); err != nil || sent != 1 {
+			if err := effects.AtMostOnce(context.Background(), l.For(key), "welcome-email", send); err != nil || sent != 1 {
 				t.Errorf("next attempt: err = %v, sent %d; want nil, 1", err, sent)
 			}
 		})

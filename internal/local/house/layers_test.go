@@ -1,0 +1,70 @@
+package house
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/hookinbox/hookinbox"
+
+// layers are the module's packages from the bottom up, by directory
+// prefix (docs/architecture.md, "Packages: the map"); a package is in the
+// last layer whose prefix it has.
+var layers = []struct {
+	name     string
+	prefixes []string
+}{
+	{"the rest: vocabulary, providers, the product", []string{""}},
+	{"wiring", []string{"internal/lambdafn"}},
+	{"the functions", []string{"receiverfn", "processorfn", "replayfn", "reconcilerfn", "eventbridgefn"}},
+	{"businesses", []string{"internal/shop"}},
+	{"what runs them", []string{"functions", "cmd", "cli", "hookinboxtest", "internal/local"}},
+}
+
+// layer returns the index in layers of the package in dir.
+func layer(dir string) int {
+	at := 0
+	for i, l := range layers {
+		for _, p := range l.prefixes {
+			if p == "" || dir == p || strings.HasPrefix(dir, p+"/") {
+				at = i
+			}
+		}
+	}
+	return at
+}
+
+// TestNoImportRunsBackUp: no package imports one of a higher layer (the
+// product never imports a function's wiring, a function never imports a
+// business or a tool), and webhook imports nothing of ours. Tests may.
+func TestNoImportRunsBackUp(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		from := dirOf(fields[0])
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, module+"/") && imp != module {
+				continue
+			}
+			to := dirOf(imp)
+			if from == "webhook" {
+				t.Errorf("webhook imports %s: it imports nothing of ours", to)
+			}
+			if lf, lt := layer(from), layer(to); lt > lf {
+				t.Errorf("%s (%s) imports %s (%s), a higher layer", from, layers[lf].name, to, layers[lt].name)
+			}
+		}
+	}
+}
+
+// dirOf returns the directory of the package path, "." for the root.
+func dirOf(path string) string {
+	if path == module {
+		return "."
+	}
+	return strings.TrimPrefix(path, module+"/")
+}
