@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/ledger"
@@ -101,26 +100,10 @@ type Local struct {
 // NewLocal starts the stack stackName from tpl on emu and its pollers;
 // they run until Close.
 func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Template, stackName string, opts LocalOptions) (*Local, error) {
-	if opts.Pollers <= 0 {
-		opts.Pollers = 4
-	}
-	if opts.Visibility <= 0 {
-		opts.Visibility = 5 * time.Second
-	}
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
-	}
-	if opts.Reconcile <= 0 {
-		opts.Reconcile = 5 * time.Second
-	}
-	var dest *standin.Server
-	var forward string
-	if opts.Destination != nil {
-		var err error
-		if dest, err = standin.Serve(opts.Destination, ""); err != nil {
-			return nil, fmt.Errorf("local stack %s: serve the destination: %w", stackName, err)
-		}
-		forward = dest.URL + "/"
+	opts = opts.withDefaults()
+	dest, forward, err := serveDestination(opts.Destination)
+	if err != nil {
+		return nil, fmt.Errorf("local stack %s: serve the destination: %w", stackName, err)
 	}
 	st, err := pipeline.Start(ctx, emu, pipeline.Options{
 		Name: stackName, Template: tpl,
@@ -135,56 +118,54 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 		return nil, err
 	}
 	l := &Local{Stack: st, sqs: emu.SQS(), destination: dest}
-	fail := func(err error) (*Local, error) {
+	if err := l.start(ctx, emu, stackName, opts); err != nil {
 		_ = l.Close()
 		return nil, fmt.Errorf("local stack %s: %w", stackName, err)
 	}
-	via := map[string]string{
-		proxyDynamoDB: emu.DynamoDBURL, proxySQSReceiver: emu.SQSURL, proxySQS: emu.SQSURL,
-		proxySES: st.Endpoints["AWS_ENDPOINT_URL_SESV2"], proxyStripe: st.Endpoints["STRIPE_API_URL"],
-		proxyGoPay: st.Endpoints["GOPAY_API_URL"],
+	return l, nil
+}
+
+// withDefaults returns o with the default of each option not set.
+func (o LocalOptions) withDefaults() LocalOptions {
+	if o.Pollers <= 0 {
+		o.Pollers = 4
 	}
-	if opts.Proxy != nil {
-		for _, name := range []string{proxyDynamoDB, proxySQSReceiver, proxySQS, proxySES, proxyStripe, proxyGoPay} {
-			if via[name], err = opts.Proxy(name, via[name]); err != nil {
-				return fail(err)
-			}
-		}
+	if o.Visibility <= 0 {
+		o.Visibility = 5 * time.Second
 	}
-	build := func(id, sqsName string, extra map[string]string) (any, error) {
-		env := map[string]string{
-			"AWS_ENDPOINT_URL_DYNAMODB": via[proxyDynamoDB], "AWS_ENDPOINT_URL_SQS": via[sqsName],
-			"AWS_ENDPOINT_URL_SESV2": via[proxySES], "STRIPE_API_URL": via[proxyStripe], "GOPAY_API_URL": via[proxyGoPay],
-		}
-		if opts.Lease > 0 {
-			env["LEASE_DURATION"] = opts.Lease.String()
-		}
-		maps.Copy(env, extra)
-		if path, ok := opts.Bootstraps[id]; ok {
-			fn, err := st.StartBootstrap(ctx, id, path, env, io.Discard)
-			if err != nil {
-				return nil, err
-			}
-			l.functions = append(l.functions, fn)
-			return fn, nil
-		}
-		return st.Build(ctx, id, env)
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
 	}
-	recvEnv := LocalSecrets.env() // every provider a corpus may hold
-	recvEnv["REENQUEUE_GRACE"] = "10s"
-	recv, err := build("ReceiverFunction", proxySQSReceiver, recvEnv)
+	if o.Reconcile <= 0 {
+		o.Reconcile = 5 * time.Second
+	}
+	return o
+}
+
+// serveDestination serves s, when not nil, and returns the server and
+// the URL the processor forwards to.
+func serveDestination(s *sink.Sink) (*standin.Server, string, error) {
+	if s == nil {
+		return nil, "", nil
+	}
+	dest, err := standin.Serve(s, "")
 	if err != nil {
-		return fail(err)
+		return nil, "", err
 	}
-	// BACKOFF_MAX 20 s (15 min in template.yaml): a retry waits seconds,
-	// not minutes, as the other clocks here run faster.
-	proc, err := build("ProcessorFunction", proxySQS, map[string]string{"BACKOFF_MAX": "20s"})
+	return dest, dest.URL + "/", nil
+}
+
+// start builds the stack's functions, sets the events queue's visibility
+// timeout, opens the stores chaos reads and starts the pollers.
+func (l *Local) start(ctx context.Context, emu *devstack.Emulators, stackName string, opts LocalOptions) error {
+	st := l.Stack
+	via, err := upstreams(emu, st, opts.Proxy)
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	rec, err := build("ReconcilerFunction", proxySQS, map[string]string{"STUCK_AFTER": "15s"})
+	recv, proc, rec, err := l.buildFunctions(ctx, opts, via)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	switch h := recv.(type) {
 	case func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error):
@@ -192,23 +173,15 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	case lambdalocal.Invoker:
 		l.receive = httpInvoker(h)
 	default:
-		return fail(fmt.Errorf("ReceiverFunction's handler is a %T", recv))
+		return fmt.Errorf("ReceiverFunction's handler is a %T", recv)
 	}
-	timeout := func(id string) time.Duration {
-		fn, err := st.Function(id)
-		if err != nil {
-			return 30 * time.Second
-		}
-		return time.Duration(fn.Timeout) * time.Second
-	}
-	l.receiveTimeout = timeout("ReceiverFunction")
-	procInvoker := timeoutInvoker{invoker(proc), timeout("ProcessorFunction")}
+	l.receiveTimeout = functionTimeout(st, "ReceiverFunction")
 	evq := st.Queues["EventsQueue"]
 	if _, err := l.sqs.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
 		QueueUrl:   &evq.URL,
 		Attributes: map[string]string{"VisibilityTimeout": strconv.Itoa(int(opts.Visibility.Seconds()))},
 	}); err != nil {
-		return fail(fmt.Errorf("set the events queue's visibility timeout: %w", err))
+		return fmt.Errorf("set the events queue's visibility timeout: %w", err)
 	}
 	db := emu.DynamoDB()
 	l.events = queue.New(emu.SQS(), evq.URL)
@@ -219,16 +192,94 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 	} else {
 		l.business = tableRecords(db, businessTables(st.Tables))
 	}
+	l.startPollers(ctx, stackName, opts, proc, rec)
+	return nil
+}
 
+// upstreams returns the endpoint the functions call for each upstream
+// (proxyDynamoDB, ...): the emulator's or stand-in's, or what proxy
+// answers for it.
+func upstreams(emu *devstack.Emulators, st *pipeline.Stack, proxy func(name, upstream string) (string, error)) (map[string]string, error) {
+	via := map[string]string{
+		proxyDynamoDB: emu.DynamoDBURL, proxySQSReceiver: emu.SQSURL, proxySQS: emu.SQSURL,
+		proxySES: st.Endpoints["AWS_ENDPOINT_URL_SESV2"], proxyStripe: st.Endpoints["STRIPE_API_URL"],
+		proxyGoPay: st.Endpoints["GOPAY_API_URL"],
+	}
+	if proxy == nil {
+		return via, nil
+	}
+	for _, name := range []string{proxyDynamoDB, proxySQSReceiver, proxySQS, proxySES, proxyStripe, proxyGoPay} {
+		var err error
+		if via[name], err = proxy(name, via[name]); err != nil {
+			return nil, err
+		}
+	}
+	return via, nil
+}
+
+// buildFunctions builds the receiver, the processor and the reconciler,
+// each calling the upstreams via names, in process or under
+// aws-lambda-rie (LocalOptions.Bootstraps).
+func (l *Local) buildFunctions(ctx context.Context, opts LocalOptions, via map[string]string) (recv, proc, rec any, err error) {
+	build := func(id, sqsName string, extra map[string]string) (any, error) {
+		env := map[string]string{
+			"AWS_ENDPOINT_URL_DYNAMODB": via[proxyDynamoDB], "AWS_ENDPOINT_URL_SQS": via[sqsName],
+			"AWS_ENDPOINT_URL_SESV2": via[proxySES], "STRIPE_API_URL": via[proxyStripe], "GOPAY_API_URL": via[proxyGoPay],
+		}
+		if opts.Lease > 0 {
+			env["LEASE_DURATION"] = opts.Lease.String()
+		}
+		maps.Copy(env, extra)
+		if path, ok := opts.Bootstraps[id]; ok {
+			fn, err := l.Stack.StartBootstrap(ctx, id, path, env, io.Discard)
+			if err != nil {
+				return nil, err
+			}
+			l.functions = append(l.functions, fn)
+			return fn, nil
+		}
+		return l.Stack.Build(ctx, id, env)
+	}
+	recvEnv := LocalSecrets.env() // every provider a corpus may hold
+	recvEnv["REENQUEUE_GRACE"] = "10s"
+	if recv, err = build("ReceiverFunction", proxySQSReceiver, recvEnv); err != nil {
+		return nil, nil, nil, err
+	}
+	// BACKOFF_MAX 20 s (15 min in template.yaml): a retry waits seconds,
+	// not minutes, as the other clocks here run faster.
+	if proc, err = build("ProcessorFunction", proxySQS, map[string]string{"BACKOFF_MAX": "20s"}); err != nil {
+		return nil, nil, nil, err
+	}
+	if rec, err = build("ReconcilerFunction", proxySQS, map[string]string{"STUCK_AFTER": "15s"}); err != nil {
+		return nil, nil, nil, err
+	}
+	return recv, proc, rec, nil
+}
+
+// functionTimeout returns the Timeout of the function id, 30 s when st
+// has no such function.
+func functionTimeout(st *pipeline.Stack, id string) time.Duration {
+	fn, err := st.Function(id)
+	if err != nil {
+		return 30 * time.Second
+	}
+	return time.Duration(fn.Timeout) * time.Second
+}
+
+// startPollers runs the reconciler rec on its schedule and the events
+// queue's pollers feeding the processor proc, until Close.
+func (l *Local) startPollers(ctx context.Context, stackName string, opts LocalOptions, proc, rec any) {
 	pollCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	l.stop = stop
 	reconciler := &lambdalocal.Schedule{Name: stackName + "-reconciler", Interval: opts.Reconcile,
-		Function: timeoutInvoker{invoker(rec), timeout("ReconcilerFunction")}, Log: opts.Log}
+		Function: timeoutInvoker{invoker(rec), functionTimeout(l.Stack, "ReconcilerFunction")}, Log: opts.Log}
 	l.pollers.Add(1)
 	go func() {
 		defer l.pollers.Done()
 		_ = reconciler.Run(pollCtx)
 	}()
+	evq := l.Stack.Queues["EventsQueue"]
+	procInvoker := timeoutInvoker{invoker(proc), functionTimeout(l.Stack, "ProcessorFunction")}
 	for range opts.Pollers {
 		src := &lambdalocal.SQSSource{Client: l.sqs, QueueURL: evq.URL, QueueARN: evq.ARN, Region: devstack.Region,
 			BatchSize: 10, Function: procInvoker, Log: opts.Log}
@@ -238,7 +289,6 @@ func NewLocal(ctx context.Context, emu *devstack.Emulators, tpl *samtemplate.Tem
 			_ = src.Run(pollCtx)
 		}()
 	}
-	return l, nil
 }
 
 // timeoutInvoker ends each invocation at the function's timeout, as
@@ -359,92 +409,5 @@ func (l *Local) Snapshot(ctx context.Context, keys []webhook.Key) (Snapshot, err
 	for ev, ids := range invoices {
 		s.Performed["invoice "+ev] = len(ids)
 	}
-	return s, nil
-}
-
-// depthReader is the events queue call busy makes.
-type depthReader interface {
-	Depth(ctx context.Context) (queue.Depth, error)
-}
-
-// pendingLister is the inbox call busy makes.
-type pendingLister interface {
-	Pending(ctx context.Context, cutoff time.Time, limit int) ([]inbox.Item, error)
-}
-
-// busy counts the messages of the events queue (visible, in flight,
-// delayed) and the unfinished events of the inbox.
-func busy(ctx context.Context, q depthReader, in pendingLister) (int, int, error) {
-	d, err := q.Depth(ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("events queue: %w", err)
-	}
-	pending, err := in.Pending(ctx, time.Now().Add(24*time.Hour), 1000)
-	if err != nil {
-		return 0, 0, err
-	}
-	return d.Total(), len(pending), nil
-}
-
-// inboxReader and ledgerReader are the reads snapshot makes.
-type (
-	inboxReader interface {
-		Get(ctx context.Context, key webhook.Key) (inbox.Item, error)
-	}
-	ledgerReader interface {
-		Records(ctx context.Context, key webhook.Key) ([]effects.Record, error)
-	}
-)
-
-// snapshot reads the status and ledger of every key (eight at a time)
-// and the business's state.
-func snapshot(ctx context.Context, in inboxReader, ledger ledgerReader, business businessReader, keys []webhook.Key) (Snapshot, error) {
-	s := Snapshot{Status: map[webhook.Key]inbox.Status{}, Reason: map[webhook.Key]string{}, Ledger: map[webhook.Key][]string{}}
-	var mu sync.Mutex
-	var errs []error
-	work := make(chan webhook.Key)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range work {
-				it, err := in.Get(ctx, k)
-				if errors.Is(err, inbox.ErrNotFound) {
-					continue
-				}
-				var recs []effects.Record
-				if err == nil {
-					recs, err = ledger.Records(ctx, k)
-				}
-				mu.Lock()
-				if err != nil {
-					errs = append(errs, err)
-				} else {
-					s.Status[k] = it.Status
-					if it.Status == inbox.Dead {
-						s.Reason[k] = it.LastError
-					}
-					for _, r := range recs {
-						s.Ledger[k] = append(s.Ledger[k], r.Effect)
-					}
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, k := range keys {
-		work <- k
-	}
-	close(work)
-	wg.Wait()
-	if len(errs) > 0 {
-		return s, fmt.Errorf("snapshot: %w", errors.Join(errs...))
-	}
-	records, err := business(ctx)
-	if err != nil {
-		return s, fmt.Errorf("snapshot: business state: %w", err)
-	}
-	s.Business = records
 	return s, nil
 }

@@ -76,20 +76,44 @@ var errNotQuiet = errors.New("the pipeline did not get quiet")
 // not be read, errNotQuiet); what the deliveries answered is in Stats.
 func Run(ctx context.Context, t Target, events []Event, cfg Config) (Stats, error) {
 	begin := time.Now()
-	if cfg.Dup < 1 {
-		cfg.Dup = 1
+	cfg = cfg.withDefaults()
+	st := Stats{Events: len(events), Refused: map[int]int{}}
+	if err := deliverAll(ctx, t, plan(events, cfg), cfg, &st); err != nil {
+		return st, err
 	}
-	if cfg.Concurrency < 1 {
-		cfg.Concurrency = 1
+	answered := time.Now()
+	if err := waitQuiet(ctx, t, cfg.QuietWithin, cfg.Progress); err != nil {
+		return st, err
 	}
-	if cfg.QuietWithin <= 0 {
-		cfg.QuietWithin = 10 * time.Minute
+	st.ToQuiet = time.Since(answered)
+	st.Elapsed = time.Since(begin)
+	return st, nil
+}
+
+// withDefaults returns c with the default of each setting not set.
+func (c Config) withDefaults() Config {
+	if c.Dup < 1 {
+		c.Dup = 1
 	}
+	if c.Concurrency < 1 {
+		c.Concurrency = 1
+	}
+	if c.QuietWithin <= 0 {
+		c.QuietWithin = 10 * time.Minute
+	}
+	return c
+}
+
+// job is one delivery of an event, after a delay.
+type job struct {
+	ev    Event
+	delay time.Duration
+}
+
+// plan returns the deliveries cfg asks for: each event cfg.Dup times,
+// each with its jitter, shuffled when asked, as cfg.Seed says.
+func plan(events []Event, cfg Config) []job {
 	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
-	type job struct {
-		ev    Event
-		delay time.Duration
-	}
 	var jobs []job
 	for range cfg.Dup {
 		for _, ev := range events {
@@ -103,16 +127,18 @@ func Run(ctx context.Context, t Target, events []Event, cfg Config) (Stats, erro
 	if cfg.Shuffle {
 		rng.Shuffle(len(jobs), func(i, j int) { jobs[i], jobs[j] = jobs[j], jobs[i] })
 	}
+	return jobs
+}
 
-	st := Stats{Events: len(events), Refused: map[int]int{}}
+// deliverAll makes jobs' deliveries, cfg.Concurrency at a time, and
+// counts them in st. It returns ctx's error, or the first of a delivery.
+func deliverAll(ctx context.Context, t Target, jobs []job, cfg Config, st *Stats) error {
 	var mu sync.Mutex
 	var firstErr error
 	work := make(chan job)
 	var wg sync.WaitGroup
 	for range cfg.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for j := range work {
 				if j.delay > 0 {
 					select {
@@ -123,23 +149,13 @@ func Run(ctx context.Context, t Target, events []Event, cfg Config) (Stats, erro
 				}
 				d := deliver(ctx, t, j.ev, cfg.QueueDups)
 				mu.Lock()
-				st.Deliveries += d.attempts
-				st.Retried += d.attempts - 1
-				st.QueueCopies += d.copies
-				switch {
-				case d.status >= 200 && d.status < 300:
-					st.Accepted++
-				case d.status >= 400 && d.status < 500:
-					st.Refused[d.status]++
-				default:
-					st.Undelivered++
-				}
+				st.count(d)
 				if d.err != nil && firstErr == nil {
 					firstErr = d.err
 				}
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	for _, j := range jobs {
 		select {
@@ -150,18 +166,24 @@ func Run(ctx context.Context, t Target, events []Event, cfg Config) (Stats, erro
 	close(work)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return st, err
+		return err
 	}
-	if firstErr != nil {
-		return st, firstErr
+	return firstErr
+}
+
+// count adds one delivery's outcome.
+func (st *Stats) count(d delivered) {
+	st.Deliveries += d.attempts
+	st.Retried += d.attempts - 1
+	st.QueueCopies += d.copies
+	switch {
+	case d.status >= 200 && d.status < 300:
+		st.Accepted++
+	case d.status >= 400 && d.status < 500:
+		st.Refused[d.status]++
+	default:
+		st.Undelivered++
 	}
-	answered := time.Now()
-	if err := waitQuiet(ctx, t, cfg.QuietWithin, cfg.Progress); err != nil {
-		return st, err
-	}
-	st.ToQuiet = time.Since(answered)
-	st.Elapsed = time.Since(begin)
-	return st, nil
 }
 
 // delivered is one delivery's outcome after its retries.

@@ -1,13 +1,18 @@
 package chaos
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -228,4 +233,91 @@ func recordTokens(line string) []string {
 		}
 	}
 	return out
+}
+
+// depthReader is the events queue call busy makes.
+type depthReader interface {
+	Depth(ctx context.Context) (queue.Depth, error)
+}
+
+// pendingLister is the inbox call busy makes.
+type pendingLister interface {
+	Pending(ctx context.Context, cutoff time.Time, limit int) ([]inbox.Item, error)
+}
+
+// busy counts the messages of the events queue (visible, in flight,
+// delayed) and the unfinished events of the inbox.
+func busy(ctx context.Context, q depthReader, in pendingLister) (int, int, error) {
+	d, err := q.Depth(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("events queue: %w", err)
+	}
+	pending, err := in.Pending(ctx, time.Now().Add(24*time.Hour), 1000)
+	if err != nil {
+		return 0, 0, err
+	}
+	return d.Total(), len(pending), nil
+}
+
+// inboxReader and ledgerReader are the reads snapshot makes.
+type (
+	inboxReader interface {
+		Get(ctx context.Context, key webhook.Key) (inbox.Item, error)
+	}
+	ledgerReader interface {
+		Records(ctx context.Context, key webhook.Key) ([]effects.Record, error)
+	}
+)
+
+// snapshot reads the status and ledger of every key (eight at a time)
+// and the business's state.
+func snapshot(ctx context.Context, in inboxReader, ledger ledgerReader, business businessReader, keys []webhook.Key) (Snapshot, error) {
+	s := Snapshot{Status: map[webhook.Key]inbox.Status{}, Reason: map[webhook.Key]string{}, Ledger: map[webhook.Key][]string{}}
+	var mu sync.Mutex
+	var errs []error
+	work := make(chan webhook.Key)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range work {
+				it, err := in.Get(ctx, k)
+				if errors.Is(err, inbox.ErrNotFound) {
+					continue
+				}
+				var recs []effects.Record
+				if err == nil {
+					recs, err = ledger.Records(ctx, k)
+				}
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				} else {
+					s.Status[k] = it.Status
+					if it.Status == inbox.Dead {
+						s.Reason[k] = it.LastError
+					}
+					for _, r := range recs {
+						s.Ledger[k] = append(s.Ledger[k], r.Effect)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, k := range keys {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	if len(errs) > 0 {
+		return s, fmt.Errorf("snapshot: %w", errors.Join(errs...))
+	}
+	records, err := business(ctx)
+	if err != nil {
+		return s, fmt.Errorf("snapshot: business state: %w", err)
+	}
+	s.Business = records
+	return s, nil
 }
