@@ -75,83 +75,107 @@ func Without(tpl *samtemplate.Template, recs []Recorded, g Grant) Report {
 	return check(tpl, recs, g.key)
 }
 
+// checker is one Check: what it found so far.
+type checker struct {
+	tpl        *samtemplate.Template
+	drop       string // the grant key left out (Without)
+	rep        Report
+	used       map[string]bool  // grant key → a call used it
+	grants     map[string]Grant // grant key → grant
+	exempt     map[string]bool  // grant key → explained
+	exemptions map[string]bool  // "function action resource" → matched a grant
+}
+
 func check(tpl *samtemplate.Template, recs []Recorded, drop string) Report {
-	var rep Report
-	used := map[string]bool{}
-	grants := map[string]Grant{}
-	exempt := map[string]bool{}     // grant key → explained
-	exemptions := map[string]bool{} // "function action resource" → matched a grant
+	k := &checker{tpl: tpl, drop: drop, used: map[string]bool{}, grants: map[string]Grant{},
+		exempt: map[string]bool{}, exemptions: map[string]bool{}}
 	for _, rec := range recs {
-		c := deployedIn(tpl, rec.Stack)
-		roles, problems := roles(tpl, c, drop)
-		rep.Problems = append(rep.Problems, prefix(rec.Stack, problems)...)
-		markExempt(tpl, c, roles, exempt, exemptions, &rep)
-		for fn, r := range roles {
-			for i, st := range r.stmts {
-				for j := range r.keys[i] {
-					grants[r.keys[i][j]] = Grant{Function: fn, Where: st.Where, Action: st.actionAt(j), key: r.keys[i][j]}
-				}
-			}
-		}
+		roles := k.roles(rec.Stack)
+		k.addGrants(roles, true)
 		for _, call := range rec.Calls {
-			r, ok := roles[call.Function]
-			switch {
-			case call.Error != "":
-				rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %s made a request the check cannot map: %s", where(rec.Stack), call.Function, call.Error))
-				continue
-			case !ok:
-				rep.Refused = append(rep.Refused, fmt.Sprintf("%s: %s is not a function of the template in this deployment, yet it called %v", where(rec.Stack), call.Function, call.Access))
-				continue
-			}
-			for _, a := range call.Access {
-				d, err := decide(r.stmts, a)
-				if err != nil {
-					rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %s %s: %v", where(rec.Stack), call.Function, a, err))
-					continue
-				}
-				if !d.Allowed {
-					why := "no statement allows it"
-					if d.DeniedBy != "" {
-						why = "denied by " + d.DeniedBy
-					}
-					rep.Refused = append(rep.Refused, fmt.Sprintf("%s: %s may not %s: %s's role %s refuses it (%s)", where(rec.Stack), call.Function, a, call.Function, r.name, why))
-				}
-				for _, m := range d.By {
-					if m.Action >= 0 {
-						used[r.keys[m.Statement][m.Action]] = true
-					} else {
-						for _, k := range r.keys[m.Statement] {
-							used[k] = true
-						}
-					}
-				}
-			}
+			k.call(rec.Stack, roles, call)
 		}
 	}
 	if len(recs) > 0 {
-		full := everything(tpl, recs[0].Stack)
-		c := deployedIn(tpl, full)
-		roles, problems := roles(tpl, c, drop)
-		rep.Problems = append(rep.Problems, prefix(full, problems)...)
-		markExempt(tpl, c, roles, exempt, exemptions, &rep)
-		for fn, r := range roles {
-			for i, st := range r.stmts {
-				for j, k := range r.keys[i] {
-					if _, ok := grants[k]; !ok {
-						grants[k] = Grant{Function: fn, Where: st.Where, Action: st.actionAt(j), key: k}
-					}
+		k.addGrants(k.roles(everything(tpl, recs[0].Stack)), false)
+	}
+	return k.report()
+}
+
+// roles returns the roles of the functions deployed in st, and notes
+// their problems and exemptions.
+func (k *checker) roles(st Stack) map[string]role {
+	c := deployedIn(k.tpl, st)
+	roles, problems := roles(k.tpl, c, k.drop)
+	k.rep.Problems = append(k.rep.Problems, prefix(st, problems)...)
+	markExempt(k.tpl, c, roles, k.exempt, k.exemptions, &k.rep)
+	return roles
+}
+
+// addGrants notes every grant of roles; replace says whether a grant
+// already noted is noted again.
+func (k *checker) addGrants(roles map[string]role, replace bool) {
+	for fn, r := range roles {
+		for i, st := range r.stmts {
+			for j, key := range r.keys[i] {
+				if _, ok := k.grants[key]; ok && !replace {
+					continue
 				}
+				k.grants[key] = Grant{Function: fn, Where: st.Where, Action: st.actionAt(j), key: key}
 			}
 		}
 	}
-	for e, ok := range exemptions {
+}
+
+// call checks one recorded call, made in stack st, against roles, and
+// notes the grants that allowed it.
+func (k *checker) call(st Stack, roles map[string]role, call Call) {
+	r, ok := roles[call.Function]
+	switch {
+	case call.Error != "":
+		k.rep.Problems = append(k.rep.Problems, fmt.Sprintf("%s: %s made a request the check cannot map: %s", where(st), call.Function, call.Error))
+		return
+	case !ok:
+		k.rep.Refused = append(k.rep.Refused, fmt.Sprintf("%s: %s is not a function of the template in this deployment, yet it called %v", where(st), call.Function, call.Access))
+		return
+	}
+	for _, a := range call.Access {
+		d, err := decide(r.stmts, a)
+		if err != nil {
+			k.rep.Problems = append(k.rep.Problems, fmt.Sprintf("%s: %s %s: %v", where(st), call.Function, a, err))
+			continue
+		}
+		if !d.Allowed {
+			why := "no statement allows it"
+			if d.DeniedBy != "" {
+				why = "denied by " + d.DeniedBy
+			}
+			k.rep.Refused = append(k.rep.Refused, fmt.Sprintf("%s: %s may not %s: %s's role %s refuses it (%s)", where(st), call.Function, a, call.Function, r.name, why))
+		}
+		for _, m := range d.By {
+			if m.Action >= 0 {
+				k.used[r.keys[m.Statement][m.Action]] = true
+				continue
+			}
+			for _, key := range r.keys[m.Statement] {
+				k.used[key] = true
+			}
+		}
+	}
+}
+
+// report returns the report: the exemptions that matched no grant, the
+// grants no call used, each list sorted and without repeats.
+func (k *checker) report() Report {
+	rep := k.rep
+	for e, ok := range k.exemptions {
 		if !ok {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("template.yaml: %s names a grant the role does not have in any checked deployment: remove it", e))
 		}
 	}
-	for k, g := range grants {
+	for key, g := range k.grants {
 		rep.Grants = append(rep.Grants, g)
-		if !used[k] && !exempt[k] {
+		if !k.used[key] && !k.exempt[key] {
 			rep.Unused = append(rep.Unused, fmt.Sprintf("%s's role grants %s (%s) but no recorded request used it: remove it, or say why in the function's Metadata %s", g.Function, g.Action, g.Where, exemptionKey))
 		}
 	}
@@ -267,56 +291,72 @@ func roles(tpl *samtemplate.Template, c samtemplate.Context, drop string) (map[s
 			problems = append(problems, fmt.Sprintf("%s's Role is not a role of the template, whose policies could be checked", fn))
 			continue
 		}
-		r := role{name: att.Resource}
-		policies, _ := tpl.Resources[att.Resource].Properties["Policies"].([]any)
-		for i, p := range policies {
-			pm, _ := p.(map[string]any)
-			name, _ := pm["PolicyName"].(string)
-			doc, _ := pm["PolicyDocument"].(map[string]any)
-			stmts, ok := doc["Statement"].([]any)
-			if !ok {
-				problems = append(problems, fmt.Sprintf("%s policy %d: Statement is not a list", att.Resource, i))
-				continue
-			}
-			for j, s := range stmts {
-				v, err := tpl.Resolve(s, c)
-				if err != nil {
-					problems = append(problems, fmt.Sprintf("%s policy %d statement %d: %v", att.Resource, i, j, err))
-					continue
-				}
-				if v == nil { // !If [..., !Ref AWS::NoValue]
-					continue
-				}
-				st, err := parseStatement(v, fmt.Sprintf("%s policy %s statement %d", att.Resource, name, j))
-				if err != nil {
-					problems = append(problems, err.Error())
-					continue
-				}
-				base := fmt.Sprintf("%s|%d|%d|", att.Resource, i, j)
-				n := len(st.Action)
-				if st.Action == nil {
-					n = 1
-				}
-				var keys []string
-				for a := 0; a < n; a++ {
-					keys = append(keys, fmt.Sprintf("%s%d", base, a))
-				}
-				if drop != "" && strings.HasPrefix(drop, base) && st.Action != nil {
-					var a int
-					fmt.Sscanf(strings.TrimPrefix(drop, base), "%d", &a)
-					st.Action = append(append([]string{}, st.Action[:a]...), st.Action[a+1:]...)
-					keys = append(append([]string{}, keys[:a]...), keys[a+1:]...)
-					if len(st.Action) == 0 {
-						continue
-					}
-				}
-				r.stmts = append(r.stmts, st)
-				r.keys = append(r.keys, keys)
-			}
-		}
+		r, p := roleIn(tpl, c, att.Resource, drop)
 		out[fn] = r
+		problems = append(problems, p...)
 	}
 	return out, problems
+}
+
+// roleIn returns the role name's statements resolved in c, without the
+// grant drop.
+func roleIn(tpl *samtemplate.Template, c samtemplate.Context, name, drop string) (role, []string) {
+	r := role{name: name}
+	var problems []string
+	policies, _ := tpl.Resources[name].Properties["Policies"].([]any)
+	for i, p := range policies {
+		pm, _ := p.(map[string]any)
+		policy, _ := pm["PolicyName"].(string)
+		doc, _ := pm["PolicyDocument"].(map[string]any)
+		stmts, ok := doc["Statement"].([]any)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s policy %d: Statement is not a list", name, i))
+			continue
+		}
+		for j, s := range stmts {
+			v, err := tpl.Resolve(s, c)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s policy %d statement %d: %v", name, i, j, err))
+				continue
+			}
+			if v == nil { // !If [..., !Ref AWS::NoValue]
+				continue
+			}
+			st, err := parseStatement(v, fmt.Sprintf("%s policy %s statement %d", name, policy, j))
+			if err != nil {
+				problems = append(problems, err.Error())
+				continue
+			}
+			st, keys := grantKeys(st, fmt.Sprintf("%s|%d|%d|", name, i, j), drop)
+			if len(keys) == 0 {
+				continue
+			}
+			r.stmts = append(r.stmts, st)
+			r.keys = append(r.keys, keys)
+		}
+	}
+	return r, problems
+}
+
+// grantKeys returns st, without its action entry drop when drop is one of
+// them, and the grant key of each action entry (base and the entry's
+// index; one key for a NotAction).
+func grantKeys(st Statement, base, drop string) (Statement, []string) {
+	n := len(st.Action)
+	if st.Action == nil {
+		n = 1
+	}
+	var keys []string
+	for a := 0; a < n; a++ {
+		keys = append(keys, fmt.Sprintf("%s%d", base, a))
+	}
+	if drop != "" && strings.HasPrefix(drop, base) && st.Action != nil {
+		var a int
+		fmt.Sscanf(strings.TrimPrefix(drop, base), "%d", &a)
+		st.Action = append(append([]string{}, st.Action[:a]...), st.Action[a+1:]...)
+		keys = append(append([]string{}, keys[:a]...), keys[a+1:]...)
+	}
+	return st, keys
 }
 
 func holds(tpl *samtemplate.Template, c samtemplate.Context, cond string) bool {
