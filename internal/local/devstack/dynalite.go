@@ -72,16 +72,6 @@ func startNode(ctx context.Context, dir string, opts Options) (*Emulators, error
 	if err != nil {
 		return nil, fmt.Errorf("start emulators: node not found in PATH (install Node 20): %w", err)
 	}
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("start emulators: %w", err)
-	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return nil, fmt.Errorf("start emulators: %w", err)
-	}
 	args := []string{filepath.Join(dir, "emulators.js"),
 		"--dynamodb-port", strconv.Itoa(opts.DynamoDBPort),
 		"--sqs-port", strconv.Itoa(opts.SQSPort)}
@@ -90,20 +80,52 @@ func startNode(ctx context.Context, dir string, opts Options) (*Emulators, error
 	}
 	cmd := exec.Command(node, args...)
 	cmd.Dir = dir
+	proc, stdin, stdout, err := startPiped(cmd, opts.Stderr)
+	if err != nil {
+		return nil, fmt.Errorf("start emulators: %w", err)
+	}
+	e := &Emulators{Family: familyDynalite, proc: proc, stdin: stdin}
+	if err := e.readEndpoints(ctx, stdout, orDiscard(opts.Stdout)); err != nil {
+		_ = e.Stop()
+		return nil, err
+	}
+	if err := e.waitReady(ctx); err != nil {
+		_ = e.Stop()
+		return nil, err
+	}
+	return e, nil
+}
+
+// startPiped starts cmd with pipes for its stdin and stdout, and returns
+// their ends it does not hold.
+func startPiped(cmd *exec.Cmd, stderr io.Writer) (proc *child, stdin, stdout *os.File, err error) {
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		return nil, nil, nil, err
+	}
 	cmd.Stdin = stdinR
 	cmd.Stdout = stdoutW
-	proc, err := startChild(cmd, nil, opts.Stderr)
+	proc, err = startChild(cmd, nil, stderr)
 	// The child holds its own copies of these ends now.
 	stdinR.Close()
 	stdoutW.Close()
 	if err != nil {
 		stdinW.Close()
 		stdoutR.Close()
-		return nil, fmt.Errorf("start emulators: %w", err)
+		return nil, nil, nil, err
 	}
-	e := &Emulators{Family: familyDynalite, proc: proc, stdin: stdinW}
+	return proc, stdinW, stdoutR, nil
+}
 
-	// Read the one JSON line, then pass the rest of stdout on.
+// readEndpoints reads the emulators' endpoints, the one JSON line they
+// print first, from stdout, then passes the rest of it on to out.
+func (e *Emulators) readEndpoints(ctx context.Context, stdout io.ReadCloser, out io.Writer) error {
 	type endpoints struct {
 		DynamoDB string `json:"dynamodb"`
 		SQS      string `json:"sqs"`
@@ -111,8 +133,8 @@ func startNode(ctx context.Context, dir string, opts Options) (*Emulators, error
 	lines := make(chan endpoints, 1)
 	readErr := make(chan error, 1)
 	go func() {
-		defer stdoutR.Close()
-		br := bufio.NewReader(stdoutR)
+		defer stdout.Close()
+		br := bufio.NewReader(stdout)
 		line, err := br.ReadBytes('\n')
 		var ep endpoints
 		if err == nil {
@@ -126,29 +148,21 @@ func startNode(ctx context.Context, dir string, opts Options) (*Emulators, error
 		} else {
 			lines <- ep
 		}
-		_, _ = io.Copy(orDiscard(opts.Stdout), br)
+		_, _ = io.Copy(out, br)
 	}()
-
-	fail := func(err error) (*Emulators, error) {
-		_ = e.Stop()
-		return nil, err
-	}
 	select {
 	case ep := <-lines:
 		e.DynamoDBURL, e.SQSURL = ep.DynamoDB, ep.SQS
+		return nil
 	case err := <-readErr:
 		// Usually the process died; give Wait a moment to report why.
 		select {
-		case <-proc.done:
-			return fail(fmt.Errorf("start emulators: %w", proc.exitError("node local/emulators.js")))
+		case <-e.proc.done:
+			return fmt.Errorf("start emulators: %w", e.proc.exitError("node local/emulators.js"))
 		case <-time.After(time.Second):
-			return fail(fmt.Errorf("start emulators: read endpoints: %w", err))
+			return fmt.Errorf("start emulators: read endpoints: %w", err)
 		}
 	case <-ctx.Done():
-		return fail(fmt.Errorf("start emulators: no endpoints from node local/emulators.js: %w", ctx.Err()))
+		return fmt.Errorf("start emulators: no endpoints from node local/emulators.js: %w", ctx.Err())
 	}
-	if err := e.waitReady(ctx); err != nil {
-		return fail(err)
-	}
-	return e, nil
 }

@@ -71,58 +71,78 @@ func (e *Emulators) CreateStackWith(ctx context.Context, tpl *samtemplate.Templa
 		Params:   params,
 		emu:      e,
 	}
-	fail := func(err error) (*Stack, error) {
+	if err := s.create(ctx); err != nil {
 		if derr := s.Delete(context.WithoutCancel(ctx)); derr != nil {
 			err = errors.Join(err, derr)
 		}
 		return nil, fmt.Errorf("create stack %s: %w", stackName, err)
 	}
+	return s, nil
+}
 
+// create creates the stack's tables, queues and buckets, and waits for
+// its tables to be ACTIVE.
+func (s *Stack) create(ctx context.Context) error {
 	tables, err := s.Included(tableType)
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	db := e.DynamoDB()
+	db := s.emu.DynamoDB()
 	for _, id := range tables {
 		if err := s.createTable(ctx, db, id); err != nil {
-			return fail(fmt.Errorf("table %s: %w", id, err))
+			return fmt.Errorf("table %s: %w", id, err)
 		}
 	}
+	if err := s.createQueues(ctx); err != nil {
+		return err
+	}
+	if err := s.createBuckets(ctx); err != nil {
+		return err
+	}
+	for _, id := range tables {
+		if err := waitTableActive(ctx, db, s.Tables[id]); err != nil {
+			return fmt.Errorf("table %s: %w", id, err)
+		}
+	}
+	return nil
+}
 
+// createQueues creates the stack's queues, each after the queues it
+// names.
+func (s *Stack) createQueues(ctx context.Context) error {
 	queues, err := s.Included(queueType)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	queues, err = s.queueOrder(queues)
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	q := e.SQS()
+	q := s.emu.SQS()
 	for _, id := range queues {
 		if err := s.createQueue(ctx, q, id); err != nil {
-			return fail(fmt.Errorf("queue %s: %w", id, err))
+			return fmt.Errorf("queue %s: %w", id, err)
 		}
 	}
+	return nil
+}
 
+// createBuckets creates the stack's buckets when the emulators serve S3.
+func (s *Stack) createBuckets(ctx context.Context) error {
 	buckets, err := s.Included(bucketType)
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	if len(buckets) > 0 && e.S3URL != "" {
-		client := e.S3()
-		for _, id := range buckets {
-			if err := s.createBucket(ctx, client, id); err != nil {
-				return fail(fmt.Errorf("bucket %s: %w", id, err))
-			}
+	if len(buckets) == 0 || s.emu.S3URL == "" {
+		return nil
+	}
+	client := s.emu.S3()
+	for _, id := range buckets {
+		if err := s.createBucket(ctx, client, id); err != nil {
+			return fmt.Errorf("bucket %s: %w", id, err)
 		}
 	}
-
-	for _, id := range tables {
-		if err := waitTableActive(ctx, db, s.Tables[id]); err != nil {
-			return fail(fmt.Errorf("table %s: %w", id, err))
-		}
-	}
-	return s, nil
+	return nil
 }
 
 // Included returns the logical IDs of the template's resources of type typ
@@ -177,34 +197,8 @@ func (s *Stack) Context() samtemplate.Context {
 }
 
 func (s *Stack) lookup(id, attr string) (string, error) {
-	if name, ok := s.Tables[id]; ok {
-		switch attr {
-		case "":
-			return name, nil
-		case "Arn":
-			return fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/%s", Region, AccountID, name), nil
-		}
-		return "", fmt.Errorf("table %s: attribute %s is not emulated", id, attr)
-	}
-	if q, ok := s.Queues[id]; ok {
-		switch attr {
-		case "", "QueueUrl":
-			return q.URL, nil
-		case "Arn":
-			return q.ARN, nil
-		case "QueueName":
-			return q.Name, nil
-		}
-		return "", fmt.Errorf("queue %s: attribute %s is not emulated", id, attr)
-	}
-	if name, ok := s.Buckets[id]; ok {
-		switch attr {
-		case "":
-			return name, nil
-		case "Arn":
-			return "arn:aws:s3:::" + name, nil
-		}
-		return "", fmt.Errorf("bucket %s: attribute %s is not emulated", id, attr)
+	if v, ok, err := s.lookupCreated(id, attr); ok {
+		return v, err
 	}
 	res, ok := s.Template.Resources[id]
 	if !ok {
@@ -219,24 +213,66 @@ func (s *Stack) lookup(id, attr string) (string, error) {
 	case tableType, queueType:
 		return "", fmt.Errorf("%s %s was not created in stack %s (is its Condition false?)", res.Type, id, s.Name)
 	case "AWS::Serverless::Function", "AWS::Lambda::Function":
-		name := id
-		if fn, ok := res.Properties["FunctionName"]; ok {
-			n, err := s.Template.ResolveString(fn, s.Context())
-			if err != nil {
-				return "", fmt.Errorf("function %s: FunctionName: %w", id, err)
-			}
-			name = n
-		}
-		switch attr {
-		case "":
-			return name, nil
-		case "Arn":
-			return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, AccountID, name), nil
-		}
+		return s.lookupFunction(id, res, attr)
 	default:
 		if attr == "" {
 			return id, nil
 		}
+	}
+	return "", fmt.Errorf("%s %s: attribute %q is not emulated", res.Type, id, attr)
+}
+
+// lookupCreated resolves attr of id when id is a table, queue or bucket
+// the stack created; ok is false when it is none of them.
+func (s *Stack) lookupCreated(id, attr string) (v string, ok bool, err error) {
+	if name, ok := s.Tables[id]; ok {
+		switch attr {
+		case "":
+			return name, true, nil
+		case "Arn":
+			return fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/%s", Region, AccountID, name), true, nil
+		}
+		return "", true, fmt.Errorf("table %s: attribute %s is not emulated", id, attr)
+	}
+	if q, ok := s.Queues[id]; ok {
+		switch attr {
+		case "", "QueueUrl":
+			return q.URL, true, nil
+		case "Arn":
+			return q.ARN, true, nil
+		case "QueueName":
+			return q.Name, true, nil
+		}
+		return "", true, fmt.Errorf("queue %s: attribute %s is not emulated", id, attr)
+	}
+	if name, ok := s.Buckets[id]; ok {
+		switch attr {
+		case "":
+			return name, true, nil
+		case "Arn":
+			return "arn:aws:s3:::" + name, true, nil
+		}
+		return "", true, fmt.Errorf("bucket %s: attribute %s is not emulated", id, attr)
+	}
+	return "", false, nil
+}
+
+// lookupFunction resolves attr of the function id: Ref is its
+// FunctionName or logical ID, Arn its Lambda ARN.
+func (s *Stack) lookupFunction(id string, res samtemplate.Resource, attr string) (string, error) {
+	name := id
+	if fn, ok := res.Properties["FunctionName"]; ok {
+		n, err := s.Template.ResolveString(fn, s.Context())
+		if err != nil {
+			return "", fmt.Errorf("function %s: FunctionName: %w", id, err)
+		}
+		name = n
+	}
+	switch attr {
+	case "":
+		return name, nil
+	case "Arn":
+		return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, AccountID, name), nil
 	}
 	return "", fmt.Errorf("%s %s: attribute %q is not emulated", res.Type, id, attr)
 }

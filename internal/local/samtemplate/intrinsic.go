@@ -39,6 +39,7 @@ var knownFns = map[string]bool{"Ref": true, "GetAtt": true, "Sub": true, "If": t
 // convert turns a YAML node into plain Go values and intrinsic types.
 func convert(n *yaml.Node) (any, error) {
 	var v any
+	var err error
 	switch n.Kind {
 	case yaml.AliasNode:
 		return convert(n.Alias)
@@ -48,55 +49,17 @@ func convert(n *yaml.Node) (any, error) {
 		}
 		return convert(n.Content[0])
 	case yaml.MappingNode:
-		m := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, vn := n.Content[i], n.Content[i+1]
-			if k.Kind != yaml.ScalarNode {
-				return nil, fmt.Errorf("line %d: mapping key is not a scalar", k.Line)
-			}
-			if _, dup := m[k.Value]; dup {
-				return nil, fmt.Errorf("line %d: duplicate key %q", k.Line, k.Value)
-			}
-			val, err := convert(vn)
-			if err != nil {
-				return nil, err
-			}
-			m[k.Value] = val
-		}
-		fn, ok, err := longForm(m, n.Line)
-		switch {
-		case err != nil:
-			return nil, err
-		case ok:
-			v = fn
-		default:
-			v = m
-		}
+		v, err = convertMapping(n)
 	case yaml.SequenceNode:
-		l := make([]any, 0, len(n.Content))
-		for _, c := range n.Content {
-			val, err := convert(c)
-			if err != nil {
-				return nil, err
-			}
-			l = append(l, val)
-		}
-		v = l
+		v, err = convertSequence(n)
 	case yaml.ScalarNode:
-		switch tag := n.ShortTag(); {
-		case tag == "!!null":
-			v = nil
-		case tag == "!!bool" || tag == "!!int" || tag == "!!float":
-			if err := n.Decode(&v); err != nil {
-				return nil, fmt.Errorf("line %d: %w", n.Line, err)
-			}
-		default: // !!str, !!timestamp, !!binary and custom tags keep their text
-			v = n.Value
-		}
+		v, err = convertScalar(n)
 	default:
-		return nil, fmt.Errorf("line %d: unexpected YAML node kind %v", n.Line, n.Kind)
+		err = fmt.Errorf("line %d: unexpected YAML node kind %v", n.Line, n.Kind)
 	}
-
+	if err != nil {
+		return nil, err
+	}
 	tag := n.Tag
 	if tag == "" || strings.HasPrefix(tag, "!!") || !strings.HasPrefix(tag, "!") {
 		return v, nil
@@ -110,6 +73,62 @@ func convert(n *yaml.Node) (any, error) {
 		return nil, fmt.Errorf("line %d: %s: %w", n.Line, tag, err)
 	}
 	return fn, nil
+}
+
+// convertMapping converts a mapping: a map, or the intrinsic its long
+// form stands for ({Ref: x}, {"Fn::Name": args}).
+func convertMapping(n *yaml.Node) (any, error) {
+	m := make(map[string]any, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, vn := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("line %d: mapping key is not a scalar", k.Line)
+		}
+		if _, dup := m[k.Value]; dup {
+			return nil, fmt.Errorf("line %d: duplicate key %q", k.Line, k.Value)
+		}
+		val, err := convert(vn)
+		if err != nil {
+			return nil, err
+		}
+		m[k.Value] = val
+	}
+	fn, ok, err := longForm(m, n.Line)
+	switch {
+	case err != nil:
+		return nil, err
+	case ok:
+		return fn, nil
+	}
+	return m, nil
+}
+
+// convertSequence converts a sequence into a list.
+func convertSequence(n *yaml.Node) (any, error) {
+	l := make([]any, 0, len(n.Content))
+	for _, c := range n.Content {
+		val, err := convert(c)
+		if err != nil {
+			return nil, err
+		}
+		l = append(l, val)
+	}
+	return l, nil
+}
+
+// convertScalar converts a scalar: nil, a bool or a number, or its text.
+func convertScalar(n *yaml.Node) (any, error) {
+	var v any
+	switch tag := n.ShortTag(); {
+	case tag == "!!null":
+		return nil, nil
+	case tag == "!!bool" || tag == "!!int" || tag == "!!float":
+		if err := n.Decode(&v); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		return v, nil
+	}
+	return n.Value, nil // !!str, !!timestamp, !!binary and custom tags keep their text
 }
 
 // longForm recognises a one-key mapping {Ref: x} or {"Fn::Name": args} and

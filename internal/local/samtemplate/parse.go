@@ -86,22 +86,10 @@ func Load(path string) (*Template, error) {
 // Parse parses a YAML template, turning intrinsic tags and long forms into
 // Ref, GetAtt, Sub and Fn values.
 func Parse(data []byte) (*Template, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("parse template: %w", err)
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, fmt.Errorf("parse template: empty document")
-	}
-	v, err := convert(doc.Content[0])
+	root, err := parseRoot(data)
 	if err != nil {
-		return nil, fmt.Errorf("parse template: %w", err)
+		return nil, err
 	}
-	root, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("parse template: top level is %s, want a mapping", describe(v))
-	}
-
 	t := &Template{Transform: root["Transform"]}
 	if d, ok := root["Description"].(string); ok {
 		t.Description = d
@@ -122,33 +110,67 @@ func Parse(data []byte) (*Template, error) {
 		}
 		*s.dst = m
 	}
+	if t.Parameters, err = parameters(root); err != nil {
+		return nil, err
+	}
+	if t.Resources, err = resources(root); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
 
+// parseRoot parses data into the template's top-level mapping.
+func parseRoot(data []byte) (map[string]any, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("parse template: %w", err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, fmt.Errorf("parse template: empty document")
+	}
+	v, err := convert(doc.Content[0])
+	if err != nil {
+		return nil, fmt.Errorf("parse template: %w", err)
+	}
+	root, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("parse template: top level is %s, want a mapping", describe(v))
+	}
+	return root, nil
+}
+
+// parameters returns the Parameters section of root.
+func parameters(root map[string]any) (map[string]Parameter, error) {
 	params, err := section(root, "Parameters")
 	if err != nil {
 		return nil, err
 	}
-	t.Parameters = make(map[string]Parameter, len(params))
+	out := make(map[string]Parameter, len(params))
 	for name, raw := range params {
 		p, err := parseParameter(raw)
 		if err != nil {
 			return nil, fmt.Errorf("parse template: parameter %s: %w", name, err)
 		}
-		t.Parameters[name] = p
+		out[name] = p
 	}
+	return out, nil
+}
 
-	resources, err := section(root, "Resources")
+// resources returns the Resources section of root.
+func resources(root map[string]any) (map[string]Resource, error) {
+	res, err := section(root, "Resources")
 	if err != nil {
 		return nil, err
 	}
-	t.Resources = make(map[string]Resource, len(resources))
-	for id, raw := range resources {
+	out := make(map[string]Resource, len(res))
+	for id, raw := range res {
 		r, err := parseResource(raw)
 		if err != nil {
 			return nil, fmt.Errorf("parse template: resource %s: %w", id, err)
 		}
-		t.Resources[id] = r
+		out[id] = r
 	}
-	return t, nil
+	return out, nil
 }
 
 // ByType returns the logical IDs of the resources of type typ, sorted.

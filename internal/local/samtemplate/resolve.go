@@ -259,70 +259,72 @@ func (r *resolver) sub(s Sub, path string) (any, error) {
 // fn evaluates the other intrinsic functions.
 func (r *resolver) fn(f Fn, path string) (any, error) {
 	p := join(path, "Fn::"+f.Name)
-	errorf := func(format string, a ...any) error {
-		return fmt.Errorf("%s"+format, append([]any{at(p)}, a...)...)
-	}
 	args, _ := f.Args.([]any)
-	argN := func(n int) error {
-		if len(args) != n {
-			return errorf("want a list of %d arguments, got %s", n, describe(f.Args))
-		}
-		return nil
+	if n, ok := map[string]int{"If": 3, "Equals": 2, "Not": 1}[f.Name]; ok && len(args) != n {
+		return nil, errorAt(p, "want a list of %d arguments, got %s", n, describe(f.Args))
 	}
-
 	switch f.Name {
 	case "Condition":
 		name, _ := f.Args.(string)
 		return r.condition(name)
-
 	case "If":
-		if err := argN(3); err != nil {
-			return nil, err
-		}
-		name, ok := args[0].(string)
-		if !ok {
-			return nil, errorf("condition name is %s, want a string", describe(args[0]))
-		}
-		ok, err := r.condition(name)
-		if err != nil {
-			return nil, errorf("%w", err)
-		}
-		if ok {
-			return r.resolve(args[1], join(p, "[1]"))
-		}
-		return r.resolve(args[2], join(p, "[2]"))
-
+		return r.fnIf(args, p)
 	case "Equals":
-		if err := argN(2); err != nil {
-			return nil, err
-		}
-		var sides [2]string
-		for i := range sides {
-			v, err := r.resolve(args[i], join(p, "["+strconv.Itoa(i)+"]"))
-			if err != nil {
-				return nil, err
-			}
-			if sides[i], err = ScalarString(v); err != nil {
-				return nil, errorf("argument %d: %w", i, err)
-			}
-		}
-		return sides[0] == sides[1], nil
-
+		return r.fnEquals(args, p)
 	case "Not":
-		if err := argN(1); err != nil {
-			return nil, err
-		}
-		v, err := r.resolve(args[0], join(p, "[0]"))
+		return r.fnNot(args, p)
+	}
+	return nil, errorAt(p, "not supported")
+}
+
+// errorAt returns an error about the value at path p.
+func errorAt(p, format string, a ...any) error {
+	return fmt.Errorf("%s"+format, append([]any{at(p)}, a...)...)
+}
+
+// fnIf evaluates Fn::If [condition, then, else] at p.
+func (r *resolver) fnIf(args []any, p string) (any, error) {
+	name, ok := args[0].(string)
+	if !ok {
+		return nil, errorAt(p, "condition name is %s, want a string", describe(args[0]))
+	}
+	ok, err := r.condition(name)
+	if err != nil {
+		return nil, errorAt(p, "%w", err)
+	}
+	if ok {
+		return r.resolve(args[1], join(p, "[1]"))
+	}
+	return r.resolve(args[2], join(p, "[2]"))
+}
+
+// fnEquals evaluates Fn::Equals [a, b] at p: whether a and b resolve to
+// the same scalar.
+func (r *resolver) fnEquals(args []any, p string) (any, error) {
+	var sides [2]string
+	for i := range sides {
+		v, err := r.resolve(args[i], join(p, "["+strconv.Itoa(i)+"]"))
 		if err != nil {
 			return nil, err
 		}
-		b, ok := v.(bool)
-		if !ok {
-			return nil, errorf("argument is %s, want a condition", describe(v))
+		if sides[i], err = ScalarString(v); err != nil {
+			return nil, errorAt(p, "argument %d: %w", i, err)
 		}
-		return !b, nil
 	}
-	return nil, errorf("not supported")
+	return sides[0] == sides[1], nil
+}
+
+// fnNot evaluates Fn::Not [condition] at p.
+func (r *resolver) fnNot(args []any, p string) (any, error) {
+	v, err := r.resolve(args[0], join(p, "[0]"))
+	if err != nil {
+		return nil, err
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return nil, errorAt(p, "argument is %s, want a condition", describe(v))
+	}
+	return !b, nil
 }
 
 // condition evaluates the named entry of the Conditions section once.
