@@ -2,25 +2,13 @@ package standin
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
-
-// InvoiceCall is one POST /v1/invoices the Stripe stand-in answered.
-type InvoiceCall struct {
-	IdempotencyKey string
-	Customer       string
-	Event          string // metadata[hookinbox_event]
-	InvoiceID      string // empty when the call failed
-	Status         int
-}
 
 // Stripe answers the parts of the Stripe API hookinbox uses:
 //
@@ -72,13 +60,6 @@ type Stripe struct {
 	versions []string                   // the Stripe-Version of each of those GETs
 }
 
-// stripeInvoice is an invoice the stand-in created.
-type stripeInvoice struct {
-	id, customer string
-	created      int64
-	body         json.RawMessage
-}
-
 // stripeSubscription is a subscription's state and the created time of
 // the event that set it (0 when set by SetSubscription).
 type stripeSubscription struct {
@@ -90,82 +71,6 @@ type stripeSubscription struct {
 func NewStripe() *Stripe {
 	return &Stripe{byKey: map[string]string{}, subs: map[string]stripeSubscription{},
 		v2Events: map[string]json.RawMessage{}, objects: map[string]json.RawMessage{}}
-}
-
-// AddThinEvent makes the v2 event of a thin notification (its JSON as
-// GET /v2/core/events/{id} answers it) fetchable.
-func (s *Stripe) AddThinEvent(body []byte) error {
-	var head struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(body, &head); err != nil || head.ID == "" {
-		return fmt.Errorf("stand-in stripe: v2 event without id: %v", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.v2Events[head.ID] = append(json.RawMessage(nil), body...)
-	return nil
-}
-
-// SetObject sets what GET path answers: an object a thin event's
-// related_object.url names, in its current state.
-func (s *Stripe) SetObject(path string, body []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.objects[path] = append(json.RawMessage(nil), body...)
-}
-
-// ThinGets returns the path and the Stripe-Version header of every GET of
-// a v2 event or of a SetObject path so far, in order.
-func (s *Stripe) ThinGets() (paths, versions []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.gets...), append([]string(nil), s.versions...)
-}
-
-// put serves PUT /_standin/v2/core/events/{id} (AddThinEvent) and PUT
-// /_standin/<object path> (SetObject), for `hookinbox send stripe --thin`
-// against a running stack: what Stripe holds before it sends a thin event.
-func (s *Stripe) put(w http.ResponseWriter, r *http.Request, path string) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	switch {
-	case err != nil:
-		stripeError(w, http.StatusBadRequest, "invalid_request_error", "unreadable body")
-		return
-	case !strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, "/v2/"):
-		stripeError(w, http.StatusNotFound, "invalid_request_error", "PUT /_standin/v1/... or /_standin/v2/...")
-		return
-	case strings.HasPrefix(path, "/v2/core/events/"):
-		if err := s.AddThinEvent(body); err != nil {
-			stripeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
-			return
-		}
-	default:
-		s.SetObject(path, body)
-	}
-	_, _ = io.WriteString(w, "{}")
-}
-
-// getThin answers GET of a v2 event or a SetObject path; ok is false when
-// path is neither kind.
-func (s *Stripe) getThin(w http.ResponseWriter, r *http.Request) (ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id, isEvent := strings.CutPrefix(r.URL.Path, "/v2/core/events/")
-	body, known := s.objects[r.URL.Path]
-	if isEvent {
-		body, known = s.v2Events[id]
-	} else if !known {
-		return false
-	}
-	s.gets = append(s.gets, r.URL.Path)
-	s.versions = append(s.versions, r.Header.Get("Stripe-Version"))
-	if !known {
-		stripeError(w, http.StatusNotFound, "invalid_request_error", "No such event: '"+id+"'")
-		return true
-	}
-	_, _ = w.Write(body)
-	return true
 }
 
 // SetKey replaces the API key accepted, as rolling a key in the Stripe
@@ -181,15 +86,6 @@ func (s *Stripe) Refused() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.refused
-}
-
-// ForgetIdempotencyKeys forgets every saved Idempotency-Key, as Stripe
-// does 24 hours after a key was first used: a request with an old key then
-// creates a new invoice. The invoices stay listable.
-func (s *Stripe) ForgetIdempotencyKeys() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.byKey = map[string]string{}
 }
 
 // SetSubscription sets the subscription's current state, as GET
@@ -252,58 +148,6 @@ func (s *Stripe) apply(body []byte) {
 	}
 }
 
-// FailNext makes the next len(statuses) invoice calls fail with these
-// statuses, before anything is created (so nothing is saved for their keys).
-func (s *Stripe) FailNext(statuses ...int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failing = append(s.failing, statuses...)
-}
-
-// Calls returns every invoice call so far, in order.
-func (s *Stripe) Calls() []InvoiceCall {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]InvoiceCall(nil), s.calls...)
-}
-
-// Invoices returns the distinct invoices created, sorted by ID.
-func (s *Stripe) Invoices() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	seen := map[string]bool{}
-	var ids []string
-	for _, c := range s.calls {
-		if c.InvoiceID != "" && !seen[c.InvoiceID] {
-			seen[c.InvoiceID] = true
-			ids = append(ids, c.InvoiceID)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-// AddEvent makes a Stripe event (its JSON as delivered) listable on
-// /v1/events.
-func (s *Stripe) AddEvent(body []byte) error {
-	var head struct {
-		ID      string `json:"id"`
-		Type    string `json:"type"`
-		Created int64  `json:"created"`
-	}
-	if err := json.Unmarshal(body, &head); err != nil || head.ID == "" {
-		return fmt.Errorf("stand-in stripe: event without id: %v", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.apply(body)
-	s.events = append(s.events, append(json.RawMessage(nil), body...))
-	s.created = append(s.created, head.Created)
-	s.ids = append(s.ids, head.ID)
-	s.types = append(s.types, head.Type)
-	return nil
-}
-
 // ServeHTTP implements http.Handler.
 func (s *Stripe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
@@ -339,84 +183,6 @@ func (s *Stripe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Stripe) createInvoice(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		stripeError(w, http.StatusBadRequest, "invalid_request_error", "unreadable form")
-		return
-	}
-	key := r.Header.Get("Idempotency-Key")
-	call := InvoiceCall{IdempotencyKey: key, Customer: r.PostForm.Get("customer"), Event: r.PostForm.Get("metadata[hookinbox_event]")}
-	if !s.wait(r, call.Event) {
-		// The caller went away while held: nothing was created.
-		call.Status = statusClientClosed
-		s.mu.Lock()
-		s.calls = append(s.calls, call)
-		s.mu.Unlock()
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.failing) > 0 {
-		call.Status = s.failing[0]
-		s.failing = s.failing[1:]
-		s.calls = append(s.calls, call)
-		typ := "invalid_request_error"
-		if call.Status >= 500 {
-			typ = "api_error"
-		}
-		stripeError(w, call.Status, typ, "injected failure")
-		return
-	}
-	if call.Customer == "" {
-		call.Status = http.StatusBadRequest
-		s.calls = append(s.calls, call)
-		stripeError(w, call.Status, "invalid_request_error", "Missing required param: customer.")
-		return
-	}
-	body, ok := s.byKey[key]
-	if !ok || key == "" {
-		id := fmt.Sprintf("in_1Standin%06d", len(s.invoices)+1)
-		metadata := map[string]string{}
-		for k, v := range r.PostForm {
-			if name, ok := strings.CutPrefix(k, "metadata["); ok && strings.HasSuffix(name, "]") && len(v) > 0 {
-				metadata[strings.TrimSuffix(name, "]")] = v[0]
-			}
-		}
-		created := time.Now().Unix()
-		b, _ := json.Marshal(map[string]any{
-			"id": id, "object": "invoice", "customer": call.Customer, "status": "draft", "created": created,
-			"auto_advance": r.PostForm.Get("auto_advance") == "true",
-			"description":  r.PostForm.Get("description"),
-			"metadata":     metadata,
-		})
-		body = string(b)
-		s.invoices = append(s.invoices, stripeInvoice{id: id, customer: call.Customer, created: created, body: b})
-		if key != "" {
-			s.byKey[key] = body
-		}
-	}
-	var inv struct{ ID string }
-	_ = json.Unmarshal([]byte(body), &inv)
-	call.InvoiceID, call.Status = inv.ID, http.StatusOK
-	s.calls = append(s.calls, call)
-	_, _ = io.WriteString(w, body)
-}
-
-func (s *Stripe) listInvoices(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var ids []string
-	var created []int64
-	var bodies []json.RawMessage
-	for _, inv := range s.invoices {
-		if c := q.Get("customer"); c == "" || c == inv.customer {
-			ids, created, bodies = append(ids, inv.id), append(created, inv.created), append(bodies, inv.body)
-		}
-	}
-	writeList(w, q, "/v1/invoices", ids, created, bodies)
-}
-
 func (s *Stripe) getSubscription(w http.ResponseWriter, id string) {
 	s.mu.Lock()
 	sub, ok := s.subs[id]
@@ -427,41 +193,6 @@ func (s *Stripe) getSubscription(w http.ResponseWriter, id string) {
 	}
 	b, _ := json.Marshal(map[string]any{"id": id, "object": "subscription", "customer": sub.customer, "status": sub.status})
 	_, _ = w.Write(b)
-}
-
-func (s *Stripe) listEvents(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	wanted := map[string]bool{}
-	for k, vs := range q {
-		if k == "types[]" || strings.HasPrefix(k, "types[") && strings.HasSuffix(k, "]") {
-			for _, v := range vs {
-				wanted[v] = true
-			}
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queries = append(s.queries, r.URL.RawQuery)
-	if len(wanted) == 0 {
-		writeList(w, q, "/v1/events", s.ids, s.created, s.events)
-		return
-	}
-	var ids []string
-	var created []int64
-	var bodies []json.RawMessage
-	for i, typ := range s.types {
-		if wanted[typ] {
-			ids, created, bodies = append(ids, s.ids[i]), append(created, s.created[i]), append(bodies, s.events[i])
-		}
-	}
-	writeList(w, q, "/v1/events", ids, created, bodies)
-}
-
-// EventQueries returns the raw query of every GET /v1/events so far.
-func (s *Stripe) EventQueries() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.queries...)
 }
 
 // writeList answers a Stripe list request over objects given in creation

@@ -1,7 +1,6 @@
 package standin
 
 import (
-	"encoding/json"
 	"net/http"
 	"sync"
 )
@@ -64,22 +63,4 @@ func (s *Stripe) wait(r *http.Request, event string) bool {
 	case <-r.Context().Done():
 		return false
 	}
-}
-
-// getEvent answers GET /v1/events/{id} with an event added with AddEvent.
-func (s *Stripe) getEvent(w http.ResponseWriter, id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.ids) - 1; i >= 0; i-- {
-		if s.ids[i] == id {
-			_, _ = w.Write(s.events[i])
-			return
-		}
-	}
-	w.WriteHeader(http.StatusNotFound)
-	b, _ := json.Marshal(map[string]any{"error": map[string]string{
-		"type": "invalid_request_error", "code": "resource_missing", "param": "id",
-		"message": "No such event: '" + id + "'",
-	}})
-	_, _ = w.Write(b)
 }
