@@ -156,11 +156,12 @@ func bodyDone(t *testing.T, p *Pipeline, b *recording, key webhook.Key, body []b
 // TestLargeBodySurvivesAFaultAtEveryWrite: a GitHub push too large for an
 // item, delivered while one of the receiver's writes fails (or the
 // function dies there: every write after it fails too): claim, PutObject,
-// SendMessage, and Release's DeleteObject then DeleteItem. The delivery
-// is answered 5xx and leaves nothing, or a claim with or without its
-// body, never an object without a claim. The provider's next delivery is
-// answered 200, and with the reconciler the event ends DONE with its
-// body, also when the processor tried it before the body was back.
+// SendMessage, and the UpdateItem that marks the claim unsent. The
+// delivery is answered 5xx and leaves nothing, or a claim with or
+// without its body, never an object without a claim. The provider's next
+// delivery is answered 200, and with the reconciler the event ends DONE
+// with its body, also when the processor tried it before the body was
+// back.
 func TestLargeBodySurvivesAFaultAtEveryWrite(t *testing.T) {
 	p, business, reconcileNow := recordingStack(t)
 	emu := p.Stack.Emulators
@@ -176,13 +177,12 @@ func TestLargeBodySurvivesAFaultAtEveryWrite(t *testing.T) {
 		processed bool // the reconciler and the processor run before the provider's next delivery
 	}{
 		{"claim refused", []string{"PutItem"}, "nothing", false},
-		{"dies during PutObject", []string{"PutObject", "DeleteObject", "DeleteItem"}, "claim without body", false},
-		{"dies during PutObject, then processed", []string{"PutObject", "DeleteObject", "DeleteItem"}, "claim without body", true},
-		{"PutObject refused, released", []string{"PutObject"}, "nothing", false},
-		{"S3 down", []string{"PutObject", "DeleteObject"}, "claim without body", false},
-		{"SendMessage refused, released", []string{"SendMessage"}, "nothing", false},
-		{"SendMessage refused, the claim's delete refused", []string{"SendMessage", "DeleteItem"}, "claim without body", true},
-		{"SendMessage and DeleteObject refused", []string{"SendMessage", "DeleteObject"}, "claim with body", false},
+		{"dies during PutObject", []string{"PutObject", "UpdateItem"}, "claim without body", false},
+		{"dies during PutObject, then processed", []string{"PutObject", "UpdateItem"}, "claim without body", true},
+		{"PutObject refused, marked unsent", []string{"PutObject"}, "claim without body", false},
+		{"PutObject refused, then processed", []string{"PutObject"}, "claim without body", true},
+		{"SendMessage refused, marked unsent", []string{"SendMessage"}, "claim with body", false},
+		{"dies during SendMessage", []string{"SendMessage", "UpdateItem"}, "claim with body", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := fmt.Sprintf("d-fault-%d", i)
