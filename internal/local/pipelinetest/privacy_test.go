@@ -335,13 +335,15 @@ func TestShopRedactErasesOnlyItsShop(t *testing.T) {
 	ctx := context.Background()
 	order := func(shop, id string) webhook.Key {
 		t.Helper()
-		return s.shopifyOf(t, shop, "orders/paid", id, fmt.Sprintf(`{"id":9%s,"email":"buyer%s@example.com","financial_status":"paid","line_items":[]}`, id, id), 200)
+		return s.shopifyOf(t, shop, "orders/create", id, fmt.Sprintf(`{"id":9%s,"email":"buyer%s@example.com","financial_status":"pending","line_items":[]}`, id, id), 200)
 	}
 	a1, a2 := order("shop-a.myshopify.com", "6660001"), order("shop-a.myshopify.com", "6660002")
 	b1 := order("shop-b.myshopify.com", "6660003")
-	// A captured shop-a order, re-sent as shop-c's under a new id.
-	forged := s.shopifyOf(t, "shop-c.myshopify.com", "orders/paid", "6660099",
-		`{"id":96660001,"email":"buyer6660001@example.com","financial_status":"paid","line_items":[]}`, 200)
+	// A captured shop-a order, re-sent as shop-c's under a new id (an
+	// orders/create: a paid order's orders/paid is keyed by the order, so
+	// its re-sending is a duplicate).
+	forged := s.shopifyOf(t, "shop-c.myshopify.com", "orders/create", "6660099",
+		`{"id":96660001,"email":"buyer6660001@example.com","financial_status":"pending","line_items":[]}`, 200)
 	all := []webhook.Key{a1, a2, b1, forged}
 	s.ProcessUntil(t, time.Minute, func() bool { return s.AllFinal(t, all) })
 	redact := func(shop, id string) {
