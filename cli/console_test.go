@@ -153,8 +153,8 @@ func (c *consoleUser) confirm(dryRun, action string) string {
 	return page
 }
 
-// consoleFixture is a local stack with two parked events, one of them
-// erased, the other indexed under a subject, and its state file.
+// consoleFixture is a local stack with a parked event indexed under a
+// subject, an ignored one whose payload was erased, and its state file.
 type consoleFixture struct {
 	store          *inbox.DynamoDB
 	events         *queue.Queue
@@ -172,7 +172,8 @@ func newConsoleFixture(t *testing.T) consoleFixture {
 		return webhook.Event{Provider: "stripe", ID: id, Type: "checkout.session.completed", Created: now, Raw: []byte(`{"id":"` + id + `","email":"<b>ada@example.com</b>"}`)}
 	}
 	f.parked = parkDead(t, f.store, dlq, ev("evt_console_parked"), "create invoice: <price> unknown", 5, nil).Key
-	f.erased = parkDead(t, f.store, dlq, ev("evt_console_erased"), "no customer email", 1, nil).Key
+	// An erasure takes the payload of a finished event only.
+	f.erased = ignored(t, f.store, ev("evt_console_erased"))
 	if _, err := f.store.RemovePayload(ctx, f.erased, inbox.RemovedErased, now); err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +186,26 @@ func newConsoleFixture(t *testing.T) consoleFixture {
 	}
 	f.state = localStateFile(t, emu, st)
 	return f
+}
+
+// ignored stores ev as an event that ended IGNORED.
+func ignored(t *testing.T, store *inbox.DynamoDB, ev webhook.Event) webhook.Key {
+	t.Helper()
+	ctx, now := context.Background(), time.Now()
+	it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: now, TTL: time.Hour})
+	if err == nil {
+		err = store.PutPayload(ctx, it, ev.Raw)
+	}
+	if err == nil {
+		_, err = store.Lease(ctx, it.Key, "w", now, time.Minute)
+	}
+	if err == nil {
+		_, err = store.Finish(ctx, it.Key, "w", inbox.Result{Status: inbox.Ignored, Outcome: "no handler", At: now})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return it.Key
 }
 
 // status returns an event's status in the inbox.
@@ -224,8 +245,8 @@ func TestConsoleOnTheLocalStack(t *testing.T) {
 	if sent := pipelinetest.Peek(t, f.events); len(sent) != 1 || !strings.Contains(sent[0].Body, "evt_console_parked") {
 		t.Errorf("the events queue holds %v, want the replayed event's message", sent)
 	}
-	if st := f.status(f.erased); st != inbox.Dead {
-		t.Errorf("the erased event: %s, want it left DEAD", st)
+	if st := f.status(f.erased); st != inbox.Ignored {
+		t.Errorf("the erased event: %s, want it left IGNORED", st)
 	}
 	checkErasure(t, c, f)
 	ro := openConsole(t, startConsole(t, "--state-file", f.state, "--read-only"))
@@ -235,7 +256,8 @@ func TestConsoleOnTheLocalStack(t *testing.T) {
 }
 
 // checkErasure erases the fixture's subject from the console, and finds
-// its audit record and the payload erased.
+// its audit record and the parked event, sent back by a replay, marked
+// to lose its payload once it has run.
 func checkErasure(t *testing.T, c *consoleUser, f consoleFixture) {
 	t.Helper()
 	_, dry, _ := c.post("/erase/dry-run", url.Values{"subject": {"ada@example.com"}})
@@ -246,8 +268,9 @@ func checkErasure(t *testing.T, c *consoleUser, f consoleFixture) {
 	if err != nil || len(audit) != 1 || !strings.HasPrefix(audit[0].By, "console:") || audit[0].Events != 1 {
 		t.Fatalf("audit records %+v, %v", audit, err)
 	}
-	if it, _ := f.store.Get(context.Background(), f.parked); it.PayloadRemoved != inbox.RemovedErased {
-		t.Errorf("after the erasure: payload %q", it.PayloadRemoved)
+	if it, _ := f.store.Get(context.Background(), f.parked); !it.EraseWhenFinished || it.PayloadRemoved != "" {
+		t.Errorf("after the erasure: %s, payload removed %q, erased when finished %v; want it kept until the event has run",
+			it.Status, it.PayloadRemoved, it.EraseWhenFinished)
 	}
 	if _, page := c.get("/personal"); !strings.Contains(page, audit[0].By) {
 		t.Errorf("the Personal data page does not show the audit record:\n%s", page)

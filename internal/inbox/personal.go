@@ -165,6 +165,30 @@ func (s *DynamoDB) SubjectEvents(ctx context.Context, hashes []string, cursor st
 	return keys, c.next(page.LastEvaluatedKey, len(hashes)), nil
 }
 
+// About implements Store with one consistent GetItem of the claim's
+// subjects, then one of each hash's index entry until one is found.
+func (s *DynamoDB) About(ctx context.Context, key webhook.Key, hashes []string) (bool, error) {
+	names, err := s.claimSubjects(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	if slices.ContainsFunc(names, func(h string) bool { return slices.Contains(hashes, h) }) {
+		return true, nil
+	}
+	for _, h := range hashes {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: aws.String(s.table), Key: attrs{"pk": str(subjectPrefix + h), "sk": str(string(key))}, ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			return false, fmt.Errorf("subjects of %s: %w", key, err)
+		}
+		if out.Item != nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // claimSubjects returns the subjects the status item of key still
 // carries (not yet indexed).
 func (s *DynamoDB) claimSubjects(ctx context.Context, key webhook.Key) ([]string, error) {

@@ -90,6 +90,11 @@ type Store interface {
 	// return no keys and a cursor; a key may come more than once. An
 	// event claimed after the listing began may be left out.
 	SubjectEvents(ctx context.Context, hashes []string, cursor string, limit int) ([]webhook.Key, string, error)
+	// About reports whether the event key is about any of hashes: its
+	// claim names one (not indexed yet), or the index has it under one.
+	// The claim is read first: the processor writes the index before it
+	// drops the claim's subjects, so an event is never missed between.
+	About(ctx context.Context, key webhook.Key, hashes []string) (bool, error)
 	// Footprint says what is stored of an event, or ErrNotFound.
 	Footprint(ctx context.Context, key webhook.Key) (Footprint, error)
 	// RemovePayload removes every stored copy of a finished (DONE or

@@ -112,6 +112,7 @@ func mac(key string, s provider.Subject) string {
 // store lists the inbox calls of an erasure or export.
 type store interface {
 	SubjectEvents(ctx context.Context, hashes []string, cursor string, limit int) ([]webhook.Key, string, error)
+	About(ctx context.Context, key webhook.Key, hashes []string) (bool, error)
 	Footprint(ctx context.Context, key webhook.Key) (inbox.Footprint, error)
 	RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (inbox.Footprint, error)
 	RecordErasure(ctx context.Context, e inbox.Erasure) error
@@ -166,6 +167,45 @@ type Request struct {
 	// where it stopped and does nothing twice. The event's own payload is
 	// erased too, once it finishes.
 	ID webhook.Key
+	// Within bounds the erasure to one account of a provider (the shop
+	// a compliance webhook comes from); the zero Within bounds nothing.
+	Within Within
+}
+
+// Within bounds a request to one account of a provider
+// (provider.PrivacyRequest.Account): of Provider's events, only those
+// about Account are erased or listed; other providers' events are found
+// by the request's subjects alone. The zero Within bounds nothing.
+type Within struct {
+	Provider string
+	Account  provider.Subject
+}
+
+// scope decides, for a request bounded by w, whether an event it found
+// is the request's to erase or list.
+type scope func(ctx context.Context, key webhook.Key) (bool, error)
+
+// scope returns w's decision: the account's hashes under every key are
+// looked up once, each event of w's provider is asked about them
+// (Store.About).
+func (e *Eraser) scope(ctx context.Context, w Within) (scope, error) {
+	if w.Account == "" {
+		return func(context.Context, webhook.Key) (bool, error) { return true, nil }, nil
+	}
+	hashes, err := e.hasher.Lookup(ctx, []provider.Subject{w.Account})
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, key webhook.Key) (bool, error) {
+		if key.Provider() != w.Provider {
+			return true, nil
+		}
+		in, err := e.store.About(ctx, key, hashes)
+		if err != nil {
+			return false, fmt.Errorf("is %s of %s: %w", key, w.Provider, err)
+		}
+		return in, nil
+	}, nil
 }
 
 // Report is what an erasure removed, or an export found.
@@ -219,11 +259,15 @@ func (r *Report) add(f inbox.Footprint, limit int) {
 // Export lists what the inbox keeps about subjects: each event, its type,
 // dates and where its personal data is stored.
 func (e *Eraser) Export(ctx context.Context, subjects []provider.Subject) (Report, error) {
-	return e.export(ctx, subjects, 0)
+	return e.export(ctx, subjects, Within{}, 0)
 }
 
-func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, limit int) (Report, error) {
+func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, w Within, limit int) (Report, error) {
 	r, lookup, err := e.hashes(ctx, subjects)
+	if err != nil {
+		return Report{}, err
+	}
+	ours, err := e.scope(ctx, w)
 	if err != nil {
 		return Report{}, err
 	}
@@ -239,6 +283,12 @@ func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, limit 
 				continue
 			}
 			seen[key] = true
+			if in, err := ours(ctx, key); err != nil || !in {
+				if err != nil {
+					return Report{}, fmt.Errorf("export: %w", err)
+				}
+				continue // another account's
+			}
 			f, err := e.store.Footprint(ctx, key)
 			if errors.Is(err, inbox.ErrNotFound) {
 				continue // expired, or released
@@ -256,12 +306,12 @@ func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, limit 
 // are counted (Report.More), so the record stays well within an item.
 const maxRecorded = 1000
 
-// AnswerDataRequest lists what the inbox keeps about subjects, as Export
-// does, and records the listing (inbox.DataRequest) under by (who asked)
-// and reference (the provider's name for the request), at now, so that
-// `hookinbox export --requests` shows it.
-func (e *Eraser) AnswerDataRequest(ctx context.Context, subjects []provider.Subject, by, reference string) (Report, error) {
-	r, err := e.export(ctx, subjects, maxRecorded)
+// AnswerDataRequest lists what the inbox keeps about subjects within w,
+// as Export does, and records the listing (inbox.DataRequest) under by
+// (who asked) and reference (the provider's name for the request), at
+// now, so that `hookinbox export --requests` shows it.
+func (e *Eraser) AnswerDataRequest(ctx context.Context, subjects []provider.Subject, w Within, by, reference string) (Report, error) {
+	r, err := e.export(ctx, subjects, w, maxRecorded)
 	if err != nil {
 		return r, err
 	}
@@ -283,7 +333,7 @@ func (e *Eraser) AnswerDataRequest(ctx context.Context, subjects []provider.Subj
 // Report.Waiting. With req.ID it is resumable (see Request.ID).
 func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 	if req.DryRun {
-		r, err := e.Export(ctx, req.Subjects)
+		r, err := e.export(ctx, req.Subjects, req.Within, 0)
 		if err != nil {
 			return r, err
 		}
@@ -291,6 +341,10 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 		return r, err
 	}
 	r, lookup, err := e.hashes(ctx, req.Subjects)
+	if err != nil {
+		return Report{}, err
+	}
+	ours, err := e.scope(ctx, req.Within)
 	if err != nil {
 		return Report{}, err
 	}
@@ -307,7 +361,7 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 		start := time.Now()
 		keys, next, err := e.store.SubjectEvents(ctx, lookup, p.Cursor, e.page)
 		if err == nil {
-			err = e.eraseAll(ctx, keys, seen, p.Started, &r, &p)
+			err = e.eraseAll(ctx, keys, ours, seen, p.Started, &r, &p)
 		}
 		if err != nil {
 			// The page is done again next time; what was erased is
@@ -323,7 +377,7 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 	if req.ID != "" {
 		// The request names its subjects, indexed or not: its own payload
 		// goes too, once it has finished.
-		if err := e.eraseAll(ctx, []webhook.Key{req.ID}, seen, p.Started, &r, &p); err != nil {
+		if err := e.eraseAll(ctx, []webhook.Key{req.ID}, nil, seen, p.Started, &r, &p); err != nil {
 			return withProgress(r, p, req.ID), e.stopped(ctx, req.ID, p, err)
 		}
 	}
@@ -343,9 +397,9 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 	return withProgress(r, p, req.ID), e.save(ctx, req.ID, p)
 }
 
-// eraseAll erases the events of keys not in seen, pageWorkers at a time,
-// at at, and counts them in r and p.
-func (e *Eraser) eraseAll(ctx context.Context, keys []webhook.Key, seen map[webhook.Key]bool, at time.Time, r *Report, p *inbox.Progress) error {
+// eraseAll erases the events of keys not in seen that are ours (nil: all
+// of them), pageWorkers at a time, at at, and counts them in r and p.
+func (e *Eraser) eraseAll(ctx context.Context, keys []webhook.Key, ours scope, seen map[webhook.Key]bool, at time.Time, r *Report, p *inbox.Progress) error {
 	keys = slices.DeleteFunc(slices.Clone(keys), func(k webhook.Key) bool { return seen[k] })
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
@@ -354,6 +408,11 @@ func (e *Eraser) eraseAll(ctx context.Context, keys []webhook.Key, seen map[webh
 	g.SetLimit(pageWorkers)
 	for i, key := range keys {
 		g.Go(func() error {
+			if ours != nil {
+				if in, err := ours(gctx, key); err != nil || !in {
+					return err // another account's: left alone
+				}
+			}
 			f, err := e.store.RemovePayload(gctx, key, inbox.RemovedErased, at)
 			if errors.Is(err, inbox.ErrNotFound) {
 				return nil // expired, or released

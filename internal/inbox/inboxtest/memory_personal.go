@@ -88,6 +88,18 @@ func (m *Memory) SubjectEvents(_ context.Context, hashes []string, cursor string
 	return keys, strconv.Itoa(source + 1), nil
 }
 
+// About implements inbox.Store.
+func (m *Memory) About(_ context.Context, key webhook.Key, hashes []string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, h := range hashes {
+		if slices.Contains(m.items[key].Subjects, h) || m.personal.subjects[h][key] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Footprint implements inbox.Store.
 func (m *Memory) Footprint(_ context.Context, key webhook.Key) (inbox.Footprint, error) {
 	m.mu.Lock()

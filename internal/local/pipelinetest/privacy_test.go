@@ -369,6 +369,57 @@ func TestShopRedactErasesOnlyItsShop(t *testing.T) {
 	kept(b1)
 }
 
+// TestCustomersRedactErasesOnlyItsShop: one app, one secret, two shops
+// with a customer of the same email (each shop's own customer id). A
+// customers/redact from shop A (delivered under shop B's unsigned header:
+// the signed body decides) erases shop A's order and the Stripe checkout
+// of that email, and leaves shop B's order; a data request from shop B
+// lists shop B's events and the checkout, none of shop A's.
+func TestCustomersRedactErasesOnlyItsShop(t *testing.T) {
+	s := newPrivacyStack(t)
+	ctx := context.Background()
+	order := func(shop, id, customer string) webhook.Key {
+		t.Helper()
+		return s.shopifyOf(t, shop, "orders/create", id, fmt.Sprintf(`{"id":9%s,"email":%q,"customer":{"id":%s,"email":%q},"line_items":[]}`,
+			id, janeEmail, customer, janeEmail), 200)
+	}
+	a := order("shop-a.myshopify.com", "6670001", "7100001")
+	b := order("shop-b.myshopify.com", "6670002", "7100002")
+	checkout, body := pipelinetest.Checkout("shops", 1, time.Now().Add(-time.Minute),
+		verifytest.WithCustomer(janeCustomer), verifytest.WithEmail(janeEmail))
+	s.Deliver(t, body)
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllFinal(t, []webhook.Key{a, b, checkout}) })
+
+	redact := fmt.Sprintf(`{"shop_id":1,"shop_domain":"shop-a.myshopify.com","customer":{"id":7100001,"email":%q},"orders_to_redact":[96670001]}`, janeEmail)
+	key := s.shopifyOf(t, "shop-b.myshopify.com", shopify.TopicCustomersRedact, "6679001", redact, 200)
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Done) })
+	for k, want := range map[webhook.Key]bool{a: false, checkout: false, b: true} {
+		if _, err := s.Inbox.Payload(ctx, k); (err == nil) != want {
+			t.Errorf("%s after shop A's customers/redact: payload kept %v, want %v (%v)", k, err == nil, want, err)
+		}
+	}
+
+	request := fmt.Sprintf(`{"shop_id":2,"shop_domain":"shop-b.myshopify.com","customer":{"id":7100002,"email":%q},"orders_requested":[],"data_request":{"id":42}}`, janeEmail)
+	key = s.shopifyOf(t, "shop-a.myshopify.com", shopify.TopicDataRequest, "6679002", request, 200)
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Done) })
+	reqs, err := s.Inbox.DataRequests(ctx)
+	if err != nil || len(reqs) != 1 {
+		t.Fatalf("data requests: %+v, %v; want one", reqs, err)
+	}
+	var rep privacy.Report
+	if err := json.Unmarshal(reqs[0].Report, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var listed []webhook.Key
+	for _, ev := range rep.Events {
+		listed = append(listed, ev.Key)
+	}
+	slices.Sort(listed)
+	if want := []webhook.Key{b, key, checkout}; !slices.Equal(listed, want) {
+		t.Errorf("shop B's data request lists %v; want %v (shop B's order, the request, and the checkout; none of shop A's)", listed, want)
+	}
+}
+
 // TestAComplianceTopicNeedsItsOwnBody: Shopify signs the body, not the
 // topic. A signed orders/paid body re-sent as shop/redact, and a data
 // request's body re-sent as customers/redact, each with a fresh event id,
