@@ -29,6 +29,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/processor"
@@ -149,9 +150,17 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	var subjects func(context.Context, webhook.Event) ([]string, error)
 	if indexes {
 		eraser, subjects = privacy.NewEraser(store, hasher, nil), privacy.Subjects(reg, hasher)
+		// An erasure takes the events a provider's queue holds into the
+		// inbox, as the provider's own intake would claim them.
+		in := intake.New(intake.Config{FromProviderAPI: true, Metrics: rec, Subjects: subjects}, store, queue.New(sq, s.QueueURL), log)
+		claim := func(ctx context.Context, ev webhook.Event) error {
+			_, err := in.Accept(ctx, ev)
+			return err
+		}
 		for _, p := range reg.All() {
 			if f, ok := p.(provider.SubjectFinder); ok && all[p.Name()].EventQueue != "" {
-				eraser.WithQueue(privacy.EventQueue{Client: sq, URL: all[p.Name()].EventQueue, Provider: p.Name(), Finder: f})
+				eraser.WithQueue(privacy.EventQueue{Client: sq, URL: all[p.Name()].EventQueue, Provider: p.Name(), Finder: f,
+					Parse: all[p.Name()].QueuedEvent, Claim: claim})
 			}
 		}
 	}

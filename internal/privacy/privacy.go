@@ -337,7 +337,7 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 		if err != nil {
 			return r, err
 		}
-		r.Queued, err = e.sweepAll(ctx, req.Subjects, true)
+		r.Queued, err = e.sweepAll(ctx, req.Subjects, nil)
 		return r, err
 	}
 	r, lookup, err := e.hashes(ctx, req.Subjects)
@@ -381,7 +381,11 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 			return withProgress(r, p, req.ID), e.stopped(ctx, req.ID, p, err)
 		}
 	}
-	n, err := e.sweepAll(ctx, req.Subjects, false)
+	// The events a queue holds have not run: each is claimed and marked
+	// before its message goes.
+	n, err := e.sweepAll(ctx, req.Subjects, func(ctx context.Context, key webhook.Key) error {
+		return e.eraseAll(ctx, []webhook.Key{key}, nil, seen, p.Started, &r, &p)
+	})
 	p.Queued += n
 	if err != nil {
 		return withProgress(r, p, req.ID), fmt.Errorf("erase: %w", err)

@@ -510,29 +510,36 @@ func TestARedactionWaitsForAParkedPayment(t *testing.T) {
 }
 
 // TestCustomersRedactSweepsTheStripeEventBridgeDLQ: with a Stripe
-// EventBridge destination, Shopify's customers/redact for an email
-// deletes, from the 25 Stripe events EventBridge could not deliver, the
-// two that name that email (the last of them behind two full receives),
-// and leaves the 23 others there, visible again at once.
+// EventBridge destination, 25 Stripe events EventBridge could not
+// deliver wait in its dead-letter queue, two of them jane's paid
+// checkouts (the last behind two full receives). Shopify's
+// customers/redact for her email takes those two out of the DLQ into the
+// inbox, where they run once (the business invoices both paid orders)
+// and then lose their payload; the 23 others stay in the DLQ, visible
+// again at once.
 func TestCustomersRedactSweepsTheStripeEventBridgeDLQ(t *testing.T) {
 	s := newPrivacyStackWith(t, pipelinetest.Options{Params: map[string]string{"StripeEventBridgeSource": "aws.partner/stripe.com/ed_test_sweep"}})
 	ctx := context.Background()
 	dlqURL := s.Stack.Queues["StripeEventBridgeDLQ"].URL
 	dlq := queue.New(s.SQS, dlqURL)
+	var janes []webhook.Key
 	for i := range 25 {
 		email := fmt.Sprintf("other%d@example.com", i)
 		if i == 0 || i == 24 {
 			email = janeEmail
 		}
-		detail := verifytest.StripeEvent("customer.created", fmt.Sprintf("evt_sweep%02d", i), time.Now(), verifytest.WithEmail(email))
-		body := fmt.Sprintf(`{"version":"0","id":"eb-%d","detail-type":"customer.created","source":"aws.partner/stripe.com/ed_test_sweep","detail":%s}`, i, detail)
+		key, detail := pipelinetest.Checkout("sweep", i, time.Now().Add(-time.Hour), verifytest.WithEmail(email))
+		if email == janeEmail {
+			janes = append(janes, key)
+		}
+		body := fmt.Sprintf(`{"version":"0","id":"eb-%d","detail-type":"checkout.session.completed","source":"aws.partner/stripe.com/ed_test_sweep","detail":%s}`, i, detail)
 		if _, err := s.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(dlqURL), MessageBody: aws.String(body)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	redact := fmt.Sprintf(`{"shop_id":954889,"shop_domain":"hookinbox-test.myshopify.com","customer":{"id":%s,"email":%q},"orders_to_redact":[]}`, janeShopify, janeEmail)
 	key := s.shopify(t, shopify.TopicCustomersRedact, "5550501", redact, 200)
-	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Done) })
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, append([]webhook.Key{key}, janes...), inbox.Done) })
 	left := pipelinetest.Peek(t, dlq)
 	if len(left) != 23 {
 		t.Errorf("the DLQ holds %d visible messages after the redaction, want the 23 others", len(left))
@@ -542,8 +549,19 @@ func TestCustomersRedactSweepsTheStripeEventBridgeDLQ(t *testing.T) {
 			t.Errorf("still in the DLQ: %s", m.Body)
 		}
 	}
+	if n := len(s.Stripe.Invoices()); n != 2 {
+		t.Errorf("%d invoices; want jane's two paid orders', which the redaction must not drop", n)
+	}
+	for _, k := range janes {
+		if it, err := s.Inbox.Get(ctx, k); err != nil || it.PayloadRemoved != inbox.RemovedErased {
+			t.Errorf("%s after it ran: payload removed %q, %v; want erased", k, it.PayloadRemoved, err)
+		}
+	}
+	if leaks := s.leaks(t, janeEmail); len(leaks) != 0 {
+		t.Errorf("after the redaction:\n%s", strings.Join(leaks, "\n"))
+	}
 	if audits, err := s.Inbox.Erasures(ctx); err != nil || len(audits) != 1 || audits[0].Queued != 2 {
-		t.Errorf("audit records %+v, %v; want one, 2 queued events deleted", audits, err)
+		t.Errorf("audit records %+v, %v; want one, 2 queued events taken in", audits, err)
 	}
 }
 
