@@ -328,8 +328,8 @@ func (s *DynamoDB) remove(ctx context.Context, f Footprint, why string, at time.
 	if f.Item.PayloadRemoved != "" && f.Copies() == 0 && !f.Item.EraseWhenFinished {
 		return nil // removed before: nothing to write
 	}
-	if f.Object != "" {
-		if err := s.bodies.delete(ctx, f.Object); err != nil {
+	for _, name := range objectsOf(f) {
+		if err := s.bodies.delete(ctx, name); err != nil {
 			return fmt.Errorf("remove payload %s: %w", key, err)
 		}
 	}
@@ -369,6 +369,20 @@ func (s *DynamoDB) remove(ctx context.Context, f Footprint, why string, at time.
 		return fmt.Errorf("remove payload %s: %w", key, err)
 	}
 	return nil
+}
+
+// objectsOf returns the S3 objects that may hold f's payload: the one
+// its status item names and, when that is a body fetched again (named
+// by its own hash), the one its claim named, which the claim's own
+// PutObject, held up on the wire, may still have written.
+func objectsOf(f Footprint) []string {
+	if f.Object == "" {
+		return nil
+	}
+	if own := BodyObject(f.Item.Key, f.Item.PayloadSHA256); own != f.Object {
+		return []string{f.Object, own}
+	}
+	return []string{f.Object}
 }
 
 // Retained implements Store with one Query of the retain index per shard.

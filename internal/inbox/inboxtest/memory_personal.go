@@ -136,6 +136,7 @@ func (m *Memory) RemovePayload(_ context.Context, key webhook.Key, why string, a
 		return f, nil
 	}
 	delete(m.objects, f.Object)
+	delete(m.objects, inbox.BodyObject(key, it.PayloadSHA256)) // the claim's own too, as the DynamoDB store
 	delete(m.payloads, key)
 	if m.personal.removed == nil {
 		m.personal.removed = map[webhook.Key]bool{}

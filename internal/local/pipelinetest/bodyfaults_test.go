@@ -1,6 +1,7 @@
 package pipelinetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -306,5 +307,54 @@ func TestHugeStripeBodyFetchedAgainIsReadBack(t *testing.T) {
 	bodyDone(t, p, business, key, api)
 	if raw, err := p.Inbox.Payload(ctx, key); err != nil || string(raw) != string(api) {
 		t.Errorf("Payload = %d bytes, %v; want the API's %d", len(raw), err, len(api))
+	}
+}
+
+// TestAnErasureTakesEveryObjectOfItsEvent: a checkout too large for an
+// item whose object was lost is fetched again from Stripe's API and kept
+// under its own hash; then the receiver's own PutObject of the
+// delivered bytes, held up on the wire, lands under the claim's first
+// name. Once the event is DONE and erased, the bucket holds nothing of
+// it: no personal data stays readable behind an erasure.
+func TestAnErasureTakesEveryObjectOfItsEvent(t *testing.T) {
+	p, business, _ := recordingStack(t)
+	ctx := context.Background()
+	key, checkout := Checkout("hugeerase", 1, time.Now())
+	var ev map[string]any
+	if err := json.Unmarshal(checkout, &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev["data"].(map[string]any)["object"].(map[string]any)["metadata"] = map[string]string{"note": strings.Repeat("a", inbox.MaxPayloadBytes)}
+	delivered, err := json.MarshalIndent(ev, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Deliver(t, delivered); got != "accepted" {
+		t.Fatalf("delivery: %s", got)
+	}
+	first := objects(t, p, key)
+	for _, name := range first {
+		if _, err := p.Stack.Emulators.S3().DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(p.Stack.Buckets["BodyBucket"]), Key: aws.String(name)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Stripe.AddEvent(api); err != nil {
+		t.Fatal(err)
+	}
+	bodyDone(t, p, business, key, api)
+	// The receiver's late PutObject of the delivered bytes.
+	if _, err := p.Stack.Emulators.S3().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(p.Stack.Buckets["BodyBucket"]),
+		Key: aws.String(first[0]), Body: bytes.NewReader(delivered)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Inbox.RemovePayload(ctx, key, inbox.RemovedErased, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if left := objects(t, p, key); len(left) != 0 {
+		t.Errorf("after the erasure the bucket holds %v of %s; want nothing", left, key)
 	}
 }
