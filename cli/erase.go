@@ -354,6 +354,9 @@ func printEvents(w io.Writer, r privacy.Report) {
 	if r.More > 0 {
 		fmt.Fprintf(w, "  and %s more\n", plural(r.More, "event"))
 	}
+	if r.Truncated {
+		fmt.Fprintln(w, "  and maybe more: the listing stopped at its bound; hookinbox export --email or --subject lists every event")
+	}
 }
 
 // waiting counts the events of r an erasure waits for.

@@ -213,6 +213,9 @@ type Report struct {
 	SubjectHash string        `json:"subject_hash"` // the subjects' hashes under the newest key, comma-separated
 	Events      []EventReport `json:"events"`
 	More        int           `json:"more,omitempty"` // events found but not listed in Events (a long data request, an erasure's earlier runs)
+	// Truncated: the listing stopped before it had found every event (a
+	// data request's bound); hookinbox export lists them all.
+	Truncated bool `json:"truncated,omitempty"`
 	Copies      int           `json:"copies"`         // stored copies of personal data (those an erasure removed)
 	Waiting     int           `json:"waiting"`        // events not finished: erased once they are
 	Queued      int           `json:"queued"`         // whole events in a queue that name the subject (deleted by an erasure)
@@ -243,13 +246,9 @@ func eventReport(f inbox.Footprint) EventReport {
 		Waiting: it.EraseWhenFinished}
 }
 
-// add counts f in r, listing it unless r already lists limit events.
-func (r *Report) add(f inbox.Footprint, limit int) {
-	if limit > 0 && len(r.Events) >= limit {
-		r.More++
-	} else {
-		r.Events = append(r.Events, eventReport(f))
-	}
+// add lists f in r, and counts its copies.
+func (r *Report) add(f inbox.Footprint) {
+	r.Events = append(r.Events, eventReport(f))
 	r.Copies += f.Copies()
 	if f.Item.EraseWhenFinished {
 		r.Waiting++
@@ -262,6 +261,9 @@ func (e *Eraser) Export(ctx context.Context, subjects []provider.Subject) (Repor
 	return e.export(ctx, subjects, Within{}, 0)
 }
 
+// export lists what is kept about subjects within w. With a limit (a data
+// request, which an invocation answers) it lists at most limit events,
+// and stops sooner when ctx's deadline nears: the report is Truncated.
 func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, w Within, limit int) (Report, error) {
 	r, lookup, err := e.hashes(ctx, subjects)
 	if err != nil {
@@ -272,7 +274,13 @@ func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, w With
 		return Report{}, err
 	}
 	seen := map[webhook.Key]bool{}
+	var slowest time.Duration
 	for cursor, more := "", true; more; more = cursor != "" {
+		if limit > 0 && e.late(ctx, slowest) {
+			r.Truncated = true
+			return r, nil
+		}
+		start := time.Now()
 		var keys []webhook.Key
 		keys, cursor, err = e.store.SubjectEvents(ctx, lookup, cursor, e.page)
 		if err != nil {
@@ -281,6 +289,10 @@ func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, w With
 		for _, key := range keys {
 			if seen[key] {
 				continue
+			}
+			if limit > 0 && len(r.Events) >= limit {
+				r.Truncated = true
+				return r, nil
 			}
 			seen[key] = true
 			if in, err := ours(ctx, key); err != nil || !in {
@@ -296,26 +308,40 @@ func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, w With
 			if err != nil {
 				return Report{}, fmt.Errorf("export: %w", err)
 			}
-			r.add(f, limit)
+			r.add(f)
 		}
+		slowest = max(slowest, time.Since(start))
 	}
 	return r, nil
 }
 
-// maxRecorded is the most events a data request's record lists; the rest
-// are counted (Report.More), so the record stays well within an item.
-const maxRecorded = 1000
+// A data request's record lists at most maxRecorded events, in at most
+// maxRecordBytes of JSON, well within DynamoDB's 400 KB item: a listing
+// that stopped there is Truncated, and `hookinbox export` lists the rest.
+const (
+	maxRecorded    = 1000
+	maxRecordBytes = 300 << 10
+)
 
 // AnswerDataRequest lists what the inbox keeps about subjects within w,
-// as Export does, and records the listing (inbox.DataRequest) under by
-// (who asked) and reference (the provider's name for the request), at
-// now, so that `hookinbox export --requests` shows it.
+// as Export does but bounded (maxRecorded, ctx's deadline), and records
+// the listing (inbox.DataRequest) under by (who asked) and reference
+// (the provider's name for the request), at now, so that `hookinbox
+// export --requests` shows it.
 func (e *Eraser) AnswerDataRequest(ctx context.Context, subjects []provider.Subject, w Within, by, reference string) (Report, error) {
 	r, err := e.export(ctx, subjects, w, maxRecorded)
 	if err != nil {
 		return r, err
 	}
 	listing, err := json.Marshal(r)
+	for err == nil && len(listing) > maxRecordBytes {
+		// Too long for the record: the last events go (they are
+		// counted), a share of them a pass.
+		keep := len(r.Events) * maxRecordBytes / len(listing) * 9 / 10
+		r.More += len(r.Events) - keep
+		r.Events, r.Truncated = r.Events[:keep], true
+		listing, err = json.Marshal(r)
+	}
 	if err != nil {
 		return r, fmt.Errorf("data request: %w", err)
 	}
@@ -434,7 +460,7 @@ func (e *Eraser) eraseAll(ctx context.Context, keys []webhook.Key, ours scope, s
 		if f == nil {
 			continue
 		}
-		r.add(*f, 0)
+		r.add(*f)
 		switch {
 		case f.Marked:
 			p.Events++
