@@ -216,9 +216,9 @@ type Report struct {
 	// Truncated: the listing stopped before it had found every event (a
 	// data request's bound); hookinbox export lists them all.
 	Truncated bool `json:"truncated,omitempty"`
-	Copies      int           `json:"copies"`         // stored copies of personal data (those an erasure removed)
-	Waiting     int           `json:"waiting"`        // events not finished: erased once they are
-	Queued      int           `json:"queued"`         // whole events in a queue that name the subject (deleted by an erasure)
+	Copies    int  `json:"copies"`  // stored copies of personal data (those an erasure removed)
+	Waiting   int  `json:"waiting"` // events not finished: erased once they are
+	Queued    int  `json:"queued"`  // whole events in a queue that name the subject (deleted by an erasure)
 }
 
 // Found returns how many events r found.
