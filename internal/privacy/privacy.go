@@ -213,12 +213,12 @@ type Report struct {
 	SubjectHash string        `json:"subject_hash"` // the subjects' hashes under the newest key, comma-separated
 	Events      []EventReport `json:"events"`
 	More        int           `json:"more,omitempty"` // events found but not listed in Events (a long data request, an erasure's earlier runs)
+	Copies      int           `json:"copies"`         // stored copies of personal data (those an erasure removed)
+	Waiting     int           `json:"waiting"`        // events not finished: erased once they are
+	Queued      int           `json:"queued"`         // whole events in a queue that name the subject (an erasure takes them into the inbox)
 	// Truncated: the listing stopped before it had found every event (a
 	// data request's bound); hookinbox export lists them all.
 	Truncated bool `json:"truncated,omitempty"`
-	Copies    int  `json:"copies"`  // stored copies of personal data (those an erasure removed)
-	Waiting   int  `json:"waiting"` // events not finished: erased once they are
-	Queued    int  `json:"queued"`  // whole events in a queue that name the subject (deleted by an erasure)
 }
 
 // Found returns how many events r found.
