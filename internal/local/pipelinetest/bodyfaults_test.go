@@ -278,36 +278,46 @@ func TestReceiverBootstrapKilledDuringPutObjectLosesNoBody(t *testing.T) {
 // body, and every later read of it checks out.
 func TestHugeStripeBodyFetchedAgainIsReadBack(t *testing.T) {
 	p, business, _ := recordingStack(t)
-	ctx := context.Background()
-	key, checkout := Checkout("hugefetch", 1, time.Now())
+	key, _, api, _ := hugeCheckoutFetchedAgain(t, p, "hugefetch")
+	bodyDone(t, p, business, key, api)
+	if raw, err := p.Inbox.Payload(context.Background(), key); err != nil || string(raw) != string(api) {
+		t.Errorf("Payload = %d bytes, %v; want the API's %d", len(raw), err, len(api))
+	}
+}
+
+// hugeCheckoutFetchedAgain delivers a checkout too large for an item,
+// deletes its object (lost), and has Stripe's API serve the same event
+// with other bytes: it returns the event's key, the delivered and the
+// API's bytes, and the name of the object lost.
+func hugeCheckoutFetchedAgain(t *testing.T, p *Pipeline, prefix string) (key webhook.Key, delivered, api []byte, lost string) {
+	t.Helper()
+	key, checkout := Checkout(prefix, 1, time.Now())
 	var ev map[string]any
 	if err := json.Unmarshal(checkout, &ev); err != nil {
 		t.Fatal(err)
 	}
 	ev["data"].(map[string]any)["object"].(map[string]any)["metadata"] = map[string]string{"note": strings.Repeat("a", inbox.MaxPayloadBytes)}
 	delivered, err := json.MarshalIndent(ev, "", "  ")
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		api, err = json.Marshal(ev) // the same event, compact: other bytes
 	}
-	api, err := json.Marshal(ev) // the same event, compact: other bytes
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := p.Deliver(t, delivered); got != "accepted" {
 		t.Fatalf("delivery: %s", got)
 	}
-	for _, name := range objects(t, p, key) {
-		if _, err := p.Stack.Emulators.S3().DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(p.Stack.Buckets["BodyBucket"]), Key: aws.String(name)}); err != nil {
-			t.Fatal(err)
-		}
+	names := objects(t, p, key)
+	if len(names) != 1 {
+		t.Fatalf("objects of %s: %v, want one", key, names)
+	}
+	if _, err := p.Stack.Emulators.S3().DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(p.Stack.Buckets["BodyBucket"]), Key: aws.String(names[0])}); err != nil {
+		t.Fatal(err)
 	}
 	if err := p.Stripe.AddEvent(api); err != nil {
 		t.Fatal(err)
 	}
-	bodyDone(t, p, business, key, api)
-	if raw, err := p.Inbox.Payload(ctx, key); err != nil || string(raw) != string(api) {
-		t.Errorf("Payload = %d bytes, %v; want the API's %d", len(raw), err, len(api))
-	}
+	return key, delivered, api, names[0]
 }
 
 // TestAnErasureTakesEveryObjectOfItsEvent: a checkout too large for an
@@ -319,36 +329,11 @@ func TestHugeStripeBodyFetchedAgainIsReadBack(t *testing.T) {
 func TestAnErasureTakesEveryObjectOfItsEvent(t *testing.T) {
 	p, business, _ := recordingStack(t)
 	ctx := context.Background()
-	key, checkout := Checkout("hugeerase", 1, time.Now())
-	var ev map[string]any
-	if err := json.Unmarshal(checkout, &ev); err != nil {
-		t.Fatal(err)
-	}
-	ev["data"].(map[string]any)["object"].(map[string]any)["metadata"] = map[string]string{"note": strings.Repeat("a", inbox.MaxPayloadBytes)}
-	delivered, err := json.MarshalIndent(ev, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := json.Marshal(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := p.Deliver(t, delivered); got != "accepted" {
-		t.Fatalf("delivery: %s", got)
-	}
-	first := objects(t, p, key)
-	for _, name := range first {
-		if _, err := p.Stack.Emulators.S3().DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(p.Stack.Buckets["BodyBucket"]), Key: aws.String(name)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := p.Stripe.AddEvent(api); err != nil {
-		t.Fatal(err)
-	}
+	key, delivered, api, first := hugeCheckoutFetchedAgain(t, p, "hugeerase")
 	bodyDone(t, p, business, key, api)
 	// The receiver's late PutObject of the delivered bytes.
 	if _, err := p.Stack.Emulators.S3().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(p.Stack.Buckets["BodyBucket"]),
-		Key: aws.String(first[0]), Body: bytes.NewReader(delivered)}); err != nil {
+		Key: aws.String(first), Body: bytes.NewReader(delivered)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Inbox.RemovePayload(ctx, key, inbox.RemovedErased, time.Now()); err != nil {
