@@ -19,10 +19,13 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/eventbridge"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/privacy"
+	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // outputSubjectKey is the output of template.yaml with the subject key's
@@ -92,35 +95,52 @@ func (f *subjectFlags) eraserOn(ctx context.Context, t *target, command string, 
 	if err != nil {
 		return nil, err
 	}
-	e := privacy.NewEraser(t.store(), privacy.NewHasher(keys), nil)
+	hasher := privacy.NewHasher(keys)
+	e := privacy.NewEraser(t.store(), hasher, nil)
 	if !queues {
 		return e, nil
 	}
-	url, err := f.bridgeDLQ(ctx, t)
+	url, events, err := f.bridgeDLQ(ctx, t)
 	if err != nil || url == "" {
 		return e, err
 	}
 	fmt.Fprintf(stderr, "hookinbox %s: also the Stripe EventBridge DLQ %s\n", command, url)
 	p := eventbridge.Provider() // whose events the bridge's DLQ holds
-	return e.WithQueue(privacy.EventQueue{Client: sqs.NewFromConfig(t.cfg), URL: url, Provider: p.Name(), Finder: p}), nil
+	sq := sqs.NewFromConfig(t.cfg)
+	q := privacy.EventQueue{Client: sq, URL: url, Provider: p.Name(), Finder: p}
+	if events != "" {
+		// Its events have not run: they are claimed into the inbox, as
+		// the bridge's function would, to run once before they are erased.
+		reg, err := provider.NewRegistry(p)
+		if err != nil {
+			return nil, err
+		}
+		in := intake.New(intake.Config{FromProviderAPI: true, Subjects: privacy.Subjects(reg, hasher)}, t.store(), queue.New(sq, events), nil)
+		q.Parse, q.Claim = eventbridge.Parse, func(ctx context.Context, ev webhook.Event) error {
+			_, err := in.Accept(ctx, ev)
+			return err
+		}
+	}
+	return e.WithQueue(q), nil
 }
 
-// bridgeDLQ returns the URL of the target's Stripe EventBridge DLQ: the
-// flag's, the local stack's, or the stack's output; "" when it has none.
-func (f *subjectFlags) bridgeDLQ(ctx context.Context, t *target) (string, error) {
+// bridgeDLQ returns the URL of the target's Stripe EventBridge DLQ (the
+// flag's, the local stack's, or the stack's output; "" when it has none)
+// and of its events queue ("" when not known).
+func (f *subjectFlags) bridgeDLQ(ctx context.Context, t *target) (dlq, events string, err error) {
 	switch {
 	case f.bridgeDLQURL != "":
-		return f.bridgeDLQURL, nil
+		return f.bridgeDLQURL, t.queueURL, nil
 	case t.local != nil:
-		return t.local.Queues[eventbridge.DLQ].URL, nil
+		return t.local.Queues[eventbridge.DLQ].URL, t.queueURL, nil
 	case t.stack == "":
-		return "", nil
+		return "", "", nil
 	}
 	out, err := stackOutputs(ctx, cloudformation.NewFromConfig(t.cfg), t.stack)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return out[eventbridge.DLQOutput], nil
+	return out[eventbridge.DLQOutput], orDefault(t.queueURL, out[outputEventsQueue]), nil
 }
 
 // keys returns the target's subject keys: the local stack's, SUBJECT_KEY,
@@ -301,11 +321,12 @@ func printErasure(w io.Writer, r privacy.Report, dryRun bool) error {
 		fmt.Fprintf(w, "%d events are not finished: what each holds stays until it has run once more, then it is erased. A parked event runs again when you replay it.\n", n)
 	}
 	if r.Queued > 0 {
-		verb := "Also deleted"
+		verb := "Also took"
 		if dryRun {
-			verb = "Would also delete"
+			verb = "Would also take"
 		}
-		fmt.Fprintf(w, "%s %s naming this person from the Stripe EventBridge dead-letter queue.\n", verb, plural(r.Queued, "Stripe event"))
+		fmt.Fprintf(w, "%s %s naming this person out of the Stripe EventBridge dead-letter queue: they had not run, so each runs once, then it is erased.\n",
+			verb, plural(r.Queued, "Stripe event"))
 	}
 	fmt.Fprintln(w, "Each event's key, status and dates stay (no personal data) until the event expires, so a repeated delivery is recognised.")
 	fmt.Fprintln(w, "Your business's own records about this person (its tables, emails, CRM) are yours to erase.")
@@ -332,6 +353,9 @@ func printEvents(w io.Writer, r privacy.Report) {
 	}
 	if r.More > 0 {
 		fmt.Fprintf(w, "  and %s more\n", plural(r.More, "event"))
+	}
+	if r.Truncated {
+		fmt.Fprintln(w, "  and maybe more: the listing stopped at its bound; hookinbox export --email or --subject lists every event")
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/privacy"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -225,8 +226,10 @@ func TestEraseNeedsASubject(t *testing.T) {
 
 // TestEraseSweepsTheStripeEventBridgeDLQ: with a Stripe EventBridge DLQ
 // in the stack, erase --dry-run counts the two events naming the subject
-// and deletes none; erase deletes those two, leaves the third
-// receivable, and its audit record counts them.
+// and takes none; erase claims those two in the inbox (marked to erase
+// once they have run, and sent to the events queue), deletes their
+// messages, leaves the third receivable, and its audit record counts
+// them.
 func TestEraseSweepsTheStripeEventBridgeDLQ(t *testing.T) {
 	emu, st := stackInEnv(t)
 	ctx := context.Background()
@@ -245,10 +248,11 @@ func TestEraseSweepsTheStripeEventBridgeDLQ(t *testing.T) {
 	if err := writeState(path, state); err != nil {
 		t.Fatal(err)
 	}
+	at := time.Now().Add(-time.Hour)
 	bodies := []string{
-		`{"data":{"object":{"object":"charge","customer":"cus_bridge_gone"}}}`,
-		`{"data":{"object":{"object":"customer","id":"cus_bridge_gone","email":"bridge.gone@example.com"}}}`,
-		`{"data":{"object":{"object":"customer","id":"cus_bridge_kept","email":"bridge.kept@example.com"}}}`,
+		string(verifytest.StripeEvent("checkout.session.completed", "evt_bridge_gone1", at, verifytest.WithCustomer("cus_bridge_gone"))),
+		string(verifytest.StripeEvent("checkout.session.completed", "evt_bridge_gone2", at, verifytest.WithCustomer("cus_bridge_gone"))),
+		string(verifytest.StripeEvent("checkout.session.completed", "evt_bridge_kept", at, verifytest.WithCustomer("cus_bridge_kept"))),
 	}
 	for i, b := range bodies {
 		env := fmt.Sprintf(`{"version":"0","id":"eb-%d","detail-type":"charge.succeeded","source":"aws.partner/stripe.com/ed_test","detail":%s}`, i, b)
@@ -264,20 +268,26 @@ func TestEraseSweepsTheStripeEventBridgeDLQ(t *testing.T) {
 		}
 		return out.String()
 	}
-	if out := erase("--dry-run"); !strings.Contains(out, "Would also delete 2 Stripe events naming this person from the Stripe EventBridge dead-letter queue") {
+	if out := erase("--dry-run"); !strings.Contains(out, "Would also take 2 Stripe events naming this person out of the Stripe EventBridge dead-letter queue") {
 		t.Errorf("erase --dry-run printed:\n%s", out)
 	}
 	if got := drainBodies(t, client, url, true); len(got) != 3 {
 		t.Fatalf("after a dry run the queue holds %d messages, want 3", len(got))
 	}
-	if out := erase("--by", "ticket-bridge"); !strings.Contains(out, "Also deleted 2 Stripe events naming this person from the Stripe EventBridge dead-letter queue") {
+	if out := erase("--by", "ticket-bridge"); !strings.Contains(out, "Also took 2 Stripe events naming this person out of the Stripe EventBridge dead-letter queue") {
 		t.Errorf("erase printed:\n%s", out)
 	}
 	got := drainBodies(t, client, url, false)
 	if len(got) != 1 || !strings.Contains(got[0], "cus_bridge_kept") {
 		t.Errorf("after erase the queue holds %q, want only the cus_bridge_kept event", got)
 	}
-	audits, err := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"]).Erasures(ctx)
+	store := inbox.NewDynamoDB(emu.DynamoDB(), st.Tables["InboxTable"])
+	for _, k := range []webhook.Key{"stripe#evt_bridge_gone1", "stripe#evt_bridge_gone2"} {
+		if it, err := store.Get(ctx, k); err != nil || it.Status != inbox.Received || !it.EraseWhenFinished {
+			t.Errorf("%s after erase: %+v, %v; want it claimed, to run once and then be erased", k, it, err)
+		}
+	}
+	audits, err := store.Erasures(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -199,7 +199,11 @@ func printInspection(w io.Writer, it inbox.Item, recs []effects.Record) {
 	row("last error", it.LastError)
 	row("created", ts(it.Created))
 	row("received", ts(it.ReceivedAt))
-	row("enqueued", ts(it.EnqueuedAt))
+	if !it.EnqueuedAt.IsZero() && it.EnqueuedAt.Before(it.ReceivedAt.Truncate(time.Millisecond)) {
+		row("enqueued", "not yet: its message could not be sent (the next delivery or the reconciler's next run sends it)")
+	} else {
+		row("enqueued", ts(it.EnqueuedAt))
+	}
 	if !it.ProcessedAt.IsZero() {
 		row("processed", ts(it.ProcessedAt))
 	}

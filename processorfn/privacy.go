@@ -65,8 +65,9 @@ func (p privacyRequests) Handle(ctx context.Context, ev webhook.Event, fx effect
 		return errors.Join(nerr, webhook.Permanent(privacy.ErrNoKey))
 	}
 	by := ev.Provider + " " + ev.Type + " " + ev.Key().String()
+	within := privacy.Within{Provider: ev.Provider, Account: req.Account}
 	if !req.Erase {
-		rep, err := p.eraser.AnswerDataRequest(ctx, req.Subjects, by, req.Reference)
+		rep, err := p.eraser.AnswerDataRequest(ctx, req.Subjects, within, by, req.Reference)
 		if err != nil {
 			return errors.Join(nerr, err)
 		}
@@ -74,7 +75,7 @@ func (p privacyRequests) Handle(ctx context.Context, ev webhook.Event, fx effect
 			"subject_hash", rep.SubjectHash, "events", rep.Found(), "waiting", rep.Waiting)
 		return nerr
 	}
-	rep, err := p.eraser.Erase(ctx, privacy.Request{Subjects: req.Subjects, By: by, ID: ev.Key()})
+	rep, err := p.eraser.Erase(ctx, privacy.Request{Subjects: req.Subjects, By: by, ID: ev.Key(), Within: within})
 	attrs := []any{"subject_hash", rep.SubjectHash, "events", rep.Found(), "copies", rep.Copies, "waiting", rep.Waiting, "queued", rep.Queued}
 	if errors.Is(err, privacy.ErrMore) {
 		log.Info("erasing on request: goes on at the next attempt", attrs...)

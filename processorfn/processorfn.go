@@ -29,6 +29,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
@@ -126,7 +127,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	idOnly, fetch, alert := fetchesByProvider(reg, all)
 	business = alerts{next: business, alert: alert, metrics: rec, log: log}
 	store := inbox.NewDynamoDB(db, s.Table).WithBodies(inbox.BodiesFor(cfg, s.Bucket, s.S3PathStyle))
-	eraser, subjects, err := erasure(ctx, env, reg, all, store, sq)
+	eraser, subjects, err := erasure(ctx, env, reg, all, store, sq, queue.New(sq, s.QueueURL), rec, log)
 	if err != nil {
 		return nil, err
 	}
@@ -182,18 +183,27 @@ func withDestinations(ctx context.Context, cfg aws.Config, getenv func(string) s
 
 // erasure returns the eraser of privacy requests and the processor's
 // subject indexer, both nil when no subject key is set.
-func erasure(ctx context.Context, env *provider.Env, reg *provider.Registry, all map[string]provider.Fetch, store *inbox.DynamoDB, sq *sqs.Client) (*privacy.Eraser, func(context.Context, webhook.Event) ([]string, error), error) {
+func erasure(ctx context.Context, env *provider.Env, reg *provider.Registry, all map[string]provider.Fetch, store *inbox.DynamoDB,
+	sq *sqs.Client, events *queue.Queue, rec *metrics.Recorder, log *slog.Logger) (*privacy.Eraser, func(context.Context, webhook.Event) ([]string, error), error) {
 	hasher, indexes, err := privacy.FromEnv(ctx, env)
 	if err != nil || !indexes {
 		return nil, nil, err
 	}
-	eraser := privacy.NewEraser(store, hasher, nil)
+	eraser, subjects := privacy.NewEraser(store, hasher, nil), privacy.Subjects(reg, hasher)
+	// An erasure takes the events a provider's queue holds into the
+	// inbox, as the provider's own intake would claim them.
+	in := intake.New(intake.Config{FromProviderAPI: true, Metrics: rec, Subjects: subjects}, store, events, log)
+	claim := func(ctx context.Context, ev webhook.Event) error {
+		_, err := in.Accept(ctx, ev)
+		return err
+	}
 	for _, p := range reg.All() {
 		if f, ok := p.(provider.SubjectFinder); ok && all[p.Name()].EventQueue != "" {
-			eraser.WithQueue(privacy.EventQueue{Client: sq, URL: all[p.Name()].EventQueue, Provider: p.Name(), Finder: f})
+			eraser.WithQueue(privacy.EventQueue{Client: sq, URL: all[p.Name()].EventQueue, Provider: p.Name(), Finder: f,
+				Parse: all[p.Name()].QueuedEvent, Claim: claim})
 		}
 	}
-	return eraser, privacy.Subjects(reg, hasher), nil
+	return eraser, subjects, nil
 }
 
 // providerFetches returns what the processor needs of each provider

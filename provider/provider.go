@@ -184,9 +184,13 @@ type Fetch struct {
 	Alert func(ev webhook.Event) (Alert, bool)
 	// EventQueue is the URL of an SQS queue that holds whole events of
 	// the provider outside the inbox (Stripe's EventBridge dead-letter
-	// queue): an erasure deletes those that name the people it erases
-	// (its SubjectFinder's). "": none.
+	// queue): an erasure takes those that name the people it erases (its
+	// SubjectFinder's) into the inbox, read by QueuedEvent, where each
+	// runs once before its payload goes. "": none.
 	EventQueue string
+	// QueuedEvent reads the event a message of EventQueue holds (an
+	// EventBridge event's detail).
+	QueuedEvent func(raw []byte) (webhook.Event, error)
 }
 
 // Mode is the mode a deployment runs a provider in (Fetch.Mode): an

@@ -133,6 +133,12 @@ func JSONID(raw json.RawMessage) string {
 type PrivacyRequest struct {
 	Erase    bool      // erase; false lists what is held
 	Subjects []Subject // whom it names: people, or an account (a shop)
+	// Account, when set, is the account of the provider the request
+	// comes from (a shop, as the signed body names it): of the
+	// provider's own events only those about Account are erased or
+	// listed, so one tenant's request touches only that tenant's; other
+	// providers' events are found by Subjects alone.
+	Account Subject
 	// Reference is the provider's own name for the request, for the
 	// record of a data request: "data request <id>"; no personal data.
 	Reference string

@@ -25,7 +25,8 @@ type Event struct {
 	Raw []byte
 	// Account is the provider account the delivery names outside its
 	// signed body (Shopify's X-Shopify-Shop-Domain: one app serves many
-	// shops), or "". Where the signature does not cover it, nothing is
+	// shops), or the one a reconciler read the event from, or "". Where
+	// the signature does not cover it, nothing is
 	// decided on it: it only files the event under that account, for an
 	// erasure of the account's data (provider.SubjectFinder).
 	Account string

@@ -86,7 +86,11 @@ func replayable(it inbox.Item, readOnly bool) (bool, string) {
 func timeline(ev Event) []step {
 	it := ev.Item
 	out := []step{{At: it.ReceivedAt, What: "received", Detail: "claimed " + it.Key.String() + " (" + it.EventType + ")", Class: "ok"}}
-	if !it.EnqueuedAt.IsZero() && !it.EnqueuedAt.Equal(it.ReceivedAt.Truncate(time.Millisecond)) {
+	switch received := it.ReceivedAt.Truncate(time.Millisecond); {
+	case it.EnqueuedAt.IsZero():
+	case it.EnqueuedAt.Before(received):
+		out = append(out, step{At: it.ReceivedAt, What: "not sent", Detail: "its message could not be sent; the next delivery or the reconciler's next run sends it"})
+	case !it.EnqueuedAt.Equal(received):
 		out = append(out, step{At: it.EnqueuedAt, What: "message sent", Detail: "the last message for it went to the events queue"})
 	}
 	if it.Attempts > 0 {

@@ -493,7 +493,7 @@ func TestComplianceTopicsReachDestinations(t *testing.T) {
 			if run.bootstrap {
 				p.ProcessWithBootstrap(t, nil)
 			}
-			const shop = `"shop_id":954889,"shop_domain":"hookinbox-test.myshopify.com"`
+			const shop = `"shop_id":954889,"shop_domain":"hookinbox-demo.myshopify.com"` // the shop shopify.Headers names
 			order := sendShopify(t, p, "orders/paid", "5551001",
 				`{"id":95551001,"email":"jane.dest@example.com","customer":{"id":7102299,"email":"jane.dest@example.com"},"line_items":[]}`)
 			p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllIn(t, []webhook.Key{order}, inbox.Done) })

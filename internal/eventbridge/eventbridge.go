@@ -33,6 +33,10 @@ import (
 // events its dead-letter queue holds: Stripe.
 func Provider() stripe.Provider { return stripe.Provider{} }
 
+// Parse reads the Stripe event of a message of the function's
+// dead-letter queue: the EventBridge event's detail.
+func Parse(detail []byte) (webhook.Event, error) { return stripe.ParseEvent(detail) }
+
 // The function's dead-letter queue in template.yaml: its logical ID and
 // the output with its URL.
 const (

@@ -49,7 +49,6 @@ type dynamoDBAPI interface {
 	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
@@ -125,7 +124,7 @@ func (s *DynamoDB) Claim(ctx context.Context, c Claim) (Item, error) {
 
 // PutPayload implements Store with one UpdateItem, which creates the
 // payload item when it is missing: the bytes are set only if none are
-// stored (if_not_exists), the claim token and expiry always. A payload
+// stored (if_not_exists), the claim's time and expiry always. A payload
 // over MaxPayloadBytes is written with one PutObject instead, as the
 // object it.PayloadObject names (its claim's, Claim.PayloadItem) when
 // these are the claim's bytes; other bytes (what the provider's API
@@ -234,59 +233,6 @@ func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 		return nil, fmt.Errorf("payload %s: %w", key, ErrNotFound)
 	}
 	return separate, nil
-}
-
-// Release implements Store. A body kept in S3 is deleted first: once
-// the claim is gone a new claim of the same bytes may write the same
-// object again.
-func (s *DynamoDB) Release(ctx context.Context, it Item) error {
-	if it.PayloadObject != "" {
-		if err := s.bodies.delete(ctx, it.PayloadObject); err != nil {
-			return fmt.Errorf("release %s: %w", it.Key, err)
-		}
-	}
-	ctx, attempts := withAttempts(ctx)
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:           aws.String(s.table),
-		Key:                 itemKey(it.Key, SortEvent),
-		ConditionExpression: aws.String("#s = :received AND received_at = :ra"),
-		ExpressionAttributeNames: map[string]string{
-			"#s": "status",
-		},
-		ExpressionAttributeValues: attrs{
-			":received": str(string(Received)),
-			":ra":       str(formatTime(it.ReceivedAt)),
-		},
-	}, recordAttempts)
-	if isConditionFailed(err) && *attempts > 1 {
-		// A retried delete refused because the item is gone was done by
-		// its own first attempt (or the claim expired): either way the
-		// claim is released.
-		if _, gerr := s.Get(ctx, it.Key); errors.Is(gerr, ErrNotFound) {
-			err = nil
-		}
-	}
-	if isConditionFailed(err) {
-		return fmt.Errorf("release %s: %w", it.Key, ErrClaimChanged)
-	}
-	if err != nil {
-		return fmt.Errorf("release %s: %w", it.Key, err)
-	}
-	if it.Payload != nil || it.PayloadObject != "" {
-		return nil // inline, it went with the claim; an object went first
-	}
-	// The payload goes only if it is still this claim's: a delivery or a
-	// newer claim that stored it since then has handed it to itself.
-	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       itemKey(it.Key, SortPayload),
-		ConditionExpression:       aws.String("received_at = :ra"),
-		ExpressionAttributeValues: attrs{":ra": str(formatTime(it.ReceivedAt))},
-	})
-	if err != nil && !isConditionFailed(err) {
-		return fmt.Errorf("release payload %s: %w", it.Key, err)
-	}
-	return nil
 }
 
 // Get implements Store.

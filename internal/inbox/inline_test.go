@@ -3,7 +3,10 @@ package inbox
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,4 +104,47 @@ func BenchmarkCompress(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestTestdataPayloadsInline counts the payloads of testdata/ (one
+// directory per provider) that ride in their claim, each under the key
+// and type its provider gives it (docs/performance.md, "Inline
+// payloads").
+func TestTestdataPayloadsInline(t *testing.T) {
+	ids := map[string]string{
+		"adyen": "8515228466811329-AUTHORISATION", "github": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+		"gopay": "3000006529", "mollie": "tr_WDqYK6vllg", "paddle": "evt_01hv8wptq8987qeep44cyrewp9",
+		"shopify": "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", "standard": "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W",
+		"stripe": "evt_1QbXq2Lkdfj3Sdfo8Rt2VbNm",
+	}
+	files, err := filepath.Glob("../../testdata/*/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var inline, apart []string
+	for _, f := range files {
+		provider, name := filepath.Base(filepath.Dir(f)), strings.TrimSuffix(filepath.Base(f), ".json")
+		id, ok := ids[provider]
+		if !ok {
+			continue // not a provider's payload
+		}
+		if name == "orders_paid" {
+			id = "order-820982911946154508-paid" // a paid order is keyed by the order
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := webhook.Event{Provider: provider, ID: id, Type: strings.Replace(name, "_", "/", 1), Raw: raw}
+		if (Claim{Event: ev, At: at, TTL: DefaultTTL}).Inline() {
+			inline = append(inline, provider+"/"+name)
+		} else {
+			apart = append(apart, fmt.Sprintf("%s/%s (%d B)", provider, name, len(raw)))
+		}
+	}
+	t.Logf("%d of %d payloads ride inline; their own item: %s", len(inline), len(inline)+len(apart), strings.Join(apart, ", "))
+	if len(inline) != 14 || len(inline)+len(apart) != 22 {
+		t.Errorf("%d of %d inline; docs/performance.md says 14 of 22", len(inline), len(inline)+len(apart))
+	}
 }

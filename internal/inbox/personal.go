@@ -165,6 +165,30 @@ func (s *DynamoDB) SubjectEvents(ctx context.Context, hashes []string, cursor st
 	return keys, c.next(page.LastEvaluatedKey, len(hashes)), nil
 }
 
+// About implements Store with one consistent GetItem of the claim's
+// subjects, then one of each hash's index entry until one is found.
+func (s *DynamoDB) About(ctx context.Context, key webhook.Key, hashes []string) (bool, error) {
+	names, err := s.claimSubjects(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	if slices.ContainsFunc(names, func(h string) bool { return slices.Contains(hashes, h) }) {
+		return true, nil
+	}
+	for _, h := range hashes {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: aws.String(s.table), Key: attrs{"pk": str(subjectPrefix + h), "sk": str(string(key))}, ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			return false, fmt.Errorf("subjects of %s: %w", key, err)
+		}
+		if out.Item != nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // claimSubjects returns the subjects the status item of key still
 // carries (not yet indexed).
 func (s *DynamoDB) claimSubjects(ctx context.Context, key webhook.Key) ([]string, error) {
@@ -304,8 +328,8 @@ func (s *DynamoDB) remove(ctx context.Context, f Footprint, why string, at time.
 	if f.Item.PayloadRemoved != "" && f.Copies() == 0 && !f.Item.EraseWhenFinished {
 		return nil // removed before: nothing to write
 	}
-	if f.Object != "" {
-		if err := s.bodies.delete(ctx, f.Object); err != nil {
+	for _, name := range objectsOf(f) {
+		if err := s.bodies.delete(ctx, name); err != nil {
 			return fmt.Errorf("remove payload %s: %w", key, err)
 		}
 	}
@@ -345,6 +369,20 @@ func (s *DynamoDB) remove(ctx context.Context, f Footprint, why string, at time.
 		return fmt.Errorf("remove payload %s: %w", key, err)
 	}
 	return nil
+}
+
+// objectsOf returns the S3 objects that may hold f's payload: the one
+// its status item names and, when that is a body fetched again (named
+// by its own hash), the one its claim named, which the claim's own
+// PutObject, held up on the wire, may still have written.
+func objectsOf(f Footprint) []string {
+	if f.Object == "" {
+		return nil
+	}
+	if own := BodyObject(f.Item.Key, f.Item.PayloadSHA256); own != f.Object {
+		return []string{f.Object, own}
+	}
+	return []string{f.Object}
 }
 
 // Retained implements Store with one Query of the retain index per shard.

@@ -26,9 +26,7 @@ type Store interface {
 	// PutPayload stores raw as the payload of the claim it (its Key,
 	// ReceivedAt and ExpiresAt), in one write that needs no claim to exist
 	// yet, so it can run together with Claim. A payload already stored
-	// keeps its bytes (the first stored wins) and is handed to this claim:
-	// it carries it.ReceivedAt from then on, so the Release of an older
-	// claim cannot delete it. A payload over MaxPayloadBytes is kept as
+	// keeps its bytes (the first stored wins). A payload over MaxPayloadBytes is kept as
 	// an object (BodyObject): the one the claim names when raw is the
 	// claim's bytes; other bytes get their own, which the status item
 	// names from then on. A payload removed on purpose stays removed.
@@ -36,13 +34,6 @@ type Store interface {
 	// Payload returns the stored raw payload, inline in the status item
 	// (which wins) or in its own item, or ErrNotFound.
 	Payload(ctx context.Context, key webhook.Key) ([]byte, error)
-	// Release deletes the claim it if it is still the claim made at
-	// it.ReceivedAt and still RECEIVED; otherwise ErrClaimChanged. An
-	// inline payload goes with it; the object it.PayloadObject names goes
-	// before it; a payload item is then deleted only if it still belongs
-	// to that claim (carries it.ReceivedAt): one a newer claim or a later
-	// delivery stored is kept.
-	Release(ctx context.Context, it Item) error
 	// Get returns the status item, or ErrNotFound.
 	Get(ctx context.Context, key webhook.Key) (Item, error)
 	// MarkEnqueued records that a message is being sent again for an event in
@@ -99,6 +90,11 @@ type Store interface {
 	// return no keys and a cursor; a key may come more than once. An
 	// event claimed after the listing began may be left out.
 	SubjectEvents(ctx context.Context, hashes []string, cursor string, limit int) ([]webhook.Key, string, error)
+	// About reports whether the event key is about any of hashes: its
+	// claim names one (not indexed yet), or the index has it under one.
+	// The claim is read first: the processor writes the index before it
+	// drops the claim's subjects, so an event is never missed between.
+	About(ctx context.Context, key webhook.Key, hashes []string) (bool, error)
 	// Footprint says what is stored of an event, or ErrNotFound.
 	Footprint(ctx context.Context, key webhook.Key) (Footprint, error)
 	// RemovePayload removes every stored copy of a finished (DONE or

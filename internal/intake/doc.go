@@ -10,15 +10,16 @@
 //     conditional PutItem) and the payload write run together, then the
 //     envelope is sent. No message is sent before its claim and its
 //     payload are both stored.
-//   - A claim never outlives a failed intake without a way back to its
-//     payload: when the payload write or the send fails the claim is
-//     released (the caller answers 5xx and the provider retries); if the
-//     release fails too, or the function dies in between, every later
-//     delivery of the event stores the payload again while the event is
-//     unfinished (a body kept in S3 too: the same bytes under the same
-//     name), and is answered only once it is stored; the reconciler's
-//     listing does the same, and the claim is re-enqueued once its grace
-//     period has passed.
+//   - A claim, once won, is never deleted, so no fault loses its event:
+//     when the payload write or the send fails the claim is kept,
+//     marked unsent, and the caller answers 5xx. A delivery that raced
+//     it and was answered 200 (the provider's retry of this very
+//     delivery) had stored the payload first. Every later delivery
+//     stores the payload again while the event is unfinished (a body
+//     kept in S3 too: the same bytes under the same name), is answered
+//     only once it is stored, and sends an unsent claim at once; the
+//     reconciler's next run sends it too. A function that dies before
+//     the mark leaves a claim sent on after its grace period.
 //   - A duplicate is answered Duplicate without a second message, unless
 //     its claim has sat in RECEIVED longer than the grace period (a crash
 //     between claim and send), in which case it is re-enqueued, once per

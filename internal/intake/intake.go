@@ -75,7 +75,6 @@ func (c Config) withDefaults() Config {
 type claimStore interface {
 	Claim(ctx context.Context, c inbox.Claim) (inbox.Item, error)
 	PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
-	Release(ctx context.Context, it inbox.Item) error
 	MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
 }
 
@@ -120,9 +119,9 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 	// was lost).
 	//
 	// A payload too large for an item (c.External) is written to S3 only
-	// after the claim is won, and before the message is sent; a failed
-	// write releases the claim. A duplicate writes it only while its
-	// event is unfinished (mayLack).
+	// after the claim is won, and before the message is sent. A
+	// duplicate writes it only while its event is unfinished (mayLack).
+	// A failed write or send keeps the claim, marked unsent (unsent).
 	var stored chan error
 	external := c.External()
 	if !c.Inline() && !external {
@@ -160,17 +159,34 @@ func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error)
 		err = in.queue.Send(ctx, queue.Envelope{Key: it.Key, Type: ev.Type})
 	}
 	if err != nil {
-		if rerr := in.store.Release(ctx, it); rerr != nil {
-			// The claim stays in RECEIVED; the next delivery stores the
-			// payload and, after the grace period, sends its message; so
-			// does the reconciler.
-			return 0, fmt.Errorf("%w; releasing the claim: %v", err, rerr)
-		}
-		return 0, err
+		return 0, in.unsent(ctx, it, err)
 	}
 	in.enqueued(ctx, ev)
 	return Accepted, nil
 }
+
+// unsent handles a claim whose payload write or send failed (err): the
+// claim is kept, never released, since a duplicate may already have been
+// answered 200 on its account (the provider's retry of this very
+// delivery). It is marked unsent (enqueued_at unsentBackdate before
+// sentAt, the last send it had) so that the provider's next delivery
+// sends it at once, once it has stored the payload, and the reconciler's
+// next run does, whichever comes first. A claim sent on since (by a
+// duplicate, or the reconciler) is left as it is; if the mark fails too,
+// the claim is sent on once its grace period has passed.
+func (in *Intake) unsent(ctx context.Context, it inbox.Item, err error) error {
+	_, merr := in.store.MarkEnqueued(ctx, it.Key, it.EnqueuedAt, it.EnqueuedAt.Add(-unsentBackdate))
+	if merr != nil && !errors.Is(merr, inbox.ErrNotDue) {
+		return fmt.Errorf("%w; marking the claim unsent: %v", err, merr)
+	}
+	return err
+}
+
+// unsentBackdate is how far before its last send a claim whose message
+// did not go out is marked as sent: longer than any grace period or the
+// reconciler's StuckAfter, so the next delivery and the reconciler's next
+// run both find it due.
+const unsentBackdate = 24 * time.Hour
 
 // mayLack reports whether the claimed event it may lack the payload that
 // c, a later delivery, brings, and still needs it: it is unfinished, its
@@ -241,7 +257,7 @@ func (in *Intake) duplicate(ctx context.Context, ev webhook.Event, sum string, i
 		return err
 	}
 	if err := in.queue.Send(ctx, queue.Envelope{Key: it.Key, Type: ev.Type}); err != nil {
-		return err
+		return in.unsent(ctx, it, err)
 	}
 	in.enqueued(ctx, ev)
 	in.log.WarnContext(ctx, "re-enqueued a claim that waited past the grace period",

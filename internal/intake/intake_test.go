@@ -22,9 +22,9 @@ var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // function field, when set, runs instead of the real call.
 type store struct {
 	inbox.Store
-	putPayload func(ctx context.Context, it inbox.Item, raw []byte) error
-	release    func(ctx context.Context, it inbox.Item) error
-	claim      func(ctx context.Context, c inbox.Claim) (inbox.Item, error)
+	putPayload   func(ctx context.Context, it inbox.Item, raw []byte) error
+	markEnqueued func(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
+	claim        func(ctx context.Context, c inbox.Claim) (inbox.Item, error)
 }
 
 func (s *store) PutPayload(ctx context.Context, it inbox.Item, raw []byte) error {
@@ -34,11 +34,11 @@ func (s *store) PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
 	return s.Store.PutPayload(ctx, it, raw)
 }
 
-func (s *store) Release(ctx context.Context, it inbox.Item) error {
-	if s.release != nil {
-		return s.release(ctx, it)
+func (s *store) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error) {
+	if s.markEnqueued != nil {
+		return s.markEnqueued(ctx, key, cutoff, now, statuses...)
 	}
-	return s.Store.Release(ctx, it)
+	return s.Store.MarkEnqueued(ctx, key, cutoff, now, statuses...)
 }
 
 func (s *store) Claim(ctx context.Context, c inbox.Claim) (inbox.Item, error) {
@@ -57,12 +57,18 @@ type recorder struct {
 	// seen is, per send, whether the claim and the payload were stored.
 	seen []string
 	fail bool
-	next interface {
+	// during, when set, runs at each Send before it fails (a delivery
+	// racing the failing one).
+	during func()
+	next   interface {
 		Send(context.Context, queue.Envelope) error
 	}
 }
 
 func (r *recorder) Send(ctx context.Context, env queue.Envelope) error {
+	if r.during != nil && r.fail {
+		r.during()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail {
@@ -128,8 +134,8 @@ func TestNewEventIsSentOnlyAfterClaimAndPayload(t *testing.T) {
 
 func TestSmallPayloadRidesInTheClaim(t *testing.T) {
 	// A small event is one write: the claim carries its payload, so
-	// neither the new event nor its duplicate writes a payload item, and
-	// a failed send releases both at once.
+	// neither the new event nor its duplicate writes a payload item, nor
+	// does a failed send.
 	backends(t, func(t *testing.T, real inbox.Store, q *recorder) {
 		ctx := context.Background()
 		puts := 0
@@ -167,13 +173,12 @@ func TestSmallDuplicateStoresThePayloadASeparateClaimLost(t *testing.T) {
 		ctx := context.Background()
 		s := &store{Store: real}
 		s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("dynamodb: throttled") }
-		s.release = func(context.Context, inbox.Item) error { return errors.New("dynamodb: throttled") }
 		in := intake.New(intake.Config{Now: func() time.Time { return now }}, s, q, nil)
 		first := inboxtest.LargeEvent("evt_mixed")
 		if _, err := in.Accept(ctx, first); err == nil {
 			t.Fatal("Accept with the payload write failing: no error, want one")
 		}
-		s.putPayload, s.release = nil, nil
+		s.putPayload = nil
 		again := inboxtest.Event("evt_mixed")
 		if got, err := in.Accept(ctx, again); err != nil || got != intake.Duplicate {
 			t.Fatalf("small retry = %v, %v; want duplicate", got, err)
@@ -211,27 +216,30 @@ func TestClaimAndPayloadAreWrittenTogether(t *testing.T) {
 }
 
 func TestLostPayloadIsStoredByTheNextDelivery(t *testing.T) {
-	// The finding: claim ok, payload write fails, release fails. The next
-	// delivery within the grace period is a duplicate and used to leave
-	// the claim without a payload for ever.
+	// Claim ok, payload write fails, and the function dies before it can
+	// mark the claim unsent. The next delivery within the grace period
+	// is a duplicate: it stores the payload; past the grace period, a
+	// delivery sends the claim on.
 	backends(t, func(t *testing.T, real inbox.Store, q *recorder) {
 		ctx := context.Background()
 		clock := now
 		s := &store{Store: real}
 		s.putPayload = func(context.Context, inbox.Item, []byte) error { return errors.New("dynamodb: throttled") }
-		s.release = func(context.Context, inbox.Item) error { return errors.New("dynamodb: throttled") }
+		s.markEnqueued = func(context.Context, webhook.Key, time.Time, time.Time, ...inbox.Status) (inbox.Item, error) {
+			return inbox.Item{}, errors.New("dynamodb: throttled")
+		}
 		in := intake.New(intake.Config{Now: func() time.Time { return clock }}, s, q, nil)
 		ev := inboxtest.LargeEvent("evt_lostpayload")
 		if _, err := in.Accept(ctx, ev); err == nil {
 			t.Fatal("Accept with the payload write failing: no error, want one (the provider must retry)")
 		}
 		if _, err := real.Get(ctx, ev.Key()); err != nil {
-			t.Fatalf("claim after a failed release: %v, want it left in RECEIVED", err)
+			t.Fatalf("claim after a failed payload write: %v, want it kept in RECEIVED", err)
 		}
 		if _, err := real.Payload(ctx, ev.Key()); !errors.Is(err, inbox.ErrNotFound) {
 			t.Fatalf("payload: %v, want none yet", err)
 		}
-		s.putPayload, s.release = nil, nil
+		s.putPayload, s.markEnqueued = nil, nil
 
 		clock = now.Add(30 * time.Second) // within the grace period
 		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Duplicate {
@@ -253,7 +261,7 @@ func TestLostPayloadIsStoredByTheNextDelivery(t *testing.T) {
 	})
 }
 
-func TestFailedPayloadOrSendReleasesEverything(t *testing.T) {
+func TestFailedPayloadOrSendKeepsTheClaim(t *testing.T) {
 	backends(t, func(t *testing.T, real inbox.Store, q *recorder) {
 		ctx := context.Background()
 		s := &store{Store: real}
@@ -264,17 +272,20 @@ func TestFailedPayloadOrSendReleasesEverything(t *testing.T) {
 		if _, err := in.Accept(ctx, ev); err == nil {
 			t.Error("payload write failed: no error")
 		}
-		if _, err := real.Get(ctx, ev.Key()); !errors.Is(err, inbox.ErrNotFound) {
-			t.Errorf("claim after a failed payload write: %v, want released", err)
+		if it, err := real.Get(ctx, ev.Key()); err != nil || it.Status != inbox.Received {
+			t.Errorf("claim after a failed payload write: %v, %v; want it kept in RECEIVED", it.Status, err)
 		}
 		s.putPayload = nil
+		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Duplicate {
+			t.Errorf("the provider's retry = %v, %v; want duplicate", got, err)
+		}
 
 		ev = acceptFailingSend(ctx, t, in, real, q, "evt_nosend")
-		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Accepted {
-			t.Errorf("the provider's retry = %v, %v; want accepted", got, err)
+		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Duplicate {
+			t.Errorf("the provider's retry = %v, %v; want duplicate", got, err)
 		}
-		if len(q.sent) != 1 {
-			t.Errorf("sent %v, want one message", q.sent)
+		if want := []string{"claim+payload", "claim+payload"}; !slices.Equal(q.seen, want) {
+			t.Errorf("sent %v (inbox %q), want each event once, with its payload", q.sent, q.seen)
 		}
 	})
 }
@@ -284,7 +295,7 @@ func TestFailedPayloadOrSendReleasesEverything(t *testing.T) {
 // hash) by every delivery of the same bytes while the event is
 // unfinished, since the claim's own write may have died with its
 // function; never by a delivery of other bytes, or of a finished event.
-// A failed write releases the claim.
+// A failed write keeps the claim.
 func TestHugeBodyIsWrittenAgainWhileUnfinished(t *testing.T) {
 	backends(t, func(t *testing.T, real inbox.Store, q *recorder) {
 		ctx := context.Background()
@@ -338,15 +349,15 @@ func TestHugeBodyIsWrittenAgainWhileUnfinished(t *testing.T) {
 		if _, err := in.Accept(ctx, nobody); err == nil {
 			t.Error("body write failed: no error")
 		}
-		if _, err := real.Get(ctx, nobody.Key()); !errors.Is(err, inbox.ErrNotFound) {
-			t.Errorf("claim after a failed body write: %v, want released", err)
+		if _, err := real.Get(ctx, nobody.Key()); err != nil {
+			t.Errorf("claim after a failed body write: %v, want it kept", err)
 		}
 	})
 }
 
 // TestLargeBodyIsNeverLostToAFault: the receiver's writes of a new event
-// kept in S3 are claim, PutObject, SendMessage, and on a failure Release
-// (DeleteObject, then the claim). Whichever fails, or dies with the
+// kept in S3 are claim, PutObject, SendMessage, and on a failure the
+// mark that the claim is unsent. Whichever fails, or dies with the
 // function from there on, the delivery is answered with an error, and the
 // provider's next delivery, within the grace period, is answered only
 // once the body is stored: the provider stops there, and the reconciler
@@ -360,10 +371,10 @@ func TestLargeBodyIsNeverLostToAFault(t *testing.T) {
 		fail []string // the calls that fail
 	}{
 		{"claim fails", []string{"claim"}},
-		{"dies during PutObject", []string{"put", "release"}},
-		{"PutObject fails, released", []string{"put"}},
-		{"SendMessage fails, released", []string{"send"}},
-		{"SendMessage and Release fail", []string{"send", "release"}},
+		{"dies during PutObject", []string{"put", "mark"}},
+		{"PutObject fails, marked unsent", []string{"put"}},
+		{"SendMessage fails, marked unsent", []string{"send"}},
+		{"dies during SendMessage", []string{"send", "mark"}},
 	} {
 		for _, processed := range []bool{false, true} {
 			name := tc.name
@@ -388,11 +399,11 @@ func TestLargeBodyIsNeverLostToAFault(t *testing.T) {
 						}
 						return real.PutPayload(ctx, it, raw)
 					}
-					s.release = func(ctx context.Context, it inbox.Item) error {
-						if fails("release") {
-							return errDown
+					s.markEnqueued = func(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error) {
+						if fails("mark") {
+							return inbox.Item{}, errDown
 						}
-						return real.Release(ctx, it)
+						return real.MarkEnqueued(ctx, key, cutoff, now, statuses...)
 					}
 					clock := now
 					in := intake.New(intake.Config{Now: func() time.Time { return clock }}, s, q, nil)
@@ -466,8 +477,8 @@ func TestDuplicatePayloadFailureMattersOnlyWhileUnfinished(t *testing.T) {
 }
 
 // acceptFailingSend accepts the new small event id while the queue
-// fails, checks that the error reaches the caller and that neither the
-// claim nor the payload is left behind, and returns the event.
+// fails, checks that the error reaches the caller and that the claim is
+// kept with its payload, and returns the event.
 func acceptFailingSend(ctx context.Context, t *testing.T, in *intake.Intake, s inbox.Store, q *recorder, id string) webhook.Event {
 	t.Helper()
 	q.fail = true
@@ -477,8 +488,8 @@ func acceptFailingSend(ctx context.Context, t *testing.T, in *intake.Intake, s i
 		t.Error("send failed: no error")
 	}
 	for what, err := range map[string]error{"claim": getErr(ctx, s, ev.Key()), "payload": payloadErr(ctx, s, ev.Key())} {
-		if !errors.Is(err, inbox.ErrNotFound) {
-			t.Errorf("%s after a failed send: %v, want deleted", what, err)
+		if err != nil {
+			t.Errorf("%s after a failed send: %v, want it kept", what, err)
 		}
 	}
 	return ev

@@ -112,6 +112,7 @@ func mac(key string, s provider.Subject) string {
 // store lists the inbox calls of an erasure or export.
 type store interface {
 	SubjectEvents(ctx context.Context, hashes []string, cursor string, limit int) ([]webhook.Key, string, error)
+	About(ctx context.Context, key webhook.Key, hashes []string) (bool, error)
 	Footprint(ctx context.Context, key webhook.Key) (inbox.Footprint, error)
 	RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (inbox.Footprint, error)
 	RecordErasure(ctx context.Context, e inbox.Erasure) error
@@ -166,6 +167,45 @@ type Request struct {
 	// where it stopped and does nothing twice. The event's own payload is
 	// erased too, once it finishes.
 	ID webhook.Key
+	// Within bounds the erasure to one account of a provider (the shop
+	// a compliance webhook comes from); the zero Within bounds nothing.
+	Within Within
+}
+
+// Within bounds a request to one account of a provider
+// (provider.PrivacyRequest.Account): of Provider's events, only those
+// about Account are erased or listed; other providers' events are found
+// by the request's subjects alone. The zero Within bounds nothing.
+type Within struct {
+	Provider string
+	Account  provider.Subject
+}
+
+// scope decides, for a request bounded by w, whether an event it found
+// is the request's to erase or list.
+type scope func(ctx context.Context, key webhook.Key) (bool, error)
+
+// scope returns w's decision: the account's hashes under every key are
+// looked up once, each event of w's provider is asked about them
+// (Store.About).
+func (e *Eraser) scope(ctx context.Context, w Within) (scope, error) {
+	if w.Account == "" {
+		return func(context.Context, webhook.Key) (bool, error) { return true, nil }, nil
+	}
+	hashes, err := e.hasher.Lookup(ctx, []provider.Subject{w.Account})
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, key webhook.Key) (bool, error) {
+		if key.Provider() != w.Provider {
+			return true, nil
+		}
+		in, err := e.store.About(ctx, key, hashes)
+		if err != nil {
+			return false, fmt.Errorf("is %s of %s: %w", key, w.Provider, err)
+		}
+		return in, nil
+	}, nil
 }
 
 // Report is what an erasure removed, or an export found.
@@ -175,7 +215,10 @@ type Report struct {
 	More        int           `json:"more,omitempty"` // events found but not listed in Events (a long data request, an erasure's earlier runs)
 	Copies      int           `json:"copies"`         // stored copies of personal data (those an erasure removed)
 	Waiting     int           `json:"waiting"`        // events not finished: erased once they are
-	Queued      int           `json:"queued"`         // whole events in a queue that name the subject (deleted by an erasure)
+	Queued      int           `json:"queued"`         // whole events in a queue that name the subject (an erasure takes them into the inbox)
+	// Truncated: the listing stopped before it had found every event (a
+	// data request's bound); hookinbox export lists them all.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Found returns how many events r found.
@@ -203,13 +246,9 @@ func eventReport(f inbox.Footprint) EventReport {
 		Waiting: it.EraseWhenFinished}
 }
 
-// add counts f in r, listing it unless r already lists limit events.
-func (r *Report) add(f inbox.Footprint, limit int) {
-	if limit > 0 && len(r.Events) >= limit {
-		r.More++
-	} else {
-		r.Events = append(r.Events, eventReport(f))
-	}
+// add lists f in r, and counts its copies.
+func (r *Report) add(f inbox.Footprint) {
+	r.Events = append(r.Events, eventReport(f))
 	r.Copies += f.Copies()
 	if f.Item.EraseWhenFinished {
 		r.Waiting++
@@ -219,16 +258,29 @@ func (r *Report) add(f inbox.Footprint, limit int) {
 // Export lists what the inbox keeps about subjects: each event, its type,
 // dates and where its personal data is stored.
 func (e *Eraser) Export(ctx context.Context, subjects []provider.Subject) (Report, error) {
-	return e.export(ctx, subjects, 0)
+	return e.export(ctx, subjects, Within{}, 0)
 }
 
-func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, limit int) (Report, error) {
+// export lists what is kept about subjects within w. With a limit (a data
+// request, which an invocation answers) it lists at most limit events,
+// and stops sooner when ctx's deadline nears: the report is Truncated.
+func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, w Within, limit int) (Report, error) {
 	r, lookup, err := e.hashes(ctx, subjects)
 	if err != nil {
 		return Report{}, err
 	}
+	ours, err := e.scope(ctx, w)
+	if err != nil {
+		return Report{}, err
+	}
 	seen := map[webhook.Key]bool{}
+	var slowest time.Duration
 	for cursor, more := "", true; more; more = cursor != "" {
+		if limit > 0 && e.late(ctx, slowest) {
+			r.Truncated = true
+			return r, nil
+		}
+		start := time.Now()
 		var keys []webhook.Key
 		keys, cursor, err = e.store.SubjectEvents(ctx, lookup, cursor, e.page)
 		if err != nil {
@@ -238,7 +290,17 @@ func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, limit 
 			if seen[key] {
 				continue
 			}
+			if limit > 0 && len(r.Events) >= limit {
+				r.Truncated = true
+				return r, nil
+			}
 			seen[key] = true
+			if in, err := ours(ctx, key); err != nil || !in {
+				if err != nil {
+					return Report{}, fmt.Errorf("export: %w", err)
+				}
+				continue // another account's
+			}
 			f, err := e.store.Footprint(ctx, key)
 			if errors.Is(err, inbox.ErrNotFound) {
 				continue // expired, or released
@@ -246,26 +308,40 @@ func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, limit 
 			if err != nil {
 				return Report{}, fmt.Errorf("export: %w", err)
 			}
-			r.add(f, limit)
+			r.add(f)
 		}
+		slowest = max(slowest, time.Since(start))
 	}
 	return r, nil
 }
 
-// maxRecorded is the most events a data request's record lists; the rest
-// are counted (Report.More), so the record stays well within an item.
-const maxRecorded = 1000
+// A data request's record lists at most maxRecorded events, in at most
+// maxRecordBytes of JSON, well within DynamoDB's 400 KB item: a listing
+// that stopped there is Truncated, and `hookinbox export` lists the rest.
+const (
+	maxRecorded    = 1000
+	maxRecordBytes = 300 << 10
+)
 
-// AnswerDataRequest lists what the inbox keeps about subjects, as Export
-// does, and records the listing (inbox.DataRequest) under by (who asked)
-// and reference (the provider's name for the request), at now, so that
-// `hookinbox export --requests` shows it.
-func (e *Eraser) AnswerDataRequest(ctx context.Context, subjects []provider.Subject, by, reference string) (Report, error) {
-	r, err := e.export(ctx, subjects, maxRecorded)
+// AnswerDataRequest lists what the inbox keeps about subjects within w,
+// as Export does but bounded (maxRecorded, ctx's deadline), and records
+// the listing (inbox.DataRequest) under by (who asked) and reference
+// (the provider's name for the request), at now, so that `hookinbox
+// export --requests` shows it.
+func (e *Eraser) AnswerDataRequest(ctx context.Context, subjects []provider.Subject, w Within, by, reference string) (Report, error) {
+	r, err := e.export(ctx, subjects, w, maxRecorded)
 	if err != nil {
 		return r, err
 	}
 	listing, err := json.Marshal(r)
+	for err == nil && len(listing) > maxRecordBytes {
+		// Too long for the record: the last events go (they are
+		// counted), a share of them a pass.
+		keep := len(r.Events) * maxRecordBytes / len(listing) * 9 / 10
+		r.More += len(r.Events) - keep
+		r.Events, r.Truncated = r.Events[:keep], true
+		listing, err = json.Marshal(r)
+	}
 	if err != nil {
 		return r, fmt.Errorf("data request: %w", err)
 	}
@@ -283,14 +359,18 @@ func (e *Eraser) AnswerDataRequest(ctx context.Context, subjects []provider.Subj
 // Report.Waiting. With req.ID it is resumable (see Request.ID).
 func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 	if req.DryRun {
-		r, err := e.Export(ctx, req.Subjects)
+		r, err := e.export(ctx, req.Subjects, req.Within, 0)
 		if err != nil {
 			return r, err
 		}
-		r.Queued, err = e.sweepAll(ctx, req.Subjects, true)
+		r.Queued, err = e.sweepAll(ctx, req.Subjects, nil)
 		return r, err
 	}
 	r, lookup, err := e.hashes(ctx, req.Subjects)
+	if err != nil {
+		return Report{}, err
+	}
+	ours, err := e.scope(ctx, req.Within)
 	if err != nil {
 		return Report{}, err
 	}
@@ -307,7 +387,7 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 		start := time.Now()
 		keys, next, err := e.store.SubjectEvents(ctx, lookup, p.Cursor, e.page)
 		if err == nil {
-			err = e.eraseAll(ctx, keys, seen, p.Started, &r, &p)
+			err = e.eraseAll(ctx, keys, ours, seen, p.Started, &r, &p)
 		}
 		if err != nil {
 			// The page is done again next time; what was erased is
@@ -323,11 +403,15 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 	if req.ID != "" {
 		// The request names its subjects, indexed or not: its own payload
 		// goes too, once it has finished.
-		if err := e.eraseAll(ctx, []webhook.Key{req.ID}, seen, p.Started, &r, &p); err != nil {
+		if err := e.eraseAll(ctx, []webhook.Key{req.ID}, nil, seen, p.Started, &r, &p); err != nil {
 			return withProgress(r, p, req.ID), e.stopped(ctx, req.ID, p, err)
 		}
 	}
-	n, err := e.sweepAll(ctx, req.Subjects, false)
+	// The events a queue holds have not run: each is claimed and marked
+	// before its message goes.
+	n, err := e.sweepAll(ctx, req.Subjects, func(ctx context.Context, key webhook.Key) error {
+		return e.eraseAll(ctx, []webhook.Key{key}, nil, seen, p.Started, &r, &p)
+	})
 	p.Queued += n
 	if err != nil {
 		return withProgress(r, p, req.ID), fmt.Errorf("erase: %w", err)
@@ -343,9 +427,9 @@ func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 	return withProgress(r, p, req.ID), e.save(ctx, req.ID, p)
 }
 
-// eraseAll erases the events of keys not in seen, pageWorkers at a time,
-// at at, and counts them in r and p.
-func (e *Eraser) eraseAll(ctx context.Context, keys []webhook.Key, seen map[webhook.Key]bool, at time.Time, r *Report, p *inbox.Progress) error {
+// eraseAll erases the events of keys not in seen that are ours (nil: all
+// of them), pageWorkers at a time, at at, and counts them in r and p.
+func (e *Eraser) eraseAll(ctx context.Context, keys []webhook.Key, ours scope, seen map[webhook.Key]bool, at time.Time, r *Report, p *inbox.Progress) error {
 	keys = slices.DeleteFunc(slices.Clone(keys), func(k webhook.Key) bool { return seen[k] })
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
@@ -354,6 +438,11 @@ func (e *Eraser) eraseAll(ctx context.Context, keys []webhook.Key, seen map[webh
 	g.SetLimit(pageWorkers)
 	for i, key := range keys {
 		g.Go(func() error {
+			if ours != nil {
+				if in, err := ours(gctx, key); err != nil || !in {
+					return err // another account's: left alone
+				}
+			}
 			f, err := e.store.RemovePayload(gctx, key, inbox.RemovedErased, at)
 			if errors.Is(err, inbox.ErrNotFound) {
 				return nil // expired, or released
@@ -371,7 +460,7 @@ func (e *Eraser) eraseAll(ctx context.Context, keys []webhook.Key, seen map[webh
 		if f == nil {
 			continue
 		}
-		r.add(*f, 0)
+		r.add(*f)
 		switch {
 		case f.Marked:
 			p.Events++

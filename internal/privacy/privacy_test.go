@@ -2,6 +2,7 @@ package privacy_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -88,4 +89,78 @@ func finish(t *testing.T, s inbox.Store, key webhook.Key, st inbox.Status, at ti
 	if _, err := s.Finish(ctx, key, "w1", inbox.Result{Status: st, At: at}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestAnErasureWithinAShopTouchesOnlyItsShop: one Shopify app, two
+// shops, one person's email at both. An erasure within shop A marks or
+// erases shop A's events, finished (indexed) or not (found by their
+// claim), and the other providers' events of the email, and leaves every
+// one of shop B's alone; its listing within shop B lists none of shop A's.
+func TestAnErasureWithinAShopTouchesOnlyItsShop(t *testing.T) {
+	ctx := context.Background()
+	store := inboxtest.NewMemory()
+	h := privacy.NewHasher(privacy.Keys{"k"})
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	email := provider.EmailSubject("jane@example.com")
+	shopA, shopB := provider.Subject("shopify:shop:a.myshopify.com"), provider.Subject("shopify:shop:b.myshopify.com")
+	claim := func(prov, id string, finished bool, subjects ...provider.Subject) webhook.Key {
+		t.Helper()
+		hashes, err := h.Index(ctx, subjects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := webhook.Event{Provider: prov, ID: id, Type: "orders/create", Raw: []byte(`{"email":"jane@example.com"}`)}
+		it, err := store.Claim(ctx, inbox.Claim{Event: ev, At: at, TTL: time.Hour, Subjects: hashes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if finished {
+			if err := store.IndexSubjects(ctx, it.Key, hashes, it.ExpiresAt); err != nil {
+				t.Fatal(err)
+			}
+			finish(t, store, it.Key, inbox.Done, at)
+		}
+		return it.Key
+	}
+	aDone, aWaiting := claim("shopify", "a1", true, email, shopA), claim("shopify", "a2", false, email, shopA)
+	bDone, bWaiting := claim("shopify", "b1", true, email, shopB), claim("shopify", "b2", false, email, shopB)
+	stripe := claim("stripe", "evt_1", true, email)
+	e := privacy.NewEraser(store, h, func() time.Time { return at })
+
+	listing, err := e.AnswerDataRequest(ctx, []provider.Subject{email}, privacy.Within{Provider: "shopify", Account: shopB}, "test", "data request 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []webhook.Key
+	for _, ev := range listing.Events {
+		listed = append(listed, ev.Key)
+	}
+	if diff := cmp.Diff([]webhook.Key{bDone, bWaiting, stripe}, sorted(listed)); diff != "" {
+		t.Errorf("shop B's listing (-want +got):\n%s", diff)
+	}
+
+	if _, err := e.Erase(ctx, privacy.Request{Subjects: []provider.Subject{email}, By: "test", Within: privacy.Within{Provider: "shopify", Account: shopA}}); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[webhook.Key]string{aDone: "erased", aWaiting: "waits", stripe: "erased", bDone: "kept", bWaiting: "kept"} {
+		it, err := store.Get(ctx, key)
+		got := "kept"
+		switch {
+		case err != nil:
+			got = err.Error()
+		case it.PayloadRemoved != "":
+			got = "erased"
+		case it.EraseWhenFinished:
+			got = "waits"
+		}
+		if got != want {
+			t.Errorf("%s after shop A's erasure: %s, want %s", key, got, want)
+		}
+	}
+}
+
+func sorted(keys []webhook.Key) []webhook.Key {
+	out := append([]webhook.Key(nil), keys...)
+	slices.Sort(out)
+	return out
 }

@@ -23,24 +23,37 @@ type sqsAPI interface {
 
 // EventQueue is a queue whose messages are whole events of one provider,
 // outside the inbox: the Stripe EventBridge DLQ, whose messages are
-// EventBridge events with the Stripe event as their detail.
+// EventBridge events with the Stripe event as their detail. None of them
+// has run: an erasure takes the events that name its subjects into the
+// inbox (Claim), marks them to erase once finished, and only then
+// deletes their messages.
 type EventQueue struct {
 	Client   sqsAPI
 	URL      string
 	Provider string                 // the events' provider, for Finder
 	Finder   provider.SubjectFinder // finds the people an event names
+	// Parse reads the event a message holds (provider.Fetch.QueuedEvent).
+	Parse func(raw []byte) (webhook.Event, error)
+	// Claim claims an event in the inbox and enqueues it, as the intake
+	// does (intake.Intake.Accept). Without Parse and Claim, a message
+	// that names a subject is left in the queue, and counted.
+	Claim func(ctx context.Context, ev webhook.Event) error
 }
 
-// WithQueue makes Erase also delete the messages of q whose event names
-// the subject.
+// WithQueue makes Erase also take out of q the events that name the
+// subject (see EventQueue).
 func (e *Eraser) WithQueue(q EventQueue) *Eraser {
 	e.queues = append(e.queues, q)
 	return e
 }
 
+// took marks an event a sweep took into the inbox, to be erased once
+// finished (nil: a dry run, which takes nothing).
+type took func(ctx context.Context, key webhook.Key) error
+
 // sweepAll sweeps every queue of e for subjects and returns how many
 // messages name them.
-func (e *Eraser) sweepAll(ctx context.Context, subjects []provider.Subject, dryRun bool) (int, error) {
+func (e *Eraser) sweepAll(ctx context.Context, subjects []provider.Subject, mark took) (int, error) {
 	if len(e.queues) == 0 {
 		return 0, nil
 	}
@@ -54,7 +67,7 @@ func (e *Eraser) sweepAll(ctx context.Context, subjects []provider.Subject, dryR
 	}
 	n := 0
 	for _, q := range e.queues {
-		m, err := e.sweep(ctx, q, keys[0], hashes, dryRun)
+		m, err := e.sweep(ctx, q, keys[0], hashes, mark)
 		n += m
 		if err != nil {
 			return n, err
@@ -69,13 +82,14 @@ func (e *Eraser) sweepAll(ctx context.Context, subjects []provider.Subject, dryR
 // ends.
 const sweepHide = 5 * 60
 
-// sweep deletes the messages of q whose event names one of hashes (under
-// key); with dryRun it only counts them. It keeps every message it
-// leaves invisible until it ends, then makes them visible again, so it
-// sees each message once; it stops at the first receive that brings
-// nothing new (SQS's long polling answers empty only when no message is
-// visible).
-func (e *Eraser) sweep(ctx context.Context, q EventQueue, key string, hashes []string, dryRun bool) (matched int, err error) {
+// sweep takes out of q the events that name one of hashes (under key):
+// each is claimed, marked (mark) and then its message deleted, so none
+// is lost, nor erased before it has run; with mark nil (a dry run) it
+// only counts them. It keeps every message it leaves invisible until it
+// ends, then makes them visible again, so it sees each message once; it
+// stops at the first receive that brings nothing new (SQS's long polling
+// answers empty only when no message is visible).
+func (e *Eraser) sweep(ctx context.Context, q EventQueue, key string, hashes []string, mark took) (matched int, err error) {
 	var left []*string // receipt handles of the messages left, hidden
 	defer func() {
 		if rerr := release(ctx, q, left); err == nil {
@@ -97,13 +111,18 @@ func (e *Eraser) sweep(ctx context.Context, q EventQueue, key string, hashes []s
 				fresh++
 				seen[id] = true
 			}
-			if hit {
-				matched++
-			}
-			if !hit || dryRun {
+			if !hit || mark == nil || q.Claim == nil || q.Parse == nil {
+				if hit {
+					matched++
+				}
 				left = append(left, m.ReceiptHandle)
 				continue
 			}
+			if err := takeIn(ctx, q, aws.ToString(m.Body), mark); err != nil {
+				left = append(left, m.ReceiptHandle)
+				return matched, err
+			}
+			matched++
 			if _, err := q.Client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle}); err != nil {
 				return matched, fmt.Errorf("delete from %s: %w", q.URL, err)
 			}
@@ -112,6 +131,33 @@ func (e *Eraser) sweep(ctx context.Context, q EventQueue, key string, hashes []s
 			return matched, nil
 		}
 	}
+}
+
+// takeIn claims the event of a message of q in the inbox and marks it
+// (mark). An event that cannot be read is not one the provider's intake
+// would claim either (the EventBridge function drops it): its message
+// goes.
+func takeIn(ctx context.Context, q EventQueue, body string, mark took) error {
+	ev, err := q.Parse(detail([]byte(body)))
+	if err != nil {
+		return nil
+	}
+	if err := q.Claim(ctx, ev); err != nil {
+		return fmt.Errorf("claim %s from %s: %w", ev.Key(), q.URL, err)
+	}
+	return mark(ctx, ev.Key())
+}
+
+// detail returns the detail of an EventBridge event, or raw itself when
+// it is not one.
+func detail(raw []byte) []byte {
+	var envelope struct {
+		Detail json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(raw, &envelope) == nil && len(envelope.Detail) > 0 {
+		return envelope.Detail
+	}
+	return raw
 }
 
 // release makes the messages of q whose receipt handles are left visible
@@ -132,13 +178,7 @@ func release(ctx context.Context, q EventQueue, left []*string) error {
 // provider's event itself) names a subject whose hash under key is in
 // hashes.
 func names(q EventQueue, body string, key string, hashes []string) bool {
-	raw := []byte(body)
-	var envelope struct {
-		Detail json.RawMessage `json:"detail"`
-	}
-	if json.Unmarshal(raw, &envelope) == nil && len(envelope.Detail) > 0 {
-		raw = envelope.Detail
-	}
+	raw := detail([]byte(body))
 	for _, s := range q.Finder.Subjects(webhook.Event{Provider: q.Provider, Raw: raw}) {
 		if slices.Contains(hashes, mac(key, s)) {
 			return true

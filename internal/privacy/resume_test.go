@@ -17,17 +17,36 @@ import (
 )
 
 // countingStore is the in-memory store that counts, by event, the
-// removals that removed something, fails the removal fail says to, and
-// fails one whose context is done.
+// removals that removed something, fails the removal fail says to, fails
+// every write (removals, the progress, the audit record) dies says to
+// (the function died there), and fails one whose context is done.
 type countingStore struct {
 	*inboxtest.Memory
 	mu      sync.Mutex
 	removed map[webhook.Key]int
-	calls   int
+	calls   int // removals
+	writes  int
 	fail    func(call int) bool
+	dies    func(write int) bool
+}
+
+var errDied = errors.New("the function died")
+
+// write counts a write, and fails it when the function died.
+func (s *countingStore) write() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes++
+	if s.dies != nil && s.dies(s.writes) {
+		return errDied
+	}
+	return nil
 }
 
 func (s *countingStore) RemovePayload(ctx context.Context, key webhook.Key, why string, at time.Time) (inbox.Footprint, error) {
+	if err := s.write(); err != nil {
+		return inbox.Footprint{}, err
+	}
 	s.mu.Lock()
 	s.calls++
 	fail := s.fail != nil && s.fail(s.calls)
@@ -45,6 +64,20 @@ func (s *countingStore) RemovePayload(ctx context.Context, key webhook.Key, why 
 		s.mu.Unlock()
 	}
 	return f, err
+}
+
+func (s *countingStore) SaveErasureProgress(ctx context.Context, key webhook.Key, p inbox.Progress) error {
+	if err := s.write(); err != nil {
+		return err
+	}
+	return s.Memory.SaveErasureProgress(ctx, key, p)
+}
+
+func (s *countingStore) RecordErasure(ctx context.Context, e inbox.Erasure) error {
+	if err := s.write(); err != nil {
+		return err
+	}
+	return s.Memory.RecordErasure(ctx, e)
 }
 
 // TestAShopsErasureGoesOnWhereItStopped: a shop/redact of a shop with 250
@@ -220,5 +253,71 @@ func TestAnErasureCutByItsDeadlineGoesOn(t *testing.T) {
 	}
 	if len(store.removed) != 30 {
 		t.Errorf("%d payloads removed, want 30", len(store.removed))
+	}
+}
+
+// TestAnErasureCutBetweenAnyTwoWritesIsFinishedByTheNext: an erasure
+// asked for by an event (12 finished events of the person, 3 unfinished,
+// pages of 5) dies at each of its writes in turn; run again, it erases
+// every finished event's payload once, marks every unfinished one, and
+// writes one audit record. The record counts what the runs saved in
+// their progress: the events of a page cut before its progress was
+// written are erased, but not counted (never more than were).
+func TestAnErasureCutBetweenAnyTwoWritesIsFinishedByTheNext(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	h := privacy.NewHasher(privacy.Keys{"key"})
+	sub := []provider.Subject{provider.EmailSubject("jane@example.com")}
+	hashes, _ := h.Index(ctx, sub)
+	for dieAt := 1; ; dieAt++ {
+		mem := inboxtest.NewMemory()
+		store := &countingStore{Memory: mem, removed: map[webhook.Key]int{}, dies: func(write int) bool { return write >= dieAt }}
+		var finished, waiting []webhook.Key
+		for i := range 15 {
+			ev := webhook.Event{Provider: "stripe", ID: fmt.Sprintf("evt_%02d", i), Type: "customer.created", Raw: []byte(`{}`)}
+			it, err := mem.Claim(ctx, inbox.Claim{Event: ev, At: at, TTL: time.Hour, Subjects: hashes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i >= 12 {
+				waiting = append(waiting, it.Key)
+				continue
+			}
+			if err := mem.IndexSubjects(ctx, it.Key, hashes, it.ExpiresAt); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := mem.Lease(ctx, it.Key, "w1", at, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := mem.Finish(ctx, it.Key, "w1", inbox.Result{Status: inbox.Done, At: at, Indexed: true}); err != nil {
+				t.Fatal(err)
+			}
+			finished = append(finished, it.Key)
+		}
+		e := privacy.NewEraser(store, h, func() time.Time { return at })
+		privacy.SetPace(e, 5, func(context.Context) bool { return false })
+		req := privacy.Request{Subjects: sub, By: "test", ID: "shopify#redact-9"}
+		_, err := e.Erase(ctx, req)
+		if err == nil {
+			break // it got through every write: every point was tried
+		}
+		store.dies = nil
+		if _, err := e.Erase(ctx, req); err != nil {
+			t.Fatalf("died at write %d; the next run: %v", dieAt, err)
+		}
+		for _, k := range finished {
+			if it, _ := mem.Get(ctx, k); it.PayloadRemoved != inbox.RemovedErased || store.removed[k] != 1 {
+				t.Errorf("died at write %d: %s removed %q, %d times; want erased once", dieAt, k, it.PayloadRemoved, store.removed[k])
+			}
+		}
+		for _, k := range waiting {
+			if it, _ := mem.Get(ctx, k); !it.EraseWhenFinished {
+				t.Errorf("died at write %d: %s not marked to erase once finished", dieAt, k)
+			}
+		}
+		audits, _ := mem.Erasures(ctx)
+		if len(audits) != 1 || audits[0].Events > 15 || audits[0].Waiting > 3 || audits[0].Copies > 12 {
+			t.Errorf("died at write %d: audit records %+v; want one, of at most 15 events, 3 waiting, 12 copies", dieAt, audits)
+		}
 	}
 }

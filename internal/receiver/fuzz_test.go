@@ -76,11 +76,6 @@ func (s *countingStore) PutPayload(ctx context.Context, it inbox.Item, raw []byt
 	return s.Memory.PutPayload(ctx, it, raw)
 }
 
-func (s *countingStore) Release(ctx context.Context, it inbox.Item) error {
-	s.writes.Add(1)
-	return s.Memory.Release(ctx, it)
-}
-
 func (s *countingStore) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, at time.Time, statuses ...inbox.Status) (inbox.Item, error) {
 	s.writes.Add(1)
 	return s.Memory.MarkEnqueued(ctx, key, cutoff, at, statuses...)

@@ -91,7 +91,6 @@ type (
 	intakeStore interface {
 		Claim(ctx context.Context, c inbox.Claim) (inbox.Item, error)
 		PutPayload(ctx context.Context, it inbox.Item, raw []byte) error
-		Release(ctx context.Context, it inbox.Item) error
 		MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, now time.Time, statuses ...inbox.Status) (inbox.Item, error)
 		IndexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error
 	}

@@ -148,15 +148,15 @@ func TestIntegrationConcurrentDeliveries(t *testing.T) {
 	}
 }
 
-func TestIntegrationSQSFailureReleasesClaim(t *testing.T) {
+func TestIntegrationSQSFailureKeepsTheClaim(t *testing.T) {
 	// A queue URL that does not exist: SendMessage fails as it would with SQS down.
 	s := newRealStack(t, func(u string) string { return u + "-missing" })
 	resp, _ := s.h.Handle(context.Background(), signed("checkout.session.completed", "evt_int_down"))
 	if resp.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("status %d %s, want 500", resp.StatusCode, resp.Body)
 	}
-	if got := s.items(t); len(got) != 0 {
-		t.Errorf("inbox items after a failed send: %v, want none (claim released)", got)
+	if got := s.items(t); len(got) != 1 {
+		t.Errorf("inbox items after a failed send: %v, want the claim (with its payload), kept", got)
 	}
 }
 

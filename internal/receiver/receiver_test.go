@@ -2,7 +2,6 @@ package receiver_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -94,7 +93,7 @@ func TestBase64BodyIsVerifiedOverDecodedBytes(t *testing.T) {
 	}
 }
 
-func TestSendFailureReleasesClaimAndAnswers500(t *testing.T) {
+func TestSendFailureKeepsTheClaimAndAnswers500(t *testing.T) {
 	h, store, q := newHandler(t, fixed)
 	ctx := context.Background()
 	q.fail = true
@@ -103,14 +102,15 @@ func TestSendFailureReleasesClaimAndAnswers500(t *testing.T) {
 	if resp.StatusCode != http.StatusInternalServerError || answer(t, resp) != "internal error" {
 		t.Fatalf("SQS down: %d %s, want 500 internal error", resp.StatusCode, resp.Body)
 	}
-	if _, err := store.Get(ctx, "stripe#evt_sqsdown"); !errors.Is(err, inbox.ErrNotFound) {
-		t.Errorf("claim after failed send: err = %v, want released (ErrNotFound)", err)
+	if it, err := store.Get(ctx, "stripe#evt_sqsdown"); err != nil || it.Status != inbox.Received {
+		t.Errorf("claim after failed send: %v, %v; want it kept in RECEIVED", it.Status, err)
 	}
-	// The provider retries once SQS is back: accepted, one message.
+	// The provider retries once SQS is back: a duplicate, which sends the
+	// unsent claim on, one message.
 	q.fail = false
 	resp, _ = h.Handle(ctx, req)
-	if answer(t, resp) != "accepted" || len(q.Sent()) != 1 {
-		t.Errorf("retry: %s, %d messages; want accepted and 1", resp.Body, len(q.Sent()))
+	if answer(t, resp) != "duplicate" || len(q.Sent()) != 1 {
+		t.Errorf("retry: %s, %d messages; want duplicate and 1", resp.Body, len(q.Sent()))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -72,6 +73,20 @@ type (
 func fromStripe(p *pipelinetest.Pipeline, cfg reconcile.Config, q envelopeSender, source eventSource, cps checkpoints, log *slog.Logger) *reconcile.Handler {
 	in := intake.New(intake.Config{FromProviderAPI: true, Now: cfg.Now}, p.Inbox, q, nil)
 	return reconcile.New(cfg, p.Inbox, q, in, []reconcile.Source{{Provider: "stripe", Source: provider.Source{List: source}}}, cps, log)
+}
+
+// refusingClaims is an inbox whose claims of the keys refuse returns an
+// error for fail with it.
+type refusingClaims struct {
+	*inbox.DynamoDB
+	refuse func(webhook.Key) error
+}
+
+func (s refusingClaims) Claim(ctx context.Context, c inbox.Claim) (inbox.Item, error) {
+	if err := s.refuse(c.Event.Key()); err != nil {
+		return inbox.Item{}, err
+	}
+	return s.DynamoDB.Claim(ctx, c)
 }
 
 // countingSender passes sends on to inner and counts, per key, those that

@@ -302,8 +302,9 @@ func (h *Handler) reenqueue(ctx context.Context, it inbox.Item, cutoff, now time
 		err = h.events.Send(ctx, queue.Envelope{Key: it.Key, Type: it.EventType})
 	}
 	if err != nil {
-		s.Events = append(s.Events, provider.Line{Key: it.Key.String(), Type: it.EventType, Outcome: provider.Failed, Note: err.Error()})
-		return fmt.Errorf("re-enqueue %s: %w", it.Key, err)
+		reason := logs.RedactError(err)
+		s.Events = append(s.Events, provider.Line{Key: it.Key.String(), Type: it.EventType, Outcome: provider.Failed, Note: reason})
+		return fmt.Errorf("re-enqueue %s: %s", it.Key, reason)
 	}
 	s.Reenqueued++
 	s.Events = append(s.Events, provider.Line{Key: it.Key.String(), Type: it.EventType, Outcome: reenqueued, Note: note})

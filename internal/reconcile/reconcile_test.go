@@ -12,11 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -144,16 +146,18 @@ func TestCheckpointStaysBeforeTheEventThatFailed(t *testing.T) {
 	if want := (reconcile.Checkpoint{At: start.Add(6 * time.Minute), Blocked: keys[6], Tries: 1}); !cp.At.Equal(want.At) || cp.Blocked != want.Blocked || cp.Tries != want.Tries {
 		t.Errorf("checkpoint after the failure = %+v, want %+v (the failed event's created)", cp, want)
 	}
-	if _, err := s.Inbox.Get(ctx, keys[6]); !errors.Is(err, inbox.ErrNotFound) {
-		t.Errorf("the failed event's claim: %v, want released (ErrNotFound)", err)
+	if it, err := s.Inbox.Get(ctx, keys[6]); err != nil || it.Status != inbox.Received {
+		t.Errorf("the failed event's claim: %v, %v; want it kept in RECEIVED, unsent", it.Status, err)
 	}
 
+	// The next run's stuck pass sends the unsent claim; its listing finds
+	// it claimed, and moves on.
 	sum, err = h.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Missed != 1 || sum.Listed != 4 {
-		t.Errorf("second run listed %d and claimed %d, want 4 and 1 (from the failed event on)", sum.Listed, sum.Missed)
+	if sum.Reenqueued != 1 || sum.Missed != 0 || sum.Listed != 4 {
+		t.Errorf("second run re-enqueued %d, listed %d and claimed %d; want 1, 4 (from the failed event on) and 0", sum.Reenqueued, sum.Listed, sum.Missed)
 	}
 	cp, _, _ = cps.Load(ctx, "stripe")
 	if want := now.Add(-5 * time.Minute); !cp.At.Equal(want) || cp.Blocked != "" {
@@ -330,29 +334,33 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterThreeRuns(t *testing.T) {
 	keys, _ := stripeHas(t, s, 400, 5, func(i int) time.Time { return start.Add(time.Duration(i) * time.Minute) })
 	poison := keys[1]
 	sender := newCountingSender(s.Events)
-	sqsDown := false
-	sender.refuse = func(k webhook.Key) error {
-		if sqsDown || k == poison {
-			return errors.New("sqs: refused; last recipient ann@example.com")
+	dbDown := false
+	// A claim DynamoDB refuses cannot be accepted; a send SQS refuses
+	// leaves its claim for the stuck pass.
+	store := refusingClaims{DynamoDB: s.Inbox, refuse: func(k webhook.Key) error {
+		if dbDown || k == poison {
+			return errors.New("dynamodb: refused; last recipient ann@example.com")
 		}
 		return nil
-	}
+	}}
 	cps := reconcile.NewCheckpoints(s.DynamoDB, s.Stack.Tables["InboxTable"])
 	metricLines := &pipelinetest.SyncBuffer{}
-	h := fromStripe(s, reconcile.Config{Lookback: time.Hour, Metrics: metrics.New(metricLines, "hookinbox/test"), Now: func() time.Time { return now }},
-		sender, stripe.NewEvents(secretstest.Static(pipelinetest.StripeKey), s.StripeURL, nil), cps, slog.New(slog.NewJSONHandler(s.Logs, nil)))
+	cfg := reconcile.Config{Lookback: time.Hour, Metrics: metrics.New(metricLines, "hookinbox/test"), Now: func() time.Time { return now }}
+	in := intake.New(intake.Config{FromProviderAPI: true, Now: cfg.Now}, store, sender, nil)
+	h := reconcile.New(cfg, s.Inbox, sender, in, []reconcile.Source{{Provider: "stripe", Source: provider.Source{List: stripe.NewEvents(secretstest.Static(pipelinetest.StripeKey), s.StripeURL, nil)}}},
+		cps, slog.New(slog.NewJSONHandler(s.Logs, nil)))
 
-	// SQS refuses everything: that is the path failing, not one event,
-	// and it does not count towards skipping.
-	sqsDown = true
+	// DynamoDB refuses every claim: that is the path failing, not one
+	// event, and it does not count towards skipping.
+	dbDown = true
 	if _, err := h.Run(ctx); err == nil {
-		t.Fatal("run with SQS down: no error")
+		t.Fatal("run with DynamoDB down: no error")
 	}
 	cp, _, _ := cps.Load(ctx, "stripe")
 	if cp.Blocked != keys[0] || cp.Tries != 0 || !cp.At.Equal(start) {
 		t.Errorf("after the outage: %+v, want blocked at the first event with no tries counted", cp)
 	}
-	sqsDown = false
+	dbDown = false
 
 	for run := 1; run <= 3; run++ {
 		sum, err := h.Run(ctx)
@@ -378,7 +386,7 @@ func TestAnEventThatCannotBeAcceptedIsSkippedAfterThreeRuns(t *testing.T) {
 	}
 	// The skipped event is recorded beside the checkpoint, without the address.
 	reason := skippedReason(t, s, "stripe", poison)
-	if !strings.Contains(reason, "sqs: refused") || strings.Contains(reason, "@") {
+	if !strings.Contains(reason, "dynamodb: refused") || strings.Contains(reason, "@") {
 		t.Errorf("skipped record's reason = %q, want the failure without the address", reason)
 	}
 	// The run's metric line counts it (by provider), and an ERROR line

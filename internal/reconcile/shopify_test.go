@@ -20,9 +20,12 @@ import (
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/shop"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -129,5 +132,45 @@ func TestShopifyPaidOrdersWhoseWebhookWasLostAreAppliedOnce(t *testing.T) {
 	}
 	if got := queued(t, s); len(got) != 0 {
 		t.Errorf("events queue after the second run: %v", got)
+	}
+}
+
+// TestAShopsErasureReachesTheOrdersTheReconcilerClaimed: a paid order
+// whose webhook was lost is claimed by the reconciler from the shop's
+// Admin API. It is that shop's event: the shop's shop/redact erases it,
+// and so does a customers/redact of its customer from that shop (which
+// touches only the shop's events).
+func TestAShopsErasureReachesTheOrdersTheReconcilerClaimed(t *testing.T) {
+	ctx := context.Background()
+	const domain = "hookinbox-dev.myshopify.com"
+	paidAt := time.Now().Add(-20 * time.Minute).UTC().Truncate(time.Second)
+	for _, tc := range []struct {
+		name string
+		req  privacy.Request
+	}{
+		{"shop/redact", privacy.Request{Subjects: []provider.Subject{shopify.ShopSubject(domain)}}},
+		{"customers/redact", privacy.Request{Subjects: []provider.Subject{provider.CustomerSubject(shopify.Name, "115310627314723777")},
+			Within: privacy.Within{Provider: shopify.Name, Account: shopify.ShopSubject(domain)}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := pipelinetest.New(t)
+			lost := standin.ShopifyOrder{ID: 820982911946154777, UpdatedAt: paidAt, Financial: "PAID", TotalPrice: "49.00", Currency: "EUR",
+				CustomerID: 115310627314723777, LineItems: []standin.ShopifyLineItem{{SKU: "MUG-RED", VariantID: 808950001, Quantity: 2}}}
+			s.Shopify.SetOrder(lost)
+			key := webhook.NewKey("shopify", fmt.Sprintf("order-%d-paid", lost.ID))
+			run := reconciler(t, s, map[string]string{"SHOPIFY_SHOP_DOMAIN": domain, "SHOPIFY_RECONCILE_LOOKBACK": "1h"})
+			if _, err := run(ctx); err != nil {
+				t.Fatalf("reconciler: %v", err)
+			}
+			s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Done) })
+			e := privacy.NewEraser(s.Inbox, privacy.NewHasher(privacy.Keys{pipeline.SubjectKey}), nil)
+			tc.req.By = "test"
+			if _, err := e.Erase(ctx, tc.req); err != nil {
+				t.Fatal(err)
+			}
+			if it, err := s.Inbox.Get(ctx, key); err != nil || it.PayloadRemoved != inbox.RemovedErased {
+				t.Errorf("the order the reconciler claimed, after the shop's %s: removed %q, %v; want erased", tc.name, it.PayloadRemoved, err)
+			}
+		})
 	}
 }

@@ -112,9 +112,10 @@ func isCompliance(topic string) bool {
 // PrivacyRequest implements provider.PrivacyRequester, from the signed
 // body alone: customers/redact erases the customer it names (by id and
 // email), customers/data_request lists what is held about them, and
-// shop/redact erases the events of the shop it names (shop_domain), none
-// of another shop's. A body not of its topic's shape is refused
-// (complianceBody).
+// shop/redact erases the events of the shop it names (shop_domain). Each
+// touches only the Shopify events of the shop its body names
+// (PrivacyRequest.Account): a public app's one secret serves every shop.
+// A body not of its topic's shape is refused (complianceBody).
 func (p Provider) PrivacyRequest(ev webhook.Event) (provider.PrivacyRequest, bool, error) {
 	if !isCompliance(ev.Type) {
 		return provider.PrivacyRequest{}, false, nil
@@ -123,10 +124,11 @@ func (p Provider) PrivacyRequest(ev webhook.Event) (provider.PrivacyRequest, boo
 	if err != nil {
 		return provider.PrivacyRequest{}, true, err
 	}
+	shop := ShopSubject(c.ShopDomain)
 	if ev.Type == TopicShopRedact {
-		return provider.PrivacyRequest{Erase: true, Subjects: []provider.Subject{ShopSubject(c.ShopDomain)}}, true, nil
+		return provider.PrivacyRequest{Erase: true, Subjects: []provider.Subject{shop}, Account: shop}, true, nil
 	}
-	req := provider.PrivacyRequest{Erase: ev.Type == TopicCustomersRedact}
+	req := provider.PrivacyRequest{Erase: ev.Type == TopicCustomersRedact, Account: shop}
 	for _, s := range []provider.Subject{provider.CustomerSubject(Name, provider.JSONID(cust.ID)), provider.EmailSubject(cust.Email)} {
 		if s != "" {
 			req.Subjects = append(req.Subjects, s)

@@ -31,10 +31,12 @@ func TestComplianceTopicsNeedTheirOwnBody(t *testing.T) {
 	bodies := map[string]string{"order": orderBody, shopify.TopicShopRedact: shopRedactBody,
 		shopify.TopicCustomersRedact: redactBody, shopify.TopicDataRequest: dataRequestBody,
 		"no shop": `{"customer":{"id":1},"orders_to_redact":[]}`, "customer without id or email": `{"shop_id":1,"shop_domain":"a.myshopify.com","customer":{"phone":"1"},"orders_to_redact":[]}`}
+	// Each touches only the shop its body names, whatever the header.
+	const shop = provider.Subject("shopify:shop:gone-shop.myshopify.com")
 	want := map[string]provider.PrivacyRequest{
-		shopify.TopicShopRedact:      {Erase: true, Subjects: []provider.Subject{"shopify:shop:gone-shop.myshopify.com"}},
-		shopify.TopicCustomersRedact: {Erase: true, Subjects: []provider.Subject{"shopify:191167", "email:john@example.com"}},
-		shopify.TopicDataRequest:     {Subjects: []provider.Subject{"shopify:191167", "email:john@example.com"}, Reference: "data request 9999"},
+		shopify.TopicShopRedact:      {Erase: true, Subjects: []provider.Subject{shop}, Account: shop},
+		shopify.TopicCustomersRedact: {Erase: true, Subjects: []provider.Subject{"shopify:191167", "email:john@example.com"}, Account: shop},
+		shopify.TopicDataRequest:     {Subjects: []provider.Subject{"shopify:191167", "email:john@example.com"}, Account: shop, Reference: "data request 9999"},
 	}
 	v := &shopify.Verifier{Secrets: []string{"hush-hush-hush-hush-hush-hush-hush"}}
 	for _, topic := range []string{shopify.TopicShopRedact, shopify.TopicCustomersRedact, shopify.TopicDataRequest} {

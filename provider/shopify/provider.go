@@ -93,7 +93,7 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 		return provider.Source{}, err
 	}
 	return provider.Source{Lookback: lookback,
-		List: &ShopifyOrders{URL: apiURL, Token: token, HTTP: env.HTTPClient()}}, nil
+		List: &ShopifyOrders{URL: apiURL, Shop: domain, Token: token, HTTP: env.HTTPClient()}}, nil
 }
 
 // sendHelp is `hookinbox send`'s help for this provider.

@@ -43,7 +43,10 @@ func adminURL(shopDomain string) string {
 // answer's wait, only while that ends before the deadline less Margin.
 // Safe for concurrent use.
 type ShopifyOrders struct {
-	URL   string // the Admin GraphQL endpoint (adminURL)
+	URL string // the Admin GraphQL endpoint (adminURL)
+	// Shop is the shop's myshopify domain: each order's account
+	// (webhook.Event.Account), so the shop's erasures find it.
+	Shop  string
 	Token provider.Secret
 	HTTP  *http.Client
 	// Margin is how much of the deadline a throttle wait leaves; default 15 s.
@@ -201,7 +204,7 @@ func (s *ShopifyOrders) event(ctx context.Context, o shopifyOrder) (webhook.Even
 		return webhook.Event{}, err
 	}
 	return webhook.Event{Provider: Name, ID: paidOrder(o.LegacyResourceID), Type: "orders/paid",
-		Created: o.UpdatedAt.UTC(), Raw: raw}, nil
+		Created: o.UpdatedAt.UTC(), Raw: raw, Account: s.Shop}, nil
 }
 
 // query runs one GraphQL query into data, waiting for the cost bucket

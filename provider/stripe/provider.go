@@ -77,7 +77,7 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 	dlq := env.Get("STRIPE_EVENTBRIDGE_DLQ_URL")
 	if !env.HasSecret("STRIPE_API_KEY") {
 		m, err := mode(ctx, env, nil)
-		return provider.Fetch{Get: noKey, Pointer: IsThin, Mode: m, Alert: Alert, EventQueue: dlq}, err
+		return provider.Fetch{Get: noKey, Pointer: IsThin, Mode: m, Alert: Alert, EventQueue: dlq, QueuedEvent: ParseEvent}, err
 	}
 	key, err := env.Secret(ctx, "STRIPE_API_KEY")
 	if err != nil {
@@ -88,7 +88,7 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 		return provider.Fetch{}, err
 	}
 	// A thin event is only a pointer: it is fetched on every attempt.
-	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin, Mode: m, Alert: Alert, EventQueue: dlq}, nil
+	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin, Mode: m, Alert: Alert, EventQueue: dlq, QueuedEvent: ParseEvent}, nil
 }
 
 // noKey is the Get of a processor with no Stripe key: the event cannot

@@ -23,10 +23,9 @@ type Memory struct {
 	personal memoryPersonal    // memory_personal.go
 }
 
-// payload is a stored payload and the claim it belongs to.
+// payload is a stored payload.
 type payload struct {
-	raw        []byte
-	receivedAt time.Time
+	raw []byte
 }
 
 // NewMemory returns an empty in-memory store.
@@ -67,7 +66,6 @@ func (m *Memory) PutPayload(_ context.Context, it inbox.Item, raw []byte) error 
 	if !ok {
 		p.raw = append([]byte(nil), raw...)
 	}
-	p.receivedAt = inbox.Normalize(inbox.Item{ReceivedAt: it.ReceivedAt}).ReceivedAt
 	m.payloads[it.Key] = p
 	return nil
 }
@@ -117,22 +115,6 @@ func clone(b []byte) []byte {
 		return nil
 	}
 	return append([]byte{}, b...)
-}
-
-// Release implements inbox.Store.
-func (m *Memory) Release(_ context.Context, it inbox.Item) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.objects, it.PayloadObject) // first, as the DynamoDB store
-	old, ok := m.items[it.Key]
-	if !ok || old.Status != inbox.Received || !old.ReceivedAt.Equal(it.ReceivedAt) {
-		return fmt.Errorf("release %s: %w", it.Key, inbox.ErrClaimChanged)
-	}
-	delete(m.items, it.Key)
-	if p, ok := m.payloads[it.Key]; ok && p.receivedAt.Equal(it.ReceivedAt) {
-		delete(m.payloads, it.Key)
-	}
-	return nil
 }
 
 // Get implements inbox.Store.

@@ -88,6 +88,18 @@ func (m *Memory) SubjectEvents(_ context.Context, hashes []string, cursor string
 	return keys, strconv.Itoa(source + 1), nil
 }
 
+// About implements inbox.Store.
+func (m *Memory) About(_ context.Context, key webhook.Key, hashes []string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, h := range hashes {
+		if slices.Contains(m.items[key].Subjects, h) || m.personal.subjects[h][key] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Footprint implements inbox.Store.
 func (m *Memory) Footprint(_ context.Context, key webhook.Key) (inbox.Footprint, error) {
 	m.mu.Lock()
@@ -124,6 +136,7 @@ func (m *Memory) RemovePayload(_ context.Context, key webhook.Key, why string, a
 		return f, nil
 	}
 	delete(m.objects, f.Object)
+	delete(m.objects, inbox.BodyObject(key, it.PayloadSHA256)) // the claim's own too, as the DynamoDB store
 	delete(m.payloads, key)
 	if m.personal.removed == nil {
 		m.personal.removed = map[webhook.Key]bool{}

@@ -68,74 +68,6 @@ func payloadWithoutClaimAndClaimWithoutPayload(t *testing.T, s inbox.Store) {
 	}
 }
 
-func releaseDeletesOnlyOwnClaim(t *testing.T, s inbox.Store) {
-	ctx := context.Background()
-	it, err := s.Claim(ctx, inbox.Claim{Event: LargeEvent("evt_rel"), At: t0, TTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.PutPayload(ctx, it, []byte("{}")); err != nil {
-		t.Fatal(err)
-	}
-	other := it
-	other.ReceivedAt = it.ReceivedAt.Add(time.Nanosecond)
-	if err := s.Release(ctx, other); !errors.Is(err, inbox.ErrClaimChanged) {
-		t.Errorf("Release of another claim: err = %v, want ErrClaimChanged", err)
-	}
-	if err := s.Release(ctx, it); err != nil {
-		t.Fatalf("Release: %v", err)
-	}
-	if _, err := s.Get(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
-		t.Errorf("Get after Release: err = %v, want ErrNotFound", err)
-	}
-	if _, err := s.Payload(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
-		t.Errorf("Payload after Release: err = %v, want ErrNotFound", err)
-	}
-	// A claim the processor already took is never released.
-	it = claim(t, s, "evt_rel2")
-	lease(t, s, it.Key, "w1", t0)
-	if err := s.Release(ctx, it); !errors.Is(err, inbox.ErrClaimChanged) {
-		t.Errorf("Release of a leased claim: err = %v, want ErrClaimChanged", err)
-	}
-}
-
-func releaseKeepsAPayloadANewerClaimHolds(t *testing.T, s inbox.Store) {
-	ctx := context.Background()
-	ev := LargeEvent("evt_relnew")
-	old, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0, TTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.PutPayload(ctx, old, ev.Raw); err != nil {
-		t.Fatal(err)
-	}
-	// The old claim's send failed; while it is being released a new
-	// delivery's payload write, running with its claim, lands first.
-	newer := inbox.Claim{Event: ev, At: t0.Add(time.Second), TTL: time.Hour}
-	if err := s.PutPayload(ctx, newer.NewItem(), ev.Raw); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Release(ctx, old); err != nil {
-		t.Fatalf("Release of the old claim: %v", err)
-	}
-	if _, err := s.Get(ctx, ev.Key()); !errors.Is(err, inbox.ErrNotFound) {
-		t.Errorf("old claim after Release: err = %v, want ErrNotFound", err)
-	}
-	if _, err := s.Claim(ctx, newer); err != nil {
-		t.Fatalf("the newer claim: %v", err)
-	}
-	if got, err := s.Payload(ctx, ev.Key()); err != nil || string(got) != string(ev.Raw) {
-		t.Errorf("the newer claim's payload = %q, %v; want it kept", got, err)
-	}
-	// A repeated Release of the old claim changes nothing either.
-	if err := s.Release(ctx, old); !errors.Is(err, inbox.ErrClaimChanged) {
-		t.Errorf("second Release of the old claim: err = %v, want ErrClaimChanged", err)
-	}
-	if _, err := s.Payload(ctx, ev.Key()); err != nil {
-		t.Errorf("the newer claim's payload after a stale Release: %v", err)
-	}
-}
-
 func largePayloadKeepsItsOwnItem(t *testing.T, s inbox.Store) {
 	ctx := context.Background()
 	ev := LargeEvent("evt_large")
@@ -202,37 +134,6 @@ func hugePayloadIsKeptAsAnObjectTheClaimNames(t *testing.T, s inbox.Store) {
 	if err := s.PutPayload(ctx, inbox.Item{Key: it.Key, ReceivedAt: t0}, ev.Raw); !errors.Is(err, inbox.ErrNoBodyLocation) {
 		t.Errorf("PutPayload without an object: %v, want ErrNoBodyLocation", err)
 	}
-	if err := s.Release(ctx, it); err != nil {
-		t.Fatalf("Release: %v", err)
-	}
-	if _, err := s.Get(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
-		t.Errorf("Get after Release: %v, want ErrNotFound", err)
-	}
-}
-
-func releaseTakesTheObjectItsClaimNames(t *testing.T, s inbox.Store) {
-	ctx := context.Background()
-	ev := HugeEvent("evt_relhuge")
-	c := inbox.Claim{Event: ev, At: t0, TTL: time.Hour}
-	it, err := s.Claim(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.PutPayload(ctx, it, ev.Raw); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Release(ctx, it); err != nil {
-		t.Fatalf("Release: %v", err)
-	}
-	// The same bytes claimed again name the same object: it is gone
-	// until the new claim writes it.
-	again, err := s.Claim(ctx, inbox.Claim{Event: ev, At: t0.Add(time.Second), TTL: time.Hour})
-	if err != nil || again.PayloadObject != it.PayloadObject {
-		t.Fatalf("claim again = object %q, %v; want %q", again.PayloadObject, err, it.PayloadObject)
-	}
-	if raw, err := s.Payload(ctx, ev.Key()); !errors.Is(err, inbox.ErrNotFound) {
-		t.Errorf("Payload of the released claim's object = %d bytes, %v; want ErrNotFound (deleted by Release)", len(raw), err)
-	}
 }
 
 func hugeBodyFetchedAgainIsKeptUnderItsOwnHash(t *testing.T, s inbox.Store) {
@@ -262,8 +163,7 @@ func hugeBodyFetchedAgainIsKeptUnderItsOwnHash(t *testing.T, s inbox.Store) {
 			t.Fatal(err)
 		}
 	}
-	// Erased once finished (an unfinished event's erasure waits), a
-	// late write of the fetched body does not bring it back.
+	// Once finished and erased, a body fetched again is not kept.
 	if _, err := s.Finish(ctx, ev.Key(), "w1", inbox.Result{Status: inbox.Done, At: t0}); err != nil {
 		t.Fatal(err)
 	}
@@ -275,25 +175,6 @@ func hugeBodyFetchedAgainIsKeptUnderItsOwnHash(t *testing.T, s inbox.Store) {
 	}
 	if got, err := s.Get(ctx, ev.Key()); err != nil || got.PayloadObject != "" {
 		t.Errorf("Get after the payload was removed and fetched again = object %q, %v; want none", got.PayloadObject, err)
-	}
-}
-
-func releaseOfAnInlineClaimTakesItsPayload(t *testing.T, s inbox.Store) {
-	ctx := context.Background()
-	it := claim(t, s, "evt_relinline")
-	if err := s.Release(ctx, it); err != nil {
-		t.Fatalf("Release: %v", err)
-	}
-	if _, err := s.Get(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
-		t.Errorf("Get after Release: %v, want ErrNotFound", err)
-	}
-	if _, err := s.Payload(ctx, it.Key); !errors.Is(err, inbox.ErrNotFound) {
-		t.Errorf("Payload after Release: %v, want ErrNotFound", err)
-	}
-	// The provider's retry claims it again, payload and all.
-	again := claim(t, s, "evt_relinline")
-	if raw, err := s.Payload(ctx, again.Key); err != nil || string(raw) != string(Event("evt_relinline").Raw) {
-		t.Errorf("Payload of the new claim = %q, %v", raw, err)
 	}
 }
 

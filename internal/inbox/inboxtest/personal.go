@@ -74,6 +74,23 @@ func subjectEventsFindsClaimsThenTheIndex(t *testing.T, s inbox.Store) {
 	if _, _, err := s.SubjectEvents(ctx, []string{h1}, "not a cursor", 10); err == nil {
 		t.Error("SubjectEvents with a cursor it did not give: no error")
 	}
+	// About: by the claim while not indexed, by the index after.
+	for _, tt := range []struct {
+		key    webhook.Key
+		hashes []string
+		want   bool
+	}{
+		{received, []string{h2}, true},
+		{received, []string{h3}, false},
+		{done, []string{Hash("h-none"), h1}, true},
+		{done, []string{h2}, false},
+		{"shopify#9", []string{h3}, true},
+		{"shopify#404", []string{h1, h2, h3}, false},
+	} {
+		if got, err := s.About(ctx, tt.key, tt.hashes); err != nil || got != tt.want {
+			t.Errorf("About(%s, %v) = %v, %v; want %v", tt.key, tt.hashes, got, err, tt.want)
+		}
+	}
 }
 
 // erasureWaitsForAnUnfinishedEvent erases an event that is where to says

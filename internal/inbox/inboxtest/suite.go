@@ -70,13 +70,9 @@ func checks() []check {
 
 		{"PayloadStoredOnce", payloadStoredOnce},
 		{"PayloadWithoutClaimAndClaimWithoutPayload", payloadWithoutClaimAndClaimWithoutPayload},
-		{"ReleaseDeletesOnlyOwnClaim", releaseDeletesOnlyOwnClaim},
-		{"ReleaseKeepsAPayloadANewerClaimHolds", releaseKeepsAPayloadANewerClaimHolds},
 		{"LargePayloadKeepsItsOwnItem", largePayloadKeepsItsOwnItem},
 		{"HugePayloadIsKeptAsAnObjectTheClaimNames", hugePayloadIsKeptAsAnObjectTheClaimNames},
-		{"ReleaseTakesTheObjectItsClaimNames", releaseTakesTheObjectItsClaimNames},
 		{"HugeBodyFetchedAgainIsKeptUnderItsOwnHash", hugeBodyFetchedAgainIsKeptUnderItsOwnHash},
-		{"ReleaseOfAnInlineClaimTakesItsPayload", releaseOfAnInlineClaimTakesItsPayload},
 
 		{"LeaseLifecycle", leaseLifecycle},
 		{"FailedAndDeadAreLeasedAgain", failedAndDeadAreLeasedAgain},

@@ -617,11 +617,9 @@ func TestTemplateReceiverPolicy(t *testing.T) {
 	checkGrants(t, "ReceiverFunction", "StripeWebhookSecretArn", func(c samtemplate.Context) []string {
 		table, queue := arn(c, "InboxTable"), arn(c, "EventsQueue")
 		return []string{
-			"dynamodb:DeleteItem on " + table,
 			"dynamodb:GetItem on " + table,
 			"dynamodb:PutItem on " + table,
 			"dynamodb:UpdateItem on " + table,
-			"s3:DeleteObject on " + bodies(c),
 			"s3:PutObject on " + bodies(c),
 			"secretsmanager:GetSecretValue on " + ref(c, "SubjectKeySecret"),
 			"sqs:SendMessage on " + queue,

@@ -1,6 +1,7 @@
 package pipelinetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -156,11 +157,12 @@ func bodyDone(t *testing.T, p *Pipeline, b *recording, key webhook.Key, body []b
 // TestLargeBodySurvivesAFaultAtEveryWrite: a GitHub push too large for an
 // item, delivered while one of the receiver's writes fails (or the
 // function dies there: every write after it fails too): claim, PutObject,
-// SendMessage, and Release's DeleteObject then DeleteItem. The delivery
-// is answered 5xx and leaves nothing, or a claim with or without its
-// body, never an object without a claim. The provider's next delivery is
-// answered 200, and with the reconciler the event ends DONE with its
-// body, also when the processor tried it before the body was back.
+// SendMessage, and the UpdateItem that marks the claim unsent. The
+// delivery is answered 5xx and leaves nothing, or a claim with or
+// without its body, never an object without a claim. The provider's next
+// delivery is answered 200, and with the reconciler the event ends DONE
+// with its body, also when the processor tried it before the body was
+// back.
 func TestLargeBodySurvivesAFaultAtEveryWrite(t *testing.T) {
 	p, business, reconcileNow := recordingStack(t)
 	emu := p.Stack.Emulators
@@ -176,13 +178,12 @@ func TestLargeBodySurvivesAFaultAtEveryWrite(t *testing.T) {
 		processed bool // the reconciler and the processor run before the provider's next delivery
 	}{
 		{"claim refused", []string{"PutItem"}, "nothing", false},
-		{"dies during PutObject", []string{"PutObject", "DeleteObject", "DeleteItem"}, "claim without body", false},
-		{"dies during PutObject, then processed", []string{"PutObject", "DeleteObject", "DeleteItem"}, "claim without body", true},
-		{"PutObject refused, released", []string{"PutObject"}, "nothing", false},
-		{"S3 down", []string{"PutObject", "DeleteObject"}, "claim without body", false},
-		{"SendMessage refused, released", []string{"SendMessage"}, "nothing", false},
-		{"SendMessage refused, the claim's delete refused", []string{"SendMessage", "DeleteItem"}, "claim without body", true},
-		{"SendMessage and DeleteObject refused", []string{"SendMessage", "DeleteObject"}, "claim with body", false},
+		{"dies during PutObject", []string{"PutObject", "UpdateItem"}, "claim without body", false},
+		{"dies during PutObject, then processed", []string{"PutObject", "UpdateItem"}, "claim without body", true},
+		{"PutObject refused, marked unsent", []string{"PutObject"}, "claim without body", false},
+		{"PutObject refused, then processed", []string{"PutObject"}, "claim without body", true},
+		{"SendMessage refused, marked unsent", []string{"SendMessage"}, "claim with body", false},
+		{"dies during SendMessage", []string{"SendMessage", "UpdateItem"}, "claim with body", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := fmt.Sprintf("d-fault-%d", i)
@@ -277,34 +278,68 @@ func TestReceiverBootstrapKilledDuringPutObjectLosesNoBody(t *testing.T) {
 // body, and every later read of it checks out.
 func TestHugeStripeBodyFetchedAgainIsReadBack(t *testing.T) {
 	p, business, _ := recordingStack(t)
-	ctx := context.Background()
-	key, checkout := Checkout("hugefetch", 1, time.Now())
+	key, _, api, _ := hugeCheckoutFetchedAgain(t, p, "hugefetch")
+	bodyDone(t, p, business, key, api)
+	if raw, err := p.Inbox.Payload(context.Background(), key); err != nil || string(raw) != string(api) {
+		t.Errorf("Payload = %d bytes, %v; want the API's %d", len(raw), err, len(api))
+	}
+}
+
+// hugeCheckoutFetchedAgain delivers a checkout too large for an item,
+// deletes its object (lost), and has Stripe's API serve the same event
+// with other bytes: it returns the event's key, the delivered and the
+// API's bytes, and the name of the object lost.
+func hugeCheckoutFetchedAgain(t *testing.T, p *Pipeline, prefix string) (key webhook.Key, delivered, api []byte, lost string) {
+	t.Helper()
+	key, checkout := Checkout(prefix, 1, time.Now())
 	var ev map[string]any
 	if err := json.Unmarshal(checkout, &ev); err != nil {
 		t.Fatal(err)
 	}
 	ev["data"].(map[string]any)["object"].(map[string]any)["metadata"] = map[string]string{"note": strings.Repeat("a", inbox.MaxPayloadBytes)}
 	delivered, err := json.MarshalIndent(ev, "", "  ")
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		api, err = json.Marshal(ev) // the same event, compact: other bytes
 	}
-	api, err := json.Marshal(ev) // the same event, compact: other bytes
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := p.Deliver(t, delivered); got != "accepted" {
 		t.Fatalf("delivery: %s", got)
 	}
-	for _, name := range objects(t, p, key) {
-		if _, err := p.Stack.Emulators.S3().DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(p.Stack.Buckets["BodyBucket"]), Key: aws.String(name)}); err != nil {
-			t.Fatal(err)
-		}
+	names := objects(t, p, key)
+	if len(names) != 1 {
+		t.Fatalf("objects of %s: %v, want one", key, names)
+	}
+	if _, err := p.Stack.Emulators.S3().DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(p.Stack.Buckets["BodyBucket"]), Key: aws.String(names[0])}); err != nil {
+		t.Fatal(err)
 	}
 	if err := p.Stripe.AddEvent(api); err != nil {
 		t.Fatal(err)
 	}
+	return key, delivered, api, names[0]
+}
+
+// TestAnErasureTakesEveryObjectOfItsEvent: a checkout too large for an
+// item whose object was lost is fetched again from Stripe's API and kept
+// under its own hash; then the receiver's own PutObject of the
+// delivered bytes, held up on the wire, lands under the claim's first
+// name. Once the event is DONE and erased, the bucket holds nothing of
+// it: no personal data stays readable behind an erasure.
+func TestAnErasureTakesEveryObjectOfItsEvent(t *testing.T) {
+	p, business, _ := recordingStack(t)
+	ctx := context.Background()
+	key, delivered, api, first := hugeCheckoutFetchedAgain(t, p, "hugeerase")
 	bodyDone(t, p, business, key, api)
-	if raw, err := p.Inbox.Payload(ctx, key); err != nil || string(raw) != string(api) {
-		t.Errorf("Payload = %d bytes, %v; want the API's %d", len(raw), err, len(api))
+	// The receiver's late PutObject of the delivered bytes.
+	if _, err := p.Stack.Emulators.S3().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(p.Stack.Buckets["BodyBucket"]),
+		Key: aws.String(first), Body: bytes.NewReader(delivered)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Inbox.RemovePayload(ctx, key, inbox.RemovedErased, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if left := objects(t, p, key); len(left) != 0 {
+		t.Errorf("after the erasure the bucket holds %v of %s; want nothing", left, key)
 	}
 }

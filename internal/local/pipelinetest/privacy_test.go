@@ -335,15 +335,15 @@ func TestShopRedactErasesOnlyItsShop(t *testing.T) {
 	ctx := context.Background()
 	order := func(shop, id string) webhook.Key {
 		t.Helper()
-		// orders/create: keyed by its event id (a paid order's
-		// orders/paid is keyed by the order, so a copy is a duplicate).
-		return s.shopifyOf(t, shop, "orders/create", id, fmt.Sprintf(`{"id":9%s,"email":"buyer%s@example.com","financial_status":"paid","line_items":[]}`, id, id), 200)
+		return s.shopifyOf(t, shop, "orders/create", id, fmt.Sprintf(`{"id":9%s,"email":"buyer%s@example.com","financial_status":"pending","line_items":[]}`, id, id), 200)
 	}
 	a1, a2 := order("shop-a.myshopify.com", "6660001"), order("shop-a.myshopify.com", "6660002")
 	b1 := order("shop-b.myshopify.com", "6660003")
-	// A captured shop-a order, re-sent as shop-c's under a new id.
+	// A captured shop-a order, re-sent as shop-c's under a new id (an
+	// orders/create: a paid order's orders/paid is keyed by the order, so
+	// its re-sending is a duplicate).
 	forged := s.shopifyOf(t, "shop-c.myshopify.com", "orders/create", "6660099",
-		`{"id":96660001,"email":"buyer6660001@example.com","financial_status":"paid","line_items":[]}`, 200)
+		`{"id":96660001,"email":"buyer6660001@example.com","financial_status":"pending","line_items":[]}`, 200)
 	all := []webhook.Key{a1, a2, b1, forged}
 	s.ProcessUntil(t, time.Minute, func() bool { return s.AllFinal(t, all) })
 	redact := func(shop, id string) {
@@ -367,6 +367,57 @@ func TestShopRedactErasesOnlyItsShop(t *testing.T) {
 	kept(a1, a2, b1)
 	redact("Shop-A.myshopify.com", "6669003")
 	kept(b1)
+}
+
+// TestCustomersRedactErasesOnlyItsShop: one app, one secret, two shops
+// with a customer of the same email (each shop's own customer id). A
+// customers/redact from shop A (delivered under shop B's unsigned header:
+// the signed body decides) erases shop A's order and the Stripe checkout
+// of that email, and leaves shop B's order; a data request from shop B
+// lists shop B's events and the checkout, none of shop A's.
+func TestCustomersRedactErasesOnlyItsShop(t *testing.T) {
+	s := newPrivacyStack(t)
+	ctx := context.Background()
+	order := func(shop, id, customer string) webhook.Key {
+		t.Helper()
+		return s.shopifyOf(t, shop, "orders/create", id, fmt.Sprintf(`{"id":9%s,"email":%q,"customer":{"id":%s,"email":%q},"line_items":[]}`,
+			id, janeEmail, customer, janeEmail), 200)
+	}
+	a := order("shop-a.myshopify.com", "6670001", "7100001")
+	b := order("shop-b.myshopify.com", "6670002", "7100002")
+	checkout, body := pipelinetest.Checkout("shops", 1, time.Now().Add(-time.Minute),
+		verifytest.WithCustomer(janeCustomer), verifytest.WithEmail(janeEmail))
+	s.Deliver(t, body)
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllFinal(t, []webhook.Key{a, b, checkout}) })
+
+	redact := fmt.Sprintf(`{"shop_id":1,"shop_domain":"shop-a.myshopify.com","customer":{"id":7100001,"email":%q},"orders_to_redact":[96670001]}`, janeEmail)
+	key := s.shopifyOf(t, "shop-b.myshopify.com", shopify.TopicCustomersRedact, "6679001", redact, 200)
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Done) })
+	for k, want := range map[webhook.Key]bool{a: false, checkout: false, b: true} {
+		if _, err := s.Inbox.Payload(ctx, k); (err == nil) != want {
+			t.Errorf("%s after shop A's customers/redact: payload kept %v, want %v (%v)", k, err == nil, want, err)
+		}
+	}
+
+	request := fmt.Sprintf(`{"shop_id":2,"shop_domain":"shop-b.myshopify.com","customer":{"id":7100002,"email":%q},"orders_requested":[],"data_request":{"id":42}}`, janeEmail)
+	key = s.shopifyOf(t, "shop-a.myshopify.com", shopify.TopicDataRequest, "6679002", request, 200)
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Done) })
+	reqs, err := s.Inbox.DataRequests(ctx)
+	if err != nil || len(reqs) != 1 {
+		t.Fatalf("data requests: %+v, %v; want one", reqs, err)
+	}
+	var rep privacy.Report
+	if err := json.Unmarshal(reqs[0].Report, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var listed []webhook.Key
+	for _, ev := range rep.Events {
+		listed = append(listed, ev.Key)
+	}
+	slices.Sort(listed)
+	if want := []webhook.Key{b, key, checkout}; !slices.Equal(listed, want) {
+		t.Errorf("shop B's data request lists %v; want %v (shop B's order, the request, and the checkout; none of shop A's)", listed, want)
+	}
 }
 
 // TestAComplianceTopicNeedsItsOwnBody: Shopify signs the body, not the
@@ -459,29 +510,36 @@ func TestARedactionWaitsForAParkedPayment(t *testing.T) {
 }
 
 // TestCustomersRedactSweepsTheStripeEventBridgeDLQ: with a Stripe
-// EventBridge destination, Shopify's customers/redact for an email
-// deletes, from the 25 Stripe events EventBridge could not deliver, the
-// two that name that email (the last of them behind two full receives),
-// and leaves the 23 others there, visible again at once.
+// EventBridge destination, 25 Stripe events EventBridge could not
+// deliver wait in its dead-letter queue, two of them jane's paid
+// checkouts (the last behind two full receives). Shopify's
+// customers/redact for her email takes those two out of the DLQ into the
+// inbox, where they run once (the business invoices both paid orders)
+// and then lose their payload; the 23 others stay in the DLQ, visible
+// again at once.
 func TestCustomersRedactSweepsTheStripeEventBridgeDLQ(t *testing.T) {
 	s := newPrivacyStackWith(t, pipelinetest.Options{Params: map[string]string{"StripeEventBridgeSource": "aws.partner/stripe.com/ed_test_sweep"}})
 	ctx := context.Background()
 	dlqURL := s.Stack.Queues["StripeEventBridgeDLQ"].URL
 	dlq := queue.New(s.SQS, dlqURL)
+	var janes []webhook.Key
 	for i := range 25 {
 		email := fmt.Sprintf("other%d@example.com", i)
 		if i == 0 || i == 24 {
 			email = janeEmail
 		}
-		detail := verifytest.StripeEvent("customer.created", fmt.Sprintf("evt_sweep%02d", i), time.Now(), verifytest.WithEmail(email))
-		body := fmt.Sprintf(`{"version":"0","id":"eb-%d","detail-type":"customer.created","source":"aws.partner/stripe.com/ed_test_sweep","detail":%s}`, i, detail)
+		key, detail := pipelinetest.Checkout("sweep", i, time.Now().Add(-time.Hour), verifytest.WithEmail(email))
+		if email == janeEmail {
+			janes = append(janes, key)
+		}
+		body := fmt.Sprintf(`{"version":"0","id":"eb-%d","detail-type":"checkout.session.completed","source":"aws.partner/stripe.com/ed_test_sweep","detail":%s}`, i, detail)
 		if _, err := s.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(dlqURL), MessageBody: aws.String(body)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	redact := fmt.Sprintf(`{"shop_id":954889,"shop_domain":"hookinbox-test.myshopify.com","customer":{"id":%s,"email":%q},"orders_to_redact":[]}`, janeShopify, janeEmail)
 	key := s.shopify(t, shopify.TopicCustomersRedact, "5550501", redact, 200)
-	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, []webhook.Key{key}, inbox.Done) })
+	s.ProcessUntil(t, time.Minute, func() bool { return s.AllIn(t, append([]webhook.Key{key}, janes...), inbox.Done) })
 	left := pipelinetest.Peek(t, dlq)
 	if len(left) != 23 {
 		t.Errorf("the DLQ holds %d visible messages after the redaction, want the 23 others", len(left))
@@ -491,8 +549,19 @@ func TestCustomersRedactSweepsTheStripeEventBridgeDLQ(t *testing.T) {
 			t.Errorf("still in the DLQ: %s", m.Body)
 		}
 	}
+	if n := len(s.Stripe.Invoices()); n != 2 {
+		t.Errorf("%d invoices; want jane's two paid orders', which the redaction must not drop", n)
+	}
+	for _, k := range janes {
+		if it, err := s.Inbox.Get(ctx, k); err != nil || it.PayloadRemoved != inbox.RemovedErased {
+			t.Errorf("%s after it ran: payload removed %q, %v; want erased", k, it.PayloadRemoved, err)
+		}
+	}
+	if leaks := s.leaks(t, janeEmail); len(leaks) != 0 {
+		t.Errorf("after the redaction:\n%s", strings.Join(leaks, "\n"))
+	}
 	if audits, err := s.Inbox.Erasures(ctx); err != nil || len(audits) != 1 || audits[0].Queued != 2 {
-		t.Errorf("audit records %+v, %v; want one, 2 queued events deleted", audits, err)
+		t.Errorf("audit records %+v, %v; want one, 2 queued events taken in", audits, err)
 	}
 }
 

@@ -2,7 +2,6 @@ package pipelinetest
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -11,12 +10,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// TestClaimReleasedWhenTheQueueRefuses: a claim whose message SQS refuses
-// is released (the receiver deletes it) and the provider gets a 5xx, so
-// its retry claims the event afresh.
-func TestClaimReleasedWhenTheQueueRefuses(t *testing.T) {
+// TestClaimKeptWhenTheQueueRefuses: a claim whose message SQS refuses is
+// kept, marked unsent, and the provider gets a 5xx; its retry is a
+// duplicate that sends the claim on at once, and the event ends DONE.
+func TestClaimKeptWhenTheQueueRefuses(t *testing.T) {
 	p := New(t)
 	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
@@ -30,7 +30,11 @@ func TestClaimReleasedWhenTheQueueRefuses(t *testing.T) {
 	if err != nil || resp.StatusCode < 500 {
 		t.Fatalf("receiver answered %d %s, %v; want a 5xx", resp.StatusCode, resp.Body, err)
 	}
-	if _, err := p.Inbox.Get(context.Background(), key); !errors.Is(err, inbox.ErrNotFound) {
-		t.Errorf("claim of %s after the refused send: %v, want it released (ErrNotFound)", key, err)
+	if it, err := p.Inbox.Get(context.Background(), key); err != nil || it.Status != inbox.Received {
+		t.Fatalf("claim of %s after the refused send: %v, %v; want it kept in RECEIVED", key, it.Status, err)
 	}
+	if resp := p.Send(t, p.Stack.StripeRequest(body)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the provider's retry: %d %s; want 200", resp.StatusCode, resp.Body)
+	}
+	p.ProcessUntil(t, time.Minute, func() bool { return p.AllIn(t, []webhook.Key{key}, inbox.Done) })
 }
