@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
@@ -17,6 +19,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -256,4 +259,67 @@ func (s *scheduleLogger) Invoke(ctx context.Context, payload []byte) ([]byte, er
 	}
 	s.d.logf("%s ← %s → ok %s %s", s.id, s.expr, summary, took)
 	return out, nil
+}
+
+// logf prints one timestamped line on stderr.
+func (d *devStack) logf(format string, args ...any) {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	fmt.Fprintf(d.stderr, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// functionLogger returns the slog logger an in-process function gets: its
+// logs on stderr with --verbose, only its errors otherwise.
+func (d *devStack) functionLogger(id string) *slog.Logger {
+	level := slog.LevelError
+	if d.flags.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(logs.Wrap(slog.NewTextHandler(&lineWriter{d: d, prefix: id + ": "}, &slog.HandlerOptions{Level: level})))
+}
+
+// errorLogger logs the local plumbing's own warnings and errors.
+func (d *devStack) errorLogger(what string) *slog.Logger {
+	return slog.New(slog.NewTextHandler(&lineWriter{d: d, prefix: what + ": "}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// childLog is where a child process's output goes: all of it with
+// --verbose, only lines that look like errors otherwise.
+func (d *devStack) childLog(id string) io.Writer {
+	return &lineWriter{d: d, prefix: id + ": ", filter: !d.flags.verbose}
+}
+
+// lineWriter writes each complete line to the dev log under a prefix.
+// With filter set it keeps only lines that carry an error level.
+type lineWriter struct {
+	d      *devStack
+	prefix string
+	filter bool
+	mu     sync.Mutex
+	buf    []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := strings.IndexByte(string(l.buf), '\n')
+		if i < 0 {
+			break
+		}
+		line := strings.TrimRight(string(l.buf[:i]), "\r")
+		l.buf = l.buf[i+1:]
+		if line == "" || (l.filter && !looksLikeError(line)) {
+			continue
+		}
+		l.d.logf("%s%s", l.prefix, line)
+	}
+	return len(p), nil
+}
+
+// looksLikeError reports whether a log line is at error level, in slog's
+// JSON or text form.
+func looksLikeError(line string) bool {
+	return strings.Contains(line, `"level":"ERROR"`) || strings.Contains(line, "level=ERROR") || strings.Contains(line, "panic:")
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 )
 
 // stateFileEnv names the variable that overrides the default state file.
@@ -157,4 +158,38 @@ func loadState(path string) (*devState, error) {
 		return nil, fmt.Errorf("%w: %s names process %d, which is not running; start the stack again with `make dev`", errNoStack, path, st.PID)
 	}
 	return st, nil
+}
+
+// stateOf returns what the state file says about the running stack st.
+func (d *devStack) stateOf(root, baseURL string, st *pipeline.Stack, fns []pipeline.Function) (*devState, error) {
+	mode := "in-process"
+	if d.flags.rie {
+		mode = "rie"
+	}
+	s := &devState{
+		PID: os.Getpid(), StartedAt: time.Now().UTC(), Mode: mode,
+		StackName: st.Name, Region: devstack.Region, Root: root,
+		BaseURL: baseURL, WebhookURL: baseURL + "/webhooks/" + firstProvider().Name(), HealthURL: baseURL + "/healthz",
+		WebhookSecret: d.flags.secret, Endpoints: st.Endpoints, Env: st.Emulators.EnvMap(),
+		Tables: st.Tables, Buckets: st.Buckets, Queues: map[string]stateQueue{},
+		MetricsFile: metricsFileFor(d.flags.stateFile),
+	}
+	s.Env["AWS_ENDPOINT_URL_SESV2"] = st.Endpoints["AWS_ENDPOINT_URL_SESV2"]
+	// The AWS CLI v1 reads its region from AWS_DEFAULT_REGION only.
+	s.Env["AWS_DEFAULT_REGION"] = devstack.Region
+	for id, q := range st.Queues {
+		s.Queues[id] = stateQueue{Name: q.Name, URL: q.URL, ARN: q.ARN}
+	}
+	for _, fn := range fns {
+		env, err := st.Env(fn.LogicalID, nil)
+		if err != nil {
+			return nil, err
+		}
+		f := stateFunction{LogicalID: fn.LogicalID, Env: env}
+		for _, t := range fn.Triggers {
+			f.Triggers = append(f.Triggers, t.String())
+		}
+		s.Functions = append(s.Functions, f)
+	}
+	return s, nil
 }
