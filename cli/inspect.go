@@ -80,7 +80,15 @@ func viewOf(it inbox.Item) itemView {
 	}
 }
 
-func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// inspectFlags are inspect's command line.
+type inspectFlags struct {
+	asJSON, payload bool
+	stack           *stackFlags
+	key             string // as given: a key or a bare event id
+}
+
+// parseInspect parses inspect's command line.
+func parseInspect(args []string, stdout io.Writer) (inspectFlags, error) {
 	fs := newFlagSet("inspect", "<provider>#<event id> [--json] [--payload] [--stack NAME]", `
 Prints one event's inbox item (status, attempts, lease, outcome) and its
 effect ledger (every effect that finished, with its idempotency key and
@@ -96,60 +104,75 @@ that would change the stack is refused before it is sent.
 Examples:
   hookinbox inspect 'stripe#evt_1OEa2nLkdIwHu7ixQnXZgA6E'
   hookinbox inspect 'shopify#b54557e4-bdd9-4b37-8a5f-bf7d70bcd043' --stack shop-prod`)
-	asJSON := fs.Bool("json", false, "print JSON only (item, effects and payload)")
-	withPayload := fs.Bool("payload", false, "print the stored raw payload too")
-	sf := addStackFlags(fs)
+	var f inspectFlags
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON only (item, effects and payload)")
+	fs.BoolVar(&f.payload, "payload", false, "print the stored raw payload too")
+	f.stack = addStackFlags(fs)
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
-		return err
+		return f, err
 	}
 	if len(rest) != 1 {
-		return usagef("want one event key, <provider>#<event id>")
+		return f, usagef("want one event key, <provider>#<event id>")
 	}
 	if _, err := webhook.ParseKey(keyShape(rest[0])); err != nil {
-		return usagef("%v", err)
+		return f, usagef("%v", err)
 	}
-	t, err := sf.resolve(ctx, "inspect", stderr, readsOnly, false)
+	f.key = rest[0]
+	return f, nil
+}
+
+func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseInspect(args, stdout)
 	if err != nil {
 		return err
 	}
-	key, err := eventKey(ctx, t.store(), rest[0])
+	t, err := f.stack.resolve(ctx, "inspect", stderr, readsOnly, false)
 	if err != nil {
 		return err
 	}
-	ev, err := inspectEvent(ctx, t, key, *asJSON || *withPayload)
+	key, err := eventKey(ctx, t.store(), f.key)
+	if err != nil {
+		return err
+	}
+	ev, err := inspectEvent(ctx, t, key, f.asJSON || f.payload)
 	if errors.Is(err, inbox.ErrNotFound) {
 		return fmt.Errorf("%s is not in the inbox (table %s): was it sent to this stack? `hookinbox send` prints the keys it sends", key, t.table)
 	}
 	if err != nil {
 		return err
 	}
-	it, recs, open, deliveries, payload := ev.Item, ev.Effects, ev.OpenIntents, ev.Destinations, ev.Payload
-	if *asJSON {
-		out := inspection{Item: viewOf(it), Effects: recs, OpenIntents: open, Destinations: deliveries}
-		if out.Destinations == nil {
-			out.Destinations = []destination.Attempts{}
-		}
-		if out.Effects == nil {
-			out.Effects = []effects.Record{}
-		}
-		if out.OpenIntents == nil {
-			out.OpenIntents = []ledger.Intent{}
-		}
-		if json.Valid(payload) {
-			out.Payload = payload
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+	if f.asJSON {
+		return printInspectionJSON(stdout, ev)
 	}
-	printInspection(stdout, it, recs)
-	printDeliveries(stdout, deliveries)
-	printOpenIntents(stdout, t.table, open, t.args)
-	if *withPayload {
-		fmt.Fprintf(stdout, "\nPayload (%d bytes):\n%s\n", len(payload), printable(strings.TrimSpace(string(payload)), "\n\t"))
+	printInspection(stdout, ev.Item, ev.Effects)
+	printDeliveries(stdout, ev.Destinations)
+	printOpenIntents(stdout, t.table, ev.OpenIntents, t.args)
+	if f.payload {
+		fmt.Fprintf(stdout, "\nPayload (%d bytes):\n%s\n", len(ev.Payload), printable(strings.TrimSpace(string(ev.Payload)), "\n\t"))
 	}
 	return nil
+}
+
+// printInspectionJSON prints ev as inspect --json does: empty lists for
+// none, the payload when it is JSON.
+func printInspectionJSON(w io.Writer, ev console.Event) error {
+	out := inspection{Item: viewOf(ev.Item), Effects: ev.Effects, OpenIntents: ev.OpenIntents, Destinations: ev.Destinations}
+	if out.Destinations == nil {
+		out.Destinations = []destination.Attempts{}
+	}
+	if out.Effects == nil {
+		out.Effects = []effects.Record{}
+	}
+	if out.OpenIntents == nil {
+		out.OpenIntents = []ledger.Intent{}
+	}
+	if json.Valid(ev.Payload) {
+		out.Payload = ev.Payload
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 // inspectEvent reads what inspect shows of the event key on t: its item,

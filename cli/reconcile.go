@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,58 +16,49 @@ import (
 // ReconcilerFunction once, as its schedule does, and answers its summary.
 const reconcilePath = "/_dev/reconcile"
 
-func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: hookinbox reconcile [--json] [--state-file FILE]
+// reconcileFlags are reconcile's command line.
+type reconcileFlags struct {
+	asJSON    bool
+	stateFile string
+}
 
+// parseReconcile parses reconcile's command line.
+func parseReconcile(args []string, stdout io.Writer) (reconcileFlags, error) {
+	var f reconcileFlags
+	fs := newFlagSet("reconcile", "[--json] [--state-file FILE]", `
 Runs the local stack's ReconcilerFunction once, now, as its schedule does:
 stuck claims are re-enqueued, and every provider's configured source (the
 events its API lists, or the objects it fetches again until final) is read
 from its API stand-in since its checkpoint. Prints what each source did
 and every claim it made. A source whose settings the local stack lacks is
 off unless hookinbox dev was started with them, e.g.
-  hookinbox dev --env GITHUB_RECONCILE_HOOKS=repos/acme/shop/hooks/1 --env SHOPIFY_SHOP_DOMAIN=dev.myshopify.com
+  hookinbox dev --env GITHUB_RECONCILE_HOOKS=repos/acme/shop/hooks/1 --env SHOPIFY_SHOP_DOMAIN=dev.myshopify.com`)
+	fs.BoolVar(&f.asJSON, "json", false, "print the run's summary as JSON")
+	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "state file of the running local stack")
+	rest, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return f, err
+	}
+	if len(rest) > 0 {
+		return f, usagef("reconcile takes no arguments, got %q", rest)
+	}
+	return f, nil
+}
 
-Flags:
-`)
-		fs.PrintDefaults()
-	}
-	asJSON := fs.Bool("json", false, "print the run's summary as JSON")
-	stateFile := fs.String("state-file", defaultStateFile(), "state file of the running local stack")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &usageError{msg: err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return usagef("reconcile takes no arguments, got %q", fs.Args())
-	}
-	st, err := loadState(*stateFile)
+func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseReconcile(args, stdout)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, st.BaseURL+reconcilePath, nil)
+	st, err := loadState(f.stateFile)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("reach hookinbox dev at %s: %w", st.BaseURL, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	body, err := reconcileOnce(ctx, st.BaseURL)
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("the reconciler failed: %s", strings.TrimSpace(string(body)))
-	}
-	if *asJSON {
+	if f.asJSON {
 		_, err := stdout.Write(append(body, '\n'))
 		return err
 	}
@@ -79,6 +68,30 @@ Flags:
 	}
 	printReconcile(stdout, sum)
 	return nil
+}
+
+// reconcileOnce asks the running hookinbox dev at baseURL to run its
+// reconciler once and returns the run's summary, as JSON.
+func reconcileOnce(ctx context.Context, baseURL string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+reconcilePath, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reach hookinbox dev at %s: %w", baseURL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the reconciler failed: %s", strings.TrimSpace(string(body)))
+	}
+	return body, nil
 }
 
 // printReconcile writes a run's summary for a person.

@@ -64,7 +64,15 @@ func keyShape(s string) string {
 	return "any#" + s
 }
 
-func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// replayFlags are replay's command line.
+type replayFlags struct {
+	req    replay.Request // Keys as given: keys or bare event ids
+	asJSON bool
+	stack  *stackFlags
+}
+
+// parseReplay parses replay's command line.
+func parseReplay(args []string, stdout io.Writer) (replayFlags, error) {
 	fs := newFlagSet("replay", "(--all [--type T] [--reason R] [--max N] | --key K [--key K ...]) [--dry-run] [--json] [--stack NAME]", `
 Sends parked events back to the processor, exactly as the dlq-replay
 function does (internal/replay): each event's claim is put back to FAILED
@@ -82,40 +90,51 @@ Examples:
   hookinbox replay --all --type checkout.session.completed
   hookinbox replay --key stripe#evt_123 --key evt_456
   hookinbox replay --all --dry-run --stack shop-prod   the same on a deployed stack`)
-	all := fs.Bool("all", false, "replay the DLQ (up to --max messages)")
-	max := fs.Int("max", 0, "with --all: the most DLQ messages to handle (default 100)")
+	var f replayFlags
+	fs.BoolVar(&f.req.All, "all", false, "replay the DLQ (up to --max messages)")
+	fs.IntVar(&f.req.Max, "max", 0, "with --all: the most DLQ messages to handle (default 100)")
 	var keys keyList
 	fs.Var(&keys, "key", "replay this event (`provider#id`, or a bare event id, looked up under every provider), whether or not it is in the DLQ; repeatable")
-	typ := fs.String("type", "", "with --all: only DLQ messages of this event `type`")
-	reason := fs.String("reason", "", "with --all: only DLQ messages parked with exactly this `reason` (their error_reason, as replay --dry-run prints it)")
-	dryRun := fs.Bool("dry-run", false, "report only; change nothing")
-	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	sf := addStackFlags(fs)
+	fs.StringVar(&f.req.EventType, "type", "", "with --all: only DLQ messages of this event `type`")
+	fs.StringVar(&f.req.Reason, "reason", "", "with --all: only DLQ messages parked with exactly this `reason` (their error_reason, as replay --dry-run prints it)")
+	fs.BoolVar(&f.req.DryRun, "dry-run", false, "report only; change nothing")
+	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON")
+	f.stack = addStackFlags(fs)
 	rest, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return f, err
+	}
+	f.req.Keys = append(keys, rest...)
+	check := f.req
+	check.Keys = nil
+	for _, k := range f.req.Keys {
+		check.Keys = append(check.Keys, keyShape(k))
+	}
+	if err := check.Validate(); err != nil {
+		return f, usagef("%s", strings.TrimPrefix(err.Error(), "replay request: "))
+	}
+	return f, nil
+}
+
+func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseReplay(args, stdout)
 	if err != nil {
 		return err
 	}
-	keys = append(keys, rest...)
-	req := replay.Request{All: *all, Max: *max, EventType: *typ, Reason: *reason, DryRun: *dryRun}
-	for _, k := range keys {
-		req.Keys = append(req.Keys, keyShape(k))
-	}
-	if err := req.Validate(); err != nil {
-		return usagef("%s", strings.TrimPrefix(err.Error(), "replay request: "))
-	}
 	var allowed func(string) bool
-	if *dryRun {
+	if f.req.DryRun {
 		allowed = readsAndPeeks
 	}
-	t, err := sf.resolve(ctx, "replay", stderr, allowed, true)
+	t, err := f.stack.resolve(ctx, "replay", stderr, allowed, true)
 	if err != nil {
 		return err
 	}
 	if t.queueURL == "" || t.dlqURL == "" {
 		return fmt.Errorf("the stack names no events queue or DLQ; restart hookinbox dev")
 	}
+	req := f.req
 	req.Keys = nil
-	for _, k := range keys {
+	for _, k := range f.req.Keys {
 		key, err := eventKey(ctx, t.store(), k)
 		if err != nil {
 			return err
@@ -126,7 +145,13 @@ Examples:
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	return printReplay(stdout, stderr, sum, f.asJSON)
+}
+
+// printReplay prints the summary of a replay, as JSON when asJSON is set;
+// it fails when a message failed.
+func printReplay(stdout, stderr io.Writer, sum replay.Summary, asJSON bool) error {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(sum); err != nil {

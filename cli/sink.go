@@ -25,7 +25,8 @@ type sinkFlags struct {
 	body      bool
 }
 
-func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// parseSink parses sink's command line.
+func parseSink(args []string, stdout io.Writer) (sinkFlags, error) {
 	var f sinkFlags
 	fs := newFlagSet("sink", "[--secret whsec_...] [flags]", `
 A small HTTP receiver for trying a destination out. It verifies each
@@ -51,17 +52,25 @@ endpoint, to watch hookinbox retry and park:
 	fs.BoolVar(&f.body, "body", false, "print each verified delivery's body too")
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
-		return err
+		return f, err
 	}
 	switch {
 	case len(rest) > 0:
-		return usagef("sink takes no arguments, got %q", rest)
+		return f, usagef("sink takes no arguments, got %q", rest)
 	case f.status < 200 || f.status > 599:
-		return usagef("--status %d is not an HTTP status", f.status)
+		return f, usagef("--status %d is not an HTTP status", f.status)
 	case f.failFirst < 0:
-		return usagef("--fail-first must not be negative")
+		return f, usagef("--fail-first must not be negative")
 	case f.delay < 0:
-		return usagef("--delay must not be negative")
+		return f, usagef("--delay must not be negative")
+	}
+	return f, nil
+}
+
+func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseSink(args, stdout)
+	if err != nil {
+		return err
 	}
 	secret := f.secret
 	if secret == "" {
@@ -82,6 +91,12 @@ endpoint, to watch hookinbox retry and park:
 		fmt.Fprintf(stdout, "  secret %s   (fresh; pass --secret to keep it)\n", secret)
 	}
 	fmt.Fprintf(stdout, "  send it events: %s dev --forward %s --forward-secret %s\n", selfCommand(), url, secret)
+	return serveSink(ctx, ln, s, f.delay)
+}
+
+// serveSink serves s on ln until ctx ends, then lets the deliveries in
+// flight, each delayed by delay, finish.
+func serveSink(ctx context.Context, ln net.Listener, s http.Handler, delay time.Duration) error {
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
@@ -90,7 +105,7 @@ endpoint, to watch hookinbox retry and park:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second+f.delay)
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second+delay)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err

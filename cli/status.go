@@ -85,24 +85,22 @@ type checkpointStatus struct {
 	Missed     float64 `json:"missed"` // events it claimed in the window: they never arrived as webhooks
 }
 
-// countOrder is the order counts are printed in; any other count follows.
-var countOrder = []string{
-	metrics.Received, metrics.Duplicate, metrics.VerifyFailed, metrics.IntakeErrors, metrics.Busy, metrics.Enqueued,
-	metrics.Processed, metrics.Ignored, metrics.Failed, metrics.Parked, metrics.Replayed, metrics.LeaseTakeovers,
-	metrics.Reconciled, metrics.Missed, metrics.Skipped, metrics.ReconcileErrors,
-}
-
 // countNames returns the Count metrics summed over the window: every one
-// but the reconciler's per-run gauges.
+// but the reconciler's per-run gauges, in the order they are printed.
 func countNames() []string {
+	order := []string{
+		metrics.Received, metrics.Duplicate, metrics.VerifyFailed, metrics.IntakeErrors, metrics.Busy, metrics.Enqueued,
+		metrics.Processed, metrics.Ignored, metrics.Failed, metrics.Parked, metrics.Replayed, metrics.LeaseTakeovers,
+		metrics.Reconciled, metrics.Missed, metrics.Skipped, metrics.ReconcileErrors,
+	}
 	var out []string
 	seen := map[string]bool{}
-	for _, n := range countOrder {
+	for _, n := range order {
 		if metrics.Names[n] == metrics.Count {
 			out, seen[n] = append(out, n), true
 		}
 	}
-	var rest []string
+	var rest []string // any other count follows, sorted
 	for n, u := range metrics.Names {
 		if u == metrics.Count && !seen[n] && n != metrics.StuckClaims && n != metrics.OverdueLeases {
 			rest = append(rest, n)
@@ -112,7 +110,16 @@ func countNames() []string {
 	return append(out, rest...)
 }
 
-func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// statusFlags are status's command line.
+type statusFlags struct {
+	asJSON            bool
+	since, stuckAfter time.Duration
+	stuckAfterGiven   bool
+	stack             *stackFlags
+}
+
+// parseStatus parses status's command line.
+func parseStatus(args []string, stdout io.Writer) (statusFlags, error) {
 	fs := newFlagSet("status", "[--json] [--stack NAME] [--since D]", `
 One screen for the operator: the events queue's depth (and on AWS the age
 of its oldest message), the DLQ's depth, the oldest unfinished event,
@@ -133,26 +140,36 @@ Examples:
   hookinbox status
   hookinbox status --json
   hookinbox status --stack shop-prod --since 24h`)
-	asJSON := fs.Bool("json", false, "print JSON only")
-	since := fs.Duration("since", time.Hour, "the window of the counts")
-	stuckAfter := fs.Duration("stuck-after", 15*time.Minute, "a claim unfinished with no message for this long is stuck (the reconciler's STUCK_AFTER)")
-	sf := addStackFlags(fs)
+	var f statusFlags
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON only")
+	fs.DurationVar(&f.since, "since", time.Hour, "the window of the counts")
+	fs.DurationVar(&f.stuckAfter, "stuck-after", 15*time.Minute, "a claim unfinished with no message for this long is stuck (the reconciler's STUCK_AFTER)")
+	f.stack = addStackFlags(fs)
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
-		return err
+		return f, err
 	}
 	if len(rest) > 0 {
-		return usagef("status takes no arguments, got %q", rest)
+		return f, usagef("status takes no arguments, got %q", rest)
 	}
-	if *since <= 0 || *stuckAfter <= 0 {
-		return usagef("--since and --stuck-after must be positive")
+	if f.since <= 0 || f.stuckAfter <= 0 {
+		return f, usagef("--since and --stuck-after must be positive")
 	}
-	t, err := sf.resolve(ctx, "status", stderr, readsOnly, true)
+	f.stuckAfterGiven = flagSet(fs, "stuck-after")
+	return f, nil
+}
+
+func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseStatus(args, stdout)
 	if err != nil {
 		return err
 	}
-	r := collectStatus(ctx, t, *since, *stuckAfter, flagSet(fs, "stuck-after"))
-	if *asJSON {
+	t, err := f.stack.resolve(ctx, "status", stderr, readsOnly, true)
+	if err != nil {
+		return err
+	}
+	r := collectStatus(ctx, t, f.since, f.stuckAfter, f.stuckAfterGiven)
+	if f.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
