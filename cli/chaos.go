@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -46,9 +47,8 @@ type chaosFlags struct {
 // errDifferences makes the exit status 1 after the verdict is printed.
 var errDifferences = errors.New("the chaos run differs from the reference run")
 
-func cmdChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var f chaosFlags
-	fs := newFlagSet("chaos", "--events FILE.jsonl [flags]", `
+// chaosHelp is what chaos --help says above the flags.
+const chaosHelp = `
 The duplicate-proof test: delivers every event of FILE.jsonl --dup times, in
 shuffled order, from --concurrency concurrent senders, each delivery signed
 as its provider signs it and retried while it is answered 5xx, sends one more SQS
@@ -59,7 +59,7 @@ event's final status with a reference run: one in-order delivery of each
 event on a fresh stack. It prints the verdict with every difference and
 exits 1 on any; an effect carried out twice is a difference.
 
-`+chaos.CorpusHelp+`
+` + chaos.CorpusHelp + `
 
 Both runs use fresh stacks of template.yaml on the local emulators
 (dynalite and local-aws-sqs, or HOOKINBOX_EMULATORS=moto, or the
@@ -70,7 +70,7 @@ its state file) and only the business records about the corpus are
 compared.
 
 --fault NAME puts Shopify's toxiproxy (pinned in go.mod) between the chaos
-stack's functions and `+chaos.ProxiedHelp+`,
+stack's functions and ` + chaos.ProxiedHelp + `,
 and injects the fault while the chaos run lasts; the reference run has
 none. The chaos stack then runs with LEASE_DURATION 30s. See docs/reliability.md for every fault and
 its figures.
@@ -81,7 +81,13 @@ The verdict then checks what it received too: every delivery verified, every
 DONE event delivered at least once, nothing delivered that was not accepted,
 and every delivery of an event under its one stable webhook-id.
 --destination-fail N makes the chaos run's sink answer 503 to each event's
-first N attempts, so every event is delivered again.`)
+first N attempts, so every event is delivered again.`
+
+// parseChaos parses chaos's command line. f.seed is set: the one given,
+// else one from the clock.
+func parseChaos(args []string, stdout io.Writer) (chaosFlags, error) {
+	var f chaosFlags
+	fs := newFlagSet("chaos", "--events FILE.jsonl [flags]", chaosHelp)
 	fs.StringVar(&f.events, "events", "", "the events, one JSON object a line")
 	fs.IntVar(&f.generate, "generate", 0, "write a generated corpus of this many events to stdout and exit")
 	fs.IntVar(&f.dup, "dup", 2, "deliveries of each event")
@@ -102,22 +108,22 @@ first N attempts, so every event is delivered again.`)
 	fs.IntVar(&f.destinationFail, "destination-fail", 0, "with --destination: the chaos run's sink answers 503 to the first N attempts of each event")
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
-		return err
+		return f, err
 	}
 	if len(rest) > 0 {
-		return usagef("unexpected argument %q", rest[0])
+		return f, usagef("unexpected argument %q", rest[0])
 	}
 	if f.seed == 0 {
 		f.seed = uint64(time.Now().UnixNano())
 	}
 	if f.generate > 0 {
-		for _, line := range chaos.Generate(f.generate, f.seed, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)) {
-			if _, err := fmt.Fprintf(stdout, "%s\n", line); err != nil {
-				return err
-			}
-		}
-		return nil
+		return f, nil
 	}
+	return f, f.check()
+}
+
+// check refuses flags that do not go together.
+func (f chaosFlags) check() error {
 	switch {
 	case f.events == "":
 		return usagef("--events FILE.jsonl is required (or --generate N)")
@@ -139,152 +145,103 @@ first N attempts, so every event is delivered again.`)
 			return usagef("--fault: %v", err)
 		}
 	}
-	file, err := os.Open(f.events)
+	return nil
+}
+
+func (a *app) cmdChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseChaos(args, stdout)
 	if err != nil {
 		return err
+	}
+	if f.generate > 0 {
+		for _, line := range chaos.Generate(f.generate, f.seed, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)) {
+			if _, err := fmt.Fprintf(stdout, "%s\n", line); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	events, err := readChaosEvents(f.events)
+	if err != nil {
+		return err
+	}
+	c := &chaosRun{f: f, events: events, stderr: stderr}
+	defer c.close()
+	return c.run(ctx, a.providers(), stdout)
+}
+
+// readChaosEvents reads the corpus in path; one without events is an
+// error.
+func readChaosEvents(path string) ([]chaos.Event, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	events, err := chaos.ReadEvents(file)
 	file.Close()
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.events, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(events) == 0 {
-		return fmt.Errorf("%s holds no events", f.events)
+		return nil, fmt.Errorf("%s holds no events", path)
 	}
-	return runChaos(ctx, f, events, stdout, stderr)
+	return events, nil
 }
 
-// runChaos runs the reference and the chaos run and prints the verdict.
-func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, stderr io.Writer) error {
-	root, err := devstack.RepoRoot("")
-	if err != nil {
-		return err
+// chaosRun is one hookinbox chaos: a reference run of the corpus on a
+// fresh local stack, then the chaos run, on another or on --url's.
+type chaosRun struct {
+	f      chaosFlags
+	events []chaos.Event
+	stderr io.Writer
+
+	root     string
+	tpl      *samtemplate.Template
+	opts     chaos.LocalOptions // of both runs' local stacks
+	sinks    *chaosSinks
+	emu      *devstack.Emulators
+	cleanups []func() // run last first by close
+}
+
+// close runs the cleanups, last first.
+func (c *chaosRun) close() {
+	for i := len(c.cleanups) - 1; i >= 0; i-- {
+		c.cleanups[i]()
 	}
-	tplPath := f.template
-	if tplPath == "" {
-		tplPath = filepath.Join(root, "template.yaml")
-	}
-	tpl, err := samtemplate.Load(tplPath)
-	if err != nil {
+}
+
+// run runs the reference and the chaos run and prints the verdict;
+// providers are those whose secrets --url's stack holds.
+func (c *chaosRun) run(ctx context.Context, providers *provider.Registry, stdout io.Writer) error {
+	if err := c.prepare(ctx); err != nil {
 		return err
-	}
-	sinks, err := newChaosSinks(f)
-	if err != nil {
-		return err
-	}
-	localOpts := chaos.LocalOptions{Params: f.params, Destination: sinks.reference()}
-	if dir, err := filepath.Abs(filepath.Dir(tplPath)); err != nil {
-		return err
-	} else if dir != root {
-		// Another module's stack: its own mains, as sam build builds them.
-		buildDir, err := os.MkdirTemp("", "hookinbox-chaos-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(buildDir)
-		localOpts.Bootstraps = map[string]string{}
-		for _, id := range []string{"ReceiverFunction", "ProcessorFunction", "ReconcilerFunction"} {
-			fmt.Fprintf(stderr, "hookinbox chaos: building %s with make build-%s in %s\n", id, id, dir)
-			if localOpts.Bootstraps[id], err = devstack.BuildFunctionIn(ctx, dir, id, filepath.Join(buildDir, id)); err != nil {
-				return err
-			}
-		}
 	}
 	var remote *chaos.Remote
-	if f.url != "" {
-		if remote, err = remoteTarget(f); err != nil {
+	if c.f.url != "" {
+		var err error
+		if remote, err = remoteTarget(c.f, providers); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "hookinbox chaos: %d events from %s; starting the emulators\n", len(events), f.events)
-	emu, err := devstack.Start(ctx, devstack.Options{Root: root, Stderr: nil})
+	fmt.Fprintf(c.stderr, "hookinbox chaos: %d events from %s; starting the emulators\n", len(c.events), c.f.events)
+	emu, err := devstack.Start(ctx, devstack.Options{Root: c.root, Stderr: nil})
 	if err != nil {
 		return err
 	}
-	defer emu.Stop()
-
-	keys := make([]webhook.Key, len(events))
-	for i, ev := range events {
-		keys[i] = ev.Key()
-	}
-	suffix := fmt.Sprintf("%08x", uint32(f.seed))
-	run := func(name string, target chaos.Target, cfg chaos.Config) (chaos.Stats, chaos.Snapshot, error) {
-		fmt.Fprintf(stderr, "hookinbox chaos: %s run: %d deliveries of %d events\n", name, max(cfg.Dup, 1)*len(events), len(events))
-		cfg.Progress = func(msgs, unfinished int) {
-			fmt.Fprintf(stderr, "hookinbox chaos: %s run: waiting for quiet: %d messages queued, %d events unfinished\n", name, msgs, unfinished)
-		}
-		st, err := chaos.Run(ctx, target, events, cfg)
-		if err != nil {
-			return st, chaos.Snapshot{}, fmt.Errorf("%s run: %w", name, err)
-		}
-		snap, err := target.Snapshot(ctx, keys)
-		if err != nil {
-			return st, snap, fmt.Errorf("%s run: %w", name, err)
-		}
-		return st, snap, nil
-	}
-	local := func(name string) (*chaos.Local, error) {
-		return chaos.NewLocal(ctx, emu, tpl, "chaos-"+name+"-"+suffix, localOpts)
-	}
-
-	refStack, err := local("ref")
+	c.emu = emu
+	c.cleanups = append(c.cleanups, func() { emu.Stop() })
+	refStats, ref, err := c.reference(ctx)
 	if err != nil {
 		return err
 	}
-	if err := sinks.learn(refStack); err != nil {
-		refStack.Close()
-		return err
-	}
-	refStats, ref, err := run("reference", refStack, chaos.Config{QuietWithin: f.quiet})
-	if cerr := refStack.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-
 	var target chaos.Target = remote
 	var injector *chaos.Injector
 	if remote == nil {
-		opts := localOpts
-		opts.Destination = sinks.chaos()
-		proxies := map[string]*toxiproxy.Proxy{}
-		if f.fault != "" {
-			tp, err := devstack.StartToxiproxy(ctx, devstack.Options{Root: root})
-			if err != nil {
-				return err
-			}
-			defer tp.Stop()
-			opts.Lease = 30 * time.Second
-			opts.Proxy = func(name, upstream string) (string, error) {
-				p, url, err := tp.Proxy(name, upstream)
-				proxies[name] = p
-				return url, err
-			}
-		}
-		l, err := chaos.NewLocal(ctx, emu, tpl, "chaos-run-"+suffix, opts)
-		if err != nil {
+		if target, injector, err = c.chaosStack(ctx); err != nil {
 			return err
 		}
-		defer l.Close()
-		target = l
-		if f.fault != "" {
-			fault, _ := chaos.FaultNamed(f.fault)
-			fmt.Fprintf(stderr, "hookinbox chaos: fault %s: %s\n", fault.Name, fault.About)
-			if injector, err = chaos.Inject(fault, proxies); err != nil {
-				return err
-			}
-		}
 	}
-	cfg := chaos.Config{Dup: f.dup, Shuffle: f.shuffle, Concurrency: f.concurrency, DelayJitter: f.jitter,
-		QueueDups: f.queueDups, Seed: f.seed, QuietWithin: f.quiet}
-	gotStats, got, err := run("chaos", target, cfg)
-	if injector != nil {
-		if ierr := injector.Stop(); err == nil && ierr != nil {
-			err = ierr
-		}
-		fmt.Fprintf(stderr, "hookinbox chaos: fault %s switched on %d times\n", f.fault, injector.Cycles)
-	}
+	gotStats, got, err := c.chaos(ctx, target, injector)
 	if err != nil {
 		return err
 	}
@@ -292,13 +249,143 @@ func runChaos(ctx context.Context, f chaosFlags, events []chaos.Event, stdout, s
 		got = got.Within(ref)
 	}
 	diffs := chaos.Compare(ref, got)
-	destLines, destDiffs := sinks.check(ref, got)
+	destLines, destDiffs := c.sinks.check(ref, got)
 	diffs = append(diffs, destDiffs...)
-	printVerdict(stdout, f, refStats, ref, gotStats, got, diffs, remote != nil, destLines...)
+	printVerdict(stdout, c.f, refStats, ref, gotStats, got, diffs, remote != nil, destLines...)
 	if len(diffs) > 0 {
 		return errDifferences
 	}
 	return nil
+}
+
+// prepare loads the template and sets both runs' stack options: the
+// sinks, and for another module's stack its own mains, built as sam build
+// builds them.
+func (c *chaosRun) prepare(ctx context.Context) error {
+	root, err := devstack.RepoRoot("")
+	if err != nil {
+		return err
+	}
+	tplPath := c.f.template
+	if tplPath == "" {
+		tplPath = filepath.Join(root, "template.yaml")
+	}
+	if c.tpl, err = samtemplate.Load(tplPath); err != nil {
+		return err
+	}
+	if c.sinks, err = newChaosSinks(c.f); err != nil {
+		return err
+	}
+	c.root, c.opts = root, chaos.LocalOptions{Params: c.f.params, Destination: c.sinks.reference()}
+	dir, err := filepath.Abs(filepath.Dir(tplPath))
+	if err != nil || dir == root {
+		return err
+	}
+	buildDir, err := os.MkdirTemp("", "hookinbox-chaos-")
+	if err != nil {
+		return err
+	}
+	c.cleanups = append(c.cleanups, func() { os.RemoveAll(buildDir) })
+	c.opts.Bootstraps = map[string]string{}
+	for _, id := range []string{"ReceiverFunction", "ProcessorFunction", "ReconcilerFunction"} {
+		fmt.Fprintf(c.stderr, "hookinbox chaos: building %s with make build-%s in %s\n", id, id, dir)
+		if c.opts.Bootstraps[id], err = devstack.BuildFunctionIn(ctx, dir, id, filepath.Join(buildDir, id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deliver runs the corpus on target as cfg says, and reads what it left.
+func (c *chaosRun) deliver(ctx context.Context, name string, target chaos.Target, cfg chaos.Config) (chaos.Stats, chaos.Snapshot, error) {
+	fmt.Fprintf(c.stderr, "hookinbox chaos: %s run: %d deliveries of %d events\n", name, max(cfg.Dup, 1)*len(c.events), len(c.events))
+	cfg.Progress = func(msgs, unfinished int) {
+		fmt.Fprintf(c.stderr, "hookinbox chaos: %s run: waiting for quiet: %d messages queued, %d events unfinished\n", name, msgs, unfinished)
+	}
+	st, err := chaos.Run(ctx, target, c.events, cfg)
+	if err != nil {
+		return st, chaos.Snapshot{}, fmt.Errorf("%s run: %w", name, err)
+	}
+	keys := make([]webhook.Key, len(c.events))
+	for i, ev := range c.events {
+		keys[i] = ev.Key()
+	}
+	snap, err := target.Snapshot(ctx, keys)
+	if err != nil {
+		return st, snap, fmt.Errorf("%s run: %w", name, err)
+	}
+	return st, snap, nil
+}
+
+// stackName returns the name of a run's local stack.
+func (c *chaosRun) stackName(run string) string {
+	return fmt.Sprintf("chaos-%s-%08x", run, uint32(c.f.seed))
+}
+
+// reference runs each event once, in order, on a fresh local stack.
+func (c *chaosRun) reference(ctx context.Context) (chaos.Stats, chaos.Snapshot, error) {
+	refStack, err := chaos.NewLocal(ctx, c.emu, c.tpl, c.stackName("ref"), c.opts)
+	if err != nil {
+		return chaos.Stats{}, chaos.Snapshot{}, err
+	}
+	if err := c.sinks.learn(refStack); err != nil {
+		refStack.Close()
+		return chaos.Stats{}, chaos.Snapshot{}, err
+	}
+	st, snap, err := c.deliver(ctx, "reference", refStack, chaos.Config{QuietWithin: c.f.quiet})
+	if cerr := refStack.Close(); err == nil {
+		err = cerr
+	}
+	return st, snap, err
+}
+
+// chaosStack starts the chaos run's local stack, behind toxiproxy with
+// --fault, whose injector it returns then.
+func (c *chaosRun) chaosStack(ctx context.Context) (*chaos.Local, *chaos.Injector, error) {
+	opts := c.opts
+	opts.Destination = c.sinks.chaos()
+	proxies := map[string]*toxiproxy.Proxy{}
+	if c.f.fault != "" {
+		tp, err := devstack.StartToxiproxy(ctx, devstack.Options{Root: c.root})
+		if err != nil {
+			return nil, nil, err
+		}
+		c.cleanups = append(c.cleanups, func() { tp.Stop() })
+		opts.Lease = 30 * time.Second
+		opts.Proxy = func(name, upstream string) (string, error) {
+			p, url, err := tp.Proxy(name, upstream)
+			proxies[name] = p
+			return url, err
+		}
+	}
+	l, err := chaos.NewLocal(ctx, c.emu, c.tpl, c.stackName("run"), opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.cleanups = append(c.cleanups, func() { l.Close() })
+	if c.f.fault == "" {
+		return l, nil, nil
+	}
+	fault, _ := chaos.FaultNamed(c.f.fault)
+	fmt.Fprintf(c.stderr, "hookinbox chaos: fault %s: %s\n", fault.Name, fault.About)
+	injector, err := chaos.Inject(fault, proxies)
+	return l, injector, err
+}
+
+// chaos runs the chaos run on target, with the fault injector switched
+// off at its end.
+func (c *chaosRun) chaos(ctx context.Context, target chaos.Target, injector *chaos.Injector) (chaos.Stats, chaos.Snapshot, error) {
+	f := c.f
+	cfg := chaos.Config{Dup: f.dup, Shuffle: f.shuffle, Concurrency: f.concurrency, DelayJitter: f.jitter,
+		QueueDups: f.queueDups, Seed: f.seed, QuietWithin: f.quiet}
+	st, snap, err := c.deliver(ctx, "chaos", target, cfg)
+	if injector != nil {
+		if ierr := injector.Stop(); err == nil && ierr != nil {
+			err = ierr
+		}
+		fmt.Fprintf(c.stderr, "hookinbox chaos: fault %s switched on %d times\n", f.fault, injector.Cycles)
+	}
+	return st, snap, err
 }
 
 // faultNames lists the --fault scenarios.
@@ -311,7 +398,7 @@ func faultNames() string {
 }
 
 // remoteTarget builds the --url target from the running stack's state file.
-func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
+func remoteTarget(f chaosFlags, providers *provider.Registry) (*chaos.Remote, error) {
 	st, err := loadState(f.stateFile)
 	if err != nil {
 		return nil, fmt.Errorf("--url needs the running stack's queue and tables: %w", err)
@@ -341,8 +428,8 @@ func remoteTarget(f chaosFlags) (*chaos.Remote, error) {
 	// `hookinbox dev` enabled them; --secret replaces the first
 	// provider's, which `hookinbox dev --secret` sets.
 	secrets := chaos.Secrets{}
-	for i, p := range providers().All() {
-		v := st.receiverSecret(p.Webhook().SecretEnv)
+	for i, p := range providers.All() {
+		v := st.receiverSecret(p)
 		if i == 0 && f.secret != "" {
 			v = f.secret
 		}

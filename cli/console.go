@@ -46,31 +46,48 @@ Examples:
   hookinbox console --stack shop-prod --read-only
   hookinbox console --addr 127.0.0.1:4400`
 
-func cmdConsole(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// consoleFlags are console's command line.
+type consoleFlags struct {
+	addr     string
+	readOnly bool
+	stack    *stackFlags
+}
+
+// parseConsole parses console's command line.
+func parseConsole(args []string, stdout io.Writer) (consoleFlags, error) {
+	var f consoleFlags
 	fs := newFlagSet("console", "[--stack NAME | --state-file F] [--addr 127.0.0.1:0] [--read-only]", consoleHelp)
-	addr := fs.String("addr", "127.0.0.1:0", "loopback `address` to serve on; port 0 picks a free one")
-	readOnly := fs.Bool("read-only", false, "serve no change: no replay, no erasure, not even their dry runs")
-	sf := addStackFlags(fs)
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:0", "loopback `address` to serve on; port 0 picks a free one")
+	fs.BoolVar(&f.readOnly, "read-only", false, "serve no change: no replay, no erasure, not even their dry runs")
+	f.stack = addStackFlags(fs)
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
-		return err
+		return f, err
 	}
 	if len(rest) > 0 {
-		return usagef("console takes no arguments, got %q", rest)
+		return f, usagef("console takes no arguments, got %q", rest)
 	}
-	if host, _, err := net.SplitHostPort(*addr); err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
-		return usagef("--addr %q: want a loopback address and port, such as 127.0.0.1:0", *addr)
+	if host, _, err := net.SplitHostPort(f.addr); err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
+		return f, usagef("--addr %q: want a loopback address and port, such as 127.0.0.1:0", f.addr)
 	}
-	st, where, err := newConsoleStack(ctx, sf, stderr, *readOnly)
+	return f, nil
+}
+
+func (a *app) cmdConsole(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseConsole(args, stdout)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
+	st, where, err := newConsoleStack(ctx, f.stack, stderr, f.readOnly, a.providers().Names())
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", *addr, err)
+		return err
 	}
-	srv, err := console.New(console.Config{Addr: ln.Addr().String(), Where: where, StackArgs: st.base.args, ReadOnly: *readOnly,
-		Providers: providers().Names(), By: "console:" + orDefault(os.Getenv("USER"), "unknown"), Log: stderr}, st)
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", f.addr, err)
+	}
+	srv, err := console.New(console.Config{Addr: ln.Addr().String(), Where: where, StackArgs: st.base.args, ReadOnly: f.readOnly,
+		Providers: st.providers, By: "console:" + orDefault(os.Getenv("USER"), "unknown"), Log: stderr}, st)
 	if err != nil {
 		ln.Close()
 		return err
@@ -110,6 +127,7 @@ type consoleStack struct {
 	// (readsAndPeeks); write runs a confirmed change (nil when read-only).
 	read, peek, write *target
 	stderr            io.Writer
+	providers         []string // their names: a bare event id is looked up under each
 
 	mu   sync.Mutex
 	keys privacy.Keys // the subject keys, once read
@@ -117,7 +135,7 @@ type consoleStack struct {
 
 // newConsoleStack resolves the stack the flags choose, and says which it
 // is for a person.
-func newConsoleStack(ctx context.Context, sf *stackFlags, stderr io.Writer, readOnly bool) (*consoleStack, string, error) {
+func newConsoleStack(ctx context.Context, sf *stackFlags, stderr io.Writer, readOnly bool, providers []string) (*consoleStack, string, error) {
 	var allowed func(string) bool
 	if readOnly {
 		allowed = readsAndPeeks
@@ -126,7 +144,7 @@ func newConsoleStack(ctx context.Context, sf *stackFlags, stderr io.Writer, read
 	if err != nil {
 		return nil, "", err
 	}
-	c := &consoleStack{base: t, read: t.limitedTo(readsOnly), peek: t.limitedTo(readsAndPeeks), stderr: stderr}
+	c := &consoleStack{base: t, read: t.limitedTo(readsOnly), peek: t.limitedTo(readsAndPeeks), stderr: stderr, providers: providers}
 	if !readOnly {
 		c.write = t
 	}
@@ -147,7 +165,7 @@ func (c *consoleStack) Find(ctx context.Context, s string) (webhook.Key, error) 
 	if _, err := webhook.ParseKey(keyShape(s)); err != nil {
 		return "", err
 	}
-	return eventKey(ctx, c.read.store(), s)
+	return eventKey(ctx, c.read.store(), s, c.providers)
 }
 
 // Get implements the console's stack.

@@ -23,7 +23,7 @@ import (
 // Health implements the console's stack with status's report of the
 // last hour, and on AWS the stack's alarms in ALARM.
 func (c *consoleStack) Health(ctx context.Context) (console.Health, error) {
-	r := collectStatus(ctx, c.read, time.Hour, 15*time.Minute, false)
+	r := collectStatus(ctx, c.read, c.providers, time.Hour, 15*time.Minute, false)
 	h := healthOf(r)
 	h.Alarms, h.AlarmsUnavailable = c.alarms(ctx)
 	return h, nil

@@ -40,7 +40,7 @@ func TestConsoleUsageErrors(t *testing.T) {
 		{"--addr", "0.0.0.0:0"}, {"--addr", "example.com:4400"}, {"--addr", "4400"}, {"extra"},
 	} {
 		var ue *usageError
-		if err := cmdConsole(context.Background(), args, io.Discard, io.Discard); !errors.As(err, &ue) {
+		if err := testApp().cmdConsole(context.Background(), args, io.Discard, io.Discard); !errors.As(err, &ue) {
 			t.Errorf("console %q: %v, want a usage error", args, err)
 		}
 	}
@@ -53,7 +53,7 @@ func startConsole(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut pipelinetest.SyncBuffer
 	exited := make(chan error, 1)
-	go func() { exited <- cmdConsole(ctx, args, &out, &errOut) }()
+	go func() { exited <- testApp().cmdConsole(ctx, args, &out, &errOut) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-exited; err != nil {
@@ -276,7 +276,7 @@ func TestConsoleClientsRefuseWhatTheirCommandWouldNot(t *testing.T) {
 	sf.stateFile = localStateFile(t, emu, st)
 	ctx := context.Background()
 	for _, readOnly := range []bool{false, true} {
-		c, _, err := newConsoleStack(ctx, sf, io.Discard, readOnly)
+		c, _, err := newConsoleStack(ctx, sf, io.Discard, readOnly, testApp().providers().Names())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +317,7 @@ func TestConsoleCallsAreTheDocumentedOnes(t *testing.T) {
 	f := newConsoleFixture(t)
 	sf := addStackFlags(newFlagSet("console", "", ""))
 	sf.stateFile = f.state
-	st, where, err := newConsoleStack(context.Background(), sf, io.Discard, false)
+	st, where, err := newConsoleStack(context.Background(), sf, io.Discard, false, testApp().providers().Names())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func localAddr() string {
 	return defaultAddr
 }
 
-func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func (a *app) cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := devFlags{env: envFlag{}, params: envFlag{}}
 	fs := newFlagSet("dev", "[flags]", `
 Runs the local stack in the foreground until Ctrl-C: dynalite,
@@ -103,7 +103,7 @@ them. The template's own destinations (DESTINATIONS) are signed with it too;
 one that is a bus or a URL off this machine delivers to --forward's URL
 instead, and without --forward dev refuses to start.`)
 	fs.StringVar(&f.addr, "addr", localAddr(), "address of the HTTP API (default from $"+addrEnv+")")
-	first := firstProvider()
+	first := a.firstProvider()
 	fs.StringVar(&f.secret, "secret", pipeline.LocalEnv("")[first.Webhook().SecretEnv], "signing secret the receiver accepts for "+first.Name()+", the first provider")
 	fs.BoolVar(&f.rie, "rie", false, "run the real bootstrap binaries under aws-lambda-rie instead of in-process handlers")
 	fs.BoolVar(&f.verbose, "verbose", false, "print the functions' own logs")
@@ -129,12 +129,13 @@ instead, and without --forward dev refuses to start.`)
 	if f.secret == "" {
 		return usagef("--secret must not be empty")
 	}
-	d := &devStack{flags: f, stdout: stdout, stderr: stderr}
+	d := &devStack{app: a, flags: f, stdout: stdout, stderr: stderr}
 	return d.run(ctx)
 }
 
 // devStack is one run of `hookinbox dev`.
 type devStack struct {
+	app            *app
 	flags          devFlags
 	stdout, stderr io.Writer
 	buildDir       string // where make build-<LogicalId> runs: the template's directory
@@ -162,15 +163,15 @@ type devStack struct {
 // provider: the first its template parameter <Provider>EventTypes lists
 // (the business's types, as hookinbox template writes them), else the
 // type of the provider's first send example.
-func sampleType(tpl *samtemplate.Template) string {
-	name := firstProvider().Name()
+func (a *app) sampleType(tpl *samtemplate.Template) string {
+	name := a.firstProvider().Name()
 	for param, p := range tpl.Parameters {
 		first, _, _ := strings.Cut(p.Default, ",")
 		if first = strings.TrimSpace(first); first != "" && stacktemplate.EventTypesParameter(param, name) {
 			return first
 		}
 	}
-	for _, e := range firstProvider().Webhook().SendExamples {
+	for _, e := range a.firstProvider().Webhook().SendExamples {
 		if f := strings.Fields(e); len(f) > 3 && f[1] == "send" && f[2] == name {
 			return f[3]
 		}
@@ -256,7 +257,7 @@ func (d *devStack) loadTemplate() (string, *samtemplate.Template, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("load template: %w", err)
 	}
-	d.sampleType = sampleType(tpl)
+	d.sampleType = d.app.sampleType(tpl)
 	if d.buildDir, err = filepath.Abs(filepath.Dir(tplPath)); err != nil {
 		return "", nil, err
 	}
@@ -326,7 +327,7 @@ func (d *devStack) startStack(ctx context.Context, emu *devstack.Emulators, tpl 
 		return nil, fmt.Errorf("create the metrics file: %w", err)
 	}
 	d.defer_(func() { os.Remove(metricsFile) })
-	env := map[string]string{"METRICS_FILE": metricsFile, firstProvider().Webhook().SecretEnv: d.flags.secret}
+	env := map[string]string{"METRICS_FILE": metricsFile, d.app.firstProvider().Webhook().SecretEnv: d.flags.secret}
 	maps.Copy(env, d.flags.env)
 	st, err := pipeline.Start(ctx, emu, pipeline.Options{Name: d.flags.stackName, Template: tpl, Env: env, Log: d.functionLogger, Params: d.flags.params,
 		Forward: d.flags.forward, DestinationSecret: d.flags.forwardSecret})

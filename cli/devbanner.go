@@ -63,7 +63,7 @@ func (d *devStack) printTryIt(w io.Writer, s *devState) {
 	if d.flags.stateFile != defaultStateFile() {
 		stateArg = " --state-file " + d.flags.stateFile
 	}
-	self, first := selfCommand(), firstProvider().Name()
+	self, first := selfCommand(), d.app.firstProvider().Name()
 	send := fmt.Sprintf("  %s send %s %s --times 3%s\n", self, first, d.sampleType, stateArg)
 	if _, shop := s.Tables["ShopTable"]; shop {
 		fmt.Fprintln(w, "In another terminal, send the same event three times, then look at the shop:")

@@ -61,10 +61,10 @@ const webhookPath = "/webhooks/"
 // verifier of every provider it enables with inline secrets (the local
 // stack's), as the receiver does: the dev log names the events a delivery
 // carries only once they verify, so a forged body's claims never reach it.
-func deliveryVerifiers(env map[string]string) map[string]provider.Verifier {
+func deliveryVerifiers(reg *provider.Registry, env map[string]string) map[string]provider.Verifier {
 	penv := &provider.Env{Getenv: func(k string) string { return env[k] }}
 	out := map[string]provider.Verifier{}
-	for _, p := range providers().All() {
+	for _, p := range reg.All() {
 		secrets := envconfig.Split(env[p.Webhook().SecretEnv])
 		if !p.Webhook().Unsigned && len(secrets) == 0 {
 			continue
@@ -209,10 +209,10 @@ func (b *batchLogger) outcome(ctx context.Context, m events.SQSMessage, retry bo
 // a stored notification that only points at its event (the provider's
 // Fetch.Pointer, from its Processor): such an event is fetched from the
 // provider's API. A provider whose Processor fails with env is left out.
-func fetchPointers(ctx context.Context, env map[string]string) map[string]func([]byte) bool {
+func fetchPointers(ctx context.Context, reg *provider.Registry, env map[string]string) map[string]func([]byte) bool {
 	penv := &provider.Env{Getenv: func(k string) string { return env[k] }}
 	out := map[string]func([]byte) bool{}
-	for _, p := range providers().All() {
+	for _, p := range reg.All() {
 		if f, err := p.Processor(ctx, penv); err == nil && f.Pointer != nil {
 			out[p.Name()] = f.Pointer
 		}

@@ -22,7 +22,7 @@ import (
 func TestDevLogNamesEveryProvidersEvents(t *testing.T) {
 	env := pipeline.LocalEnv("")
 	var log bytes.Buffer
-	d := &devStack{stderr: &log, verifiers: deliveryVerifiers(env)}
+	d := &devStack{stderr: &log, verifiers: deliveryVerifiers(testApp().providers(), env)}
 	receiver := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"status":"accepted"}`)
 	})
@@ -37,7 +37,7 @@ func TestDevLogNamesEveryProvidersEvents(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.provider, func(t *testing.T) {
 			log.Reset()
-			p, _ := providers().Lookup(tc.provider)
+			p, _ := testApp().providers().Lookup(tc.provider)
 			ev, err := testEvent(p, tc.what, hprovider.TestEvent{})
 			if err != nil {
 				t.Fatal(err)

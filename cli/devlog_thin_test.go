@@ -34,7 +34,7 @@ func TestBatchLineNamesTheFetch(t *testing.T) {
 		{"a provider that fetches nothing", "github#d-1", inbox.Done, []byte(`{"action":"opened"}`), "done"},
 		{"a payload not kept in the item", "stripe#evt_test_65dev", inbox.Done, nil, "done"},
 	}
-	b := &batchLogger{pointers: fetchPointers(context.Background(), pipeline.LocalEnv(""))}
+	b := &batchLogger{pointers: fetchPointers(context.Background(), testApp().providers(), pipeline.LocalEnv(""))}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b.status = func(context.Context, webhook.Key) (inbox.Item, error) {

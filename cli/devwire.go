@@ -98,7 +98,7 @@ func (d *devStack) wire(ctx context.Context, st *pipeline.Stack, fns []pipeline.
 				api.Routes = append(api.Routes, lambdalocal.Route{Method: t.Method, Path: t.Path, Function: fn})
 				if strings.HasPrefix(t.Path, webhookPath) && d.verifiers == nil {
 					if env, err := st.Env(spec.LogicalID, nil); err == nil {
-						d.verifiers = deliveryVerifiers(env)
+						d.verifiers = deliveryVerifiers(d.app.providers(), env)
 					}
 				}
 			case pipeline.TriggerSQS:
@@ -106,7 +106,7 @@ func (d *devStack) wire(ctx context.Context, st *pipeline.Stack, fns []pipeline.
 				src := &lambdalocal.SQSSource{
 					Client: sqsClient, QueueURL: t.Queue.URL, QueueARN: t.Queue.ARN, Region: devstack.Region,
 					BatchSize: t.BatchSize, Window: t.Window,
-					Function: &batchLogger{d: d, fn: fn, id: spec.LogicalID, queue: t.Queue.Name, status: inboxItem, pointers: fetchPointers(ctx, env)},
+					Function: &batchLogger{d: d, fn: fn, id: spec.LogicalID, queue: t.Queue.Name, status: inboxItem, pointers: fetchPointers(ctx, d.app.providers(), env)},
 					Log:      d.errorLogger(spec.LogicalID + " event source"),
 				}
 				pollers.Add(1)

@@ -104,11 +104,11 @@ func TestEraseAndExportOnTheLocalStack(t *testing.T) {
 		t.Errorf("export after erase: %+v", rep)
 	}
 	var inspected bytes.Buffer
-	if err := cmdInspect(ctx, []string{string(it.Key), "--state-file", path}, &inspected, &bytes.Buffer{}); err != nil || !strings.Contains(inspected.String(), "erased at") {
+	if err := testApp().cmdInspect(ctx, []string{string(it.Key), "--state-file", path}, &inspected, &bytes.Buffer{}); err != nil || !strings.Contains(inspected.String(), "erased at") {
 		t.Errorf("inspect after erase: %v\n%s", err, inspected.String())
 	}
 	inspected.Reset()
-	if err := cmdInspect(ctx, []string{string(pit.Key), "--state-file", path}, &inspected, &bytes.Buffer{}); err != nil || !strings.Contains(inspected.String(), "an erasure waits for it") {
+	if err := testApp().cmdInspect(ctx, []string{string(pit.Key), "--state-file", path}, &inspected, &bytes.Buffer{}); err != nil || !strings.Contains(inspected.String(), "an erasure waits for it") {
 		t.Errorf("inspect of the parked event after erase: %v\n%s", err, inspected.String())
 	}
 	if audits, _ := store.Erasures(ctx); len(audits) != 1 || audits[0].By != "ticket-42" {

@@ -37,13 +37,13 @@ func TestBareEventIDsAreLookedUpUnderEveryProvider(t *testing.T) {
 		{"both", "", true},
 		{"bad id", "", true},
 	} {
-		got, err := eventKey(context.Background(), store, tc.in)
+		got, err := eventKey(context.Background(), store, tc.in, testApp().providers().Names())
 		if got != tc.want || (err != nil) != tc.wantErr {
 			t.Errorf("eventKey(%q) = %q, %v; want %q (error: %v)", tc.in, got, err, tc.want, tc.wantErr)
 		}
 	}
 	var ue *usageError
-	if _, err := eventKey(context.Background(), store, "bad id"); !errors.As(err, &ue) {
+	if _, err := eventKey(context.Background(), store, "bad id", testApp().providers().Names()); !errors.As(err, &ue) {
 		t.Errorf("a malformed id: %v, want a usage error", err)
 	}
 }

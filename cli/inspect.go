@@ -122,7 +122,7 @@ Examples:
 	return f, nil
 }
 
-func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func (a *app) cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, err := parseInspect(args, stdout)
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	key, err := eventKey(ctx, t.store(), f.key)
+	key, err := eventKey(ctx, t.store(), f.key, a.providers().Names())
 	if err != nil {
 		return err
 	}

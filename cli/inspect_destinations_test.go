@@ -64,7 +64,7 @@ func TestInspectShowsDestinationAttempts(t *testing.T) {
 	}
 
 	var out, errOut strings.Builder
-	if err := cmdInspect(ctx, []string{string(ev.Key()), "--state-file", path}, &out, &errOut); err != nil {
+	if err := testApp().cmdInspect(ctx, []string{string(ev.Key()), "--state-file", path}, &out, &errOut); err != nil {
 		t.Fatalf("inspect: %v\n%s", err, errOut.String())
 	}
 	for _, want := range []string{"Destinations: 2", "crm", "not delivered", "attempts 1, last 503 Service Unavailable",
@@ -74,7 +74,7 @@ func TestInspectShowsDestinationAttempts(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if err := cmdInspect(ctx, []string{string(ev.Key()), "--json", "--state-file", path}, &out, &errOut); err != nil {
+	if err := testApp().cmdInspect(ctx, []string{string(ev.Key()), "--json", "--state-file", path}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	var got inspection

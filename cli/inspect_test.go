@@ -119,7 +119,7 @@ func TestInspectShowsOpenIntentsAndHowToResolveThem(t *testing.T) {
 		}
 
 		var out, errOut strings.Builder
-		if err := cmdInspect(ctx, []string{string(it.Key), "--state-file", path}, &out, &errOut); err != nil {
+		if err := testApp().cmdInspect(ctx, []string{string(it.Key), "--state-file", path}, &out, &errOut); err != nil {
 			t.Fatalf("inspect: %v\n%s", err, errOut.String())
 		}
 		text := out.String()
@@ -131,7 +131,7 @@ func TestInspectShowsOpenIntentsAndHowToResolveThem(t *testing.T) {
 			}
 		}
 		out.Reset()
-		if err := cmdInspect(ctx, []string{string(it.Key), "--json", "--state-file", path}, &out, &errOut); err != nil {
+		if err := testApp().cmdInspect(ctx, []string{string(it.Key), "--json", "--state-file", path}, &out, &errOut); err != nil {
 			t.Fatal(err)
 		}
 		var got inspection
@@ -202,7 +202,7 @@ func TestInspectAndReplayReadABodyKeptInS3(t *testing.T) {
 	}
 
 	var out, errOut strings.Builder
-	if err := cmdInspect(ctx, []string{string(it.Key), "--json", "--state-file", path}, &out, &errOut); err != nil {
+	if err := testApp().cmdInspect(ctx, []string{string(it.Key), "--json", "--state-file", path}, &out, &errOut); err != nil {
 		t.Fatalf("inspect: %v\n%s", err, errOut.String())
 	}
 	var got inspection
@@ -215,7 +215,7 @@ func TestInspectAndReplayReadABodyKeptInS3(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := cmdReplay(ctx, []string{"--key", string(it.Key), "--json", "--state-file", path}, &out, &errOut); err != nil {
+	if err := testApp().cmdReplay(ctx, []string{"--key", string(it.Key), "--json", "--state-file", path}, &out, &errOut); err != nil {
 		t.Fatalf("replay: %v\n%s", err, errOut.String())
 	}
 	if after, err := store.Get(ctx, it.Key); err != nil || after.Status != inbox.Failed {

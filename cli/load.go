@@ -54,9 +54,9 @@ type loadFlags struct {
 	env                    []string // --env NAME=VALUE, in order
 }
 
-func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var f loadFlags
-	fs := newFlagSet("load", "[flags]", `
+// loadHelp is what load --help says above the flags; %s is the name of
+// a provider other than the default.
+const loadHelp = `
 Drives hookinbox's receiver with signed deliveries of one provider
 (--provider) and, in the same run, a floor program (internal/local/floor:
 plain aws-sdk-go-v2, one conditional PutItem of the body as received, with
@@ -119,8 +119,14 @@ Examples:
   hookinbox load --rate 150 --duration 10s --dup 0.2
   hookinbox load --stack --concurrency 8 --count 500
   hookinbox load --null --env GOMAXPROCS=1   # both bootstraps on one P
-  hookinbox load --provider `+providers().Names()[1]+` --count 1000`)
-	fs.StringVar(&f.provider, "provider", providers().Names()[0], "the provider whose deliveries load sends, its sample events in testdata/<provider>/ with fresh ids: "+strings.Join(providers().Names(), ", "))
+  hookinbox load --provider %s --count 1000`
+
+// parseLoad parses load's command line; names are the providers it knows,
+// the first the default.
+func parseLoad(args []string, stdout io.Writer, names []string) (loadFlags, error) {
+	var f loadFlags
+	fs := newFlagSet("load", "[flags]", fmt.Sprintf(loadHelp, names[1]))
+	fs.StringVar(&f.provider, "provider", names[0], "the provider whose deliveries load sends, its sample events in testdata/<provider>/ with fresh ids: "+strings.Join(names, ", "))
 	fs.BoolVar(&f.stack, "stack", false, "drive the running stack's receiver (see --state-file) instead of bootstraps started here")
 	fs.IntVar(&f.copies, "copies", 2, "copies of each bootstrap under aws-lambda-rie (each runs one invocation at a time)")
 	fs.IntVar(&f.warmup, "warmup", defaultLoadWarmup, "deliveries to each target before the rounds, not counted")
@@ -146,8 +152,13 @@ Examples:
 	})
 	fs.StringVar(&f.benchstat, "benchstat", "", "also write every round to this file as Go benchmark lines (BenchmarkLoad/target=...), for benchstat")
 	if _, err := parseFlags(fs, args, stdout); err != nil {
-		return err
+		return f, err
 	}
+	return f, f.check()
+}
+
+// check refuses values out of range and flags that do not go together.
+func (f loadFlags) check() error {
 	switch {
 	case f.rate < 0 || f.concurrency < 1 || f.rounds < 1 || f.count < 0 || f.size < 0 || f.warmup < 0:
 		return usagef("--rate, --count, --size and --warmup must be at least 0, --concurrency and --rounds at least 1")
@@ -172,34 +183,24 @@ Examples:
 	case f.null && (f.stack || !f.floor):
 		return usagef("--null compares the floor with itself: it takes neither --stack nor --floor=false")
 	}
-	p, ok := providers().Lookup(f.provider)
+	return nil
+}
+
+func (a *app) cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseLoad(args, stdout, a.providers().Names())
+	if err != nil {
+		return err
+	}
+	p, ok := a.providers().Lookup(f.provider)
 	switch {
 	case !ok:
-		return usagef("unknown --provider %q: load knows %s", f.provider, strings.Join(providers().Names(), ", "))
+		return usagef("unknown --provider %q: load knows %s", f.provider, strings.Join(a.providers().Names(), ", "))
 	case f.size > 0 && p.Webhook().IDOnly:
 		return usagef("--size: a %s notification carries only an id", p.Name())
 	}
-
-	var all []*loadTarget // every run's targets, for --benchstat
-	var ratios []loadRatios
-	for run := 1; run <= f.runs; run++ {
-		if f.runs > 1 {
-			fmt.Fprintf(stdout, "== run %d of %d\n", run, f.runs)
-		}
-		targets, err := loadRun(ctx, f, p, run%2 == 0, stdout, stderr)
-		if err != nil {
-			return err
-		}
-		all = append(all, targets...)
-		if len(targets) == 2 {
-			ratios = append(ratios, ratiosOf(targets[0], targets[1]))
-		}
-		if f.runs > 1 {
-			fmt.Fprintln(stdout)
-		}
-	}
-	if f.runs > 1 && len(ratios) > 0 {
-		printRunsSummary(stdout, all[0].name, all[1].name, ratios)
+	all, err := loadRuns(ctx, f, p, stdout, stderr)
+	if err != nil {
+		return err
 	}
 	if f.benchstat != "" {
 		if err := writeBenchstat(f.benchstat, f, all); err != nil {
@@ -214,6 +215,34 @@ Examples:
 	return nil
 }
 
+// loadRuns makes f.runs runs, the floor opening every second one, and
+// prints, over several, the median and range of their ratios. It returns
+// every run's targets.
+func loadRuns(ctx context.Context, f loadFlags, p provider.Provider, stdout, stderr io.Writer) ([]*loadTarget, error) {
+	var all []*loadTarget
+	var ratios []loadRatios
+	for run := 1; run <= f.runs; run++ {
+		if f.runs > 1 {
+			fmt.Fprintf(stdout, "== run %d of %d\n", run, f.runs)
+		}
+		targets, err := loadRun(ctx, f, p, run%2 == 0, stdout, stderr)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, targets...)
+		if len(targets) == 2 {
+			ratios = append(ratios, ratiosOf(targets[0], targets[1]))
+		}
+		if f.runs > 1 {
+			fmt.Fprintln(stdout)
+		}
+	}
+	if f.runs > 1 && len(ratios) > 0 {
+		printRunsSummary(stdout, all[0].name, all[1].name, ratios)
+	}
+	return all, nil
+}
+
 // loadRun starts the targets (or finds the running stack's), warms them
 // up and runs f.rounds alternating rounds, printing each round and the
 // run's summary; it stops what it started before it returns. The
@@ -222,41 +251,15 @@ Examples:
 // --runs lets the two open the runs in turn. It returns the receiver
 // first either way.
 func loadRun(ctx context.Context, f loadFlags, p provider.Provider, floorFirst bool, stdout, stderr io.Writer) ([]*loadTarget, error) {
-	var targets []*loadTarget
-	root := ""
-	if f.stack {
-		ts, st, stop, err := stackTargets(ctx, &f, p)
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		targets = ts
-		if st != nil {
-			root = st.Root
-		}
-	} else {
-		if f.secret == "" {
-			f.secret = pipeline.LocalEnv("")[p.Webhook().SecretEnv]
-		}
-		fmt.Fprintf(stderr, "hookinbox load: starting the emulators and %d copies of each bootstrap under aws-lambda-rie (the first build takes a minute)\n", f.copies)
-		ts, stop, err := bootstrapTargets(ctx, f, p)
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		targets = ts
+	targets, root, stop, err := startLoadTargets(ctx, &f, p, stderr)
+	if err != nil {
+		return nil, err
 	}
-	if root == "" {
-		var err error
-		if root, err = devstack.RepoRoot(""); err != nil {
-			return nil, err
-		}
-	}
+	defer stop()
 	src, err := newLoadSource(root, p, f.size, envconfig.Split(f.secret))
 	if err != nil {
 		return nil, err
 	}
-
 	client := &http.Client{
 		Timeout:   30 * time.Second,
 		Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute},
@@ -265,20 +268,84 @@ func loadRun(ctx context.Context, f loadFlags, p provider.Provider, floorFirst b
 	if floorFirst && len(targets) == 2 {
 		opening = []*loadTarget{targets[1], targets[0]}
 	}
-	// Warm every target up, uncounted: connections, clients, every copy
-	// started, a first claim.
-	for _, tg := range opening {
+	if err := warmUp(ctx, client, src, opening, f); err != nil {
+		return nil, err
+	}
+	printLoadPlan(stdout, f, opening[0].name)
+	for i := 0; i < f.rounds; i++ {
+		order := opening
+		if i%2 == 1 && len(targets) == 2 {
+			order = []*loadTarget{opening[1], opening[0]}
+		}
+		for _, tg := range order {
+			res, err := loadRound(ctx, client, src, tg, f, i+1)
+			if err != nil {
+				return nil, err
+			}
+			tg.rounds = append(tg.rounds, res)
+			fmt.Fprintf(stdout, "  %-8s round %d: %s\n", tg.name, i+1, res)
+		}
+	}
+	printLoadSummary(stdout, targets)
+	return targets, nil
+}
+
+// startLoadTargets starts the targets, or finds the running stack's with
+// --stack, and returns them, the repository root and how to stop them.
+// It sets f.secret when it was not given.
+func startLoadTargets(ctx context.Context, f *loadFlags, p provider.Provider, stderr io.Writer) ([]*loadTarget, string, func(), error) {
+	var targets []*loadTarget
+	var stop func()
+	root := ""
+	if f.stack {
+		ts, st, stopStack, err := stackTargets(ctx, f, p)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		targets, stop = ts, stopStack
+		if st != nil {
+			root = st.Root
+		}
+	} else {
+		if f.secret == "" {
+			f.secret = pipeline.LocalEnv("")[p.Webhook().SecretEnv]
+		}
+		fmt.Fprintf(stderr, "hookinbox load: starting the emulators and %d copies of each bootstrap under aws-lambda-rie (the first build takes a minute)\n", f.copies)
+		ts, stopBootstraps, err := bootstrapTargets(ctx, *f, p)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		targets, stop = ts, stopBootstraps
+	}
+	if root == "" {
+		var err error
+		if root, err = devstack.RepoRoot(""); err != nil {
+			stop()
+			return nil, "", nil, err
+		}
+	}
+	return targets, root, stop, nil
+}
+
+// warmUp sends every target its warm-up deliveries, uncounted:
+// connections, clients, every copy started, a first claim.
+func warmUp(ctx context.Context, client *http.Client, src *loadSource, targets []*loadTarget, f loadFlags) error {
+	for _, tg := range targets {
 		warm := f
 		warm.count, warm.rate = max(f.warmup, 2*f.copies), 0
 		ds, err := src.deliveries(warm.count, f.dup)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, err := runRound(ctx, client, tg.url, ds, warm); err != nil {
-			return nil, fmt.Errorf("%s at %s: warm-up: %w", tg.name, tg.url, err)
+			return fmt.Errorf("%s at %s: warm-up: %w", tg.name, tg.url, err)
 		}
 	}
+	return nil
+}
 
+// printLoadPlan prints what the rounds do, first opening them.
+func printLoadPlan(w io.Writer, f loadFlags, first string) {
 	mode := fmt.Sprintf("fixed concurrency %d", f.concurrency)
 	if f.rate > 0 {
 		mode = fmt.Sprintf("fixed rate %g/s, at most %d in flight", f.rate, f.concurrency)
@@ -291,48 +358,43 @@ func loadRun(ctx context.Context, f loadFlags, p provider.Provider, floorFirst b
 	if f.stack {
 		where = "the running stack's receiver, the floor in this process"
 	}
-	fmt.Fprintf(stdout, "hookinbox load: %s; %s, %s, %d rounds per target (alternating, %s first), %d warm-up deliveries each, %.0f%% duplicates\n",
-		where, mode, bound, f.rounds, opening[0].name, f.warmup, f.dup*100)
-	for i := 0; i < f.rounds; i++ {
-		order := opening
-		if i%2 == 1 && len(targets) == 2 {
-			order = []*loadTarget{opening[1], opening[0]}
-		}
-		for _, tg := range order {
-			n := f.count
-			if n == 0 {
-				n = int(math.Max(f.rate, 1000) * f.duration.Seconds()) // enough for the duration
-			}
-			ds, err := src.deliveries(n, f.dup)
-			if err != nil {
-				return nil, err
-			}
-			var before cpuTimes
-			if tg.cpu != nil {
-				if before, err = tg.cpu(); err != nil {
-					return nil, fmt.Errorf("%s: %w", tg.name, err)
-				}
-			}
-			res, err := runRound(ctx, client, tg.url, ds, f)
-			if err != nil {
-				return nil, fmt.Errorf("%s round %d: %w", tg.name, i+1, err)
-			}
-			if tg.cpu != nil {
-				after, err := tg.cpu()
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", tg.name, err)
-				}
-				res.cpu = &cpuTimes{
-					function: after.function - before.function, rie: after.rie - before.rie, emulators: after.emulators - before.emulators,
-					load: after.load - before.load, machine: after.machine - before.machine,
-				}
-			}
-			tg.rounds = append(tg.rounds, res)
-			fmt.Fprintf(stdout, "  %-8s round %d: %s\n", tg.name, i+1, res)
+	fmt.Fprintf(w, "hookinbox load: %s; %s, %s, %d rounds per target (alternating, %s first), %d warm-up deliveries each, %.0f%% duplicates\n",
+		where, mode, bound, f.rounds, first, f.warmup, f.dup*100)
+}
+
+// loadRound runs round number round against tg and measures the CPU its
+// processes used over it, when tg can say.
+func loadRound(ctx context.Context, client *http.Client, src *loadSource, tg *loadTarget, f loadFlags, round int) (roundResult, error) {
+	n := f.count
+	if n == 0 {
+		n = int(math.Max(f.rate, 1000) * f.duration.Seconds()) // enough for the duration
+	}
+	ds, err := src.deliveries(n, f.dup)
+	if err != nil {
+		return roundResult{}, err
+	}
+	var before cpuTimes
+	if tg.cpu != nil {
+		if before, err = tg.cpu(); err != nil {
+			return roundResult{}, fmt.Errorf("%s: %w", tg.name, err)
 		}
 	}
-	printLoadSummary(stdout, targets)
-	return targets, nil
+	res, err := runRound(ctx, client, tg.url, ds, f)
+	if err != nil {
+		return res, fmt.Errorf("%s round %d: %w", tg.name, round, err)
+	}
+	if tg.cpu == nil {
+		return res, nil
+	}
+	after, err := tg.cpu()
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", tg.name, err)
+	}
+	res.cpu = &cpuTimes{
+		function: after.function - before.function, rie: after.rie - before.rie, emulators: after.emulators - before.emulators,
+		load: after.load - before.load, machine: after.machine - before.machine,
+	}
+	return res, nil
 }
 
 // loadRatios are one run's ratios of the first target's medians over the
@@ -455,7 +517,7 @@ func stackTargets(ctx context.Context, f *loadFlags, p provider.Provider) ([]*lo
 		f.url = st.BaseURL + webhookPath + p.Name()
 	}
 	if f.secret == "" {
-		f.secret = st.receiverSecret(p.Webhook().SecretEnv)
+		f.secret = st.receiverSecret(p)
 	}
 	if err := requireLoopback(f.url); err != nil {
 		return nil, nil, nil, err

@@ -78,12 +78,12 @@ func testLoadSource(name string, size int) (*loadSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, _ := providers().Lookup(name)
+	p, _ := testApp().providers().Lookup(name)
 	return newLoadSource(root, p, size, envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv]))
 }
 
 func TestMakeDeliveriesRepeatsTheDuplicateShare(t *testing.T) {
-	ds := testDeliveries(t, providers().Names()[0], 200, 0.25, 0)
+	ds := testDeliveries(t, testApp().providers().Names()[0], 200, 0.25, 0)
 	seen := map[string]bool{}
 	dups := 0
 	for _, d := range ds {
@@ -104,7 +104,7 @@ func TestMakeDeliveriesRepeatsTheDuplicateShare(t *testing.T) {
 // sample event, a fresh event id each delivery (a new round's too), signed
 // so that its verifier accepts it.
 func TestLoadSendsEveryProvidersFreshEvents(t *testing.T) {
-	for _, p := range providers().All() {
+	for _, p := range testApp().providers().All() {
 		t.Run(p.Name(), func(t *testing.T) {
 			src, err := testLoadSource(p.Name(), 0)
 			if err != nil {
@@ -138,7 +138,7 @@ func TestLoadSendsEveryProvidersFreshEvents(t *testing.T) {
 		})
 	}
 	var ue *usageError
-	if err := cmdLoad(context.Background(), []string{"--provider", "nosuch"}, io.Discard, io.Discard); !errors.As(err, &ue) {
+	if err := testApp().cmdLoad(context.Background(), []string{"--provider", "nosuch"}, io.Discard, io.Discard); !errors.As(err, &ue) {
 		t.Errorf("load --provider nosuch: %v, want a usage error", err)
 	}
 }
@@ -166,7 +166,7 @@ func TestRunRoundCountsEveryDelivery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clear(seen)
-			res, err := runRound(context.Background(), srv.Client(), srv.URL, testDeliveries(t, providers().Names()[0], 40, 0.25, 0), tc.f)
+			res, err := runRound(context.Background(), srv.Client(), srv.URL, testDeliveries(t, testApp().providers().Names()[0], 40, 0.25, 0), tc.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -250,7 +250,7 @@ func TestLoadRunsBothBootstraps(t *testing.T) {
 	defer cancel()
 	bench := filepath.Join(t.TempDir(), "load.txt")
 	var out, errOut strings.Builder
-	err := cmdLoad(ctx, []string{"--copies", "1", "--warmup", "3", "--count", "12", "--rounds", "2", "--runs", "2", "--concurrency", "2", "--dup", "0.25", "--env", "AWS_LAMBDA_LOG_LEVEL=WARN", "--benchstat", bench}, &out, &errOut)
+	err := testApp().cmdLoad(ctx, []string{"--copies", "1", "--warmup", "3", "--count", "12", "--rounds", "2", "--runs", "2", "--concurrency", "2", "--dup", "0.25", "--env", "AWS_LAMBDA_LOG_LEVEL=WARN", "--benchstat", bench}, &out, &errOut)
 	if err != nil {
 		t.Fatalf("load: %v\n%s\n%s", err, out.String(), errOut.String())
 	}
@@ -309,7 +309,7 @@ func TestMakeDeliveriesHasTheSizeAsked(t *testing.T) {
 		t.Errorf("without --size: %.120s, want a checkout", d.Body)
 	}
 	var ue *usageError
-	if err := cmdLoad(context.Background(), []string{"--provider", "gopay", "--size", "1024"}, io.Discard, io.Discard); !errors.As(err, &ue) {
+	if err := testApp().cmdLoad(context.Background(), []string{"--provider", "gopay", "--size", "1024"}, io.Discard, io.Discard); !errors.As(err, &ue) {
 		t.Errorf("load --size of an id-only provider: %v, want a usage error", err)
 	}
 }
@@ -320,7 +320,7 @@ func TestLoadNullTakesNoStack(t *testing.T) {
 	for _, args := range [][]string{{"--null", "--stack"}, {"--null", "--floor=false"}} {
 		var out, errOut strings.Builder
 		var ue *usageError
-		if err := cmdLoad(context.Background(), args, &out, &errOut); !errors.As(err, &ue) {
+		if err := testApp().cmdLoad(context.Background(), args, &out, &errOut); !errors.As(err, &ue) {
 			t.Errorf("load %v: %v, want a usage error", args, err)
 		}
 	}
@@ -332,7 +332,7 @@ func TestLoadNullTakesNoStack(t *testing.T) {
 // usage error.
 func TestLoadEnvReachesBothBootstraps(t *testing.T) {
 	f := loadFlags{secret: "whsec_x", env: []string{"GOMAXPROCS=1", "AWS_LAMBDA_LOG_LEVEL=WARN", "GODEBUG=a=1,b=2", "GOMAXPROCS=2"}}
-	p, _ := providers().Lookup("stripe")
+	p, _ := testApp().providers().Lookup("stripe")
 	for _, target := range []string{"receiver", "floor"} {
 		env := loadEnv(f, p, target)
 		want := map[string]string{
@@ -345,7 +345,7 @@ func TestLoadEnvReachesBothBootstraps(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--env", "GOMAXPROCS"}, {"--env", "=1"}, {"--env", "A B=1"}, {"--stack", "--env", "GOMAXPROCS=1"}} {
 		var out, errOut strings.Builder
-		if err := cmdLoad(context.Background(), args, &out, &errOut); err == nil || !strings.Contains(err.Error()+errOut.String(), "env") {
+		if err := testApp().cmdLoad(context.Background(), args, &out, &errOut); err == nil || !strings.Contains(err.Error()+errOut.String(), "env") {
 			t.Errorf("load %v: %v (%s), want an error about --env", args, err, errOut.String())
 		}
 	}
@@ -366,7 +366,7 @@ func TestRunsSummaryIsTheMedianOfTheRuns(t *testing.T) {
 	for _, args := range [][]string{{"--runs", "0"}, {"--runs", "21"}, {"--stack", "--runs", "2"}} {
 		var out, errOut strings.Builder
 		var ue *usageError
-		if err := cmdLoad(context.Background(), args, &out, &errOut); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--runs") {
+		if err := testApp().cmdLoad(context.Background(), args, &out, &errOut); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--runs") {
 			t.Errorf("load %v: %v, want a usage error about --runs", args, err)
 		}
 	}

@@ -1,29 +1,22 @@
 // Package cli is the hookinbox command: it runs hookinbox locally and
-// talks to a running stack. cmd/hookinbox's main is Main(); a team whose
-// module adds providers of its own runs its own main, Main(its providers),
-// so send, dev and chaos know them too:
+// talks to a running stack (`hookinbox help` lists the commands,
+// `hookinbox <command> --help` shows each one's flags). A module's own
+// main runs Main with what it adds: its providers, which send, dev, load
+// and chaos then speak beside hookinbox's, and commands of its own, which
+// find the running local stack with LocalStack:
 //
-//	func main() { cli.Main(warehouse.Provider{}) }
+//	func main() {
+//		cli.Main(cli.Options{
+//			Providers: []provider.Provider{warehouse.Provider{}},
+//			Commands:  []cli.Command{{Name: "stock", Summary: "...", Run: stock}},
+//		})
+//	}
 //
-// The commands:
-//
-//	hookinbox dev                                        the local stack, in the foreground
-//	hookinbox send stripe checkout.session.completed     a signed Stripe delivery
-//	hookinbox inspect stripe#evt_123                     an inbox item and its effect ledger
-//	hookinbox state                                      the example shop's state
-//	hookinbox replay ...                                 replay parked or finished events
-//	hookinbox status [--json] [--stack NAME]             queues, DLQ, stuck claims, reconciler, counts
-//	hookinbox console [--stack NAME] [--read-only]       the inbox in a browser, replay as a button
-//	hookinbox reconcile [--json]                         run the reconciler once against the local stack
-//	hookinbox chaos --events events.jsonl                the duplicate-proof test
-//	hookinbox template --business business.yaml          your stack's template
-//	hookinbox sink --secret whsec_...                    receive and verify a destination's deliveries
-//
-// `hookinbox dev` writes a state file with its endpoints and resource names,
-// so the other subcommands find the running stack without flags; inspect,
-// replay and status take --stack NAME for a deployed stack. Exit status
-// is 2 for a usage error, 3 when erase or export finds nothing about the
-// person, 1 for any other failure.
+// `hookinbox dev` writes a state file with its endpoints and resource
+// names, so the other commands find the running stack without flags;
+// inspect, replay, status, console, erase and export take --stack NAME
+// for a deployed stack. Exit status is 2 for a usage error, 3 when erase
+// or export finds nothing about the person, 1 for any other failure.
 package cli
 
 import (
@@ -42,57 +35,125 @@ import (
 	"github.com/hookinbox/hookinbox/provider/builtin"
 )
 
-// command is one subcommand.
-type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+// Options are what a module's own hookinbox command adds to hookinbox's
+// (Main, Run).
+type Options struct {
+	// Providers are the module's own providers: send, dev, load and chaos
+	// speak them beside hookinbox's.
+	Providers []provider.Provider
+	// Commands are commands of the module's own; help lists them after
+	// hookinbox's.
+	Commands []Command
 }
 
-// commands lists the subcommands in the order help shows them. It is set
-// in init because help refers to it.
-var commands []command
+// Command is one command of the CLI: hookinbox's own, or one a module
+// adds (Options.Commands).
+type Command struct {
+	Name    string // what follows hookinbox on the command line
+	Summary string // its line in hookinbox help
+	// Run runs it with the arguments after its name. An error wrapping
+	// flag.ErrHelp (its --help) exits 0, one Usagef made 2, and any other
+	// 1, printed after "hookinbox <name>: ".
+	Run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
 
-func init() {
-	commands = []command{
-		{"dev", "run the local stack in the foreground (emulators, functions, HTTP API)", cmdDev},
-		{"send", "send a signed webhook delivery to the stack", cmdSend},
-		{"inspect", "show an event's inbox item and effect ledger", cmdInspect},
-		{"state", "show the example shop's state (entitlements, emails, invoices)", cmdState},
-		{"replay", "replay events from the DLQ or the inbox", cmdReplay},
+// app is one CLI: the providers its commands speak and its commands.
+type app struct {
+	reg      *provider.Registry
+	commands []Command
+}
+
+// newApp returns hookinbox's CLI with o's providers and commands. It
+// refuses a provider or a command named twice.
+func newApp(o Options) (*app, error) {
+	reg, err := builtin.Registry(o.Providers...)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{reg: reg}
+	builtins := a.builtins()
+	help := builtins[len(builtins)-1]
+	a.commands = builtins[:len(builtins)-1]
+	for _, c := range o.Commands {
+		if c.Name == "" || c.Run == nil || a.command(c.Name) != nil || c.Name == help.Name {
+			return nil, fmt.Errorf("command %q: a command needs a name of its own and a Run", c.Name)
+		}
+		a.commands = append(a.commands, c)
+	}
+	a.commands = append(a.commands, help)
+	return a, nil
+}
+
+// builtins are hookinbox's commands, in the order help shows them, help
+// last.
+func (a *app) builtins() []Command {
+	return []Command{
+		{"dev", "run the local stack in the foreground (emulators, functions, HTTP API)", a.cmdDev},
+		{"send", "send a signed webhook delivery to the stack", a.cmdSend},
+		{"inspect", "show an event's inbox item and effect ledger", a.cmdInspect},
+		{"replay", "replay events from the DLQ or the inbox", a.cmdReplay},
 		{"erase", "erase what hookinbox keeps about a person (a customer id or an email)", cmdErase},
 		{"export", "list what hookinbox holds about a person, for a data request", cmdExport},
-		{"status", "one screen for the operator: queues, DLQ, stuck claims, reconciler, last hour's counts", cmdStatus},
-		{"console", "the inbox in a browser, on this machine: events, replay as a button, parked, health, personal data", cmdConsole},
+		{"status", "one screen for the operator: queues, DLQ, stuck claims, reconciler, last hour's counts", a.cmdStatus},
+		{"console", "the inbox in a browser, on this machine: events, replay as a button, parked, health, personal data", a.cmdConsole},
 		{"reconcile", "run the reconciler once, now, against the local stack's API stand-ins", cmdReconcile},
-		{"chaos", "deliver a corpus twice, shuffled, and compare with one clean delivery", cmdChaos},
+		{"chaos", "deliver a corpus twice, shuffled, and compare with one clean delivery", a.cmdChaos},
 		{"template", "write your stack's template: hookinbox's with your business file put in", cmdTemplate},
 		{"sink", "receive a destination's deliveries: verify each signature and print it", cmdSink},
-		{"load", "load the receiver with signed deliveries beside a floor program; throughput, latency, ratios", cmdLoad},
-		{"help", "show help for a command", cmdHelp},
+		{"load", "load the receiver with signed deliveries beside a floor program; throughput, latency, ratios", a.cmdLoad},
+		{"help", "show help for a command", a.cmdHelp},
 	}
 }
 
-// usageError is a mistake in the command line; main exits 2 for it.
+// command returns the command name, or nil.
+func (a *app) command(name string) *Command {
+	for i := range a.commands {
+		if a.commands[i].Name == name {
+			return &a.commands[i]
+		}
+	}
+	return nil
+}
+
+// providers is the registry send, dev and chaos speak: hookinbox's and
+// the module's (Options.Providers).
+func (a *app) providers() *provider.Registry { return a.reg }
+
+// firstProvider is the provider dev's banner, --secret and webhook URL
+// are about: the registry's first.
+func (a *app) firstProvider() provider.Provider { return a.reg.All()[0] }
+
+// usageError is a mistake in the command line; Run exits 2 for it.
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
-// usagef returns a usageError.
-func usagef(format string, args ...any) error {
+// Usagef returns a usage error, a mistake in the command line: Run
+// prints it with a pointer to the command's --help and exits 2.
+func Usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// Main runs the command line in os.Args and exits: hookinbox's providers
-// and extra, a team's own, are those send, dev and chaos speak. It does
-// not return.
-func Main(extra ...provider.Provider) {
-	if _, err := builtin.Registry(extra...); err != nil {
-		fmt.Fprintln(os.Stderr, "hookinbox:", err) // a name given twice
-		os.Exit(2)
+// usagef is Usagef.
+func usagef(format string, args ...any) error { return Usagef(format, args...) }
+
+// Main runs the command line in os.Args with hookinbox's commands and
+// providers and o's, and exits with Run's status. It does not return.
+func Main(o Options) {
+	os.Exit(Run(signalContext(), o, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Run runs the command line args (the program name left out) with
+// hookinbox's commands and providers and o's, and returns the exit
+// status: 0, 1 for a failure, 2 for a usage error (o naming a provider or
+// a command twice too), 3 when erase or export finds no one.
+func Run(ctx context.Context, o Options, args []string, stdout, stderr io.Writer) int {
+	a, err := newApp(o)
+	if err != nil {
+		fmt.Fprintln(stderr, "hookinbox:", err)
+		return 2
 	}
-	teamProviders = extra
-	os.Exit(run(signalContext(), os.Args[1:], os.Stdout, os.Stderr))
+	return a.run(ctx, args, stdout, stderr)
 }
 
 // signalContext returns a context cancelled by the first SIGINT, SIGTERM or
@@ -118,49 +179,52 @@ func signalContext() context.Context {
 }
 
 // run dispatches args and returns the exit status.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func (a *app) run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		printUsage(stderr)
+		a.printUsage(stderr)
 		return 2
 	}
 	name := args[0]
 	switch name {
 	case "-h", "-help", "--help":
-		printUsage(stdout)
+		a.printUsage(stdout)
 		return 0
 	}
-	for _, c := range commands {
-		if c.name != name {
-			continue
-		}
-		err := c.run(ctx, args[1:], stdout, stderr)
-		var ue *usageError
-		switch {
-		case err == nil, errors.Is(err, flag.ErrHelp):
-			return 0
-		case errors.Is(err, errNoOneFound):
-			return 3 // the command said so
-		case errors.As(err, &ue):
-			fmt.Fprintf(stderr, "hookinbox %s: %v\nRun 'hookinbox %s --help' for usage.\n", name, err, name)
-			return 2
-		default:
-			fmt.Fprintf(stderr, "hookinbox %s: %v\n", name, err)
-			return 1
-		}
+	c := a.command(name)
+	if c == nil {
+		fmt.Fprintf(stderr, "hookinbox: unknown command %q\n\n", name)
+		a.printUsage(stderr)
+		return 2
 	}
-	fmt.Fprintf(stderr, "hookinbox: unknown command %q\n\n", name)
-	printUsage(stderr)
-	return 2
+	return exitCode(c.Run(ctx, args[1:], stdout, stderr), name, stderr)
 }
 
-func printUsage(w io.Writer) {
+// exitCode returns the exit status of the command name's err, printing
+// err.
+func exitCode(err error, name string, stderr io.Writer) int {
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errNoOneFound):
+		return 3 // the command said so
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "hookinbox %s: %v\nRun 'hookinbox %s --help' for usage.\n", name, err, name)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "hookinbox %s: %v\n", name, err)
+		return 1
+	}
+}
+
+func (a *app) printUsage(w io.Writer) {
 	fmt.Fprintln(w, "hookinbox runs the webhook inbox locally and talks to a running local stack.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage: hookinbox <command> [flags] [arguments]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	for _, c := range a.commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.Name, c.Summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'hookinbox <command> --help' for a command's flags.")
@@ -168,18 +232,16 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "            hookinbox send stripe checkout.session.completed --times 3")
 }
 
-func cmdHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func (a *app) cmdHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		printUsage(stdout)
+		a.printUsage(stdout)
 		return nil
 	}
 	if len(args) > 1 {
 		return usagef("help takes one command name")
 	}
-	for _, c := range commands {
-		if c.name == args[0] && c.name != "help" {
-			return c.run(ctx, []string{"--help"}, stdout, stderr)
-		}
+	if c := a.command(args[0]); c != nil && c.Name != "help" {
+		return c.Run(ctx, []string{"--help"}, stdout, stderr)
 	}
 	return usagef("unknown command %q", args[0])
 }

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +17,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
+	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
 func TestMain(m *testing.M) {
@@ -72,7 +77,6 @@ func TestRunExitCodes(t *testing.T) {
 		{"help for send", []string{"help", "send"}, 0, "Usage: hookinbox send", ""},
 		{"send --help", []string{"send", "--help"}, 0, "-times int", ""},
 		{"dev -h", []string{"dev", "-h"}, 0, "-rie", ""},
-		{"state --help", []string{"state", "--help"}, 0, "-json", ""},
 		{"inspect --help", []string{"inspect", "--help"}, 0, "<provider>#<event id>", ""},
 		{"bad flag", []string{"send", "--nope"}, 2, "", "flag provided but not defined: -nope"},
 		{"send without event", []string{"send", "stripe"}, 2, "", "want a provider and an event type"},
@@ -83,7 +87,6 @@ func TestRunExitCodes(t *testing.T) {
 		{"inspect malformed key", []string{"inspect", "#evt_1"}, 2, "", "not <provider>#<event id>"},
 		{"dev with an argument", []string{"dev", "now"}, 2, "", "dev takes no arguments"},
 		{"dev with a bad --env", []string{"dev", "--env", "NOEQUALS"}, 2, "", "want KEY=VALUE"},
-		{"state without a stack", []string{"state", "--state-file", "/nonexistent/hookinbox.json"}, 1, "", "no running local stack"},
 		{"inspect without a stack", []string{"inspect", "stripe#evt_1", "--state-file", "/nonexistent/hookinbox.json"}, 1, "", "start one with `make dev`"},
 	}
 	for _, tt := range tests {
@@ -143,5 +146,72 @@ func TestDevBusyPort(t *testing.T) {
 	code := run(context.Background(), []string{"dev", "--addr", l.Addr().String(), "--state-file", filepath.Join(t.TempDir(), "state.json")}, &stdout, &stderr)
 	if code != 1 || !strings.Contains(stderr.String(), "pass --addr 127.0.0.1:4000") {
 		t.Errorf("dev on a busy port: exit %d, stderr %q; want 1 and advice to pick another port", code, &stderr)
+	}
+}
+
+// run runs args as Run does, with hookinbox's commands and providers
+// alone.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return Run(ctx, Options{}, args, stdout, stderr)
+}
+
+// testApp is the CLI with hookinbox's commands and providers alone.
+func testApp() *app {
+	a, err := newApp(Options{})
+	if err != nil {
+		panic(err) // hookinbox's own names twice
+	}
+	return a
+}
+
+// TestModuleCommands: a command of a module's own (Options.Commands) runs
+// with its arguments, is listed by help after hookinbox's, and exits as
+// hookinbox's do; a name hookinbox or the module uses already is refused.
+func TestModuleCommands(t *testing.T) {
+	var got []string
+	stock := Command{Name: "stock", Summary: "count the warehouse's stock", Run: func(_ context.Context, args []string, stdout, _ io.Writer) error {
+		got = args
+		switch {
+		case slices.Contains(args, "--help"):
+			fmt.Fprintln(stdout, "Usage: hookinbox stock [sku]")
+			return flag.ErrHelp
+		case len(args) > 1:
+			return Usagef("stock takes one sku, got %q", args)
+		}
+		fmt.Fprintln(stdout, "12 in stock")
+		return nil
+	}}
+	o := Options{Commands: []Command{stock}}
+	for _, tt := range []struct {
+		args             []string
+		want             int
+		wantOut, wantErr string
+	}{
+		{[]string{"stock", "MUG-BLUE"}, 0, "12 in stock", ""},
+		{[]string{"stock", "a", "b"}, 2, "", "hookinbox stock: stock takes one sku, got [\"a\" \"b\"]\nRun 'hookinbox stock --help' for usage."},
+		{[]string{"stock", "--help"}, 0, "Usage: hookinbox stock", ""},
+		{[]string{"help", "stock"}, 0, "Usage: hookinbox stock", ""},
+		{[]string{"help"}, 0, "  load      load the receiver with signed deliveries beside a floor program; throughput, latency, ratios\n  stock     count the warehouse's stock\n  help ", ""},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := Run(context.Background(), o, tt.args, &stdout, &stderr); code != tt.want || !strings.Contains(stdout.String(), tt.wantOut) || !strings.Contains(stderr.String(), tt.wantErr) {
+			t.Errorf("hookinbox %q: exit %d\nstdout: %s\nstderr: %s\nwant %d, %q and %q", tt.args, code, &stdout, &stderr, tt.want, tt.wantOut, tt.wantErr)
+		}
+	}
+	if code := Run(context.Background(), o, []string{"stock", "-x"}, io.Discard, io.Discard); code != 0 || !slices.Equal(got, []string{"-x"}) {
+		t.Errorf("stock -x: exit %d, its Run got %q; want 0 and every argument after its name", code, got)
+	}
+	for name, o := range map[string]Options{
+		"hookinbox's":     {Commands: []Command{{Name: "send", Run: stock.Run}}},
+		"help":            {Commands: []Command{{Name: "help", Run: stock.Run}}},
+		"twice":           {Commands: []Command{stock, stock}},
+		"without a name":  {Commands: []Command{{Run: stock.Run}}},
+		"without a Run":   {Commands: []Command{{Name: "stock"}}},
+		"a provider name": {Providers: []provider.Provider{stripe.Provider{}}},
+	} {
+		var stderr bytes.Buffer
+		if code := Run(context.Background(), o, []string{"help"}, io.Discard, &stderr); code != 2 || !strings.HasPrefix(stderr.String(), "hookinbox: ") {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and why", name, code, &stderr)
+		}
 	}
 }

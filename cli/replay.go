@@ -25,16 +25,16 @@ func (k *keyList) Set(s string) error {
 }
 
 // eventKey returns s as an event key: <provider>#<event id> as given, or
-// a bare event id looked up in store under every provider of the
-// registry, which must find it under exactly one.
+// a bare event id looked up in store under every provider of
+// providers, which must find it under exactly one.
 func eventKey(ctx context.Context, store interface {
 	Get(context.Context, webhook.Key) (inbox.Item, error)
-}, s string) (webhook.Key, error) {
+}, s string, providers []string) (webhook.Key, error) {
 	if strings.Contains(s, "#") {
 		return webhook.ParseKey(s)
 	}
 	var found []string
-	for _, name := range providers().Names() {
+	for _, name := range providers {
 		k, err := webhook.ParseKey(name + "#" + s)
 		if err != nil {
 			return "", usagef("%q: %v", s, err)
@@ -116,7 +116,7 @@ Examples:
 	return f, nil
 }
 
-func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func (a *app) cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, err := parseReplay(args, stdout)
 	if err != nil {
 		return err
@@ -135,7 +135,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	req := f.req
 	req.Keys = nil
 	for _, k := range f.req.Keys {
-		key, err := eventKey(ctx, t.store(), k)
+		key, err := eventKey(ctx, t.store(), k, a.providers().Names())
 		if err != nil {
 			return err
 		}

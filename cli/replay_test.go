@@ -31,7 +31,7 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 
 	path := localStateFile(t, emu, st)
 	var out, errOut bytes.Buffer
-	if err := cmdReplay(ctx, []string{"--all", "--dry-run", "--state-file", path}, &out, &errOut); err != nil {
+	if err := testApp().cmdReplay(ctx, []string{"--all", "--dry-run", "--state-file", path}, &out, &errOut); err != nil {
 		t.Fatalf("replay --all --dry-run: %v\n%s", err, errOut.String())
 	}
 	if !strings.Contains(out.String(), "would replay") || !strings.Contains(out.String(), "stripe#evt_cli") || !strings.Contains(out.String(), "unknown price") {
@@ -42,7 +42,7 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := cmdReplay(ctx, []string{"--all", "--json", "--state-file", path}, &out, &errOut); err != nil {
+	if err := testApp().cmdReplay(ctx, []string{"--all", "--json", "--state-file", path}, &out, &errOut); err != nil {
 		t.Fatalf("replay --all --json: %v\n%s", err, errOut.String())
 	}
 	var sum replay.Summary
@@ -59,14 +59,14 @@ func TestReplayCommandOnTheLocalStack(t *testing.T) {
 	// By bare event ID, with the table and queues given explicitly (as
 	// for a stack CloudFormation does not know).
 	out.Reset()
-	err := cmdReplay(ctx, []string{"evt_cli", "--dry-run", "--table", st.Tables["InboxTable"],
+	err := testApp().cmdReplay(ctx, []string{"evt_cli", "--dry-run", "--table", st.Tables["InboxTable"],
 		"--queue-url", st.Queues["EventsQueue"].URL, "--dlq-url", st.Queues["EventsDLQ"].URL}, &out, &errOut)
 	if err != nil || !strings.Contains(out.String(), "would replay") {
 		t.Errorf("replay evt_cli --dry-run: %v\n%s", err, out.String())
 	}
 
 	var ue *usageError
-	if err := cmdReplay(ctx, []string{"--type", "x"}, &out, &errOut); !errors.As(err, &ue) {
+	if err := testApp().cmdReplay(ctx, []string{"--type", "x"}, &out, &errOut); !errors.As(err, &ue) {
 		t.Errorf("replay --type x: %v, want a usage error", err)
 	}
 }
@@ -100,7 +100,7 @@ func TestReplayPrefersTheRunningLocalStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	if err := cmdReplay(context.Background(), []string{"--all", "--dry-run", "--state-file", path}, &out, &errOut); err != nil {
+	if err := testApp().cmdReplay(context.Background(), []string{"--all", "--dry-run", "--state-file", path}, &out, &errOut); err != nil {
 		t.Fatalf("replay: %v\n%s", err, errOut.String())
 	}
 	if !strings.Contains(errOut.String(), "using the local stack") {

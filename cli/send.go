@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/builtin"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
@@ -34,9 +33,9 @@ type sendFlags struct {
 	options                map[string]*string // a provider's sample values (provider.Webhook.Options), by flag
 }
 
-func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func (a *app) cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f sendFlags
-	fs := newFlagSet("send", "<provider> <event-type | path/to/event.json | payment id> [flags]", sendHelp(providers()))
+	fs := newFlagSet("send", "<provider> <event-type | path/to/event.json | payment id> [flags]", sendHelp(a.providers()))
 	fs.StringVar(&f.url, "url", "", "webhook URL (default: the running stack's, else http://127.0.0.1:3000/webhooks/<provider>)")
 	fs.StringVar(&f.secret, "secret", "", "signing secret(s), comma-separated (default: the running stack's, else the local ones)")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "state file of the running stack")
@@ -46,7 +45,7 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.BoolVar(&f.keepID, "keep-id", false, "send a file's event with the ID it has")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each delivery")
 	f.variants, f.options = map[string]*bool{}, map[string]*string{}
-	for _, p := range providers().All() {
+	for _, p := range a.providers().All() {
 		for _, v := range p.Webhook().Variants {
 			f.variants[v.Name] = fs.Bool(v.Name, false, v.Usage)
 		}
@@ -59,9 +58,9 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if len(rest) != 2 {
-		return usagef("want a provider and an event type or file, e.g. %s", strings.TrimPrefix(sendExample(providers()), "hookinbox "))
+		return usagef("want a provider and an event type or file, e.g. %s", strings.TrimPrefix(sendExample(a.providers()), "hookinbox "))
 	}
-	return sendProvider(ctx, rest[0], rest[1], f, stdout)
+	return a.sendProvider(ctx, rest[0], rest[1], f, stdout)
 }
 
 // sendHelp is send's help: what it does, then how each provider signs
@@ -114,28 +113,11 @@ type providerDelivery struct {
 	key, typ string
 }
 
-// teamProviders are a team's own providers, given to Main.
-var teamProviders []provider.Provider
-
-// providers is the registry send, dev and chaos speak: hookinbox's and
-// the team's (Main).
-func providers() *provider.Registry {
-	reg, err := builtin.Registry(teamProviders...)
-	if err != nil {
-		panic(err) // Main refused them
-	}
-	return reg
-}
-
-// firstProvider is the provider dev's banner, --secret and webhook URL
-// are about: the registry's first.
-func firstProvider() provider.Provider { return providers().All()[0] }
-
 // sendProvider sends an event type or a file (or, for an id-only
 // provider, an id) as provider would, signed as it signs, --times times
 // with the same bytes.
-func sendProvider(ctx context.Context, name, what string, f sendFlags, stdout io.Writer) error {
-	reg := providers()
+func (a *app) sendProvider(ctx context.Context, name, what string, f sendFlags, stdout io.Writer) error {
+	reg := a.providers()
 	p, ok := reg.Lookup(name)
 	if !ok {
 		return usagef("unknown provider %q: send knows %s", name, strings.Join(reg.Names(), ", "))
@@ -169,19 +151,7 @@ func sendProvider(ctx context.Context, name, what string, f sendFlags, stdout io
 		}
 		url = base + "/webhooks/" + name
 	}
-	// The receiver's secrets: --secret, the running stack's, or the local
-	// ones; a variant may need a key only senders hold (a whsk_ key).
-	secrets := envconfig.Split(f.secret)
-	if len(secrets) == 0 && st != nil {
-		secrets = envconfig.Split(st.receiverSecret(p.Webhook().SecretEnv))
-	}
-	if len(secrets) == 0 {
-		secrets = envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv])
-	}
-	signers := secrets
-	if variant != "" {
-		signers = append(slices.Clone(secrets), pipeline.SenderKeys[p.Webhook().SecretEnv]...)
-	}
+	secrets, signers := sendSecrets(p, f.secret, st, variant)
 	ev, err := testEvent(p, what, provider.TestEvent{ID: f.id, Type: f.typ, Variant: variant, Options: options, KeepID: f.keepID})
 	if err != nil {
 		return err
@@ -198,6 +168,25 @@ func sendProvider(ctx context.Context, name, what string, f sendFlags, stdout io
 		return err
 	}
 	return sendTimes(ctx, stdout, f, d)
+}
+
+// sendSecrets returns the receiver's secrets, --secret's, the running
+// stack's (st, when not nil) or the local ones, and those to sign with:
+// a variant may need a key only senders hold (a whsk_ key).
+func sendSecrets(p provider.Provider, secret string, st *devState, variant string) (secrets, signers []string) {
+	env := p.Webhook().SecretEnv
+	secrets = envconfig.Split(secret)
+	if len(secrets) == 0 && st != nil {
+		secrets = envconfig.Split(st.receiverSecret(p))
+	}
+	if len(secrets) == 0 {
+		secrets = envconfig.Split(pipeline.LocalEnv("")[env])
+	}
+	signers = secrets
+	if variant != "" {
+		signers = append(slices.Clone(secrets), pipeline.SenderKeys[env]...)
+	}
+	return secrets, signers
 }
 
 // chosenVariant returns the variant flag given, if any, refusing one that

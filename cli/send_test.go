@@ -73,8 +73,14 @@ func fakeEndpoint(t *testing.T, secret string) (*httptest.Server, func() []deliv
 
 func runSend(t *testing.T, args ...string) (string, int) {
 	t.Helper()
+	return runSendWith(t, Options{}, args...)
+}
+
+// runSendWith is runSend with o's providers too.
+func runSendWith(t *testing.T, o Options, args ...string) (string, int) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), append([]string{"send"}, args...), &stdout, &stderr)
+	code := Run(t.Context(), o, append([]string{"send"}, args...), &stdout, &stderr)
 	return stdout.String() + stderr.String(), code
 }
 
@@ -184,7 +190,7 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 	var headers []map[string]string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		provider := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
-		p, _ := providers().Lookup(provider)
+		p, _ := testApp().providers().Lookup(provider)
 		// What the local stack's receiver accepts.
 		v, err := p.Verifier(envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv]), &hprovider.Env{})
 		if err != nil {
@@ -253,7 +259,7 @@ func TestSendSignsAsEachProvider(t *testing.T) {
 			if tc.flags != nil {
 				tc.flags(&f)
 			}
-			if err := sendProvider(t.Context(), tc.provider, tc.file, f, &out); err != nil {
+			if err := testApp().sendProvider(t.Context(), tc.provider, tc.file, f, &out); err != nil {
 				t.Fatalf("send: %v\n%s", err, out.String())
 			}
 			if len(got) != 1 || got[0].Type != tc.wantType || !strings.Contains(out.String(), string(got[0].Key())) {

@@ -26,7 +26,7 @@ func TestSendThin(t *testing.T) {
 	apiSrv := httptest.NewServer(api)
 	defer apiSrv.Close()
 	state := filepath.Join(t.TempDir(), "state.json")
-	st, _ := json.Marshal(devState{PID: os.Getpid(), BaseURL: receiver.URL, WebhookSecret: secret,
+	st, _ := json.Marshal(devState{PID: os.Getpid(), BaseURL: receiver.URL, WebhookURL: receiver.URL + "/webhooks/stripe", WebhookSecret: secret,
 		Endpoints: map[string]string{"STRIPE_API_URL": apiSrv.URL}})
 	if err := os.WriteFile(state, st, 0o600); err != nil {
 		t.Fatal(err)

@@ -241,7 +241,7 @@ func TestOperatingADeployedStack(t *testing.T) {
 		return out.String(), errOut.String()
 	}
 
-	out, errOut := run(cmdInspect, string(it.Key))
+	out, errOut := run(testApp().cmdInspect, string(it.Key))
 	for _, want := range []string{"status          DEAD", "loyalty service refused", "decrement-stock", "applied"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect printed no %q:\n%s", want, out)
@@ -250,7 +250,7 @@ func TestOperatingADeployedStack(t *testing.T) {
 	if !strings.Contains(errOut, "AWS stack "+name+" in "+devstack.Region+" (table "+table+")") {
 		t.Errorf("inspect's stderr %q does not say which stack it read", errOut)
 	}
-	out, _ = run(cmdInspect, string(it.Key), "--json")
+	out, _ = run(testApp().cmdInspect, string(it.Key), "--json")
 	var got inspection
 	var payload bytes.Buffer
 	if err := json.Unmarshal([]byte(out), &got); err != nil || json.Compact(&payload, got.Payload) != nil ||
@@ -259,12 +259,12 @@ func TestOperatingADeployedStack(t *testing.T) {
 	}
 	// With the table named, inspect needs nothing from CloudFormation.
 	var errOut2 bytes.Buffer
-	if err := cmdInspect(ctx, append([]string{string(it.Key), "--table", table, "--stack", "no-such-stack"}, noLocal...), io.Discard, &errOut2); err != nil {
+	if err := testApp().cmdInspect(ctx, append([]string{string(it.Key), "--table", table, "--stack", "no-such-stack"}, noLocal...), io.Discard, &errOut2); err != nil {
 		t.Errorf("inspect --table: %v\n%s", err, errOut2.String())
 	}
 	unchanged("inspect")
 
-	out, _ = run(cmdStatus, "--json")
+	out, _ = run(testApp().cmdStatus, "--json")
 	var r statusReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("status --json printed more than JSON: %v\n%s", err, out)
@@ -284,13 +284,13 @@ func TestOperatingADeployedStack(t *testing.T) {
 	}
 	unchanged("status")
 
-	out, _ = run(cmdReplay, "--all", "--dry-run")
+	out, _ = run(testApp().cmdReplay, "--all", "--dry-run")
 	if !strings.Contains(out, "would replay") || !strings.Contains(out, string(it.Key)) {
 		t.Errorf("replay --all --dry-run printed:\n%s", out)
 	}
 	unchanged("replay --dry-run")
 
-	out, _ = run(cmdReplay, "--all", "--json")
+	out, _ = run(testApp().cmdReplay, "--all", "--json")
 	var sum replay.Summary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.Moved != 1 {
 		t.Fatalf("replay --all: %+v (%v)\n%s", sum, err, out)
@@ -306,7 +306,7 @@ func TestOperatingADeployedStack(t *testing.T) {
 func TestDeployedStackNotFound(t *testing.T) {
 	deployedStack(t)
 	var out, errOut bytes.Buffer
-	err := cmdStatus(context.Background(), []string{"--stack", "no-such-stack", "--state-file", filepath.Join(t.TempDir(), "none.json")}, &out, &errOut)
+	err := testApp().cmdStatus(context.Background(), []string{"--stack", "no-such-stack", "--state-file", filepath.Join(t.TempDir(), "none.json")}, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "no-such-stack") || !strings.Contains(err.Error(), "--table, --queue-url and --dlq-url") {
 		t.Errorf("status --stack no-such-stack: %v, want the stack named and what to pass instead", err)
 	}
@@ -322,11 +322,11 @@ func TestWithoutALocalStackTheCommandsAskForAStack(t *testing.T) {
 	none := filepath.Join(t.TempDir(), "none.json")
 	for name, cmd := range map[string]func(context.Context, []string, io.Writer, io.Writer) error{
 		"inspect": func(ctx context.Context, a []string, o, e io.Writer) error {
-			return cmdInspect(ctx, append([]string{"stripe#evt_1"}, a...), o, e)
+			return testApp().cmdInspect(ctx, append([]string{"stripe#evt_1"}, a...), o, e)
 		},
-		"status": cmdStatus,
+		"status": testApp().cmdStatus,
 		"replay": func(ctx context.Context, a []string, o, e io.Writer) error {
-			return cmdReplay(ctx, append([]string{"--all", "--dry-run"}, a...), o, e)
+			return testApp().cmdReplay(ctx, append([]string{"--all", "--dry-run"}, a...), o, e)
 		},
 	} {
 		var out, errOut bytes.Buffer

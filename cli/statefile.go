@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
+	"github.com/hookinbox/hookinbox/provider"
 )
 
 // stateFileEnv names the variable that overrides the default state file.
@@ -74,14 +77,14 @@ func (st *devState) functionEnv(logicalID, key string) string {
 	return ""
 }
 
-// receiverSecret returns the receiver's secret variable name as the
-// running stack sets it; the first provider's is `hookinbox dev
-// --secret` (WebhookSecret).
-func (st *devState) receiverSecret(name string) string {
-	if v := st.functionEnv("ReceiverFunction", name); v != "" {
+// receiverSecret returns p's secret variable as the running stack's
+// receiver has it; that of the provider WebhookURL names is `hookinbox
+// dev --secret` (WebhookSecret).
+func (st *devState) receiverSecret(p provider.Provider) string {
+	if v := st.functionEnv("ReceiverFunction", p.Webhook().SecretEnv); v != "" {
 		return v
 	}
-	if name == firstProvider().Webhook().SecretEnv {
+	if strings.HasSuffix(st.WebhookURL, "/webhooks/"+p.Name()) {
 		return st.WebhookSecret
 	}
 	return ""
@@ -169,7 +172,7 @@ func (d *devStack) stateOf(root, baseURL string, st *pipeline.Stack, fns []pipel
 	s := &devState{
 		PID: os.Getpid(), StartedAt: time.Now().UTC(), Mode: mode,
 		StackName: st.Name, Region: devstack.Region, Root: root,
-		BaseURL: baseURL, WebhookURL: baseURL + "/webhooks/" + firstProvider().Name(), HealthURL: baseURL + "/healthz",
+		BaseURL: baseURL, WebhookURL: baseURL + "/webhooks/" + d.app.firstProvider().Name(), HealthURL: baseURL + "/healthz",
 		WebhookSecret: d.flags.secret, Endpoints: st.Endpoints, Env: st.Emulators.EnvMap(),
 		Tables: st.Tables, Buckets: st.Buckets, Queues: map[string]stateQueue{},
 		MetricsFile: metricsFileFor(d.flags.stateFile),
@@ -192,4 +195,28 @@ func (d *devStack) stateOf(root, baseURL string, st *pipeline.Stack, fns []pipel
 		s.Functions = append(s.Functions, f)
 	}
 	return s, nil
+}
+
+// Stack is the running local stack (hookinbox dev), as a command of a
+// module's own reaches it (LocalStack).
+type Stack struct {
+	Name   string            // the stack name, which prefixes its tables' and queues'
+	Tables map[string]string // each table's name, by its logical ID in the template
+	AWS    aws.Config        // reaches the stack's emulators: region, endpoints, credentials
+}
+
+// LocalStack returns the running local stack the state file at path
+// describes; "" is the file hookinbox dev writes by default
+// ($HOOKINBOX_STATE_FILE, else hookinbox-dev.json in the temporary
+// directory). When no stack runs, its error says how to start one.
+func LocalStack(path string) (Stack, error) {
+	st, err := loadState(path)
+	if err != nil {
+		return Stack{}, err
+	}
+	cfg, err := st.awsConfig()
+	if err != nil {
+		return Stack{}, err
+	}
+	return Stack{Name: st.StackName, Tables: st.Tables, AWS: cfg}, nil
 }

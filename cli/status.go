@@ -159,7 +159,7 @@ Examples:
 	return f, nil
 }
 
-func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func (a *app) cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, err := parseStatus(args, stdout)
 	if err != nil {
 		return err
@@ -168,7 +168,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	r := collectStatus(ctx, t, f.since, f.stuckAfter, f.stuckAfterGiven)
+	r := collectStatus(ctx, t, a.providers().Names(), f.since, f.stuckAfter, f.stuckAfterGiven)
 	if f.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -180,8 +180,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // collectStatus reads the report status prints of t: counts over since,
 // claims stuck after stuckAfter (on the local stack, its reconciler's
-// STUCK_AFTER unless stuckAfterGiven).
-func collectStatus(ctx context.Context, t *target, since, stuckAfter time.Duration, stuckAfterGiven bool) *statusReport {
+// STUCK_AFTER unless stuckAfterGiven), the reconciler's checkpoints of
+// providers.
+func collectStatus(ctx context.Context, t *target, providers []string, since, stuckAfter time.Duration, stuckAfterGiven bool) *statusReport {
 	r := &statusReport{Source: "aws", Stack: t.stack, At: time.Now().UTC(), Window: since.String(), StuckAfter: stuckAfter.String()}
 	var (
 		counts    func(ctx context.Context) (map[string]float64, error)
@@ -199,7 +200,8 @@ func collectStatus(ctx context.Context, t *target, since, stuckAfter time.Durati
 	} else {
 		counts, oldestAge = r.cloudWatch(t, since)
 	}
-	r.collect(ctx, sqs.NewFromConfig(t.cfg), dynamodb.NewFromConfig(t.cfg), t.table, t.queueURL, t.dlqURL, stuckAfter, counts)
+	r.collect(ctx, t, stuckAfter, counts)
+	r.checkpoints(ctx, dynamodb.NewFromConfig(t.cfg), t.table, providers)
 	if oldestAge != nil {
 		if age, err := oldestAge(ctx); err != nil {
 			r.problem("age of the oldest message: %v", err)
@@ -253,20 +255,21 @@ func (r *statusReport) problem(format string, args ...any) {
 	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
 }
 
-// collect fills the report from the queues, the inbox and the counts.
-func (r *statusReport) collect(ctx context.Context, sq *sqs.Client, db *dynamodb.Client, table, eventsQ, dlqQ string, stuckAfter time.Duration, counts func(context.Context) (map[string]float64, error)) {
+// collect fills the report from t's queues and inbox, and the counts.
+func (r *statusReport) collect(ctx context.Context, t *target, stuckAfter time.Duration, counts func(context.Context) (map[string]float64, error)) {
+	sq := sqs.NewFromConfig(t.cfg)
 	var err error
-	if r.EventsQueue, err = queueDepth(ctx, sq, eventsQ); err != nil {
+	if r.EventsQueue, err = queueDepth(ctx, sq, t.queueURL); err != nil {
 		r.problem("events queue: %v", err)
 	}
-	if r.DLQ, err = queueDepth(ctx, sq, dlqQ); err != nil {
+	if r.DLQ, err = queueDepth(ctx, sq, t.dlqURL); err != nil {
 		r.problem("DLQ: %v", err)
 	}
 
 	// The pending index holds only unfinished events: no scan.
-	items, err := inbox.NewDynamoDB(db, table).Pending(ctx, r.At, 1000)
+	items, err := inbox.NewDynamoDB(dynamodb.NewFromConfig(t.cfg), t.table).Pending(ctx, r.At, 1000)
 	if err != nil {
-		r.problem("inbox %s: %v", table, err)
+		r.problem("inbox %s: %v", t.table, err)
 	}
 	cutoff := r.At.Add(-stuckAfter)
 	for _, it := range items {
@@ -290,11 +293,13 @@ func (r *statusReport) collect(ctx context.Context, sq *sqs.Client, db *dynamodb
 	} else {
 		r.Counts = got
 	}
+}
 
+// checkpoints adds the reconciler's checkpoint of each of providers that
+// has one: every provider whose events the reconciler has listed.
+func (r *statusReport) checkpoints(ctx context.Context, db *dynamodb.Client, table string, providers []string) {
 	cps := reconcile.NewCheckpoints(db, table)
-	// Every provider whose events the reconciler has listed has a
-	// checkpoint.
-	for _, p := range providers().Names() {
+	for _, p := range providers {
 		c := checkpointStatus{Provider: p, Missed: r.Counts[metrics.Missed]}
 		cp, ok, err := cps.Load(ctx, p)
 		switch {

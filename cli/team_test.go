@@ -89,9 +89,7 @@ func TestSendATeamsProvider(t *testing.T) {
 	if out, code := runSend(t, args...); code != 2 || !strings.Contains(out, `unknown provider "depot"`) {
 		t.Errorf("without the team's provider: exit %d\n%s\nwant 2, unknown provider", code, out)
 	}
-	teamProviders = []provider.Provider{depot{}}
-	t.Cleanup(func() { teamProviders = nil })
-	out, code := runSend(t, args...)
+	out, code := runSendWith(t, Options{Providers: []provider.Provider{depot{}}}, args...)
 	if code != 0 || !strings.Contains(out, "1/1 depot#dp_1 parcel.sent → accepted") {
 		t.Errorf("send exited %d:\n%s\nwant depot#dp_1 parcel.sent accepted", code, out)
 	}

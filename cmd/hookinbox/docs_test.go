@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hookinbox/hookinbox/cli"
+	"github.com/hookinbox/hookinbox/internal/local/devstack"
 )
 
 // docCommand is one command line of the CLI written in a page.
@@ -210,7 +212,7 @@ func TestDocsCommandLinesParse(t *testing.T) {
 		if strings.HasPrefix(name, "<") || name == "..." {
 			continue // any command: `hookinbox <command> --help`
 		}
-		if !slices.ContainsFunc(commands, func(cmd command) bool { return cmd.name == name }) {
+		if !slices.Contains(commandNames(t), name) {
 			t.Errorf("%s: %s %s: no command %q", c.where, c.prefix, strings.Join(c.args, " "), name)
 			continue
 		}
@@ -224,7 +226,7 @@ func TestDocsCommandLinesParse(t *testing.T) {
 			args = append(slices.Clone(args), "--help")
 		}
 		var stdout, stderr bytes.Buffer
-		if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+		if code := cli.Run(context.Background(), options(), args, &stdout, &stderr); code != 0 {
 			t.Errorf("%s: %s %s: exit %d, the CLI does not take it:\n%s", c.where, c.prefix, strings.Join(c.args, " "), code, &stderr)
 		}
 		if mention != "" && !strings.Contains(stdout.String(), "  -"+mention+" ") && !strings.Contains(stdout.String(), "  -"+mention+"\n") {
@@ -303,15 +305,37 @@ func TestReadmeListsEveryCommand(t *testing.T) {
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z]+)[^`]*` \\|").FindAllStringSubmatch(table, -1) {
 		listed = append(listed, m[1])
 	}
-	var want []string
-	for _, c := range commands {
-		if c.name != "help" {
-			want = append(want, c.name)
-		}
-	}
+	want := slices.DeleteFunc(commandNames(t), func(name string) bool { return name == "help" })
 	slices.Sort(listed)
 	slices.Sort(want)
 	if diff := cmp.Diff(want, listed); diff != "" {
 		t.Errorf("README.md's command table (-hookinbox --help +README):\n%s", diff)
 	}
+}
+
+// commandNames returns the commands `hookinbox help` lists.
+func commandNames(t *testing.T) []string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := cli.Run(context.Background(), options(), []string{"help"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("hookinbox help: exit %d\n%s", code, &stderr)
+	}
+	_, list, _ := strings.Cut(stdout.String(), "Commands:\n")
+	var names []string
+	for _, line := range strings.Split(list, "\n") {
+		if !strings.HasPrefix(line, "  ") {
+			break
+		}
+		names = append(names, strings.Fields(line)[0])
+	}
+	return names
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := devstack.RepoRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }

@@ -1,56 +1,93 @@
-package cli
+package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/hookinbox/hookinbox/cli"
 	"github.com/hookinbox/hookinbox/internal/shop"
 )
 
-func cmdState(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("state", "[--json]", `
+// stateAbout is what state --help says about it.
+const stateAbout = `Usage: hookinbox state [--json]
+
 Prints the example shop's state in the running local stack: each holder's
 access (the union of their entitlements), the entitlements (one per
 purchase or subscription), subscriptions, emails sent and invoices created,
 as recorded in its table (internal/shop). With --json, only JSON goes to
-stdout.`)
-	asJSON := fs.Bool("json", false, "print JSON only")
-	stateFile := fs.String("state-file", defaultStateFile(), "state file of the running stack")
-	rest, err := parseFlags(fs, args, stdout)
+stdout.
+`
+
+// stateFlags are state's command line.
+type stateFlags struct {
+	asJSON    bool
+	stateFile string
+}
+
+// parseState parses state's command line; --help prints its usage on
+// stdout and is flag.ErrHelp.
+func parseState(args []string, stdout io.Writer) (stateFlags, error) {
+	var f stateFlags
+	fs := flag.NewFlagSet("hookinbox state", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON only")
+	fs.StringVar(&f.stateFile, "state-file", "", "state file of the running stack (default $HOOKINBOX_STATE_FILE, else hookinbox-dev.json in the temporary directory)")
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, "%s\nFlags:\n", stateAbout)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return f, err
+	case err != nil:
+		return f, cli.Usagef("%v", err)
+	case fs.NArg() > 0:
+		return f, cli.Usagef("state takes no arguments, got %q", fs.Args())
+	}
+	return f, nil
+}
+
+// cmdState prints the example shop's state in the running local stack.
+func cmdState(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f, err := parseState(args, stdout)
 	if err != nil {
 		return err
 	}
-	if len(rest) > 0 {
-		return usagef("state takes no arguments, got %q", rest)
-	}
-	st, err := loadState(*stateFile)
+	stack, err := cli.LocalStack(f.stateFile)
 	if err != nil {
 		return err
 	}
-	table, err := st.table("ShopTable")
+	return printState(ctx, stack, f.asJSON, stdout)
+}
+
+// printState reads the shop's state on stack and prints it, as JSON when
+// asJSON is set.
+func printState(ctx context.Context, stack cli.Stack, asJSON bool, w io.Writer) error {
+	table := stack.Tables["ShopTable"]
+	if table == "" {
+		return fmt.Errorf("the running stack has no ShopTable (is it in template.yaml?)")
+	}
+	state, err := shop.New(shop.Config{Table: table}, dynamodb.NewFromConfig(stack.AWS), nil, nil).State(ctx)
 	if err != nil {
 		return err
 	}
-	db, err := st.dynamoDB()
-	if err != nil {
-		return err
-	}
-	state, err := shop.New(shop.Config{Table: table}, db, nil, nil).State(ctx)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
+	if asJSON {
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(state)
 	}
-	printShopState(stdout, table, state)
+	printShopState(w, table, state)
 	return nil
 }
 
+// printShopState prints s, the state of the shop whose table is table.
 func printShopState(w io.Writer, table string, s shop.State) {
 	fmt.Fprintf(w, "Shop state (table %s)\n", table)
 	fmt.Fprintf(w, "\nAccess: %d\n", len(s.Access))
