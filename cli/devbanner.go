@@ -57,7 +57,8 @@ func printResources(w io.Writer, s *devState, specs []pipeline.Function) {
 }
 
 // printTryIt prints the commands to try in another terminal: send the
-// same event three times, then look at the shop, or inspect the event.
+// same event three times, then look at the example shop (with a CLI that
+// has its state command), or inspect the event.
 func (d *devStack) printTryIt(w io.Writer, s *devState) {
 	stateArg := ""
 	if d.flags.stateFile != defaultStateFile() {
@@ -65,7 +66,7 @@ func (d *devStack) printTryIt(w io.Writer, s *devState) {
 	}
 	self, first := selfCommand(), d.app.firstProvider().Name()
 	send := fmt.Sprintf("  %s send %s %s --times 3%s\n", self, first, d.sampleType, stateArg)
-	if _, shop := s.Tables["ShopTable"]; shop {
+	if _, shop := s.Tables["ShopTable"]; shop && d.app.command("state") != nil {
 		fmt.Fprintln(w, "In another terminal, send the same event three times, then look at the shop:")
 		fmt.Fprint(w, send)
 		fmt.Fprintf(w, "  %s state%s\n", self, stateArg)

@@ -6,8 +6,11 @@ package main
 
 import (
 	"github.com/hookinbox/hookinbox/cli"
+	"github.com/hookinbox/hookinbox/provider"
 
 	"example.com/custom-business/warehouse"
 )
 
-func main() { cli.Main(warehouse.Provider{}) }
+func main() {
+	cli.Main(cli.Options{Providers: []provider.Provider{warehouse.Provider{}}})
+}
