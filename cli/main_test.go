@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -76,7 +75,6 @@ func TestRunExitCodes(t *testing.T) {
 		{"help command", []string{"help"}, 0, "Commands:", ""},
 		{"help for send", []string{"help", "send"}, 0, "Usage: hookinbox send", ""},
 		{"send --help", []string{"send", "--help"}, 0, "-times int", ""},
-		{"dev -h", []string{"dev", "-h"}, 0, "-rie", ""},
 		{"inspect --help", []string{"inspect", "--help"}, 0, "<provider>#<event id>", ""},
 		{"bad flag", []string{"send", "--nope"}, 2, "", "flag provided but not defined: -nope"},
 		{"send without event", []string{"send", "stripe"}, 2, "", "want a provider and an event type"},
@@ -85,8 +83,6 @@ func TestRunExitCodes(t *testing.T) {
 		{"send bad type", []string{"send", "stripe", "Not An Event"}, 2, "", "neither a file nor a sample of stripe's"},
 		{"inspect without key", []string{"inspect"}, 2, "", "want one event key"},
 		{"inspect malformed key", []string{"inspect", "#evt_1"}, 2, "", "not <provider>#<event id>"},
-		{"dev with an argument", []string{"dev", "now"}, 2, "", "dev takes no arguments"},
-		{"dev with a bad --env", []string{"dev", "--env", "NOEQUALS"}, 2, "", "want KEY=VALUE"},
 		{"inspect without a stack", []string{"inspect", "stripe#evt_1", "--state-file", "/nonexistent/hookinbox.json"}, 1, "", "start one with `make dev`"},
 	}
 	for _, tt := range tests {
@@ -133,19 +129,6 @@ func TestParseFlagsInterspersed(t *testing.T) {
 				t.Errorf("times = %d, want %d", *times, tt.wantTimes)
 			}
 		})
-	}
-}
-
-func TestDevBusyPort(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"dev", "--addr", l.Addr().String(), "--state-file", filepath.Join(t.TempDir(), "state.json")}, &stdout, &stderr)
-	if code != 1 || !strings.Contains(stderr.String(), "pass --addr 127.0.0.1:4000") {
-		t.Errorf("dev on a busy port: exit %d, stderr %q; want 1 and advice to pick another port", code, &stderr)
 	}
 }
 
