@@ -26,111 +26,154 @@ import (
 // the receiver's environment from template.yaml (the floor reads only
 // INBOX_TABLE and EVENTS_QUEUE_URL of it). The returned func stops it all.
 func bootstrapTargets(ctx context.Context, f loadFlags, p provider.Provider) (targets []*loadTarget, stop func(), err error) {
-	var cleanups []func()
-	stopAll := func() {
-		for i := len(cleanups) - 1; i >= 0; i-- {
-			cleanups[i]()
-		}
-	}
+	r := &bootstrapRig{f: f, p: p}
 	// Every failure returns a nil stop: what started is stopped here.
 	defer func() {
 		if err != nil {
-			stopAll()
+			r.stop()
 		}
 	}()
-
-	root, err := devstack.RepoRoot("")
+	tpl, bootstraps, err := r.build(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	tpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		return nil, nil, fmt.Errorf("load template: %w", err)
-	}
-	buildDir, err := os.MkdirTemp("", "hookinbox-load-")
-	if err != nil {
-		return nil, nil, err
-	}
-	cleanups = append(cleanups, func() { os.RemoveAll(buildDir) })
-	floorBootstrap, err := devstack.BuildFunction(ctx, "floor", filepath.Join(buildDir, "floor")) // make build-floor
-	if err != nil {
-		return nil, nil, err
-	}
-	first := struct{ name, bootstrap string }{"floor-a", floorBootstrap}
-	if !f.null {
-		first.name = "receiver"
-		first.bootstrap, err = devstack.BuildFunction(ctx, "ReceiverFunction", filepath.Join(buildDir, "receiver"))
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-
 	// Warmed emulators start both targets even: cold, node spent two to
 	// three times the CPU a request, charged to whichever target came
 	// first.
-	emu, err := devstack.Start(ctx, devstack.Options{Root: root, WarmUp: true})
+	r.emu, err = devstack.Start(ctx, devstack.Options{Root: r.root, WarmUp: true})
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanups = append(cleanups, func() { _ = emu.Stop() })
-	for _, u := range []string{emu.DynamoDBURL, emu.SQSURL} {
+	r.cleanups = append(r.cleanups, func() { _ = r.emu.Stop() })
+	for _, u := range []string{r.emu.DynamoDBURL, r.emu.SQSURL} {
 		if err := requireLoopback(u); err != nil {
 			return nil, nil, fmt.Errorf("the emulators' endpoint: %w", err)
 		}
 	}
-
 	suffix := randomHex(4)
-	for _, t := range []struct{ name, bootstrap string }{first, {"floor", floorBootstrap}} {
-		st, err := pipeline.Start(ctx, emu, pipeline.Options{Name: "load" + t.name + suffix, Template: tpl})
-		if err != nil {
-			return nil, nil, fmt.Errorf("create the %s's tables and queues: %w", t.name, err)
-		}
-		cleanups = append(cleanups, func() { _ = st.Close() })
-		env, err := st.Env("ReceiverFunction", loadEnv(f, p, t.name))
+	for _, b := range bootstraps {
+		tg, err := r.start(ctx, tpl, b.name, b.path, suffix)
 		if err != nil {
 			return nil, nil, err
 		}
-
-		// The copies write their output (the functions' log lines) to a
-		// file, not through a pipe into this process: in Lambda the
-		// platform ships them, and copying them here would take CPU from
-		// the targets in proportion to how much each logs.
-		logFile, err := os.Create(filepath.Join(buildDir, t.name+".log"))
-		if err != nil {
-			return nil, nil, err
-		}
-		cleanups = append(cleanups, func() { _ = logFile.Close() })
-		pool := &functionPool{idle: make(chan *devstack.Function, f.copies)}
-		for i := 0; i < f.copies; i++ {
-			fn, err := devstack.StartFunction(ctx, t.bootstrap, env, devstack.Options{Root: root, Stdout: logFile})
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", t.name, err)
-			}
-			cleanups = append(cleanups, func() { _ = fn.Stop() })
-			pool.all = append(pool.all, fn)
-			pool.idle <- fn
-		}
-		api := &lambdalocal.HTTPAPI{Routes: []lambdalocal.Route{{Method: p.Webhook().HTTPMethod(), Path: webhookPath + "{provider}", Function: pool}}}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, nil, err
-		}
-		srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		cleanups = append(cleanups, func() { _ = srv.Close() })
-		cpu := func() (cpuTimes, error) {
-			c, err := pool.cpuTime()
-			emuCPU, eerr := emu.CPUTime()
-			c.emulators = emuCPU
-			load, lerr := devstack.ProcessCPU(os.Getpid())
-			c.load = load
-			machine, merr := devstack.MachineCPU()
-			c.machine = machine
-			return c, errors.Join(err, eerr, lerr, merr)
-		}
-		targets = append(targets, &loadTarget{name: t.name, url: "http://" + ln.Addr().String() + webhookPath + p.Name(), cpu: cpu})
+		targets = append(targets, tg)
 	}
-	return targets, stopAll, nil
+	return targets, r.stop, nil
+}
+
+// bootstrapRig is what bootstrapTargets starts.
+type bootstrapRig struct {
+	f        loadFlags
+	p        provider.Provider
+	root     string
+	buildDir string // the bootstraps and their log files
+	emu      *devstack.Emulators
+	cleanups []func() // run last first by stop
+}
+
+// stop stops what the rig started, last first.
+func (r *bootstrapRig) stop() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+}
+
+// loadBootstrap is a target's name and the path of its bootstrap.
+type loadBootstrap struct{ name, path string }
+
+// build loads template.yaml and builds the bootstraps of the two
+// targets: the receiver's (the floor's with --null, as "floor-a") and
+// the floor's (make build-floor).
+func (r *bootstrapRig) build(ctx context.Context) (*samtemplate.Template, []loadBootstrap, error) {
+	var err error
+	if r.root, err = devstack.RepoRoot(""); err != nil {
+		return nil, nil, err
+	}
+	tpl, err := samtemplate.Load(filepath.Join(r.root, "template.yaml"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("load template: %w", err)
+	}
+	if r.buildDir, err = os.MkdirTemp("", "hookinbox-load-"); err != nil {
+		return nil, nil, err
+	}
+	buildDir := r.buildDir
+	r.cleanups = append(r.cleanups, func() { os.RemoveAll(buildDir) })
+	floorBootstrap, err := devstack.BuildFunction(ctx, "floor", filepath.Join(buildDir, "floor"))
+	if err != nil {
+		return nil, nil, err
+	}
+	first := loadBootstrap{"floor-a", floorBootstrap}
+	if !r.f.null {
+		first.name = "receiver"
+		if first.path, err = devstack.BuildFunction(ctx, "ReceiverFunction", filepath.Join(buildDir, "receiver")); err != nil {
+			return nil, nil, err
+		}
+	}
+	return tpl, []loadBootstrap{first, {"floor", floorBootstrap}}, nil
+}
+
+// start starts the target name: a stack of its own on the rig's
+// emulators, f.copies of its bootstrap under aws-lambda-rie with the
+// receiver's environment from tpl, and the HTTP API emulation in front of
+// them on a loopback port.
+func (r *bootstrapRig) start(ctx context.Context, tpl *samtemplate.Template, name, bootstrap, suffix string) (*loadTarget, error) {
+	st, err := pipeline.Start(ctx, r.emu, pipeline.Options{Name: "load" + name + suffix, Template: tpl})
+	if err != nil {
+		return nil, fmt.Errorf("create the %s's tables and queues: %w", name, err)
+	}
+	r.cleanups = append(r.cleanups, func() { _ = st.Close() })
+	env, err := st.Env("ReceiverFunction", loadEnv(r.f, r.p, name))
+	if err != nil {
+		return nil, err
+	}
+	pool, err := r.startCopies(ctx, name, bootstrap, env)
+	if err != nil {
+		return nil, err
+	}
+	api := &lambdalocal.HTTPAPI{Routes: []lambdalocal.Route{{Method: r.p.Webhook().HTTPMethod(), Path: webhookPath + "{provider}", Function: pool}}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	r.cleanups = append(r.cleanups, func() { _ = srv.Close() })
+	emu := r.emu
+	cpu := func() (cpuTimes, error) {
+		c, err := pool.cpuTime()
+		emuCPU, eerr := emu.CPUTime()
+		c.emulators = emuCPU
+		load, lerr := devstack.ProcessCPU(os.Getpid())
+		c.load = load
+		machine, merr := devstack.MachineCPU()
+		c.machine = machine
+		return c, errors.Join(err, eerr, lerr, merr)
+	}
+	return &loadTarget{name: name, url: "http://" + ln.Addr().String() + webhookPath + r.p.Name(), cpu: cpu}, nil
+}
+
+// startCopies starts f.copies of the target name's bootstrap with env.
+// The copies write their output (the functions' log lines) to a file,
+// not through a pipe into this process: in Lambda the platform ships
+// them, and copying them here would take CPU from the targets in
+// proportion to how much each logs.
+func (r *bootstrapRig) startCopies(ctx context.Context, name, bootstrap string, env map[string]string) (*functionPool, error) {
+	logFile, err := os.Create(filepath.Join(r.buildDir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	r.cleanups = append(r.cleanups, func() { _ = logFile.Close() })
+	pool := &functionPool{idle: make(chan *devstack.Function, r.f.copies)}
+	for i := 0; i < r.f.copies; i++ {
+		fn, err := devstack.StartFunction(ctx, bootstrap, env, devstack.Options{Root: r.root, Stdout: logFile})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		r.cleanups = append(r.cleanups, func() { _ = fn.Stop() })
+		pool.all = append(pool.all, fn)
+		pool.idle <- fn
+	}
+	return pool, nil
 }
 
 // loadEnv is what a target's bootstrap gets over the receiver's environment

@@ -16,7 +16,13 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-func subjectEventsFindsClaimsThenTheIndex(t *testing.T, s inbox.Store) {
+// storeAboutSubjects stores events about the subjects Hash("h1"),
+// Hash("h2") and Hash("h3"): received, claimed about h1 and h2, its index
+// not written yet; failed, about h2, likewise; done, about h1, indexed by
+// the attempt that finished it; shopify#9, about h2 and h3, only indexed;
+// and one more claimed about h3.
+func storeAboutSubjects(t *testing.T, s inbox.Store) (received, failed, done webhook.Key) {
+	t.Helper()
 	ctx := context.Background()
 	h1, h2, h3 := Hash("h1"), Hash("h2"), Hash("h3")
 	claimWith := func(id string, hashes ...string) webhook.Key {
@@ -30,17 +36,10 @@ func subjectEventsFindsClaimsThenTheIndex(t *testing.T, s inbox.Store) {
 		}
 		return it.Key
 	}
-	// Claimed, its index not written yet: found through its claim.
-	received := claimWith("evt_sub_received", h1, h2)
-	failed := claimWith("evt_sub_failed", h2)
-	// Indexed by the attempt that finished it: found through the index.
-	done := claimWith("evt_sub_done", h1)
-	if _, err := s.Lease(ctx, failed, "w1", t0, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Finish(ctx, failed, "w1", inbox.Result{Status: inbox.Failed, Error: "boom", At: t0}); err != nil {
-		t.Fatal(err)
-	}
+	received = claimWith("evt_sub_received", h1, h2)
+	failed = claimWith("evt_sub_failed", h2)
+	done = claimWith("evt_sub_done", h1)
+	finish(t, s, failed, inbox.Failed, t0)
 	it, err := s.Lease(ctx, done, "w1", t0, time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +54,12 @@ func subjectEventsFindsClaimsThenTheIndex(t *testing.T, s inbox.Store) {
 		t.Fatal(err)
 	}
 	claimWith("evt_sub_other", h3)
+	return received, failed, done
+}
+
+func subjectEventsFindsClaimsThenTheIndex(t *testing.T, s inbox.Store) {
+	received, failed, done := storeAboutSubjects(t, s)
+	h1, h2 := Hash("h1"), Hash("h2")
 	for _, tt := range []struct {
 		hashes []string
 		want   []webhook.Key
@@ -71,10 +76,16 @@ func subjectEventsFindsClaimsThenTheIndex(t *testing.T, s inbox.Store) {
 			}
 		}
 	}
-	if _, _, err := s.SubjectEvents(ctx, []string{h1}, "not a cursor", 10); err == nil {
+	if _, _, err := s.SubjectEvents(context.Background(), []string{h1}, "not a cursor", 10); err == nil {
 		t.Error("SubjectEvents with a cursor it did not give: no error")
 	}
-	// About: by the claim while not indexed, by the index after.
+}
+
+// aboutFindsClaimsThenTheIndex: About finds a subject by the claim while
+// the event is not indexed, by the index after.
+func aboutFindsClaimsThenTheIndex(t *testing.T, s inbox.Store) {
+	received, _, done := storeAboutSubjects(t, s)
+	h1, h2, h3 := Hash("h1"), Hash("h2"), Hash("h3")
 	for _, tt := range []struct {
 		key    webhook.Key
 		hashes []string
@@ -87,7 +98,7 @@ func subjectEventsFindsClaimsThenTheIndex(t *testing.T, s inbox.Store) {
 		{"shopify#9", []string{h3}, true},
 		{"shopify#404", []string{h1, h2, h3}, false},
 	} {
-		if got, err := s.About(ctx, tt.key, tt.hashes); err != nil || got != tt.want {
+		if got, err := s.About(context.Background(), tt.key, tt.hashes); err != nil || got != tt.want {
 			t.Errorf("About(%s, %v) = %v, %v; want %v", tt.key, tt.hashes, got, err, tt.want)
 		}
 	}

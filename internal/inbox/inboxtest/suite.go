@@ -88,6 +88,7 @@ func checks() []check {
 		{"PendingShardListsOneShardOldestFirst", pendingShardListsOneShardOldestFirst},
 
 		{"SubjectEventsFindsClaimsThenTheIndex", subjectEventsFindsClaimsThenTheIndex},
+		{"AboutFindsClaimsThenTheIndex", aboutFindsClaimsThenTheIndex},
 		{"ErasureProgressIsKept", erasureProgressIsKept},
 		{"DataRequestsAreRecorded", dataRequestsAreRecorded},
 		{"RetainedListsFinishedPayloadsUntilRemoved", retainedListsFinishedPayloadsUntilRemoved},
