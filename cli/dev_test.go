@@ -23,25 +23,11 @@ func TestDevBusyPort(t *testing.T) {
 }
 
 func TestDevCommandLine(t *testing.T) {
-	for _, tt := range []struct {
-		name       string
-		args       []string
-		want       int
-		wantStdout string
-		wantStderr string
-	}{
-		{"help", []string{"dev", "-h"}, 0, "-rie", ""},
-		{"an argument", []string{"dev", "now"}, 2, "", "dev takes no arguments"},
-		{"a bad --env", []string{"dev", "--env", "NOEQUALS"}, 2, "", "want KEY=VALUE"},
-		{"no secret", []string{"dev", "--secret", ""}, 2, "", "--secret must not be empty"},
-		{"a bad forward secret", []string{"dev", "--forward-secret", "whpk_x"}, 2, "", "--forward-secret: want whsec_ secrets"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			got := run(context.Background(), tt.args, &stdout, &stderr)
-			if got != tt.want || !strings.Contains(stdout.String(), tt.wantStdout) || !strings.Contains(stderr.String(), tt.wantStderr) {
-				t.Errorf("hookinbox %q: exit %d\nstdout: %s\nstderr: %s\nwant %d, %q and %q", tt.args, got, &stdout, &stderr, tt.want, tt.wantStdout, tt.wantStderr)
-			}
-		})
-	}
+	checkCommandLines(t, Options{}, []commandLine{
+		{[]string{"dev", "-h"}, 0, "-rie", ""},
+		{[]string{"dev", "now"}, 2, "", "dev takes no arguments"},
+		{[]string{"dev", "--env", "NOEQUALS"}, 2, "", "want KEY=VALUE"},
+		{[]string{"dev", "--secret", ""}, 2, "", "--secret must not be empty"},
+		{[]string{"dev", "--forward-secret", "whpk_x"}, 2, "", "--forward-secret: want whsec_ secrets"},
+	})
 }

@@ -222,3 +222,12 @@ func TestInspectAndReplayReadABodyKeptInS3(t *testing.T) {
 		t.Errorf("after replay: %s, %v; want FAILED, queued again (replay said %s)", after.Status, err, out.String())
 	}
 }
+
+func TestInspectCommandLine(t *testing.T) {
+	checkCommandLines(t, Options{}, []commandLine{
+		{[]string{"inspect", "--help"}, 0, "<provider>#<event id>", ""},
+		{[]string{"inspect"}, 2, "", "want one event key"},
+		{[]string{"inspect", "#evt_1"}, 2, "", "not <provider>#<event id>"},
+		{[]string{"inspect", "stripe#evt_1", "--state-file", "/nonexistent/hookinbox.json"}, 1, "", "start one with `make dev`"},
+	})
+}

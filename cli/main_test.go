@@ -62,43 +62,34 @@ func freeAddr(t *testing.T) string {
 }
 
 func TestRunExitCodes(t *testing.T) {
-	tests := []struct {
-		name       string
-		args       []string
-		want       int
-		wantStdout string
-		wantStderr string
-	}{
-		{"no command", nil, 2, "", "Usage: hookinbox <command>"},
-		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
-		{"top-level help", []string{"--help"}, 0, "Commands:", ""},
-		{"help command", []string{"help"}, 0, "Commands:", ""},
-		{"help for send", []string{"help", "send"}, 0, "Usage: hookinbox send", ""},
-		{"send --help", []string{"send", "--help"}, 0, "-times int", ""},
-		{"inspect --help", []string{"inspect", "--help"}, 0, "<provider>#<event id>", ""},
-		{"bad flag", []string{"send", "--nope"}, 2, "", "flag provided but not defined: -nope"},
-		{"send without event", []string{"send", "stripe"}, 2, "", "want a provider and an event type"},
-		{"send unknown provider", []string{"send", "paypal", "push"}, 2, "", `unknown provider "paypal"`},
-		{"send zero times", []string{"send", "stripe", "invoice.paid", "--times", "0"}, 2, "", "--times must be at least 1"},
-		{"send bad type", []string{"send", "stripe", "Not An Event"}, 2, "", "neither a file nor a sample of stripe's"},
-		{"inspect without key", []string{"inspect"}, 2, "", "want one event key"},
-		{"inspect malformed key", []string{"inspect", "#evt_1"}, 2, "", "not <provider>#<event id>"},
-		{"inspect without a stack", []string{"inspect", "stripe#evt_1", "--state-file", "/nonexistent/hookinbox.json"}, 1, "", "start one with `make dev`"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			got := run(context.Background(), tt.args, &stdout, &stderr)
-			if got != tt.want {
-				t.Errorf("run(%q) = %d, want %d\nstdout: %s\nstderr: %s", tt.args, got, tt.want, &stdout, &stderr)
-			}
-			if !strings.Contains(stdout.String(), tt.wantStdout) {
-				t.Errorf("stdout = %q, want it to contain %q", &stdout, tt.wantStdout)
-			}
-			if !strings.Contains(stderr.String(), tt.wantStderr) {
-				t.Errorf("stderr = %q, want it to contain %q", &stderr, tt.wantStderr)
-			}
-		})
+	checkCommandLines(t, Options{}, []commandLine{
+		{nil, 2, "", "Usage: hookinbox <command>"},
+		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+		{[]string{"--help"}, 0, "Commands:", ""},
+		{[]string{"help"}, 0, "Commands:", ""},
+		{[]string{"help", "send"}, 0, "Usage: hookinbox send", ""},
+		{[]string{"help", "send", "inspect"}, 2, "", "help takes one command name"},
+		{[]string{"help", "frobnicate"}, 2, "", `unknown command "frobnicate"`},
+	})
+}
+
+// commandLine is a command line and what it should do: its exit status,
+// and text its stdout and its stderr hold.
+type commandLine struct {
+	args             []string
+	want             int
+	wantOut, wantErr string
+}
+
+// checkCommandLines runs each of lines as Run does with o.
+func checkCommandLines(t *testing.T, o Options, lines []commandLine) {
+	t.Helper()
+	for _, tt := range lines {
+		var stdout, stderr bytes.Buffer
+		got := Run(context.Background(), o, tt.args, &stdout, &stderr)
+		if got != tt.want || !strings.Contains(stdout.String(), tt.wantOut) || !strings.Contains(stderr.String(), tt.wantErr) {
+			t.Errorf("hookinbox %q: exit %d\nstdout: %s\nstderr: %s\nwant %d, %q and %q", tt.args, got, &stdout, &stderr, tt.want, tt.wantOut, tt.wantErr)
+		}
 	}
 }
 
@@ -165,22 +156,13 @@ func TestModuleCommands(t *testing.T) {
 		return nil
 	}}
 	o := Options{Commands: []Command{stock}}
-	for _, tt := range []struct {
-		args             []string
-		want             int
-		wantOut, wantErr string
-	}{
+	checkCommandLines(t, o, []commandLine{
 		{[]string{"stock", "MUG-BLUE"}, 0, "12 in stock", ""},
 		{[]string{"stock", "a", "b"}, 2, "", "hookinbox stock: stock takes one sku, got [\"a\" \"b\"]\nRun 'hookinbox stock --help' for usage."},
 		{[]string{"stock", "--help"}, 0, "Usage: hookinbox stock", ""},
 		{[]string{"help", "stock"}, 0, "Usage: hookinbox stock", ""},
 		{[]string{"help"}, 0, "  load      load the receiver with signed deliveries beside a floor program; throughput, latency, ratios\n  stock     count the warehouse's stock\n  help ", ""},
-	} {
-		var stdout, stderr bytes.Buffer
-		if code := Run(context.Background(), o, tt.args, &stdout, &stderr); code != tt.want || !strings.Contains(stdout.String(), tt.wantOut) || !strings.Contains(stderr.String(), tt.wantErr) {
-			t.Errorf("hookinbox %q: exit %d\nstdout: %s\nstderr: %s\nwant %d, %q and %q", tt.args, code, &stdout, &stderr, tt.want, tt.wantOut, tt.wantErr)
-		}
-	}
+	})
 	if code := Run(context.Background(), o, []string{"stock", "-x"}, io.Discard, io.Discard); code != 0 || !slices.Equal(got, []string{"-x"}) {
 		t.Errorf("stock -x: exit %d, its Run got %q; want 0 and every argument after its name", code, got)
 	}

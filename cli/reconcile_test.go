@@ -15,22 +15,12 @@ import (
 )
 
 func TestReconcileCommandLine(t *testing.T) {
-	for _, tt := range []struct {
-		args       []string
-		want       int
-		wantStdout string
-		wantStderr string
-	}{
+	checkCommandLines(t, Options{}, []commandLine{
 		{[]string{"reconcile", "--help"}, 0, "Usage: hookinbox reconcile [--json] [--state-file FILE]", ""},
 		{[]string{"reconcile", "now"}, 2, "", `reconcile takes no arguments, got ["now"]`},
 		{[]string{"reconcile", "--nope"}, 2, "", "flag provided but not defined: -nope"},
 		{[]string{"reconcile", "--state-file", "/nonexistent/hookinbox.json"}, 1, "", "no running local stack"},
-	} {
-		var stdout, stderr bytes.Buffer
-		if got := run(context.Background(), tt.args, &stdout, &stderr); got != tt.want || !strings.Contains(stdout.String(), tt.wantStdout) || !strings.Contains(stderr.String(), tt.wantStderr) {
-			t.Errorf("hookinbox %q: exit %d\nstdout: %s\nstderr: %s\nwant %d, %q and %q", tt.args, got, &stdout, &stderr, tt.want, tt.wantStdout, tt.wantStderr)
-		}
-	}
+	})
 }
 
 // TestReconcileAsksTheRunningDev: reconcile has the running dev (here a

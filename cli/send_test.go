@@ -433,3 +433,14 @@ func TestSendStagesIDOnlyPayments(t *testing.T) {
 		}
 	}
 }
+
+func TestSendCommandLine(t *testing.T) {
+	checkCommandLines(t, Options{}, []commandLine{
+		{[]string{"send", "--help"}, 0, "-times int", ""},
+		{[]string{"send", "--nope"}, 2, "", "flag provided but not defined: -nope"},
+		{[]string{"send", "stripe"}, 2, "", "want a provider and an event type"},
+		{[]string{"send", "paypal", "push"}, 2, "", `unknown provider "paypal"`},
+		{[]string{"send", "stripe", "invoice.paid", "--times", "0"}, 2, "", "--times must be at least 1"},
+		{[]string{"send", "stripe", "Not An Event"}, 2, "", "neither a file nor a sample of stripe's"},
+	})
+}
