@@ -211,7 +211,6 @@ func (s *Server) routes() http.Handler {
 	for _, f := range []string{"static/console.css", "static/console.js"} {
 		mux.HandleFunc("GET /"+f, func(w http.ResponseWriter, r *http.Request) { http.ServeFileFS(w, r, staticFiles, f) })
 	}
-	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.HandleFunc("GET /events", s.eventsPage)
 	mux.HandleFunc("POST /subject", s.subjectSearch)
 	mux.HandleFunc("GET /event", s.eventPage)

@@ -47,6 +47,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		switch site := r.Header.Get("Sec-Fetch-Site"); {
 		case !s.hosts[r.Host]:
 			refuse(w, http.StatusMisdirectedRequest, "this console answers only to "+s.cfg.Addr)
+		case r.URL.Path == "/favicon.ico":
+			w.WriteHeader(http.StatusNoContent) // what browsers ask of every origin
 		case site != "" && site != "none" && site != "same-origin":
 			refuse(w, http.StatusForbidden, "a page of another site or port may not use this console")
 		case !ok:

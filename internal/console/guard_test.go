@@ -101,6 +101,7 @@ func guardCases(c *client) []guardCase {
 			return r
 		}, http.StatusOK, "Events"},
 		{"typed in the address bar", site("none"), http.StatusOK, "Events"},
+		{"the icon a browser asks of every origin", get("/favicon.ico", nil), http.StatusNoContent, ""},
 		{"a link of the console's own pages", site("same-origin"), http.StatusOK, "Events"},
 	}
 }
