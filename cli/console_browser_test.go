@@ -19,6 +19,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -237,9 +239,9 @@ func replayFromItsPage(b *browserTab, parked webhook.Key) {
 }
 
 // parkedCheckout starts a pipeline with three checkouts, each delivered
-// to a destination too: two DONE and, between them, one whose invoice
-// the Stripe API refused (400), parked in the DLQ as the processor parks
-// it.
+// to a destination too: two DONE and, between them, one of the customer
+// whose first invoice the Stripe stand-in refuses (as the one `hookinbox
+// dev`'s banner sends), parked in the DLQ as the processor parks it.
 func parkedCheckout(t *testing.T) (*pipelinetest.Pipeline, webhook.Key) {
 	t.Helper()
 	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "thanks") }))
@@ -247,10 +249,11 @@ func parkedCheckout(t *testing.T) (*pipelinetest.Pipeline, webhook.Key) {
 	p := pipelinetest.NewWith(t, pipelinetest.Options{Forward: endpoint.URL + "/hooks"})
 	var parked webhook.Key
 	for i := 1; i <= 3; i++ {
+		var opts []verifytest.Option
 		if i == 2 {
-			p.Stripe.FailNext(400)
+			opts = append(opts, verifytest.WithCustomer(standin.RefusedOnce))
 		}
-		k, body := pipelinetest.Checkout("console", i, time.Now().Add(-time.Minute))
+		k, body := pipelinetest.Checkout("console", i, time.Now().Add(-time.Minute), opts...)
 		p.Deliver(t, body)
 		p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllFinal(t, []webhook.Key{k}) })
 		if i == 2 {
