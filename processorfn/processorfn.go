@@ -150,8 +150,8 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if indexes {
 		eraser, subjects = privacy.NewEraser(store, hasher, nil), privacy.Subjects(reg, hasher)
 		for _, p := range reg.All() {
-			if f, ok := p.(provider.SubjectFinder); ok && all[p.Name()].EventQueue != "" {
-				eraser.WithQueue(privacy.EventQueue{Client: sq, URL: all[p.Name()].EventQueue, Provider: p.Name(), Finder: f})
+			if p.Webhook().Subjects != nil && all[p.Name()].EventQueue != "" {
+				eraser.WithQueue(privacy.EventQueue{Client: sq, URL: all[p.Name()].EventQueue, Provider: p.Name(), Finder: p})
 			}
 		}
 	}

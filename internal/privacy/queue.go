@@ -27,8 +27,8 @@ type sqsAPI interface {
 type EventQueue struct {
 	Client   sqsAPI
 	URL      string
-	Provider string                 // the events' provider, for Finder
-	Finder   provider.SubjectFinder // finds the people an event names
+	Provider string            // the events' provider, for Finder
+	Finder   provider.Provider // finds the people an event names (provider.SubjectsOf)
 }
 
 // WithQueue makes Erase also delete the messages of q whose event names
@@ -139,7 +139,7 @@ func names(q EventQueue, body string, key string, hashes []string) bool {
 	if json.Unmarshal(raw, &envelope) == nil && len(envelope.Detail) > 0 {
 		raw = envelope.Detail
 	}
-	for _, s := range q.Finder.Subjects(webhook.Event{Provider: q.Provider, Raw: raw}) {
+	for _, s := range provider.SubjectsOf(q.Finder, webhook.Event{Provider: q.Provider, Raw: raw}) {
 		if slices.Contains(hashes, mac(key, s)) {
 			return true
 		}

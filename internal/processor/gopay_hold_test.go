@@ -17,13 +17,6 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// countedNotFound is a fetch error that counts the provider's 404s for the
-// id over claims (provider.NotFoundCounter).
-type countedNotFound int
-
-func (c countedNotFound) Error() string      { return fmt.Sprintf("404 (%d so far)", int(c)) }
-func (c countedNotFound) NotFoundCount() int { return int(c) }
-
 // TestNotFoundHoldDependsOnEarlierClaims: an id its provider does not know
 // at its first claim is held off for NotFoundHold only, so the next
 // notification fetches it again; once the fetcher's count says an earlier
@@ -48,7 +41,7 @@ func TestNotFoundHoldDependsOnEarlierClaims(t *testing.T) {
 				if n < 0 {
 					return nil, fmt.Errorf("get %s: %w", id, provider.ErrNotFound)
 				}
-				return nil, fmt.Errorf("get %s: %w: %w", id, countedNotFound(n), provider.ErrNotFound)
+				return nil, fmt.Errorf("get %s: %w", id, &provider.NotFoundError{Err: provider.ErrNotFound, Count: n})
 			}
 			f := newFixture(t, func(c *processor.Config) {
 				c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: provider.Always}}

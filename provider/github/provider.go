@@ -2,13 +2,11 @@ package github
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Provider is GitHub: hooks signed in X-Hub-Signature-256 (Verifier), and
@@ -20,11 +18,7 @@ func (Provider) Name() string { return Name }
 
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{
-		SendHelp: sendHelp, SendExamples: sendExamples,
-		SecretEnv: "GITHUB_WEBHOOK_SECRET", TypeUnsigned: true,
-		Variants: []provider.Variant{{Name: "form", Usage: "github: send as a form-encoded hook (payload=<URL-encoded JSON>)"}},
-	}
+	return provider.Webhook{SecretEnv: "GITHUB_WEBHOOK_SECRET", TypeUnsigned: true, Subjects: subjects}
 }
 
 // minSecretLen is the shortest secret the verifier accepts: GitHub takes
@@ -34,29 +28,6 @@ const minSecretLen = 16
 // Verifier implements provider.Provider.
 func (Provider) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
 	return &Verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, minSecretLen)
-}
-
-// Sign implements provider.Provider: ev.Body under the first secret, the
-// event ev.Type or the file's name (issues.json: issues), a fresh
-// delivery id unless ev.ID; variant "form" sends it form-encoded.
-func (Provider) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webhook.Request, error) {
-	secret, err := provider.FirstSecret(Name, secrets)
-	if err != nil {
-		return webhook.Request{}, err
-	}
-	typ := eventName(ev)
-	if typ == "" {
-		return webhook.Request{}, fmt.Errorf("github: no event name")
-	}
-	id := ev.ID
-	if id == "" {
-		id = provider.UUID()
-	}
-	req := webhook.Request{Method: "POST", Header: Headers(ev.Body, secret, id, typ), Body: ev.Body}
-	if ev.Variant == "form" {
-		req.Body, req.Header = Form(ev.Body, secret, id, typ)
-	}
-	return req, nil
 }
 
 // maxLookback is the longest GITHUB_RECONCILE_LOOKBACK: GitHub keeps a
@@ -98,16 +69,4 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	return provider.Source{Lookback: lookback, List: &GitHubDeliveries{
 		Hooks: hooks, Token: token, BaseURL: apiURL, HTTP: env.HTTPClient(), Inbox: inbox.NewDynamoDB(env.DynamoDB, env.Table),
 	}}, nil
-}
-
-// sendHelp is `hookinbox send`'s help for this provider.
-const sendHelp = `X-Hub-Signature-256 (sha256= hex HMAC of the body); the event is
---type or the file's name (testdata/github/issues.json: issues);
-a fresh X-GitHub-Delivery unless --id; --form sends it as a hook
-whose content type is application/x-www-form-urlencoded does
-(payload=<URL-encoded JSON>, signed over the form)`
-
-// sendExamples are `hookinbox send`'s examples for this provider.
-var sendExamples = []string{
-	"hookinbox send github testdata/github/issues.json --form",
 }

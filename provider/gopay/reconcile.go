@@ -95,19 +95,6 @@ type Watch struct {
 	Now    func() time.Time
 }
 
-// notFound is a watched fetch's error for a payment GoPay does not know:
-// it counts GoPay's 404s for the id while it is watched as unknown
-// (provider.NotFoundCounter), so the processor holds repeated
-// notifications of a made-up id off longer than the first.
-type notFound struct {
-	err    error
-	misses int
-}
-
-func (e *notFound) Error() string      { return e.err.Error() }
-func (e *notFound) Unwrap() error      { return e.err }
-func (e *notFound) NotFoundCount() int { return e.misses }
-
 func (w *Watch) now() time.Time {
 	if w.Now == nil {
 		return time.Now()
@@ -130,7 +117,7 @@ func (w *Watch) Watching(fetch Fetcher) Fetcher {
 			if rerr != nil {
 				return nil, rerr
 			}
-			return nil, &notFound{err: err, misses: misses}
+			return nil, &provider.NotFoundError{Err: err, Count: misses}
 		}
 		if err != nil {
 			return nil, err

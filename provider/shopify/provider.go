@@ -2,12 +2,9 @@ package shopify
 
 import (
 	"context"
-	"fmt"
 	"regexp"
-	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Provider is Shopify: webhooks signed in X-Shopify-Hmac-Sha256
@@ -19,11 +16,7 @@ func (Provider) Name() string { return Name }
 
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{
-		SendHelp: sendHelp, SendExamples: sendExamples,
-		SecretEnv: "SHOPIFY_WEBHOOK_SECRET", TypeUnsigned: true,
-		Variants: []provider.Variant{{Name: "unprefixed", Usage: "shopify: name the headers without X- (Shopify-Hmac-Sha256, ...)"}},
-	}
+	return provider.Webhook{SecretEnv: "SHOPIFY_WEBHOOK_SECRET", TypeUnsigned: true, Subjects: subjects, PrivacyRequest: privacyRequest}
 }
 
 // minSecretLen is the shortest secret the verifier accepts: Shopify's are
@@ -33,30 +26,6 @@ const minSecretLen = 32
 // Verifier implements provider.Provider.
 func (Provider) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
 	return &Verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, minSecretLen)
-}
-
-// Sign implements provider.Provider: ev.Body under the first secret, the
-// topic ev.Type or the file's name with / for its first _ (orders_paid:
-// orders/paid), a fresh event id unless ev.ID; variant "unprefixed" names
-// the headers without X-.
-func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (webhook.Request, error) {
-	secret, err := provider.FirstSecret(Name, secrets)
-	if err != nil {
-		return webhook.Request{}, err
-	}
-	topic := topic(ev)
-	if topic == "" {
-		return webhook.Request{}, fmt.Errorf("shopify: no topic")
-	}
-	id := ev.ID
-	if id == "" {
-		id = provider.UUID()
-	}
-	h := Headers(ev.Body, secret, id, topic, at)
-	if ev.Variant == "unprefixed" {
-		h = Unprefixed(h)
-	}
-	return webhook.Request{Method: "POST", Header: h, Body: ev.Body}, nil
 }
 
 // shopDomain is the form of SHOPIFY_SHOP_DOMAIN.
@@ -94,17 +63,4 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	}
 	return provider.Source{Lookback: lookback,
 		List: &ShopifyOrders{URL: apiURL, Token: token, HTTP: env.HTTPClient()}}, nil
-}
-
-// sendHelp is `hookinbox send`'s help for this provider.
-const sendHelp = `X-Shopify-Hmac-Sha256 (base64 HMAC of the body); the topic is
---type or the file's name with _ for / (orders_paid: orders/paid);
-a payload name gets a fresh order ID; a fresh X-Shopify-Event-Id
-unless --id; --unprefixed names the headers without X-
-(Shopify-Hmac-Sha256, ...), as Shopify's newer deliveries do`
-
-// sendExamples are `hookinbox send`'s examples for this provider.
-var sendExamples = []string{
-	"hookinbox send shopify orders/paid --times 2",
-	"hookinbox send shopify my-order.json --type orders/paid",
 }

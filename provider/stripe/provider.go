@@ -2,9 +2,7 @@ package stripe
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
@@ -21,8 +19,7 @@ func (Provider) Name() string { return Name }
 
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{SendHelp: sendHelp, SendExamples: sendExamples, SecretEnv: "STRIPE_WEBHOOK_SECRET",
-		Variants: []provider.Variant{thin}, Options: sendOptions}
+	return provider.Webhook{SecretEnv: "STRIPE_WEBHOOK_SECRET", Subjects: subjects}
 }
 
 // Verifier implements provider.Provider: the signing secrets ("whsec_"),
@@ -45,19 +42,6 @@ func (r request) Verify(_ context.Context, req webhook.Request) ([]webhook.Event
 		return nil, err
 	}
 	return []webhook.Event{ev}, nil
-}
-
-// Sign implements provider.Provider: ev.Body, an event or a thin
-// notification with its id, signed with every secret.
-func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (webhook.Request, error) {
-	if _, err := provider.FirstSecret(Name, secrets); err != nil {
-		return webhook.Request{}, err
-	}
-	var head struct{ ID string }
-	if err := json.Unmarshal(ev.Body, &head); err != nil || head.ID == "" {
-		return webhook.Request{}, fmt.Errorf("stripe: the event is not JSON with an id")
-	}
-	return webhook.Request{Method: "POST", Header: Headers(ev.Body, at, secrets...), Body: ev.Body}, nil
 }
 
 // maxLookback is the longest STRIPE_EVENTS_LOOKBACK: Stripe lists 30 days
@@ -139,26 +123,4 @@ func KeyFromContext(ctx context.Context) (provider.Secret, error) {
 		return nil, nil
 	}
 	return env.Secret(ctx, "STRIPE_API_KEY")
-}
-
-// sendHelp is `hookinbox send`'s help for this provider.
-const sendHelp = `Stripe-Signature (t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">).
-An event type (checkout.session.completed, invoice.paid, ...)
-sends the real event of that type in hookinbox's testdata/stripe/
-about objects of its own (a fresh invoice, session, customer or
-subscription ID each run, unless --object, --customer or
---subscription names one), with the --email and --status given; a
-path sends that file with those flags. Either way the event gets a
-fresh evt_ ID unless --id is given (or, for a file, --keep-id).
---thin sends the event as a thin event notification (object
-v2.core.event, type v1.<event type>, a related_object); it first
-puts the v2 event and the object on the running stack's Stripe
-stand-in, which the processor fetches them from.`
-
-// sendExamples are `hookinbox send`'s examples for this provider.
-var sendExamples = []string{
-	"hookinbox send stripe checkout.session.completed --times 3",
-	"hookinbox send stripe checkout.session.completed --thin",
-	"hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due",
-	"hookinbox send stripe testdata/stripe/invoice.paid.json",
 }

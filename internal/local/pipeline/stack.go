@@ -26,9 +26,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/provider/mollie"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
@@ -371,11 +371,12 @@ func (s *Stack) Stage(provider string, body []byte) error {
 	return nil
 }
 
-// Signed returns the API Gateway request of the delivery of ev by p,
-// signed at at with the secrets the receiver holds (its variable
-// p.Webhook().SecretEnv), after Stage and after the stand-ins take
-// ev.API.
-func (s *Stack) Signed(p provider.Provider, ev provider.TestEvent, at time.Time) (events.APIGatewayV2HTTPRequest, error) {
+// Signed returns the API Gateway request of the delivery of ev by
+// sender's provider p, signed at at with the secrets the receiver holds
+// (its variable p.Webhook().SecretEnv), after Stage and after the
+// stand-ins take ev.API.
+func (s *Stack) Signed(sender sample.Sender, ev sample.Event, at time.Time) (events.APIGatewayV2HTTPRequest, error) {
+	p := sender.Provider
 	if err := s.stage(p, ev); err != nil {
 		return events.APIGatewayV2HTTPRequest{}, err
 	}
@@ -386,7 +387,7 @@ func (s *Stack) Signed(p provider.Provider, ev provider.TestEvent, at time.Time)
 	if err != nil {
 		return events.APIGatewayV2HTTPRequest{}, err
 	}
-	req, err := p.Sign(ev, envconfig.Split(env[p.Webhook().SecretEnv]), at)
+	req, err := sender.Sign(ev, envconfig.Split(env[p.Webhook().SecretEnv]), at)
 	if err != nil {
 		return events.APIGatewayV2HTTPRequest{}, err
 	}

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
@@ -130,7 +130,7 @@ func patchStripe(body []byte, id string, at time.Time, opts ...Option) ([]byte, 
 	for _, opt := range opts {
 		opt(&p)
 	}
-	sampled, err := stripe.Provider{}.Sample(provider.TestEvent{Body: body, ID: id, Options: p.sample})
+	sampled, err := stripe.Sender().Sample(sample.Event{Body: body, ID: id, Options: p.sample})
 	if err != nil {
 		return nil, fmt.Errorf("patch event: %w", err)
 	}
