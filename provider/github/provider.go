@@ -66,7 +66,7 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	if err != nil {
 		return provider.Source{}, err
 	}
-	return provider.Source{Lookback: lookback, List: &GitHubDeliveries{
+	return provider.Source{Lookback: lookback, List: &deliveries{
 		Hooks: hooks, Token: token, BaseURL: apiURL, HTTP: env.HTTPClient(), Inbox: inbox.NewDynamoDB(env.DynamoDB, env.Table),
 	}}, nil
 }

@@ -39,7 +39,7 @@ func TestGitHubRateLimitsAreWaitedOutWithinTheDeadline(t *testing.T) {
 	}))
 	defer srv.Close()
 	var slept []time.Duration
-	g := &GitHubDeliveries{
+	g := &deliveries{
 		Hooks: []string{"repos/a/b/hooks/1"}, Token: secretstest.Static("t"), BaseURL: srv.URL,
 		Inbox: inboxtest.NewMemory(),
 		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil },

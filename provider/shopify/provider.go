@@ -62,5 +62,5 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 		return provider.Source{}, err
 	}
 	return provider.Source{Lookback: lookback,
-		List: &ShopifyOrders{URL: apiURL, Token: token, HTTP: env.HTTPClient()}}, nil
+		List: &orders{URL: apiURL, Token: token, HTTP: env.HTTPClient()}}, nil
 }

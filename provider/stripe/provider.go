@@ -26,22 +26,11 @@ func (Provider) Webhook() provider.Webhook {
 // and STRIPE_TOLERANCE (default 300s) as the timestamp's tolerance.
 func (Provider) Verifier(secrets []string, env *provider.Env) (provider.Verifier, error) {
 	r := env.Reader()
-	v := &Verifier{Secrets: secrets, Tolerance: r.Duration("STRIPE_TOLERANCE", DefaultTolerance), Now: env.Now}
+	v := &verifier{Secrets: secrets, Tolerance: r.Duration("STRIPE_TOLERANCE", defaultTolerance), Now: env.Now}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	return request{v}, v.Validate()
-}
-
-// request adapts Verifier to the Stripe-Signature header.
-type request struct{ v *Verifier }
-
-func (r request) Verify(_ context.Context, req webhook.Request) ([]webhook.Event, error) {
-	ev, err := r.v.Verify(req.Header["stripe-signature"], req.Body)
-	if err != nil {
-		return nil, err
-	}
-	return []webhook.Event{ev}, nil
+	return v, v.Validate()
 }
 
 // maxLookback is the longest STRIPE_EVENTS_LOOKBACK: Stripe lists 30 days

@@ -29,7 +29,6 @@ import (
 	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/provider/mollie"
 	"github.com/hookinbox/hookinbox/provider/sample"
-	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -152,7 +151,7 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		"STRIPE_API_URL":            urls[1],
 		"GOPAY_API_URL":             urls[2] + "/api",
 		"GITHUB_API_URL":            urls[3],
-		"SHOPIFY_API_URL":           urls[4] + "/admin/api/" + shopify.APIVersion + "/graphql.json",
+		"SHOPIFY_API_URL":           urls[4] + "/admin/api/graphql.json", // the stand-in serves any version
 		"MOLLIE_API_URL":            urls[5],
 	}
 	if emu.S3URL != "" {
