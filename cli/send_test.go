@@ -18,7 +18,6 @@ import (
 
 	hprovider "github.com/hookinbox/hookinbox/provider"
 
-
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"

@@ -30,6 +30,7 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -98,7 +99,8 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	s, err := loadSettings(getenv)
 	db := dynamodb.NewFromConfig(cfg)
 	ctx = context.WithValue(ctx, dynamoDBKey{}, db)
-	env := &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: s.Table, SecretMaxAge: s.SecretMaxAge, SecretReload: s.SecretReload}
+	env := &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: s.Table}
+	env.LoadSecret = secrets.Loader(env, s.SecretMaxAge, s.SecretReload)
 	all, ferr := providerFetches(ctx, env, reg)
 	err = errors.Join(err, ferr)
 	idOnly, fetch, alert := map[string]bool{}, map[string]provider.Fetch{}, map[string]func(webhook.Event) (provider.Alert, bool){}

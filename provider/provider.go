@@ -148,8 +148,8 @@ const (
 // Alert is what the processor tells the operator about an event meant
 // for them (Fetch.Alert).
 type Alert struct {
-	// Message and Attrs are the error log line, as slog takes them; no
-	// payload PII.
+	// Message and Attrs are the error log line, as slog takes them; the
+	// processor scrubs email addresses from text attributes.
 	Message string
 	Attrs   []any
 	// Metric is the metric counted once per such event, by provider.

@@ -16,6 +16,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/gopay"
@@ -190,7 +191,7 @@ func TestGoPayUnknownSweepFindsALatePaymentInAFlood(t *testing.T) {
 	}
 	s.GoPay.SetPayment(standin.GoPayPayment{ID: real, OrderNumber: "order-late", State: "PAID", Amount: 100, Currency: "CZK"})
 
-	sweep := &gopay.Sweeper{Watch: watch, Fetch: payments, UnknownBudget: budget, Inbox: s.Inbox}
+	sweep := &gopay.Sweeper{Watch: watch, Fetch: payments, UnknownBudget: budget, Inbox: reconcile.ProviderInbox(s.Inbox)}
 	in := intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, s.Events, nil)
 	accept := func(ctx context.Context, ev webhook.Event) error { _, err := in.Accept(ctx, ev); return err }
 	const runs = 15 // (5 budgets + a half a run) / (1 - a half) = 11 runs, and a margin

@@ -198,11 +198,14 @@ func (h *Handler) Run(ctx context.Context) (Summary, error) {
 		s.Listed += sw.Fetched
 		s.Missed += sw.Missed
 		s.Skipped += sw.Skipped
-		s.Events = append(s.Events, sw.Events...)
+		for _, l := range sw.Events { // a sweep's notes and errors may quote its provider's answers
+			l.Note = logs.RedactEmails(l.Note)
+			s.Events = append(s.Events, l)
+		}
 		pr := ProviderRun{Provider: src.Provider, Listed: sw.Fetched, Missed: sw.Missed, Skipped: sw.Skipped, Checkpoint: sw.Since}
 		if err != nil {
 			pr.Errors = 1
-			errs = append(errs, fmt.Errorf("%s: %w", src.Provider, err))
+			errs = append(errs, fmt.Errorf("%s: %s", src.Provider, logs.RedactError(err)))
 		}
 		s.Providers = append(s.Providers, pr)
 	}

@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/provider"
 )
 
@@ -44,7 +43,7 @@ var hookPath = regexp.MustCompile(`^(repos/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|orgs/
 // back GITHUB_RECONCILE_LOOKBACK (default provider.DefaultSourceLookback,
 // at most 72h; 0s: from the first run).
 func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Source, error) {
-	r := env.Reader()
+	r := env.Settings()
 	hooks := r.List("GITHUB_RECONCILE_HOOKS")
 	apiURL := r.String("GITHUB_API_URL", defaultAPIURL)
 	lookback := r.Window("GITHUB_RECONCILE_LOOKBACK", provider.DefaultSourceLookback)
@@ -67,6 +66,6 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 		return provider.Source{}, err
 	}
 	return provider.Source{Lookback: lookback, List: &deliveries{
-		Hooks: hooks, Token: token, BaseURL: apiURL, HTTP: env.HTTPClient(), Inbox: inbox.NewDynamoDB(env.DynamoDB, env.Table),
+		Hooks: hooks, Token: token, BaseURL: apiURL, HTTP: env.HTTPClient(), Inbox: env.Inbox,
 	}}, nil
 }

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -52,9 +51,7 @@ type deliveries struct {
 	BaseURL string // defaultAPIURL when empty
 	HTTP    *http.Client
 	// Inbox is where a delivery's claim is looked up.
-	Inbox interface {
-		Get(ctx context.Context, key webhook.Key) (inbox.Item, error)
-	}
+	Inbox provider.Inbox
 	// Margin is how much of the deadline a rate-limit wait leaves;
 	// default 15 s.
 	Margin time.Duration
@@ -85,12 +82,12 @@ func (g *deliveries) Next(ctx context.Context, from, to time.Time) ([]webhook.Ev
 			return nil, from, fmt.Errorf("list deliveries of %s: %w", hook, err)
 		}
 		for _, d := range listed {
-			_, err := g.Inbox.Get(ctx, webhook.NewKey(Name, d.GUID))
-			if err == nil {
-				continue // it arrived
-			}
-			if !errors.Is(err, inbox.ErrNotFound) {
+			claimed, err := g.Inbox.Claimed(ctx, webhook.NewKey(Name, d.GUID))
+			if err != nil {
 				return nil, from, err
+			}
+			if claimed {
+				continue // it arrived
 			}
 			ev, err := g.record(ctx, hook, d)
 			if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/provider"
 )
 
@@ -24,7 +23,7 @@ func readSettings(ctx context.Context, env *provider.Env) (s settings, ok bool, 
 	if !env.HasSecret("GOPAY_CLIENT_SECRET") {
 		return s, false, nil
 	}
-	r := env.Reader()
+	r := env.Settings()
 	s.clientID = r.String("GOPAY_CLIENT_ID", "")
 	s.apiURL = r.String("GOPAY_API_URL", defaultURL)
 	if s.clientID == "" {
@@ -60,7 +59,7 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 // payments not final yet are fetched again, GOPAY_RECONCILE_BUDGET a run
 // (default 50), for GOPAY_RECONCILE_MAX_AGE (default 168h).
 func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Source, error) {
-	r := env.Reader()
+	r := env.Settings()
 	budget := int(r.Int("GOPAY_RECONCILE_BUDGET", 50))
 	maxAge := r.Duration("GOPAY_RECONCILE_MAX_AGE", 7*24*time.Hour)
 	if maxAge > watchTTL {
@@ -77,6 +76,6 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 		Watch:  &Watch{DB: env.DynamoDB, Table: env.Table, MaxAge: maxAge},
 		Fetch:  Payments(s.clientID, s.secret, s.apiURL, env.HTTPClient()),
 		Budget: budget,
-		Inbox:  inbox.NewDynamoDB(env.DynamoDB, env.Table),
+		Inbox:  env.Inbox,
 	}}, nil
 }

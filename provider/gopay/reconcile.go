@@ -14,8 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -248,10 +246,8 @@ type Sweeper struct {
 	// UnknownBudget is how many unknown ids one run fetches; default 20.
 	UnknownBudget int
 	// Inbox ends the hold of an unknown id's IGNORED claim once GoPay
-	// knows the payment (inbox.Store.EndHold).
-	Inbox interface {
-		EndHold(ctx context.Context, key webhook.Key) error
-	}
+	// knows the payment.
+	Inbox provider.Inbox
 }
 
 // Sweep implements provider.Sweeper.
@@ -324,7 +320,7 @@ func (g *Sweeper) one(ctx context.Context, now time.Time, accept func(context.Co
 		return g.Watch.end(ctx, id)
 	}
 	if err != nil {
-		reason := logs.RedactError(err)
+		reason := err.Error()
 		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: Notification, Outcome: provider.Failed, Note: reason})
 		return fmt.Errorf("fetch gopay payment %s: %s", id, reason)
 	}
@@ -340,7 +336,7 @@ func (g *Sweeper) one(ctx context.Context, now time.Time, accept func(context.Co
 			sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Failed, Note: "being fetched now; the next sweep looks again"})
 			return nil
 		} else if err != nil {
-			reason := logs.RedactError(err)
+			reason := err.Error()
 			sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Failed, Note: reason})
 			return fmt.Errorf("claim %s: %s", key, reason) // the watch keeps the old state: the next run tries again
 		}
@@ -406,21 +402,21 @@ func (g *Sweeper) unknownOne(ctx context.Context, now time.Time, accept func(con
 		return g.Watch.swept(ctx, id)
 	}
 	if err != nil {
-		reason := logs.RedactError(err)
+		reason := err.Error()
 		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: Notification, Outcome: provider.Failed, Note: reason})
 		return fmt.Errorf("fetch gopay payment %s: %s", id, reason)
 	}
 	// GoPay knows it now. An IGNORED claim is let through; any other
 	// status means a later notification claimed it since.
-	if err := g.Inbox.EndHold(ctx, key); errors.Is(err, inbox.ErrNotHeld) {
-		return g.Watch.forget(ctx, id)
-	} else if err != nil && !errors.Is(err, inbox.ErrNotFound) {
+	if free, err := g.Inbox.EndHold(ctx, key); err != nil {
 		return fmt.Errorf("gopay payment %s: %w", id, err)
+	} else if !free {
+		return g.Watch.forget(ctx, id)
 	}
 	ev := webhook.Event{Provider: Name, ID: id, Type: Notification, Created: now,
 		Raw: []byte(`{"id":` + id + `}`), IDOnly: true}
 	if err := accept(ctx, ev); err != nil {
-		reason := logs.RedactError(err)
+		reason := err.Error()
 		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Failed, Note: reason})
 		return fmt.Errorf("claim %s: %s", key, reason) // still watched: the next run tries again
 	}

@@ -40,7 +40,7 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 	if err != nil || key == nil {
 		return provider.Fetch{}, err
 	}
-	get := Payments(key, env.Reader().String(apiURLEnv, defaultAPIURL), env.HTTPClient())
+	get := Payments(key, env.Settings().String(apiURLEnv, defaultAPIURL), env.HTTPClient())
 	return provider.Fetch{
 		Get:     func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
 		Pointer: provider.Always,

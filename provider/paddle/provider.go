@@ -31,7 +31,7 @@ func (Provider) Webhook() provider.Webhook {
 
 // Verifier verifies with secrets and the tolerance in toleranceEnv.
 func (Provider) Verifier(secrets []string, env *provider.Env) (provider.Verifier, error) {
-	r := env.Reader()
+	r := env.Settings()
 	v := &Verifier{Secrets: secrets, Tolerance: r.Duration(toleranceEnv, defaultTolerance), Now: env.Now}
 	if err := r.Err(); err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ var shopDomain = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)+
 // SHOPIFY_RECONCILE_LOOKBACK (default provider.DefaultSourceLookback; 0s:
 // from the first run). Each order is keyed as its orders/paid webhook.
 func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Source, error) {
-	r := env.Reader()
+	r := env.Settings()
 	domain := r.String("SHOPIFY_SHOP_DOMAIN", "")
 	apiURL := r.String("SHOPIFY_API_URL", "")
 	lookback := r.Window("SHOPIFY_RECONCILE_LOOKBACK", provider.DefaultSourceLookback)

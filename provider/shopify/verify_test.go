@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/sample"
+	"github.com/hookinbox/hookinbox/provider/shopify"
 
 	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
 	"github.com/hookinbox/hookinbox/webhook"

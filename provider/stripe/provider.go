@@ -25,7 +25,7 @@ func (Provider) Webhook() provider.Webhook {
 // Verifier implements provider.Provider: the signing secrets ("whsec_"),
 // and STRIPE_TOLERANCE (default 300s) as the timestamp's tolerance.
 func (Provider) Verifier(secrets []string, env *provider.Env) (provider.Verifier, error) {
-	r := env.Reader()
+	r := env.Settings()
 	v := &verifier{Secrets: secrets, Tolerance: r.Duration("STRIPE_TOLERANCE", defaultTolerance), Now: env.Now}
 	if err := r.Err(); err != nil {
 		return nil, err
@@ -40,17 +40,17 @@ const maxLookback = 30 * 24 * time.Hour
 // Processor implements provider.Provider: STRIPE_API_KEY (or
 // STRIPE_API_KEY_ARN) fetches a lost payload and every thin event from
 // STRIPE_API_URL (Stripe's by default). The mode is STRIPE_LIVEMODE's,
-// or else the key's; EventGenerationFailureResolved is an alert;
+// or else the key's; Stripe's report that it could not create events is an alert;
 // STRIPE_EVENTBRIDGE_DLQ_URL is the Stripe EventBridge dead-letter queue
 // an erasure sweeps (Fetch.EventQueue). Without a key (a stack that takes no Stripe events, or delivers them
 // to destinations only) the processor starts, and an event it would
 // have to fetch is parked with the reason.
 func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
-	apiURL := env.Reader().String("STRIPE_API_URL", DefaultAPIURL)
+	apiURL := env.Settings().String("STRIPE_API_URL", DefaultAPIURL)
 	dlq := env.Get("STRIPE_EVENTBRIDGE_DLQ_URL")
 	if !env.HasSecret("STRIPE_API_KEY") {
 		m, err := mode(ctx, env, nil)
-		return provider.Fetch{Get: noKey, Pointer: IsThin, Mode: m, Alert: Alert, EventQueue: dlq}, err
+		return provider.Fetch{Get: noKey, Pointer: IsThin, Mode: m, Alert: alert, EventQueue: dlq}, err
 	}
 	key, err := env.Secret(ctx, "STRIPE_API_KEY")
 	if err != nil {
@@ -61,7 +61,7 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 		return provider.Fetch{}, err
 	}
 	// A thin event is only a pointer: it is fetched on every attempt.
-	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin, Mode: m, Alert: Alert, EventQueue: dlq}, nil
+	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin, Mode: m, Alert: alert, EventQueue: dlq}, nil
 }
 
 // noKey is the Get of a processor with no Stripe key: the event cannot
@@ -78,7 +78,7 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	if !env.HasSecret("STRIPE_API_KEY") {
 		return provider.Source{}, nil
 	}
-	r := env.Reader()
+	r := env.Settings()
 	apiURL := r.String("STRIPE_API_URL", DefaultAPIURL)
 	types := r.List("STRIPE_EVENT_TYPES")
 	lookback := r.Duration("STRIPE_EVENTS_LOOKBACK", 0)

@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
@@ -53,7 +54,9 @@ func Builder(reg *provider.Registry) lambdafn.Builder {
 			return nil, err
 		}
 		db := dynamodb.NewFromConfig(cfg)
-		env := &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: in.Table}
+		store := inbox.NewDynamoDB(db, in.Table).WithBodies(inbox.BodiesFor(cfg, in.Bucket, in.S3PathStyle))
+		env := &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: in.Table, Inbox: reconcile.ProviderInbox(store)}
+		env.LoadSecret = secrets.Loader(env, 0, 0)
 		sources, err := Sources(ctx, env, reg)
 		if err != nil {
 			return nil, err
@@ -62,7 +65,6 @@ func Builder(reg *provider.Registry) lambdafn.Builder {
 		if err != nil {
 			return nil, err
 		}
-		store := inbox.NewDynamoDB(db, in.Table).WithBodies(inbox.BodiesFor(cfg, in.Bucket, in.S3PathStyle))
 		events := queue.New(sqs.NewFromConfig(cfg), in.QueueURL)
 		// Events from the API are re-enqueued by the duplicate path after
 		// the same wait as stuck claims, and their bytes differ from the
