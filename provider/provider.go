@@ -188,13 +188,6 @@ type Source struct {
 	Lookback time.Duration
 }
 
-// DefaultSourceLookback is a first run's window for a source that reads
-// a provider's recent deliveries (GitHub's, Shopify's): the minutes
-// between a deployment and its first run, and a token fixed within the
-// hour. Beside an older system that handled the same hook or shop, a
-// longer window runs its work here again.
-const DefaultSourceLookback = time.Hour
-
 // Lister lists a provider's events about a page at a time: Next returns
 // those created in [from, upTo), oldest first, for some upTo in (from,
 // to].
@@ -236,8 +229,8 @@ const (
 	Skipped = "skipped" // given up on; recorded
 )
 
-// CheckName reports a name a provider cannot have.
-func CheckName(name string) error {
+// checkName reports a name a provider cannot have.
+func checkName(name string) error {
 	if name == "" {
 		return errors.New("provider: empty name")
 	}

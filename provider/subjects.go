@@ -47,7 +47,7 @@ func ParseSubject(s string) (Subject, error) {
 		}
 		return "", fmt.Errorf("subject %q: not an email address", s)
 	}
-	if !ok || CheckName(kind) != nil || strings.TrimSpace(value) == "" {
+	if !ok || checkName(kind) != nil || strings.TrimSpace(value) == "" {
 		return "", fmt.Errorf("subject %q: want <provider>:<customer id> or email:<address>", s)
 	}
 	return CustomerSubject(kind, value), nil

@@ -14,6 +14,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -49,7 +50,7 @@ func TestNotFoundHoldDependsOnEarlierClaims(t *testing.T) {
 			})
 			ctx := context.Background()
 			in := intake.New(intake.Config{Now: f.now}, f.store, &sentMessages{}, nil)
-			evs, err := gopay.Verifier{}.Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000009"}})
+			evs, err := verifytest.Verifier(gopay.Provider{}, nil).Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000009"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/emf"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/processor"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -63,7 +64,7 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 	ctx := context.Background()
 	notify := func(want intake.Outcome) {
 		t.Helper()
-		evs, err := gopay.Verifier{}.Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000001"}})
+		evs, err := verifytest.Verifier(gopay.Provider{}, nil).Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000001"}})
 		if err != nil {
 			t.Fatal(err)
 		}

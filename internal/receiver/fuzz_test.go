@@ -37,8 +37,8 @@ const fuzzMaxBody = 8 << 10
 // added to the receiver gets its entry here too.
 func fuzzProviders() map[string]verifyfuzz.VerifierFuzz {
 	s := verifytest.StripeVerify(fixed, secret, oldSecret)
-	const ghSecret, shopSecret = "gh_fuzz_secret", "shpss_fuzz_secret"
-	gh, shop := &github.Verifier{Secrets: []string{ghSecret}}, &shopify.Verifier{Secrets: []string{shopSecret}}
+	const ghSecret, shopSecret = "gh_fuzz_secret_0123", "shpss_fuzz_secret_0123456789abcdef"
+	gh, shop := verifytest.Verifier(github.Provider{}, nil, ghSecret), verifytest.Verifier(shopify.Provider{}, nil, shopSecret)
 	// A delivery id the body decides, so the same body signs alike.
 	id := func(body []byte) string { return fmt.Sprintf("d-%x", sha256.Sum256(body))[:18] }
 	github := verifyfuzz.FromRequestVerifier("github", gh.Verify,

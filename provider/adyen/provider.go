@@ -8,7 +8,7 @@ import (
 )
 
 // Provider is Adyen: standard notifications, each item signed in its
-// additionalData.hmacSignature (Verifier).
+// additionalData.hmacSignature (verifier).
 type Provider struct {
 	provider.NoSource
 }
@@ -35,11 +35,11 @@ func (Provider) Name() string { return Name }
 
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{SecretEnv: "ADYEN_HMAC_KEY", Accepted: Accepted, Subjects: subjects}
+	return provider.Webhook{SecretEnv: "ADYEN_HMAC_KEY", Accepted: accepted, Subjects: subjects}
 }
 
 // Verifier implements provider.Provider.
 func (Provider) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
-	v := &Verifier{Keys: secrets}
+	v := &verifier{Keys: secrets}
 	return v, v.Validate()
 }

@@ -58,10 +58,10 @@ const (
 // Watch.MaxAge.
 const watchTTL = 30 * 24 * time.Hour
 
-// Final reports whether a GoPay payment state is final: anything but
+// final reports whether a GoPay payment state is final: anything but
 // CREATED, PAYMENT_METHOD_CHOSEN and AUTHORIZED, which GoPay may leave
 // without a notification.
-func Final(state string) bool {
+func final(state string) bool {
 	switch state {
 	case "CREATED", "PAYMENT_METHOD_CHOSEN", "AUTHORIZED":
 		return false
@@ -78,9 +78,9 @@ type gopayDB interface {
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// Fetcher returns a GoPay payment as the API serves it
+// fetcher returns a GoPay payment as the API serves it
 // (Payments).
-type Fetcher = func(ctx context.Context, id string) ([]byte, error)
+type fetcher = func(ctx context.Context, id string) ([]byte, error)
 
 // Watch is the list of GoPay payments not final yet, in the inbox
 // table. Safe for concurrent use.
@@ -107,7 +107,7 @@ func (w *Watch) maxAge() time.Duration {
 // Watching returns fetch, recording the state of every payment it
 // fetches. A failed record fails the fetch, so the caller tries again
 // rather than lose the watch.
-func (w *Watch) Watching(fetch Fetcher) Fetcher {
+func (w *Watch) Watching(fetch fetcher) fetcher {
 	return func(ctx context.Context, id string) ([]byte, error) {
 		raw, err := fetch(ctx, id)
 		if errors.Is(err, provider.ErrNotFound) {
@@ -130,7 +130,7 @@ func (w *Watch) Watching(fetch Fetcher) Fetcher {
 // record writes the payment's state: a state that is not final is kept
 // (first_seen only the first time), a final one ends the watch.
 func (w *Watch) record(ctx context.Context, id, state string) error {
-	if Final(state) {
+	if final(state) {
 		return w.end(ctx, id)
 	}
 	now := w.now()
@@ -240,7 +240,7 @@ func gopayState(raw []byte) string {
 // payment watched before then was fetched since the sweep before.
 type Sweeper struct {
 	Watch *Watch
-	Fetch Fetcher // without Watching: the sweep records what it handed on
+	Fetch fetcher // without Watching: the sweep records what it handed on
 	// Budget is how many payments one run fetches; default 50.
 	Budget int
 	// UnknownBudget is how many unknown ids one run fetches; default 20.

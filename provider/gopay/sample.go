@@ -33,7 +33,7 @@ func sign(ev sample.Event, _ []string, _ time.Time) (webhook.Request, error) {
 	if err := checkID(id); err != nil {
 		return webhook.Request{}, err
 	}
-	return webhook.Request{Method: Method, Header: map[string]string{}, Query: map[string]string{"id": id}}, nil
+	return webhook.Request{Method: method, Header: map[string]string{}, Query: map[string]string{"id": id}}, nil
 }
 
 // sampleEvent is GoPay's Sample: ev.Body is a payment as the API

@@ -30,7 +30,7 @@ func (Provider) Webhook() provider.Webhook {
 }
 
 // Verifier needs no secret: nothing Mollie sends is signed.
-func (Provider) Verifier([]string, *provider.Env) (provider.Verifier, error) { return Verifier{}, nil }
+func (Provider) Verifier([]string, *provider.Env) (provider.Verifier, error) { return verifier{}, nil }
 
 // Processor fetches every notification's payment with the API key in
 // secretEnv from the API at apiURLEnv; without a key, nothing. The
@@ -40,7 +40,7 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 	if err != nil || key == nil {
 		return provider.Fetch{}, err
 	}
-	get := Payments(key, env.Settings().String(apiURLEnv, defaultAPIURL), env.HTTPClient())
+	get := payments(key, env.Settings().String(apiURLEnv, defaultAPIURL), env.HTTPClient())
 	return provider.Fetch{
 		Get:     func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
 		Pointer: provider.Always,

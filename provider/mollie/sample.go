@@ -32,10 +32,10 @@ func sign(ev sample.Event, _ []string, _ time.Time) (webhook.Request, error) {
 		}
 		id = p.ID
 	}
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return webhook.Request{}, err
 	}
-	body, header := Notify(id)
+	body, header := notify(id)
 	return webhook.Request{Method: http.MethodPost, Header: header, Body: body}, nil
 }
 
@@ -53,7 +53,7 @@ func sampleEvent(ev sample.Event) (sample.Event, error) {
 		ev.Body = bytes.ReplaceAll(ev.Body, []byte(ev.ID), []byte(fresh))
 		ev.ID = fresh
 	}
-	if err := CheckID(ev.ID); err != nil {
+	if err := checkID(ev.ID); err != nil {
 		return ev, err
 	}
 	ev.Type = p.Status

@@ -9,7 +9,7 @@ import (
 // Secrets Manager secret holding them.
 const secretEnv = "PADDLE_WEBHOOK_SECRET"
 
-// toleranceEnv names the variable holding Verifier.Tolerance as a Go
+// toleranceEnv names the variable holding verifier.Tolerance as a Go
 // duration ("300s"); unset means defaultTolerance.
 const toleranceEnv = "PADDLE_TOLERANCE"
 
@@ -29,10 +29,11 @@ func (Provider) Webhook() provider.Webhook {
 	return provider.Webhook{SecretEnv: secretEnv, Subjects: subjects}
 }
 
-// Verifier verifies with secrets and the tolerance in toleranceEnv.
+// Verifier implements provider.Provider: secrets, and the tolerance in
+// toleranceEnv.
 func (Provider) Verifier(secrets []string, env *provider.Env) (provider.Verifier, error) {
 	r := env.Settings()
-	v := &Verifier{Secrets: secrets, Tolerance: r.Duration(toleranceEnv, defaultTolerance), Now: env.Now}
+	v := &verifier{Secrets: secrets, Tolerance: r.Duration(toleranceEnv, defaultTolerance), Now: env.Now}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}

@@ -3,12 +3,13 @@ package shopify
 import (
 	"context"
 	"regexp"
+	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
 )
 
 // Provider is Shopify: webhooks signed in X-Shopify-Hmac-Sha256
-// (Verifier), and the shop's orders as the reconciler's source.
+// (verifier), and the shop's orders as the reconciler's source.
 type Provider struct{ provider.NoFetch }
 
 // Name implements provider.Provider.
@@ -25,8 +26,14 @@ const minSecretLen = 32
 
 // Verifier implements provider.Provider.
 func (Provider) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
-	return &Verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, minSecretLen)
+	return &verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, minSecretLen)
 }
+
+// defaultLookback is the first run's window: the minutes between a
+// deployment and its first run, and a token fixed within the hour. Beside
+// an older system that handled the same shop, a longer window runs its
+// work here again.
+const defaultLookback = time.Hour
 
 // shopDomain is the form of SHOPIFY_SHOP_DOMAIN.
 var shopDomain = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)+$`)
@@ -35,13 +42,13 @@ var shopDomain = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)+
 // (<shop>.myshopify.com), the shop's paid orders, read with
 // SHOPIFY_ADMIN_TOKEN (or its _ARN) from SHOPIFY_API_URL (default the
 // shop's Admin GraphQL endpoint), the first run going back
-// SHOPIFY_RECONCILE_LOOKBACK (default provider.DefaultSourceLookback; 0s:
+// SHOPIFY_RECONCILE_LOOKBACK (default 1h; 0s:
 // from the first run). Each order is keyed as its orders/paid webhook.
 func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Source, error) {
 	r := env.Settings()
 	domain := r.String("SHOPIFY_SHOP_DOMAIN", "")
 	apiURL := r.String("SHOPIFY_API_URL", "")
-	lookback := r.Window("SHOPIFY_RECONCILE_LOOKBACK", provider.DefaultSourceLookback)
+	lookback := r.Window("SHOPIFY_RECONCILE_LOOKBACK", defaultLookback)
 	if domain == "" {
 		return provider.Source{}, r.Err()
 	}

@@ -31,7 +31,7 @@ func adminURL(shopDomain string) string {
 // webhook would bring it (the REST order fields the business reads: id,
 // financial_status, total_price, currency, customer.id, line_items' sku,
 // variant_id and quantity), keyed shopify#order-<id>-paid, as the
-// orders/paid webhook of a paid order is (Verifier): an order whose
+// orders/paid webhook of a paid order is (verifier): an order whose
 // webhook came is a duplicate here, and one whose webhook was lost is
 // claimed once, so the business and each destination get every paid
 // order once.

@@ -12,3 +12,17 @@ func (s *verifier) VerifyHeader(header string, body []byte) (webhook.Event, erro
 
 // DefaultTolerance is defaultTolerance, for this package's tests.
 const DefaultTolerance = defaultTolerance
+
+// These are apiVersion, v2Version and snapshotType, for this package's tests.
+const (
+	APIVersion = apiVersion
+	V2Version  = v2Version
+)
+
+var SnapshotType = snapshotType
+
+// FetchEvent is fetchEvent, for this package's tests.
+var FetchEvent = fetchEvent
+
+// IsThin is isThin, for this package's tests.
+var IsThin = isThin

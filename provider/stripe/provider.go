@@ -46,11 +46,11 @@ const maxLookback = 30 * 24 * time.Hour
 // to destinations only) the processor starts, and an event it would
 // have to fetch is parked with the reason.
 func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
-	apiURL := env.Settings().String("STRIPE_API_URL", DefaultAPIURL)
+	apiURL := env.Settings().String("STRIPE_API_URL", defaultAPIURL)
 	dlq := env.Get("STRIPE_EVENTBRIDGE_DLQ_URL")
 	if !env.HasSecret("STRIPE_API_KEY") {
 		m, err := mode(ctx, env, nil)
-		return provider.Fetch{Get: noKey, Pointer: IsThin, Mode: m, Alert: alert, EventQueue: dlq}, err
+		return provider.Fetch{Get: noKey, Pointer: isThin, Mode: m, Alert: alert, EventQueue: dlq}, err
 	}
 	key, err := env.Secret(ctx, "STRIPE_API_KEY")
 	if err != nil {
@@ -61,7 +61,7 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 		return provider.Fetch{}, err
 	}
 	// A thin event is only a pointer: it is fetched on every attempt.
-	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin, Mode: m, Alert: alert, EventQueue: dlq}, nil
+	return provider.Fetch{Get: fetchEvent(key, apiURL, env.HTTPClient()), Pointer: isThin, Mode: m, Alert: alert, EventQueue: dlq}, nil
 }
 
 // noKey is the Get of a processor with no Stripe key: the event cannot
@@ -79,7 +79,7 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 		return provider.Source{}, nil
 	}
 	r := env.Settings()
-	apiURL := r.String("STRIPE_API_URL", DefaultAPIURL)
+	apiURL := r.String("STRIPE_API_URL", defaultAPIURL)
 	types := r.List("STRIPE_EVENT_TYPES")
 	lookback := r.Duration("STRIPE_EVENTS_LOOKBACK", 0)
 	if len(types) == 0 {

@@ -12,9 +12,9 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// IsThin reports whether stored is a Stripe thin event notification (the
+// isThin reports whether stored is a Stripe thin event notification (the
 // processor's Fetch.Pointer for Stripe): such an event is always fetched.
-func IsThin(stored []byte) bool {
+func isThin(stored []byte) bool {
 	var head struct {
 		Object string `json:"object"`
 	}
@@ -72,7 +72,7 @@ func (a *api) fetchThin(ctx context.Context, eventID string, stored []byte) ([]b
 	if err := json.Unmarshal(stored, &n); err != nil || n.ID == "" {
 		return nil, webhook.Permanent(fmt.Errorf("stripe thin event %s: the stored notification has no id", eventID))
 	}
-	headers := http.Header{"Stripe-Version": {V2Version}}
+	headers := http.Header{"Stripe-Version": {v2Version}}
 	if n.Context != "" {
 		headers.Set("Stripe-Context", n.Context)
 	}
@@ -96,7 +96,7 @@ func (a *api) fetchThin(ctx context.Context, eventID string, stored []byte) ([]b
 			n.ID, ev.SnapshotEvent, ev.SnapshotEvent, webhook.ErrNoHandler)
 	}
 	view := snapshotView{
-		ID: eventID, Object: "event", Type: SnapshotType(ev.Type),
+		ID: eventID, Object: "event", Type: snapshotType(ev.Type),
 		Created: ev.Created.Unix(), Livemode: ev.Livemode, Account: ev.Context, ThinEvent: ev.ID,
 	}
 	view.Data.Object = ev.Data
@@ -109,9 +109,9 @@ func (a *api) fetchThin(ctx context.Context, eventID string, stored []byte) ([]b
 		}
 		objHeaders := http.Header{}
 		if strings.HasPrefix(rel.URL, "/v2/") {
-			objHeaders.Set("Stripe-Version", V2Version)
+			objHeaders.Set("Stripe-Version", v2Version)
 		} else {
-			view.APIVersion = APIVersion
+			view.APIVersion = apiVersion
 		}
 		if ev.Context != "" {
 			objHeaders.Set("Stripe-Context", ev.Context)

@@ -296,14 +296,14 @@ func ParseEvent(body []byte) (webhook.Event, error) {
 	if head.RelatedObject != nil && !apiPath(head.RelatedObject.URL) {
 		return webhook.Event{}, fmt.Errorf("stripe event: related_object.url is not a Stripe API path: %w", provider.ErrNotEvent)
 	}
-	ev.Type = SnapshotType(head.Type)
+	ev.Type = snapshotType(head.Type)
 	return ev, nil
 }
 
-// SnapshotType returns the snapshot type of a thin event's type:
+// snapshotType returns the snapshot type of a thin event's type:
 // "v1.customer.created" is "customer.created"; a type of an API v2
 // resource ("v2.core.account.created") is its own.
-func SnapshotType(thinType string) string {
+func snapshotType(thinType string) string {
 	return strings.TrimPrefix(thinType, "v1.")
 }
 

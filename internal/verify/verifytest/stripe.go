@@ -348,3 +348,14 @@ func StripeVerify(now func() time.Time, secrets ...string) func(header string, b
 		return evs[0], nil
 	}
 }
+
+// Verifier returns p's verifier of deliveries signed with secrets, at
+// the clock now (nil: the real one). It panics on secrets p refuses: a
+// test's own mistake.
+func Verifier(p provider.Provider, now func() time.Time, secrets ...string) provider.Verifier {
+	v, err := p.Verifier(secrets, &provider.Env{Now: now})
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
