@@ -86,7 +86,7 @@ func (e *Env) Get(name string) string {
 
 // Settings returns a reader of e's variables that collects every missing
 // or invalid one into one error (Settings.Err).
-func (e *Env) Settings() *Settings { return NewSettings(e.Get) }
+func (e *Env) Settings() *Settings { return &Settings{get: e.Get} }
 
 // HasSecret reports whether the secret name is set: the variable name
 // (values inline) or name+"_ARN" (a Secrets Manager secret).

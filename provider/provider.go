@@ -108,10 +108,10 @@ type Fetch struct {
 	// error wrapping ErrNotFound. Nil: the provider fetches nothing.
 	Get func(ctx context.Context, eventID string, stored []byte) ([]byte, error)
 	// Pointer recognises a stored notification that only points at the
-	// event (every notification of an IDOnly provider: Always; a Stripe
-	// thin event): such an event is fetched with Get on every attempt
-	// and the notification is never read as content. Nil: only a lost
-	// payload is fetched.
+	// event (a Stripe thin event; every notification of an IDOnly
+	// provider is one): such an event is fetched with Get on every
+	// attempt and the notification is never read as content. Nil: only a
+	// lost payload is fetched.
 	Pointer func(stored []byte) bool
 	// Type returns the type of a fetched event, read from what Get
 	// returned (Mollie's payment status), for a provider whose
@@ -155,10 +155,6 @@ type Alert struct {
 	// Metric is the metric counted once per such event, by provider.
 	Metric string
 }
-
-// Always is the Fetch.Pointer of a provider whose every notification is
-// only a pointer (an IDOnly provider).
-func Always([]byte) bool { return true }
 
 // ErrNotFound is wrapped by the error of an IDOnly provider's Fetch.Get
 // for an object the provider does not know (HTTP 404).

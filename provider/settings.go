@@ -19,9 +19,6 @@ type Settings struct {
 	problems []string
 }
 
-// NewSettings returns the Settings read through get (os.Getenv in a
-// function's main, a map in tests).
-func NewSettings(get func(string) string) *Settings { return &Settings{get: get} }
 
 // Required returns the key's value, noting it as missing when empty.
 func (r *Settings) Required(key string) string {

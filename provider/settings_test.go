@@ -8,7 +8,7 @@ import (
 
 func TestReaderReportsEverythingAtOnce(t *testing.T) {
 	env := map[string]string{"TOL": "soon", "MAX": "-1", "LIST": " a, ,b ,", "D": "90", "D2": "2m"}
-	r := NewSettings(func(k string) string { return env[k] })
+	r := (&Env{Getenv: func(k string) string { return env[k] }}).Settings()
 	r.Required("B_TABLE")
 	r.Required("A_QUEUE")
 	if got := r.Duration("TOL", time.Minute); got != time.Minute {
@@ -34,7 +34,7 @@ func TestReaderReportsEverythingAtOnce(t *testing.T) {
 }
 
 func TestReaderNoErrorWhenComplete(t *testing.T) {
-	r := NewSettings(func(string) string { return "x" })
+	r := (&Env{Getenv: func(string) string { return "x" }}).Settings()
 	r.Required("A")
 	if err := r.Err(); err != nil {
 		t.Errorf("Err() = %v, want nil", err)

@@ -45,7 +45,7 @@ func TestNotFoundHoldDependsOnEarlierClaims(t *testing.T) {
 				return nil, fmt.Errorf("get %s: %w", id, &provider.NotFoundError{Err: provider.ErrNotFound, Count: n})
 			}
 			f := newFixture(t, func(c *processor.Config) {
-				c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: provider.Always}}
+				c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: always}}
 				c.IDOnly = map[string]bool{"gopay": true}
 			})
 			ctx := context.Background()

@@ -55,7 +55,7 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 	}
 	var emitted bytes.Buffer
 	f := newFixture(t, func(c *processor.Config) {
-		c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: provider.Always}}
+		c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: always}}
 		c.IDOnly = map[string]bool{"gopay": true}
 		c.Metrics = metrics.New(&emitted, "test")
 	})

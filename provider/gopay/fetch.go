@@ -50,8 +50,7 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 	watch := &Watch{DB: env.DynamoDB, Table: env.Table}
 	get := watch.Watching(Payments(s.clientID, s.secret, s.apiURL, env.HTTPClient()))
 	return provider.Fetch{
-		Get:     func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
-		Pointer: provider.Always,
+		Get: func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
 	}, nil
 }
 

@@ -42,8 +42,7 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 	}
 	get := payments(key, env.Settings().String(apiURLEnv, defaultAPIURL), env.HTTPClient())
 	return provider.Fetch{
-		Get:     func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
-		Pointer: provider.Always,
-		Type:    Status,
+		Get:  func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
+		Type: Status,
 	}, nil
 }

@@ -11,7 +11,7 @@ import "github.com/hookinbox/hookinbox/provider"
 type Reader = provider.Settings
 
 // New returns a Reader over get (os.Getenv in main, a map in tests).
-func New(get func(string) string) *Reader { return provider.NewSettings(get) }
+func New(get func(string) string) *Reader { return (&provider.Env{Getenv: get}).Settings() }
 
 // Split splits a comma-separated list (several secrets in one variable,
 // parameter or secret value), trimming spaces and dropping empty entries;
