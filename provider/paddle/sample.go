@@ -1,9 +1,11 @@
 package paddle
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,4 +67,16 @@ secret key)`
 // sendExamples are `hookinbox send`'s examples for this provider.
 var sendExamples = []string{
 	"hookinbox send paddle testdata/paddle/transaction.completed.json",
+}
+
+// Sign returns the Paddle-Signature value Paddle sends with body at at:
+// "ts=<unix>;h1=<hex>", one h1 per secret, in order, as during a rotation.
+func Sign(body []byte, at time.Time, secrets ...string) string {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	var b strings.Builder
+	b.WriteString("ts=" + ts)
+	for _, s := range secrets {
+		b.WriteString(";h1=" + hex.EncodeToString(mac(s, ts, body)))
+	}
+	return b.String()
 }
