@@ -183,19 +183,7 @@ func sendProvider(ctx context.Context, name, what string, f sendFlags, stdout io
 		}
 		url = base + "/webhooks/" + name
 	}
-	// The receiver's secrets: --secret, the running stack's, or the local
-	// ones; a variant may need a key only senders hold (a whsk_ key).
-	secrets := envconfig.Split(f.secret)
-	if len(secrets) == 0 && st != nil {
-		secrets = envconfig.Split(st.receiverSecret(p.Webhook().SecretEnv))
-	}
-	if len(secrets) == 0 {
-		secrets = envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv])
-	}
-	signers := secrets
-	if variant != "" {
-		signers = append(slices.Clone(secrets), pipeline.SenderKeys[p.Webhook().SecretEnv]...)
-	}
+	secrets, signers := sendSecrets(p, f.secret, st, variant)
 	ev, err := testEvent(senders()[name], what, sample.Event{ID: f.id, Type: f.typ, Variant: variant, Options: options, KeepID: f.keepID})
 	if err != nil {
 		return err
@@ -212,6 +200,25 @@ func sendProvider(ctx context.Context, name, what string, f sendFlags, stdout io
 		return err
 	}
 	return sendTimes(ctx, stdout, f, d)
+}
+
+// sendSecrets returns the receiver's secrets, --secret's, the running
+// stack's (st, when not nil) or the local ones, and those to sign with:
+// a variant may need a key only senders hold (a whsk_ key).
+func sendSecrets(p provider.Provider, secret string, st *devState, variant string) (secrets, signers []string) {
+	env := p.Webhook().SecretEnv
+	secrets = envconfig.Split(secret)
+	if len(secrets) == 0 && st != nil {
+		secrets = envconfig.Split(st.receiverSecret(env))
+	}
+	if len(secrets) == 0 {
+		secrets = envconfig.Split(pipeline.LocalEnv("")[env])
+	}
+	signers = secrets
+	if variant != "" {
+		signers = append(slices.Clone(secrets), pipeline.SenderKeys[env]...)
+	}
+	return secrets, signers
 }
 
 // chosenVariant returns the variant flag given, if any, refusing one that

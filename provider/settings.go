@@ -19,7 +19,6 @@ type Settings struct {
 	problems []string
 }
 
-
 // Required returns the key's value, noting it as missing when empty.
 func (r *Settings) Required(key string) string {
 	v := strings.TrimSpace(r.get(key))

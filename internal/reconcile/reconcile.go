@@ -189,26 +189,7 @@ func (h *Handler) Run(ctx context.Context) (Summary, error) {
 		}
 		s.Providers = append(s.Providers, pr)
 	}
-	accept := func(ctx context.Context, ev webhook.Event) error { _, err := h.intake.Accept(ctx, ev); return err }
-	for _, src := range h.sources {
-		if src.Sweep == nil {
-			continue
-		}
-		sw, err := src.Sweep.Sweep(ctx, now, accept, func() bool { return h.late(ctx) })
-		s.Listed += sw.Fetched
-		s.Missed += sw.Missed
-		s.Skipped += sw.Skipped
-		for _, l := range sw.Events { // a sweep's notes and errors may quote its provider's answers
-			l.Note = logs.RedactEmails(l.Note)
-			s.Events = append(s.Events, l)
-		}
-		pr := ProviderRun{Provider: src.Provider, Listed: sw.Fetched, Missed: sw.Missed, Skipped: sw.Skipped, Checkpoint: sw.Since}
-		if err != nil {
-			pr.Errors = 1
-			errs = append(errs, fmt.Errorf("%s: %s", src.Provider, logs.RedactError(err)))
-		}
-		s.Providers = append(s.Providers, pr)
-	}
+	errs = append(errs, h.sweeps(ctx, now, &s)...)
 	if h.cfg.Retention != nil {
 		n, err := h.cfg.Retention(ctx, now)
 		s.PayloadsRemoved = n

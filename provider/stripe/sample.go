@@ -260,16 +260,9 @@ func freshPatch(raw json.RawMessage) patch {
 // to at (unless at is zero) and p applied, indented as Stripe delivers
 // events. The same arguments give the same bytes.
 func (p patch) apply(body []byte, id string, at time.Time) ([]byte, error) {
-	var ev map[string]any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&ev); err != nil {
-		return nil, fmt.Errorf("stripe: patch event: %w", err)
-	}
-	data, _ := ev["data"].(map[string]any)
-	obj, _ := data["object"].(map[string]any)
-	if obj == nil {
-		return nil, errors.New("stripe: patch event: no data.object")
+	ev, data, obj, err := decodeEvent(body)
+	if err != nil {
+		return nil, err
 	}
 	ev["id"] = id
 	if p.typ != "" {
@@ -323,6 +316,22 @@ func (p patch) apply(body []byte, id string, at time.Time) ([]byte, error) {
 		obj["status"] = p.status
 	}
 	return encode(ev)
+}
+
+// decodeEvent decodes an event, its numbers as written, and returns it
+// with its data and data.object.
+func decodeEvent(body []byte) (ev, data, obj map[string]any, err error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&ev); err != nil {
+		return nil, nil, nil, fmt.Errorf("stripe: patch event: %w", err)
+	}
+	data, _ = ev["data"].(map[string]any)
+	obj, _ = data["object"].(map[string]any)
+	if obj == nil {
+		return nil, nil, nil, errors.New("stripe: patch event: no data.object")
+	}
+	return ev, data, obj, nil
 }
 
 // setEmails sets every email address of v to email: each string whose
