@@ -22,8 +22,8 @@ type sweepCursor struct {
 
 // cursor returns where the sweep stands (from the first payment, since
 // now, when there is no sweep under way).
-func (g *Sweeper) cursor(ctx context.Context, now time.Time) (sweepCursor, error) {
-	w := g.Watch
+func (g *sweeper) cursor(ctx context.Context, now time.Time) (sweepCursor, error) {
+	w := g.watch
 	out, err := w.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &w.Table, ConsistentRead: aws.Bool(true), Key: map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
 		"sk": &types.AttributeValueMemberS{Value: gopayCursor},
@@ -39,8 +39,8 @@ func (g *Sweeper) cursor(ctx context.Context, now time.Time) (sweepCursor, error
 	return c, nil
 }
 
-func (g *Sweeper) saveCursor(ctx context.Context, c sweepCursor, now time.Time) error {
-	w := g.Watch
+func (g *sweeper) saveCursor(ctx context.Context, c sweepCursor, now time.Time) error {
+	w := g.watch
 	_, err := w.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &w.Table, Item: map[string]types.AttributeValue{
 		"pk":            &types.AttributeValueMemberS{Value: gopayWatchPartition},
 		"sk":            &types.AttributeValueMemberS{Value: gopayCursor},

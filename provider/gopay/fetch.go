@@ -41,14 +41,14 @@ func readSettings(ctx context.Context, env *provider.Env) (s settings, ok bool, 
 // Processor implements provider.Provider: with GoPay enabled, every
 // notification is fetched (GET /payments/payment/{id}), and every fetch
 // records a payment that is not final yet, so the reconciler fetches it
-// again until it is (Watch).
+// again until it is (watch).
 func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
 	s, ok, err := readSettings(ctx, env)
 	if !ok {
 		return provider.Fetch{}, err
 	}
-	watch := &Watch{DB: env.DynamoDB, Table: env.Table}
-	get := watch.Watching(Payments(s.clientID, s.secret, s.apiURL, env.HTTPClient()))
+	watch := &watch{DB: env.DynamoDB, Table: env.Table, Now: env.Now}
+	get := watch.Watching(payments(s.clientID, s.secret, s.apiURL, env.HTTPClient()))
 	return provider.Fetch{
 		Get: func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
 	}, nil
@@ -71,9 +71,9 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	if err := errors.Join(err, r.Err()); err != nil || !ok {
 		return provider.Source{}, err
 	}
-	return provider.Source{Sweep: &Sweeper{
-		Watch:  &Watch{DB: env.DynamoDB, Table: env.Table, MaxAge: maxAge},
-		Fetch:  Payments(s.clientID, s.secret, s.apiURL, env.HTTPClient()),
+	return provider.Source{Sweep: &sweeper{
+		watch:  &watch{DB: env.DynamoDB, Table: env.Table, MaxAge: maxAge, Now: env.Now},
+		Fetch:  payments(s.clientID, s.secret, s.apiURL, env.HTTPClient()),
 		Budget: budget,
 		Inbox:  env.Inbox,
 	}}, nil
