@@ -96,8 +96,9 @@ func (e *Env) HasSecret(name string) bool {
 
 // Secret returns the secret whose values are in the variable name,
 // comma-separated or a JSON array (local runs), or else in the Secrets
-// Manager secret name+"_ARN" names, loaded now and kept fresh
-// (LoadSecret); nil and no error when neither is set. Every call with the
+// Manager secret name+"_ARN" names, loaded now and kept fresh, as
+// LoadSecret loads them (without it: the variable's comma-separated
+// values only); nil and no error when neither is set. Every call with the
 // same name returns the same Secret, so a function loads each secret
 // once.
 func (e *Env) Secret(ctx context.Context, name string) (Secret, error) {
