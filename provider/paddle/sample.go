@@ -27,7 +27,7 @@ func sign(ev sample.Event, secrets []string, at time.Time) (webhook.Request, err
 	}
 	return webhook.Request{
 		Method: http.MethodPost,
-		Header: map[string]string{"content-type": "application/json", signatureHeader: Sign(ev.Body, at, secrets...)},
+		Header: map[string]string{"content-type": "application/json", signatureHeader: SignatureHeader(ev.Body, at, secrets...)},
 		Body:   ev.Body,
 	}, nil
 }
@@ -69,9 +69,9 @@ var sendExamples = []string{
 	"hookinbox send paddle testdata/paddle/transaction.completed.json",
 }
 
-// Sign returns the Paddle-Signature value Paddle sends with body at at:
+// SignatureHeader returns the Paddle-Signature value Paddle sends with body at at:
 // "ts=<unix>;h1=<hex>", one h1 per secret, in order, as during a rotation.
-func Sign(body []byte, at time.Time, secrets ...string) string {
+func SignatureHeader(body []byte, at time.Time, secrets ...string) string {
 	ts := strconv.FormatInt(at.Unix(), 10)
 	var b strings.Builder
 	b.WriteString("ts=" + ts)
