@@ -171,7 +171,7 @@ func (a *app) sampleType(tpl *samtemplate.Template) string {
 			return first
 		}
 	}
-	for _, e := range a.firstProvider().Webhook().SendExamples {
+	for _, e := range a.senders[name].Examples {
 		if f := strings.Fields(e); len(f) > 3 && f[1] == "send" && f[2] == name {
 			return f[3]
 		}

@@ -58,7 +58,8 @@ func printResources(w io.Writer, s *devState, specs []pipeline.Function) {
 
 // printTryIt prints the commands to try in another terminal: send the
 // same event three times, then look at the example shop (with a CLI that
-// has its state command), or inspect the event.
+// has its state command), or inspect the event; with the shop, send one
+// it parks; then open the console.
 func (d *devStack) printTryIt(w io.Writer, s *devState) {
 	stateArg := ""
 	if d.flags.stateFile != defaultStateFile() {
@@ -66,7 +67,8 @@ func (d *devStack) printTryIt(w io.Writer, s *devState) {
 	}
 	self, first := selfCommand(), d.app.firstProvider().Name()
 	send := fmt.Sprintf("  %s send %s %s --times 3%s\n", self, first, d.sampleType, stateArg)
-	if _, shop := s.Tables["ShopTable"]; shop && d.app.command("state") != nil {
+	_, shop := s.Tables["ShopTable"]
+	if shop && d.app.command("state") != nil {
 		fmt.Fprintln(w, "In another terminal, send the same event three times, then look at the shop:")
 		fmt.Fprint(w, send)
 		fmt.Fprintf(w, "  %s state%s\n", self, stateArg)
@@ -75,6 +77,13 @@ func (d *devStack) printTryIt(w io.Writer, s *devState) {
 		fmt.Fprint(w, send)
 		fmt.Fprintf(w, "  %s inspect '%s#<event id>'%s\n", self, first, stateArg)
 	}
+	if park, ok := pipeline.ParkExample(first); ok && shop {
+		fmt.Fprintln(w, "Send one the shop cannot finish (it is parked: the console says why), then replay it from the browser:")
+		fmt.Fprintf(w, "  %s send %s%s\n", self, park, stateArg)
+	} else {
+		fmt.Fprintln(w, "See the events in a browser, and replay the parked ones:")
+	}
+	fmt.Fprintf(w, "  %s console%s   (open the URL it prints: Events, the DEAD one, Replay)\n", self, stateArg)
 	fmt.Fprintf(w, "From elsewhere: --url %s --secret %s\n\n", s.WebhookURL, s.WebhookSecret)
 }
 

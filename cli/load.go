@@ -13,6 +13,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 )
 
 // defaultLoadWarmup is --warmup's default. With 100 or 1 000 warm-up
@@ -184,7 +185,7 @@ func (a *app) cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writ
 	case f.size > 0 && p.Webhook().IDOnly:
 		return usagef("--size: a %s notification carries only an id", p.Name())
 	}
-	all, err := loadRuns(ctx, f, p, stdout, stderr)
+	all, err := loadRuns(ctx, f, a.senders[p.Name()], stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -201,17 +202,17 @@ func (a *app) cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writ
 	return nil
 }
 
-// loadRuns makes f.runs runs, the floor opening every second one, and
+// loadRuns makes f.runs runs of s's deliveries, the floor opening every second one, and
 // prints, over several, the median and range of their ratios. It returns
 // every run's targets.
-func loadRuns(ctx context.Context, f loadFlags, p provider.Provider, stdout, stderr io.Writer) ([]*loadTarget, error) {
+func loadRuns(ctx context.Context, f loadFlags, s sample.Sender, stdout, stderr io.Writer) ([]*loadTarget, error) {
 	var all []*loadTarget
 	var ratios []loadRatios
 	for run := 1; run <= f.runs; run++ {
 		if f.runs > 1 {
 			fmt.Fprintf(stdout, "== run %d of %d\n", run, f.runs)
 		}
-		targets, err := loadRun(ctx, f, p, run%2 == 0, stdout, stderr)
+		targets, err := loadRun(ctx, f, s, run%2 == 0, stdout, stderr)
 		if err != nil {
 			return nil, err
 		}
@@ -236,13 +237,13 @@ func loadRuns(ctx context.Context, f loadFlags, p provider.Provider, stdout, std
 // run is its slowest more often than not, so
 // --runs lets the two open the runs in turn. It returns the receiver
 // first either way.
-func loadRun(ctx context.Context, f loadFlags, p provider.Provider, floorFirst bool, stdout, stderr io.Writer) ([]*loadTarget, error) {
-	targets, root, stop, err := startLoadTargets(ctx, &f, p, stderr)
+func loadRun(ctx context.Context, f loadFlags, s sample.Sender, floorFirst bool, stdout, stderr io.Writer) ([]*loadTarget, error) {
+	targets, root, stop, err := startLoadTargets(ctx, &f, s.Provider, stderr)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	src, err := newLoadSource(root, p, f.size, envconfig.Split(f.secret))
+	src, err := newLoadSource(root, s, f.size, envconfig.Split(f.secret))
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@
 //
 //	func main() {
 //		cli.Main(cli.Options{
-//			Providers: []provider.Provider{warehouse.Provider{}},
+//			Providers: []sample.Sender{warehouse.Sender()},
 //			Commands:  []cli.Command{{Name: "stock", Summary: "...", Run: stock}},
 //		})
 //	}
@@ -31,16 +31,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/sample"
 )
 
 // Options are what a module's own hookinbox command adds to hookinbox's
 // (Main, Run).
 type Options struct {
-	// Providers are the module's own providers: send, dev, load and chaos
-	// speak them beside hookinbox's.
-	Providers []provider.Provider
+	// Providers are the module's own providers, with how tools send
+	// their deliveries: send, dev, load and chaos speak them beside
+	// hookinbox's.
+	Providers []sample.Sender
 	// Commands are commands of the module's own; help lists them after
 	// hookinbox's.
 	Commands []Command
@@ -57,20 +60,22 @@ type Command struct {
 	Run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-// app is one CLI: the providers its commands speak and its commands.
+// app is one CLI: the providers its commands speak, how each one's
+// deliveries are sent, and its commands.
 type app struct {
 	reg      *provider.Registry
+	senders  map[string]sample.Sender // how send, load and chaos sign each provider's deliveries, by its name
 	commands []Command
 }
 
 // newApp returns hookinbox's CLI with o's providers and commands. It
 // refuses a provider or a command named twice.
 func newApp(o Options) (*app, error) {
-	reg, err := builtin.Registry(o.Providers...)
+	reg, err := builtin.Registry(providersOf(o.Providers)...)
 	if err != nil {
 		return nil, err
 	}
-	a := &app{reg: reg}
+	a := &app{reg: reg, senders: pipeline.Senders(o.Providers...)}
 	builtins := a.builtins()
 	help := builtins[len(builtins)-1]
 	a.commands = builtins[:len(builtins)-1]
@@ -118,6 +123,15 @@ func (a *app) command(name string) *Command {
 // providers is the registry send, dev and chaos speak: hookinbox's and
 // the module's (Options.Providers).
 func (a *app) providers() *provider.Registry { return a.reg }
+
+// providersOf returns the providers of ss.
+func providersOf(ss []sample.Sender) []provider.Provider {
+	ps := make([]provider.Provider, 0, len(ss))
+	for _, s := range ss {
+		ps = append(ps, s.Provider)
+	}
+	return ps
+}
 
 // firstProvider is the provider dev's banner, --secret and webhook URL
 // are about: the registry's first.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
-	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
@@ -172,7 +172,7 @@ func TestModuleCommands(t *testing.T) {
 		"twice":           {Commands: []Command{stock, stock}},
 		"without a name":  {Commands: []Command{{Run: stock.Run}}},
 		"without a Run":   {Commands: []Command{{Name: "stock"}}},
-		"a provider name": {Providers: []provider.Provider{stripe.Provider{}}},
+		"a provider name": {Providers: []sample.Sender{{Provider: stripe.Provider{}}}},
 	} {
 		var stderr bytes.Buffer
 		if code := Run(context.Background(), o, []string{"help"}, io.Discard, &stderr); code != 2 || !strings.HasPrefix(stderr.String(), "hookinbox: ") {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
@@ -29,13 +30,23 @@ type sendFlags struct {
 	id                     string
 	keepID                 bool
 	timeout                time.Duration
-	variants               map[string]*bool   // a provider's ways of sending (provider.Webhook.Variants), by flag
-	options                map[string]*string // a provider's sample values (provider.Webhook.Options), by flag
+	variants               map[string]*bool   // a provider's ways of sending (sample.Sender.Variants), by flag
+	options                map[string]*string // a provider's sample values (sample.Sender.Options), by flag
 }
 
 func (a *app) cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, rest, err := a.parseSend(args, stdout)
+	if err != nil {
+		return err
+	}
+	return a.sendProvider(ctx, rest[0], rest[1], f, stdout)
+}
+
+// parseSend parses send's command line: its flags, and the provider and
+// what to send.
+func (a *app) parseSend(args []string, stdout io.Writer) (sendFlags, []string, error) {
 	var f sendFlags
-	fs := newFlagSet("send", "<provider> <event-type | path/to/event.json | payment id> [flags]", sendHelp(a.providers()))
+	fs := newFlagSet("send", "<provider> <event-type | path/to/event.json | payment id> [flags]", a.sendHelp())
 	fs.StringVar(&f.url, "url", "", "webhook URL (default: the running stack's, else http://127.0.0.1:3000/webhooks/<provider>)")
 	fs.StringVar(&f.secret, "secret", "", "signing secret(s), comma-separated (default: the running stack's, else the local ones)")
 	fs.StringVar(&f.stateFile, "state-file", defaultStateFile(), "state file of the running stack")
@@ -46,26 +57,26 @@ func (a *app) cmdSend(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each delivery")
 	f.variants, f.options = map[string]*bool{}, map[string]*string{}
 	for _, p := range a.providers().All() {
-		for _, v := range p.Webhook().Variants {
+		for _, v := range a.senders[p.Name()].Variants {
 			f.variants[v.Name] = fs.Bool(v.Name, false, v.Usage)
 		}
-		for _, o := range p.Webhook().Options {
+		for _, o := range a.senders[p.Name()].Options {
 			f.options[o.Name] = fs.String(o.Name, "", o.Usage)
 		}
 	}
 	rest, err := parseFlags(fs, args, stdout)
 	if err != nil {
-		return err
+		return f, nil, err
 	}
 	if len(rest) != 2 {
-		return usagef("want a provider and an event type or file, e.g. %s", strings.TrimPrefix(sendExample(a.providers()), "hookinbox "))
+		return f, nil, usagef("want a provider and an event type or file, e.g. %s", strings.TrimPrefix(a.sendExample(), "hookinbox "))
 	}
-	return a.sendProvider(ctx, rest[0], rest[1], f, stdout)
+	return f, rest, nil
 }
 
 // sendHelp is send's help: what it does, then how each provider signs
-// and what it reads (provider.Webhook.SendHelp), then their examples.
-func sendHelp(reg *provider.Registry) string {
+// and what it reads (sample.Sender.Help), then their examples.
+func (a *app) sendHelp() string {
 	var b strings.Builder
 	b.WriteString(`
 Sends a webhook delivery to the local stack, signed exactly as its
@@ -81,13 +92,13 @@ testdata/<provider>/ (the current directory's, else hookinbox's), which
 its Sample gives fresh IDs, and signs it:
 `)
 	var examples []string
-	for _, p := range reg.All() {
-		help := p.Webhook().SendHelp
+	for _, p := range a.providers().All() {
+		help := a.senders[p.Name()].Help
 		if help == "" {
 			help = "as the provider's Sign does"
 		}
 		fmt.Fprintf(&b, "  %-9s %s\n", p.Name(), strings.ReplaceAll(strings.TrimSpace(help), "\n", "\n            "))
-		examples = append(examples, p.Webhook().SendExamples...)
+		examples = append(examples, a.senders[p.Name()].Examples...)
 	}
 	b.WriteString("\nExamples:\n")
 	for _, e := range examples {
@@ -97,9 +108,9 @@ its Sample gives fresh IDs, and signs it:
 }
 
 // sendExample is the registry's first example command line.
-func sendExample(reg *provider.Registry) string {
-	for _, p := range reg.All() {
-		if ex := p.Webhook().SendExamples; len(ex) > 0 {
+func (a *app) sendExample() string {
+	for _, p := range a.providers().All() {
+		if ex := a.senders[p.Name()].Examples; len(ex) > 0 {
 			return ex[0]
 		}
 	}
@@ -128,11 +139,11 @@ func (a *app) sendProvider(ctx context.Context, name, what string, f sendFlags, 
 	if f.id != "" && webhook.ValidateEventID(f.id) != nil {
 		return usagef("--id %q: use letters, digits, '_' and '-' (like evt_1Abc)", f.id)
 	}
-	variant, err := chosenVariant(reg, p, f)
+	variant, err := a.chosenVariant(p, f)
 	if err != nil {
 		return err
 	}
-	options, err := chosenOptions(reg, p, f)
+	options, err := a.chosenOptions(p, f)
 	if err != nil {
 		return err
 	}
@@ -152,7 +163,7 @@ func (a *app) sendProvider(ctx context.Context, name, what string, f sendFlags, 
 		url = base + "/webhooks/" + name
 	}
 	secrets, signers := sendSecrets(p, f.secret, st, variant)
-	ev, err := testEvent(p, what, provider.TestEvent{ID: f.id, Type: f.typ, Variant: variant, Options: options, KeepID: f.keepID})
+	ev, err := testEvent(a.senders[name], what, sample.Event{ID: f.id, Type: f.typ, Variant: variant, Options: options, KeepID: f.keepID})
 	if err != nil {
 		return err
 	}
@@ -163,7 +174,7 @@ func (a *app) sendProvider(ctx context.Context, name, what string, f sendFlags, 
 	if err := pipeline.StageRunning(ctx, &http.Client{Timeout: f.timeout}, name, ev, endpoints); err != nil {
 		return err
 	}
-	d, err := signDelivery(p, ev, url, signers, secrets)
+	d, err := signDelivery(a.senders[name], ev, url, signers, secrets)
 	if err != nil {
 		return err
 	}
@@ -191,13 +202,13 @@ func sendSecrets(p provider.Provider, secret string, st *devState, variant strin
 
 // chosenVariant returns the variant flag given, if any, refusing one that
 // is not p's.
-func chosenVariant(reg *provider.Registry, p provider.Provider, f sendFlags) (string, error) {
+func (a *app) chosenVariant(p provider.Provider, f sendFlags) (string, error) {
 	chosen := ""
 	for name, set := range f.variants {
 		if !*set {
 			continue
 		}
-		if err := providersFlag(reg, p, name, func(w provider.Webhook) []provider.Variant { return w.Variants }); err != nil {
+		if err := a.providersFlag(p, name, func(s sample.Sender) []sample.Flag { return s.Variants }); err != nil {
 			return "", err
 		}
 		chosen = name
@@ -207,13 +218,13 @@ func chosenVariant(reg *provider.Registry, p provider.Provider, f sendFlags) (st
 
 // chosenOptions returns the option flags given, refusing one that is not
 // p's.
-func chosenOptions(reg *provider.Registry, p provider.Provider, f sendFlags) (map[string]string, error) {
+func (a *app) chosenOptions(p provider.Provider, f sendFlags) (map[string]string, error) {
 	chosen := map[string]string{}
 	for name, value := range f.options {
 		if *value == "" {
 			continue
 		}
-		if err := providersFlag(reg, p, name, func(w provider.Webhook) []provider.Variant { return w.Options }); err != nil {
+		if err := a.providersFlag(p, name, func(s sample.Sender) []sample.Flag { return s.Options }); err != nil {
 			return nil, err
 		}
 		chosen[name] = *value
@@ -223,15 +234,15 @@ func chosenOptions(reg *provider.Registry, p provider.Provider, f sendFlags) (ma
 
 // providersFlag refuses the flag name when it is not among p's flags of
 // the kind flags returns.
-func providersFlag(reg *provider.Registry, p provider.Provider, name string, flags func(provider.Webhook) []provider.Variant) error {
+func (a *app) providersFlag(p provider.Provider, name string, flags func(sample.Sender) []sample.Flag) error {
 	has := func(pr provider.Provider) bool {
-		return slices.ContainsFunc(flags(pr.Webhook()), func(v provider.Variant) bool { return v.Name == name })
+		return slices.ContainsFunc(flags(a.senders[pr.Name()]), func(v sample.Flag) bool { return v.Name == name })
 	}
 	if has(p) {
 		return nil
 	}
 	var owners []string
-	for _, other := range reg.All() {
+	for _, other := range a.providers().All() {
 		if has(other) {
 			owners = append(owners, other.Name())
 		}
@@ -239,10 +250,11 @@ func providersFlag(reg *provider.Registry, p provider.Provider, name string, fla
 	return usagef("--%s is for %s deliveries only", name, strings.Join(owners, " and "))
 }
 
-// signDelivery signs ev as p does with signers and names the events it
+// signDelivery signs ev as s does with signers and names the events it
 // carries, as the receiver verifies them with secrets.
-func signDelivery(p provider.Provider, ev provider.TestEvent, url string, signers, secrets []string) (providerDelivery, error) {
-	req, err := p.Sign(ev, signers, time.Now())
+func signDelivery(s sample.Sender, ev sample.Event, url string, signers, secrets []string) (providerDelivery, error) {
+	p := s.Provider
+	req, err := s.Sign(ev, signers, time.Now())
 	if err != nil {
 		return providerDelivery{}, err
 	}
@@ -301,19 +313,20 @@ func isFile(path string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// testEvent returns what to send as p would send it now (provider.Sampler):
-// the file what, or p's sample of that name (pipeline.Sample), or, for an
+// testEvent returns what to send as s would send it now (s.Sample): the
+// file what, or s's sample of that name (pipeline.Sample), or, for an
 // id-only provider, the object id what, sent as it is.
-func testEvent(p provider.Provider, what string, ev provider.TestEvent) (provider.TestEvent, error) {
+func testEvent(s sample.Sender, what string, ev sample.Event) (sample.Event, error) {
+	p := s.Provider
 	if isFile(what) || strings.HasSuffix(what, ".json") {
 		body, err := os.ReadFile(what)
 		if err != nil {
 			return ev, fmt.Errorf("%s wants a payload file, or the name of one of its samples: %w", p.Name(), err)
 		}
 		ev.Body, ev.File = body, filepath.Base(what)
-		return pipeline.Sampled(p, ev)
+		return s.Sampled(ev)
 	}
-	sample, err := pipeline.Sample(p, what, ev)
+	sampled, err := pipeline.Sample(s, what, ev)
 	switch {
 	case errors.Is(err, pipeline.ErrNoSample) && p.Webhook().IDOnly:
 		ev.ID = what
@@ -321,7 +334,7 @@ func testEvent(p provider.Provider, what string, ev provider.TestEvent) (provide
 	case errors.Is(err, pipeline.ErrNoSample):
 		return ev, usagef("%q is neither a file nor a sample of %s's: %v; or send a file", what, p.Name(), err)
 	}
-	return sample, err
+	return sampled, err
 }
 
 // deliver sends d and describes the answer; ok is false unless 2xx.

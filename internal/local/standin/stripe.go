@@ -33,7 +33,8 @@ import (
 //     SetObject for any other /v1/ or /v2/ path (no key needed): how
 //     `hookinbox send stripe --thin` prepares a running stack's stand-in.
 //
-// HoldInvoices makes invoice calls hang, as a slow Stripe does.
+// HoldInvoices makes invoice calls hang, as a slow Stripe does. The
+// first invoice call of each event for customer RefusedOnce is refused.
 //
 // Requests must carry a Bearer key when Key (or SetKey) is set; a request
 // with another key gets 401, as Stripe answers a rolled key.
@@ -41,23 +42,24 @@ type Stripe struct {
 	// Key is the API key accepted; set it before serving, or use SetKey.
 	Key string
 
-	mu       sync.Mutex
-	calls    []InvoiceCall
-	byKey    map[string]string // idempotency key → saved response body
-	invoices []stripeInvoice   // in creation order
-	failing  []int             // statuses for the next calls, injected
-	refused  int               // requests answered 401
-	events   []json.RawMessage
-	created  []int64
-	ids      []string
-	types    []string
-	queries  []string // the query of every GET /v1/events
-	subs     map[string]stripeSubscription
-	hold     *invoiceHold               // set by HoldInvoices
-	v2Events map[string]json.RawMessage // AddThinEvent: id → v2 event
-	objects  map[string]json.RawMessage // SetObject: path → body
-	gets     []string                   // the path of every GET of a v2 event or a SetObject path
-	versions []string                   // the Stripe-Version of each of those GETs
+	mu         sync.Mutex
+	calls      []InvoiceCall
+	byKey      map[string]string // idempotency key → saved response body
+	invoices   []stripeInvoice   // in creation order
+	failing    []int             // statuses for the next calls, injected
+	refusedFor map[string]bool   // events whose invoice for RefusedOnce was refused
+	refused    int               // requests answered 401
+	events     []json.RawMessage
+	created    []int64
+	ids        []string
+	types      []string
+	queries    []string // the query of every GET /v1/events
+	subs       map[string]stripeSubscription
+	hold       *invoiceHold               // set by HoldInvoices
+	v2Events   map[string]json.RawMessage // AddThinEvent: id → v2 event
+	objects    map[string]json.RawMessage // SetObject: path → body
+	gets       []string                   // the path of every GET of a v2 event or a SetObject path
+	versions   []string                   // the Stripe-Version of each of those GETs
 }
 
 // stripeSubscription is a subscription's state and the created time of

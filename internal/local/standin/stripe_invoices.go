@@ -20,6 +20,19 @@ type InvoiceCall struct {
 	Status         int
 }
 
+// RefusedOnce is the customer the stand-in does not know the first time
+// an event asks for its invoice (400, No such customer), and knows the
+// next: an event of this customer is parked, as a permanent failure, and
+// its replay creates the invoice. It is how the local stack parks an
+// event on demand (pipeline.ParkExample).
+const RefusedOnce = "cus_refused_once"
+
+// refusedOnceMessage is the stand-in's answer to RefusedOnce's first
+// invoice of an event: it is the parked event's reason, and says why a
+// replay succeeds.
+const refusedOnceMessage = "No such customer: '" + RefusedOnce + "' (the local Stripe stand-in refuses the first invoice of each event for this customer, " +
+	"so that the event is parked; replay it and the invoice is created)"
+
 // stripeInvoice is an invoice the stand-in created.
 type stripeInvoice struct {
 	id, customer string
@@ -98,6 +111,9 @@ func (s *Stripe) createInvoice(w http.ResponseWriter, r *http.Request) {
 		stripeError(w, call.Status, typ, "injected failure")
 		return
 	}
+	if s.refuseOnce(w, call, key) {
+		return
+	}
 	if call.Customer == "" {
 		call.Status = http.StatusBadRequest
 		s.calls = append(s.calls, call)
@@ -116,6 +132,22 @@ func (s *Stripe) createInvoice(w http.ResponseWriter, r *http.Request) {
 	call.InvoiceID, call.Status = inv.ID, http.StatusOK
 	s.calls = append(s.calls, call)
 	_, _ = io.WriteString(w, body)
+}
+
+// refuseOnce answers call 400 when it is the first for its event of
+// customer RefusedOnce, and says whether it did; s.mu is held.
+func (s *Stripe) refuseOnce(w http.ResponseWriter, call InvoiceCall, key string) bool {
+	if call.Customer != RefusedOnce || s.refusedFor[call.Event+" "+key] {
+		return false
+	}
+	if s.refusedFor == nil {
+		s.refusedFor = map[string]bool{}
+	}
+	s.refusedFor[call.Event+" "+key] = true
+	call.Status = http.StatusBadRequest
+	s.calls = append(s.calls, call)
+	stripeError(w, call.Status, "invalid_request_error", refusedOnceMessage)
+	return true
 }
 
 // newInvoice creates a draft invoice for customer from the form and

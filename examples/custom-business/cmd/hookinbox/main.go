@@ -6,11 +6,11 @@ package main
 
 import (
 	"github.com/hookinbox/hookinbox/cli"
-	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 
 	"example.com/custom-business/warehouse"
 )
 
 func main() {
-	cli.Main(cli.Options{Providers: []provider.Provider{warehouse.Provider{}}})
+	cli.Main(cli.Options{Providers: []sample.Sender{warehouse.Sender()}})
 }
