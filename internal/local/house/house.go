@@ -1,8 +1,8 @@
 // Package house measures the module's shape: the exported names of each
 // public package, the functions longer than a limit, and the files longer
 // than a limit, in non-test Go files. docs/contributing.md gives the
-// command that prints them (go run ./internal/local/house) and the limits
-// the tests hold.
+// command that prints them (go test -v -run TestShape
+// ./internal/local/house) and the limits the tests hold.
 package house
 
 import (
