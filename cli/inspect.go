@@ -19,7 +19,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/ledger"
-	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -295,9 +294,9 @@ func printOpenIntents(w io.Writer, table string, open []ledger.Intent, stackArgs
 			started = in.StartedAt.Local().Format("2006-01-02 15:04:05.000 MST")
 		}
 		fmt.Fprintf(w, "  %-20s started %s by attempt %s\n", in.Effect, started, in.Attempt)
-		fmt.Fprintf(w, "  %-20s key %s (SES message tag %s = %s)\n", "", in.IdempotencyKey, shop.TagIdempotencyKey, shop.TagValue(in.IdempotencyKey))
+		fmt.Fprintf(w, "  %-20s key %s\n", "", in.IdempotencyKey)
 		ddbKey := fmt.Sprintf(`{"pk":{"S":%q},"sk":{"S":%q}}`, string(in.Key), "effect#"+in.Effect)
-		fmt.Fprintf(w, "    find out whether it ran (SES's event stream, the recipient), then either\n")
+		fmt.Fprintf(w, "    find out whether it ran, where the effect acts, by its key (docs/operations.md), then either\n")
 		fmt.Fprintf(w, "    it ran: record it as done (the replay skips it):\n")
 		fmt.Fprintf(w, "      aws dynamodb update-item --table-name %s --key '%s' --update-expression 'REMOVE #s, attempt, started_at' --expression-attribute-names '{\"#s\":\"state\"}'\n", table, ddbKey)
 		fmt.Fprintf(w, "    it did not: release it (the replay runs it):\n")

@@ -124,7 +124,7 @@ func TestInspectShowsOpenIntentsAndHowToResolveThem(t *testing.T) {
 		}
 		text := out.String()
 		ik := effects.IdempotencyKey(it.Key, "welcome-email")
-		for _, want := range []string{"Open intents: 1", "welcome-email", ik, "hookinbox-idempotency-key = hookinbox.stripe.evt_intent_",
+		for _, want := range []string{"Open intents: 1", "welcome-email", ik, "whether it ran, where the effect acts, by its key",
 			"hookinbox replay --key '" + string(it.Key) + "'"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("inspect printed no %q:\n%s", want, text)
