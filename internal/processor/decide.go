@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
@@ -99,7 +98,7 @@ type facts struct {
 	tries         int   // the event's attempts, infrastructure failures not counted
 	infraFailures int   // this attempt's included
 	parkable      bool  // permanent, or out of tries
-	busy          bool  // nothing tried: destinations at their concurrency limit (destination.ErrBusy)
+	busy          bool  // nothing tried (webhook.ErrBusy): every destination left at its concurrency limit
 }
 
 // facts counts the event's tries. It is parked, with its reason, once its
@@ -108,8 +107,8 @@ type facts struct {
 // infrastructure failed MaxInfraFailures of its attempts.
 func (c Config) facts(a attempt) facts {
 	f := facts{err: a.err, tries: a.item.Attempts - a.item.InfraFailures, infraFailures: a.item.InfraFailures}
-	// Destinations' errors wrap ErrBusy only when nothing else failed.
-	if f.busy = errors.Is(a.err, destination.ErrBusy); f.busy {
+	// An event's parts wrap ErrBusy only when nothing else failed.
+	if f.busy = errors.Is(a.err, webhook.ErrBusy); f.busy {
 		f.tries--
 		return f
 	}
@@ -140,10 +139,9 @@ func (c Config) failed(a attempt, f facts, reason string) decision {
 		return d
 	}
 	d.retryIn = c.backoff(f.tries, a.jitter)
-	// A destination that asked for a pause (429 or 503 Retry-After) gets it.
-	var asked interface{ RetryAfter() time.Duration }
-	if errors.As(f.err, &asked) && asked.RetryAfter() > d.retryIn {
-		d.retryIn = min(asked.RetryAfter(), c.BackoffMax)
+	// A part that asked for a pause (a 429 or 503 Retry-After) gets it.
+	if asked := webhook.RetryAfterOf(f.err); asked > d.retryIn {
+		d.retryIn = min(asked, c.BackoffMax)
 	}
 	d.note = "event FAILED; will retry"
 	return d
@@ -166,10 +164,8 @@ func (h *Handler) apply(ctx context.Context, j *job, a attempt) (retry bool) {
 	if !d.uncounted {
 		h.count(j.env, a.item, d.result)
 	}
-	if d.result.Status == inbox.Dead {
-		for _, name := range destination.Failed(a.err) {
-			h.cfg.Metrics.Emit(metrics.Dims{Destination: name}, metrics.Counted(metrics.DestinationParked, 1))
-		}
+	if d.result.Status == inbox.Dead && h.cfg.Parked != nil {
+		h.cfg.Parked(a.err)
 	}
 	if errors.Is(a.err, errOtherMode) {
 		h.cfg.Metrics.Emit(metrics.Dims{Provider: j.env.Key.Provider(), EventType: j.env.Type}, metrics.Counted(metrics.OtherMode, 1))

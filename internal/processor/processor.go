@@ -150,6 +150,9 @@ type Config struct {
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
 	// EffectDuration and EndToEndAge; nil records nothing.
 	Metrics *metrics.Recorder
+	// Parked, when set, is told the error of each event parked, once its
+	// outcome is written: the destinations count theirs. nil tells none.
+	Parked func(err error)
 }
 
 // Defaults of Config.NotFoundTries, Config.NotFoundWindow and
