@@ -56,7 +56,7 @@ var (
 )
 
 // reservedHeaders are the headers a delivery sets itself.
-var reservedHeaders = []string{"content-type", "content-length", "host", "webhook-id", "webhook-timestamp", "webhook-signature", "user-agent"}
+var reservedHeaders = []string{"content-type", "content-length", "host", "webhook-id", "webhook-timestamp", "webhook-signature", "user-agent", "expect"}
 
 // LocalHTTPEnv is the processor's variable that the local stack sets to
 // "1", and no template sets: its destinations may then be plain http://
