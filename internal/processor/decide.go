@@ -45,50 +45,52 @@ type decision struct {
 func (c Config) decide(a attempt) decision {
 	f := c.facts(a)
 	reason := logs.RedactError(f.err) // last_error, the DLQ reason, the log line
-	d := decision{infraFailures: f.infraFailures, level: slog.LevelInfo}
 	switch {
 	case f.err == nil:
-		d.result = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: a.now}
+		return ended(a, f, inbox.Result{Status: inbox.Done, Outcome: "effects done"})
 	case errors.Is(f.err, webhook.ErrNoHandler):
-		d.result = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + a.eventType, At: a.now}
+		return ended(a, f, inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + a.eventType})
 	case errors.Is(f.err, privacy.ErrMore):
-		// An erasure made progress and goes on from where it stopped:
-		// the attempt is taken back, the message comes back soon.
-		d.result = inbox.Result{Status: inbox.Failed, Error: reason, At: a.now, Uncounted: true}
-		d.retryIn, d.uncounted = ceilSecond(retrySoon+time.Duration(a.jitter*float64(retrySoon))), true
-		d.note = "erasure goes on; back soon, the attempt not counted"
-		return d
+		// An erasure made progress and goes on from where it stopped.
+		soon := ceilSecond(retrySoon + time.Duration(a.jitter*float64(retrySoon)))
+		return takenBack(a, f, reason, soon, "erasure goes on; back soon, the attempt not counted")
 	case f.busy:
 		// Nothing was tried: every destination left was at its
-		// concurrency limit. The attempt is taken back (Uncounted), and no
-		// Failed is counted; the message comes back soon, growing with its
-		// receives, and is sent afresh on the last one SQS allows.
-		d.result = inbox.Result{Status: inbox.Failed, Error: reason, At: a.now, Uncounted: true}
-		d.retryIn, d.uncounted = c.backoff(a.receives, a.jitter), true
-		d.note = "destinations busy; back soon, the attempt not counted"
-		return d
+		// concurrency limit. The message comes back soon, growing with
+		// its receives, and is sent afresh on the last one SQS allows.
+		return takenBack(a, f, reason, c.backoff(a.receives, a.jitter), "destinations busy; back soon, the attempt not counted")
 	case errors.Is(f.err, errOtherMode), errors.Is(f.err, inbox.ErrRemoved):
-		d.result = inbox.Result{Status: inbox.Ignored, Outcome: reason, At: a.now}
+		return ended(a, f, inbox.Result{Status: inbox.Ignored, Outcome: reason})
 	case errors.Is(f.err, provider.ErrNotFound) && f.tries < c.NotFoundTries && !c.notFoundBefore(f.err):
 		// Not a failure of ours (anyone can make an id up): no Failed
 		// count for the processor-errors alarm, no warning.
-		d.result = inbox.Result{Status: inbox.Failed, Error: reason, At: a.now}
-		d.retryIn, d.uncounted = c.backoff(f.tries, a.jitter), true
-		d.note = "not found at the provider; fetched once more after a backoff"
-		return d
+		return decision{result: inbox.Result{Status: inbox.Failed, Error: reason, At: a.now}, retryIn: c.backoff(f.tries, a.jitter),
+			uncounted: true, infraFailures: f.infraFailures, level: slog.LevelInfo, note: "not found at the provider; fetched once more after a backoff"}
 	case errors.Is(f.err, provider.ErrNotFound):
 		// Not parked (no alarm); the claim's condition keeps its repeats
 		// from being fetched for the window.
-		d.result = inbox.Result{Status: inbox.Ignored, Outcome: "not found at " + a.provider, Error: reason, At: a.now,
-			RenewAfter: a.now.Add(c.notFoundHold(f.err))}
+		return ended(a, f, inbox.Result{Status: inbox.Ignored, Outcome: "not found at " + a.provider, Error: reason,
+			RenewAfter: a.now.Add(c.notFoundHold(f.err))})
 	case f.parkable && !a.parkFailed:
-		d.result = inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: reason, At: a.now, Infrastructure: f.infra}
-		d.park = true
-	default:
-		return c.failed(a, f, reason)
+		return ended(a, f, inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: reason, Infrastructure: f.infra})
 	}
-	d.note = "event " + string(d.result.Status)
-	return d
+	return c.failed(a, f, reason)
+}
+
+// ended is the decision for an attempt that ends its event with res, at
+// a.now: parked in the DLQ first when DEAD.
+func ended(a attempt, f facts, res inbox.Result) decision {
+	res.At = a.now
+	return decision{result: res, park: res.Status == inbox.Dead, infraFailures: f.infraFailures, level: slog.LevelInfo,
+		note: "event " + string(res.Status)}
+}
+
+// takenBack is the decision for an attempt that tried nothing or made
+// progress: FAILED, the attempt taken back (Uncounted) and no failure
+// counted, the message back after retryIn.
+func takenBack(a attempt, f facts, reason string, retryIn time.Duration, note string) decision {
+	return decision{result: inbox.Result{Status: inbox.Failed, Error: reason, At: a.now, Uncounted: true}, retryIn: retryIn,
+		uncounted: true, infraFailures: f.infraFailures, level: slog.LevelInfo, note: note}
 }
 
 // facts are what decide reads from an attempt.
