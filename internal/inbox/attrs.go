@@ -16,8 +16,8 @@ import (
 type attrs = map[string]types.AttributeValue
 
 // The status item's attributes. Times an operator reads are RFC 3339
-// strings; times the store compares are epoch milliseconds; expires_at is
-// epoch seconds because DynamoDB's TTL wants that.
+// strings (timeLayout); times the store compares are epoch milliseconds;
+// expires_at is epoch seconds because DynamoDB's TTL wants that.
 func marshal(it Item) attrs {
 	m := attrs{
 		"pk":             str(string(it.Key)),
@@ -105,7 +105,7 @@ func unmarshal(m attrs) (Item, error) {
 		if s == "" {
 			return time.Time{}
 		}
-		t, perr := time.Parse(time.RFC3339Nano, s)
+		t, perr := parseTime(s)
 		if perr != nil && err == nil {
 			err = fmt.Errorf("attribute %s: %w", name, perr)
 		}
@@ -173,7 +173,18 @@ func num(n int64) types.AttributeValue {
 
 func millis(t time.Time) types.AttributeValue { return num(t.UnixMilli()) }
 
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// timeLayout is how the table writes the times a person reads and those
+// an index sorts by (processed_at, an audit record's): UTC with nine
+// fractional digits always, so the text sorts as the time does. RFC 3339
+// with its zeros cut, which earlier versions wrote and parseTime still
+// reads, does not: "…:05Z" sorts after "…:05.9Z".
+const timeLayout = "2006-01-02T15:04:05.000000000Z"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// parseTime reads a time the table holds, in timeLayout or in any RFC 3339
+// form.
+func parseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
 
 // getS returns the string attribute name of m, or "".
 func getS(m attrs, name string) string {

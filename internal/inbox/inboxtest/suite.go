@@ -26,6 +26,7 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
 func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
 	ctx := context.Background()
 	runPersonal(t, newStore)
+	runTimes(t, newStore)
 	claim := func(t *testing.T, s inbox.Store, id string) inbox.Item {
 		t.Helper()
 		it, err := s.Claim(ctx, inbox.Claim{Event: Event(id), At: t0, TTL: inbox.DefaultTTL})
