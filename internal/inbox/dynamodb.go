@@ -328,31 +328,27 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 
 // Finish implements Store with one UpdateItem conditioned on the lease owner.
 func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r Result) (Item, error) {
+	expr, values := finishUpdate(key, r)
+	values[":processing"], values[":owner"] = str(string(Processing)), str(owner)
+	return s.update(ctx, key, "finish", ErrLeaseLost, finishedWith(r), &dynamodb.UpdateItemInput{
+		ConditionExpression:       aws.String("#s = :processing AND lease_owner = :owner"),
+		UpdateExpression:          aws.String(expr),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: values,
+	})
+}
+
+// finishUpdate returns the UpdateExpression that writes r, the outcome of
+// a lease of key, and its values: the status and outcome, the lease
+// given up, the counts r changes, and the indexes the event enters or
+// leaves.
+func finishUpdate(key webhook.Key, r Result) (string, attrs) {
 	set := "SET #s = :status, outcome = :outcome"
-	values := attrs{
-		":processing": str(string(Processing)),
-		":owner":      str(owner),
-		":status":     str(string(r.Status)),
-		":outcome":    str(r.Outcome),
-		":at":         str(formatTime(r.At)),
-	}
 	remove := " REMOVE lease_owner, lease_until"
+	values := attrs{":status": str(string(r.Status)), ":outcome": str(r.Outcome)}
 	if r.Error != "" {
 		set += ", last_error = :err"
 		values[":err"] = str(r.Error)
-	}
-	var adds []string
-	if r.Infrastructure {
-		adds = append(adds, "infra_failures :one")
-		values[":one"] = num(1)
-	}
-	if r.Uncounted {
-		adds = append(adds, "attempts :minus")
-		values[":minus"] = num(-1)
-	}
-	add := ""
-	if len(adds) > 0 {
-		add = " ADD " + strings.Join(adds, ", ")
 	}
 	if r.RenewAfter.IsZero() {
 		remove += ", renew_after"
@@ -372,13 +368,38 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 	}
 	if r.Status.Final() {
 		set += ", processed_at = :at"
+		values[":at"] = str(formatTime(r.At))
 		remove += ", pending"
 	} else {
 		set += ", enqueued_at = :ms"
 		values[":ms"] = millis(r.At)
-		delete(values, ":at")
 	}
-	mine := func(st Item) bool {
+	return set + finishCounts(r, values) + remove, values
+}
+
+// finishCounts returns the ADD clause of the counts r changes (an
+// infrastructure failure, an attempt taken back), its values put in
+// values; "" for none.
+func finishCounts(r Result, values attrs) string {
+	var adds []string
+	if r.Infrastructure {
+		adds = append(adds, "infra_failures :one")
+		values[":one"] = num(1)
+	}
+	if r.Uncounted {
+		adds = append(adds, "attempts :minus")
+		values[":minus"] = num(-1)
+	}
+	if len(adds) == 0 {
+		return ""
+	}
+	return " ADD " + strings.Join(adds, ", ")
+}
+
+// finishedWith reports whether an item shows the outcome r written: a
+// Finish retried by the SDK, refused by its own first attempt.
+func finishedWith(r Result) func(Item) bool {
+	return func(st Item) bool {
 		at := st.EnqueuedAt.UnixMilli() == r.At.UnixMilli()
 		if r.Status.Final() {
 			at = st.ProcessedAt.Equal(r.At)
@@ -387,12 +408,6 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 			st.RenewAfter.UnixMilli() == r.RenewAfter.UnixMilli() &&
 			(r.Error == "" || st.LastError == r.Error)
 	}
-	return s.update(ctx, key, "finish", ErrLeaseLost, mine, &dynamodb.UpdateItemInput{
-		ConditionExpression:       aws.String("#s = :processing AND lease_owner = :owner"),
-		UpdateExpression:          aws.String(set + add + remove),
-		ExpressionAttributeNames:  map[string]string{"#s": "status"},
-		ExpressionAttributeValues: values,
-	})
 }
 
 // EndHold implements Store with one conditional UpdateItem.
