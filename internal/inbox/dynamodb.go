@@ -201,38 +201,54 @@ func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 	if err != nil {
 		return nil, fmt.Errorf("payload %s: %w", key, err)
 	}
-	var separate []byte
-	var object string
-	for _, item := range out.Items {
+	p := storedPayload(out.Items)
+	raw, err := p.inline, p.err
+	switch {
+	case raw == nil && err == nil && p.object != "":
+		raw, err = s.bodies.get(ctx, p.object)
+		if errors.Is(err, ErrNotFound) && p.separate != nil {
+			// A body the provider's API served since (the processor
+			// stores a small one in a payload item) stands in for a lost
+			// object.
+			raw, err = p.separate, nil
+		}
+	case raw == nil && err == nil:
+		raw = p.separate
+		if raw == nil {
+			err = ErrNotFound
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("payload %s: %w", key, err)
+	}
+	return raw, nil
+}
+
+// stored is where the items of an event keep its payload.
+type stored struct {
+	inline   []byte // the status item's, inflated
+	object   string // the S3 object the status item names
+	separate []byte // the payload item's
+	err      error  // the inline payload cannot be inflated
+}
+
+// storedPayload returns where items, an event's status and payload items,
+// keep its payload.
+func storedPayload(items []attrs) stored {
+	var p stored
+	for _, item := range items {
 		if b := getB(item, attrPayloadDeflate); b != nil {
-			raw, err := inflate(b)
-			if err != nil {
-				return nil, fmt.Errorf("payload %s: %w", key, err)
-			}
-			return raw, nil
+			p.inline, p.err = inflate(b)
+			return p
 		}
 		if skOf(item) == SortEvent {
-			object = getS(item, attrPayloadObject)
+			p.object = getS(item, attrPayloadObject)
 		}
 		if b := getB(item, "payload"); b != nil && skOf(item) == SortPayload {
-			separate = b
+			p.separate = b
 		}
 	}
-	if object != "" {
-		// A body the provider's API served since (the processor stores
-		// a small one in a payload item) stands in for a lost object.
-		raw, err := s.bodies.get(ctx, object)
-		if err == nil || separate == nil || !errors.Is(err, ErrNotFound) {
-			if err != nil {
-				return nil, fmt.Errorf("payload %s: %w", key, err)
-			}
-			return raw, nil
-		}
-	}
-	if separate == nil {
-		return nil, fmt.Errorf("payload %s: %w", key, ErrNotFound)
-	}
-	return separate, nil
+	return p
 }
 
 // Get implements Store.
@@ -278,29 +294,12 @@ func (s *DynamoDB) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, no
 
 // Lease implements Store with one conditional UpdateItem.
 func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now time.Time, d time.Duration) (Item, error) {
-	mine := func(st Item) bool {
-		return st.Status == Processing && st.LeaseOwner == owner && st.LeaseUntil.UnixMilli() == now.Add(d).UnixMilli()
-	}
-	// taken_from keeps the owner whose lease ran out ("-" when there was
-	// none): the processor counts lease takeovers from it.
-	const lease = "SET #s = :processing, taken_from = if_not_exists(lease_owner, :nobody), lease_owner = :owner, lease_until = :until, pending = :shard"
-	values := func(more attrs) attrs {
-		v := attrs{
-			":shard":      str(pendingShard(key)),
-			":processing": str(string(Processing)),
-			":owner":      str(owner),
-			":until":      millis(now.Add(d)),
-			":one":        num(1),
-			":nobody":     str(noOwner),
-		}
-		maps.Copy(v, more)
-		return v
-	}
-	it, err := s.update(ctx, key, "lease", nil, mine, &dynamodb.UpdateItemInput{
+	l := lease{key: key, owner: owner, until: now.Add(d)}
+	it, err := s.update(ctx, key, "lease", nil, l.mine, &dynamodb.UpdateItemInput{
 		ConditionExpression:      aws.String("attribute_exists(pk) AND (#s IN (:received, :failed) OR (#s = :processing AND lease_until < :now))"),
-		UpdateExpression:         aws.String(lease + " ADD attempts :one REMOVE processed_at, outcome"),
+		UpdateExpression:         aws.String(leaseSet + " ADD attempts :one REMOVE processed_at, outcome"),
 		ExpressionAttributeNames: map[string]string{"#s": "status"},
-		ExpressionAttributeValues: values(attrs{
+		ExpressionAttributeValues: l.values(attrs{
 			":received": str(string(Received)),
 			":failed":   str(string(Failed)),
 			":now":      millis(now),
@@ -313,17 +312,49 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 		// outcome and starts the failure counts afresh (this lease is
 		// attempt 1): an event parked after an outage is not parked again
 		// by its first failure.
-		it, err = s.update(ctx, key, "lease", nil, mine, &dynamodb.UpdateItemInput{
+		it, err = s.update(ctx, key, "lease", nil, l.mine, &dynamodb.UpdateItemInput{
 			ConditionExpression:       aws.String("#s = :dead"),
-			UpdateExpression:          aws.String(lease + ", attempts = :one REMOVE processed_at, outcome, infra_failures"),
+			UpdateExpression:          aws.String(leaseSet + ", attempts = :one REMOVE processed_at, outcome, infra_failures"),
 			ExpressionAttributeNames:  map[string]string{"#s": "status"},
-			ExpressionAttributeValues: values(attrs{":dead": str(string(Dead))}),
+			ExpressionAttributeValues: l.values(attrs{":dead": str(string(Dead))}),
 		})
 	}
 	if err != nil && errors.Is(err, errRefused) {
 		return it, refusedLease(key, it, now)
 	}
 	return it, err
+}
+
+// leaseSet is what every lease sets; taken_from keeps the owner whose
+// lease ran out ("-" when there was none): the processor counts lease
+// takeovers from it.
+const leaseSet = "SET #s = :processing, taken_from = if_not_exists(lease_owner, :nobody), lease_owner = :owner, lease_until = :until, pending = :shard"
+
+// lease is one Lease of key by owner, until a time.
+type lease struct {
+	key   webhook.Key
+	owner string
+	until time.Time
+}
+
+// mine reports whether st shows this lease: a Lease retried by the SDK,
+// refused by its own first attempt.
+func (l lease) mine(st Item) bool {
+	return st.Status == Processing && st.LeaseOwner == l.owner && st.LeaseUntil.UnixMilli() == l.until.UnixMilli()
+}
+
+// values returns the values of leaseSet, and more.
+func (l lease) values(more attrs) attrs {
+	v := attrs{
+		":shard":      str(pendingShard(l.key)),
+		":processing": str(string(Processing)),
+		":owner":      str(l.owner),
+		":until":      millis(l.until),
+		":one":        num(1),
+		":nobody":     str(noOwner),
+	}
+	maps.Copy(v, more)
+	return v
 }
 
 // Finish implements Store with one UpdateItem conditioned on the lease owner.
