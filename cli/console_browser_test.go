@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
+	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -161,7 +164,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	if it, err := p.Inbox.Get(context.Background(), parked); err != nil || it.Status != inbox.Done {
 		t.Errorf("in the inbox: %s, %v; want DONE", it.Status, err)
 	}
-	b.do("the events on a phone", chromedp.EmulateViewport(390, 844), chromedp.Navigate(strings.Split(url, "?")[0]+"events"),
+	b.do("the events on a phone", chromedp.EmulateViewport(390, 844), chromedp.Navigate(url+"events"),
 		chromedp.WaitVisible(chromedp.CSS("#live table")))
 	if w, err := chromedp.Run(b.ctx, chromedp.Evaluate[int]("document.documentElement.scrollWidth")); err != nil || w > 390 {
 		t.Errorf("on a phone the page is %d pixels wide (%v), want it to fit 390", w, err)
@@ -170,13 +173,39 @@ func TestConsoleInABrowser(t *testing.T) {
 	for _, e := range b.errors() {
 		t.Errorf("the browser logged an error: %s", e)
 	}
+	cookieStaysHome(b, url)
+}
+
+// cookieStaysHome opens, in the signed-in browser, a listener on another
+// port of 127.0.0.1 (another local user's) and the console without its
+// token: the listener gets none of the console's cookies, and the
+// console refuses.
+func cookieStaysHome(b *browserTab, consoleURL string) {
+	cookies := make(chan string, 1)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case cookies <- r.Header.Get("Cookie"):
+		default:
+		}
+		_, _ = io.WriteString(w, "another listener")
+	}))
+	defer other.Close()
+	b.do("open another listener of this machine", chromedp.Navigate(other.URL+"/events"), chromedp.WaitVisible(chromedp.CSS("body")))
+	if got := <-cookies; strings.Contains(got, "hookinbox_console") {
+		b.t.Errorf("another port of 127.0.0.1 got the console's cookie: %q", got)
+	}
+	u, _ := neturl.Parse(consoleURL)
+	b.do("open the console without its token", chromedp.Navigate("http://"+u.Host+"/events"), chromedp.WaitVisible(chromedp.CSS("body")))
+	if got := b.text("body"); !strings.Contains(got, "open the URL hookinbox console printed") {
+		b.t.Errorf("the console without its token shows:\n%s", got)
+	}
 }
 
 // tourPages opens each page from the navigation and back to the events.
 func tourPages(b *browserTab) {
 	for _, pg := range []struct{ path, name, want string }{
-		{"/parked", "parked", "create invoice"}, {"/health", "health", "Received"},
-		{"/destinations", "destinations", "3 delivered"}, {"/personal", "personal", "Past erasures"},
+		{"parked", "parked", "create invoice"}, {"health", "health", "Received"},
+		{"destinations", "destinations", "3 delivered"}, {"personal", "personal", "Past erasures"},
 	} {
 		b.do("open "+pg.path, chromedp.Click(`//nav//a[@href="`+pg.path+`"]`), chromedp.WaitVisible(chromedp.CSS("main h1")))
 		if got := b.text("main"); !strings.Contains(got, pg.want) {
@@ -184,7 +213,7 @@ func tourPages(b *browserTab) {
 		}
 		b.shot(pg.name)
 	}
-	b.do("back to the events", chromedp.Click(`//nav//a[@href="/events"]`), chromedp.WaitVisible(chromedp.CSS("#live table")))
+	b.do("back to the events", chromedp.Click(`//nav//a[@href="events"]`), chromedp.WaitVisible(chromedp.CSS("#live table")))
 }
 
 // replayFromItsPage finds the parked event on the events page, replays it
@@ -210,9 +239,9 @@ func replayFromItsPage(b *browserTab, parked webhook.Key) {
 }
 
 // parkedCheckout starts a pipeline with three checkouts, each delivered
-// to a destination too: two DONE and, between them, one whose invoice
-// the Stripe API refused (400), parked in the DLQ as the processor parks
-// it.
+// to a destination too: two DONE and, between them, one of the customer
+// whose first invoice the Stripe stand-in refuses (as the one `hookinbox
+// dev`'s banner sends), parked in the DLQ as the processor parks it.
 func parkedCheckout(t *testing.T) (*pipelinetest.Pipeline, webhook.Key) {
 	t.Helper()
 	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "thanks") }))
@@ -220,10 +249,11 @@ func parkedCheckout(t *testing.T) (*pipelinetest.Pipeline, webhook.Key) {
 	p := pipelinetest.NewWith(t, pipelinetest.Options{Forward: endpoint.URL + "/hooks"})
 	var parked webhook.Key
 	for i := 1; i <= 3; i++ {
+		var opts []verifytest.Option
 		if i == 2 {
-			p.Stripe.FailNext(400)
+			opts = append(opts, verifytest.WithCustomer(standin.RefusedOnce))
 		}
-		k, body := pipelinetest.Checkout("console", i, time.Now().Add(-time.Minute))
+		k, body := pipelinetest.Checkout("console", i, time.Now().Add(-time.Minute), opts...)
 		p.Deliver(t, body)
 		p.ProcessUntil(t, 30*time.Second, func() bool { return p.AllFinal(t, []webhook.Key{k}) })
 		if i == 2 {

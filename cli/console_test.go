@@ -80,7 +80,7 @@ func startConsole(t *testing.T, args ...string) string {
 // forms' CSRF token.
 type consoleUser struct {
 	t    *testing.T
-	base string
+	base string // the printed URL without its last slash: pages are below it
 	http *http.Client
 	csrf string
 }
@@ -89,9 +89,8 @@ type consoleUser struct {
 func openConsole(t *testing.T, consoleURL string) *consoleUser {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
-	u, _ := url.Parse(consoleURL)
-	c := &consoleUser{t: t, base: "http://" + u.Host, http: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
-	if code, body := c.get(u.RequestURI()); code != http.StatusOK || !strings.Contains(body, "Events") {
+	c := &consoleUser{t: t, base: strings.TrimSuffix(consoleURL, "/"), http: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+	if code, body := c.get("/"); code != http.StatusOK || !strings.Contains(body, "Events") {
 		t.Fatalf("opening %s: %d\n%s", consoleURL, code, body)
 	}
 	_, personal := c.get("/personal")
@@ -125,7 +124,7 @@ func (c *consoleUser) post(path string, form url.Values) (int, string, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), resp.Request.URL.Path
+	return resp.StatusCode, string(b), strings.TrimPrefix(resp.Request.URL.String(), c.base)
 }
 
 // confirm submits the confirmation form a dry run's page holds and
@@ -140,14 +139,14 @@ func (c *consoleUser) confirm(dryRun, action string) string {
 	for _, m := range regexp.MustCompile(`<input type="hidden" name="([a-z]+)" value="([^"]*)">`).FindAllStringSubmatch(dryRun[i:strings.Index(dryRun[i:], "</form>")+i], -1) {
 		form.Set(m[1], strings.NewReplacer("&#39;", "'", "&#34;", `"`, "&amp;", "&", "&lt;", "<", "&gt;", ">").Replace(m[2]))
 	}
-	code, page, path := c.post(action, form)
+	code, page, path := c.post("/"+action, form)
 	for deadline := time.Now().Add(30 * time.Second); strings.Contains(page, "data-refresh"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			c.t.Fatalf("%s still running:\n%s", path, page)
 		}
 		code, page = c.get(path)
 	}
-	if code != http.StatusOK || !strings.HasPrefix(path, "/jobs/") {
+	if code != http.StatusOK || !strings.HasPrefix(path, "/job?id=") {
 		c.t.Fatalf("confirming %s: %d at %s\n%s", action, code, path, page)
 	}
 	return page
@@ -213,18 +212,18 @@ func TestConsoleOnTheLocalStack(t *testing.T) {
 	if _, page := c.get("/events"); !strings.Contains(page, "stripe#evt_console_parked") || !strings.Contains(page, "create invoice: &lt;price&gt; unknown") {
 		t.Errorf("the Events page does not list the parked event:\n%s", page)
 	}
-	if _, page, _ := c.post("/events/subject", url.Values{"subject": {"ADA@example.com"}}); !strings.Contains(page, "stripe#evt_console_parked") || strings.Contains(page, "evt_console_erased") {
+	if _, page, _ := c.post("/subject", url.Values{"subject": {"ADA@example.com"}}); !strings.Contains(page, "stripe#evt_console_parked") || strings.Contains(page, "evt_console_erased") {
 		t.Errorf("the subject's events:\n%s", page)
 	}
-	_, dry, _ := c.post("/replay/dry-run", url.Values{"key": {"evt_console_erased"}})
-	if !strings.Contains(dry, "erased at its subject&#39;s request") || strings.Contains(dry, `action="/replay"`) {
+	_, dry, _ := c.post("/replay-dry-run", url.Values{"key": {"evt_console_erased"}})
+	if !strings.Contains(dry, "erased at its subject&#39;s request") || strings.Contains(dry, `action="replay"`) {
 		t.Errorf("dry run of the erased event's replay:\n%s", dry)
 	}
-	_, dry, _ = c.post("/replay/dry-run", url.Values{"key": {"stripe#evt_console_parked"}})
+	_, dry, _ = c.post("/replay-dry-run", url.Values{"key": {"stripe#evt_console_parked"}})
 	if st := f.status(f.parked); st != inbox.Dead || !strings.Contains(dry, "would replay") {
 		t.Fatalf("after the dry run: %s\n%s", st, dry)
 	}
-	if done := c.confirm(dry, "/replay"); !strings.Contains(done, "1 replayed") {
+	if done := c.confirm(dry, "replay"); !strings.Contains(done, "1 replayed") {
 		t.Errorf("the replay's page:\n%s", done)
 	}
 	if st := f.status(f.parked); st != inbox.Failed {
@@ -238,7 +237,7 @@ func TestConsoleOnTheLocalStack(t *testing.T) {
 	}
 	checkErasure(t, c, f)
 	ro := openConsole(t, startConsole(t, "--state-file", f.state, "--read-only"))
-	if code, _, _ := ro.post("/replay/dry-run", url.Values{"key": {"stripe#evt_console_parked"}}); code != http.StatusNotFound {
+	if code, _, _ := ro.post("/replay-dry-run", url.Values{"key": {"stripe#evt_console_parked"}}); code != http.StatusNotFound {
 		t.Errorf("read-only: a replay's dry run answered %d, want 404", code)
 	}
 }
@@ -248,8 +247,8 @@ func TestConsoleOnTheLocalStack(t *testing.T) {
 // erased once it finishes, as its page says.
 func checkErasure(t *testing.T, c *consoleUser, f consoleFixture) {
 	t.Helper()
-	_, dry, _ := c.post("/erase/dry-run", url.Values{"subject": {"ada@example.com"}})
-	if done := c.confirm(dry, "/erase"); !strings.Contains(done, "in 1 events") {
+	_, dry, _ := c.post("/erase-dry-run", url.Values{"subject": {"ada@example.com"}})
+	if done := c.confirm(dry, "erase"); !strings.Contains(done, "in 1 events") {
 		t.Errorf("the erasure's page:\n%s", done)
 	}
 	audit, err := f.store.Erasures(context.Background())
@@ -341,12 +340,12 @@ func TestConsoleCallsAreTheDocumentedOnes(t *testing.T) {
 			t.Errorf("%s: %d\n%s", path, code, page)
 		}
 	}
-	c.post("/events/subject", url.Values{"subject": {"ada@example.com"}})
-	c.post("/personal/export", url.Values{"subject": {"ada@example.com"}})
-	_, dry, _ := c.post("/replay/dry-run", url.Values{"key": {"stripe#evt_console_parked"}})
-	c.confirm(dry, "/replay")
-	_, dry, _ = c.post("/replay/dry-run", url.Values{"all": {"1"}})
-	c.confirm(dry, "/replay")
+	c.post("/subject", url.Values{"subject": {"ada@example.com"}})
+	c.post("/export", url.Values{"subject": {"ada@example.com"}})
+	_, dry, _ := c.post("/replay-dry-run", url.Values{"key": {"stripe#evt_console_parked"}})
+	c.confirm(dry, "replay")
+	_, dry, _ = c.post("/replay-dry-run", url.Values{"all": {"1"}})
+	c.confirm(dry, "replay")
 	checkErasure(t, c, f)
 	documented := documentedActions(t)
 	for mode, actions := range made {

@@ -568,7 +568,8 @@ func (d *devStack) printBanner(s *devState, specs []pipeline.Function) {
 	}
 	self, first := selfCommand(), firstProvider().Name()
 	send := fmt.Sprintf("  %s send %s %s --times 3%s\n", self, first, d.sampleType, stateArg)
-	if _, shop := s.Tables["ShopTable"]; shop {
+	_, shop := s.Tables["ShopTable"]
+	if shop {
 		fmt.Fprintln(w, "In another terminal, send the same event three times, then look at the shop:")
 		fmt.Fprint(w, send)
 		fmt.Fprintf(w, "  %s state%s\n", self, stateArg)
@@ -577,6 +578,13 @@ func (d *devStack) printBanner(s *devState, specs []pipeline.Function) {
 		fmt.Fprint(w, send)
 		fmt.Fprintf(w, "  %s inspect '%s#<event id>'%s\n", self, first, stateArg)
 	}
+	if park, ok := pipeline.ParkExample(first); ok && shop {
+		fmt.Fprintln(w, "Send one the shop cannot finish (it is parked: the console says why), then replay it from the browser:")
+		fmt.Fprintf(w, "  %s send %s%s\n", self, park, stateArg)
+	} else {
+		fmt.Fprintln(w, "See the events in a browser, and replay the parked ones:")
+	}
+	fmt.Fprintf(w, "  %s console%s   (open the URL it prints: Events, the DEAD one, Replay)\n", self, stateArg)
 	fmt.Fprintf(w, "From elsewhere: --url %s --secret %s\n\n", s.WebhookURL, s.WebhookSecret)
 	printDestinations(w, d.destinations, d.flags.forward, d.flags.forwardSecret)
 

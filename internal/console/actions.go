@@ -66,9 +66,9 @@ func (f replayForm) what() string {
 // back is the page a replay was started from.
 func (f replayForm) back() string {
 	if f.All {
-		return "/parked"
+		return "parked"
 	}
-	return "/event?key=" + url.QueryEscape(f.Key)
+	return "event?key=" + url.QueryEscape(f.Key)
 }
 
 // planView is a dry run's page: what the change would do, and the form
@@ -108,7 +108,7 @@ func (s *Server) replayDryRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err.Error())
 		return
 	}
-	v := planView{Replay: &sum, Form: f, Action: "/replay", CLI: f.CLI(s.cfg.StackArgs), Back: f.back(), Nothing: sum.Moved+sum.Dropped == 0}
+	v := planView{Replay: &sum, Form: f, Action: "replay", CLI: f.CLI(s.cfg.StackArgs), Back: f.back(), Nothing: sum.Moved+sum.Dropped == 0}
 	if !v.Nothing {
 		v.Plan = s.plans.issue(s.now(), f.fields()...)
 	}
@@ -147,7 +147,7 @@ func (s *Server) eraseDryRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err.Error())
 		return
 	}
-	v := planView{Report: &rep, Subject: string(sub), Action: "/erase", Back: "/personal", Nothing: len(rep.Events) == 0 && rep.Queued == 0}
+	v := planView{Report: &rep, Subject: string(sub), Action: "erase", Back: "personal", Nothing: len(rep.Events) == 0 && rep.Queued == 0}
 	if !v.Nothing {
 		v.Plan = s.plans.issue(s.now(), "erase", string(sub))
 	}
@@ -161,7 +161,7 @@ func (s *Server) eraseConfirm(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusConflict, errNoPlan)
 		return
 	}
-	j, err := s.start("Erase a subject", "/personal", func(ctx context.Context, j *job) error {
+	j, err := s.start("Erase a subject", "personal", func(ctx context.Context, j *job) error {
 		rep, err := s.stack.Erase(ctx, privacy.Request{Subjects: []provider.Subject{sub}, By: s.cfg.By})
 		j.mu.Lock()
 		j.report = &rep
@@ -178,7 +178,7 @@ func (s *Server) started(w http.ResponseWriter, r *http.Request, j *job, err err
 		s.fail(w, r, http.StatusConflict, err.Error())
 		return
 	}
-	http.Redirect(w, r, "/jobs/"+j.id, http.StatusSeeOther)
+	redirect(w, "job?id="+url.QueryEscape(j.id))
 }
 
 // errNoPlan is why a confirmation without its dry run is refused.

@@ -21,22 +21,22 @@ import (
 func TestReplayIsADryRunThenAConfirmation(t *testing.T) {
 	st := shop(time.Now())
 	c := newClient(t, st, false)
-	dry := c.post("/replay/dry-run", url.Values{"key": {"evt_dead"}})
+	dry := c.post("/replay-dry-run", url.Values{"key": {"evt_dead"}})
 	body := dry.Body.String()
 	if dry.Code != http.StatusOK || !strings.Contains(body, "would replay") || !strings.Contains(body, "nothing was changed") {
 		t.Fatalf("dry run answered %d:\n%s", dry.Code, body)
 	}
-	confirm := formFields(t, body, "/replay")
+	confirm := formFields(t, body, "replay")
 	if confirm.Get("key") != "stripe#evt_dead" || confirm.Get("plan") == "" {
 		t.Fatalf("confirmation form: %v", confirm)
 	}
 	w := c.post("/replay", confirm)
 	loc := w.Header().Get("Location")
-	if w.Code != http.StatusSeeOther || !strings.HasPrefix(loc, "/jobs/") {
+	if w.Code != http.StatusSeeOther || !strings.HasPrefix(loc, "job?id=") {
 		t.Fatalf("confirmation answered %d, Location %q", w.Code, loc)
 	}
 	done := c.waitJob(loc)
-	if !strings.Contains(done, "1 replayed, 0 dropped") || !strings.Contains(done, `href="/event?key=stripe%23evt_dead">Back`) {
+	if !strings.Contains(done, "1 replayed, 0 dropped") || !strings.Contains(done, `href="event?key=stripe%23evt_dead">Back`) {
 		t.Errorf("the change's page:\n%s", done)
 	}
 	want := []replay.Request{{Keys: []string{"stripe#evt_dead"}, DryRun: true}, {Keys: []string{"stripe#evt_dead"}}}
@@ -55,8 +55,8 @@ func TestReplayIsADryRunThenAConfirmation(t *testing.T) {
 func TestAConfirmationWithoutItsDryRunIsRefused(t *testing.T) {
 	st := shop(time.Now())
 	c := newClient(t, st, false)
-	replayPlan := formFields(t, c.post("/replay/dry-run", url.Values{"key": {"stripe#evt_dead"}}).Body.String(), "/replay").Get("plan")
-	erasePlan := formFields(t, c.post("/erase/dry-run", url.Values{"subject": {"jane@example.com"}}).Body.String(), "/erase").Get("plan")
+	replayPlan := formFields(t, c.post("/replay-dry-run", url.Values{"key": {"stripe#evt_dead"}}).Body.String(), "replay").Get("plan")
+	erasePlan := formFields(t, c.post("/erase-dry-run", url.Values{"subject": {"jane@example.com"}}).Body.String(), "erase").Get("plan")
 	tests := []struct {
 		name, path string
 		form       url.Values
@@ -91,13 +91,13 @@ func TestAConfirmationWithoutItsDryRunIsRefused(t *testing.T) {
 func TestReplayOfAGroupOfTheDLQ(t *testing.T) {
 	st := shop(time.Now())
 	c := newClient(t, st, false)
-	form := formFields(t, c.get("/parked").Body.String(), "/replay/dry-run")
-	dry := c.post("/replay/dry-run", form).Body.String()
+	form := formFields(t, c.get("/parked").Body.String(), "replay-dry-run")
+	dry := c.post("/replay-dry-run", form).Body.String()
 	if !strings.Contains(dry, "hookinbox replay --all --type checkout.session.completed --reason &#39;create invoice: price unknown&#39; --stack test") {
 		t.Errorf("the group's dry run does not show its command line:\n%s", dry)
 	}
-	loc := c.post("/replay", formFields(t, dry, "/replay")).Header().Get("Location")
-	if back := c.waitJob(loc); !strings.Contains(back, `href="/parked">Back`) {
+	loc := c.post("/replay", formFields(t, dry, "replay")).Header().Get("Location")
+	if back := c.waitJob(loc); !strings.Contains(back, `href="parked">Back`) {
 		t.Errorf("the change's page:\n%s", back)
 	}
 	want := replay.Request{All: true, EventType: "checkout.session.completed", Reason: "create invoice: price unknown"}
@@ -122,7 +122,7 @@ func TestOneChangeAtATime(t *testing.T) {
 	}
 	c := newClient(t, st, false)
 	dry := func() url.Values {
-		return formFields(t, c.post("/replay/dry-run", url.Values{"key": {"stripe#evt_dead"}}).Body.String(), "/replay")
+		return formFields(t, c.post("/replay-dry-run", url.Values{"key": {"stripe#evt_dead"}}).Body.String(), "replay")
 	}
 	first, second := dry(), dry()
 	loc := c.post("/replay", first).Header().Get("Location")
@@ -134,7 +134,7 @@ func TestOneChangeAtATime(t *testing.T) {
 	if w := c.post("/replay", second); w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), "another change is running") {
 		t.Errorf("a second change while the first runs: %d", w.Code)
 	}
-	if w := c.post("/replay/dry-run", url.Values{"key": {"stripe#evt_dead"}}); w.Code != http.StatusConflict {
+	if w := c.post("/replay-dry-run", url.Values{"key": {"stripe#evt_dead"}}); w.Code != http.StatusConflict {
 		t.Errorf("a dry run while a change runs: %d", w.Code)
 	}
 	close(release)
@@ -147,11 +147,11 @@ func TestOneChangeAtATime(t *testing.T) {
 func TestEraseIsADryRunThenAConfirmation(t *testing.T) {
 	st := shop(time.Now())
 	c := newClient(t, st, false)
-	dry := c.post("/erase/dry-run", url.Values{"subject": {"stripe:cus_123"}})
+	dry := c.post("/erase-dry-run", url.Values{"subject": {"stripe:cus_123"}})
 	if body := dry.Body.String(); dry.Code != http.StatusOK || !strings.Contains(body, "Would erase 1 stored copies of personal data in 1 events") {
 		t.Fatalf("dry run answered %d:\n%s", dry.Code, body)
 	}
-	w := c.post("/erase", formFields(t, dry.Body.String(), "/erase"))
+	w := c.post("/erase", formFields(t, dry.Body.String(), "erase"))
 	loc := w.Header().Get("Location")
 	if w.Code != http.StatusSeeOther || strings.Contains(loc, "cus_123") {
 		t.Fatalf("confirmation answered %d, Location %q", w.Code, loc)
@@ -165,7 +165,7 @@ func TestEraseIsADryRunThenAConfirmation(t *testing.T) {
 	if page := c.get("/personal").Body.String(); !strings.Contains(page, "console:tester") {
 		t.Errorf("the audit record is not on the page:\n%s", page)
 	}
-	if w := c.post("/erase/dry-run", url.Values{"subject": {"nobody"}}); w.Code != http.StatusBadRequest {
+	if w := c.post("/erase-dry-run", url.Values{"subject": {"nobody"}}); w.Code != http.StatusBadRequest {
 		t.Errorf("a malformed subject: %d, want 400", w.Code)
 	}
 }
@@ -176,23 +176,23 @@ func TestReadOnlyServesNoChange(t *testing.T) {
 	now := time.Now()
 	st := shop(now)
 	c := newClient(t, st, true)
-	for _, path := range []string{"/replay/dry-run", "/replay", "/erase/dry-run", "/erase"} {
+	for _, path := range []string{"/replay-dry-run", "/replay", "/erase-dry-run", "/erase"} {
 		if w := c.post(path, url.Values{"key": {"stripe#evt_dead"}, "all": {"1"}, "subject": {"jane@example.com"}}); w.Code != http.StatusNotFound {
 			t.Errorf("POST %s: %d, want 404", path, w.Code)
 		}
 	}
-	if w := c.get("/jobs/anything"); w.Code != http.StatusNotFound {
+	if w := c.get("/job?id=anything"); w.Code != http.StatusNotFound {
 		t.Errorf("GET /jobs/anything: %d, want 404", w.Code)
 	}
 	for _, path := range []string{"/events", "/event?key=stripe%23evt_dead", "/parked", "/destinations", "/health", "/personal"} {
 		w := c.get(path)
 		body := w.Body.String()
-		if w.Code != http.StatusOK || strings.Contains(body, `action="/replay`) || strings.Contains(body, `action="/erase`) || !strings.Contains(body, "read-only") {
+		if w.Code != http.StatusOK || strings.Contains(body, `action="replay`) || strings.Contains(body, `action="erase`) || !strings.Contains(body, "read-only") {
 			t.Errorf("%s (%d) offers a change, or does not say it is read-only:\n%s", path, w.Code, body)
 		}
 	}
 	// Reads that change nothing stay.
-	if w := c.post("/personal/export", url.Values{"subject": {"jane@example.com"}}); w.Code != http.StatusOK {
+	if w := c.post("/export", url.Values{"subject": {"jane@example.com"}}); w.Code != http.StatusOK {
 		t.Errorf("export: %d", w.Code)
 	}
 	if len(st.replays)+len(st.erases) != 0 {

@@ -40,8 +40,9 @@ type Config struct {
 	Providers []string
 	// By names who erases, in the audit record: "console:<user>".
 	By string
-	// Token is the per-run secret of the URL and the cookie; New makes
-	// a random one when it is empty.
+	// Token is the per-run secret in the path of every URL; the cookie
+	// holds another derived from it. New makes a random one when it is
+	// empty.
 	Token string
 	// Log receives the errors a page shows as "could not read"; nil
 	// discards them.
@@ -157,6 +158,7 @@ type Server struct {
 	cfg     Config
 	stack   stack
 	hosts   map[string]bool // the Host values a request may name
+	cookie  string          // the cookie's value, derived from the token
 	csrf    string
 	handler http.Handler
 	pages   pages
@@ -187,45 +189,44 @@ func New(cfg Config, s stack) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &Server{cfg: cfg, stack: s, hosts: hosts, csrf: derive(cfg.Token, "csrf"), pages: pg,
+	srv := &Server{cfg: cfg, stack: s, hosts: hosts, cookie: derive(cfg.Token, "cookie"), csrf: derive(cfg.Token, "csrf"), pages: pg,
 		plans: newPlans(cfg.Token), jobs: &jobs{}, dlq: &dlqCache{}, now: time.Now}
-	srv.handler = srv.guard(srv.routes())
+	srv.handler = srv.guard(http.StripPrefix("/"+cfg.Token, srv.routes()))
 	return srv, nil
 }
 
-// URL returns the address to open: it carries the token once.
-func (s *Server) URL() string { return "http://" + s.cfg.Addr + "/?token=" + s.cfg.Token }
+// URL returns the address to open: every page of the console is below
+// it, and opening it signs the browser in.
+func (s *Server) URL() string { return "http://" + s.cfg.Addr + "/" + s.cfg.Token + "/" }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// routes returns the console's routes; in read-only mode, none that
-// changes the stack, or leads to a change, exists.
+// routes returns the console's routes, below the token's path: each
+// page is one level down, so that the pages' relative links work from
+// every page. In read-only mode, none that changes the stack, or leads
+// to a change, exists.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/events", http.StatusSeeOther)
-	})
 	for _, f := range []string{"static/console.css", "static/console.js"} {
 		mux.HandleFunc("GET /"+f, func(w http.ResponseWriter, r *http.Request) { http.ServeFileFS(w, r, staticFiles, f) })
 	}
-	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.HandleFunc("GET /events", s.eventsPage)
-	mux.HandleFunc("POST /events/subject", s.subjectSearch)
+	mux.HandleFunc("POST /subject", s.subjectSearch)
 	mux.HandleFunc("GET /event", s.eventPage)
 	mux.HandleFunc("GET /parked", s.parkedPage)
 	mux.HandleFunc("GET /destinations", s.destinationsPage)
 	mux.HandleFunc("GET /health", s.healthPage)
 	mux.HandleFunc("GET /personal", s.personalPage)
-	mux.HandleFunc("POST /personal/export", s.exportLookup)
+	mux.HandleFunc("POST /export", s.exportLookup)
 	if s.cfg.ReadOnly {
 		return mux
 	}
-	mux.HandleFunc("POST /replay/dry-run", s.replayDryRun)
+	mux.HandleFunc("POST /replay-dry-run", s.replayDryRun)
 	mux.HandleFunc("POST /replay", s.replayConfirm)
-	mux.HandleFunc("POST /erase/dry-run", s.eraseDryRun)
+	mux.HandleFunc("POST /erase-dry-run", s.eraseDryRun)
 	mux.HandleFunc("POST /erase", s.eraseConfirm)
-	mux.HandleFunc("GET /jobs/{id}", s.jobPage)
+	mux.HandleFunc("GET /job", s.jobPage)
 	return mux
 }
 

@@ -12,10 +12,14 @@
 //
 // Guarantees:
 //
-//   - Only a browser that was given the per-run token gets an answer:
-//     the token in the printed URL becomes an HttpOnly, SameSite=Strict
-//     cookie; a request without it is refused, as is one whose Host is
-//     not the loopback address the console listens on (DNS rebinding).
+//   - Only the browser that opened the printed URL gets an answer: every
+//     request needs the per-run token as the first segment of its path
+//     and the HttpOnly, SameSite=Strict cookie that opening the URL sets
+//     (a secret derived from the token, sent only below its path). The
+//     cookie alone opens nothing: browsers send cookies to every port of
+//     127.0.0.1. A request whose Host is not the loopback address the
+//     console listens on (DNS rebinding), or that a page of another site
+//     or port started (Sec-Fetch-Site), is refused.
 //   - Every POST needs the form's CSRF token and a same-origin Origin.
 //     Every change (a replay, an erasure) is a POST that only a dry run
 //     of the same request enables, once, within ten minutes: the dry run

@@ -213,7 +213,7 @@ func (s *Server) latest(ctx context.Context, v *eventsView, query url.Values) {
 		last := v.Events[len(v.Events)-1]
 		next.Set("before", inbox.LastActive(last).Format(time.RFC3339Nano))
 		next.Set("before_key", string(last.Key))
-		v.Older = "/events?" + next.Encode()
+		v.Older = "events?" + next.Encode()
 	}
 }
 
@@ -271,5 +271,5 @@ func (s *Server) subjectSearch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadGateway, err.Error())
 		return
 	}
-	http.Redirect(w, r, "/events?"+url.Values{"hash": hashes}.Encode(), http.StatusSeeOther)
+	redirect(w, "events?"+url.Values{"hash": hashes}.Encode())
 }

@@ -252,11 +252,12 @@ func (d *fakeDLQ) stillHidden() int {
 // testAddr is where the tests' consoles say they listen.
 const testAddr = "127.0.0.1:4400"
 
-// client is a browser that opened the console's URL: it carries the
-// cookie, and its forms carry the CSRF token.
+// client is a browser that opened the console's URL: it asks for pages
+// below that URL, with the cookie, and its forms carry the CSRF token.
 type client struct {
 	t      *testing.T
 	srv    *console.Server
+	base   string // the URL's path, the token's: "/<token>"
 	cookie *http.Cookie
 	csrf   string
 }
@@ -269,13 +270,19 @@ func newClient(t *testing.T, st *fakeStack, readOnly bool) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return signIn(t, srv)
+}
+
+// signIn opens the URL of srv as a browser does.
+func signIn(t *testing.T, srv *console.Server) *client {
+	t.Helper()
 	u, _ := url.Parse(srv.URL())
 	w := httptest.NewRecorder()
-	srv.ServeHTTP(w, request("GET", u.RequestURI(), nil))
+	srv.ServeHTTP(w, request("GET", u.Path, nil))
 	if w.Code != http.StatusSeeOther || len(w.Result().Cookies()) != 1 {
 		t.Fatalf("opening the console's URL: %d %v", w.Code, w.Result().Cookies())
 	}
-	c := &client{t: t, srv: srv, cookie: w.Result().Cookies()[0]}
+	c := &client{t: t, srv: srv, base: strings.TrimSuffix(u.Path, "/"), cookie: w.Result().Cookies()[0]}
 	page := c.get("/personal")
 	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(page.Body.String())
 	if m == nil {
@@ -309,16 +316,23 @@ func (c *client) do(r *http.Request) *httptest.ResponseRecorder {
 	return w
 }
 
+// get reads the page at path below the console's URL: "/events", or
+// "job?id=..." as a Location names it.
 func (c *client) get(path string) *httptest.ResponseRecorder {
 	c.t.Helper()
-	return c.do(request("GET", path, nil))
+	return c.do(request("GET", c.at(path), nil))
 }
 
 // post sends a form with the CSRF token.
 func (c *client) post(path string, form url.Values) *httptest.ResponseRecorder {
 	c.t.Helper()
 	form.Set("csrf", c.csrf)
-	return c.do(request("POST", path, form))
+	return c.do(request("POST", c.at(path), form))
+}
+
+// at returns the path of a page below the console's URL.
+func (c *client) at(path string) string {
+	return c.base + "/" + strings.TrimPrefix(path, "/")
 }
 
 // formFields returns the hidden fields of the form that posts to action.

@@ -34,21 +34,31 @@ func setSecurityHeaders(h http.Header) {
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 }
 
-// guard lets through only requests from the browser that opened the
-// console's URL: the right Host, the token's cookie, and for a POST a
-// same-origin Origin and the form's CSRF token.
+// guard lets through only requests of the browser that opened the
+// console's URL: the right Host, the run's token as the path's first
+// segment, and the cookie opening that URL set; for a POST also a
+// same-origin Origin and the form's CSRF token. The cookie alone opens
+// nothing: browsers send it to every port of 127.0.0.1, where another
+// local user may listen, but the path only here.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setSecurityHeaders(w.Header())
-		switch {
+		rest, ok := s.belowToken(r.URL.Path)
+		switch site := r.Header.Get("Sec-Fetch-Site"); {
 		case !s.hosts[r.Host]:
 			refuse(w, http.StatusMisdirectedRequest, "this console answers only to "+s.cfg.Addr)
-		case r.Header.Get("Sec-Fetch-Site") == "cross-site":
-			refuse(w, http.StatusForbidden, "a page of another site may not use this console")
-		case r.URL.Query().Has("token"):
-			s.login(w, r)
-		case !s.signedIn(r):
+		case r.URL.Path == "/favicon.ico":
+			w.WriteHeader(http.StatusNoContent) // what browsers ask of every origin
+		case site != "" && site != "none" && site != "same-origin":
+			refuse(w, http.StatusForbidden, "a page of another site or port may not use this console")
+		case !ok:
 			refuse(w, http.StatusForbidden, "open the URL hookinbox console printed (it carries this run's token)")
+		case rest == "":
+			redirect(w, s.cfg.Token+"/")
+		case rest == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			s.signIn(w)
+		case !s.signedIn(r):
+			refuse(w, http.StatusForbidden, "this browser has not opened the URL hookinbox console printed: open it here first")
 		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 			if err := s.checkPost(r); err != nil {
@@ -62,34 +72,43 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
-// cookieName is the token's cookie: one per port, so two consoles on
-// one machine keep theirs apart.
+// belowToken returns the rest of path after its first segment ("" or
+// "/..."), and whether that segment is the run's token.
+func (s *Server) belowToken(path string) (rest string, ok bool) {
+	seg, rest, below := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	if below {
+		rest = "/" + rest
+	}
+	return rest, strings.HasPrefix(path, "/") && equal(seg, s.cfg.Token)
+}
+
+// cookieName is the cookie's name: one per port, so two consoles on one
+// machine keep theirs apart.
 func (s *Server) cookieName() string {
 	_, port, _ := net.SplitHostPort(s.cfg.Addr)
 	return "hookinbox_console_" + port
 }
 
-// login turns a right token in the URL into the cookie, and sends the
-// browser to the same page without it.
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	if !equal(r.URL.Query().Get("token"), s.cfg.Token) {
-		refuse(w, http.StatusForbidden, "wrong token: open the URL this run of hookinbox console printed")
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: s.cfg.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	q := r.URL.Query()
-	q.Del("token")
-	to := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
-	if !strings.HasPrefix(to.Path, "/") || strings.HasPrefix(to.Path, "//") {
-		to.Path = "/" // never to another host
-	}
-	http.Redirect(w, r, to.String(), http.StatusSeeOther)
+// signIn gives the browser that opened the console's URL its cookie,
+// sent only below the token's path, and shows it the events. The
+// cookie's value is derived from the token and does not reveal it.
+func (s *Server) signIn(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: s.cookie, Path: "/" + s.cfg.Token + "/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	redirect(w, "events")
 }
 
-// signedIn reports whether r carries the token's cookie.
+// signedIn reports whether r carries the cookie.
 func (s *Server) signedIn(r *http.Request) bool {
 	c, err := r.Cookie(s.cookieName())
-	return err == nil && equal(c.Value, s.cfg.Token)
+	return err == nil && equal(c.Value, s.cookie)
+}
+
+// redirect sends the browser to a page given relative to the current
+// one (every page is one level below the token's path), with a GET.
+func redirect(w http.ResponseWriter, to string) {
+	w.Header().Set("Location", to)
+	w.WriteHeader(http.StatusSeeOther)
 }
 
 // checkPost refuses a POST from another origin or without the form's

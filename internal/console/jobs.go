@@ -118,7 +118,7 @@ func (s *Server) start(title, back string, run func(ctx context.Context, j *job)
 // jobPage shows a change's progress while it runs (the page refreshes
 // itself), then its result.
 func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
-	j := s.jobs.get(r.PathValue("id"))
+	j := s.jobs.get(r.URL.Query().Get("id"))
 	if j == nil {
 		s.fail(w, r, http.StatusNotFound, "No such change in this run of the console (the console remembers its last 20).")
 		return

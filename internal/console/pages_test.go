@@ -20,7 +20,7 @@ import (
 // rows returns the event keys of an Events page, in order.
 func rows(page string) []string {
 	var out []string
-	for _, m := range regexp.MustCompile(`<td class="key" data-label="Key"><a href="/event\?key=[^"]+">([^<]+)</a></td>`).FindAllStringSubmatch(page, -1) {
+	for _, m := range regexp.MustCompile(`<td class="key" data-label="Key"><a href="event\?key=[^"]+">([^<]+)</a></td>`).FindAllStringSubmatch(page, -1) {
 		out = append(out, m[1])
 	}
 	return out
@@ -110,7 +110,7 @@ func TestEventsPagePagesOlderEvents(t *testing.T) {
 	}
 	c := newClient(t, st, false)
 	first := c.get("/events").Body.String()
-	older := regexp.MustCompile(`href="(/events\?before=[^"]+)"`).FindStringSubmatch(first)
+	older := regexp.MustCompile(`href="(events\?before=[^"]+)"`).FindStringSubmatch(first)
 	if len(rows(first)) != 50 || older == nil {
 		t.Fatalf("first page: %d rows, older link %v", len(rows(first)), older)
 	}
@@ -138,7 +138,7 @@ func TestEventsPagePagesABurst(t *testing.T) {
 		for _, k := range rows(page) {
 			seen[k]++
 		}
-		older := regexp.MustCompile(`href="(/events\?before=[^"]+)"`).FindStringSubmatch(page)
+		older := regexp.MustCompile(`href="(events\?before=[^"]+)"`).FindStringSubmatch(page)
 		if older == nil {
 			break
 		}
@@ -161,7 +161,7 @@ func TestSubjectSearchKeepsTheSubjectOutOfTheAddress(t *testing.T) {
 	st := shop(time.Now())
 	st.subjects[hashOf("email:ada@lovelace.example")] = []webhook.Key{"stripe#evt_done", "stripe#evt_gone"}
 	c := newClient(t, st, false)
-	w := c.post("/events/subject", url.Values{"subject": {"Ada@Lovelace.example"}})
+	w := c.post("/subject", url.Values{"subject": {"Ada@Lovelace.example"}})
 	loc := w.Header().Get("Location")
 	if w.Code != http.StatusSeeOther || strings.Contains(strings.ToLower(loc), "ada") || !strings.Contains(loc, "hash=") {
 		t.Fatalf("answered %d, Location %q: want the subject's hashes only", w.Code, loc)
@@ -170,7 +170,7 @@ func TestSubjectSearchKeepsTheSubjectOutOfTheAddress(t *testing.T) {
 	if got := rows(page); len(got) != 1 || got[0] != "stripe#evt_done" || strings.Contains(strings.ToLower(page), "lovelace") {
 		t.Errorf("rows %v; the page names the subject: %v", got, strings.Contains(page, "lovelace"))
 	}
-	if w := c.post("/events/subject", url.Values{"subject": {"not a subject"}}); w.Code != http.StatusBadRequest {
+	if w := c.post("/subject", url.Values{"subject": {"not a subject"}}); w.Code != http.StatusBadRequest {
 		t.Errorf("a malformed subject: %d, want 400", w.Code)
 	}
 }
@@ -188,7 +188,7 @@ func TestEventPageShowsTheTimelineAndPayload(t *testing.T) {
 		"5 attempts", "last error: create invoice: price unknown", "effect grant-access", "done: granted",
 		"destination crm", "503 Service Unavailable (HTTP 503) in 41 ms", "parked in the DLQ", "why: create invoice: price unknown",
 		"&#34;object&#34;: &#34;event&#34;", // pretty-printed, escaped
-		`action="/replay/dry-run"`, "hookinbox replay --key &#39;stripe#evt_dead&#39; --stack test",
+		`action="replay-dry-run"`, "hookinbox replay --key &#39;stripe#evt_dead&#39; --stack test",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("Event page lacks %q:\n%s", want, body)
@@ -212,7 +212,7 @@ func TestAnErasedEventCannotBeReplayedFromItsPage(t *testing.T) {
 	ev.Item.PayloadRemoved, ev.Item.RemovedAt, ev.Payload = inbox.RemovedErased, at, nil
 	c := newClient(t, newFake(ev), false)
 	body := c.get("/event?key=stripe%23evt_erased").Body.String()
-	if strings.Contains(body, `action="/replay/dry-run"`) || !strings.Contains(body, "Erased: every stored copy was removed at "+at.Local().Format("2006-01-02 15:04:05 MST")) ||
+	if strings.Contains(body, `action="replay-dry-run"`) || !strings.Contains(body, "Erased: every stored copy was removed at "+at.Local().Format("2006-01-02 15:04:05 MST")) ||
 		!strings.Contains(body, "cannot be replayed") {
 		t.Errorf("erased event's page:\n%s", body)
 	}
@@ -226,7 +226,7 @@ func TestAnErasureWaitingForAParkedEventIsShown(t *testing.T) {
 	ev.Item.EraseWhenFinished = true
 	c := newClient(t, newFake(ev), false)
 	body := c.get("/event?key=stripe%23evt_waiting").Body.String()
-	if !strings.Contains(body, `action="/replay/dry-run"`) || !strings.Contains(body, "erasure waiting") ||
+	if !strings.Contains(body, `action="replay-dry-run"`) || !strings.Contains(body, "erasure waiting") ||
 		!strings.Contains(body, "kept until the event finishes, then erased") {
 		t.Errorf("the page of a parked event an erasure waits for:\n%s", body)
 	}
@@ -314,7 +314,7 @@ func TestParkedPageGroupsTheDLQ(t *testing.T) {
 	if first < 0 || second < first || !strings.Contains(body, "<td>3<br>") {
 		t.Errorf("Parked page, the largest group first:\n%s", body)
 	}
-	f := formFields(t, body, "/replay/dry-run")
+	f := formFields(t, body, "replay-dry-run")
 	if f.Get("all") != "1" || f.Get("type") != "checkout.session.completed" || f.Get("reason") != "create invoice: price unknown" {
 		t.Errorf("the first group's replay form: %v", f)
 	}
@@ -345,8 +345,8 @@ func TestHealthDestinationsAndPersonalPages(t *testing.T) {
 	c := newClient(t, st, false)
 	for path, wants := range map[string][]string{
 		"/health":       {"hookinbox-events", "2 waiting", "shop-DLQNotEmptyAlarm-1X is in ALARM", "<svg", "<rect", "Received", "hookinbox status --stack test"},
-		"/destinations": {"<h2>crm</h2>", "502 Bad Gateway (HTTP 502)", "Waiting on it: <a href=\"/event?key=stripe%23evt_failed\">"},
-		"/personal":     {"cli:ops", "abcdef0123456789…", `action="/erase/dry-run"`, `action="/personal/export"`},
+		"/destinations": {"<h2>crm</h2>", "502 Bad Gateway (HTTP 502)", "Waiting on it: <a href=\"event?key=stripe%23evt_failed\">"},
+		"/personal":     {"cli:ops", "abcdef0123456789…", `action="erase-dry-run"`, `action="export"`},
 	} {
 		w := c.get(path)
 		for _, want := range wants {

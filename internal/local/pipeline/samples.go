@@ -18,6 +18,7 @@ import (
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
+	"github.com/hookinbox/hookinbox/internal/local/standin"
 )
 
 // ErrNoSample is wrapped by Sample's error when the provider has no
@@ -110,6 +111,18 @@ func (s *Stack) standin(name string) http.Handler {
 		return s.Mollie
 	}
 	return nil
+}
+
+// ParkExample returns the arguments of `hookinbox send` that park an
+// event of provider name on the local stack with the example shop: a
+// checkout whose invoice the Stripe stand-in refuses once
+// (standin.RefusedOnce), so that its replay finishes it. False for a
+// provider that has none.
+func ParkExample(name string) (string, bool) {
+	if name != stripe.Name {
+		return "", false
+	}
+	return name + " checkout.session.completed --customer " + standin.RefusedOnce, true
 }
 
 // StandinURL returns the base URL of the stand-in of the id-only provider

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,6 +83,47 @@ func TestStripeInvoicesReplayIdempotencyKeys(t *testing.T) {
 	}
 	if got := s.Invoices(); len(got) != 2 {
 		t.Errorf("invoices = %v, want 2 (one per idempotency key)", got)
+	}
+}
+
+// TestStripeRefusesOnceTheCustomerItDoesNotKnowYet checks RefusedOnce:
+// the first invoice call of each event for that customer is refused, as
+// permanently as Stripe refuses an unknown customer, and the next call of
+// the same event (its replay) creates the invoice.
+func TestStripeRefusesOnceTheCustomerItDoesNotKnowYet(t *testing.T) {
+	s := NewStripe()
+	srv, err := Serve(s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	post := func(event, customer string) (int, string) {
+		form := url.Values{"customer": {customer}, "metadata[hookinbox_event]": {event}}
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/invoices", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Idempotency-Key", event+"/create-invoice")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := post("stripe#evt_1", RefusedOnce)
+	if code != http.StatusBadRequest || !strings.Contains(body, "No such customer") || !strings.Contains(body, "replay it") {
+		t.Errorf("first call: %d %s, want 400 No such customer, saying a replay succeeds", code, body)
+	}
+	var codes []int
+	for _, call := range [][2]string{{"stripe#evt_1", RefusedOnce}, {"stripe#evt_2", RefusedOnce}, {"stripe#evt_2", RefusedOnce}, {"stripe#evt_3", "cus_3"}} {
+		code, _ := post(call[0], call[1])
+		codes = append(codes, code)
+	}
+	if diff := cmp.Diff([]int{200, 400, 200, 200}, codes); diff != "" {
+		t.Errorf("status codes (-want +got):\n%s", diff)
+	}
+	if got := s.Invoices(); len(got) != 3 {
+		t.Errorf("invoices = %v, want 3 (one per event)", got)
 	}
 }
 

@@ -45,7 +45,8 @@ type InvoiceCall struct {
 //     SetObject for any other /v1/ or /v2/ path (no key needed): how
 //     `hookinbox send stripe --thin` prepares a running stack's stand-in.
 //
-// HoldInvoices makes invoice calls hang, as a slow Stripe does.
+// HoldInvoices makes invoice calls hang, as a slow Stripe does. The
+// first invoice call of each event for customer RefusedOnce is refused.
 //
 // Requests must carry a Bearer key when Key (or SetKey) is set; a request
 // with another key gets 401, as Stripe answers a rolled key.
@@ -53,24 +54,38 @@ type Stripe struct {
 	// Key is the API key accepted; set it before serving, or use SetKey.
 	Key string
 
-	mu       sync.Mutex
-	calls    []InvoiceCall
-	byKey    map[string]string // idempotency key → saved response body
-	invoices []stripeInvoice   // in creation order
-	failing  []int             // statuses for the next calls, injected
-	refused  int               // requests answered 401
-	events   []json.RawMessage
-	created  []int64
-	ids      []string
-	types    []string
-	queries  []string // the query of every GET /v1/events
-	subs     map[string]stripeSubscription
-	hold     *invoiceHold               // set by HoldInvoices
-	v2Events map[string]json.RawMessage // AddThinEvent: id → v2 event
-	objects  map[string]json.RawMessage // SetObject: path → body
-	gets     []string                   // the path of every GET of a v2 event or a SetObject path
-	versions []string                   // the Stripe-Version of each of those GETs
+	mu         sync.Mutex
+	calls      []InvoiceCall
+	byKey      map[string]string // idempotency key → saved response body
+	invoices   []stripeInvoice   // in creation order
+	failing    []int             // statuses for the next calls, injected
+	refusedFor map[string]bool   // events whose invoice for RefusedOnce was refused
+	refused    int               // requests answered 401
+	events     []json.RawMessage
+	created    []int64
+	ids        []string
+	types      []string
+	queries    []string // the query of every GET /v1/events
+	subs       map[string]stripeSubscription
+	hold       *invoiceHold               // set by HoldInvoices
+	v2Events   map[string]json.RawMessage // AddThinEvent: id → v2 event
+	objects    map[string]json.RawMessage // SetObject: path → body
+	gets       []string                   // the path of every GET of a v2 event or a SetObject path
+	versions   []string                   // the Stripe-Version of each of those GETs
 }
+
+// RefusedOnce is the customer the stand-in does not know the first time
+// an event asks for its invoice (400, No such customer), and knows the
+// next: an event of this customer is parked, as a permanent failure, and
+// its replay creates the invoice. It is how the local stack parks an
+// event on demand (pipeline.ParkExample).
+const RefusedOnce = "cus_refused_once"
+
+// refusedOnceMessage is the stand-in's answer to RefusedOnce's first
+// invoice of an event: it is the parked event's reason, and says why a
+// replay succeeds.
+const refusedOnceMessage = "No such customer: '" + RefusedOnce + "' (the local Stripe stand-in refuses the first invoice of each event for this customer, " +
+	"so that the event is parked; replay it and the invoice is created)"
 
 // stripeInvoice is an invoice the stand-in created.
 type stripeInvoice struct {
@@ -365,6 +380,16 @@ func (s *Stripe) createInvoice(w http.ResponseWriter, r *http.Request) {
 			typ = "api_error"
 		}
 		stripeError(w, call.Status, typ, "injected failure")
+		return
+	}
+	if call.Customer == RefusedOnce && !s.refusedFor[call.Event+" "+key] {
+		if s.refusedFor == nil {
+			s.refusedFor = map[string]bool{}
+		}
+		s.refusedFor[call.Event+" "+key] = true
+		call.Status = http.StatusBadRequest
+		s.calls = append(s.calls, call)
+		stripeError(w, call.Status, "invalid_request_error", refusedOnceMessage)
 		return
 	}
 	if call.Customer == "" {
