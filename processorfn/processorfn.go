@@ -45,7 +45,9 @@ import (
 // Business is your code: Handle runs the effects of one verified event
 // through fx (effects.Runner) and returns nil (DONE), an error wrapping
 // webhook.ErrNoHandler (IGNORED), webhook.Permanent(err) (parked in the DLQ
-// at once, with the reason), or any other error (retried with backoff).
+// at once, with the reason), an error wrapping webhook.ErrBusy (it tried
+// nothing: back soon, the attempt not counted), or any other error
+// (retried with backoff, no sooner than webhook.RetryAfter asks).
 // Decide on the event's provider and type before decoding its payload
 // (Mux does it for you), so a type you do not handle ends IGNORED however
 // odd its body. A Business that also has a method
