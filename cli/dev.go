@@ -173,7 +173,7 @@ func sampleType(tpl *samtemplate.Template) string {
 			return first
 		}
 	}
-	for _, e := range firstProvider().Webhook().SendExamples {
+	for _, e := range senders()[name].Examples {
 		if f := strings.Fields(e); len(f) > 3 && f[1] == "send" && f[2] == name {
 			return f[3]
 		}

@@ -203,14 +203,20 @@ func (b *batchLogger) outcome(ctx context.Context, m events.SQSMessage, retry bo
 }
 
 // fetchPointers returns, by provider, how a function with env recognises
-// a stored notification that only points at its event (the provider's
-// Fetch.Pointer, from its Processor): such an event is fetched from the
-// provider's API. A provider whose Processor fails with env is left out.
+// a stored notification that only points at its event (every one of an
+// id-only provider's, or the provider's Fetch.Pointer, from its
+// Processor): such an event is fetched from the provider's API. A
+// provider whose Processor fails with env is left out.
 func fetchPointers(ctx context.Context, env map[string]string) map[string]func([]byte) bool {
 	penv := &provider.Env{Getenv: func(k string) string { return env[k] }}
 	out := map[string]func([]byte) bool{}
 	for _, p := range providers().All() {
-		if f, err := p.Processor(ctx, penv); err == nil && f.Pointer != nil {
+		f, err := p.Processor(ctx, penv)
+		switch {
+		case err != nil || f.Get == nil:
+		case p.Webhook().IDOnly:
+			out[p.Name()] = func([]byte) bool { return true }
+		case f.Pointer != nil:
 			out[p.Name()] = f.Pointer
 		}
 	}

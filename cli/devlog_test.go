@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	hprovider "github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
@@ -38,12 +38,12 @@ func TestDevLogNamesEveryProvidersEvents(t *testing.T) {
 		t.Run(tc.provider, func(t *testing.T) {
 			log.Reset()
 			p, _ := providers().Lookup(tc.provider)
-			ev, err := testEvent(p, tc.what, hprovider.TestEvent{})
+			ev, err := testEvent(senders()[tc.provider], tc.what, sample.Event{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			secrets := envconfig.Split(env[p.Webhook().SecretEnv])
-			dl, err := signDelivery(p, ev, "http://127.0.0.1:3000/webhooks/"+tc.provider, secrets, secrets)
+			dl, err := signDelivery(senders()[tc.provider], ev, "http://127.0.0.1:3000/webhooks/"+tc.provider, secrets, secrets)
 			if err != nil {
 				t.Fatal(err)
 			}

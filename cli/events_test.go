@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 )
 
 // TestFunctionEventFixtures invokes functions/receiver/event.json and
@@ -38,7 +39,7 @@ func TestFunctionEventFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := (&stripe.Verifier{Secrets: []string{pipeline.StripeSecret}, Now: func() time.Time { return at }}).Verify(sig, []byte(body))
+	ev, err := verifytest.StripeVerify(func() time.Time { return at }, pipeline.StripeSecret)(sig, []byte(body))
 	if err != nil {
 		t.Fatalf("functions/receiver/event.json: the stored stripe-signature does not verify with %s: %v", pipeline.StripeSecret, err)
 	}

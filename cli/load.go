@@ -252,7 +252,7 @@ func loadRun(ctx context.Context, f loadFlags, p provider.Provider, floorFirst b
 			return nil, err
 		}
 	}
-	src, err := newLoadSource(root, p, f.size, envconfig.Split(f.secret))
+	src, err := newLoadSource(root, senders()[p.Name()], f.size, envconfig.Split(f.secret))
 	if err != nil {
 		return nil, err
 	}

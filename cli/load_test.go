@@ -79,7 +79,7 @@ func testLoadSource(name string, size int) (*loadSource, error) {
 		return nil, err
 	}
 	p, _ := providers().Lookup(name)
-	return newLoadSource(root, p, size, envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv]))
+	return newLoadSource(root, senders()[name], size, envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv]))
 }
 
 func TestMakeDeliveriesRepeatsTheDuplicateShare(t *testing.T) {

@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/local/pipeline"
-	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -22,7 +21,7 @@ const maxLoadSample = 4 << 10
 // made a fresh event by the provider's Sample each time, signed as the
 // provider signs it.
 type loadSource struct {
-	p       provider.Provider
+	s       sample.Sender
 	secrets []string
 	body    []byte
 	file    string // the sample's base name: the type, for a provider that sends it beside the body
@@ -31,17 +30,18 @@ type loadSource struct {
 
 // newLoadSource reads p's sample events in root/testdata/<name>/ and takes
 // the largest no bigger than size (0: maxLoadSample).
-// It fails for a provider without a Sample (provider.Sampler): load could
-// not give its events fresh ids.
-func newLoadSource(root string, p provider.Provider, size int, secrets []string) (*loadSource, error) {
-	if _, ok := p.(provider.Sampler); !ok {
+// It fails for a provider without a Sample (sample.Sender.Sample): load
+// could not give its events fresh ids.
+func newLoadSource(root string, s sample.Sender, size int, secrets []string) (*loadSource, error) {
+	p := s.Provider
+	if s.Sample == nil {
 		return nil, usagef("load gives each event a fresh id through the provider's Sample, and %s has none", p.Name())
 	}
 	file, body, err := loadSample(filepath.Join(root, "testdata", p.Name()), size)
 	if err != nil {
 		return nil, err
 	}
-	return &loadSource{p: p, secrets: secrets, body: body, file: filepath.Base(file), size: size}, nil
+	return &loadSource{s: s, secrets: secrets, body: body, file: filepath.Base(file), size: size}, nil
 }
 
 // loadSample returns the largest JSON file in dir no bigger than size
@@ -91,10 +91,10 @@ func padJSON(body []byte, size int) ([]byte, error) {
 }
 
 // event returns a fresh event of the sample, padded to the size asked.
-func (s *loadSource) event() (provider.TestEvent, error) {
-	ev, err := pipeline.Sampled(s.p, provider.TestEvent{Body: s.body, File: s.file, Fresh: true})
+func (s *loadSource) event() (sample.Event, error) {
+	ev, err := s.s.Sample(sample.Event{Body: s.body, File: s.file, Fresh: true})
 	if err != nil {
-		return ev, fmt.Errorf("sample a %s event: %w", s.p.Name(), err)
+		return ev, fmt.Errorf("sample a %s event: %w", s.s.Provider.Name(), err)
 	}
 	if s.size > 0 {
 		ev.Body, err = padJSON(ev.Body, s.size)
@@ -116,9 +116,9 @@ func (s *loadSource) deliveries(n int, dup float64) ([]webhook.Request, error) {
 		if err != nil {
 			return nil, err
 		}
-		req, err := s.p.Sign(ev, s.secrets, now)
+		req, err := s.s.Sign(ev, s.secrets, now)
 		if err != nil {
-			return nil, fmt.Errorf("sign a %s delivery: %w", s.p.Name(), err)
+			return nil, fmt.Errorf("sign a %s delivery: %w", s.s.Provider.Name(), err)
 		}
 		out = append(out, req)
 	}

@@ -38,8 +38,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/sample"
 )
 
 // command is one subcommand.
@@ -84,14 +84,14 @@ func usagef(format string, args ...any) error {
 }
 
 // Main runs the command line in os.Args and exits: hookinbox's providers
-// and extra, a team's own, are those send, dev and chaos speak. It does
-// not return.
-func Main(extra ...provider.Provider) {
-	if _, err := builtin.Registry(extra...); err != nil {
+// and those of extra, a team's own senders, are those send, dev and chaos
+// speak. It does not return.
+func Main(extra ...sample.Sender) {
+	if _, err := builtin.Registry(providersOf(extra)...); err != nil {
 		fmt.Fprintln(os.Stderr, "hookinbox:", err) // a name given twice
 		os.Exit(2)
 	}
-	teamProviders = extra
+	teamSenders = extra
 	os.Exit(run(signalContext(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

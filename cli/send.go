@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/sample"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
@@ -30,8 +31,8 @@ type sendFlags struct {
 	id                     string
 	keepID                 bool
 	timeout                time.Duration
-	variants               map[string]*bool   // a provider's ways of sending (provider.Webhook.Variants), by flag
-	options                map[string]*string // a provider's sample values (provider.Webhook.Options), by flag
+	variants               map[string]*bool   // a provider's ways of sending (sample.Sender.Variants), by flag
+	options                map[string]*string // a provider's sample values (sample.Sender.Options), by flag
 }
 
 func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -47,10 +48,10 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each delivery")
 	f.variants, f.options = map[string]*bool{}, map[string]*string{}
 	for _, p := range providers().All() {
-		for _, v := range p.Webhook().Variants {
+		for _, v := range senders()[p.Name()].Variants {
 			f.variants[v.Name] = fs.Bool(v.Name, false, v.Usage)
 		}
-		for _, o := range p.Webhook().Options {
+		for _, o := range senders()[p.Name()].Options {
 			f.options[o.Name] = fs.String(o.Name, "", o.Usage)
 		}
 	}
@@ -65,7 +66,7 @@ func cmdSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // sendHelp is send's help: what it does, then how each provider signs
-// and what it reads (provider.Webhook.SendHelp), then their examples.
+// and what it reads (sample.Sender.Help), then their examples.
 func sendHelp(reg *provider.Registry) string {
 	var b strings.Builder
 	b.WriteString(`
@@ -83,12 +84,12 @@ its Sample gives fresh IDs, and signs it:
 `)
 	var examples []string
 	for _, p := range reg.All() {
-		help := p.Webhook().SendHelp
+		help := senders()[p.Name()].Help
 		if help == "" {
 			help = "as the provider's Sign does"
 		}
 		fmt.Fprintf(&b, "  %-9s %s\n", p.Name(), strings.ReplaceAll(strings.TrimSpace(help), "\n", "\n            "))
-		examples = append(examples, p.Webhook().SendExamples...)
+		examples = append(examples, senders()[p.Name()].Examples...)
 	}
 	b.WriteString("\nExamples:\n")
 	for _, e := range examples {
@@ -100,7 +101,7 @@ its Sample gives fresh IDs, and signs it:
 // sendExample is the registry's first example command line.
 func sendExample(reg *provider.Registry) string {
 	for _, p := range reg.All() {
-		if ex := p.Webhook().SendExamples; len(ex) > 0 {
+		if ex := senders()[p.Name()].Examples; len(ex) > 0 {
 			return ex[0]
 		}
 	}
@@ -114,17 +115,30 @@ type providerDelivery struct {
 	key, typ string
 }
 
-// teamProviders are a team's own providers, given to Main.
-var teamProviders []provider.Provider
+// teamSenders are a team's own providers' senders, given to Main.
+var teamSenders []sample.Sender
 
 // providers is the registry send, dev and chaos speak: hookinbox's and
 // the team's (Main).
 func providers() *provider.Registry {
-	reg, err := builtin.Registry(teamProviders...)
+	reg, err := builtin.Registry(providersOf(teamSenders)...)
 	if err != nil {
 		panic(err) // Main refused them
 	}
 	return reg
+}
+
+// senders are how send, load and chaos sign each provider's deliveries,
+// by name: hookinbox's and the team's (Main).
+func senders() map[string]sample.Sender { return pipeline.Senders(teamSenders...) }
+
+// providersOf returns the providers of ss.
+func providersOf(ss []sample.Sender) []provider.Provider {
+	ps := make([]provider.Provider, 0, len(ss))
+	for _, s := range ss {
+		ps = append(ps, s.Provider)
+	}
+	return ps
 }
 
 // firstProvider is the provider dev's banner, --secret and webhook URL
@@ -169,20 +183,8 @@ func sendProvider(ctx context.Context, name, what string, f sendFlags, stdout io
 		}
 		url = base + "/webhooks/" + name
 	}
-	// The receiver's secrets: --secret, the running stack's, or the local
-	// ones; a variant may need a key only senders hold (a whsk_ key).
-	secrets := envconfig.Split(f.secret)
-	if len(secrets) == 0 && st != nil {
-		secrets = envconfig.Split(st.receiverSecret(p.Webhook().SecretEnv))
-	}
-	if len(secrets) == 0 {
-		secrets = envconfig.Split(pipeline.LocalEnv("")[p.Webhook().SecretEnv])
-	}
-	signers := secrets
-	if variant != "" {
-		signers = append(slices.Clone(secrets), pipeline.SenderKeys[p.Webhook().SecretEnv]...)
-	}
-	ev, err := testEvent(p, what, provider.TestEvent{ID: f.id, Type: f.typ, Variant: variant, Options: options, KeepID: f.keepID})
+	secrets, signers := sendSecrets(p, f.secret, st, variant)
+	ev, err := testEvent(senders()[name], what, sample.Event{ID: f.id, Type: f.typ, Variant: variant, Options: options, KeepID: f.keepID})
 	if err != nil {
 		return err
 	}
@@ -193,11 +195,30 @@ func sendProvider(ctx context.Context, name, what string, f sendFlags, stdout io
 	if err := pipeline.StageRunning(ctx, &http.Client{Timeout: f.timeout}, name, ev, endpoints); err != nil {
 		return err
 	}
-	d, err := signDelivery(p, ev, url, signers, secrets)
+	d, err := signDelivery(senders()[name], ev, url, signers, secrets)
 	if err != nil {
 		return err
 	}
 	return sendTimes(ctx, stdout, f, d)
+}
+
+// sendSecrets returns the receiver's secrets, --secret's, the running
+// stack's (st, when not nil) or the local ones, and those to sign with:
+// a variant may need a key only senders hold (a whsk_ key).
+func sendSecrets(p provider.Provider, secret string, st *devState, variant string) (secrets, signers []string) {
+	env := p.Webhook().SecretEnv
+	secrets = envconfig.Split(secret)
+	if len(secrets) == 0 && st != nil {
+		secrets = envconfig.Split(st.receiverSecret(env))
+	}
+	if len(secrets) == 0 {
+		secrets = envconfig.Split(pipeline.LocalEnv("")[env])
+	}
+	signers = secrets
+	if variant != "" {
+		signers = append(slices.Clone(secrets), pipeline.SenderKeys[env]...)
+	}
+	return secrets, signers
 }
 
 // chosenVariant returns the variant flag given, if any, refusing one that
@@ -208,7 +229,7 @@ func chosenVariant(reg *provider.Registry, p provider.Provider, f sendFlags) (st
 		if !*set {
 			continue
 		}
-		if err := providersFlag(reg, p, name, func(w provider.Webhook) []provider.Variant { return w.Variants }); err != nil {
+		if err := providersFlag(reg, p, name, func(s sample.Sender) []sample.Flag { return s.Variants }); err != nil {
 			return "", err
 		}
 		chosen = name
@@ -224,7 +245,7 @@ func chosenOptions(reg *provider.Registry, p provider.Provider, f sendFlags) (ma
 		if *value == "" {
 			continue
 		}
-		if err := providersFlag(reg, p, name, func(w provider.Webhook) []provider.Variant { return w.Options }); err != nil {
+		if err := providersFlag(reg, p, name, func(s sample.Sender) []sample.Flag { return s.Options }); err != nil {
 			return nil, err
 		}
 		chosen[name] = *value
@@ -234,9 +255,9 @@ func chosenOptions(reg *provider.Registry, p provider.Provider, f sendFlags) (ma
 
 // providersFlag refuses the flag name when it is not among p's flags of
 // the kind flags returns.
-func providersFlag(reg *provider.Registry, p provider.Provider, name string, flags func(provider.Webhook) []provider.Variant) error {
+func providersFlag(reg *provider.Registry, p provider.Provider, name string, flags func(sample.Sender) []sample.Flag) error {
 	has := func(pr provider.Provider) bool {
-		return slices.ContainsFunc(flags(pr.Webhook()), func(v provider.Variant) bool { return v.Name == name })
+		return slices.ContainsFunc(flags(senders()[pr.Name()]), func(v sample.Flag) bool { return v.Name == name })
 	}
 	if has(p) {
 		return nil
@@ -250,10 +271,11 @@ func providersFlag(reg *provider.Registry, p provider.Provider, name string, fla
 	return usagef("--%s is for %s deliveries only", name, strings.Join(owners, " and "))
 }
 
-// signDelivery signs ev as p does with signers and names the events it
+// signDelivery signs ev as s does with signers and names the events it
 // carries, as the receiver verifies them with secrets.
-func signDelivery(p provider.Provider, ev provider.TestEvent, url string, signers, secrets []string) (providerDelivery, error) {
-	req, err := p.Sign(ev, signers, time.Now())
+func signDelivery(s sample.Sender, ev sample.Event, url string, signers, secrets []string) (providerDelivery, error) {
+	p := s.Provider
+	req, err := s.Sign(ev, signers, time.Now())
 	if err != nil {
 		return providerDelivery{}, err
 	}
@@ -312,19 +334,20 @@ func isFile(path string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// testEvent returns what to send as p would send it now (provider.Sampler):
-// the file what, or p's sample of that name (pipeline.Sample), or, for an
+// testEvent returns what to send as s would send it now (s.Sample): the
+// file what, or s's sample of that name (pipeline.Sample), or, for an
 // id-only provider, the object id what, sent as it is.
-func testEvent(p provider.Provider, what string, ev provider.TestEvent) (provider.TestEvent, error) {
+func testEvent(s sample.Sender, what string, ev sample.Event) (sample.Event, error) {
+	p := s.Provider
 	if isFile(what) || strings.HasSuffix(what, ".json") {
 		body, err := os.ReadFile(what)
 		if err != nil {
 			return ev, fmt.Errorf("%s wants a payload file, or the name of one of its samples: %w", p.Name(), err)
 		}
 		ev.Body, ev.File = body, filepath.Base(what)
-		return pipeline.Sampled(p, ev)
+		return s.Sampled(ev)
 	}
-	sample, err := pipeline.Sample(p, what, ev)
+	sampled, err := pipeline.Sample(s, what, ev)
 	switch {
 	case errors.Is(err, pipeline.ErrNoSample) && p.Webhook().IDOnly:
 		ev.ID = what
@@ -332,7 +355,7 @@ func testEvent(p provider.Provider, what string, ev provider.TestEvent) (provide
 	case errors.Is(err, pipeline.ErrNoSample):
 		return ev, usagef("%q is neither a file nor a sample of %s's: %v; or send a file", what, p.Name(), err)
 	}
-	return sample, err
+	return sampled, err
 }
 
 // deliver sends d and describes the answer; ok is false unless 2xx.

@@ -18,14 +18,13 @@ import (
 
 	hprovider "github.com/hookinbox/hookinbox/provider"
 
-	"github.com/hookinbox/hookinbox/provider/stripe"
-
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -36,7 +35,7 @@ type delivery struct {
 }
 
 // fakeEndpoint answers like the receiver: accepted the first time an event
-// ID arrives, duplicate after, and 401 when stripe.Verifier rejects it.
+// ID arrives, duplicate after, and 401 when Stripe's verifier rejects it.
 func fakeEndpoint(t *testing.T, secret string) (*httptest.Server, func() []delivery) {
 	t.Helper()
 	var (
@@ -44,13 +43,13 @@ func fakeEndpoint(t *testing.T, secret string) (*httptest.Server, func() []deliv
 		got  []delivery
 		seen = map[string]bool{}
 	)
-	v := &stripe.Verifier{Secrets: []string{secret}}
+	verify := verifytest.StripeVerify(nil, secret)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, delivery{r.Header.Get("Stripe-Signature"), body})
-		ev, err := v.Verify(r.Header.Get("Stripe-Signature"), body)
+		ev, err := verify(r.Header.Get("Stripe-Signature"), body)
 		if err != nil {
 			w.WriteHeader(http.StatusUnauthorized)
 			io.WriteString(w, `{"error":"invalid or missing signature"}`)
@@ -342,14 +341,14 @@ func TestFixtures(t *testing.T) {
 		t.Fatalf("want at least 5 fixtures, got %d (%v)", len(files), err)
 	}
 	const secret = "whsec_fixture"
-	v := &stripe.Verifier{Secrets: []string{secret}}
+	verify := verifytest.StripeVerify(nil, secret)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			body, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, err := v.Verify(signAt(body, time.Now(), secret), body)
+			ev, err := verify(signAt(body, time.Now(), secret), body)
 			if err != nil {
 				t.Fatal(err)
 			}

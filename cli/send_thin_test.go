@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
+	hprovider "github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/stripeevent"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -51,7 +51,12 @@ func TestSendThin(t *testing.T) {
 		t.Fatalf("delivered %s, want a thin notification of %s about its checkout session", got[0].body, m[1])
 	}
 	// What the processor would fetch.
-	raw, err := stripe.FetchEvent(secretstest.Static("sk_test"), apiSrv.URL, apiSrv.Client())(context.Background(), n.ID, got[0].body)
+	env := map[string]string{"STRIPE_API_KEY": "sk_test_1", "STRIPE_API_URL": apiSrv.URL}
+	fetch, err := stripe.Provider{}.Processor(context.Background(), &hprovider.Env{Getenv: func(k string) string { return env[k] }, HTTP: apiSrv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := fetch.Get(context.Background(), n.ID, got[0].body)
 	if err != nil {
 		t.Fatal(err)
 	}

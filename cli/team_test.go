@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -27,14 +28,18 @@ type depot struct {
 
 func (depot) Name() string { return "depot" }
 func (depot) Webhook() provider.Webhook {
-	return provider.Webhook{SecretEnv: "DEPOT_WEBHOOK_SECRET", SendHelp: "x-depot-signature (hex HMAC of the body)",
-		SendExamples: []string{"hookinbox send depot parcel.sent"}}
+	return provider.Webhook{SecretEnv: "DEPOT_WEBHOOK_SECRET"}
 }
 func (depot) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
 	return depotVerifier(secrets), provider.CheckSecrets("depot", secrets)
 }
-func (depot) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webhook.Request, error) {
-	secret, err := provider.FirstSecret("depot", secrets)
+
+// depotSender is how tools send depot's deliveries.
+var depotSender = sample.Sender{Provider: depot{}, Sign: depotSign, Help: "x-depot-signature (hex HMAC of the body)",
+	Examples: []string{"hookinbox send depot parcel.sent"}}
+
+func depotSign(ev sample.Event, secrets []string, _ time.Time) (webhook.Request, error) {
+	secret, err := sample.FirstSecret("depot", secrets)
 	if err != nil {
 		return webhook.Request{}, err
 	}
@@ -89,8 +94,8 @@ func TestSendATeamsProvider(t *testing.T) {
 	if out, code := runSend(t, args...); code != 2 || !strings.Contains(out, `unknown provider "depot"`) {
 		t.Errorf("without the team's provider: exit %d\n%s\nwant 2, unknown provider", code, out)
 	}
-	teamProviders = []provider.Provider{depot{}}
-	t.Cleanup(func() { teamProviders = nil })
+	teamSenders = []sample.Sender{depotSender}
+	t.Cleanup(func() { teamSenders = nil })
 	out, code := runSend(t, args...)
 	if code != 0 || !strings.Contains(out, "1/1 depot#dp_1 parcel.sent → accepted") {
 		t.Errorf("send exited %d:\n%s\nwant depot#dp_1 parcel.sent accepted", code, out)
@@ -103,11 +108,9 @@ func TestSendATeamsProvider(t *testing.T) {
 // TestSendHelpNamesEveryProvider: send's help has each provider's line
 // and examples, a team's too, from the provider itself.
 func TestSendHelpNamesEveryProvider(t *testing.T) {
-	reg, err := provider.NewRegistry(depot{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	help := sendHelp(reg)
+	teamSenders = []sample.Sender{depotSender}
+	t.Cleanup(func() { teamSenders = nil })
+	help := sendHelp(providers())
 	for _, want := range []string{"  depot     x-depot-signature (hex HMAC of the body)\n", "\n  hookinbox send depot parcel.sent\n"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("send's help lacks %q:\n%s", want, help)

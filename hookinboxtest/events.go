@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -34,24 +34,24 @@ type Event struct {
 
 	// sampled is the event as Sample made it: its variant and what the
 	// provider's API serves about it.
-	sampled provider.TestEvent
+	sampled sample.Event
 }
 
 // Key returns the event's inbox key, "<provider>#<id>".
 func (e Event) Key() webhook.Key { return webhook.NewKey(e.Provider, e.ID) }
 
 // With is a way of sending a sample (Variant, Value).
-type With func(*provider.TestEvent)
+type With func(*sample.Event)
 
 // Variant sends the sample as the provider's variant name (one of its
-// Webhook().Variants: "thin" for a Stripe thin event notification, whose
+// Sender's Variants: "thin" for a Stripe thin event notification, whose
 // v2 event and object Deliver first puts on the Stripe stand-in).
-func Variant(name string) With { return func(ev *provider.TestEvent) { ev.Variant = name } }
+func Variant(name string) With { return func(ev *sample.Event) { ev.Variant = name } }
 
-// Value sets one of the provider's Webhook().Options ("customer":
+// Value sets one of the provider's Sender Options ("customer":
 // "cus_1"), as `hookinbox send --customer cus_1` does.
 func Value(name, value string) With {
-	return func(ev *provider.TestEvent) {
+	return func(ev *sample.Event) {
 		if ev.Options == nil {
 			ev.Options = map[string]string{}
 		}
@@ -64,15 +64,15 @@ func Value(name, value string) With {
 // the file's: orders/paid is orders_paid.json) in the test's directory,
 // else at your module's root, else in hookinbox's, as `hookinbox send
 // <provider> <name>` reads it. The provider gives it fresh IDs
-// (provider.Sampler), so no two samples share an event, an order, a
-// session or a payment; a provider without a Sampler sends it as it is.
+// (sample.Sender.Sample), so no two samples share an event, an order, a
+// session or a payment; a provider without a Sample sends it as it is.
 func (p *Pipeline) Sample(t testing.TB, providerName, name string, with ...With) Event {
 	t.Helper()
-	pr, ok := p.reg.Lookup(providerName)
+	pr, ok := p.senders[providerName]
 	if !ok {
 		t.Fatalf("hookinboxtest: no provider %q (Options.Providers)", providerName)
 	}
-	var ev provider.TestEvent
+	var ev sample.Event
 	for _, w := range with {
 		w(&ev)
 	}
@@ -84,7 +84,7 @@ func (p *Pipeline) Sample(t testing.TB, providerName, name string, with ...With)
 	if err != nil {
 		t.Fatalf("hookinboxtest: %v", err)
 	}
-	return Event{Provider: pr.Name(), ID: ev.ID, Type: ev.Type, Body: ev.Body, sampled: ev}
+	return Event{Provider: providerName, ID: ev.ID, Type: ev.Type, Body: ev.Body, sampled: ev}
 }
 
 // moduleRoot returns the nearest directory at or above the working
@@ -105,7 +105,7 @@ func moduleRoot() (string, error) {
 }
 
 // Deliver signs ev now with the local secrets, as its provider signs
-// (provider.Provider.Sign, your own providers' too), hands it to the
+// (sample.Sender.Sign, your own providers' too), hands it to the
 // receiver as API Gateway would, and returns the receiver's answer:
 // "accepted" or "duplicate" (or the provider's own answer, Adyen's
 // "[accepted]" for both). The provider's local stand-in first takes
@@ -131,7 +131,7 @@ func (p *Pipeline) Deliver(t testing.TB, ev Event) string {
 // request returns the API Gateway request of ev's delivery at at, signed
 // by its provider with the secret the receiver holds.
 func (p *Pipeline) request(ev Event, at time.Time) (events.APIGatewayV2HTTPRequest, error) {
-	pr, ok := p.reg.Lookup(ev.Provider)
+	pr, ok := p.senders[ev.Provider]
 	if !ok {
 		return events.APIGatewayV2HTTPRequest{}, fmt.Errorf("hookinboxtest cannot deliver %q events: no such provider (Options.Providers)", ev.Provider)
 	}

@@ -41,20 +41,23 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/devstack/devstacktest"
 	"github.com/hookinbox/hookinbox/internal/local/lostanswer"
+	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/processorfn"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Pipeline is one test's hookinbox stack with its business.
 type Pipeline struct {
-	p      *pipelinetest.Pipeline
-	faults *faults
-	lost   *lostanswer.Proxy
-	reg    *provider.Registry
+	p       *pipelinetest.Pipeline
+	faults  *faults
+	lost    *lostanswer.Proxy
+	reg     *provider.Registry
+	senders map[string]sample.Sender
 }
 
 // Options say what New runs.
@@ -68,12 +71,14 @@ type Options struct {
 	// defaults: a parameter without a default (your CRM's URL, say)
 	// needs one.
 	Parameters map[string]string
-	// Providers are your own providers, beside hookinbox's, as your
-	// functions' mains hand them to processorfn.Run, receiverfn.Run and
-	// reconcilerfn.Run. Each gets the local secret "local-hookinbox-<name>"
-	// in the variable it names (Webhook().SecretEnv), in every function
-	// whose template environment declares it; Deliver signs with it.
-	Providers []provider.Provider
+	// Providers are the senders of your own providers (sample.Sender),
+	// beside hookinbox's; the functions get each Sender's Provider as
+	// your mains hand it to processorfn.Run, receiverfn.Run and
+	// reconcilerfn.Run. Each gets the local secret
+	// "local-hookinbox-<name>" in the variable it names
+	// (Webhook().SecretEnv), in every function whose template
+	// environment declares it; Deliver signs with it (Sender.Sign).
+	Providers []sample.Sender
 	// Template is the path of the SAM template the stack is made of.
 	// Default: template.yaml at the root of the module under test (the
 	// nearest directory at or above the working directory with a
@@ -107,24 +112,26 @@ func New(t testing.TB, opts Options) *Pipeline {
 		env[k] = v
 	}
 	env["AWS_ENDPOINT_URL_DYNAMODB"] = lost.URL
-	reg, err := builtin.Registry(opts.Providers...)
+	var own []provider.Provider
+	secrets := map[string]string{}
+	for _, s := range opts.Providers {
+		own = append(own, s.Provider)
+		secrets[s.Provider.Webhook().SecretEnv] = "local-hookinbox-" + s.Provider.Name()
+	}
+	reg, err := builtin.Registry(own...)
 	if err != nil {
 		t.Fatalf("hookinboxtest: %v", err)
 	}
 	f.reg = reg
-	secrets := map[string]string{}
-	for _, pr := range opts.Providers {
-		secrets[pr.Webhook().SecretEnv] = "local-hookinbox-" + pr.Name()
-	}
 	p := pipelinetest.NewWith(t, pipelinetest.Options{
-		Processor:    processorfn.Builder(f.wrap(opts.Business), opts.Providers...),
+		Processor:    processorfn.Builder(f.wrap(opts.Business), own...),
 		ProcessorEnv: env,
 		Template:     tpl,
 		Params:       opts.Parameters,
-		Providers:    opts.Providers,
+		Providers:    own,
 		Secrets:      secrets,
 	})
-	return &Pipeline{p: p, faults: f, lost: lost, reg: reg}
+	return &Pipeline{p: p, faults: f, lost: lost, reg: reg, senders: pipeline.Senders(opts.Providers...)}
 }
 
 // templatePath returns path, or the default template (Options.Template).

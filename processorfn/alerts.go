@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -12,8 +13,9 @@ import (
 
 // alerts tells the operator about the events meant for them
 // (provider.Fetch.Alert), by provider, before the business sees any
-// event: an error log line and the alert's metric. Such an event then
-// ends DONE; every other one goes to next.
+// event: an error log line, every email address in its text attributes
+// scrubbed, and the alert's metric. Such an event then ends DONE; every
+// other one goes to next.
 type alerts struct {
 	next    Business
 	alert   map[string]func(webhook.Event) (provider.Alert, bool)
@@ -30,7 +32,13 @@ func (a alerts) Handle(ctx context.Context, ev webhook.Event, fx effects.Runner)
 	if !ok {
 		return a.next.Handle(ctx, ev, fx)
 	}
-	a.log.Error(al.Message, append([]any{"key", ev.Key().String()}, al.Attrs...)...)
+	attrs := append([]any{"key", ev.Key().String()}, al.Attrs...)
+	for i, v := range attrs {
+		if s, ok := v.(string); ok {
+			attrs[i] = logs.RedactEmails(s)
+		}
+	}
+	a.log.Error(al.Message, attrs...)
 	a.metrics.Emit(metrics.Dims{Provider: ev.Provider}, metrics.Counted(al.Metric, 1))
 	return nil
 }

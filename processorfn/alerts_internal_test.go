@@ -26,15 +26,20 @@ func (f businessFunc) Handle(ctx context.Context, ev webhook.Event, fx effects.R
 func TestAlertsTellTheOperator(t *testing.T) {
 	var logs, lines bytes.Buffer
 	reached := 0
+	fetch, err := stripe.Provider{}.Processor(context.Background(), &provider.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const generationFailure = "v2.core.health.event_generation_failure.resolved"
 	h := alerts{
 		next:    businessFunc(func(context.Context, webhook.Event, effects.Runner) error { reached++; return nil }),
-		alert:   map[string]func(webhook.Event) (provider.Alert, bool){"stripe": stripe.Alert},
+		alert:   map[string]func(webhook.Event) (provider.Alert, bool){"stripe": fetch.Alert},
 		metrics: metrics.New(&lines, "test"),
 		log:     slog.New(slog.NewJSONHandler(&logs, nil)),
 	}
-	raw := []byte(`{"id":"evt_test_65h","object":"event","type":"` + stripe.EventGenerationFailureResolved + `","data":{"object":{"alert_id":"alrt_1","severity":"critical",` +
+	raw := []byte(`{"id":"evt_test_65h","object":"event","type":"` + generationFailure + `","data":{"object":{"alert_id":"alrt_1","severity":"critical",` +
 		`"summary":"mail jenny@example.com","impact":{"event_type":"customer.subscription.updated","related_object":{"id":"sub_1lost","type":"subscription"}}}}}`)
-	if err := h.Handle(context.Background(), webhook.Event{Provider: "stripe", ID: "evt_test_65h", Type: stripe.EventGenerationFailureResolved, Raw: raw}, nil); err != nil {
+	if err := h.Handle(context.Background(), webhook.Event{Provider: "stripe", ID: "evt_test_65h", Type: generationFailure, Raw: raw}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"level":"ERROR"`, `"alert_id":"alrt_1"`, `"event_type":"customer.subscription.updated"`, `"object_id":"sub_1lost"`, `"severity":"critical"`} {

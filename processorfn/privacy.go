@@ -14,7 +14,7 @@ import (
 )
 
 // privacyRequests acts on the privacy requests providers send as events
-// (provider.PrivacyRequester: Shopify's compliance webhooks) whether or
+// (provider.Webhook.PrivacyRequest: Shopify's compliance webhooks) whether or
 // not the business handles them. A request whose body is not of its
 // topic's shape is refused before anything runs: parked, with the reason.
 // Otherwise the business and the destinations see the event first (a
@@ -26,16 +26,16 @@ import (
 // --requests prints it). Every other event goes to next.
 type privacyRequests struct {
 	next       Business
-	requesters map[string]provider.PrivacyRequester
+	requesters map[string]func(webhook.Event) (provider.PrivacyRequest, bool, error)
 	eraser     *privacy.Eraser // nil: no subject key is set
 	log        *slog.Logger
 }
 
 // requesters returns the providers of reg that send privacy requests.
-func requesters(reg *provider.Registry) map[string]provider.PrivacyRequester {
-	out := map[string]provider.PrivacyRequester{}
+func requesters(reg *provider.Registry) map[string]func(webhook.Event) (provider.PrivacyRequest, bool, error) {
+	out := map[string]func(webhook.Event) (provider.PrivacyRequest, bool, error){}
 	for _, p := range reg.All() {
-		if r, ok := p.(provider.PrivacyRequester); ok {
+		if r := p.Webhook().PrivacyRequest; r != nil {
 			out[p.Name()] = r
 		}
 	}
@@ -47,7 +47,7 @@ func (p privacyRequests) Handle(ctx context.Context, ev webhook.Event, fx effect
 	if !ok {
 		return p.next.Handle(ctx, ev, fx)
 	}
-	req, ok, err := r.PrivacyRequest(ev)
+	req, ok, err := r(ev)
 	if !ok {
 		return p.next.Handle(ctx, ev, fx)
 	}

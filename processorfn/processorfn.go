@@ -34,6 +34,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/ledger"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
@@ -105,7 +106,8 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	s, err := loadSettings(getenv)
 	db := dynamodb.NewFromConfig(cfg)
 	ctx = context.WithValue(ctx, dynamoDBKey{}, db)
-	env := &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: s.Table, SecretMaxAge: s.SecretMaxAge, SecretReload: s.SecretReload}
+	env := &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: s.Table}
+	env.LoadSecret = secrets.Loader(env, s.SecretMaxAge, s.SecretReload)
 	all, ferr := providerFetches(ctx, env, reg)
 	var business Business
 	var berr error
@@ -201,8 +203,8 @@ func erasure(ctx context.Context, env *provider.Env, reg *provider.Registry, all
 		return err
 	}
 	for _, p := range reg.All() {
-		if f, ok := p.(provider.SubjectFinder); ok && all[p.Name()].EventQueue != "" {
-			eraser.WithQueue(privacy.EventQueue{Client: sq, URL: all[p.Name()].EventQueue, Provider: p.Name(), Finder: f,
+		if p.Webhook().Subjects != nil && all[p.Name()].EventQueue != "" {
+			eraser.WithQueue(privacy.EventQueue{Client: sq, URL: all[p.Name()].EventQueue, Provider: p.Name(), Finder: p,
 				Parse: all[p.Name()].QueuedEvent, Claim: claim})
 		}
 	}

@@ -11,13 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Env is a function's environment as a provider reads it at cold start.
 // The function fills the exported fields; a test may set Getenv alone
-// (secrets then come inline). Safe for concurrent use.
+// (secrets then come inline, never reloaded). Safe for concurrent use.
 type Env struct {
 	// Getenv reads a variable of the function's environment.
 	Getenv func(string) string
@@ -29,19 +28,38 @@ type Env struct {
 	// under partition keys of its own); nil in the receiver.
 	DynamoDB *dynamodb.Client
 	Table    string
-	// SecretMaxAge and SecretReload say how long a secret from Secrets
-	// Manager is used before it is loaded again, and the least time
-	// between two loads; zero takes the defaults (5 min, 1 min).
-	SecretMaxAge, SecretReload time.Duration
+	// Inbox is the inbox the reconciler claims into, for a reconcile
+	// source that asks it about events (Inbox); nil elsewhere.
+	Inbox Inbox
+	// LoadSecret returns the secret name (Secret): its values inline in
+	// the variable name, or in the Secrets Manager secret name+"_ARN"
+	// names, kept fresh; with onUse, a Secrets Manager secret is loaded
+	// when its values are first asked for. The function sets it; nil
+	// takes the values inline only.
+	LoadSecret func(ctx context.Context, name string, onUse bool) (Secret, error)
 	// HTTP is the client of the provider's API calls; nil: one with a 20 s
 	// timeout, well inside a function's.
 	HTTP *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
-	mu      sync.Mutex
+	mu      sync.Mutex // held while a secret is loaded
 	secrets map[string]Secret
+	smMu    sync.Mutex
 	sm      *secretsmanager.Client
+}
+
+// Inbox is what a reconcile source may ask of the inbox the reconciler
+// claims its events into (Env.Inbox). Safe for concurrent use.
+type Inbox interface {
+	// Claimed reports whether the event key has a claim.
+	Claimed(ctx context.Context, key webhook.Key) (bool, error)
+	// EndHold lets the event key be claimed again when its claim ended
+	// IGNORED, held, because its provider did not know its object
+	// (ErrNotFound). It reports whether key may be claimed now: true when
+	// the hold ended or key has no claim, false when its claim is not
+	// held (a later notification claimed it since).
+	EndHold(ctx context.Context, key webhook.Key) (bool, error)
 }
 
 // Secret is a secret's current values (several while one is rotated),
@@ -66,22 +84,23 @@ func (e *Env) Get(name string) string {
 	return e.Getenv(name)
 }
 
-// Reader returns a reader of e's variables that collects every missing
-// or invalid one into one error (Reader.Err).
-func (e *Env) Reader() *envconfig.Reader { return envconfig.New(e.Get) }
+// Settings returns a reader of e's variables that collects every missing
+// or invalid one into one error (Settings.Err).
+func (e *Env) Settings() *Settings { return &Settings{get: e.Get} }
 
 // HasSecret reports whether the secret name is set: the variable name
 // (values inline) or name+"_ARN" (a Secrets Manager secret).
 func (e *Env) HasSecret(name string) bool {
-	return len(envconfig.Split(e.Get(name))) > 0 || e.Get(name+"_ARN") != ""
+	return len(split(e.Get(name))) > 0 || e.Get(name+"_ARN") != ""
 }
 
 // Secret returns the secret whose values are in the variable name,
 // comma-separated or a JSON array (local runs), or else in the Secrets
-// Manager secret
-// name+"_ARN" names, loaded now and kept fresh; nil and no error when
-// neither is set. Every call with the same name returns the same Secret,
-// so a function loads each secret once.
+// Manager secret name+"_ARN" names, loaded now and kept fresh, as
+// LoadSecret loads them (without it: the variable's comma-separated
+// values only); nil and no error when neither is set. Every call with the
+// same name returns the same Secret, so a function loads each secret
+// once.
 func (e *Env) Secret(ctx context.Context, name string) (Secret, error) {
 	return e.secret(ctx, name, false)
 }
@@ -101,42 +120,38 @@ func (e *Env) secret(ctx context.Context, name string, onUse bool) (Secret, erro
 	if s, ok := e.secrets[name]; ok {
 		return s, nil
 	}
-	inline, err := secrets.Parse(e.Get(name))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	var s Secret
+	var err error
+	switch {
+	case e.LoadSecret != nil:
+		s, err = e.LoadSecret(ctx, name, onUse)
+	case e.Get(name+"_ARN") != "":
+		err = fmt.Errorf("%s_ARN is set, and this environment loads no Secrets Manager secret (Env.LoadSecret)", name)
+	case e.HasSecret(name):
+		s = inline(split(e.Get(name)))
 	}
-	arn := e.Get(name + "_ARN")
-	if len(inline) == 0 && arn == "" {
-		return nil, nil
-	}
-	load := func(context.Context) ([]string, error) { return inline, nil }
-	if len(inline) == 0 {
-		sm := e.secretsManager()
-		load = func(ctx context.Context) ([]string, error) { return secrets.List(ctx, sm, arn) }
-	}
-	r := &secrets.Rotating{Load: load, MaxAge: e.SecretMaxAge, MinInterval: e.SecretReload, Now: e.Now}
-	if !onUse || len(inline) > 0 {
-		if err := r.Init(ctx); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
+	if err != nil || s == nil {
+		return nil, err
 	}
 	if e.secrets == nil {
 		e.secrets = map[string]Secret{}
 	}
-	e.secrets[name] = r
-	return r, nil
+	e.secrets[name] = s
+	return s, nil
 }
+
+// inline is a secret's values given inline, never reloaded.
+type inline []string
+
+func (v inline) Values(context.Context) ([]string, error) { return v, nil }
+
+func (v inline) Refresh(context.Context, []string) ([]string, bool, error) { return v, false, nil }
 
 // SecretsManager returns the function's Secrets Manager client, made on
 // first use.
 func (e *Env) SecretsManager() *secretsmanager.Client {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.secretsManager()
-}
-
-// secretsManager is SecretsManager with e.mu held.
-func (e *Env) secretsManager() *secretsmanager.Client {
+	e.smMu.Lock()
+	defer e.smMu.Unlock()
 	if e.sm == nil {
 		e.sm = secretsmanager.NewFromConfig(e.AWS)
 	}

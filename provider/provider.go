@@ -23,10 +23,6 @@ type Provider interface {
 	// setting from env. It reports a secret it cannot use without naming
 	// it. The receiver calls it again when the secrets change.
 	Verifier(secrets []string, env *Env) (Verifier, error)
-	// Sign returns the delivery of ev as the provider sends it, signed
-	// with secrets at at. `hookinbox send`, chaos and hookinboxtest
-	// deliver through it, so a provider has one signer.
-	Sign(ev TestEvent, secrets []string, at time.Time) (webhook.Request, error)
 	// Processor returns how the processor fetches the provider's events
 	// from its API, reading its settings from env at cold start, or the
 	// zero Fetch when it fetches none. An error names every setting that
@@ -67,17 +63,21 @@ type Webhook struct {
 	// delivery is claimed; "" answers {"status": "accepted"} (or
 	// "duplicate") as JSON.
 	Accepted string
-	// Variants are the ways of sending a test delivery besides the usual
-	// one (GitHub's "form"): `hookinbox send` has a flag for each.
-	Variants []Variant
-	// Options are the values a sample takes (Stripe's "customer"):
-	// `hookinbox send` has a string flag for each (TestEvent.Options).
-	Options []Variant
-	// SendHelp says, in `hookinbox send`'s help, how a test delivery is
-	// signed and what the command line gives it (lines of at most 64
-	// columns); SendExamples are its example command lines there.
-	SendHelp     string
-	SendExamples []string
+	// Subjects returns the people ev is about (its customer's id, every
+	// email address in it), for a provider whose events name people: the
+	// inbox indexes them, so a person's events can be erased or listed.
+	// It reads only ev.Raw, which is verified; an IDOnly provider's
+	// notification names no one, and its subjects are read from the
+	// event its API serves. Nil: no subjects are indexed.
+	Subjects func(ev webhook.Event) []Subject
+	// PrivacyRequest, for a provider that sends privacy requests as
+	// events (Shopify's compliance webhooks), says whether ev is one (ok)
+	// and what it asks; err says it claims to be one (its type is a
+	// privacy topic) but its signed body is not of that topic's shape,
+	// so it asks nothing. The processor acts on a request whether or not
+	// the business handles the event's type. Nil: the provider sends
+	// none.
+	PrivacyRequest func(ev webhook.Event) (req PrivacyRequest, ok bool, err error)
 }
 
 // HTTPMethod returns the HTTP method the provider delivers with.
@@ -88,28 +88,6 @@ func (w Webhook) HTTPMethod() string {
 	return w.Method
 }
 
-// Variant is one way of sending a test delivery (TestEvent.Variant), or
-// one value a sample takes (TestEvent.Options).
-type Variant struct {
-	Name  string // the `hookinbox send` flag, "form"
-	Usage string // what the flag does, for its help
-}
-
-// Sampler is the optional part of a Provider that turns a sample payload
-// (testdata/<provider>/<name>.json, or a file) into the event the
-// provider would send now. `hookinbox send` and hookinboxtest call it
-// before Sign; a provider without it sends its payloads as they are.
-type Sampler interface {
-	// Sample returns ev as the provider would send it: when ev.Fresh,
-	// with fresh ids wherever a new event would have them; ev.ID, when
-	// set, is the event's id where a sender chooses it (a delivery id
-	// header, a Stripe event id); ev.Options applied. Its ID and Type are
-	// what the event is keyed and handled under, and API holds what the
-	// provider's API serves about it. An error says what is wrong with
-	// the payload or an option.
-	Sample(ev TestEvent) (TestEvent, error)
-}
-
 // Verifier authenticates one provider's deliveries and returns the events
 // a delivery carries (one, or a batch), each with its key, type and
 // occurrence time; or an error wrapping ErrNoSignature, ErrBadSignature,
@@ -117,40 +95,6 @@ type Sampler interface {
 // Header names in the request are lower case. Safe for concurrent use.
 type Verifier interface {
 	Verify(ctx context.Context, r webhook.Request) ([]webhook.Event, error)
-}
-
-// TestEvent is one event to send as its provider would (Provider.Sign).
-type TestEvent struct {
-	// ID is the event's part of its key (a delivery id header, a message
-	// id); "" lets the provider make a fresh one as it does. A provider
-	// whose id is in the body (Stripe, Adyen) reads it from there.
-	ID string
-	// Type is the event type for a provider that sends it beside the body
-	// (GitHub, Shopify); "" takes it from File. Given to Sample, the type
-	// asked for: a provider may send its sample under it (Stripe).
-	Type string
-	// Body is the payload as the provider sends it; for an IDOnly
-	// provider, the object its API serves (Sign sends only its id).
-	Body []byte
-	// File is the base name of the file Body was read from, if any
-	// (testdata/github/issues.json: "issues.json").
-	File string
-	// Variant is one of the provider's Webhook.Variants, or "".
-	Variant string
-	// Options are values of the provider's Webhook.Options, by name.
-	Options map[string]string
-	// Fresh says Body is a sample payload sent by name (`hookinbox send
-	// shopify orders/paid`): Sample gives it fresh ids, as a new event
-	// about a new object would have (Shopify: the order's).
-	Fresh bool
-	// KeepID says a file's event keeps the id in its body (`hookinbox
-	// send --keep-id`); otherwise Sample may give it a fresh one.
-	KeepID bool
-	// API is what the provider's API serves about the event when it
-	// notifies, by API path (Stripe's thin event and its object, a GoPay
-	// payment): the local stand-ins take it before the delivery (Sample
-	// fills it).
-	API map[string][]byte
 }
 
 // Fetch is what the processor needs of a provider: how it gets the
@@ -164,10 +108,10 @@ type Fetch struct {
 	// error wrapping ErrNotFound. Nil: the provider fetches nothing.
 	Get func(ctx context.Context, eventID string, stored []byte) ([]byte, error)
 	// Pointer recognises a stored notification that only points at the
-	// event (every notification of an IDOnly provider: Always; a Stripe
-	// thin event): such an event is fetched with Get on every attempt
-	// and the notification is never read as content. Nil: only a lost
-	// payload is fetched.
+	// event (a Stripe thin event; every notification of an IDOnly
+	// provider is one): such an event is fetched with Get on every
+	// attempt and the notification is never read as content. Nil: only a
+	// lost payload is fetched.
 	Pointer func(stored []byte) bool
 	// Type returns the type of a fetched event, read from what Get
 	// returned (Mollie's payment status), for a provider whose
@@ -208,29 +152,29 @@ const (
 // Alert is what the processor tells the operator about an event meant
 // for them (Fetch.Alert).
 type Alert struct {
-	// Message and Attrs are the error log line, as slog takes them; no
-	// payload PII.
+	// Message and Attrs are the error log line, as slog takes them; the
+	// processor scrubs email addresses from text attributes.
 	Message string
 	Attrs   []any
 	// Metric is the metric counted once per such event, by provider.
 	Metric string
 }
 
-// Always is the Fetch.Pointer of a provider whose every notification is
-// only a pointer (an IDOnly provider).
-func Always([]byte) bool { return true }
-
 // ErrNotFound is wrapped by the error of an IDOnly provider's Fetch.Get
 // for an object the provider does not know (HTTP 404).
 var ErrNotFound = errors.New("not found at the provider")
 
-// NotFoundCounter may be implemented by a Fetch.Get error that wraps
-// ErrNotFound: it counts the provider's "not found" answers for the object
-// over claims, this one included (GoPay's watch list). The processor then
-// holds a repeated notification of an unknown id off longer than the first.
-type NotFoundCounter interface {
-	NotFoundCount() int
+// NotFoundError is the error of an IDOnly provider's Fetch.Get that
+// counts the provider's "not found" answers for the object over claims,
+// this one included (GoPay's watch list): the processor then holds a
+// repeated notification of an unknown id off longer than the first.
+type NotFoundError struct {
+	Err   error // what the provider answered; wraps ErrNotFound
+	Count int
 }
+
+func (e *NotFoundError) Error() string { return e.Err.Error() }
+func (e *NotFoundError) Unwrap() error { return e.Err }
 
 // Source is a provider's reconcile source: events it lists (List), or
 // unfinished objects it fetches again until final (Sweep). Each keeps
@@ -243,13 +187,6 @@ type Source struct {
 	// their webhooks are, so one that came is a duplicate.
 	Lookback time.Duration
 }
-
-// DefaultSourceLookback is a first run's window for a source that reads
-// a provider's recent deliveries (GitHub's, Shopify's): the minutes
-// between a deployment and its first run, and a token fixed within the
-// hour. Beside an older system that handled the same hook or shop, a
-// longer window runs its work here again.
-const DefaultSourceLookback = time.Hour
 
 // Lister lists a provider's events about a page at a time: Next returns
 // those created in [from, upTo), oldest first, for some upTo in (from,
@@ -292,8 +229,8 @@ const (
 	Skipped = "skipped" // given up on; recorded
 )
 
-// CheckName reports a name a provider cannot have.
-func CheckName(name string) error {
+// checkName reports a name a provider cannot have.
+func checkName(name string) error {
 	if name == "" {
 		return errors.New("provider: empty name")
 	}

@@ -17,7 +17,7 @@ type Registry struct {
 func NewRegistry(ps ...Provider) (*Registry, error) {
 	r := &Registry{}
 	for _, p := range ps {
-		if err := CheckName(p.Name()); err != nil {
+		if err := checkName(p.Name()); err != nil {
 			return nil, err
 		}
 		if _, dup := r.Lookup(p.Name()); dup {

@@ -47,30 +47,21 @@ func ParseSubject(s string) (Subject, error) {
 		}
 		return "", fmt.Errorf("subject %q: not an email address", s)
 	}
-	if !ok || CheckName(kind) != nil || strings.TrimSpace(value) == "" {
+	if !ok || checkName(kind) != nil || strings.TrimSpace(value) == "" {
 		return "", fmt.Errorf("subject %q: want <provider>:<customer id> or email:<address>", s)
 	}
 	return CustomerSubject(kind, value), nil
 }
 
-// SubjectFinder is implemented by a provider whose events name people:
-// Subjects returns the people ev is about (its customer's id, every email
-// address in it). It reads only ev.Raw, which is verified; an IDOnly
-// provider's notification names no one, and its subjects are read from
-// the event its API serves. A provider without it indexes no subjects.
-type SubjectFinder interface {
-	Subjects(ev webhook.Event) []Subject
-}
-
-// SubjectsOf returns the subjects p finds in ev, each once, or none when p
-// is not a SubjectFinder.
+// SubjectsOf returns the subjects p finds in ev (Webhook.Subjects),
+// each once.
 func SubjectsOf(p Provider, ev webhook.Event) []Subject {
-	f, ok := p.(SubjectFinder)
-	if !ok {
+	find := p.Webhook().Subjects
+	if find == nil {
 		return nil
 	}
 	var out []Subject
-	for _, s := range f.Subjects(ev) {
+	for _, s := range find(ev) {
 		if s != "" && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
@@ -142,15 +133,4 @@ type PrivacyRequest struct {
 	// Reference is the provider's own name for the request, for the
 	// record of a data request: "data request <id>"; no personal data.
 	Reference string
-}
-
-// PrivacyRequester is implemented by a provider that sends privacy
-// requests as events. PrivacyRequest says whether ev is one (ok) and what
-// it asks; err says it claims to be one (its type is a privacy topic) but
-// its signed body is not of that topic's shape, so it asks nothing: a
-// body signed for another topic, re-sent under this type. The processor
-// acts on a request whether or not the business handles the event's
-// type.
-type PrivacyRequester interface {
-	PrivacyRequest(ev webhook.Event) (req PrivacyRequest, ok bool, err error)
 }

@@ -59,7 +59,8 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
-	env := &provider.Env{Getenv: getenv, AWS: cfg, SecretMaxAge: s.SecretMaxAge, SecretReload: s.SecretReload}
+	env := &provider.Env{Getenv: getenv, AWS: cfg}
+	env.LoadSecret = secrets.Loader(env, s.SecretMaxAge, s.SecretReload)
 	providers, err := receiverProviders(ctx, env, reg, s)
 	if err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/queue"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
@@ -73,7 +74,9 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	env := &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: in.Table}
+	store := inbox.NewDynamoDB(db, in.Table).WithBodies(inbox.BodiesFor(cfg, in.Bucket, in.S3PathStyle))
+	env := &provider.Env{Getenv: getenv, AWS: cfg, DynamoDB: db, Table: in.Table, Inbox: reconcile.ProviderInbox(store)}
+	env.LoadSecret = secrets.Loader(env, 0, 0)
 	srcs, err := sources(ctx, env, reg)
 	if err != nil {
 		return nil, err
@@ -82,7 +85,6 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	if err != nil {
 		return nil, err
 	}
-	store := inbox.NewDynamoDB(db, in.Table).WithBodies(inbox.BodiesFor(cfg, in.Bucket, in.S3PathStyle))
 	events := queue.New(sqs.NewFromConfig(cfg), in.QueueURL)
 	// Events from the API are re-enqueued by the duplicate path after
 	// the same wait as stuck claims, and their bytes differ from the

@@ -28,7 +28,7 @@ type Event struct {
 	// shops), or the one a reconciler read the event from, or "". Where
 	// the signature does not cover it, nothing is
 	// decided on it: it only files the event under that account, for an
-	// erasure of the account's data (provider.SubjectFinder).
+	// erasure of the account's data (provider.Webhook.Subjects).
 	Account string
 	// IDOnly marks a notification that carries only the object's id, not
 	// its content (GoPay): nothing in it is trusted, the processor fetches

@@ -25,7 +25,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/internal/stacktemplate"
-	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/standard"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -462,7 +462,7 @@ func TestPayloadForwardedByteForByte(t *testing.T) {
 // receiver and returns its key.
 func sendShopify(t *testing.T, p *pipelinetest.Pipeline, topic, id, body string) webhook.Key {
 	t.Helper()
-	req, err := p.Stack.Signed(shopify.Provider{}, provider.TestEvent{ID: id, Type: topic, Body: []byte(body)}, time.Now())
+	req, err := p.Stack.Signed(shopify.Sender(), sample.Event{ID: id, Type: topic, Body: []byte(body)}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

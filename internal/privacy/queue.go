@@ -30,8 +30,8 @@ type sqsAPI interface {
 type EventQueue struct {
 	Client   sqsAPI
 	URL      string
-	Provider string                 // the events' provider, for Finder
-	Finder   provider.SubjectFinder // finds the people an event names
+	Provider string            // the events' provider, for Finder
+	Finder   provider.Provider // finds the people an event names (provider.SubjectsOf)
 	// Parse reads the event a message holds (provider.Fetch.QueuedEvent).
 	Parse func(raw []byte) (webhook.Event, error)
 	// Claim claims an event in the inbox and enqueues it, as the intake
@@ -179,7 +179,7 @@ func release(ctx context.Context, q EventQueue, left []*string) error {
 // hashes.
 func names(q EventQueue, body string, key string, hashes []string) bool {
 	raw := detail([]byte(body))
-	for _, s := range q.Finder.Subjects(webhook.Event{Provider: q.Provider, Raw: raw}) {
+	for _, s := range provider.SubjectsOf(q.Finder, webhook.Event{Provider: q.Provider, Raw: raw}) {
 		if slices.Contains(hashes, mac(key, s)) {
 			return true
 		}

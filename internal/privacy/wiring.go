@@ -3,6 +3,7 @@ package privacy
 import (
 	"context"
 
+	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -14,9 +15,13 @@ const KeyEnv = "SUBJECT_KEY"
 
 // FromEnv returns the hasher of the function's subject key (KeyEnv), kept
 // fresh as the providers' secrets are, and read from Secrets Manager when
-// first used, not at cold start (provider.Env.SecretOnUse); ok is false
+// first used, not at cold start (provider.Env.SecretOnUse, or
+// secrets.Loader's defaults when env sets no LoadSecret); ok is false
 // when none is set.
 func FromEnv(ctx context.Context, env *provider.Env) (h Hasher, ok bool, err error) {
+	if env.LoadSecret == nil {
+		env.LoadSecret = secrets.Loader(env, 0, 0)
+	}
 	s, err := env.SecretOnUse(ctx, KeyEnv)
 	if err != nil || s == nil {
 		return Hasher{}, false, err

@@ -247,15 +247,15 @@ func (h *Handler) park(ctx context.Context, log *slog.Logger, body string, env q
 // did not know the object at an earlier claim either: its count of "not
 // found" answers is above one claim's NotFoundTries.
 func (c Config) notFoundBefore(err error) bool {
-	var n provider.NotFoundCounter
-	return errors.As(err, &n) && n.NotFoundCount() > c.NotFoundTries
+	var n *provider.NotFoundError
+	return errors.As(err, &n) && n.Count > c.NotFoundTries
 }
 
 // notFoundHold is how long notifications of an object its provider did not
 // know are duplicates: NotFoundHold after the first claim of an id whose
 // fetcher counts its "not found" answers, NotFoundWindow otherwise.
 func (c Config) notFoundHold(err error) time.Duration {
-	var n provider.NotFoundCounter
+	var n *provider.NotFoundError
 	if errors.As(err, &n) && !c.notFoundBefore(err) {
 		return c.NotFoundHold
 	}

@@ -34,7 +34,7 @@ func TestFetchedTypeReachesTheBusiness(t *testing.T) {
 			f := newFixture(t, func(c *processor.Config) {
 				c.Fetch = map[string]provider.Fetch{"mollie": {
 					Get:     func(context.Context, string, []byte) ([]byte, error) { return payment, nil },
-					Pointer: provider.Always,
+					Pointer: always,
 					Type:    mollie.Status,
 				}}
 				c.IDOnly = map[string]bool{"mollie": true}
@@ -58,3 +58,6 @@ func TestFetchedTypeReachesTheBusiness(t *testing.T) {
 		})
 	}
 }
+
+// always is a Fetch.Pointer for which every notification is a pointer.
+func always([]byte) bool { return true }

@@ -15,15 +15,9 @@ import (
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
-
-// countedNotFound is a fetch error that counts the provider's 404s for the
-// id over claims (provider.NotFoundCounter).
-type countedNotFound int
-
-func (c countedNotFound) Error() string      { return fmt.Sprintf("404 (%d so far)", int(c)) }
-func (c countedNotFound) NotFoundCount() int { return int(c) }
 
 // TestNotFoundHoldDependsOnEarlierClaims: an id its provider does not know
 // at its first claim is held off for NotFoundHold only, so the next
@@ -49,15 +43,15 @@ func TestNotFoundHoldDependsOnEarlierClaims(t *testing.T) {
 				if n < 0 {
 					return nil, fmt.Errorf("get %s: %w", id, provider.ErrNotFound)
 				}
-				return nil, fmt.Errorf("get %s: %w: %w", id, countedNotFound(n), provider.ErrNotFound)
+				return nil, fmt.Errorf("get %s: %w", id, &provider.NotFoundError{Err: provider.ErrNotFound, Count: n})
 			}
 			f := newFixture(t, func(c *processor.Config) {
-				c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: provider.Always}}
+				c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: always}}
 				c.IDOnly = map[string]bool{"gopay": true}
 			})
 			ctx := context.Background()
 			in := intake.New(intake.Config{Now: f.now}, f.store, &sentMessages{}, nil)
-			evs, err := gopay.Verifier{}.Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000009"}})
+			evs, err := verifytest.Verifier(gopay.Provider{}, nil).Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000009"}})
 			if err != nil {
 				t.Fatal(err)
 			}

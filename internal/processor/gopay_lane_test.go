@@ -31,7 +31,7 @@ func TestIDOnlyMessagesRunInALaneOfTheirOwn(t *testing.T) {
 	}
 	f := newFixture(t, func(c *processor.Config) {
 		c.Concurrency = 2
-		c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: provider.Always}}
+		c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: always}}
 		c.IDOnly = map[string]bool{"gopay": true}
 	})
 	ctx := context.Background()

@@ -19,6 +19,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/processor"
 	"github.com/hookinbox/hookinbox/internal/queue"
+	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -55,7 +56,7 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 	}
 	var emitted bytes.Buffer
 	f := newFixture(t, func(c *processor.Config) {
-		c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: provider.Always}}
+		c.Fetch = map[string]provider.Fetch{"gopay": {Get: fetch, Pointer: always}}
 		c.IDOnly = map[string]bool{"gopay": true}
 		c.Metrics = metrics.New(&emitted, "test")
 	})
@@ -64,7 +65,7 @@ func TestGoPayNotFoundIsRetriedThenIgnoredForTheWindow(t *testing.T) {
 	ctx := context.Background()
 	notify := func(want intake.Outcome) {
 		t.Helper()
-		evs, err := gopay.Verifier{}.Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000001"}})
+		evs, err := verifytest.Verifier(gopay.Provider{}, nil).Verify(ctx, webhook.Request{Method: "GET", Query: map[string]string{"id": "3000000001"}})
 		if err != nil {
 			t.Fatal(err)
 		}

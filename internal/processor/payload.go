@@ -14,8 +14,9 @@ import (
 // payload returns the event's stored payload (the one the leased item
 // carries inline, or its payload item's) or, when none is stored, the one
 // its provider's API serves, which it stores for the next attempt. A
-// stored notification that only points at the event (provider.Fetch.Pointer) is
-// fetched, fresh on every attempt: its state is what the API says now.
+// stored notification that only points at the event (an id-only
+// provider's, or one provider.Fetch.Pointer recognises) is fetched, fresh
+// on every attempt: its state is what the API says now.
 func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key, it inbox.Item) (raw []byte, fetched bool, err error) {
 	stored := it.Payload // inline: no read
 	if stored == nil {
@@ -28,7 +29,7 @@ func (h *Handler) payload(ctx context.Context, log *slog.Logger, key webhook.Key
 	}
 	f := h.cfg.Fetch[key.Provider()]
 	fetch, canFetch := f.Get, f.Get != nil
-	if f.Pointer != nil && f.Pointer(stored) {
+	if h.cfg.IDOnly[key.Provider()] || f.Pointer != nil && f.Pointer(stored) {
 		if !canFetch {
 			return nil, false, webhook.Permanent(fmt.Errorf("%s notifies with a pointer and has no API fetch", key.Provider()))
 		}

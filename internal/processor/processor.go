@@ -135,7 +135,7 @@ type Config struct {
 	Live map[string]bool
 	// NotFoundHold replaces NotFoundWindow for an id its provider did not
 	// know at this claim only: the fetch error counts the provider's "not
-	// found" answers (provider.NotFoundCounter) and there were no more than
+	// found" answers (provider.NotFoundError) and there were no more than
 	// NotFoundTries, so a provider whose API lags its notification is
 	// fetched again at its next notification after this short hold. Default
 	// DefaultNotFoundHold.

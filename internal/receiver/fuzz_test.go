@@ -17,7 +17,6 @@ import (
 
 	"github.com/hookinbox/hookinbox/provider/github"
 	"github.com/hookinbox/hookinbox/provider/shopify"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"
@@ -37,9 +36,9 @@ const fuzzMaxBody = 8 << 10
 // its verifier's fuzz description (verifyfuzz.VerifierFuzz). A provider
 // added to the receiver gets its entry here too.
 func fuzzProviders() map[string]verifyfuzz.VerifierFuzz {
-	s := &stripe.Verifier{Secrets: []string{secret, oldSecret}, Now: fixed}
-	const ghSecret, shopSecret = "gh_fuzz_secret", "shpss_fuzz_secret"
-	gh, shop := &github.Verifier{Secrets: []string{ghSecret}}, &shopify.Verifier{Secrets: []string{shopSecret}}
+	s := verifytest.StripeVerify(fixed, secret, oldSecret)
+	const ghSecret, shopSecret = "gh_fuzz_secret_0123", "shpss_fuzz_secret_0123456789abcdef"
+	gh, shop := verifytest.Verifier(github.Provider{}, nil, ghSecret), verifytest.Verifier(shopify.Provider{}, nil, shopSecret)
 	// A delivery id the body decides, so the same body signs alike.
 	id := func(body []byte) string { return fmt.Sprintf("d-%x", sha256.Sum256(body))[:18] }
 	github := verifyfuzz.FromRequestVerifier("github", gh.Verify,
@@ -49,7 +48,7 @@ func fuzzProviders() map[string]verifyfuzz.VerifierFuzz {
 		})
 	github.Carried = verifyfuzz.GitHubCarried
 	return map[string]verifyfuzz.VerifierFuzz{
-		"stripe": verifyfuzz.StripeFuzz(s.Verify, now, secret, oldSecret),
+		"stripe": verifyfuzz.StripeFuzz(s, now, secret, oldSecret),
 		"github": github,
 		"shopify": verifyfuzz.FromRequestVerifier("shopify", shop.Verify,
 			func(b []byte) map[string]string {

@@ -58,7 +58,7 @@ func allProviders(t *testing.T, clock func() time.Time) map[string]receiver.Prov
 		"paddle": {paddleSecret}, "mollie": nil,
 	}
 	out := map[string]receiver.Provider{}
-	for _, p := range builtin.Providers() {
+	for _, p := range builtinProviders() {
 		v, err := p.Verifier(secrets[p.Name()], &provider.Env{Now: clock})
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name(), err)
@@ -242,4 +242,13 @@ func attrString(av types.AttributeValue, out *string) bool {
 		*out = s.Value
 	}
 	return ok
+}
+
+// builtinProviders are hookinbox's providers, in the registry's order.
+func builtinProviders() []provider.Provider {
+	reg, err := builtin.Registry()
+	if err != nil {
+		panic(err)
+	}
+	return reg.All()
 }

@@ -54,7 +54,7 @@ func TestProvidersAcceptedOnceForgedRefused(t *testing.T) {
 	sh := shopify.Headers(shBody, shopifySecret, "98880550-7158-44d4-b7cd-2c97c8a091b5", "orders/create", now)
 	std := standard.Headers(stdBody, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", now, standardSecret)
 	pdBody := []byte(`{"event_id":"evt_01hv8x2acma6xvfynhhb0s8z7c","event_type":"transaction.completed","data":{"id":"txn_01hv8wptq8987qeep44cyrewp9"}}`)
-	pd := map[string]string{"content-type": "application/json", "paddle-signature": paddle.Sign(pdBody, now, paddleSecret)}
+	pd := map[string]string{"content-type": "application/json", "paddle-signature": paddle.SignatureHeader(pdBody, now, paddleSecret)}
 	mollieForm := func(body string) events.APIGatewayV2HTTPRequest {
 		return lambdalocal.WebhookEvent("mollie", "POST", map[string]string{"content-type": "application/x-www-form-urlencoded"}, []byte(body))
 	}
@@ -117,12 +117,12 @@ func TestProvidersAcceptedOnceForgedRefused(t *testing.T) {
 			req    events.APIGatewayV2HTTPRequest
 			status int
 		}{
-			"forged":          {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign(pdBody, now, "pdl_ntfset_attacker")}, pdBody), 401},
+			"forged":          {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.SignatureHeader(pdBody, now, "pdl_ntfset_attacker")}, pdBody), 401},
 			"no signature":    {lambdalocal.WebhookEvent("paddle", "POST", with(pd, "paddle-signature", ""), pdBody), 401},
-			"stale timestamp": {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign(pdBody, now.Add(-6*time.Minute), paddleSecret)}, pdBody), 401},
-			"missing id":      {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign([]byte(`{"event_type":"x"}`), now, paddleSecret)}, []byte(`{"event_type":"x"}`)), 400},
-			"malformed body":  {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign([]byte("nope"), now, paddleSecret)}, []byte("nope")), 400},
-			"oversized body":  {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.Sign(huge, now, paddleSecret)}, huge), 413},
+			"stale timestamp": {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.SignatureHeader(pdBody, now.Add(-6*time.Minute), paddleSecret)}, pdBody), 401},
+			"missing id":      {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.SignatureHeader([]byte(`{"event_type":"x"}`), now, paddleSecret)}, []byte(`{"event_type":"x"}`)), 400},
+			"malformed body":  {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.SignatureHeader([]byte("nope"), now, paddleSecret)}, []byte("nope")), 400},
+			"oversized body":  {lambdalocal.WebhookEvent("paddle", "POST", map[string]string{"paddle-signature": paddle.SignatureHeader(huge, now, paddleSecret)}, huge), 413},
 		}},
 		{"mollie", mollieForm("id=tr_WDqYK6vllg"), []webhook.Key{"mollie#tr_WDqYK6vllg"}, "", map[string]struct {
 			req    events.APIGatewayV2HTTPRequest

@@ -15,7 +15,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/gopay"
@@ -110,7 +110,7 @@ func TestGoPayPaymentKnownLateReachesTheBusinessAtItsNextNotification(t *testing
 // more once it knows it as PAID: the reconciler's sweep of unknown ids
 // finds it, ends the hold of its IGNORED claim and hands it to the
 // processor, which marks the order paid once. A made-up id is fetched by
-// the sweep at most gopay.UnknownSweeps times, never claimed, counted or
+// the sweep at most unknownSweeps times, never claimed, counted or
 // alarmed.
 func TestGoPayPaymentKnownLateIsFoundByTheReconciler(t *testing.T) {
 	ctx := context.Background()
@@ -142,7 +142,7 @@ func TestGoPayPaymentKnownLateIsFoundByTheReconciler(t *testing.T) {
 	}
 
 	fetched := s.GoPay.Fetches(id)
-	for range gopay.UnknownSweeps + 1 {
+	for range unknownSweeps + 1 {
 		sum, err := run(ctx)
 		if err != nil {
 			t.Fatalf("reconciler: %v\n%+v", err, sum)
@@ -154,8 +154,8 @@ func TestGoPayPaymentKnownLateIsFoundByTheReconciler(t *testing.T) {
 	if n := s.GoPay.Fetches(id); n != fetched {
 		t.Errorf("the paid payment was fetched %d more times by the sweep, want none", n-fetched)
 	}
-	if n := s.GoPay.Fetches(madeUp); n != 2+gopay.UnknownSweeps {
-		t.Errorf("made-up id fetched %d times, want 2 by the processor and %d by the sweep", n, gopay.UnknownSweeps)
+	if n := s.GoPay.Fetches(madeUp); n != 2+unknownSweeps {
+		t.Errorf("made-up id fetched %d times, want 2 by the processor and %d by the sweep", n, unknownSweeps)
 	}
 	if it, err := s.Inbox.Get(ctx, webhook.NewKey("gopay", "3000009002")); err != nil || it.Status != inbox.Ignored {
 		t.Errorf("made-up id: %+v, %v; want still IGNORED", it, err)
@@ -171,9 +171,7 @@ func TestGoPayUnknownSweepFindsALatePaymentInAFlood(t *testing.T) {
 	ctx := context.Background()
 	s := pipelinetest.New(t)
 	now := time.Now()
-	watch := &gopay.Watch{DB: s.DynamoDB, Table: s.Stack.Tables["InboxTable"], Now: func() time.Time { return now }}
-	payments := gopay.Payments(pipeline.GoPayClientID, secretstest.Static(pipeline.GoPayClientSecret), s.Endpoints["GOPAY_API_URL"], nil)
-	watched := watch.Watching(payments) // the processor's fetch: records each 404
+	watched, sweep := goPay(t, s, func() time.Time { return now }) // the processor's fetch records each 404
 	next := int64(1_000_000)
 	flood := func(n int) {
 		for range n {
@@ -190,7 +188,6 @@ func TestGoPayUnknownSweepFindsALatePaymentInAFlood(t *testing.T) {
 	}
 	s.GoPay.SetPayment(standin.GoPayPayment{ID: real, OrderNumber: "order-late", State: "PAID", Amount: 100, Currency: "CZK"})
 
-	sweep := &gopay.Sweeper{Watch: watch, Fetch: payments, UnknownBudget: budget, Inbox: s.Inbox}
 	in := intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, s.Events, nil)
 	accept := func(ctx context.Context, ev webhook.Event) error { _, err := in.Accept(ctx, ev); return err }
 	const runs = 15 // (5 budgets + a half a run) / (1 - a half) = 11 runs, and a margin
@@ -206,4 +203,28 @@ func TestGoPayUnknownSweepFindsALatePaymentInAFlood(t *testing.T) {
 		now = now.Add(time.Minute)
 	}
 	t.Fatalf("the real payment was not found in %d runs of the sweep; fetched %d times", runs, s.GoPay.Fetches(real))
+}
+
+// unknownSweeps is how many times GoPay's sweep fetches an id GoPay did
+// not know, at most (provider/gopay).
+const unknownSweeps = 3
+
+// goPay returns GoPay's processor fetch and reconcile sweep on s, as the
+// functions build them (the sweep's unknown-id budget is 20 a run), at
+// the clock now (nil: the real one).
+func goPay(t *testing.T, s *pipelinetest.Pipeline, now func() time.Time) (func(context.Context, string) ([]byte, error), provider.Sweeper) {
+	t.Helper()
+	vars := map[string]string{"GOPAY_CLIENT_ID": pipeline.GoPayClientID, "GOPAY_CLIENT_SECRET": pipeline.GoPayClientSecret,
+		"GOPAY_API_URL": s.Endpoints["GOPAY_API_URL"]}
+	env := &provider.Env{Getenv: func(k string) string { return vars[k] }, DynamoDB: s.DynamoDB, Table: s.Stack.Tables["InboxTable"],
+		Inbox: reconcile.ProviderInbox(s.Inbox), Now: now}
+	f, err := gopay.Provider{}.Processor(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := gopay.Provider{}.Reconciler(context.Background(), env)
+	if err != nil || src.Sweep == nil {
+		t.Fatalf("GoPay's source: %+v, %v", src, err)
+	}
+	return func(ctx context.Context, id string) ([]byte, error) { return f.Get(ctx, id, nil) }, src.Sweep
 }

@@ -10,12 +10,9 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/local/lambdalocal"
-	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
-	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
 	"github.com/hookinbox/hookinbox/internal/shop"
-	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -102,10 +99,7 @@ func TestAGoPayPaymentNotFinalAfterItsMaxAgeIsDropped(t *testing.T) {
 		t.Fatalf("notification: %d %s", resp.StatusCode, resp.Body)
 	}
 	s.ProcessUntil(t, 20*time.Second, func() bool { return s.AllFinal(t, []webhook.Key{key}) })
-	sweep := &gopay.Sweeper{
-		Watch: &gopay.Watch{DB: s.DynamoDB, Table: s.Stack.Tables["InboxTable"]},
-		Fetch: gopay.Payments(pipeline.GoPayClientID, secretstest.Static(pipeline.GoPayClientSecret), s.Endpoints["GOPAY_API_URL"], nil),
-	}
+	_, sweep := goPay(t, s, nil)
 	in := intake.New(intake.Config{FromProviderAPI: true}, s.Inbox, s.Events, nil)
 	accept := func(ctx context.Context, ev webhook.Event) error { _, err := in.Accept(ctx, ev); return err }
 	fetched := s.GoPay.Fetches(3000007002)

@@ -190,23 +190,7 @@ func (h *Handler) Run(ctx context.Context) (Summary, error) {
 		}
 		s.Providers = append(s.Providers, pr)
 	}
-	accept := func(ctx context.Context, ev webhook.Event) error { _, err := h.intake.Accept(ctx, ev); return err }
-	for _, src := range h.sources {
-		if src.Sweep == nil {
-			continue
-		}
-		sw, err := src.Sweep.Sweep(ctx, now, accept, func() bool { return h.late(ctx) })
-		s.Listed += sw.Fetched
-		s.Missed += sw.Missed
-		s.Skipped += sw.Skipped
-		s.Events = append(s.Events, sw.Events...)
-		pr := ProviderRun{Provider: src.Provider, Listed: sw.Fetched, Missed: sw.Missed, Skipped: sw.Skipped, Checkpoint: sw.Since}
-		if err != nil {
-			pr.Errors = 1
-			errs = append(errs, fmt.Errorf("%s: %w", src.Provider, err))
-		}
-		s.Providers = append(s.Providers, pr)
-	}
+	errs = append(errs, h.sweeps(ctx, now, &s)...)
 	if h.cfg.Retention != nil {
 		n, err := h.cfg.Retention(ctx, now)
 		s.PayloadsRemoved = n

@@ -33,7 +33,7 @@ func fromEnv(ctx context.Context, cfg aws.Config, getenv func(string) string) (p
 		MailFrom:        r.Required("MAIL_FROM"),
 		StripeAPIKey:    r.List("STRIPE_API_KEY"),
 		StripeAPIKeyARN: r.String("STRIPE_API_KEY_ARN", ""),
-		StripeAPIURL:    r.String("STRIPE_API_URL", stripe.DefaultAPIURL),
+		StripeAPIURL:    r.String("STRIPE_API_URL", "https://api.stripe.com"),
 	}
 	maxAge := r.Duration("SECRET_MAX_AGE", secrets.DefaultMaxAge)
 	reload := r.Duration("SECRET_RELOAD_INTERVAL", secrets.DefaultMinInterval)

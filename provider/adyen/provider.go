@@ -3,14 +3,12 @@ package adyen
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Provider is Adyen: standard notifications, each item signed in its
-// additionalData.hmacSignature (Verifier).
+// additionalData.hmacSignature (verifier).
 type Provider struct {
 	provider.NoSource
 }
@@ -37,34 +35,11 @@ func (Provider) Name() string { return Name }
 
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{SendHelp: sendHelp, SendExamples: sendExamples, SecretEnv: "ADYEN_HMAC_KEY", Accepted: Accepted}
+	return provider.Webhook{SecretEnv: "ADYEN_HMAC_KEY", Accepted: accepted, Subjects: subjects}
 }
 
 // Verifier implements provider.Provider.
 func (Provider) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
-	v := &Verifier{Keys: secrets}
+	v := &verifier{Keys: secrets}
 	return v, v.Validate()
-}
-
-// Sign implements provider.Provider: every item of the notification
-// ev.Body signed again under the first hex key.
-func (Provider) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webhook.Request, error) {
-	key, err := provider.FirstSecret(Name, secrets)
-	if err != nil {
-		return webhook.Request{}, err
-	}
-	body, err := SignFile(ev.Body, key)
-	if err != nil {
-		return webhook.Request{}, err
-	}
-	return webhook.Request{Method: "POST", Header: provider.JSONHeader(), Body: body}, nil
-}
-
-// sendHelp is `hookinbox send`'s help for this provider.
-const sendHelp = `every notification item's additionalData.hmacSignature
-(base64 HMAC of Adyen's field order under the hex key)`
-
-// sendExamples are `hookinbox send`'s examples for this provider.
-var sendExamples = []string{
-	"hookinbox send adyen testdata/adyen/AUTHORISATION.json",
 }

@@ -7,10 +7,10 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Subjects implements provider.SubjectFinder: the shopper reference of
+// subjects is Adyen's Webhook.Subjects: the shopper reference of
 // each notification item (additionalData.shopperReference) and every
 // email address (additionalData.shopperEmail, ...).
-func (Provider) Subjects(ev webhook.Event) []provider.Subject {
+func subjects(ev webhook.Event) []provider.Subject {
 	var n struct {
 		Items []struct {
 			Item struct {

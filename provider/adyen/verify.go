@@ -17,10 +17,10 @@ import (
 // Name is the Provider of every event Verifier.Verify returns.
 const Name = "adyen"
 
-// Accepted is the body Adyen expects once a batch is accepted.
-const Accepted = "[accepted]"
+// accepted is the body Adyen expects once a batch is accepted.
+const accepted = "[accepted]"
 
-// Verifier verifies Adyen standard notifications. One POST carries a batch of
+// verifier verifies Adyen standard notifications. One POST carries a batch of
 // notificationItems, and each item carries its own
 // additionalData.hmacSignature: the base64 HMAC-SHA256, under the hex HMAC
 // key, of
@@ -34,18 +34,18 @@ const Accepted = "[accepted]"
 // keyed adyen#<pspReference>-<eventCode> (Adyen's duplicate rule: same
 // pspReference and eventCode), with the item's JSON as its Raw. Safe for
 // concurrent use.
-type Verifier struct {
+type verifier struct {
 	Keys []string // hex HMAC keys; several while rotating
 }
 
 // Validate reports a configuration that cannot verify anything: no key, or
 // one that is not hex. The error names no key.
-func (a *Verifier) Validate() error {
+func (a *verifier) Validate() error {
 	_, err := a.keys()
 	return err
 }
 
-func (a *Verifier) keys() ([][]byte, error) {
+func (a *verifier) keys() ([][]byte, error) {
 	if err := provider.CheckSecrets(Name, a.Keys); err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (it Item) SigningString() string {
 // item or is no notification at all (nothing signed to check), or when any
 // item's signature is missing or wrong; 400, once every item is signed,
 // for an item whose pspReference or eventCode cannot make a key.
-func (a *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+func (a *verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
 	keys, err := a.keys()
 	if err != nil {
 		return nil, err

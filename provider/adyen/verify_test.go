@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/adyen"
+	"github.com/hookinbox/hookinbox/provider/sample"
 
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -101,13 +102,13 @@ func TestAdyenVerifyBatch(t *testing.T) {
 	if err := (&adyen.Verifier{Keys: []string{"not hex"}}).Validate(); err == nil {
 		t.Error("Validate accepted a key that is not hex")
 	}
-	// SignAdyenFile signs a realistic file the same way.
-	resigned, err := adyen.SignFile([]byte(adyenVectorBody), adyenVectorKey)
+	// The Sender signs a realistic file the same way.
+	resigned, err := adyen.Sender().Sign(sample.Event{Body: []byte(adyenVectorBody)}, []string{adyenVectorKey}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(resigned), adyenVectorSig) {
-		t.Errorf("SignAdyenFile did not reproduce the published signature:\n%s", resigned)
+	if !strings.Contains(string(resigned.Body), adyenVectorSig) {
+		t.Errorf("Sign did not reproduce the published signature:\n%s", resigned.Body)
 	}
 }
 

@@ -1,6 +1,8 @@
 // Package builtin lists the providers hookinbox ships: the one registry
-// the functions, `hookinbox send`, chaos and hookinboxtest iterate.
-// Adding a provider to hookinbox is one line here.
+// the functions iterate (Registry), and the senders of their test
+// deliveries that `hookinbox send`, chaos and hookinboxtest iterate
+// (Senders), in the same order. Adding a provider to hookinbox is a line
+// in each.
 package builtin
 
 import (
@@ -10,14 +12,36 @@ import (
 	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/provider/mollie"
 	"github.com/hookinbox/hookinbox/provider/paddle"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/standard"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
-// Providers returns the providers hookinbox ships, in the order they are
-// listed to a person.
-func Providers() []provider.Provider {
+// Senders returns the senders of the test deliveries of the providers
+// hookinbox ships, in the order they are listed to a person; the
+// functions never call it, so the Lambda bootstraps leave it out.
+func Senders() []sample.Sender {
+	return []sample.Sender{
+		stripe.Sender(),
+		github.Sender(),
+		shopify.Sender(),
+		standard.Sender(),
+		adyen.Sender(),
+		gopay.Sender(),
+		paddle.Sender(),
+		mollie.Sender(),
+	}
+}
+
+// Registry returns the registry of hookinbox's providers and extra, a
+// team's own; a name given twice is an error.
+func Registry(extra ...provider.Provider) (*provider.Registry, error) {
+	return provider.NewRegistry(append(providers(), extra...)...)
+}
+
+// providers are the providers hookinbox ships, in Senders' order.
+func providers() []provider.Provider {
 	return []provider.Provider{
 		stripe.Provider{},
 		github.Provider{},
@@ -28,10 +52,4 @@ func Providers() []provider.Provider {
 		paddle.Provider{},
 		mollie.Provider{},
 	}
-}
-
-// Registry returns the registry of hookinbox's providers and extra, a
-// team's own; a name given twice is an error.
-func Registry(extra ...provider.Provider) (*provider.Registry, error) {
-	return provider.NewRegistry(append(Providers(), extra...)...)
 }

@@ -11,13 +11,14 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/sample"
 )
 
 // TestEveryProviderVerifiesWhatItSigns: the registry names each provider
-// once, and each provider's one signer (Sign, what `hookinbox send`,
-// chaos and hookinboxtest deliver through) produces a delivery its own
-// verifier accepts under the local receiver's secrets, keyed under its
-// name.
+// once, in the order of the senders, and each provider's one signer
+// (Sender.Sign, what `hookinbox send`, chaos and hookinboxtest deliver
+// through) produces a delivery its own verifier accepts under the local
+// receiver's secrets, keyed under its name.
 func TestEveryProviderVerifiesWhatItSigns(t *testing.T) {
 	files := map[string]string{
 		"stripe": "stripe/checkout.session.completed.json", "github": "github/issues.json",
@@ -29,18 +30,26 @@ func TestEveryProviderVerifiesWhatItSigns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := builtin.Registry(builtin.Providers()[0]); err == nil {
+	if _, err := builtin.Registry(reg.All()[0]); err == nil {
 		t.Error("a provider registered twice was accepted")
 	}
+	senders := builtin.Senders()
+	if len(senders) != len(reg.All()) {
+		t.Fatalf("%d senders for %d providers", len(senders), len(reg.All()))
+	}
 	local := pipeline.LocalEnv("")
-	for _, p := range reg.All() {
+	for i, p := range reg.All() {
+		s := senders[i]
+		if s.Provider.Name() != p.Name() {
+			t.Errorf("sender %d is %s's, provider %d is %s", i, s.Provider.Name(), i, p.Name())
+		}
 		t.Run(p.Name(), func(t *testing.T) {
 			body, err := os.ReadFile(filepath.Join("..", "..", "testdata", files[p.Name()]))
 			if err != nil {
 				t.Fatal(err)
 			}
 			secrets := envconfig.Split(local[p.Webhook().SecretEnv])
-			req, err := p.Sign(provider.TestEvent{Body: body, File: filepath.Base(files[p.Name()])}, secrets, time.Now())
+			req, err := s.Sign(sample.Event{Body: body, File: filepath.Base(files[p.Name()])}, secrets, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

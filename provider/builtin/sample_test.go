@@ -15,6 +15,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -25,29 +26,30 @@ import (
 // an id-only provider's notification carries the id and its payment is
 // in API, where the stand-in serves it from.
 func TestEverySampleIsAFreshEvent(t *testing.T) {
-	type sample struct {
-		provider provider.Provider
-		file     string
-		variant  string
+	type sampleFile struct {
+		sender  sample.Sender
+		file    string
+		variant string
 	}
-	var samples []sample
-	for _, p := range builtin.Providers() {
-		if _, ok := p.(provider.Sampler); !ok {
+	var samples []sampleFile
+	for _, sd := range builtin.Senders() {
+		p := sd.Provider
+		if sd.Sample == nil {
 			continue
 		}
 		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", p.Name(), "*.json"))
 		if len(files) == 0 {
-			t.Errorf("%s has a Sampler and no samples in testdata/%s", p.Name(), p.Name())
+			t.Errorf("%s has a Sample and no samples in testdata/%s", p.Name(), p.Name())
 		}
 		for _, f := range files {
-			samples = append(samples, sample{p, f, ""})
-			for _, v := range p.Webhook().Variants {
-				samples = append(samples, sample{p, f, v.Name})
+			samples = append(samples, sampleFile{sd, f, ""})
+			for _, v := range sd.Variants {
+				samples = append(samples, sampleFile{sd, f, v.Name})
 			}
 		}
 	}
 	for _, s := range samples {
-		p := s.provider
+		p := s.sender.Provider
 		t.Run(p.Name()+"/"+filepath.Base(s.file)+"/"+s.variant, func(t *testing.T) {
 			body, err := os.ReadFile(s.file)
 			if err != nil {
@@ -61,11 +63,11 @@ func TestEverySampleIsAFreshEvent(t *testing.T) {
 			}
 			var keys []webhook.Key
 			for range 2 {
-				ev, err := p.(provider.Sampler).Sample(provider.TestEvent{Body: bytes.Clone(body), File: filepath.Base(s.file), Variant: s.variant, Fresh: true})
+				ev, err := s.sender.Sample(sample.Event{Body: bytes.Clone(body), File: filepath.Base(s.file), Variant: s.variant, Fresh: true})
 				if err != nil {
 					t.Fatal(err)
 				}
-				req, err := p.Sign(ev, signers, time.Now())
+				req, err := s.sender.Sign(ev, signers, time.Now())
 				if err != nil {
 					t.Fatal(err)
 				}

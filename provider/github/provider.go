@@ -2,16 +2,13 @@ package github
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Provider is GitHub: hooks signed in X-Hub-Signature-256 (Verifier), and
+// Provider is GitHub: hooks signed in X-Hub-Signature-256 (verifier), and
 // the hooks' recent deliveries as the reconciler's source.
 type Provider struct{ provider.NoFetch }
 
@@ -20,11 +17,7 @@ func (Provider) Name() string { return Name }
 
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{
-		SendHelp: sendHelp, SendExamples: sendExamples,
-		SecretEnv: "GITHUB_WEBHOOK_SECRET", TypeUnsigned: true,
-		Variants: []provider.Variant{{Name: "form", Usage: "github: send as a form-encoded hook (payload=<URL-encoded JSON>)"}},
-	}
+	return provider.Webhook{SecretEnv: "GITHUB_WEBHOOK_SECRET", TypeUnsigned: true, Subjects: subjects}
 }
 
 // minSecretLen is the shortest secret the verifier accepts: GitHub takes
@@ -33,35 +26,18 @@ const minSecretLen = 16
 
 // Verifier implements provider.Provider.
 func (Provider) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
-	return &Verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, minSecretLen)
-}
-
-// Sign implements provider.Provider: ev.Body under the first secret, the
-// event ev.Type or the file's name (issues.json: issues), a fresh
-// delivery id unless ev.ID; variant "form" sends it form-encoded.
-func (Provider) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webhook.Request, error) {
-	secret, err := provider.FirstSecret(Name, secrets)
-	if err != nil {
-		return webhook.Request{}, err
-	}
-	typ := eventName(ev)
-	if typ == "" {
-		return webhook.Request{}, fmt.Errorf("github: no event name")
-	}
-	id := ev.ID
-	if id == "" {
-		id = provider.UUID()
-	}
-	req := webhook.Request{Method: "POST", Header: Headers(ev.Body, secret, id, typ), Body: ev.Body}
-	if ev.Variant == "form" {
-		req.Body, req.Header = Form(ev.Body, secret, id, typ)
-	}
-	return req, nil
+	return &verifier{Secrets: secrets}, provider.CheckSecretLen(Name, secrets, minSecretLen)
 }
 
 // maxLookback is the longest GITHUB_RECONCILE_LOOKBACK: GitHub keeps a
 // hook's deliveries for 3 days.
 const maxLookback = 72 * time.Hour
+
+// defaultLookback is the first run's window: the minutes between a
+// deployment and its first run, and a token fixed within the hour. Beside
+// an older system that handled the same hook, a longer window runs its
+// work here again.
+const defaultLookback = time.Hour
 
 // hookPath is the form of a GITHUB_RECONCILE_HOOKS entry.
 var hookPath = regexp.MustCompile(`^(repos/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|orgs/[A-Za-z0-9_.-]+)/hooks/[0-9]+$`)
@@ -70,13 +46,13 @@ var hookPath = regexp.MustCompile(`^(repos/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|orgs/
 // GITHUB_RECONCILE_HOOKS (comma-separated API paths such as
 // repos/<owner>/<repo>/hooks/<id>; none turns the source off), read with
 // GITHUB_TOKEN (or its _ARN) from GITHUB_API_URL, the first run going
-// back GITHUB_RECONCILE_LOOKBACK (default provider.DefaultSourceLookback,
+// back GITHUB_RECONCILE_LOOKBACK (default 1h,
 // at most 72h; 0s: from the first run).
 func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Source, error) {
-	r := env.Reader()
+	r := env.Settings()
 	hooks := r.List("GITHUB_RECONCILE_HOOKS")
 	apiURL := r.String("GITHUB_API_URL", defaultAPIURL)
-	lookback := r.Window("GITHUB_RECONCILE_LOOKBACK", provider.DefaultSourceLookback)
+	lookback := r.Window("GITHUB_RECONCILE_LOOKBACK", defaultLookback)
 	for _, hook := range hooks {
 		if !hookPath.MatchString(hook) {
 			r.Problem("GITHUB_RECONCILE_HOOKS: %q is not repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>", hook)
@@ -95,19 +71,7 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	if err != nil {
 		return provider.Source{}, err
 	}
-	return provider.Source{Lookback: lookback, List: &GitHubDeliveries{
-		Hooks: hooks, Token: token, BaseURL: apiURL, HTTP: env.HTTPClient(), Inbox: inbox.NewDynamoDB(env.DynamoDB, env.Table),
+	return provider.Source{Lookback: lookback, List: &deliveries{
+		Hooks: hooks, Token: token, BaseURL: apiURL, HTTP: env.HTTPClient(), Inbox: env.Inbox,
 	}}, nil
-}
-
-// sendHelp is `hookinbox send`'s help for this provider.
-const sendHelp = `X-Hub-Signature-256 (sha256= hex HMAC of the body); the event is
---type or the file's name (testdata/github/issues.json: issues);
-a fresh X-GitHub-Delivery unless --id; --form sends it as a hook
-whose content type is application/x-www-form-urlencoded does
-(payload=<URL-encoded JSON>, signed over the form)`
-
-// sendExamples are `hookinbox send`'s examples for this provider.
-var sendExamples = []string{
-	"hookinbox send github testdata/github/issues.json --form",
 }

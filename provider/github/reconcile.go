@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -21,7 +20,7 @@ import (
 // defaultAPIURL is GitHub's REST API.
 const defaultAPIURL = "https://api.github.com"
 
-// GitHubDeliveries lists what GitHub's webhook deliveries lost. GitHub
+// deliveries lists what GitHub's webhook deliveries lost. GitHub
 // never redelivers a failed delivery by itself; it keeps a hook's
 // deliveries for three days. For each hook (an API path such as
 // repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>), Next pages
@@ -46,15 +45,13 @@ const defaultAPIURL = "https://api.github.com"
 // next run goes on from the checkpoint. GitHub App hooks
 // (/app/hook/deliveries, with a JWT from the App's private key) are not
 // supported yet. Safe for concurrent use.
-type GitHubDeliveries struct {
+type deliveries struct {
 	Hooks   []string
 	Token   provider.Secret
 	BaseURL string // defaultAPIURL when empty
 	HTTP    *http.Client
 	// Inbox is where a delivery's claim is looked up.
-	Inbox interface {
-		Get(ctx context.Context, key webhook.Key) (inbox.Item, error)
-	}
+	Inbox provider.Inbox
 	// Margin is how much of the deadline a rate-limit wait leaves;
 	// default 15 s.
 	Margin time.Duration
@@ -76,7 +73,7 @@ type gitHubDelivery struct {
 
 // Next implements provider.Lister: the deliveries of every hook in [from, to)
 // whose GUID has no claim, oldest first, as events; upTo is to.
-func (g *GitHubDeliveries) Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error) {
+func (g *deliveries) Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error) {
 	var evs []webhook.Event
 	for _, hook := range g.Hooks {
 		hook = strings.Trim(hook, "/")
@@ -85,12 +82,12 @@ func (g *GitHubDeliveries) Next(ctx context.Context, from, to time.Time) ([]webh
 			return nil, from, fmt.Errorf("list deliveries of %s: %w", hook, err)
 		}
 		for _, d := range listed {
-			_, err := g.Inbox.Get(ctx, webhook.NewKey(Name, d.GUID))
-			if err == nil {
-				continue // it arrived
-			}
-			if !errors.Is(err, inbox.ErrNotFound) {
+			claimed, err := g.Inbox.Claimed(ctx, webhook.NewKey(Name, d.GUID))
+			if err != nil {
 				return nil, from, err
+			}
+			if claimed {
+				continue // it arrived
 			}
 			ev, err := g.record(ctx, hook, d)
 			if err != nil {
@@ -105,7 +102,7 @@ func (g *GitHubDeliveries) Next(ctx context.Context, from, to time.Time) ([]webh
 
 // list returns the deliveries of hook in [from, to), one per GUID (the
 // first attempt: a redelivery keeps the GUID).
-func (g *GitHubDeliveries) list(ctx context.Context, hook string, from, to time.Time) ([]gitHubDelivery, error) {
+func (g *deliveries) list(ctx context.Context, hook string, from, to time.Time) ([]gitHubDelivery, error) {
 	byGUID := map[string]gitHubDelivery{}
 	next := g.base() + "/" + hook + "/deliveries?per_page=100"
 	for next != "" {
@@ -140,7 +137,7 @@ func (g *GitHubDeliveries) list(ctx context.Context, hook string, from, to time.
 
 // record reads one delivery's request and returns it as the event the
 // receiver would have claimed.
-func (g *GitHubDeliveries) record(ctx context.Context, hook string, d gitHubDelivery) (webhook.Event, error) {
+func (g *deliveries) record(ctx context.Context, hook string, d gitHubDelivery) (webhook.Event, error) {
 	var rec struct {
 		GUID    string `json:"guid"`
 		Event   string `json:"event"`
@@ -165,13 +162,13 @@ func (g *GitHubDeliveries) record(ctx context.Context, hook string, d gitHubDeli
 	return webhook.Event{Provider: Name, ID: d.GUID, Type: typ, Created: d.DeliveredAt.UTC(), Raw: rec.Request.Payload}, nil
 }
 
-func (g *GitHubDeliveries) base() string {
+func (g *deliveries) base() string {
 	return strings.TrimSuffix(cmp.Or(g.BaseURL, defaultAPIURL), "/")
 }
 
 // get GETs url into v, waiting out rate limits within the deadline, and
 // returns the answer's headers. A refused token (401) is reloaded once.
-func (g *GitHubDeliveries) get(ctx context.Context, url string, v any) (http.Header, error) {
+func (g *deliveries) get(ctx context.Context, url string, v any) (http.Header, error) {
 	g.mu.Lock()
 	spent := time.Until(g.resetAt)
 	g.mu.Unlock()

@@ -7,9 +7,9 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Subjects implements provider.SubjectFinder: the sender's login and
+// subjects is GitHub's Webhook.Subjects: the sender's login and
 // every email address (a push's commit authors, ...).
-func (Provider) Subjects(ev webhook.Event) []provider.Subject {
+func subjects(ev webhook.Event) []provider.Subject {
 	var e struct {
 		Sender struct {
 			Login string `json:"login"`

@@ -16,7 +16,7 @@ import (
 // Name is the Provider of every event Verifier.Verify returns.
 const Name = "github"
 
-// Verifier verifies GitHub webhook deliveries: X-Hub-Signature-256 is
+// verifier verifies GitHub webhook deliveries: X-Hub-Signature-256 is
 // "sha256=" and the hex HMAC-SHA256 of the raw body under the webhook's
 // secret. The key is github#<X-GitHub-Delivery>, which a redelivery keeps;
 // the type is X-GitHub-Event. The scheme has no timestamp, so a captured
@@ -32,7 +32,7 @@ const Name = "github"
 // go-github's ValidatePayload does the same check, but it is not among the
 // modules served here and would bring a large API client for twenty lines.
 // Safe for concurrent use.
-type Verifier struct {
+type verifier struct {
 	Secrets []string // accepted secrets; several while rotating
 }
 
@@ -41,7 +41,7 @@ type Verifier struct {
 // implausible delivery id (ErrNoEventID, ErrBadEventID), no event name, a
 // body that is not a JSON object, or a form body without exactly one
 // payload field holding one (ErrNotJSON).
-func (g *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+func (g *verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
 	if err := provider.CheckSecrets(Name, g.Secrets); err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ const defaultURL = "https://gate.gopay.cz/api"
 // errNotFound is the error of a payment GoPay does not know (404).
 var errNotFound = fmt.Errorf("gopay has no such payment: %w", provider.ErrNotFound)
 
-// Payments returns the fetch of GoPay payments, the only source of a
+// payments returns the fetch of GoPay payments, the only source of a
 // GoPay payment's state (its notification is an unsigned id): an OAuth2
 // token from POST {apiURL}/oauth2/token (client credentials, scope
 // payment-all), kept until shortly before it expires, then
@@ -31,7 +31,7 @@ var errNotFound = fmt.Errorf("gopay has no such payment: %w", provider.ErrNotFou
 // A payment GoPay does not know (404) wraps provider.ErrNotFound; other
 // failures are transient. It makes no retries of its own and logs
 // nothing. The answer is checked to be that payment, with a state.
-func Payments(clientID string, secret provider.Secret, apiURL string, httpClient *http.Client) func(ctx context.Context, id string) ([]byte, error) {
+func payments(clientID string, secret provider.Secret, apiURL string, httpClient *http.Client) func(ctx context.Context, id string) ([]byte, error) {
 	if apiURL == "" {
 		apiURL = defaultURL
 	}

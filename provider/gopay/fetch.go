@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/provider"
 )
 
@@ -24,7 +23,7 @@ func readSettings(ctx context.Context, env *provider.Env) (s settings, ok bool, 
 	if !env.HasSecret("GOPAY_CLIENT_SECRET") {
 		return s, false, nil
 	}
-	r := env.Reader()
+	r := env.Settings()
 	s.clientID = r.String("GOPAY_CLIENT_ID", "")
 	s.apiURL = r.String("GOPAY_API_URL", defaultURL)
 	if s.clientID == "" {
@@ -42,17 +41,16 @@ func readSettings(ctx context.Context, env *provider.Env) (s settings, ok bool, 
 // Processor implements provider.Provider: with GoPay enabled, every
 // notification is fetched (GET /payments/payment/{id}), and every fetch
 // records a payment that is not final yet, so the reconciler fetches it
-// again until it is (Watch).
+// again until it is (watch).
 func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
 	s, ok, err := readSettings(ctx, env)
 	if !ok {
 		return provider.Fetch{}, err
 	}
-	watch := &Watch{DB: env.DynamoDB, Table: env.Table}
-	get := watch.Watching(Payments(s.clientID, s.secret, s.apiURL, env.HTTPClient()))
+	watch := &watch{DB: env.DynamoDB, Table: env.Table, Now: env.Now}
+	get := watch.Watching(payments(s.clientID, s.secret, s.apiURL, env.HTTPClient()))
 	return provider.Fetch{
-		Get:     func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
-		Pointer: provider.Always,
+		Get: func(ctx context.Context, id string, _ []byte) ([]byte, error) { return get(ctx, id) },
 	}, nil
 }
 
@@ -60,7 +58,7 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 // payments not final yet are fetched again, GOPAY_RECONCILE_BUDGET a run
 // (default 50), for GOPAY_RECONCILE_MAX_AGE (default 168h).
 func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Source, error) {
-	r := env.Reader()
+	r := env.Settings()
 	budget := int(r.Int("GOPAY_RECONCILE_BUDGET", 50))
 	maxAge := r.Duration("GOPAY_RECONCILE_MAX_AGE", 7*24*time.Hour)
 	if maxAge > watchTTL {
@@ -73,10 +71,10 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	if err := errors.Join(err, r.Err()); err != nil || !ok {
 		return provider.Source{}, err
 	}
-	return provider.Source{Sweep: &Sweeper{
-		Watch:  &Watch{DB: env.DynamoDB, Table: env.Table, MaxAge: maxAge},
-		Fetch:  Payments(s.clientID, s.secret, s.apiURL, env.HTTPClient()),
+	return provider.Source{Sweep: &sweeper{
+		watch:  &watch{DB: env.DynamoDB, Table: env.Table, MaxAge: maxAge, Now: env.Now},
+		Fetch:  payments(s.clientID, s.secret, s.apiURL, env.HTTPClient()),
 		Budget: budget,
-		Inbox:  inbox.NewDynamoDB(env.DynamoDB, env.Table),
+		Inbox:  env.Inbox,
 	}}, nil
 }

@@ -14,8 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookinbox/hookinbox/internal/inbox"
-	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -29,15 +27,15 @@ import (
 //	watch#gopay   cursor         after (the sort key the sweep reached), since,
 //	                             unknown_after (the unknown id it reached)
 //
-// written by every fetch of a payment (Watch.Watching wraps the
+// written by every fetch of a payment (watch.Watching wraps the
 // processor's fetch): a state that is not final is recorded, a final one
 // removes the item, and a payment GoPay does not know (404) is recorded
-// as unknown, counting the 404s. The reconciler's sweep (Sweeper)
+// as unknown, counting the 404s. The reconciler's sweep (sweeper)
 // fetches the watched payments again, a budget a run, and hands a payment
 // whose state changed to the intake as its notification would, so the
 // processor fetches and applies the new state once; and it fetches the
 // unknown ids, a smaller budget a run, each in turn (going on from the
-// one the last run reached, and round again), at most UnknownSweeps
+// one the last run reached, and round again), at most unknownSweeps
 // times each within unknownMaxAge of the first 404, and hands one GoPay
 // knows by then to the intake (its API lagged its notification).
 const (
@@ -52,18 +50,18 @@ const (
 // knows a little later than it notifies is found within minutes.
 const (
 	unknownMaxAge = time.Hour
-	UnknownSweeps = 3
+	unknownSweeps = 3
 )
 
 // watchTTL is how long a watch item lives (its expires_at, for the
 // table's TTL) even when no reconciler sweeps it: the longest
-// Watch.MaxAge.
+// watch.MaxAge.
 const watchTTL = 30 * 24 * time.Hour
 
-// Final reports whether a GoPay payment state is final: anything but
+// final reports whether a GoPay payment state is final: anything but
 // CREATED, PAYMENT_METHOD_CHOSEN and AUTHORIZED, which GoPay may leave
 // without a notification.
-func Final(state string) bool {
+func final(state string) bool {
 	switch state {
 	case "CREATED", "PAYMENT_METHOD_CHOSEN", "AUTHORIZED":
 		return false
@@ -80,13 +78,13 @@ type gopayDB interface {
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// Fetcher returns a GoPay payment as the API serves it
-// (Payments).
-type Fetcher = func(ctx context.Context, id string) ([]byte, error)
+// fetcher returns a GoPay payment as the API serves it
+// (payments).
+type fetcher = func(ctx context.Context, id string) ([]byte, error)
 
-// Watch is the list of GoPay payments not final yet, in the inbox
+// watch is the list of GoPay payments not final yet, in the inbox
 // table. Safe for concurrent use.
-type Watch struct {
+type watch struct {
 	DB    gopayDB
 	Table string
 	// MaxAge is how long a payment is watched after it was first seen not
@@ -95,34 +93,21 @@ type Watch struct {
 	Now    func() time.Time
 }
 
-// notFound is a watched fetch's error for a payment GoPay does not know:
-// it counts GoPay's 404s for the id while it is watched as unknown
-// (provider.NotFoundCounter), so the processor holds repeated
-// notifications of a made-up id off longer than the first.
-type notFound struct {
-	err    error
-	misses int
-}
-
-func (e *notFound) Error() string      { return e.err.Error() }
-func (e *notFound) Unwrap() error      { return e.err }
-func (e *notFound) NotFoundCount() int { return e.misses }
-
-func (w *Watch) now() time.Time {
+func (w *watch) now() time.Time {
 	if w.Now == nil {
 		return time.Now()
 	}
 	return w.Now()
 }
 
-func (w *Watch) maxAge() time.Duration {
+func (w *watch) maxAge() time.Duration {
 	return min(cmp.Or(w.MaxAge, 7*24*time.Hour), watchTTL)
 }
 
 // Watching returns fetch, recording the state of every payment it
 // fetches. A failed record fails the fetch, so the caller tries again
 // rather than lose the watch.
-func (w *Watch) Watching(fetch Fetcher) Fetcher {
+func (w *watch) Watching(fetch fetcher) fetcher {
 	return func(ctx context.Context, id string) ([]byte, error) {
 		raw, err := fetch(ctx, id)
 		if errors.Is(err, provider.ErrNotFound) {
@@ -130,7 +115,7 @@ func (w *Watch) Watching(fetch Fetcher) Fetcher {
 			if rerr != nil {
 				return nil, rerr
 			}
-			return nil, &notFound{err: err, misses: misses}
+			return nil, &provider.NotFoundError{Err: err, Count: misses}
 		}
 		if err != nil {
 			return nil, err
@@ -144,8 +129,8 @@ func (w *Watch) Watching(fetch Fetcher) Fetcher {
 
 // record writes the payment's state: a state that is not final is kept
 // (first_seen only the first time), a final one ends the watch.
-func (w *Watch) record(ctx context.Context, id, state string) error {
-	if Final(state) {
+func (w *watch) record(ctx context.Context, id, state string) error {
+	if final(state) {
 		return w.end(ctx, id)
 	}
 	now := w.now()
@@ -169,7 +154,7 @@ func (w *Watch) record(ctx context.Context, id, state string) error {
 
 // missed records a 404 for the payment id and returns how many it has
 // had while watched as unknown.
-func (w *Watch) missed(ctx context.Context, id string) (int, error) {
+func (w *watch) missed(ctx context.Context, id string) (int, error) {
 	now := w.now()
 	out, err := w.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        &w.Table,
@@ -190,7 +175,7 @@ func (w *Watch) missed(ctx context.Context, id string) (int, error) {
 }
 
 // forget removes an unknown id from the watch list.
-func (w *Watch) forget(ctx context.Context, id string) error {
+func (w *watch) forget(ctx context.Context, id string) error {
 	if _, err := w.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &w.Table, Key: watchKey(gopayUnknownPrefix + id)}); err != nil {
 		return fmt.Errorf("gopay payment %s: end its watch as unknown: %w", id, err)
 	}
@@ -199,7 +184,7 @@ func (w *Watch) forget(ctx context.Context, id string) error {
 
 // list reads up to limit watch list items whose sort key meets cond, in
 // which :sk stands for sk, and :from for from when given.
-func (w *Watch) list(ctx context.Context, cond, sk string, limit int, from ...string) ([]map[string]types.AttributeValue, error) {
+func (w *watch) list(ctx context.Context, cond, sk string, limit int, from ...string) ([]map[string]types.AttributeValue, error) {
 	values := map[string]types.AttributeValue{
 		":pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
 		":sk": &types.AttributeValueMemberS{Value: sk},
@@ -229,7 +214,7 @@ func watchKey(sk string) map[string]types.AttributeValue {
 }
 
 // end removes the payment from the watch list.
-func (w *Watch) end(ctx context.Context, id string) error {
+func (w *watch) end(ctx context.Context, id string) error {
 	_, err := w.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &w.Table, Key: watchKey(gopayWatchPrefix + id)})
 	if err != nil {
 		return fmt.Errorf("gopay payment %s: end its watch: %w", id, err)
@@ -238,7 +223,7 @@ func (w *Watch) end(ctx context.Context, id string) error {
 }
 
 // gopayState returns the state of a fetched payment ("" when it has
-// none; Payments checks there is one).
+// none; payments checks there is one).
 func gopayState(raw []byte) string {
 	var p struct {
 		State string `json:"state"`
@@ -247,29 +232,27 @@ func gopayState(raw []byte) string {
 	return p.State
 }
 
-// Sweeper is the GoPay source: each run fetches up to Budget watched
+// sweeper is the GoPay source: each run fetches up to Budget watched
 // payments again, from where the last run stopped, and hands each whose
 // state changed to the intake as a notification of it. A payment still
 // not final after the watch's MaxAge is dropped, logged and counted as
 // skipped. Its checkpoint is when the sweep under way started: every
 // payment watched before then was fetched since the sweep before.
-type Sweeper struct {
-	Watch *Watch
-	Fetch Fetcher // without Watching: the sweep records what it handed on
+type sweeper struct {
+	watch *watch
+	Fetch fetcher // without Watching: the sweep records what it handed on
 	// Budget is how many payments one run fetches; default 50.
 	Budget int
 	// UnknownBudget is how many unknown ids one run fetches; default 20.
 	UnknownBudget int
 	// Inbox ends the hold of an unknown id's IGNORED claim once GoPay
-	// knows the payment (inbox.Store.EndHold).
-	Inbox interface {
-		EndHold(ctx context.Context, key webhook.Key) error
-	}
+	// knows the payment.
+	Inbox provider.Inbox
 }
 
 // Sweep implements provider.Sweeper.
-func (g *Sweeper) Sweep(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, late func() bool) (provider.Swept, error) {
-	w := g.Watch
+func (g *sweeper) Sweep(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, late func() bool) (provider.Swept, error) {
+	w := g.watch
 	budget := cmp.Or(g.Budget, 50)
 	cur, err := g.cursor(ctx, now)
 	if err != nil {
@@ -318,15 +301,15 @@ func (g *Sweeper) Sweep(ctx context.Context, now time.Time, accept func(context.
 }
 
 // one fetches one watched payment and hands a changed state on.
-func (g *Sweeper) one(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, id string, item map[string]types.AttributeValue, sw *provider.Swept) error {
+func (g *sweeper) one(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, id string, item map[string]types.AttributeValue, sw *provider.Swept) error {
 	key := webhook.NewKey(Name, id)
 	was := attrS(item, "state")
 	first, _ := strconv.ParseInt(attrN(item, "first_seen"), 10, 64)
-	if age := now.Sub(time.Unix(first, 0)); age > g.Watch.maxAge() {
+	if age := now.Sub(time.Unix(first, 0)); age > g.watch.maxAge() {
 		sw.Skipped++
 		note := fmt.Sprintf("still %s after %s: no longer fetched", was, age.Round(time.Hour))
 		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: Notification, Outcome: provider.Skipped, Note: note})
-		return g.Watch.end(ctx, id)
+		return g.watch.end(ctx, id)
 	}
 	sw.Fetched++
 	raw, err := g.Fetch(ctx, id)
@@ -334,10 +317,10 @@ func (g *Sweeper) one(ctx context.Context, now time.Time, accept func(context.Co
 		// GoPay does not know the payment (any more): nothing to wait for.
 		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: Notification, Outcome: provider.Skipped, Note: "GoPay does not know this payment: no longer fetched"})
 		sw.Skipped++
-		return g.Watch.end(ctx, id)
+		return g.watch.end(ctx, id)
 	}
 	if err != nil {
-		reason := logs.RedactError(err)
+		reason := err.Error()
 		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: Notification, Outcome: provider.Failed, Note: reason})
 		return fmt.Errorf("fetch gopay payment %s: %s", id, reason)
 	}
@@ -353,7 +336,7 @@ func (g *Sweeper) one(ctx context.Context, now time.Time, accept func(context.Co
 			sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Failed, Note: "being fetched now; the next sweep looks again"})
 			return nil
 		} else if err != nil {
-			reason := logs.RedactError(err)
+			reason := err.Error()
 			sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Failed, Note: reason})
 			return fmt.Errorf("claim %s: %s", key, reason) // the watch keeps the old state: the next run tries again
 		}
@@ -361,7 +344,7 @@ func (g *Sweeper) one(ctx context.Context, now time.Time, accept func(context.Co
 		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Claimed,
 			Note: "state " + was + " → " + state + " without a notification"})
 	}
-	return g.Watch.record(ctx, id, state)
+	return g.watch.record(ctx, id, state)
 }
 
 // unknown fetches up to UnknownBudget ids GoPay answered 404 for, and
@@ -370,19 +353,19 @@ func (g *Sweeper) one(ctx context.Context, now time.Time, accept func(context.Co
 // sort key the last run reached), then from the first, and returns the
 // sort key this run reached; so however many ids are made up, each is
 // fetched again within as many runs as there are budgets in the list.
-// An id is fetched at most UnknownSweeps times, within unknownMaxAge of
+// An id is fetched at most unknownSweeps times, within unknownMaxAge of
 // its first 404; made-up ids are dropped quietly (no line, nothing
 // counted: they raise no alarm).
-func (g *Sweeper) unknown(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, late func() bool, after string, sw *provider.Swept) (string, error) {
+func (g *sweeper) unknown(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, late func() bool, after string, sw *provider.Swept) (string, error) {
 	budget := cmp.Or(g.UnknownBudget, 20)
 	if !strings.HasPrefix(after, gopayUnknownPrefix) {
 		after = gopayUnknownPrefix
 	}
 	// The unknown ids sort last in the partition: nothing follows them.
-	items, err := g.Watch.list(ctx, "sk > :sk", after, budget)
+	items, err := g.watch.list(ctx, "sk > :sk", after, budget)
 	if err == nil && len(items) < budget && after != gopayUnknownPrefix {
 		var first []map[string]types.AttributeValue
-		first, err = g.Watch.list(ctx, "sk BETWEEN :from AND :sk", after, budget-len(items), gopayUnknownPrefix)
+		first, err = g.watch.list(ctx, "sk BETWEEN :from AND :sk", after, budget-len(items), gopayUnknownPrefix)
 		items = append(items, first...)
 	}
 	if err != nil {
@@ -403,88 +386,44 @@ func (g *Sweeper) unknown(ctx context.Context, now time.Time, accept func(contex
 }
 
 // unknownOne fetches one unknown id again.
-func (g *Sweeper) unknownOne(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, id string, item map[string]types.AttributeValue, sw *provider.Swept) error {
+func (g *sweeper) unknownOne(ctx context.Context, now time.Time, accept func(context.Context, webhook.Event) error, id string, item map[string]types.AttributeValue, sw *provider.Swept) error {
 	first, _ := strconv.ParseInt(attrN(item, "first_missed"), 10, 64)
 	sweeps, _ := strconv.Atoi(attrN(item, "sweeps"))
-	if now.Sub(time.Unix(first, 0)) > unknownMaxAge || sweeps >= UnknownSweeps {
-		return g.Watch.forget(ctx, id)
+	if now.Sub(time.Unix(first, 0)) > unknownMaxAge || sweeps >= unknownSweeps {
+		return g.watch.forget(ctx, id)
 	}
 	key := webhook.NewKey(Name, id)
 	sw.Fetched++
 	raw, err := g.Fetch(ctx, id)
 	if errors.Is(err, provider.ErrNotFound) {
-		if sweeps+1 >= UnknownSweeps {
-			return g.Watch.forget(ctx, id)
+		if sweeps+1 >= unknownSweeps {
+			return g.watch.forget(ctx, id)
 		}
-		return g.Watch.swept(ctx, id)
+		return g.watch.swept(ctx, id)
 	}
 	if err != nil {
-		reason := logs.RedactError(err)
+		reason := err.Error()
 		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: Notification, Outcome: provider.Failed, Note: reason})
 		return fmt.Errorf("fetch gopay payment %s: %s", id, reason)
 	}
 	// GoPay knows it now. An IGNORED claim is let through; any other
 	// status means a later notification claimed it since.
-	if err := g.Inbox.EndHold(ctx, key); errors.Is(err, inbox.ErrNotHeld) {
-		return g.Watch.forget(ctx, id)
-	} else if err != nil && !errors.Is(err, inbox.ErrNotFound) {
+	if free, err := g.Inbox.EndHold(ctx, key); err != nil {
 		return fmt.Errorf("gopay payment %s: %w", id, err)
+	} else if !free {
+		return g.watch.forget(ctx, id)
 	}
 	ev := webhook.Event{Provider: Name, ID: id, Type: Notification, Created: now,
 		Raw: []byte(`{"id":` + id + `}`), IDOnly: true}
 	if err := accept(ctx, ev); err != nil {
-		reason := logs.RedactError(err)
+		reason := err.Error()
 		sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Failed, Note: reason})
 		return fmt.Errorf("claim %s: %s", key, reason) // still watched: the next run tries again
 	}
 	sw.Missed++
 	sw.Events = append(sw.Events, provider.Line{Key: key.String(), Type: ev.Type, Outcome: provider.Claimed,
 		Note: "GoPay did not know it when it notified; now " + gopayState(raw)})
-	return g.Watch.forget(ctx, id)
-}
-
-// sweepCursor is where the sweep stands: the sort key it reached among
-// the watched payments, when the sweep under way started, and the sort
-// key it reached among the unknown ids.
-type sweepCursor struct {
-	after        string
-	since        time.Time
-	unknownAfter string
-}
-
-// cursor returns where the sweep stands (from the first payment, since
-// now, when there is no sweep under way).
-func (g *Sweeper) cursor(ctx context.Context, now time.Time) (sweepCursor, error) {
-	w := g.Watch
-	out, err := w.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &w.Table, ConsistentRead: aws.Bool(true), Key: map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: gopayWatchPartition},
-		"sk": &types.AttributeValueMemberS{Value: gopayCursor},
-	}})
-	if err != nil {
-		return sweepCursor{}, fmt.Errorf("load gopay checkpoint: %w", err)
-	}
-	c := sweepCursor{after: attrS(out.Item, "after"), unknownAfter: attrS(out.Item, "unknown_after")}
-	c.since, err = time.Parse(time.RFC3339, attrS(out.Item, "since"))
-	if !strings.HasPrefix(c.after, gopayWatchPrefix) || err != nil {
-		c.after, c.since = gopayWatchPrefix, now
-	}
-	return c, nil
-}
-
-func (g *Sweeper) saveCursor(ctx context.Context, c sweepCursor, now time.Time) error {
-	w := g.Watch
-	_, err := w.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &w.Table, Item: map[string]types.AttributeValue{
-		"pk":            &types.AttributeValueMemberS{Value: gopayWatchPartition},
-		"sk":            &types.AttributeValueMemberS{Value: gopayCursor},
-		"after":         &types.AttributeValueMemberS{Value: c.after},
-		"since":         &types.AttributeValueMemberS{Value: c.since.UTC().Format(time.RFC3339)},
-		"unknown_after": &types.AttributeValueMemberS{Value: c.unknownAfter},
-		"updated_at":    &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)},
-	}})
-	if err != nil {
-		return fmt.Errorf("save gopay checkpoint: %w", err)
-	}
-	return nil
+	return g.watch.forget(ctx, id)
 }
 
 func attrS(item map[string]types.AttributeValue, name string) string {
@@ -502,7 +441,7 @@ func attrN(item map[string]types.AttributeValue, name string) string {
 }
 
 // swept counts one more sweep of an unknown id that GoPay still does not know.
-func (w *Watch) swept(ctx context.Context, id string) error {
+func (w *watch) swept(ctx context.Context, id string) error {
 	_, err := w.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        &w.Table,
 		Key:              watchKey(gopayUnknownPrefix + id),

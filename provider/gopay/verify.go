@@ -22,18 +22,18 @@ const Notification = "notification"
 // as 64-bit signed integers (long), whose largest, 2^63-1, has 19 digits.
 const maxIDLen = 19
 
-// Verifier accepts GoPay's payment notifications, GET ...?id=<payment id>.
+// verifier accepts GoPay's payment notifications, GET ...?id=<payment id>.
 // Nothing in them is signed, so nothing in them is trusted: Verify only
 // checks that the id is one GoPay can issue (a positive int64 written in
 // ASCII digits, without leading zeros) and returns an IDOnly event keyed gopay#<id>; the processor fetches the
 // payment's state from GoPay's API with the client credentials. It never
 // calls out itself, so a caller cannot make the receiver do more than one
 // conditional write per request. Safe for concurrent use.
-type Verifier struct{}
+type verifier struct{}
 
 // Verify implements the receiver's verifier: 400 for a missing, repeated
 // or implausible id.
-func (Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+func (verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
 	id := r.Query["id"]
 	if err := checkID(id); err != nil {
 		return nil, err
@@ -66,5 +66,5 @@ func checkID(id string) error {
 	return nil
 }
 
-// Method is how GoPay notifies.
-const Method = http.MethodGet
+// method is how GoPay notifies.
+const method = http.MethodGet

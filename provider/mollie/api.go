@@ -19,20 +19,20 @@ const defaultAPIURL = "https://api.mollie.com"
 // the processor ends such a notification IGNORED, never parked.
 var errNotFound = fmt.Errorf("mollie has no such payment: %w", provider.ErrNotFound)
 
-// Payments returns the fetch of Mollie payments, the only source of a
+// payments returns the fetch of Mollie payments, the only source of a
 // payment's state: GET {apiURL}/v2/payments/{id} with the API key as a
 // bearer token, through provider.Client (a refused key reloaded once, a
 // 429 waited out). A payment Mollie does not know wraps provider.ErrNotFound; every
 // other failure is transient. The answer is checked to be that payment,
 // with a status. It makes no retries of its own and logs nothing.
-func Payments(apiKey provider.Secret, apiURL string, httpClient *http.Client) func(ctx context.Context, id string) ([]byte, error) {
+func payments(apiKey provider.Secret, apiURL string, httpClient *http.Client) func(ctx context.Context, id string) ([]byte, error) {
 	if apiURL == "" {
 		apiURL = defaultAPIURL
 	}
 	base := strings.TrimSuffix(apiURL, "/")
 	api := &provider.Client{Secret: apiKey, HTTP: httpClient, Refused: refused}
 	return func(ctx context.Context, id string) ([]byte, error) {
-		if err := CheckID(id); err != nil {
+		if err := checkID(id); err != nil {
 			return nil, webhook.Permanent(err)
 		}
 		resp, err := api.Do(ctx, func(ctx context.Context) (*http.Request, error) {

@@ -7,10 +7,10 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Subjects implements provider.SubjectFinder: the customer (customerId)
+// subjects is Mollie's Webhook.Subjects: the customer (customerId)
 // and every email address of the payment Mollie's API serves; a
 // notification names no one.
-func (Provider) Subjects(ev webhook.Event) []provider.Subject {
+func subjects(ev webhook.Event) []provider.Subject {
 	var p struct {
 		CustomerID string `json:"customerId"`
 	}

@@ -29,7 +29,7 @@ func TestEndToEnd(t *testing.T) {
 	body := readFile(t, "transaction.completed.json")
 	send := func(at time.Time, secret string) (int, string) {
 		t.Helper()
-		header := map[string]string{"content-type": "application/json", "paddle-signature": paddle.Sign(body, at, secret)}
+		header := map[string]string{"content-type": "application/json", "paddle-signature": paddle.SignatureHeader(body, at, secret)}
 		resp := p.Send(t, lambdalocal.WebhookEvent("paddle", http.MethodPost, header, body))
 		var out struct{ Status string }
 		_ = json.Unmarshal([]byte(resp.Body), &out)

@@ -16,8 +16,8 @@ import (
 func FuzzVerify(f *testing.F) {
 	now := time.Unix(1712917130, 0)
 	signed := []byte(`{"event_id":"evt_1","event_type":"transaction.completed","occurred_at":"2024-04-12T10:18:49Z"}`)
-	f.Add(paddle.Sign(signed, now, secret), signed)
-	f.Add(paddle.Sign(signed, now, oldSecret, secret), signed)
+	f.Add(paddle.SignatureHeader(signed, now, secret), signed)
+	f.Add(paddle.SignatureHeader(signed, now, oldSecret, secret), signed)
 	f.Add("ts=1712917130;h1=;h1=zz;ts=", []byte("{}"))
 	f.Add("", []byte(nil))
 	v := &paddle.Verifier{Secrets: []string{secret}, Now: func() time.Time { return now }}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/paddle"
+	"github.com/hookinbox/hookinbox/provider/sample"
 )
 
 func TestProviderSignIsWhatVerifierAccepts(t *testing.T) {
@@ -31,7 +32,7 @@ func TestProviderSignIsWhatVerifierAccepts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req, err := p.Sign(provider.TestEvent{Body: body, File: "transaction.completed.json"}, []string{secret}, tt.signAt)
+			req, err := paddle.Sender().Sign(sample.Event{Body: body, File: "transaction.completed.json"}, []string{secret}, tt.signAt)
 			if err != nil {
 				t.Fatal(err)
 			}

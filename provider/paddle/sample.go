@@ -1,17 +1,41 @@
 package paddle
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
-	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Sample implements provider.Sampler: the event keyed by its event_id
+// Sender is how tools send Paddle's test deliveries: an event signed in
+// Paddle-Signature with every secret key.
+func Sender() sample.Sender {
+	return sample.Sender{Provider: Provider{}, Sign: sign, Sample: sampleEvent, Help: sendHelp, Examples: sendExamples}
+}
+
+// sign is Paddle's Sign: ev.Body as Paddle sends it, signed at at with every secret
+// (one h1 each, as while a key rotates).
+func sign(ev sample.Event, secrets []string, at time.Time) (webhook.Request, error) {
+	if len(secrets) == 0 {
+		return webhook.Request{}, errors.New("paddle: no secret key to sign with")
+	}
+	return webhook.Request{
+		Method: http.MethodPost,
+		Header: map[string]string{"content-type": "application/json", signatureHeader: SignatureHeader(ev.Body, at, secrets...)},
+		Body:   ev.Body,
+	}, nil
+}
+
+// sampleEvent is Paddle's Sample: the event keyed by its event_id
 // with its event_type; when ev.Fresh, with a fresh event_id and data.id
 // (the same prefix, new lower-case letters).
-func (Provider) Sample(ev provider.TestEvent) (provider.TestEvent, error) {
+func sampleEvent(ev sample.Event) (sample.Event, error) {
 	var head struct {
 		EventID   string `json:"event_id"`
 		EventType string `json:"event_type"`
@@ -27,11 +51,32 @@ func (Provider) Sample(ev provider.TestEvent) (provider.TestEvent, error) {
 			if *old == "" {
 				continue
 			}
-			fresh := strings.ToLower(provider.FreshID(*old))
-			ev.Body = provider.ReplaceString(ev.Body, *old, fresh)
+			fresh := strings.ToLower(sample.FreshID(*old))
+			ev.Body = sample.ReplaceString(ev.Body, *old, fresh)
 			*old = fresh
 		}
 	}
 	ev.ID, ev.Type = head.EventID, head.EventType
 	return ev, nil
+}
+
+// sendHelp is `hookinbox send`'s help for this provider.
+const sendHelp = `Paddle-Signature (ts=<unix>;h1=<hex HMAC of ts:body>, one h1 per
+secret key)`
+
+// sendExamples are `hookinbox send`'s examples for this provider.
+var sendExamples = []string{
+	"hookinbox send paddle testdata/paddle/transaction.completed.json",
+}
+
+// SignatureHeader returns the Paddle-Signature value Paddle sends with body at at:
+// "ts=<unix>;h1=<hex>", one h1 per secret, in order, as during a rotation.
+func SignatureHeader(body []byte, at time.Time, secrets ...string) string {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	var b strings.Builder
+	b.WriteString("ts=" + ts)
+	for _, s := range secrets {
+		b.WriteString(";h1=" + hex.EncodeToString(mac(s, ts, body)))
+	}
+	return b.String()
 }

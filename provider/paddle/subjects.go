@@ -8,9 +8,9 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Subjects implements provider.SubjectFinder: the customer (data.customer_id,
+// subjects is Paddle's Webhook.Subjects: the customer (data.customer_id,
 // or data.id of a customer entity, ctm_...) and every email address.
-func (Provider) Subjects(ev webhook.Event) []provider.Subject {
+func subjects(ev webhook.Event) []provider.Subject {
 	var e struct {
 		Data struct {
 			ID         string `json:"id"`

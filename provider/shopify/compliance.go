@@ -109,14 +109,14 @@ func isCompliance(topic string) bool {
 	return ok
 }
 
-// PrivacyRequest implements provider.PrivacyRequester, from the signed
+// privacyRequest is Shopify's Webhook.PrivacyRequest, from the signed
 // body alone: customers/redact erases the customer it names (by id and
 // email), customers/data_request lists what is held about them, and
 // shop/redact erases the events of the shop it names (shop_domain). Each
 // touches only the Shopify events of the shop its body names
 // (PrivacyRequest.Account): a public app's one secret serves every shop.
 // A body not of its topic's shape is refused (complianceBody).
-func (p Provider) PrivacyRequest(ev webhook.Event) (provider.PrivacyRequest, bool, error) {
+func privacyRequest(ev webhook.Event) (provider.PrivacyRequest, bool, error) {
 	if !isCompliance(ev.Type) {
 		return provider.PrivacyRequest{}, false, nil
 	}

@@ -50,7 +50,7 @@ func TestComplianceTopicsNeedTheirOwnBody(t *testing.T) {
 						t.Errorf("Verify = %v, %v; want ErrNotEvent", evs, err)
 					}
 					ev := webhook.Event{Provider: shopify.Name, ID: "1", Type: topic, Raw: []byte(body)}
-					if req, ok, err := (shopify.Provider{}).PrivacyRequest(ev); !ok || err == nil {
+					if req, ok, err := (shopify.Provider{}).Webhook().PrivacyRequest(ev); !ok || err == nil {
 						t.Errorf("PrivacyRequest = %+v, %v, %v; want it refused", req, ok, err)
 					}
 					return
@@ -58,7 +58,7 @@ func TestComplianceTopicsNeedTheirOwnBody(t *testing.T) {
 				if err != nil || len(evs) != 1 || evs[0].Account != "other-shop.myshopify.com" {
 					t.Fatalf("Verify = %+v, %v; want the event, its account from the header", evs, err)
 				}
-				req, ok, err := (shopify.Provider{}).PrivacyRequest(evs[0])
+				req, ok, err := (shopify.Provider{}).Webhook().PrivacyRequest(evs[0])
 				if !ok || err != nil {
 					t.Fatalf("PrivacyRequest: ok %v, %v", ok, err)
 				}
@@ -68,7 +68,7 @@ func TestComplianceTopicsNeedTheirOwnBody(t *testing.T) {
 			})
 		}
 	}
-	if _, ok, err := (shopify.Provider{}).PrivacyRequest(webhook.Event{Provider: shopify.Name, ID: "1", Type: "orders/paid", Raw: []byte(orderBody)}); ok || err != nil {
+	if _, ok, err := (shopify.Provider{}).Webhook().PrivacyRequest(webhook.Event{Provider: shopify.Name, ID: "1", Type: "orders/paid", Raw: []byte(orderBody)}); ok || err != nil {
 		t.Errorf("PrivacyRequest of an order: ok %v, %v; want no request", ok, err)
 	}
 }

@@ -14,24 +14,24 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// APIVersion is the Admin GraphQL API version ShopifyOrders asks
+// apiVersion is the Admin GraphQL API version orders asks
 // for by default.
-const APIVersion = "2025-07"
+const apiVersion = "2025-07"
 
 // adminURL returns the shop's Admin GraphQL endpoint for
-// APIVersion.
+// apiVersion.
 func adminURL(shopDomain string) string {
-	return "https://" + shopDomain + "/admin/api/" + APIVersion + "/graphql.json"
+	return "https://" + shopDomain + "/admin/api/" + apiVersion + "/graphql.json"
 }
 
-// ShopifyOrders lists the paid orders a shop's webhooks may have lost:
+// orders lists the paid orders a shop's webhooks may have lost:
 // Next asks the Admin GraphQL API for the orders updated in the window
 // and paid (orders(query: "updated_at:>=… updated_at:<… financial_status:paid"),
 // sorted by UPDATED_AT, cursor paging), and returns each as the orders/paid
 // webhook would bring it (the REST order fields the business reads: id,
 // financial_status, total_price, currency, customer.id, line_items' sku,
 // variant_id and quantity), keyed shopify#order-<id>-paid, as the
-// orders/paid webhook of a paid order is (Verifier): an order whose
+// orders/paid webhook of a paid order is (verifier): an order whose
 // webhook came is a duplicate here, and one whose webhook was lost is
 // claimed once, so the business and each destination get every paid
 // order once.
@@ -42,7 +42,7 @@ func adminURL(shopDomain string) string {
 // last query's requested cost (throttleStatus), or a THROTTLED or 429
 // answer's wait, only while that ends before the deadline less Margin.
 // Safe for concurrent use.
-type ShopifyOrders struct {
+type orders struct {
 	URL string // the Admin GraphQL endpoint (adminURL)
 	// Shop is the shop's myshopify domain: each order's account
 	// (webhook.Event.Account), so the shop's erasures find it.
@@ -112,7 +112,7 @@ type shopifyOrder struct {
 
 // Next implements Lister: the orders updated in [from, to) and paid,
 // oldest update first; upTo is to.
-func (s *ShopifyOrders) Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error) {
+func (s *orders) Next(ctx context.Context, from, to time.Time) ([]webhook.Event, time.Time, error) {
 	q := fmt.Sprintf("updated_at:>='%s' updated_at:<'%s' financial_status:paid", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
 	var evs []webhook.Event
 	var after *string
@@ -145,7 +145,7 @@ func (s *ShopifyOrders) Next(ctx context.Context, from, to time.Time) ([]webhook
 
 // event renders a paid order as its orders/paid webhook body would carry
 // it, reading the rest of its line items when there are more.
-func (s *ShopifyOrders) event(ctx context.Context, o shopifyOrder) (webhook.Event, error) {
+func (s *orders) event(ctx context.Context, o shopifyOrder) (webhook.Event, error) {
 	if err := webhook.ValidateEventID(o.LegacyResourceID); err != nil {
 		return webhook.Event{}, err
 	}
@@ -209,7 +209,7 @@ func (s *ShopifyOrders) event(ctx context.Context, o shopifyOrder) (webhook.Even
 
 // query runs one GraphQL query into data, waiting for the cost bucket
 // within the deadline; a refused token (401) is reloaded once.
-func (s *ShopifyOrders) query(ctx context.Context, query string, vars map[string]any, data any) error {
+func (s *orders) query(ctx context.Context, query string, vars map[string]any, data any) error {
 	reqBody, err := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err != nil {
 		return err
@@ -277,7 +277,7 @@ type graphQLAnswer struct {
 
 // throttle returns how long the bucket needs to hold the query's cost
 // again, and remembers when that is for the next query.
-func (s *ShopifyOrders) throttle(a graphQLAnswer) time.Duration {
+func (s *orders) throttle(a graphQLAnswer) time.Duration {
 	cost := a.Extensions.Cost
 	deficit := cost.RequestedQueryCost - cost.ThrottleStatus.CurrentlyAvailable
 	if deficit <= 0 || cost.ThrottleStatus.RestoreRate <= 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/platform/secrets/secretstest"
+	"github.com/hookinbox/hookinbox/provider"
 )
 
 // The next query waits for the cost bucket to refill to the last query's
@@ -37,7 +38,7 @@ func TestShopifyQueriesWaitForTheCostBucket(t *testing.T) {
 	}))
 	defer srv.Close()
 	var slept []time.Duration
-	s := &ShopifyOrders{URL: srv.URL, Token: secretstest.Static("shpat_1"),
+	s := &orders{URL: srv.URL, Token: secretstest.Static("shpat_1"),
 		Sleep: func(_ context.Context, d time.Duration) error {
 			slept = append(slept, d.Round(time.Second))
 			return nil
@@ -50,5 +51,19 @@ func TestShopifyQueriesWaitForTheCostBucket(t *testing.T) {
 	}
 	if calls != 3 || len(slept) != 2 || slept[0] != 8*time.Second || slept[1] != time.Second {
 		t.Errorf("%d queries, slept %v; want 3 queries, 8s for the bucket then 1s after THROTTLED", calls, slept)
+	}
+}
+
+// TestOrdersURLDefaultsToTheShops: the endpoint defaults to the shop's
+// own at the pinned version.
+func TestOrdersURLDefaultsToTheShops(t *testing.T) {
+	env := map[string]string{"SHOPIFY_SHOP_DOMAIN": "acme.myshopify.com", "SHOPIFY_ADMIN_TOKEN": "shpat_1"}
+	src, err := Provider{}.Reconciler(context.Background(), &provider.Env{Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, ok := src.List.(*orders)
+	if want := "https://acme.myshopify.com/admin/api/" + apiVersion + "/graphql.json"; !ok || o.URL != want {
+		t.Errorf("source %#v, want the orders of %s", src.List, want)
 	}
 }

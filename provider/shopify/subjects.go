@@ -8,7 +8,7 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Subjects implements provider.SubjectFinder: the customer (customer.id,
+// subjects is Shopify's Webhook.Subjects: the customer (customer.id,
 // or the object's id on a customers/ topic), every email address in the
 // event, and the shop (ShopSubject), so that a shop/redact finds the
 // shop's events. The shop is the one the signed body names
@@ -16,7 +16,7 @@ import (
 // X-Shopify-Shop-Domain header names (ev.Account): a body re-sent under
 // another shop's header is a new event of that shop, which only that
 // shop's erasure (or its customer's, or the retention) removes.
-func (Provider) Subjects(ev webhook.Event) []provider.Subject {
+func subjects(ev webhook.Event) []provider.Subject {
 	var o struct {
 		ID       json.RawMessage `json:"id"`
 		Customer struct {

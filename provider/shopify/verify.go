@@ -16,7 +16,7 @@ import (
 // Name is the Provider of every event Verifier.Verify returns.
 const Name = "shopify"
 
-// Verifier verifies Shopify webhook deliveries: X-Shopify-Hmac-Sha256 is
+// verifier verifies Shopify webhook deliveries: X-Shopify-Hmac-Sha256 is
 // the base64 HMAC-SHA256 of the raw body under the app's client secret.
 // The key is shopify#<X-Shopify-Event-Id> (Shopify's documented duplicate
 // key: the same event delivered to several subscriptions, or redelivered,
@@ -34,14 +34,14 @@ const Name = "shopify"
 // Shopify's own API libraries accept either spelling: each header is read
 // as X-Shopify-<name>, or Shopify-<name> when that is absent. Safe for
 // concurrent use.
-type Verifier struct {
+type verifier struct {
 	Secrets []string // accepted client secrets; several while rotating
 }
 
 // Verify implements the receiver's verifier: 401 before anything is
 // parsed, then 400 for a missing id, topic or a body that is not a JSON
 // object.
-func (s *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+func (s *verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
 	if err := provider.CheckSecrets(Name, s.Secrets); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/provider/shopify"
 
 	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
@@ -189,7 +190,7 @@ func TestShopifyPaidOrderIsKeyedByTheOrder(t *testing.T) {
 			}
 		})
 	}
-	ev, err := shopify.Provider{}.Sample(provider.TestEvent{File: "orders_paid.json", Fresh: true,
+	ev, err := shopify.Sender().Sample(sample.Event{File: "orders_paid.json", Fresh: true,
 		Body: []byte(`{"id":820982911946154508,"financial_status":"paid"}`)})
 	if err != nil || !strings.HasPrefix(ev.ID, "order-") || ev.ID == "order-820982911946154508-paid" {
 		t.Errorf("Sample = id %q, %v; want the fresh order's key", ev.ID, err)

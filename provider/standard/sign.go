@@ -69,11 +69,11 @@ func headers(id string, at time.Time, secrets []string, body ...[]byte) (map[str
 	}, nil
 }
 
-// PrivateKey returns the ed25519 private key of a Standard Webhooks
+// privateKeyOf returns the ed25519 private key of a Standard Webhooks
 // "whsk_<base64>" signing key (the prefix may be left off): a 32-byte
 // seed, as the specification's reference libraries hold it, or the
 // 64-byte private key. It panics on anything else.
-func PrivateKey(whsk string) ed25519.PrivateKey {
+func privateKeyOf(whsk string) ed25519.PrivateKey {
 	k, err := privateKey(whsk)
 	if err != nil {
 		panic(err)
@@ -95,5 +95,5 @@ func privateKey(whsk string) (ed25519.PrivateKey, error) {
 // PublicKey returns the "whpk_<base64>" public key of a "whsk_" signing
 // key, the secret a receiver verifies its v1a signatures with.
 func PublicKey(whsk string) string {
-	return "whpk_" + base64.StdEncoding.EncodeToString(PrivateKey(whsk).Public().(ed25519.PublicKey))
+	return "whpk_" + base64.StdEncoding.EncodeToString(privateKeyOf(whsk).Public().(ed25519.PublicKey))
 }

@@ -17,16 +17,16 @@ import (
 // Name is the Provider of every event Verifier.Verify returns.
 const Name = "standard"
 
-// Tolerance is how far a Standard Webhooks timestamp may be from
+// defaultTolerance is how far a Standard Webhooks timestamp may be from
 // now, either way: the specification's five minutes.
-const Tolerance = 5 * time.Minute
+const defaultTolerance = 5 * time.Minute
 
-// MaxV1a is the most v1a signatures one webhook-signature header
+// maxV1a is the most v1a signatures one webhook-signature header
 // may carry. Each costs an ed25519 verification per public key (tens of
 // microseconds, where a v1 signature costs a comparison), and a sender
 // signs once per key it is rolling: more is refused before any is checked,
 // so one request cannot buy much CPU.
-const MaxV1a = 8
+const maxV1a = 8
 
 // Verifier verifies Standard Webhooks deliveries (Svix and the senders
 // that follow the specification): webhook-signature holds space-separated
@@ -50,7 +50,7 @@ type Verifier struct {
 	// "whpk_<base64 ed25519 public key>"; several while rotating.
 	Secrets []string
 	// Tolerance is how far webhook-timestamp may be from now; zero means
-	// Tolerance.
+	// defaultTolerance.
 	Tolerance time.Duration
 	Now       func() time.Time // nil means time.Now
 }
@@ -99,7 +99,7 @@ func (s *Verifier) keys() (standardKeys, error) {
 
 // Verify implements the receiver's verifier. 401: no signature header, no
 // signature of a scheme a secret is configured for (v1 for whsec_, v1a for
-// whpk_), more than MaxV1a v1a ones, no matching one, a timestamp that is not a Unix time or more
+// whpk_), more than maxV1a v1a ones, no matching one, a timestamp that is not a Unix time or more
 // than the tolerance from now (ErrStale, ErrFuture). 400, only once
 // signed: no or implausible webhook-id, a body that is not a JSON object.
 func (s *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
@@ -123,8 +123,8 @@ func (s *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event
 	if len(sigs)+len(asigs) == 0 {
 		return nil, fmt.Errorf("standard: no %s signature in webhook-signature: %w", keys.schemes(), provider.ErrNoSignature)
 	}
-	if len(asigs) > MaxV1a {
-		return nil, fmt.Errorf("standard: webhook-signature has %d v1a signatures, more than %d: %w", len(asigs), MaxV1a, provider.ErrNoSignature)
+	if len(asigs) > maxV1a {
+		return nil, fmt.Errorf("standard: webhook-signature has %d v1a signatures, more than %d: %w", len(asigs), maxV1a, provider.ErrNoSignature)
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
@@ -197,7 +197,7 @@ func standardHeader(r webhook.Request, name string) string {
 func (s *Verifier) checkTimestamp(signed time.Time) error {
 	tolerance := s.Tolerance
 	if tolerance <= 0 {
-		tolerance = Tolerance
+		tolerance = defaultTolerance
 	}
 	now := time.Now()
 	if s.Now != nil {

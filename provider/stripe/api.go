@@ -11,19 +11,19 @@ import (
 	"github.com/hookinbox/hookinbox/provider"
 )
 
-// DefaultAPIURL is Stripe's API base URL, the default of STRIPE_API_URL.
-const DefaultAPIURL = "https://api.stripe.com"
+// defaultAPIURL is Stripe's API base URL, the default of STRIPE_API_URL.
+const defaultAPIURL = "https://api.stripe.com"
 
-// APIVersion is the Stripe-Version of the API v1 calls: stripe-go v76's
+// apiVersion is the Stripe-Version of the API v1 calls: stripe-go v76's
 // (stripe.APIVersion), so the business decodes what is fetched with the
 // stripe-go structs it uses. The functions call Stripe without stripe-go,
 // so the receiver, which links this package, does not link it.
-const APIVersion = "2023-10-16"
+const apiVersion = "2023-10-16"
 
-// V2Version is the Stripe-Version sent with the API v2 calls a thin event
+// v2Version is the Stripe-Version sent with the API v2 calls a thin event
 // needs: GET /v2/core/events/{id} and the GET of a related object of an
 // API v2 resource (/v2/...).
-const V2Version = "2025-09-30.clover"
+const v2Version = "2025-09-30.clover"
 
 // api is Stripe's API with a secret key, read for every call (a key
 // rolled in Secrets Manager reaches a warm function within its maximum
@@ -44,7 +44,7 @@ func newAPI(key provider.Secret, apiURL string, httpClient *http.Client, retries
 		c.RetryAfter = func(int, http.Header) (time.Duration, bool) { return 0, false }
 	}
 	if apiURL == "" {
-		apiURL = DefaultAPIURL
+		apiURL = defaultAPIURL
 	}
 	return &api{client: c, base: strings.TrimSuffix(apiURL, "/")}
 }
@@ -79,7 +79,7 @@ func (a *api) get(ctx context.Context, path string, h http.Header) ([]byte, erro
 		if err != nil {
 			return nil, err
 		}
-		req.Header.Set("Stripe-Version", APIVersion)
+		req.Header.Set("Stripe-Version", apiVersion)
 		for k, v := range h {
 			req.Header[k] = v
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// FetchEvent returns the processor's fetch of Stripe events through the
+// fetchEvent returns the processor's fetch of Stripe events through the
 // Stripe API at apiURL (Stripe's own when empty) with the first of key's
 // values (a refused key is reloaded and the call made once more), over
 // httpClient. It makes no retries of its own (the queue retries, with
@@ -19,16 +19,16 @@ import (
 //
 // For a lost payload (stored nil, or anything but a thin notification) it
 // returns GET /v1/events/{id}: the bytes the API returned, which is the
-// object a webhook delivers. For a stored thin notification (IsThin) it
+// object a webhook delivers. For a stored thin notification (isThin) it
 // returns the snapshot-shaped view fetchThin builds from the v2 event and
 // its related object. What it fetches is authentic for the same reason
 // the reconciler's list is: fetched from Stripe over TLS with our own
 // secret key. An event or object Stripe does not know (404) is a
 // permanent error naming it; anything else is left transient.
-func FetchEvent(key provider.Secret, apiURL string, httpClient *http.Client) func(ctx context.Context, eventID string, stored []byte) ([]byte, error) {
+func fetchEvent(key provider.Secret, apiURL string, httpClient *http.Client) func(ctx context.Context, eventID string, stored []byte) ([]byte, error) {
 	a := newAPI(key, apiURL, httpClient, 0)
 	return func(ctx context.Context, eventID string, stored []byte) ([]byte, error) {
-		if IsThin(stored) {
+		if isThin(stored) {
 			return a.fetchThin(ctx, eventID, stored)
 		}
 		body, err := a.get(ctx, "/v1/events/"+url.PathEscape(eventID), nil)

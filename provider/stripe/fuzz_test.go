@@ -16,7 +16,7 @@ import (
 // refusal a 4xx kind. make fuzz runs it for FUZZTIME.
 func FuzzStripeVerify(f *testing.F) {
 	s := &stripe.Verifier{Secrets: []string{secret, oldSecret}, Now: func() time.Time { return now }}
-	fz := verifyfuzz.StripeFuzz(s.Verify, now, secret, oldSecret)
+	fz := verifyfuzz.StripeFuzz(s.VerifyHeader, now, secret, oldSecret)
 	fz.Seed(f, verifyfuzz.StripeBodies(f, now)...)
 	body := verifytest.StripeEvent("checkout.session.completed", "evt_1", now)
 	for _, header := range []string{

@@ -3,23 +3,22 @@ package stripe
 import (
 	"encoding/json"
 
-	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// EventGenerationFailureResolved is the type of Stripe's thin event that
+// eventGenerationFailureResolved is the type of Stripe's thin event that
 // says Stripe could not create some events, which will therefore never
 // be delivered nor listed on /v1/events (so the reconciler cannot find
 // them either).
-const EventGenerationFailureResolved = "v2.core.health.event_generation_failure.resolved"
+const eventGenerationFailureResolved = "v2.core.health.event_generation_failure.resolved"
 
-// Alert is the Fetch.Alert of Stripe: EventGenerationFailureResolved is
+// alert is the Fetch.Alert of Stripe: eventGenerationFailureResolved is
 // logged naming the affected event type and object, and counted in
 // StripeEventsNotGenerated, which the template alarms on. What to do is
 // in docs/operations.md.
-func Alert(ev webhook.Event) (provider.Alert, bool) {
-	if ev.Type != EventGenerationFailureResolved {
+func alert(ev webhook.Event) (provider.Alert, bool) {
+	if ev.Type != eventGenerationFailureResolved {
 		return provider.Alert{}, false
 	}
 	// The processor's fetch hands the v2 event's data over as data.object.
@@ -47,7 +46,7 @@ func Alert(ev webhook.Event) (provider.Alert, bool) {
 		Message: "stripe could not create some events: they were never delivered and are not on /v1/events; see docs/operations.md, \"Stripe could not create events\"",
 		Attrs: []any{"alert_id", d.AlertID, "severity", d.Severity, "resolved_at", d.ResolvedAt,
 			"event_type", impact.EventType, "object_type", impact.RelatedObject.Type, "object_id", impact.RelatedObject.ID,
-			"account", impact.Context, "summary", logs.RedactEmails(d.Summary)},
+			"account", impact.Context, "summary", d.Summary},
 		Metric: "StripeEventsNotGenerated",
 	}, true
 }

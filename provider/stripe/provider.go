@@ -2,9 +2,7 @@ package stripe
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
@@ -21,43 +19,18 @@ func (Provider) Name() string { return Name }
 
 // Webhook implements provider.Provider.
 func (Provider) Webhook() provider.Webhook {
-	return provider.Webhook{SendHelp: sendHelp, SendExamples: sendExamples, SecretEnv: "STRIPE_WEBHOOK_SECRET",
-		Variants: []provider.Variant{thin}, Options: sendOptions}
+	return provider.Webhook{SecretEnv: "STRIPE_WEBHOOK_SECRET", Subjects: subjects}
 }
 
 // Verifier implements provider.Provider: the signing secrets ("whsec_"),
 // and STRIPE_TOLERANCE (default 300s) as the timestamp's tolerance.
 func (Provider) Verifier(secrets []string, env *provider.Env) (provider.Verifier, error) {
-	r := env.Reader()
-	v := &Verifier{Secrets: secrets, Tolerance: r.Duration("STRIPE_TOLERANCE", DefaultTolerance), Now: env.Now}
+	r := env.Settings()
+	v := &verifier{Secrets: secrets, Tolerance: r.Duration("STRIPE_TOLERANCE", defaultTolerance), Now: env.Now}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	return request{v}, v.Validate()
-}
-
-// request adapts Verifier to the Stripe-Signature header.
-type request struct{ v *Verifier }
-
-func (r request) Verify(_ context.Context, req webhook.Request) ([]webhook.Event, error) {
-	ev, err := r.v.Verify(req.Header["stripe-signature"], req.Body)
-	if err != nil {
-		return nil, err
-	}
-	return []webhook.Event{ev}, nil
-}
-
-// Sign implements provider.Provider: ev.Body, an event or a thin
-// notification with its id, signed with every secret.
-func (Provider) Sign(ev provider.TestEvent, secrets []string, at time.Time) (webhook.Request, error) {
-	if _, err := provider.FirstSecret(Name, secrets); err != nil {
-		return webhook.Request{}, err
-	}
-	var head struct{ ID string }
-	if err := json.Unmarshal(ev.Body, &head); err != nil || head.ID == "" {
-		return webhook.Request{}, fmt.Errorf("stripe: the event is not JSON with an id")
-	}
-	return webhook.Request{Method: "POST", Header: Headers(ev.Body, at, secrets...), Body: ev.Body}, nil
+	return v, v.Validate()
 }
 
 // maxLookback is the longest STRIPE_EVENTS_LOOKBACK: Stripe lists 30 days
@@ -67,17 +40,17 @@ const maxLookback = 30 * 24 * time.Hour
 // Processor implements provider.Provider: STRIPE_API_KEY (or
 // STRIPE_API_KEY_ARN) fetches a lost payload and every thin event from
 // STRIPE_API_URL (Stripe's by default). The mode is STRIPE_LIVEMODE's,
-// or else the key's; EventGenerationFailureResolved is an alert;
+// or else the key's; Stripe's report that it could not create events is an alert;
 // STRIPE_EVENTBRIDGE_DLQ_URL is the Stripe EventBridge dead-letter queue
 // an erasure sweeps (Fetch.EventQueue). Without a key (a stack that takes no Stripe events, or delivers them
 // to destinations only) the processor starts, and an event it would
 // have to fetch is parked with the reason.
 func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetch, error) {
-	apiURL := env.Reader().String("STRIPE_API_URL", DefaultAPIURL)
+	apiURL := env.Settings().String("STRIPE_API_URL", defaultAPIURL)
 	dlq := env.Get("STRIPE_EVENTBRIDGE_DLQ_URL")
 	if !env.HasSecret("STRIPE_API_KEY") {
 		m, err := mode(ctx, env, nil)
-		return provider.Fetch{Get: noKey, Pointer: IsThin, Mode: m, Alert: Alert, EventQueue: dlq, QueuedEvent: ParseEvent}, err
+		return provider.Fetch{Get: noKey, Pointer: isThin, Mode: m, Alert: alert, EventQueue: dlq, QueuedEvent: ParseEvent}, err
 	}
 	key, err := env.Secret(ctx, "STRIPE_API_KEY")
 	if err != nil {
@@ -88,7 +61,7 @@ func (Provider) Processor(ctx context.Context, env *provider.Env) (provider.Fetc
 		return provider.Fetch{}, err
 	}
 	// A thin event is only a pointer: it is fetched on every attempt.
-	return provider.Fetch{Get: FetchEvent(key, apiURL, env.HTTPClient()), Pointer: IsThin, Mode: m, Alert: Alert, EventQueue: dlq, QueuedEvent: ParseEvent}, nil
+	return provider.Fetch{Get: fetchEvent(key, apiURL, env.HTTPClient()), Pointer: isThin, Mode: m, Alert: alert, EventQueue: dlq, QueuedEvent: ParseEvent}, nil
 }
 
 // noKey is the Get of a processor with no Stripe key: the event cannot
@@ -105,8 +78,8 @@ func (Provider) Reconciler(ctx context.Context, env *provider.Env) (provider.Sou
 	if !env.HasSecret("STRIPE_API_KEY") {
 		return provider.Source{}, nil
 	}
-	r := env.Reader()
-	apiURL := r.String("STRIPE_API_URL", DefaultAPIURL)
+	r := env.Settings()
+	apiURL := r.String("STRIPE_API_URL", defaultAPIURL)
 	types := r.List("STRIPE_EVENT_TYPES")
 	lookback := r.Duration("STRIPE_EVENTS_LOOKBACK", 0)
 	if len(types) == 0 {
@@ -139,26 +112,4 @@ func KeyFromContext(ctx context.Context) (provider.Secret, error) {
 		return nil, nil
 	}
 	return env.Secret(ctx, "STRIPE_API_KEY")
-}
-
-// sendHelp is `hookinbox send`'s help for this provider.
-const sendHelp = `Stripe-Signature (t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">).
-An event type (checkout.session.completed, invoice.paid, ...)
-sends the real event of that type in hookinbox's testdata/stripe/
-about objects of its own (a fresh invoice, session, customer or
-subscription ID each run, unless --object, --customer or
---subscription names one), with the --email and --status given; a
-path sends that file with those flags. Either way the event gets a
-fresh evt_ ID unless --id is given (or, for a file, --keep-id).
---thin sends the event as a thin event notification (object
-v2.core.event, type v1.<event type>, a related_object); it first
-puts the v2 event and the object on the running stack's Stripe
-stand-in, which the processor fetches them from.`
-
-// sendExamples are `hookinbox send`'s examples for this provider.
-var sendExamples = []string{
-	"hookinbox send stripe checkout.session.completed --times 3",
-	"hookinbox send stripe checkout.session.completed --thin",
-	"hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due",
-	"hookinbox send stripe testdata/stripe/invoice.paid.json",
 }

@@ -2,6 +2,9 @@ package stripe
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,14 +12,58 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
+// Sender is how tools send Stripe's test deliveries: an event, or its
+// thin notification (variant "thin"), signed in Stripe-Signature with
+// every secret.
+func Sender() sample.Sender {
+	return sample.Sender{Provider: Provider{}, Sign: sign, Sample: sampleEvent,
+		Variants: []sample.Flag{thin}, Options: sendOptions, Help: sendHelp, Examples: sendExamples}
+}
+
+// sign returns ev.Body, an event or a thin notification with its id,
+// signed with every secret.
+func sign(ev sample.Event, secrets []string, at time.Time) (webhook.Request, error) {
+	if _, err := sample.FirstSecret(Name, secrets); err != nil {
+		return webhook.Request{}, err
+	}
+	var head struct{ ID string }
+	if err := json.Unmarshal(ev.Body, &head); err != nil || head.ID == "" {
+		return webhook.Request{}, fmt.Errorf("stripe: the event is not JSON with an id")
+	}
+	return webhook.Request{Method: "POST", Header: headers(ev.Body, at, secrets...), Body: ev.Body}, nil
+}
+
+// sendHelp is `hookinbox send`'s help for this provider.
+const sendHelp = `Stripe-Signature (t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">).
+An event type (checkout.session.completed, invoice.paid, ...)
+sends the real event of that type in hookinbox's testdata/stripe/
+about objects of its own (a fresh invoice, session, customer or
+subscription ID each run, unless --object, --customer or
+--subscription names one), with the --email and --status given; a
+path sends that file with those flags. Either way the event gets a
+fresh evt_ ID unless --id is given (or, for a file, --keep-id).
+--thin sends the event as a thin event notification (object
+v2.core.event, type v1.<event type>, a related_object); it first
+puts the v2 event and the object on the running stack's Stripe
+stand-in, which the processor fetches them from.`
+
+// sendExamples are `hookinbox send`'s examples for this provider.
+var sendExamples = []string{
+	"hookinbox send stripe checkout.session.completed --times 3",
+	"hookinbox send stripe checkout.session.completed --thin",
+	"hookinbox send stripe customer.subscription.updated --subscription sub_123 --status past_due",
+	"hookinbox send stripe testdata/stripe/invoice.paid.json",
+}
+
 // sendOptions are the values `hookinbox send stripe` takes
-// (provider.Webhook.Options); Sample also takes any field of the object
+// (sample.Sender.Options); sampleEvent also takes any field of the object
 // naming another object ("payment_intent", "latest_invoice", ...) and
 // "session", a checkout session's id.
-var sendOptions = []provider.Variant{
+var sendOptions = []sample.Flag{
 	{Name: "customer", Usage: "stripe: customer ID, cus_..."},
 	{Name: "email", Usage: "stripe: the email address of every email field of the event's object (default the sample's)"},
 	{Name: "subscription", Usage: "stripe: subscription ID, sub_...; on checkout.session.completed makes a subscription checkout"},
@@ -25,15 +72,15 @@ var sendOptions = []provider.Variant{
 }
 
 // thin is the variant that sends a thin event notification.
-var thin = provider.Variant{Name: "thin", Usage: "stripe: send a thin event notification (needs a running hookinbox dev)"}
+var thin = sample.Flag{Name: "thin", Usage: "stripe: send a thin event notification (needs a running hookinbox dev)"}
 
-// Sample implements provider.Sampler: the event with the id ev.ID (or a
+// sampleEvent is Stripe's Sample: the event with the id ev.ID (or a
 // fresh evt_ one, unless ev.KeepID), retyped ev.Type when set, about the
 // objects ev.Options name; when ev.Fresh, created now about a fresh
 // object, customer, payment intent, charge, invoice and subscription.
 // The "thin" variant is the event's thin notification, with the v2
 // event and the object in API.
-func (Provider) Sample(ev provider.TestEvent) (provider.TestEvent, error) {
+func sampleEvent(ev sample.Event) (sample.Event, error) {
 	head, err := sampleHead(ev.Body)
 	if err != nil {
 		return ev, err
@@ -58,7 +105,7 @@ func (Provider) Sample(ev provider.TestEvent) (provider.TestEvent, error) {
 	}
 	given, id := ev.ID, ev.ID
 	if id == "" {
-		id = "evt_" + provider.Token()
+		id = "evt_" + sample.Token()
 	}
 	if ev.Body, err = p.apply(ev.Body, id, at); err != nil {
 		return ev, err
@@ -77,7 +124,7 @@ func (Provider) Sample(ev provider.TestEvent) (provider.TestEvent, error) {
 // v2 event id id (or a fresh one), type v1.<type>, created now, about the event's
 // object, which API holds with the v2 event, as Stripe holds them
 // before it notifies.
-func thinSample(ev provider.TestEvent, id string) (provider.TestEvent, error) {
+func thinSample(ev sample.Event, id string) (sample.Event, error) {
 	head, err := sampleHead(ev.Body)
 	if err != nil {
 		return ev, err
@@ -88,7 +135,7 @@ func thinSample(ev provider.TestEvent, id string) (provider.TestEvent, error) {
 	}
 	rel := Related{ID: obj.ID, Type: obj.Object, URL: objectPath(obj.Object, obj.ID)}
 	if id == "" {
-		id = "evt_test_65" + provider.Token()
+		id = "evt_test_65" + sample.Token()
 	}
 	body := Thin("v1."+head.Type, id, time.Now(), rel, "")
 	ev.ID, ev.Body = id, body
@@ -96,8 +143,8 @@ func thinSample(ev provider.TestEvent, id string) (provider.TestEvent, error) {
 	return ev, nil
 }
 
-// sampleEvent is what Sample reads of an event.
-type sampleEvent struct {
+// eventHead is what sampleEvent reads of an event.
+type eventHead struct {
 	ID   string `json:"id"`
 	Type string `json:"type"`
 	Data struct {
@@ -105,9 +152,9 @@ type sampleEvent struct {
 	} `json:"data"`
 }
 
-// sampleHead reads body's sampleEvent.
-func sampleHead(body []byte) (sampleEvent, error) {
-	var head sampleEvent
+// sampleHead reads body's eventHead.
+func sampleHead(body []byte) (eventHead, error) {
+	var head eventHead
 	if err := json.Unmarshal(body, &head); err != nil || len(head.Data.Object) == 0 {
 		return head, fmt.Errorf("stripe: not a Stripe event with a data.object: %v", err)
 	}
@@ -153,7 +200,7 @@ func Thin(typ, id string, at time.Time, related Related, snapshot string) []byte
 	return b
 }
 
-// patch is what Sample changes in an event.
+// patch is what sampleEvent changes in an event.
 type patch struct {
 	typ, object, session, customer, email, subscription, status string
 	related                                                     [][2]string // field, new ID
@@ -191,20 +238,20 @@ func freshPatch(raw json.RawMessage) patch {
 	_ = json.Unmarshal(raw, &obj)
 	var p patch
 	if id, _ := obj["id"].(string); id != "" && obj["object"] == "customer" {
-		p.customer = provider.FreshID(id)
+		p.customer = sample.FreshID(id)
 	} else if id != "" {
-		p.object = provider.FreshID(id)
+		p.object = sample.FreshID(id)
 	}
 	if id, _ := obj["customer"].(string); id != "" {
-		p.customer = provider.FreshID(id)
+		p.customer = sample.FreshID(id)
 	}
 	for _, field := range []string{"payment_intent", "charge", "latest_charge", "latest_invoice"} {
 		if id, _ := obj[field].(string); id != "" {
-			p.related = append(p.related, [2]string{field, provider.FreshID(id)})
+			p.related = append(p.related, [2]string{field, sample.FreshID(id)})
 		}
 	}
 	if id, _ := obj["subscription"].(string); id != "" {
-		p.subscription = provider.FreshID(id)
+		p.subscription = sample.FreshID(id)
 	}
 	return p
 }
@@ -213,16 +260,9 @@ func freshPatch(raw json.RawMessage) patch {
 // to at (unless at is zero) and p applied, indented as Stripe delivers
 // events. The same arguments give the same bytes.
 func (p patch) apply(body []byte, id string, at time.Time) ([]byte, error) {
-	var ev map[string]any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&ev); err != nil {
-		return nil, fmt.Errorf("stripe: patch event: %w", err)
-	}
-	data, _ := ev["data"].(map[string]any)
-	obj, _ := data["object"].(map[string]any)
-	if obj == nil {
-		return nil, errors.New("stripe: patch event: no data.object")
+	ev, data, obj, err := decodeEvent(body)
+	if err != nil {
+		return nil, err
 	}
 	ev["id"] = id
 	if p.typ != "" {
@@ -278,6 +318,22 @@ func (p patch) apply(body []byte, id string, at time.Time) ([]byte, error) {
 	return encode(ev)
 }
 
+// decodeEvent decodes an event, its numbers as written, and returns it
+// with its data and data.object.
+func decodeEvent(body []byte) (ev, data, obj map[string]any, err error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&ev); err != nil {
+		return nil, nil, nil, fmt.Errorf("stripe: patch event: %w", err)
+	}
+	data, _ = ev["data"].(map[string]any)
+	obj, _ = data["object"].(map[string]any)
+	if obj == nil {
+		return nil, nil, nil, errors.New("stripe: patch event: no data.object")
+	}
+	return ev, data, obj, nil
+}
+
 // setEmails sets every email address of v to email: each string whose
 // key names an email (customer_email, receipt_email,
 // billing_details.email, ...), as provider.Emails finds the people an
@@ -330,4 +386,31 @@ func encode(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// SignatureHeader returns the Stripe-Signature header value Stripe sends
+// with body signed at at: "t=<unix>,v1=<hex HMAC-SHA256 of "<unix>.<body>">",
+// with one v1 per secret, in order, as Stripe does while a secret is being
+// rolled. With no secret it returns "t=<unix>" alone.
+func SignatureHeader(body []byte, at time.Time, secrets ...string) string {
+	t := strconv.FormatInt(at.Unix(), 10)
+	var b strings.Builder
+	b.WriteString("t=" + t)
+	for _, secret := range secrets {
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write([]byte(t + "."))
+		m.Write(body)
+		b.WriteString(",v1=" + hex.EncodeToString(m.Sum(nil)))
+	}
+	return b.String()
+}
+
+// headers returns the headers Stripe sends body with, signed at at with
+// every secret. Names are lower case, as API Gateway gives them.
+func headers(body []byte, at time.Time, secrets ...string) map[string]string {
+	return map[string]string{
+		"content-type":     "application/json; charset=utf-8",
+		"user-agent":       "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
+		"stripe-signature": SignatureHeader(body, at, secrets...),
+	}
 }

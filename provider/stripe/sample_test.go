@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
@@ -32,7 +33,7 @@ func TestSampleEmailSetsEveryAddress(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := provider.Emails(body)
-			ev, err := stripe.Provider{}.Sample(provider.TestEvent{Body: body, File: filepath.Base(f), Fresh: true, Options: map[string]string{"email": email}})
+			ev, err := stripe.Sender().Sample(sample.Event{Body: body, File: filepath.Base(f), Fresh: true, Options: map[string]string{"email": email}})
 			if err != nil {
 				t.Fatal(err)
 			}

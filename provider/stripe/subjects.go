@@ -7,10 +7,10 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Subjects implements provider.SubjectFinder: the customer the event's
+// subjects is Stripe's Webhook.Subjects: the customer the event's
 // object belongs to (data.object.customer, or the object itself when it
 // is a customer) and every email address in the event.
-func (Provider) Subjects(ev webhook.Event) []provider.Subject {
+func subjects(ev webhook.Event) []provider.Subject {
 	var e struct {
 		Data struct {
 			Object struct {

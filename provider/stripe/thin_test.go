@@ -33,7 +33,7 @@ func TestStripeVerifyThin(t *testing.T) {
 	v := &stripe.Verifier{Secrets: []string{secret}, Now: func() time.Time { return now }}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := v.Verify(stripe.SignatureHeader(tt.body, now, secret), tt.body)
+			got, err := v.VerifyHeader(stripe.SignatureHeader(tt.body, now, secret), tt.body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestStripeVerifyThinMalformed(t *testing.T) {
 	v := &stripe.Verifier{Secrets: []string{secret}, Now: func() time.Time { return now }}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := v.Verify(stripe.SignatureHeader([]byte(tt.body), now, secret), []byte(tt.body))
+			_, err := v.VerifyHeader(stripe.SignatureHeader([]byte(tt.body), now, secret), []byte(tt.body))
 			if !errors.Is(err, tt.want) || !errors.Is(err, webhook.ErrMalformed) {
 				t.Errorf("Verify() error = %v, want %v (malformed)", err, tt.want)
 			}
@@ -94,7 +94,7 @@ func TestStripeVerifyThinPayloads(t *testing.T) {
 			}
 			at := want.Created.Add(2 * time.Second)
 			v := &stripe.Verifier{Secrets: []string{secret}, Now: func() time.Time { return at }}
-			got, err := v.Verify(stripe.SignatureHeader(body, at, secret), body)
+			got, err := v.VerifyHeader(stripe.SignatureHeader(body, at, secret), body)
 			if err != nil {
 				t.Fatalf("Verify() error = %v", err)
 			}

@@ -12,9 +12,9 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// IsThin reports whether stored is a Stripe thin event notification (the
+// isThin reports whether stored is a Stripe thin event notification (the
 // processor's Fetch.Pointer for Stripe): such an event is always fetched.
-func IsThin(stored []byte) bool {
+func isThin(stored []byte) bool {
 	var head struct {
 		Object string `json:"object"`
 	}
@@ -72,7 +72,7 @@ func (a *api) fetchThin(ctx context.Context, eventID string, stored []byte) ([]b
 	if err := json.Unmarshal(stored, &n); err != nil || n.ID == "" {
 		return nil, webhook.Permanent(fmt.Errorf("stripe thin event %s: the stored notification has no id", eventID))
 	}
-	headers := http.Header{"Stripe-Version": {V2Version}}
+	headers := http.Header{"Stripe-Version": {v2Version}}
 	if n.Context != "" {
 		headers.Set("Stripe-Context", n.Context)
 	}
@@ -96,7 +96,7 @@ func (a *api) fetchThin(ctx context.Context, eventID string, stored []byte) ([]b
 			n.ID, ev.SnapshotEvent, ev.SnapshotEvent, webhook.ErrNoHandler)
 	}
 	view := snapshotView{
-		ID: eventID, Object: "event", Type: SnapshotType(ev.Type),
+		ID: eventID, Object: "event", Type: snapshotType(ev.Type),
 		Created: ev.Created.Unix(), Livemode: ev.Livemode, Account: ev.Context, ThinEvent: ev.ID,
 	}
 	view.Data.Object = ev.Data
@@ -104,35 +104,45 @@ func (a *api) fetchThin(ctx context.Context, eventID string, stored []byte) ([]b
 		view.Data.Object = json.RawMessage(`{}`)
 	}
 	if rel := ev.RelatedObject; rel != nil && rel.URL != "" {
-		if !apiPath(rel.URL) {
-			return nil, webhook.Permanent(fmt.Errorf("stripe v2 event %s: related_object.url is not a Stripe API path", n.ID))
+		if err := a.related(ctx, ev, &view); err != nil {
+			return nil, err
 		}
-		objHeaders := http.Header{}
-		if strings.HasPrefix(rel.URL, "/v2/") {
-			objHeaders.Set("Stripe-Version", V2Version)
-		} else {
-			view.APIVersion = APIVersion
-		}
-		if ev.Context != "" {
-			objHeaders.Set("Stripe-Context", ev.Context)
-		}
-		raw, err := a.get(ctx, rel.URL, objHeaders)
-		var obj struct {
-			ID string `json:"id"`
-		}
-		switch {
-		case statusOf(err) == http.StatusNotFound:
-			return nil, webhook.Permanent(fmt.Errorf("stripe has no %s %s (404), the object of v2 event %s: %w", rel.Type, rel.ID, n.ID, err))
-		case err != nil:
-			return nil, fmt.Errorf("get the %s of stripe v2 event %s: %w", rel.Type, n.ID, err)
-		case json.Unmarshal(raw, &obj) != nil || (rel.ID != "" && obj.ID != rel.ID):
-			return nil, fmt.Errorf("get the %s of stripe v2 event %s: the API answered another object", rel.Type, n.ID)
-		}
-		view.Data.Object = raw
 	}
 	b, err := json.Marshal(view)
 	if err != nil {
 		return nil, fmt.Errorf("stripe thin event %s: %w", n.ID, err)
 	}
 	return b, nil
+}
+
+// related fetches the related object of the v2 event ev into view's
+// data.object, as the API serves it now.
+func (a *api) related(ctx context.Context, ev thinEvent, view *snapshotView) error {
+	rel := ev.RelatedObject
+	if !apiPath(rel.URL) {
+		return webhook.Permanent(fmt.Errorf("stripe v2 event %s: related_object.url is not a Stripe API path", ev.ID))
+	}
+	objHeaders := http.Header{}
+	if strings.HasPrefix(rel.URL, "/v2/") {
+		objHeaders.Set("Stripe-Version", v2Version)
+	} else {
+		view.APIVersion = apiVersion
+	}
+	if ev.Context != "" {
+		objHeaders.Set("Stripe-Context", ev.Context)
+	}
+	raw, err := a.get(ctx, rel.URL, objHeaders)
+	var obj struct {
+		ID string `json:"id"`
+	}
+	switch {
+	case statusOf(err) == http.StatusNotFound:
+		return webhook.Permanent(fmt.Errorf("stripe has no %s %s (404), the object of v2 event %s: %w", rel.Type, rel.ID, ev.ID, err))
+	case err != nil:
+		return fmt.Errorf("get the %s of stripe v2 event %s: %w", rel.Type, ev.ID, err)
+	case json.Unmarshal(raw, &obj) != nil || (rel.ID != "" && obj.ID != rel.ID):
+		return fmt.Errorf("get the %s of stripe v2 event %s: the API answered another object", rel.Type, ev.ID)
+	}
+	view.Data.Object = raw
+	return nil
 }

@@ -2,6 +2,7 @@ package stripe
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,17 +17,17 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// Name is the Provider of every event Verifier.Verify returns.
+// Name is the provider's name: the Provider of every event it verifies.
 const Name = "stripe"
 
-// DefaultTolerance is the tolerance of a Verifier with none set:
+// defaultTolerance is the tolerance of a verifier with none set:
 // 300s, as stripe-go's webhook.DefaultTolerance.
-const DefaultTolerance = 300 * time.Second
+const defaultTolerance = 300 * time.Second
 
-// Verifier verifies Stripe webhook deliveries. Its fields are read, never
-// written, so one Verifier is safe for concurrent use; do not change them
-// while Verify may run.
-type Verifier struct {
+// verifier verifies Stripe webhook deliveries (Provider.Verifier). Its
+// fields are read, never written, so one verifier is safe for concurrent
+// use.
+type verifier struct {
 	// Secrets are the endpoint signing secrets ("whsec_...") currently
 	// accepted: during a rotation the old and the new one. At least one;
 	// an empty secret is never used.
@@ -35,7 +36,7 @@ type Verifier struct {
 	// Tolerance is how far the signed timestamp may be from now, in the
 	// past (a replay) and in the future (a skewed clock). A timestamp
 	// exactly Tolerance away is accepted. Zero means
-	// DefaultTolerance; negative is a configuration error.
+	// defaultTolerance; negative is a configuration error.
 	Tolerance time.Duration
 
 	// Now is the clock; nil means time.Now.
@@ -44,7 +45,7 @@ type Verifier struct {
 
 // Validate reports a configuration that cannot verify anything: no secret,
 // an empty secret, a negative tolerance. The error names no secret.
-func (s *Verifier) Validate() error {
+func (s *verifier) Validate() error {
 	var problems []string
 	if len(s.Secrets) == 0 {
 		problems = append(problems, "no signing secret")
@@ -63,7 +64,17 @@ func (s *Verifier) Validate() error {
 	return nil
 }
 
-// Verify checks the Stripe-Signature header value signatureHeader over the
+// Verify implements provider.Verifier: the one event of r, signed in
+// its Stripe-Signature header (verifyHeader).
+func (s *verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+	ev, err := s.verifyHeader(r.Header["stripe-signature"], r.Body)
+	if err != nil {
+		return nil, err
+	}
+	return []webhook.Event{ev}, nil
+}
+
+// verifyHeader checks the Stripe-Signature header value signatureHeader over the
 // exact raw body and only then parses the event's id, type, created and
 // livemode. It returns the event with Provider "stripe" and Raw set to body
 // (the same slice, not a copy).
@@ -81,9 +92,9 @@ func (s *Verifier) Validate() error {
 //     ErrFuture when further ahead than Tolerance;
 //  5. the body: ErrNotJSON, ErrNotEvent, ErrNoEventID, ErrBadEventID.
 //
-// Unlike stripe-go's ConstructEvent, Verify accepts events of any
+// Unlike stripe-go's ConstructEvent, it accepts events of any
 // api_version: it reads only fields that every version has.
-func (s *Verifier) Verify(signatureHeader string, body []byte) (webhook.Event, error) {
+func (s *verifier) verifyHeader(signatureHeader string, body []byte) (webhook.Event, error) {
 	if err := s.Validate(); err != nil {
 		return webhook.Event{}, err
 	}
@@ -158,7 +169,7 @@ func parseStripeHeader(header string) (stripeHeader, error) {
 
 // matches reports whether some signature in h is the v1 signature of body
 // under some secret. Every comparison is constant-time.
-func (s *Verifier) matches(h stripeHeader, body []byte) bool {
+func (s *verifier) matches(h stripeHeader, body []byte) bool {
 	for _, secret := range s.Secrets {
 		want := stripeSignature(h.timestamp, body, secret)
 		for _, sig := range h.signatures {
@@ -186,10 +197,10 @@ func stripeSignature(t time.Time, body []byte, secret string) []byte {
 // checkTimestamp rejects a signed timestamp more than the tolerance away
 // from now, either way. Comparing times rather than durations cannot
 // overflow, whatever t= says.
-func (s *Verifier) checkTimestamp(signed time.Time) error {
+func (s *verifier) checkTimestamp(signed time.Time) error {
 	tolerance := s.Tolerance
 	if tolerance == 0 {
-		tolerance = DefaultTolerance
+		tolerance = defaultTolerance
 	}
 	now := time.Now()
 	if s.Now != nil {
@@ -221,7 +232,7 @@ type stripeEventHead struct {
 }
 
 // ParseEvent decodes a Stripe event that is authentic already: a
-// webhook body Verify has verified, or the detail of an event Amazon
+// webhook body its verifier has verified, or the detail of an event Amazon
 // EventBridge delivered from Stripe's partner event source. It returns the
 // event with Provider "stripe" and Raw set to body, or ErrNotJSON,
 // ErrNotEvent, ErrNoEventID or ErrBadEventID. Its errors describe where
@@ -285,14 +296,14 @@ func ParseEvent(body []byte) (webhook.Event, error) {
 	if head.RelatedObject != nil && !apiPath(head.RelatedObject.URL) {
 		return webhook.Event{}, fmt.Errorf("stripe event: related_object.url is not a Stripe API path: %w", provider.ErrNotEvent)
 	}
-	ev.Type = SnapshotType(head.Type)
+	ev.Type = snapshotType(head.Type)
 	return ev, nil
 }
 
-// SnapshotType returns the snapshot type of a thin event's type:
+// snapshotType returns the snapshot type of a thin event's type:
 // "v1.customer.created" is "customer.created"; a type of an API v2
 // resource ("v2.core.account.created") is its own.
-func SnapshotType(thinType string) string {
+func snapshotType(thinType string) string {
 	return strings.TrimPrefix(thinType, "v1.")
 }
 

@@ -406,7 +406,7 @@ func TestStripeVerify(t *testing.T) {
 				secrets = []string{secret}
 			}
 			v := &stripe.Verifier{Secrets: secrets, Tolerance: tc.tolerance, Now: func() time.Time { return now }}
-			got, err := v.Verify(tc.header, tc.body)
+			got, err := v.VerifyHeader(tc.header, tc.body)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("Verify() error = %v, want %v", err, tc.wantErr)
@@ -487,7 +487,7 @@ func TestStripeVerifyEvent(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			v := &stripe.Verifier{Secrets: []string{secret}, Now: func() time.Time { return now }}
-			got, err := v.Verify(stripe.SignatureHeader(tc.body, now, secret), tc.body)
+			got, err := v.VerifyHeader(stripe.SignatureHeader(tc.body, now, secret), tc.body)
 			if err != nil {
 				t.Fatalf("Verify() error = %v", err)
 			}
@@ -524,7 +524,7 @@ func TestStripeVerifyRealPayloads(t *testing.T) {
 			}
 			at := time.Unix(want.Created+2, 0)
 			v := &stripe.Verifier{Secrets: []string{secret}, Now: func() time.Time { return at }}
-			got, err := v.Verify(stripe.SignatureHeader(body, at, secret), body)
+			got, err := v.VerifyHeader(stripe.SignatureHeader(body, at, secret), body)
 			if err != nil {
 				t.Fatalf("Verify() error = %v", err)
 			}
@@ -543,7 +543,7 @@ func TestStripeVerifyStripeGoHeaders(t *testing.T) {
 	body := verifytest.StripeEvent("customer.subscription.deleted", "evt_9", now)
 	p := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{Payload: body, Secret: secret, Timestamp: now})
 	v := &stripe.Verifier{Secrets: []string{oldSecret, secret}, Now: func() time.Time { return now }}
-	if _, err := v.Verify(p.Header, p.Payload); err != nil {
+	if _, err := v.VerifyHeader(p.Header, p.Payload); err != nil {
 		t.Errorf("Verify(stripe-go header) error = %v", err)
 	}
 
@@ -553,7 +553,7 @@ func TestStripeVerifyStripeGoHeaders(t *testing.T) {
 	if _, err := stripewebhook.ConstructEvent(old, header, secret); err == nil {
 		t.Errorf("stripe-go ConstructEvent accepted api_version 2019-02-19; the reason Verify avoids it is gone")
 	}
-	if _, err := (&stripe.Verifier{Secrets: []string{secret}}).Verify(header, old); err != nil {
+	if _, err := (&stripe.Verifier{Secrets: []string{secret}}).VerifyHeader(header, old); err != nil {
 		t.Errorf("Verify(api_version 2019-02-19, real clock) error = %v", err)
 	}
 }
@@ -576,7 +576,7 @@ func TestStripeVerifyConfig(t *testing.T) {
 			if err := tc.v.Validate(); err == nil {
 				t.Errorf("Validate() = nil, want an error")
 			}
-			_, err := tc.v.Verify(tc.header, body)
+			_, err := tc.v.VerifyHeader(tc.header, body)
 			if err == nil {
 				t.Fatalf("Verify() = nil error, want a configuration error")
 			}
@@ -599,10 +599,10 @@ func TestStripeVerifyConfig(t *testing.T) {
 func TestStripeVerifyDefaultClock(t *testing.T) {
 	body := verifytest.StripeEvent("invoice.paid", "evt_1", time.Now())
 	v := &stripe.Verifier{Secrets: []string{secret}}
-	if _, err := v.Verify(stripe.SignatureHeader(body, time.Now(), secret), body); err != nil {
+	if _, err := v.VerifyHeader(stripe.SignatureHeader(body, time.Now(), secret), body); err != nil {
 		t.Errorf("Verify(signed now) error = %v", err)
 	}
-	_, err := v.Verify(stripe.SignatureHeader(body, time.Now().Add(-time.Hour), secret), body)
+	_, err := v.VerifyHeader(stripe.SignatureHeader(body, time.Now().Add(-time.Hour), secret), body)
 	if !errors.Is(err, provider.ErrStale) {
 		t.Errorf("Verify(signed an hour ago) error = %v, want %v", err, provider.ErrStale)
 	}
@@ -616,7 +616,7 @@ func TestStripeVerifyConcurrent(t *testing.T) {
 			id := fmt.Sprintf("evt_%d", i)
 			body := verifytest.StripeEvent("invoice.paid", id, now)
 			for range 50 {
-				got, err := v.Verify(stripe.SignatureHeader(body, now, secret), body)
+				got, err := v.VerifyHeader(stripe.SignatureHeader(body, now, secret), body)
 				if err != nil || got.ID != id {
 					t.Errorf("Verify() = %q, %v; want %q, nil", got.ID, err, id)
 					return

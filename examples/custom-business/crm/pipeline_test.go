@@ -22,7 +22,7 @@ import (
 	"github.com/hookinbox/hookinbox/effects"
 	"github.com/hookinbox/hookinbox/hookinboxtest"
 	"github.com/hookinbox/hookinbox/processorfn"
-	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -34,8 +34,8 @@ func pipeline(t *testing.T, build processorfn.BusinessBuilder) (*hookinboxtest.P
 	t.Cleanup(srv.Close)
 	return hookinboxtest.New(t, hookinboxtest.Options{
 		Business: build, Parameters: map[string]string{"CrmUrl": srv.URL},
-		// This module's own provider, as its functions' mains add it.
-		Providers: []provider.Provider{warehouse.Provider{}},
+		// This module's own provider's sender; its functions' mains add the provider.
+		Providers: []sample.Sender{warehouse.Sender()},
 	}), f
 }
 

@@ -8,8 +8,9 @@
 // under the secret both sides hold. The key is warehouse#<id>, the type
 // the body's "type" (signed, so a metric dimension as it is). The
 // functions' mains hand Provider to processorfn.Run, receiverfn.Run and
-// reconcilerfn.Run; the template's WAREHOUSE_WEBHOOK_SECRET (business.yaml)
-// enables it.
+// reconcilerfn.Run, and the CLI's main and the tests hand Sender (its
+// test deliveries, sample.go) to cli.Main and hookinboxtest; the
+// template's WAREHOUSE_WEBHOOK_SECRET (business.yaml) enables it.
 package warehouse
 
 import (
@@ -48,34 +49,6 @@ func (Provider) Webhook() provider.Webhook {
 // Verifier implements provider.Provider.
 func (Provider) Verifier(secrets []string, _ *provider.Env) (provider.Verifier, error) {
 	return verifier{secrets}, provider.CheckSecrets(Name, secrets)
-}
-
-// Sign implements provider.Provider: ev.Body signed with the first secret.
-func (Provider) Sign(ev provider.TestEvent, secrets []string, _ time.Time) (webhook.Request, error) {
-	secret, err := provider.FirstSecret(Name, secrets)
-	if err != nil {
-		return webhook.Request{}, err
-	}
-	return webhook.Request{Method: "POST", Body: ev.Body, Header: map[string]string{
-		"content-type": "application/json",
-		Header:         hex.EncodeToString(provider.HMACSHA256([]byte(secret), ev.Body)),
-	}}, nil
-}
-
-// Sample implements provider.Sampler: the event keyed by its id, with
-// its type; when ev.Fresh (a sample sent by name) with a fresh id, as a
-// new event has.
-func (Provider) Sample(ev provider.TestEvent) (provider.TestEvent, error) {
-	var head struct{ ID, Type string }
-	if err := json.Unmarshal(ev.Body, &head); err != nil || head.ID == "" {
-		return ev, fmt.Errorf("warehouse: not an event with an id")
-	}
-	ev.ID, ev.Type = head.ID, head.Type
-	if ev.Fresh {
-		ev.ID = "wh_evt_" + provider.Token()
-		ev.Body = provider.ReplaceString(ev.Body, head.ID, ev.ID)
-	}
-	return ev, nil
 }
 
 type verifier struct{ secrets []string }

@@ -9,6 +9,7 @@ import (
 	"example.com/custom-business/warehouse"
 
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -17,9 +18,9 @@ import (
 // refused before the body is read, and a signed body that is no event is
 // malformed.
 func TestSignedDeliveriesVerify(t *testing.T) {
-	p := warehouse.Provider{}
+	p, s := warehouse.Provider{}, warehouse.Sender()
 	body := []byte(`{"id":"wh_evt_1","type":"shipment.dispatched","created":"2026-12-01T10:00:00Z","order":"1001"}`)
-	req, err := p.Sign(provider.TestEvent{Body: body}, []string{"s3cret"}, time.Now())
+	req, err := s.Sign(sample.Event{Body: body}, []string{"s3cret"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,8 +32,8 @@ func TestSignedDeliveriesVerify(t *testing.T) {
 	if err != nil || len(evs) != 1 || evs[0].Key() != "warehouse#wh_evt_1" || evs[0].Type != "shipment.dispatched" || string(evs[0].Raw) != string(body) {
 		t.Fatalf("Verify = %+v, %v", evs, err)
 	}
-	forged, _ := p.Sign(provider.TestEvent{Body: body}, []string{"attacker"}, time.Now())
-	notEvent, _ := p.Sign(provider.TestEvent{Body: []byte(`{"type":"shipment.dispatched"}`)}, []string{"s3cret"}, time.Now())
+	forged, _ := s.Sign(sample.Event{Body: body}, []string{"attacker"}, time.Now())
+	notEvent, _ := s.Sign(sample.Event{Body: []byte(`{"type":"shipment.dispatched"}`)}, []string{"s3cret"}, time.Now())
 	tests := []struct {
 		name string
 		req  webhook.Request
@@ -56,7 +57,7 @@ func TestSignedDeliveriesVerify(t *testing.T) {
 // TestSampleIsFresh: a sample sent by name gets a fresh id, which the
 // verifier keys it by; a file keeps its own.
 func TestSampleIsFresh(t *testing.T) {
-	p := warehouse.Provider{}
+	p, s := warehouse.Provider{}, warehouse.Sender()
 	body := []byte(`{"id":"wh_evt_1","type":"shipment.dispatched","created":"2026-12-01T10:00:00Z","order":"1001"}`)
 	v, err := p.Verifier([]string{"s3cret"}, &provider.Env{})
 	if err != nil {
@@ -64,11 +65,11 @@ func TestSampleIsFresh(t *testing.T) {
 	}
 	var keys []webhook.Key
 	for _, fresh := range []bool{true, true, false} {
-		ev, err := p.Sample(provider.TestEvent{Body: body, Fresh: fresh})
+		ev, err := s.Sample(sample.Event{Body: body, Fresh: fresh})
 		if err != nil {
 			t.Fatal(err)
 		}
-		req, _ := p.Sign(ev, []string{"s3cret"}, time.Now())
+		req, _ := s.Sign(ev, []string{"s3cret"}, time.Now())
 		evs, err := v.Verify(context.Background(), req)
 		if err != nil || len(evs) != 1 || evs[0].ID != ev.ID || evs[0].Type != ev.Type {
 			t.Fatalf("Verify = %+v, %v; want the sample's %s %s", evs, err, ev.ID, ev.Type)

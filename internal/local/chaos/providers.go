@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/provider/sample"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/platform/envconfig"
@@ -75,7 +76,7 @@ func providerEvent(line []byte) (Event, error) {
 // as the provider signs it, is the notification of this key and type,
 // and its body, the object the provider's API serves, has that id.
 func checkNotification(p provider.Provider, ev Event) error {
-	req, err := p.Sign(provider.TestEvent{ID: ev.ID, Body: ev.Raw}, nil, time.Now())
+	req, err := senders[p.Name()].Sign(sample.Event{ID: ev.ID, Body: ev.Raw}, nil, time.Now())
 	if err != nil {
 		return fmt.Errorf("%s: %w", ev.Key(), err)
 	}
@@ -145,7 +146,7 @@ func (s Secrets) env() map[string]string {
 }
 
 // Signed returns the delivery of ev at at, signed with s as ev's provider
-// signs it (provider.Provider.Sign).
+// signs it (sample.Sender.Sign).
 func (s Secrets) Signed(ev Event, at time.Time) (webhook.Request, error) {
 	p, ok := registry.Lookup(ev.Provider)
 	if !ok {
@@ -155,15 +156,16 @@ func (s Secrets) Signed(ev Event, at time.Time) (webhook.Request, error) {
 	if len(secrets) == 0 && !p.Webhook().Unsigned {
 		return webhook.Request{}, fmt.Errorf("no %s signing secret for %s", ev.Provider, ev.Key())
 	}
-	req, err := p.Sign(provider.TestEvent{ID: ev.ID, Type: ev.Type, Body: ev.Raw}, secrets, at)
+	req, err := senders[p.Name()].Sign(sample.Event{ID: ev.ID, Type: ev.Type, Body: ev.Raw}, secrets, at)
 	if err != nil {
 		return webhook.Request{}, fmt.Errorf("%s: %w", ev.Key(), err)
 	}
 	return req, nil
 }
 
-// registry is every provider a corpus may hold.
-var registry = mustRegistry()
+// registry is every provider a corpus may hold, and senders how each
+// signs, by name.
+var registry, senders = mustRegistry(), pipeline.Senders()
 
 func mustRegistry() *provider.Registry {
 	reg, err := builtin.Registry()

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
+	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/builtin"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
@@ -349,7 +350,7 @@ func TestTemplateProviderSettings(t *testing.T) {
 	const inv = "ReceiverFunction declares every provider's secret variables"
 	tpl, props := projectFunction(t, inv, "ReceiverFunction")
 	vars, _ := props["Environment"].(map[string]any)["Variables"].(map[string]any)
-	for _, p := range builtin.Providers() {
+	for _, p := range builtinProviders() {
 		secretEnv := p.Webhook().SecretEnv
 		if got, ok := vars[secretEnv]; !ok || got != "" {
 			broken(t, inv, "%s = %#v, want present and \"\" so `sam local --env-vars` can set it", secretEnv, got)
@@ -402,7 +403,7 @@ func TestTemplateReceiverEnv(t *testing.T) {
 	}
 	// The other providers are disabled in both deployments.
 	for _, tt := range tests {
-		for _, p := range builtin.Providers() {
+		for _, p := range builtinProviders() {
 			if p.Name() != stripe.Name {
 				tt.want[p.Webhook().SecretEnv], tt.want[p.Webhook().SecretEnv+"_ARN"] = "", ""
 			}
@@ -737,4 +738,13 @@ func TestTemplateResolves(t *testing.T) {
 			}
 		})
 	}
+}
+
+// builtinProviders are hookinbox's providers, in the registry's order.
+func builtinProviders() []provider.Provider {
+	reg, err := builtin.Registry()
+	if err != nil {
+		panic(err)
+	}
+	return reg.All()
 }

@@ -13,8 +13,10 @@ import (
 	"strings"
 
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/builtin"
 	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/provider/mollie"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
@@ -26,13 +28,14 @@ import (
 var ErrNoSample = errors.New("no such sample")
 
 // Sample returns the sample payload name of p as p would send it now
-// (Sampled, with ev.Fresh): testdata/<provider>/<name, / as _>.json below
+// (sample.Sender.Sampled, with ev.Fresh): testdata/<provider>/<name, / as _>.json below
 // the first of roots that has it (default the current directory), else
 // in hookinbox's. A name without a file of its own takes the file of
 // another about the same object (checkout.session.async_payment_succeeded:
 // checkout.session.completed.json) when p's Sampler sends it under that
 // type. ev carries the id, type, variant and options to send it with.
-func Sample(p provider.Provider, name string, ev provider.TestEvent, roots ...string) (provider.TestEvent, error) {
+func Sample(s sample.Sender, name string, ev sample.Event, roots ...string) (sample.Event, error) {
+	p := s.Provider
 	if len(roots) == 0 {
 		roots = []string{"."}
 	}
@@ -62,7 +65,7 @@ func Sample(p provider.Provider, name string, ev provider.TestEvent, roots ...st
 			want = name
 		}
 		ev.Body, ev.File, ev.Type, ev.Fresh = body, filepath.Base(path), want, true
-		out, err := Sampled(p, ev)
+		out, err := s.Sampled(ev)
 		if err == nil && !found && out.Type != want {
 			err = fmt.Errorf("%s has no sample %s: %w", p.Name(), name, ErrNoSample)
 		}
@@ -88,16 +91,6 @@ func sibling(dir, name string, names []string) (string, []string) {
 		}
 	}
 	return found, names
-}
-
-// Sampled returns ev as p would send it (provider.Sampler), or as it
-// is when p has no Sampler.
-func Sampled(p provider.Provider, ev provider.TestEvent) (provider.TestEvent, error) {
-	s, ok := p.(provider.Sampler)
-	if !ok {
-		return ev, nil
-	}
-	return s.Sample(ev)
 }
 
 // standin returns the stand-in serving the API of provider name.
@@ -182,7 +175,7 @@ func stageAPI(name string, api map[string][]byte, do func(*http.Request) (int, e
 // StageRunning puts what ev's provider name serves about it (ev.API) on
 // the stand-in of the running `hookinbox dev` stack with these
 // endpoints, over HTTP, as Signed does in process.
-func StageRunning(ctx context.Context, client *http.Client, name string, ev provider.TestEvent, endpoints map[string]string) error {
+func StageRunning(ctx context.Context, client *http.Client, name string, ev sample.Event, endpoints map[string]string) error {
 	if len(ev.API) == 0 {
 		return nil
 	}
@@ -206,7 +199,7 @@ func StageRunning(ctx context.Context, client *http.Client, name string, ev prov
 }
 
 // stage puts ev.API on the stand-in of p in process.
-func (s *Stack) stage(p provider.Provider, ev provider.TestEvent) error {
+func (s *Stack) stage(p provider.Provider, ev sample.Event) error {
 	if len(ev.API) == 0 {
 		return nil
 	}
@@ -219,4 +212,14 @@ func (s *Stack) stage(p provider.Provider, ev provider.TestEvent) error {
 		h.ServeHTTP(rec, req)
 		return rec.Code, nil
 	})
+}
+
+// Senders returns the senders of hookinbox's providers and of extra, a
+// team's, by provider name.
+func Senders(extra ...sample.Sender) map[string]sample.Sender {
+	m := map[string]sample.Sender{}
+	for _, s := range append(builtin.Senders(), extra...) {
+		m[s.Provider.Name()] = s
+	}
+	return m
 }

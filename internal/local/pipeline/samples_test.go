@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
-	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/paddle"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 )
@@ -16,20 +16,20 @@ import (
 // provider sends it under that type, and is no sample otherwise.
 func TestSampleByName(t *testing.T) {
 	tests := []struct {
-		p        provider.Provider
+		s        sample.Sender
 		name     string
 		wantType string // "": ErrNoSample
 	}{
-		{stripe.Provider{}, "invoice.paid", "invoice.paid"},
-		{stripe.Provider{}, "checkout.session.async_payment_succeeded", "checkout.session.async_payment_succeeded"},
-		{stripe.Provider{}, "balance.available", ""},
-		{shopify.Provider{}, "orders/paid", "orders/paid"},
-		{paddle.Provider{}, "transaction.completed", "transaction.completed"},
-		{paddle.Provider{}, "transaction.paid", ""}, // Paddle's type is the body's
+		{stripe.Sender(), "invoice.paid", "invoice.paid"},
+		{stripe.Sender(), "checkout.session.async_payment_succeeded", "checkout.session.async_payment_succeeded"},
+		{stripe.Sender(), "balance.available", ""},
+		{shopify.Sender(), "orders/paid", "orders/paid"},
+		{paddle.Sender(), "transaction.completed", "transaction.completed"},
+		{paddle.Sender(), "transaction.paid", ""}, // Paddle's type is the body's
 	}
 	for _, tc := range tests {
-		t.Run(tc.p.Name()+" "+tc.name, func(t *testing.T) {
-			ev, err := pipeline.Sample(tc.p, tc.name, provider.TestEvent{})
+		t.Run(tc.s.Provider.Name()+" "+tc.name, func(t *testing.T) {
+			ev, err := pipeline.Sample(tc.s, tc.name, sample.Event{})
 			switch {
 			case tc.wantType == "" && !errors.Is(err, pipeline.ErrNoSample):
 				t.Errorf("Sample = %s, %v; want ErrNoSample", ev.Type, err)

@@ -26,10 +26,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/provider/mollie"
-	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -152,7 +151,7 @@ func Start(ctx context.Context, emu *devstack.Emulators, opts Options) (*Stack, 
 		"STRIPE_API_URL":            urls[1],
 		"GOPAY_API_URL":             urls[2] + "/api",
 		"GITHUB_API_URL":            urls[3],
-		"SHOPIFY_API_URL":           urls[4] + "/admin/api/" + shopify.APIVersion + "/graphql.json",
+		"SHOPIFY_API_URL":           urls[4] + "/admin/api/graphql.json", // the stand-in serves any version
 		"MOLLIE_API_URL":            urls[5],
 	}
 	if emu.S3URL != "" {
@@ -371,11 +370,12 @@ func (s *Stack) Stage(provider string, body []byte) error {
 	return nil
 }
 
-// Signed returns the API Gateway request of the delivery of ev by p,
-// signed at at with the secrets the receiver holds (its variable
-// p.Webhook().SecretEnv), after Stage and after the stand-ins take
-// ev.API.
-func (s *Stack) Signed(p provider.Provider, ev provider.TestEvent, at time.Time) (events.APIGatewayV2HTTPRequest, error) {
+// Signed returns the API Gateway request of the delivery of ev by
+// sender's provider p, signed at at with the secrets the receiver holds
+// (its variable p.Webhook().SecretEnv), after Stage and after the
+// stand-ins take ev.API.
+func (s *Stack) Signed(sender sample.Sender, ev sample.Event, at time.Time) (events.APIGatewayV2HTTPRequest, error) {
+	p := sender.Provider
 	if err := s.stage(p, ev); err != nil {
 		return events.APIGatewayV2HTTPRequest{}, err
 	}
@@ -386,7 +386,7 @@ func (s *Stack) Signed(p provider.Provider, ev provider.TestEvent, at time.Time)
 	if err != nil {
 		return events.APIGatewayV2HTTPRequest{}, err
 	}
-	req, err := p.Sign(ev, envconfig.Split(env[p.Webhook().SecretEnv]), at)
+	req, err := sender.Sign(ev, envconfig.Split(env[p.Webhook().SecretEnv]), at)
 	if err != nil {
 		return events.APIGatewayV2HTTPRequest{}, err
 	}

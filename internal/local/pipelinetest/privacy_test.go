@@ -31,6 +31,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/gopay"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/provider/shopify"
 	"github.com/hookinbox/hookinbox/webhook"
 )
@@ -81,7 +82,7 @@ func (s *privacyStack) shopify(t *testing.T, topic, id, body string, want int) w
 // X-Shopify-Shop-Domain names.
 func (s *privacyStack) shopifyOf(t *testing.T, shop, topic, id, body string, want int) webhook.Key {
 	t.Helper()
-	req, err := s.Stack.Signed(shopify.Provider{}, provider.TestEvent{ID: id, Type: topic, Body: []byte(body)}, time.Now())
+	req, err := s.Stack.Signed(shopify.Sender(), sample.Event{ID: id, Type: topic, Body: []byte(body)}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func (s *privacyStack) gopayPayment(t *testing.T, id int64) webhook.Key {
 	pay := standin.GoPayPayment{ID: id, OrderNumber: "order-jane", State: "PAID", Amount: 1000, Currency: "CZK",
 		Payer: json.RawMessage(`{"contact":{"email":"` + janeEmail + `"}}`)}
 	body, _ := json.Marshal(pay)
-	req, err := s.Stack.Signed(gopay.Provider{}, provider.TestEvent{Body: body}, time.Now())
+	req, err := s.Stack.Signed(gopay.Sender(), sample.Event{Body: body}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -253,7 +253,7 @@ func macAmong(key []byte, prefix string, body []byte, sigs [][]byte) bool {
 }
 
 // requestVerifier is a verifier of the receiver's shape (see
-// github.Verifier): it turns one webhook.Request into its events.
+// provider.Verifier): it turns one webhook.Request into its events.
 type requestVerifier func(ctx context.Context, r webhook.Request) ([]webhook.Event, error)
 
 // FromRequestVerifier is the VerifierFuzz of a provider whose verifier

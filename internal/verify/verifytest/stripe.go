@@ -2,6 +2,7 @@ package verifytest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +17,9 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/provider/sample"
 	"github.com/hookinbox/hookinbox/provider/stripe"
+	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // maxMetadataValue is the longest metadata value Stripe stores.
@@ -130,7 +133,7 @@ func patchStripe(body []byte, id string, at time.Time, opts ...Option) ([]byte, 
 	for _, opt := range opts {
 		opt(&p)
 	}
-	sampled, err := stripe.Provider{}.Sample(provider.TestEvent{Body: body, ID: id, Options: p.sample})
+	sampled, err := stripe.Sender().Sample(sample.Event{Body: body, ID: id, Options: p.sample})
 	if err != nil {
 		return nil, fmt.Errorf("patch event: %w", err)
 	}
@@ -326,4 +329,33 @@ type StripeRelated = stripe.Related
 // snapshot unless it is empty.
 func StripeThin(typ, id string, at time.Time, related StripeRelated, snapshot string) []byte {
 	return stripe.Thin(typ, id, at, related, snapshot)
+}
+
+// StripeVerify returns Stripe's verifier (stripe.Provider's) with
+// secrets and the clock now (nil: the real one), as a check of one
+// Stripe-Signature header value over a body. It panics on secrets the
+// verifier refuses: a test's own mistake.
+func StripeVerify(now func() time.Time, secrets ...string) func(header string, body []byte) (webhook.Event, error) {
+	v, err := stripe.Provider{}.Verifier(secrets, &provider.Env{Now: now})
+	if err != nil {
+		panic(err)
+	}
+	return func(header string, body []byte) (webhook.Event, error) {
+		evs, err := v.Verify(context.Background(), webhook.Request{Header: map[string]string{"stripe-signature": header}, Body: body})
+		if err != nil {
+			return webhook.Event{}, err
+		}
+		return evs[0], nil
+	}
+}
+
+// Verifier returns p's verifier of deliveries signed with secrets, at
+// the clock now (nil: the real one). It panics on secrets p refuses: a
+// test's own mistake.
+func Verifier(p provider.Provider, now func() time.Time, secrets ...string) provider.Verifier {
+	v, err := p.Verifier(secrets, &provider.Env{Now: now})
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -10,4 +10,4 @@ import (
 	"example.com/custom-business/warehouse"
 )
 
-func main() { cli.Main(warehouse.Provider{}) }
+func main() { cli.Main(warehouse.Sender()) }

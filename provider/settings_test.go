@@ -1,4 +1,4 @@
-package envconfig
+package provider
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 func TestReaderReportsEverythingAtOnce(t *testing.T) {
 	env := map[string]string{"TOL": "soon", "MAX": "-1", "LIST": " a, ,b ,", "D": "90", "D2": "2m"}
-	r := New(func(k string) string { return env[k] })
+	r := (&Env{Getenv: func(k string) string { return env[k] }}).Settings()
 	r.Required("B_TABLE")
 	r.Required("A_QUEUE")
 	if got := r.Duration("TOL", time.Minute); got != time.Minute {
@@ -34,7 +34,7 @@ func TestReaderReportsEverythingAtOnce(t *testing.T) {
 }
 
 func TestReaderNoErrorWhenComplete(t *testing.T) {
-	r := New(func(string) string { return "x" })
+	r := (&Env{Getenv: func(string) string { return "x" }}).Settings()
 	r.Required("A")
 	if err := r.Err(); err != nil {
 		t.Errorf("Err() = %v, want nil", err)
@@ -56,9 +56,9 @@ func TestSplit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Split(tc.in)
+			got := split(tc.in)
 			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tc.want) {
-				t.Errorf("Split(%q) = %q, want %q", tc.in, got, tc.want)
+				t.Errorf("split(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}

@@ -7,7 +7,7 @@
 // body; signatures are compared in constant time; several secrets and
 // several h1 signatures are accepted, so a secret rotates without losing a
 // delivery; the signed timestamp must be within the tolerance of an
-// injected clock. A Verifier holds no mutable state and is safe for
+// injected clock. A verifier holds no mutable state and is safe for
 // concurrent use.
 package paddle
 
@@ -34,12 +34,12 @@ const Name = "paddle"
 const signatureHeader = "paddle-signature"
 
 // defaultTolerance is how far the signed timestamp may be from now when
-// Verifier.Tolerance is zero.
+// verifier.Tolerance is zero.
 const defaultTolerance = 300 * time.Second
 
-// Verifier verifies Paddle Billing notifications. Its fields are read,
+// verifier verifies Paddle Billing notifications. Its fields are read,
 // never written.
-type Verifier struct {
+type verifier struct {
 	// Secrets are the notification destination's secret keys
 	// ("pdl_ntfset_..."): during a rotation the old and the new one.
 	Secrets []string
@@ -52,7 +52,7 @@ type Verifier struct {
 
 // Validate reports a configuration that cannot verify anything: no secret,
 // an empty secret, a negative tolerance. The error names no secret.
-func (v *Verifier) Validate() error {
+func (v *verifier) Validate() error {
 	if v.Tolerance < 0 {
 		return fmt.Errorf("paddle verifier: tolerance %s is negative", v.Tolerance)
 	}
@@ -65,7 +65,7 @@ func (v *Verifier) Validate() error {
 // Errors wrap provider's sentinels: ErrNoSignature (no header, no ts, no
 // h1), ErrBadSignature, ErrStale, ErrFuture, ErrNotJSON, ErrNotEvent,
 // ErrNoEventID, ErrBadEventID.
-func (v *Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+func (v *verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
 	if err := v.Validate(); err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func parseHeader(header string) (ts string, sigs [][]byte, err error) {
 
 // matches reports whether some h1 is the signature of body at ts under
 // some secret, comparing every pair in constant time.
-func (v *Verifier) matches(ts string, sigs [][]byte, body []byte) bool {
+func (v *verifier) matches(ts string, sigs [][]byte, body []byte) bool {
 	want := make([][]byte, len(v.Secrets))
 	for i, secret := range v.Secrets {
 		want[i] = mac(secret, ts, body)
@@ -135,7 +135,7 @@ func mac(secret, ts string, body []byte) []byte {
 }
 
 // checkTimestamp refuses a ts further than the tolerance from now.
-func (v *Verifier) checkTimestamp(ts string) error {
+func (v *verifier) checkTimestamp(ts string) error {
 	sec, _ := strconv.ParseInt(ts, 10, 64) // parseHeader checked it
 	now := time.Now()
 	if v.Now != nil {
@@ -176,16 +176,4 @@ func parse(body []byte) (webhook.Event, error) {
 		ev.Created = t.UTC()
 	}
 	return ev, nil
-}
-
-// Sign returns the Paddle-Signature value Paddle sends with body at at:
-// "ts=<unix>;h1=<hex>", one h1 per secret, in order, as during a rotation.
-func Sign(body []byte, at time.Time, secrets ...string) string {
-	ts := strconv.FormatInt(at.Unix(), 10)
-	var b strings.Builder
-	b.WriteString("ts=" + ts)
-	for _, s := range secrets {
-		b.WriteString(";h1=" + hex.EncodeToString(mac(s, ts, body)))
-	}
-	return b.String()
 }

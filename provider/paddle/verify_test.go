@@ -48,7 +48,7 @@ func TestVerifyPublishedExample(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	if got, want := paddle.Sign(body, sdkTime, sdkSecret), sdkSignature; got != want {
+	if got, want := paddle.SignatureHeader(body, sdkTime, sdkSecret), sdkSignature; got != want {
 		t.Errorf("Sign = %q, want Paddle's %q", got, want)
 	}
 }
@@ -58,7 +58,7 @@ func TestVerify(t *testing.T) {
 	body := readFile(t, "transaction.completed.json")
 	tampered := []byte(strings.Replace(string(body), `"grand_total": "3300"`, `"grand_total": "0330"`, 1))
 	signed := func(b []byte, at time.Time, secrets ...string) map[string]string {
-		return map[string]string{"paddle-signature": paddle.Sign(b, at, secrets...)}
+		return map[string]string{"paddle-signature": paddle.SignatureHeader(b, at, secrets...)}
 	}
 	unsigned := []byte(`{"event_id":"evt_1","event_type":"transaction.completed"}`)
 	tests := []struct {
@@ -76,19 +76,19 @@ func TestVerify(t *testing.T) {
 		{name: "rotation: signed with the new key, both configured", secrets: []string{oldSecret, secret}, header: signed(body, now, secret), body: body},
 		{name: "two h1 while Paddle rotates, one key configured", header: signed(body, now, oldSecret, secret), body: body},
 		{name: "two h1, the matching one first", header: signed(body, now, secret, oldSecret), body: body},
-		{name: "spaces around parts and an unknown key", header: map[string]string{"paddle-signature": " " + strings.ReplaceAll(paddle.Sign(body, now, secret), ";", " ; ") + ";h2=abc"}, body: body},
+		{name: "spaces around parts and an unknown key", header: map[string]string{"paddle-signature": " " + strings.ReplaceAll(paddle.SignatureHeader(body, now, secret), ";", " ; ") + ";h2=abc"}, body: body},
 		{name: "bad signature: tampered body", header: signed(body, now, secret), body: tampered, wantErr: provider.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
 		{name: "bad signature: another endpoint's key", header: signed(body, now, oldSecret), body: body, wantErr: provider.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "bad signature: ts changed after signing", header: map[string]string{"paddle-signature": strings.Replace(paddle.Sign(body, now, secret), "ts=1712917130", "ts=1712917131", 1)}, body: body, wantErr: provider.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "bad signature: ts changed after signing", header: map[string]string{"paddle-signature": strings.Replace(paddle.SignatureHeader(body, now, secret), "ts=1712917130", "ts=1712917131", 1)}, body: body, wantErr: provider.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
 		{name: "bad signature: Stripe's scheme (ts.body)", header: map[string]string{"paddle-signature": "ts=1712917130;h1=" + strings.Repeat("0", 64)}, body: body, wantErr: provider.ErrBadSignature, wantKind: webhook.ErrUnauthenticated},
 		{name: "stale: 301s old", header: signed(body, now.Add(-301*time.Second), secret), body: body, wantErr: provider.ErrStale, wantKind: webhook.ErrUnauthenticated},
 		{name: "stale: a day old", header: signed(body, now.Add(-24*time.Hour), secret), body: body, wantErr: provider.ErrStale, wantKind: webhook.ErrUnauthenticated},
 		{name: "future: 301s ahead", header: signed(body, now.Add(301*time.Second), secret), body: body, wantErr: provider.ErrFuture, wantKind: webhook.ErrUnauthenticated},
 		{name: "no header", header: map[string]string{}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "no ts", header: map[string]string{"paddle-signature": strings.SplitN(paddle.Sign(body, now, secret), ";", 2)[1]}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "no ts", header: map[string]string{"paddle-signature": strings.SplitN(paddle.SignatureHeader(body, now, secret), ";", 2)[1]}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
 		{name: "no h1", header: map[string]string{"paddle-signature": "ts=1712917130"}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
 		{name: "h1 not hex", header: map[string]string{"paddle-signature": "ts=1712917130;h1=zz"}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
-		{name: "two ts", header: map[string]string{"paddle-signature": "ts=1712917130;" + paddle.Sign(body, now, secret)}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
+		{name: "two ts", header: map[string]string{"paddle-signature": "ts=1712917130;" + paddle.SignatureHeader(body, now, secret)}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
 		{name: "ts not a number", header: map[string]string{"paddle-signature": "ts=soon;h1=" + strings.Repeat("0", 64)}, body: body, wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
 		{name: "unsigned garbage is unauthenticated, not malformed", header: map[string]string{}, body: []byte("\x00not json"), wantErr: provider.ErrNoSignature, wantKind: webhook.ErrUnauthenticated},
 		{name: "signed, not JSON", header: signed([]byte("hello"), now, secret), body: []byte("hello"), wantErr: provider.ErrNotJSON, wantKind: webhook.ErrMalformed},
@@ -161,7 +161,7 @@ func TestValidate(t *testing.T) {
 func TestErrorsNameNoSecretOrSignature(t *testing.T) {
 	now := time.Unix(1712917130, 0)
 	body := readFile(t, "transaction.completed.json")
-	header := paddle.Sign(body, now, oldSecret)
+	header := paddle.SignatureHeader(body, now, oldSecret)
 	v := &paddle.Verifier{Secrets: []string{secret}, Now: func() time.Time { return now }}
 	_, err := v.Verify(context.Background(), webhook.Request{Header: map[string]string{"paddle-signature": header}, Body: body})
 	if err == nil {

@@ -3,7 +3,7 @@
 // which ids are Mollie's, how the payment is fetched from Mollie's API, and
 // how a test notification is sent.
 //
-// Nothing in a notification is trusted: Verifier only checks that the id
+// Nothing in a notification is trusted: verifier only checks that the id
 // is one Mollie can issue and returns an id-only event keyed
 // mollie#<payment id>; it never calls out, so a caller cannot make the
 // receiver do more than one conditional write. The processor fetches the
@@ -23,7 +23,7 @@ import (
 // Name is the provider's path segment and the prefix of its keys.
 const Name = "mollie"
 
-// Notification is the type of every event Verifier returns: the payment's
+// Notification is the type of every event verifier returns: the payment's
 // status is known only once it is fetched. The business sees the
 // fetched payment's status as the type (Status).
 const Notification = "notification"
@@ -47,13 +47,13 @@ const maxIDLen = 32
 // paymentPrefix starts every Mollie payment id.
 const paymentPrefix = "tr_"
 
-// Verifier accepts Mollie's payment notifications.
-type Verifier struct{}
+// verifier accepts Mollie's payment notifications.
+type verifier struct{}
 
 // Verify reads the form body's id and returns the id-only event of that
 // payment; an id missing, repeated or not a payment id Mollie can issue is
 // ErrNoEventID or ErrBadEventID (400), and nothing is written.
-func (Verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
+func (verifier) Verify(_ context.Context, r webhook.Request) ([]webhook.Event, error) {
 	id, err := formID(r.Body)
 	if err != nil {
 		return nil, err
@@ -83,13 +83,13 @@ func formID(body []byte) (string, error) {
 	case len(ids) > 1:
 		return "", fmt.Errorf("mollie: %d id parameters: %w", len(ids), provider.ErrBadEventID)
 	}
-	return ids[0], CheckID(ids[0])
+	return ids[0], checkID(ids[0])
 }
 
-// CheckID reports, as ErrNoEventID or ErrBadEventID, an id that cannot be
+// checkID reports, as ErrNoEventID or ErrBadEventID, an id that cannot be
 // a Mollie payment id: "tr_" and then ASCII letters and digits, at most
 // maxIDLen in all.
-func CheckID(id string) error {
+func checkID(id string) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("mollie: empty id: %w", provider.ErrNoEventID)
@@ -106,8 +106,8 @@ func CheckID(id string) error {
 	return nil
 }
 
-// Notify returns the body and headers Mollie notifies payment id with.
-func Notify(id string) ([]byte, map[string]string) {
+// notify returns the body and headers Mollie notifies payment id with.
+func notify(id string) ([]byte, map[string]string) {
 	return []byte(url.Values{"id": {id}}.Encode()), map[string]string{
 		"content-type": "application/x-www-form-urlencoded",
 		"user-agent":   "Mollie HTTP client/1.0",

@@ -1,4 +1,4 @@
-package provider
+package sample
 
 import (
 	"bytes"
@@ -28,10 +28,6 @@ func FirstSecret(provider string, secrets []string) (string, error) {
 	}
 	return "", fmt.Errorf("%s: no signing secret", provider)
 }
-
-// JSONHeader is the header of a JSON delivery signed in its body (Adyen)
-// or sent unsigned.
-func JSONHeader() map[string]string { return map[string]string{"content-type": "application/json"} }
 
 // Token returns 24 random letters and digits, as in Stripe's ids: a
 // signer's fresh id after its prefix ("msg_"+Token()).

@@ -1,0 +1,4 @@
+package adyen
+
+// Verifier is the verifier, for this package's tests.
+type Verifier = verifier

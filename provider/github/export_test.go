@@ -1,0 +1,4 @@
+package github
+
+// Verifier is the verifier, for this package's tests.
+type Verifier = verifier

@@ -1,0 +1,4 @@
+package shopify
+
+// Verifier is the verifier, for this package's tests.
+type Verifier = verifier
