@@ -14,10 +14,8 @@ import (
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
-// requestAll is a provider whose every event is a privacy request.
-type requestAll struct{}
-
-func (requestAll) PrivacyRequest(webhook.Event) (provider.PrivacyRequest, bool, error) {
+// requestAll reads every event as a privacy request.
+func requestAll(webhook.Event) (provider.PrivacyRequest, bool, error) {
 	return provider.PrivacyRequest{Erase: true, Subjects: []provider.Subject{"jenny@example.com"}}, true, nil
 }
 
@@ -43,7 +41,7 @@ func TestNoSubjectKeyWaitsForTheOtherParts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := privacyRequests{
 				next:       businessFunc(func(context.Context, webhook.Event, effects.Runner) error { return tt.next }),
-				requesters: map[string]provider.PrivacyRequester{"shopify": requestAll{}},
+				requesters: map[string]func(webhook.Event) (provider.PrivacyRequest, bool, error){"shopify": requestAll},
 				log:        slog.New(slog.DiscardHandler),
 			}
 			err := p.Handle(context.Background(), webhook.Event{Provider: "shopify", ID: "1", Type: "customers/redact"}, nil)
