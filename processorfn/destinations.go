@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
+	"github.com/hookinbox/hookinbox/internal/processor"
 )
 
 // batchConcurrency is how many messages of a batch run at once when
@@ -24,6 +25,16 @@ import (
 // message waiting for a slow destination never keeps another event from
 // its fast ones.
 const batchConcurrency = 10
+
+// delivering returns c for a processor that delivers to dests (nil:
+// none): a batch runs batchConcurrency messages at once, and each parked
+// event counts its destinations' failures (destination.Set.Parked).
+func delivering(c processor.Config, dests *destination.Set) processor.Config {
+	if dests.Len() > 0 {
+		c.Concurrency, c.Parked = batchConcurrency, dests.Parked
+	}
+	return c
+}
 
 // destinations builds the destinations DESTINATIONS configures (nil when
 // none): each secret is loaded now, so a missing or unreadable one stops

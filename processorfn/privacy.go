@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -62,7 +63,8 @@ func (p privacyRequests) Handle(ctx context.Context, ev webhook.Event, fx effect
 		nerr = nil
 	}
 	if p.eraser == nil {
-		return errors.Join(nerr, webhook.Permanent(privacy.ErrNoKey))
+		// Parks once the business and the destinations are done.
+		return destination.Combine(nerr, webhook.Permanent(privacy.ErrNoKey))
 	}
 	by := ev.Provider + " " + ev.Type + " " + ev.Key().String()
 	within := privacy.Within{Provider: ev.Provider, Account: req.Account}

@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/intake"
 	"github.com/hookinbox/hookinbox/internal/lambdafn"
@@ -45,7 +46,9 @@ import (
 // Business is your code: Handle runs the effects of one verified event
 // through fx (effects.Runner) and returns nil (DONE), an error wrapping
 // webhook.ErrNoHandler (IGNORED), webhook.Permanent(err) (parked in the DLQ
-// at once, with the reason), or any other error (retried with backoff).
+// at once, with the reason), an error wrapping webhook.ErrBusy (it tried
+// nothing: back soon, the attempt not counted), or any other error
+// (retried with backoff, no sooner than webhook.RetryAfter asks).
 // Decide on the event's provider and type before decoding its payload
 // (Mux does it for you), so a type you do not handle ends IGNORED however
 // odd its body. A Business that also has a method
@@ -121,7 +124,7 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 		return nil, err
 	}
 	rec = rec.WithEventTypes(eventTypes(business, reg))
-	business, concurrency, err := withDestinations(ctx, cfg, getenv, s, db, rec, log, business)
+	business, dests, err := withDestinations(ctx, cfg, getenv, s, db, rec, log, business)
 	if err != nil {
 		return nil, err
 	}
@@ -135,12 +138,12 @@ func build(ctx context.Context, cfg aws.Config, getenv func(string) string, log 
 	}
 	business = privacyRequests{next: business, requesters: requesters(reg), eraser: eraser, log: log}
 	h := processor.New(
-		processor.Config{
+		delivering(processor.Config{
 			LeaseFor: s.LeaseFor, Budget: s.Budget, Reserve: s.Reserve, MaxReceiveCount: s.MaxReceiveCount,
 			BackoffMax: s.BackoffMax, MaxInfraFailures: s.MaxInfraFails,
 			NotFoundTries: s.NotFoundTries, NotFoundWindow: s.NotFoundWindow, NotFoundHold: s.NotFoundHold,
-			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(all), Concurrency: concurrency, Subjects: subjects,
-		},
+			Metrics: rec, Fetch: fetch, IDOnly: idOnly, Live: liveModes(all), Subjects: subjects,
+		}, dests),
 		store,
 		ledger.New(db, s.Table, inbox.DefaultTTL),
 		business,
@@ -168,19 +171,19 @@ func fetchesByProvider(reg *provider.Registry, all map[string]provider.Fetch) (m
 }
 
 // withDestinations returns business with the destinations DESTINATIONS
-// lists beside it, and how many messages of a batch run at once (0: the
-// processor's default). No business and no destination is an error.
-func withDestinations(ctx context.Context, cfg aws.Config, getenv func(string) string, s settings, db *dynamodb.Client, rec *metrics.Recorder, log *slog.Logger, business Business) (Business, int, error) {
+// lists beside it, and those (nil: none). No business and no destination
+// is an error.
+func withDestinations(ctx context.Context, cfg aws.Config, getenv func(string) string, s settings, db *dynamodb.Client, rec *metrics.Recorder, log *slog.Logger, business Business) (Business, *destination.Set, error) {
 	dests, err := destinations(ctx, cfg, getenv, s, db, rec, log)
 	switch {
 	case err != nil:
-		return nil, 0, err
+		return nil, nil, err
 	case dests.Len() > 0:
-		return dests.Wrap(business), batchConcurrency, nil
+		return dests.Wrap(business), dests, nil
 	case business == nil:
-		return nil, 0, errors.New("no business and no destinations: set DESTINATIONS, or run the processor with your BusinessBuilder")
+		return nil, nil, errors.New("no business and no destinations: set DESTINATIONS, or run the processor with your BusinessBuilder")
 	}
-	return business, 0, nil
+	return business, nil, nil
 }
 
 // erasure returns the eraser of privacy requests and the processor's

@@ -126,7 +126,7 @@ func receiverProviders(ctx context.Context, env *provider.Env, reg *provider.Reg
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", p.Name(), err)
 		}
-		providers[p.Name()] = receiver.Provider{Verifier: v, Method: w.Method, Accepted: w.Accepted}
+		providers[p.Name()] = receiver.Provider{Verifier: v, Webhook: w}
 	}
 	return providers, nil
 }

@@ -1,6 +1,9 @@
 package webhook
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Error kinds. Adapters wrap them with context and callers branch on them
 // with errors.Is; the receiver maps each to one HTTP status, the processor
@@ -23,10 +26,13 @@ var (
 	// ErrTooLarge: the body is over the configured limit. HTTP 413.
 	ErrTooLarge = errors.New("body too large")
 
-	// ErrBusy: the event cannot be taken now but will be later: an id-only
-	// notification arrived while the previous one's fetch was running, so
-	// the provider must deliver it again. HTTP 503.
+	// ErrBusy: nothing was tried, and the event can be taken later: an
+	// id-only notification arrived while the previous one's fetch was
+	// running (HTTP 503: the provider delivers it again), or every
+	// destination left was at its concurrency limit. The processor takes
+	// such an attempt back and brings the event back soon.
 	ErrBusy = errors.New("busy")
+
 	// ErrPermanent: retrying cannot help (unknown product, mapping gap,
 	// invalid payload). The processor parks the event in the DLQ at once.
 	ErrPermanent = errors.New("permanent")
@@ -54,3 +60,31 @@ type permanentError struct{ err error }
 
 func (e permanentError) Error() string   { return e.err.Error() }
 func (e permanentError) Unwrap() []error { return []error{e.err, ErrPermanent} }
+
+// RetryAfter marks err as asking for no retry sooner than d (a 429 or 503
+// with Retry-After): the processor waits at least that long, up to its
+// longest backoff. The error's text is err's.
+func RetryAfter(err error, d time.Duration) error {
+	if err == nil || d <= 0 {
+		return err
+	}
+	return retryAfterError{err, d}
+}
+
+// RetryAfterOf returns the pause the first error in err's chain marked by
+// RetryAfter asks for, or zero.
+func RetryAfterOf(err error) time.Duration {
+	var r retryAfterError
+	if errors.As(err, &r) {
+		return r.d
+	}
+	return 0
+}
+
+type retryAfterError struct {
+	err error
+	d   time.Duration
+}
+
+func (e retryAfterError) Error() string { return e.err.Error() }
+func (e retryAfterError) Unwrap() error { return e.err }

@@ -14,10 +14,6 @@ import (
 )
 
 var (
-	// ErrBusy: the destination's concurrency limit was reached, so the
-	// delivery was not tried. It is no failure: the processor brings the
-	// event back shortly without counting the attempt.
-	ErrBusy = errors.New("destination busy: its concurrency limit is reached; not tried")
 	// ErrRetry: the destination failed in a way that may pass (408, 429,
 	// 5xx, a timeout, no connection, a throttled or failed PutEvents).
 	ErrRetry = errors.New("destination failed; retried with backoff")
@@ -97,16 +93,13 @@ func (e *deliveryError) Unwrap() []error {
 	return errs
 }
 
-// RetryAfter is how long the destination asked to be left alone: the
-// processor retries no sooner.
-func (e *deliveryError) RetryAfter() time.Duration { return e.Answer.RetryAfter }
-
 // failure returns the deliveryError of an answer of class c, its text
-// cut (answerText).
+// cut (answerText), marked with the pause the destination asked for
+// (webhook.RetryAfter): the processor retries no sooner.
 func failure(name string, a answer, c class, cause error) error {
 	kind := map[class]error{retried: ErrRetry, refused: ErrRefused, gone: ErrGone}[c]
 	a.Text = answerText(a.Text)
-	return &deliveryError{Destination: name, Answer: a, kind: kind, cause: cause}
+	return webhook.RetryAfter(&deliveryError{Destination: name, Answer: a, kind: kind, cause: cause}, a.RetryAfter)
 }
 
 // MaxAnswerText is the most of an answer's text hookinbox keeps (in the

@@ -61,7 +61,7 @@ func BenchmarkSlowBesideFast(b *testing.B) {
 				switch {
 				case err == nil:
 					delivered++
-				case errors.Is(err, ErrBusy):
+				case errors.Is(err, webhook.ErrBusy):
 					busy++
 				}
 			})

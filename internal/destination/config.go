@@ -56,7 +56,7 @@ var (
 )
 
 // reservedHeaders are the headers a delivery sets itself.
-var reservedHeaders = []string{"content-type", "content-length", "host", "webhook-id", "webhook-timestamp", "webhook-signature", "user-agent"}
+var reservedHeaders = []string{"content-type", "content-length", "host", "webhook-id", "webhook-timestamp", "webhook-signature", "user-agent", "expect"}
 
 // LocalHTTPEnv is the processor's variable that the local stack sets to
 // "1", and no template sets: its destinations may then be plain http://
@@ -118,54 +118,73 @@ func Validate(cfgs []Config, localHTTP bool) error {
 
 // problems lists what is wrong with c, each starting with its field.
 func (c Config) problems(localHTTP bool) []string {
-	var ps []string
-	add := func(format string, args ...any) { ps = append(ps, fmt.Sprintf(format, args...)) }
+	var ps problems
 	if !validName.MatchString(c.Name) {
-		add("name: want 1 to 40 of a-z, 0-9 and -, got %q", c.Name)
+		ps.add("name: want 1 to 40 of a-z, 0-9 and -, got %q", c.Name)
 	}
+	c.targetProblems(&ps, localHTTP)
+	c.secretProblems(&ps)
+	c.eventProblems(&ps)
+	return ps
+}
+
+// problems are what is wrong with a Config, in the order of its fields.
+type problems []string
+
+func (ps *problems) add(format string, args ...any) { *ps = append(*ps, fmt.Sprintf(format, args...)) }
+
+// targetProblems adds what is wrong with c's url or bus.
+func (c Config) targetProblems(ps *problems, localHTTP bool) {
 	switch {
 	case c.URL == "" && c.Bus == "":
-		add("url or bus: want one")
+		ps.add("url or bus: want one")
 	case c.URL != "" && c.Bus != "":
-		add("url and bus: want one, not both")
+		ps.add("url and bus: want one, not both")
 	case c.URL != "":
 		if err := checkURL(c.URL, localHTTP); err != nil {
-			add("url: %v", err)
+			ps.add("url: %v", err)
 		}
 		if c.Secret == "" {
-			add("secret: want the ARN of the whsec_ signing secret")
+			ps.add("secret: want the ARN of the whsec_ signing secret")
 		}
 	case !validBus.MatchString(c.Bus):
-		add("bus: want an EventBridge bus name or ARN, got %q", c.Bus)
+		ps.add("bus: want an EventBridge bus name or ARN, got %q", c.Bus)
 	}
+}
+
+// secretProblems adds what is wrong with c's secret and static header.
+func (c Config) secretProblems(ps *problems) {
 	if c.Bus != "" && (c.Secret != "" || c.Header != "" || c.HeaderSecret != "") {
-		add("secret, header, header_secret: only for a url")
+		ps.add("secret, header, header_secret: only for a url")
 	}
 	if c.Secret != "" && !validARN.MatchString(c.Secret) {
-		add("secret: want a Secrets Manager secret ARN")
+		ps.add("secret: want a Secrets Manager secret ARN")
 	}
 	switch {
 	case (c.Header == "") != (c.HeaderSecret == ""):
-		add("header and header_secret: want both or neither")
+		ps.add("header and header_secret: want both or neither")
 	case c.Header != "" && !validHeader.MatchString(c.Header):
-		add("header: want a header name (letters, digits, -), got %q", c.Header)
+		ps.add("header: want a header name (letters, digits, -), got %q", c.Header)
 	case c.Header != "" && isReserved(c.Header):
-		add("header: %s is set by every delivery", c.Header)
+		ps.add("header: %s is set by every delivery", c.Header)
 	case c.HeaderSecret != "" && !validARN.MatchString(c.HeaderSecret):
-		add("header_secret: want a Secrets Manager secret ARN")
+		ps.add("header_secret: want a Secrets Manager secret ARN")
 	}
+}
+
+// eventProblems adds what is wrong with c's events and concurrency.
+func (c Config) eventProblems(ps *problems) {
 	if len(c.Events) == 0 {
-		add(`events: want at least one pattern "provider:type" ("*" for every event)`)
+		ps.add(`events: want at least one pattern "provider:type" ("*" for every event)`)
 	}
 	for _, p := range c.Events {
 		if err := checkPattern(p); err != nil {
-			add("events: %v", err)
+			ps.add("events: %v", err)
 		}
 	}
 	if c.Concurrency < 0 || c.Concurrency > maxConcurrency {
-		add("concurrency: want 1 to %d, got %d", maxConcurrency, c.Concurrency)
+		ps.add("concurrency: want 1 to %d, got %d", maxConcurrency, c.Concurrency)
 	}
-	return ps
 }
 
 func isReserved(header string) bool {

@@ -29,14 +29,14 @@
 // 4xx) park the event, 410 as ErrGone, which alarms. An answer's text is
 // kept cut to MaxAnswerText.
 //
-// One part's failure costs no other part its turn (combine): a permanent
+// One part's failure costs no other part its turn (Combine): a permanent
 // failure parks the event only once the business and every other
 // destination are done or out of their tries; until then the event comes
 // back for them, and the refusing destination is asked again with it.
 //
 // Concurrency: each destination takes at most Config.Concurrency
 // deliveries at once in one processor instance. A delivery that finds no
-// free slot is not tried (ErrBusy) and the processor brings the event back
+// free slot is not tried (webhook.ErrBusy) and the processor brings the event back
 // soon without counting the attempt; the business and the other
 // destinations of the event run meanwhile. Lambda runs one batch per
 // instance, and the events queue's MaximumConcurrency bounds the

@@ -28,12 +28,14 @@ const maxAnswerHeaders = 64 << 10
 
 // newHTTPClient returns the client HTTP destinations are delivered with:
 // it follows no redirect (a 3xx is the answer), reads at most
-// maxAnswerHeaders of an answer's headers, and gives up after timeout.
+// maxAnswerHeaders of an answer's headers, waits at most a second for a
+// 100 Continue (expectContinueOver), and gives up after timeout.
 // Unless local (the local stack's rules), it connects to no address of
 // its own machine (ownAddress), whatever name resolved to it.
 func newHTTPClient(timeout time.Duration, local bool) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxResponseHeaderBytes = maxAnswerHeaders
+	t.ExpectContinueTimeout = time.Second // a destination that never says 100 Continue gets the body then
 	if !local {
 		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: notOwnAddress}
 		t.DialContext = d.DialContext
@@ -70,39 +72,9 @@ type httpDestination struct {
 // parts, and the signature is computed over them in turn, so the payload
 // is never copied.
 func (d *httpDestination) send(ctx context.Context, ev webhook.Event, b body) (answer, error) {
-	signing, err := d.secrets(ctx, d.cfg.Secret)
+	req, a, err := d.request(ctx, ev, b)
 	if err != nil {
-		// Secrets Manager is unavailable or the secret is stale: retried.
-		a := answer{Text: "signing secret unavailable"}
-		return a, failure(d.cfg.Name, a, retried, err)
-	}
-	at := time.Now()
-	h, err := standard.SignedHeaders(WebhookID(ev.Key(), d.cfg.Name), at, signing, b.parts()...)
-	if err != nil {
-		a := answer{Text: "signing secret unusable: " + err.Error()}
-		return a, failure(d.cfg.Name, a, refused, nil)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.cfg.URL, b.reader())
-	if err != nil {
-		a := answer{Text: "bad request: " + err.Error()}
-		return a, failure(d.cfg.Name, a, refused, nil)
-	}
-	req.ContentLength = int64(b.size())
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(b.reader()), nil }
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	req.Header.Set("User-Agent", userAgent)
-	if d.cfg.Header != "" {
-		vals, err := d.secrets(ctx, d.cfg.HeaderSecret)
-		if err == nil && len(vals) == 0 {
-			err = errors.New("no value")
-		}
-		if err != nil {
-			a := answer{Text: "header secret unavailable"}
-			return a, failure(d.cfg.Name, a, retried, err)
-		}
-		req.Header.Set(d.cfg.Header, vals[0])
+		return a, err
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
@@ -113,21 +85,89 @@ func (d *httpDestination) send(ctx context.Context, ev webhook.Event, b body) (a
 	// never kept or logged.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	_ = resp.Body.Close()
+	a, c := answerOf(resp, time.Now())
+	if c == delivered {
+		return a, nil
+	}
+	return a, failure(d.cfg.Name, a, c, nil)
+}
+
+// expectContinueOver is the body size above which a delivery asks the
+// destination to accept it before it is sent (Expect: 100-continue): an
+// answer before the body (an early 413, or a 200) is then read as it is,
+// not lost to a connection reset and retried.
+const expectContinueOver = 16 << 10
+
+// request returns the signed request that delivers b, or the answer and
+// error of a delivery that could not be made.
+func (d *httpDestination) request(ctx context.Context, ev webhook.Event, b body) (*http.Request, answer, error) {
+	h, a, err := d.headers(ctx, ev, b)
+	if err != nil {
+		return nil, a, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.cfg.URL, b.reader())
+	if err != nil {
+		a := answer{Text: "bad request: " + err.Error()}
+		return nil, a, failure(d.cfg.Name, a, refused, nil)
+	}
+	req.ContentLength = int64(b.size())
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(b.reader()), nil }
+	req.Header.Set("User-Agent", userAgent)
+	if b.size() > expectContinueOver {
+		req.Header.Set("Expect", "100-continue")
+	}
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	return req, answer{}, nil
+}
+
+// headers returns a delivery's signed headers, and the static header of
+// a destination that has one, or the answer and error of a secret that
+// could not be read or used.
+func (d *httpDestination) headers(ctx context.Context, ev webhook.Event, b body) (map[string]string, answer, error) {
+	signing, err := d.secrets(ctx, d.cfg.Secret)
+	if err != nil {
+		// Secrets Manager is unavailable or the secret is stale: retried.
+		a := answer{Text: "signing secret unavailable"}
+		return nil, a, failure(d.cfg.Name, a, retried, err)
+	}
+	h, err := standard.SignedHeaders(WebhookID(ev.Key(), d.cfg.Name), time.Now(), signing, b.parts()...)
+	if err != nil {
+		a := answer{Text: "signing secret unusable: " + err.Error()}
+		return nil, a, failure(d.cfg.Name, a, refused, nil)
+	}
+	if d.cfg.Header == "" {
+		return h, answer{}, nil
+	}
+	vals, err := d.secrets(ctx, d.cfg.HeaderSecret)
+	if err == nil && len(vals) == 0 {
+		err = errors.New("no value")
+	}
+	if err != nil {
+		a := answer{Text: "header secret unavailable"}
+		return nil, a, failure(d.cfg.Name, a, retried, err)
+	}
+	h[d.cfg.Header] = vals[0]
+	return h, answer{}, nil
+}
+
+// answerOf returns what a destination's answer resp, received at now,
+// means (classify): its status and text, and the pause a 429 or 5xx asks
+// for.
+func answerOf(resp *http.Response, now time.Time) (answer, class) {
 	a := answer{Status: resp.StatusCode, Text: resp.Status}
 	if a.Text == "" {
 		a.Text = fmt.Sprint(resp.StatusCode)
 	}
 	c := classify(resp.StatusCode)
-	if c == delivered {
-		return a, nil
-	}
 	if c == retried {
-		a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
 	}
 	if c == refused && resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		a.Text += " (redirects are not followed)"
 	}
-	return a, failure(d.cfg.Name, a, c, nil)
+	return a, c
 }
 
 // connText is a transport error's text without the request's URL.

@@ -617,3 +617,27 @@ func TestRefusalParksAfterTheBusinessAndTheOthersThenReplaysToItAlone(t *testing
 	}
 	p.EffectsOnce(t, keys)
 }
+
+// TestRefusalParkedOutOfTriesSaysWhy: a destination that refuses (400)
+// beside one that answers 503 every time: the refusal is held while the
+// other retries, and once the event is out of tries it is parked with
+// both answers, not with the note of a hold that has ended.
+func TestRefusalParkedOutOfTriesSaysWhy(t *testing.T) {
+	bad, flaky := startSink(t, &sink{otherwise: 400}), startSink(t, &sink{otherwise: 503})
+	p := withDestinations(t, []destination.Config{
+		{Name: "bad", URL: bad.srv.URL, Events: []string{"standard:*"}, Secret: sinkSecretARN},
+		{Name: "flaky", URL: flaky.srv.URL, Events: []string{"standard:*"}, Secret: sinkSecretARN},
+	})
+	key := sendStandard(t, p, "msg_out_of_tries", "invoice.paid")
+	p.ProcessUntil(t, 90*time.Second, func() bool { return p.AllFinal(t, []webhook.Key{key}) })
+
+	it, err := p.Inbox.Get(context.Background(), key)
+	if err != nil || it.Status != inbox.Dead || it.Attempts < 2 {
+		t.Fatalf("%s: %s after %d attempts (%s), %v; want DEAD out of tries", key, it.Status, it.Attempts, it.LastError, err)
+	}
+	for what, reason := range map[string]string{"last_error": it.LastError, "DLQ reason": p.DLQReasons(t)[key]} {
+		if !strings.Contains(reason, "destination bad: 400 Bad Request") || !strings.Contains(reason, "destination flaky: 503") || strings.Contains(reason, "held") {
+			t.Errorf("%s = %q; want both answers and no note of a hold", what, reason)
+		}
+	}
+}

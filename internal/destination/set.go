@@ -109,7 +109,7 @@ type Business interface {
 // Wrap returns a Business that runs next (nil: none) and delivers ev to
 // every destination it matches, each as its own effect (effectName) in
 // fx, all at once: a slow destination holds up neither next nor the
-// others. Its error is combine's.
+// others. Its error is Combine's.
 func (s *Set) Wrap(next Business) Business {
 	return &withDestinations{next: next, set: s}
 }
@@ -138,16 +138,16 @@ func (w *withDestinations) Handle(ctx context.Context, ev webhook.Event, fx effe
 	if len(ds) > 0 && errors.Is(berr, webhook.ErrNoHandler) {
 		berr = nil // delivered somewhere: not ignored
 	}
-	return combine(berr, errs...)
+	return Combine(append([]error{berr}, errs...)...)
 }
 
-// combine returns the error of an event whose business returned berr and
-// whose deliveries returned errs, so that no part's failure costs another
-// part its turn:
+// Combine returns the error of an event whose parts (its business, each
+// destination, a privacy request) returned errs, so that no part's
+// failure costs another part its turn:
 //   - nil when all are nil;
-//   - every error joined, wrapping ErrBusy, when every failure but the
-//     held ones (below) is a busy destination: the processor brings the
-//     event back soon without counting an attempt;
+//   - every error joined, wrapping webhook.ErrBusy, when every failure
+//     but the held ones (below) is busy: the processor brings the event
+//     back soon without counting an attempt;
 //   - while any part is still to run (busy, or failed in a way that may
 //     pass), a permanent failure is held: it parks nothing yet (it
 //     wraps neither webhook.ErrPermanent nor its kind), and the event
@@ -157,14 +157,14 @@ func (w *withDestinations) Handle(ctx context.Context, ev webhook.Event, fx effe
 //   - otherwise every error joined, busy ones as plain text, so the
 //     attempt counts, a permanent one parks the event, and a retry runs
 //     only what the ledger has not recorded.
-func combine(berr error, errs ...error) error {
+func Combine(errs ...error) error {
 	var failed []error
 	busy, permanent := 0, 0
-	for _, err := range append([]error{berr}, errs...) {
+	for _, err := range errs {
 		switch {
 		case err == nil:
 			continue
-		case errors.Is(err, ErrBusy):
+		case errors.Is(err, webhook.ErrBusy):
 			busy++
 		case webhook.IsPermanent(err):
 			permanent++
@@ -176,7 +176,7 @@ func combine(berr error, errs ...error) error {
 		switch {
 		case pending > 0 && webhook.IsPermanent(err):
 			failed[i] = heldError{err}
-		case busy < pending && errors.Is(err, ErrBusy):
+		case busy < pending && errors.Is(err, webhook.ErrBusy):
 			failed[i] = errors.New(err.Error())
 		}
 	}
@@ -184,17 +184,15 @@ func combine(berr error, errs ...error) error {
 }
 
 // heldError is a permanent failure held back while other parts of its
-// event are still to run (combine): it shows its text and wraps nothing,
-// so the processor retries the event instead of parking it. Failed still
-// names its destination.
+// event are still to run (Combine): it shows its text and wraps nothing,
+// so the processor retries the event instead of parking it, and parks it
+// with that text once out of tries. Parked still counts its destination.
 type heldError struct{ err error }
 
-func (e heldError) Error() string {
-	return e.err.Error() + " (held until the event's other parts are done)"
-}
+func (e heldError) Error() string { return e.err.Error() }
 
 // deliver delivers ev to d as the effect effectName(d's name) in fx: not
-// at all when the ledger records it, and not tried (ErrBusy) when d has
+// at all when the ledger records it, and not tried (webhook.ErrBusy) when d has
 // Concurrency deliveries in flight in this process.
 func (s *Set) deliver(ctx context.Context, d *destination, ev webhook.Event, fx effects.Runner) error {
 	return effects.DoResult(ctx, fx, effectName(d.cfg.Name), func(ctx context.Context, _ string) (string, error) {
@@ -202,7 +200,7 @@ func (s *Set) deliver(ctx context.Context, d *destination, ev webhook.Event, fx 
 		case d.slots <- struct{}{}:
 		default:
 			s.o.Metrics.Emit(metrics.Dims{Destination: d.cfg.Name}, metrics.Counted(metrics.DestinationBusy, 1))
-			return "", fmt.Errorf("destination %s: %w", d.cfg.Name, ErrBusy)
+			return "", fmt.Errorf("destination %s: its concurrency limit is reached, not tried: %w", d.cfg.Name, webhook.ErrBusy)
 		}
 		defer func() { <-d.slots }()
 		begin := time.Now()
@@ -216,11 +214,18 @@ func (s *Set) deliver(ctx context.Context, d *destination, ev webhook.Event, fx 
 	})
 }
 
-// Failed returns the names of the destinations whose delivery failed in
-// err, an event's error (combine's), once each, in the order err lists
-// them: the processor counts DestinationParked for each when it parks the
-// event.
-func Failed(err error) []string {
+// Parked counts DestinationParked for each destination whose delivery
+// failed in err, the error of an event the processor parked (Combine's,
+// held failures included), once each.
+func (s *Set) Parked(err error) {
+	for _, name := range failed(err) {
+		s.o.Metrics.Emit(metrics.Dims{Destination: name}, metrics.Counted(metrics.DestinationParked, 1))
+	}
+}
+
+// failed returns the names of the destinations whose delivery failed in
+// err, once each, in the order err lists them.
+func failed(err error) []string {
 	var names []string
 	seen := map[string]bool{}
 	var walk func(error)
@@ -268,6 +273,6 @@ func (s *Set) record(ctx context.Context, key webhook.Key, name string, a answer
 		ms = append(ms, metrics.Counted(metrics.DestinationRetried, 1))
 	}
 	// DestinationParked is counted when the processor parks the event
-	// (Failed), out of retries too.
+	// (Parked), out of retries too.
 	s.o.Metrics.Emit(metrics.Dims{Destination: name}, ms...)
 }

@@ -170,12 +170,11 @@ func TestDeliveryClasses(t *testing.T) {
 			case webhook.IsPermanent(err) != tt.permanent:
 				t.Errorf("Handle = %v: permanent %v; want %v", err, webhook.IsPermanent(err), tt.permanent)
 			}
-			var de *deliveryError
-			if errors.As(err, &de) && de.RetryAfter().Round(time.Minute) != tt.retryAfter {
-				t.Errorf("RetryAfter = %v; want %v", de.RetryAfter(), tt.retryAfter)
+			if got := webhook.RetryAfterOf(err).Round(time.Minute); got != tt.retryAfter {
+				t.Errorf("RetryAfterOf = %v; want %v", got, tt.retryAfter)
 			}
-			if tt.kind != nil && !cmp.Equal(Failed(err), []string{"crm"}) {
-				t.Errorf("Failed = %q; want [crm]", Failed(err))
+			if tt.kind != nil && !cmp.Equal(failed(err), []string{"crm"}) {
+				t.Errorf("failed = %q; want [crm]", failed(err))
 			}
 			recs, _ := effectLedger.Records(context.Background(), ev.Key())
 			if wantRecs := map[bool]int{true: 1, false: 0}[tt.kind == nil]; len(recs) != wantRecs {
@@ -291,8 +290,8 @@ func TestNoHandler(t *testing.T) {
 }
 
 func TestCombine(t *testing.T) {
-	busy := errors.New("destination a: " + ErrBusy.Error())
-	busyErr := &wrapErr{busy, ErrBusy}
+	busy := errors.New("destination a: " + webhook.ErrBusy.Error())
+	busyErr := &wrapErr{busy, webhook.ErrBusy}
 	retryErr := &deliveryError{Destination: "b", Answer: answer{Text: "503"}, kind: ErrRetry}
 	goneErr := &deliveryError{Destination: "c", Answer: answer{Text: "410"}, kind: ErrGone}
 	tests := []struct {
@@ -313,13 +312,13 @@ func TestCombine(t *testing.T) {
 		{name: "business refused and gone", berr: webhook.Permanent(errors.New("bad price")), errs: []error{goneErr}, perma: true},
 	}
 	for _, tt := range tests {
-		err := combine(tt.berr, tt.errs...)
-		if (err == nil) != tt.nilErr || errors.Is(err, ErrBusy) != tt.isBusy || webhook.IsPermanent(err) != tt.perma {
+		err := Combine(append([]error{tt.berr}, tt.errs...)...)
+		if (err == nil) != tt.nilErr || errors.Is(err, webhook.ErrBusy) != tt.isBusy || webhook.IsPermanent(err) != tt.perma {
 			t.Errorf("%s: Combine = %v (busy %v, permanent %v); want nil %v, busy %v, permanent %v",
-				tt.name, err, errors.Is(err, ErrBusy), webhook.IsPermanent(err), tt.nilErr, tt.isBusy, tt.perma)
+				tt.name, err, errors.Is(err, webhook.ErrBusy), webhook.IsPermanent(err), tt.nilErr, tt.isBusy, tt.perma)
 		}
-		if names := Failed(err); slices.Contains(tt.errs, error(goneErr)) && !slices.Contains(names, "c") {
-			t.Errorf("%s: Failed = %v; want it to name c, held or not", tt.name, names)
+		if names := failed(err); slices.Contains(tt.errs, error(goneErr)) && !slices.Contains(names, "c") {
+			t.Errorf("%s: failed = %v; want it to name c, held or not", tt.name, names)
 		}
 	}
 }
@@ -345,8 +344,8 @@ func TestBusyDestinationIsNotTried(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	err := s.Wrap(nil).Handle(context.Background(), ev2, ledger.For(ev2.Key()))
-	if !errors.Is(err, ErrBusy) {
-		t.Errorf("second event while slow is full = %v; want ErrBusy", err)
+	if !errors.Is(err, webhook.ErrBusy) {
+		t.Errorf("second event while slow is full = %v; want webhook.ErrBusy", err)
 	}
 	close(release)
 	if err := <-first; err != nil {

@@ -16,8 +16,8 @@ import (
 type attrs = map[string]types.AttributeValue
 
 // The status item's attributes. Times an operator reads are RFC 3339
-// strings; times the store compares are epoch milliseconds; expires_at is
-// epoch seconds because DynamoDB's TTL wants that.
+// strings (timeLayout); times the store compares are epoch milliseconds;
+// expires_at is epoch seconds because DynamoDB's TTL wants that.
 func marshal(it Item) attrs {
 	m := attrs{
 		"pk":             str(string(it.Key)),
@@ -87,71 +87,88 @@ func marshalClaim(it Item, packed []byte) attrs {
 }
 
 func unmarshal(m attrs) (Item, error) {
-	var it Item
-	var err error
-	getN := func(name string) int64 {
-		v, ok := m[name].(*types.AttributeValueMemberN)
-		if !ok {
-			return 0
-		}
-		n, perr := strconv.ParseInt(v.Value, 10, 64)
-		if perr != nil && err == nil {
-			err = fmt.Errorf("attribute %s: %w", name, perr)
-		}
-		return n
+	r := &reader{m: m}
+	it := Item{
+		Key:               webhook.Key(getS(m, "pk")),
+		Status:            Status(getS(m, "status")),
+		Provider:          getS(m, "provider"),
+		EventType:         getS(m, "event_type"),
+		Created:           time.Unix(r.number("created"), 0).UTC(),
+		ReceivedAt:        r.time("received_at"),
+		EnqueuedAt:        r.millis("enqueued_at"),
+		PayloadSHA256:     getS(m, "payload_sha256"),
+		ExpiresAt:         time.Unix(r.number("expires_at"), 0).UTC(),
+		LeaseOwner:        getS(m, "lease_owner"),
+		LeaseUntil:        r.millis("lease_until"),
+		Attempts:          int(r.number("attempts")),
+		InfraFailures:     int(r.number("infra_failures")),
+		LastError:         getS(m, "last_error"),
+		ProcessedAt:       r.time("processed_at"),
+		Outcome:           getS(m, "outcome"),
+		RenewAfter:        r.millis("renew_after"),
+		PayloadObject:     getS(m, attrPayloadObject),
+		PayloadRemoved:    getS(m, attrPayloadRemoved),
+		RemovedAt:         r.time(attrRemovedAt),
+		Subjects:          subjectsOf(m, attrSubjects),
+		EraseWhenFinished: getS(m, attrErasePending) != "",
 	}
-	getT := func(name string) time.Time {
-		s := getS(m, name)
-		if s == "" {
-			return time.Time{}
-		}
-		t, perr := time.Parse(time.RFC3339Nano, s)
-		if perr != nil && err == nil {
-			err = fmt.Errorf("attribute %s: %w", name, perr)
-		}
-		return t
-	}
-	fromMillis := func(name string) time.Time {
-		if _, ok := m[name]; !ok {
-			return time.Time{}
-		}
-		return time.UnixMilli(getN(name)).UTC()
-	}
-	it.Key = webhook.Key(getS(m, "pk"))
-	it.Status = Status(getS(m, "status"))
-	it.Provider = getS(m, "provider")
-	it.EventType = getS(m, "event_type")
 	if b, ok := m["livemode"].(*types.AttributeValueMemberBOOL); ok {
 		it.Livemode = b.Value
 	}
-	it.Created = time.Unix(getN("created"), 0).UTC()
-	it.ReceivedAt = getT("received_at")
-	it.EnqueuedAt = fromMillis("enqueued_at")
-	it.PayloadSHA256 = getS(m, "payload_sha256")
-	it.ExpiresAt = time.Unix(getN("expires_at"), 0).UTC()
-	it.LeaseOwner = getS(m, "lease_owner")
 	if from := getS(m, "taken_from"); from != noOwner {
 		it.TakenFrom = from
 	}
-	it.LeaseUntil = fromMillis("lease_until")
-	it.Attempts = int(getN("attempts"))
-	it.InfraFailures = int(getN("infra_failures"))
-	it.LastError = getS(m, "last_error")
-	it.ProcessedAt = getT("processed_at")
-	it.Outcome = getS(m, "outcome")
-	it.RenewAfter = fromMillis("renew_after")
-	it.PayloadObject = getS(m, attrPayloadObject)
-	it.PayloadRemoved = getS(m, attrPayloadRemoved)
-	it.RemovedAt = getT(attrRemovedAt)
-	it.Subjects = subjectsOf(m, attrSubjects)
-	it.EraseWhenFinished = getS(m, attrErasePending) != ""
-	if b := getB(m, attrPayloadDeflate); b != nil && err == nil {
-		it.Payload, err = inflate(b)
+	if b := getB(m, attrPayloadDeflate); b != nil && r.err == nil {
+		it.Payload, r.err = inflate(b)
 	}
-	if err != nil {
-		return Item{}, fmt.Errorf("inbox item %s: %w", it.Key, err)
+	if r.err != nil {
+		return Item{}, fmt.Errorf("inbox item %s: %w", it.Key, r.err)
 	}
 	return it, nil
+}
+
+// reader reads the number and time attributes of an item, keeping the
+// first that cannot be read.
+type reader struct {
+	m   attrs
+	err error
+}
+
+// number returns the number attribute name, or 0.
+func (r *reader) number(name string) int64 {
+	v, ok := r.m[name].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(v.Value, 10, 64)
+	r.keep(name, err)
+	return n
+}
+
+// time returns the time attribute name (parseTime), or the zero time.
+func (r *reader) time(name string) time.Time {
+	s := getS(r.m, name)
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := parseTime(s)
+	r.keep(name, err)
+	return t
+}
+
+// millis returns the time attribute name held in epoch milliseconds, or
+// the zero time.
+func (r *reader) millis(name string) time.Time {
+	if _, ok := r.m[name]; !ok {
+		return time.Time{}
+	}
+	return time.UnixMilli(r.number(name)).UTC()
+}
+
+func (r *reader) keep(name string, err error) {
+	if err != nil && r.err == nil {
+		r.err = fmt.Errorf("attribute %s: %w", name, err)
+	}
 }
 
 // attrPayloadObject is the status item's attribute naming the S3 object
@@ -173,7 +190,18 @@ func num(n int64) types.AttributeValue {
 
 func millis(t time.Time) types.AttributeValue { return num(t.UnixMilli()) }
 
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// timeLayout is how the table writes the times a person reads and those
+// an index sorts by (processed_at, an audit record's): UTC with nine
+// fractional digits always, so the text sorts as the time does. RFC 3339
+// with its zeros cut, which earlier versions wrote and parseTime still
+// reads, does not: "…:05Z" sorts after "…:05.9Z".
+const timeLayout = "2006-01-02T15:04:05.000000000Z"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// parseTime reads a time the table holds, in timeLayout or in any RFC 3339
+// form.
+func parseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
 
 // getS returns the string attribute name of m, or "".
 func getS(m attrs, name string) string {

@@ -201,38 +201,54 @@ func (s *DynamoDB) Payload(ctx context.Context, key webhook.Key) ([]byte, error)
 	if err != nil {
 		return nil, fmt.Errorf("payload %s: %w", key, err)
 	}
-	var separate []byte
-	var object string
-	for _, item := range out.Items {
+	p := storedPayload(out.Items)
+	raw, err := p.inline, p.err
+	switch {
+	case raw == nil && err == nil && p.object != "":
+		raw, err = s.bodies.get(ctx, p.object)
+		if errors.Is(err, ErrNotFound) && p.separate != nil {
+			// A body the provider's API served since (the processor
+			// stores a small one in a payload item) stands in for a lost
+			// object.
+			raw, err = p.separate, nil
+		}
+	case raw == nil && err == nil:
+		raw = p.separate
+		if raw == nil {
+			err = ErrNotFound
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("payload %s: %w", key, err)
+	}
+	return raw, nil
+}
+
+// stored is where the items of an event keep its payload.
+type stored struct {
+	inline   []byte // the status item's, inflated
+	object   string // the S3 object the status item names
+	separate []byte // the payload item's
+	err      error  // the inline payload cannot be inflated
+}
+
+// storedPayload returns where items, an event's status and payload items,
+// keep its payload.
+func storedPayload(items []attrs) stored {
+	var p stored
+	for _, item := range items {
 		if b := getB(item, attrPayloadDeflate); b != nil {
-			raw, err := inflate(b)
-			if err != nil {
-				return nil, fmt.Errorf("payload %s: %w", key, err)
-			}
-			return raw, nil
+			p.inline, p.err = inflate(b)
+			return p
 		}
 		if skOf(item) == SortEvent {
-			object = getS(item, attrPayloadObject)
+			p.object = getS(item, attrPayloadObject)
 		}
 		if b := getB(item, "payload"); b != nil && skOf(item) == SortPayload {
-			separate = b
+			p.separate = b
 		}
 	}
-	if object != "" {
-		// A body the provider's API served since (the processor stores
-		// a small one in a payload item) stands in for a lost object.
-		raw, err := s.bodies.get(ctx, object)
-		if err == nil || separate == nil || !errors.Is(err, ErrNotFound) {
-			if err != nil {
-				return nil, fmt.Errorf("payload %s: %w", key, err)
-			}
-			return raw, nil
-		}
-	}
-	if separate == nil {
-		return nil, fmt.Errorf("payload %s: %w", key, ErrNotFound)
-	}
-	return separate, nil
+	return p
 }
 
 // Get implements Store.
@@ -278,29 +294,12 @@ func (s *DynamoDB) MarkEnqueued(ctx context.Context, key webhook.Key, cutoff, no
 
 // Lease implements Store with one conditional UpdateItem.
 func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now time.Time, d time.Duration) (Item, error) {
-	mine := func(st Item) bool {
-		return st.Status == Processing && st.LeaseOwner == owner && st.LeaseUntil.UnixMilli() == now.Add(d).UnixMilli()
-	}
-	// taken_from keeps the owner whose lease ran out ("-" when there was
-	// none): the processor counts lease takeovers from it.
-	const lease = "SET #s = :processing, taken_from = if_not_exists(lease_owner, :nobody), lease_owner = :owner, lease_until = :until, pending = :shard"
-	values := func(more attrs) attrs {
-		v := attrs{
-			":shard":      str(pendingShard(key)),
-			":processing": str(string(Processing)),
-			":owner":      str(owner),
-			":until":      millis(now.Add(d)),
-			":one":        num(1),
-			":nobody":     str(noOwner),
-		}
-		maps.Copy(v, more)
-		return v
-	}
-	it, err := s.update(ctx, key, "lease", nil, mine, &dynamodb.UpdateItemInput{
+	l := lease{key: key, owner: owner, until: now.Add(d)}
+	it, err := s.update(ctx, key, "lease", nil, l.mine, &dynamodb.UpdateItemInput{
 		ConditionExpression:      aws.String("attribute_exists(pk) AND (#s IN (:received, :failed) OR (#s = :processing AND lease_until < :now))"),
-		UpdateExpression:         aws.String(lease + " ADD attempts :one REMOVE processed_at, outcome"),
+		UpdateExpression:         aws.String(leaseSet + " ADD attempts :one REMOVE processed_at, outcome"),
 		ExpressionAttributeNames: map[string]string{"#s": "status"},
-		ExpressionAttributeValues: values(attrs{
+		ExpressionAttributeValues: l.values(attrs{
 			":received": str(string(Received)),
 			":failed":   str(string(Failed)),
 			":now":      millis(now),
@@ -313,11 +312,11 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 		// outcome and starts the failure counts afresh (this lease is
 		// attempt 1): an event parked after an outage is not parked again
 		// by its first failure.
-		it, err = s.update(ctx, key, "lease", nil, mine, &dynamodb.UpdateItemInput{
+		it, err = s.update(ctx, key, "lease", nil, l.mine, &dynamodb.UpdateItemInput{
 			ConditionExpression:       aws.String("#s = :dead"),
-			UpdateExpression:          aws.String(lease + ", attempts = :one REMOVE processed_at, outcome, infra_failures"),
+			UpdateExpression:          aws.String(leaseSet + ", attempts = :one REMOVE processed_at, outcome, infra_failures"),
 			ExpressionAttributeNames:  map[string]string{"#s": "status"},
-			ExpressionAttributeValues: values(attrs{":dead": str(string(Dead))}),
+			ExpressionAttributeValues: l.values(attrs{":dead": str(string(Dead))}),
 		})
 	}
 	if err != nil && errors.Is(err, errRefused) {
@@ -326,33 +325,61 @@ func (s *DynamoDB) Lease(ctx context.Context, key webhook.Key, owner string, now
 	return it, err
 }
 
+// leaseSet is what every lease sets; taken_from keeps the owner whose
+// lease ran out ("-" when there was none): the processor counts lease
+// takeovers from it.
+const leaseSet = "SET #s = :processing, taken_from = if_not_exists(lease_owner, :nobody), lease_owner = :owner, lease_until = :until, pending = :shard"
+
+// lease is one Lease of key by owner, until a time.
+type lease struct {
+	key   webhook.Key
+	owner string
+	until time.Time
+}
+
+// mine reports whether st shows this lease: a Lease retried by the SDK,
+// refused by its own first attempt.
+func (l lease) mine(st Item) bool {
+	return st.Status == Processing && st.LeaseOwner == l.owner && st.LeaseUntil.UnixMilli() == l.until.UnixMilli()
+}
+
+// values returns the values of leaseSet, and more.
+func (l lease) values(more attrs) attrs {
+	v := attrs{
+		":shard":      str(pendingShard(l.key)),
+		":processing": str(string(Processing)),
+		":owner":      str(l.owner),
+		":until":      millis(l.until),
+		":one":        num(1),
+		":nobody":     str(noOwner),
+	}
+	maps.Copy(v, more)
+	return v
+}
+
 // Finish implements Store with one UpdateItem conditioned on the lease owner.
 func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r Result) (Item, error) {
+	expr, values := finishUpdate(key, r)
+	values[":processing"], values[":owner"] = str(string(Processing)), str(owner)
+	return s.update(ctx, key, "finish", ErrLeaseLost, finishedWith(r), &dynamodb.UpdateItemInput{
+		ConditionExpression:       aws.String("#s = :processing AND lease_owner = :owner"),
+		UpdateExpression:          aws.String(expr),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: values,
+	})
+}
+
+// finishUpdate returns the UpdateExpression that writes r, the outcome of
+// a lease of key, and its values: the status and outcome, the lease
+// given up, the counts r changes, and the indexes the event enters or
+// leaves.
+func finishUpdate(key webhook.Key, r Result) (string, attrs) {
 	set := "SET #s = :status, outcome = :outcome"
-	values := attrs{
-		":processing": str(string(Processing)),
-		":owner":      str(owner),
-		":status":     str(string(r.Status)),
-		":outcome":    str(r.Outcome),
-		":at":         str(formatTime(r.At)),
-	}
 	remove := " REMOVE lease_owner, lease_until"
+	values := attrs{":status": str(string(r.Status)), ":outcome": str(r.Outcome)}
 	if r.Error != "" {
 		set += ", last_error = :err"
 		values[":err"] = str(r.Error)
-	}
-	var adds []string
-	if r.Infrastructure {
-		adds = append(adds, "infra_failures :one")
-		values[":one"] = num(1)
-	}
-	if r.Uncounted {
-		adds = append(adds, "attempts :minus")
-		values[":minus"] = num(-1)
-	}
-	add := ""
-	if len(adds) > 0 {
-		add = " ADD " + strings.Join(adds, ", ")
 	}
 	if r.RenewAfter.IsZero() {
 		remove += ", renew_after"
@@ -372,13 +399,38 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 	}
 	if r.Status.Final() {
 		set += ", processed_at = :at"
+		values[":at"] = str(formatTime(r.At))
 		remove += ", pending"
 	} else {
 		set += ", enqueued_at = :ms"
 		values[":ms"] = millis(r.At)
-		delete(values, ":at")
 	}
-	mine := func(st Item) bool {
+	return set + finishCounts(r, values) + remove, values
+}
+
+// finishCounts returns the ADD clause of the counts r changes (an
+// infrastructure failure, an attempt taken back), its values put in
+// values; "" for none.
+func finishCounts(r Result, values attrs) string {
+	var adds []string
+	if r.Infrastructure {
+		adds = append(adds, "infra_failures :one")
+		values[":one"] = num(1)
+	}
+	if r.Uncounted {
+		adds = append(adds, "attempts :minus")
+		values[":minus"] = num(-1)
+	}
+	if len(adds) == 0 {
+		return ""
+	}
+	return " ADD " + strings.Join(adds, ", ")
+}
+
+// finishedWith reports whether an item shows the outcome r written: a
+// Finish retried by the SDK, refused by its own first attempt.
+func finishedWith(r Result) func(Item) bool {
+	return func(st Item) bool {
 		at := st.EnqueuedAt.UnixMilli() == r.At.UnixMilli()
 		if r.Status.Final() {
 			at = st.ProcessedAt.Equal(r.At)
@@ -387,12 +439,6 @@ func (s *DynamoDB) Finish(ctx context.Context, key webhook.Key, owner string, r 
 			st.RenewAfter.UnixMilli() == r.RenewAfter.UnixMilli() &&
 			(r.Error == "" || st.LastError == r.Error)
 	}
-	return s.update(ctx, key, "finish", ErrLeaseLost, mine, &dynamodb.UpdateItemInput{
-		ConditionExpression:       aws.String("#s = :processing AND lease_owner = :owner"),
-		UpdateExpression:          aws.String(set + add + remove),
-		ExpressionAttributeNames:  map[string]string{"#s": "status"},
-		ExpressionAttributeValues: values,
-	})
 }
 
 // EndHold implements Store with one conditional UpdateItem.

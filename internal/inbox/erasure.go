@@ -77,7 +77,7 @@ func (s *DynamoDB) Erasures(ctx context.Context) ([]Erasure, error) {
 	}
 	var out []Erasure
 	for _, av := range items {
-		at, _ := time.Parse(time.RFC3339Nano, getS(av, "at"))
+		at, _ := parseTime(getS(av, "at"))
 		out = append(out, Erasure{At: at, By: getS(av, "by"), SubjectHash: getS(av, "subject_hash"),
 			Events: intOf(av, "events"), Copies: intOf(av, "copies"), Waiting: intOf(av, "waiting"), Queued: intOf(av, "queued")})
 	}
@@ -94,7 +94,7 @@ func (s *DynamoDB) ErasureProgress(ctx context.Context, key webhook.Key) (Progre
 	if av == nil {
 		return Progress{}, nil
 	}
-	started, _ := time.Parse(time.RFC3339Nano, getS(av, "started"))
+	started, _ := parseTime(getS(av, "started"))
 	return Progress{Started: started, Cursor: getS(av, "cursor"), Listed: getBool(av, "listed"), Done: getBool(av, "done"),
 		Events: intOf(av, "events"), Copies: intOf(av, "copies"), Waiting: intOf(av, "waiting"), Queued: intOf(av, "queued")}, nil
 }
@@ -136,7 +136,7 @@ func (s *DynamoDB) DataRequests(ctx context.Context) ([]DataRequest, error) {
 	}
 	var out []DataRequest
 	for _, av := range items {
-		at, _ := time.Parse(time.RFC3339Nano, getS(av, "at"))
+		at, _ := parseTime(getS(av, "at"))
 		out = append(out, DataRequest{At: at, By: getS(av, "by"), Reference: getS(av, "reference"),
 			SubjectHash: getS(av, "subject_hash"), Report: getB(av, "report")})
 	}

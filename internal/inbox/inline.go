@@ -81,9 +81,6 @@ const subjectsRoom = len(attrSubjects) + 2*sha256.Size
 // payload, compressed.
 const attrPayloadDeflate = "payload_deflate"
 
-// maxTimeLen is the longest received_at (RFC 3339 with nanoseconds, UTC).
-var maxTimeLen = len("2006-01-02T15:04:05.999999999Z")
-
 // Prepared returns c with its payload's inline form and hash computed
 // once: the compressed bytes when they fit, so Inline, NewItem and a
 // store's Claim do not compress again, and PayloadSHA256, which the item
@@ -132,9 +129,7 @@ func (c Claim) pack() []byte {
 		PayloadSHA256: "0000000000000000000000000000000000000000000000000000000000000000",
 		Created:       c.Event.Created, ReceivedAt: c.At, EnqueuedAt: c.At, ExpiresAt: c.At.Add(c.TTL),
 	}
-	// The clock changes received_at's length (trailing zeros are cut):
-	// count the longest, so the choice does not depend on it.
-	room := budget - itemBytes(it, 0) - (maxTimeLen - len(formatTime(it.ReceivedAt)))
+	room := budget - itemBytes(it, 0)
 	if room <= 0 || len(raw) > inlineMaxRatio*room {
 		return nil
 	}

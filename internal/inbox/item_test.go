@@ -73,3 +73,29 @@ func TestInflateRefusesAPayloadOverInlineMaxRaw(t *testing.T) {
 		t.Error("inflate of garbage: no error")
 	}
 }
+
+// TestTimesReadInEveryForm: the times an item holds are written with
+// nine fractional digits always, and read so, or as earlier versions
+// wrote them (RFC 3339, its trailing zeros cut).
+func TestTimesReadInEveryForm(t *testing.T) {
+	on := time.Date(2026, 11, 30, 12, 0, 5, 0, time.UTC)
+	for text, want := range map[string]time.Time{
+		"2026-11-30T12:00:05Z":           on,
+		"2026-11-30T12:00:05.9Z":         on.Add(900 * time.Millisecond),
+		"2026-11-30T12:00:05.000000000Z": on,
+		"2026-11-30T12:00:05.900000000Z": on.Add(900 * time.Millisecond),
+	} {
+		it, err := unmarshal(attrs{"pk": str("stripe#evt_1"), "received_at": str(text), "processed_at": str(text)})
+		if err != nil || !it.ReceivedAt.Equal(want) || !it.ProcessedAt.Equal(want) {
+			t.Errorf("%s read as %v, %v, %v; want %v", text, it.ReceivedAt, it.ProcessedAt, err, want)
+		}
+	}
+	for _, at := range []time.Time{on, on.Add(900 * time.Millisecond), on.Add(time.Nanosecond)} {
+		if got := formatTime(at); len(got) != len("2026-11-30T12:00:05.000000000Z") {
+			t.Errorf("formatTime(%v) = %q; want nine fractional digits", at, got)
+		}
+	}
+	if formatTime(on) >= formatTime(on.Add(900*time.Millisecond)) {
+		t.Errorf("%q sorts after %q", formatTime(on), formatTime(on.Add(900*time.Millisecond)))
+	}
+}

@@ -324,10 +324,20 @@ func (s *DynamoDB) eraseWhenFinished(ctx context.Context, f Footprint, why strin
 // remove removes every copy f lists of a finished event's payload, and
 // marks its status item; errRefused: it is not finished any more.
 func (s *DynamoDB) remove(ctx context.Context, f Footprint, why string, at time.Time) error {
-	key := f.Item.Key
 	if f.Item.PayloadRemoved != "" && f.Copies() == 0 && !f.Item.EraseWhenFinished {
 		return nil // removed before: nothing to write
 	}
+	if err := s.removeCopies(ctx, f, why); err != nil {
+		return err
+	}
+	return s.markRemoved(ctx, f.Item.Key, why, at)
+}
+
+// removeCopies removes the copies of the payload f lists apart from its
+// status item (its S3 objects, its payload item) and, for an erasure, its
+// effects' results.
+func (s *DynamoDB) removeCopies(ctx context.Context, f Footprint, why string) error {
+	key := f.Item.Key
 	for _, name := range objectsOf(f) {
 		if err := s.bodies.delete(ctx, name); err != nil {
 			return fmt.Errorf("remove payload %s: %w", key, err)
@@ -341,18 +351,26 @@ func (s *DynamoDB) remove(ctx context.Context, f Footprint, why string, at time.
 	if err != nil {
 		return fmt.Errorf("remove payload item %s: %w", key, err)
 	}
-	if why == RemovedErased {
-		for _, e := range f.Effects {
-			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: aws.String(s.table), Key: itemKey(key, effectPrefix+e),
-				UpdateExpression: aws.String("REMOVE #r"), ExpressionAttributeNames: map[string]string{"#r": "result"},
-			})
-			if err != nil {
-				return fmt.Errorf("remove effect result %s %s: %w", key, e, err)
-			}
+	if why != RemovedErased {
+		return nil
+	}
+	for _, e := range f.Effects {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(s.table), Key: itemKey(key, effectPrefix+e),
+			UpdateExpression: aws.String("REMOVE #r"), ExpressionAttributeNames: map[string]string{"#r": "result"},
+		})
+		if err != nil {
+			return fmt.Errorf("remove effect result %s %s: %w", key, e, err)
 		}
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	return nil
+}
+
+// markRemoved marks the status item of the finished event key: its
+// payload removed (why, at: the first removal's stay) and out of the
+// retain index; errRefused: it is not finished any more.
+func (s *DynamoDB) markRemoved(ctx context.Context, key webhook.Key, why string, at time.Time) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: itemKey(key, SortEvent),
 		ConditionExpression: aws.String("#s IN (:done, :ignored)"),
 		UpdateExpression: aws.String("SET " + attrPayloadRemoved + " = if_not_exists(" + attrPayloadRemoved + ", :why), " +

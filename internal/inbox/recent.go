@@ -98,7 +98,8 @@ func (s *DynamoDB) Recent(ctx context.Context, q RecentQuery) (items []Item, mor
 					return nil, false, err
 				}
 				if aws.ToString(in.IndexName) == RetainIndex {
-					it.ProcessedAt, finished[string(it.Key)] = parseTime(getS(av, "processed_at")), true
+					it.ProcessedAt, _ = parseTime(getS(av, "processed_at"))
+					finished[string(it.Key)] = true
 				}
 				if q.Lists(it) {
 					items = append(items, it)
@@ -221,10 +222,4 @@ func (s *DynamoDB) batchGet(ctx context.Context, keys []attrs) ([]attrs, error) 
 		keys = page.UnprocessedKeys[s.table].Keys
 	}
 	return out, nil
-}
-
-// parseTime reads an RFC 3339 time the store wrote; zero if it is not one.
-func parseTime(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
 }

@@ -2,6 +2,7 @@ package inbox_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -145,5 +146,53 @@ func TestRecentPagesThroughEventsOfOneMillisecond(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events listed page by page (-want +got):\n%s", diff)
+	}
+}
+
+// TestRecentPagesWithinASecond: finished events of one shard, one on the
+// second and later ones within it, are read from the retain index newest
+// first, so a page of two lists the newest two and the next page the
+// rest.
+func TestRecentPagesWithinASecond(t *testing.T) {
+	s, ctx, _ := recentStore(t)
+	second := time.Now().Add(-time.Hour).Truncate(time.Second)
+	var want []webhook.Key
+	for i, n := 0, 0; len(want) < 3; i++ {
+		key := webhook.NewKey("stripe", fmt.Sprintf("evt_second_%d", i))
+		if inbox.ShardOf(key) != 0 {
+			continue // one shard: its Query alone orders them
+		}
+		at := second.Add(time.Duration(n) * 450 * time.Millisecond) // "…:00Z", "…:00.45Z", "…:00.9Z"
+		n++
+		ev := webhook.Event{Provider: "stripe", ID: key.EventID(), Type: "t", Raw: []byte(`{}`)}
+		if _, err := s.Claim(ctx, inbox.Claim{Event: ev, At: second.Add(-time.Minute), TTL: time.Hour}.Prepared()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Lease(ctx, key, "w", at, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Finish(ctx, key, "w", inbox.Result{Status: inbox.Done, At: at}); err != nil {
+			t.Fatal(err)
+		}
+		want = append([]webhook.Key{key}, want...)
+	}
+	var got []webhook.Key
+	q := inbox.RecentQuery{Finished: true, Limit: 2}
+	for range 3 {
+		items, _, err := s.Recent(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) == 0 {
+			break
+		}
+		for _, it := range items {
+			got = append(got, it.Key)
+		}
+		last := items[len(items)-1]
+		q.Before, q.BeforeKey = inbox.LastActive(last), last.Key
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events listed two a page (-want +got):\n%s", diff)
 	}
 }

@@ -100,69 +100,112 @@ func New(cfg Config, store claimStore, queue sender, log *slog.Logger) *Intake {
 }
 
 // Accept makes the claim and stores the payload together (a payload kept
-// in S3 after the claim), then sends the message, answering Accepted; or handles a duplicate, answering
-// Duplicate. An error means the event may not be enqueued and the caller
-// must try again later (the receiver answers 5xx, the reconciler keeps
-// its checkpoint before it).
+// in S3 after the claim), then sends the message, answering Accepted; or
+// handles a duplicate, answering Duplicate. An error means the event may
+// not be enqueued and the caller must try again later (the receiver
+// answers 5xx, the reconciler keeps its checkpoint before it).
 func (in *Intake) Accept(ctx context.Context, ev webhook.Event) (Outcome, error) {
-	now := in.cfg.Now()
-	subjects, err := in.subjects(ctx, ev)
+	c, err := in.newClaim(ctx, ev)
 	if err != nil {
 		return 0, err
 	}
-	c := inbox.Claim{Event: ev, At: now, TTL: inbox.DefaultTTL, Subjects: subjects}.Prepared()
-	// A small payload rides in the claim: one write, and a duplicate
-	// writes nothing. A larger one is written beside the claim, marked
-	// with the claim's time, so a new event costs one round trip less than
-	// claim-then-put; a duplicate's write keeps the stored bytes and only
-	// stores them when they are missing (a claim whose own payload write
-	// was lost).
-	//
-	// A payload too large for an item (c.External) is written to S3 only
-	// after the claim is won, and before the message is sent. A
-	// duplicate writes it only while its event is unfinished (mayLack).
-	// A failed write or send keeps the claim, marked unsent (unsent).
-	var stored chan error
-	external := c.External()
-	if !c.Inline() && !external {
-		stored = make(chan error, 1)
-		go func() { stored <- in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw) }()
-	}
-	it, err := in.store.Claim(ctx, c)
-	var perr error
+	it, err, perr := in.claim(ctx, c)
 	switch {
-	case stored != nil:
-		perr = <-stored
-	case external && err == nil:
-		perr = in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw)
-	case errors.Is(err, inbox.ErrAlreadyClaimed) && mayLack(it, c):
-		perr = in.store.PutPayload(ctx, c.PayloadItem(), ev.Raw)
-	}
-	if errors.Is(err, inbox.ErrAlreadyClaimed) && ev.IDOnly && it.Status == inbox.Processing {
-		// The running fetch may have read the state before this
-		// notification's change: have the provider deliver it again.
-		return 0, fmt.Errorf("claim %s: %w: its previous notification is being fetched", ev.Key(), webhook.ErrBusy)
-	}
-	if errors.Is(err, inbox.ErrAlreadyClaimed) {
-		if err := in.duplicate(ctx, ev, c.PayloadSHA256(), it, now, perr); err != nil {
-			return 0, err
-		}
-		return Duplicate, nil
-	}
-	if err != nil {
+	case errors.Is(err, inbox.ErrAlreadyClaimed):
+		return in.again(ctx, c, it, perr)
+	case err != nil:
 		// Any payload stored is harmless: it carries no claim, and a
 		// later claim adopts it.
 		return 0, err
 	}
-	err = perr
+	if err := in.send(ctx, ev, it, perr); err != nil {
+		return 0, err
+	}
+	return Accepted, nil
+}
+
+// newClaim returns the claim of ev, made now, with the subjects it names
+// (Config.Subjects): a claim is never made without them, so nothing is
+// stored that an erasure cannot find, and the ack path writes nothing more
+// for them.
+func (in *Intake) newClaim(ctx context.Context, ev webhook.Event) (inbox.Claim, error) {
+	subjects, err := inbox.FindSubjects(ctx, in.cfg.Subjects, ev, in.log)
+	if err != nil {
+		return inbox.Claim{}, err
+	}
+	return inbox.Claim{Event: ev, At: in.cfg.Now(), TTL: inbox.DefaultTTL, Subjects: subjects}.Prepared(), nil
+}
+
+// claim makes the claim c and stores its payload (perr is that write's
+// error): beside the claim or after it (besideClaim, afterClaim), or, when
+// it rides inline, with the claim itself.
+func (in *Intake) claim(ctx context.Context, c inbox.Claim) (it inbox.Item, err, perr error) {
+	if besideClaim(c) {
+		stored := make(chan error, 1)
+		go func() { stored <- in.storePayload(ctx, c) }()
+		it, err = in.store.Claim(ctx, c)
+		return it, err, <-stored
+	}
+	it, err = in.store.Claim(ctx, c)
+	if afterClaim(c, it, err) {
+		perr = in.storePayload(ctx, c)
+	}
+	return it, err, perr
+}
+
+// storePayload writes the payload of the claim c: the one place the
+// intake writes a payload.
+func (in *Intake) storePayload(ctx context.Context, c inbox.Claim) error {
+	return in.store.PutPayload(ctx, c.PayloadItem(), c.Event.Raw)
+}
+
+// besideClaim reports whether the payload of c is written beside its
+// claim, at the same time: a payload item, which costs a new event no
+// round trip more than the claim, and a duplicate nothing but a write that
+// keeps the stored bytes and only stores them when they are missing (a
+// claim whose own payload write was lost). A small payload rides in the
+// claim instead, and one too large for an item goes to S3 after it.
+func besideClaim(c inbox.Claim) bool { return !c.Inline() && !c.External() }
+
+// afterClaim reports whether the payload of c, not written beside its
+// claim, is written once the claim answered (it, err): a payload too large
+// for an item (c.External) once the claim is won, and any payload of a
+// duplicate whose event may lack it (mayLack).
+func afterClaim(c inbox.Claim, it inbox.Item, err error) bool {
+	if errors.Is(err, inbox.ErrAlreadyClaimed) {
+		return mayLack(it, c)
+	}
+	return err == nil && c.External()
+}
+
+// again answers a delivery of an event claimed before (it; perr is this
+// delivery's payload write): busy while an id-only event's previous
+// notification is being fetched, otherwise a duplicate.
+func (in *Intake) again(ctx context.Context, c inbox.Claim, it inbox.Item, perr error) (Outcome, error) {
+	if c.Event.IDOnly && it.Status == inbox.Processing {
+		// The running fetch may have read the state before this
+		// notification's change: have the provider deliver it again.
+		return 0, fmt.Errorf("claim %s: %w: its previous notification is being fetched", c.Event.Key(), webhook.ErrBusy)
+	}
+	if err := in.duplicate(ctx, c.Event, c.PayloadSHA256(), it, c.At, perr); err != nil {
+		return 0, err
+	}
+	return Duplicate, nil
+}
+
+// send sends the message of the event ev claimed as it, once its payload
+// is stored (perr nil), and counts it; a failure keeps the claim, marked
+// unsent.
+func (in *Intake) send(ctx context.Context, ev webhook.Event, it inbox.Item, perr error) error {
+	err := perr
 	if err == nil {
 		err = in.queue.Send(ctx, queue.Envelope{Key: it.Key, Type: ev.Type})
 	}
 	if err != nil {
-		return 0, in.unsent(ctx, it, err)
+		return in.unsent(ctx, it, err)
 	}
 	in.enqueued(ctx, ev)
-	return Accepted, nil
+	return nil
 }
 
 // unsent handles a claim whose payload write or send failed (err): the
@@ -205,31 +248,6 @@ func mayLack(it inbox.Item, c inbox.Claim) bool {
 	return it.PayloadObject == ""
 }
 
-// subjects returns the hashes of the people ev is about
-// (Config.Subjects), which ride on its claim: the ack path writes
-// nothing more for them, and a claim is never made without them, so
-// nothing is stored that an erasure cannot find.
-func (in *Intake) subjects(ctx context.Context, ev webhook.Event) ([]string, error) {
-	if in.cfg.Subjects == nil {
-		return nil, nil
-	}
-	hashes, err := in.cfg.Subjects(ctx, ev)
-	if err != nil {
-		return nil, fmt.Errorf("the subjects of %s: %w", ev.Key(), err)
-	}
-	if len(hashes) > MaxSubjects {
-		in.log.WarnContext(ctx, "the event names more people than a claim holds; indexed under the first",
-			"key", ev.Key().String(), "type", ev.Type, "subjects", len(hashes), "kept", MaxSubjects)
-		hashes = hashes[:MaxSubjects]
-	}
-	return hashes, nil
-}
-
-// MaxSubjects is the most subjects an event is indexed under: 32 KB on
-// its claim, far within DynamoDB's item limit, so a body that names
-// thousands of addresses is still claimed.
-const MaxSubjects = 1000
-
 // duplicate handles an event already claimed (it; sum is this
 // delivery's payload hash): it logs a body that differs from the first,
 // reports a failed payload write for an event that may still need its
@@ -256,10 +274,9 @@ func (in *Intake) duplicate(ctx context.Context, ev webhook.Event, sum string, i
 	if err != nil {
 		return err
 	}
-	if err := in.queue.Send(ctx, queue.Envelope{Key: it.Key, Type: ev.Type}); err != nil {
-		return in.unsent(ctx, it, err)
+	if err := in.send(ctx, ev, it, nil); err != nil {
+		return err
 	}
-	in.enqueued(ctx, ev)
 	in.log.WarnContext(ctx, "re-enqueued a claim that waited past the grace period",
 		"key", ev.Key().String(), "type", ev.Type, "received_at", it.ReceivedAt)
 	return nil

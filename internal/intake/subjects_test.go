@@ -81,7 +81,7 @@ func (noIndex) IndexSubjects(context.Context, webhook.Key, []string, time.Time) 
 
 // TestABodyNamingThousandsIsStillClaimed: an event whose body names
 // 5,000 people (a signed body anyone can fill with addresses) is claimed,
-// indexed under the first intake.MaxSubjects, not refused by the item
+// indexed under the first inbox.MaxSubjects, not refused by the item
 // limit.
 func TestABodyNamingThousandsIsStillClaimed(t *testing.T) {
 	backends(t, func(t *testing.T, s inbox.Store, q *recorder) {
@@ -96,8 +96,8 @@ func TestABodyNamingThousandsIsStillClaimed(t *testing.T) {
 		if got, err := in.Accept(ctx, ev); err != nil || got != intake.Accepted {
 			t.Fatalf("Accept = %v, %v; want accepted", got, err)
 		}
-		if it, err := s.Get(ctx, ev.Key()); err != nil || len(it.Subjects) != intake.MaxSubjects {
-			t.Errorf("claim: %d subjects, %v; want %d", len(it.Subjects), err, intake.MaxSubjects)
+		if it, err := s.Get(ctx, ev.Key()); err != nil || len(it.Subjects) != inbox.MaxSubjects {
+			t.Errorf("claim: %d subjects, %v; want %d", len(it.Subjects), err, inbox.MaxSubjects)
 		}
 	})
 }

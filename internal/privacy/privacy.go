@@ -295,24 +295,31 @@ func (e *Eraser) export(ctx context.Context, subjects []provider.Subject, w With
 				return r, nil
 			}
 			seen[key] = true
-			if in, err := ours(ctx, key); err != nil || !in {
-				if err != nil {
-					return Report{}, fmt.Errorf("export: %w", err)
-				}
-				continue // another account's
-			}
-			f, err := e.store.Footprint(ctx, key)
-			if errors.Is(err, inbox.ErrNotFound) {
-				continue // expired, or released
-			}
+			f, ok, err := e.footprint(ctx, key, ours)
 			if err != nil {
 				return Report{}, fmt.Errorf("export: %w", err)
 			}
-			r.add(f)
+			if ok {
+				r.add(f)
+			}
 		}
 		slowest = max(slowest, time.Since(start))
 	}
 	return r, nil
+}
+
+// footprint returns what is kept of the event key an export found; ok is
+// false for another account's event (ours says), and for one that expired
+// or was released since.
+func (e *Eraser) footprint(ctx context.Context, key webhook.Key, ours scope) (f inbox.Footprint, ok bool, err error) {
+	if in, err := ours(ctx, key); err != nil || !in {
+		return f, false, err
+	}
+	f, err = e.store.Footprint(ctx, key)
+	if errors.Is(err, inbox.ErrNotFound) {
+		return f, false, nil
+	}
+	return f, err == nil, err
 }
 
 // A data request's record lists at most maxRecorded events, in at most
@@ -359,78 +366,122 @@ func (e *Eraser) AnswerDataRequest(ctx context.Context, subjects []provider.Subj
 // Report.Waiting. With req.ID it is resumable (see Request.ID).
 func (e *Eraser) Erase(ctx context.Context, req Request) (Report, error) {
 	if req.DryRun {
-		r, err := e.export(ctx, req.Subjects, req.Within, 0)
-		if err != nil {
-			return r, err
+		return e.dryRun(ctx, req)
+	}
+	run, err := e.begin(ctx, req)
+	switch {
+	case run == nil:
+		return Report{}, err
+	case err == nil && !run.p.Done:
+		err = run.eraseListed(ctx)
+		if err == nil {
+			err = run.finish(ctx)
 		}
-		r.Queued, err = e.sweepAll(ctx, req.Subjects, nil)
+	}
+	return withProgress(run.r, run.p, req.ID), err
+}
+
+// dryRun reports what Erase would remove, and the events queues hold
+// that name the subjects, removing nothing.
+func (e *Eraser) dryRun(ctx context.Context, req Request) (Report, error) {
+	r, err := e.export(ctx, req.Subjects, req.Within, 0)
+	if err != nil {
 		return r, err
 	}
+	r.Queued, err = e.sweepAll(ctx, req.Subjects, nil)
+	return r, err
+}
+
+// erasure is one run of Erase: its request, what it looks for, and what
+// it found and did so far.
+type erasure struct {
+	*Eraser
+	req    Request
+	lookup []string // every hash the subjects may be indexed under
+	ours   scope
+	seen   map[webhook.Key]bool
+	r      Report         // the events this run found
+	p      inbox.Progress // what the erasure did, in every run
+}
+
+// begin starts the erasure req asks for, or resumes it from its progress.
+func (e *Eraser) begin(ctx context.Context, req Request) (*erasure, error) {
 	r, lookup, err := e.hashes(ctx, req.Subjects)
 	if err != nil {
-		return Report{}, err
+		return nil, err
 	}
 	ours, err := e.scope(ctx, req.Within)
 	if err != nil {
-		return Report{}, err
+		return nil, err
 	}
-	p, err := e.progress(ctx, req.ID)
-	if err != nil || p.Done {
-		return withProgress(r, p, req.ID), err
-	}
-	seen := map[webhook.Key]bool{}
+	run := &erasure{Eraser: e, req: req, lookup: lookup, ours: ours, seen: map[webhook.Key]bool{}, r: r}
+	run.p, err = e.progress(ctx, req.ID)
+	return run, err
+}
+
+// eraseListed erases the events the index lists, a page at a time,
+// keeping the progress after each; with an ID it stops with ErrMore when
+// ctx's deadline nears.
+func (run *erasure) eraseListed(ctx context.Context) error {
 	var slowest time.Duration
-	for !p.Listed {
-		if req.ID != "" && e.late(ctx, slowest) {
-			return withProgress(r, p, req.ID), ErrMore
+	for !run.p.Listed {
+		if run.req.ID != "" && run.late(ctx, slowest) {
+			return ErrMore
 		}
 		start := time.Now()
-		keys, next, err := e.store.SubjectEvents(ctx, lookup, p.Cursor, e.page)
+		keys, next, err := run.store.SubjectEvents(ctx, run.lookup, run.p.Cursor, run.page)
 		if err == nil {
-			err = e.eraseAll(ctx, keys, ours, seen, p.Started, &r, &p)
+			err = run.eraseKeys(ctx, keys, run.ours)
 		}
 		if err != nil {
 			// The page is done again next time; what was erased is
 			// counted now, and not again.
-			return withProgress(r, p, req.ID), e.stopped(ctx, req.ID, p, err)
+			return run.stopped(ctx, run.req.ID, run.p, err)
 		}
 		slowest = max(slowest, time.Since(start))
-		p.Cursor, p.Listed = next, next == ""
-		if err := e.save(ctx, req.ID, p); err != nil {
-			return withProgress(r, p, req.ID), err
+		run.p.Cursor, run.p.Listed = next, next == ""
+		if err := run.save(ctx, run.req.ID, run.p); err != nil {
+			return err
 		}
 	}
-	if req.ID != "" {
+	return nil
+}
+
+// finish erases the request's own event and the events queues hold, then
+// records the erasure, unless it found no one and no event asked.
+func (run *erasure) finish(ctx context.Context) error {
+	if run.req.ID != "" {
 		// The request names its subjects, indexed or not: its own payload
 		// goes too, once it has finished.
-		if err := e.eraseAll(ctx, []webhook.Key{req.ID}, nil, seen, p.Started, &r, &p); err != nil {
-			return withProgress(r, p, req.ID), e.stopped(ctx, req.ID, p, err)
+		if err := run.eraseKeys(ctx, []webhook.Key{run.req.ID}, nil); err != nil {
+			return run.stopped(ctx, run.req.ID, run.p, err)
 		}
 	}
 	// The events a queue holds have not run: each is claimed and marked
 	// before its message goes.
-	n, err := e.sweepAll(ctx, req.Subjects, func(ctx context.Context, key webhook.Key) error {
-		return e.eraseAll(ctx, []webhook.Key{key}, nil, seen, p.Started, &r, &p)
+	n, err := run.sweepAll(ctx, run.req.Subjects, func(ctx context.Context, key webhook.Key) error {
+		return run.eraseKeys(ctx, []webhook.Key{key}, nil)
 	})
-	p.Queued += n
+	run.p.Queued += n
 	if err != nil {
-		return withProgress(r, p, req.ID), fmt.Errorf("erase: %w", err)
+		return fmt.Errorf("erase: %w", err)
 	}
-	if req.ID == "" && len(r.Events)+p.Queued == 0 {
-		return withProgress(r, p, req.ID), nil // no one found: nothing done, nothing to audit
+	if run.req.ID == "" && len(run.r.Events)+run.p.Queued == 0 {
+		return nil // no one found: nothing done, nothing to audit
 	}
-	audit := inbox.Erasure{At: p.Started, By: req.By, SubjectHash: r.SubjectHash, Events: p.Events, Copies: p.Copies, Waiting: p.Waiting, Queued: p.Queued}
-	if err := e.store.RecordErasure(ctx, audit); err != nil {
-		return withProgress(r, p, req.ID), fmt.Errorf("erase: %w", err)
+	p := run.p
+	audit := inbox.Erasure{At: p.Started, By: run.req.By, SubjectHash: run.r.SubjectHash, Events: p.Events, Copies: p.Copies, Waiting: p.Waiting, Queued: p.Queued}
+	if err := run.store.RecordErasure(ctx, audit); err != nil {
+		return fmt.Errorf("erase: %w", err)
 	}
-	p.Done = true
-	return withProgress(r, p, req.ID), e.save(ctx, req.ID, p)
+	run.p.Done = true
+	return run.save(ctx, run.req.ID, run.p)
 }
 
-// eraseAll erases the events of keys not in seen that are ours (nil: all
-// of them), pageWorkers at a time, at at, and counts them in r and p.
-func (e *Eraser) eraseAll(ctx context.Context, keys []webhook.Key, ours scope, seen map[webhook.Key]bool, at time.Time, r *Report, p *inbox.Progress) error {
-	keys = slices.DeleteFunc(slices.Clone(keys), func(k webhook.Key) bool { return seen[k] })
+// eraseKeys erases the events of keys not seen yet that are ours (nil:
+// all of them), pageWorkers at a time, and counts them.
+func (run *erasure) eraseKeys(ctx context.Context, keys []webhook.Key, ours scope) error {
+	keys = slices.DeleteFunc(slices.Clone(keys), func(k webhook.Key) bool { return run.seen[k] })
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	found := make([]*inbox.Footprint, len(keys))
@@ -438,39 +489,51 @@ func (e *Eraser) eraseAll(ctx context.Context, keys []webhook.Key, ours scope, s
 	g.SetLimit(pageWorkers)
 	for i, key := range keys {
 		g.Go(func() error {
-			if ours != nil {
-				if in, err := ours(gctx, key); err != nil || !in {
-					return err // another account's: left alone
-				}
-			}
-			f, err := e.store.RemovePayload(gctx, key, inbox.RemovedErased, at)
-			if errors.Is(err, inbox.ErrNotFound) {
-				return nil // expired, or released
-			}
-			if err != nil {
-				return fmt.Errorf("erase: %w", err)
-			}
-			found[i] = &f
-			return nil
+			f, err := run.eraseOne(gctx, key, ours)
+			found[i] = f
+			return err
 		})
 	}
 	err := g.Wait() // what was done is counted, failed or not
 	for i, f := range found {
-		seen[keys[i]] = true
-		if f == nil {
-			continue
-		}
-		r.add(*f)
-		switch {
-		case f.Marked:
-			p.Events++
-			p.Waiting++
-		case !f.Item.EraseWhenFinished && f.Copies() > 0:
-			p.Events++
-			p.Copies += f.Copies()
+		run.seen[keys[i]] = true
+		if f != nil {
+			run.count(*f)
 		}
 	}
 	return err
+}
+
+// eraseOne erases the event key when it is ours (nil: any), and returns
+// what it kept; nil when it is another account's, expired or released.
+func (run *erasure) eraseOne(ctx context.Context, key webhook.Key, ours scope) (*inbox.Footprint, error) {
+	if ours != nil {
+		if in, err := ours(ctx, key); err != nil || !in {
+			return nil, err // another account's: left alone
+		}
+	}
+	f, err := run.store.RemovePayload(ctx, key, inbox.RemovedErased, run.p.Started)
+	if errors.Is(err, inbox.ErrNotFound) {
+		return nil, nil // expired, or released
+	}
+	if err != nil {
+		return nil, fmt.Errorf("erase: %w", err)
+	}
+	return &f, nil
+}
+
+// count lists f, an event erased or marked, in the run's report and its
+// progress.
+func (run *erasure) count(f inbox.Footprint) {
+	run.r.add(f)
+	switch {
+	case f.Marked:
+		run.p.Events++
+		run.p.Waiting++
+	case !f.Item.EraseWhenFinished && f.Copies() > 0:
+		run.p.Events++
+		run.p.Copies += f.Copies()
+	}
 }
 
 // withProgress returns r, which lists the events this run found, with

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
@@ -46,50 +45,52 @@ type decision struct {
 func (c Config) decide(a attempt) decision {
 	f := c.facts(a)
 	reason := logs.RedactError(f.err) // last_error, the DLQ reason, the log line
-	d := decision{infraFailures: f.infraFailures, level: slog.LevelInfo}
 	switch {
 	case f.err == nil:
-		d.result = inbox.Result{Status: inbox.Done, Outcome: "effects done", At: a.now}
+		return ended(a, f, inbox.Result{Status: inbox.Done, Outcome: "effects done"})
 	case errors.Is(f.err, webhook.ErrNoHandler):
-		d.result = inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + a.eventType, At: a.now}
+		return ended(a, f, inbox.Result{Status: inbox.Ignored, Outcome: "no handler for " + a.eventType})
 	case errors.Is(f.err, privacy.ErrMore):
-		// An erasure made progress and goes on from where it stopped:
-		// the attempt is taken back, the message comes back soon.
-		d.result = inbox.Result{Status: inbox.Failed, Error: reason, At: a.now, Uncounted: true}
-		d.retryIn, d.uncounted = ceilSecond(retrySoon+time.Duration(a.jitter*float64(retrySoon))), true
-		d.note = "erasure goes on; back soon, the attempt not counted"
-		return d
+		// An erasure made progress and goes on from where it stopped.
+		soon := ceilSecond(retrySoon + time.Duration(a.jitter*float64(retrySoon)))
+		return takenBack(a, f, reason, soon, "erasure goes on; back soon, the attempt not counted")
 	case f.busy:
 		// Nothing was tried: every destination left was at its
-		// concurrency limit. The attempt is taken back (Uncounted), and no
-		// Failed is counted; the message comes back soon, growing with its
-		// receives, and is sent afresh on the last one SQS allows.
-		d.result = inbox.Result{Status: inbox.Failed, Error: reason, At: a.now, Uncounted: true}
-		d.retryIn, d.uncounted = c.backoff(a.receives, a.jitter), true
-		d.note = "destinations busy; back soon, the attempt not counted"
-		return d
+		// concurrency limit. The message comes back soon, growing with
+		// its receives, and is sent afresh on the last one SQS allows.
+		return takenBack(a, f, reason, c.backoff(a.receives, a.jitter), "destinations busy; back soon, the attempt not counted")
 	case errors.Is(f.err, errOtherMode), errors.Is(f.err, inbox.ErrRemoved):
-		d.result = inbox.Result{Status: inbox.Ignored, Outcome: reason, At: a.now}
+		return ended(a, f, inbox.Result{Status: inbox.Ignored, Outcome: reason})
 	case errors.Is(f.err, provider.ErrNotFound) && f.tries < c.NotFoundTries && !c.notFoundBefore(f.err):
 		// Not a failure of ours (anyone can make an id up): no Failed
 		// count for the processor-errors alarm, no warning.
-		d.result = inbox.Result{Status: inbox.Failed, Error: reason, At: a.now}
-		d.retryIn, d.uncounted = c.backoff(f.tries, a.jitter), true
-		d.note = "not found at the provider; fetched once more after a backoff"
-		return d
+		return decision{result: inbox.Result{Status: inbox.Failed, Error: reason, At: a.now}, retryIn: c.backoff(f.tries, a.jitter),
+			uncounted: true, infraFailures: f.infraFailures, level: slog.LevelInfo, note: "not found at the provider; fetched once more after a backoff"}
 	case errors.Is(f.err, provider.ErrNotFound):
 		// Not parked (no alarm); the claim's condition keeps its repeats
 		// from being fetched for the window.
-		d.result = inbox.Result{Status: inbox.Ignored, Outcome: "not found at " + a.provider, Error: reason, At: a.now,
-			RenewAfter: a.now.Add(c.notFoundHold(f.err))}
+		return ended(a, f, inbox.Result{Status: inbox.Ignored, Outcome: "not found at " + a.provider, Error: reason,
+			RenewAfter: a.now.Add(c.notFoundHold(f.err))})
 	case f.parkable && !a.parkFailed:
-		d.result = inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: reason, At: a.now, Infrastructure: f.infra}
-		d.park = true
-	default:
-		return c.failed(a, f, reason)
+		return ended(a, f, inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: reason, Infrastructure: f.infra})
 	}
-	d.note = "event " + string(d.result.Status)
-	return d
+	return c.failed(a, f, reason)
+}
+
+// ended is the decision for an attempt that ends its event with res, at
+// a.now: parked in the DLQ first when DEAD.
+func ended(a attempt, f facts, res inbox.Result) decision {
+	res.At = a.now
+	return decision{result: res, park: res.Status == inbox.Dead, infraFailures: f.infraFailures, level: slog.LevelInfo,
+		note: "event " + string(res.Status)}
+}
+
+// takenBack is the decision for an attempt that tried nothing or made
+// progress: FAILED, the attempt taken back (Uncounted) and no failure
+// counted, the message back after retryIn.
+func takenBack(a attempt, f facts, reason string, retryIn time.Duration, note string) decision {
+	return decision{result: inbox.Result{Status: inbox.Failed, Error: reason, At: a.now, Uncounted: true}, retryIn: retryIn,
+		uncounted: true, infraFailures: f.infraFailures, level: slog.LevelInfo, note: note}
 }
 
 // facts are what decide reads from an attempt.
@@ -99,7 +100,7 @@ type facts struct {
 	tries         int   // the event's attempts, infrastructure failures not counted
 	infraFailures int   // this attempt's included
 	parkable      bool  // permanent, or out of tries
-	busy          bool  // nothing tried: destinations at their concurrency limit (destination.ErrBusy)
+	busy          bool  // nothing tried (webhook.ErrBusy): every destination left at its concurrency limit
 }
 
 // facts counts the event's tries. It is parked, with its reason, once its
@@ -108,8 +109,8 @@ type facts struct {
 // infrastructure failed MaxInfraFailures of its attempts.
 func (c Config) facts(a attempt) facts {
 	f := facts{err: a.err, tries: a.item.Attempts - a.item.InfraFailures, infraFailures: a.item.InfraFailures}
-	// Destinations' errors wrap ErrBusy only when nothing else failed.
-	if f.busy = errors.Is(a.err, destination.ErrBusy); f.busy {
+	// An event's parts wrap ErrBusy only when nothing else failed.
+	if f.busy = errors.Is(a.err, webhook.ErrBusy); f.busy {
 		f.tries--
 		return f
 	}
@@ -140,10 +141,9 @@ func (c Config) failed(a attempt, f facts, reason string) decision {
 		return d
 	}
 	d.retryIn = c.backoff(f.tries, a.jitter)
-	// A destination that asked for a pause (429 or 503 Retry-After) gets it.
-	var asked interface{ RetryAfter() time.Duration }
-	if errors.As(f.err, &asked) && asked.RetryAfter() > d.retryIn {
-		d.retryIn = min(asked.RetryAfter(), c.BackoffMax)
+	// A part that asked for a pause (a 429 or 503 Retry-After) gets it.
+	if asked := webhook.RetryAfterOf(f.err); asked > d.retryIn {
+		d.retryIn = min(asked, c.BackoffMax)
 	}
 	d.note = "event FAILED; will retry"
 	return d
@@ -166,10 +166,8 @@ func (h *Handler) apply(ctx context.Context, j *job, a attempt) (retry bool) {
 	if !d.uncounted {
 		h.count(j.env, a.item, d.result)
 	}
-	if d.result.Status == inbox.Dead {
-		for _, name := range destination.Failed(a.err) {
-			h.cfg.Metrics.Emit(metrics.Dims{Destination: name}, metrics.Counted(metrics.DestinationParked, 1))
-		}
+	if d.result.Status == inbox.Dead && h.cfg.Parked != nil {
+		h.cfg.Parked(a.err)
 	}
 	if errors.Is(a.err, errOtherMode) {
 		h.cfg.Metrics.Emit(metrics.Dims{Provider: j.env.Key.Provider(), EventType: j.env.Type}, metrics.Counted(metrics.OtherMode, 1))

@@ -271,7 +271,7 @@ func (h *Handler) run(ctx context.Context, effectsBy time.Time, log *slog.Logger
 	}
 	ev := webhook.Event{Provider: key.Provider(), ID: key.EventID(), Type: h.eventType(key, it, raw), Created: it.Created, Livemode: it.Livemode, Received: it.ReceivedAt, Raw: raw}
 	if fetched {
-		if err := h.index(ctx, ev, it); err != nil {
+		if err := h.index(ctx, log, ev, it); err != nil {
 			return err
 		}
 	}

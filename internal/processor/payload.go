@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -64,21 +65,16 @@ func (h *Handler) refetch(ctx context.Context, log *slog.Logger, fetch func(cont
 }
 
 // index indexes a fetched event under the subjects its provider finds in
-// it (Config.Subjects): an id-only notification names no one, the event
-// its provider's API serves does. A failure is the infrastructure's: the
-// attempt is retried, so no fetched event goes unindexed.
-func (h *Handler) index(ctx context.Context, ev webhook.Event, it inbox.Item) error {
-	if h.cfg.Subjects == nil {
-		return nil
-	}
-	hashes, err := h.cfg.Subjects(ctx, ev)
-	if err == nil && len(hashes) > 0 {
-		err = h.store.IndexSubjects(ctx, ev.Key(), hashes, it.ExpiresAt)
-	}
+// it (Config.Subjects, inbox.FindSubjects): an id-only notification names
+// no one, the event its provider's API serves does. A failure is the
+// infrastructure's: the attempt is retried, so no fetched event goes
+// unindexed.
+func (h *Handler) index(ctx context.Context, log *slog.Logger, ev webhook.Event, it inbox.Item) error {
+	hashes, err := inbox.FindSubjects(ctx, h.cfg.Subjects, ev, log)
 	if err != nil {
-		return fmt.Errorf("index the subjects of %s: %w", ev.Key(), err)
+		return err
 	}
-	return nil
+	return h.indexSubjects(ctx, ev.Key(), hashes, it.ExpiresAt)
 }
 
 // errUnindexed: the subjects the claim carries could not be indexed. The
@@ -90,13 +86,19 @@ var errUnindexed = errors.New("the subjects the claim carries are not indexed")
 // indexClaim writes the index entries of the subjects the claim carries
 // (the receiver hashed them, off its ack path), before anything else runs.
 func (h *Handler) indexClaim(ctx context.Context, it inbox.Item) error {
-	if len(it.Subjects) == 0 {
-		return nil
-	}
-	if err := h.store.IndexSubjects(ctx, it.Key, it.Subjects, it.ExpiresAt); err != nil {
+	if err := h.indexSubjects(ctx, it.Key, it.Subjects, it.ExpiresAt); err != nil {
 		return fmt.Errorf("%w: %w", errUnindexed, err)
 	}
 	return nil
+}
+
+// indexSubjects writes the index entries of the event key under hashes,
+// expiring with it: the one place the processor indexes subjects.
+func (h *Handler) indexSubjects(ctx context.Context, key webhook.Key, hashes []string, expiresAt time.Time) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	return h.store.IndexSubjects(ctx, key, hashes, expiresAt)
 }
 
 // eventType is the type the business sees: the one its provider reads

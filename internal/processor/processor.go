@@ -150,6 +150,9 @@ type Config struct {
 	// Metrics records Processed, Ignored, Failed, Parked, LeaseTakeovers,
 	// EffectDuration and EndToEndAge; nil records nothing.
 	Metrics *metrics.Recorder
+	// Parked, when set, is told the error of each event parked, once its
+	// outcome is written: the destinations count theirs. nil tells none.
+	Parked func(err error)
 }
 
 // Defaults of Config.NotFoundTries, Config.NotFoundWindow and
@@ -190,8 +193,9 @@ func orDefault[T int | time.Duration](v *T, def T) {
 
 // Business is the user's code: it runs the effects of one event through fx
 // and returns nil, an error wrapping webhook.ErrNoHandler, a permanent
-// error (webhook.Permanent), or any other error to be retried. A panic is
-// recovered and counts as an error to retry.
+// error (webhook.Permanent), one wrapping webhook.ErrBusy (nothing tried),
+// or any other error to be retried. A panic is recovered and counts as an
+// error to retry.
 type Business interface {
 	Handle(ctx context.Context, ev webhook.Event, fx effects.Runner) error
 }

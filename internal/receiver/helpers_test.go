@@ -64,7 +64,7 @@ func allProviders(t *testing.T, clock func() time.Time) map[string]receiver.Prov
 			t.Fatalf("%s: %v", p.Name(), err)
 		}
 		w := p.Webhook()
-		out[p.Name()] = receiver.Provider{Verifier: v, Method: w.Method, Accepted: w.Accepted}
+		out[p.Name()] = receiver.Provider{Verifier: v, Webhook: w}
 	}
 	return out
 }

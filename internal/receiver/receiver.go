@@ -80,19 +80,9 @@ type verifier interface {
 // branch on its name, so adding a provider changes no receiver code.
 type Provider struct {
 	Verifier verifier
-	// Method is the HTTP method the provider delivers with; "" is POST.
-	Method string
-	// Accepted is the text/plain body answered once every event of the
-	// delivery is claimed (Adyen's "[accepted]"); "" answers JSON
-	// {"status": "accepted"} or {"status": "duplicate"}.
-	Accepted string
-}
-
-func (p Provider) method() string {
-	if p.Method == "" {
-		return http.MethodPost
-	}
-	return p.Method
+	// Webhook says how the provider delivers: its HTTP method, and the
+	// text answered once every event of a delivery is claimed.
+	Webhook provider.Webhook
 }
 
 // accepter claims and enqueues a verified event; *intake.Intake is the one.
@@ -122,16 +112,7 @@ func New(cfg Config, providers map[string]Provider, in accepter, log *slog.Logge
 // Handle answers one delivery. It returns an error only for a response it
 // could not build; every failure is an HTTP answer.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	name := req.PathParameters["provider"]
-	if name == "" {
-		// A route with a fixed path (GET /webhooks/gopay) names the
-		// provider in its last segment.
-		name = path.Base(req.RequestContext.HTTP.Path)
-	}
-	// The request id comes with ctx (internal/platform/logs adds it to the
-	// line). The logger with the provider is made only for a line of its
-	// own: a delivery of one event usually logs in its metrics line.
-	log := func() *slog.Logger { return h.log.With("provider", name) }
+	name := providerName(req)
 	// The delivery's metrics (the receiver's and the intake's) wait in a
 	// batch and leave as one line per set of dimensions when it is
 	// answered: for a webhook, one line, which can carry its log fields
@@ -145,42 +126,76 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	h.count(ctx, name, known, outcome, evs, err)
 	if err != nil {
 		defer h.cfg.Metrics.Flush(batch)
-		status, public := statusOf(err)
-		attrs := []any{"status", status, "reason", err.Error()}
-		if len(evs) > 0 {
-			attrs = append(attrs, "key", evs[0].Key().String(), "type", evs[0].Type, "events", len(evs))
-		}
-		if status >= 500 {
-			log().ErrorContext(ctx, "webhook not accepted", attrs...)
-		} else {
-			log().WarnContext(ctx, "webhook rejected", attrs...)
-		}
-		resp := errorResponse(status, public)
-		if status == http.StatusMethodNotAllowed {
-			resp.Headers["allow"] = p.method()
-		}
-		return resp, nil
+		return h.refused(ctx, name, p, evs, err), nil
 	}
+	h.logAccepted(ctx, batch, name, outcome, evs)
+	return acceptedResponse(p, outcome), nil
+}
+
+// providerName returns the {provider} of the request's path: its path
+// parameter, or for a route with a fixed path (GET /webhooks/gopay) its
+// last segment.
+func providerName(req events.APIGatewayV2HTTPRequest) string {
+	if name := req.PathParameters["provider"]; name != "" {
+		return name
+	}
+	return path.Base(req.RequestContext.HTTP.Path)
+}
+
+// logger returns the receiver's logger with the provider, made only for
+// a line of its own (the request id comes with ctx: internal/platform/logs
+// adds it to the line).
+func (h *Handler) logger(name string) *slog.Logger { return h.log.With("provider", name) }
+
+// refused logs a delivery answered with an error (err) and returns its
+// answer (statusOf).
+func (h *Handler) refused(ctx context.Context, name string, p Provider, evs []webhook.Event, err error) events.APIGatewayV2HTTPResponse {
+	status, public := statusOf(err)
+	attrs := []any{"status", status, "reason", err.Error()}
+	if len(evs) > 0 {
+		attrs = append(attrs, "key", evs[0].Key().String(), "type", evs[0].Type, "events", len(evs))
+	}
+	if status >= 500 {
+		h.logger(name).ErrorContext(ctx, "webhook not accepted", attrs...)
+	} else {
+		h.logger(name).WarnContext(ctx, "webhook rejected", attrs...)
+	}
+	resp := errorResponse(status, public)
+	if status == http.StatusMethodNotAllowed {
+		resp.Headers["allow"] = p.Webhook.HTTPMethod()
+	}
+	return resp
+}
+
+// logAccepted logs each event of an accepted delivery and flushes its
+// metrics: a delivery of one event usually logs in its metrics line
+// (LogInMetrics).
+func (h *Handler) logAccepted(ctx context.Context, batch *metrics.Batch, name string, outcome map[webhook.Key]intake.Outcome, evs []webhook.Event) {
 	if batch != nil && h.cfg.LogInMetrics && len(evs) == 1 {
-		// One event: its log line is its metrics line.
 		var fields []metrics.Field
 		if h.log.Enabled(ctx, slog.LevelInfo) {
 			fields = logFields(ctx, name, evs[0], outcome[evs[0].Key()])
 		}
 		h.cfg.Metrics.Flush(batch, fields...)
-	} else {
-		log := log()
-		for _, ev := range evs {
-			log.InfoContext(ctx, "webhook "+outcome[ev.Key()].String(), "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
-		}
-		h.cfg.Metrics.Flush(batch)
+		return
 	}
-	if p.Accepted != "" {
+	log := h.logger(name)
+	for _, ev := range evs {
+		log.InfoContext(ctx, "webhook "+outcome[ev.Key()].String(), "key", ev.Key().String(), "type", ev.Type, "livemode", ev.Livemode)
+	}
+	h.cfg.Metrics.Flush(batch)
+}
+
+// acceptedResponse is the answer to a delivery whose events are all
+// claimed: the provider's own text (Webhook.Accepted), or JSON saying
+// "accepted" when one event was new and "duplicate" otherwise.
+func acceptedResponse(p Provider, outcome map[webhook.Key]intake.Outcome) events.APIGatewayV2HTTPResponse {
+	if p.Webhook.Accepted != "" {
 		return events.APIGatewayV2HTTPResponse{
 			StatusCode: http.StatusOK,
 			Headers:    map[string]string{"content-type": "text/plain"},
-			Body:       p.Accepted,
-		}, nil
+			Body:       p.Webhook.Accepted,
+		}
 	}
 	answer := intake.Duplicate
 	for _, o := range outcome {
@@ -188,7 +203,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 			answer = intake.Accepted
 		}
 	}
-	return jsonResponse(http.StatusOK, `{"status":"`+answer.String()+`"}`), nil
+	return jsonResponse(http.StatusOK, `{"status":"`+answer.String()+`"}`)
 }
 
 // logFields are the members of the INFO line the logger would write for
@@ -247,7 +262,7 @@ func (h *Handler) receive(ctx context.Context, p Provider, known bool, name stri
 	if !known {
 		return nil, nil, fmt.Errorf("%w: %q", webhook.ErrUnknownProvider, name)
 	}
-	if m := req.RequestContext.HTTP.Method; m != "" && m != p.method() {
+	if m := req.RequestContext.HTTP.Method; m != "" && m != p.Webhook.HTTPMethod() {
 		return nil, nil, fmt.Errorf("%w: %s", webhook.ErrMethodNotAllowed, m)
 	}
 	body, err := h.rawBody(req)

@@ -183,7 +183,7 @@ func (m *Memory) RecordErasure(_ context.Context, e inbox.Erasure) error {
 	if m.personal.erasures == nil {
 		m.personal.erasures = map[string]inbox.Erasure{}
 	}
-	m.personal.erasures[e.At.Format(time.RFC3339Nano)+"#"+e.SubjectHash] = e
+	m.personal.erasures[sortable(e.At)+"#"+e.SubjectHash] = e
 	return nil
 }
 
@@ -221,7 +221,7 @@ func (m *Memory) RecordDataRequest(_ context.Context, r inbox.DataRequest) error
 	if m.personal.dataRequests == nil {
 		m.personal.dataRequests = map[string]inbox.DataRequest{}
 	}
-	m.personal.dataRequests[r.At.Format(time.RFC3339Nano)+"#"+r.By] = r
+	m.personal.dataRequests[sortable(r.At)+"#"+r.By] = r
 	return nil
 }
 
@@ -231,6 +231,9 @@ func (m *Memory) DataRequests(context.Context) ([]inbox.DataRequest, error) {
 	defer m.mu.Unlock()
 	return sortedValues(m.personal.dataRequests), nil
 }
+
+// sortable returns t as text that sorts as the time does.
+func sortable(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }
 
 // sortedValues returns m's values in the order of their keys.
 func sortedValues[V any](m map[string]V) []V {

@@ -25,6 +25,7 @@ type check struct {
 
 // Run runs the suite. newStore returns an empty store for each subtest.
 func Run(t *testing.T, newStore func(t *testing.T) inbox.Store) {
+	runTimes(t, newStore)
 	for _, c := range checks() {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
 	}
