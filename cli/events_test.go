@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/stripe"
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 
 	"github.com/aws/aws-lambda-go/events"
 

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/internal/providers/standard"
 
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/internal/providers/standard"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 )

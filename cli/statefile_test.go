@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hookinbox/hookinbox/provider/github"
-	"github.com/hookinbox/hookinbox/provider/stripe"
+	"github.com/hookinbox/hookinbox/internal/providers/github"
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 )
 
 // TestLocalStack: a module's command finds the running stack the state

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/effects"
-	"github.com/hookinbox/hookinbox/provider/builtin"
+	"github.com/hookinbox/hookinbox/internal/providers/builtin"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 

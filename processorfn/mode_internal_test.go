@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/internal/providers/adyen"
+	"github.com/hookinbox/hookinbox/internal/providers/builtin"
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/adyen"
-	"github.com/hookinbox/hookinbox/provider/builtin"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
 // TestLiveModes: Stripe's mode is STRIPE_LIVEMODE's or else its key's;

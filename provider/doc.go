@@ -1,9 +1,9 @@
 // Package provider is the runtime contract between hookinbox's functions
 // and a webhook provider: what a deployed receiver, processor and
 // reconciler need of one (Provider), and the registry they iterate
-// (Registry). Each provider hookinbox ships is a package below this one
-// and a line in provider/builtin; a team implements Provider in its own
-// module and hands it to its functions' mains. How tools sign and sample
+// (Registry). Each provider hookinbox ships implements it on the public
+// packages alone, as a team's provider does in its own module, handed to
+// its functions' mains. How tools sign and sample
 // test deliveries is another contract, provider/sample.
 //
 // A Provider is its Name; its Webhook, how it delivers, whose optional

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/providers/builtin"
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/builtin"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
 func sourcesOf(t *testing.T, kv map[string]string) ([]reconcile.Source, error) {
@@ -55,7 +55,7 @@ func TestSourcesHalfConfiguredAreRefused(t *testing.T) {
 }
 
 // The Stripe source lists the types STRIPE_EVENT_TYPES names; Shopify's
-// is on (its endpoint: provider/shopify's tests).
+// is on (its endpoint: internal/providers/shopify's tests).
 func TestStripeTypesAndShopify(t *testing.T) {
 	got, err := sourcesOf(t, map[string]string{"SHOPIFY_SHOP_DOMAIN": "acme.myshopify.com", "SHOPIFY_ADMIN_TOKEN": "shpat_1",
 		"STRIPE_API_KEY": "sk_test_1", "STRIPE_EVENT_TYPES": "invoice.paid, charge.refunded"})

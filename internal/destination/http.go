@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/internal/providers/standard"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 

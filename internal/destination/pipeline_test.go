@@ -23,11 +23,11 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/samtemplate"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
+	"github.com/hookinbox/hookinbox/internal/providers/shopify"
+	"github.com/hookinbox/hookinbox/internal/providers/standard"
 	"github.com/hookinbox/hookinbox/internal/replay"
 	"github.com/hookinbox/hookinbox/internal/stacktemplate"
 	"github.com/hookinbox/hookinbox/provider/sample"
-	"github.com/hookinbox/hookinbox/provider/shopify"
-	"github.com/hookinbox/hookinbox/provider/standard"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 

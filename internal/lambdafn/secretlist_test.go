@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/internal/providers/github"
 
 	"github.com/aws/aws-lambda-go/events"
 

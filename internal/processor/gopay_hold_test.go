@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/providers/gopay"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/gopay"
 
 	"github.com/aws/aws-lambda-go/events"
 

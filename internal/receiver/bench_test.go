@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/stripe"
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 
 	"github.com/aws/aws-lambda-go/events"
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/github"
-	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/internal/providers/github"
+	"github.com/hookinbox/hookinbox/internal/providers/shopify"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/inbox/inboxtest"

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/providers/builtin"
+	"github.com/hookinbox/hookinbox/internal/providers/standard"
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/builtin"
-	"github.com/hookinbox/hookinbox/provider/standard"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/github"
-	"github.com/hookinbox/hookinbox/provider/paddle"
-	"github.com/hookinbox/hookinbox/provider/shopify"
-	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/internal/providers/github"
+	"github.com/hookinbox/hookinbox/internal/providers/paddle"
+	"github.com/hookinbox/hookinbox/internal/providers/shopify"
+	"github.com/hookinbox/hookinbox/internal/providers/standard"
 
 	"github.com/aws/aws-lambda-go/events"
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/github"
+	"github.com/hookinbox/hookinbox/internal/providers/github"
 
 	"github.com/google/go-cmp/cmp"
 

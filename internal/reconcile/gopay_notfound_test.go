@@ -15,10 +15,10 @@ import (
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 	"github.com/hookinbox/hookinbox/internal/local/pipelinetest"
 	"github.com/hookinbox/hookinbox/internal/local/standin"
+	"github.com/hookinbox/hookinbox/internal/providers/gopay"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/shop"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/gopay"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -206,7 +206,7 @@ func TestGoPayUnknownSweepFindsALatePaymentInAFlood(t *testing.T) {
 }
 
 // unknownSweeps is how many times GoPay's sweep fetches an id GoPay did
-// not know, at most (provider/gopay).
+// not know, at most (internal/providers/gopay).
 const unknownSweeps = 3
 
 // goPay returns GoPay's processor fetch and reconcile sweep on s, as the

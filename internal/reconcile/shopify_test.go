@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/internal/providers/shopify"
 
 	"github.com/google/go-cmp/cmp"
 

@@ -5,18 +5,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/adyen"
-	"github.com/hookinbox/hookinbox/provider/gopay"
-	"github.com/hookinbox/hookinbox/provider/shopify"
-	"github.com/hookinbox/hookinbox/provider/stripe"
+	"github.com/hookinbox/hookinbox/internal/providers/adyen"
+	"github.com/hookinbox/hookinbox/internal/providers/gopay"
+	"github.com/hookinbox/hookinbox/internal/providers/shopify"
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookinbox/hookinbox/effects"
+	"github.com/hookinbox/hookinbox/internal/providers/mollie"
+	"github.com/hookinbox/hookinbox/internal/providers/paddle"
 	"github.com/hookinbox/hookinbox/internal/shop/shopevents"
 	"github.com/hookinbox/hookinbox/processorfn"
-	"github.com/hookinbox/hookinbox/provider/mollie"
-	"github.com/hookinbox/hookinbox/provider/paddle"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 

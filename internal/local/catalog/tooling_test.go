@@ -29,7 +29,7 @@ func TestBootstrapsLinkNoTooling(t *testing.T) {
 			t.Fatalf("go tool nm %s: %v", bin, err)
 		}
 		for line := range strings.SplitSeq(string(out), "\n") {
-			if strings.Contains(line, "hookinbox/provider/sample.") || strings.Contains(line, ".Sender") && strings.Contains(line, "hookinbox/provider/") {
+			if strings.Contains(line, "hookinbox/provider/sample.") || strings.Contains(line, ".Sender") && strings.Contains(line, "hookinbox/internal/providers/") {
 				t.Errorf("%s links %s", id, strings.TrimSpace(line))
 			}
 		}

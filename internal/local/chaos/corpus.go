@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/adyen"
-	"github.com/hookinbox/hookinbox/provider/github"
-	"github.com/hookinbox/hookinbox/provider/gopay"
-	"github.com/hookinbox/hookinbox/provider/shopify"
-	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/internal/providers/adyen"
+	"github.com/hookinbox/hookinbox/internal/providers/github"
+	"github.com/hookinbox/hookinbox/internal/providers/gopay"
+	"github.com/hookinbox/hookinbox/internal/providers/shopify"
+	"github.com/hookinbox/hookinbox/internal/providers/standard"
 
 	"github.com/hookinbox/hookinbox/internal/local/standin"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"

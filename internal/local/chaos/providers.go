@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/providers/builtin"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/builtin"
 	"github.com/hookinbox/hookinbox/provider/sample"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"

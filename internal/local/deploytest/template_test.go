@@ -15,9 +15,9 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/internal/local/iamcheck"
+	"github.com/hookinbox/hookinbox/internal/providers/builtin"
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/builtin"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/google/go-cmp/cmp"
 

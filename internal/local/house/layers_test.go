@@ -42,8 +42,9 @@ var apart = map[[2]string]bool{{"internal/processor", "internal/destination"}: t
 
 // TestNoImportRunsBackUp: no package imports one of a higher layer (the
 // product never imports a function's wiring, a function never imports a
-// business or a tool), webhook imports nothing of ours, and no import in
-// apart is made. Tests may.
+// business or a tool), webhook imports nothing of ours, no import in
+// apart is made, and a provider, built in or not, is written on the
+// public packages alone, as a team's is. Tests may.
 func TestNoImportRunsBackUp(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
 	if err != nil {
@@ -59,6 +60,9 @@ func TestNoImportRunsBackUp(t *testing.T) {
 			to := dirOf(imp)
 			if from == "webhook" {
 				t.Errorf("webhook imports %s: it imports nothing of ours", to)
+			}
+			if onlyPublic(from) && strings.HasPrefix(to, "internal/") && !strings.HasPrefix(to, "internal/providers/") {
+				t.Errorf("%s imports %s: a provider uses only what a team's provider can", from, to)
 			}
 			if apart[[2]string{from, to}] {
 				t.Errorf("%s imports %s: it must not know it", from, to)
@@ -76,4 +80,10 @@ func dirOf(path string) string {
 		return "."
 	}
 	return strings.TrimPrefix(path, module+"/")
+}
+
+// onlyPublic reports whether the package in dir is a provider: the
+// contract (provider, provider/sample) or a built-in one.
+func onlyPublic(dir string) bool {
+	return dir == "provider" || strings.HasPrefix(dir, "provider/") || strings.HasPrefix(dir, "internal/providers/")
 }

@@ -12,12 +12,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hookinbox/hookinbox/internal/providers/builtin"
+	"github.com/hookinbox/hookinbox/internal/providers/gopay"
+	"github.com/hookinbox/hookinbox/internal/providers/mollie"
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/builtin"
-	"github.com/hookinbox/hookinbox/provider/gopay"
-	"github.com/hookinbox/hookinbox/provider/mollie"
 	"github.com/hookinbox/hookinbox/provider/sample"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/hookinbox/hookinbox/internal/local/devstack"
 	"github.com/hookinbox/hookinbox/internal/local/standin"

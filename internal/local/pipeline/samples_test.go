@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
-	"github.com/hookinbox/hookinbox/provider/paddle"
+	"github.com/hookinbox/hookinbox/internal/providers/paddle"
+	"github.com/hookinbox/hookinbox/internal/providers/shopify"
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 	"github.com/hookinbox/hookinbox/provider/sample"
-	"github.com/hookinbox/hookinbox/provider/shopify"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 )
 
 // TestSampleByName: a name is its file's in testdata/<provider>/; a

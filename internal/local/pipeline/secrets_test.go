@@ -3,8 +3,8 @@ package pipeline_test
 import (
 	"testing"
 
+	"github.com/hookinbox/hookinbox/internal/providers/standard"
 	"github.com/hookinbox/hookinbox/provider"
-	"github.com/hookinbox/hookinbox/provider/standard"
 
 	"github.com/hookinbox/hookinbox/internal/local/pipeline"
 )

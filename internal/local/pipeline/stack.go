@@ -26,10 +26,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/gopay"
-	"github.com/hookinbox/hookinbox/provider/mollie"
+	"github.com/hookinbox/hookinbox/internal/providers/gopay"
+	"github.com/hookinbox/hookinbox/internal/providers/mollie"
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 	"github.com/hookinbox/hookinbox/provider/sample"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/github"
-	"github.com/hookinbox/hookinbox/provider/shopify"
+	"github.com/hookinbox/hookinbox/internal/providers/github"
+	"github.com/hookinbox/hookinbox/internal/providers/shopify"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"

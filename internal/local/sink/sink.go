@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/standard"
+	"github.com/hookinbox/hookinbox/internal/providers/standard"
 	"github.com/hookinbox/hookinbox/webhook"
 
 	"github.com/hookinbox/hookinbox/internal/destination"

@@ -2,7 +2,7 @@
 // shop's billing calls it: the secret key, kept fresh (Key), the HTTP
 // client and stripe-go backend (HTTPClient, NewBackend) and one call with a
 // refused key refreshed (WithKey). hookinbox's own Stripe calls (a lost
-// payload, a thin event, the reconciler's list) are provider/stripe's,
+// payload, a thin event, the reconciler's list) are internal/providers/stripe's,
 // without stripe-go.
 //
 // Only the shop links it: the functions without the shop (the receiver,

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/standard"
-	"github.com/hookinbox/hookinbox/provider/stripe"
+	"github.com/hookinbox/hookinbox/internal/providers/standard"
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 
 	"github.com/hookinbox/hookinbox/internal/verify/verifyfuzz"
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"

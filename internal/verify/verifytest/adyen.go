@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hookinbox/hookinbox/provider/adyen"
+	"github.com/hookinbox/hookinbox/internal/providers/adyen"
 )
 
 // AdyenItem is one notification item to build: the fields Adyen signs,

@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/providers/stripe"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/provider/sample"
-	"github.com/hookinbox/hookinbox/provider/stripe"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	stripeprovider "github.com/hookinbox/hookinbox/provider/stripe"
+	stripeprovider "github.com/hookinbox/hookinbox/internal/providers/stripe"
 
 	"github.com/hookinbox/hookinbox/internal/verify/verifytest"
 	stripe "github.com/stripe/stripe-go/v76"
