@@ -1,8 +1,8 @@
 // Package sample is the tooling contract of a provider: how `hookinbox
 // send`, load and chaos and hookinboxtest sign and send its test
 // deliveries. A provider offers it as a Sender; the functions never call
-// it, and each provider keeps its Sender in a file of its own
-// (internal/providers/<name>/sample.go), so the Lambda bootstraps leave it out.
+// it, and each provider keeps its Sender in a file of its own (its
+// sample.go), so the Lambda bootstraps leave it out.
 //
 // A Sender signs exactly as the provider signs (Sign), and may make a
 // sample payload the event the provider would send now, with fresh ids
