@@ -14,7 +14,7 @@ import (
 
 // The docs are read by people: these are their budgets in lines.
 const (
-	maxDocsLines   = 2700 // all of docs/*.md
+	maxDocsLines   = 2600 // all of docs/*.md
 	maxPageLines   = 450  // any one page of docs/
 	maxReadmeLines = 300
 )
