@@ -488,7 +488,7 @@ func writeProxy(t *testing.T, root, dir string) {
 // with its import path changed to path.
 func copyExample(t *testing.T, example, mod, path string) {
 	t.Helper()
-	for _, name := range []string{"crm", "warehouse", "functions", "testdata", "business.yaml", "Makefile", "samconfig.toml"} {
+	for _, name := range []string{"crm", "warehouse", "functions", "cmd", "testdata", "business.yaml", "Makefile", "samconfig.toml"} {
 		err := filepath.WalkDir(filepath.Join(example, name), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err

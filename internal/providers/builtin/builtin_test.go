@@ -44,7 +44,7 @@ func TestEveryProviderVerifiesWhatItSigns(t *testing.T) {
 			t.Errorf("sender %d is %s's, provider %d is %s", i, s.Provider.Name(), i, p.Name())
 		}
 		t.Run(p.Name(), func(t *testing.T) {
-			body, err := os.ReadFile(filepath.Join("..", "..", "testdata", files[p.Name()]))
+			body, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", files[p.Name()]))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,7 +37,7 @@ func TestEverySampleIsAFreshEvent(t *testing.T) {
 		if sd.Sample == nil {
 			continue
 		}
-		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", p.Name(), "*.json"))
+		files, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", p.Name(), "*.json"))
 		if len(files) == 0 {
 			t.Errorf("%s has a Sample and no samples in testdata/%s", p.Name(), p.Name())
 		}

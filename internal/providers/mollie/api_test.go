@@ -22,7 +22,7 @@ const apiKey = "test_dHar4XY7LxsDOtmnkVtjNVWXLSlXsM"
 
 func paidPayment(t *testing.T) standin.MolliePayment {
 	t.Helper()
-	raw, err := os.ReadFile("../../testdata/mollie/payment.paid.json")
+	raw, err := os.ReadFile("../../../testdata/mollie/payment.paid.json")
 	if err != nil {
 		t.Fatal(err)
 	}

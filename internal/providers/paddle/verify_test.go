@@ -29,7 +29,7 @@ var sdkTime = time.Unix(1710929255, 0)
 
 func readFile(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../../testdata/paddle/" + name)
+	b, err := os.ReadFile("../../../testdata/paddle/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 // addresses, ...): the event then names that person alone, as the
 // subject index reads it, and no field keeps the sample's address.
 func TestSampleEmailSetsEveryAddress(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "stripe", "*.json"))
-	variants, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "stripe", "variants", "*.json"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "stripe", "*.json"))
+	variants, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "stripe", "variants", "*.json"))
 	files = append(files, variants...)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("testdata/stripe: %v, %v", files, err)
