@@ -60,7 +60,9 @@ func (c Config) decide(a attempt) decision {
 		// was busy. The message comes back soon, growing with its
 		// receives, and is sent afresh on the last one SQS allows, for
 		// MaxBusyRounds rounds (facts).
-		return takenBack(a, f, reason, c.backoff(a.receives, a.jitter), "destinations busy; back soon, the attempt not counted")
+		// A part that asked for a pause gets it, as in failed.
+		retryIn := max(c.backoff(a.receives, a.jitter), min(webhook.RetryAfterOf(f.err), c.BackoffMax))
+		return takenBack(a, f, reason, retryIn, "destinations busy; back soon, the attempt not counted")
 	case errors.Is(f.err, errOtherMode), errors.Is(f.err, inbox.ErrRemoved):
 		return ended(a, f, inbox.Result{Status: inbox.Ignored, Outcome: reason})
 	case errors.Is(f.err, provider.ErrNotFound) && f.tries < c.NotFoundTries && !c.notFoundBefore(f.err):
