@@ -71,14 +71,26 @@ func RetryAfter(err error, d time.Duration) error {
 	return retryAfterError{err, d}
 }
 
-// RetryAfterOf returns the pause the first error in err's chain marked by
-// RetryAfter asks for, or zero.
+// RetryAfterOf returns the longest pause an error in err's tree marked by
+// RetryAfter asks for (several parts of an event may each ask for
+// theirs), or zero.
 func RetryAfterOf(err error) time.Duration {
-	var r retryAfterError
-	if errors.As(err, &r) {
-		return r.d
+	var d time.Duration
+	switch e := err.(type) {
+	case nil:
+		return 0
+	case retryAfterError:
+		d = e.d
 	}
-	return 0
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		d = max(d, RetryAfterOf(u.Unwrap()))
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			d = max(d, RetryAfterOf(e))
+		}
+	}
+	return d
 }
 
 type retryAfterError struct {

@@ -76,20 +76,45 @@ func (d *httpDestination) send(ctx context.Context, ev webhook.Event, b body) (a
 	if err != nil {
 		return a, err
 	}
-	resp, err := d.client.Do(req)
+	resp, err := d.do(req)
 	if err != nil {
 		a := answer{Text: transportText(ctx, err)}
 		return a, failure(d.cfg.Name, a, retried, nil)
 	}
-	// Read a little of the answer so the connection is reused; it is
-	// never kept or logged.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-	_ = resp.Body.Close()
 	a, c := answerOf(resp, time.Now())
 	if c == delivered {
 		return a, nil
 	}
 	return a, failure(d.cfg.Name, a, c, nil)
+}
+
+// do sends req and returns its answer, its body read a little and
+// closed. A destination that knows no expectation and answers 417
+// Expectation Failed to Expect: 100-continue (RFC 9110 10.1.1) is sent
+// the request again at once, without asking.
+func (d *httpDestination) do(req *http.Request) (*http.Response, error) {
+	resp, err := d.client.Do(req)
+	if err == nil && resp.StatusCode == http.StatusExpectationFailed && req.Header.Get("Expect") != "" {
+		discard(resp)
+		again := req.Clone(req.Context())
+		again.Header.Del("Expect")
+		if again.Body, err = req.GetBody(); err != nil {
+			return nil, err
+		}
+		resp, err = d.client.Do(again)
+	}
+	if err != nil {
+		return nil, err
+	}
+	discard(resp)
+	return resp, nil
+}
+
+// discard reads a little of an answer's body, so the connection is
+// reused, and closes it; the body is never kept or logged.
+func discard(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	_ = resp.Body.Close()
 }
 
 // expectContinueOver is the body size above which a delivery asks the

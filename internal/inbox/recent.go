@@ -76,7 +76,8 @@ const recentAttributes = "pk, sk, #s, provider, event_type, livemode, created, r
 // (LastActive), for a person looking at the inbox (hookinbox console).
 // It never scans the table: it reads each shard of the pending and the
 // retain index once, newest first (2 × PendingShards Queries of at most
-// q.Limit entries), then the status items of the finished events it
+// q.Limit entries; the retain index's once more for the rest of the
+// bound's second, cut), then the status items of the finished events it
 // returns with BatchGetItem, without their payloads. A finished event
 // whose payload is gone (past PayloadRetention, or erased) and a DEAD
 // event are in neither index, so not listed. more reports that older
@@ -86,13 +87,20 @@ func (s *DynamoDB) Recent(ctx context.Context, q RecentQuery) (items []Item, mor
 	q = q.withDefaults()
 	finished := map[string]bool{} // listed by the retain index: only the key is known
 	for shard := 0; shard < PendingShards; shard++ {
-		for _, in := range q.inputs(s.table, shard) {
+		ins := q.inputs(s.table, shard)
+		for i, in := range ins {
+			cut := q.Finished && i == len(ins)-1
 			page, err := s.db.Query(ctx, in)
 			if err != nil {
 				return nil, false, fmt.Errorf("recent events, index %s shard %d: %w", aws.ToString(in.IndexName), shard, err)
 			}
-			more = more || len(page.LastEvaluatedKey) > 0
+			// The rest of a second read for the times an earlier version
+			// wrote (cut) says nothing of older events.
+			more = more || len(page.LastEvaluatedKey) > 0 && !cut
 			for _, av := range page.Items {
+				if cut && len(getS(av, "processed_at")) >= len(timeLayout) {
+					continue // written now: the other Query read it if it is in range
+				}
 				it, err := unmarshal(av)
 				if err != nil {
 					return nil, false, err
@@ -142,8 +150,21 @@ func (q RecentQuery) inputs(table string, shard int) []*dynamodb.QueryInput {
 	if q.Finished {
 		out = append(out, q.input(table, RetainIndex, attrRetain+" = :shard AND processed_at BETWEEN :since AND :before", shard,
 			str(formatTime(q.Since)), str(formatTime(lastNano)), "begins_with(pk, :p)", q.Provider+"#"))
+		out = append(out, q.cut(table, shard, lastNano))
 	}
 	return out
+}
+
+// cut is the last Query of a shard's finished events: those whose
+// processed_at, in the form an earlier version wrote (RFC 3339, its
+// trailing zeros cut), sorts after last though the time is not after it
+// ("…:05Z" and "…:05.12Z" sort after "…:05.123000000Z"). It reads the
+// rest of last's second; Recent keeps the shorter texts only, and Lists
+// picks.
+func (q RecentQuery) cut(table string, shard int, last time.Time) *dynamodb.QueryInput {
+	end := last.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z") // after every form of that second
+	return q.input(table, RetainIndex, attrRetain+" = :shard AND processed_at BETWEEN :since AND :before", shard,
+		str(formatTime(last)), str(end), "begins_with(pk, :p)", q.Provider+"#")
 }
 
 // input is one newest-first Query of a shard of index.

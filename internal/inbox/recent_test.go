@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookinbox/hookinbox/internal/inbox"
@@ -194,5 +197,69 @@ func TestRecentPagesWithinASecond(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events listed two a page (-want +got):\n%s", diff)
+	}
+}
+
+// TestRecentListsTimesAnEarlierVersionWrote: finished events whose
+// processed_at an earlier version wrote (RFC 3339, its trailing zeros
+// cut: "…:05Z", "…:05.12Z") beside ones written now, in one second and
+// one shard, are each listed once, page after page, whatever the
+// page's bound within that second.
+func TestRecentListsTimesAnEarlierVersionWrote(t *testing.T) {
+	emu := devstacktest.ForTest(t)
+	table := devstacktest.NewTestStack(t).Tables["InboxTable"]
+	s, ctx := inbox.NewDynamoDB(emu.DynamoDB(), table), context.Background()
+	second := time.Now().Add(-time.Hour).Truncate(time.Second)
+	// the old ones written as an earlier version did; 5.123 on its own
+	at := []time.Duration{0, 120 * time.Millisecond, 123 * time.Millisecond, 500 * time.Millisecond, 700 * time.Millisecond}
+	old := map[int]bool{0: true, 1: true, 3: true}
+	var want []webhook.Key
+	for i, n := 0, 0; n < len(at); i++ {
+		key := webhook.NewKey("stripe", fmt.Sprintf("evt_old_%d", i))
+		if inbox.ShardOf(key) != 0 {
+			continue
+		}
+		ev := webhook.Event{Provider: "stripe", ID: key.EventID(), Type: "t", Raw: []byte(`{}`)}
+		done := second.Add(at[n])
+		if _, err := s.Claim(ctx, inbox.Claim{Event: ev, At: second.Add(-time.Minute), TTL: time.Hour}.Prepared()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Lease(ctx, key, "w", done, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Finish(ctx, key, "w", inbox.Result{Status: inbox.Done, At: done}); err != nil {
+			t.Fatal(err)
+		}
+		if old[n] {
+			_, err := emu.DynamoDB().UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName: aws.String(table), Key: map[string]types.AttributeValue{
+					"pk": &types.AttributeValueMemberS{Value: string(key)}, "sk": &types.AttributeValueMemberS{Value: inbox.SortEvent}},
+				UpdateExpression: aws.String("SET processed_at = :at"), ConditionExpression: aws.String("attribute_exists(pk)"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":at": &types.AttributeValueMemberS{Value: done.UTC().Format(time.RFC3339Nano)}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		want = append([]webhook.Key{key}, want...)
+		n++
+	}
+	for _, before := range []time.Duration{time.Second, 600 * time.Millisecond, 124 * time.Millisecond, 10 * time.Millisecond} {
+		items, _, err := s.Recent(ctx, inbox.RecentQuery{Finished: true, Before: second.Add(before), Since: second.Add(-time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, wantBefore []webhook.Key
+		for _, it := range items {
+			got = append(got, it.Key)
+		}
+		for i, key := range want {
+			if at[len(at)-1-i] < before {
+				wantBefore = append(wantBefore, key)
+			}
+		}
+		if diff := cmp.Diff(wantBefore, got); diff != "" {
+			t.Errorf("events before %v into the second (-want +got):\n%s", before, diff)
+		}
 	}
 }

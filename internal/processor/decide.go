@@ -21,6 +21,7 @@ type attempt struct {
 	err        error      // what loading the payload and running the business returned
 	item       inbox.Item // the event as leased: Attempts counts this attempt
 	receives   int        // the message's ApproximateReceiveCount
+	rounds     int        // the times the message was sent again fresh on a last receive (queue.Envelope.Rounds)
 	eventType  string
 	provider   string
 	now        time.Time
@@ -55,10 +56,13 @@ func (c Config) decide(a attempt) decision {
 		soon := ceilSecond(retrySoon + time.Duration(a.jitter*float64(retrySoon)))
 		return takenBack(a, f, reason, soon, "erasure goes on; back soon, the attempt not counted")
 	case f.busy:
-		// Nothing was tried: every destination left was at its
-		// concurrency limit. The message comes back soon, growing with
-		// its receives, and is sent afresh on the last one SQS allows.
-		return takenBack(a, f, reason, c.backoff(a.receives, a.jitter), "destinations busy; back soon, the attempt not counted")
+		// Nothing was tried: the business, or every destination left,
+		// was busy. The message comes back soon, growing with its
+		// receives, and is sent afresh on the last one SQS allows, for
+		// MaxBusyRounds rounds (facts).
+		// A part that asked for a pause gets it, as in failed.
+		retryIn := max(c.backoff(a.receives, a.jitter), min(webhook.RetryAfterOf(f.err), c.BackoffMax))
+		return takenBack(a, f, reason, retryIn, "destinations busy; back soon, the attempt not counted")
 	case errors.Is(f.err, errOtherMode), errors.Is(f.err, inbox.ErrRemoved):
 		return ended(a, f, inbox.Result{Status: inbox.Ignored, Outcome: reason})
 	case errors.Is(f.err, provider.ErrNotFound) && f.tries < c.NotFoundTries && !c.notFoundBefore(f.err):
@@ -100,19 +104,25 @@ type facts struct {
 	tries         int   // the event's attempts, infrastructure failures not counted
 	infraFailures int   // this attempt's included
 	parkable      bool  // permanent, or out of tries
-	busy          bool  // nothing tried (webhook.ErrBusy): every destination left at its concurrency limit
+	busy          bool  // nothing tried (webhook.ErrBusy), and rounds are left to take the attempt back
 }
 
 // facts counts the event's tries. It is parked, with its reason, once its
 // error is permanent; on the last receive SQS allows once it has had as
 // many tries (receives that ran nothing do not count); or once the
-// infrastructure failed MaxInfraFailures of its attempts.
+// infrastructure failed MaxInfraFailures of its attempts. An attempt
+// that tried nothing (webhook.ErrBusy) is taken back, until its message
+// has been sent again MaxBusyRounds times: from then on it counts, so an
+// event busy forever is parked out of tries, not brought back forever.
 func (c Config) facts(a attempt) facts {
 	f := facts{err: a.err, tries: a.item.Attempts - a.item.InfraFailures, infraFailures: a.item.InfraFailures}
 	// An event's parts wrap ErrBusy only when nothing else failed.
-	if f.busy = errors.Is(a.err, webhook.ErrBusy); f.busy {
-		f.tries--
-		return f
+	if errors.Is(a.err, webhook.ErrBusy) {
+		if f.busy = a.rounds < c.MaxBusyRounds; f.busy {
+			f.tries--
+			return f
+		}
+		f.err = fmt.Errorf("nothing tried in %d rounds of receives, so the attempt counts; the last: %w", a.rounds, a.err)
 	}
 	f.infra = a.err != nil && !errors.Is(a.err, webhook.ErrNoHandler) && infrastructure(a.err)
 	if f.infra {

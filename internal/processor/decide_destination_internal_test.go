@@ -19,7 +19,8 @@ func pause(d time.Duration) error {
 }
 
 // TestDecideDestinations: an attempt whose destinations were all busy is
-// taken back (not counted, even on the last receive), and a destination's
+// taken back (not counted, even on the last receive) for MaxBusyRounds
+// rounds of receives, counted after them, and a destination's
 // Retry-After lengthens the backoff, up to BackoffMax.
 func TestDecideDestinations(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -27,6 +28,7 @@ func TestDecideDestinations(t *testing.T) {
 	item := func(attempts int) inbox.Item { return inbox.Item{Attempts: attempts} }
 	const failedNote = "event FAILED; will retry"
 	busyNote := "destinations busy; back soon, the attempt not counted"
+	roundsOut := "nothing tried in 20 rounds of receives, so the attempt counts; the last: "
 	tests := []struct {
 		name string
 		a    attempt
@@ -35,9 +37,18 @@ func TestDecideDestinations(t *testing.T) {
 		{"busy: uncounted, back after a short backoff", attempt{err: busy, item: item(1), receives: 1},
 			decision{result: inbox.Result{Status: inbox.Failed, Error: busy.Error(), At: now, Uncounted: true}, retryIn: 5 * time.Second,
 				uncounted: true, level: slog.LevelInfo, note: busyNote}},
+		{"busy, asking for a pause: back after it, uncounted", attempt{err: webhook.RetryAfter(busy, 2*time.Minute), item: item(1), receives: 1},
+			decision{result: inbox.Result{Status: inbox.Failed, Error: busy.Error(), At: now, Uncounted: true}, retryIn: 2 * time.Minute,
+				uncounted: true, level: slog.LevelInfo, note: busyNote}},
 		{"busy on the last receive, tries used up: still not parked", attempt{err: busy, item: item(6), receives: 5},
 			decision{result: inbox.Result{Status: inbox.Failed, Error: busy.Error(), At: now, Uncounted: true}, retryIn: 80 * time.Second,
 				uncounted: true, level: slog.LevelInfo, note: busyNote}},
+		{"busy on the last receive of the last round, tries used up: parked", attempt{err: busy, item: item(5), receives: 5, rounds: DefaultMaxBusyRounds},
+			decision{result: inbox.Result{Status: inbox.Dead, Outcome: "parked in DLQ", Error: roundsOut + busy.Error(), At: now}, park: true,
+				level: slog.LevelInfo, note: "event DEAD"}},
+		{"busy once the rounds are out, tries left: counted", attempt{err: busy, item: item(1), receives: 1, rounds: DefaultMaxBusyRounds},
+			decision{result: inbox.Result{Status: inbox.Failed, Error: roundsOut + busy.Error(), At: now}, retryIn: 5 * time.Second,
+				level: slog.LevelWarn, note: failedNote}},
 		{"Retry-After longer than the backoff", attempt{err: errors.Join(pause(2 * time.Minute)), item: item(1), receives: 1},
 			decision{result: inbox.Result{Status: inbox.Failed, Error: pause(2 * time.Minute).Error(), At: now}, retryIn: 2 * time.Minute,
 				level: slog.LevelWarn, note: failedNote}},

@@ -80,6 +80,7 @@ type queues struct {
 	mu     sync.Mutex
 	delays map[string]time.Duration
 	resent []resent
+	bodies []string // of the messages in resent
 	parked []parked
 }
 
@@ -92,6 +93,7 @@ func (q *queues) SendAfter(_ context.Context, env queue.Envelope, d time.Duratio
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.resent = append(q.resent, resent{env.Key, d})
+	q.bodies = append(q.bodies, env.Marshal())
 	return nil
 }
 

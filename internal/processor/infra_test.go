@@ -3,6 +3,7 @@ package processor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ var storeDown = &smithy.OperationError{ServiceID: "DynamoDB", OperationName: "Pu
 func receiveAgain(f *fixture, msg *events.SQSMessage, resentBefore int) {
 	receives, _ := strconv.Atoi(msg.Attributes["ApproximateReceiveCount"])
 	if len(f.q.resent) > resentBefore {
-		receives = 0
+		receives, msg.Body = 0, f.q.bodies[len(f.q.bodies)-1]
 	}
 	msg.Attributes["ApproximateReceiveCount"] = strconv.Itoa(receives + 1)
 }
@@ -192,4 +193,29 @@ func TestUnavailableInboxStoreBacksOff(t *testing.T) {
 	if len(resp.BatchItemFailures) != 1 || f.q.delays[msg.ReceiptHandle] != 45*time.Second {
 		t.Errorf("outcome not written: failures %v, delay %v; want put back for the lease's 45s", failedIDs(resp), f.q.delays[msg.ReceiptHandle])
 	}
+}
+
+// TestBusyForeverIsParked: a business that answers webhook.ErrBusy
+// (nothing tried) on every attempt has its attempts taken back for a
+// while, its message sent again fresh on each last receive; then its
+// attempts count, and it is parked out of tries with its reason, for the
+// DLQ alarm and a person, instead of coming back forever.
+func TestBusyForeverIsParked(t *testing.T) {
+	f := newFixture(t)
+	msg := f.claim(t, "evt_busy", "checkout.session.completed")
+	f.biz.failing["evt_busy/first"] = fmt.Errorf("crm rate limiter full, not tried: %w", webhook.ErrBusy)
+	receives := 0
+	for ; receives < 1000 && len(f.q.parked) == 0; receives++ {
+		resent := len(f.q.resent)
+		f.clock = f.clock.Add(time.Hour)
+		_, _ = f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
+		receiveAgain(f, &msg, resent)
+	}
+	if len(f.q.parked) != 1 || !strings.Contains(f.q.parked[0].Reason, "crm rate limiter full, not tried") {
+		t.Fatalf("after %d receives, parked %+v; want parked once, with the business's reason", receives, f.q.parked)
+	}
+	if it := f.status(t, "evt_busy"); it.Status != inbox.Dead {
+		t.Errorf("status %s after %d receives; want DEAD", it.Status, receives)
+	}
+	t.Logf("parked after %d receives: %s", receives, f.q.parked[0].Reason)
 }

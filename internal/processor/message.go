@@ -77,7 +77,7 @@ func (h *Handler) message(ctx context.Context, msg events.SQSMessage) (retry boo
 	if err == nil {
 		err = h.run(work, effectsBy, j.log, j.env.Key, it)
 	}
-	return h.apply(ctx, j, attempt{err: err, item: it, receives: j.receives, eventType: j.env.Type,
+	return h.apply(ctx, j, attempt{err: err, item: it, receives: j.receives, rounds: j.env.Rounds, eventType: j.env.Type,
 		provider: j.env.Key.Provider(), now: h.cfg.Now(), jitter: h.cfg.Jitter(), indexed: !errors.Is(err, errUnindexed)})
 }
 
@@ -243,7 +243,9 @@ func (h *Handler) notStarted(ctx context.Context, msg events.SQSMessage) (retry 
 // message instead, and this one acknowledged.
 func (h *Handler) later(ctx context.Context, j *job, d time.Duration) (retry bool) {
 	if j.receives >= h.cfg.MaxReceiveCount && j.env.Key != "" {
-		err := h.events.SendAfter(ctx, j.env, d)
+		env := j.env
+		env.Rounds++
+		err := h.events.SendAfter(ctx, env, d)
 		if err == nil {
 			j.log.Info("last receive: sent again as a fresh message", "send_in", d.String())
 			return false

@@ -100,6 +100,12 @@ type Config struct {
 	// the infrastructure was unavailable before the event is parked with
 	// the last such reason. Default DefaultMaxInfraFailures.
 	MaxInfraFailures int
+	// MaxBusyRounds is how many times the message of an event whose
+	// attempts try nothing (webhook.ErrBusy) is sent again, fresh, on
+	// its last receive with the attempts taken back (about 2.5 minutes
+	// a round); after that such attempts count, and the event is parked
+	// once out of tries, with its reason. Default DefaultMaxBusyRounds.
+	MaxBusyRounds int
 	// Concurrency is how many messages of a batch run at once, in each of
 	// its two lanes: the id-only providers' messages (IDOnly) and the
 	// others. Default 4.
@@ -161,6 +167,9 @@ const (
 	DefaultNotFoundTries  = 2
 	DefaultNotFoundWindow = 15 * time.Minute
 	DefaultNotFoundHold   = 10 * time.Second
+	// DefaultMaxBusyRounds is Config.MaxBusyRounds's default: attempts
+	// that try nothing are taken back for about an hour.
+	DefaultMaxBusyRounds = 20
 )
 
 func (c Config) withDefaults() Config {
@@ -171,6 +180,7 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.HeldWait, c.Budget/2)
 	orDefault(&c.BackoffMax, 15*time.Minute)
 	orDefault(&c.MaxInfraFailures, DefaultMaxInfraFailures)
+	orDefault(&c.MaxBusyRounds, DefaultMaxBusyRounds)
 	orDefault(&c.Concurrency, 4)
 	orDefault(&c.NotFoundTries, DefaultNotFoundTries)
 	orDefault(&c.NotFoundWindow, DefaultNotFoundWindow)

@@ -13,6 +13,11 @@ import (
 type Envelope struct {
 	Key  webhook.Key `json:"key"`
 	Type string      `json:"type,omitempty"`
+	// Rounds is how many times the processor sent the message again,
+	// fresh, on the last receive SQS allows: a replay or a new claim
+	// starts again from zero. It bounds the attempts taken back because
+	// nothing was tried (webhook.ErrBusy).
+	Rounds int `json:"rounds,omitempty"`
 }
 
 // Marshal returns the envelope as the JSON message body.

@@ -249,3 +249,24 @@ func TestBodyLimitIsWhatLambdaReceives(t *testing.T) {
 		})
 	}
 }
+
+// TestZeroWebhookIsPostAndJSON: a provider whose provider.Webhook leaves
+// Method and Accepted zero (the Stripe verifier here) takes POST, answers
+// any other method 405 with Allow: POST, and an accepted delivery with
+// JSON.
+func TestZeroWebhookIsPostAndJSON(t *testing.T) {
+	h, _, _ := newHandler(t, fixed)
+	for method, want := range map[string]int{"GET": 405, "PUT": 405, "POST": 200, "": 200} {
+		req := signed("checkout.session.completed", "evt_zero_"+method)
+		req.RequestContext.HTTP.Method = method
+		resp, err := h.Handle(context.Background(), req)
+		switch {
+		case err != nil || resp.StatusCode != want:
+			t.Errorf("%q: %d %s, %v; want %d", method, resp.StatusCode, resp.Body, err, want)
+		case want == 405 && resp.Headers["allow"] != "POST":
+			t.Errorf("%q: Allow %q; want POST", method, resp.Headers["allow"])
+		case want == 200 && resp.Body != `{"status":"accepted"}`:
+			t.Errorf("%q: %s; want JSON accepted", method, resp.Body)
+		}
+	}
+}
