@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/hookinbox/hookinbox/webhook"
@@ -49,36 +48,3 @@ var (
 	// Malformed.
 	ErrBadEventID = fmt.Errorf("bad event id: %w", webhook.ErrMalformed)
 )
-
-// reasons names each refusal for metrics and logs, most specific first.
-var reasons = []struct {
-	err  error
-	name string
-}{
-	{ErrNoSignature, "no-signature"},
-	{ErrBadSignature, "bad-signature"},
-	{ErrStale, "stale"},
-	{ErrFuture, "future"},
-	{ErrNotJSON, "not-json"},
-	{ErrNotEvent, "not-event"},
-	{ErrNoEventID, "no-event-id"},
-	{ErrBadEventID, "bad-event-id"},
-	{webhook.ErrTooLarge, "too-large"},
-	{webhook.ErrUnknownProvider, "unknown-provider"},
-	{webhook.ErrMethodNotAllowed, "method-not-allowed"},
-	{webhook.ErrUnauthenticated, "unauthenticated"},
-	{webhook.ErrMalformed, "malformed"},
-}
-
-// Reason returns a short fixed name for why a request was refused
-// ("bad-signature", "stale", "too-large", ...), the Reason dimension of the
-// VerifyFailed metric, or "" when err is none of the refusals above. The
-// set is fixed, so an attacker cannot mint new metric dimensions.
-func Reason(err error) string {
-	for _, r := range reasons {
-		if errors.Is(err, r.err) {
-			return r.name
-		}
-	}
-	return ""
-}

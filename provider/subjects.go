@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/hookinbox/hookinbox/webhook"
 )
 
 // Subject names a person an event is about: "<provider>:<customer id>"
@@ -51,22 +49,6 @@ func ParseSubject(s string) (Subject, error) {
 		return "", fmt.Errorf("subject %q: want <provider>:<customer id> or email:<address>", s)
 	}
 	return CustomerSubject(kind, value), nil
-}
-
-// SubjectsOf returns the subjects p finds in ev (Webhook.Subjects),
-// each once.
-func SubjectsOf(p Provider, ev webhook.Event) []Subject {
-	find := p.Webhook().Subjects
-	if find == nil {
-		return nil
-	}
-	var out []Subject
-	for _, s := range find(ev) {
-		if s != "" && !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // Emails returns the subjects of the email addresses in the JSON raw: every

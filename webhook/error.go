@@ -17,15 +17,6 @@ var (
 	// timestamp is outside the tolerance. HTTP 401.
 	ErrUnauthenticated = errors.New("unauthenticated")
 
-	// ErrUnknownProvider: no verifier is configured for the provider. HTTP 404.
-	ErrUnknownProvider = errors.New("unknown provider")
-
-	// ErrMethodNotAllowed: the request is not a POST. HTTP 405.
-	ErrMethodNotAllowed = errors.New("method not allowed")
-
-	// ErrTooLarge: the body is over the configured limit. HTTP 413.
-	ErrTooLarge = errors.New("body too large")
-
 	// ErrBusy: nothing was tried, and the event can be taken later: an
 	// id-only notification arrived while the previous one's fetch was
 	// running (HTTP 503: the provider delivers it again), or every

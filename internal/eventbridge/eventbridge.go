@@ -25,7 +25,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/platform/logs"
 	"github.com/hookinbox/hookinbox/internal/platform/metrics"
 	"github.com/hookinbox/hookinbox/internal/providers/stripe"
-	"github.com/hookinbox/hookinbox/provider"
+	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/webhook"
 )
 
@@ -87,7 +87,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.EventBridgeEvent) error 
 	}
 	se, err := stripe.ParseEvent(ev.Detail)
 	if err != nil {
-		reason := provider.Reason(err)
+		reason := receiver.Reason(err)
 		log.Error("eventbridge event refused: its detail is not a Stripe event", "reason", reason, "error", logs.RedactError(err))
 		h.metrics.Emit(metrics.Dims{Provider: stripe.Name, Reason: reason}, metrics.Counted(metrics.VerifyFailed, 1))
 		return nil

@@ -31,7 +31,7 @@ type EventQueue struct {
 	Client   sqsAPI
 	URL      string
 	Provider string            // the events' provider, for Finder
-	Finder   provider.Provider // finds the people an event names (provider.SubjectsOf)
+	Finder   provider.Provider // finds the people an event names (SubjectsOf)
 	// Parse reads the event a message holds (provider.Fetch.QueuedEvent).
 	Parse func(raw []byte) (webhook.Event, error)
 	// Claim claims an event in the inbox and enqueues it, as the intake
@@ -179,7 +179,7 @@ func release(ctx context.Context, q EventQueue, left []*string) error {
 // hashes.
 func names(q EventQueue, body string, key string, hashes []string) bool {
 	raw := detail([]byte(body))
-	for _, s := range provider.SubjectsOf(q.Finder, webhook.Event{Provider: q.Provider, Raw: raw}) {
+	for _, s := range SubjectsOf(q.Finder, webhook.Event{Provider: q.Provider, Raw: raw}) {
 		if slices.Contains(hashes, mac(key, s)) {
 			return true
 		}

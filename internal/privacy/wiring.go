@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"context"
+	"slices"
 
 	"github.com/hookinbox/hookinbox/internal/platform/secrets"
 	"github.com/hookinbox/hookinbox/provider"
@@ -37,10 +38,26 @@ func Subjects(reg *provider.Registry, h Hasher) func(ctx context.Context, ev web
 		if !ok {
 			return nil, nil
 		}
-		subjects := provider.SubjectsOf(p, ev)
+		subjects := SubjectsOf(p, ev)
 		if len(subjects) == 0 {
 			return nil, nil
 		}
 		return h.Index(ctx, subjects)
 	}
+}
+
+// SubjectsOf returns the subjects p finds in ev (Webhook.Subjects), each
+// once.
+func SubjectsOf(p provider.Provider, ev webhook.Event) []provider.Subject {
+	find := p.Webhook().Subjects
+	if find == nil {
+		return nil
+	}
+	var out []provider.Subject
+	for _, s := range find(ev) {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

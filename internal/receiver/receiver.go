@@ -239,7 +239,7 @@ func (h *Handler) count(ctx context.Context, name string, known bool, outcome ma
 		}
 		return
 	}
-	if reason := provider.Reason(err); reason != "" && len(evs) == 0 {
+	if reason := Reason(err); reason != "" && len(evs) == 0 {
 		h.cfg.Metrics.EmitContext(ctx, metrics.Dims{Provider: name, Reason: reason}, metrics.Counted(metrics.VerifyFailed, 1))
 		return
 	}
@@ -260,10 +260,10 @@ func (h *Handler) count(ctx context.Context, name string, known bool, outcome ma
 // verified (a batch with one forged item is refused whole).
 func (h *Handler) receive(ctx context.Context, p Provider, known bool, name string, req events.APIGatewayV2HTTPRequest) (map[webhook.Key]intake.Outcome, []webhook.Event, error) {
 	if !known {
-		return nil, nil, fmt.Errorf("%w: %q", webhook.ErrUnknownProvider, name)
+		return nil, nil, fmt.Errorf("%w: %q", errUnknownProvider, name)
 	}
 	if m := req.RequestContext.HTTP.Method; m != "" && m != p.Webhook.HTTPMethod() {
-		return nil, nil, fmt.Errorf("%w: %s", webhook.ErrMethodNotAllowed, m)
+		return nil, nil, fmt.Errorf("%w: %s", errMethodNotAllowed, m)
 	}
 	body, err := h.rawBody(req)
 	if err != nil {
@@ -297,19 +297,19 @@ func (h *Handler) rawBody(req events.APIGatewayV2HTTPRequest) ([]byte, error) {
 	max := h.cfg.MaxBodyBytes
 	if !req.IsBase64Encoded {
 		if int64(len(req.Body)) > max {
-			return nil, fmt.Errorf("%w: %d bytes, limit %d", webhook.ErrTooLarge, len(req.Body), max)
+			return nil, fmt.Errorf("%w: %d bytes, limit %d", errTooLarge, len(req.Body), max)
 		}
 		return []byte(req.Body), nil
 	}
 	if int64(base64.StdEncoding.DecodedLen(len(req.Body))) > max+2 {
-		return nil, fmt.Errorf("%w: about %d bytes, limit %d", webhook.ErrTooLarge, base64.StdEncoding.DecodedLen(len(req.Body)), max)
+		return nil, fmt.Errorf("%w: about %d bytes, limit %d", errTooLarge, base64.StdEncoding.DecodedLen(len(req.Body)), max)
 	}
 	body, err := base64.StdEncoding.DecodeString(req.Body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: body flagged base64 but not base64: %v", webhook.ErrMalformed, err)
 	}
 	if int64(len(body)) > max {
-		return nil, fmt.Errorf("%w: %d bytes, limit %d", webhook.ErrTooLarge, len(body), max)
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", errTooLarge, len(body), max)
 	}
 	return body, nil
 }

@@ -18,9 +18,9 @@ var answers = []struct {
 	status int
 	public string
 }{
-	{webhook.ErrMethodNotAllowed, http.StatusMethodNotAllowed, "method not allowed"},
-	{webhook.ErrUnknownProvider, http.StatusNotFound, "unknown provider"},
-	{webhook.ErrTooLarge, http.StatusRequestEntityTooLarge, "payload too large"},
+	{errMethodNotAllowed, http.StatusMethodNotAllowed, "method not allowed"},
+	{errUnknownProvider, http.StatusNotFound, "unknown provider"},
+	{errTooLarge, http.StatusRequestEntityTooLarge, "payload too large"},
 	{webhook.ErrUnauthenticated, http.StatusUnauthorized, "invalid or missing signature"},
 	{webhook.ErrMalformed, http.StatusBadRequest, "malformed event"},
 	{webhook.ErrBusy, http.StatusServiceUnavailable, "busy: deliver again later"},

@@ -136,14 +136,14 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Sink) receive(r *http.Request) Delivery {
 	d := Delivery{At: time.Now()}
 	if r.Method != http.MethodPost {
-		return s.record(d, http.StatusMethodNotAllowed, fmt.Errorf("method %s: %w", r.Method, webhook.ErrMethodNotAllowed))
+		return s.record(d, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed", r.Method))
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	switch {
 	case err != nil:
 		return s.record(d, http.StatusBadRequest, fmt.Errorf("read the body: %w", err))
 	case len(raw) > maxBody:
-		return s.record(d, http.StatusRequestEntityTooLarge, fmt.Errorf("body over %d bytes: %w", maxBody, webhook.ErrTooLarge))
+		return s.record(d, http.StatusRequestEntityTooLarge, fmt.Errorf("body over %d bytes", maxBody))
 	}
 	req := webhook.Request{Method: r.Method, Header: map[string]string{}, Body: raw}
 	for name := range r.Header {

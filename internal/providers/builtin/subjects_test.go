@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookinbox/hookinbox/internal/privacy"
 	"github.com/hookinbox/hookinbox/internal/providers/builtin"
 	"github.com/hookinbox/hookinbox/provider"
 	"github.com/hookinbox/hookinbox/webhook"
@@ -48,7 +49,7 @@ func TestSubjects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.provider+" "+tt.typ, func(t *testing.T) {
 			p, _ := reg.Lookup(tt.provider)
-			got := provider.SubjectsOf(p, webhook.Event{Provider: tt.provider, ID: "e1", Type: tt.typ, Raw: []byte(tt.raw), Account: "shop-a.myshopify.com"})
+			got := privacy.SubjectsOf(p, webhook.Event{Provider: tt.provider, ID: "e1", Type: tt.typ, Raw: []byte(tt.raw), Account: "shop-a.myshopify.com"})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("subjects (-want +got):\n%s", diff)
 			}

@@ -1,4 +1,4 @@
-package provider_test
+package receiver
 
 import (
 	"errors"
@@ -20,15 +20,15 @@ func TestReason(t *testing.T) {
 		{provider.ErrFuture, "future"},
 		{provider.ErrNotJSON, "not-json"},
 		{provider.ErrBadEventID, "bad-event-id"},
-		{fmt.Errorf("%w: 300000 bytes", webhook.ErrTooLarge), "too-large"},
-		{webhook.ErrUnknownProvider, "unknown-provider"},
-		{webhook.ErrMethodNotAllowed, "method-not-allowed"},
+		{fmt.Errorf("%w: 300000 bytes", errTooLarge), "too-large"},
+		{errUnknownProvider, "unknown-provider"},
+		{errMethodNotAllowed, "method-not-allowed"},
 		{fmt.Errorf("gopay: %w", webhook.ErrUnauthenticated), "unauthenticated"},
 		{fmt.Errorf("%w: base64", webhook.ErrMalformed), "malformed"},
 		{errors.New("dynamodb: throttled"), ""},
 	}
 	for _, tt := range tests {
-		if got := provider.Reason(tt.err); got != tt.want {
+		if got := Reason(tt.err); got != tt.want {
 			t.Errorf("Reason(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
