@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/privacy"
+	"github.com/hookinbox/hookinbox/internal/providers/builtin"
 	"github.com/hookinbox/hookinbox/internal/providers/stripe"
+	"github.com/hookinbox/hookinbox/provider"
 
 	"github.com/aws/aws-lambda-go/events"
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
@@ -52,6 +55,30 @@ func BenchmarkReceiverNewEventLogged(b *testing.B) {
 	in := intake.New(intake.Config{Now: fixed, Metrics: rec}, inboxtest.NewMemory(), &fakeQueue{}, nil)
 	log := logs.New(io.Discard, slog.LevelInfo)
 	benchNewEvents(b, receiver.New(receiver.Config{Metrics: rec, LogInMetrics: true}, stripeVerifiers(fixed), in, log))
+}
+
+// BenchmarkReceiverNewEventWithSubjects is BenchmarkReceiverNewEvent with
+// a subject key set, as the template deploys it: the receiver also finds
+// the people the event names and hashes them onto the claim, so that an
+// erasure finds the event before it has run. The difference is what
+// finding them costs.
+func BenchmarkReceiverNewEventWithSubjects(b *testing.B) {
+	reg, err := builtin.Registry()
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := &provider.Env{Getenv: func(k string) string {
+		if k == privacy.KeyEnv {
+			return "0123456789abcdef0123456789abcdef"
+		}
+		return ""
+	}}
+	h, ok, err := privacy.FromEnv(context.Background(), env)
+	if err != nil || !ok {
+		b.Fatalf("subject key: %v, %v", ok, err)
+	}
+	in := intake.New(intake.Config{Now: fixed, Subjects: privacy.Subjects(reg, h)}, inboxtest.NewMemory(), &fakeQueue{}, nil)
+	benchNewEvents(b, receiver.New(receiver.Config{}, stripeVerifiers(fixed), in, nil))
 }
 
 // benchNewEvents delivers b.N distinct new events to h.
