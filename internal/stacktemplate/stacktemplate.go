@@ -245,19 +245,13 @@ func addProcessor(root, p *yaml.Node) error {
 				return err
 			}
 		case "Policy":
-			if val.Kind != yaml.SequenceNode {
-				return errors.New("the Processor key's Policy must be a list of IAM statements")
-			}
 			statements, err := processorStatements(root)
 			if err != nil {
 				return err
 			}
-			for _, st := range val.Content {
-				if sid := scalar(value(st, "Sid")); sid != "" && slices.ContainsFunc(statements.Content, func(n *yaml.Node) bool { return scalar(value(n, "Sid")) == sid }) {
-					return fmt.Errorf("Processor.Policy: ProcessorRole already has a statement %s", sid)
-				}
+			if err := addStatements(statements, val, "Processor", "ProcessorRole"); err != nil {
+				return err
 			}
-			statements.Content = append(statements.Content, val.Content...)
 		default:
 			return fmt.Errorf("unknown key %s under Processor: want Environment or Policy", key)
 		}
@@ -266,13 +260,59 @@ func addProcessor(root, p *yaml.Node) error {
 }
 
 // addEnvironment adds the business's settings of the function fn
-// ("Receiver": ReceiverFunction), the variables of a team's own provider.
+// ("Receiver": ReceiverFunction), the variables of a team's own provider;
+// for the reconciler, also its Policy: statements added to the
+// function's, such as the grant of a secret a source reads by ARN (as
+// hookinbox's sources' are granted theirs).
 func addEnvironment(root *yaml.Node, fn string, f *yaml.Node) error {
-	if f.Kind != yaml.MappingNode || len(f.Content) != 2 || f.Content[0].Value != "Environment" {
-		return fmt.Errorf("the %s key must be a mapping with Environment", fn)
+	want := "Environment"
+	if fn == "Reconciler" {
+		want = "Environment and Policy"
 	}
-	vars := value(root, "Resources", fn+"Function", "Properties", "Environment", "Variables")
-	return mergeInto(vars, f.Content[1], fn+".Environment", fn+"Function's Environment")
+	if f.Kind != yaml.MappingNode || len(f.Content) == 0 {
+		return fmt.Errorf("the %s key must be a mapping with %s", fn, want)
+	}
+	for i := 0; i < len(f.Content); i += 2 {
+		key, val := f.Content[i].Value, f.Content[i+1]
+		switch {
+		case key == "Environment":
+			vars := value(root, "Resources", fn+"Function", "Properties", "Environment", "Variables")
+			if err := mergeInto(vars, val, fn+".Environment", fn+"Function's Environment"); err != nil {
+				return err
+			}
+		case key == "Policy" && fn == "Reconciler":
+			policies := value(root, "Resources", "ReconcilerFunction", "Properties", "Policies")
+			if policies == nil || policies.Kind != yaml.SequenceNode || len(policies.Content) == 0 {
+				return errors.New("hookinbox's template: ReconcilerFunction has no Policies")
+			}
+			statements := value(policies.Content[0], "Statement")
+			if statements == nil || statements.Kind != yaml.SequenceNode {
+				return errors.New("hookinbox's template: ReconcilerFunction's first policy has no Statement list")
+			}
+			if err := addStatements(statements, val, fn, "ReconcilerFunction"); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("unknown key %s under %s: want %s", key, fn, want)
+		}
+	}
+	return nil
+}
+
+// addStatements adds the IAM statements of the list val, the business's
+// fn.Policy, to statements, the policy of where; a Sid already there is
+// an error.
+func addStatements(statements, val *yaml.Node, fn, where string) error {
+	if val.Kind != yaml.SequenceNode {
+		return fmt.Errorf("the %s key's Policy must be a list of IAM statements", fn)
+	}
+	for _, st := range val.Content {
+		if sid := scalar(value(st, "Sid")); sid != "" && slices.ContainsFunc(statements.Content, func(n *yaml.Node) bool { return scalar(value(n, "Sid")) == sid }) {
+			return fmt.Errorf("%s.Policy: %s already has a statement %s", fn, where, sid)
+		}
+	}
+	statements.Content = append(statements.Content, val.Content...)
+	return nil
 }
 
 // merge adds the entries of the mapping val to the template's section.

@@ -241,20 +241,23 @@ func TestEventTypes(t *testing.T) {
 
 func TestGenerateRefuses(t *testing.T) {
 	tests := map[string]string{
-		"a parameter hookinbox has":          "Parameters:\n  LogLevel: {Type: String}\n",
-		"a resource hookinbox has":           "Resources:\n  InboxTable: {Type: AWS::SNS::Topic}\n",
-		"an output hookinbox has":            "Outputs:\n  WebhookUrl: {Value: x}\n",
-		"a processor variable hookinbox has": "Processor:\n  Environment:\n    INBOX_TABLE: x\n",
-		"a statement hookinbox has":          "Processor:\n  Policy:\n    - {Sid: ParkInDLQ, Effect: Allow, Action: sqs:SendMessage, Resource: x}\n",
-		"an unknown key":                     "Globals: {}\n",
-		"an unknown processor key":           "Processor:\n  Role: x\n",
-		"a list":                             "- Parameters\n",
-		"a policy that is not a list":        "Processor:\n  Policy: {Sid: X}\n",
-		"a receiver variable hookinbox has":  "Receiver:\n  Environment:\n    INBOX_TABLE: x\n",
-		"a receiver policy":                  "Receiver:\n  Policy: []\n",
-		"event types that are not lists":     "EventTypes:\n  stripe: invoice.paid\n",
-		"a comma in an event type":           "EventTypes:\n  stripe: [\"invoice.paid,invoice.created\"]\n",
-		"21 Stripe types":                    "EventTypes:\n  stripe: [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, u]\n",
+		"a parameter hookinbox has":              "Parameters:\n  LogLevel: {Type: String}\n",
+		"a resource hookinbox has":               "Resources:\n  InboxTable: {Type: AWS::SNS::Topic}\n",
+		"an output hookinbox has":                "Outputs:\n  WebhookUrl: {Value: x}\n",
+		"a processor variable hookinbox has":     "Processor:\n  Environment:\n    INBOX_TABLE: x\n",
+		"a statement hookinbox has":              "Processor:\n  Policy:\n    - {Sid: ParkInDLQ, Effect: Allow, Action: sqs:SendMessage, Resource: x}\n",
+		"an unknown key":                         "Globals: {}\n",
+		"an unknown processor key":               "Processor:\n  Role: x\n",
+		"a list":                                 "- Parameters\n",
+		"a policy that is not a list":            "Processor:\n  Policy: {Sid: X}\n",
+		"a receiver variable hookinbox has":      "Receiver:\n  Environment:\n    INBOX_TABLE: x\n",
+		"a receiver policy":                      "Receiver:\n  Policy: []\n",
+		"a reconciler statement hookinbox has":   "Reconciler:\n  Policy:\n    - {Sid: PendingIndex, Effect: Allow, Action: dynamodb:Query, Resource: x}\n",
+		"a reconciler policy that is not a list": "Reconciler:\n  Policy: {Sid: X}\n",
+		"an unknown reconciler key":              "Reconciler:\n  Role: x\n",
+		"event types that are not lists":         "EventTypes:\n  stripe: invoice.paid\n",
+		"a comma in an event type":               "EventTypes:\n  stripe: [\"invoice.paid,invoice.created\"]\n",
+		"21 Stripe types":                        "EventTypes:\n  stripe: [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, u]\n",
 	}
 	for name, business := range tests {
 		if _, err := Generate([]byte(business)); err == nil {
@@ -283,6 +286,28 @@ func TestGenerateAddsAProvidersVariables(t *testing.T) {
 		if _, ok := env["INBOX_TABLE"]; !ok {
 			t.Errorf("%s lost hookinbox's INBOX_TABLE", fn)
 		}
+	}
+}
+
+// TestGenerateGrantsAReconcilerSecret: a team's reconcile source that
+// reads its API key by ARN, as hookinbox's sources read theirs
+// (GITHUB_TOKEN_ARN), gets the grant it needs from Reconciler.Policy,
+// after hookinbox's statements.
+func TestGenerateGrantsAReconcilerSecret(t *testing.T) {
+	_, got := generated(t, "Parameters:\n  AcmeApiKeyArn: {Type: String}\n"+
+		"Reconciler:\n  Environment:\n    ACME_API_KEY_ARN: !Ref AcmeApiKeyArn\n"+
+		"  Policy:\n    - {Sid: AcmeKeyRead, Effect: Allow, Action: secretsmanager:GetSecretValue, Resource: !Ref AcmeApiKeyArn}\n")
+	fn := got.Resources["ReconcilerFunction"].Properties
+	if env := fn["Environment"].(map[string]any)["Variables"].(map[string]any); env["ACME_API_KEY_ARN"] != (samtemplate.Ref{Name: "AcmeApiKeyArn"}) {
+		t.Errorf("ACME_API_KEY_ARN = %v", env["ACME_API_KEY_ARN"])
+	}
+	statements := fn["Policies"].([]any)[0].(map[string]any)["Statement"].([]any)
+	last := statements[len(statements)-1].(map[string]any)
+	if last["Sid"] != "AcmeKeyRead" || last["Resource"] != (samtemplate.Ref{Name: "AcmeApiKeyArn"}) {
+		t.Errorf("the reconciler's last statement is %v, want AcmeKeyRead on the key", last)
+	}
+	if sid := statements[0].(map[string]any)["Sid"]; sid != "InboxClaimAndReenqueue" {
+		t.Errorf("the reconciler's first statement is %v, want hookinbox's kept first", sid)
 	}
 }
 
