@@ -260,15 +260,12 @@ func addProcessor(root, p *yaml.Node) error {
 }
 
 // addEnvironment adds the business's settings of the function fn
-// ("Receiver": ReceiverFunction), the variables of a team's own provider;
-// for the reconciler, also its Policy: statements added to the
-// function's, such as the grant of a secret a source reads by ARN (as
-// hookinbox's sources' are granted theirs).
+// ("Receiver": ReceiverFunction), the variables of a team's own provider,
+// and its Policy: statements added to the function's, such as the grant
+// of a secret read by ARN (as hookinbox's providers' are granted theirs).
+// The receiver faces the internet: its statements may only read secrets.
 func addEnvironment(root *yaml.Node, fn string, f *yaml.Node) error {
-	want := "Environment"
-	if fn == "Reconciler" {
-		want = "Environment and Policy"
-	}
+	const want = "Environment and Policy"
 	if f.Kind != yaml.MappingNode || len(f.Content) == 0 {
 		return fmt.Errorf("the %s key must be a mapping with %s", fn, want)
 	}
@@ -280,16 +277,19 @@ func addEnvironment(root *yaml.Node, fn string, f *yaml.Node) error {
 			if err := mergeInto(vars, val, fn+".Environment", fn+"Function's Environment"); err != nil {
 				return err
 			}
-		case key == "Policy" && fn == "Reconciler":
-			policies := value(root, "Resources", "ReconcilerFunction", "Properties", "Policies")
+		case key == "Policy":
+			if fn == "Receiver" && !onlyReadsSecrets(val) {
+				return errors.New("Receiver.Policy: the receiver faces the internet; its statements may only Allow secretsmanager:GetSecretValue")
+			}
+			policies := value(root, "Resources", fn+"Function", "Properties", "Policies")
 			if policies == nil || policies.Kind != yaml.SequenceNode || len(policies.Content) == 0 {
-				return errors.New("hookinbox's template: ReconcilerFunction has no Policies")
+				return fmt.Errorf("hookinbox's template: %sFunction has no Policies", fn)
 			}
 			statements := value(policies.Content[0], "Statement")
 			if statements == nil || statements.Kind != yaml.SequenceNode {
-				return errors.New("hookinbox's template: ReconcilerFunction's first policy has no Statement list")
+				return fmt.Errorf("hookinbox's template: %sFunction's first policy has no Statement list", fn)
 			}
-			if err := addStatements(statements, val, fn, "ReconcilerFunction"); err != nil {
+			if err := addStatements(statements, val, fn, fn+"Function"); err != nil {
 				return err
 			}
 		default:
@@ -297,6 +297,30 @@ func addEnvironment(root *yaml.Node, fn string, f *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// onlyReadsSecrets reports whether every statement of the list val
+// allows secretsmanager:GetSecretValue and nothing else.
+func onlyReadsSecrets(val *yaml.Node) bool {
+	if val.Kind != yaml.SequenceNode {
+		return true // addStatements says what is wrong
+	}
+	for _, st := range val.Content {
+		action := value(st, "Action")
+		actions := []*yaml.Node{action}
+		if action != nil && action.Kind == yaml.SequenceNode {
+			actions = action.Content
+		}
+		if scalar(value(st, "Effect")) != "Allow" || len(actions) == 0 || value(st, "NotAction") != nil || value(st, "NotResource") != nil {
+			return false
+		}
+		for _, a := range actions {
+			if scalar(a) != "secretsmanager:GetSecretValue" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // addStatements adds the IAM statements of the list val, the business's

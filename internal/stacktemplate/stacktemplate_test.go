@@ -251,7 +251,9 @@ func TestGenerateRefuses(t *testing.T) {
 		"a list":                                 "- Parameters\n",
 		"a policy that is not a list":            "Processor:\n  Policy: {Sid: X}\n",
 		"a receiver variable hookinbox has":      "Receiver:\n  Environment:\n    INBOX_TABLE: x\n",
-		"a receiver policy":                      "Receiver:\n  Policy: []\n",
+		"a receiver statement beyond secrets":    "Receiver:\n  Policy:\n    - {Sid: X, Effect: Allow, Action: [secretsmanager:GetSecretValue, sqs:SendMessage], Resource: x}\n",
+		"a receiver statement of any action":     "Receiver:\n  Policy:\n    - {Sid: X, Effect: Allow, NotAction: sqs:SendMessage, Resource: x}\n",
+		"a receiver statement hookinbox has":     "Receiver:\n  Policy:\n    - {Sid: SubjectKeyRead, Effect: Allow, Action: secretsmanager:GetSecretValue, Resource: x}\n",
 		"a reconciler statement hookinbox has":   "Reconciler:\n  Policy:\n    - {Sid: PendingIndex, Effect: Allow, Action: dynamodb:Query, Resource: x}\n",
 		"a reconciler policy that is not a list": "Reconciler:\n  Policy: {Sid: X}\n",
 		"an unknown reconciler key":              "Reconciler:\n  Role: x\n",
@@ -308,6 +310,24 @@ func TestGenerateGrantsAReconcilerSecret(t *testing.T) {
 	}
 	if sid := statements[0].(map[string]any)["Sid"]; sid != "InboxClaimAndReenqueue" {
 		t.Errorf("the reconciler's first statement is %v, want hookinbox's kept first", sid)
+	}
+}
+
+// TestGenerateGrantsAReceiverSecret: a team's provider keeps its webhook
+// secret in Secrets Manager, as hookinbox's do; the receiver is granted
+// reading it, and nothing else can be granted there.
+func TestGenerateGrantsAReceiverSecret(t *testing.T) {
+	_, got := generated(t, "Parameters:\n  AcmeSecretArn: {Type: String}\n"+
+		"Receiver:\n  Environment:\n    ACME_WEBHOOK_SECRET_ARN: !Ref AcmeSecretArn\n"+
+		"  Policy:\n    - {Sid: AcmeSecretRead, Effect: Allow, Action: secretsmanager:GetSecretValue, Resource: !Ref AcmeSecretArn}\n")
+	fn := got.Resources["ReceiverFunction"].Properties
+	if env := fn["Environment"].(map[string]any)["Variables"].(map[string]any); env["ACME_WEBHOOK_SECRET_ARN"] != (samtemplate.Ref{Name: "AcmeSecretArn"}) {
+		t.Errorf("ACME_WEBHOOK_SECRET_ARN = %v", env["ACME_WEBHOOK_SECRET_ARN"])
+	}
+	statements := fn["Policies"].([]any)[0].(map[string]any)["Statement"].([]any)
+	last := statements[len(statements)-1].(map[string]any)
+	if last["Sid"] != "AcmeSecretRead" || last["Resource"] != (samtemplate.Ref{Name: "AcmeSecretArn"}) {
+		t.Errorf("the receiver's last statement is %v, want AcmeSecretRead on the secret", last)
 	}
 }
 
