@@ -279,7 +279,7 @@ func addEnvironment(root *yaml.Node, fn string, f *yaml.Node) error {
 			}
 		case key == "Policy":
 			if fn == "Receiver" && !onlyReadsSecrets(val) {
-				return errors.New("Receiver.Policy: the receiver faces the internet; its statements may only Allow secretsmanager:GetSecretValue")
+				return errors.New("Receiver.Policy: the receiver faces the internet; its statements may only Allow secretsmanager:GetSecretValue on named secrets")
 			}
 			policies := value(root, "Resources", fn+"Function", "Properties", "Policies")
 			if policies == nil || policies.Kind != yaml.SequenceNode || len(policies.Content) == 0 {
@@ -300,7 +300,8 @@ func addEnvironment(root *yaml.Node, fn string, f *yaml.Node) error {
 }
 
 // onlyReadsSecrets reports whether every statement of the list val
-// allows secretsmanager:GetSecretValue and nothing else.
+// allows secretsmanager:GetSecretValue and nothing else, on named
+// secrets (no "*").
 func onlyReadsSecrets(val *yaml.Node) bool {
 	if val.Kind != yaml.SequenceNode {
 		return true // addStatements says what is wrong
@@ -311,7 +312,11 @@ func onlyReadsSecrets(val *yaml.Node) bool {
 		if action != nil && action.Kind == yaml.SequenceNode {
 			actions = action.Content
 		}
-		if scalar(value(st, "Effect")) != "Allow" || len(actions) == 0 || value(st, "NotAction") != nil || value(st, "NotResource") != nil {
+		resource := value(st, "Resource")
+		if scalar(value(st, "Effect")) != "Allow" || value(st, "NotAction") != nil || resource == nil || strings.Contains(scalar(resource), "*") {
+			return false
+		}
+		if resource.Kind == yaml.SequenceNode && slices.ContainsFunc(resource.Content, func(r *yaml.Node) bool { return strings.Contains(scalar(r), "*") }) {
 			return false
 		}
 		for _, a := range actions {
