@@ -312,11 +312,16 @@ func onlyReadsSecrets(val *yaml.Node) bool {
 		if action != nil && action.Kind == yaml.SequenceNode {
 			actions = action.Content
 		}
-		resource := value(st, "Resource")
-		if scalar(value(st, "Effect")) != "Allow" || value(st, "NotAction") != nil || resource == nil || strings.Contains(scalar(resource), "*") {
+		if scalar(value(st, "Effect")) != "Allow" || value(st, "NotAction") != nil {
 			return false
 		}
-		if resource.Kind == yaml.SequenceNode && slices.ContainsFunc(resource.Content, func(r *yaml.Node) bool { return strings.Contains(scalar(r), "*") }) {
+		resources := []*yaml.Node{value(st, "Resource")}
+		if r := resources[0]; r != nil && r.Kind == yaml.SequenceNode {
+			resources = r.Content
+		}
+		// Each a named secret: a string or a tagged one (!Ref, !Sub), never
+		// a function that could build "*".
+		if len(resources) == 0 || slices.ContainsFunc(resources, func(r *yaml.Node) bool { return scalar(r) == "" || strings.Contains(scalar(r), "*") }) {
 			return false
 		}
 		for _, a := range actions {

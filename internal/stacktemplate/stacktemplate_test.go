@@ -255,6 +255,7 @@ func TestGenerateRefuses(t *testing.T) {
 		"a receiver statement of any action":     "Receiver:\n  Policy:\n    - {Sid: X, Effect: Allow, NotAction: sqs:SendMessage, Resource: x}\n",
 		"a receiver grant of every secret":       "Receiver:\n  Policy:\n    - {Sid: X, Effect: Allow, Action: secretsmanager:GetSecretValue, Resource: \"*\"}\n",
 		"a receiver grant without a resource":    "Receiver:\n  Policy:\n    - {Sid: X, Effect: Allow, Action: secretsmanager:GetSecretValue}\n",
+		"a receiver grant built by a function":   "Receiver:\n  Policy:\n    - {Sid: X, Effect: Allow, Action: secretsmanager:GetSecretValue, Resource: {\"Fn::Join\": [\"\", [\"*\"]]}}\n",
 		"a receiver statement hookinbox has":     "Receiver:\n  Policy:\n    - {Sid: SubjectKeyRead, Effect: Allow, Action: secretsmanager:GetSecretValue, Resource: x}\n",
 		"a reconciler statement hookinbox has":   "Reconciler:\n  Policy:\n    - {Sid: PendingIndex, Effect: Allow, Action: dynamodb:Query, Resource: x}\n",
 		"a reconciler policy that is not a list": "Reconciler:\n  Policy: {Sid: X}\n",
